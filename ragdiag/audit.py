@@ -1,0 +1,128 @@
+"""What a chunking strategy costs and destroys, counted with the encoder's own tokenizer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from .chunking import Chunk, Destroyed, Strategy, destroyed_needles
+
+__all__ = ["TokenAudit", "audit_tokens", "ChunkReport", "chunk_report", "Tokenizing"]
+
+
+class Tokenizing(Protocol):
+    """What the audit needs of an encoder (the real one, or a fake in plumbing tests)."""
+
+    max_seq_length: int
+
+    def count_tokens(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def window_ends(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class TokenAudit:
+    """Wordpieces per chunk and what the encoder window silently drops.
+
+    ``tokens[i]`` counts special tokens; ``header_tokens[i]`` is what the
+    ``[header]`` line adds; ``window_end[i]`` is the document offset where
+    the encoder stops reading chunk ``i`` (== ``chunk.end`` when it fits);
+    ``chars_lost[i]`` the characters of its content past the window.
+    """
+
+    tokens: np.ndarray
+    header_tokens: np.ndarray
+    window_end: np.ndarray
+    chars_lost: np.ndarray
+    max_seq_length: int
+
+    @property
+    def n_chunks(self) -> int:
+        return int(self.tokens.size)
+
+    @property
+    def total_tokens(self) -> int:
+        return int(self.tokens.sum())
+
+    @property
+    def total_header_tokens(self) -> int:
+        return int(self.header_tokens.sum())
+
+    @property
+    def header_share(self) -> float:
+        return self.total_header_tokens / self.total_tokens if self.total_tokens else 0.0
+
+    @property
+    def truncated(self) -> int:
+        """Chunks longer than the encoder window (the model silently drops the rest)."""
+        return int((self.tokens > self.max_seq_length).sum())
+
+    @property
+    def total_chars_lost(self) -> int:
+        return int(self.chars_lost.sum())
+
+
+def audit_tokens(chunks: Sequence[Chunk], encoder: Tokenizing) -> TokenAudit:
+    """Count embedded wordpieces and find where the encoder window cuts each chunk."""
+    embed = [c.embed_text for c in chunks]
+    tokens = encoder.count_tokens(embed)
+    with_header = np.array([c.header_prefix_len > 0 for c in chunks], dtype=bool)
+    header_tokens = np.zeros_like(tokens)
+    if with_header.any():
+        idx = np.flatnonzero(with_header)
+        content_tokens = encoder.count_tokens([chunks[i].content for i in idx])
+        header_tokens[idx] = tokens[idx] - content_tokens
+    seen = encoder.window_ends(embed)  # offset in embed_text
+    prefix = np.array([c.header_prefix_len for c in chunks], dtype=np.int64)
+    starts = np.array([c.start for c in chunks], dtype=np.int64)
+    ends = np.array([c.end for c in chunks], dtype=np.int64)
+    window_end = np.clip(starts + seen - prefix, starts, ends)
+    return TokenAudit(
+        tokens=tokens,
+        header_tokens=header_tokens,
+        window_end=window_end,
+        chars_lost=ends - window_end,
+        max_seq_length=encoder.max_seq_length,
+    )
+
+
+@dataclass(frozen=True)
+class ChunkReport:
+    """One strategy's chunks, destroyed needles and token audit."""
+
+    strategy: Strategy
+    chunks: tuple[Chunk, ...]
+    destroyed: tuple[Destroyed, ...]
+    audit: TokenAudit
+
+    def row(self) -> dict:
+        sizes = np.array([c.end - c.start for c in self.chunks])
+        return {
+            "strategy": self.strategy.name,
+            "description": self.strategy.description,
+            "chunks": len(self.chunks),
+            "mean_chars": round(float(sizes.mean()), 1) if sizes.size else 0.0,
+            "destroyed": len(self.destroyed),
+            "embedded_tokens": self.audit.total_tokens,
+            "tokens_per_chunk": round(self.audit.total_tokens / max(len(self.chunks), 1), 1),
+            "header_tokens": self.audit.total_header_tokens,
+            "header_share": round(self.audit.header_share, 4),
+            "truncated": self.audit.truncated,
+            "chars_lost": self.audit.total_chars_lost,
+        }
+
+
+def chunk_report(
+    strategy: Strategy,
+    chunks: Sequence[Chunk],
+    needles: Sequence[tuple[str, str, int, int]],
+    encoder: Tokenizing,
+) -> ChunkReport:
+    return ChunkReport(
+        strategy=strategy,
+        chunks=tuple(chunks),
+        destroyed=tuple(destroyed_needles(chunks, needles)),
+        audit=audit_tokens(chunks, encoder),
+    )

