@@ -1,24 +1,29 @@
-"""ragdiag dashboard: entry point and router (pages live in app_pages/)."""
+"""ragdiag dashboard: page config, corpus/ground-truth choice, and the st.navigation router.
+
+Run with ``streamlit run app.py``. Pages live in ``app_pages/``; each reads its
+widgets (bound to the URL), calls the library, and draws.
+
+Environment (all optional): ``RAGDIAG_CORPUS`` and ``RAGDIAG_TRUTH`` (the
+sidebar's defaults), ``RAGDIAG_STRATEGIES`` (e.g. ``A,E``),
+``RAGDIAG_RETRIEVERS`` (e.g. ``dense,bm25,hybrid``), ``RAGDIAG_CACHE`` (the
+store's folder).
+"""
 
 import streamlit as st
 
-from ragdiag.corpus import CorpusError, load_corpus
+from ui.state import sidebar
 
-st.set_page_config(page_title="ragdiag", layout="wide")
+st.set_page_config(page_title="ragdiag", page_icon=":material/troubleshoot:", layout="wide")
 
+PAGES = [
+    st.Page("app_pages/overview.py", title="Overview", icon=":material/table_chart:", default=True),
+    st.Page("app_pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
+    st.Page("app_pages/chunking.py", title="Chunking", icon=":material/content_cut:"),
+    st.Page("app_pages/threshold.py", title="Threshold", icon=":material/tune:"),
+    st.Page("app_pages/inspector.py", title="Inspector", icon=":material/search:"),
+    st.Page("app_pages/documents.py", title="Documents", icon=":material/description:"),
+]
 
-@st.cache_resource(max_entries=4)
-def _corpus(root: str | None):
-    return load_corpus(root)
-
-
-st.title("ragdiag")
-try:
-    corpus = _corpus(None)
-except CorpusError as exc:
-    st.error(str(exc))
-    st.stop()
-c1, c2, c3 = st.columns(3)
-c1.metric("documents", len(corpus.documents))
-c2.metric("characters", f"{corpus.n_chars:,}")
-c3.metric("sections", corpus.n_sections)
+page = st.navigation(PAGES)
+sidebar()
+page.run()

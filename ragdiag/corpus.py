@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from .extract import ExtractionError, extract
+from .extract import ExtractionError, ExtractOptions, extract
 
 __all__ = [
     "Section",
@@ -37,10 +37,21 @@ DEFAULT_CORPUS = Path(__file__).resolve().parent.parent / "data" / "sklearn-user
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _H1 = re.compile(r"^# +(.+?)\s*#*\s*$")
 _H2 = re.compile(r"^## +(.*?)\s*#*\s*$")
+# Markdown line endings only (str.splitlines also breaks at \f, \v, \x85, \u2028...).
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+# An optional closing run of #s must follow a space (CommonMark): "# C#" is titled "C#".
+_CLOSING = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 
 
 class CorpusError(ValueError):
-    """A corpus folder that cannot be used at all (missing, or nothing loadable)."""
+    """A corpus folder that cannot be used at all (missing, or nothing loadable).
+
+    ``failures``: the files that failed, when nothing could be loaded.
+    """
+
+    def __init__(self, message: str, failures: tuple = ()):
+        super().__init__(message)
+        self.failures = tuple(failures)
 
 
 @dataclass(frozen=True)
@@ -71,6 +82,11 @@ class Document:
     extractor: str = "markdown/1"
     page_starts: tuple[int, ...] = ()
     warnings: tuple[str, ...] = ()
+
+    @property
+    def status(self) -> str:
+        """``warning`` when extraction noticed something odd (see ``warnings``), else ``ok``."""
+        return "warning" if self.warnings else "ok"
 
     @cached_property
     def _section_starts(self) -> list[int]:
@@ -153,7 +169,7 @@ def _heading_lines(text: str, *, levels: int = 2):
     pos = 0
     fence: str | None = None
     pattern = re.compile(r"^(#{1,%d}) +(.*?)\s*$" % levels)
-    for line in text.splitlines(keepends=True):
+    for line in (m.group() for m in _LINE.finditer(text)):
         start, pos = pos, pos + len(line)
         stripped = line.rstrip("\r\n")
         m = _FENCE.match(stripped)
@@ -171,6 +187,10 @@ def _heading_lines(text: str, *, levels: int = 2):
             yield start, pos, hm
 
 
+def _heading_title(raw: str) -> str:
+    return _CLOSING.sub("", raw).strip()
+
+
 def split_sections(text: str) -> tuple[Section, ...]:
     """Split canonical text at ``## `` lines outside code fences; lose nothing.
 
@@ -180,7 +200,7 @@ def split_sections(text: str) -> tuple[Section, ...]:
     cuts: list[tuple[int, int, str]] = []
     for start, line_end, m in _heading_lines(text, levels=2):
         if len(m.group(1)) == 2:
-            cuts.append((start, line_end, m.group(2).rstrip("#").strip()))
+            cuts.append((start, line_end, _heading_title(m.group(2))))
     sections: list[Section] = []
     if not cuts or cuts[0][0] > 0:
         first_end = cuts[0][0] if cuts else len(text)
@@ -193,7 +213,7 @@ def split_sections(text: str) -> tuple[Section, ...]:
 
 def _title_of(text: str, default: str) -> str:
     for _, _, m in _heading_lines(text, levels=1):
-        title = m.group(2).rstrip("#").strip()
+        title = _heading_title(m.group(2))
         if title:
             return title
     return default
@@ -212,11 +232,15 @@ def make_document(doc_id: str, text: str, *, title: str | None = None, **extra) 
     )
 
 
-def load_corpus(root: str | Path | None = None, *, max_bytes: int = 50_000_000) -> Corpus:
+def load_corpus(
+    root: str | Path | None = None, *, max_bytes: int = 50_000_000, strip_page_furniture: bool = False
+) -> Corpus:
     """Load every supported file under ``root`` (recursively, sorted, hidden files skipped).
 
     A file that cannot be loaded is recorded in ``Corpus.failures`` with its
-    reason; the others load. Raises :class:`CorpusError` when the folder is
+    reason; the others load. ``strip_page_furniture`` removes repeated page
+    headers/footers (PDF) before the text is used; they are reported in the
+    document's ``warnings`` either way. Raises :class:`CorpusError` when the folder is
     missing or nothing in it could be loaded.
     """
     root = Path(root) if root is not None else DEFAULT_CORPUS
@@ -225,6 +249,7 @@ def load_corpus(root: str | Path | None = None, *, max_bytes: int = 50_000_000) 
     if not root.is_dir():
         raise CorpusError(f"corpus path {str(root)!r} is not a folder; pass a folder of .md/.txt files")
     resolved_root = root.resolve()
+    options = ExtractOptions(strip_repeated=strip_page_furniture)
     docs: list[Document] = []
     failures: list[LoadFailure] = []
     seen: dict[str, str] = {}
@@ -243,7 +268,7 @@ def load_corpus(root: str | Path | None = None, *, max_bytes: int = 50_000_000) 
             size = path.stat().st_size
             if size > max_bytes:
                 raise ExtractionError(f"too large ({size:,} bytes; limit {max_bytes:,})")
-            ex = extract(path)
+            ex = extract(path, options=options)
         except ExtractionError as exc:
             failures.append(LoadFailure(rel.as_posix(), exc.reason))
             continue
@@ -259,6 +284,7 @@ def load_corpus(root: str | Path | None = None, *, max_bytes: int = 50_000_000) 
             make_document(
                 doc_id,
                 ex.text,
+                title=ex.title or None,
                 path=rel.as_posix(),
                 kind=ex.kind,
                 extractor=ex.extractor,
@@ -268,5 +294,5 @@ def load_corpus(root: str | Path | None = None, *, max_bytes: int = 50_000_000) 
         )
     if not docs:
         detail = "; ".join(f"{f.path}: {f.reason}" for f in failures[:5]) or "no .md or .txt files found"
-        raise CorpusError(f"nothing could be loaded from {str(root)!r} ({detail})")
+        raise CorpusError(f"nothing could be loaded from {str(root)!r} ({detail})", failures)
     return Corpus(root=str(root), documents=tuple(docs), failures=tuple(failures), name=root.name)

@@ -12,7 +12,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Extracted", "ExtractionError", "extract", "extractor_for", "SUPPORTED_SUFFIXES"]
+__all__ = [
+    "Extracted",
+    "ExtractionError",
+    "ExtractOptions",
+    "extract",
+    "extractor_for",
+    "kind_for",
+    "SUPPORTED_SUFFIXES",
+    "DEFAULT_MAX_PAGES",
+    "DEFAULT_TIME_LIMIT_S",
+]
+
+DEFAULT_MAX_PAGES = 2000
+DEFAULT_TIME_LIMIT_S = 60.0
 
 
 class ExtractionError(Exception):
@@ -28,7 +41,9 @@ class Extracted:
     """The canonical text of one file and what extraction noticed.
 
     ``page_starts[i]`` is the offset in ``text`` where page ``i + 1`` begins
-    (PDF only; empty for formats without pages).
+    (PDF only; empty for formats without pages; pages are joined with a blank
+    line). ``title`` is the title the file declares (HTML ``<title>``, PDF
+    metadata), empty when none.
     """
 
     text: str
@@ -37,6 +52,24 @@ class Extracted:
     page_starts: tuple[int, ...] = ()
     warnings: tuple[str, ...] = ()
     pages: int = 0
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class ExtractOptions:
+    """Knobs of extraction.
+
+    ``strip_repeated``: remove repeated page headers/footers (PDF) before the
+    text is used; they are reported as a warning either way. ``max_pages``:
+    a PDF with more pages fails as too large (None: no limit).
+    ``time_limit_s``: a document whose extraction takes longer fails; checked
+    between pages (PDF) or between blocks (HTML), so one slow page can overrun
+    it (None: no limit).
+    """
+
+    strip_repeated: bool = False
+    max_pages: int | None = DEFAULT_MAX_PAGES
+    time_limit_s: float | None = DEFAULT_TIME_LIMIT_S
 
 
 def _decode_text(data: bytes, path: Path) -> str:
@@ -53,33 +86,84 @@ def _decode_text(data: bytes, path: Path) -> str:
         ) from None
 
 
-def _extract_markdown(path: Path, data: bytes) -> Extracted:
+def _extract_markdown(path: Path, data: bytes, options: ExtractOptions | None = None) -> Extracted:
     text = _decode_text(data, path)
     if not text.strip():
         raise ExtractionError("empty file (whitespace only)")
     kind = "text" if path.suffix.lower() == ".txt" else "markdown"
-    return Extracted(text=text, kind=kind, extractor="markdown/1")
+    warnings = ()
+    if "\ufffd" in text:
+        from ._checks import replacement_warning
+
+        warnings = (replacement_warning(text),)
+    return Extracted(text=text, kind=kind, extractor="markdown/1", warnings=warnings)
+
+
+def _extract_html(path: Path, data: bytes, options: ExtractOptions | None = None) -> Extracted:
+    from ._html import extract_html  # imported on first use: bs4 is not needed for Markdown
+
+    return extract_html(path, data, options or ExtractOptions())
+
+
+def _extract_pdf(path: Path, data: bytes, options: ExtractOptions | None = None) -> Extracted:
+    from ._pdf import extract_pdf  # imported on first use: pypdf is not needed for Markdown
+
+    return extract_pdf(path, data, options or ExtractOptions())
 
 
 _EXTRACTORS = {
     ".md": _extract_markdown,
     ".markdown": _extract_markdown,
     ".txt": _extract_markdown,
+    ".html": _extract_html,
+    ".htm": _extract_html,
+    ".xhtml": _extract_html,
+    ".pdf": _extract_pdf,
+}
+
+_KINDS = {
+    ".md": "markdown", ".markdown": "markdown", ".txt": "text",
+    ".html": "html", ".htm": "html", ".xhtml": "html", ".pdf": "pdf",
 }
 
 SUPPORTED_SUFFIXES = tuple(_EXTRACTORS)
 
 
 def extractor_for(path: Path):
-    """The extractor function for ``path``'s type, or None when unsupported."""
-    return _EXTRACTORS.get(path.suffix.lower())
+    """The extractor function ``fn(path, data, options)`` for ``path``'s type, or None when unsupported."""
+    return _EXTRACTORS.get(Path(path).suffix.lower())
 
 
-def extract(path: Path, data: bytes | None = None) -> Extracted:
-    """Extract one file; raise :class:`ExtractionError` with a reason on failure."""
+def kind_for(path: str | Path) -> str:
+    """The document type a file would load as, by suffix ('pdf', 'html', ...), else the suffix or '-'.
+
+    >>> kind_for("a/b.PDF"), kind_for("notes.txt"), kind_for("x.docx"), kind_for("README")
+    ('pdf', 'text', 'docx', '-')
+    """
+    suffix = Path(path).suffix.lower()
+    return _KINDS.get(suffix) or suffix.lstrip(".") or "-"
+
+
+def extract(path: Path, data: bytes | None = None, options: ExtractOptions | None = None) -> Extracted:
+    """Extract one file; raise :class:`ExtractionError` with a reason on failure.
+
+    Any other exception from a parser is turned into an ExtractionError too, so
+    one bad file can never stop a folder from loading.
+    """
+    path = Path(path)
     fn = extractor_for(path)
     if fn is None:
         raise ExtractionError(f"unsupported type {path.suffix or '(no extension)'!r}")
     if data is None:
         data = path.read_bytes()
-    return fn(path, data)
+    options = options or ExtractOptions()
+    try:
+        return fn(path, data, options)
+    except ExtractionError:
+        raise
+    except RecursionError:
+        raise ExtractionError("too deeply nested to extract") from None
+    except MemoryError:
+        raise ExtractionError("too large: out of memory during extraction") from None
+    except Exception as exc:
+        raise ExtractionError(f"extraction failed: {type(exc).__name__}: {exc}") from None

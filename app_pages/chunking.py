@@ -1,0 +1,65 @@
+"""Chunking: what each strategy costs and destroys, and where its cuts fall in a document."""
+
+import pandas as pd
+import streamlit as st
+
+from ragdiag.results import chunking_rows
+from ragdiag.views import chunk_sizes, destroyed_frame, size_summary, truncated_chunks
+from ui.charts import chunk_size_chart
+from ui.html import chunk_map_html
+from ui.state import evaluation
+
+st.title("Chunking")
+ev, token = evaluation()
+
+st.caption("Per strategy: chunks, embedded wordpieces (header share), chunks longer than the encoder window "
+           "(truncated, and the characters it never reads), and needles no chunk holds whole (destroyed).")
+st.dataframe(pd.DataFrame(chunking_rows(ev)), hide_index=True,
+             column_config={"header_share": st.column_config.NumberColumn("header share", format="percent")})
+
+sizes = chunk_sizes(ev)
+left, right = st.columns([3, 2])
+left.altair_chart(chunk_size_chart(sizes), width="stretch")
+right.dataframe(size_summary(sizes), hide_index=True)
+
+destroyed = destroyed_frame(ev)
+t1, t2 = st.columns(2)
+with t1:
+    st.markdown("**Destroyed needles** (the cut positions fall inside the needle)")
+    if destroyed.empty:
+        st.caption("No strategy destroys a needle.")
+    else:
+        st.dataframe(destroyed, hide_index=True)
+with t2:
+    st.markdown("**Truncated chunks** (longer than the encoder window)")
+    trunc_strategy = st.selectbox("Strategy", list(ev.indexes), key="trunc", bind="query-params",
+                                  label_visibility="collapsed")
+    trunc = truncated_chunks(sizes, trunc_strategy)
+    if trunc.empty:
+        st.caption(f"No chunk of {trunc_strategy} is longer than the window.")
+    else:
+        st.caption(f"{len(trunc)} chunks, {int(trunc['chars_lost'].sum()):,} characters never embedded.")
+        st.dataframe(trunc, hide_index=True)
+
+st.subheader("Document viewer")
+docs = [d.id for d in ev.corpus.documents]
+n_destroyed = destroyed.groupby("doc_id").size().to_dict() if not destroyed.empty else {}
+default_doc = max(docs, key=lambda d: n_destroyed.get(d, 0)) if n_destroyed else docs[0]
+v1, v2 = st.columns([3, 1])
+doc_id = v1.selectbox("Document", docs, index=docs.index(default_doc), key="doc", bind="query-params",
+                      format_func=lambda d: f"{d} ({n_destroyed[d]} destroyed)" if d in n_destroyed else d)
+strategy = v2.selectbox("Strategy", list(ev.indexes), key="strategy", bind="query-params")
+
+doc = ev.corpus.document(doc_id)
+index = ev.indexes[strategy]
+chunks = [c for c in index.chunks if c.doc_id == doc_id]
+destroyed_here = {d.question_id: d for d in index.report.destroyed if d.doc_id == doc_id}
+needles = [(q.id, q.start, q.end, q.id in destroyed_here) for q in ev.truth.questions if q.doc_id == doc_id]
+cuts = [c for d in destroyed_here.values() for c in d.cuts]
+st.caption(f"{strategy} ({index.strategy.description}): {len(chunks)} chunks in {doc_id}, "
+           f"{len(doc.text):,} characters. Shaded spans alternate per chunk (numbered at their start), "
+           "purple is overlap, green a needle held whole, red a destroyed needle with ✂ where the cut falls.")
+for d in destroyed_here.values():
+    st.error(f"{strategy} destroys the needle of {d.question_id}: characters {d.start}-{d.end} cut at "
+             + ", ".join(str(c) for c in d.cuts))
+st.html(chunk_map_html(doc.text, chunks, needles=needles, cuts=cuts))

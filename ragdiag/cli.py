@@ -1,0 +1,282 @@
+"""``python -m ragdiag``: the same results as the dashboard, headless."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["main"]
+
+
+class UsageError(Exception):
+    """Bad input: printed without a traceback, exit status 2."""
+
+
+def _progress_bar():
+    """A progress callback drawing one tqdm bar per stage on stderr."""
+    from tqdm import tqdm
+
+    bars: dict[str, tqdm] = {}
+
+    def update(stage: str, done: int, total: int) -> None:
+        bar = bars.get(stage)
+        if bar is None:
+            for other in bars.values():
+                other.close()
+            bars.clear()
+            bar = bars[stage] = tqdm(total=total, desc=stage, unit="chunk" if "embed" in stage else "step",
+                                     file=sys.stderr, leave=False, mininterval=0.5)
+        bar.n = done
+        bar.refresh()
+        if done >= total:
+            bar.close()
+            bars.pop(stage, None)
+
+    return update
+
+
+def _load(args):
+    from .corpus import CorpusError, load_corpus
+    from .truth import TruthError, default_truth_path, load_truth
+
+    try:
+        corpus = load_corpus(args.corpus)
+    except CorpusError as exc:
+        raise UsageError(str(exc)) from None
+    for f in corpus.failures:
+        print(f"warning: {f.path} not loaded: {f.reason}", file=sys.stderr)
+    truth_path = args.truth or default_truth_path(corpus.root)
+    try:
+        truth = load_truth(truth_path, corpus)
+    except TruthError as exc:
+        raise UsageError(str(exc)) from None
+    return corpus, truth
+
+
+def _store(args):
+    if getattr(args, "no_cache", False):
+        return None
+    from .store import Store
+
+    return Store(args.cache)
+
+
+def _encoder(args):
+    from .encoder import Encoder, ModelUnavailable
+
+    try:
+        return Encoder(args.model, precision=getattr(args, "precision", "fp32"))
+    except (ModelUnavailable, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _evaluate(args, strategies, retrievers):
+    from .evaluate import evaluate
+
+    corpus, truth = _load(args)
+    encoder = _encoder(args)
+    store = _store(args)
+    t = time.perf_counter()
+    ev = evaluate(corpus, truth, encoder=encoder, strategies=strategies, retrievers=retrievers, store=store,
+                  cross_encoder=args.cross_encoder, progress=_progress_bar(), diagnosis_k=args.k)
+    embedded = sum(idx.embedded for idx in ev.indexes.values())
+    total = sum(len(idx.chunks) for idx in ev.indexes.values())
+    cache = f"store {store.root}" if store is not None else "no store"
+    print(f"embedded {embedded} of {total} chunk vectors ({total - embedded} reused from {cache}); "
+          f"evaluation took {time.perf_counter() - t:.1f} s", file=sys.stderr)
+    if store is not None:
+        from .store import record_evaluation
+
+        record_evaluation(store, ev)
+    return ev
+
+
+def _print_unavailable(ev) -> None:
+    for name, reason in ev.unavailable.items():
+        print(f"\nunavailable: {name}: {reason}")
+
+
+def cmd_eval(args) -> int:
+    from .chunking import parse_strategies
+    from .evaluate import parse_retrievers
+    from .results import chunking_rows, format_rows, format_summary, write_outputs
+
+    try:
+        strategies = [s.name for s in parse_strategies(args.strategies)]
+        retrievers = parse_retrievers(args.retrievers)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    ev = _evaluate(args, strategies, retrievers)
+    n_in = int(ev.in_domain.sum())
+    print(f"corpus {ev.corpus.name}: {len(ev.corpus.documents)} documents, {ev.corpus.n_chars:,} characters; "
+          f"{len(ev.truth.questions)} questions, {n_in} in-domain queries, {len(ev.queries) - n_in} ood")
+    print(f"model {ev.encoder_stamp.get('model')} ({ev.encoder_stamp.get('precision')}); "
+          f"max |L2^2/2 - cosine distance| = {max(i.normalisation_error for i in ev.indexes.values()):.1e}\n")
+    print(format_summary(ev))
+    for phrasing in ev.truth.phrasings:
+        print(f"\nphrasing: {phrasing}")
+        print(format_summary(ev, phrasing=phrasing))
+    print("\nchunking")
+    print(format_rows(chunking_rows(ev)))
+    for name, idx in ev.indexes.items():
+        if idx.report.destroyed:
+            items = ", ".join(f"{d.question_id} (cut at {','.join(map(str, d.cuts))})" for d in idx.report.destroyed)
+            print(f"destroyed by {name}: {items}")
+    _print_unavailable(ev)
+    if args.out:
+        for path in write_outputs(ev, args.out):
+            print(f"wrote {path}")
+    return 0
+
+
+def cmd_compare(args) -> int:
+    from .evaluate import Config
+    from .results import compare
+
+    try:
+        a, b = Config.parse(args.a), Config.parse(args.b)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    ev = _evaluate(args, sorted({a.strategy, b.strategy}), sorted({a.retriever, b.retriever}))
+    for cfg in (a, b):
+        if cfg.retriever in ev.unavailable:
+            raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
+    c = compare(ev, a, b, k=args.k, phrasing=args.phrasing)
+    t = c.test
+    print(f"{a.label} vs {b.label} at R@{args.k} ({args.phrasing}): wins {t.wins}, losses {t.losses}, "
+          f"ties {t.ties}, exact two-sided sign test p = {t.p:.4g}")
+    print(c.verdict)
+    if c.wins:
+        print(f"  {a.label} finds, {b.label} misses: {', '.join(c.wins)}")
+    if c.losses:
+        print(f"  {b.label} finds, {a.label} misses: {', '.join(c.losses)}")
+    return 0
+
+
+def cmd_sweep(args) -> int:
+    import numpy as np
+
+    from .evaluate import Config
+    from .results import format_rows, sweep_table
+    from .threshold import bluffs_at
+
+    try:
+        cfg = Config.parse(args.config)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if not 0 < args.step <= 1:
+        raise UsageError("--step must be in (0, 1]")
+    ev = _evaluate(args, [cfg.strategy], [cfg.retriever])
+    if cfg.retriever in ev.unavailable:
+        raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
+    try:
+        cuts = np.round(np.arange(args.start, args.stop + args.step / 2, args.step), 6)
+        table = sweep_table(ev, cfg, keep=args.keep, cuts=cuts)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"{cfg.label}: gate keeps at most {args.keep} chunks with cosine distance < cut; "
+          f"{table.n_in} answerable queries, {table.n_ood} out-of-domain")
+    print(format_rows(table.rows()))
+    if args.cut is not None:
+        res = ev.result(cfg)
+        chunks = ev.indexes[cfg.strategy].chunks
+        bluffs = bluffs_at(res, ev.queries, cut=args.cut, keep=args.keep)
+        print(f"\nbluffing out-of-domain queries at cut {args.cut}: {len(bluffs)}")
+        for b in bluffs:
+            pos, d = b.kept[0]
+            q = ev.queries[ev.query_index(b.query_id)]
+            print(f"  {b.query_id} ({b.kind}) {q.text[:70]!r} -> {chunks[pos].id} at {d:.3f}")
+    return 0
+
+
+def cmd_index(args) -> int:
+    from .store import current_stamps, format_status_table
+
+    store = _store(args) if not args.no_cache else None
+    if store is None:
+        raise UsageError("the index commands need the store (drop --no-cache)")
+    if args.action == "status":
+        current = None
+        try:
+            corpus, truth = _load(args)
+            current = current_stamps(corpus, _encoder(args))
+        except UsageError as exc:
+            print(f"warning: cannot judge staleness against the current corpus/model: {exc}", file=sys.stderr)
+        print(format_status_table(store.status(current)))
+        return 0
+    corpus, truth = _load(args) if args.stale else (None, None)
+    current = current_stamps(corpus, _encoder(args)) if args.stale else None
+    res = store.clear(stale_only=args.stale, current=current)
+    print(f"removed {res.removed_indexes} index record(s) and {res.removed_vectors} vector(s); "
+          f"freed {res.freed_bytes / 1e6:.1f} MB")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m ragdiag", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def common(p, *, model=True):
+        p.add_argument("--corpus", help="folder of documents (default: the bundled scikit-learn user guide)")
+        p.add_argument("--truth", help="ground-truth JSON/YAML (default: <corpus folder>.truth.json beside it)")
+        p.add_argument("--cache", help="store folder (default: $RAGDIAG_CACHE or ./.ragdiag-cache)")
+        p.add_argument("--no-cache", action="store_true", help="compute everything, store nothing")
+        if model:
+            p.add_argument("--model", help="embedding model folder or cached hub id (default: all-MiniLM-L6-v2)")
+            p.add_argument("--cross-encoder", help="cross-encoder for rerank-ce: folder or cached hub id "
+                                                   "(default: cross-encoder/ms-marco-MiniLM-L-6-v2)")
+            p.add_argument("--k", type=int, default=20, help="rank cut-off for hit/ranked-low diagnoses and compare")
+
+    p = sub.add_parser("eval", help="evaluate strategies x retrievers; print the table")
+    common(p)
+    p.add_argument("--strategies", default=None, help="comma-separated, e.g. A,C,E (default: all six)")
+    p.add_argument("--retrievers", default=None,
+                   help="comma-separated from dense,bm25,hybrid,rerank-maxsim,rerank-ce (default: all)")
+    p.add_argument("--out", help="write summary.json and per_query.csv to this folder")
+    p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("compare", help="paired exact sign test between two configurations")
+    common(p)
+    p.add_argument("a", metavar="CONFIG_A", help="e.g. E/hybrid")
+    p.add_argument("b", metavar="CONFIG_B", help="e.g. E/dense")
+    p.add_argument("--phrasing", default="all", help="all, course or ticket")
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("sweep", help="the abstention threshold table for one configuration")
+    common(p)
+    p.add_argument("config", metavar="CONFIG", help="e.g. E/dense")
+    p.add_argument("--keep", type=int, default=4, help="keep at most N chunks under the cut (default 4)")
+    p.add_argument("--start", type=float, default=0.3)
+    p.add_argument("--stop", type=float, default=0.9)
+    p.add_argument("--step", type=float, default=0.025)
+    p.add_argument("--cut", type=float, default=None, help="also list the bluffing ood queries at this cut")
+    p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("index", help="list or clear stored indexes")
+    common(p)
+    p.add_argument("action", choices=["status", "clear"])
+    p.add_argument("--stale", action="store_true", help="with clear: only indexes stale against the current state")
+    p.set_defaults(func=cmd_index)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .encoder import offline
+
+    offline()
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "k", 1) < 1:
+        parser.error("--k must be >= 1")
+    try:
+        return args.func(args)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

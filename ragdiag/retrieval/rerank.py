@@ -1,0 +1,138 @@
+"""Reranking the head of a ranking with an expensive pair scorer.
+
+``rerank-ce``: a sentence-transformers CrossEncoder (default
+cross-encoder/ms-marco-MiniLM-L-6-v2), loaded offline or reported unavailable.
+``rerank-maxsim``: ColBERT-style late interaction *scoring* (not a trained
+ColBERT): sum over query wordpieces of the best cosine with any chunk
+wordpiece, using all-MiniLM-L6-v2's token embeddings. Works offline.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Protocol, Sequence
+
+import numpy as np
+
+from ..encoder import Encoder, ModelUnavailable, resolve_model_dir
+from .base import QueryBatch, Ranking, Retriever, Unavailable
+
+__all__ = [
+    "PairScorer",
+    "CrossEncoderScorer",
+    "MaxSimScorer",
+    "RerankRetriever",
+    "DEFAULT_CROSS_ENCODER",
+    "maxsim",
+]
+
+DEFAULT_CROSS_ENCODER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
+
+# (scorer identity, query, texts, compute) -> scores; the store implements it as a cache.
+ScoreCache = Callable[[str, str, Sequence[str], Callable[[list[str]], np.ndarray]], np.ndarray]
+
+
+class PairScorer(Protocol):
+    identity: str  # stamped into cached scores: model name + weights hash
+
+    def score(self, query: str, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def maxsim(query_tokens: np.ndarray, chunk_tokens: np.ndarray) -> float:
+    """Sum over query tokens of the max cosine with any chunk token (unit token vectors).
+
+    >>> q = np.array([[1.0, 0.0], [0.0, 1.0]]); c = np.array([[1.0, 0.0], [0.6, 0.8]])
+    >>> maxsim(q, c)
+    1.8
+    """
+    if len(query_tokens) == 0 or len(chunk_tokens) == 0:
+        return 0.0
+    return float((query_tokens @ chunk_tokens.T).max(axis=1).sum())
+
+
+class MaxSimScorer:
+    """Late-interaction MaxSim on a bi-encoder's token embeddings (named as such everywhere)."""
+
+    def __init__(self, encoder: Encoder):
+        self.encoder = encoder
+        stamp = encoder.stamp
+        self.identity = f"maxsim:{stamp.model}:{stamp.weights_sha256[:16]}:{stamp.precision}"
+        self._tokens: dict[str, np.ndarray] = {}
+
+    def _token_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
+        missing = list(dict.fromkeys(t for t in texts if t not in self._tokens))
+        if missing:
+            for t, v in zip(missing, self.encoder.token_embeddings(missing)):
+                self._tokens[t] = v.astype(np.float16)
+        return [self._tokens[t] for t in texts]
+
+    def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        (q,) = self.encoder.token_embeddings([query])
+        return np.array([maxsim(q, c.astype(np.float32)) for c in self._token_vectors(texts)])
+
+    def forget(self) -> None:
+        """Drop cached chunk token embeddings (they are large)."""
+        self._tokens.clear()
+
+
+class CrossEncoderScorer:
+    """A sentence-transformers CrossEncoder loaded offline; raises Unavailable otherwise."""
+
+    def __init__(self, model: str | None = None, *, batch_size: int = 32):
+        from ..encoder import _weights_hash
+
+        name = model or DEFAULT_CROSS_ENCODER
+        try:
+            folder = resolve_model_dir(name, kind="cross-encoder")
+        except ModelUnavailable as exc:
+            raise Unavailable("rerank-ce", str(exc)) from None
+        try:
+            from sentence_transformers import CrossEncoder
+
+            self.model = CrossEncoder(str(folder), device="cpu", local_files_only=True)
+        except Exception as exc:  # noqa: BLE001 - report, never crash the evaluation
+            raise Unavailable("rerank-ce", f"cross-encoder {name!r} failed to load: {exc}") from None
+        self.name = name
+        self.batch_size = batch_size
+        self.identity = f"ce:{name}:{_weights_hash(folder)[:16]}"
+
+    def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros(0)
+        pairs = [(query, t) for t in texts]
+        out = self.model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True)
+        return np.asarray(out, dtype=np.float64).reshape(len(texts))
+
+
+class RerankRetriever:
+    """Rescore the top ``head`` of ``base`` with ``scorer``; the tail keeps base order.
+
+    Within the head, ties in the scorer's score keep the base order. Scores
+    of tail positions are NaN (they were not rescored).
+    """
+
+    def __init__(self, name: str, base: Retriever, scorer: PairScorer, texts: Sequence[str], *, head: int = 25,
+                 cache: ScoreCache | None = None):
+        self.name = name
+        self.base = base
+        self.scorer = scorer
+        self.texts = list(texts)
+        self.head = head
+        self.cache = cache
+
+    def _score(self, query: str, texts: list[str]) -> np.ndarray:
+        if self.cache is None:
+            return self.scorer.score(query, texts)
+        return self.cache(self.scorer.identity, query, texts, lambda missing: self.scorer.score(query, missing))
+
+    def rank(self, batch: QueryBatch, *, depth: int | None = None) -> list[Ranking]:
+        out = []
+        for query, base in zip(batch.texts, self.base.rank(batch)):
+            head = base.order[: self.head]
+            s = np.asarray(self._score(query, [self.texts[i] for i in head]), dtype=np.float64)
+            perm = np.argsort(-s, kind="stable")
+            order = np.concatenate([head[perm], base.order[self.head :]])
+            scores = np.concatenate([s[perm], np.full(len(base.order) - len(head), np.nan)])
+            if depth is not None:
+                order, scores = order[:depth], scores[:depth]
+            out.append(Ranking(order, scores))
+        return out

@@ -1,0 +1,285 @@
+"""Tables the dashboard draws, made from library results (pure; no streamlit).
+
+Every number here is read from an :class:`~ragdiag.evaluate.Evaluation`, from
+:func:`~ragdiag.evaluate.summary_rows`, :mod:`ragdiag.results` or
+:mod:`ragdiag.threshold`; these functions only reshape them into frames and
+decide per query what the gate does (with the same rule as the sweep:
+``answered`` iff a chunk holding the needle among the top ``keep`` is under
+the cut, ``kept`` iff any of them is).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .evaluate import Config, Evaluation
+from .metrics import KS
+from .threshold import DistanceSamples, SweepTable, gate
+
+__all__ = [
+    "OUTCOMES",
+    "filter_configs",
+    "recall_table",
+    "recall_long",
+    "pairwise_matrix",
+    "chunk_sizes",
+    "size_summary",
+    "truncated_chunks",
+    "destroyed_frame",
+    "Segment",
+    "segments",
+    "sweep_frame",
+    "distance_frame",
+    "gate_outcome",
+    "query_frame",
+    "per_config_frame",
+    "top_hits",
+    "progress_fraction",
+]
+
+# What the gate does to one query at a cut (in-domain: first three; ood: last two).
+OUTCOMES = ("answered", "kept but wrong", "refused by the cut", "bluff", "refused (ood)")
+
+
+def filter_configs(labels: Iterable[str], strategies: Sequence[str] | None = None,
+                   retrievers: Sequence[str] | None = None) -> list[str]:
+    """Configuration labels whose strategy and retriever are both chosen (None: all)."""
+    out = []
+    for label in labels:
+        cfg = Config.parse(label)
+        if (strategies is None or cfg.strategy in strategies) and (retrievers is None or cfg.retriever in retrievers):
+            out.append(label)
+    return out
+
+
+def recall_table(rows: Sequence[dict], *, ks: Sequence[int] = KS) -> pd.DataFrame:
+    """The recall table as shown: ``R@k`` cells are the library's interval text ``est [low, high]``.
+
+    >>> from ragdiag.stats import wilson
+    >>> recall_table([{"config": "E/hybrid", "queries": 4, "R@1": wilson(2, 4), "MRR": 0.5,
+    ...                "destroyed": 0, "chunks": 9}], ks=[1]).to_dict("records")
+    [{'config': 'E/hybrid', 'queries': 4, 'R@1': '0.500 [0.150, 0.850]', 'MRR': 0.5, 'destroyed': 0, 'chunks': 9}]
+    """
+    records = []
+    for r in rows:
+        rec = {"config": r["config"], "queries": r["queries"]}
+        for k in ks:
+            rec[f"R@{k}"] = str(r[f"R@{k}"])
+        rec["MRR"] = r["MRR"]
+        rec["destroyed"] = r["destroyed"]
+        rec["chunks"] = r["chunks"]
+        records.append(rec)
+    columns = ["config", "queries", *(f"R@{k}" for k in ks), "MRR", "destroyed", "chunks"]
+    return pd.DataFrame.from_records(records, columns=columns)
+
+
+def recall_long(rows: Sequence[dict], *, ks: Sequence[int] = KS) -> pd.DataFrame:
+    """One row per (configuration, k): recall with its Wilson bounds, for the chart."""
+    records = [
+        {"config": r["config"], "k": k, "recall": r[f"R@{k}"].estimate, "low": r[f"R@{k}"].low,
+         "high": r[f"R@{k}"].high, "hits": r[f"R@{k}"].successes, "queries": r[f"R@{k}"].trials}
+        for r in rows for k in ks
+    ]
+    return pd.DataFrame.from_records(records, columns=["config", "k", "recall", "low", "high", "hits", "queries"])
+
+
+def pairwise_matrix(rows: Sequence[dict]) -> pd.DataFrame:
+    """:func:`~ragdiag.results.pairwise` rows in both directions (row config vs column config).
+
+    >>> m = pairwise_matrix([{"a": "A/x", "b": "E/x", "wins": 1, "losses": 5, "ties": 2, "p": 0.2, "p_holm": 0.4}])
+    >>> m[["a", "b", "wins", "losses", "p_holm"]].values.tolist()
+    [['A/x', 'E/x', 1, 5, 0.4], ['E/x', 'A/x', 5, 1, 0.4]]
+    """
+    records = []
+    for r in rows:
+        records.append(dict(r))
+        records.append({**r, "a": r["b"], "b": r["a"], "wins": r["losses"], "losses": r["wins"]})
+    df = pd.DataFrame.from_records(records, columns=["a", "b", "wins", "losses", "ties", "p", "p_holm"])
+    df["label"] = [f"+{w}/-{l}" for w, l in zip(df["wins"], df["losses"])]
+    return df
+
+
+def chunk_sizes(ev: Evaluation) -> pd.DataFrame:
+    """One row per chunk of every strategy: characters, embedded tokens, characters past the window."""
+    frames = []
+    for name, idx in ev.indexes.items():
+        audit = idx.report.audit
+        frames.append(pd.DataFrame({
+            "strategy": name,
+            "chunk": [c.id for c in idx.chunks],
+            "doc_id": [c.doc_id for c in idx.chunks],
+            "section": [c.section for c in idx.chunks],
+            "chars": [c.end - c.start for c in idx.chunks],
+            "tokens": audit.tokens,
+            "header_tokens": audit.header_tokens,
+            "chars_lost": audit.chars_lost,
+            "truncated": audit.tokens > audit.max_seq_length,
+        }))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def size_summary(sizes: pd.DataFrame) -> pd.DataFrame:
+    """Per strategy: min, quartiles and max of chunk characters."""
+    g = sizes.groupby("strategy", sort=False)["chars"]
+    return pd.DataFrame({
+        "min": g.min(), "p25": g.quantile(0.25), "median": g.median(), "p75": g.quantile(0.75), "max": g.max(),
+    }).reset_index()
+
+
+def truncated_chunks(sizes: pd.DataFrame, strategy: str) -> pd.DataFrame:
+    """The chunks of ``strategy`` longer than the encoder window, most characters lost first."""
+    t = sizes[(sizes["strategy"] == strategy) & sizes["truncated"]]
+    return t.sort_values(["chars_lost", "chunk"], ascending=[False, True])[
+        ["chunk", "doc_id", "section", "chars", "tokens", "chars_lost"]].reset_index(drop=True)
+
+
+def destroyed_frame(ev: Evaluation) -> pd.DataFrame:
+    """Destroyed needles of every strategy: where the cuts fell inside them."""
+    records = [
+        {"strategy": name, "question_id": d.question_id, "doc_id": d.doc_id, "start": d.start, "end": d.end,
+         "cuts": ", ".join(str(c) for c in d.cuts)}
+        for name, idx in ev.indexes.items() for d in idx.report.destroyed
+    ]
+    return pd.DataFrame.from_records(records, columns=["strategy", "question_id", "doc_id", "start", "end", "cuts"])
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A run of text ``[start, end)`` with the same set of covering spans (their tags)."""
+
+    start: int
+    end: int
+    tags: tuple[str, ...]
+
+
+def segments(start: int, end: int, spans: Iterable[tuple[int, int, str]]) -> list[Segment]:
+    """Cut ``[start, end)`` at every span boundary; each piece lists the spans covering it.
+
+    Spans are clipped to ``[start, end)``; tags keep the order the spans were given.
+
+    >>> [(s.start, s.end, s.tags) for s in segments(0, 10, [(2, 6, "a"), (4, 12, "b")])]
+    [(0, 2, ()), (2, 4, ('a',)), (4, 6, ('a', 'b')), (6, 10, ('b',))]
+    """
+    clipped = [(max(s, start), min(e, end), t) for s, e, t in spans if s < end and e > start and s < e]
+    points = sorted({start, end, *(s for s, _, _ in clipped), *(e for _, e, _ in clipped)})
+    out = []
+    for a, b in zip(points, points[1:]):
+        tags = tuple(t for s, e, t in clipped if s <= a and b <= e)
+        out.append(Segment(a, b, tags))
+    return out
+
+
+def sweep_frame(table: SweepTable) -> pd.DataFrame:
+    """The sweep in long form for the trade-off curve: cut, outcome, queries."""
+    series = {"answered": table.answered, "kept but wrong": table.kept_wrong, "refused": table.refused,
+              "bluffs (ood)": table.bluffs}
+    return pd.concat(
+        [pd.DataFrame({"cut": table.cuts, "outcome": name, "queries": values}) for name, values in series.items()],
+        ignore_index=True,
+    )
+
+
+def distance_frame(samples: DistanceSamples) -> pd.DataFrame:
+    """The three distance distributions in long form: series, distance."""
+    parts = {
+        "in-domain: to its answer": samples.in_needle,
+        "in-domain: top-1": samples.in_top1,
+        "out-of-domain: top-1": samples.ood_top1,
+    }
+    return pd.concat([pd.DataFrame({"series": k, "distance": np.asarray(v, dtype=float)}) for k, v in parts.items()],
+                     ignore_index=True)
+
+
+def gate_outcome(result, query_index: int, in_domain: bool, *, cut: float, keep: int) -> str:
+    """What the gate does to one query (the sweep's rule, for a single query)."""
+    kept = gate(result, query_index, cut=cut, keep=keep)
+    if not in_domain:
+        return "bluff" if kept else "refused (ood)"
+    if not kept:
+        return "refused by the cut"
+    holds = result.top_holds[query_index, :keep]
+    dist = result.top_distance[query_index, :keep]
+    return "answered" if bool((holds & (dist < cut)).any()) else "kept but wrong"
+
+
+def query_frame(ev: Evaluation, config: Config | str, *, cut: float, keep: int) -> pd.DataFrame:
+    """Every query with its diagnosis and gate outcome under ``config`` at ``cut``."""
+    res = ev.result(config)
+    records = []
+    for i, q in enumerate(ev.queries):
+        outcome = gate_outcome(res, i, q.in_domain, cut=cut, keep=keep)
+        records.append({
+            "query_id": q.id, "phrasing": q.phrasing, "text": q.text, "diagnosis": res.diagnosis[i],
+            "rank": int(res.needle_rank[i]) or None, "outcome": outcome,
+            "failure": outcome not in ("answered", "refused (ood)"),
+        })
+    df = pd.DataFrame.from_records(records, columns=["query_id", "phrasing", "text", "diagnosis", "rank", "outcome",
+                                                     "failure"])
+    df["rank"] = df["rank"].astype("Int64")
+    return df
+
+
+def per_config_frame(ev: Evaluation, query_index: int, *, cut: float, keep: int) -> pd.DataFrame:
+    """One query under every configuration: rank, distances, diagnosis, and the gate at ``cut``."""
+    q = ev.queries[query_index]
+    records = []
+    for cfg, res in ev.results.items():
+        rank = int(res.needle_rank[query_index])
+        nd = float(res.needle_distance[query_index])
+        records.append({
+            "config": cfg.label,
+            "rank": rank or None,
+            "needle_distance": None if np.isnan(nd) else nd,
+            "top1_distance": float(res.top1_distance[query_index]),
+            "diagnosis": res.diagnosis[query_index],
+            "at the cut": gate_outcome(res, query_index, q.in_domain, cut=cut, keep=keep),
+        })
+    df = pd.DataFrame.from_records(records, columns=["config", "rank", "needle_distance", "top1_distance",
+                                                     "diagnosis", "at the cut"])
+    df["rank"] = df["rank"].astype("Int64")
+    df["needle_distance"] = df["needle_distance"].astype("Float64")
+    return df
+
+
+def top_hits(ev: Evaluation, config: Config | str, query_index: int, *, n: int = 10) -> pd.DataFrame:
+    """The top ``n`` chunks one configuration returned for a query, with scores and distances."""
+    res = ev.result(config)
+    chunks = ev.indexes[res.config.strategy].chunks
+    records = []
+    for r in range(min(n, res.top_order.shape[1])):
+        c = chunks[int(res.top_order[query_index, r])]
+        records.append({
+            "rank": r + 1, "chunk": c.id, "doc_id": c.doc_id, "section": c.section or "(preamble)",
+            "score": float(res.top_scores[query_index, r]), "distance": float(res.top_distance[query_index, r]),
+            "holds needle": bool(res.top_holds[query_index, r]), "position": int(res.top_order[query_index, r]),
+        })
+    return pd.DataFrame.from_records(records, columns=["rank", "chunk", "doc_id", "section", "score", "distance",
+                                                       "holds needle", "position"])
+
+
+def progress_fraction(stage: str, done: int, total: int, strategies: Sequence[str], retrievers: Sequence[str]) -> float:
+    """Overall share of an evaluation done, from ``evaluate``'s ``progress(stage, done, total)``.
+
+    Each strategy is one equal slice: embedding its chunks is the first 80%,
+    ranking with each retriever shares the last 20%.
+
+    >>> progress_fraction("embedding E", 5, 10, ["A", "E"], ["dense"])
+    0.7
+    >>> progress_fraction("ranking A/dense", 1, 1, ["A", "E"], ["dense"])
+    0.5
+    """
+    verb, _, rest = stage.partition(" ")
+    strategy, _, retriever = rest.partition("/")
+    n = max(len(strategies), 1)
+    si = list(strategies).index(strategy) if strategy in strategies else 0
+    frac = done / total if total else 1.0
+    if verb == "embedding":
+        within = 0.8 * frac
+    else:
+        ri = list(retrievers).index(retriever) if retriever in retrievers else 0
+        within = 0.8 + 0.2 * (ri + frac) / max(len(retrievers), 1)
+    return round(min(max((si + within) / n, 0.0), 1.0), 6)

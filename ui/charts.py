@@ -1,0 +1,105 @@
+"""Altair chart builders: pure ``DataFrame -> alt.Chart`` functions (no streamlit calls)."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+__all__ = ["recall_chart", "distance_histogram", "tradeoff_chart", "pairwise_heatmap", "chunk_size_chart"]
+
+OUTCOME_COLORS = {
+    "answered": "#2e7d32",
+    "kept but wrong": "#f9a825",
+    "refused": "#78909c",
+    "bluffs (ood)": "#c62828",
+}
+SERIES_COLORS = {
+    "in-domain: to its answer": "#2e7d32",
+    "in-domain: top-1": "#1565c0",
+    "out-of-domain: top-1": "#c62828",
+}
+
+
+def _cut_rule(cut: float) -> alt.Chart:
+    return (
+        alt.Chart(pd.DataFrame({"cut": [cut]}))
+        .mark_rule(color="black", strokeDash=[4, 3], strokeWidth=2)
+        .encode(x="cut:Q", tooltip=[alt.Tooltip("cut:Q", format=".3f")])
+    )
+
+
+def recall_chart(long: pd.DataFrame) -> alt.Chart:
+    """Recall@k per configuration with 95% Wilson interval bars (``views.recall_long``)."""
+    base = alt.Chart(long).encode(
+        x=alt.X("k:O", title="k (top-k chunks)"),
+        color=alt.Color("config:N", title="configuration"),
+        xOffset=alt.XOffset("config:N"),
+    )
+    tooltip = ["config:N", "k:O", alt.Tooltip("recall:Q", format=".3f"), alt.Tooltip("low:Q", format=".3f"),
+               alt.Tooltip("high:Q", format=".3f"), "hits:Q", "queries:Q"]
+    bars = base.mark_rule(strokeWidth=2).encode(y=alt.Y("low:Q", title="recall@k", scale=alt.Scale(domain=[0, 1])),
+                                                y2="high:Q", tooltip=tooltip)
+    points = base.mark_point(filled=True, size=60).encode(y="recall:Q", tooltip=tooltip)
+    return (bars + points).properties(height=320, title="Recall@k with 95% Wilson intervals")
+
+
+def distance_histogram(df: pd.DataFrame, *, cut: float | None = None, step: float = 0.025) -> alt.Chart:
+    """Overlaid histograms of cosine distances per series (``views.distance_frame``)."""
+    bars = (
+        alt.Chart(df)
+        .mark_bar(opacity=0.45, binSpacing=0)
+        .encode(
+            x=alt.X("distance:Q", bin=alt.Bin(step=step, extent=[0, 1]), title="cosine distance"),
+            y=alt.Y("count():Q", stack=None, title="queries"),
+            color=alt.Color("series:N", scale=alt.Scale(domain=list(SERIES_COLORS), range=list(SERIES_COLORS.values())),
+                            legend=alt.Legend(orient="bottom", title=None)),
+            tooltip=["series:N", alt.Tooltip("count():Q", title="queries")],
+        )
+    )
+    chart = bars if cut is None else bars + _cut_rule(cut)
+    return chart.properties(height=260, title="Distances: in-domain to their answer, in-domain top-1, ood top-1")
+
+
+def tradeoff_chart(df: pd.DataFrame, *, cut: float | None = None) -> alt.Chart:
+    """Answered, kept-but-wrong, refused and bluffs against the cut (``views.sweep_frame``)."""
+    lines = (
+        alt.Chart(df)
+        .mark_line(interpolate="step-after")
+        .encode(
+            x=alt.X("cut:Q", title="cut (cosine distance)", scale=alt.Scale(domain=[0, 1])),
+            y=alt.Y("queries:Q", title="queries"),
+            color=alt.Color("outcome:N", scale=alt.Scale(domain=list(OUTCOME_COLORS), range=list(OUTCOME_COLORS.values())),
+                            legend=alt.Legend(orient="bottom", title=None)),
+            tooltip=[alt.Tooltip("cut:Q", format=".3f"), "outcome:N", "queries:Q"],
+        )
+    )
+    chart = lines if cut is None else lines + _cut_rule(cut)
+    return chart.properties(height=260, title="Trade-off: what the gate does at each cut")
+
+
+def pairwise_heatmap(df: pd.DataFrame) -> alt.Chart:
+    """Holm-corrected p of every pair; cell text is the row configuration's wins/losses (``views.pairwise_matrix``)."""
+    base = alt.Chart(df).encode(
+        x=alt.X("b:N", title=None, axis=alt.Axis(labelAngle=-45)),
+        y=alt.Y("a:N", title=None),
+        tooltip=["a:N", "b:N", "wins:Q", "losses:Q", "ties:Q", alt.Tooltip("p:Q", format=".4f"),
+                 alt.Tooltip("p_holm:Q", format=".4f", title="p (Holm)")],
+    )
+    rect = base.mark_rect().encode(
+        color=alt.Color("p_holm:Q", title="p (Holm)", scale=alt.Scale(domain=[0, 0.05, 1], range=["#1b5e20", "#a5d6a7", "#f5f5f5"]))
+    )
+    text = base.mark_text(fontSize=10).encode(text="label:N")
+    n = df["a"].nunique() if len(df) else 1
+    return (rect + text).properties(width=max(60 * n, 240), height=max(32 * n, 160),
+                                    title="Row vs column: wins/losses, colour = Holm-corrected p")
+
+
+def chunk_size_chart(sizes: pd.DataFrame) -> alt.Chart:
+    """Distribution of chunk sizes (characters) per strategy (``views.chunk_sizes``)."""
+    return (
+        alt.Chart(sizes)
+        .mark_boxplot(extent="min-max")
+        .encode(x=alt.X("chars:Q", title="characters per chunk"), y=alt.Y("strategy:N", title=None),
+                color=alt.Color("strategy:N", legend=None))
+        .properties(height=40 * max(sizes["strategy"].nunique(), 1) + 40, title="Chunk sizes")
+    )
