@@ -47,7 +47,8 @@ n_destroyed = destroyed.groupby("doc_id").size().to_dict() if not destroyed.empt
 default_doc = max(docs, key=lambda d: n_destroyed.get(d, 0)) if n_destroyed else docs[0]
 v1, v2 = st.columns([3, 1])
 doc_id = v1.selectbox("Document", docs, index=docs.index(default_doc), key="doc", bind="query-params",
-                      format_func=lambda d: f"{d} ({n_destroyed[d]} destroyed)" if d in n_destroyed else d)
+                      help="Documents holding a destroyed needle: "
+                           + (", ".join(f"{d} ({n})" for d, n in n_destroyed.items()) or "none"))
 strategy = v2.selectbox("Strategy", list(ev.indexes), key="strategy", bind="query-params")
 
 doc = ev.corpus.document(doc_id)

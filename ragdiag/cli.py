@@ -215,6 +215,22 @@ def cmd_index(args) -> int:
     return 0
 
 
+def cmd_ingest(args) -> int:
+    from .corpus import CorpusError
+    from .ingest import format_ingest_table, ingest_folder
+
+    try:
+        rows, corpus = ingest_folder(args.folder, max_bytes=args.max_bytes, strip_page_furniture=args.strip_furniture,
+                                     max_pages=args.max_pages, time_limit_s=args.time_limit)
+    except CorpusError as exc:
+        raise UsageError(str(exc)) from None
+    print(format_ingest_table(rows))
+    if corpus is None:
+        print("error: nothing could be loaded from this folder", file=sys.stderr)
+        return 1
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m ragdiag", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -254,6 +270,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--step", type=float, default=0.025)
     p.add_argument("--cut", type=float, default=None, help="also list the bluffing ood queries at this cut")
     p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("ingest", help="load a folder (Markdown, text, HTML, PDF) and report every file's status")
+    p.add_argument("folder", metavar="DIR")
+    p.add_argument("--max-bytes", type=int, default=50_000_000, help="size limit per file (default 50 MB)")
+    p.add_argument("--max-pages", type=int, default=2000, help="page limit per PDF (default 2000)")
+    p.add_argument("--time-limit", type=float, default=60.0, help="seconds per document (default 60)")
+    p.add_argument("--strip-furniture", action="store_true",
+                   help="remove repeated page headers/footers (PDF) before chunking")
+    p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("index", help="list or clear stored indexes")
     common(p)

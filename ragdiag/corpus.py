@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from .extract import ExtractionError, ExtractOptions, extract
+from .extract import DEFAULT_MAX_PAGES, DEFAULT_TIME_LIMIT_S, ExtractionError, ExtractOptions, extract
 
 __all__ = [
     "Section",
@@ -233,23 +233,29 @@ def make_document(doc_id: str, text: str, *, title: str | None = None, **extra) 
 
 
 def load_corpus(
-    root: str | Path | None = None, *, max_bytes: int = 50_000_000, strip_page_furniture: bool = False
+    root: str | Path | None = None,
+    *,
+    max_bytes: int = 50_000_000,
+    strip_page_furniture: bool = False,
+    max_pages: int | None = DEFAULT_MAX_PAGES,
+    time_limit_s: float | None = DEFAULT_TIME_LIMIT_S,
 ) -> Corpus:
     """Load every supported file under ``root`` (recursively, sorted, hidden files skipped).
 
     A file that cannot be loaded is recorded in ``Corpus.failures`` with its
     reason; the others load. ``strip_page_furniture`` removes repeated page
     headers/footers (PDF) before the text is used; they are reported in the
-    document's ``warnings`` either way. Raises :class:`CorpusError` when the folder is
+    document's ``warnings`` either way. ``max_pages`` and ``time_limit_s``
+    guard against one huge or pathological file (it fails; the rest load). Raises :class:`CorpusError` when the folder is
     missing or nothing in it could be loaded.
     """
     root = Path(root) if root is not None else DEFAULT_CORPUS
     if not root.exists():
-        raise CorpusError(f"corpus folder {str(root)!r} does not exist; pass a folder of .md/.txt files")
+        raise CorpusError(f"corpus folder {str(root)!r} does not exist; pass a folder of documents (.md, .txt, .html, .pdf)")
     if not root.is_dir():
-        raise CorpusError(f"corpus path {str(root)!r} is not a folder; pass a folder of .md/.txt files")
+        raise CorpusError(f"corpus path {str(root)!r} is not a folder; pass a folder of documents (.md, .txt, .html, .pdf)")
     resolved_root = root.resolve()
-    options = ExtractOptions(strip_repeated=strip_page_furniture)
+    options = ExtractOptions(strip_repeated=strip_page_furniture, max_pages=max_pages, time_limit_s=time_limit_s)
     docs: list[Document] = []
     failures: list[LoadFailure] = []
     seen: dict[str, str] = {}
@@ -293,6 +299,6 @@ def load_corpus(
             )
         )
     if not docs:
-        detail = "; ".join(f"{f.path}: {f.reason}" for f in failures[:5]) or "no .md or .txt files found"
+        detail = "; ".join(f"{f.path}: {f.reason}" for f in failures[:5]) or "no supported files (.md, .txt, .html, .pdf) found"
         raise CorpusError(f"nothing could be loaded from {str(root)!r} ({detail})", failures)
     return Corpus(root=str(root), documents=tuple(docs), failures=tuple(failures), name=root.name)

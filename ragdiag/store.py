@@ -22,10 +22,10 @@ Safety
 - Every entry carries a CRC-32 of its key and bytes, checked on every read. An
   entry that fails (flipped or truncated bytes) is never served: it counts as
   missing, is recomputed and overwritten.
-- A database file that SQLite itself cannot read (``SQLITE_CORRUPT``,
-  ``SQLITE_NOTADB``, or a failed ``PRAGMA quick_check`` at open) is moved aside
-  as ``ragdiag.sqlite.corrupt-<UTC timestamp>`` and the store starts empty,
-  with a :class:`RuntimeWarning`. A cache that cannot be written (disk full,
+- A database file that SQLite itself cannot use (a corrupt page, a mangled
+  schema, a header it rejects, or a failed ``PRAGMA quick_check`` at open) is
+  moved aside as ``ragdiag.sqlite.corrupt-<UTC timestamp>`` and the store
+  starts empty, with a :class:`RuntimeWarning`. A cache that cannot be written (disk full,
   locked for longer than the timeout) warns and still returns the results.
 
 Example
@@ -75,7 +75,10 @@ __all__ = [
     "Store",
     "VerifyResult",
     "encoder_space",
+    "corpus_extractors",
+    "current_stamps",
     "format_status_table",
+    "record_evaluation",
     "resolve_root",
     "text_sha256",
 ]
@@ -391,6 +394,47 @@ class VerifyResult:
     removed: int
 
 
+def corpus_extractors(corpus: Any) -> tuple[str, ...]:
+    """The extractor versions a corpus was loaded with (``Document.extractor``), sorted."""
+    return tuple(sorted({d.extractor for d in corpus.documents}))
+
+
+def current_stamps(corpus: Any, encoder: Any, strategies: Any = None) -> list[IndexStamp]:
+    """The stamps the indexes of ``corpus`` would get now, one per strategy (default: all six).
+
+    ``encoder`` is an :class:`~ragdiag.encoder.Encoder` (or anything with a
+    ``stamp``); chunk counts come from chunking the corpus (pure and fast).
+    Pass the result to :meth:`Store.status` or :meth:`Store.clear`.
+    """
+    from .chunking import chunk_corpus, parse_strategies
+
+    stamp = encoder.stamp
+    extractors = corpus_extractors(corpus)
+    return [IndexStamp.build(stamp, corpus_sha256=corpus.sha256, corpus_root=corpus.root, chunking=s.params(),
+                             n_chunks=len(chunk_corpus(corpus, s)), extractor_versions=extractors)
+            for s in parse_strategies(strategies)]
+
+
+def record_evaluation(store: Store, evaluation: Any) -> list[IndexStamp]:
+    """Record one catalogue row per strategy index of an :class:`~ragdiag.evaluate.Evaluation`.
+
+    Each row counts the chunks whose vectors the store actually holds. Returns
+    the stamps as recorded; nothing when the encoder had no stamp.
+    """
+    enc = dict(evaluation.encoder_stamp or {})
+    if any(k not in enc for k in _ENCODER_FIELDS):
+        return []
+    pipeline = str(enc.get("pipeline_version", PIPELINE_VERSION))
+    extractors = corpus_extractors(evaluation.corpus)
+    recorded = []
+    for index in evaluation.indexes.values():
+        stamp = IndexStamp.build(enc, corpus_sha256=evaluation.corpus.sha256, corpus_root=evaluation.corpus.root,
+                                 chunking=index.strategy.params(), n_chunks=len(index.chunks),
+                                 extractor_versions=extractors, pipeline_version=pipeline)
+        recorded.append(store.record_index(stamp, texts=[c.embed_text for c in index.chunks]))
+    return recorded
+
+
 # ---------------------------------------------------------------------------
 # staleness
 # ---------------------------------------------------------------------------
@@ -411,7 +455,7 @@ def _encoder_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
 
 
 def _split_extractor(v: str) -> tuple[str, str]:
-    name, sep, version = v.rpartition("/")
+    name, sep, version = v.partition("/")  # "pdf/1+pypdf-4.2" -> ("pdf", "1+pypdf-4.2")
     return (name, version) if sep else (v, "")
 
 
@@ -449,7 +493,9 @@ def _judge(stamp: IndexStamp, current: CurrentState) -> IndexStatus:
     return IndexStatus(stamp, bool(reasons), tuple(reasons), tuple(unchecked))
 
 
-def _as_state(current: CurrentState | Sequence[IndexStamp]) -> CurrentState:
+def _as_state(current: CurrentState | Sequence[IndexStamp] | None) -> CurrentState:
+    if current is None:  # nothing known but this code's pipeline version
+        return CurrentState(encoders=())
     return current if isinstance(current, CurrentState) else CurrentState.from_stamps(current)
 
 
@@ -695,7 +741,8 @@ class Store:
             bad: list[str] = []
             nbytes = 4 * dim
             for part in _chunks(shas):
-                sql = f"SELECT text_sha, dim, data, crc FROM vectors WHERE space=? AND text_sha IN ({','.join('?' * len(part))})"
+                sql = (f"SELECT text_sha, dim, data, crc FROM vectors "
+                       f"WHERE space=? AND text_sha IN ({','.join('?' * len(part))})")
                 for text_sha, d, data, crc in conn.execute(sql, (space, *part)):
                     if (type(data) is bytes and type(text_sha) is str and d == dim and len(data) == nbytes
                             and type(crc) is int and crc == _vector_crc(space, text_sha, dim, data)):
@@ -875,8 +922,13 @@ class Store:
         """Every index in the catalogue (rows that fail their checksum are skipped)."""
         return self._catalogue()[0]
 
-    def status(self, current: CurrentState | Sequence[IndexStamp]) -> list[IndexStatus]:
-        """Each stored index, stale or not, with the reasons (see :class:`CurrentState`)."""
+    def status(self, current: CurrentState | Sequence[IndexStamp] | None) -> list[IndexStatus]:
+        """Each stored index, stale or not, with the reasons (see :class:`CurrentState`).
+
+        ``current`` may be the stamps a run would build now (see
+        :func:`current_stamps`), or None when the corpus or model cannot be
+        loaded: then only the pipeline version is judged.
+        """
         state = _as_state(current)
         return [_judge(s, state) for s in self.indexes()]
 
@@ -891,6 +943,8 @@ class Store:
 
     def _compact(self) -> None:
         with self._lock:
+            if self._conn is None:
+                return
             try:
                 self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 self._conn.execute("VACUUM")
@@ -913,7 +967,8 @@ class Store:
         before = self.size_bytes()
         if not stale_only:
             def wipe(conn: sqlite3.Connection) -> tuple[int, int, int]:
-                counts = [conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("indexes", "vectors", "scores")]
+                counts = [conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+                          for t in ("indexes", "vectors", "scores")]
 
                 def statements() -> None:
                     for table in ("index_chunks", "indexes", "vectors", "scores", "spaces"):
@@ -975,7 +1030,7 @@ class Store:
 
         Bad entries are never served anyway; this finds them ahead of time.
         """
-        def go(conn: sqlite3.Connection) -> VerifyResult:
+        def go(conn: sqlite3.Connection) -> tuple[int, int, list, list]:
             result = [r[0] for r in conn.execute("PRAGMA quick_check(5)")]
             if result != ["ok"]:
                 raise _CorruptDatabase("; ".join(map(str, result)))

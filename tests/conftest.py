@@ -69,3 +69,151 @@ def encoder():
 def fake_tokenizer():
     """The :class:`FakeTokenizer` class (call it with ``max_seq_length=...``)."""
     return FakeTokenizer
+
+
+# ---------------------------------------------------------------------------
+# A FAKE encoder and a tiny hand-made corpus, for plumbing tests of the evaluation
+# ---------------------------------------------------------------------------
+
+
+class FakeEncoder(FakeTokenizer):
+    """A FAKE bi-encoder for plumbing tests only: bag-of-words counts, L2-normalised.
+
+    Each ``ragdiag.retrieval.tokenize`` token of the part of the text inside the
+    window (``window_ends``, as :class:`FakeTokenizer` counts it) adds 1 to the
+    coordinate ``crc32(token) % dim``, so the cosine of two texts is
+    ``shared counts / (norm * norm)`` and can be worked out by hand
+    (:meth:`check_no_collisions` makes sure no two words share a coordinate).
+    Deterministic across processes (crc32, not Python's salted ``hash``).
+    """
+
+    def __init__(self, max_seq_length: int = 256, dim: int = 4096):
+        super().__init__(max_seq_length)
+        self.dim = dim
+
+    def _index(self, token: str) -> int:
+        import zlib
+
+        return zlib.crc32(token.encode("utf-8")) % self.dim
+
+    def check_no_collisions(self, texts: Sequence[str]) -> None:
+        from ragdiag.retrieval import tokenize
+
+        vocab = {t for text in texts for t in tokenize(text)}
+        slots = {self._index(t) for t in vocab}
+        assert len(slots) == len(vocab), "FakeEncoder hash collision: change dim"
+
+    def encode(self, texts: Sequence[str], *, progress=None) -> np.ndarray:
+        from ragdiag.retrieval import tokenize
+
+        texts = list(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, (text, end) in enumerate(zip(texts, self.window_ends(texts))):
+            for tok in tokenize(text[:end]):
+                out[i, self._index(tok)] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        out /= np.where(norms > 0, norms, 1.0)
+        if progress is not None:
+            progress(len(texts), len(texts))
+        return out
+
+    @property
+    def stamp(self):
+        from ragdiag.encoder import EncoderStamp
+
+        return EncoderStamp(model="FAKE-bag-of-words", weights_sha256="0" * 64, dim=self.dim,
+                            max_seq_length=self.max_seq_length, pooling="none", normalize=True, precision="fp32")
+
+
+# Two documents; strategy C cuts them into 8 chunks (positions in comments).
+#  0 "# Animal Notes"                       animal notes
+#  1 "## Zebras ... morning."               zebras x2, graze quietly near riverbanks every single morning
+#  2 "## Volcanoes ... eruption."           volcanoes volcanic ash covers northern plateaus after each eruption
+#  3 "## Long ... Glaciers carve deep valleys."   (tundra x38 first: P1, 294 chars)
+#  4 "Rivers later fill those valleys. delta..."  (P2 cannot be packed with P1: together > 512 chars)
+#  5 "## Antarctica krill x40 Penguins huddle ..." (50 words: past a 40-token window, the needle is unread)
+#  6 "# Plant Notes"                        plant notes
+#  7 "## Ferns ... fronds."                 ferns x2, reproduce through spores released beneath fronds
+TINY_DOCS = {
+    "animals": (
+        "# Animal Notes\n\n"
+        "## Zebras\n\n"
+        "Zebras graze quietly near riverbanks every single morning.\n\n"
+        "## Volcanoes\n\n"
+        "Volcanic ash covers northern plateaus after each eruption.\n\n"
+        "## Long\n\n"
+        + "tundra " * 38 + "Glaciers carve deep valleys.\n\n"
+        "Rivers later fill those valleys. " + "delta " * 43 + "delta.\n\n"
+        "## Antarctica\n\n"
+        + "krill " * 40 + "Penguins huddle together to survive antarctic winter storms.\n"
+    ),
+    "plants": (
+        "# Plant Notes\n\n"
+        "## Ferns\n\n"
+        "Ferns reproduce through spores released beneath fronds.\n"
+    ),
+}
+
+TINY_TRUTH = {
+    "questions": [
+        {"id": "q1", "needle": "Zebras graze quietly near riverbanks every single morning.",
+         "queries": {"course": "Where do zebras graze?", "ticket": "volcanic ferns"}},
+        {"id": "q2", "needle": "Volcanic ash covers northern plateaus after each eruption.",
+         "queries": {"course": "volcanic ash eruption", "ticket": "what covers plateaus after eruption"}},
+        {"id": "q3", "needle": "Glaciers carve deep valleys.\n\nRivers later fill those valleys.",
+         "queries": {"course": "Do glaciers carve valleys?", "ticket": "why are valleys deep"}},
+        {"id": "q4", "needle": "Penguins huddle together to survive antarctic winter storms.",
+         "queries": {"course": "penguins huddle in storms", "ticket": "krill"}},
+    ],
+    "ood": [
+        {"id": "o1", "kind": "near", "query": "what do zebras drink"},
+        {"id": "o2", "kind": "far", "query": "quantum chromodynamics"},
+    ],
+}
+
+
+@pytest.fixture(scope="session")
+def tiny_corpus() -> Corpus:
+    """Two hand-made documents (see ``TINY_DOCS``)."""
+    from ragdiag.corpus import make_document
+
+    docs = tuple(make_document(doc_id, text, path=f"{doc_id}.md") for doc_id, text in TINY_DOCS.items())
+    return Corpus(root="tiny", documents=docs, name="tiny")
+
+
+@pytest.fixture(scope="session")
+def tiny_truth(tiny_corpus) -> GroundTruth:
+    """Four questions (hit, ranked-low, destroyed, truncated cases) and two ood queries."""
+    from ragdiag.truth import parse_truth
+
+    return parse_truth(TINY_TRUTH, tiny_corpus, source="tiny.truth.json")
+
+
+@pytest.fixture(scope="session")
+def fake_encoder() -> FakeEncoder:
+    """A FAKE bag-of-words encoder with a 40-token window (38 words), collision-free on the tiny corpus."""
+    enc = FakeEncoder(max_seq_length=40)
+    texts = list(TINY_DOCS.values()) + [t for q in TINY_TRUTH["questions"] for t in q["queries"].values()]
+    enc.check_no_collisions(texts + [o["query"] for o in TINY_TRUTH["ood"]])
+    return enc
+
+
+@pytest.fixture(scope="session")
+def tiny_eval(tiny_corpus, tiny_truth, fake_encoder):
+    """The tiny corpus evaluated with the FAKE encoder: strategy C, dense/bm25/hybrid, diagnosis at k = 2."""
+    from ragdiag.evaluate import evaluate
+
+    return evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C",
+                    retrievers="dense,bm25,hybrid", diagnosis_k=2)
+
+
+@pytest.fixture(scope="session")
+def bundled_eval_c(corpus, truth, encoder):
+    """The bundled corpus, strategy C, dense/bm25/hybrid, with the REAL encoder: computed once per session.
+
+    Embedding 918 chunks takes 30-120 s on a small CPU; every test that needs
+    real rankings on the bundled corpus reuses this one evaluation.
+    """
+    from ragdiag.evaluate import evaluate
+
+    return evaluate(corpus, truth, encoder=encoder, strategies="C", retrievers="dense,bm25,hybrid")

@@ -50,14 +50,14 @@ def distance_histogram(df: pd.DataFrame, *, cut: float | None = None, step: floa
         .mark_bar(opacity=0.45, binSpacing=0)
         .encode(
             x=alt.X("distance:Q", bin=alt.Bin(step=step, extent=[0, 1]), title="cosine distance"),
-            y=alt.Y("count():Q", stack=None, title="queries"),
+            y=alt.Y("count():Q", stack=None, title="queries", axis=alt.Axis(tickMinStep=1, format="d")),
             color=alt.Color("series:N", scale=alt.Scale(domain=list(SERIES_COLORS), range=list(SERIES_COLORS.values())),
                             legend=alt.Legend(orient="bottom", title=None)),
             tooltip=["series:N", alt.Tooltip("count():Q", title="queries")],
         )
     )
     chart = bars if cut is None else bars + _cut_rule(cut)
-    return chart.properties(height=260, title="Distances: in-domain to their answer, in-domain top-1, ood top-1")
+    return chart.properties(height=260, title="Cosine distances of the three populations")
 
 
 def tradeoff_chart(df: pd.DataFrame, *, cut: float | None = None) -> alt.Chart:
@@ -67,7 +67,7 @@ def tradeoff_chart(df: pd.DataFrame, *, cut: float | None = None) -> alt.Chart:
         .mark_line(interpolate="step-after")
         .encode(
             x=alt.X("cut:Q", title="cut (cosine distance)", scale=alt.Scale(domain=[0, 1])),
-            y=alt.Y("queries:Q", title="queries"),
+            y=alt.Y("queries:Q", title="queries", axis=alt.Axis(tickMinStep=1, format="d")),
             color=alt.Color("outcome:N", scale=alt.Scale(domain=list(OUTCOME_COLORS), range=list(OUTCOME_COLORS.values())),
                             legend=alt.Legend(orient="bottom", title=None)),
             tooltip=[alt.Tooltip("cut:Q", format=".3f"), "outcome:N", "queries:Q"],

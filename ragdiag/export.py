@@ -1,0 +1,119 @@
+"""Standard exports of an :class:`~ragdiag.evaluate.Evaluation`: TREC run and qrels files.
+
+With these, any TREC tool (``trec_eval``, pytrec_eval, ranx, ir_measures) can
+recompute recall and MRR from ragdiag's rankings, so the numbers are not ours
+alone. The tests use pytrec_eval as the oracle for :mod:`ragdiag.metrics`.
+
+Relevance is chunk-level: a chunk is relevant to a query when it holds the
+query's needle whole (the study's rule). Two differences from ragdiag's own
+counting are inherent in the format and must be kept in mind:
+
+* A query whose needle was **destroyed** by the chunking has no relevant chunk,
+  so it has no qrels line, and TREC tools *skip* it (they evaluate only
+  queries with judgements). ragdiag counts it as a miss, because the user's
+  question still went unanswered. Averages over the exported files are
+  therefore over the non-destroyed queries only.
+* Out-of-domain queries have no needle and are not exported at all.
+
+Identifiers are single whitespace-free fields in TREC files; a chunk or query
+id holding whitespace (a document file name with a space) is percent-encoded,
+``%`` included, so the mapping stays reversible with ``urllib.parse.unquote``.
+"""
+
+from __future__ import annotations
+
+import string
+from pathlib import Path
+from urllib.parse import quote
+
+from .evaluate import TOP, Config, Evaluation
+
+__all__ = ["trec_run", "trec_qrels", "write_trec", "trec_id"]
+
+# Every printable ASCII character except '%' stays as is; whitespace, '%' and non-ASCII are encoded.
+_SAFE = "".join(c for c in string.punctuation if c != "%")
+
+
+def trec_id(text: str) -> str:
+    """A whitespace-free TREC field for an id (percent-encoding only when needed).
+
+    >>> trec_id("C:svm:0003"), trec_id("C:my notes:0001")
+    ('C:svm:0003', 'C:my%20notes:0001')
+    """
+    return quote(text, safe=_SAFE)
+
+
+def trec_run(ev: Evaluation, config: Config | str, *, depth: int = 20, run_name: str | None = None) -> str:
+    """TREC run lines ``qid Q0 docno rank score run_name`` for the in-domain queries of ``config``.
+
+    ``docno`` is the chunk id, ``rank`` is 1-based, and the list is cut at
+    ``depth`` (MRR@20 needs a run truncated at 20); an index of fewer chunks
+    gives shorter lists.
+
+    Notes
+    -----
+    The score written is ``1 / rank``, not the retriever's own score. TREC tools
+    ignore the rank column and re-sort each query by score (ties broken by
+    docno, in reverse lexical order), so the exported score must reproduce
+    ragdiag's order exactly. The retriever's scores cannot promise that: RRF
+    scores tie often (ragdiag breaks those ties by best single rank, then
+    chunk position), dense scores can tie, and a reranker's tail scores are
+    NaN. ``1 / rank`` is strictly decreasing in rank, positive, and exact in
+    the ``%.12g`` form written here for any depth below 10^11.
+    """
+    res = ev.result(config)
+    cfg = res.config
+    width = res.top_order.shape[1]
+    if depth < 1:
+        raise ValueError(f"depth must be >= 1, got {depth}")
+    if depth > width and width == TOP:
+        raise ValueError(f"depth must be at most {TOP}: the evaluation keeps only each query's top {TOP}")
+    name = trec_id(run_name or f"ragdiag-{cfg.strategy}-{cfg.retriever}")
+    chunks = ev.indexes[cfg.strategy].chunks
+    lines = []
+    for i, q in enumerate(ev.queries):
+        if not q.in_domain:
+            continue
+        qid = trec_id(q.id)
+        for rank, pos in enumerate(res.top_order[i, :depth], 1):
+            lines.append(f"{qid} Q0 {trec_id(chunks[int(pos)].id)} {rank} {1.0 / rank:.12g} {name}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def trec_qrels(ev: Evaluation, strategy: str) -> str:
+    """TREC qrels ``qid 0 docno 1``: every chunk of ``strategy`` holding the needle of each in-domain query.
+
+    A query whose needle is destroyed (no chunk holds it whole) gets no line:
+    TREC tools then skip it, while ragdiag counts it as a miss (see the module notes).
+    """
+    key = strategy.upper()
+    if key not in ev.indexes:
+        raise ValueError(f"strategy {strategy!r} was not evaluated; evaluated: {', '.join(ev.indexes)}")
+    index = ev.indexes[key]
+    lines = []
+    for q in ev.queries:
+        if not q.in_domain:
+            continue
+        qid = trec_id(q.id)
+        for pos in index.holders[q.question_id]:
+            lines.append(f"{qid} 0 {trec_id(index.chunks[int(pos)].id)} 1")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def write_trec(ev: Evaluation, out_dir: str | Path, *, depth: int = 20) -> list[str]:
+    """Write ``<strategy>_<retriever>.run`` per configuration and ``<strategy>.qrels`` per strategy.
+
+    Returns the paths written (runs first, in evaluation order, then qrels).
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for cfg in ev.results:
+        path = out / f"{cfg.strategy}_{cfg.retriever}.run"
+        path.write_text(trec_run(ev, cfg, depth=depth), encoding="utf-8")
+        paths.append(str(path))
+    for name in ev.indexes:
+        path = out / f"{name}.qrels"
+        path.write_text(trec_qrels(ev, name), encoding="utf-8")
+        paths.append(str(path))
+    return paths

@@ -1,0 +1,336 @@
+"""The dashboard, headless: every page renders, widgets change what is shown, numbers equal the library's.
+
+Uses ``streamlit.testing.v1.AppTest`` on a tiny corpus written to a temporary
+folder (3 Markdown documents, 4 questions, 2 out-of-domain queries), strategies
+A and E, retrievers dense, bm25, hybrid, and the real encoder (loaded once per
+process by the app's cached loader).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+
+TEA_INTRO = (
+    "Tea is the dried leaf of Camellia sinensis, and how it tastes depends on how it was processed. "
+    "White and green teas are barely oxidised, oolongs sit in the middle, and black teas are fully oxidised. "
+    "Water quality matters as much as the leaf: soft, fresh water gives the clearest cup. "
+    "Loose leaves need room to unfold, so use a pot or a wide basket rather than a small ball. "
+    "A warmed pot keeps the water temperature steady while the leaves steep. "
+)
+TEA_NEEDLE = "Green tea should be brewed with water at about 80 degrees Celsius for two to three minutes."
+TEA_REST = (
+    " Boiling water scalds the leaves and makes the cup bitter and astringent.\n\n"
+    "## Storage\n\n"
+    "Keep tea in an opaque, airtight tin away from spices, because the leaves absorb smells. "
+    "Most green teas lose their fresh aroma within a year of harvest.\n\n"
+    "## Black tea\n\n"
+    "Black tea tolerates boiling water and steeps for four to five minutes. Milk softens its tannins.\n"
+)
+BIKE = (
+    "# Bicycle care\n\n"
+    "A clean bicycle lasts longer and shifts more precisely. Wash the frame with mild soap, never a jet.\n\n"
+    "## Chain\n\n"
+    "The chain wears faster than any other part and stretches as its pins wear. "
+    "Chain lubricant should be applied to the inner links and the excess wiped off after a minute. "
+    "Measure chain stretch every thousand kilometres with a chain checker.\n\n"
+    "## Tyres\n\n"
+    "Road tyres run at six to eight bar; check the pressure weekly because air seeps through the tube.\n\n"
+    "## Web page sample\n\n"
+    "A shop page once embedded this raw snippet: <script>alert(1)</script> and nothing else ran.\n"
+)
+BREAD = (
+    "# Sourdough\n\n"
+    "Sourdough bread rises with wild yeast and lactic acid bacteria instead of baker's yeast.\n\n"
+    "## Starter\n\n"
+    "Feed the starter equal weights of flour and water once a day. "
+    "A sourdough starter is ready to use when it doubles in volume within six hours of feeding. "
+    "If it smells of acetone it is hungry and needs more frequent feeds.\n\n"
+    "## Baking\n\n"
+    "Bake the loaf in a preheated cast iron pot with the lid on for the first twenty minutes, "
+    "then remove the lid so the crust can brown.\n"
+)
+TRUTH = {
+    "questions": [
+        {"id": "q1", "needle": TEA_NEEDLE,
+         "queries": {"course": "At what temperature and for how long should green tea be brewed?",
+                     "ticket": "my green tea always tastes bitter, what water temp do I use??"}},
+        {"id": "q2", "needle": "Chain lubricant should be applied to the inner links and the excess wiped off after a minute.",
+         "queries": {"course": "How should chain lubricant be applied?",
+                     "ticket": "bike chain squeaks, how do I oil it properly"}},
+        {"id": "q3", "needle": "A sourdough starter is ready to use when it doubles in volume within six hours of feeding.",
+         "queries": {"course": "When is a sourdough starter ready to use?",
+                     "ticket": "how do i know my starter is ready for baking bread"}},
+        {"id": "q4", "needle": "Road tyres run at six to eight bar; check the pressure weekly because air seeps through the tube.",
+         "queries": {"course": "What pressure do road tyres need?",
+                     "ticket": "what psi/bar should my road bike tires be at"}},
+    ],
+    "ood": [
+        {"id": "o1", "kind": "far", "query": "How do I renew my passport before travelling abroad?"},
+        {"id": "o2", "kind": "near", "query": "What grind size should I use for espresso coffee?"},
+    ],
+}
+
+
+def write_tiny_corpus(base: Path) -> tuple[Path, Path]:
+    """Write the tiny corpus and its ground truth under ``base``; return (folder, truth file)."""
+    root = base / "tiny"
+    root.mkdir(parents=True, exist_ok=True)
+    head = "# Tea\n\n## Brewing\n\n"
+    tea = head + TEA_INTRO + TEA_NEEDLE + TEA_REST
+    start = tea.index(TEA_NEEDLE)
+    assert start < 512 < start + len(TEA_NEEDLE), "the tea needle must straddle the first 512-character cut"
+    (root / "tea.md").write_text(tea, encoding="utf-8")
+    (root / "bike.md").write_text(BIKE, encoding="utf-8")
+    (root / "bread.md").write_text(BREAD, encoding="utf-8")
+    truth = base / "tiny.truth.json"
+    truth.write_text(json.dumps(TRUTH, indent=2), encoding="utf-8")
+    return root, truth
+
+
+ENV = {"RAGDIAG_STRATEGIES": "A,E", "RAGDIAG_RETRIEVERS": "dense,bm25,hybrid"}
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """Tiny corpus, truth and cache folder; the app's environment points at them for this module."""
+    base = tmp_path_factory.mktemp("app")
+    root, truth = write_tiny_corpus(base)
+    env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache")}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    yield {"root": root, "truth": truth, "cache": base / "cache"}
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+@pytest.fixture(scope="module")
+def library(tiny):
+    """The library's own evaluation of the same inputs (oracle for the numbers the pages show)."""
+    from ragdiag.corpus import load_corpus
+    from ragdiag.evaluate import evaluate
+    from ragdiag.store import Store
+    from ragdiag.truth import load_truth
+    from ui.state import _encoder
+
+    corpus = load_corpus(tiny["root"])
+    truth = load_truth(tiny["truth"], corpus)
+    with Store(tiny["cache"]) as store:
+        return evaluate(corpus, truth, encoder=_encoder(), strategies="A,E", retrievers="dense,bm25,hybrid",
+                        store=store)
+
+
+def app(page: str | None = None, **params):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    if page:  # open the entry point, then the page with its URL parameters (as a link would)
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        at.switch_page(page)
+    at.query_params.clear()
+    at.query_params.update(params)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def frame_with(at, column: str):
+    """The first dataframe shown that has ``column``."""
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def texts(at) -> str:
+    """All text a page shows in markdown, captions, html, code, text, metrics and alerts."""
+    parts = [e.value for e in at.markdown] + [e.value for e in at.caption] + [e.value for e in at.text]
+    parts += [e.proto.body for e in at.html] + [e.value for e in at.code]
+    parts += [f"{m.label} {m.value}" for m in at.metric]
+    parts += [e.value for kind in ("error", "warning", "info", "success") for e in getattr(at, kind)]
+    parts += [e.value for e in at.title] + [e.value for e in at.subheader]
+    return "\n".join(str(p) for p in parts)
+
+
+pytestmark = pytest.mark.model
+
+
+def test_overview_table_equals_library(tiny, library):
+    from ragdiag.evaluate import summary_rows
+
+    at = app()
+    assert [t.value for t in at.title] == ["Overview"]
+    table = at.dataframe[0].value
+    expected = {r["config"]: r for r in summary_rows(library)}
+    assert set(table["config"]) == set(expected)
+    row = table.set_index("config").loc["E/hybrid"]
+    assert row["R@20"] == str(expected["E/hybrid"]["R@20"])
+    assert row["MRR"] == pytest.approx(expected["E/hybrid"]["MRR"])
+    assert table.set_index("config").loc["A/dense", "destroyed"] == 1  # the tea needle straddles 512
+    assert table.set_index("config").loc["E/dense", "destroyed"] == 0
+    shown = texts(at)
+    assert "documents 3" in shown and "questions 4" in shown and "out-of-domain 2" in shown
+    assert at.multiselect(key="strategies").value == ["A", "E"]
+
+
+def test_overview_widgets_filter_and_phrasing(tiny, library):
+    from ragdiag.evaluate import summary_rows
+
+    at = app()
+    at.multiselect(key="strategies").set_value(["E"]).run()
+    table = at.dataframe[0].value
+    assert set(table["config"]) == {"E/dense", "E/bm25", "E/hybrid"}
+    at.segmented_control(key="phrasing").set_value("ticket").run()
+    table = at.dataframe[0].value.set_index("config")
+    ticket = {r["config"]: r for r in summary_rows(library, phrasing="ticket")}
+    assert (table["queries"] == 4).all()
+    assert table.loc["E/dense", "R@1"] == str(ticket["E/dense"]["R@1"])
+
+
+def test_overview_from_url(tiny):
+    at = app(strategies=["A"], retrievers=["bm25"], phrasing="course")
+    table = at.dataframe[0].value
+    assert list(table["config"]) == ["A/bm25"]
+    assert table["queries"].tolist() == [4]
+
+
+def test_compare_counts_and_verdict(tiny, library):
+    from ragdiag.results import compare, pairwise
+
+    at = app("app_pages/compare.py", a="E/dense", b="A/dense", k="1")
+    comp = compare(library, "E/dense", "A/dense", k=1)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["wins of E/dense"] == str(comp.test.wins)
+    assert metrics["losses of E/dense"] == str(comp.test.losses)
+    assert metrics["ties"] == str(comp.test.ties)
+    shown = texts(at)
+    assert comp.verdict in shown
+    assert "indistinguishable" in shown  # 8 queries: no difference can be significant
+    links = [e for e in at.get("page_link")]
+    assert len(links) == len(comp.wins) + len(comp.losses)
+    pairs = pairwise(library, k=1)
+    assert f"{len(pairs)} pairs at R@1" in shown
+    at.selectbox(key="k").set_value(20).run()
+    assert str(compare(library, "E/dense", "A/dense", k=20).test.wins) == {m.label: m.value for m in at.metric}[
+        "wins of E/dense"]
+
+
+def test_chunking_page_and_document_viewer(tiny, library):
+    from ragdiag.results import chunking_rows
+
+    at = app("app_pages/chunking.py")
+    table = at.dataframe[0].value
+    assert table.to_dict("records") == [
+        {k: (pytest.approx(v) if isinstance(v, float) else v) for k, v in r.items()} for r in chunking_rows(library)
+    ]
+    # the document with a destroyed needle is chosen first; A shows the cut inside it
+    assert at.selectbox(key="doc").value == "tea"
+    at.selectbox(key="strategy").set_value("A").run()
+    body = at.html[-1].proto.body
+    assert "✂" in body and "destroyed needle q1" in body
+    assert any("destroys the needle of q1" in e.value for e in at.error)
+    at.selectbox(key="strategy").set_value("E").run()
+    assert "✂" not in at.html[-1].proto.body and not at.error
+
+
+def test_untrusted_text_is_escaped(tiny):
+    at = app("app_pages/chunking.py", doc="bike")
+    body = at.html[-1].proto.body
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body
+    assert "<script>" not in body
+    at = app("app_pages/documents.py", doc="bike")
+    body = at.html[-1].proto.body
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body and "<script>" not in body
+
+
+def test_threshold_row_equals_sweep_and_slider_moves_it(tiny, library):
+    from ragdiag.results import sweep_table
+    from ragdiag.threshold import bluffs_at
+
+    at = app("app_pages/threshold.py", config="E/hybrid", cut="0.5")
+    row = at.table[0].value.iloc[0].to_dict()
+    expected = sweep_table(library, "E/hybrid", keep=4).row(0.5)
+    assert {k: row[k] for k in expected} == pytest.approx(expected)
+    at.slider(key="cut").set_value(0.9).run()
+    assert not at.exception
+    row = at.table[0].value.iloc[0].to_dict()
+    expected_hi = sweep_table(library, "E/hybrid", keep=4).row(0.9)
+    assert {k: row[k] for k in expected_hi} == pytest.approx(expected_hi)
+    assert expected_hi != expected
+    n_bluffs = len(bluffs_at(library.result("E/hybrid"), library.queries, cut=0.9, keep=4))
+    assert f"Bluffs at 0.900: {n_bluffs} of 2" in texts(at)
+    at.slider(key="keep").set_value(1).run()
+    row = at.table[0].value.iloc[0].to_dict()
+    expected_k1 = sweep_table(library, "E/hybrid", keep=1).row(0.9)
+    assert {k: row[k] for k in expected_k1} == pytest.approx(expected_k1)
+
+
+def test_inspector_query_from_url_and_citations(tiny, library):
+    from ragdiag.views import per_config_frame
+
+    at = app("app_pages/inspector.py", q="q2:course", config="E/hybrid", cut="1")
+    shown = texts(at)
+    assert "How should chain lubricant be applied?" in shown
+    assert "#char=" in shown and "bike" in shown
+    frame = frame_with(at, "at the cut")
+    expected = per_config_frame(library, library.query_index("q2:course"), cut=1.0, keep=4)
+    assert frame["config"].tolist() == expected["config"].tolist()
+    assert frame["diagnosis"].tolist() == expected["diagnosis"].tolist()
+    assert [int(x) if x == x and x is not None else None for x in frame["rank"]] == [
+        None if v is None or v != v else int(v) for v in expected["rank"].astype(object)]
+    # the needle is highlighted (escaped text inside our own <mark>)
+    assert any("<mark" in h.proto.body and "Chain lubricant" in h.proto.body for h in at.html)
+    # cut 1: everything passes, so there is a prompt with numbered sources
+    assert any("[1]" in c.value and "Question: How should chain lubricant be applied?" in c.value for c in at.code)
+
+
+def test_inspector_no_answer_and_switching_queries(tiny):
+    at = app("app_pages/inspector.py", q="o1", config="E/dense", cut="0.05")
+    assert any(e.value == "NO ANSWER" for e in at.error)
+    assert "NO ANSWER: no source within cosine distance 0.05" in texts(at)
+    at.selectbox(key="q").set_value("q3:ticket").run()
+    assert "how do i know my starter is ready for baking bread" in texts(at)
+
+
+def test_inspector_search_and_failures(tiny, library):
+    from ragdiag.views import query_frame
+
+    at = app("app_pages/inspector.py", config="A/dense")
+    at.text_input(key="search").set_value("starter").run()
+    assert at.selectbox(key="q").options == ["q3:course", "q3:ticket"]
+    at.text_input(key="search").set_value("").run()
+    at.checkbox(key="failures").check().run()
+    expected = query_frame(library, "A/dense", cut=0.6, keep=4)
+    failing = expected[expected["failure"]]["query_id"].tolist()
+    # A destroys q1: it is a failure at any cut, so the list is never empty here
+    assert "q1:course" in failing
+    assert at.selectbox(key="q").options == failing
+
+
+def test_documents_page(tiny):
+    at = app("app_pages/documents.py")
+    assert at.selectbox(key="doc").options[:1]
+    assert not at.exception
+
+
+def test_bad_paths_show_errors_not_tracebacks(tiny, tmp_path):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.text_input(key="corpus_path").set_value(str(tmp_path / "missing")).run()
+    assert not at.exception
+    assert any("does not exist" in e.value for e in at.error)
+    bad = tmp_path / "bad.truth.json"
+    bad.write_text(json.dumps({"questions": [{"id": "x", "needle": "too short", "queries": {"course": "?"}}]}))
+    at.text_input(key="corpus_path").set_value(str(tiny["root"]))
+    at.text_input(key="truth_path").set_value(str(bad)).run()
+    assert not at.exception
+    assert any("problem" in e.value for e in at.error)
+    assert any("needle is 9 characters" in c.value for c in at.code)

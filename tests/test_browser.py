@@ -1,0 +1,212 @@
+"""What a person sees: the real app in headless Chromium (Playwright), on the tiny corpus.
+
+Starts ``streamlit run app.py`` on a free port of 127.0.0.1 with the tiny
+corpus of ``test_app.py`` and an empty cache folder, and drives Debian's
+``/usr/bin/chromium`` (installed by ``scripts/browser-deps.sh``; Playwright's
+own browsers are not used). Screenshots go to ``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+COLD_TIMEOUT_MS = 180_000  # first page: loads the model and builds the indexes
+TIMEOUT_MS = 60_000
+
+pytestmark = [pytest.mark.browser, pytest.mark.model]
+
+if not Path(CHROMIUM).exists():
+    pytest.skip(f"{CHROMIUM} is missing (scripts/browser-deps.sh installs Debian's chromium)", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -r requirements-dev.txt)")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(env_extra: dict[str, str], log_path: Path) -> tuple[subprocess.Popen, str]:
+    """``streamlit run app.py`` on a free local port; returns (process, base url) once it is healthy."""
+    port = free_port()
+    env = {**os.environ, **env_extra, "PYTHONUNBUFFERED": "1"}
+    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
+           "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
+           "--server.fileWatcherType", "none"]
+    log = open(log_path, "wb")  # noqa: SIM115 - closed by stop_server
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    proc._log = log  # type: ignore[attr-defined]
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            stop_server(proc)
+            raise RuntimeError(f"streamlit exited with {proc.returncode}: {log_path.read_text(errors='replace')[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return proc, base
+        except OSError:
+            time.sleep(0.3)
+    stop_server(proc)
+    raise RuntimeError(f"streamlit did not become healthy within 60 s: {log_path.read_text(errors='replace')[-2000:]}")
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+    log = getattr(proc, "_log", None)
+    if log is not None:
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    from test_app import ENV, write_tiny_corpus
+
+    base = tmp_path_factory.mktemp("browser")
+    root, truth = write_tiny_corpus(base)
+    env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache")}
+    proc, url = start_server(env, base / "streamlit.log")
+    try:
+        yield url
+    finally:
+        stop_server(proc)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    pw = sync_api.sync_playwright().start()
+    try:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+    except Exception as exc:  # noqa: BLE001 - a browser that cannot start here is an environment problem
+        pw.stop()
+        pytest.skip(f"chromium could not start: {exc}")
+    try:
+        yield b
+    finally:
+        b.close()
+        pw.stop()
+
+
+@pytest.fixture
+def page(browser):
+    ARTIFACTS.mkdir(exist_ok=True)
+    # Tall viewport: Streamlit scrolls inside its main block, so a full-page shot is the viewport.
+    ctx = browser.new_context(viewport={"width": 1440, "height": 2200})
+    p = ctx.new_page()
+    p.set_default_timeout(TIMEOUT_MS)
+    dialogs: list[str] = []
+    p.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    p.dialogs = dialogs  # type: ignore[attr-defined]
+    try:
+        yield p
+    finally:
+        ctx.close()
+
+
+def wait_idle(page, timeout_ms: int = TIMEOUT_MS) -> None:
+    """Wait until the app has finished its run (the 'Running…' indicator is gone)."""
+    page.wait_for_timeout(300)
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached", timeout=timeout_ms)
+
+
+def main_text(page) -> str:
+    return page.locator('[data-testid="stMain"]').inner_text()
+
+
+def shot(page, name: str) -> None:
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def test_overview_shows_recall_table(server, page):
+    t0 = time.perf_counter()
+    page.goto(server)
+    page.get_by_role("heading", name="Overview").wait_for()
+    page.get_by_text("Recall", exact=True).wait_for(timeout=COLD_TIMEOUT_MS)
+    page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=COLD_TIMEOUT_MS)
+    cold = time.perf_counter() - t0
+    wait_idle(page)
+    print(f"\ntime to overview table (cold, tiny corpus): {cold:.1f} s")
+    text = main_text(page)
+    assert "documents" in text and "characters" in text and "questions" in text
+    assert re.search(r"documents\s+3\b", text)
+    assert "in-domain queries" in text
+    # the table's cells are in the grid's accessible DOM
+    grid = page.locator('[data-testid="stDataFrame"]').first
+    expect = sync_api.expect
+    expect(grid.get_by_text("E/hybrid", exact=True).first).to_be_attached()
+    page.locator('[data-testid="stVegaLiteChart"]').first.wait_for()
+    shot(page, "overview")
+    # warm: a reload is served from the cached evaluation
+    t0 = time.perf_counter()
+    page.reload()
+    page.locator('[data-testid="stDataFrame"]').first.wait_for()
+    print(f"time to overview table (warm reload): {time.perf_counter() - t0:.1f} s")
+
+
+def _gate_row(page) -> str:
+    return page.locator('[data-testid="stTable"]').first.inner_text()
+
+
+def test_threshold_slider_with_keyboard(server, page):
+    page.goto(f"{server}/threshold?config=E%2Fhybrid&cut=0.5")
+    page.get_by_text("At cut 0.500", exact=False).wait_for(timeout=COLD_TIMEOUT_MS)
+    wait_idle(page)
+    before = _gate_row(page)
+    assert "answered" in before and "bluffs" in before and "0.5" in before
+    shot(page, "threshold-before")
+    thumb = page.get_by_role("slider", name=re.compile(r"^Cut")).first
+    assert thumb.input_value() == "0.5"
+    thumb.focus()
+    page.keyboard.press("ArrowRight")
+    page.get_by_text("At cut 0.505", exact=False).wait_for()
+    wait_idle(page)
+    after = _gate_row(page)
+    assert after != before and "0.505" in after
+    assert "cut=0.505" in page.url
+    page.keyboard.press("End")
+    page.get_by_text("At cut 1.000", exact=False).wait_for()
+    wait_idle(page)
+    assert "Bluffs at 1.000: 2 of 2" in main_text(page)
+    shot(page, "threshold-after")
+
+
+def test_inspector_and_escaped_text(server, page):
+    page.goto(f"{server}/inspector?q=q2%3Acourse&config=E%2Fhybrid&cut=1")
+    page.get_by_text("How should chain lubricant be applied?").first.wait_for(timeout=COLD_TIMEOUT_MS)
+    wait_idle(page)
+    text = main_text(page)
+    assert "Needle" in text and "#char=" in text
+    assert "Citation preview" in text
+    assert "Question: How should chain lubricant be applied?" in text
+    marks = page.locator("mark")
+    assert marks.count() >= 1 and "Chain lubricant" in marks.first.inner_text()
+    shot(page, "inspector")
+
+    page.goto(f"{server}/chunking?doc=bike")
+    page.get_by_text("Document viewer").wait_for(timeout=COLD_TIMEOUT_MS)
+    wait_idle(page)
+    assert "<script>alert(1)</script>" in main_text(page)
+    assert page.dialogs == []  # type: ignore[attr-defined]
+    shot(page, "chunking")
