@@ -6,7 +6,7 @@ import streamlit as st
 from ragdiag.results import chunking_rows
 from ragdiag.views import chunk_sizes, destroyed_frame, size_summary, truncated_chunks
 from ui.charts import chunk_size_chart
-from ui.html import chunk_map_html
+from ui.html import chunk_map_html, md_text
 from ui.state import evaluation
 
 st.title("Chunking")
@@ -57,10 +57,10 @@ chunks = [c for c in index.chunks if c.doc_id == doc_id]
 destroyed_here = {d.question_id: d for d in index.report.destroyed if d.doc_id == doc_id}
 needles = [(q.id, q.start, q.end, q.id in destroyed_here) for q in ev.truth.questions if q.doc_id == doc_id]
 cuts = [c for d in destroyed_here.values() for c in d.cuts]
-st.caption(f"{strategy} ({index.strategy.description}): {len(chunks)} chunks in {doc_id}, "
+st.caption(f"{strategy} ({index.strategy.description}): {len(chunks)} chunks in {md_text(doc_id)}, "
            f"{len(doc.text):,} characters. Shaded spans alternate per chunk (numbered at their start), "
            "purple is overlap, green a needle held whole, red a destroyed needle with ✂ where the cut falls.")
 for d in destroyed_here.values():
-    st.error(f"{strategy} destroys the needle of {d.question_id}: characters {d.start}-{d.end} cut at "
+    st.error(f"{strategy} destroys the needle of {md_text(d.question_id)}: characters {d.start}-{d.end} cut at "
              + ", ".join(str(c) for c in d.cuts))
 st.html(chunk_map_html(doc.text, chunks, needles=needles, cuts=cuts))

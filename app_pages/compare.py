@@ -7,6 +7,7 @@ from ragdiag.metrics import KS
 from ragdiag.results import compare, pairwise
 from ragdiag.views import pairwise_matrix
 from ui.charts import pairwise_heatmap
+from ui.html import md_text
 from ui.state import config_labels, default_config, evaluation
 
 st.title("Compare")
@@ -50,7 +51,7 @@ else:
             for qid in ids:
                 i = ev.query_index(qid)
                 ranks = f"rank {int(ra.needle_rank[i]) or '–'} vs {int(rb.needle_rank[i]) or '–'}"
-                st.page_link("app_pages/inspector.py", label=f"{qid} · {ranks} · {texts[qid][:90]}",
+                st.page_link("app_pages/inspector.py", label=md_text(f"{qid} · {ranks} · {texts[qid][:90]}"),
                              icon=":material/search:", query_params={"q": qid, "config": cfg})
 
 st.subheader("All pairs")

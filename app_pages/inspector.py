@@ -8,7 +8,7 @@ import streamlit as st
 from ragdiag.citations import Answer, CharLocator, cite
 from ragdiag.threshold import gate
 from ragdiag.views import per_config_frame, query_frame, top_hits
-from ui.html import quote_html
+from ui.html import md_text, quote_html
 from ui.state import config_select, cut_keep_sliders, evaluation
 
 st.title("Inspector")
@@ -52,7 +52,8 @@ if question is not None:
     doc = ev.corpus.document(question.doc_id)
     loc = CharLocator(question.start, question.end)
     st.table(pd.DataFrame([{"phrasing": p, "query": t} for p, t in question.queries]), hide_index=True)
-    st.markdown(f"**Needle** — {question.doc_id} › {question.section} · `{doc.path or doc.id}{loc.fragment}`")
+    st.markdown(f"**Needle** — {md_text(question.doc_id)} › {md_text(question.section)}")
+    st.code(f"{doc.path or doc.id}{loc.fragment}", language=None)
     st.html(quote_html(question.needle, base=question.start, needle=(question.start, question.end)))
 else:
     st.markdown(f"**Out-of-domain query** ({query.kind}): the corpus does not answer it; any source is a bluff.")
@@ -75,7 +76,7 @@ for _, h in hits.head(keep).iterrows():
     c = chunks[int(h["position"])]
     mark = " · holds the needle" if h["holds needle"] else ""
     passed = "passes the cut" if h["distance"] < cut else "over the cut"
-    st.markdown(f"**#{h['rank']}** {c.id} · {c.doc_id} › {c.section or '(preamble)'} · score {h['score']:.4f} · "
+    st.markdown(f"**#{h['rank']}** {md_text(c.id)} · {md_text(c.doc_id)} › {md_text(c.section or '(preamble)')} · score {h['score']:.4f} · "
                 f"distance {h['distance']:.3f} ({passed}){mark}")
     needle_span = (question.start, question.end) if question is not None and c.doc_id == question.doc_id else None
     st.html(quote_html(c.content, base=c.start, needle=needle_span))

@@ -6,6 +6,7 @@ import streamlit as st
 from ragdiag.evaluate import summary_rows
 from ragdiag.views import filter_configs, recall_long, recall_table
 from ui.charts import recall_chart
+from ui.html import md_text
 from ui.state import evaluation, load_inputs
 
 st.title("Overview")
@@ -14,7 +15,7 @@ corpus, truth = load_inputs()
 left, right = st.columns(2)
 with left:
     st.subheader("Corpus")
-    st.caption(f"{corpus.root} · sha256 {corpus.sha256[:12]}")
+    st.caption(f"{md_text(corpus.root)} · sha256 {corpus.sha256[:12]}")
     c1, c2, c3 = st.columns(3)
     c1.metric("documents", len(corpus.documents))
     c2.metric("characters", f"{corpus.n_chars:,}")
@@ -24,7 +25,7 @@ with left:
         st.table(pd.DataFrame([{"file": f.path, "reason": f.reason} for f in corpus.failures]), hide_index=True)
 with right:
     st.subheader("Ground truth")
-    st.caption(truth.source)
+    st.caption(md_text(truth.source))
     n_in = sum(1 for q in truth.queries if q.in_domain)
     c1, c2, c3 = st.columns(3)
     c1.metric("questions", len(truth.questions))
@@ -47,7 +48,7 @@ with st.expander("Model and index stamps"):
     ]), hide_index=True)
 
 for name, reason in ev.unavailable.items():
-    st.warning(f"Retriever **{name}** is unavailable: {reason}")
+    st.warning(f"Retriever **{md_text(name)}** is unavailable: {md_text(reason)}")
 
 st.subheader("Recall")
 strategies = list(ev.indexes)

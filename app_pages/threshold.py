@@ -5,7 +5,7 @@ import streamlit as st
 
 from ragdiag.threshold import bluffs_at
 from ui.charts import distance_histogram, tradeoff_chart
-from ui.html import quote_html
+from ui.html import md_text, quote_html
 from ui.state import config_select, cut_keep_sliders, distances_for, evaluation, sweep_for
 
 st.title("Threshold")
@@ -41,12 +41,12 @@ def gate_panel():
         pos, dist = b.kept[0]
         chunk = chunks[pos]
         with st.container(border=True):
-            st.markdown(f"**{b.query_id}** ({b.kind or 'ood'}) — closest source at distance **{dist:.3f}**, "
+            st.markdown(f"**{md_text(b.query_id)}** ({md_text(b.kind or 'ood')}) — closest source at distance **{dist:.3f}**, "
                         f"{len(b.kept)} kept")
             st.text(texts[b.query_id])
-            st.caption(f"nearest miss: {chunk.id} · {chunk.doc_id} › {chunk.section or '(preamble)'}")
+            st.caption(f"nearest miss: {md_text(chunk.id)} · {md_text(chunk.doc_id)} › {md_text(chunk.section or '(preamble)')}")
             st.html(quote_html(chunk.content, base=chunk.start, max_height=160))
-            st.page_link("app_pages/inspector.py", label=f"Inspect {b.query_id}", icon=":material/search:",
+            st.page_link("app_pages/inspector.py", label=f"Inspect {md_text(b.query_id)}", icon=":material/search:",
                          query_params={"q": b.query_id, "config": config, "cut": f"{cut:g}", "keep": str(keep)})
 
 

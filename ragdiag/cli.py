@@ -210,8 +210,7 @@ def cmd_index(args) -> int:
     corpus, truth = _load(args) if args.stale else (None, None)
     current = current_stamps(corpus, _encoder(args)) if args.stale else None
     res = store.clear(stale_only=args.stale, current=current)
-    print(f"removed {res.removed_indexes} index record(s) and {res.removed_vectors} vector(s); "
-          f"freed {res.freed_bytes / 1e6:.1f} MB")
+    print(res)
     return 0
 
 
@@ -228,6 +227,54 @@ def cmd_ingest(args) -> int:
     if corpus is None:
         print("error: nothing could be loaded from this folder", file=sys.stderr)
         return 1
+    return 0
+
+
+def cmd_eval_run(args) -> int:
+    from collections import Counter
+
+    from .evaluate import Config, Evaluation
+    from .external import RunError, attach_run, load_run
+    from .results import compare, format_rows, format_summary, sweep_table, write_outputs
+
+    against = None
+    if args.compare:
+        try:
+            against = Config.parse(args.compare)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    if against is not None:
+        ev = _evaluate(args, [against.strategy], [against.retriever])
+        if against.retriever in ev.unavailable:
+            raise UsageError(f"{against.label} cannot run: {ev.unavailable[against.retriever]}")
+    else:
+        corpus, truth = _load(args)
+        ev = Evaluation(corpus, truth, truth.queries, {}, {}, diagnosis_k=args.k)
+    try:
+        run = load_run(args.run, ev.truth, name=args.name, distances=args.distances)
+    except RunError as exc:
+        raise UsageError(str(exc)) from None
+    cfg = attach_run(ev, run)
+    if run.missing:
+        print(f"warning: {len(run.missing)} ground-truth queries are missing from the run and count as misses: "
+              f"{', '.join(run.missing[:10])}{' ...' if len(run.missing) > 10 else ''}", file=sys.stderr)
+    print(format_summary(ev))
+    res = ev.results[cfg]
+    counts = Counter(d for d in res.diagnosis if d != "ood")
+    print("\ndiagnoses of " + cfg.label + ": " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    if against is not None:
+        c = compare(ev, cfg, against, k=args.k)
+        t = c.test
+        print(f"\n{cfg.label} vs {against.label} at R@{args.k}: wins {t.wins}, losses {t.losses}, ties {t.ties}, "
+              f"p = {t.p:.4g}")
+        print(c.verdict)
+    if run.distances:
+        print(f"\nthreshold sweep of {cfg.label} (keep {args.keep})")
+        print(format_rows(sweep_table(ev, cfg, keep=args.keep,
+                                      cuts=[round(x, 3) for x in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)]).rows()))
+    if args.out:
+        for path in write_outputs(ev, args.out):
+            print(f"wrote {path}")
     return 0
 
 
@@ -279,6 +326,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strip-furniture", action="store_true",
                    help="remove repeated page headers/footers (PDF) before chunking")
     p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("eval-run", help="evaluate another system's results (JSON Lines) against the ground truth")
+    common(p)
+    p.add_argument("run", metavar="RUN.jsonl")
+    p.add_argument("--name", help="name of the run in tables (default: file name)")
+    p.add_argument("--distances", action="store_true",
+                   help="hit scores are cosine distances (lower = closer): enables the threshold sweep")
+    p.add_argument("--compare", metavar="CONFIG", help="also evaluate a ragdiag configuration (e.g. E/hybrid) "
+                                                        "and run the paired sign test against it")
+    p.add_argument("--keep", type=int, default=4)
+    p.add_argument("--out", help="write summary.json and per_query.csv to this folder")
+    p.set_defaults(func=cmd_eval_run)
 
     p = sub.add_parser("index", help="list or clear stored indexes")
     common(p)

@@ -64,13 +64,20 @@ class Config:
     def label(self) -> str:
         return f"{self.strategy}/{self.retriever}"
 
+    @property
+    def external(self) -> bool:
+        """An external run (``ext/NAME``), evaluated from another system's results."""
+        return self.strategy == "ext"
+
     def __str__(self) -> str:
         return self.label
 
     @classmethod
     def parse(cls, text: str) -> "Config":
-        """``"E/dense"`` -> Config("E", "dense")."""
+        """``"E/dense"`` -> Config("E", "dense"); ``"ext/NAME"`` names an external run."""
         strategy, sep, retriever = text.partition("/")
+        if sep and strategy == "ext" and retriever:
+            return cls("ext", retriever)
         if not sep or strategy.upper() not in STRATEGIES or retriever not in RETRIEVERS:
             raise ValueError(
                 f"bad configuration {text!r}: write STRATEGY/RETRIEVER, strategy one of "
@@ -136,6 +143,7 @@ class Evaluation:
     encoder_stamp: dict = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     diagnosis_k: int = TOP
+    external: dict = field(default_factory=dict)  # run name -> ExternalRun (see ragdiag.external)
 
     @property
     def in_domain(self) -> np.ndarray:
@@ -154,6 +162,12 @@ class Evaluation:
             known = ", ".join(c.label for c in self.results)
             raise KeyError(f"{cfg.label} was not evaluated" + (f" ({reason})" if reason else f"; evaluated: {known}"))
         return self.results[cfg]
+
+    def hit_label(self, config: Config, position: int) -> str:
+        """A readable id for a ranked item: the chunk id, or ``hit N`` of an external run."""
+        if config.external:
+            return f"{config.retriever} hit {position + 1}" if position >= 0 else ""
+        return self.indexes[config.strategy].chunks[position].id
 
     def query_index(self, query_id: str) -> int:
         for i, q in enumerate(self.queries):
@@ -276,7 +290,7 @@ def evaluate(
             unavailable["rerank-ce"] = exc.reason
     if "rerank-maxsim" in names:
         scorers["rerank-maxsim"] = MaxSimScorer(encoder)
-    cache = store.scores_cache() if store is not None and hasattr(store, "scores_cache") else None
+    cache = store.score_cache() if store is not None else None
 
     indexes: dict[str, StrategyIndex] = {}
     results: dict[Config, ConfigResult] = {}
@@ -324,19 +338,22 @@ def summary_rows(ev: Evaluation, *, phrasing: str = "all", ks: Sequence[int] = K
     rows = []
     for cfg, res in ev.results.items():
         ranks = res.needle_rank[mask]
-        index = ev.indexes[cfg.strategy]
-        audit = index.report.audit
+        index = ev.indexes.get(cfg.strategy)
         row: dict = {"config": cfg.label, "strategy": cfg.strategy, "retriever": cfg.retriever,
                      "phrasing": phrasing, "queries": int(mask.sum())}
         for k in ks:
             hits = hits_at_k(ranks, k)
             row[f"R@{k}"] = wilson(int(hits.sum()), int(hits.size))
         row["MRR"] = float(reciprocal_rank(ranks).mean()) if ranks.size else float("nan")
-        row["destroyed"] = len(index.report.destroyed)
-        row["chunks"] = len(index.chunks)
-        row["embedded_tokens"] = audit.total_tokens
-        row["header_share"] = audit.header_share
-        row["truncated"] = audit.truncated
+        if index is not None:
+            audit = index.report.audit
+            row["destroyed"] = len(index.report.destroyed)
+            row["chunks"] = len(index.chunks)
+            row["embedded_tokens"] = audit.total_tokens
+            row["header_share"] = audit.header_share
+            row["truncated"] = audit.truncated
+        else:  # an external run: its chunking is not ours to audit
+            row.update(destroyed=None, chunks=None, embedded_tokens=None, header_share=None, truncated=None)
         row["seconds"] = res.seconds
         rows.append(row)
     return rows

@@ -43,7 +43,6 @@ def per_query_records(ev: Evaluation) -> list[dict]:
     """One record per (configuration, query); ``needle_rank`` None when absent."""
     out = []
     for cfg, res in ev.results.items():
-        chunks = ev.indexes[cfg.strategy].chunks
         rr = reciprocal_rank(res.needle_rank)
         for i, q in enumerate(ev.queries):
             rank = int(res.needle_rank[i])
@@ -57,8 +56,8 @@ def per_query_records(ev: Evaluation) -> list[dict]:
                 "needle_rank": rank if rank > 0 else None,
                 "diagnosis": res.diagnosis[i],
                 "needle_distance": None if np.isnan(nd) else round(nd, 6),
-                "top1_distance": round(float(res.top1_distance[i]), 6),
-                "top1_chunk": chunks[int(res.top_order[i, 0])].id,
+                "top1_distance": None if np.isnan(res.top1_distance[i]) else round(float(res.top1_distance[i]), 6),
+                "top1_chunk": ev.hit_label(cfg, int(res.top_order[i, 0])),
                 "reciprocal_rank": float(rr[i]) if q.in_domain else None,
             })
     return out
@@ -157,7 +156,7 @@ def format_summary(ev: Evaluation, *, phrasing: str = "all") -> str:
         row["destroyed"] = r["destroyed"]
         row["chunks"] = r["chunks"]
         row["emb.tokens"] = r["embedded_tokens"]
-        row["header%"] = f"{100 * r['header_share']:.1f}"
+        row["header%"] = "" if r["header_share"] is None else f"{100 * r['header_share']:.1f}"
         row["truncated"] = r["truncated"]
         rows.append(row)
     return format_rows(rows)
@@ -207,6 +206,9 @@ def pairwise(ev: Evaluation, *, k: int = 20, phrasing: str = "all", configs: Seq
 
 def sweep_table(ev: Evaluation, config: Config | str, *, keep: int = DEFAULT_KEEP, cuts=None):
     res = ev.result(config)
+    if res.config.external and not ev.external[res.config.retriever].distances:
+        raise ValueError(f"{res.config.label} has no distances: the sweep needs hit scores that are cosine "
+                         "distances (eval-run --distances)")
     return sweep(gate_inputs(res, [q.id for q in ev.queries], ev.in_domain, keep=keep), cuts)
 
 

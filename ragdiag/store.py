@@ -499,6 +499,16 @@ def _as_state(current: CurrentState | Sequence[IndexStamp] | None) -> CurrentSta
     return current if isinstance(current, CurrentState) else CurrentState.from_stamps(current)
 
 
+def _chunking_label(params: Mapping[str, Any]) -> str:
+    """``{"name": "E", "boundaries": True, "header": False, "size": 512}`` -> ``"E boundaries size=512"``."""
+    parts = [str(params["name"])] if "name" in params else []
+    for k, v in sorted(params.items()):
+        if k == "name" or v is False or v == 0:
+            continue
+        parts.append(k if v is True else f"{k}={v}")
+    return " ".join(parts)
+
+
 def format_status_table(statuses: Sequence[IndexStatus]) -> str:
     """A plain-text table of index statuses, one line per index (for ``ragdiag index status``)."""
     if not statuses:
@@ -511,7 +521,7 @@ def format_status_table(statuses: Sequence[IndexStatus]) -> str:
         why = "; ".join(st.reasons)
         if st.unchecked:
             why = "; ".join(filter(None, [why, "not checked: " + ", ".join(st.unchecked)]))
-        chunking = " ".join(f"{k}={v}" for k, v in sorted(s.chunking.items()))
+        chunking = _chunking_label(s.chunking)
         rows.append((state, Path(s.model).name or s.model, s.precision, str(s.dim), chunking, s.corpus_root,
                      str(s.n_chunks), s.created[:19].replace("T", " "), why))
     widths = [max(len(r[i]) for r in rows) for i in range(len(header) - 1)]
@@ -812,6 +822,38 @@ class Store:
         return EmbedResult(out, computed=total, reused=len(unique) - total, repaired=len(set(bad)))
 
     # ----- pair scores --------------------------------------------------------
+    def _fetch_scores(self, space: str, qsha: str, keys: Sequence[str]) -> tuple[dict[str, float], list[str]]:
+        def fetch(conn: sqlite3.Connection):
+            found: dict[str, float] = {}
+            bad: list[str] = []
+            for part in _chunks(list(keys)):
+                sql = (f"SELECT text_sha, data, crc FROM scores WHERE space=? AND query_sha=? "
+                       f"AND text_sha IN ({','.join('?' * len(part))})")
+                for text_sha, data, crc in conn.execute(sql, (space, qsha, *part)):
+                    if (type(data) is bytes and len(data) == 8 and type(text_sha) is str and type(crc) is int
+                            and crc == _score_crc(space, qsha, text_sha, data)):
+                        found[text_sha] = struct.unpack("<d", data)[0]
+                    else:
+                        bad.append(str(text_sha))
+            return found, bad
+
+        return self._run(fetch, default=({}, []), what="reading scores")
+
+    def _store_scores(self, scorer: str, space: str, qsha: str, shas: Sequence[str], values: Sequence[float]) -> None:
+        rows = []
+        for s, v in zip(shas, values):
+            data = struct.pack("<d", float(v))
+            rows.append((space, qsha, s, data, _score_crc(space, qsha, s, data)))
+
+        def write(conn: sqlite3.Connection) -> None:
+            def statements() -> None:
+                conn.execute("INSERT OR IGNORE INTO spaces VALUES (?, 'scores', ?)", (space, str(scorer)))
+                conn.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?)", rows)
+
+            self._write(conn, statements)
+
+        self._run(write, default=None, what="writing scores")
+
     def scores(self, scorer: str, query: str, texts: Sequence[str],
                compute: Callable[[list[str]], np.ndarray]) -> ScoreResult:
         """Scores of (``query``, text) pairs under scorer identity ``scorer``, computing only missing ones.
@@ -824,49 +866,20 @@ class Store:
         texts = list(texts)
         shas = [text_sha256(t) for t in texts]
         unique = dict(zip(shas, texts))
-
-        def fetch(conn: sqlite3.Connection):
-            found: dict[str, float] = {}
-            bad: list[str] = []
-            keys = list(unique)
-            for part in _chunks(keys):
-                sql = (f"SELECT text_sha, data, crc FROM scores WHERE space=? AND query_sha=? "
-                       f"AND text_sha IN ({','.join('?' * len(part))})")
-                for text_sha, data, crc in conn.execute(sql, (space, qsha, *part)):
-                    if (type(data) is bytes and len(data) == 8 and type(text_sha) is str and type(crc) is int
-                            and crc == _score_crc(space, qsha, text_sha, data)):
-                        found[text_sha] = struct.unpack("<d", data)[0]
-                    else:
-                        bad.append(str(text_sha))
-            return found, bad
-
-        found, bad = self._run(fetch, default=({}, []), what="reading scores")
+        found, bad = self._fetch_scores(space, qsha, list(unique))
         missing = [s for s in unique if s not in found]
         if missing:
             values = np.asarray(compute([unique[s] for s in missing]), dtype=np.float64).reshape(-1)
             if len(values) != len(missing):
                 raise ValueError(f"compute returned {len(values)} scores for {len(missing)} texts")
-            rows = []
-            for s, v in zip(missing, values):
-                data = struct.pack("<d", float(v))
-                rows.append((space, qsha, s, data, _score_crc(space, qsha, s, data)))
-                found[s] = float(v)
-
-            def write(conn: sqlite3.Connection) -> None:
-                def statements() -> None:
-                    conn.execute("INSERT OR IGNORE INTO spaces VALUES (?, 'scores', ?)", (space, str(scorer)))
-                    conn.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?)", rows)
-
-                self._write(conn, statements)
-
-            self._run(write, default=None, what="writing scores")
+            self._store_scores(scorer, space, qsha, missing, values)
+            found.update(zip(missing, map(float, values)))
         out = np.array([found[s] for s in shas], dtype=np.float64)
         return ScoreResult(out, computed=len(missing), reused=len(unique) - len(missing), repaired=len(set(bad)))
 
-    def cached_scores(self, scorer: str, query: str, texts: Sequence[str],
-                      compute: Callable[[list[str]], np.ndarray]) -> np.ndarray:
-        """:meth:`scores` as a bare array: the ``ScoreCache`` of :mod:`ragdiag.retrieval.rerank`."""
-        return self.scores(scorer, query, texts, compute).scores
+    def score_cache(self) -> "StoreScoreCache":
+        """This store as the ``ScoreCache`` of :mod:`ragdiag.retrieval.rerank` (get / put)."""
+        return StoreScoreCache(self)
 
     # ----- catalogue ----------------------------------------------------------
     def record_index(self, stamp: IndexStamp, *, texts: Sequence[str] | None = None) -> IndexStamp:
@@ -1070,3 +1083,21 @@ class Store:
 
             self._run(fix, default=None, what="removing bad entries")
         return VerifyResult(n_vec, n_sco, len(good) + len(bad_idx), n_bad, n_bad if repair else 0)
+
+
+class StoreScoreCache:
+    """Get/put view of a store's pair scores, for rerankers that score many queries in one pass."""
+
+    def __init__(self, store: Store):
+        self.store = store
+
+    def get(self, scorer: str, query: str, texts: Sequence[str]) -> np.ndarray:
+        """Cached scores, NaN where none is stored or a stored one failed its checksum."""
+        shas = [text_sha256(t) for t in texts]
+        found, _ = self.store._fetch_scores(_score_space(str(scorer)), text_sha256(query), list(dict.fromkeys(shas)))
+        return np.array([found.get(s, np.nan) for s in shas], dtype=np.float64)
+
+    def put(self, scorer: str, query: str, texts: Sequence[str], scores: np.ndarray) -> None:
+        shas = [text_sha256(t) for t in texts]
+        self.store._store_scores(scorer, _score_space(str(scorer)), text_sha256(query), shas,
+                                 np.asarray(scores, dtype=np.float64).reshape(-1))

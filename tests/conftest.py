@@ -212,8 +212,31 @@ def bundled_eval_c(corpus, truth, encoder):
     """The bundled corpus, strategy C, dense/bm25/hybrid, with the REAL encoder: computed once per session.
 
     Embedding 918 chunks takes 30-120 s on a small CPU; every test that needs
-    real rankings on the bundled corpus reuses this one evaluation.
+    real rankings on the bundled corpus reuses this one evaluation. Set
+    ``RAGDIAG_TEST_STORE`` to a folder to keep the vectors in a store there
+    between sessions (opt-in; by default nothing is stored and all is computed).
     """
+    import os
+
     from ragdiag.evaluate import evaluate
 
-    return evaluate(corpus, truth, encoder=encoder, strategies="C", retrievers="dense,bm25,hybrid")
+    store = None
+    if os.environ.get("RAGDIAG_TEST_STORE"):
+        from ragdiag.store import Store
+
+        store = Store(os.environ["RAGDIAG_TEST_STORE"])
+    return evaluate(corpus, truth, encoder=encoder, strategies="C", retrievers="dense,bm25,hybrid", store=store)
+
+
+@pytest.fixture(scope="session")
+def tiny_folder(tmp_path_factory):
+    """The tiny corpus as files: ``<tmp>/tiny/{animals,plants}.md`` and its truth at ``<tmp>/tiny.truth.json``."""
+    import json
+
+    base = tmp_path_factory.mktemp("tiny-corpus")
+    folder = base / "tiny"
+    folder.mkdir()
+    for doc_id, text in TINY_DOCS.items():
+        (folder / f"{doc_id}.md").write_text(text, encoding="utf-8")
+    (base / "tiny.truth.json").write_text(json.dumps(TINY_TRUTH, indent=1), encoding="utf-8")
+    return folder

@@ -283,8 +283,7 @@ def test_inspector_query_from_url_and_citations(tiny, library):
     expected = per_config_frame(library, library.query_index("q2:course"), cut=1.0, keep=4)
     assert frame["config"].tolist() == expected["config"].tolist()
     assert frame["diagnosis"].tolist() == expected["diagnosis"].tolist()
-    assert [int(x) if x == x and x is not None else None for x in frame["rank"]] == [
-        None if v is None or v != v else int(v) for v in expected["rank"].astype(object)]
+    assert frame["rank"].fillna(0).astype(int).tolist() == expected["rank"].fillna(0).astype(int).tolist()
     # the needle is highlighted (escaped text inside our own <mark>)
     assert any("<mark" in h.proto.body and "Chain lubricant" in h.proto.body for h in at.html)
     # cut 1: everything passes, so there is a prompt with numbered sources
@@ -314,10 +313,27 @@ def test_inspector_search_and_failures(tiny, library):
     assert at.selectbox(key="q").options == failing
 
 
-def test_documents_page(tiny):
+def test_documents_page_status_filter_and_pages(tiny):
+    """The fixture knowledge base: failures keep their reason, PDFs show their page boundaries."""
+    from ragdiag.corpus import load_corpus
+    from ragdiag.ingest import ingest_rows
+
+    kb = ROOT / "tests" / "fixtures" / "kb"
+    expected = ingest_rows(load_corpus(kb))
     at = app("app_pages/documents.py")
-    assert at.selectbox(key="doc").options[:1]
+    at.text_input(key="corpus_path").set_value(str(kb)).run()
     assert not at.exception
+    table = at.dataframe[0].value
+    assert table["path"].tolist() == [r["path"] for r in expected]
+    assert table["status"].tolist() == [r["status"] for r in expected]
+    at.multiselect(key="status").set_value(["failed"]).run()
+    table = at.dataframe[0].value
+    failed = [r for r in expected if r["status"] == "failed"]
+    assert table["reason"].tolist() == [r["reason"] for r in failed]
+    at.multiselect(key="status").set_value(["ok", "warning"]).run()
+    at.selectbox(key="doc").set_value("pdf/comparison").run()
+    body = at.html[-1].proto.body
+    assert "page 1 · char 0" in body and "page 5 · char" in body
 
 
 def test_bad_paths_show_errors_not_tracebacks(tiny, tmp_path):
@@ -334,3 +350,18 @@ def test_bad_paths_show_errors_not_tracebacks(tiny, tmp_path):
     assert not at.exception
     assert any("problem" in e.value for e in at.error)
     assert any("needle is 9 characters" in c.value for c in at.code)
+
+
+def test_unavailable_retriever_is_listed_with_reason(tiny, monkeypatch):
+    """rerank-ce needs a cross-encoder on this machine; when it cannot load it is listed, not dropped."""
+    monkeypatch.setenv("RAGDIAG_STRATEGIES", "E")
+    monkeypatch.setenv("RAGDIAG_RETRIEVERS", "dense,rerank-ce")
+    at = app()
+    configs = set(at.dataframe[0].value["config"])
+    warnings = [w.value for w in at.warning if "rerank" in w.value]
+    if "E/rerank-ce" in configs:  # a cross-encoder is installed here: it ran
+        assert not warnings
+    else:
+        assert configs == {"E/dense"}
+        assert len(warnings) == 1 and "unavailable" in warnings[0]
+        assert "cross" in warnings[0].lower()  # the reason names the missing cross-encoder

@@ -441,7 +441,7 @@ def test_scores_cached_per_scorer_and_query(tmp_path):
         assert store.scores("ce:fake:1", "qq", texts, _fake_scores("qq")).computed == 3
         assert store.scores("ce:fake:2", "q", texts, _fake_scores("q")).computed == 3
         # the ScoreCache form used by RerankRetriever
-        np.testing.assert_array_equal(store.cached_scores("ce:fake:1", "q", texts, c), [1.01, 2.01, 3.01])
+        np.testing.assert_array_equal(store.scores("ce:fake:1", "q", texts, c).scores, [1.01, 2.01, 3.01])
 
 
 def test_damaged_score_is_recomputed(tmp_path):
@@ -658,3 +658,15 @@ def test_real_encoder_second_embed_computes_nothing(tmp_path, encoder):
     np.testing.assert_array_equal(second.vectors, first.vectors)
     np.testing.assert_allclose(first.vectors, encoder.encode(texts), atol=1e-6)
     assert second.vectors.shape == (3, encoder.stamp.dim)
+
+
+def test_score_cache_view_get_put(tmp_path):
+    """The get/put view used by rerankers: NaN where nothing is stored, then what was put."""
+    with Store(tmp_path / "cache") as store:
+        cache = store.score_cache()
+        got = cache.get("ms:fake:1", "q", ["a", "b"])
+        assert np.isnan(got).all()
+        cache.put("ms:fake:1", "q", ["b"], np.array([0.5]))
+        got = cache.get("ms:fake:1", "q", ["a", "b", "b"])
+        assert np.isnan(got[0]) and got[1] == 0.5 and got[2] == 0.5
+        assert np.isnan(cache.get("ms:fake:1", "other query", ["b"])).all()

@@ -31,7 +31,7 @@ def _cut_rule(cut: float) -> alt.Chart:
 def recall_chart(long: pd.DataFrame) -> alt.Chart:
     """Recall@k per configuration with 95% Wilson interval bars (``views.recall_long``)."""
     base = alt.Chart(long).encode(
-        x=alt.X("k:O", title="k (top-k chunks)"),
+        x=alt.X("k:O", title="k (top-k chunks)", axis=alt.Axis(labelAngle=0)),
         color=alt.Color("config:N", title="configuration"),
         xOffset=alt.XOffset("config:N"),
     )
@@ -52,7 +52,7 @@ def distance_histogram(df: pd.DataFrame, *, cut: float | None = None, step: floa
             x=alt.X("distance:Q", bin=alt.Bin(step=step, extent=[0, 1]), title="cosine distance"),
             y=alt.Y("count():Q", stack=None, title="queries", axis=alt.Axis(tickMinStep=1, format="d")),
             color=alt.Color("series:N", scale=alt.Scale(domain=list(SERIES_COLORS), range=list(SERIES_COLORS.values())),
-                            legend=alt.Legend(orient="bottom", title=None)),
+                            legend=alt.Legend(orient="bottom", title=None, labelLimit=300)),
             tooltip=["series:N", alt.Tooltip("count():Q", title="queries")],
         )
     )
@@ -69,7 +69,7 @@ def tradeoff_chart(df: pd.DataFrame, *, cut: float | None = None) -> alt.Chart:
             x=alt.X("cut:Q", title="cut (cosine distance)", scale=alt.Scale(domain=[0, 1])),
             y=alt.Y("queries:Q", title="queries", axis=alt.Axis(tickMinStep=1, format="d")),
             color=alt.Color("outcome:N", scale=alt.Scale(domain=list(OUTCOME_COLORS), range=list(OUTCOME_COLORS.values())),
-                            legend=alt.Legend(orient="bottom", title=None)),
+                            legend=alt.Legend(orient="bottom", title=None, labelLimit=300)),
             tooltip=[alt.Tooltip("cut:Q", format=".3f"), "outcome:N", "queries:Q"],
         )
     )
@@ -101,5 +101,5 @@ def chunk_size_chart(sizes: pd.DataFrame) -> alt.Chart:
         .mark_boxplot(extent="min-max")
         .encode(x=alt.X("chars:Q", title="characters per chunk"), y=alt.Y("strategy:N", title=None),
                 color=alt.Color("strategy:N", legend=None))
-        .properties(height=40 * max(sizes["strategy"].nunique(), 1) + 40, title="Chunk sizes")
+        .properties(height=alt.Step(44), title="Chunk sizes")
     )

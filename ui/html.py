@@ -12,7 +12,7 @@ from typing import Sequence
 
 from ragdiag.views import segments
 
-__all__ = ["quote_html", "chunk_map_html", "pages_html", "BOX"]
+__all__ = ["quote_html", "chunk_map_html", "pages_html", "md_text", "BOX"]
 
 BOX = ("white-space: pre-wrap; word-break: break-word; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; "
        "font-size: 0.82rem; line-height: 1.55; border: 1px solid rgba(128,128,128,.35); border-radius: .5rem; "
@@ -25,6 +25,19 @@ OVERLAP_BG = "background: rgba(156,39,176,.22);"
 LABEL = ("font-size: .68rem; color: #fff; background: #546e7a; border-radius: 3px; padding: 0 3px; margin: 0 2px; "
          "user-select: none;")
 CUT = "color: #c62828; font-weight: bold; user-select: none;"
+
+
+_MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:=&")
+
+
+def md_text(text: str) -> str:
+    r"""Untrusted text for ``st.markdown``/captions/alerts: every Markdown-significant character
+    backslash-escaped (so ``<script>``, links, emphasis, ``:icon:`` and ``$math$`` show as typed).
+
+    >>> md_text("<b>*x*</b> [a](b)")
+    '\\<b\\>\\*x\\*\\</b\\> \\[a\\]\\(b\\)'
+    """
+    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in str(text))
 
 
 def _esc(text: str) -> str:

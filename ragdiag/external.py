@@ -1,0 +1,210 @@
+"""Evaluate the results of any other retriever against the same ground truth.
+
+A run file is JSON Lines, one query per line, hits in the system's rank order::
+
+    {"query_id": "q01:course", "hits": [{"text": "...", "doc": "svm", "start": 120, "end": 610, "score": 0.31}]}
+
+``doc``, ``start``, ``end`` and ``score`` are optional. A hit holds the needle
+when its offsets (in the document ``doc``) contain the needle's span, or,
+without offsets, when its text contains the needle (whitespace-normalised).
+Queries of the ground truth missing from the run count as misses and are
+reported. When scores are cosine distances the abstention sweep works too.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .evaluate import TOP, Config, ConfigResult, Evaluation
+from .truth import GroundTruth
+
+__all__ = ["ExternalHit", "ExternalRun", "RunError", "load_run", "parse_run", "run_result", "attach_run",
+           "EXTERNAL_STRATEGY"]
+
+EXTERNAL_STRATEGY = "ext"
+_WS = re.compile(r"\s+")
+
+
+class RunError(ValueError):
+    """A run file that cannot be evaluated; ``problems`` names each bad line."""
+
+    def __init__(self, source: str, problems: list[str]):
+        self.source, self.problems = source, problems
+        shown = problems[:20] + ([f"... and {len(problems) - 20} more"] if len(problems) > 20 else [])
+        super().__init__(f"run {source} has {len(problems)} problem(s):\n" + "\n".join(f"  - {p}" for p in shown))
+
+
+@dataclass(frozen=True)
+class ExternalHit:
+    text: str
+    doc: str | None = None
+    start: int | None = None
+    end: int | None = None
+    score: float | None = None
+
+
+@dataclass(frozen=True)
+class ExternalRun:
+    name: str
+    hits: dict[str, tuple[ExternalHit, ...]]  # query id -> hits in rank order
+    missing: tuple[str, ...]  # ground-truth queries absent from the run (counted as misses)
+    source: str = ""
+    distances: bool = False  # scores are cosine distances (lower = closer)
+
+
+def _normalise(text: str) -> str:
+    return _WS.sub(" ", text).strip()
+
+
+def _parse_hit(raw, where: str, problems: list[str]) -> ExternalHit | None:
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: a hit must be an object with at least 'text'")
+        return None
+    text = raw.get("text")
+    if not isinstance(text, str):
+        problems.append(f"{where}: 'text' must be a string")
+        return None
+    doc = raw.get("doc")
+    if doc is not None and not isinstance(doc, str):
+        problems.append(f"{where}: 'doc' must be a string")
+        return None
+    start, end = raw.get("start"), raw.get("end")
+    if (start is None) != (end is None):
+        problems.append(f"{where}: give both 'start' and 'end', or neither")
+        return None
+    if start is not None and not (isinstance(start, int) and isinstance(end, int) and 0 <= start <= end):
+        problems.append(f"{where}: 'start' and 'end' must be integers with 0 <= start <= end")
+        return None
+    score = raw.get("score")
+    if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score)):
+        problems.append(f"{where}: 'score' must be a finite number")
+        return None
+    return ExternalHit(text, doc, start, end, None if score is None else float(score))
+
+
+def parse_run(lines, truth: GroundTruth, *, name: str = "external", source: str = "<run>",
+              distances: bool = False) -> ExternalRun:
+    """Validate run lines against ``truth``; every problem is reported with its line number."""
+    known = {q.id for q in truth.queries}
+    problems: list[str] = []
+    hits: dict[str, tuple[ExternalHit, ...]] = {}
+    first_line: dict[str, int] = {}
+    unknown: list[str] = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(f"line {n}: not valid JSON ({exc.msg} at column {exc.colno})")
+            continue
+        if not isinstance(obj, dict) or not isinstance(obj.get("query_id"), str) or not isinstance(obj.get("hits"), list):
+            problems.append(f"line {n}: expected {{\"query_id\": \"...\", \"hits\": [...]}}")
+            continue
+        qid = obj["query_id"]
+        if qid not in known:
+            unknown.append(f"line {n}: unknown query id {qid!r}")
+            continue
+        if qid in first_line:
+            problems.append(f"line {n}: duplicate query id {qid!r} (first on line {first_line[qid]})")
+            continue
+        first_line[qid] = n
+        parsed = [_parse_hit(h, f"line {n}, hit {i + 1}", problems) for i, h in enumerate(obj["hits"])]
+        hits[qid] = tuple(h for h in parsed if h is not None)
+    if unknown:
+        sample = ", ".join(sorted(known)[:4])
+        problems.extend(unknown)
+        problems.append(f"query ids must be those of the ground truth ({truth.source}), e.g. {sample}")
+    if not first_line and not problems:
+        problems.append("no queries in the run (empty file?)")
+    if distances:
+        for qid, hs in hits.items():
+            if any(h.score is None for h in hs):
+                problems.append(f"query {qid!r}: --distances needs a 'score' on every hit")
+                break
+    if problems:
+        raise RunError(source, problems)
+    missing = tuple(q.id for q in truth.queries if q.id not in hits)
+    return ExternalRun(name, hits, missing, source, distances)
+
+
+def load_run(path: str | Path, truth: GroundTruth, *, name: str | None = None, distances: bool = False) -> ExternalRun:
+    path = Path(path)
+    if not path.is_file():
+        raise RunError(str(path), ["file not found"])
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RunError(str(path), [f"cannot read it as UTF-8 text: {exc}"]) from None
+    return parse_run(text.splitlines(), truth, name=name or path.stem, source=path.name, distances=distances)
+
+
+def _holds(hit: ExternalHit, doc_id: str, start: int, end: int, needle: str) -> bool:
+    if hit.start is not None and hit.doc is not None:
+        return hit.doc == doc_id and hit.start <= start and end <= hit.end
+    return _normalise(needle) in _normalise(hit.text)
+
+
+def run_result(ev: Evaluation, run: ExternalRun, *, k_diag: int | None = None) -> ConfigResult:
+    """The run as a :class:`ConfigResult` aligned with ``ev.queries`` (top positions index the run's hits)."""
+    k = k_diag or ev.diagnosis_k
+    nq = len(ev.queries)
+    needle_rank = np.zeros(nq, dtype=np.int64)
+    needle_distance = np.full(nq, np.nan)
+    top1 = np.full(nq, np.nan)
+    top_order = np.full((nq, TOP), -1, dtype=np.int64)
+    top_scores = np.full((nq, TOP), np.nan)
+    top_distance = np.full((nq, TOP), np.inf)
+    top_holds = np.zeros((nq, TOP), dtype=bool)
+    diagnosis = []
+    for i, q in enumerate(ev.queries):
+        hs = run.hits.get(q.id, ())
+        n = min(len(hs), TOP)
+        top_order[i, :n] = np.arange(n)
+        top_scores[i, :n] = [np.nan if h.score is None else h.score for h in hs[:n]]
+        if run.distances and hs:
+            top_distance[i, :n] = [h.score for h in hs[:n]]
+            top1[i] = hs[0].score
+        if not q.in_domain:
+            diagnosis.append("ood")
+            continue
+        question = ev.truth.question(q.question_id)
+        holds = [_holds(h, question.doc_id, question.start, question.end, question.needle) for h in hs]
+        top_holds[i, :n] = holds[:n]
+        if any(holds):
+            needle_rank[i] = holds.index(True) + 1
+            if run.distances:
+                needle_distance[i] = min(h.score for h, ok in zip(hs, holds) if ok)
+        if q.id in run.missing:
+            diagnosis.append("missing")
+        elif not any(holds):
+            diagnosis.append("not-retrieved")
+        elif needle_rank[i] <= k:
+            diagnosis.append("hit")
+        else:
+            diagnosis.append("ranked-low")
+    return ConfigResult(
+        config=Config(EXTERNAL_STRATEGY, run.name),
+        needle_rank=needle_rank,
+        needle_distance=needle_distance,
+        top1_distance=top1,
+        top_order=top_order,
+        top_scores=top_scores,
+        top_distance=top_distance,
+        top_holds=top_holds,
+        diagnosis=tuple(diagnosis),
+    )
+
+
+def attach_run(ev: Evaluation, run: ExternalRun) -> Config:
+    """Add the run to ``ev`` beside ragdiag's configurations (tables, paired tests, sweeps)."""
+    result = run_result(ev, run)
+    ev.results[result.config] = result
+    ev.external[run.name] = run
+    return result.config

@@ -1,0 +1,172 @@
+"""Tests for the CLI on the tiny corpus folder (conftest.py ``tiny_folder``).
+
+Runs that evaluate load the real model and are marked ``model``; they call
+``ragdiag.cli.main`` in-process (the libraries are imported once) and one
+bad-input run goes through ``python -m ragdiag`` to check the entry point.
+Bad input is rejected before any model is loaded, so those tests are fast.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragdiag.cli import main
+from ragdiag.corpus import load_corpus
+
+REPO = Path(__file__).resolve().parent.parent
+CONFIGS = ("C/dense", "C/bm25", "C/hybrid")
+PER_QUERY_HEAD = ["strategy", "retriever", "query_id", "question_id", "phrasing", "needle_rank", "diagnosis",
+                  "needle_distance", "top1_distance"]
+
+
+def run_main(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.model
+def test_eval_prints_the_table_and_writes_outputs(tiny_folder, tmp_path, capsys):
+    out_dir = tmp_path / "out"
+    # no --truth: the truth file beside the folder (tiny.truth.json) is found by convention
+    code, out, err = run_main(capsys, "eval", "--corpus", tiny_folder, "--cache", tmp_path / "cache",
+                              "--strategies", "C", "--retrievers", "dense,bm25,hybrid", "--out", out_dir)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert "2 documents" in out and "4 questions, 8 in-domain queries, 2 ood" in out
+    header = next(line for line in lines if line.startswith("config"))
+    for col in ("R@1 [95% CI]", "R@4 [95% CI]", "R@8 [95% CI]", "R@20 [95% CI]", "MRR", "destroyed", "chunks"):
+        assert col in header
+    for cfg in CONFIGS:
+        row = next(line for line in lines if line.startswith(cfg + " "))
+        assert re.search(r"\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]", row), row
+    assert "phrasing: course" in out and "phrasing: ticket" in out
+    assert "destroyed by C: q1" not in out and "destroyed by C: q3" in out
+    assert "embedded" in err  # the stderr summary of the run
+
+    summary = json.loads((out_dir / "summary.json").read_text())
+    assert {"model", "versions", "corpus", "summary"} <= set(summary)
+    assert summary["corpus"]["sha256"] == load_corpus(tiny_folder).sha256
+    assert summary["model"]["model"] == "sentence-transformers/all-MiniLM-L6-v2" and summary["model"]["dim"] == 384
+    assert {"python", "torch", "transformers", "numpy"} <= set(summary["versions"])
+    assert [r["config"] for r in summary["summary"]] == list(CONFIGS)
+    for r in summary["summary"]:
+        assert r["queries"] == 8 and r["destroyed"] == 1
+        assert 0 <= r["R@1_low"] <= r["R@1"] <= r["R@1_high"] <= 1
+    assert set(summary["by_phrasing"]) == {"course", "ticket"}
+
+    with open(out_dir / "per_query.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+        columns = list(rows[0])
+    assert columns[: len(PER_QUERY_HEAD)] == PER_QUERY_HEAD
+    assert len(rows) == 3 * 10
+    assert {r["phrasing"] for r in rows} == {"course", "ticket", "ood"}
+    for r in rows:
+        if r["diagnosis"] in ("destroyed", "ood"):
+            assert r["needle_rank"] == "", r  # absent, not 0
+        else:
+            assert int(r["needle_rank"]) >= 1
+        assert (r["question_id"] == "") == (r["phrasing"] == "ood")
+    assert {r["diagnosis"] for r in rows if r["query_id"].startswith("q3:")} == {"destroyed"}
+    # the store was used
+    assert any((tmp_path / "cache").iterdir())
+
+
+@pytest.mark.model
+def test_compare_prints_the_paired_test(tiny_folder, capsys):
+    from scipy.stats import binomtest
+
+    code, out, err = run_main(capsys, "compare", "C/dense", "C/bm25", "--k", "4", "--corpus", tiny_folder,
+                              "--no-cache")
+    assert code == 0, err
+    m = re.search(r"C/dense vs C/bm25 at R@4 \(all\): wins (\d+), losses (\d+), ties (\d+), "
+                  r"exact two-sided sign test p = ([0-9.e-]+)", out)
+    assert m, out
+    wins, losses, ties, p = int(m[1]), int(m[2]), int(m[3]), float(m[4])
+    assert wins + losses + ties == 8
+    expected = binomtest(wins, wins + losses, 0.5).pvalue if wins + losses else 1.0
+    assert p == pytest.approx(expected, rel=1e-3)
+    assert "C/dense" in out.splitlines()[1] and "R@4" in out.splitlines()[1]  # the verdict line
+
+
+@pytest.mark.model
+def test_sweep_prints_the_table(tiny_folder, capsys):
+    code, out, err = run_main(capsys, "sweep", "C/dense", "--keep", "2", "--corpus", tiny_folder, "--no-cache",
+                              "--cut", "0.95")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("C/dense: gate keeps at most 2 chunks") and "8 answerable queries, 2 out-of-domain" in lines[0]
+    assert lines[1].split() == ["cut", "answered", "kept_wrong", "refused", "lost", "bluffs", "ood_refused"]
+    table = []
+    for line in lines[3:]:
+        if not line.strip():
+            break
+        table.append([float(x) for x in line.split()])
+    assert len(table) == 25  # 0.3 to 0.9 by 0.025
+    assert table[0][0] == 0.3 and table[-1][0] == 0.9
+    for cut, answered, kept_wrong, refused, lost, bluffs, ood_refused in table:
+        assert answered + kept_wrong + refused == 8 and lost == 8 - answered
+        assert bluffs + ood_refused == 2
+    assert "bluffing out-of-domain queries at cut 0.95:" in out
+
+
+def write_truth(path, questions, ood=()):
+    path.write_text(json.dumps({"questions": questions, "ood": list(ood)}), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def dup_folder(tmp_path):
+    folder = tmp_path / "dup"
+    folder.mkdir()
+    sentence = "This sentence appears twice in the corpus, word for word."
+    (folder / "a.md").write_text(f"# A\n\n{sentence}\n\n## More\n\n{sentence}\n", encoding="utf-8")
+    return folder, sentence
+
+
+BAD_INPUTS = ["missing corpus folder", "needle occurs twice", "unknown strategy", "bad config", "unreadable truth"]
+
+
+@pytest.mark.parametrize("case", BAD_INPUTS)
+def test_bad_input_exits_2_saying_what_to_fix(case, tiny_folder, dup_folder, tmp_path, capsys):
+    truth = tiny_folder.parent / "tiny.truth.json"
+    if case == "missing corpus folder":
+        argv = ["eval", "--corpus", tmp_path / "nope", "--no-cache"]
+        expected = ["does not exist", "nope", "pass a folder"]
+    elif case == "needle occurs twice":
+        folder, sentence = dup_folder
+        t = write_truth(tmp_path / "t.json", [{"id": "q1", "needle": sentence, "queries": {"course": "twice?"}}])
+        argv = ["eval", "--corpus", folder, "--truth", t, "--no-cache"]
+        expected = ["question q1", "occurs 2 times", "exactly once"]
+    elif case == "unknown strategy":
+        argv = ["eval", "--corpus", tiny_folder, "--truth", truth, "--strategies", "Z", "--no-cache"]
+        expected = ["unknown strategy Z", "choose from A,B,C,D,E,F"]
+    elif case == "bad config":
+        argv = ["compare", "E-dense", "C/bm25", "--corpus", tiny_folder, "--no-cache"]
+        expected = ["'E-dense'", "STRATEGY/RETRIEVER", "E/hybrid"]
+    else:
+        bad = tmp_path / "bad.json"
+        bad.write_text('{"questions": [\n  {"id": "q1",,}\n]}', encoding="utf-8")
+        argv = ["eval", "--corpus", tiny_folder, "--truth", bad, "--no-cache"]
+        expected = ["bad.json", "invalid JSON at line 2"]
+    code, out, err = run_main(capsys, *argv)
+    assert code == 2
+    assert err.startswith("error: ")
+    assert "Traceback" not in err
+    for text in expected:
+        assert text in err, (text, err)
+
+
+def test_python_m_ragdiag_entry_point_reports_bad_input(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "ragdiag", "eval", "--corpus", str(tmp_path / "missing"), "--no-cache"],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "error: corpus folder" in proc.stderr and "does not exist" in proc.stderr
+    assert proc.stdout == ""

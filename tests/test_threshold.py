@@ -1,0 +1,225 @@
+"""Tests for ragdiag.threshold: the abstention gate and the sweep of its cut."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragdiag.threshold import (
+    Bluff,
+    SweepTable,
+    bluffs_at,
+    default_cuts,
+    distance_samples,
+    gate,
+    gate_inputs,
+    sweep,
+)
+from ragdiag.truth import Query
+
+
+def fake_result(top_distance, top_holds, top_order=None, *, needle_distance=None, top1=None):
+    """A FAKE ConfigResult carrying only what the gate reads."""
+    d = np.asarray(top_distance, dtype=np.float64)
+    order = np.tile(np.arange(d.shape[1]), (d.shape[0], 1)) if top_order is None else np.asarray(top_order)
+    return SimpleNamespace(top_distance=d, top_holds=np.asarray(top_holds, dtype=bool), top_order=order,
+                           needle_distance=needle_distance, top1_distance=top1)
+
+
+def brute_force(result, in_domain, cuts, keep):
+    """The gate applied query by query, cut by cut: the definition the sweep must equal."""
+    counts = {k: [] for k in ("answered", "kept_wrong", "refused", "bluffs", "ood_refused")}
+    for cut in cuts:
+        c = dict.fromkeys(counts, 0)
+        for i, ind in enumerate(in_domain):
+            kept = [j for j in range(keep) if result.top_distance[i, j] < cut]
+            if not ind:
+                c["bluffs" if kept else "ood_refused"] += 1
+            elif not kept:
+                c["refused"] += 1
+            elif any(result.top_holds[i, j] for j in kept):
+                c["answered"] += 1
+            else:
+                c["kept_wrong"] += 1
+        for k in counts:
+            counts[k].append(c[k])
+    return counts
+
+
+# Three in-domain queries and two ood, top 3, keep 2:
+#   a: distances (0.2, 0.5, 0.1), holds (F, T, T) -> first 0.2, good 0.5 (the 0.1 holder is third: not kept)
+#   b: (0.3, 0.4, 0.9), holds none                 -> first 0.3, good inf
+#   c: (0.6, 0.7, 0.8), holds (T, F, F)            -> first 0.6, good 0.6
+#   o1: (0.35, 0.9, 0.9)                           -> first 0.35
+#   o2: (0.8, 0.1, 0.9)                            -> first 0.1 (its second chunk)
+HAND = fake_result(
+    [[0.2, 0.5, 0.1], [0.3, 0.4, 0.9], [0.6, 0.7, 0.8], [0.35, 0.9, 0.9], [0.8, 0.1, 0.9]],
+    [[0, 1, 1], [0, 0, 0], [1, 0, 0], [0, 0, 0], [0, 0, 0]],
+)
+HAND_IN = np.array([True, True, True, False, False])
+HAND_TABLE = [
+    # cut: answered, kept_wrong, refused, bluffs, ood_refused  (kept iff distance < cut)
+    (0.1, 0, 0, 3, 0, 2),  # nothing strictly under 0.1
+    (0.2, 0, 0, 3, 1, 1),  # o2's 0.1 passes: a bluff
+    (0.25, 0, 1, 2, 1, 1),  # a keeps its 0.2 non-holder
+    (0.35, 0, 2, 1, 1, 1),  # b keeps 0.3 (no holder); o1's 0.35 is not under 0.35
+    (0.5, 0, 2, 1, 2, 0),  # o1 bluffs; a's holder at 0.5 is not yet under the cut
+    (0.6, 1, 1, 1, 2, 0),  # a answered
+    (0.65, 2, 1, 0, 2, 0),  # c answered: everything kept somewhere
+    (1.0, 2, 1, 0, 2, 0),
+]
+
+
+def test_gate_inputs_hand_computed():
+    g = gate_inputs(HAND, ["a", "b", "c", "o1", "o2"], HAND_IN, keep=2)
+    assert g.first.tolist() == [0.2, 0.3, 0.6, 0.35, 0.1]
+    assert g.good.tolist() == [0.5, np.inf, 0.6, np.inf, np.inf]
+    assert g.keep == 2 and g.query_ids == ("a", "b", "c", "o1", "o2")
+    # keep 3: a's third chunk (0.1, a holder) now counts
+    assert gate_inputs(HAND, list("abcde"), HAND_IN, keep=3).good.tolist()[0] == 0.1
+
+
+def test_ood_queries_never_count_as_answered_even_on_a_holder():
+    r = fake_result([[0.1], [0.1]], [[1], [1]])
+    g = gate_inputs(r, ["a", "o"], np.array([True, False]), keep=1)
+    assert g.good.tolist() == [0.1, np.inf]
+
+
+@pytest.mark.parametrize("row", HAND_TABLE, ids=[str(r[0]) for r in HAND_TABLE])
+def test_sweep_hand_table(row):
+    cut, *expected = row
+    table = sweep(gate_inputs(HAND, list("abcde"), HAND_IN, keep=2), [c for c, *_ in HAND_TABLE])
+    got = table.row(cut)
+    assert [got[k] for k in ("answered", "kept_wrong", "refused", "bluffs", "ood_refused")] == expected
+    assert got["lost"] == 3 - got["answered"]
+    assert got["cut"] == cut
+
+
+def test_sweep_equals_brute_force_on_hand_table():
+    cuts = [c for c, *_ in HAND_TABLE]
+    table = sweep(gate_inputs(HAND, list("abcde"), HAND_IN, keep=2), cuts)
+    bf = brute_force(HAND, HAND_IN, cuts, 2)
+    for k, v in bf.items():
+        assert getattr(table, k).tolist() == v, k
+
+
+DIST = st.sampled_from([0.0, 0.1, 0.2, 0.25, 0.3, 0.5, 0.7, 0.9, 1.0, 1.3])
+
+
+@st.composite
+def gate_cases(draw):
+    n = draw(st.integers(1, 8))
+    width = draw(st.integers(1, 5))
+    d = draw(st.lists(st.lists(DIST, min_size=width, max_size=width), min_size=n, max_size=n))
+    holds = draw(st.lists(st.lists(st.booleans(), min_size=width, max_size=width), min_size=n, max_size=n))
+    in_domain = draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    keep = draw(st.integers(1, width))
+    cuts = draw(st.lists(st.one_of(DIST, st.floats(0, 1.5)), min_size=1, max_size=8))
+    return fake_result(d, holds), np.array(in_domain), sorted(cuts), keep
+
+
+@settings(max_examples=150, deadline=None)
+@given(gate_cases())
+def test_sweep_equals_brute_force(case):
+    result, in_domain, cuts, keep = case
+    table = sweep(gate_inputs(result, [str(i) for i in range(len(in_domain))], in_domain, keep=keep), cuts)
+    bf = brute_force(result, in_domain, cuts, keep)
+    for k, v in bf.items():
+        assert getattr(table, k).tolist() == v, k
+    # the counts add up at every cut
+    n_in, n_ood = int(in_domain.sum()), int((~in_domain).sum())
+    assert (table.n_in, table.n_ood) == (n_in, n_ood)
+    assert (table.answered + table.kept_wrong + table.refused == n_in).all()
+    assert (table.bluffs + table.ood_refused == n_ood).all()
+    # monotone in the cut: a looser gate answers more, refuses less, bluffs more
+    for k in ("answered", "bluffs"):
+        assert (np.diff(getattr(table, k)) >= 0).all(), k
+    for k in ("refused", "ood_refused"):
+        assert (np.diff(getattr(table, k)) <= 0).all(), k
+    # and it agrees with gate(), one query at a time
+    for i, ind in enumerate(in_domain):
+        if not ind:
+            continue
+        for cut, ans in zip(cuts, _answered_each(result, i, cuts, keep)):
+            kept = gate(result, i, cut=cut, keep=keep)
+            assert ans == any(result.top_holds[i, p] for p, _ in kept)
+
+
+def _answered_each(result, i, cuts, keep):
+    return [any(result.top_holds[i, j] and result.top_distance[i, j] < c for j in range(keep)) for c in cuts]
+
+
+def test_sweep_default_cuts_and_rows():
+    cuts = default_cuts()
+    assert cuts[0] == 0.0 and cuts[-1] == 1.0 and len(cuts) == 201
+    table = sweep(gate_inputs(HAND, list("abcde"), HAND_IN, keep=2))
+    rows = table.rows()
+    assert len(rows) == 201
+    # no threshold at all (cut 1.0 keeps every distance < 1): both ood queries bluff
+    assert rows[-1]["bluffs"] == 2 and rows[0]["bluffs"] == 0
+
+
+def test_row_with_a_cut_not_in_the_sweep_raises():
+    table = sweep(gate_inputs(HAND, list("abcde"), HAND_IN, keep=2), [0.2, 0.5])
+    with pytest.raises(ValueError, match="not in this sweep"):
+        table.row(0.3)
+    assert table.row(0.5)["bluffs"] == 2
+    assert isinstance(table, SweepTable)
+
+
+@pytest.mark.parametrize("keep", [0, 4, -1])
+def test_gate_keep_is_validated(keep):
+    with pytest.raises(ValueError, match="keep must be between 1 and 3"):
+        gate_inputs(HAND, list("abcde"), HAND_IN, keep=keep)
+
+
+def test_gate_keeps_under_the_cut_in_rank_order():
+    r = fake_result([[0.4, 0.2, 0.3, 0.1]], [[0, 0, 0, 0]], top_order=[[7, 3, 5, 9]])
+    assert gate(r, 0, cut=0.35, keep=3) == [(3, 0.2), (5, 0.3)]  # 0.1 is fourth: not kept with keep 3
+    assert gate(r, 0, cut=0.3, keep=3) == [(3, 0.2)]  # 0.3 is not strictly under 0.3
+    assert gate(r, 0, cut=0.1, keep=4) == []
+
+
+def test_bluffs_at_orders_by_the_closest_kept_chunk():
+    queries = [
+        Query("q1:course", "x", "course", question_id="q1"),
+        Query("o1", "far away", "ood", kind="far"),
+        Query("o2", "next door", "ood", kind="near"),
+        Query("o3", "nothing close", "ood", kind="far"),
+    ]
+    r = fake_result(
+        [[0.1, 0.2], [0.45, 0.3], [0.25, 0.6], [0.9, 0.8]],
+        [[1, 0], [0, 0], [0, 0], [0, 0]],
+        top_order=[[0, 1], [2, 3], [4, 5], [6, 7]],
+    )
+    bluffs = bluffs_at(r, queries, cut=0.5, keep=2)
+    # o2 closest at 0.25, then o1 at 0.3; o3 keeps nothing; the in-domain query is no bluff
+    assert [b.query_id for b in bluffs] == ["o2", "o1"]
+    assert bluffs[0] == Bluff("o2", "near", ((4, 0.25),))
+    assert bluffs[1].kept == ((3, 0.3), (2, 0.45))  # closest first, not rank order
+    assert bluffs_at(r, queries, cut=0.2, keep=2) == []
+
+
+def test_distance_samples():
+    r = fake_result([[0.1], [0.2], [0.3]], [[1], [0], [0]], needle_distance=np.array([0.1, np.nan, np.nan]),
+                    top1=np.array([0.1, 0.2, 0.3]))
+    s = distance_samples(r, np.array([True, True, False]))
+    assert s.in_needle.tolist() == [0.1]  # the destroyed query has no needle distance: dropped, not NaN
+    assert s.in_top1.tolist() == [0.1, 0.2]
+    assert s.ood_top1.tolist() == [0.3]
+
+
+def test_sweep_on_the_tiny_evaluation(tiny_eval):
+    from ragdiag.results import sweep_table
+
+    table = sweep_table(tiny_eval, "C/dense", keep=2, cuts=[0.5, 0.6, 1.0, 1.01])
+    # answered needs a holder among the top 2 under the cut. Needle distances of the hits in the top 2:
+    # q1:course 0.5477, q2:course 0.4226, q2:ticket 0.4037, q4:ticket 0.0004 (see test_evaluate.py)
+    assert table.answered.tolist() == [3, 4, 4, 4]
+    # o1 reaches the zebra chunk at 0.6985; o2 shares no word (distance 1.0, kept only past 1.0)
+    assert table.bluffs.tolist() == [0, 0, 1, 2]
+    assert (table.answered + table.kept_wrong + table.refused == 8).all()
