@@ -278,6 +278,44 @@ def cmd_eval_run(args) -> int:
     return 0
 
 
+def cmd_report(args) -> int:
+    from .chunking import STRATEGIES, parse_strategies
+    from .evaluate import Config, parse_retrievers
+    from .retrieval import RETRIEVERS
+    from .report import build_report, default_config, write_report
+
+    try:
+        cfg = Config.parse(args.config) if args.config else None
+        strategies = [s.name for s in parse_strategies(args.strategies)]
+        retrievers = parse_retrievers(args.retrievers)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if not 0 < args.cut <= 2:
+        raise UsageError(f"--cut must be a cosine distance in (0, 2], e.g. 0.675; got {args.cut}")
+    if args.keep < 1:
+        raise UsageError(f"--keep must be at least 1, got {args.keep}")
+    out = Path(args.out)
+    if out.suffix.lower() == ".md":
+        raise UsageError(f"--out names the HTML file (e.g. report.html); the Markdown is written beside it, got {out}")
+    if cfg is not None:  # the named configuration is always evaluated, with the others asked for
+        strategies = sorted({*strategies, cfg.strategy}, key=list(STRATEGIES).index)
+        retrievers = sorted({*retrievers, cfg.retriever}, key=list(RETRIEVERS).index)
+    ev = _evaluate(args, strategies, retrievers)
+    if cfg is None:
+        cfg = default_config(ev)
+        print(f"no --config: reporting {cfg.label}", file=sys.stderr)
+    if cfg.retriever in ev.unavailable:
+        raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
+    try:
+        report = build_report(ev, config=cfg, cut=args.cut, keep=args.keep, k=args.k)
+        paths = write_report(report, out)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    for path in paths:
+        print(f"wrote {path}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m ragdiag", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -317,6 +355,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--step", type=float, default=0.025)
     p.add_argument("--cut", type=float, default=None, help="also list the bluffing ood queries at this cut")
     p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("report", help="one self-contained HTML report (and its Markdown) of a run")
+    common(p)
+    p.add_argument("--config", default=None,
+                   help="the configuration the report is about, e.g. E/hybrid (default: E/hybrid when evaluated)")
+    p.add_argument("--cut", type=float, default=0.675, help="abstention cut (cosine distance, default 0.675)")
+    p.add_argument("--keep", type=int, default=4, help="the gate keeps at most N chunks under the cut (default 4)")
+    p.add_argument("--strategies", default=None, help="comma-separated, e.g. A,C,E (default: all six)")
+    p.add_argument("--retrievers", default=None,
+                   help="comma-separated from dense,bm25,hybrid,rerank-maxsim,rerank-ce (default: all)")
+    p.add_argument("--out", default="report.html", help="HTML file to write; the Markdown goes beside it (.md)")
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("ingest", help="load a folder (Markdown, text, HTML, PDF) and report every file's status")
     p.add_argument("folder", metavar="DIR")

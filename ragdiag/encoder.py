@@ -239,7 +239,7 @@ class Encoder:
                 progress(done, len(texts))
         return out
 
-    def token_embeddings(self, texts: Sequence[str]) -> list[np.ndarray]:
+    def token_embeddings(self, texts: Sequence[str], *, progress: ProgressFn | None = None) -> list[np.ndarray]:
         """Per text, its L2-normalised wordpiece embeddings (special tokens and padding dropped)."""
         torch = self._torch
         texts = list(texts)
@@ -253,6 +253,8 @@ class Encoder:
             for row, i in enumerate(idx):
                 # Drop [CLS] and [SEP]: MaxSim over content wordpieces only.
                 result[i] = hidden[row, 1 : max(lengths[row] - 1, 1)].copy()
+            if progress is not None:
+                progress(min(b + self.batch_size, len(texts)), len(texts))
         return result  # type: ignore[return-value]
 
 

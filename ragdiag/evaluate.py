@@ -75,7 +75,8 @@ class Config:
     @classmethod
     def parse(cls, text: str) -> "Config":
         """``"E/dense"`` -> Config("E", "dense"); ``"ext/NAME"`` names an external run."""
-        strategy, sep, retriever = text.partition("/")
+        strategy, sep, retriever = text.strip().partition("/")
+        retriever = retriever.strip() if strategy == "ext" else retriever.strip().lower()
         if sep and strategy == "ext" and retriever:
             return cls("ext", retriever)
         if not sep or strategy.upper() not in STRATEGIES or retriever not in RETRIEVERS:
@@ -309,7 +310,9 @@ def evaluate(
             if name in unavailable:
                 continue
             if name.startswith("rerank-"):
-                retriever = RerankRetriever(name, hybrid, scorers[name], texts, head=rerank_head, cache=cache)
+                cb = (lambda d, n, s=f"{name} {strategy.name}": progress(s, d, n)) if progress else None
+                retriever = RerankRetriever(name, hybrid, scorers[name], texts, head=rerank_head, cache=cache,
+                                            progress=cb)
             else:
                 retriever = built[name]
             if progress:

@@ -63,6 +63,9 @@ def trec_run(ev: Evaluation, config: Config | str, *, depth: int = 20, run_name:
     """
     res = ev.result(config)
     cfg = res.config
+    if cfg.external:
+        raise ValueError(f"{cfg.label} is an external run: its hits are not chunks of an index of ours; "
+                         "export it from the system that produced it")
     width = res.top_order.shape[1]
     if depth < 1:
         raise ValueError(f"depth must be >= 1, got {depth}")
@@ -104,11 +107,14 @@ def write_trec(ev: Evaluation, out_dir: str | Path, *, depth: int = 20) -> list[
     """Write ``<strategy>_<retriever>.run`` per configuration and ``<strategy>.qrels`` per strategy.
 
     Returns the paths written (runs first, in evaluation order, then qrels).
+    External runs (``ext/NAME``) are skipped: their hits are not our chunks.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for cfg in ev.results:
+        if cfg.external:
+            continue
         path = out / f"{cfg.strategy}_{cfg.retriever}.run"
         path.write_text(trec_run(ev, cfg, depth=depth), encoding="utf-8")
         paths.append(str(path))

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Sequence
 
 import numpy as np
 import pytest
+from hypothesis import settings
 
 from ragdiag.corpus import DEFAULT_CORPUS, Corpus, load_corpus
 from ragdiag.truth import GroundTruth, load_truth
+
+# CI runs the same examples every time (a failure there is reproducible); locally Hypothesis explores.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 BUNDLED_TRUTH = DEFAULT_CORPUS.parent / "sklearn-user-guide.truth.json"
 

@@ -241,7 +241,7 @@ def test_nothing_loadable_raises_with_reasons(tmp_path):
 
 
 def test_empty_folder_raises(tmp_path):
-    with pytest.raises(CorpusError, match="no .md or .txt files found"):
+    with pytest.raises(CorpusError, match="no supported files"):
         load_corpus(tmp_path)
 
 

@@ -65,12 +65,12 @@ class MaxSimScorer:
         self.identity = f"maxsim:{stamp.model}:{stamp.weights_sha256[:16]}:{stamp.precision}"
         self._tokens: dict[str, np.ndarray] = {}
 
-    def prepare(self, texts: Sequence[str]) -> None:
+    def prepare(self, texts: Sequence[str], *, progress=None) -> None:
         """Embed the wordpieces of many chunks in one length-sorted pass (fast) before scoring."""
         missing = list(dict.fromkeys(t for t in texts if t not in self._tokens))
         if missing:
             # float16 halves the memory of ~100 vectors per chunk; MaxSim sums are unaffected at 1e-3.
-            for t, v in zip(missing, self.encoder.token_embeddings(missing)):
+            for t, v in zip(missing, self.encoder.token_embeddings(missing, progress=progress)):
                 self._tokens[t] = v.astype(np.float16)
 
     def _token_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
@@ -127,13 +127,14 @@ class RerankRetriever:
     """
 
     def __init__(self, name: str, base: Retriever, scorer: PairScorer, texts: Sequence[str], *, head: int = 25,
-                 cache: ScoreCache | None = None):
+                 cache: ScoreCache | None = None, progress=None):
         self.name = name
         self.base = base
         self.scorer = scorer
         self.texts = list(texts)
         self.head = head
         self.cache = cache
+        self.progress = progress  # (done, total) while the scorer prepares many texts at once
 
     def rank(self, batch: QueryBatch, *, depth: int | None = None) -> list[Ranking]:
         bases = self.base.rank(batch)
@@ -146,7 +147,8 @@ class RerankRetriever:
         ]
         missing = [np.isnan(s) for s in scores]
         if hasattr(self.scorer, "prepare"):
-            self.scorer.prepare([t for ts, m in zip(head_texts, missing) for t, miss in zip(ts, m) if miss])
+            self.scorer.prepare([t for ts, m in zip(head_texts, missing) for t, miss in zip(ts, m) if miss],
+                                progress=self.progress)
         for q, ts, s, m in zip(batch.texts, head_texts, scores, missing):
             if m.any():
                 todo = [t for t, miss in zip(ts, m) if miss]

@@ -1,0 +1,321 @@
+"""Tests for the shareable report (ragdiag/report.py, ragdiag/svg.py, ``python -m ragdiag report``).
+
+Plumbing tests build an Evaluation of a tiny hand-made corpus with a FAKE
+bag-of-words encoder, so they run in a second; the numbers in the report must
+be the library's (``summary.json``, ``sweep_table``, ``pairwise``). One CLI run
+loads the real model and is marked ``model``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import json
+import re
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pytest
+
+from ragdiag.cli import main
+from ragdiag.corpus import Corpus, make_document
+from ragdiag.encoder import EncoderStamp
+from ragdiag.evaluate import Config, evaluate
+from ragdiag.report import PairRow, build_report, default_config, write_report
+from ragdiag.results import compare, pairwise, sweep_table, write_outputs
+from ragdiag.retrieval import tokenize
+from ragdiag.threshold import bluffs_at
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPT = "<script>alert(1)</script>"
+CUT = 0.55
+KEEP = 2
+
+
+class BagOfWords:
+    """A FAKE encoder for plumbing tests only: crc32-hashed bag of words, L2-normalised.
+
+    One whitespace word = one "token" (+2 specials); the window is wide enough
+    that nothing is truncated. Deterministic across processes.
+    """
+
+    max_seq_length = 10_000
+
+    def __init__(self, dim: int = 4096):
+        self.dim = dim
+        self.stamp = EncoderStamp(model="FAKE-bag-of-words", weights_sha256="ab" * 32, dim=dim,
+                                  max_seq_length=self.max_seq_length, pooling="none", normalize=True,
+                                  precision="fp32")
+
+    def count_tokens(self, texts: Sequence[str]) -> np.ndarray:
+        return np.array([len(t.split()) + 2 for t in texts], dtype=np.int64)
+
+    def window_ends(self, texts: Sequence[str]) -> np.ndarray:
+        return np.array([len(t) for t in texts], dtype=np.int64)
+
+    def encode(self, texts: Sequence[str], *, progress=None) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for tok in tokenize(text):
+                out[i, zlib.crc32(tok.encode()) % self.dim] += 1.0
+        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        return out
+
+
+# Eight one-section documents. In the first five the needle starts just before character 512, so blind
+# 512-character chunking (A) cuts it in two; boundary chunking (C) keeps its paragraph whole. With
+# fewer than 20 chunks per strategy, every whole needle is in the top 20: at R@20, C wins every query
+# of the five destroyed questions against A (10 queries, +10/-0, p = 0.002, Holm p over 6 pairs 0.012),
+# and dense vs bm25 tie everywhere (p = 1). Document "zebras" puts <script> in a heading, the needle
+# and an ood query (which bluffs: it shares "script alert 1 zebras" with that chunk).
+TOPICS = [("zebras", "riverbanks", "dry"), ("volcanoes", "magma", "eruptive"), ("glaciers", "moraines", "cold"),
+          ("penguins", "krill", "winter"), ("ferns", "spores", "wet"), ("comets", "ice", "perihelion"),
+          ("corals", "polyps", "warm"), ("tides", "moon", "spring")]
+
+
+def _document(i: int, topic: str, key: str, season: str) -> tuple[str, str]:
+    title = f"## {SCRIPT} {topic} basics" if i == 0 else f"## {topic.capitalize()} basics"
+    head = f"# {topic.capitalize()} notes\n\n{title}\n\n"
+    needle = (f"Observers confirmed that {topic} {SCRIPT if i == 0 else ''} depend on {key} "
+              f"during the {season} season.").replace("  ", " ")
+    target = 495 - len(head) if i < 5 else 150
+    words, j = [], 0
+    while len(" ".join(words)) < target:
+        words.append(f"{topic}{j % 7}field" if j % 3 else f"note{j}")
+        j += 1
+    filler = " ".join(words)
+    text = f"{head}{filler}.\n\n{needle}\n"
+    start = text.index(needle)
+    if i < 5:
+        assert start < 512 < start + len(needle), (topic, start)
+    else:
+        assert start + len(needle) < 512
+    return text, needle
+
+
+def _fixture():
+    docs, questions = [], []
+    for i, (topic, key, season) in enumerate(TOPICS):
+        text, needle = _document(i, topic, key, season)
+        docs.append(make_document(topic, text, path=f"{topic}.md"))
+        questions.append({"id": f"q{i + 1}", "needle": needle,
+                          "queries": {"course": f"What do {topic} depend on during the {season} season?",
+                                      "ticket": f"{topic} {key} problem"}})
+    truth = {"questions": questions,
+             "ood": [{"id": "o1", "kind": "near", "query": f"{SCRIPT} zebras"},
+                     {"id": "o2", "kind": "far", "query": "quantum chromodynamics lattice gauge"}]}
+    return Corpus(root="tiny-report", documents=tuple(docs), name="tiny-report"), truth
+
+
+@pytest.fixture(scope="module")
+def ev():
+    from ragdiag.truth import parse_truth
+
+    corpus, raw = _fixture()
+    truth = parse_truth(raw, corpus, source="tiny-report.truth.json")
+    return evaluate(corpus, truth, encoder=BagOfWords(), strategies="A,C", retrievers="dense,bm25")
+
+
+@pytest.fixture(scope="module")
+def report(ev):
+    return build_report(ev, config="C/dense", cut=CUT, keep=KEEP)
+
+
+@pytest.fixture(scope="module")
+def html_text(report):
+    return report.to_html()
+
+
+@pytest.fixture(scope="module")
+def md_text(report):
+    return report.to_markdown()
+
+
+@pytest.fixture(scope="module")
+def summary(ev, tmp_path_factory):
+    out = tmp_path_factory.mktemp("summary")
+    write_outputs(ev, out)
+    return json.loads((out / "summary.json").read_text())
+
+
+def table_rows(html_text: str, table_id: str) -> list[list[str]]:
+    """The body cells of ``<table id=...>`` as text."""
+    m = re.search(rf'<table id="{table_id}">.*?<tbody>(.*?)</tbody></table>', html_text, re.S)
+    assert m, f"no table {table_id}"
+    return [[html.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+            for row in re.findall(r"<tr[^>]*>(.*?)</tr>", m.group(1), re.S)]
+
+
+def md_rows(md: str, first_cell: str) -> list[list[str]]:
+    out = []
+    for line in md.splitlines():
+        if line.startswith("| ") and line.split("|")[1].strip() == first_cell:
+            out.append([c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]])
+    return out
+
+
+def test_fixture_has_what_the_report_must_show(report):
+    assert report.destroyed_counts == {"A": 5, "C": 0}
+    assert report.bluffs and report.bluffs[0].query_id == "o1"
+    assert 0 < report.sweep_row["answered"] < report.n_in and report.sweep_row["refused"] > 0
+
+
+def test_html_is_self_contained(html_text):
+    assert html_text.startswith("<!DOCTYPE html>")
+    assert "http://" not in html_text and "https://" not in html_text
+    lowered = html_text.lower()
+    for bad in ("<script", "<link", "@import", "url(", "<iframe", "<img", " src=", " href="):
+        assert bad not in lowered, bad
+    assert lowered.count("<svg") == 2  # the recall chart and the trade-off curve
+
+
+def test_untrusted_text_is_escaped(html_text, md_text):
+    escaped = html.escape(SCRIPT)
+    assert SCRIPT not in html_text and escaped in html_text
+    assert html_text.count(escaped) >= 3  # in a destroyed needle, its section title, the bluffing ood query
+    assert not re.search(r"(?<!\\)<", md_text)  # every < of corpus or query text is backslash-escaped
+    assert r"\<script\>alert(1)\</script\>" in md_text
+
+
+def test_recall_numbers_are_those_of_summary_json(summary, html_text, md_text):
+    rows = {r[0]: r for r in table_rows(html_text, "recall-table")}
+    md = {r[0]: r for r in (md_rows(md_text, c)[0] for c in rows)}
+    assert list(rows) == [r["config"] for r in summary["summary"]] == ["A/dense", "A/bm25", "C/dense", "C/bm25"]
+    for r in summary["summary"]:
+        expected = f"{r['R@20']:.3f} [{r['R@20_low']:.3f}, {r['R@20_high']:.3f}]"
+        assert rows[r["config"]][4] == expected and md[r["config"]][4].replace("\\", "") == expected
+        assert int(rows[r["config"]][6]) == r["destroyed"] == int(md[r["config"]][6])
+        assert rows[r["config"]][5] == f"{r['MRR']:.3f}"
+    # A destroys 5 needles = 10 queries: R@20 of A is 6/16, of C 16/16
+    assert rows["A/dense"][4].startswith("0.375 ") and rows["C/dense"][4].startswith("1.000 ")
+    assert summary["destroyed"]["A"] and not summary["destroyed"]["C"]
+
+
+def test_sweep_row_and_bluffs_are_the_librarys(ev, report, html_text, md_text):
+    expected = sweep_table(ev, "C/dense", keep=KEEP, cuts=[CUT]).row(CUT)
+    assert report.sweep_row == expected
+    cells = table_rows(html_text, "tradeoff")
+    want = [f"{CUT:g}", *(str(expected[c]) for c in ("answered", "kept_wrong", "refused", "lost", "bluffs"))]
+    assert cells == [want]
+    assert md_rows(md_text, f"{CUT:g}") == [want]
+    bluffs = bluffs_at(ev.result("C/dense"), ev.queries, cut=CUT, keep=KEEP)
+    assert len(bluffs) == expected["bluffs"] == len(table_rows(html_text, "bluffs-table"))
+    first = table_rows(html_text, "bluffs-table")[0]
+    chunk = ev.indexes["C"].chunks[bluffs[0].kept[0][0]]
+    assert first[:4] == ["o1", "near", f"{SCRIPT} zebras", chunk.id]
+    assert first[5] == f"{bluffs[0].kept[0][1]:.3f}"
+    # the curve holds the same counts at the chosen cut
+    i = report.curve["cuts"].index(CUT)
+    assert report.curve["answered"][i] == expected["answered"] and report.curve["bluffs"][i] == expected["bluffs"]
+
+
+def test_destroyed_needles_are_listed_with_the_cut(summary, html_text, md_text):
+    rows = table_rows(html_text, "destroyed-table")
+    listed = {(r[0], r[1], r[2]) for r in rows}
+    assert listed == {("A", d["question_id"], d["doc_id"]) for d in summary["destroyed"]["A"]}
+    for d, r in zip(summary["destroyed"]["A"], rows):
+        assert f"offset {d['cuts'][0]}" in r[5] and f"after character {d['cuts'][0] - d['start']} " in r[5]
+        assert "✂" in r[4]
+    assert "A: 5 of 8, C: 0 of 8" in html_text and "A: 5 of 8, C: 0 of 8" in md_text
+
+
+def test_comparisons_survivors_and_plain_sentences(ev, report, html_text, md_text):
+    family = pairwise(ev, k=20)
+    assert len(report.pairs) == len(family) == 6
+    surviving = {(p["a"], p["b"]) for p in family if p["p_holm"] < 0.05}
+    assert {(p.a, p.b) for p in report.survivors} == surviving and len(surviving) == 4
+    rows = table_rows(html_text, "survivors")
+    assert {(r[0], r[1]) for r in rows} == {("C/dense", "A/dense"), ("C/bm25", "A/bm25"), ("C/bm25", "A/dense"),
+                                            ("C/dense", "A/bm25")}
+    by_pair = {(p["a"], p["b"]): p for p in family}
+    for r in rows:
+        p = by_pair.get((r[1], r[0])) or by_pair[(r[0], r[1])]
+        assert (r[2], r[3], r[5], r[6]) == ("10", "0", f"{p['p']:.3g}", f"{p['p_holm']:.3g}")
+    # the ones that do not survive get a plain sentence, in both formats
+    assert "A/dense and A/bm25 are indistinguishable at R@20 on these 16 queries" in html_text
+    assert "C/dense and C/bm25 are indistinguishable at R@20 on these 16 queries" in md_text
+    assert "6 pairs of configurations were tested" in html_text and "the other 2 are indistinguishable" in md_text
+    # always the verdict of the chosen configuration against its best competitor (C/bm25: same R@20, MRR...)
+    assert report.competitor == "C/bm25"
+    verdict = compare(ev, "C/dense", "C/bm25", k=20).verdict
+    assert report.headline == verdict and html.escape(verdict) in html_text
+
+
+def test_a_long_family_is_counted_not_listed(report):
+    many = tuple(PairRow(f"X{i}", f"Y{i}", 20, 1, 1, 14, 1.0, 1.0) for i in range(30))
+    big = dataclasses.replace(report, pairs=(*report.survivors, *many))
+    md = big.to_markdown()
+    assert "34 pairs of configurations were tested" in md and "4 survive; the other 30 are indistinguishable" in md
+    assert "X3 and Y3" not in md and "X3 and Y3" not in big.to_html()
+
+
+def test_provenance_stamps(report, summary, html_text, md_text):
+    for text in (html_text, md_text):
+        assert summary["corpus"]["sha256"] in text
+        assert "FAKE-bag-of-words" in text and "abababababab..." in text
+        assert summary["versions"]["torch"] in text and summary["versions"]["transformers"] in text
+        assert report.generated in text
+    assert "tiny-report.truth.json" in html_text
+
+
+def test_only_one_configuration_has_no_competitor(ev):
+    ev1 = dataclasses.replace(ev, results={Config("C", "dense"): ev.results[Config("C", "dense")]})
+    r = build_report(ev1, config=Config("C", "dense"), cut=CUT)
+    assert r.competitor is None and r.pairs == () and "only configuration" in r.headline
+    assert "nothing to compare" in r.to_markdown() and r.to_html().count("<svg") == 2
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"config": "E/hybrid", "cut": 0.6}, "E/hybrid was not evaluated"),
+    ({"config": "C/dense", "cut": 0.0}, "cut must be"),
+    ({"config": "C/dense", "cut": 0.6, "keep": 0}, "keep must be"),
+    ({"config": "C-dense", "cut": 0.6}, "STRATEGY/RETRIEVER"),
+])
+def test_build_report_rejects_bad_input(ev, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        build_report(ev, **kwargs)
+
+
+def test_default_config_is_a_fixed_rule(ev):
+    assert default_config(ev) == Config("A", "dense")  # no E/hybrid, no hybrid: the first evaluated
+
+
+def test_write_report_writes_html_and_markdown_beside(report, tmp_path):
+    paths = write_report(report, tmp_path / "sub" / "r.html")
+    assert paths == [str(tmp_path / "sub" / "r.html"), str(tmp_path / "sub" / "r.md")]
+    assert Path(paths[1]).read_text(encoding="utf-8") == report.to_markdown()
+    with pytest.raises(ValueError, match="HTML file"):
+        write_report(report, tmp_path / "r.md")
+
+
+def test_report_bad_config_exits_2_before_loading_anything(tiny_folder, tmp_path, capsys):
+    code = main(["report", "--config", "E-hybrid", "--corpus", str(tiny_folder), "--no-cache",
+                 "--out", str(tmp_path / "r.html")])
+    _, err = capsys.readouterr()
+    assert code == 2 and err.startswith("error: ") and "'E-hybrid'" in err and "STRATEGY/RETRIEVER" in err
+    assert not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.model
+def test_python_m_ragdiag_report_writes_both_files(tiny_folder, tmp_path):
+    from ragdiag.encoder import ModelUnavailable, resolve_model_dir
+
+    try:
+        resolve_model_dir(None)
+    except ModelUnavailable as exc:
+        pytest.skip(str(exc))
+    out = tmp_path / "tmp" / "report.html"
+    proc = subprocess.run([sys.executable, "-m", "ragdiag", "report", "--corpus", str(tiny_folder), "--no-cache",
+                           "--strategies", "C", "--retrievers", "dense,bm25,hybrid", "--out", str(out)],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    md = out.with_suffix(".md")
+    assert out.is_file() and md.is_file()
+    assert f"wrote {out}" in proc.stdout and f"wrote {md}" in proc.stdout
+    text = out.read_text(encoding="utf-8")
+    assert "C/hybrid on tiny" in text and "<svg" in text and "sentence-transformers/all-MiniLM-L6-v2" in text
+    assert "| C/hybrid |" in md.read_text(encoding="utf-8")
