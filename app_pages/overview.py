@@ -4,10 +4,10 @@ import pandas as pd
 import streamlit as st
 
 from ragdiag.evaluate import summary_rows
-from ragdiag.views import filter_configs, recall_long, recall_table
+from ragdiag.views import filter_configs, index_stamp_rows, recall_long, recall_table
 from ui.charts import recall_chart
 from ui.html import md_text
-from ui.state import evaluation, load_inputs
+from ui.state import evaluation, load_inputs, recorded_stamps
 
 st.title("Overview")
 corpus, truth = load_inputs()
@@ -36,16 +36,9 @@ with right:
 ev, token = evaluation()
 
 with st.expander("Model and index stamps"):
-    stamp = dict(ev.encoder_stamp)
-    st.table(pd.DataFrame([{"field": k, "value": str(v)} for k, v in stamp.items()]), hide_index=True)
-    extractors = sorted({d.extractor for d in corpus.documents})
-    st.table(pd.DataFrame([
-        {"strategy": name, "chunking": idx.strategy.description, "chunks": len(idx.chunks),
-         "vectors computed": idx.embedded, "vectors reused": len(idx.chunks) - idx.embedded,
-         "extractors": ", ".join(extractors), "corpus sha256": ev.corpus.sha256[:12],
-         "max |L2²/2 − cos dist|": f"{idx.normalisation_error:.1e}"}
-        for name, idx in ev.indexes.items()
-    ]), hide_index=True)
+    st.caption("Vectors of two models are not comparable: every index is stamped with the model, weights, "
+               "pipeline and extractor versions, corpus hash and chunking it was built with.")
+    st.dataframe(index_stamp_rows(ev, recorded_stamps()), hide_index=True)
 
 for name, reason in ev.unavailable.items():
     st.warning(f"Retriever **{md_text(name)}** is unavailable: {md_text(reason)}")

@@ -202,7 +202,7 @@ class Report:
     def recall_svg(self) -> str:
         return interval_chart([f"R@{k}" for k in KS], self._chart_series(),
                               label=f"Recall at k with 95% Wilson intervals: {', '.join(self.chart_configs)}",
-                              y_label="recall")
+                              y_label="recall", width=960, height=300)
 
     def curve_svg(self) -> str:
         c = self.curve
@@ -215,10 +215,10 @@ class Report:
         if n_ood:
             lines.append(Line(f"bluffs (of {n_ood})", [v / n_ood for v in c["bluffs"]]))
         r = self.sweep_row
-        mark = f"cut {self._cut_text()}: {r['answered']} answered, {r['bluffs']} bluffs"
+        mark = f"cut {self._cut_text()}: {r['answered']} answered, {_plural(r['bluffs'], 'bluff')}"
         return line_chart(c["cuts"], lines, label=f"Abstention trade-off of {self.config.label} (keep {self.keep})",
                           x_label="cut (cosine distance)", y_label="share of queries", marker=self.cut,
-                          marker_label=mark)
+                          marker_label=mark, width=960, height=340)
 
     def to_html(self) -> str:
         return _render_html(self)
@@ -373,6 +373,10 @@ def write_report(report: Report, out: str | Path) -> list[str]:
 # ---------------------------------------------------------------------------
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def _p(p: float) -> str:
     return f"{p:.3g}"
 
@@ -489,19 +493,25 @@ def _provenance_pairs(r: Report) -> tuple[list, list, list]:
         ("max |L2²/2 - cosine|", f"{max(norm.values()):.1e}" if norm else "n/a"),
         ("pipeline version", p["pipeline_version"]),
         ("ragdiag", p["ragdiag_version"]),
-        ("torch / transformers", f"{v.get('torch', '?')} / {v.get('transformers', '?')}"),
-        ("sentence-transformers / numpy / python",
-         f"{v.get('sentence_transformers', '?')} / {v.get('numpy', '?')} / {v.get('python', '?')}"),
+        ("torch", v.get("torch", "n/a")),
+        ("transformers", v.get("transformers", "n/a")),
+        ("sentence-transformers", v.get("sentence_transformers", "n/a")),
+        ("numpy / python", f"{v.get('numpy', '?')} / {v.get('python', '?')}"),
         ("generated", r.generated),
     ]
     return corpus, truth, model
 
 
-def _recall_table(r: Report) -> tuple[list[str], list[list], list[int], list[str]]:
+def _interval_html(iv) -> _Raw:
+    return _Raw(f'{_h(_f3(iv.estimate))} <span class="ci">[{iv.low:.3f}, {iv.high:.3f}]</span>')
+
+
+def _recall_table(r: Report, *, as_html: bool = False) -> tuple[list[str], list[list], list[int], list[str]]:
     headers = ["configuration", *(f"R@{k} [95% CI]" for k in KS), "MRR", "destroyed", "chunks"]
     rows, classes = [], []
+    cell = _interval_html if as_html else str
     for row in r.rows:
-        rows.append([row["config"], *(str(row[f"R@{k}"]) for k in KS), _f3(row["MRR"]), row["destroyed"],
+        rows.append([row["config"], *(cell(row[f"R@{k}"]) for k in KS), _f3(row["MRR"]), row["destroyed"],
                      _int(row["chunks"])])
         classes.append("chosen" if row["config"] == r.config.label else "")
     return headers, rows, list(range(1, len(headers))), classes
@@ -604,20 +614,24 @@ h3{font-size:15px;margin:18px 0 6px;color:#374151}
 .note{color:var(--muted);font-size:13.5px;margin:2px 0 8px}
 table{border-collapse:collapse;width:100%;font-size:13.5px;font-variant-numeric:tabular-nums;margin:6px 0 10px}
 th{text-align:left;font-weight:600;color:#374151;border-bottom:2px solid #d1d5db;padding:6px 9px;
- white-space:nowrap;background:#fafafa}
+ background:#fafafa;vertical-align:bottom}
 td{border-bottom:1px solid var(--line);padding:5px 9px;vertical-align:top}
 th.num,td.num{text-align:right;white-space:nowrap}
 tbody tr:nth-child(even) td{background:#fbfbfc}
 tr.chosen td{background:#fff7e0 !important;font-weight:600}
+.tradeoff table{width:auto;min-width:55%}
 .tradeoff td{font-size:16px;font-weight:600}
 .mono,code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
 .cut{color:#c62828;font-weight:700;padding:0 2px}
 .quote{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px;word-break:break-word}
 .cols{display:grid;grid-template-columns:repeat(3,1fr);gap:22px}
-dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:3px 12px;margin:0;font-size:13.5px}
+dl.kv{display:grid;grid-template-columns:minmax(70px,max-content) minmax(0,1fr);gap:3px 12px;margin:0;
+ font-size:13.5px}
 dl.kv dt{color:var(--muted)}
-dl.kv dd{margin:0;word-break:break-all;font-variant-numeric:tabular-nums}
-figure{margin:10px 0 6px;padding:10px;border:1px solid var(--line);border-radius:10px}
+dl.kv dd{margin:0;overflow-wrap:anywhere;font-variant-numeric:tabular-nums}
+.ci{color:var(--muted);font-size:12px}
+figure{margin:10px 0 6px;padding:12px;border:1px solid var(--line);border-radius:10px;text-align:center}
+figcaption{text-align:left}
 figcaption{color:var(--muted);font-size:13px;margin-top:4px}
 ul.sentences{margin:6px 0;padding-left:20px}
 footer{margin-top:36px;padding-top:12px;border-top:1px solid var(--line);color:var(--muted);font-size:12.5px}
@@ -631,7 +645,8 @@ def _means(text: str) -> str:
 
 
 def _card(label: str, value: str, sub: str) -> str:
-    return f'<div class="card"><div class="l">{_h(label)}</div><div class="v">{_h(value)}</div><div class="s">{_h(sub)}</div></div>'
+    return (f'<div class="card"><div class="l">{_h(label)}</div><div class="v">{_h(value)}</div>'
+            f'<div class="s">{_h(sub)}</div></div>')
 
 
 def _render_html(r: Report) -> str:
@@ -679,7 +694,7 @@ def _render_html(r: Report) -> str:
     add("<div><h3>Model and software</h3>" + _kv_html(model) + "</div>")
     add("</div></section>")
 
-    headers, rows, numeric, classes = _recall_table(r)
+    headers, rows, numeric, classes = _recall_table(r, as_html=True)
     add('<section id="recall"><h2>Recall by configuration</h2>')
     add(_means(MEANS["recall"]))
     add(_html_table(headers, rows, numeric=numeric, row_class=classes, table_id="recall-table"))

@@ -159,7 +159,7 @@ def line_chart(x: Sequence[float], lines: Sequence[Line], *, label: str, x_label
     x0, x1 = min(xs), max(xs)
     if x1 <= x0:
         raise ValueError("line_chart needs an x range of positive width")
-    left, right, top, bottom = 52.0, width - 16.0, 40.0, height - 44.0
+    left, right, top, bottom = 52.0, width - 16.0, 58.0, height - 44.0
     px = lambda v: left + (right - left) * (v - x0) / (x1 - x0)  # noqa: E731
     py = lambda v: bottom - (bottom - top) * v / y_max  # noqa: E731
     out = _open(width, height, label)
@@ -167,7 +167,8 @@ def line_chart(x: Sequence[float], lines: Sequence[Line], *, label: str, x_label
     step = _nice_step((x1 - x0) / 8)
     t = math.ceil(x0 / step) * step
     while t <= x1 + 1e-9:
-        out.append(f'<line x1="{_n(px(t))}" y1="{_n(bottom)}" x2="{_n(px(t))}" y2="{_n(bottom + 4)}" stroke="{_AXIS}"/>')
+        out.append(f'<line x1="{_n(px(t))}" y1="{_n(bottom)}" x2="{_n(px(t))}" y2="{_n(bottom + 4)}" '
+                   f'stroke="{_AXIS}"/>')
         out.append(f'<text x="{_n(px(t))}" y="{_n(bottom + 17)}" text-anchor="middle" fill="{_AXIS}">{t:g}</text>')
         t = round(t + step, 10)
     if x_label:
@@ -184,11 +185,11 @@ def line_chart(x: Sequence[float], lines: Sequence[Line], *, label: str, x_label
                    f'stroke-linejoin="round"{dash_attr}><title>{_e(ln.name)}</title></polyline>')
     if marker is not None and x0 <= marker <= x1:
         mx = px(float(marker))
-        out.append(f'<line x1="{_n(mx)}" y1="{_n(top - 6)}" x2="{_n(mx)}" y2="{_n(bottom)}" stroke="#111827" '
+        out.append(f'<line x1="{_n(mx)}" y1="{_n(top - 16)}" x2="{_n(mx)}" y2="{_n(bottom)}" stroke="#111827" '
                    f'stroke-width="1.2" stroke-dasharray="3 3"/>')
         anchor = "end" if mx > (left + right) / 2 else "start"
         dx = -6 if anchor == "end" else 6
-        out.append(f'<text x="{_n(mx + dx)}" y="{_n(top + 6)}" text-anchor="{anchor}" fill="#111827" '
+        out.append(f'<text x="{_n(mx + dx)}" y="{_n(top - 8)}" text-anchor="{anchor}" fill="#111827" '
                    f'font-weight="600">{_e(marker_label)}</text>')
     out += _legend([ln.name for ln in lines], left, 18, dashed=True)
     out.append("</svg>")

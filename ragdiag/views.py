@@ -39,6 +39,7 @@ __all__ = [
     "per_config_frame",
     "top_hits",
     "progress_fraction",
+    "index_stamp_rows",
 ]
 
 # What the gate does to one query at a cut (in-domain: first three; ood: last two).
@@ -283,3 +284,38 @@ def progress_fraction(stage: str, done: int, total: int, strategies: Sequence[st
         ri = list(retrievers).index(retriever) if retriever in retrievers else 0
         within = 0.8 + 0.2 * (ri + frac) / max(len(retrievers), 1)
     return round(min(max((si + within) / n, 0.0), 1.0), 6)
+
+
+def index_stamp_rows(ev: Evaluation, recorded: Sequence = ()) -> pd.DataFrame:
+    """The stamp of each strategy's index (model, pipeline, extractors, corpus, chunking).
+
+    Built the way :func:`ragdiag.store.record_evaluation` writes it; when the
+    store's catalogue (``recorded``, :class:`~ragdiag.store.IndexStamp` rows)
+    holds the same index, its chunk count and creation time are shown.
+    """
+    from .store import IndexStamp, corpus_extractors
+
+    enc = dict(ev.encoder_stamp or {})
+    needed = ("model", "weights_sha256", "dim", "max_seq_length", "pooling", "normalize", "precision")
+    if any(k not in enc for k in needed):
+        return pd.DataFrame()
+    by_key = {r.key: r for r in recorded}
+    extractors = corpus_extractors(ev.corpus)
+    records = []
+    for name, idx in ev.indexes.items():
+        stamp = IndexStamp.build(enc, corpus_sha256=ev.corpus.sha256, corpus_root=ev.corpus.root,
+                                 chunking=idx.strategy.params(), n_chunks=len(idx.chunks),
+                                 extractor_versions=extractors,
+                                 pipeline_version=str(enc.get("pipeline_version", "")))
+        stored = by_key.get(stamp.key)
+        records.append({
+            "strategy": name, "model": stamp.model, "weights": stamp.weights_sha256[:12], "dim": stamp.dim,
+            "window": stamp.max_seq_length, "precision": stamp.precision, "pipeline": stamp.pipeline_version,
+            "extractors": ", ".join(stamp.extractor_versions), "corpus sha256": stamp.corpus_sha256[:12],
+            "chunks": len(idx.chunks), "vectors computed now": idx.embedded,
+            "stored chunks": stored.n_chunks if stored else None, "recorded": stored.created if stored else "",
+            "max |L2²/2 − cos|": f"{idx.normalisation_error:.1e}",
+        })
+    df = pd.DataFrame.from_records(records)
+    df["stored chunks"] = df["stored chunks"].astype("Int64")
+    return df

@@ -253,6 +253,15 @@ def evaluation() -> tuple[Evaluation, str]:
     return job.result, job.token
 
 
+def recorded_stamps(s: Settings | None = None) -> list:
+    """The store's catalogue of stamped indexes (empty when it cannot be read)."""
+    s = s or settings()
+    try:
+        return list(_store(s.cache).indexes())
+    except Exception:  # noqa: BLE001 - the catalogue is informative only
+        return []
+
+
 # ----- derived, cached per evaluation ------------------------------------------
 
 @st.cache_resource(max_entries=64, show_spinner=False)
