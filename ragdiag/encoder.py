@@ -124,6 +124,8 @@ class Encoder:
     batch_size : texts per forward pass; small batches of similar length waste no padding.
     """
 
+    supports_token_sink = True  # encode(..., token_sink=) yields wordpiece vectors from the same pass
+
     def __init__(self, model: str | os.PathLike | None = None, *, precision: str = "fp32", batch_size: int = 16,
                  threads: int | None = None):
         import torch
@@ -203,28 +205,40 @@ class Encoder:
         return out
 
     # ----- embeddings ---------------------------------------------------------
-    def _forward(self, batch_texts: list[str], *, tokens: bool = False):
+    def _forward(self, batch_texts: list[str]):
+        """One forward pass: (hidden states, attention mask, pooled unit vectors)."""
         torch = self._torch
         enc = self.tokenizer(batch_texts, padding=True, truncation=True, max_length=self.max_seq_length,
                              return_tensors="pt")
         with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.precision == "bf16"):
             hidden = self.model(**enc).last_hidden_state.float()
-        mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-        if tokens:
-            return hidden, enc["attention_mask"]
-        if self.pooling == "cls":
-            pooled = hidden[:, 0]
-        else:
-            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-        return torch.nn.functional.normalize(pooled, p=2, dim=1)
+            mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            if self.pooling == "cls":
+                pooled = hidden[:, 0]
+            else:
+                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
+        return hidden, enc["attention_mask"], pooled
+
+    def _tokens_of(self, hidden, mask) -> list[np.ndarray]:
+        """Per row, the unit wordpiece vectors without [CLS], [SEP] and padding."""
+        unit = self._torch.nn.functional.normalize(hidden, p=2, dim=-1).numpy()
+        lengths = mask.sum(1).numpy()
+        return [unit[row, 1 : max(int(lengths[row]) - 1, 1)].copy() for row in range(unit.shape[0])]
 
     def _length_order(self, texts: Sequence[str]) -> np.ndarray:
         # Sort by wordpieces (not characters): fixed-size chunks differ in tokens, not length.
         lengths = np.minimum(self.count_tokens(texts), self.max_seq_length)
         return np.argsort(-lengths, kind="stable")
 
-    def encode(self, texts: Sequence[str], *, progress: ProgressFn | None = None) -> np.ndarray:
-        """Unit vectors, float32, shape ``(len(texts), dim)``, in input order."""
+    def encode(self, texts: Sequence[str], *, progress: ProgressFn | None = None,
+               token_sink: Callable[[int, np.ndarray], None] | None = None) -> np.ndarray:
+        """Unit vectors, float32, shape ``(len(texts), dim)``, in input order.
+
+        ``token_sink(i, tokens)``, when given, receives text ``i``'s unit
+        wordpiece vectors from the same forward pass (MaxSim reuses them at no
+        extra model cost).
+        """
         texts = list(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
@@ -233,7 +247,11 @@ class Encoder:
         done = 0
         for b in range(0, len(texts), self.batch_size):
             idx = order[b : b + self.batch_size]
-            out[idx] = self._forward([texts[i] for i in idx]).numpy()
+            hidden, mask, pooled = self._forward([texts[i] for i in idx])
+            out[idx] = pooled.numpy()
+            if token_sink is not None:
+                for i, tokens in zip(idx, self._tokens_of(hidden, mask)):
+                    token_sink(int(i), tokens)
             done += len(idx)
             if progress is not None:
                 progress(done, len(texts))
@@ -241,20 +259,12 @@ class Encoder:
 
     def token_embeddings(self, texts: Sequence[str], *, progress: ProgressFn | None = None) -> list[np.ndarray]:
         """Per text, its L2-normalised wordpiece embeddings (special tokens and padding dropped)."""
-        torch = self._torch
-        texts = list(texts)
         result: list[np.ndarray | None] = [None] * len(texts)
-        order = self._length_order(texts)
-        for b in range(0, len(texts), self.batch_size):
-            idx = order[b : b + self.batch_size]
-            hidden, mask = self._forward([texts[i] for i in idx], tokens=True)
-            hidden = torch.nn.functional.normalize(hidden, p=2, dim=-1).numpy()
-            lengths = mask.sum(1).numpy()
-            for row, i in enumerate(idx):
-                # Drop [CLS] and [SEP]: MaxSim over content wordpieces only.
-                result[i] = hidden[row, 1 : max(lengths[row] - 1, 1)].copy()
-            if progress is not None:
-                progress(min(b + self.batch_size, len(texts)), len(texts))
+
+        def sink(i: int, tokens: np.ndarray) -> None:
+            result[i] = tokens
+
+        self.encode(texts, progress=progress, token_sink=sink)
         return result  # type: ignore[return-value]
 
 

@@ -187,9 +187,30 @@ def _holders(chunks: Sequence[Chunk], truth: GroundTruth) -> dict[str, np.ndarra
     }
 
 
+class _TokenTap:
+    """The encoder, handing each embedded text's wordpiece vectors to ``keep``: one forward pass for both."""
+
+    def __init__(self, encoder, keep: Callable[[str, np.ndarray], None]):
+        self._encoder, self._keep = encoder, keep
+
+    def __getattr__(self, name):
+        return getattr(self._encoder, name)
+
+    def encode(self, texts, *, progress=None):
+        texts = list(texts)
+        return self._encoder.encode(texts, progress=progress, token_sink=lambda i, tok: self._keep(texts[i], tok))
+
+
 def build_index(corpus: Corpus, truth: GroundTruth, strategy: Strategy, encoder, *, store=None,
-                progress: Progress | None = None) -> StrategyIndex:
-    """Chunk, audit and embed one strategy (vectors through the store when given)."""
+                progress: Progress | None = None, keep_tokens: Callable[[str, np.ndarray], None] | None = None
+                ) -> StrategyIndex:
+    """Chunk, audit and embed one strategy (vectors through the store when given).
+
+    ``keep_tokens(text, vectors)`` receives the wordpiece vectors of every text
+    embedded now (for MaxSim), when the encoder can give them.
+    """
+    if keep_tokens is not None and getattr(encoder, "supports_token_sink", False):
+        encoder = _TokenTap(encoder, keep_tokens)
     chunks = chunk_corpus(corpus, strategy)
     report = chunk_report(strategy, chunks, truth.needles(), encoder)
     texts = [c.embed_text for c in chunks]
@@ -297,7 +318,9 @@ def evaluate(
     results: dict[Config, ConfigResult] = {}
     for si, strategy in enumerate(strats):
         t = time.perf_counter()
-        index = build_index(corpus, truth, strategy, encoder, store=store, progress=progress)
+        maxsim = scorers.get("rerank-maxsim")
+        index = build_index(corpus, truth, strategy, encoder, store=store, progress=progress,
+                            keep_tokens=maxsim.keep if maxsim is not None else None)
         timings[f"index_{strategy.name}"] = time.perf_counter() - t
         indexes[strategy.name] = index
         dist = cosine_distances(qvecs, index.vectors)

@@ -73,6 +73,10 @@ class MaxSimScorer:
             for t, v in zip(missing, self.encoder.token_embeddings(missing, progress=progress)):
                 self._tokens[t] = v.astype(np.float16)
 
+    def keep(self, text: str, tokens: np.ndarray) -> None:
+        """Keep a chunk's wordpiece vectors computed elsewhere (by the embedding pass)."""
+        self._tokens[text] = tokens.astype(np.float16)
+
     def _token_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
         self.prepare(texts)
         return [self._tokens[t] for t in texts]
