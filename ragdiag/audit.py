@@ -67,15 +67,17 @@ class TokenAudit:
 def audit_tokens(chunks: Sequence[Chunk], encoder: Tokenizing) -> TokenAudit:
     """Count embedded wordpieces and find where the encoder window cuts each chunk."""
     embed = [c.embed_text for c in chunks]
-    tokens = encoder.count_tokens(embed)
-    with_header = np.array([c.header_prefix_len > 0 for c in chunks], dtype=bool)
-    header_tokens = np.zeros_like(tokens)
-    if with_header.any():
-        idx = np.flatnonzero(with_header)
-        content_tokens = encoder.count_tokens([chunks[i].content for i in idx])
-        header_tokens[idx] = tokens[idx] - content_tokens
-    seen = encoder.window_ends(embed)  # offset in embed_text
     prefix = np.array([c.header_prefix_len for c in chunks], dtype=np.int64)
+    if hasattr(encoder, "token_layout"):
+        # One tokenizer pass: header wordpieces are those that start inside the header line.
+        tokens, header_tokens, seen = encoder.token_layout(embed, prefix)
+    else:
+        tokens = encoder.count_tokens(embed)
+        header_tokens = np.zeros_like(tokens)
+        idx = np.flatnonzero(prefix > 0)
+        if idx.size:
+            header_tokens[idx] = tokens[idx] - encoder.count_tokens([chunks[i].content for i in idx])
+        seen = encoder.window_ends(embed)  # offset in embed_text
     starts = np.array([c.start for c in chunks], dtype=np.int64)
     ends = np.array([c.end for c in chunks], dtype=np.int64)
     window_end = np.clip(starts + seen - prefix, starts, ends)

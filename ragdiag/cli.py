@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -401,7 +400,6 @@ def main(argv: list[str] | None = None) -> int:
     from .encoder import offline
 
     offline()
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "k", 1) < 1:

@@ -180,12 +180,35 @@ class Encoder:
         )
 
     # ----- tokens -------------------------------------------------------------
+    def token_layout(self, texts: Sequence[str], prefix_lengths: Sequence[int] | None = None):
+        """One tokenizer pass: ``(tokens, prefix_tokens, window_ends)`` per text.
+
+        ``tokens`` counts wordpieces with special tokens, before truncation;
+        ``prefix_tokens`` those starting inside the first ``prefix_lengths[i]``
+        characters (a header line); ``window_ends`` the character offset where
+        the encoder window ends (``len(text)`` when the text fits).
+        """
+        n = len(texts)
+        tokens = np.zeros(n, dtype=np.int64)
+        prefix = np.zeros(n, dtype=np.int64)
+        ends = np.array([len(t) for t in texts], dtype=np.int64)
+        if not n:
+            return tokens, prefix, ends
+        enc = self.tokenizer(list(texts), add_special_tokens=False, truncation=False,
+                             return_offsets_mapping=True, verbose=False)
+        specials = self.tokenizer.num_special_tokens_to_add()
+        keep = self.max_seq_length - specials
+        for i, offsets in enumerate(enc["offset_mapping"]):
+            tokens[i] = len(offsets) + specials
+            if prefix_lengths is not None and prefix_lengths[i]:
+                prefix[i] = sum(1 for s, _ in offsets if s < prefix_lengths[i])
+            if len(offsets) > keep:
+                ends[i] = offsets[keep - 1][1]
+        return tokens, prefix, ends
+
     def count_tokens(self, texts: Sequence[str]) -> np.ndarray:
         """Wordpieces per text, special tokens included, before truncation."""
-        if not texts:
-            return np.zeros(0, dtype=np.int64)
-        enc = self.tokenizer(list(texts), add_special_tokens=True, truncation=False, verbose=False)
-        return np.fromiter((len(ids) for ids in enc["input_ids"]), dtype=np.int64, count=len(texts))
+        return self.token_layout(texts)[0]
 
     def window_ends(self, texts: Sequence[str]) -> np.ndarray:
         """For each text, the character offset where the encoder window ends.
@@ -193,16 +216,7 @@ class Encoder:
         ``len(text)`` when the text fits; otherwise the end of the last
         wordpiece the model sees (the rest is silently truncated).
         """
-        out = np.array([len(t) for t in texts], dtype=np.int64)
-        if not texts:
-            return out
-        enc = self.tokenizer(list(texts), add_special_tokens=False, truncation=False,
-                             return_offsets_mapping=True, verbose=False)
-        keep = self.max_seq_length - self.tokenizer.num_special_tokens_to_add()
-        for i, offsets in enumerate(enc["offset_mapping"]):
-            if len(offsets) > keep:
-                out[i] = offsets[keep - 1][1]
-        return out
+        return self.token_layout(texts)[2]
 
     # ----- embeddings ---------------------------------------------------------
     def _forward(self, batch_texts: list[str]):

@@ -299,7 +299,9 @@ def evaluate(
     queries = truth.queries
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    qvecs = encoder.encode([q.text for q in queries])
+    query_texts = [q.text for q in queries]
+    # Queries are embedded once, reused by every strategy, and kept in the store like chunks.
+    qvecs = store.embed(encoder, query_texts).vectors if store is not None else encoder.encode(query_texts)
     timings["embed_queries"] = time.perf_counter() - t0
     batch = QueryBatch(tuple(q.text for q in queries), qvecs)
 
@@ -338,8 +340,6 @@ def evaluate(
                                             progress=cb)
             else:
                 retriever = built[name]
-            if progress:
-                progress(f"ranking {strategy.name}/{name}", 0, 1)
             t = time.perf_counter()
             rankings = retriever.rank(batch)
             orders = np.stack([r.order for r in rankings])
@@ -348,8 +348,6 @@ def evaluate(
             cfg = Config(strategy.name, name)
             results[cfg] = _config_result(cfg, index, truth, queries, orders, scores, dist,
                                           k_diag=diagnosis_k, seconds=seconds)
-            if progress:
-                progress(f"ranking {strategy.name}/{name}", 1, 1)
         if "rerank-maxsim" in scorers:
             scorers["rerank-maxsim"].forget()
     timings["total"] = time.perf_counter() - t0

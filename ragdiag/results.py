@@ -77,9 +77,13 @@ def chunking_rows(ev: Evaluation) -> list[dict]:
 
 def summary_document(ev: Evaluation) -> dict:
     """What ``summary.json`` holds: the tables plus provenance stamps."""
-    import sentence_transformers
-    import torch
-    import transformers
+    from importlib.metadata import PackageNotFoundError, version
+
+    def v(dist: str) -> str | None:
+        try:
+            return version(dist)
+        except PackageNotFoundError:
+            return None
 
     tables = {p: [interval_cells(r) for r in summary_rows(ev, phrasing=p)] for p in ("all", *ev.truth.phrasings)}
     return {
@@ -88,9 +92,9 @@ def summary_document(ev: Evaluation) -> dict:
         "model": ev.encoder_stamp,
         "versions": {
             "python": platform.python_version(),
-            "torch": torch.__version__,
-            "transformers": transformers.__version__,
-            "sentence_transformers": sentence_transformers.__version__,
+            "torch": v("torch"),
+            "transformers": v("transformers"),
+            "sentence_transformers": v("sentence-transformers"),
             "numpy": np.__version__,
         },
         "corpus": {
