@@ -265,24 +265,29 @@ def top_hits(ev: Evaluation, config: Config | str, query_index: int, *, n: int =
 def progress_fraction(stage: str, done: int, total: int, strategies: Sequence[str], retrievers: Sequence[str]) -> float:
     """Overall share of an evaluation done, from ``evaluate``'s ``progress(stage, done, total)``.
 
-    Each strategy is one equal slice: embedding its chunks is the first 80%,
-    ranking with each retriever shares the last 20%.
+    Each strategy is one equal slice: embedding its chunks (stage ``embedding S``)
+    is the first 80%, the retrievers (stages ``R S`` or ``ranking S/R``) share the
+    last 20%. Unknown stages count as the start of their strategy's slice.
 
     >>> progress_fraction("embedding E", 5, 10, ["A", "E"], ["dense"])
     0.7
     >>> progress_fraction("ranking A/dense", 1, 1, ["A", "E"], ["dense"])
     0.5
+    >>> progress_fraction("rerank-maxsim E", 1, 2, ["A", "E"], ["dense", "rerank-maxsim"])
+    0.975
     """
-    verb, _, rest = stage.partition(" ")
-    strategy, _, retriever = rest.partition("/")
+    words = stage.replace("/", " ").split()
+    strategy = next((w for w in words if w in strategies), None)
+    retriever = next((w for w in words if w in retrievers), None)
     n = max(len(strategies), 1)
-    si = list(strategies).index(strategy) if strategy in strategies else 0
-    frac = done / total if total else 1.0
-    if verb == "embedding":
+    si = list(strategies).index(strategy) if strategy is not None else 0
+    frac = min(done / total, 1.0) if total else 1.0
+    if words and words[0] == "embedding":
         within = 0.8 * frac
+    elif retriever is not None:
+        within = 0.8 + 0.2 * (list(retrievers).index(retriever) + frac) / max(len(retrievers), 1)
     else:
-        ri = list(retrievers).index(retriever) if retriever in retrievers else 0
-        within = 0.8 + 0.2 * (ri + frac) / max(len(retrievers), 1)
+        within = 0.0
     return round(min(max((si + within) / n, 0.0), 1.0), 6)
 
 

@@ -167,7 +167,7 @@ def test_overview_table_equals_library(tiny, library):
 
     at = app()
     assert [t.value for t in at.title] == ["Overview"]
-    table = at.dataframe[0].value
+    table = frame_with(at, "R@20")
     expected = {r["config"]: r for r in summary_rows(library)}
     assert set(table["config"]) == set(expected)
     row = table.set_index("config").loc["E/hybrid"]
@@ -185,10 +185,10 @@ def test_overview_widgets_filter_and_phrasing(tiny, library):
 
     at = app()
     at.multiselect(key="strategies").set_value(["E"]).run()
-    table = at.dataframe[0].value
+    table = frame_with(at, "R@20")
     assert set(table["config"]) == {"E/dense", "E/bm25", "E/hybrid"}
     at.segmented_control(key="phrasing").set_value("ticket").run()
-    table = at.dataframe[0].value.set_index("config")
+    table = frame_with(at, "R@20").set_index("config")
     ticket = {r["config"]: r for r in summary_rows(library, phrasing="ticket")}
     assert (table["queries"] == 4).all()
     assert table.loc["E/dense", "R@1"] == str(ticket["E/dense"]["R@1"])
@@ -196,7 +196,7 @@ def test_overview_widgets_filter_and_phrasing(tiny, library):
 
 def test_overview_from_url(tiny):
     at = app(strategies=["A"], retrievers=["bm25"], phrasing="course")
-    table = at.dataframe[0].value
+    table = frame_with(at, "R@20")
     assert list(table["config"]) == ["A/bm25"]
     assert table["queries"].tolist() == [4]
 
@@ -357,7 +357,7 @@ def test_unavailable_retriever_is_listed_with_reason(tiny, monkeypatch):
     monkeypatch.setenv("RAGDIAG_STRATEGIES", "E")
     monkeypatch.setenv("RAGDIAG_RETRIEVERS", "dense,rerank-ce")
     at = app()
-    configs = set(at.dataframe[0].value["config"])
+    configs = set(frame_with(at, "R@20")["config"])
     warnings = [w.value for w in at.warning if "rerank" in w.value]
     if "E/rerank-ce" in configs:  # a cross-encoder is installed here: it ran
         assert not warnings
