@@ -61,7 +61,7 @@ if not rows:
 st.caption(f"{rows[0]['queries']} in-domain queries ({phrasing}). R@k: share whose needle is whole in a chunk "
            "of the top k, with its 95% Wilson interval. destroyed: needles no chunk holds (recall capped at 0).")
 st.dataframe(
-    recall_table(rows), hide_index=True,
+    recall_table(rows), hide_index=True, height=min(38 + 35 * len(rows), 880),
     column_config={"MRR": st.column_config.NumberColumn(format="%.3f")},
 )
 st.altair_chart(recall_chart(recall_long(rows)), width="stretch")

@@ -79,19 +79,23 @@ def tradeoff_chart(df: pd.DataFrame, *, cut: float | None = None) -> alt.Chart:
 
 def pairwise_heatmap(df: pd.DataFrame) -> alt.Chart:
     """Holm-corrected p of every pair; cell text is the row configuration's wins/losses (``views.pairwise_matrix``)."""
+    order = list(dict.fromkeys([*df["a"], *df["b"]])) if len(df) else []
     base = alt.Chart(df).encode(
-        x=alt.X("b:N", title=None, axis=alt.Axis(labelAngle=-45)),
-        y=alt.Y("a:N", title=None),
+        x=alt.X("b:N", title=None, sort=order, axis=alt.Axis(labelAngle=-45, orient="top")),
+        y=alt.Y("a:N", title=None, sort=order),
         tooltip=["a:N", "b:N", "wins:Q", "losses:Q", "ties:Q", alt.Tooltip("p:Q", format=".4f"),
                  alt.Tooltip("p_holm:Q", format=".4f", title="p (Holm)")],
     )
-    rect = base.mark_rect().encode(
-        color=alt.Color("p_holm:Q", title="p (Holm)", scale=alt.Scale(domain=[0, 0.05, 1], range=["#1b5e20", "#a5d6a7", "#f5f5f5"]))
+    rect = base.mark_rect(stroke="white", strokeWidth=1).encode(
+        color=alt.Color("p_holm:Q", title="p (Holm)",
+                        scale=alt.Scale(domain=[0, 0.05, 1], range=["#1b5e20", "#a5d6a7", "#f5f5f5"]))
     )
-    text = base.mark_text(fontSize=10).encode(text="label:N")
-    n = df["a"].nunique() if len(df) else 1
-    return (rect + text).properties(width=max(60 * n, 240), height=max(32 * n, 160),
-                                    title="Row vs column: wins/losses, colour = Holm-corrected p")
+    text = base.mark_text(fontSize=11).encode(
+        text="label:N",
+        color=alt.condition("datum.p_holm < 0.05", alt.value("white"), alt.value("black")),
+    )
+    return (rect + text).properties(width=alt.Step(64), height=alt.Step(28),
+                                    title="Row vs column at R@k: wins/losses of the row; colour = Holm-corrected p")
 
 
 def chunk_size_chart(sizes: pd.DataFrame) -> alt.Chart:
