@@ -28,7 +28,9 @@ from urllib.parse import quote
 
 from .evaluate import TOP, Config, Evaluation
 
-__all__ = ["trec_run", "trec_qrels", "write_trec", "trec_id"]
+__all__ = [
+    "trec_run", "trec_qrels", "write_trec", "trec_zip", "trec_id",
+]
 
 # Every printable ASCII character except '%' stays as is; whitespace, '%' and non-ASCII are encoded.
 _SAFE = "".join(c for c in string.punctuation if c != "%")
@@ -123,3 +125,16 @@ def write_trec(ev: Evaluation, out_dir: str | Path, *, depth: int = 20) -> list[
         path.write_text(trec_qrels(ev, name), encoding="utf-8")
         paths.append(str(path))
     return paths
+
+
+def trec_zip(ev: Evaluation, *, depth: int = 20) -> bytes:
+    """All runs and qrels of ``ev`` in one zip (for a download button)."""
+    import io
+    import tempfile
+    import zipfile
+
+    buf = io.BytesIO()
+    with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in write_trec(ev, tmp, depth=depth):
+            zf.write(path, arcname=Path(path).name)
+    return buf.getvalue()

@@ -216,17 +216,41 @@ def sweep_table(ev: Evaluation, config: Config | str, *, keep: int = DEFAULT_KEE
     return sweep(gate_inputs(res, [q.id for q in ev.queries], ev.in_domain, keep=keep), cuts)
 
 
-def write_outputs(ev: Evaluation, out_dir) -> list[str]:
-    """Write ``summary.json`` and ``per_query.csv`` to ``out_dir``; return the paths."""
+def summary_json(ev: Evaluation) -> str:
+    return json.dumps(summary_document(ev), indent=2, default=_json_default) + "\n"
+
+
+def per_query_parquet(ev: Evaluation) -> bytes:
+    """``per_query`` as Parquet bytes (typed columns: ranks stay integers with nulls)."""
+    import io
+
+    buf = io.BytesIO()
+    per_query_frame(ev).to_parquet(buf, index=False)
+    return buf.getvalue()
+
+
+def write_outputs(ev: Evaluation, out_dir, *, trec: bool = True) -> list[str]:
+    """Write ``summary.json``, ``per_query.csv``, ``per_query.parquet`` and (``trec``) TREC runs/qrels.
+
+    TREC files go to ``out_dir/trec/``: ``<strategy>_<retriever>.run`` and
+    ``<strategy>.qrels``, loadable by ranx and pytrec_eval.
+    """
     from pathlib import Path
+
+    from .export import write_trec
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     summary = out / "summary.json"
-    summary.write_text(json.dumps(summary_document(ev), indent=2, default=_json_default) + "\n", encoding="utf-8")
+    summary.write_text(summary_json(ev), encoding="utf-8")
     per_query = out / "per_query.csv"
     per_query_frame(ev).to_csv(per_query, index=False)
-    return [str(summary), str(per_query)]
+    parquet = out / "per_query.parquet"
+    parquet.write_bytes(per_query_parquet(ev))
+    paths = [str(summary), str(per_query), str(parquet)]
+    if trec and ev.indexes:
+        paths += write_trec(ev, out / "trec")
+    return paths
 
 
 def _json_default(o):

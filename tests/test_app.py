@@ -365,3 +365,53 @@ def test_unavailable_retriever_is_listed_with_reason(tiny, monkeypatch):
         assert configs == {"E/dense"}
         assert len(warnings) == 1 and "unavailable" in warnings[0]
         assert "cross" in warnings[0].lower()  # the reason names the missing cross-encoder
+
+
+def test_export_page_offers_report_and_tables(tiny, library):
+    from ragdiag.report import build_report
+
+    at = app("app_pages/export.py", config="E/hybrid", cut=0.6, keep=4)
+    assert [t.value for t in at.title] == ["Export"]
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Download report (HTML)" in labels and "per_query.parquet" in labels and any("TREC" in l for l in labels)
+    html = build_report(library, config="E/hybrid", cut=0.6, keep=4).to_html()
+    assert "<svg" in html and "https://" not in html
+
+
+def test_external_run_page_evaluates_and_compares(tiny, library, tmp_path):
+    from dataclasses import replace
+
+    from ragdiag.evaluate import summary_rows
+    from ragdiag.external import parse_run, run_result
+    from ragdiag.results import compare
+
+    # A run made of the library's own E/bm25 top 5, as text-only hits.
+    res, chunks = library.result("E/bm25"), library.indexes["E"].chunks
+    lines = [json.dumps({"query_id": q.id, "hits": [{"text": chunks[int(p)].content} for p in res.top_order[i, :5]]})
+             for i, q in enumerate(library.queries)]
+    path = tmp_path / "mine.jsonl"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    at = app("app_pages/external.py")
+    at.text_input(key="run_path").set_value(str(path)).run()
+    assert not at.exception, [e.value for e in at.exception]
+
+    expected = run_result(library, parse_run(lines, library.truth, name="mine"))
+    view = replace(library, results={**library.results, expected.config: expected})
+    row = {r["config"]: r for r in summary_rows(view)}["ext/mine"]
+    table = frame_with(at, "R@20").set_index("config")
+    assert table.loc["ext/mine", "R@1"] == str(row["R@1"])
+    assert table.loc["ext/mine", "R@4"] == str(row["R@4"])
+    test = compare(view, expected.config, "E/hybrid", k=20).test
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["ext/mine wins"] == str(test.wins) and metrics["ties"] == str(test.ties)
+    assert "indistinguishable" in texts(at) or "beats" in texts(at)
+
+
+def test_external_run_page_reports_bad_lines(tiny, tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"query_id": "nope", "hits": []}\nnot json\n', encoding="utf-8")
+    at = app("app_pages/external.py")
+    at.text_input(key="run_path").set_value(str(path)).run()
+    assert not at.exception
+    assert any("cannot be evaluated" in e.value for e in at.error)
+    assert "line 2: not valid JSON" in texts(at) and "unknown query id 'nope'" in texts(at)

@@ -1,0 +1,52 @@
+"""Export: the shareable report, per-query results and standard TREC files, as downloads."""
+
+import streamlit as st
+
+from ragdiag.export import trec_zip
+from ragdiag.report import build_report
+from ragdiag.results import per_query_frame, per_query_parquet, summary_json
+from ui.state import config_select, cut_keep_sliders, evaluation
+
+st.title("Export")
+st.caption("Everything here is computed by the library for the evaluation on screen; nothing is recomputed "
+           "by the page. The report opens offline in any browser (charts are inline SVG).")
+
+ev, token = evaluation()
+
+
+@st.cache_data(max_entries=16, show_spinner="Building the report…")
+def _report(token: str, config: str, cut: float, keep: int, _ev) -> tuple[str, str]:
+    report = build_report(_ev, config=config, cut=cut, keep=keep)
+    return report.to_html(), report.to_markdown()
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def _tables(token: str, _ev) -> tuple[bytes, bytes, bytes, bytes]:
+    csv = per_query_frame(_ev).to_csv(index=False).encode("utf-8")
+    return csv, per_query_parquet(_ev), summary_json(_ev).encode("utf-8"), trec_zip(_ev)
+
+
+st.subheader("Report for product owners")
+left, right = st.columns([2, 3])
+config = config_select(ev, container=left)
+cut, keep = cut_keep_sliders(right)
+html, markdown = _report(token, config, cut, keep, ev)
+b1, b2 = st.columns(2)
+b1.download_button("Download report (HTML)", html, file_name="ragdiag-report.html", mime="text/html",
+                   icon=":material/download:", width="stretch")
+b2.download_button("Download report (Markdown)", markdown, file_name="ragdiag-report.md", mime="text/markdown",
+                   icon=":material/download:", width="stretch")
+st.caption(f"Chosen configuration {config}, gate: keep at most {keep} chunks closer than {cut:.3f}.")
+
+st.subheader("Per-query results and standard files")
+csv, parquet, summary, trec = _tables(token, ev)
+c1, c2, c3, c4 = st.columns(4)
+c1.download_button("per_query.csv", csv, file_name="per_query.csv", mime="text/csv", width="stretch")
+c2.download_button("per_query.parquet", parquet, file_name="per_query.parquet",
+                   mime="application/vnd.apache.parquet", width="stretch")
+c3.download_button("summary.json", summary, file_name="summary.json", mime="application/json", width="stretch")
+c4.download_button("TREC runs + qrels (zip)", trec, file_name="ragdiag-trec.zip", mime="application/zip",
+                   width="stretch")
+st.caption("The TREC files load in ranx and pytrec_eval: one run per configuration (docno = chunk id, "
+           "score = 1/rank so the order survives re-sorting) and one qrels per strategy (a chunk is relevant "
+           "when it holds the needle whole; destroyed needles have none).")

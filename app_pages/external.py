@@ -1,0 +1,95 @@
+"""External run: evaluate another system's results against the same ground truth, beside ragdiag's."""
+
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from ragdiag.evaluate import summary_rows
+from ragdiag.external import RunError, parse_run, run_result
+from ragdiag.results import compare, sweep_table
+from ragdiag.views import recall_table
+from ui.html import md_text
+from ui.state import config_select, cut_keep_sliders, evaluation
+
+st.title("External run")
+st.markdown(
+    "Upload the results of the retriever you run in production as JSON Lines, one query per line, hits in "
+    "rank order: `{\"query_id\": \"q01:course\", \"hits\": [{\"text\": \"...\", \"doc\": \"svm\", "
+    "\"start\": 120, \"end\": 610, \"score\": 0.31}]}` (`doc`, `start`, `end`, `score` optional). A hit holds "
+    "the needle when its offsets contain the needle's span, or, without offsets, when its text contains it."
+)
+ev, token = evaluation()
+
+up, path_col = st.columns(2)
+uploaded = up.file_uploader("Run file (.jsonl)", type=["jsonl", "json", "txt"], key="run_file")
+server_path = path_col.text_input("…or a run file on the server", key="run_path",
+                                  help="A path readable by the dashboard's process.")
+distances = st.checkbox("Scores are cosine distances (lower = closer): enables the threshold sweep",
+                        key="run_distances")
+if uploaded is not None:
+    raw, source = uploaded.getvalue(), uploaded.name
+elif server_path.strip():
+    try:
+        raw, source = Path(server_path.strip()).expanduser().read_bytes(), Path(server_path.strip()).name
+    except OSError as exc:
+        st.error(f"Cannot read {md_text(server_path)}: {md_text(exc.strerror or str(exc))}")
+        st.stop()
+else:
+    st.info("No run loaded yet.")
+    st.stop()
+
+try:
+    lines = raw.decode("utf-8").splitlines()
+except UnicodeDecodeError:
+    st.error("The run file is not UTF-8 text.")
+    st.stop()
+name = source.rsplit(".", 1)[0] or "external"
+try:
+    run = parse_run(lines, ev.truth, name=name, source=source, distances=distances)
+except RunError as exc:
+    st.error(f"This run cannot be evaluated ({len(exc.problems)} problem(s)):")
+    st.code("\n".join(exc.problems[:50]), language=None)
+    st.stop()
+
+result = run_result(ev, run)
+# A copy: the cached evaluation is shared by every session and is never mutated.
+view = replace(ev, results={**ev.results, result.config: result}, external={**ev.external, run.name: run})
+if run.missing:
+    st.warning(f"{len(run.missing)} ground-truth queries are missing from the run and count as misses: "
+               + md_text(", ".join(run.missing[:20])) + (" …" if len(run.missing) > 20 else ""))
+
+rows = [r for r in summary_rows(view) if r["config"] == result.config.label]
+st.subheader(f"Recall of {result.config.label}")
+st.dataframe(recall_table(rows), hide_index=True)
+counts = Counter(d for d in result.diagnosis if d != "ood")
+st.caption("diagnoses: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+
+st.subheader("Paired comparison with a ragdiag configuration")
+a, b = st.columns([2, 1])
+other = config_select(ev, "Compare with", key="run_vs", container=a)
+k = b.selectbox("k", [1, 4, 8, 20], index=3, key="run_k")
+c = compare(view, result.config, other, k=k)
+t = c.test
+m1, m2, m3, m4 = st.columns(4)
+m1.metric(f"{result.config.label} wins", t.wins)
+m2.metric("losses", t.losses)
+m3.metric("ties", t.ties)
+m4.metric("exact sign-test p", f"{t.p:.3g}")
+st.markdown(f"**{md_text(c.verdict)}**")
+
+per_query = pd.DataFrame({
+    "query": [q.id for q in view.queries],
+    "phrasing": [q.phrasing for q in view.queries],
+    "needle rank": [int(r) if r else None for r in result.needle_rank],
+    "diagnosis": list(result.diagnosis),
+})
+st.dataframe(per_query[per_query["phrasing"] != "ood"], hide_index=True)
+
+if run.distances:
+    st.subheader("Threshold")
+    cut, keep = cut_keep_sliders()
+    table = sweep_table(view, result.config, keep=keep, cuts=[cut])
+    st.dataframe(pd.DataFrame([table.row(cut)]), hide_index=True)
