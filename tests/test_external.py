@@ -1,0 +1,169 @@
+"""External runs: validation with line numbers, needle containment, tables, paired tests, the CLI."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from ragdiag.cli import main
+from ragdiag.evaluate import Evaluation, summary_rows
+from ragdiag.external import RunError, attach_run, parse_run, run_result
+from ragdiag.results import compare, sweep_table
+from ragdiag.stats import wilson
+
+
+def _lines(rows) -> list[str]:
+    return [json.dumps(r) for r in rows]
+
+
+def _chunk_hit(ev, strategy, pos, **extra):
+    c = ev.indexes[strategy].chunks[int(pos)]
+    return {"text": c.content, **extra}
+
+
+def test_bad_lines_are_reported_with_line_numbers(tiny_truth):
+    lines = [
+        '{"query_id": "nope", "hits": []}',
+        "not json",
+        '{"query_id": "%s", "hits": [{"text": 3}]}' % tiny_truth.queries[0].id,
+        '{"query_id": "%s", "hits": []}' % tiny_truth.queries[1].id,
+        '{"query_id": "%s", "hits": []}' % tiny_truth.queries[1].id,
+        '{"query_id": "%s", "hits": [{"text": "x", "start": 3}]}' % tiny_truth.queries[2].id,
+        '{"hits": []}',
+    ]
+    with pytest.raises(RunError) as err:
+        parse_run(lines, tiny_truth)
+    msg = str(err.value)
+    assert "line 1: unknown query id 'nope'" in msg
+    assert "line 2: not valid JSON" in msg
+    assert "line 3, hit 1: 'text' must be a string" in msg
+    assert "line 5: duplicate query id" in msg and "first on line 4" in msg
+    assert "line 6, hit 1: give both 'start' and 'end'" in msg
+    assert "line 7: expected" in msg
+
+
+def test_empty_run_and_distances_without_scores_are_errors(tiny_truth):
+    with pytest.raises(RunError, match="no queries"):
+        parse_run(["", "  "], tiny_truth)
+    q = tiny_truth.queries[0].id
+    with pytest.raises(RunError, match="needs a 'score' on every hit"):
+        parse_run(_lines([{"query_id": q, "hits": [{"text": "a"}]}]), tiny_truth, distances=True)
+
+
+def test_missing_queries_count_as_misses(tiny_eval):
+    first = tiny_eval.queries[0]
+    run = parse_run(_lines([{"query_id": first.id, "hits": []}]), tiny_eval.truth, name="sparse")
+    assert len(run.missing) == len(tiny_eval.queries) - 1
+    res = run_result(tiny_eval, run)
+    in_domain = tiny_eval.in_domain
+    assert (res.needle_rank[in_domain] == 0).all()
+    assert [d for d, ok in zip(res.diagnosis, in_domain) if ok][1:] == ["missing"] * (int(in_domain.sum()) - 1)
+    assert res.diagnosis[0] == "not-retrieved"
+
+
+def test_containment_by_offsets_or_by_normalised_text(tiny_eval):
+    q = next(q for q in tiny_eval.truth.questions)
+    qid = f"{q.id}:{q.queries[0][0]}"
+    doc = tiny_eval.corpus.document(q.doc_id)
+    spaced = "  " + q.needle.replace(" ", "\n   ") + " trailing"
+    rows = [{"query_id": qid, "hits": [
+        {"text": "unrelated words", "doc": q.doc_id, "start": 0, "end": 5},  # offsets that miss the needle
+        {"text": "not the needle either"},
+        {"text": spaced},  # text-only hit: whitespace-normalised containment
+    ]}]
+    res = run_result(tiny_eval, parse_run(_lines(rows), tiny_eval.truth))
+    i = tiny_eval.query_index(qid)
+    assert res.needle_rank[i] == 3 and res.top_holds[i, :3].tolist() == [False, False, True]
+    # Offsets win over text: a hit whose span holds the needle counts even with other text.
+    rows[0]["hits"] = [{"text": "(text ignored)", "doc": q.doc_id, "start": q.start, "end": len(doc.text)}]
+    res = run_result(tiny_eval, parse_run(_lines(rows), tiny_eval.truth))
+    assert res.needle_rank[i] == 1 and res.diagnosis[i] == "hit"
+    rows[0]["hits"][0]["doc"] = "some-other-doc"
+    res = run_result(tiny_eval, parse_run(_lines(rows), tiny_eval.truth))
+    assert res.needle_rank[i] == 0 and res.diagnosis[i] == "not-retrieved"
+
+
+def test_a_run_copied_from_a_configuration_scores_the_same(tiny_eval):
+    """Plumbing oracle: the run made of C/bm25's own ranked chunk texts gets C/bm25's recall."""
+    res = tiny_eval.result("C/bm25")
+    rows = [{"query_id": q.id, "hits": [_chunk_hit(tiny_eval, "C", p) for p in res.top_order[i]]}
+            for i, q in enumerate(tiny_eval.queries)]
+    ev = replace(tiny_eval, results=dict(tiny_eval.results), external={})
+    cfg = attach_run(ev, parse_run(_lines(rows), ev.truth, name="copy"))
+    mine, theirs = ev.results[cfg], res
+    ind = ev.in_domain
+    # Text containment can also find the needle in a chunk that holds it only as text: ranks never get worse.
+    assert (np.where(mine.needle_rank[ind] == 0, 99, mine.needle_rank[ind])
+            <= np.where(theirs.needle_rank[ind] == 0, 99, theirs.needle_rank[ind])).all()
+    rows_by = {r["config"]: r for r in summary_rows(ev)}
+    hits1 = int(((mine.needle_rank >= 1) & (mine.needle_rank <= 1))[ind].sum())
+    assert rows_by["ext/copy"]["R@1"] == wilson(hits1, int(ind.sum()))
+    assert rows_by["ext/copy"]["destroyed"] is None
+    test = compare(ev, cfg, "C/bm25", k=20).test
+    assert test.wins + test.losses + test.ties == int(ind.sum())
+
+
+def test_sweep_needs_distances_and_uses_them(tiny_eval):
+    res = tiny_eval.result("C/dense")
+    rows = [{"query_id": q.id, "hits": [_chunk_hit(tiny_eval, "C", p, score=float(d))
+                                         for p, d in zip(res.top_order[i, :4], res.top_distance[i, :4])]}
+            for i, q in enumerate(tiny_eval.queries)]
+    ev = replace(tiny_eval, results=dict(tiny_eval.results), external={})
+    no_dist = attach_run(ev, parse_run(_lines(rows), ev.truth, name="nodist"))
+    with pytest.raises(ValueError, match="no distances"):
+        sweep_table(ev, no_dist)
+    with_dist = attach_run(ev, parse_run(_lines(rows), ev.truth, name="dist", distances=True))
+    cuts = [0.2, 0.5, 0.9, 1.5]
+    theirs, ours = sweep_table(ev, with_dist, cuts=cuts), sweep_table(ev, "C/dense", cuts=cuts)
+    # Same chunks, same distances: the gate counts agree (text containment can only add answers).
+    assert (theirs.bluffs == ours.bluffs).all()
+    assert (theirs.answered >= ours.answered).all()
+
+
+def test_cli_eval_run_needs_no_model_and_reports(tiny_folder, capsys, tmp_path):
+    truth = tiny_folder.parent / "tiny.truth.json"
+    qids = [q["id"] for q in json.loads(truth.read_text())["questions"]]
+    first = json.loads(truth.read_text())["questions"][0]
+    run = tmp_path / "run.jsonl"
+    run.write_text("\n".join(json.dumps({"query_id": f"{q}:course", "hits": [{"text": first["needle"]}]})
+                             for q in qids), encoding="utf-8")
+    rc = main(["eval-run", str(run), "--corpus", str(tiny_folder), "--no-cache", "--out", str(tmp_path / "out")])
+    out, err = capsys.readouterr()
+    assert rc == 0
+    assert "ext/run" in out and "diagnoses of ext/run" in out
+    assert "missing from the run and count as misses" in err
+    assert (tmp_path / "out" / "per_query.csv").exists()
+
+
+def test_cli_eval_run_bad_file_exits_2(tiny_folder, capsys, tmp_path):
+    run = tmp_path / "bad.jsonl"
+    run.write_text('{"query_id": "zz", "hits": []}\n', encoding="utf-8")
+    assert main(["eval-run", str(run), "--corpus", str(tiny_folder), "--no-cache"]) == 2
+    assert "unknown query id 'zz'" in capsys.readouterr().err
+    assert main(["eval-run", str(tmp_path / "absent.jsonl"), "--corpus", str(tiny_folder), "--no-cache"]) == 2
+
+
+@pytest.mark.model
+def test_cli_eval_run_compares_with_a_ragdiag_configuration(tiny_folder, capsys, tmp_path):
+    truth = json.loads((tiny_folder.parent / "tiny.truth.json").read_text())
+    rows = [{"query_id": f"{q['id']}:{p}", "hits": [{"text": q["needle"]}]} for q in truth["questions"]
+            for p in q["queries"]]
+    run = tmp_path / "oracle.jsonl"
+    run.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    rc = main(["eval-run", str(run), "--corpus", str(tiny_folder), "--no-cache", "--compare", "C/dense"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "ext/oracle vs C/dense at R@20" in out
+    assert "1.000 [" in out  # the oracle run finds every needle at rank 1
+
+
+def test_evaluation_shell_without_indexes(tiny_corpus, tiny_truth):
+    ev = Evaluation(tiny_corpus, tiny_truth, tiny_truth.queries, {}, {})
+    q = tiny_truth.questions[0]
+    cfg = attach_run(ev, parse_run(_lines([{"query_id": f"{q.id}:{q.queries[0][0]}", "hits": [{"text": q.needle}]}]),
+                                   tiny_truth, name="one"))
+    row = summary_rows(ev)[0]
+    assert row["config"] == cfg.label and row["R@1"].successes == 1
