@@ -93,6 +93,14 @@ def _evaluate(args, strategies, retrievers):
     return ev
 
 
+def _write_outputs(ev, out: str | None) -> None:
+    from .results import write_outputs
+
+    if out:
+        for path in write_outputs(ev, out):
+            print(f"wrote {path}")
+
+
 def _print_unavailable(ev) -> None:
     for name, reason in ev.unavailable.items():
         print(f"\nunavailable: {name}: {reason}")
@@ -101,7 +109,7 @@ def _print_unavailable(ev) -> None:
 def cmd_eval(args) -> int:
     from .chunking import parse_strategies
     from .evaluate import parse_retrievers
-    from .results import chunking_rows, format_rows, format_summary, write_outputs
+    from .results import chunking_rows, format_rows, format_summary
 
     try:
         strategies = [s.name for s in parse_strategies(args.strategies)]
@@ -125,9 +133,7 @@ def cmd_eval(args) -> int:
             items = ", ".join(f"{d.question_id} (cut at {','.join(map(str, d.cuts))})" for d in idx.report.destroyed)
             print(f"destroyed by {name}: {items}")
     _print_unavailable(ev)
-    if args.out:
-        for path in write_outputs(ev, args.out):
-            print(f"wrote {path}")
+    _write_outputs(ev, args.out)
     return 0
 
 
@@ -234,7 +240,7 @@ def cmd_eval_run(args) -> int:
 
     from .evaluate import Config, Evaluation
     from .external import RunError, attach_run, load_run
-    from .results import compare, format_rows, format_summary, sweep_table, write_outputs
+    from .results import compare, format_rows, format_summary, sweep_table
 
     against = None
     if args.compare:
@@ -271,9 +277,7 @@ def cmd_eval_run(args) -> int:
         print(f"\nthreshold sweep of {cfg.label} (keep {args.keep})")
         print(format_rows(sweep_table(ev, cfg, keep=args.keep,
                                       cuts=[round(x, 3) for x in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)]).rows()))
-    if args.out:
-        for path in write_outputs(ev, args.out):
-            print(f"wrote {path}")
+    _write_outputs(ev, args.out)
     return 0
 
 
