@@ -150,9 +150,7 @@ def cmd_compare(args) -> int:
         if cfg.retriever in ev.unavailable:
             raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
     c = compare(ev, a, b, k=args.k, phrasing=args.phrasing)
-    t = c.test
-    print(f"{a.label} vs {b.label} at R@{args.k} ({args.phrasing}): wins {t.wins}, losses {t.losses}, "
-          f"ties {t.ties}, exact two-sided sign test p = {t.p:.4g}")
+    print(c.summary(args.phrasing))
     print(c.verdict)
     if c.wins:
         print(f"  {a.label} finds, {b.label} misses: {', '.join(c.wins)}")
@@ -269,9 +267,7 @@ def cmd_eval_run(args) -> int:
     print("\ndiagnoses of " + cfg.label + ": " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     if against is not None:
         c = compare(ev, cfg, against, k=args.k)
-        t = c.test
-        print(f"\n{cfg.label} vs {against.label} at R@{args.k}: wins {t.wins}, losses {t.losses}, ties {t.ties}, "
-              f"p = {t.p:.4g}")
+        print("\n" + c.summary())
         print(c.verdict)
     if run.distances:
         print(f"\nthreshold sweep of {cfg.label} (keep {args.keep})")

@@ -546,6 +546,13 @@ def _sweep_cells(r: Report) -> tuple[list[str], list]:
     return headers, [f"{s['cut']:g}", s["answered"], s["kept_wrong"], s["refused"], s["lost"], s["bluffs"]]
 
 
+def _bluff_table(r: Report) -> tuple[list[str], list[list]]:
+    headers = ["query", "kind", "query text", "closest chunk", "document / section", "distance", "chunks kept"]
+    rows = [[b.query_id, b.kind, b.text, b.chunk_id, f"{b.doc_id} / {b.section}", f"{b.distance:.3f}", b.kept]
+            for b in r.bluffs]
+    return headers, rows
+
+
 def _chunking_table(r: Report) -> tuple[list[str], list[list]]:
     headers = ["strategy", "chunking", "chunks", "embedded tokens", "header tokens", "header share",
                "truncated chunks", "characters lost", "indexing time"]
@@ -751,10 +758,7 @@ def _render_html(r: Report) -> str:
     add(f'<section id="bluffs"><h2>Bluffing out-of-domain queries at cut {_h(r._cut_text())}</h2>')
     add(_means(MEANS["bluffs"]))
     if r.bluffs:
-        brows = [[b.query_id, b.kind, b.text, b.chunk_id, f"{b.doc_id} / {b.section}", f"{b.distance:.3f}", b.kept]
-                 for b in r.bluffs]
-        add(_html_table(["query", "kind", "query text", "closest chunk", "document / section", "distance",
-                         "chunks kept"], brows, numeric=(5, 6), table_id="bluffs-table"))
+        add(_html_table(*_bluff_table(r), numeric=(5, 6), table_id="bluffs-table"))
     elif r.n_ood:
         add(f"<p>No out-of-domain query gets a source at cut {_h(r._cut_text())}.</p>")
     else:
@@ -872,9 +876,7 @@ def _render_markdown(r: Report) -> str:
     add(f"_What this means:_ {MEANS['bluffs']}")
     add("")
     if r.bluffs:
-        add(_md_table(["query", "kind", "query text", "closest chunk", "document / section", "distance", "chunks kept"],
-                      [[b.query_id, b.kind, b.text, b.chunk_id, f"{b.doc_id} / {b.section}", f"{b.distance:.3f}",
-                        b.kept] for b in r.bluffs], numeric=(5, 6)))
+        add(_md_table(*_bluff_table(r), numeric=(5, 6)))
     elif r.n_ood:
         add(f"No out-of-domain query gets a source at cut {r._cut_text()}.")
     else:

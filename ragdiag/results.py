@@ -173,6 +173,12 @@ class Comparison:
         self.a, self.b, self.k, self.test = a, b, k, test
         self.wins, self.losses = wins, losses
 
+    def summary(self, phrasing: str = "all") -> str:
+        """One line: the counts and the exact two-sided sign test p."""
+        t = self.test
+        return (f"{self.a.label} vs {self.b.label} at R@{self.k} ({phrasing}): wins {t.wins}, losses {t.losses}, "
+                f"ties {t.ties}, exact two-sided sign test p = {t.p:.4g}")
+
     @property
     def verdict(self) -> str:
         t = self.test

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Iterator
 
@@ -106,11 +107,15 @@ class GroundTruth:
     def phrasings(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(p for q in self.questions for p, _ in q.queries))
 
+    @cached_property
+    def _by_id(self) -> dict[str, Question]:
+        return {q.id: q for q in self.questions}
+
     def question(self, question_id: str) -> Question:
-        for q in self.questions:
-            if q.id == question_id:
-                return q
-        raise KeyError(f"no question {question_id!r}")
+        try:
+            return self._by_id[question_id]
+        except KeyError:
+            raise KeyError(f"no question {question_id!r}") from None
 
     def needles(self) -> list[tuple[str, str, int, int]]:
         """``(question_id, doc_id, start, end)`` for every question."""
