@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+from .defaults import DEFAULT_CUT
+
 __all__ = ["main"]
 
 
@@ -290,7 +292,7 @@ def cmd_report(args) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if not 0 < args.cut <= 2:
-        raise UsageError(f"--cut must be a cosine distance in (0, 2], e.g. 0.675; got {args.cut}")
+        raise UsageError(f"--cut must be a cosine distance in (0, 2], e.g. {DEFAULT_CUT}; got {args.cut}")
     if args.keep < 1:
         raise UsageError(f"--keep must be at least 1, got {args.keep}")
     out = Path(args.out)
@@ -359,7 +361,7 @@ def build_parser() -> argparse.ArgumentParser:
     common(p)
     p.add_argument("--config", default=None,
                    help="the configuration the report is about, e.g. E/hybrid (default: E/hybrid when evaluated)")
-    p.add_argument("--cut", type=float, default=0.675, help="abstention cut (cosine distance, default 0.675)")
+    p.add_argument("--cut", type=float, default=DEFAULT_CUT, help=f"abstention cut (cosine distance, default {DEFAULT_CUT})")
     p.add_argument("--keep", type=int, default=4, help="the gate keeps at most N chunks under the cut (default 4)")
     p.add_argument("--strategies", default=None, help="comma-separated, e.g. A,C,E (default: all six)")
     p.add_argument("--retrievers", default=None,

@@ -19,6 +19,7 @@ from . import PIPELINE_VERSION
 from .audit import ChunkReport, chunk_report
 from .chunking import STRATEGIES, Chunk, Strategy, chunk_corpus, parse_strategies
 from .corpus import Corpus
+from .defaults import RERANK_HEAD, TOP
 from .metrics import KS, hits_at_k, reciprocal_rank
 from .retrieval import (
     RETRIEVERS,
@@ -50,7 +51,6 @@ __all__ = [
     "TOP",
 ]
 
-TOP = 20
 DIAGNOSES = ("hit", "ranked-low", "truncated", "destroyed")
 Progress = Callable[[str, int, int], None]
 
@@ -285,7 +285,7 @@ def evaluate(
     cross_encoder: str | None = None,
     progress: Progress | None = None,
     diagnosis_k: int = TOP,
-    rerank_head: int = 25,
+    rerank_head: int = RERANK_HEAD,
 ) -> Evaluation:
     """Run every (strategy x retriever) configuration on every query of ``truth``.
 

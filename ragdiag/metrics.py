@@ -10,8 +10,7 @@ import numpy as np
 
 __all__ = ["hits_at_k", "reciprocal_rank", "KS", "MRR_DEPTH"]
 
-KS = (1, 4, 8, 20)
-MRR_DEPTH = 20
+from .defaults import KS, MRR_DEPTH
 
 
 def _ranks(ranks) -> np.ndarray:

@@ -32,7 +32,7 @@ from .threshold import DEFAULT_KEEP, bluffs_at, default_cuts
 __all__ = ["ALPHA", "PairRow", "DestroyedNeedle", "BluffRow", "Report", "build_report", "default_config",
            "write_report"]
 
-ALPHA = 0.05  # family-wise error rate for the Holm-corrected comparisons (same 0.05 as Comparison.verdict)
+from .defaults import ALPHA, PREFERRED_CONFIGS
 LIST_ALL_UP_TO = 6  # at most this many indistinguishable pairs get a sentence each; more are counted
 
 
@@ -233,13 +233,13 @@ class Report:
 
 
 def default_config(ev: Evaluation) -> Config:
-    """The configuration a report is about when none is named: E/hybrid if evaluated, else the
-    first hybrid configuration, else the first evaluated one (a fixed rule, not the best scorer)."""
+    """The configuration a report is about when none is named: the first of ``PREFERRED_CONFIGS``
+    evaluated, else the first hybrid configuration, else the first evaluated one (a fixed rule, not the best scorer)."""
     if not ev.results:
         raise ValueError("nothing was evaluated")
-    preferred = Config("E", "hybrid")
-    if preferred in ev.results:
-        return preferred
+    for label in PREFERRED_CONFIGS:
+        if Config.parse(label) in ev.results:
+            return Config.parse(label)
     return next((c for c in ev.results if c.retriever == "hybrid"), next(iter(ev.results)))
 
 

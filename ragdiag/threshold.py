@@ -22,6 +22,7 @@ from typing import Sequence
 import numpy as np
 
 __all__ = [
+    "DEFAULT_CUT",
     "DEFAULT_KEEP",
     "GateInputs",
     "gate_inputs",
@@ -35,7 +36,7 @@ __all__ = [
     "default_cuts",
 ]
 
-DEFAULT_KEEP = 4
+from .defaults import DEFAULT_CUT, DEFAULT_KEEP
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ import streamlit as st
 from ragdiag.chunking import parse_strategies
 from ragdiag.corpus import DEFAULT_CORPUS, Corpus, CorpusError, load_corpus
 from ragdiag.evaluate import TOP, Config, Evaluation, parse_retrievers
-from ragdiag.threshold import DEFAULT_KEEP
+from ragdiag.defaults import DEFAULT_CUT, DEFAULT_KEEP
 from ragdiag.truth import GroundTruth, TruthError, default_truth_path, load_truth
 
 __all__ = [
@@ -42,7 +42,6 @@ __all__ = [
 ]
 
 DEFAULT_RETRIEVERS = "dense,bm25,hybrid,rerank-maxsim,rerank-ce"
-DEFAULT_CUT = 0.6
 CORPUS_KEY, TRUTH_KEY = "corpus_path", "truth_path"
 
 
@@ -289,12 +288,10 @@ def config_labels(ev: Evaluation) -> list[str]:
 
 
 def default_config(ev: Evaluation) -> str:
-    """E/hybrid when evaluated (the study's best cheap pair), else the first configuration."""
-    labels = config_labels(ev)
-    for preferred in ("E/hybrid", "E/dense"):
-        if preferred in labels:
-            return preferred
-    return labels[0]
+    """The library's rule (:func:`ragdiag.report.default_config`), as a label."""
+    from ragdiag.report import default_config as rule
+
+    return rule(ev).label
 
 
 def config_select(ev: Evaluation, label: str = "Configuration", *, key: str = "config",

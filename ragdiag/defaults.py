@@ -1,0 +1,38 @@
+"""Every default that more than one surface uses, defined once.
+
+The CLI, the dashboard, the report and the README read these; nothing else
+spells them out.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DEFAULT_CUT", "DEFAULT_KEEP", "KS", "PRIMARY_K", "MRR_DEPTH", "TOP", "RERANK_HEAD",
+    "DEFAULT_STRATEGY", "DEFAULT_RETRIEVERS", "PREFERRED_CONFIGS", "ALPHA", "SEED",
+]
+
+#: The abstention cut: keep chunks whose cosine distance to the query is below this.
+DEFAULT_CUT = 0.6
+#: The gate keeps at most this many chunks.
+DEFAULT_KEEP = 4
+#: Recall is reported at these k.
+KS = (1, 4, 8, 20)
+#: The k that carries verdicts (the gate's keep); the other k are descriptive.
+PRIMARY_K = DEFAULT_KEEP
+#: MRR is computed over the top 20.
+MRR_DEPTH = 20
+#: How many ranked chunks per query are kept for display, diagnosis and export.
+TOP = 20
+#: Rerankers rescore this many chunks of the hybrid ranking.
+RERANK_HEAD = 25
+#: The strategy a first look starts with (boundaries + contextual header).
+DEFAULT_STRATEGY = "E"
+#: The retrievers a first look starts with (cheap ones; rerankers follow).
+DEFAULT_RETRIEVERS = ("dense", "bm25", "hybrid")
+#: The configuration a report or page is about when none is named, in order of preference:
+#: a fixed rule, never "the best scorer" (that would be chosen after looking).
+PREFERRED_CONFIGS = ("E/hybrid", "E/dense")
+#: Significance level of every verdict (after Holm's correction within the family shown).
+ALPHA = 0.05
+#: Seed of every resampling step (bootstrap, cross-validation folds).
+SEED = 20261130
