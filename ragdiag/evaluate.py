@@ -33,8 +33,9 @@ from .retrieval import (
     Unavailable,
     cosine_distances,
     normalisation_check,
-    ranks_from_orders,
 )
+from .retrieval.search import Search, search
+from .retrieval.vectors import rows_of
 from .stats import Interval, wilson
 from .truth import GroundTruth, Query
 
@@ -232,24 +233,28 @@ def build_index(corpus: Corpus, truth: GroundTruth, strategy: Strategy, encoder,
 
 
 def _config_result(config: Config, index: StrategyIndex, truth: GroundTruth, queries: Sequence[Query],
-                   orders: np.ndarray, scores: np.ndarray, dist: np.ndarray, *, k_diag: int,
-                   seconds: float) -> ConfigResult:
+                   found: Search, query_vectors: np.ndarray, *, k_diag: int, seconds: float) -> ConfigResult:
+    """Per-query outcome from a bounded search: distances only for the top and the needle holders."""
     nq = len(queries)
-    ranks = ranks_from_orders(orders)
-    needle_rank = np.zeros(nq, dtype=np.int64)
+    needle_rank = np.asarray(found.target_rank, dtype=np.int64)
     needle_distance = np.full(nq, np.nan)
-    top_order = orders[:, :TOP]
+    top_order = found.order[:, :TOP]
     top_holds = np.zeros(top_order.shape, dtype=bool)
+    holders = [index.holders[q.question_id] if q.in_domain else np.zeros(0, dtype=np.int64) for q in queries]
+    # Cosine distances of the shown chunks and of every holder: one small (queries x needed chunks) product.
+    needed = np.unique(np.concatenate([top_order.ravel(), *holders]).astype(np.int64))
+    dist = cosine_distances(query_vectors, rows_of(index.vectors, needed))
+    col = {int(p): j for j, p in enumerate(needed)}
+    top_cols = np.searchsorted(needed, top_order)
     diagnosis = []
     for i, q in enumerate(queries):
         if not q.in_domain:
             diagnosis.append("ood")
             continue
-        h = index.holders[q.question_id]
+        h = holders[i]
         question = truth.question(q.question_id)
         if h.size:
-            needle_rank[i] = ranks[i, h].min()
-            needle_distance[i] = dist[i, h].min()
+            needle_distance[i] = dist[i, [col[int(p)] for p in h]].min()
             top_holds[i] = np.isin(top_order[i], h)
         if h.size == 0:
             diagnosis.append("destroyed")
@@ -260,14 +265,15 @@ def _config_result(config: Config, index: StrategyIndex, truth: GroundTruth, que
         else:
             diagnosis.append("ranked-low")
     rows = np.arange(nq)[:, None]
+    top_distance = dist[rows, top_cols]
     return ConfigResult(
         config=config,
         needle_rank=needle_rank,
         needle_distance=needle_distance,
-        top1_distance=dist[np.arange(nq), orders[:, 0]],
+        top1_distance=top_distance[:, 0],
         top_order=top_order,
-        top_scores=scores[:, :TOP],
-        top_distance=dist[rows, top_order],
+        top_scores=found.scores[:, :TOP],
+        top_distance=top_distance,
         top_holds=top_holds,
         diagnosis=tuple(diagnosis),
         seconds=seconds,
@@ -325,7 +331,7 @@ def evaluate(
                             keep_tokens=maxsim.keep if maxsim is not None else None)
         timings[f"index_{strategy.name}"] = time.perf_counter() - t
         indexes[strategy.name] = index
-        dist = cosine_distances(qvecs, index.vectors)
+        targets = [index.holders[q.question_id] if q.in_domain else np.zeros(0, dtype=np.int64) for q in queries]
         texts = [c.embed_text for c in index.chunks]
         dense = DenseRetriever(index.vectors)
         bm25 = BM25Retriever(texts)
@@ -341,12 +347,10 @@ def evaluate(
             else:
                 retriever = built[name]
             t = time.perf_counter()
-            rankings = retriever.rank(batch)
-            orders = np.stack([r.order for r in rankings])
-            scores = np.stack([r.scores for r in rankings])
+            found = search(retriever, batch, depth=TOP, targets=targets)
             seconds = time.perf_counter() - t
             cfg = Config(strategy.name, name)
-            results[cfg] = _config_result(cfg, index, truth, queries, orders, scores, dist,
+            results[cfg] = _config_result(cfg, index, truth, queries, found, qvecs,
                                           k_diag=diagnosis_k, seconds=seconds)
         if "rerank-maxsim" in scorers:
             scorers["rerank-maxsim"].forget()

@@ -6,7 +6,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .base import QueryBatch, Ranking, Retriever
+from .base import QueryBatch, Ranking, Retriever, top_k_desc
+from .search import BLOCK_ELEMENTS, Search, full_scores, target_ranks_from_orders
 
 __all__ = ["rrf_fuse", "ranks_from_orders", "HybridRetriever"]
 
@@ -59,3 +60,43 @@ class HybridRetriever:
         if depth is not None:
             order, scores = order[:, :depth], scores[:, :depth]
         return [Ranking(o, s) for o, s in zip(order, scores)]
+
+    def _part_ranks(self, part: Retriever, sub: QueryBatch, n: int) -> np.ndarray:
+        if hasattr(part, "scorer"):
+            orders = top_k_desc(full_scores(part.scorer(sub), n, len(sub)), None)
+        else:
+            orders = np.stack([r.order for r in part.rank(sub)])
+        return ranks_from_orders(orders)
+
+    def search(self, batch: QueryBatch, *, depth: int, targets=None, budget: int = BLOCK_ELEMENTS) -> Search:
+        """Top ``depth`` and the targets' rank, a few queries at a time.
+
+        RRF needs every chunk's rank in every part, so each part's full ranking is
+        computed -- but only for as many queries as ``budget`` values allow
+        (``budget // chunks``, at least one): memory grows with the corpus, never
+        with queries x corpus. Same fusion and ties as :meth:`rank`.
+        """
+        n = self._size(batch)
+        nq = len(batch)
+        targets = list(targets) if targets is not None else [np.zeros(0, dtype=np.int64)] * nq
+        step = max(1, budget // max(n, 1))
+        orders, scores, ranks = [], [], []
+        for a in range(0, nq, step):
+            sub = QueryBatch(batch.texts[a : a + step], None if batch.vectors is None else batch.vectors[a : a + step])
+            order, fused = rrf_fuse([self._part_ranks(p, sub, n) for p in self.parts], k=self.k)
+            orders.append(order[:, :depth])
+            scores.append(fused[:, :depth])
+            ranks.append(target_ranks_from_orders(order, targets[a : a + step]))
+            del order, fused
+        if not orders:
+            return Search(np.zeros((0, 0), dtype=np.int64), np.zeros((0, 0)), np.zeros(0, dtype=np.int64))
+        return Search(np.concatenate(orders), np.concatenate(scores), np.concatenate(ranks))
+
+    def _size(self, batch: QueryBatch) -> int:
+        for p in self.parts:
+            if hasattr(p, "vectors"):
+                return len(p.vectors)
+            if hasattr(p, "index"):
+                return p.index.n_docs
+        (r,) = self.parts[0].rank(QueryBatch(batch.texts[:1], None if batch.vectors is None else batch.vectors[:1]))
+        return len(r.order)
