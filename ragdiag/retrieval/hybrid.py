@@ -7,9 +7,9 @@ from typing import Sequence
 import numpy as np
 
 from .base import QueryBatch, Ranking, Retriever, top_k_desc
-from .search import BLOCK_ELEMENTS, Search, full_scores, target_ranks_from_orders
+from .search import BLOCK_ELEMENTS, Search, full_scores
 
-__all__ = ["rrf_fuse", "ranks_from_orders", "HybridRetriever"]
+__all__ = ["rrf_fuse", "rrf_scores", "ranks_from_orders", "HybridRetriever"]
 
 
 def ranks_from_orders(orders: np.ndarray) -> np.ndarray:
@@ -32,15 +32,43 @@ def rrf_fuse(rank_arrays: Sequence[np.ndarray], *, k: int = 60) -> tuple[np.ndar
     >>> order, s = rrf_fuse([d, b]); order.tolist()
     [[0, 2, 1]]
     """
-    if not rank_arrays:
-        raise ValueError("rrf_fuse needs at least one ranking")
-    ranks = np.stack([np.atleast_2d(r) for r in rank_arrays])  # lists x queries x chunks
-    scores = (1.0 / (k + ranks)).sum(axis=0)
-    best = ranks.min(axis=0)
+    scores, best = rrf_scores(rank_arrays, k=k)
     pos = np.broadcast_to(np.arange(scores.shape[1]), scores.shape)
     # lexsort: last key is primary -> score desc, then best single rank asc, then position.
     order = np.lexsort((pos, best, -scores), axis=-1)
     return order, np.take_along_axis(scores, order, axis=1)
+
+
+def rrf_scores(rank_arrays: Sequence[np.ndarray], *, k: int = 60) -> tuple[np.ndarray, np.ndarray]:
+    """``(scores, best)``: the RRF score and the best single rank of every chunk (queries x chunks)."""
+    if not rank_arrays:
+        raise ValueError("rrf_fuse needs at least one ranking")
+    ranks = np.stack([np.atleast_2d(r) for r in rank_arrays])  # lists x queries x chunks
+    return (1.0 / (k + ranks)).sum(axis=0), ranks.min(axis=0)
+
+
+def _fused_top(scores: np.ndarray, best: np.ndarray, depth: int) -> np.ndarray:
+    """Each row's first ``depth`` in rrf_fuse's order (score desc, best rank, position) without a full sort."""
+    n = scores.shape[1]
+    depth = min(depth, n)
+    if depth == 0:
+        return np.zeros((scores.shape[0], 0), dtype=np.int64)
+    kth = np.partition(scores, n - depth, axis=1)[:, n - depth]
+    out = np.empty((scores.shape[0], depth), dtype=np.int64)
+    for i in range(scores.shape[0]):
+        idx = np.flatnonzero(scores[i] >= kth[i])
+        out[i] = idx[np.lexsort((idx, best[i, idx], -scores[i, idx]))[:depth]]
+    return out
+
+
+def _fused_rank(scores: np.ndarray, best: np.ndarray, targets: np.ndarray) -> int:
+    """1-based rank, in rrf_fuse's order, of the best of ``targets`` in one row (0 when there is none)."""
+    if targets.size == 0:
+        return 0
+    first = targets[np.lexsort((targets, best[targets], -scores[targets]))[0]]
+    f, b = scores[first], best[first]
+    ahead = (scores > f) | ((scores == f) & ((best < b) | ((best == b) & (np.arange(scores.size) < first))))
+    return int(ahead.sum()) + 1
 
 
 class HybridRetriever:
@@ -83,11 +111,13 @@ class HybridRetriever:
         orders, scores, ranks = [], [], []
         for a in range(0, nq, step):
             sub = QueryBatch(batch.texts[a : a + step], None if batch.vectors is None else batch.vectors[a : a + step])
-            order, fused = rrf_fuse([self._part_ranks(p, sub, n) for p in self.parts], k=self.k)
-            orders.append(order[:, :depth])
-            scores.append(fused[:, :depth])
-            ranks.append(target_ranks_from_orders(order, targets[a : a + step]))
-            del order, fused
+            fused, best = rrf_scores([self._part_ranks(p, sub, n) for p in self.parts], k=self.k)
+            order = _fused_top(fused, best, depth)
+            orders.append(order)
+            scores.append(np.take_along_axis(fused, order, axis=1))
+            ranks.append(np.array([_fused_rank(f, b, np.asarray(t, dtype=np.int64))
+                                   for f, b, t in zip(fused, best, targets[a : a + step])], dtype=np.int64))
+            del fused, best
         if not orders:
             return Search(np.zeros((0, 0), dtype=np.int64), np.zeros((0, 0)), np.zeros(0, dtype=np.int64))
         return Search(np.concatenate(orders), np.concatenate(scores), np.concatenate(ranks))

@@ -29,11 +29,13 @@ import numpy as np
 
 from .base import QueryBatch, Retriever
 
-__all__ = ["Search", "BLOCK_ELEMENTS", "block_size", "top_k_blocks", "block_search", "search",
+__all__ = ["Search", "BLOCK_ELEMENTS", "MAX_BLOCK_CHUNKS", "block_size", "top_k_blocks", "block_search", "search",
            "full_scores", "target_ranks_from_orders"]
 
 #: Scores held at once, (queries x chunks of one block): 4M values, 32 MB in float64.
 BLOCK_ELEMENTS = 1 << 22
+#: At most this many chunks per block (their vectors are read at once: 48 MB at 384 float32 dimensions).
+MAX_BLOCK_CHUNKS = 1 << 15
 
 Scorer = Callable[[slice | np.ndarray], np.ndarray]  # cols -> (queries x len(cols)) scores
 
@@ -50,10 +52,10 @@ class Search:
 def block_size(n_queries: int, n_chunks: int, budget: int = BLOCK_ELEMENTS) -> int:
     """Chunks per block so that one block's scores hold about ``budget`` values.
 
-    >>> block_size(100, 10**6)
-    41943
+    >>> block_size(100, 10**6), block_size(100, 918)
+    (32768, 918)
     """
-    return int(max(1, min(max(n_chunks, 1), budget // max(n_queries, 1))))
+    return int(max(1, min(max(n_chunks, 1), MAX_BLOCK_CHUNKS, budget // max(n_queries, 1))))
 
 
 def _select(S: np.ndarray, depth: int) -> np.ndarray:
