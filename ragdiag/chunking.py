@@ -86,6 +86,7 @@ class Strategy:
 
     @property
     def description(self) -> str:
+        """The switches in words, e.g. ``boundaries + header``."""
         builtin = {"boundaries": "boundaries", "blind": f"blind {self.size}"}
         parts = [builtin.get(self.spanner, f"{self.spanner} {self.size}")]
         if self.header:
@@ -175,6 +176,7 @@ class Chunk:
         return len(self.embed_text) - len(self.content)
 
     def contains(self, start: int, end: int) -> bool:
+        """Does this chunk hold the span ``[start, end)`` of its document whole?"""
         return self.start <= start and end <= self.end
 
 

@@ -41,13 +41,17 @@ class TextEncoder(Protocol):
     """
 
     @property
-    def stamp(self) -> Any: ...
+    def stamp(self) -> Any:
+        """What identifies the vectors (model, weights, dims, pooling, precision)."""
 
-    def encode(self, texts: Sequence[str], *, progress: ProgressFn | None = None) -> np.ndarray: ...
+    def encode(self, texts: Sequence[str], *, progress: ProgressFn | None = None) -> np.ndarray:
+        """Unit vectors, one row per text."""
 
-    def count_tokens(self, texts: Sequence[str]) -> np.ndarray: ...
+    def count_tokens(self, texts: Sequence[str]) -> np.ndarray:
+        """Wordpieces per text, special tokens included."""
 
-    def window_ends(self, texts: Sequence[str]) -> np.ndarray: ...
+    def window_ends(self, texts: Sequence[str]) -> np.ndarray:
+        """Per text, the character offset where the model stops reading."""
 
 
 @runtime_checkable
@@ -55,9 +59,11 @@ class SupportsTokenSink(Protocol):
     """An optional capability: wordpiece vectors, alone or from the embedding pass itself."""
 
     def encode(self, texts: Sequence[str], *, progress: ProgressFn | None = None,
-               token_sink: Callable[[int, np.ndarray], None] | None = None) -> np.ndarray: ...
+               token_sink: Callable[[int, np.ndarray], None] | None = None) -> np.ndarray:
+        """Unit vectors; ``token_sink(i, vectors)`` also receives text i's wordpiece vectors."""
 
-    def token_embeddings(self, texts: Sequence[str], *, progress: ProgressFn | None = None) -> list[np.ndarray]: ...
+    def token_embeddings(self, texts: Sequence[str], *, progress: ProgressFn | None = None) -> list[np.ndarray]:
+        """Per text, its unit wordpiece vectors (specials and padding dropped)."""
 
 
 class ModelUnavailable(RuntimeError):
@@ -140,6 +146,7 @@ class EncoderStamp:
     precision: str
 
     def as_dict(self) -> dict:
+        """The stamp as a plain dict (stored beside vectors and indexes)."""
         return dict(self.__dict__)
 
 
@@ -195,6 +202,7 @@ class Encoder:
 
     @property
     def stamp(self) -> EncoderStamp:
+        """What identifies this encoder's vectors (the store keys them by it)."""
         if self._weights_sha256 is None:
             self._weights_sha256 = _weights_hash(self.folder)
         return EncoderStamp(

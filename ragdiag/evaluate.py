@@ -47,11 +47,13 @@ DIAGNOSES = ("hit", "ranked-low", "truncated", "destroyed")
 
 @dataclass(frozen=True, order=True)
 class Config:
+    """A configuration: a chunking strategy and a retriever, written ``E/hybrid``."""
     strategy: str
     retriever: str
 
     @property
     def label(self) -> str:
+        """``STRATEGY/RETRIEVER``, as users type it."""
         return f"{self.strategy}/{self.retriever}"
 
     @property
@@ -135,6 +137,7 @@ class Evaluation:
 
     @property
     def in_domain(self) -> np.ndarray:
+        """Per query: does it have an answer in the corpus (False for out-of-domain)?"""
         return np.array([q.in_domain for q in self.queries])
 
     def mask(self, phrasing: str = "all") -> np.ndarray:
@@ -144,6 +147,7 @@ class Evaluation:
         return np.array([q.phrasing == phrasing for q in self.queries])
 
     def result(self, config: Config | str) -> ConfigResult:
+        """The per-query result of one configuration; KeyError says why it is missing."""
         cfg = Config.parse(config) if isinstance(config, str) else config
         if cfg not in self.results:
             reason = self.unavailable.get(cfg.retriever)
@@ -158,6 +162,7 @@ class Evaluation:
         return self.indexes[config.strategy].chunks[position].id
 
     def query_index(self, query_id: str) -> int:
+        """Position of query ``query_id`` in ``queries``."""
         for i, q in enumerate(self.queries):
             if q.id == query_id:
                 return i
@@ -186,9 +191,11 @@ class _TokenTap:
 
     @property
     def stamp(self):
+        """The wrapped encoder's stamp (the store keys vectors by it)."""
         return self._encoder.stamp
 
     def encode(self, texts, *, progress=None):
+        """Unit vectors of ``texts``; their wordpiece vectors go to ``keep`` on the way."""
         texts = list(texts)
         return self._encoder.encode(texts, progress=progress, token_sink=lambda i, tok: self._keep(texts[i], tok))
 

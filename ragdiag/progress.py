@@ -27,12 +27,14 @@ class ProgressEvent:
 
     @property
     def label(self) -> str:
+        """What is being done, in words (``embedding E``, ``ranking E/bm25``)."""
         words = {"embed": "embedding", "rank": "ranking", "rerank": "reranking"}
         what = self.strategy if self.retriever is None else f"{self.strategy}/{self.retriever}"
         return f"{words.get(self.stage, self.stage)} {what}"
 
     @property
     def fraction(self) -> float:
+        """done / total (1.0 when there is nothing to do)."""
         return self.done / self.total if self.total > 0 else 1.0
 
 

@@ -103,6 +103,7 @@ class RunContext:
     _cleanups: list[Callable[[], None]] = field(default_factory=list, repr=False)
 
     def shared(self, key: str, factory: Callable[[], Any]) -> Any:
+        """The object under ``key``, built by ``factory`` on first use (an Unavailable is remembered and re-raised)."""
         if key not in self._shared:
             try:
                 self._shared[key] = factory()
@@ -119,10 +120,12 @@ class RunContext:
             self._cleanups.append(cleanup)
 
     def strategy_done(self) -> None:
+        """Run the per-strategy cleanups (called after a strategy's configurations are ranked)."""
         for cleanup in self._cleanups:
             cleanup()
 
     def keep_tokens(self, text: str, tokens: np.ndarray) -> None:
+        """Hand one embedded text's wordpiece vectors to every sink."""
         for sink in self.token_sinks:
             sink(text, tokens)
 
@@ -141,21 +144,26 @@ class BuildContext:
 
     @property
     def param(self) -> str | None:
+        """The text after ``@`` in the asked-for name, or None."""
         return self.name.partition("@")[2] or None
 
     @property
     def encoder(self) -> Any:
+        """The run's encoder."""
         return self.run.encoder
 
     @property
     def store(self) -> Any:
+        """The run's store (None: nothing cached)."""
         return self.run.store
 
     @property
     def options(self) -> Mapping[str, Any]:
+        """Run options: ``cross_encoder``, ``rerank_head``, ``progress``."""
         return self.run.options
 
     def shared(self, key: str, factory: Callable[[], Any]) -> Any:
+        """Same as :meth:`RunContext.shared`."""
         return self.run.shared(key, factory)
 
     def retriever(self, name: str) -> Retriever:
