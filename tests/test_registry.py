@@ -136,3 +136,36 @@ def test_plugin_appears_in_the_dashboard(tiny_folder, tmp_path, monkeypatch):
     assert not at.exception, [e.value for e in at.exception]
     shown = {str(v) for d in at.dataframe for v in d.value.astype(str).to_numpy().ravel()}
     assert {"P/dense", "P/header-bm25"} <= shown
+
+
+class FakePairScorer:
+    """A FAKE pair scorer (plumbing): scores a text by its length; ``prepare`` reports progress."""
+
+    identity = "fake-length-scorer"
+
+    def prepare(self, texts, *, progress=None):
+        if progress is not None:
+            progress(len(texts), len(texts))
+
+    def score(self, query, texts):
+        return np.array([float(len(t)) for t in texts])
+
+
+def test_progress_events_are_records_for_every_stage(tiny_corpus, tiny_truth):
+    from ragdiag.progress import ProgressEvent
+    from ragdiag.retrieval.builtin import _rerank
+
+    register_retriever(RetrieverSpec("rerank-length", build=lambda ctx: _rerank(ctx, FakePairScorer()),
+                                     requires=("hybrid",), default=False), replace=True)
+    events = []
+    ev = evaluate(tiny_corpus, tiny_truth, encoder=FakeEncoder(), strategies="C", retrievers="dense,rerank-length",
+                  progress=events.append)
+    assert all(isinstance(e, ProgressEvent) for e in events)
+    assert {(e.stage, e.retriever) for e in events} >= {("embed", None), ("rank", "dense"), ("rerank", "rerank-length"),
+                                                         ("rank", "rerank-length")}
+    # the reranker reorders the hybrid head by text length: the longest candidate comes first
+    res = ev.result("C/rerank-length")
+    chunks = ev.indexes["C"].chunks
+    first = [len(chunks[p].embed_text) for p in res.top_order[:, 0]]
+    second = [len(chunks[p].embed_text) for p in res.top_order[:, 1]]
+    assert all(a >= b for a, b in zip(first, second))

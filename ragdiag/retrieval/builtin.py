@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..defaults import RERANK_HEAD
+from ..progress import ProgressEvent
 from .bm25 import BM25Retriever
 from .dense import DenseRetriever
 from .hybrid import HybridRetriever
@@ -17,7 +18,7 @@ def _rerank(ctx: BuildContext, scorer) -> RerankRetriever:
     cb = None
     if progress is not None:
         def cb(done: int, total: int, name=ctx.name, strategy=ctx.strategy.name) -> None:
-            progress("rerank", strategy, name, done, total)
+            progress(ProgressEvent("rerank", strategy, name, done, total))
     return RerankRetriever(ctx.name, ctx.retriever("hybrid"), scorer, ctx.texts,
                            head=int(ctx.options.get("rerank_head", RERANK_HEAD)),
                            cache=ctx.store.score_cache() if ctx.store is not None else None, progress=cb)
