@@ -204,7 +204,7 @@ def _job(corpus_root: str, truth_path: str, strategies: tuple[str, ...], retriev
 def _run_evaluation(corpus: Corpus, truth: GroundTruth, s: Settings) -> Evaluation:
     from ragdiag.encoder import ModelUnavailable
     from ragdiag.evaluate import evaluate
-    from ragdiag.views import progress_fraction
+    from ui.frames import progress_fraction
 
     bar = st.progress(0.0, text="Loading the embedding model…")
     try:
@@ -275,7 +275,7 @@ def recorded_stamps(s: Settings | None = None) -> list:
 def sweep_for(token: str, config: str, keep: int, _ev: Evaluation):
     """The sweep over every cut for one configuration and keep (computed once), and its long frame."""
     from ragdiag.results import sweep_table
-    from ragdiag.views import sweep_frame
+    from ui.frames import sweep_frame
 
     table = sweep_table(_ev, config, keep=keep)
     return table, sweep_frame(table)
@@ -284,7 +284,7 @@ def sweep_for(token: str, config: str, keep: int, _ev: Evaluation):
 @st.cache_resource(max_entries=64, show_spinner=False)
 def distances_for(token: str, config: str, _ev: Evaluation):
     from ragdiag.threshold import distance_samples
-    from ragdiag.views import distance_frame
+    from ui.frames import distance_frame
 
     return distance_frame(distance_samples(_ev.result(config), _ev.in_domain))
 

@@ -1,4 +1,6 @@
-"""Tables the dashboard draws, made from library results (pure; no streamlit).
+"""Frames the dashboard draws, shaped from library results (pandas; no streamlit).
+
+Dashboard-only presentation: it lives under ``ui/``, outside the library.
 
 Every number here is read from an :class:`~ragdiag.evaluate.Evaluation`, from
 :func:`~ragdiag.evaluate.summary_rows`, :mod:`ragdiag.results` or
@@ -16,10 +18,10 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .evaluate import Config, Evaluation
-from .metrics import KS
-from .progress import ProgressEvent
-from .threshold import DistanceSamples, SweepTable, gate
+from ragdiag.evaluate import Config, Evaluation
+from ragdiag.metrics import KS
+from ragdiag.progress import ProgressEvent
+from ragdiag.threshold import DistanceSamples, SweepTable, gate
 
 __all__ = [
     "OUTCOMES",
@@ -295,7 +297,7 @@ def index_stamp_rows(ev: Evaluation, recorded: Sequence = ()) -> pd.DataFrame:
     store's catalogue (``recorded``, :class:`~ragdiag.store.IndexStamp` rows)
     holds the same index, its chunk count and creation time are shown.
     """
-    from .store import IndexStamp, corpus_extractors
+    from ragdiag.store import IndexStamp, corpus_extractors
 
     enc = dict(ev.encoder_stamp or {})
     needed = ("model", "weights_sha256", "dim", "max_seq_length", "pooling", "normalize", "precision")
