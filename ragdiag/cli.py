@@ -404,6 +404,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="write summary.json and per_query.csv to this folder")
     p.set_defaults(func=cmd_eval_run)
 
+    from .adapters.cli import register_eval_store
+
+    register_eval_store(sub, common)
+
     p = sub.add_parser("index", help="list or clear stored indexes")
     common(p)
     p.add_argument("action", choices=["status", "clear"])

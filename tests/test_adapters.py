@@ -148,3 +148,30 @@ def test_real_database_bundled_corpus_same_recall_as_dense(build, mapped_by, tmp
     found = (a.needle_rank > 0) & (a.needle_rank <= TOP)
     np.testing.assert_array_equal(b.needle_rank[found], a.needle_rank[found])
     np.testing.assert_allclose(b.top_distance[:, 0], a.top_distance[:, 0], atol=1e-5)
+
+
+@pytest.mark.skipif(not _installed("qdrant_client"), reason=NEED_QDRANT)
+def test_eval_store_command_on_a_qdrant_folder(tiny_folder, tmp_path, monkeypatch, capsys):
+    """``eval-store`` end to end (FAKE encoder through RAGDIAG_ENCODER), against ragdiag's own C/dense."""
+    from fakes import fake_encoder
+
+    from ragdiag.adapters import QdrantAdapter
+    from ragdiag.cli import main
+    from ragdiag.corpus import load_corpus
+    from ragdiag.truth import default_truth_path, load_truth
+
+    monkeypatch.setenv("RAGDIAG_ENCODER", "fakes:fake_encoder")
+    corpus = load_corpus(tiny_folder)
+    ev = evaluate(corpus, load_truth(default_truth_path(tiny_folder), corpus), encoder=fake_encoder(),
+                  strategies="C", retrievers="dense")
+    QdrantAdapter.build(ev.indexes["C"].chunks, ev.indexes["C"].vectors, "tiny", path=tmp_path / "q")
+    code = main(["eval-store", "--corpus", str(tiny_folder), "--no-cache", "--qdrant-path", str(tmp_path / "q"),
+                 "--collection", "tiny", "--compare", "C/dense", "--out", str(tmp_path / "out")])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "ext/qdrant-tiny" in out and "C/dense" in out and "threshold sweep of ext/qdrant-tiny" in out
+    assert "mapped by offsets" in err and "UNMAPPED" not in err
+    assert (tmp_path / "out" / "summary.json").exists()
+    assert main(["eval-store", "--corpus", str(tiny_folder), "--no-cache", "--qdrant-path", str(tmp_path / "q"),
+                 "--collection", "nope"]) == 2
+    assert "no Qdrant collection 'nope'" in capsys.readouterr().err
