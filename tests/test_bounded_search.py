@@ -330,3 +330,16 @@ def test_bundled_corpus_equals_the_full_matrix_path(corpus, truth, encoder):
         assert_same_result(ev.results[cfg], r)
     # ties are present and were decided the same way: BM25 gives many chunks the same score
     assert any((np.diff(r.top_scores, axis=1) == 0).any() for cfg, r in ref.items() if cfg.retriever == "bm25")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(WORDS), min_size=0, max_size=8), min_size=1, max_size=25),
+       st.lists(st.lists(st.sampled_from(WORDS + ["omega"]), min_size=1, max_size=4), min_size=1, max_size=6))
+def test_bm25_block_scores_are_bitwise_those_of_the_dense_product(docs, queries):
+    """The sparse product per block sums the same terms in the same order as the old dense product."""
+    index = BM25Retriever([" ".join(d) for d in docs]).index
+    qs = [" ".join(q) for q in queries]
+    qm = index.query_matrix(qs).tocsc()
+    used = np.flatnonzero(np.diff(qm.indptr))
+    old = (index.weights[used].T.tocsr() @ qm[:, used].toarray().T).T  # the path before blocks
+    np.testing.assert_array_equal(index.scores(qs), old)
