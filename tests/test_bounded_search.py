@@ -343,3 +343,25 @@ def test_bm25_block_scores_are_bitwise_those_of_the_dense_product(docs, queries)
     used = np.flatnonzero(np.diff(qm.indptr))
     old = (index.weights[used].T.tocsr() @ qm[:, used].toarray().T).T  # the path before blocks
     np.testing.assert_array_equal(index.scores(qs), old)
+
+
+def test_hybrid_search_over_a_part_that_only_ranks():
+    """A plugin part with only ``rank`` (no scorer): its full rankings are used, a few queries at a time."""
+    rng = np.random.default_rng(7)
+    chunks, queries = _exact_vectors(rng, 40), _exact_vectors(rng, 5)
+    texts = [" ".join(rng.choice(WORDS, size=3)) for _ in range(40)]
+    batch = QueryBatch(tuple(" ".join(rng.choice(WORDS, size=2)) for _ in range(5)), queries)
+
+    class RankOnly:
+        name = "rank-only"
+
+        def rank(self, b, *, depth=None):
+            return DenseRetriever(chunks).rank(b, depth=depth)
+
+    targets = [rng.choice(40, size=2, replace=False) for _ in range(5)]
+    bm25 = BM25Retriever(texts)
+    ref_order, ref_scores = ref_hybrid(queries @ chunks.T, bm25.index.scores(batch.texts))
+    found = HybridRetriever([RankOnly(), bm25]).search(batch, depth=TOP, targets=targets, budget=80)
+    np.testing.assert_array_equal(found.order, ref_order[:, :TOP])
+    np.testing.assert_array_equal(found.scores, ref_scores[:, :TOP])
+    np.testing.assert_array_equal(found.target_rank, target_ranks_from_orders(ref_order, targets))

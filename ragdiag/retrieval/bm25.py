@@ -134,6 +134,10 @@ class BM25Retriever:
         order = top_k_desc(scores, depth)
         return [Ranking(o, s[o]) for o, s in zip(order, scores)]
 
+    @property
+    def n_chunks(self) -> int:
+        return self.index.n_docs
+
     def scorer(self, batch: QueryBatch):
         return self.index.scorer(batch.texts)
 

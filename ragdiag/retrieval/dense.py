@@ -56,6 +56,10 @@ class DenseRetriever:
             chunk_vectors = np.ascontiguousarray(chunk_vectors, dtype=np.float32)
         self.vectors = chunk_vectors
 
+    @property
+    def n_chunks(self) -> int:
+        return len(self.vectors)
+
     def scorer(self, batch: QueryBatch):
         """``cols -> (queries x len(cols))`` scores of a slice or array of chunk positions."""
         if batch.vectors is None:

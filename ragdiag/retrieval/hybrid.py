@@ -123,10 +123,10 @@ class HybridRetriever:
         return Search(np.concatenate(orders), np.concatenate(scores), np.concatenate(ranks))
 
     def _size(self, batch: QueryBatch) -> int:
+        """Chunks in the index: from a part that says (``n_chunks``), else from one query's full ranking."""
         for p in self.parts:
-            if hasattr(p, "vectors"):
-                return len(p.vectors)
-            if hasattr(p, "index"):
-                return p.index.n_docs
+            n = getattr(p, "n_chunks", None)
+            if n is not None:
+                return int(n)
         (r,) = self.parts[0].rank(QueryBatch(batch.texts[:1], None if batch.vectors is None else batch.vectors[:1]))
         return len(r.order)
