@@ -155,6 +155,9 @@ def block_search(score: Scorer, n: int, n_queries: int, depth: int, targets: Seq
     else:
         values = np.zeros(0)
     thr, tpos = _best_targets(nq, rows, cols, values)
+    if not cols.size:  # no targets: nothing to count
+        order, scores = _pass(score, n, nq, depth, None, block=block)[:2]
+        return Search(order, scores, np.zeros(nq, dtype=np.int64))
     order, scores, counts, seen = _pass(score, n, nq, depth, (thr, tpos), block=block, watch=(rows, cols))
     if cols.size and not np.array_equal(seen, values):
         # The up-front scores differ in the last bit from the blocks' (BLAS kernels differ by shape): recount.
