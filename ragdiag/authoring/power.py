@@ -52,6 +52,8 @@ def sign_test_power(n: int, p_win: float, p_loss: float, *, alpha: float = ALPHA
     """
     if n < 0 or p_win < 0 or p_loss < 0 or p_win + p_loss > 1 + 1e-12:
         raise ValueError(f"need n >= 0 and probabilities p_win, p_loss >= 0 with sum <= 1; got {n}, {p_win}, {p_loss}")
+    # probabilities below 1e-15 change the power by less than that; scipy's pmf overflows on subnormals
+    p_win, p_loss = (0.0 if p < 1e-15 else p for p in (p_win, p_loss))
     psi = p_win + p_loss
     if psi == 0:
         return 0.0

@@ -18,11 +18,12 @@ possible idf) plus bonuses for a default value ("by default", "the default
 recommendation ("should", "recommended") and a number. The reasons are kept
 (``why``).
 
-Candidates are **spread** over sections in proportion to their size (D'Hondt:
-the next pick goes to the section maximising ``chars / (picks + 1)`` among those
-with eligible sentences left), hence over documents in proportion to theirs;
-within a section the best-scored sentence not within 300 characters of an
-earlier pick is taken.
+Candidates are **spread** over documents in proportion to their size (largest
+remainders, capped by each document's eligible sentences), then within a
+document over its sections in proportion to theirs (D'Hondt: the next pick goes
+to the section maximising ``chars / (picks + 1)`` among those with eligible
+sentences left); within a section the best-scored sentence not within 300
+characters of an earlier pick is taken.
 
 The ``course`` phrasing is a **draft** from a template (the subject of a
 definition, the identifier of a default, or the sentence's rarest terms and its
@@ -176,26 +177,58 @@ def _score(s: Sentence, title: str, idf: dict[str, float], idf_max: float):
     return score, tuple(why), _draft(s, title, rare, is_default, definition)
 
 
+def _quotas(weights: dict[str, int], caps: dict[str, int], n: int) -> dict[str, int]:
+    """Largest-remainder apportionment of ``n`` by ``weights``, never above ``caps``; leftovers re-apportioned."""
+    quota = {k: 0 for k in weights}
+    left = min(n, sum(caps.values()))
+    while left > 0:
+        open_ = {k: w for k, w in weights.items() if quota[k] < caps[k]}
+        total = sum(open_.values()) or 1
+        exact = {k: left * w / total for k, w in open_.items()}
+        add = {k: min(int(v), caps[k] - quota[k]) for k, v in exact.items()}
+        rest = left - sum(add.values())
+        for k in sorted(open_, key=lambda k: (-(exact[k] - int(exact[k])), k)):
+            if rest <= 0:
+                break
+            if quota[k] + add[k] < caps[k]:
+                add[k] += 1
+                rest -= 1
+        for k, v in add.items():
+            quota[k] += v
+        given = sum(add.values())
+        if given == 0:
+            break
+        left -= given
+    return quota
+
+
 def _spread(pool: dict[tuple[str, str], list[tuple[float, Sentence, tuple, str]]],
             sizes: dict[tuple[str, str], int], n: int) -> list[tuple[float, Sentence, tuple, str]]:
-    picks: Counter = Counter()
-    taken: dict[str, list[int]] = defaultdict(list)
-    out = []
     for key in pool:
         pool[key].sort(key=lambda c: (-c[0], c[1].start))
-    while len(out) < n:
-        live = [k for k, cands in pool.items() if cands]
-        if not live:
-            break
-        key = max(live, key=lambda k: (sizes[k] / (picks[k] + 1), k))
-        cands = pool[key]
-        while cands:
-            cand = cands.pop(0)
-            if all(abs(cand[1].start - p) > SPREAD_GAP for p in taken[cand[1].doc_id]):
-                out.append(cand)
-                taken[cand[1].doc_id].append(cand[1].start)
-                picks[key] += 1
+    doc_sizes: Counter = Counter()
+    doc_caps: Counter = Counter()
+    for (doc_id, sec), size in sizes.items():
+        doc_sizes[doc_id] += size
+        doc_caps[doc_id] += len(pool.get((doc_id, sec), []))
+    quotas = _quotas(dict(doc_sizes), dict(doc_caps), n)
+    out = []
+    for doc_id, quota in quotas.items():
+        picks: Counter = Counter()
+        taken: list[int] = []
+        secs = {k: v for k, v in pool.items() if k[0] == doc_id}
+        got = 0
+        while got < quota:
+            live = [k for k, cands in secs.items() if cands]
+            if not live:
                 break
+            key = max(live, key=lambda k: (sizes[k] / (picks[k] + 1), k))
+            cand = secs[key].pop(0)
+            if all(abs(cand[1].start - p) > SPREAD_GAP for p in taken) or not any(secs.values()):
+                out.append(cand)
+                taken.append(cand[1].start)
+                picks[key] += 1
+                got += 1
     return out
 
 
