@@ -53,7 +53,7 @@ def _set_data(new: dict) -> None:
 dirty = data != base.data
 n_q = len(data.get("questions") or [])
 n_o = len(data.get("ood") or [])
-st.caption(f"File **{target.name}** ({base.fmt.upper()}) beside the corpus folder · {n_q} questions · {n_o} "
+st.caption(f"File **{target.name}** ({base.fmt.upper()}, the ground-truth file of the sidebar) · {n_q} questions · {n_o} "
            f"out-of-domain queries · " + ("**unsaved changes**" if dirty else "saved"))
 if base.sha256 is None:
     st.info(f"There is no {target.name} yet: this page starts a new one, and Save creates it.")
@@ -155,9 +155,12 @@ with tab_add:
         if texts[name].strip() and needle:
             lk = leakage(texts[name], needle)
             (st.warning if lk.warn else st.caption)(f"Leakage: {lk}" + (" — rewrite it in other words" if lk.warn else ""))
+    taken_by = [str(q.get("id")) for q in data.get("questions") or [] if isinstance(q, dict) and q.get("needle") == needle]
+    if taken_by:
+        st.warning(f"This needle is already question {', '.join(taken_by)}.")
     suggested_id = next_id(data, "q")
     qid = st.text_input("Id", key="gt_new_id", placeholder=suggested_id).strip() or suggested_id
-    ready = bool(chk and chk.ok and all(t.strip() for t in texts.values()))
+    ready = bool(chk and chk.ok and not taken_by and all(t.strip() for t in texts.values()))
 
     def _add() -> None:
         try:
@@ -209,7 +212,7 @@ with tab_q:
             k = f"gt_ed_{chosen}_{name}"
             if k not in st.session_state:
                 st.session_state[k] = st.session_state.get(f"_keep_{k}", str(current.get(name, "")))
-            edited[name] = st.text_input(f"Phrasing '{name}'", key=k)
+            edited[name] = st.text_input(f"{chosen}: phrasing '{name}'", key=k)
             st.session_state[f"_keep_{k}"] = edited[name]
             if edited[name].strip() and isinstance(q.get("needle"), str):
                 lk = leakage(edited[name], q["needle"])
