@@ -89,7 +89,7 @@ def test_live_checks_show_where_chunking_cuts_and_leakage(tiny):
     row_a = table[table["strategy"] == "A"].iloc[0]
     assert row_a["needle"] == "DESTROYED" and "|" in row_a["cut falls"]
     assert table[table["strategy"] == "E"].iloc[0]["needle"] == "whole"
-    assert any("already question q1" in w.value for w in at.warning)  # and Add stays disabled
+    assert any("already question q1" in w.value for w in at.warning)
     at.text_input(key="gt_new_course").input("Green tea should be brewed with water at about what degrees Celsius?").run()
     assert any("Leakage" in w.value and "rewrite" in w.value for w in at.warning)
     pick(at, "tea", "Brewing", TEA_NEEDLE, span="this and the next sentence")
