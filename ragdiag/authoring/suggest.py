@@ -9,7 +9,9 @@ once, 40-250 characters, not a heading; checked with
 :func:`ragdiag.truth.parse_truth`), reads as a self-contained prose sentence
 (starts with a capital, digit or backtick and ends with ``.``, ``!`` or ``?``;
 at least six words; mostly letters, no display maths, no table or block-quote
-markup; not opening with a pronoun that needs the previous sentence).
+markup, brackets, quotes and backticks balanced; not a literature reference;
+no pronoun, connective or demonstrative in its first ten words that needs the
+previous sentence: "It ...", "Second, ...", "The above practice ...").
 
 Each eligible sentence is **scored**: distinctiveness (mean idf of its three
 rarest content words, sections as the unit, scaled to [0, 1] by the largest
@@ -23,7 +25,12 @@ remainders, capped by each document's eligible sentences), then within a
 document over its sections in proportion to theirs (D'Hondt: the next pick goes
 to the section maximising ``chars / (picks + 1)`` among those with eligible
 sentences left); within a section the best-scored sentence not within 300
-characters of an earlier pick is taken.
+characters of an earlier pick is taken, unless it has a near twin anywhere in
+the corpus (half or more of their content words shared, e.g. the same "By
+default, `MiniBatchX` divides the data into mini-batches..." sentence in two
+sections): a query for one would find the other; nor one sharing half its
+content words with an earlier pick of the same document (two sentences on
+early stopping in one section).
 
 The ``course`` phrasing is a **draft** from a template (the subject of a
 definition, the identifier of a default, or the sentence's rarest terms and its
@@ -59,7 +66,13 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _START = re.compile(r"^[`\"'(\[\u201c]?[A-Z0-9\u00c0-\u00de]")
 _ENDS = re.compile(r"[.!?][\"'\)\]\u201d\u2019*_]*$")
 _PRONOUN = re.compile(r"^(?:It|This|These|That|Those|They|Their|Its|Such|He|She|Here|Then|Also|However|"
-                      r"Es|Dies|Diese|Dieser|Dieses|Sie|Er|Das|Hier|Dann|Auch)\b")
+                      r"First|Second|Third|Finally|Thus|Hence|Therefore|Similarly|"
+                      r"Es|Dies|Diese|Dieser|Dieses|Sie|Er|Das|Hier|Dann|Auch|Daher|Deshalb)\b")
+# Words that point back at earlier text: a needle with one of them early on is not self-contained.
+_ANAPHORA = re.compile(r"\b(?:this|these|those|above|such|latter|former|resulting|aforementioned|"
+                       r"dies|diese|dieser|dieses|obige|obigen)\b", re.I)
+_CITATION = re.compile(r"\b[A-Z]\.,|\b[A-Z]\. [A-Z]\.|, (?:19|20)\d\d\.$|\b(?:19|20)\d\d\b.*\b(?:pp|vol|Proceedings|Journal|Conference)\b")
+_PAIRS = (("(", ")"), ("[", "]"), ("\u201c", "\u201d"))
 _DEFAULT = re.compile(r"\bby default\b|\bdefaults? (?:to|is|value|setting)\b|\bthe default\b|\bdefault of\b|"
                       r"standardmäßig|Standardwert|voreingestellt", re.I)
 _DEFINITION = re.compile(r"^(?:An? |The |Der |Die |Das |Ein |Eine )?"
@@ -73,6 +86,10 @@ _NUMBER = re.compile(r"\d")
 _IDENT = re.compile(r"`([^`\n]{2,40})`")
 _MARKUP = re.compile(r"\$|\|\s|\n\s*>|<[a-z/]")
 SPREAD_GAP = 300
+#: A sentence with a near twin elsewhere (content-word Jaccard at least this) is an ambiguous known item.
+TWIN = 0.5
+#: Within a document, a candidate sharing half the content words of the smaller of it and an earlier pick is skipped.
+OVERLAP = 0.5
 # Section titles that name a part of any manual, not a topic.
 _GENERIC = frozenset("""introduction overview implementation detail example reference tip usage complexity
 formulation mathematical note summary installation setup getting started practical general misc faq
@@ -125,7 +142,11 @@ def _eligible(s: Sentence, corpus_text: list[str]) -> bool:
     t = s.text
     if not NEEDLE_MIN <= len(t) <= NEEDLE_MAX or not _START.match(t) or not _ENDS.search(t):
         return False
-    if _MARKUP.search(t) or _PRONOUN.match(t) or len(_WORD.findall(t)) < 6:
+    if _MARKUP.search(t) or _PRONOUN.match(t) or _CITATION.search(t) or len(_WORD.findall(t)) < 6:
+        return False
+    if _ANAPHORA.search(" ".join(t.split()[:10])):
+        return False
+    if t.count("`") % 2 or t.count("**") % 2 or any(t.count(a) != t.count(b) for a, b in _PAIRS):
         return False
     letters = sum(ch.isalpha() or ch.isspace() for ch in t)
     if letters < 0.8 * len(t):
@@ -203,7 +224,7 @@ def _quotas(weights: dict[str, int], caps: dict[str, int], n: int) -> dict[str, 
 
 
 def _spread(pool: dict[tuple[str, str], list[tuple[float, Sentence, tuple, str]]],
-            sizes: dict[tuple[str, str], int], n: int) -> list[tuple[float, Sentence, tuple, str]]:
+            sizes: dict[tuple[str, str], int], n: int, twin=lambda s: False) -> list[tuple[float, Sentence, tuple, str]]:
     for key in pool:
         pool[key].sort(key=lambda c: (-c[0], c[1].start))
     doc_sizes: Counter = Counter()
@@ -216,6 +237,7 @@ def _spread(pool: dict[tuple[str, str], list[tuple[float, Sentence, tuple, str]]
     for doc_id, quota in quotas.items():
         picks: Counter = Counter()
         taken: list[int] = []
+        taken_words: list[set] = []
         secs = {k: v for k, v in pool.items() if k[0] == doc_id}
         got = 0
         while got < quota:
@@ -224,9 +246,15 @@ def _spread(pool: dict[tuple[str, str], list[tuple[float, Sentence, tuple, str]]
                 break
             key = max(live, key=lambda k: (sizes[k] / (picks[k] + 1), k))
             cand = secs[key].pop(0)
+            if twin(cand[1]):
+                continue
+            words = content_words(cand[1].text)
+            if any(len(words & w) >= OVERLAP * min(len(words), len(w)) for w in taken_words):
+                continue  # says much the same as an earlier pick of this document
             if all(abs(cand[1].start - p) > SPREAD_GAP for p in taken) or not any(secs.values()):
                 out.append(cand)
                 taken.append(cand[1].start)
+                taken_words.append(words)
                 picks[key] += 1
                 got += 1
     return out
@@ -278,7 +306,14 @@ def suggest(corpus: Corpus, n: int = 40, *, n_ood: int | None = None) -> Suggest
             eligible += 1
             score, why, draft = _score(s, titles[s.doc_id], idf, idf_max)
             pool[(s.doc_id, s.section)].append((score, s, why, draft))
-    picked = _spread(pool, sizes, n)
+    all_sents = [(s, content_words(s.text)) for s in corpus_sentences(corpus)]
+
+    def twin(sent: Sentence) -> bool:
+        words = content_words(sent.text)
+        return any(o is not sent and o.text != sent.text and ow and len(words & ow) / len(words | ow) >= TWIN
+                   for o, ow in all_sents)
+
+    picked = _spread(pool, sizes, n, twin)
     out = []
     for score, s, why, draft in picked:
         chk = check_needle(s.text, corpus, strategies=())

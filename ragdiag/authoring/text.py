@@ -4,7 +4,9 @@ Sentences are found inside paragraphs (blank-line separated) outside code
 fences, heading lines and table rows; a leading list marker is not part of a
 sentence. A sentence ends at ``.``, ``!`` or ``?`` (optionally followed by a
 closing quote or bracket) followed by whitespace and then a capital letter,
-digit, quote, bracket or backtick, so ``e.g. the`` does not end one. Offsets
+digit, quote, bracket or backtick, so ``e.g. the`` does not end one, and
+never after a common abbreviation (``e.g.``, ``i.e.``, ``et al.``, ``z.B.``) or
+an initial (``F. Pedregosa``). Offsets
 index the document's canonical text: ``doc.text[s.start:s.end] == s.text``.
 """
 
@@ -26,6 +28,8 @@ _QUOTE = re.compile(r"(?:[ \t]*>)+ ?")
 _LIST = re.compile(r"(?:[ \t]*>)*[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+")
 _END = re.compile(r"[.!?][\"'\)\]\u201d\u2019]*\s+(?=[A-Z0-9\"'`(\[\u201c\u00c0-\u00de])")
 _WORD = re.compile(r"\w+", re.UNICODE)
+# A period after one of these does not end a sentence ("e.g. `max_features`", "Smith et al. 2001").
+_ABBREV = re.compile(r"(?:\b(?:e\.g|i\.e|etc|cf|vs|al|approx|resp|Fig|Eq|Sec|No|z\.B|bzw|d\.h|u\.a|ca|vgl)|\b[A-Z])\.$")
 
 # Function words of English and German: they carry no topic, so they never count as copied.
 STOPWORDS = frozenset("""
@@ -96,7 +100,8 @@ def sentences(doc: Document) -> list[Sentence]:
             if m and m.end() < pe:
                 ps = m.end()
         pos = ps
-        bounds = [m.end() for m in _END.finditer(text, ps, pe)] + [pe]
+        bounds = [m.end() for m in _END.finditer(text, ps, pe)
+                  if not _ABBREV.search(text, max(ps, m.start() - 12), m.start() + 1)] + [pe]
         for b in bounds:
             s, e = _trim(text, pos, b)
             pos = b
