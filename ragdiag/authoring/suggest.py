@@ -69,7 +69,7 @@ _PRONOUN = re.compile(r"^(?:It|This|These|That|Those|They|Their|Its|Such|He|She|
                       r"First|Second|Third|Finally|Thus|Hence|Therefore|Similarly|"
                       r"Es|Dies|Diese|Dieser|Dieses|Sie|Er|Das|Hier|Dann|Auch|Daher|Deshalb)\b")
 # Words that point back at earlier text: a needle with one of them early on is not self-contained.
-_ANAPHORA = re.compile(r"\b(?:this|these|those|above|such|latter|former|resulting|aforementioned|"
+_ANAPHORA = re.compile(r"\b(?:this|these|those|above|below|such|latter|former|resulting|aforementioned|"
                        r"dies|diese|dieser|dieses|obige|obigen)\b", re.I)
 _CITATION = re.compile(r"\b[A-Z]\.,|\b[A-Z]\. [A-Z]\.|, (?:19|20)\d\d\.$|\b(?:19|20)\d\d\b.*\b(?:pp|vol|Proceedings|Journal|Conference)\b")
 _PAIRS = (("(", ")"), ("[", "]"), ("\u201c", "\u201d"))
