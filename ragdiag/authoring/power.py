@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
+import numpy as np
 from scipy.stats import binom
 
 from ..defaults import ALPHA
@@ -58,16 +59,18 @@ def sign_test_power(n: int, p_win: float, p_loss: float, *, alpha: float = ALPHA
     if psi == 0:
         return 0.0
     theta = p_win / psi
-    total = 0.0
-    for m in range(n + 1):
-        c = _critical(m, alpha)
-        if c < 0:
-            continue
-        reject = binom.cdf(c, m, theta) + binom.sf(m - c - 1, m, theta)
-        total += binom.pmf(m, n, psi) * reject
+    m = np.arange(n + 1)
+    c = np.array([_critical(int(k), alpha) for k in m])
+    ok = c >= 0
+    if not ok.any():
+        return 0.0
+    m, c = m[ok], c[ok]
+    reject = binom.cdf(c, m, theta) + binom.sf(m - c - 1, m, theta)
+    total = float(np.sum(binom.pmf(m, n, psi) * reject))
     return float(min(total, 1.0))
 
 
+@lru_cache(maxsize=256)
 def resolvable_difference(n: int, *, alpha: float = ALPHA, power: float = 0.8,
                           discordance: float | None = None) -> float | None:
     """Smallest recall difference (points, 0.5 grid) the sign test detects with ``power`` on ``n`` questions.
