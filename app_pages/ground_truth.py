@@ -6,6 +6,8 @@ Everything typed lives in the session, so reruns and page switches lose nothing.
 """
 
 import copy
+import os
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -18,6 +20,7 @@ from ragdiag.authoring.save import ConflictError, backup_path, merge, open_truth
 from ragdiag.authoring.suggest import suggest
 from ragdiag.authoring.text import sentences
 from ragdiag.defaults import PRIMARY_K
+from ragdiag.truth import default_truth_path
 from ui.state import load_corpus_only, settings
 
 # Widget values copied to plain session keys, so a page switch (which drops widget state) loses nothing.
@@ -28,8 +31,27 @@ for _k in PERSIST:
         st.session_state[_k] = st.session_state[f"_keep_{_k}"]
 
 st.title("Ground truth")
-corpus = load_corpus_only()
-target = settings().truth_path
+s = settings()
+corpus = load_corpus_only(s)
+
+
+def save_target() -> tuple[Path, str | None]:
+    """The file this page writes: the server's configured truth file, or ``<corpus>.truth.json`` beside the folder.
+
+    Never a path typed by a visitor: a sidebar path that is neither is not written (a note says so).
+    """
+    allowed = [Path(p) for p in (os.environ.get("RAGDIAG_TRUTH", "").strip(),) if p]
+    allowed.append(default_truth_path(s.corpus))
+    chosen = s.truth_path
+    if any(chosen.resolve() == a.resolve() for a in allowed):
+        return chosen, None
+    return allowed[0], (f"This page writes only the configured ground-truth file or the one beside the corpus "
+                        f"folder; it edits {allowed[0].name}, not {chosen.name}.")
+
+
+target, note = save_target()
+if note:
+    st.warning(note)
 files = st.session_state.setdefault("gt_files", {})
 key = str(target)
 if key not in files:
@@ -114,7 +136,10 @@ with tab_add:
     if st.session_state.get("gt_sec") not in titles:
         st.session_state["gt_sec"] = titles[0]
     section_title = st.selectbox("Section", titles, key="gt_sec", format_func=lambda t: t or f"{doc.title} (preamble)")
-    sents = [s for s in sentences(doc) if s.section == section_title]
+    section = next(x for x in doc.sections if x.title == section_title)
+    with st.expander("Read the section"):
+        st.text(doc.text[section.start:section.end])
+    sents = [x for x in sentences(doc) if x.section == section_title]
     if not sents:
         st.warning("This section has no prose sentences to pick.")
         needle = ""

@@ -165,3 +165,18 @@ def test_nothing_typed_is_lost_on_a_page_switch(tiny):
     assert at.text_area(key="gt_ood_text").value == "half-written ood"
     assert at.selectbox(key="gt_doc").value == "bread"
     assert NEW_NEEDLE in [c.value for c in at.code]
+
+
+def test_writes_only_the_configured_file(tiny, tmp_path):
+    _, truth = tiny
+    elsewhere = tmp_path / "elsewhere" / "typed.json"
+    elsewhere.parent.mkdir()
+    at = page()
+    at.session_state["truth_path"] = str(elsewhere)  # what a visitor could type in the sidebar
+    ok(at.run())
+    assert any("writes only the configured ground-truth file" in w.value for w in at.warning)
+    at.text_area(key="gt_ood_text").input("What is the capital of Mongolia?").run()
+    ok(at.button(key="gt_add_ood").click().run())
+    ok(at.button(key="gt_save").click().run())
+    assert not elsewhere.exists()
+    assert [o["id"] for o in json.loads(truth.read_text())["ood"]] == ["o1", "o2", "o03"]
