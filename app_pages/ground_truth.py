@@ -31,8 +31,8 @@ for _k in PERSIST:
         st.session_state[_k] = st.session_state[f"_keep_{_k}"]
 
 st.title("Ground truth")
-s = settings()
-corpus = load_corpus_only(s)
+conf = settings()
+corpus = load_corpus_only(conf)
 
 
 def save_target() -> tuple[Path, str | None]:
@@ -41,8 +41,8 @@ def save_target() -> tuple[Path, str | None]:
     Never a path typed by a visitor: a sidebar path that is neither is not written (a note says so).
     """
     allowed = [Path(p) for p in (os.environ.get("RAGDIAG_TRUTH", "").strip(),) if p]
-    allowed.append(default_truth_path(s.corpus))
-    chosen = s.truth_path
+    allowed.append(default_truth_path(conf.corpus))
+    chosen = conf.truth_path
     if any(chosen.resolve() == a.resolve() for a in allowed):
         return chosen, None
     return allowed[0], (f"This page writes only the configured ground-truth file or the one beside the corpus "
