@@ -18,7 +18,7 @@ from ragdiag.authoring.edit import add_ood, add_question, next_id, remove_entry,
 from ragdiag.authoring.leakage import leakage
 from ragdiag.authoring.save import ConflictError, backup_path, merge, open_truth, save_truth
 from ragdiag.authoring.suggest import suggest
-from ragdiag.authoring.text import sentences
+from ragdiag.authoring.text import document_sentences
 from ragdiag.defaults import PRIMARY_K
 from ragdiag.truth import default_truth_path
 from ui.state import load_corpus_only, settings
@@ -139,7 +139,7 @@ with tab_add:
     section = next(x for x in doc.sections if x.title == section_title)
     with st.expander("Read the section"):
         st.text(doc.text[section.start:section.end])
-    sents = [x for x in sentences(doc) if x.section == section_title]
+    sents = [x for x in document_sentences(doc) if x.section == section_title]
     if not sents:
         st.warning("This section has no prose sentences to pick.")
         needle = ""
@@ -306,7 +306,7 @@ with tab_sugg:
         def _use(c) -> None:
             d = corpus.document(c.doc_id)
             sec = d.section_at(c.start).title
-            sents_ = [s for s in sentences(d) if s.section == sec]
+            sents_ = [s for s in document_sentences(d) if s.section == sec]
             st.session_state["gt_doc"] = c.doc_id
             st.session_state["gt_sec"] = sec
             st.session_state["gt_sent"] = next(j for j, s in enumerate(sents_) if s.start == c.start)

@@ -180,3 +180,41 @@ def test_writes_only_the_configured_file(tiny, tmp_path):
     ok(at.button(key="gt_save").click().run())
     assert not elsewhere.exists()
     assert [o["id"] for o in json.loads(truth.read_text())["ood"]] == ["o1", "o2", "o03"]
+
+
+def test_twenty_questions_and_ten_ood_on_an_unseen_corpus(tmp_path, monkeypatch, fake_encoder):
+    """From an empty file to 20 questions x 2 phrasings and 10 ood queries on the page alone, then evaluated.
+
+    The corpus is the HTML/PDF/Markdown fixture folder (it was never used to tune the suggestions); the
+    evaluation uses BM25 and the FAKE bag-of-words encoder (plumbing: the file is a usable ground truth).
+    """
+    import shutil
+
+    from ragdiag.corpus import load_corpus
+    from ragdiag.evaluate import evaluate
+    from ragdiag.truth import load_truth
+
+    root = tmp_path / "kb"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "kb", root)
+    monkeypatch.setenv("RAGDIAG_CORPUS", str(root))
+    monkeypatch.delenv("RAGDIAG_TRUTH", raising=False)
+    at = page()
+    at.number_input(key="gt_sugg_n").set_value(22).run()
+    ok(at.button(key="gt_suggest").click().run())
+    for i in range(20):
+        use = next(b for b in at.button if b.key and b.key.startswith("gt_use_") and not b.key.startswith("gt_use_ood")
+                   and not b.disabled)
+        ok(use.click().run())
+        at.text_input(key="gt_new_course").input(f"documentation question number {i}")
+        at.text_input(key="gt_new_ticket").input(f"support ticket number {i}, please help").run()
+        ok(at.button(key="gt_add").click().run())
+    for i in range(10):
+        at.text_area(key="gt_ood_text").input(f"How do I bake bread number {i}?")
+        at.radio(key="gt_ood_kind").set_value("near" if i % 2 else "far").run()
+        ok(at.button(key="gt_add_ood").click().run())
+    ok(at.button(key="gt_save").click().run())
+    corpus = load_corpus(root)
+    truth = load_truth(tmp_path / "kb.truth.json", corpus)
+    assert (len(truth.questions), len(truth.ood), truth.phrasings) == (20, 10, ("course", "ticket"))
+    ev = evaluate(corpus, truth, encoder=fake_encoder, strategies="C", retrievers="bm25")
+    assert len(ev.queries) == 50

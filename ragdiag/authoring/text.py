@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from ..corpus import Corpus, Document
 
-__all__ = ["Sentence", "sentences", "corpus_sentences", "content_words", "STOPWORDS"]
+__all__ = ["Sentence", "sentences", "document_sentences", "corpus_sentences", "content_words", "STOPWORDS"]
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^ {0,3}#{1,6}(\s|$)")
@@ -111,11 +111,12 @@ def sentences(doc: Document) -> list[Sentence]:
 
 
 def corpus_sentences(corpus: Corpus) -> list[Sentence]:
-    return [s for d in corpus.documents for s in _cached_sentences(d)]
+    return [s for d in corpus.documents for s in document_sentences(d)]
 
 
 @lru_cache(maxsize=256)
-def _cached_sentences(doc: Document) -> tuple[Sentence, ...]:
+def document_sentences(doc: Document) -> tuple[Sentence, ...]:
+    """:func:`sentences`, computed once per document."""
     return tuple(sentences(doc))
 
 
