@@ -413,3 +413,36 @@ def test_cli_check_stats_suggest(tmp_path, capsys):
     assert len(json.loads(cand.read_text())["questions"]) == 6
     assert _cli(capsys, "truth", "suggest", "-n", "6", "--out", str(cand))[0] == 2  # no silent overwrite
     assert _cli(capsys, "truth", "check", str(tmp_path / "missing.json"))[0] == 2
+
+
+_ids = hst.sets(hst.sampled_from([f"x{i}" for i in range(12)]), max_size=6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(base=_ids, mine_add=_ids, theirs_add=_ids, mine_del=_ids, theirs_del=_ids)
+def test_merge_keeps_every_addition_and_deletion(base, mine_add, theirs_add, mine_del, theirs_del):
+    def entries(ids):
+        return [{"id": i, "kind": "far", "query": i} for i in sorted(ids)]
+
+    mine_add, theirs_add = mine_add - base, theirs_add - base - mine_add
+    mine = {"questions": [], "ood": entries((base - mine_del) | mine_add)}
+    theirs = {"questions": [], "ood": entries((base - theirs_del) | theirs_add)}
+    merged, conflicts = merge({"questions": [], "ood": entries(base)}, mine, theirs)
+    assert conflicts == []
+    assert {o["id"] for o in merged["ood"]} == (base - mine_del - theirs_del) | mine_add | theirs_add
+
+
+@settings(max_examples=60, deadline=None)
+@given(hst.lists(hst.sampled_from(["# T", "## Sec", "", "Some words here.", "Another one! Yes.", "- item e.g. this",
+                                    "```", "code. Here.", "> quoted. Text.", "| a | b |", "x\u00e9 \u00dcber alles."]),
+                 min_size=1, max_size=25))
+def test_sentences_index_the_text_and_avoid_headings_and_code(lines):
+    text = "\n".join(lines) + "\n"
+    if not text.strip():
+        return
+    doc = make_document("d", text)
+    heads = doc.heading_spans()
+    for s in sentences(doc):
+        assert doc.text[s.start:s.end] == s.text and s.text == s.text.strip() and s.text
+        assert not any(s.start < he and hs < s.end for hs, he in heads)
+        assert s.section == doc.section_at(s.start).title
