@@ -75,7 +75,7 @@ def _set_data(new: dict) -> None:
 dirty = data != base.data
 n_q = len(data.get("questions") or [])
 n_o = len(data.get("ood") or [])
-st.caption(f"File **{target.name}** ({base.fmt.upper()}, the ground-truth file of the sidebar) · {n_q} questions · {n_o} "
+st.caption(f"File **{target.name}** ({base.fmt.upper()}, the configured ground-truth file) · {n_q} questions · {n_o} "
            f"out-of-domain queries · " + ("**unsaved changes**" if dirty else "saved"))
 if base.sha256 is None:
     st.info(f"There is no {target.name} yet: this page starts a new one, and Save creates it.")
@@ -95,8 +95,15 @@ def _save() -> None:
 
 
 def _reload(keep_mine: bool) -> None:
-    disk = open_truth(target)
-    if keep_mine:
+    try:
+        disk = open_truth(target)
+    except ValueError as exc:
+        st.session_state["gt_msg"] = ("error", f"Cannot reload: {exc}")
+        return
+    if keep_mine and disk.sha256 is None:  # the file was deleted: keep everything typed, save creates it again
+        st.session_state["gt_msg"] = ("info", f"{target.name} was deleted on disk; your version is kept; save "
+                                              "to write it again.")
+    elif keep_mine:
         merged, conflicts = merge(state["base"].data, state["data"], disk.data)
         state["data"] = merged
         note = f" Both sides changed {', '.join(conflicts)}: your version is kept." if conflicts else ""
