@@ -110,6 +110,8 @@ def _reload(keep_mine: bool) -> None:
         st.session_state["gt_msg"] = ("info", "Reloaded from disk with your edits applied on top; save again." + note)
     else:
         state["data"] = copy.deepcopy(disk.data)
+        for k in [k for k in st.session_state if str(k).startswith(("gt_ed_", "_keep_gt_ed_"))]:
+            del st.session_state[k]  # edit boxes show the file again
         st.session_state["gt_msg"] = ("info", "Reloaded from disk; your unsaved edits were discarded.")
     state["base"] = disk
     st.session_state.pop("gt_conflict", None)
@@ -191,10 +193,12 @@ with tab_add:
     if taken_by:
         st.warning(f"This needle is already question {', '.join(taken_by)}.")
     suggested_id = next_id(data, "q")
-    qid = st.text_input("Id", key="gt_new_id", placeholder=suggested_id).strip() or suggested_id
+    st.text_input("Id", key="gt_new_id", placeholder=suggested_id)
     ready = bool(chk and chk.ok and not taken_by and all(t.strip() for t in texts.values()))
 
     def _add() -> None:
+        # read what was typed from the session (a click can arrive with text typed since the last run)
+        qid = st.session_state.get("gt_new_id", "").strip() or next_id(state["data"], "q")
         try:
             _set_data(add_question(state["data"], qid, needle, {n: st.session_state[f"gt_new_{n}"].strip()
                                                                for n in names}))
@@ -250,8 +254,9 @@ with tab_q:
                 lk = leakage(edited[name], q["needle"])
                 (st.warning if lk.warn else st.caption)(f"Leakage: {lk}")
 
-        def _apply(qid=chosen, values=edited) -> None:
-            _set_data(update_queries(state["data"], qid, {n: t.strip() for n, t in values.items() if t.strip()}))
+        def _apply(qid=chosen, keys=tuple(edited)) -> None:
+            values = {n: st.session_state.get(f"gt_ed_{qid}_{n}", "").strip() for n in keys}
+            _set_data(update_queries(state["data"], qid, {n: t for n, t in values.items() if t}))
 
         def _delete(qid=chosen) -> None:
             _set_data(remove_entry(state["data"], "questions", qid))

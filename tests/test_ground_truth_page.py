@@ -218,3 +218,23 @@ def test_twenty_questions_and_ten_ood_on_an_unseen_corpus(tmp_path, monkeypatch,
     assert (len(truth.questions), len(truth.ood), truth.phrasings) == (20, 10, ("course", "ticket"))
     ev = evaluate(corpus, truth, encoder=fake_encoder, strategies="C", retrievers="bm25")
     assert len(ev.queries) == 50
+
+
+def test_edit_and_delete_questions(tiny):
+    _, truth = tiny
+    at = page()
+    at.selectbox(key="gt_edit").set_value("q2").run()
+    at.text_input(key="gt_ed_q2_course").input("How is chain oil put on?").run()
+    ok(at.button(key="gt_apply").click().run())
+    at.selectbox(key="gt_edit").set_value("q3").run()
+    ok(at.button(key="gt_delete").click().run())
+    ok(at.button(key="gt_save").click().run())
+    data = json.loads(truth.read_text())
+    assert [q["id"] for q in data["questions"]] == ["q1", "q2", "q4"]
+    assert data["questions"][1]["queries"] == {"course": "How is chain oil put on?",
+                                               "ticket": "bike chain squeaks, how do I oil it properly"}
+    # a discarded edit does not linger in the edit box
+    at.selectbox(key="gt_edit").set_value("q2").run()
+    at.text_input(key="gt_ed_q2_course").input("typed, then discarded").run()
+    ok(at.button(key="gt_reload").click().run())
+    assert at.text_input(key="gt_ed_q2_course").value == "How is chain oil put on?"
