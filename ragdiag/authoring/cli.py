@@ -107,7 +107,8 @@ def register(sub) -> None:
                                       "what this many questions can resolve")
     s.add_argument("file", metavar="FILE")
     s.add_argument("--corpus", help=corpus_help)
-    s.add_argument("--k", type=int, default=PRIMARY_K, help=f"the recall cut-off named in the resolution sentence (default {PRIMARY_K})")
+    s.add_argument("--k", type=int, default=PRIMARY_K,
+                   help=f"the recall cut-off named in the resolution sentence (default {PRIMARY_K})")
     s.set_defaults(func=cmd_stats)
 
     g = tsub.add_parser("suggest", help="candidate needles and near out-of-domain queries to start from")

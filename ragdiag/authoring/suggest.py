@@ -71,7 +71,9 @@ _PRONOUN = re.compile(r"^(?:It|This|These|That|Those|They|Their|Its|Such|He|She|
 # Words that point back at earlier text: a needle with one of them early on is not self-contained.
 _ANAPHORA = re.compile(r"\b(?:this|these|those|above|below|such|latter|former|resulting|aforementioned|"
                        r"dies|diese|dieser|dieses|obige|obigen)\b", re.I)
-_CITATION = re.compile(r"\b[A-Z]\.,|\b[A-Z]\. [A-Z]\.|, (?:19|20)\d\d\.$|\b(?:19|20)\d\d\b.*\b(?:pp|vol|Proceedings|Journal|Conference)\b")
+# Author initials ("Li, F., Ionescu, C."), a closing year ("..., 1992."), or a year and a venue.
+_CITATION = re.compile(r"\b[A-Z]\.,|\b[A-Z]\. [A-Z]\.|, (?:19|20)\d\d\.$|"
+                       r"\b(?:19|20)\d\d\b.*\b(?:pp|vol|Proceedings|Journal|Conference)\b")
 _PAIRS = (("(", ")"), ("[", "]"), ("\u201c", "\u201d"))
 _DEFAULT = re.compile(r"\bby default\b|\bdefaults? (?:to|is|value|setting)\b|\bthe default\b|\bdefault of\b|"
                       r"standardmäßig|Standardwert|voreingestellt", re.I)
