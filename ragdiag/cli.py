@@ -409,6 +409,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["status", "clear"])
     p.add_argument("--stale", action="store_true", help="with clear: only indexes stale against the current state")
     p.set_defaults(func=cmd_index)
+
+    from .authoring.cli import register as register_truth
+
+    register_truth(sub)
     return parser
 
 

@@ -109,7 +109,11 @@ class Document:
 
     def heading_spans(self) -> list[tuple[int, int]]:
         """Spans of heading lines (``#`` to ``######``, outside code fences)."""
-        return [(s, e) for s, e, _ in _heading_lines(self.text, levels=6)]
+        return list(self._heading_spans)
+
+    @cached_property
+    def _heading_spans(self) -> tuple[tuple[int, int], ...]:
+        return tuple((s, e) for s, e, _ in _heading_lines(self.text, levels=6))
 
     @property
     def sha256(self) -> str:
