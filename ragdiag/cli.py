@@ -395,6 +395,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["status", "clear"])
     p.add_argument("--stale", action="store_true", help="with clear: only indexes stale against the current state")
     p.set_defaults(func=cmd_index)
+
+    from .cli_diag import register
+
+    register(sub, common)  # funnel, hubs, cost
     return parser
 
 

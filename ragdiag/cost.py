@@ -62,6 +62,8 @@ def machine() -> dict:
     info = {"platform": platform.platform(), "machine": platform.machine(),
             "processor": platform.processor() or platform.machine(), "cpus": os.cpu_count(),
             "python": platform.python_version()}
+    if hasattr(os, "getloadavg"):
+        info["load_average_1min"] = round(os.getloadavg()[0], 2)
     try:
         import torch
 
