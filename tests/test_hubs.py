@@ -78,3 +78,24 @@ def test_crowding_lists_the_chunks_above_the_holder(tiny_eval):
     chunks = tiny_eval.indexes["C"].chunks
     assert [r["chunk"] for r in rows] == [chunks[int(p)].id for p in res.top_order[i, :3]]
     assert crowding(tiny_eval, "C/dense", tiny_eval.query_index("q1:course"), k=2) == []  # rank 1: nothing above
+
+
+def test_boilerplate_on_a_real_readme_and_html_page():
+    """Unseen real documents (the fixture knowledge base): link lists, licence lines and code are flagged."""
+    from pathlib import Path
+
+    from ragdiag.chunking import STRATEGIES, chunk_corpus
+    from ragdiag.corpus import load_corpus
+
+    kb = Path(__file__).parent / "fixtures" / "kb"
+    chunks = chunk_corpus(load_corpus(kb / "notes"), STRATEGIES["E"])
+    flags = {c.id: boilerplate_flags(c.content) for c in chunks}
+    nav = [cid for cid, f in flags.items() if "navigation" in f]
+    assert nav, flags
+    for cid in nav:  # every chunk flagged as navigation is mostly markdown links or link list items
+        text = next(c.content for c in chunks if c.id == cid)
+        assert "](http" in text
+    assert any("code-only" in f for f in flags.values())
+    html_chunks = chunk_corpus(load_corpus(kb / "html"), STRATEGIES["E"])
+    lic = [c for c in html_chunks if "licence" in boilerplate_flags(c.content)]
+    assert lic and all("licen" in c.content.lower() for c in lic)
