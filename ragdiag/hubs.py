@@ -83,8 +83,13 @@ def boilerplate_flags(text: str) -> tuple[str, ...]:
     total = sum(len(ln.strip()) for ln in lines)
     if not total:
         return ()
-    nav = refs = code = table = lic = items = 0
-    fenced = False
+    nav = refs = code = table = lic = 0
+    # A chunk can start inside a code block (the cut fell in it). A fence with a language tag opens a block;
+    # a bare first fence with text before it closes one when the fences are odd, or when the next one opens.
+    fences = [i for i, ln in enumerate(lines) if ln.strip().startswith(("```", "~~~"))]
+    tagged = [lines[i].strip() not in ("```", "~~~") for i in fences]
+    fenced = bool(fences and fences[0] > 0 and not tagged[0]
+                  and (len(fences) % 2 == 1 or (len(fences) > 1 and tagged[1])))
     in_refs = False
     # List items count as navigation only in a list context: after an "Examples:"-style heading, or in a
     # chunk that starts inside a list (a list of example titles cut from its heading).
@@ -105,12 +110,14 @@ def boilerplate_flags(text: str) -> tuple[str, ...]:
             in_refs = True
             refs += n
             continue
+        if s.startswith("#") and not _NAV_HEAD.match(s):
+            in_refs = False  # a new section ends a reference list
         if _NAV_HEAD.match(s):
             in_refs = False
             nav_context = True
             nav += n
             continue
-        if _TABLE.match(ln) and "|" in s or re.fullmatch(r"[-:| ]{3,}", s):
+        if (_TABLE.match(ln) and "|" in s) or s.count("|") >= 2 or re.fullmatch(r"[-:| ]{3,}", s):
             table += n
             continue
         if _REF_LINE.search(s) or (in_refs and (_LIST.match(ln) or len(s) < 200)):

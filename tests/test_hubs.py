@@ -24,6 +24,13 @@ TEXTS = [
     ("code-and-prose", "Fit the model as usual; the example below shows how it is done in two lines of code "
                        "and what the output looks like.\n>>> clf.fit(X, y)", ()),
     ("table", "| a | b |\n|---|---|\n| 1 | 2 |", ("table-only",)),
+    ("table cut mid-row", "yes | yes | no |\n| **Behaviors** | | |\n| Penalize | no | yes |", ("table-only",)),
+    ("starts inside code, then prose", "clf.fit(X)\narray([1, 2])\n```\n\nAs expected, the first column was "
+                                       "removed because its variance is below the threshold we set above.", ()),
+    ("starts inside code, then code again", "fit(X)\n```\n\nA sentence of prose between two code blocks, long enough to count.\n\n```python\n>>> a = 1\n"
+                                            ">>> b = 2\n>>> c = a + b\n>>> print(c, a, b, a * b, c - a)", ()),
+    ("prose then code", "Fit it:\n```\nclf = SVC()\nclf.fit(X, y)\nclf.predict(X_test)\nclf.score(X, y)\n```",
+     ("code-only",)),
     ("empty", "   \n  ", ()),
 ]
 
