@@ -52,9 +52,11 @@ _LICENCE = re.compile(r"copyright|all rights reserved|spdx-license|licensed unde
                       re.I)
 _REF_HEAD = re.compile(r"^\s*(#+\s*)?(references|bibliography|citations|further reading)\s*:?\s*$", re.I)
 _REF_LINE = re.compile(r"^\s*(\[[\w.+:-]{1,20}\](?!\()|\d+\.\s+[A-Z][\w-]+,)|\bet al\.|\bdoi\b|arxiv|proceedings|"
-                       r"journal of|\bvol\.|\bpp\.|“[^”]{8,}”.*\b(19|20)\d\d\b", re.I)
+                       r"journal of|\bvol\.|\bpp\.|“[^”]{8,}”.*\b(19|20)\d\d\b|\((19|20)\d\d[a-z]?\)\.|"
+                       r"\b(proc\.|university press|conference on|workshop on|transactions on|symposium on)", re.I)
 _NAV_HEAD = re.compile(r"^\s*(#+\s*)?(examples?|see also|related|contents|table of contents|navigation|"
                        r"next|previous|prev|back to top|skip to content|on this page)\s*:?\s*$", re.I)
+_SEE_ALSO = re.compile(r"^\W{0,4}see also\b", re.I)  # a cross-reference line: "See also X for Y."
 _LINK = re.compile(r"\[[^\]]+\]\([^)]+\)")
 _LIST = re.compile(r"^\s*([-*+•]|\d+[.)])\s+")
 _CODE_LINE = re.compile(r"^\s*(>>>|\.\.\.(\s|$)|\$ |#!|import |from \S+ import )")
@@ -112,7 +114,7 @@ def boilerplate_flags(text: str) -> tuple[str, ...]:
             continue
         if s.startswith("#") and not _NAV_HEAD.match(s):
             in_refs = False  # a new section ends a reference list
-        if _NAV_HEAD.match(s):
+        if _NAV_HEAD.match(s) or (_SEE_ALSO.match(s) and n < 200):
             in_refs = False
             nav_context = True
             nav += n

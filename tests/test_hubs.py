@@ -23,6 +23,11 @@ TEXTS = [
     ("code", "```python\n>>> from sklearn import svm\n>>> clf = svm.SVC()\n```", ("code-only",)),
     ("code-and-prose", "Fit the model as usual; the example below shows how it is done in two lines of code "
                        "and what the output looks like.\n>>> clf.fit(X, y)", ()),
+    ("see also", "See also Dimensionality reduction for dimensionality reduction with NCA.", ("navigation",)),
+    ("author-year references", "-   C.D. Manning, P. Raghavan and H. Schütze (2008). Introduction to Information "
+                               "Retrieval. Cambridge University Press.\n-   A. McCallum and K. Nigam (1998). A comparison "
+                               "of event models. Proc. AAAI/ICML-98 Workshop on Learning for Text Categorization.",
+     ("references",)),
     ("table", "| a | b |\n|---|---|\n| 1 | 2 |", ("table-only",)),
     ("table cut mid-row", "yes | yes | no |\n| **Behaviors** | | |\n| Penalize | no | yes |", ("table-only",)),
     ("starts inside code, then prose", "clf.fit(X)\narray([1, 2])\n```\n\nAs expected, the first column was "
