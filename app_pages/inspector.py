@@ -11,7 +11,7 @@ from ragdiag.diag_views import stage_frame
 from ragdiag.funnel import STAGES
 from ragdiag.hubs import crowding
 from ragdiag.threshold import gate
-from ragdiag.views import per_config_frame, query_frame, top_hits
+from ui.frames import per_config_frame, query_frame, top_hits
 from ui.html import md_text, quote_html
 from ui.diag import funnels_for
 from ui.state import config_select, cut_keep_sliders, evaluation
