@@ -4,7 +4,7 @@ import streamlit as st
 
 from ragdiag.cost import LATENCY_SAMPLE
 from ragdiag.defaults import PRIMARY_K
-from ragdiag.diag_views import cost_frame
+from ui.diag_frames import cost_frame
 from ui.diag import costs_for
 from ui.diag_charts import pareto_chart
 from ui.state import cut_keep_sliders, evaluation

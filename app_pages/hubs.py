@@ -3,7 +3,7 @@
 import streamlit as st
 
 from ragdiag.defaults import KS, PRIMARY_K
-from ragdiag.diag_views import hub_frame, inspector_url
+from ui.diag_frames import hub_frame, inspector_url
 from ragdiag.hubs import HUB_MIN_CLUSTERS, HUB_RATIO, hubness, hubs
 from ui.diag_charts import hub_chart
 from ui.state import config_select, evaluation

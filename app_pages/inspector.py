@@ -7,7 +7,7 @@ import streamlit as st
 
 from ragdiag.citations import Answer, CharLocator, cite
 from ragdiag.defaults import PRIMARY_K
-from ragdiag.diag_views import stage_frame
+from ui.diag_frames import stage_frame
 from ragdiag.funnel import STAGES
 from ragdiag.hubs import crowding
 from ragdiag.threshold import gate

@@ -70,7 +70,7 @@ st.altair_chart(recall_chart(recall_long(rows)), width="stretch")
 import pandas as pd  # noqa: E402
 
 from ragdiag.defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K  # noqa: E402
-from ragdiag.diag_views import funnel_frame, granular_frame, stage_queries_frame  # noqa: E402
+from ui.diag_frames import funnel_frame, granular_frame, stage_queries_frame  # noqa: E402
 from ragdiag.funnel import STAGES, funnel_rows  # noqa: E402
 from ragdiag.granular import granular_rows, redundancy_rows  # noqa: E402
 from ui.diag import funnels_for  # noqa: E402

@@ -23,7 +23,7 @@ def _records(df: pd.DataFrame) -> list[dict]:
 
 
 def test_overview_funnel_equals_library(tiny, library):
-    from ragdiag.diag_views import stage_queries_frame
+    from ui.diag_frames import stage_queries_frame
     from ragdiag.funnel import STAGES, funnel_rows
 
     at = app()
@@ -67,7 +67,7 @@ def test_overview_granularity_and_redundancy_equal_library(tiny, library):
 
 
 def test_inspector_shows_the_stage_per_configuration(tiny, library):
-    from ragdiag.diag_views import stage_frame
+    from ui.diag_frames import stage_frame
 
     at = app("app_pages/inspector.py", q="q1:course", config="A/dense")
     shown = frame_with(at, "pool_rank")

@@ -1,4 +1,6 @@
-"""Frames the funnel, hubs, granularity and cost views draw (pure; no streamlit).
+"""Frames the funnel, hubs, granularity and cost views draw (pandas; no streamlit).
+
+Dashboard-only presentation: it lives under ``ui/``, outside the library.
 
 Every number is read from :mod:`ragdiag.funnel`, :mod:`ragdiag.hubs`,
 :mod:`ragdiag.granular` and :mod:`ragdiag.cost`; these only reshape.
@@ -13,7 +15,7 @@ from urllib.parse import urlencode
 
 import pandas as pd
 
-from .funnel import STAGES, Funnel, funnel_long
+from ragdiag.funnel import STAGES, Funnel, funnel_long
 
 __all__ = ["inspector_url", "funnel_frame", "stage_queries_frame", "stage_frame", "hub_frame", "granular_frame",
            "cost_frame"]
@@ -78,7 +80,7 @@ def stage_frame(items: Sequence[Funnel], query_id: str) -> pd.DataFrame:
 
 
 def hub_frame(items) -> pd.DataFrame:
-    from .hubs import hub_rows
+    from ragdiag.hubs import hub_rows
 
     cols = ["config", "chunk", "doc_id", "section", "occurrences", "questions", "expected", "ratio", "hub",
             "boilerplate", "holds needle of", "displaced", "displaced queries", "preview"]
