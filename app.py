@@ -25,6 +25,8 @@ PAGES = [
     st.Page("app_pages/chunking.py", title="Chunking", icon=":material/content_cut:"),
     st.Page("app_pages/threshold.py", title="Threshold", icon=":material/tune:"),
     st.Page("app_pages/inspector.py", title="Inspector", icon=":material/search:"),
+    st.Page("app_pages/hubs.py", title="Hubs", icon=":material/hub:"),
+    st.Page("app_pages/cost.py", title="Cost", icon=":material/speed:"),
     st.Page("app_pages/documents.py", title="Documents", icon=":material/description:"),
     st.Page("app_pages/ground_truth.py", title="Ground truth", icon=":material/edit_note:"),
     st.Page("app_pages/external.py", title="External run", icon=":material/upload_file:"),

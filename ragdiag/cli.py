@@ -309,8 +309,15 @@ def cmd_report(args) -> int:
         print(f"no --config: reporting {cfg.label}", file=sys.stderr)
     if cfg.retriever in ev.unavailable:
         raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
+    cost_items = machine_info = None
+    if not args.no_cost:  # measured on this machine: build time, latency, tokens (ragdiag.cost)
+        from .cost import costs, machine
+
+        cost_items = costs(ev, _encoder(args), cut=args.cut, keep=args.keep, cross_encoder=args.cross_encoder)
+        machine_info = machine()
     try:
-        report = build_report(ev, config=cfg, cut=args.cut, keep=args.keep, k=args.k)
+        report = build_report(ev, config=cfg, cut=args.cut, keep=args.keep, k=args.k, costs=cost_items,
+                              machine=machine_info)
         paths = write_report(report, out)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -381,6 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retrievers", default=None,
                    help=_retriever_help())
     p.add_argument("--out", default="report.html", help="HTML file to write; the Markdown goes beside it (.md)")
+    p.add_argument("--no-cost", action="store_true", help="skip measuring build time and per-query latency")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("ingest", help="load a folder (Markdown, text, HTML, PDF) and report every file's status")
@@ -413,6 +421,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .authoring.cli import register as register_truth
 
     register_truth(sub)
+
+    from .cli_diag import register
+
+    register(sub, common)  # funnel, hubs, cost
     return parser
 
 
