@@ -219,9 +219,8 @@ def run_variants(corpus, truth, *, strategy: str = "E", variants: Iterable[str |
         qvecs = store.embed(enc, list(qtexts)).vectors if store is not None else enc.encode(list(qtexts))
         batch = QueryBatch(qtexts, qvecs)
         dist = cosine_distances(qvecs, index.vectors)
-        exact_orders = None
         enc_stamp = enc.stamp.as_dict()
-        for v in sorted(vs, key=lambda v: v.base != "dense"):  # exact first: the overlap needs it
+        for v in sorted(vs, key=lambda v: v.base != "dense"):  # exact first
             t = time.perf_counter()
             try:
                 retriever = build_variant(v if v.base != "dense" else Variant("dense"), index.vectors,
@@ -234,13 +233,11 @@ def run_variants(corpus, truth, *, strategy: str = "E", variants: Iterable[str |
             orders = np.stack([r.order for r in rankings])
             scores = np.stack([r.scores for r in rankings])
             if v.base == "dense":
-                exact_orders = orders
                 build_s = 0.0  # exact search keeps the vectors as they are
             cfg = Config(strat.name, v.name)
             results[cfg] = _config_result(cfg, index, truth, queries, orders, scores, dist, k_diag=TOP,
                                           seconds=seconds)
             bpv, extra = _bytes(v, retriever, index.vectors.shape[1])
-            ref = exact_orders if exact_orders is not None else orders
             info[v.name] = VariantInfo(
                 variant=v,
                 stamp=variant_stamp(v, retriever, enc_stamp),
@@ -248,7 +245,7 @@ def run_variants(corpus, truth, *, strategy: str = "E", variants: Iterable[str |
                 rescore_bytes_per_vector=extra,
                 build_seconds=build_s,
                 search_ms_per_query=1000.0 * seconds / max(len(queries), 1),
-                overlap=neighbour_overlap(orders, ref, PRIMARY_K),
+                overlap=neighbour_overlap(orders, dist, min(PRIMARY_K, dist.shape[1])),
                 truncated=index.report.audit.truncated,
             )
     if default_index is None:

@@ -111,14 +111,26 @@ class HNSWRetriever:
         return out
 
 
-def neighbour_overlap(approx_orders: np.ndarray, exact_orders: np.ndarray, k: int) -> np.ndarray:
-    """Per query, the share of the exact top ``k`` that the approximate top ``k`` also holds.
+def neighbour_overlap(approx_orders: np.ndarray, exact_distances: np.ndarray, k: int, *,
+                      tol: float = 1e-6) -> np.ndarray:
+    """Per query, recall@k of the approximate top ``k`` against the exact top ``k`` (ANN-benchmarks' rule).
 
-    >>> neighbour_overlap(np.array([[0, 1, 2], [5, 4, 3]]), np.array([[1, 0, 9], [3, 4, 5]]), 2).tolist()
-    [1.0, 0.5]
+    A returned chunk counts when its exact distance is within ``tol`` of the
+    exact ``k``-th smallest distance, so chunks tied with the exact ``k``-th
+    neighbour count whichever of them an index returns.
+
+    >>> d = np.array([[0.1, 0.2, 0.3, 0.4], [0.5, 0.5, 0.5, 0.1]])
+    >>> neighbour_overlap(np.array([[0, 1, 2, 3], [3, 2, 0, 1]]), d, 2).tolist()
+    [1.0, 1.0]
+    >>> neighbour_overlap(np.array([[3, 0, 1, 2]]), d[:1], 2).tolist()
+    [0.5]
     """
     a = np.asarray(approx_orders)[:, :k]
-    e = np.asarray(exact_orders)[:, :k]
-    if a.shape[0] != e.shape[0]:
-        raise ValueError(f"approximate and exact rankings differ in queries: {a.shape[0]} vs {e.shape[0]}")
-    return np.array([len(set(x.tolist()) & set(y.tolist())) / max(len(y), 1) for x, y in zip(a, e)])
+    d = np.asarray(exact_distances, dtype=np.float64)
+    if a.shape[0] != d.shape[0]:
+        raise ValueError(f"approximate rankings and exact distances differ in queries: {a.shape[0]} vs {d.shape[0]}")
+    if not 1 <= k <= d.shape[1]:
+        raise ValueError(f"k must be between 1 and the number of chunks ({d.shape[1]}), got {k}")
+    kth = np.partition(d, k - 1, axis=1)[:, k - 1]
+    got = np.take_along_axis(d, a, axis=1) <= kth[:, None] + tol
+    return got.sum(axis=1) / k
