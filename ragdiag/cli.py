@@ -395,6 +395,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["status", "clear"])
     p.add_argument("--stale", action="store_true", help="with clear: only indexes stale against the current state")
     p.set_defaults(func=cmd_index)
+
+    from .variants_cli import register as register_variants
+
+    register_variants(sub, common)
     return parser
 
 

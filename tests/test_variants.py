@@ -309,3 +309,27 @@ def test_use_model_loads_offline_reads_german_and_has_its_own_store_space(tmp_pa
     assert first.computed == 1 and again.computed == 0
     np.testing.assert_array_equal(first.vectors, again.vectors)
     assert enc.count_tokens(["Der Hund"])[0] >= 3 and enc.window_ends(["abc"]).tolist() == [3]
+
+
+# ----- the CLI (real MiniLM on the tiny corpus) -------------------------------------------------
+
+
+@pytest.mark.model
+def test_variants_cli_json_and_table(tiny_folder, capsys):
+    import json
+
+    from ragdiag.cli import main
+
+    code = main(["variants", "--corpus", str(tiny_folder), "--no-cache", "--strategy", "C", "--k", "2",
+                 "--models", "minilm,/no/such/model", "--variants", "dense-int8,dense-binary", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    doc = json.loads(out)
+    rows = {r["variant"]: r for r in doc["rows"]}
+    assert set(rows) == {"C/dense", "C/dense-int8", "C/dense-binary"}
+    assert rows["C/dense-binary"]["bytes_per_vector"] == 48 and rows["C/dense"]["bytes_per_vector"] == 1536
+    assert 0 <= rows["C/dense-int8"]["R@2_low"] <= rows["C/dense-int8"]["R@2"] <= rows["C/dense-int8"]["R@2_high"]
+    assert "dense-int8@/no/such/model" in doc["unavailable"]
+    assert doc["stamps"]["dense-int8"]["model"]["model"] == "sentence-transformers/all-MiniLM-L6-v2"
+    code = main(["variants", "--corpus", str(tiny_folder), "--no-cache", "--strategy", "C", "--variants", "dense-int4"])
+    assert code == 2 and "unknown variant dense-int4" in capsys.readouterr().err

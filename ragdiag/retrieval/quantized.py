@@ -170,7 +170,9 @@ class _CodeRetriever:
         out = []
         for i, o in enumerate(order):
             if self.rescore:
-                full = self._full @ q[i]
+                head = o[: self.rescore]
+                full = np.zeros(len(o), dtype=np.float32)
+                full[head] = self._full[head] @ q[i]  # only the shortlist's full vectors are read
                 r = rescore_shortlist(o, coarse[i][o], full, self.rescore)
             else:
                 r = Ranking(o, coarse[i][o].astype(np.float64))
