@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from ragdiag.chunking import STRATEGIES
-from ragdiag.defaults import DEFAULT_CUT, DEFAULT_STRATEGY, PRIMARY_K
+from ragdiag.defaults import DEFAULT_CUT, DEFAULT_STRATEGY, PRIMARY_K, TOP
 from ragdiag.models import MODEL_ALIASES
 from ragdiag.retrieval.quantized import DEFAULT_RESCORE
 from ragdiag.variants import VARIANT_KINDS, cut_percentile, nearest_chunk_distances, variant_rows
@@ -71,10 +71,11 @@ st.dataframe(frame, hide_index=True, column_config={
     "ms/query": st.column_config.NumberColumn(format="%.3f"), "build s": st.column_config.NumberColumn(format="%.3f"),
 })
 st.caption("bytes/vector: what the search reads per chunk (rescoring variants also keep the float32 vectors, "
-           "often on disk). ms/query: search only, the queries already embedded. "
+           f"often on disk). ms/query: search of the top {TOP} only, the queries already embedded. "
            f"overlap@{PRIMARY_K}: share of the exact top {PRIMARY_K} of the same model that the variant returns "
            "(below 1: the precision or the index loses neighbours; a model's own misses do not show here). "
-           "★ Pareto-optimal: no other variant is at least as good on recall, memory and time and better on one. "
+           "★ Pareto-optimal: no other variant is at least as good on recall, memory (codes plus any rescoring "
+           "vectors) and time, and better on one. "
            "truncated: chunks longer than the model's window.")
 
 chart = alt.Chart(frame).mark_point(filled=True, size=90).encode(

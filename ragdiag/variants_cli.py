@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .defaults import DEFAULT_CUT, DEFAULT_STRATEGY, PRIMARY_K
+from .defaults import DEFAULT_CUT, DEFAULT_STRATEGY, PRIMARY_K, TOP
 
 __all__ = ["register", "cmd_variants", "variants_document"]
 
@@ -102,9 +102,9 @@ def cmd_variants(args) -> int:
     print(f"strategy {run.strategy}: {int(run.evaluation.in_domain.sum())} in-domain queries; recall at k = {args.k}; "
           f"baseline {doc['baseline']} (exact search, float32, default model)")
     print(format_variant_rows(rows, k=args.k))
-    print("\nB/vec: bytes searched per chunk (+ float32 bytes kept for rescoring); ms/q: search only, queries "
+    print(f"\nB/vec: bytes searched per chunk (+ float32 bytes kept for rescoring); ms/q: search of the top {TOP}, queries "
           f"already embedded; overlap@{PRIMARY_K}: share of the exact top {PRIMARY_K} of the same model that the "
-          "variant returns; * Pareto-optimal (recall, memory, time).")
+          "variant returns; * Pareto-optimal (recall, memory incl. rescoring vectors, time).")
     print("\nverdicts against the baseline (paired, question-level):")
     for r in rows:
         if r["p"] is not None:

@@ -333,3 +333,22 @@ def test_variants_cli_json_and_table(tiny_folder, capsys):
     assert doc["stamps"]["dense-int8"]["model"]["model"] == "sentence-transformers/all-MiniLM-L6-v2"
     code = main(["variants", "--corpus", str(tiny_folder), "--no-cache", "--strategy", "C", "--variants", "dense-int4"])
     assert code == 2 and "unknown variant dense-int4" in capsys.readouterr().err
+
+
+@given(arrays(np.float32, (3, 9), elements=st.sampled_from([0.0, 0.25, 0.5, 1.0])), st.integers(1, 9))
+def test_top_k_exact_equals_the_full_stable_sort(scores, depth):
+    from ragdiag.retrieval import top_k_desc
+    from ragdiag.retrieval.quantized import top_k_exact
+
+    np.testing.assert_array_equal(top_k_exact(scores, depth), top_k_desc(scores, depth))
+
+
+def test_depth_rankings_are_the_heads_of_full_rankings():
+    from ragdiag.retrieval.quantized import ExactRetriever
+
+    x = random_unit(80, 8, 11)
+    batch = QueryBatch(tuple("abc"), random_unit(3, 8, 12))
+    for retr in (ExactRetriever(x), Int8Retriever(x), Int8Retriever(x, rescore=10), BinaryRetriever(x),
+                 BinaryRetriever(x, rescore=10)):
+        for full, head in zip(retr.rank(batch), retr.rank(batch, depth=5)):
+            assert head.order.tolist() == full.order[:5].tolist()

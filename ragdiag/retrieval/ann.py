@@ -102,6 +102,9 @@ class HNSWRetriever:
         for s, lab in zip(scores, labels):
             found = lab >= 0
             head = lab[found].astype(np.int64)
+            if depth is not None and depth <= head.size:  # the index's own answer suffices
+                out.append(Ranking(head[:depth], s[found][:depth].astype(np.float64)))
+                continue
             rest = np.setdiff1d(np.arange(self.n), head, assume_unique=False)
             order = np.concatenate([head, rest])
             sc = np.concatenate([s[found].astype(np.float64), np.full(rest.size, np.nan)])

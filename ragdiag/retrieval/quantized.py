@@ -36,6 +36,8 @@ __all__ = [
     "Int8Retriever",
     "BinaryRetriever",
     "DEFAULT_RESCORE",
+    "top_k_exact",
+    "ExactRetriever",
 ]
 
 #: How many chunks a rescoring variant re-ranks by the full vectors.
@@ -80,6 +82,29 @@ class ScalarQuantizer8:
     def decode(self, codes: np.ndarray) -> np.ndarray:
         c = np.asarray(codes, dtype=np.float32)
         return self.lo + (c + np.float32(0.5)) / np.float32(255) * self.width
+
+
+def top_k_exact(scores: np.ndarray, depth: int | None) -> np.ndarray:
+    """Same result as :func:`~ragdiag.retrieval.base.top_k_desc` (ties by position) without a full sort.
+
+    Every score at or above the ``depth``-th largest is a candidate (all ties
+    at the boundary included), and only the candidates are sorted.
+
+    >>> top_k_exact(np.array([[0.5, 0.9, 0.5, 0.1]]), 2).tolist()
+    [[1, 0]]
+    """
+    scores = np.atleast_2d(scores)
+    n = scores.shape[1]
+    if depth is None or depth >= n:
+        return top_k_desc(scores, depth)
+    if depth < 1:
+        raise ValueError(f"depth must be >= 1, got {depth}")
+    kth = -np.partition(-scores, depth - 1, axis=1)[:, depth - 1]
+    out = np.empty((scores.shape[0], depth), dtype=np.int64)
+    for i, row in enumerate(scores):
+        cand = np.flatnonzero(row >= kth[i])
+        out[i] = cand[np.argsort(-row[cand], kind="stable")[:depth]]
+    return out
 
 
 def binary_codes(vectors: np.ndarray) -> np.ndarray:
@@ -166,12 +191,14 @@ class _CodeRetriever:
             raise ValueError(f"{self.name} needs query vectors: embed the queries first (QueryBatch.vectors)")
         q = np.asarray(batch.vectors, dtype=np.float32)
         coarse = self.coarse_scores(q)
-        order = top_k_desc(coarse, None)
+        # With a depth, only the head is sorted (a serving system's cost); without, the full ranking.
+        head = None if depth is None else max(depth, self.rescore or 0)
+        order = top_k_exact(coarse, head)
         out = []
         for i, o in enumerate(order):
             if self.rescore:
                 head = o[: self.rescore]
-                full = np.zeros(len(o), dtype=np.float32)
+                full = np.zeros(len(self._full), dtype=np.float32)
                 full[head] = self._full[head] @ q[i]  # only the shortlist's full vectors are read
                 r = rescore_shortlist(o, coarse[i][o], full, self.rescore)
             else:
@@ -218,3 +245,25 @@ class BinaryRetriever(_CodeRetriever):
 
     def coarse_scores(self, queries: np.ndarray) -> np.ndarray:
         return (self.dim - 2 * hamming_distances(binary_codes(queries), self.codes)).astype(np.float32)
+
+
+class ExactRetriever:
+    """Exact float search, as :class:`~ragdiag.retrieval.dense.DenseRetriever` ranks, sorting only the head
+    when a depth is asked for (so its time is comparable with the other variants')."""
+
+    name = "dense"
+    rescore = None
+
+    def __init__(self, chunk_vectors: np.ndarray):
+        self.vectors = np.ascontiguousarray(chunk_vectors, dtype=np.float32)
+        self.bytes_per_vector = 4 * self.vectors.shape[1]
+
+    def stamp(self) -> dict:
+        return {"precision": "fp32", "rescore": None, "bytes_per_vector": self.bytes_per_vector}
+
+    def rank(self, batch: QueryBatch, *, depth: int | None = None) -> list[Ranking]:
+        if batch.vectors is None:
+            raise ValueError("dense retrieval needs query vectors: embed the queries first (QueryBatch.vectors)")
+        scores = np.asarray(batch.vectors, dtype=np.float32) @ self.vectors.T
+        order = top_k_exact(scores, depth)
+        return [Ranking(o, s[o]) for o, s in zip(order, scores)]
