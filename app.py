@@ -6,12 +6,16 @@ widgets (bound to the URL), calls the library, and draws.
 Environment (all optional): ``RAGDIAG_CORPUS`` and ``RAGDIAG_TRUTH`` (the
 sidebar's defaults), ``RAGDIAG_STRATEGIES`` (e.g. ``A,E``),
 ``RAGDIAG_RETRIEVERS`` (e.g. ``dense,bm25,hybrid``), ``RAGDIAG_CACHE`` (the
-store's folder).
+store's folder), ``RAGDIAG_PLUGINS`` (modules that register retrievers or
+chunking strategies).
 """
 
 import streamlit as st
 
+from ragdiag.retrieval.registry import load_plugins
 from ui.state import sidebar
+
+load_plugins()  # idempotent: a module is imported once per process
 
 st.set_page_config(page_title="ragdiag", page_icon=":material/troubleshoot:", layout="wide")
 

@@ -2,6 +2,7 @@
 # One-command set-up for a fresh machine (Python 3.11 with venv).
 #   ./run.sh dashboard   install into .venv and start the dashboard on the bundled corpus
 #   ./run.sh test        install into .venv (with test tools) and run the whole test suite
+#                        (plain `pytest` runs the fast selection: no model, no browser)
 #   ./run.sh cli ARGS    run `python -m ragdiag ARGS` inside .venv
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -31,7 +32,8 @@ case "${1:-}" in
     shift
     venv requirements-dev.txt
     if [ -x scripts/browser-deps.sh ]; then scripts/browser-deps.sh; fi
-    exec "$VENV/bin/python" -m pytest "$@"
+    # -m "" lifts pyproject's fast default selection: everything runs, real model and browser included.
+    exec "$VENV/bin/python" -m pytest -m "" "$@"
     ;;
   cli)
     shift

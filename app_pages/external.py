@@ -10,7 +10,7 @@ import streamlit as st
 from ragdiag.evaluate import summary_rows
 from ragdiag.external import RunError, parse_run, run_result
 from ragdiag.results import compare, sweep_table
-from ragdiag.views import recall_table
+from ui.frames import recall_table
 from ui.html import md_text
 from ui.state import config_select, cut_keep_sliders, evaluation
 

@@ -7,7 +7,7 @@ import streamlit as st
 
 from ragdiag.citations import Answer, CharLocator, cite
 from ragdiag.threshold import gate
-from ragdiag.views import per_config_frame, query_frame, top_hits
+from ui.frames import per_config_frame, query_frame, top_hits
 from ui.html import md_text, quote_html
 from ui.state import config_select, cut_keep_sliders, evaluation
 

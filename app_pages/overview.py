@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from ragdiag.evaluate import summary_rows
-from ragdiag.views import filter_configs, index_stamp_rows, recall_long, recall_table
+from ui.frames import filter_configs, index_stamp_rows, recall_long, recall_table
 from ui.charts import recall_chart
 from ui.html import md_text
 from ui.state import evaluation, load_inputs, recorded_stamps

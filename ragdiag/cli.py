@@ -22,13 +22,16 @@ def _progress_bar():
 
     bars: dict[str, tqdm] = {}
 
-    def update(stage: str, done: int, total: int) -> None:
+    def update(event) -> None:
+        stage, done, total = event.label, event.done, event.total
+        if event.stage == "rank":
+            return  # instant; a bar per configuration would only flicker
         bar = bars.get(stage)
         if bar is None:
             for other in bars.values():
                 other.close()
             bars.clear()
-            bar = bars[stage] = tqdm(total=total, desc=stage, unit="chunk" if "embed" in stage else "step",
+            bar = bars[stage] = tqdm(total=total, desc=stage, unit="chunk" if event.stage == "embed" else "step",
                                      file=sys.stderr, leave=False, mininterval=0.5)
         bar.n = done
         bar.refresh()
@@ -66,10 +69,10 @@ def _store(args):
 
 
 def _encoder(args):
-    from .encoder import Encoder, ModelUnavailable
+    from .encoder import ModelUnavailable, load_encoder
 
     try:
-        return Encoder(args.model, precision=getattr(args, "precision", "fp32"))
+        return load_encoder(args.model, precision=getattr(args, "precision", "fp32"))
     except (ModelUnavailable, ValueError) as exc:
         raise UsageError(str(exc)) from None
 
@@ -282,7 +285,6 @@ def cmd_eval_run(args) -> int:
 def cmd_report(args) -> int:
     from .chunking import STRATEGIES, parse_strategies
     from .evaluate import Config, parse_retrievers
-    from .retrieval import RETRIEVERS
     from .report import build_report, default_config, write_report
 
     try:
@@ -300,7 +302,7 @@ def cmd_report(args) -> int:
         raise UsageError(f"--out names the HTML file (e.g. report.html); the Markdown is written beside it, got {out}")
     if cfg is not None:  # the named configuration is always evaluated, with the others asked for
         strategies = sorted({*strategies, cfg.strategy}, key=list(STRATEGIES).index)
-        retrievers = sorted({*retrievers, cfg.retriever}, key=list(RETRIEVERS).index)
+        retrievers = list(dict.fromkeys([*retrievers, cfg.retriever]))
     ev = _evaluate(args, strategies, retrievers)
     if cfg is None:
         cfg = default_config(ev)
@@ -315,6 +317,18 @@ def cmd_report(args) -> int:
     for path in paths:
         print(f"wrote {path}")
     return 0
+
+
+def _strategy_help() -> str:
+    from .chunking import DEFAULT_STRATEGIES, STRATEGIES
+
+    return f"comma-separated from {','.join(STRATEGIES)} (default: {','.join(DEFAULT_STRATEGIES)})"
+
+
+def _retriever_help() -> str:
+    from .retrieval.registry import retriever_names
+
+    return f"comma-separated from {','.join(retriever_names())} (default: {','.join(retriever_names(default_only=True))})"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -334,9 +348,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("eval", help="evaluate strategies x retrievers; print the table")
     common(p)
-    p.add_argument("--strategies", default=None, help="comma-separated, e.g. A,C,E (default: all six)")
+    p.add_argument("--strategies", default=None, help=_strategy_help())
     p.add_argument("--retrievers", default=None,
-                   help="comma-separated from dense,bm25,hybrid,rerank-maxsim,rerank-ce (default: all)")
+                   help=_retriever_help())
     p.add_argument("--out", help="write summary.json and per_query.csv to this folder")
     p.set_defaults(func=cmd_eval)
 
@@ -363,9 +377,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the configuration the report is about, e.g. E/hybrid (default: E/hybrid when evaluated)")
     p.add_argument("--cut", type=float, default=DEFAULT_CUT, help=f"abstention cut (cosine distance, default {DEFAULT_CUT})")
     p.add_argument("--keep", type=int, default=4, help="the gate keeps at most N chunks under the cut (default 4)")
-    p.add_argument("--strategies", default=None, help="comma-separated, e.g. A,C,E (default: all six)")
+    p.add_argument("--strategies", default=None, help=_strategy_help())
     p.add_argument("--retrievers", default=None,
-                   help="comma-separated from dense,bm25,hybrid,rerank-maxsim,rerank-ce (default: all)")
+                   help=_retriever_help())
     p.add_argument("--out", default="report.html", help="HTML file to write; the Markdown goes beside it (.md)")
     p.set_defaults(func=cmd_report)
 
@@ -406,6 +420,13 @@ def main(argv: list[str] | None = None) -> int:
     from .encoder import offline
 
     offline()
+    from .retrieval.registry import load_plugins  # plugins register retrievers and strategies before help is built
+
+    try:
+        load_plugins()
+    except ImportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "k", 1) < 1:

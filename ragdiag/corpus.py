@@ -113,6 +113,7 @@ class Document:
 
     @property
     def sha256(self) -> str:
+        """sha256 of the canonical text (what chunks and citations point into)."""
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
 
@@ -138,6 +139,7 @@ class Corpus:
         return {d.id: d for d in self.documents}
 
     def document(self, doc_id: str) -> Document:
+        """The document with id ``doc_id`` (KeyError naming the known ids otherwise)."""
         try:
             return self._by_id[doc_id]
         except KeyError:
@@ -148,6 +150,7 @@ class Corpus:
 
     @property
     def n_chars(self) -> int:
+        """Characters of canonical text over all documents."""
         return sum(len(d.text) for d in self.documents)
 
     @property
