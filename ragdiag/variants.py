@@ -372,3 +372,28 @@ def cut_percentile(cut: float, nearest: np.ndarray) -> float:
 def model_choices() -> dict[str, str]:
     """The offered model aliases and what each is, for help texts."""
     return {k: v[0] for k, v in MODEL_ALIASES.items()}
+
+
+def gate_model(ev: Evaluation, config) -> str:
+    """The model whose cosine distances a configuration's gate reads: ``minilm``, ``use``, a folder...
+
+    Retrievers named ``...@MODEL`` carry their model's distances; every other
+    configuration (bm25, hybrid, rerankers too) reads the run encoder's.
+    """
+    cfg = Config.parse(config) if isinstance(config, str) else config
+    _, param = split_model(cfg.retriever)
+    if param is not None:
+        return model_label(param)
+    return model_label(ev.encoder_stamp.get("model"))
+
+
+def gate_chunk_vectors(ev: Evaluation, config, *, store=None) -> np.ndarray:
+    """The chunk vectors behind a configuration's distances (another model's come from the store or are embedded)."""
+    cfg = Config.parse(config) if isinstance(config, str) else config
+    index = ev.indexes[cfg.strategy]
+    _, param = split_model(cfg.retriever)
+    if param is None:
+        return index.vectors
+    encoder = load_encoder(param)
+    texts = [c.embed_text for c in index.chunks]
+    return store.embed(encoder, texts).vectors if store is not None else encoder.encode(texts)

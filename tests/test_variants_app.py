@@ -31,3 +31,16 @@ def test_variants_page_equals_library(tiny):  # noqa: F811
         assert shown[f"R@{PRIMARY_K}"] == pytest.approx(lib[f"R@{PRIMARY_K}"].estimate)
         assert shown["bytes/vector"] == lib["bytes_per_vector"]
     assert "is percentile" in texts(at) and "baseline" in set(frame["vs baseline"])
+
+
+def test_every_page_takes_variant_configurations(tiny, monkeypatch):  # noqa: F811
+    monkeypatch.setenv("RAGDIAG_RETRIEVERS", "dense,dense-int8,dense-binary-rescore,dense-hnsw")
+    at = app("app_pages/overview.py")
+    assert "E/dense-binary-rescore" in texts(at) or any(
+        "E/dense-binary-rescore" in set(d.value.get("config", [])) for d in at.dataframe)
+    app("app_pages/compare.py", a="E/dense-int8", b="E/dense")
+    at = app("app_pages/threshold.py", config="E/dense-binary-rescore")
+    assert "minilm** cosine distances" in texts(at) and "is percentile" in texts(at)
+    app("app_pages/inspector.py", config="E/dense-int8", q="q1:course")
+    app("app_pages/chunking.py")
+    app("app_pages/export.py")
