@@ -99,7 +99,8 @@ def cmd_variants(args) -> int:
         print(json.dumps(variants_document(run, rows, k=args.k, cut=args.cut), indent=2, default=_json_default))
         return 0
     doc = variants_document(run, rows, k=args.k, cut=args.cut)
-    print(f"strategy {run.strategy}: {int(run.evaluation.in_domain.sum())} in-domain queries; recall at k = {args.k}; "
+    print(f"strategy {run.strategy}: {int(run.evaluation.mask(args.phrasing).sum())} in-domain queries "
+          f"(phrasing {args.phrasing}); recall at k = {args.k}; "
           f"baseline {doc['baseline']} (exact search, float32, default model)")
     print(format_variant_rows(rows, k=args.k))
     print(f"\nB/vec: bytes searched per chunk (+ float32 bytes kept for rescoring); ms/q: search of the top {TOP}, queries "
