@@ -129,6 +129,9 @@ def hamming_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     b = np.asarray(b, dtype=np.uint8)
     if a.shape[1] != b.shape[1]:
         raise ValueError(f"codes of different lengths: {a.shape[1]} and {b.shape[1]} bytes")
+    if a.shape[1] % 8 == 0:  # 64 bits per XOR and popcount instead of 8
+        a = np.ascontiguousarray(a).view(np.uint64)
+        b = np.ascontiguousarray(b).view(np.uint64)
     out = np.empty((len(a), len(b)), dtype=np.int32)
     for i in range(len(a)):  # one query row at a time keeps the XOR matrix small
         out[i] = np.bitwise_count(np.bitwise_xor(a[i], b)).sum(axis=1)
@@ -218,15 +221,17 @@ class Int8Retriever(_CodeRetriever):
         super().__init__(chunk_vectors, rescore=rescore)
         self.name = "dense-int8-rescore" if rescore else "dense-int8"
         self.quantizer = ScalarQuantizer8.fit(chunk_vectors)
-        self.codes = self.quantizer.encode(chunk_vectors)
-        self._decoded = self.quantizer.decode(self.codes)
+        self.codes = self.quantizer.encode(chunk_vectors)  # only the codes are kept (uint8), not a decoded copy
 
     @property
     def bytes_per_vector(self) -> int:
         return int(self.codes.shape[1])
 
     def coarse_scores(self, queries: np.ndarray) -> np.ndarray:
-        return queries @ self._decoded.T
+        """q . decode(c) = q . lo + (q * width / 255) . (c + 0.5), from the codes directly."""
+        sq = self.quantizer
+        qw = queries * (sq.width / np.float32(255))
+        return (queries @ sq.lo)[:, None] + qw @ self.codes.T.astype(np.float32) + np.float32(0.5) * qw.sum(axis=1)[:, None]
 
 
 class BinaryRetriever(_CodeRetriever):
