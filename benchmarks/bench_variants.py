@@ -1,6 +1,6 @@
 """Dense variants side by side: recall, ms per query and bytes per vector, in one run.
 
-Run: ``python benchmarks/bench_variants.py [--strategy E] [--models minilm,use] [--repeats 5] [--scale 40]``
+Run: ``python benchmarks/bench_variants.py [--strategy E] [--models minilm,use] [--repeats 5] [--scale 20] [--embed-chunks 50]``
 
 Part 1, the bundled corpus: every variant (model x precision x index) of one
 strategy through :func:`ragdiag.variants.run_variants` (vectors from the store
@@ -13,7 +13,7 @@ times with small Gaussian noise (renormalised), so search cost is measured on
 a bigger index; no ground truth there, so the quality column is the neighbour
 overlap@10 against exact search on the same scaled vectors.
 
-Part 3, the models' embedding cost: ms per chunk for 200 chunks of the strategy.
+Part 3, the models' embedding cost: ms per chunk for ``--embed-chunks`` chunks of the strategy.
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ def main() -> None:
     ap.add_argument("--strategy", default="E")
     ap.add_argument("--models", default="minilm,use")
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--scale", type=int, default=40, help="scale-up factor of part 2 (0: skip)")
+    ap.add_argument("--scale", type=int, default=20, help="scale-up factor of part 2 (0: skip)")
+    ap.add_argument("--embed-chunks", type=int, default=50, help="chunks embedded per model in part 3 (0: skip)")
     args = ap.parse_args()
     from ragdiag.encoder import Encoder
     from ragdiag.store import Store
@@ -113,7 +114,9 @@ def main() -> None:
             bpv = retr.bytes_per_vector
             print(f"| {base_name} | {bpv:.0f} | {build:.2f} | {ms:.2f} | {ms / exact_ms:.2f}x | {overlap:.3f} |")
 
-    chunks = chunk_corpus(corpus, STRATEGIES[run.strategy])[:200]
+    if args.embed_chunks <= 0:
+        return
+    chunks = chunk_corpus(corpus, STRATEGIES[run.strategy])[: args.embed_chunks]
     texts = [c.embed_text for c in chunks]
     print(f"\n## Embedding cost: {len(texts)} chunks of strategy {run.strategy}, median of {max(1, args.repeats // 2)}\n")
     print("| model | dims | ms per chunk |")

@@ -408,3 +408,15 @@ def test_german_corpus_truth_is_valid_and_use_retrieves_across_languages():
         # English questions against German text: a multilingual model still finds most needles first
         assert hits_at_k(ranks, 4).mean() >= 0.75, (phrasing, ranks)
     assert ev.result("E/dense").top_distance.shape[1] == min(20, len(ev.indexes["E"].chunks))
+
+
+def test_summary_stamps_separate_variants(tiny_corpus, tiny_truth, fake_encoder):
+    from ragdiag.evaluate import evaluate
+    from ragdiag.results import summary_document
+
+    ev = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C",
+                  retrievers="dense,dense-int8,dense-binary-rescore")
+    stamps = summary_document(ev)["retriever_stamps"]
+    assert stamps["C/dense-int8"] == {"precision": "int8", "rescore": None, "bytes_per_vector": 4096}
+    assert stamps["C/dense-binary-rescore"]["precision"] == "binary" and stamps["C/dense-binary-rescore"]["rescore"] == 50
+    assert "C/dense" not in stamps  # plain dense: the run's encoder stamp says it all
