@@ -420,3 +420,12 @@ def test_summary_stamps_separate_variants(tiny_corpus, tiny_truth, fake_encoder)
     assert stamps["C/dense-int8"] == {"precision": "int8", "rescore": None, "bytes_per_vector": 4096}
     assert stamps["C/dense-binary-rescore"]["precision"] == "binary" and stamps["C/dense-binary-rescore"]["rescore"] == 50
     assert "C/dense" not in stamps  # plain dense: the run's encoder stamp says it all
+
+
+@given(st.integers(1, 20), st.integers(0, 2**32 - 1))
+def test_hamming_equals_counting_differing_bits(n_bytes, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 256, (3, n_bytes), dtype=np.uint8)
+    b = rng.integers(0, 256, (5, n_bytes), dtype=np.uint8)
+    naive = (np.unpackbits(a, axis=1)[:, None, :] != np.unpackbits(b, axis=1)[None, :, :]).sum(axis=2)
+    np.testing.assert_array_equal(hamming_distances(a, b), naive)

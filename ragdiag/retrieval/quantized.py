@@ -132,9 +132,13 @@ def hamming_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.shape[1] % 8 == 0:  # 64 bits per XOR and popcount instead of 8
         a = np.ascontiguousarray(a).view(np.uint64)
         b = np.ascontiguousarray(b).view(np.uint64)
-    out = np.empty((len(a), len(b)), dtype=np.int32)
-    for i in range(len(a)):  # one query row at a time keeps the XOR matrix small
-        out[i] = np.bitwise_count(np.bitwise_xor(a[i], b)).sum(axis=1)
+    words = np.ascontiguousarray(b.T)  # word-major: each pass reads one contiguous word of every chunk
+    out = np.empty((len(a), words.shape[1]), dtype=np.int32)
+    for i in range(len(a)):
+        acc = np.zeros(words.shape[1], dtype=np.uint16)
+        for w in range(words.shape[0]):
+            acc += np.bitwise_count(np.bitwise_xor(words[w], a[i, w]))
+        out[i] = acc
     return out
 
 
