@@ -30,6 +30,7 @@ PAGES = [
     st.Page("app_pages/documents.py", title="Documents", icon=":material/description:"),
     st.Page("app_pages/ground_truth.py", title="Ground truth", icon=":material/edit_note:"),
     st.Page("app_pages/external.py", title="External run", icon=":material/upload_file:"),
+    st.Page("app_pages/variants.py", title="Variants", icon=":material/stacked_bar_chart:"),
     st.Page("app_pages/export.py", title="Export", icon=":material/download:"),
 ]
 

@@ -425,6 +425,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_diag import register
 
     register(sub, common)  # funnel, hubs, cost
+
+    from .variants_cli import register as register_variants
+
+    register_variants(sub, common)
     return parser
 
 

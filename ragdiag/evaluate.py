@@ -68,7 +68,10 @@ class Config:
     def parse(cls, text: str) -> "Config":
         """``"E/dense"`` -> Config("E", "dense"); ``"ext/NAME"`` names an external run."""
         strategy, sep, retriever = text.strip().partition("/")
-        retriever = retriever.strip() if strategy == "ext" else retriever.strip().lower()
+        if strategy != "ext":  # lower-case the name, not an @parameter (a model folder's path keeps its case)
+            base, at, param = retriever.strip().partition("@")
+            retriever = base.lower() + at + param
+        retriever = retriever.strip()
         if sep and strategy == "ext" and retriever:
             return cls("ext", retriever)
         known = True
@@ -134,6 +137,7 @@ class Evaluation:
     timings: dict[str, float] = field(default_factory=dict)
     diagnosis_k: int = TOP
     external: dict = field(default_factory=dict)  # run name -> ExternalRun (see ragdiag.external)
+    retriever_stamps: dict = field(default_factory=dict)  # config label -> what made it (precision, index, model)
 
     @property
     def in_domain(self) -> np.ndarray:
@@ -320,6 +324,7 @@ def evaluate(
 
     indexes: dict[str, StrategyIndex] = {}
     results: dict[Config, ConfigResult] = {}
+    retriever_stamps: dict[str, dict] = {}
     for strategy in strats:
         t = time.perf_counter()
         index = build_index(corpus, truth, strategy, encoder, store=store, progress=progress, keep_tokens=keep)
@@ -343,13 +348,19 @@ def evaluate(
             if progress is not None:
                 progress(ProgressEvent("rank", strategy.name, name, 1, 1))
             cfg = Config(strategy.name, name)
-            results[cfg] = _config_result(cfg, index, truth, queries, orders, scores, dist,
+            if callable(getattr(retriever, "stamp", None)):
+                retriever_stamps[cfg.label] = retriever.stamp()
+            # A retriever with its own embedding model gives its own distances: the gate's cut belongs to one model.
+            own = getattr(retriever, "cosine_distances", None)
+            results[cfg] = _config_result(cfg, index, truth, queries, orders, scores,
+                                          own(batch) if callable(own) else dist,
                                           k_diag=diagnosis_k, seconds=seconds)
         run.strategy_done()
     timings["total"] = time.perf_counter() - t0
     stamp = encoder.stamp.as_dict() if hasattr(encoder, "stamp") else {}
     stamp["pipeline_version"] = PIPELINE_VERSION
-    return Evaluation(corpus, truth, queries, indexes, results, unavailable, stamp, timings, diagnosis_k)
+    return Evaluation(corpus, truth, queries, indexes, results, unavailable, stamp, timings, diagnosis_k,
+                      retriever_stamps=retriever_stamps)
 
 
 def summary_rows(ev: Evaluation, *, phrasing: str = "all", ks: Sequence[int] = KS) -> list[dict]:

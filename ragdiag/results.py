@@ -133,6 +133,7 @@ def summary_document(ev: Evaluation) -> dict:
         },
         "normalisation_error": {name: idx.normalisation_error for name, idx in ev.indexes.items()},
         "unavailable": ev.unavailable,
+        "retriever_stamps": ev.retriever_stamps,
         "timings_s": {k: round(v, 3) for k, v in ev.timings.items()},
     }
 
