@@ -145,6 +145,7 @@ class Evaluation:
     timings: dict[str, float] = field(default_factory=dict)
     diagnosis_k: int = TOP
     external: dict = field(default_factory=dict)  # run name -> ExternalRun (see ragdiag.external)
+    notes: dict[str, str] = field(default_factory=dict)  # what the reader must know (e.g. queries BM25 cannot match)
 
     @property
     def in_domain(self) -> np.ndarray:
@@ -233,7 +234,8 @@ def build_index(corpus: Corpus, truth: GroundTruth, strategy: Strategy, encoder,
 
 def _config_result(config: Config, index: StrategyIndex, truth: GroundTruth, queries: Sequence[Query],
                    orders: np.ndarray, scores: np.ndarray, dist: np.ndarray, *, k_diag: int,
-                   seconds: float) -> ConfigResult:
+                   seconds: float, zero_is_unretrieved: bool = False) -> ConfigResult:
+    """``zero_is_unretrieved``: a chunk scoring 0 was not retrieved (BM25: it shares no token with the query)."""
     nq = len(queries)
     ranks = ranks_from_orders(orders)
     needle_rank = np.zeros(nq, dtype=np.int64)
@@ -247,12 +249,19 @@ def _config_result(config: Config, index: StrategyIndex, truth: GroundTruth, que
             continue
         h = index.holders[q.question_id]
         question = truth.question(q.question_id)
+        unretrieved = False
         if h.size:
             needle_rank[i] = ranks[i, h].min()
             needle_distance[i] = dist[i, h].min()
             top_holds[i] = np.isin(top_order[i], h)
+            if zero_is_unretrieved and scores[i, needle_rank[i] - 1] == 0:
+                needle_rank[i] = 0
+                top_holds[i] &= scores[i, :TOP] != 0
+                unretrieved = True
         if h.size == 0:
             diagnosis.append("destroyed")
+        elif unretrieved:
+            diagnosis.append("not-retrieved")
         elif needle_rank[i] <= k_diag:
             diagnosis.append("hit")
         elif index.truncated_before_needle(q.question_id, question.end):
@@ -318,6 +327,7 @@ def evaluate(
 
     indexes: dict[str, StrategyIndex] = {}
     results: dict[Config, ConfigResult] = {}
+    notes: dict[str, str] = {}
     for si, strategy in enumerate(strats):
         t = time.perf_counter()
         maxsim = scorers.get("rerank-maxsim")
@@ -329,6 +339,13 @@ def evaluate(
         texts = [c.embed_text for c in index.chunks]
         dense = DenseRetriever(index.vectors)
         bm25 = BM25Retriever(texts)
+        if "bm25" in names or "hybrid" in names or any(n.startswith("rerank-") for n in names):
+            silent = [q.id for q, u in zip(queries, bm25.index.unmatched(batch.texts)) if u]
+            if silent:
+                notes[f"bm25 {strategy.name}"] = (
+                    f"{len(silent)} of {len(queries)} queries share no word with any chunk of {strategy.name} "
+                    f"(e.g. {', '.join(silent[:5])}): BM25 retrieves nothing for them and hybrid ranks them by "
+                    "dense alone")
         hybrid = HybridRetriever([dense, bm25])
         built = {"dense": dense, "bm25": bm25, "hybrid": hybrid}
         for name in names:
@@ -347,13 +364,14 @@ def evaluate(
             seconds = time.perf_counter() - t
             cfg = Config(strategy.name, name)
             results[cfg] = _config_result(cfg, index, truth, queries, orders, scores, dist,
-                                          k_diag=diagnosis_k, seconds=seconds)
+                                          k_diag=diagnosis_k, seconds=seconds, zero_is_unretrieved=name == "bm25")
         if "rerank-maxsim" in scorers:
             scorers["rerank-maxsim"].forget()
     timings["total"] = time.perf_counter() - t0
     stamp = encoder.stamp.as_dict() if hasattr(encoder, "stamp") else {}
     stamp["pipeline_version"] = PIPELINE_VERSION
-    return Evaluation(corpus, truth, queries, indexes, results, unavailable, stamp, timings, diagnosis_k)
+    return Evaluation(corpus, truth, queries, indexes, results, unavailable, stamp, timings, diagnosis_k,
+                      notes=notes)
 
 
 def summary_rows(ev: Evaluation, *, phrasing: str = "all", ks: Sequence[int] = KS) -> list[dict]:
