@@ -12,6 +12,9 @@ from .defaults import DEFAULT_CUT
 __all__ = ["main"]
 
 
+MAX_SWEEP_ROWS = 10_000
+
+
 class UsageError(Exception):
     """Bad input: printed without a traceback, exit status 2."""
 
@@ -58,11 +61,82 @@ def _load(args):
 
 
 def _store(args):
+    """The store, or None (``--no-cache``, or a cache folder that cannot be used: a warning, and results anyway)."""
     if getattr(args, "no_cache", False):
         return None
-    from .store import Store
+    import sqlite3
 
-    return Store(args.cache)
+    from .store import Store, resolve_root
+
+    root = resolve_root(args.cache)
+    if root.exists() and not root.is_dir():
+        raise UsageError(f"--cache names {str(root)!r}, which is a file; pass a folder (it is created if missing)")
+    try:
+        return Store(args.cache)
+    except (OSError, sqlite3.Error) as exc:
+        print(f"warning: cannot use the cache folder {str(root)!r} ({getattr(exc, 'strerror', None) or exc}); "
+              "continuing without it: everything is computed, nothing is stored", file=sys.stderr)
+        return None
+
+
+def _check_out_folder(out: str | None) -> None:
+    """``--out`` must be a folder we can write, checked before any work is done."""
+    if not out:
+        return
+    import os
+
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--out names {out!r}, which is a file; pass a folder for the output files")
+    probe = path
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {out!r} cannot be written ({str(probe)!r} is not a writable folder)")
+
+
+def _check_out_file(out: Path) -> None:
+    import os
+
+    if out.is_dir():
+        raise UsageError(f"--out names {str(out)!r}, which is a folder; pass a file name like report.html")
+    probe = out.parent
+    while not probe.exists():
+        probe = probe.parent
+    if (out.exists() and not os.access(out, os.W_OK)) or not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {str(out)!r} cannot be written (no write permission)")
+
+
+def _finite(name: str, value: float, low: float, high: float, *, low_open: bool = False) -> float:
+    import math
+
+    ok = math.isfinite(value) and (low < value if low_open else low <= value) and value <= high
+    if not ok:
+        bracket = "(" if low_open else "["
+        raise UsageError(f"{name} must be a cosine distance in {bracket}{low:g}, {high:g}], got {value}")
+    return value
+
+
+def _keep(value: int) -> int:
+    if value < 1:
+        raise UsageError(f"--keep must be at least 1, got {value}")
+    return value
+
+
+def _known_config(cfg, what: str):
+    """A configuration ragdiag can evaluate (not an external run's ``ext/...`` label)."""
+    from .chunking import STRATEGIES
+    from .retrieval import RETRIEVERS
+
+    if cfg.strategy not in STRATEGIES or cfg.retriever not in RETRIEVERS:
+        raise UsageError(f"{what} {cfg.label!r} is not a ragdiag configuration: use STRATEGY/RETRIEVER with a "
+                         f"strategy from {','.join(STRATEGIES)} and a retriever from {','.join(RETRIEVERS)}")
+    return cfg
+
+
+def _print_notes(ev) -> None:
+    for note in getattr(ev, "notes", {}).values():
+        print(f"note: {note}", file=sys.stderr)
 
 
 def _encoder(args):
@@ -83,6 +157,7 @@ def _evaluate(args, strategies, retrievers):
     t = time.perf_counter()
     ev = evaluate(corpus, truth, encoder=encoder, strategies=strategies, retrievers=retrievers, store=store,
                   cross_encoder=args.cross_encoder, progress=_progress_bar(), diagnosis_k=args.k)
+    _print_notes(ev)
     embedded = sum(idx.embedded for idx in ev.indexes.values())
     total = sum(len(idx.chunks) for idx in ev.indexes.values())
     cache = f"store {store.root}" if store is not None else "no store"
@@ -118,6 +193,7 @@ def cmd_eval(args) -> int:
         retrievers = parse_retrievers(args.retrievers)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    _check_out_folder(args.out)
     ev = _evaluate(args, strategies, retrievers)
     n_in = int(ev.in_domain.sum())
     print(f"corpus {ev.corpus.name}: {len(ev.corpus.documents)} documents, {ev.corpus.n_chars:,} characters; "
@@ -147,6 +223,12 @@ def cmd_compare(args) -> int:
         a, b = Config.parse(args.a), Config.parse(args.b)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    _known_config(a, "CONFIG_A"), _known_config(b, "CONFIG_B")
+    if args.phrasing != "all":
+        _, truth = _load(args)
+        if args.phrasing not in truth.phrasings:
+            raise UsageError(f"--phrasing {args.phrasing!r} is not a phrasing of the ground truth; use all or one of "
+                             f"{', '.join(truth.phrasings)}")
     ev = _evaluate(args, sorted({a.strategy, b.strategy}), sorted({a.retriever, b.retriever}))
     for cfg in (a, b):
         if cfg.retriever in ev.unavailable:
@@ -172,8 +254,19 @@ def cmd_sweep(args) -> int:
         cfg = Config.parse(args.config)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if not 0 < args.step <= 1:
-        raise UsageError("--step must be in (0, 1]")
+    _known_config(cfg, "CONFIG")
+    _finite("--start", args.start, 0, 2)
+    _finite("--stop", args.stop, 0, 2)
+    _finite("--step", args.step, 0, 1, low_open=True)
+    if args.start > args.stop:
+        raise UsageError(f"--start ({args.start}) must not be above --stop ({args.stop})")
+    rows = int((args.stop - args.start) / args.step) + 1
+    if rows > MAX_SWEEP_ROWS:
+        raise UsageError(f"--step {args.step} gives {rows:,} rows between {args.start} and {args.stop}; at most "
+                         f"{MAX_SWEEP_ROWS:,} (use a step of at least {(args.stop - args.start) / (MAX_SWEEP_ROWS - 1):.2g})")
+    if args.cut is not None:
+        _finite("--cut", args.cut, 0, 2, low_open=True)
+    _keep(args.keep)
     ev = _evaluate(args, [cfg.strategy], [cfg.retriever])
     if cfg.retriever in ev.unavailable:
         raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
@@ -198,7 +291,7 @@ def cmd_sweep(args) -> int:
 
 
 def cmd_index(args) -> int:
-    from .store import current_stamps, format_status_table
+    from .store import _chunking_label, current_stamps, format_status_table
 
     store = _store(args) if not args.no_cache else None
     if store is None:
@@ -212,8 +305,23 @@ def cmd_index(args) -> int:
             print(f"warning: cannot judge staleness against the current corpus/model: {exc}", file=sys.stderr)
         print(format_status_table(store.status(current)))
         return 0
+    if args.corpus and not args.stale:
+        gone = store.indexes_of(args.corpus)
+        if not gone:
+            print(f"no stored index of corpus {args.corpus!r}; nothing removed")
+            return 0
+        print(f"removing {len(gone)} index(es) of corpus {args.corpus!r} (the vectors no other index uses); "
+              "other corpora's indexes and cached pair scores are kept:")
+        for s in gone:
+            print(f"  {Path(s.model).name or s.model} {s.precision} {_chunking_label(s.chunking)} ({s.n_chunks} chunks)")
+        print(store.clear(corpus_root=args.corpus))
+        return 0
     corpus, truth = _load(args) if args.stale else (None, None)
     current = current_stamps(corpus, _encoder(args)) if args.stale else None
+    if not args.stale:
+        n = len(store.indexes())
+        print(f"removing everything in the store {str(store.root)!r}: {n} index(es), their vectors and cached pair "
+              "scores (use --corpus DIR to clear one corpus, --stale for stale indexes only)")
     res = store.clear(stale_only=args.stale, current=current)
     print(res)
     return 0
@@ -245,9 +353,11 @@ def cmd_eval_run(args) -> int:
     against = None
     if args.compare:
         try:
-            against = Config.parse(args.compare)
+            against = _known_config(Config.parse(args.compare), "--compare")
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+    _keep(args.keep)
+    _check_out_folder(args.out)
     if against is not None:
         ev = _evaluate(args, [against.strategy], [against.retriever])
         if against.retriever in ev.unavailable:
@@ -256,10 +366,12 @@ def cmd_eval_run(args) -> int:
         corpus, truth = _load(args)
         ev = Evaluation(corpus, truth, truth.queries, {}, {}, diagnosis_k=args.k)
     try:
-        run = load_run(args.run, ev.truth, name=args.name, distances=args.distances)
+        run = load_run(args.run, ev.truth, name=args.name, distances=args.distances, corpus=ev.corpus)
     except RunError as exc:
         raise UsageError(str(exc)) from None
     cfg = attach_run(ev, run)
+    for note in run.notes:
+        print(f"note: {note}", file=sys.stderr)
     if run.missing:
         print(f"warning: {len(run.missing)} ground-truth queries are missing from the run and count as misses: "
               f"{', '.join(run.missing[:10])}{' ...' if len(run.missing) > 10 else ''}", file=sys.stderr)
@@ -272,8 +384,9 @@ def cmd_eval_run(args) -> int:
         print("\n" + c.summary())
         print(c.verdict)
     if run.distances:
-        print(f"\nthreshold sweep of {cfg.label} (keep {args.keep})")
-        print(format_rows(sweep_table(ev, cfg, keep=args.keep,
+        keep = min(args.keep, ev.results[cfg].top_distance.shape[1])
+        print(f"\nthreshold sweep of {cfg.label} (keep {keep})")
+        print(format_rows(sweep_table(ev, cfg, keep=keep,
                                       cuts=[round(x, 3) for x in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)]).rows()))
     _write_outputs(ev, args.out)
     return 0
@@ -291,13 +404,25 @@ def cmd_report(args) -> int:
         retrievers = parse_retrievers(args.retrievers)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if not 0 < args.cut <= 2:
+    import math
+
+    if not (math.isfinite(args.cut) and 0 < args.cut <= 2):
         raise UsageError(f"--cut must be a cosine distance in (0, 2], e.g. {DEFAULT_CUT}; got {args.cut}")
     if args.keep < 1:
         raise UsageError(f"--keep must be at least 1, got {args.keep}")
     out = Path(args.out)
     if out.suffix.lower() == ".md":
         raise UsageError(f"--out names the HTML file (e.g. report.html); the Markdown is written beside it, got {out}")
+    from .report import markdown_twin
+
+    try:
+        md = markdown_twin(out, args.md)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    _check_out_file(out)
+    _check_out_file(md)
+    if cfg is not None:
+        _known_config(cfg, "--config")
     if cfg is not None:  # the named configuration is always evaluated, with the others asked for
         strategies = sorted({*strategies, cfg.strategy}, key=list(STRATEGIES).index)
         retrievers = sorted({*retrievers, cfg.retriever}, key=list(RETRIEVERS).index)
@@ -309,7 +434,7 @@ def cmd_report(args) -> int:
         raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
     try:
         report = build_report(ev, config=cfg, cut=args.cut, keep=args.keep, k=args.k)
-        paths = write_report(report, out)
+        paths = write_report(report, out, md=md)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     for path in paths:
@@ -367,6 +492,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retrievers", default=None,
                    help="comma-separated from dense,bm25,hybrid,rerank-maxsim,rerank-ce (default: all)")
     p.add_argument("--out", default="report.html", help="HTML file to write; the Markdown goes beside it (.md)")
+    p.add_argument("--md", default=None, help="Markdown file to write (default: --out with .md; an existing file "
+                                              "there that is not a ragdiag report is never overwritten)")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("ingest", help="load a folder (Markdown, text, HTML, PDF) and report every file's status")
@@ -394,6 +521,7 @@ def build_parser() -> argparse.ArgumentParser:
     common(p)
     p.add_argument("action", choices=["status", "clear"])
     p.add_argument("--stale", action="store_true", help="with clear: only indexes stale against the current state")
+    p.epilog = "index clear --corpus DIR removes only that corpus's indexes; without --corpus or --stale, everything."
     p.set_defaults(func=cmd_index)
     return parser
 

@@ -356,13 +356,42 @@ def build_report(ev: Evaluation, *, config: Config | str, cut: float, keep: int 
     )
 
 
-def write_report(report: Report, out: str | Path) -> list[str]:
-    """Write ``out`` (HTML) and the Markdown beside it (same name, ``.md``); return both paths."""
+MARKDOWN_SIGNATURE = "# ragdiag retrieval report:"
+
+
+def markdown_twin(out: str | Path, md: str | Path | None = None) -> Path:
+    """Where the Markdown of a report goes: ``md`` when named, else ``out`` with ``.md``.
+
+    The unnamed twin never overwrites a file that is not an earlier ragdiag report
+    (``--out README.html`` must not destroy ``README.md``): ValueError then.
+    """
     out = Path(out)
-    md = out.with_suffix(".md")
-    if md == out:
+    if md is not None:
+        md = Path(md)
+        if md.resolve() == out.resolve():
+            raise ValueError(f"--md and --out name the same file {str(out)!r}")
+        return md
+    twin = out.with_suffix(".md")
+    if twin == out:
         raise ValueError(f"--out names the HTML file (e.g. report.html), got {str(out)!r}")
+    if twin.exists() or twin.is_symlink():
+        try:
+            with open(twin, encoding="utf-8", errors="replace") as f:
+                ours = f.read(len(MARKDOWN_SIGNATURE)) == MARKDOWN_SIGNATURE and twin.is_file()
+        except OSError:
+            ours = False
+        if not ours:
+            raise ValueError(f"{str(twin)!r} exists and is not a ragdiag report; it is not overwritten. Name the "
+                             f"Markdown file with --md (e.g. --md {out.stem}-report.md)")
+    return twin
+
+
+def write_report(report: Report, out: str | Path, *, md: str | Path | None = None) -> list[str]:
+    """Write ``out`` (HTML) and the Markdown (``md``, default: beside it, see :func:`markdown_twin`)."""
+    out = Path(out)
+    md = markdown_twin(out, md)
     out.parent.mkdir(parents=True, exist_ok=True)
+    md.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(report.to_html(), encoding="utf-8")
     md.write_text(report.to_markdown(), encoding="utf-8")
     return [str(out), str(md)]
