@@ -53,8 +53,13 @@ _TOKEN = re.compile(f"[{_CJK}]+|{_WORD}")
 _CJK_RUN = re.compile(f"[{_CJK}]")
 
 
+# Greek accents (tonos, dialytika) dropped, as Lucene's GreekLowerCaseFilter does: capitals are written without them.
+_GREEK = str.maketrans("άέήίόύώϊϋΐΰ", "αεηιουωιυιυ")
+
+
 def tokenize(text: str) -> list[str]:
-    """Unicode word tokens: NFKC-normalised, case-folded; runs of CJK characters as character bigrams.
+    """Unicode word tokens: NFKC-normalised, case-folded (Greek without accents); runs of CJK characters
+    as character bigrams.
 
     On ASCII text these are exactly the lowercase ``[a-z0-9]+`` runs.
 
@@ -64,7 +69,7 @@ def tokenize(text: str) -> list[str]:
     (['die', 'grösse', 'der', 'strasse'], ['机器', '器学', '学习'])
     """
     out: list[str] = []
-    for tok in _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold()):
+    for tok in _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold().translate(_GREEK)):
         if _CJK_RUN.match(tok):
             out.extend([tok] if len(tok) == 1 else [tok[i:i + 2] for i in range(len(tok) - 1)])
         else:
