@@ -80,7 +80,7 @@ def _everything(page) -> str:
 
 
 def _type(page, label: str, value: str) -> None:
-    box = page.get_by_label(label)
+    box = page.get_by_role("textbox", name=label)
     box.fill(value)
     box.press("Enter")
     wait_idle(page)
@@ -119,7 +119,7 @@ def test_url_parameters_never_name_files(served, page):
 
 def test_external_run_path_is_refused_alike_and_never_read(served, page):
     page.goto(f"{served['url']}/external")
-    page.get_by_label("…or a run file on the server").wait_for(timeout=COLD_TIMEOUT_MS)
+    page.get_by_role("textbox", name="…or a run file on the server").wait_for(timeout=COLD_TIMEOUT_MS)
     wait_idle(page)
     answers = set()
     for path in ("/etc/hostname", "/etc/no-such-file", "/dev/zero", str(served["secret"] / "passwords.md")):
@@ -133,7 +133,7 @@ def test_external_run_path_is_refused_alike_and_never_read(served, page):
 
 def test_uploaded_file_name_is_shown_as_text(served, page, tmp_path):
     page.goto(f"{served['url']}/external")
-    page.get_by_label("…or a run file on the server").wait_for(timeout=COLD_TIMEOUT_MS)
+    page.get_by_role("textbox", name="…or a run file on the server").wait_for(timeout=COLD_TIMEOUT_MS)
     wait_idle(page)
     lines = "\n".join(json.dumps({"query_id": q, "hits": [{"text": "nothing"}]}) for q in ("q1:course", "o1"))
     page.locator('input[type="file"]').set_input_files(
@@ -156,13 +156,13 @@ def test_locked_mode_shows_no_path_fields(tmp_path_factory, browser):
         page.goto(f"{url}/documents?corpus_path={urllib.parse.quote(str(secret))}")
         page.get_by_text("Canonical text").wait_for(timeout=COLD_TIMEOUT_MS)
         wait_idle(page, COLD_TIMEOUT_MS)
-        assert page.get_by_label("Corpus folder").count() == 0
-        assert page.get_by_label("Ground-truth file").count() == 0
-        assert SECRET not in _everything(page) and "tea" in main_text(page)
+        assert page.get_by_role("textbox", name="Corpus folder").count() == 0
+        assert page.get_by_role("textbox", name="Ground-truth file").count() == 0
+        assert SECRET not in _everything(page) and "bike.md" in main_text(page)  # the configured corpus
         page.goto(f"{url}/external")
         page.get_by_text("Run file (.jsonl)").wait_for(timeout=COLD_TIMEOUT_MS)
         wait_idle(page)
-        assert page.get_by_label("…or a run file on the server").count() == 0
+        assert page.get_by_role("textbox", name="…or a run file on the server").count() == 0
         shot(page, "served-locked")
         ctx.close()
     finally:
