@@ -446,3 +446,44 @@ def test_store_deleted_during_a_run_is_noticed(tmp_path):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             assert store.embed(Ones(), ["b"]).reused == 1  # written to the new file, not lost
+
+
+def test_report_refuses_to_overwrite_before_any_work(tiny_folder, tmp_path, capsys):
+    readme = tmp_path / "README.md"
+    readme.write_text("# Mine\n")
+    code, _, err = run_main(capsys, "report", "--corpus", tiny_folder, "--out", tmp_path / "README.html",
+                            "--cache", tmp_path / "cache")
+    assert code == 2 and "is not a ragdiag report; it is not overwritten" in err
+    assert readme.read_text() == "# Mine\n" and not (tmp_path / "README.html").exists()
+
+
+def test_eval_run_keep_above_the_run_length_works(tiny_folder, tmp_path, capsys):
+    """A run with two hits per query and the default keep of 4: the sweep keeps both, no traceback."""
+    run = tmp_path / "short.jsonl"
+    run.write_text("\n".join(json.dumps({"query_id": q, "hits": [{"text": "a", "score": 0.2},
+                                                                 {"text": "b", "score": 0.4}]})
+                             for q in ("q1:course", "o1")), encoding="utf-8")
+    code, out, err = run_main(capsys, "eval-run", run, "--corpus", tiny_folder, "--distances", "--no-cache")
+    assert code == 0, err
+    assert "threshold sweep of ext/short (keep 4)" in out
+    rows = [line.split() for line in out.splitlines() if line.startswith("0.300")]
+    assert rows and "Traceback" not in err
+
+
+def test_ingest_of_a_huge_tree_stops_at_the_file_limit(tmp_path, capsys, monkeypatch):
+    root = tmp_path / "tree"
+    for i in range(30):
+        (root / f"d{i % 3}").mkdir(parents=True, exist_ok=True)
+        (root / f"d{i % 3}" / f"f{i}.txt").write_text("x")
+    monkeypatch.setenv("RAGDIAG_MAX_FILES", "10")
+    code, _, err = run_main(capsys, "ingest", root)
+    assert code == 2 and "more than 10 files" in err and "RAGDIAG_MAX_FILES" in err
+
+
+def test_served_config_is_safe_by_default():
+    import tomllib
+
+    config = tomllib.loads((Path(__file__).resolve().parent.parent / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["address"] == "127.0.0.1"
+    assert config["client"]["showErrorDetails"] == "none"
+    assert config["server"]["maxUploadSize"] * 1_000_000 == Limits().max_run_bytes

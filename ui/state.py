@@ -238,7 +238,12 @@ def _run_evaluation(corpus: Corpus, truth: GroundTruth, s: Settings) -> Evaluati
             bar.empty()
             st.error(str(exc))
             st.stop()
-        store = _store(s.cache)
+        try:
+            store = _store(s.cache)
+        except Exception as exc:  # noqa: BLE001 - a cache folder that cannot be used: results anyway, stored nowhere
+            st.warning(f"The cache folder cannot be used ({md_text(getattr(exc, 'strerror', None) or exc)}); "
+                       "everything is computed and nothing is stored.")
+            store = None
         bar.progress(0.0, text="Building the indexes (vectors already in the store are reused)…")
 
         def progress(stage: str, done: int, total: int) -> None:
@@ -251,7 +256,7 @@ def _run_evaluation(corpus: Corpus, truth: GroundTruth, s: Settings) -> Evaluati
             from ragdiag import store as store_module
 
             record = getattr(store_module, "record_evaluation", None)
-            if record is not None:
+            if record is not None and store is not None:
                 record(store, ev)
         except Exception as exc:  # noqa: BLE001 - the catalogue is bookkeeping; the results stand
             st.warning(f"Could not record the index stamps in the store: {exc}")
