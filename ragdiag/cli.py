@@ -331,6 +331,14 @@ def cmd_ingest(args) -> int:
     from .corpus import CorpusError
     from .ingest import format_ingest_table, ingest_folder
 
+    import math
+
+    if args.max_bytes is not None and args.max_bytes < 1:
+        raise UsageError(f"--max-bytes must be at least 1, got {args.max_bytes}")
+    if args.max_pages < 1:
+        raise UsageError(f"--max-pages must be at least 1, got {args.max_pages}")
+    if not (math.isfinite(args.time_limit) and args.time_limit > 0):
+        raise UsageError(f"--time-limit must be a positive number of seconds, got {args.time_limit}")
     try:
         rows, corpus = ingest_folder(args.folder, max_bytes=args.max_bytes, strip_page_furniture=args.strip_furniture,
                                      max_pages=args.max_pages, time_limit_s=args.time_limit)
@@ -498,7 +506,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("ingest", help="load a folder (Markdown, text, HTML, PDF) and report every file's status")
     p.add_argument("folder", metavar="DIR")
-    p.add_argument("--max-bytes", type=int, default=50_000_000, help="size limit per file (default 50 MB)")
+    p.add_argument("--max-bytes", type=int, default=None,
+                   help="size limit per file (default $RAGDIAG_MAX_FILE_BYTES or 50 MB)")
     p.add_argument("--max-pages", type=int, default=2000, help="page limit per PDF (default 2000)")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds per document (default 60)")
     p.add_argument("--strip-furniture", action="store_true",
