@@ -137,6 +137,11 @@ def test_long_documents_are_sent_in_parts(served, monkeypatch):
     assert 50_000 <= len(body) < 60_000
     part.set_value(4).run()
     assert "characters 150,000 to" in texts(at)
+    at = app("app_pages/chunking.py", doc="long", strategy="E")
+    assert not at.exception
+    assert at.number_input(key="part").max == 4
+    body = next(h.proto.body for h in at.html if "chunk-map" in h.proto.body)
+    assert 9_000 <= body.count("word") <= 10_100  # one part of 50,000 characters: not the 30,000 words of the whole
 
 
 def test_small_corpus_works_on_every_page(tmp_path, monkeypatch):

@@ -61,8 +61,9 @@ def quote_html(text: str, *, base: int = 0, needle: tuple[int, int] | None = Non
 
 
 def chunk_map_html(text: str, chunks: Sequence, *, needles: Sequence[tuple[str, int, int, bool]] = (),
-                   cuts: Sequence[int] = (), max_height: int | None = 640) -> str:
-    """A document with chunk spans shaded, each chunk's start labelled, needles marked.
+                   cuts: Sequence[int] = (), max_height: int | None = 640, start: int = 0,
+                   end: int | None = None) -> str:
+    """A document (``text[start:end]``) with chunk spans shaded, each chunk's start labelled, needles marked.
 
     ``chunks``: objects with ``start``/``end`` (this document's, in order).
     ``needles``: ``(question_id, start, end, destroyed)``; a destroyed needle is
@@ -73,7 +74,8 @@ def chunk_map_html(text: str, chunks: Sequence, *, needles: Sequence[tuple[str, 
     starts = {c.start: i for i, c in enumerate(chunks)}
     cut_points = set(cuts)
     parts = []
-    for seg in segments(0, len(text), spans):
+    end = len(text) if end is None else min(end, len(text))
+    for seg in segments(start, end, spans):
         if seg.start in starts:
             i = starts.pop(seg.start)
             parts.append(f'<span style="{LABEL}" title="chunk {i + 1}: characters {chunks[i].start}-{chunks[i].end}">'
