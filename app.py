@@ -6,7 +6,9 @@ widgets (bound to the URL), calls the library, and draws.
 Environment (all optional): ``RAGDIAG_CORPUS`` and ``RAGDIAG_TRUTH`` (the
 sidebar's defaults), ``RAGDIAG_STRATEGIES`` (e.g. ``A,E``),
 ``RAGDIAG_RETRIEVERS`` (e.g. ``dense,bm25,hybrid``), ``RAGDIAG_CACHE`` (the
-store's folder).
+store's folder), ``RAGDIAG_ROOTS`` (further folders visitors may open),
+``RAGDIAG_LOCKED=1`` (no path fields at all) and the ``RAGDIAG_MAX_*`` limits
+(see ``ragdiag/serving.py`` and ``ragdiag/limits.py``).
 """
 
 import streamlit as st
