@@ -159,6 +159,7 @@ class Report:
     ranking: tuple[dict, ...]  # per configuration: seconds, ms per query
     timings: dict
     unavailable: dict = field(default_factory=dict)
+    notes: tuple[str, ...] = ()  # Evaluation.notes: e.g. queries BM25 cannot match
 
     # -- derived ------------------------------------------------------------
 
@@ -353,6 +354,7 @@ def build_report(ev: Evaluation, *, config: Config | str, cut: float, keep: int 
         ranking=ranking,
         timings={key: float(v) for key, v in ev.timings.items()},
         unavailable=dict(ev.unavailable),
+        notes=tuple(getattr(ev, "notes", {}).values()),
     )
 
 
@@ -738,6 +740,8 @@ def _render_html(r: Report) -> str:
         "Destroyed counts needles (questions), not queries.</p>")
     for name, reason in r.unavailable.items():
         add(f'<p class="note">Not evaluated: {_h(name)} ({_h(reason)}).</p>')
+    for note in r.notes:
+        add(f'<p class="note">Note: {_h(note)}.</p>')
     add(f"<figure>{r.recall_svg()}<figcaption>Recall at k with 95% Wilson intervals: "
         f"{_h(' and '.join(r.chart_configs))}"
         f"{' (its best competitor by R@' + _h(r.k if r.k in KS else 20) + ')' if r.competitor else ''}."
@@ -855,6 +859,8 @@ def _render_markdown(r: Report) -> str:
         "(questions), not queries.")
     for name, reason in r.unavailable.items():
         add(f"Not evaluated: {_m(name)} ({_m(reason)}).")
+    for note in r.notes:
+        add(f"Note: {_m(note)}.")
     add("")
 
     add("## Paired comparisons")

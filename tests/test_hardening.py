@@ -487,3 +487,16 @@ def test_served_config_is_safe_by_default():
     assert config["server"]["address"] == "127.0.0.1"
     assert config["client"]["showErrorDetails"] == "none"
     assert config["server"]["maxUploadSize"] * 1_000_000 == Limits().max_run_bytes
+
+
+def test_report_carries_the_evaluation_notes(tiny_corpus, fake_encoder):
+    from ragdiag.evaluate import evaluate
+    from ragdiag.report import build_report
+
+    data = json.loads(json.dumps(__import__("conftest").TINY_TRUTH))
+    data["ood"].append({"id": "o3", "kind": "far", "query": "量子色動力学"})
+    ev = evaluate(tiny_corpus, parse_truth(data, tiny_corpus), encoder=fake_encoder, strategies="C",
+                  retrievers="dense,bm25,hybrid")
+    report = build_report(ev, config="C/hybrid", cut=0.6, keep=4)
+    assert "share no word with any chunk of C" in report.to_html()
+    assert "share no word with any chunk of C" in report.to_markdown()
