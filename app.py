@@ -7,7 +7,10 @@ Environment (all optional): ``RAGDIAG_CORPUS`` and ``RAGDIAG_TRUTH`` (the
 sidebar's defaults), ``RAGDIAG_STRATEGIES`` (e.g. ``A,E``),
 ``RAGDIAG_RETRIEVERS`` (e.g. ``dense,bm25,hybrid``), ``RAGDIAG_CACHE`` (the
 store's folder), ``RAGDIAG_PLUGINS`` (modules that register retrievers or
-chunking strategies).
+chunking strategies),
+``RAGDIAG_ROOTS`` (further folders visitors may open),
+``RAGDIAG_LOCKED=1`` (no path fields at all) and the ``RAGDIAG_MAX_*`` limits
+(see ``ragdiag/serving.py`` and ``ragdiag/limits.py``).
 """
 
 import streamlit as st

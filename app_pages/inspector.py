@@ -76,7 +76,8 @@ st.dataframe(per_config_frame(ev, qi, cut=cut, keep=keep), hide_index=True,
              column_config={"needle_distance": st.column_config.NumberColumn("needle distance", format="%.3f"),
                             "top1_distance": st.column_config.NumberColumn("top-1 distance", format="%.3f")})
 st.caption("rank: of the first chunk holding the needle whole (empty: none in the list). diagnosis: destroyed "
-           "(no chunk holds it), truncated (the window cuts it), ranked-low, hit. at the cut: what the gate does.")
+           "(no chunk holds it), truncated (the window cuts it), ranked-low, hit, not-retrieved (BM25: the chunk "
+           "shares no word with the query). at the cut: what the gate does.")
 
 if query.in_domain and fs:
     st.subheader("Where it was lost")

@@ -7,7 +7,7 @@ from ragdiag.evaluate import summary_rows
 from ui.frames import filter_configs, index_stamp_rows, recall_long, recall_table
 from ui.charts import recall_chart
 from ui.html import md_text
-from ui.state import evaluation, load_inputs, recorded_stamps
+from ui.state import access, evaluation, load_inputs, recorded_stamps
 
 st.title("Overview")
 corpus, truth = load_inputs()
@@ -15,7 +15,7 @@ corpus, truth = load_inputs()
 left, right = st.columns(2)
 with left:
     st.subheader("Corpus")
-    st.caption(f"{md_text(corpus.root)} · sha256 {corpus.sha256[:12]}")
+    st.caption(f"{md_text(corpus.name if access().locked else corpus.root)} · sha256 {corpus.sha256[:12]}")
     c1, c2, c3 = st.columns(3)
     c1.metric("documents", len(corpus.documents))
     c2.metric("characters", f"{corpus.n_chars:,}")
@@ -42,6 +42,8 @@ with st.expander("Model and index stamps"):
 
 for name, reason in ev.unavailable.items():
     st.warning(f"Retriever **{md_text(name)}** is unavailable: {md_text(reason)}")
+for note in getattr(ev, "notes", {}).values():
+    st.warning(md_text(note))
 
 st.subheader("Recall")
 strategies = list(ev.indexes)

@@ -160,6 +160,7 @@ class Report:
     timings: dict
     unavailable: dict = field(default_factory=dict)
     diag: object | None = None  # ragdiag.report_diag.DiagSections: funnel, hubs, cost
+    notes: tuple[str, ...] = ()  # Evaluation.notes: e.g. queries BM25 cannot match
 
     # -- derived ------------------------------------------------------------
 
@@ -358,6 +359,7 @@ def build_report(ev: Evaluation, *, config: Config | str, cut: float, keep: int 
         timings={key: float(v) for key, v in ev.timings.items()},
         unavailable=dict(ev.unavailable),
         diag=_diag_sections(ev, cfg, cut=cut, keep=keep, costs=costs, machine=machine),
+        notes=tuple(getattr(ev, "notes", {}).values()),
     )
 
 
@@ -367,13 +369,42 @@ def _diag_sections(ev, cfg, **kw):
     return diag_sections(ev, cfg, **kw)
 
 
-def write_report(report: Report, out: str | Path) -> list[str]:
-    """Write ``out`` (HTML) and the Markdown beside it (same name, ``.md``); return both paths."""
+MARKDOWN_SIGNATURE = "# ragdiag retrieval report:"
+
+
+def markdown_twin(out: str | Path, md: str | Path | None = None) -> Path:
+    """Where the Markdown of a report goes: ``md`` when named, else ``out`` with ``.md``.
+
+    The unnamed twin never overwrites a file that is not an earlier ragdiag report
+    (``--out README.html`` must not destroy ``README.md``): ValueError then.
+    """
     out = Path(out)
-    md = out.with_suffix(".md")
-    if md == out:
+    if md is not None:
+        md = Path(md)
+        if md.resolve() == out.resolve():
+            raise ValueError(f"--md and --out name the same file {str(out)!r}")
+        return md
+    twin = out.with_suffix(".md")
+    if twin == out:
         raise ValueError(f"--out names the HTML file (e.g. report.html), got {str(out)!r}")
+    if twin.exists() or twin.is_symlink():
+        try:
+            with open(twin, encoding="utf-8", errors="replace") as f:
+                ours = f.read(len(MARKDOWN_SIGNATURE)) == MARKDOWN_SIGNATURE and twin.is_file()
+        except OSError:
+            ours = False
+        if not ours:
+            raise ValueError(f"{str(twin)!r} exists and is not a ragdiag report; it is not overwritten. Name the "
+                             f"Markdown file with --md (e.g. --md {out.stem}-report.md)")
+    return twin
+
+
+def write_report(report: Report, out: str | Path, *, md: str | Path | None = None) -> list[str]:
+    """Write ``out`` (HTML) and the Markdown (``md``, default: beside it, see :func:`markdown_twin`)."""
+    out = Path(out)
+    md = markdown_twin(out, md)
     out.parent.mkdir(parents=True, exist_ok=True)
+    md.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(report.to_html(), encoding="utf-8")
     md.write_text(report.to_markdown(), encoding="utf-8")
     return [str(out), str(md)]
@@ -720,6 +751,8 @@ def _render_html(r: Report) -> str:
         "Destroyed counts needles (questions), not queries.</p>")
     for name, reason in r.unavailable.items():
         add(f'<p class="note">Not evaluated: {_h(name)} ({_h(reason)}).</p>')
+    for note in r.notes:
+        add(f'<p class="note">Note: {_h(note)}.</p>')
     add(f"<figure>{r.recall_svg()}<figcaption>Recall at k with 95% Wilson intervals: "
         f"{_h(' and '.join(r.chart_configs))}"
         f"{' (its best competitor by R@' + _h(r.k if r.k in KS else 20) + ')' if r.competitor else ''}."
@@ -840,6 +873,8 @@ def _render_markdown(r: Report) -> str:
         "(questions), not queries.")
     for name, reason in r.unavailable.items():
         add(f"Not evaluated: {_m(name)} ({_m(reason)}).")
+    for note in r.notes:
+        add(f"Note: {_m(note)}.")
     add("")
 
     add("## Paired comparisons")
