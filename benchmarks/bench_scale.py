@@ -113,7 +113,7 @@ def one(n_chunks: int, n_queries: int, workdir: str) -> dict:
 
     def search(name):
         def go():
-            found[name] = state[name].search(state["batch"], depth=TOP, targets=state["targets"])
+            found[name] = state[name].bounded_search(state["batch"], depth=TOP, targets=state["targets"])
         return go
 
     results = {}

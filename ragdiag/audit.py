@@ -63,6 +63,8 @@ class TokenAudit:
     @property
     def truncated(self) -> int:
         """Chunks longer than the encoder window (the model silently drops the rest)."""
+        if self.max_seq_length <= 0:  # a model without a window (0) truncates nothing
+            return 0
         return int((self.tokens > self.max_seq_length).sum())
 
     @property

@@ -23,9 +23,9 @@ from .encoder import SupportsTokenSink
 from .defaults import RERANK_HEAD, TOP
 from .metrics import KS, hits_at_k, reciprocal_rank
 from .progress import Progress, ProgressEvent
-from .retrieval import QueryBatch, Unavailable, cosine_distances, normalisation_check
+from .retrieval import BM25Retriever, QueryBatch, Unavailable, cosine_distances, normalisation_check
 from .retrieval.registry import BuildContext, RunContext, build_retriever, parse_retrievers, retriever_spec
-from .retrieval.search import Search, search
+from .retrieval.search import Search, from_full, search
 from .retrieval.vectors import rows_of
 from .stats import Interval, wilson
 from .truth import GroundTruth, Query
@@ -70,7 +70,10 @@ class Config:
     def parse(cls, text: str) -> "Config":
         """``"E/dense"`` -> Config("E", "dense"); ``"ext/NAME"`` names an external run."""
         strategy, sep, retriever = text.strip().partition("/")
-        retriever = retriever.strip() if strategy == "ext" else retriever.strip().lower()
+        if strategy != "ext":  # lower-case the name, not an @parameter (a model folder's path keeps its case)
+            base, at, param = retriever.strip().partition("@")
+            retriever = base.lower() + at + param
+        retriever = retriever.strip()
         if sep and strategy == "ext" and retriever:
             return cls("ext", retriever)
         known = True
@@ -136,6 +139,8 @@ class Evaluation:
     timings: dict[str, float] = field(default_factory=dict)
     diagnosis_k: int = TOP
     external: dict = field(default_factory=dict)  # run name -> ExternalRun (see ragdiag.external)
+    retriever_stamps: dict = field(default_factory=dict)  # config label -> what made it (precision, index, model)
+    notes: dict[str, str] = field(default_factory=dict)  # what the reader must know (e.g. queries BM25 cannot match)
 
     @property
     def in_domain(self) -> np.ndarray:
@@ -232,9 +237,30 @@ def build_index(corpus: Corpus, truth: GroundTruth, strategy: Strategy, encoder,
     )
 
 
+def _needle_score(found: Search, i: int) -> float:
+    """The retriever's score of query ``i``'s best-ranked needle holder."""
+    if found.target_score is not None:
+        return float(found.target_score[i])
+    r = int(found.target_rank[i])
+    if r > found.scores.shape[1]:
+        raise ValueError("a search without target scores must reach the needle's rank")
+    return float(found.scores[i, r - 1])
+
+
 def _config_result(config: Config, index: StrategyIndex, truth: GroundTruth, queries: Sequence[Query],
-                   found: Search, query_vectors: np.ndarray, *, k_diag: int, seconds: float) -> ConfigResult:
-    """Per-query outcome from a bounded search: distances only for the top and the needle holders."""
+                   found: Search, query_vectors: np.ndarray | None, full_distances: np.ndarray | None = None, *,
+                   k_diag: int, seconds: float, zero_is_unretrieved: bool = False, distances=None) -> ConfigResult:
+    """Per-query outcome from a bounded search: distances only for the top and the needle holders.
+
+    ``distances(positions)`` gives (queries x positions) cosine distances (default: ``query_vectors``
+    against the index's vectors). ``zero_is_unretrieved``: a chunk scoring 0 was not retrieved (BM25:
+    it shares no token with the query). The full-matrix form ``(orders, scores, distances)`` of every
+    chunk is accepted too, in place of ``(found, query_vectors, full_distances)``.
+    """
+    if not isinstance(found, Search):
+        holders_ = [index.holders[q.question_id] if q.in_domain else np.zeros(0, dtype=np.int64) for q in queries]
+        found, full = from_full(np.asarray(found), np.asarray(query_vectors), holders_), full_distances
+        distances, query_vectors = (lambda cols: full[:, cols]), None
     nq = len(queries)
     needle_rank = np.asarray(found.target_rank, dtype=np.int64)
     needle_distance = np.full(nq, np.nan)
@@ -243,7 +269,8 @@ def _config_result(config: Config, index: StrategyIndex, truth: GroundTruth, que
     holders = [index.holders[q.question_id] if q.in_domain else np.zeros(0, dtype=np.int64) for q in queries]
     # Cosine distances of the shown chunks and of every holder: one small (queries x needed chunks) product.
     needed = np.unique(np.concatenate([top_order.ravel(), *holders]).astype(np.int64))
-    dist = cosine_distances(query_vectors, rows_of(index.vectors, needed))
+    dist = (distances(needed) if distances is not None
+            else cosine_distances(query_vectors, rows_of(index.vectors, needed)))
     col = {int(p): j for j, p in enumerate(needed)}
     top_cols = np.searchsorted(needed, top_order)
     diagnosis = []
@@ -253,11 +280,18 @@ def _config_result(config: Config, index: StrategyIndex, truth: GroundTruth, que
             continue
         h = holders[i]
         question = truth.question(q.question_id)
+        unretrieved = False
         if h.size:
             needle_distance[i] = dist[i, [col[int(p)] for p in h]].min()
             top_holds[i] = np.isin(top_order[i], h)
+            if zero_is_unretrieved and needle_rank[i] and _needle_score(found, i) == 0:
+                needle_rank[i] = 0
+                top_holds[i] &= found.scores[i, :TOP] != 0
+                unretrieved = True
         if h.size == 0:
             diagnosis.append("destroyed")
+        elif unretrieved:
+            diagnosis.append("not-retrieved")
         elif needle_rank[i] <= k_diag:
             diagnosis.append("hit")
         elif index.truncated_before_needle(q.question_id, question.end):
@@ -327,6 +361,8 @@ def evaluate(
 
     indexes: dict[str, StrategyIndex] = {}
     results: dict[Config, ConfigResult] = {}
+    retriever_stamps: dict[str, dict] = {}
+    notes: dict[str, str] = {}
     for strategy in strats:
         t = time.perf_counter()
         index = build_index(corpus, truth, strategy, encoder, store=store, progress=progress, keep_tokens=keep)
@@ -348,13 +384,27 @@ def evaluate(
             if progress is not None:
                 progress(ProgressEvent("rank", strategy.name, name, 1, 1))
             cfg = Config(strategy.name, name)
-            results[cfg] = _config_result(cfg, index, truth, queries, found, qvecs,
-                                          k_diag=diagnosis_k, seconds=seconds)
+            if callable(getattr(retriever, "stamp", None)):
+                retriever_stamps[cfg.label] = retriever.stamp()
+            # A retriever with its own embedding model gives its own distances: the gate's cut belongs to one model.
+            own = getattr(retriever, "cosine_distances", None)
+            own_dist = (lambda cols, own=own: own(batch)[:, cols]) if callable(own) else None
+            results[cfg] = _config_result(cfg, index, truth, queries, found, qvecs, distances=own_dist,
+                                          k_diag=diagnosis_k, seconds=seconds, zero_is_unretrieved=name == "bm25")
+        bm25 = ctx._built.get("bm25")  # built when asked for, or as a part of hybrid and the rerankers
+        if isinstance(bm25, BM25Retriever):
+            silent = [q.id for q, u in zip(queries, bm25.index.unmatched(batch.texts)) if u]
+            if silent:
+                notes[f"bm25 {strategy.name}"] = (
+                    f"{len(silent)} of {len(queries)} queries share no word with any chunk of {strategy.name} "
+                    f"(e.g. {', '.join(silent[:5])}): BM25 retrieves nothing for them and hybrid ranks them by "
+                    "dense alone")
         run.strategy_done()
     timings["total"] = time.perf_counter() - t0
     stamp = encoder.stamp.as_dict() if hasattr(encoder, "stamp") else {}
     stamp["pipeline_version"] = PIPELINE_VERSION
-    return Evaluation(corpus, truth, queries, indexes, results, unavailable, stamp, timings, diagnosis_k)
+    return Evaluation(corpus, truth, queries, indexes, results, unavailable, stamp, timings, diagnosis_k,
+                      retriever_stamps=retriever_stamps, notes=notes)
 
 
 def summary_rows(ev: Evaluation, *, phrasing: str = "all", ks: Sequence[int] = KS) -> list[dict]:

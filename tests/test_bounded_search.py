@@ -40,11 +40,8 @@ def ref_orders(scores: np.ndarray) -> np.ndarray:
     return np.argsort(-scores, axis=1, kind="stable")
 
 
-def ref_hybrid(dense_scores, bm25_scores):
-    return rrf_fuse([ranks_from_orders(ref_orders(dense_scores)), ranks_from_orders(ref_orders(bm25_scores))])
-
-
-def ref_config_result(config, index, truth, queries, orders, scores, dist, *, k_diag) -> ConfigResult:
+def ref_config_result(config, index, truth, queries, orders, scores, dist, *, k_diag,
+                      zero_is_unretrieved=False) -> ConfigResult:
     """The old ``_config_result``: full orders, full scores, full distance matrix."""
     nq = len(queries)
     ranks = ranks_from_orders(orders)
@@ -59,12 +56,19 @@ def ref_config_result(config, index, truth, queries, orders, scores, dist, *, k_
             continue
         h = index.holders[q.question_id]
         question = truth.question(q.question_id)
+        unretrieved = False
         if h.size:
             needle_rank[i] = ranks[i, h].min()
             needle_distance[i] = dist[i, h].min()
             top_holds[i] = np.isin(top_order[i], h)
+            if zero_is_unretrieved and scores[i, needle_rank[i] - 1] == 0:
+                needle_rank[i] = 0
+                top_holds[i] &= scores[i, :TOP] != 0
+                unretrieved = True
         if h.size == 0:
             diagnosis.append("destroyed")
+        elif unretrieved:
+            diagnosis.append("not-retrieved")
         elif needle_rank[i] <= k_diag:
             diagnosis.append("hit")
         elif index.truncated_before_needle(q.question_id, question.end):
@@ -77,25 +81,22 @@ def ref_config_result(config, index, truth, queries, orders, scores, dist, *, k_
 
 
 def reference_results(ev, query_vectors) -> dict:
-    """Every dense/bm25/hybrid configuration of ``ev`` recomputed by the full-matrix path."""
+    """Every dense/bm25/hybrid configuration of ``ev`` recomputed by the full-matrix path:
+    each retriever's full ``rank`` (all chunks), the full distance matrix."""
     out = {}
-    texts = tuple(q.text for q in ev.queries)
+    batch = QueryBatch(tuple(q.text for q in ev.queries), query_vectors)
     for name, index in ev.indexes.items():
-        q32 = np.asarray(query_vectors, dtype=np.float32)
-        dense = q32 @ np.asarray(index.vectors, dtype=np.float32).T
-        bm25 = BM25Retriever([c.embed_text for c in index.chunks]).index.scores(texts)
+        dense = DenseRetriever(index.vectors)
+        bm25 = BM25Retriever([c.embed_text for c in index.chunks])
         dist = cosine_distances(query_vectors, index.vectors)
-        hy_order, hy_scores = ref_hybrid(dense, bm25)
-        full = {
-            "dense": (ref_orders(dense), dense),
-            "bm25": (ref_orders(bm25), bm25),
-            "hybrid": (hy_order, None, hy_scores),
-        }
-        for retriever, value in full.items():
-            order = value[0]
-            scores = value[2] if retriever == "hybrid" else np.take_along_axis(value[1], order, axis=1)
-            cfg = Config(name, retriever)
-            out[cfg] = ref_config_result(cfg, index, ev.truth, ev.queries, order, scores, dist, k_diag=ev.diagnosis_k)
+        for retriever in (dense, bm25, HybridRetriever([dense, bm25])):
+            rankings = retriever.rank(batch)
+            order = np.stack([r.order for r in rankings])
+            scores = np.stack([r.scores for r in rankings])
+            assert order.shape[1] == len(index.chunks)  # the full ranking
+            cfg = Config(name, retriever.name)
+            out[cfg] = ref_config_result(cfg, index, ev.truth, ev.queries, order, scores, dist, k_diag=ev.diagnosis_k,
+                                         zero_is_unretrieved=retriever.name == "bm25")
     return out
 
 
@@ -192,7 +193,7 @@ def test_bm25_search_equals_the_full_scores(docs, queries, block, depth):
     r = BM25Retriever(texts)
     full = r.index.scores(qs)
     targets = [np.array([i % len(texts)]) for i in range(len(qs))]
-    found = r.search(QueryBatch(qs), depth=depth, targets=targets, block=block)
+    found = r.bounded_search(QueryBatch(qs), depth=depth, targets=targets, block=block)
     order = ref_orders(full)
     np.testing.assert_array_equal(found.order, order[:, :depth])
     np.testing.assert_array_equal(found.scores, np.take_along_axis(full, order[:, :depth], axis=1))
@@ -218,15 +219,16 @@ def test_dense_and_hybrid_search_with_small_blocks(seed, tmp_path):
     dense_full = queries @ chunks.T
     for vectors in (chunks, VectorFile(_saved(tmp_path, chunks))):
         dense = DenseRetriever(vectors)
-        found = dense.search(batch, depth=TOP, targets=targets, block=7)
+        found = dense.bounded_search(batch, depth=TOP, targets=targets, block=7)
         order = ref_orders(dense_full)
         np.testing.assert_array_equal(found.order, order[:, :TOP])
         np.testing.assert_array_equal(found.target_rank, target_ranks_from_orders(order, targets))
         bm25 = BM25Retriever(texts)
         hybrid = HybridRetriever([dense, bm25])
-        ref_order, ref_scores = ref_hybrid(dense_full, bm25.index.scores(qtexts))
+        full = hybrid.rank(batch)  # the full-matrix path
+        ref_order, ref_scores = np.stack([r.order for r in full]), np.stack([r.scores for r in full])
         for budget in (97, 300, 10**6):  # one query at a time, three, all
-            found = hybrid.search(batch, depth=TOP, targets=targets, budget=budget)
+            found = hybrid.bounded_search(batch, depth=TOP, targets=targets, budget=budget)
             np.testing.assert_array_equal(found.order, ref_order[:, :TOP])
             np.testing.assert_array_equal(found.scores, ref_scores[:, :TOP])
             np.testing.assert_array_equal(found.target_rank, target_ranks_from_orders(ref_order, targets))
@@ -257,7 +259,7 @@ def test_rerank_search_equals_rank():
     targets = [rng.choice(60, size=2, replace=False) for _ in range(6)]
     full = rr.rank(batch)
     orders = np.stack([r.order for r in full])
-    found = rr.search(batch, depth=8, targets=targets)
+    found = rr.bounded_search(batch, depth=8, targets=targets)
     np.testing.assert_array_equal(found.order, orders[:, :8])
     np.testing.assert_array_equal(found.scores, np.stack([r.scores[:8] for r in full]))
     np.testing.assert_array_equal(found.target_rank, target_ranks_from_orders(orders, targets))
@@ -310,7 +312,7 @@ def test_config_result_reads_distances_of_on_disk_vectors(tiny_corpus, tiny_trut
     qv = fake_encoder.encode([q.text for q in ev.queries])
     batch = QueryBatch(tuple(q.text for q in ev.queries), qv)
     targets = [index.holders[q.question_id] if q.in_domain else np.zeros(0, np.int64) for q in ev.queries]
-    found = DenseRetriever(on_disk.vectors).search(batch, depth=TOP, targets=targets)
+    found = DenseRetriever(on_disk.vectors).bounded_search(batch, depth=TOP, targets=targets)
     res = _config_result(Config("C", "dense"), on_disk, ev.truth, ev.queries, found, qv, k_diag=ev.diagnosis_k,
                          seconds=0.0)
     assert_same_result(res, ev.result("C/dense"))
@@ -360,8 +362,10 @@ def test_hybrid_search_over_a_part_that_only_ranks():
 
     targets = [rng.choice(40, size=2, replace=False) for _ in range(5)]
     bm25 = BM25Retriever(texts)
-    ref_order, ref_scores = ref_hybrid(queries @ chunks.T, bm25.index.scores(batch.texts))
-    found = HybridRetriever([RankOnly(), bm25]).search(batch, depth=TOP, targets=targets, budget=80)
+    hybrid = HybridRetriever([RankOnly(), bm25])
+    full = hybrid.rank(batch)
+    ref_order, ref_scores = np.stack([r.order for r in full]), np.stack([r.scores for r in full])
+    found = hybrid.bounded_search(batch, depth=TOP, targets=targets, budget=80)
     np.testing.assert_array_equal(found.order, ref_order[:, :TOP])
     np.testing.assert_array_equal(found.scores, ref_scores[:, :TOP])
     np.testing.assert_array_equal(found.target_rank, target_ranks_from_orders(ref_order, targets))

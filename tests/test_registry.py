@@ -37,7 +37,7 @@ def test_builtins_are_registered_in_order():
 
 @pytest.mark.parametrize("name, message", [
     ("colbert", "choose from"),
-    ("dense@mpnet", "takes no @parameter"),
+    ("bm25@mpnet", "takes no @parameter"),
 ])
 def test_unknown_names_say_what_to_do(name, message):
     with pytest.raises(ValueError, match=message):

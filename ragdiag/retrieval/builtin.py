@@ -40,9 +40,17 @@ def _cross_encoder(run: RunContext) -> CrossEncoderScorer:
     return run.shared("cross-encoder", lambda: CrossEncoderScorer(run.options.get("cross_encoder")))
 
 
+def _dense(ctx: BuildContext):
+    if ctx.param is None:
+        return DenseRetriever(ctx.vectors)
+    from .variant_specs import build_dense_variant  # dense@MODEL: another embedding model
+
+    return build_dense_variant(ctx)
+
+
 register_retriever(RetrieverSpec(
-    "dense", build=lambda ctx: DenseRetriever(ctx.vectors),
-    description="exact cosine search on all-MiniLM-L6-v2 unit vectors"))
+    "dense", build=_dense, parametric=True,
+    description="exact cosine search on all-MiniLM-L6-v2 unit vectors; dense@use or dense@FOLDER for another model"))
 register_retriever(RetrieverSpec(
     "bm25", build=lambda ctx: BM25Retriever(list(ctx.texts)),
     description="BM25 (Lucene idf, k1=1.2, b=0.75) on the embedded texts"))
@@ -57,3 +65,5 @@ register_retriever(RetrieverSpec(
     "rerank-ce", build=lambda ctx: _rerank(ctx, _cross_encoder(ctx.run)), requires=("hybrid",),
     prepare=_cross_encoder,
     description=f"cross-encoder over the hybrid top {RERANK_HEAD} (a model you supply)"))
+
+from . import variant_specs  # noqa: E402,F401 - dense-int8, dense-binary, dense-hnsw (+ -rescore, @MODEL)

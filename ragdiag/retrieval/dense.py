@@ -67,7 +67,7 @@ class DenseRetriever:
         q = np.asarray(batch.vectors, dtype=np.float32)
         return lambda cols: q @ np.asarray(rows_of(self.vectors, cols), dtype=np.float32).T
 
-    def search(self, batch: QueryBatch, *, depth: int, targets=None, block: int | None = None) -> Search:
+    def bounded_search(self, batch: QueryBatch, *, depth: int, targets=None, block: int | None = None) -> Search:
         return block_search(self.scorer(batch), len(self.vectors), len(batch), depth, targets,
                             block=block or block_size(len(batch), len(self.vectors)))
 

@@ -83,20 +83,36 @@ class HybridRetriever:
         self.k = k
 
     def rank(self, batch: QueryBatch, *, depth: int | None = None) -> list[Ranking]:
-        ranks = [ranks_from_orders(np.stack([r.order for r in p.rank(batch)])) for p in self.parts]
+        rankings = [p.rank(batch) for p in self.parts]
+        ranks = [ranks_from_orders(np.stack([r.order for r in rs])) for rs in rankings]
         order, scores = rrf_fuse(ranks, k=self.k)
+        # A part with no evidence for a query (every score 0: BM25 with no known token) has no
+        # ranking to give; fusing its chunk-order fallback would add noise, so that query is
+        # fused from the other parts alone.
+        silent = np.array([[getattr(p, "zero_is_unmatched", False) and bool(np.all(r.scores == 0)) for r in rs]
+                           for p, rs in zip(self.parts, rankings)])  # parts x queries
+        for q in np.flatnonzero(silent.any(axis=0) & ~silent.all(axis=0)):
+            keep = [ranks[p][q:q + 1] for p in range(len(self.parts)) if not silent[p, q]]
+            o, s = rrf_fuse(keep, k=self.k)
+            order[q], scores[q] = o[0], s[0]
         if depth is not None:
             order, scores = order[:, :depth], scores[:, :depth]
         return [Ranking(o, s) for o, s in zip(order, scores)]
 
-    def _part_ranks(self, part: Retriever, sub: QueryBatch, n: int) -> np.ndarray:
-        if hasattr(part, "scorer"):
-            orders = top_k_desc(full_scores(part.scorer(sub), n, len(sub)), None)
+    def _part_ranks(self, part: Retriever, sub: QueryBatch, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Full ranks of every chunk for the queries of ``sub``, and which queries the part is silent on."""
+        zero_is_unmatched = getattr(part, "zero_is_unmatched", False)
+        if callable(getattr(part, "scorer", None)):
+            scores = full_scores(part.scorer(sub), n, len(sub))
+            orders = top_k_desc(scores, None)
+            silent = (scores == 0).all(axis=1) if zero_is_unmatched else np.zeros(len(sub), dtype=bool)
         else:
-            orders = np.stack([r.order for r in part.rank(sub)])
-        return ranks_from_orders(orders)
+            rankings = part.rank(sub)
+            orders = np.stack([r.order for r in rankings])
+            silent = np.array([zero_is_unmatched and bool(np.all(r.scores == 0)) for r in rankings], dtype=bool)
+        return ranks_from_orders(orders), silent
 
-    def search(self, batch: QueryBatch, *, depth: int, targets=None, budget: int = BLOCK_ELEMENTS) -> Search:
+    def bounded_search(self, batch: QueryBatch, *, depth: int, targets=None, budget: int = BLOCK_ELEMENTS) -> Search:
         """Top ``depth`` and the targets' rank, a few queries at a time.
 
         RRF needs every chunk's rank in every part, so each part's full ranking is
@@ -111,7 +127,14 @@ class HybridRetriever:
         orders, scores, ranks = [], [], []
         for a in range(0, nq, step):
             sub = QueryBatch(batch.texts[a : a + step], None if batch.vectors is None else batch.vectors[a : a + step])
-            fused, best = rrf_scores([self._part_ranks(p, sub, n) for p in self.parts], k=self.k)
+            parts = [self._part_ranks(p, sub, n) for p in self.parts]
+            fused, best = rrf_scores([r for r, _ in parts], k=self.k)
+            silent = np.stack([s for _, s in parts])  # parts x queries
+            # As in rank(): a part with no evidence for a query is left out of that query's fusion.
+            for q in np.flatnonzero(silent.any(axis=0) & ~silent.all(axis=0)):
+                f, b = rrf_scores([r[q : q + 1] for (r, _), quiet in zip(parts, silent[:, q]) if not quiet], k=self.k)
+                fused[q], best[q] = f[0], b[0]
+            del parts
             order = _fused_top(fused, best, depth)
             orders.append(order)
             scores.append(np.take_along_axis(fused, order, axis=1))

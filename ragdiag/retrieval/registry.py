@@ -209,12 +209,18 @@ def parse_retrievers(spec: str | Iterable[str] | None) -> list[str]:
     """``"dense,hybrid"`` -> names, checked against the registry; None -> every default retriever."""
     if spec is None:
         return list(retriever_names(default_only=True))
-    names = [s.strip().lower() for s in (spec.split(",") if isinstance(spec, str) else spec) if s.strip()]
+    names = [_lower_base(s) for s in (spec.split(",") if isinstance(spec, str) else spec) if s.strip()]
     if not names:
         raise ValueError(f"no retriever named (none given); choose from {','.join(retriever_names())}")
     for name in names:
         retriever_spec(name)
     return list(dict.fromkeys(names))
+
+
+def _lower_base(name: str) -> str:
+    """Lower-case the retriever name, not its @parameter (a model folder's path keeps its case)."""
+    base, at, param = name.strip().partition("@")
+    return base.lower() + at + param
 
 
 def build_retriever(name: str, ctx: BuildContext) -> Retriever:

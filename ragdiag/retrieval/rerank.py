@@ -178,7 +178,7 @@ class RerankRetriever:
             out.append(Ranking(order, all_scores))
         return out
 
-    def search(self, batch: QueryBatch, *, depth: int, targets=None) -> Search:
+    def bounded_search(self, batch: QueryBatch, *, depth: int, targets=None) -> Search:
         """As :meth:`rank`, from the base's bounded search: a target beyond the head keeps its base rank."""
         found = _search(self.base, batch, depth=max(depth, self.head), targets=targets)
         heads = [o[: self.head] for o in found.order]

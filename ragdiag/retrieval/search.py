@@ -30,7 +30,7 @@ import numpy as np
 from .base import QueryBatch, Retriever
 
 __all__ = ["Search", "BLOCK_ELEMENTS", "MAX_BLOCK_CHUNKS", "block_size", "top_k_blocks", "block_search", "search",
-           "full_scores", "target_ranks_from_orders"]
+           "full_scores", "target_ranks_from_orders", "from_full"]
 
 #: Scores held at once, (queries x chunks of one block): 4M values, 32 MB in float64.
 BLOCK_ELEMENTS = 1 << 22
@@ -47,6 +47,7 @@ class Search:
     order: np.ndarray  # (queries, depth) chunk positions, best first
     scores: np.ndarray  # (queries, depth) the retriever's scores
     target_rank: np.ndarray  # (queries,) 1-based rank of the best-ranked target; 0 when a query has none
+    target_score: np.ndarray | None = None  # (queries,) that target's score (nan: none); None if not known
 
 
 def block_size(n_queries: int, n_chunks: int, budget: int = BLOCK_ELEMENTS) -> int:
@@ -157,14 +158,14 @@ def block_search(score: Scorer, n: int, n_queries: int, depth: int, targets: Seq
     thr, tpos = _best_targets(nq, rows, cols, values)
     if not cols.size:  # no targets: nothing to count
         order, scores = _pass(score, n, nq, depth, None, block=block)[:2]
-        return Search(order, scores, np.zeros(nq, dtype=np.int64))
+        return Search(order, scores, np.zeros(nq, dtype=np.int64), np.full(nq, np.nan))
     order, scores, counts, seen = _pass(score, n, nq, depth, (thr, tpos), block=block, watch=(rows, cols))
     if cols.size and not np.array_equal(seen, values):
         # The up-front scores differ in the last bit from the blocks' (BLAS kernels differ by shape): recount.
         thr, tpos = _best_targets(nq, rows, cols, seen)
         counts = _pass(score, n, nq, 0, (thr, tpos), block=block)[2]
     rank = np.where(tpos >= 0, counts + 1, 0)
-    return Search(order, scores, rank.astype(np.int64))
+    return Search(order, scores, rank.astype(np.int64), np.where(tpos >= 0, thr, np.nan))
 
 
 def full_scores(score: Scorer, n: int, n_queries: int, *, block: int | None = None) -> np.ndarray:
@@ -186,11 +187,19 @@ def target_ranks_from_orders(orders: np.ndarray, targets: Sequence[np.ndarray]) 
 
 def search(retriever: Retriever, batch: QueryBatch, *, depth: int,
            targets: Sequence[np.ndarray] | None = None) -> Search:
-    """``retriever.search`` when it has one (bounded memory), else its full ``rank`` (all chunks held)."""
-    if hasattr(retriever, "search"):
-        return retriever.search(batch, depth=depth, targets=targets)
+    """``retriever.bounded_search`` when it has one (bounded memory), else its full ``rank`` (all chunks held)."""
+    if callable(getattr(retriever, "bounded_search", None)):
+        return retriever.bounded_search(batch, depth=depth, targets=targets)
     rankings = retriever.rank(batch)
     orders = np.stack([r.order for r in rankings])
     scores = np.stack([r.scores for r in rankings])
     targets = targets if targets is not None else [np.zeros(0, dtype=np.int64)] * len(batch)
-    return Search(orders[:, :depth], scores[:, :depth], target_ranks_from_orders(orders, targets))
+    return from_full(orders, scores, targets, depth=depth)
+
+
+def from_full(orders: np.ndarray, scores: np.ndarray, targets: Sequence[np.ndarray], *, depth: int | None = None) -> Search:
+    """A :class:`Search` read from full rankings (every chunk ranked) and their scores."""
+    depth = orders.shape[1] if depth is None else depth
+    ranks = target_ranks_from_orders(orders, targets)
+    at = np.take_along_axis(scores, np.maximum(ranks - 1, 0)[:, None], axis=1)[:, 0] if scores.size else ranks * 0.0
+    return Search(orders[:, :depth], scores[:, :depth], ranks, np.where(ranks > 0, at, np.nan))
