@@ -7,10 +7,10 @@ corpus, and a synthetic scale-up that repeats them ``--scale`` times) for the
 ground-truth queries. The rank_bm25 side is a subclass with Lucene's idf, so
 the scores are the same (checked here to 1e-9 relative before timing).
 Figures are medians of ``--repeats`` runs, all measured in this one process.
-"before" is the kernel the evaluation used before blocks (the dense (queries x
-chunks) score matrix from a sparse-times-dense product); "all scores" is the
-same matrix from today's sparse-times-sparse product (``BM25Index.scores``,
-bit-identical, checked); "top 20 by blocks" is what the
+"before" is the code the evaluation ran before blocks (the dense (queries x
+chunks) score matrix, written out here verbatim); "all scores" is
+``BM25Index.scores`` today (the same kernel through the block scorer, one
+block; bit-identical, checked); "top 20 by blocks" is what the
 evaluation runs now (``BM25Retriever.search``: blocks of chunks, top 20 and
 their scores, checked equal to the first 20 of the full stable sort).
 """
@@ -93,7 +93,7 @@ def main() -> None:
     queries = [q.text for q in truth.queries]
     print(f"# BM25 per query ({platform.processor() or platform.machine()}, {len(queries)} queries, "
           f"median of {args.repeats})\n")
-    print(f"| chunks | before: dense product, all scores ms/query | now: sparse product, all scores ms/query | "
+    print(f"| chunks | before: all scores ms/query | now: all scores ms/query | "
           f"now: top {TOP} by blocks ms/query | rank_bm25 ms/query | speed-up before | speed-up (all scores) | "
           "speed-up (blocks) | max rel. score diff |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
