@@ -71,10 +71,11 @@ def _select(S: np.ndarray, depth: int) -> np.ndarray:
     if depth >= b:
         return np.broadcast_to(np.arange(b), (nq, b))
     kth = np.partition(S, b - depth, axis=1)[:, b - depth]  # the depth-th largest value of each row
-    gt = S > kth[:, None]
-    eq = S == kth[:, None]
-    need = depth - gt.sum(axis=1)
-    keep = gt | (eq & (np.cumsum(eq, axis=1) <= need[:, None]))
+    keep = S >= kth[:, None]
+    extra = keep.sum(axis=1) - depth  # ties at the cut beyond what is needed
+    for i in np.flatnonzero(extra):  # keep only the lowest columns among them (rare but for all-zero rows)
+        tied = np.flatnonzero(S[i] == kth[i])
+        keep[i, tied[len(tied) - extra[i]:]] = False
     return np.nonzero(keep)[1].reshape(nq, depth)
 
 
