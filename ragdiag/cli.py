@@ -129,11 +129,15 @@ def _keep(value: int) -> int:
 def _known_config(cfg, what: str):
     """A configuration ragdiag can evaluate (not an external run's ``ext/...`` label)."""
     from .chunking import STRATEGIES
-    from .retrieval import RETRIEVERS
+    from .retrieval.registry import retriever_names, retriever_spec
 
-    if cfg.strategy not in STRATEGIES or cfg.retriever not in RETRIEVERS:
+    try:
+        known = cfg.strategy in STRATEGIES and retriever_spec(cfg.retriever) is not None
+    except ValueError:
+        known = False
+    if not known:
         raise UsageError(f"{what} {cfg.label!r} is not a ragdiag configuration: use STRATEGY/RETRIEVER with a "
-                         f"strategy from {','.join(STRATEGIES)} and a retriever from {','.join(RETRIEVERS)}")
+                         f"strategy from {','.join(STRATEGIES)} and a retriever from {','.join(retriever_names())}")
     return cfg
 
 
