@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One-command set-up for a fresh machine (Python 3.11 with venv).
-#   ./run.sh dashboard   install into .venv and start the dashboard on the bundled corpus
+#   ./run.sh dashboard [--corpus DIR] [--truth FILE] [--roots DIR:DIR] [--locked] [--address A] [--port N]
+#                        install into .venv and start the dashboard (default: the bundled corpus, on 127.0.0.1)
 #   ./run.sh test        install into .venv (with test tools) and run the whole test suite
 #                        (plain `pytest` runs the fast selection: no model, no browser)
 #   ./run.sh cli ARGS    run `python -m ragdiag ARGS` inside .venv
@@ -25,8 +26,21 @@ venv() {
 case "${1:-}" in
   dashboard)
     shift
+    # ragdiag's own options become environment variables; the rest go to streamlit.
+    pass=()
+    while [ $# -gt 0 ]; do
+      case "$1" in
+        --corpus) export RAGDIAG_CORPUS="$2"; shift 2 ;;
+        --truth) export RAGDIAG_TRUTH="$2"; shift 2 ;;
+        --roots) export RAGDIAG_ROOTS="$2"; shift 2 ;;
+        --locked) export RAGDIAG_LOCKED=1; shift ;;
+        --address) pass+=(--server.address "$2"); shift 2 ;;
+        --port) pass+=(--server.port "$2"); shift 2 ;;
+        *) pass+=("$1"); shift ;;
+      esac
+    done
     venv requirements.txt
-    exec "$VENV/bin/python" -m streamlit run app.py "$@"
+    exec "$VENV/bin/python" -m streamlit run app.py ${pass[@]+"${pass[@]}"}
     ;;
   test)
     shift

@@ -1,18 +1,21 @@
 """External run: evaluate another system's results against the same ground truth, beside ragdiag's."""
 
+import re
 from collections import Counter
 from dataclasses import replace
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from ragdiag.evaluate import summary_rows
-from ragdiag.external import RunError, parse_run, run_result
+from ragdiag.external import RunError, decode_run, load_run, parse_run, run_result
+from ragdiag.limits import ENV as LIMIT_ENV
+from ragdiag.limits import LimitError, Limits
+from ragdiag.serving import AccessError
 from ragdiag.results import compare, sweep_table
 from ui.frames import recall_table
 from ui.html import md_text
-from ui.state import config_select, cut_keep_sliders, evaluation
+from ui.state import access, config_select, cut_keep_sliders, evaluation
 
 st.title("External run")
 st.markdown(
@@ -23,36 +26,53 @@ st.markdown(
 )
 ev, token = evaluation()
 
+acc = access()
+try:
+    limits = Limits.from_env()
+except LimitError as exc:
+    st.error(md_text(exc))
+    st.stop()
 up, path_col = st.columns(2)
-uploaded = up.file_uploader("Run file (.jsonl)", type=["jsonl", "json", "txt"], key="run_file")
-server_path = path_col.text_input("…or a run file on the server", key="run_path",
-                                  help="A path readable by the dashboard's process.")
+uploaded = up.file_uploader("Run file (.jsonl)", type=["jsonl", "json", "txt"], key="run_file",
+                            help=f"At most {limits.max_run_bytes / 1e6:g} MB.")
+server_path = "" if acc.locked else path_col.text_input(
+    "…or a run file on the server", key="run_path", max_chars=4096,
+    help="A path under the folders the operator allowed (RAGDIAG_ROOTS).")
 distances = st.checkbox("Scores are cosine distances (lower = closer): enables the threshold sweep",
                         key="run_distances")
-if uploaded is not None:
-    raw, source = uploaded.getvalue(), uploaded.name
-elif server_path.strip():
-    try:
-        raw, source = Path(server_path.strip()).expanduser().read_bytes(), Path(server_path.strip()).name
-    except OSError as exc:
-        st.error(f"Cannot read {md_text(server_path)}: {md_text(exc.strerror or str(exc))}")
-        st.stop()
-else:
-    st.info("No run loaded yet.")
-    st.stop()
+
+
+def _run_name(file_name: str) -> str:
+    """A safe name for tables and headings: letters, digits, '-', '_' and '.' from the file's stem only."""
+    stem = file_name.rsplit("/", 1)[-1].rsplit("\\", 1)[-1].rsplit(".", 1)[0]
+    return re.sub(r"[^\w.-]+", "_", stem)[:40].strip("._") or "external"
+
 
 try:
-    lines = raw.decode("utf-8").splitlines()
-except UnicodeDecodeError:
-    st.error("The run file is not UTF-8 text.")
-    st.stop()
-name = source.rsplit(".", 1)[0] or "external"
-try:
-    run = parse_run(lines, ev.truth, name=name, source=source, distances=distances)
+    if uploaded is not None:
+        if uploaded.size > limits.max_run_bytes:
+            raise RunError("upload", [f"the file is {uploaded.size:,} bytes; the limit is {limits.max_run_bytes:,} "
+                                      f"(the operator sets {LIMIT_ENV['max_run_bytes']})"])
+        source = name = _run_name(uploaded.name)
+        run = parse_run(decode_run(uploaded.getvalue(), source), ev.truth, name=name, source=source,
+                        distances=distances, corpus=ev.corpus)
+    elif server_path.strip():
+        try:
+            path = acc.check(server_path.strip(), "run file")
+        except AccessError as exc:
+            st.error(f"Cannot open that: {md_text(exc)}.")
+            st.stop()
+        run = load_run(path, ev.truth, name=_run_name(path.name), distances=distances, corpus=ev.corpus,
+                       limits=limits)
+    else:
+        st.info("No run loaded yet.")
+        st.stop()
 except RunError as exc:
     st.error(f"This run cannot be evaluated ({len(exc.problems)} problem(s)):")
     st.code("\n".join(exc.problems[:50]), language=None)
     st.stop()
+for note in run.notes:
+    st.info(md_text(note))
 
 result = run_result(ev, run)
 # A copy: the cached evaluation is shared by every session and is never mutated.
@@ -62,7 +82,7 @@ if run.missing:
                + md_text(", ".join(run.missing[:20])) + (" …" if len(run.missing) > 20 else ""))
 
 rows = [r for r in summary_rows(view) if r["config"] == result.config.label]
-st.subheader(f"Recall of {result.config.label}")
+st.subheader(f"Recall of {md_text(result.config.label)}")
 st.dataframe(recall_table(rows), hide_index=True)
 counts = Counter(d for d in result.diagnosis if d != "ood")
 st.caption("diagnoses: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
@@ -74,7 +94,7 @@ k = b.selectbox("k", [1, 4, 8, 20], index=3, key="run_k")
 c = compare(view, result.config, other, k=k)
 t = c.test
 m1, m2, m3, m4 = st.columns(4)
-m1.metric(f"{result.config.label} wins", t.wins)
+m1.metric(f"{md_text(result.config.label)} wins", t.wins)
 m2.metric("losses", t.losses)
 m3.metric("ties", t.ties)
 m4.metric("exact sign-test p", f"{t.p:.3g}")

@@ -12,6 +12,9 @@ from .defaults import DEFAULT_CUT
 __all__ = ["main"]
 
 
+MAX_SWEEP_ROWS = 10_000
+
+
 class UsageError(Exception):
     """Bad input: printed without a traceback, exit status 2."""
 
@@ -61,11 +64,82 @@ def _load(args):
 
 
 def _store(args):
+    """The store, or None (``--no-cache``, or a cache folder that cannot be used: a warning, and results anyway)."""
     if getattr(args, "no_cache", False):
         return None
-    from .store import Store
+    import sqlite3
 
-    return Store(args.cache)
+    from .store import Store, resolve_root
+
+    root = resolve_root(args.cache)
+    if root.exists() and not root.is_dir():
+        raise UsageError(f"--cache names {str(root)!r}, which is a file; pass a folder (it is created if missing)")
+    try:
+        return Store(args.cache)
+    except (OSError, sqlite3.Error) as exc:
+        print(f"warning: cannot use the cache folder {str(root)!r} ({getattr(exc, 'strerror', None) or exc}); "
+              "continuing without it: everything is computed, nothing is stored", file=sys.stderr)
+        return None
+
+
+def _check_out_folder(out: str | None) -> None:
+    """``--out`` must be a folder we can write, checked before any work is done."""
+    if not out:
+        return
+    import os
+
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--out names {out!r}, which is a file; pass a folder for the output files")
+    probe = path
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {out!r} cannot be written ({str(probe)!r} is not a writable folder)")
+
+
+def _check_out_file(out: Path) -> None:
+    import os
+
+    if out.is_dir():
+        raise UsageError(f"--out names {str(out)!r}, which is a folder; pass a file name like report.html")
+    probe = out.parent
+    while not probe.exists():
+        probe = probe.parent
+    if (out.exists() and not os.access(out, os.W_OK)) or not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {str(out)!r} cannot be written (no write permission)")
+
+
+def _finite(name: str, value: float, low: float, high: float, *, low_open: bool = False) -> float:
+    import math
+
+    ok = math.isfinite(value) and (low < value if low_open else low <= value) and value <= high
+    if not ok:
+        bracket = "(" if low_open else "["
+        raise UsageError(f"{name} must be a cosine distance in {bracket}{low:g}, {high:g}], got {value}")
+    return value
+
+
+def _keep(value: int) -> int:
+    if value < 1:
+        raise UsageError(f"--keep must be at least 1, got {value}")
+    return value
+
+
+def _known_config(cfg, what: str):
+    """A configuration ragdiag can evaluate (not an external run's ``ext/...`` label)."""
+    from .chunking import STRATEGIES
+    from .retrieval import RETRIEVERS
+
+    if cfg.strategy not in STRATEGIES or cfg.retriever not in RETRIEVERS:
+        raise UsageError(f"{what} {cfg.label!r} is not a ragdiag configuration: use STRATEGY/RETRIEVER with a "
+                         f"strategy from {','.join(STRATEGIES)} and a retriever from {','.join(RETRIEVERS)}")
+    return cfg
+
+
+def _print_notes(ev) -> None:
+    for note in getattr(ev, "notes", {}).values():
+        print(f"note: {note}", file=sys.stderr)
 
 
 def _encoder(args):
@@ -86,6 +160,7 @@ def _evaluate(args, strategies, retrievers):
     t = time.perf_counter()
     ev = evaluate(corpus, truth, encoder=encoder, strategies=strategies, retrievers=retrievers, store=store,
                   cross_encoder=args.cross_encoder, progress=_progress_bar(), diagnosis_k=args.k)
+    _print_notes(ev)
     embedded = sum(idx.embedded for idx in ev.indexes.values())
     total = sum(len(idx.chunks) for idx in ev.indexes.values())
     cache = f"store {store.root}" if store is not None else "no store"
@@ -121,6 +196,7 @@ def cmd_eval(args) -> int:
         retrievers = parse_retrievers(args.retrievers)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    _check_out_folder(args.out)
     ev = _evaluate(args, strategies, retrievers)
     n_in = int(ev.in_domain.sum())
     print(f"corpus {ev.corpus.name}: {len(ev.corpus.documents)} documents, {ev.corpus.n_chars:,} characters; "
@@ -150,6 +226,12 @@ def cmd_compare(args) -> int:
         a, b = Config.parse(args.a), Config.parse(args.b)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    _known_config(a, "CONFIG_A"), _known_config(b, "CONFIG_B")
+    if args.phrasing != "all":
+        _, truth = _load(args)
+        if args.phrasing not in truth.phrasings:
+            raise UsageError(f"--phrasing {args.phrasing!r} is not a phrasing of the ground truth; use all or one of "
+                             f"{', '.join(truth.phrasings)}")
     ev = _evaluate(args, sorted({a.strategy, b.strategy}), sorted({a.retriever, b.retriever}))
     for cfg in (a, b):
         if cfg.retriever in ev.unavailable:
@@ -175,8 +257,19 @@ def cmd_sweep(args) -> int:
         cfg = Config.parse(args.config)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if not 0 < args.step <= 1:
-        raise UsageError("--step must be in (0, 1]")
+    _known_config(cfg, "CONFIG")
+    _finite("--start", args.start, 0, 2)
+    _finite("--stop", args.stop, 0, 2)
+    _finite("--step", args.step, 0, 1, low_open=True)
+    if args.start > args.stop:
+        raise UsageError(f"--start ({args.start}) must not be above --stop ({args.stop})")
+    rows = int((args.stop - args.start) / args.step) + 1
+    if rows > MAX_SWEEP_ROWS:
+        raise UsageError(f"--step {args.step} gives {rows:,} rows between {args.start} and {args.stop}; at most "
+                         f"{MAX_SWEEP_ROWS:,} (use a step of at least {(args.stop - args.start) / (MAX_SWEEP_ROWS - 1):.2g})")
+    if args.cut is not None:
+        _finite("--cut", args.cut, 0, 2, low_open=True)
+    _keep(args.keep)
     ev = _evaluate(args, [cfg.strategy], [cfg.retriever])
     if cfg.retriever in ev.unavailable:
         raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
@@ -201,7 +294,7 @@ def cmd_sweep(args) -> int:
 
 
 def cmd_index(args) -> int:
-    from .store import current_stamps, format_status_table
+    from .store import _chunking_label, current_stamps, format_status_table
 
     store = _store(args) if not args.no_cache else None
     if store is None:
@@ -215,8 +308,23 @@ def cmd_index(args) -> int:
             print(f"warning: cannot judge staleness against the current corpus/model: {exc}", file=sys.stderr)
         print(format_status_table(store.status(current)))
         return 0
+    if args.corpus and not args.stale:
+        gone = store.indexes_of(args.corpus)
+        if not gone:
+            print(f"no stored index of corpus {args.corpus!r}; nothing removed")
+            return 0
+        print(f"removing {len(gone)} index(es) of corpus {args.corpus!r} (the vectors no other index uses); "
+              "other corpora's indexes and cached pair scores are kept:")
+        for s in gone:
+            print(f"  {Path(s.model).name or s.model} {s.precision} {_chunking_label(s.chunking)} ({s.n_chunks} chunks)")
+        print(store.clear(corpus_root=args.corpus))
+        return 0
     corpus, truth = _load(args) if args.stale else (None, None)
     current = current_stamps(corpus, _encoder(args)) if args.stale else None
+    if not args.stale:
+        n = len(store.indexes())
+        print(f"removing everything in the store {str(store.root)!r}: {n} index(es), their vectors and cached pair "
+              "scores (use --corpus DIR to clear one corpus, --stale for stale indexes only)")
     res = store.clear(stale_only=args.stale, current=current)
     print(res)
     return 0
@@ -226,6 +334,14 @@ def cmd_ingest(args) -> int:
     from .corpus import CorpusError
     from .ingest import format_ingest_table, ingest_folder
 
+    import math
+
+    if args.max_bytes is not None and args.max_bytes < 1:
+        raise UsageError(f"--max-bytes must be at least 1, got {args.max_bytes}")
+    if args.max_pages < 1:
+        raise UsageError(f"--max-pages must be at least 1, got {args.max_pages}")
+    if not (math.isfinite(args.time_limit) and args.time_limit > 0):
+        raise UsageError(f"--time-limit must be a positive number of seconds, got {args.time_limit}")
     try:
         rows, corpus = ingest_folder(args.folder, max_bytes=args.max_bytes, strip_page_furniture=args.strip_furniture,
                                      max_pages=args.max_pages, time_limit_s=args.time_limit)
@@ -248,9 +364,11 @@ def cmd_eval_run(args) -> int:
     against = None
     if args.compare:
         try:
-            against = Config.parse(args.compare)
+            against = _known_config(Config.parse(args.compare), "--compare")
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+    _keep(args.keep)
+    _check_out_folder(args.out)
     if against is not None:
         ev = _evaluate(args, [against.strategy], [against.retriever])
         if against.retriever in ev.unavailable:
@@ -259,10 +377,12 @@ def cmd_eval_run(args) -> int:
         corpus, truth = _load(args)
         ev = Evaluation(corpus, truth, truth.queries, {}, {}, diagnosis_k=args.k)
     try:
-        run = load_run(args.run, ev.truth, name=args.name, distances=args.distances)
+        run = load_run(args.run, ev.truth, name=args.name, distances=args.distances, corpus=ev.corpus)
     except RunError as exc:
         raise UsageError(str(exc)) from None
     cfg = attach_run(ev, run)
+    for note in run.notes:
+        print(f"note: {note}", file=sys.stderr)
     if run.missing:
         print(f"warning: {len(run.missing)} ground-truth queries are missing from the run and count as misses: "
               f"{', '.join(run.missing[:10])}{' ...' if len(run.missing) > 10 else ''}", file=sys.stderr)
@@ -275,8 +395,9 @@ def cmd_eval_run(args) -> int:
         print("\n" + c.summary())
         print(c.verdict)
     if run.distances:
-        print(f"\nthreshold sweep of {cfg.label} (keep {args.keep})")
-        print(format_rows(sweep_table(ev, cfg, keep=args.keep,
+        keep = min(args.keep, ev.results[cfg].top_distance.shape[1])
+        print(f"\nthreshold sweep of {cfg.label} (keep {keep})")
+        print(format_rows(sweep_table(ev, cfg, keep=keep,
                                       cuts=[round(x, 3) for x in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)]).rows()))
     _write_outputs(ev, args.out)
     return 0
@@ -293,13 +414,25 @@ def cmd_report(args) -> int:
         retrievers = parse_retrievers(args.retrievers)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if not 0 < args.cut <= 2:
+    import math
+
+    if not (math.isfinite(args.cut) and 0 < args.cut <= 2):
         raise UsageError(f"--cut must be a cosine distance in (0, 2], e.g. {DEFAULT_CUT}; got {args.cut}")
     if args.keep < 1:
         raise UsageError(f"--keep must be at least 1, got {args.keep}")
     out = Path(args.out)
     if out.suffix.lower() == ".md":
         raise UsageError(f"--out names the HTML file (e.g. report.html); the Markdown is written beside it, got {out}")
+    from .report import markdown_twin
+
+    try:
+        md = markdown_twin(out, args.md)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    _check_out_file(out)
+    _check_out_file(md)
+    if cfg is not None:
+        _known_config(cfg, "--config")
     if cfg is not None:  # the named configuration is always evaluated, with the others asked for
         strategies = sorted({*strategies, cfg.strategy}, key=list(STRATEGIES).index)
         retrievers = list(dict.fromkeys([*retrievers, cfg.retriever]))
@@ -309,9 +442,16 @@ def cmd_report(args) -> int:
         print(f"no --config: reporting {cfg.label}", file=sys.stderr)
     if cfg.retriever in ev.unavailable:
         raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
+    cost_items = machine_info = None
+    if not args.no_cost:  # measured on this machine: build time, latency, tokens (ragdiag.cost)
+        from .cost import costs, machine
+
+        cost_items = costs(ev, _encoder(args), cut=args.cut, keep=args.keep, cross_encoder=args.cross_encoder)
+        machine_info = machine()
     try:
-        report = build_report(ev, config=cfg, cut=args.cut, keep=args.keep, k=args.k)
-        paths = write_report(report, out)
+        report = build_report(ev, config=cfg, cut=args.cut, keep=args.keep, k=args.k, costs=cost_items,
+                              machine=machine_info)
+        paths = write_report(report, out, md=md)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     for path in paths:
@@ -381,11 +521,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retrievers", default=None,
                    help=_retriever_help())
     p.add_argument("--out", default="report.html", help="HTML file to write; the Markdown goes beside it (.md)")
+    p.add_argument("--no-cost", action="store_true", help="skip measuring build time and per-query latency")
+    p.add_argument("--md", default=None, help="Markdown file to write (default: --out with .md; an existing file "
+                                              "there that is not a ragdiag report is never overwritten)")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("ingest", help="load a folder (Markdown, text, HTML, PDF) and report every file's status")
     p.add_argument("folder", metavar="DIR")
-    p.add_argument("--max-bytes", type=int, default=50_000_000, help="size limit per file (default 50 MB)")
+    p.add_argument("--max-bytes", type=int, default=None,
+                   help="size limit per file (default $RAGDIAG_MAX_FILE_BYTES or 50 MB)")
     p.add_argument("--max-pages", type=int, default=2000, help="page limit per PDF (default 2000)")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds per document (default 60)")
     p.add_argument("--strip-furniture", action="store_true",
@@ -408,7 +552,16 @@ def build_parser() -> argparse.ArgumentParser:
     common(p)
     p.add_argument("action", choices=["status", "clear"])
     p.add_argument("--stale", action="store_true", help="with clear: only indexes stale against the current state")
+    p.epilog = "index clear --corpus DIR removes only that corpus's indexes; without --corpus or --stale, everything."
     p.set_defaults(func=cmd_index)
+
+    from .authoring.cli import register as register_truth
+
+    register_truth(sub)
+
+    from .cli_diag import register
+
+    register(sub, common)  # funnel, hubs, cost
 
     from .variants_cli import register as register_variants
 

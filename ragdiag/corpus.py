@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import os
 import re
+import stat as stat_
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from .extract import DEFAULT_MAX_PAGES, DEFAULT_TIME_LIMIT_S, ExtractionError, ExtractOptions, extract
+from .extract import DEFAULT_MAX_PAGES, DEFAULT_TIME_LIMIT_S, SUPPORTED_SUFFIXES, ExtractionError, ExtractOptions, extract
+from .limits import ENV as LIMIT_ENV
+from .limits import LimitError, Limits, file_kind, read_limited
 
 __all__ = [
     "Section",
@@ -29,6 +33,7 @@ __all__ = [
     "load_corpus",
     "make_document",
     "split_sections",
+    "walk_corpus",
     "DEFAULT_CORPUS",
 ]
 
@@ -109,7 +114,11 @@ class Document:
 
     def heading_spans(self) -> list[tuple[int, int]]:
         """Spans of heading lines (``#`` to ``######``, outside code fences)."""
-        return [(s, e) for s, e, _ in _heading_lines(self.text, levels=6)]
+        return list(self._heading_spans)
+
+    @cached_property
+    def _heading_spans(self) -> tuple[tuple[int, int], ...]:
+        return tuple((s, e) for s, e, _ in _heading_lines(self.text, levels=6))
 
     @property
     def sha256(self) -> str:
@@ -235,13 +244,104 @@ def make_document(doc_id: str, text: str, *, title: str | None = None, **extra) 
     )
 
 
+@dataclass(frozen=True)
+class _Entry:
+    """One file under a corpus folder: readable (``reason`` empty) or skipped with a reason."""
+
+    rel: str
+    path: Path
+    size: int = 0
+    mtime_ns: int = 0
+    reason: str = ""
+
+
+def walk_corpus(root: str | Path, limits: Limits | None = None) -> list[_Entry]:
+    """Every non-hidden file under ``root``, sorted, without following any symlinked folder.
+
+    Bounded: more than ``limits.max_files`` files, or supported files of more
+    than ``limits.max_total_bytes`` together, raise :class:`CorpusError` (the
+    walk stops there); folders nested deeper than ``limits.max_depth``, symlink
+    loops, dangling symlinks, symlinks leaving the folder and anything that is
+    not a regular file (FIFO, device, socket) are entries with a ``reason``.
+    """
+    limits = limits or Limits.from_env()
+    root = Path(root)
+    resolved_root = root.resolve()
+    out: list[_Entry] = []
+    total = 0
+
+    def too_many() -> CorpusError:
+        return CorpusError(f"corpus folder {str(root)!r} holds more than {limits.max_files:,} files; the limit is "
+                           f"{limits.max_files:,} (set {LIMIT_ENV['max_files']} to raise it, or point at a smaller folder)")
+
+    def visit(folder: Path, rel_parts: tuple[str, ...]) -> None:
+        nonlocal total
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            out.append(_Entry("/".join(rel_parts) or ".", folder, reason=f"cannot list folder: {exc.strerror or exc}"))
+            return
+        for e in entries:
+            if e.name.startswith("."):
+                continue
+            parts = (*rel_parts, e.name)
+            rel = "/".join(parts)
+            path = Path(e.path)
+            if len(out) >= limits.max_files:
+                raise too_many()
+            try:
+                if e.is_symlink():
+                    try:
+                        target = path.resolve(strict=True)
+                    except RuntimeError:
+                        out.append(_Entry(rel, path, reason="symlink loop (not followed)"))
+                        continue
+                    except OSError:
+                        out.append(_Entry(rel, path, reason="dangling symlink: its target does not exist"))
+                        continue
+                    if not target.is_relative_to(resolved_root):
+                        out.append(_Entry(rel, path, reason="symlink pointing outside the corpus folder (not followed)"))
+                        continue
+                    if target.is_dir():
+                        out.append(_Entry(rel, path, reason="symlink to a folder (not followed)"))
+                        continue
+                    st = target.stat()
+                else:
+                    st = e.stat(follow_symlinks=False)
+            except OSError as exc:
+                out.append(_Entry(rel, path, reason=f"cannot read: {exc.strerror or exc}"))
+                continue
+            if stat_.S_ISDIR(st.st_mode):
+                if len(parts) > limits.max_depth:
+                    out.append(_Entry(rel, path, reason=f"folder nested deeper than {limits.max_depth} levels; skipped "
+                                                        f"(set {LIMIT_ENV['max_depth']} to raise the limit)"))
+                    continue
+                visit(path, parts)
+                continue
+            if not stat_.S_ISREG(st.st_mode):
+                out.append(_Entry(rel, path, reason=f"{file_kind(st.st_mode)}, not a regular file; skipped"))
+                continue
+            if path.suffix.lower() in SUPPORTED_SUFFIXES and st.st_size <= limits.max_file_bytes:
+                total += st.st_size
+                if total > limits.max_total_bytes:
+                    raise CorpusError(
+                        f"the documents under {str(root)!r} exceed {limits.max_total_bytes:,} bytes together; the limit "
+                        f"is {limits.max_total_bytes:,} (set {LIMIT_ENV['max_total_bytes']} to raise it)")
+            out.append(_Entry(rel, path, st.st_size, st.st_mtime_ns))
+
+    visit(root, ())
+    return out
+
+
 def load_corpus(
     root: str | Path | None = None,
     *,
-    max_bytes: int = 50_000_000,
+    max_bytes: int | None = None,
     strip_page_furniture: bool = False,
     max_pages: int | None = DEFAULT_MAX_PAGES,
     time_limit_s: float | None = DEFAULT_TIME_LIMIT_S,
+    limits: Limits | None = None,
 ) -> Corpus:
     """Load every supported file under ``root`` (recursively, sorted, hidden files skipped).
 
@@ -249,37 +349,40 @@ def load_corpus(
     reason; the others load. ``strip_page_furniture`` removes repeated page
     headers/footers (PDF) before the text is used; they are reported in the
     document's ``warnings`` either way. ``max_pages`` and ``time_limit_s``
-    guard against one huge or pathological file (it fails; the rest load). Raises :class:`CorpusError` when the folder is
-    missing or nothing in it could be loaded.
+    guard against one huge or pathological file (it fails; the rest load). ``limits`` bound the folder
+    (files, total bytes, depth; default :meth:`Limits.from_env`); ``max_bytes`` (default
+    ``limits.max_file_bytes``) bounds one file. Only regular files are read. Raises :class:`CorpusError`
+    when the folder is missing, over a limit, or nothing in it could be loaded.
     """
+    try:
+        limits = limits or Limits.from_env()
+    except LimitError as exc:
+        raise CorpusError(str(exc)) from None
+    max_bytes = limits.max_file_bytes if max_bytes is None else max_bytes
     root = Path(root) if root is not None else DEFAULT_CORPUS
     if not root.exists():
         raise CorpusError(f"corpus folder {str(root)!r} does not exist; pass a folder of documents (.md, .txt, .html, .pdf)")
     if not root.is_dir():
         raise CorpusError(f"corpus path {str(root)!r} is not a folder; pass a folder of documents (.md, .txt, .html, .pdf)")
-    resolved_root = root.resolve()
     options = ExtractOptions(strip_repeated=strip_page_furniture, max_pages=max_pages, time_limit_s=time_limit_s)
     docs: list[Document] = []
     failures: list[LoadFailure] = []
     seen: dict[str, str] = {}
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root)
-        if any(part.startswith(".") for part in rel.parts):
+    for entry in walk_corpus(root, limits):
+        if entry.reason:
+            failures.append(LoadFailure(entry.rel, entry.reason))
             continue
-        if path.is_symlink():
-            target = path.resolve()
-            if not target.is_relative_to(resolved_root):
-                failures.append(LoadFailure(rel.as_posix(), "symlink pointing outside the corpus folder (not followed)"))
-                continue
-        if not path.is_file():
-            continue
+        path, rel = entry.path, Path(entry.rel)
         try:
-            size = path.stat().st_size
-            if size > max_bytes:
-                raise ExtractionError(f"too large ({size:,} bytes; limit {max_bytes:,})")
-            ex = extract(path, options=options)
-        except ExtractionError as exc:
-            failures.append(LoadFailure(rel.as_posix(), exc.reason))
+            if entry.size > max_bytes:
+                raise ExtractionError(f"too large ({entry.size:,} bytes; limit {max_bytes:,}; "
+                                      f"set {LIMIT_ENV['max_file_bytes']} to raise it)")
+            if path.suffix.lower() not in SUPPORTED_SUFFIXES:
+                ex = extract(path, b"")  # raises: unsupported type, with the reason
+            else:
+                ex = extract(path, read_limited(path, max_bytes, what="file"), options=options)
+        except (ExtractionError, LimitError) as exc:
+            failures.append(LoadFailure(rel.as_posix(), getattr(exc, "reason", None) or str(exc)))
             continue
         except OSError as exc:
             failures.append(LoadFailure(rel.as_posix(), f"cannot read: {exc.strerror or exc}"))

@@ -133,6 +133,61 @@ def _weights_hash(folder: Path) -> str:
     return h.hexdigest()
 
 
+_POOLING_MODES = {"pooling_mode_cls_token": "cls", "pooling_mode_mean_tokens": "mean",
+                  "pooling_mode_max_tokens": "max", "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len_tokens",
+                  "pooling_mode_weightedmean_tokens": "weightedmean", "pooling_mode_lasttoken": "lasttoken"}
+
+
+def read_pipeline(folder: str | os.PathLike) -> tuple[str, bool]:
+    """``(pooling, normalize)`` of a model folder, or :class:`ModelUnavailable` when ragdiag cannot reproduce it.
+
+    ragdiag implements a transformer followed by mean or CLS pooling and L2
+    normalisation. A sentence-transformers folder (``modules.json``) with any
+    other pooling, a ``Dense`` (or any other) module, or no ``Normalize``
+    module would be embedded wrongly, so it is refused with the reason. A plain
+    transformer folder (no ``modules.json``) is mean-pooled and normalised.
+    """
+    folder = Path(folder)
+    modules = folder / "modules.json"
+    if not modules.exists():
+        return "mean", True
+    name = folder.name or str(folder)
+
+    def refuse(why: str) -> ModelUnavailable:
+        return ModelUnavailable(f"model {name!r}: {why}; ragdiag embeds with a transformer, mean or CLS pooling and "
+                                "L2 normalisation only, so it refuses the model rather than embed it wrongly")
+
+    try:
+        entries = json.loads(modules.read_text(encoding="utf-8"))
+        kinds = [str(m["type"]).rsplit(".", 1)[-1] for m in entries]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ModelUnavailable(f"model {name!r}: cannot read modules.json ({exc})") from None
+    pooling, normalize = "mean", False
+    for m, kind in zip(entries, kinds):
+        if kind == "Transformer":
+            continue
+        if kind == "Pooling":
+            try:
+                cfg = json.loads((folder / m.get("path", "") / "config.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise ModelUnavailable(f"model {name!r}: cannot read its pooling config ({exc})") from None
+            modes = {_POOLING_MODES[k] for k, v in cfg.items() if k in _POOLING_MODES and v}
+            if isinstance(cfg.get("pooling_mode"), str):
+                modes.add({"mean_tokens": "mean", "cls_token": "cls"}.get(cfg["pooling_mode"], cfg["pooling_mode"]))
+            if modes - {"mean", "cls"} or len(modes) != 1:
+                raise refuse(f"its pooling is {' + '.join(sorted(modes)) or 'not set'}")
+            pooling = modes.pop()
+        elif kind == "Normalize":
+            normalize = True
+        else:
+            raise refuse(f"its pipeline has a {kind} module ({' -> '.join(kinds)})")
+    if not normalize:
+        raise refuse("its pipeline has no Normalize module (its embeddings are not unit vectors, and cosine "
+                     "distances and thresholds assume they are; add a Normalize module to modules.json if the model "
+                     "is meant for cosine similarity)")
+    return pooling, normalize
+
+
 @dataclass(frozen=True)
 class EncoderStamp:
     """What determines an embedding: written beside every index."""
@@ -189,16 +244,7 @@ class Encoder:
         self._weights_sha256: str | None = None
 
     def _read_pooling(self) -> tuple[str, bool]:
-        modules = self.folder / "modules.json"
-        pooling, normalize = "mean", True
-        if modules.exists():
-            for m in json.loads(modules.read_text()):
-                if m["type"].endswith("Pooling"):
-                    cfg = json.loads((self.folder / m["path"] / "config.json").read_text())
-                    if cfg.get("pooling_mode_cls_token") or cfg.get("pooling_mode") == "cls":
-                        pooling = "cls"
-        # ragdiag always normalises: a distance threshold means nothing otherwise.
-        return pooling, normalize
+        return read_pipeline(self.folder)
 
     @property
     def stamp(self) -> EncoderStamp:

@@ -23,7 +23,7 @@ from .encoder import SupportsTokenSink
 from .defaults import RERANK_HEAD, TOP
 from .metrics import KS, hits_at_k, reciprocal_rank
 from .progress import Progress, ProgressEvent
-from .retrieval import QueryBatch, Unavailable, cosine_distances, normalisation_check, ranks_from_orders
+from .retrieval import BM25Retriever, QueryBatch, Unavailable, cosine_distances, normalisation_check, ranks_from_orders
 from .retrieval.registry import BuildContext, RunContext, build_retriever, parse_retrievers, retriever_spec
 from .stats import Interval, wilson
 from .truth import GroundTruth, Query
@@ -138,6 +138,7 @@ class Evaluation:
     diagnosis_k: int = TOP
     external: dict = field(default_factory=dict)  # run name -> ExternalRun (see ragdiag.external)
     retriever_stamps: dict = field(default_factory=dict)  # config label -> what made it (precision, index, model)
+    notes: dict[str, str] = field(default_factory=dict)  # what the reader must know (e.g. queries BM25 cannot match)
 
     @property
     def in_domain(self) -> np.ndarray:
@@ -236,7 +237,8 @@ def build_index(corpus: Corpus, truth: GroundTruth, strategy: Strategy, encoder,
 
 def _config_result(config: Config, index: StrategyIndex, truth: GroundTruth, queries: Sequence[Query],
                    orders: np.ndarray, scores: np.ndarray, dist: np.ndarray, *, k_diag: int,
-                   seconds: float) -> ConfigResult:
+                   seconds: float, zero_is_unretrieved: bool = False) -> ConfigResult:
+    """``zero_is_unretrieved``: a chunk scoring 0 was not retrieved (BM25: it shares no token with the query)."""
     nq = len(queries)
     ranks = ranks_from_orders(orders)
     needle_rank = np.zeros(nq, dtype=np.int64)
@@ -250,12 +252,19 @@ def _config_result(config: Config, index: StrategyIndex, truth: GroundTruth, que
             continue
         h = index.holders[q.question_id]
         question = truth.question(q.question_id)
+        unretrieved = False
         if h.size:
             needle_rank[i] = ranks[i, h].min()
             needle_distance[i] = dist[i, h].min()
             top_holds[i] = np.isin(top_order[i], h)
+            if zero_is_unretrieved and scores[i, needle_rank[i] - 1] == 0:
+                needle_rank[i] = 0
+                top_holds[i] &= scores[i, :TOP] != 0
+                unretrieved = True
         if h.size == 0:
             diagnosis.append("destroyed")
+        elif unretrieved:
+            diagnosis.append("not-retrieved")
         elif needle_rank[i] <= k_diag:
             diagnosis.append("hit")
         elif index.truncated_before_needle(q.question_id, question.end):
@@ -325,6 +334,7 @@ def evaluate(
     indexes: dict[str, StrategyIndex] = {}
     results: dict[Config, ConfigResult] = {}
     retriever_stamps: dict[str, dict] = {}
+    notes: dict[str, str] = {}
     for strategy in strats:
         t = time.perf_counter()
         index = build_index(corpus, truth, strategy, encoder, store=store, progress=progress, keep_tokens=keep)
@@ -354,13 +364,21 @@ def evaluate(
             own = getattr(retriever, "cosine_distances", None)
             results[cfg] = _config_result(cfg, index, truth, queries, orders, scores,
                                           own(batch) if callable(own) else dist,
-                                          k_diag=diagnosis_k, seconds=seconds)
+                                          k_diag=diagnosis_k, seconds=seconds, zero_is_unretrieved=name == "bm25")
+        bm25 = ctx._built.get("bm25")  # built when asked for, or as a part of hybrid and the rerankers
+        if isinstance(bm25, BM25Retriever):
+            silent = [q.id for q, u in zip(queries, bm25.index.unmatched(batch.texts)) if u]
+            if silent:
+                notes[f"bm25 {strategy.name}"] = (
+                    f"{len(silent)} of {len(queries)} queries share no word with any chunk of {strategy.name} "
+                    f"(e.g. {', '.join(silent[:5])}): BM25 retrieves nothing for them and hybrid ranks them by "
+                    "dense alone")
         run.strategy_done()
     timings["total"] = time.perf_counter() - t0
     stamp = encoder.stamp.as_dict() if hasattr(encoder, "stamp") else {}
     stamp["pipeline_version"] = PIPELINE_VERSION
     return Evaluation(corpus, truth, queries, indexes, results, unavailable, stamp, timings, diagnosis_k,
-                      retriever_stamps=retriever_stamps)
+                      retriever_stamps=retriever_stamps, notes=notes)
 
 
 def summary_rows(ev: Evaluation, *, phrasing: str = "all", ks: Sequence[int] = KS) -> list[dict]:

@@ -13,18 +13,21 @@ reported. When scores are cosine distances the abstention sweep works too.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import re
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 
 from .evaluate import TOP, Config, ConfigResult, Evaluation
+from .limits import ENV as LIMIT_ENV
+from .limits import LimitError, Limits, read_limited
 from .truth import GroundTruth
 
-__all__ = ["ExternalHit", "ExternalRun", "RunError", "load_run", "parse_run", "run_result", "attach_run",
+__all__ = ["ExternalHit", "ExternalRun", "RunError", "load_run", "parse_run", "decode_run", "run_result", "attach_run",
            "EXTERNAL_STRATEGY"]
 
 EXTERNAL_STRATEGY = "ext"
@@ -56,6 +59,7 @@ class ExternalRun:
     missing: tuple[str, ...]  # ground-truth queries absent from the run (counted as misses)
     source: str = ""
     distances: bool = False  # scores are cosine distances (lower = closer)
+    notes: tuple[str, ...] = ()  # what mapping did (doc names resolved to corpus ids), shown to the user
 
 
 def _normalise(text: str) -> str:
@@ -78,19 +82,115 @@ def _parse_hit(raw, where: str, problems: list[str]) -> ExternalHit | None:
     if (start is None) != (end is None):
         problems.append(f"{where}: give both 'start' and 'end', or neither")
         return None
-    if start is not None and not (isinstance(start, int) and isinstance(end, int) and 0 <= start <= end):
+    if start is not None and not (isinstance(start, int) and isinstance(end, int) and not isinstance(start, bool)
+                                  and not isinstance(end, bool) and 0 <= start <= end):
         problems.append(f"{where}: 'start' and 'end' must be integers with 0 <= start <= end")
         return None
     score = raw.get("score")
+    if score is not None and not isinstance(score, bool) and isinstance(score, (int, float)):
+        try:
+            score = float(score)
+        except OverflowError:  # an integer too large for a float
+            score = math.inf
     if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score)):
         problems.append(f"{where}: 'score' must be a finite number")
         return None
     return ExternalHit(text, doc, start, end, None if score is None else float(score))
 
 
+def _doc_resolver(corpus):
+    """``resolve(name) -> (doc id | None, candidates)``: corpus id, or an unambiguous file name / relative path."""
+    ids = {d.id for d in corpus.documents}
+    by_key: dict[str, set[str]] = {}
+
+    def add(key: str, doc_id: str) -> None:
+        by_key.setdefault(key, set()).add(doc_id)
+
+    for d in corpus.documents:
+        rel = PurePosixPath(d.path or d.id)
+        add(rel.as_posix(), d.id)  # "notes/alpha.md"
+        add(rel.name, d.id)  # "alpha.md"
+        add(PurePosixPath(d.id).name, d.id)  # "alpha"
+
+    def resolve(name: str) -> tuple[str | None, list[str]]:
+        if name in ids:
+            return name, []
+        clean = name.strip().replace("\\", "/")
+        while clean.startswith("./"):
+            clean = clean[2:]
+        if clean in ids:
+            return clean, []
+        for key in (clean, clean.lower()):
+            found = by_key.get(key)
+            if found and len(found) == 1:
+                return next(iter(found)), []
+            if found:
+                return None, sorted(found)
+        # an absolute or longer path ending with a document's relative path
+        ends = {d.id for d in corpus.documents if clean.endswith("/" + (d.path or d.id))}
+        if len(ends) == 1:
+            return next(iter(ends)), []
+        if ends:
+            return None, sorted(ends)
+        return None, difflib.get_close_matches(clean, sorted(ids), n=3, cutoff=0.4)
+
+    return resolve
+
+
+def _map_docs(hits: dict, first_line: dict, corpus, problems: list[str]) -> tuple[dict, tuple[str, ...]]:
+    """Hits with ``doc`` mapped to corpus ids and offsets checked against the document."""
+    resolve = _doc_resolver(corpus)
+    mapped: dict[str, str] = {}
+    unmapped: dict[str, list[str]] = {}
+    text_differs = 0
+    out = {}
+    for qid, hs in hits.items():
+        new = []
+        for i, h in enumerate(hs):
+            where = f"line {first_line[qid]}, hit {i + 1}"
+            if h.doc is not None:
+                doc_id, candidates = resolve(h.doc)
+                if doc_id is None:
+                    if h.doc not in unmapped:
+                        unmapped[h.doc] = candidates
+                        hint = (f"closest corpus ids: {', '.join(candidates)}" if candidates
+                                else "no corpus id is close")
+                        many = " (it matches several documents)" if candidates and h.doc not in candidates else ""
+                        problems.append(f"{where}: doc {h.doc!r} is not a document of the corpus{many}; {hint}. "
+                                        "Use the corpus ids (ragdiag ingest lists them), or drop 'doc' to match by text")
+                    continue
+                if doc_id != h.doc:
+                    mapped[h.doc] = doc_id
+                    h = replace(h, doc=doc_id)
+                if h.start is not None:
+                    text = corpus.document(doc_id).text
+                    if h.end > len(text):
+                        problems.append(f"{where}: offsets {h.start}-{h.end} run past the end of document {doc_id!r} "
+                                        f"({len(text):,} characters)")
+                        continue
+                    if h.text.strip() and _normalise(h.text) != _normalise(text[h.start:h.end]):
+                        text_differs += 1
+            new.append(h)
+        out[qid] = tuple(new)
+    notes = []
+    if mapped:
+        shown = ", ".join(f"{a!r} -> {b!r}" for a, b in list(mapped.items())[:5])
+        notes.append(f"{len(mapped)} document name(s) mapped to corpus ids: {shown}"
+                     + (" ..." if len(mapped) > 5 else ""))
+    if text_differs:
+        notes.append(f"{text_differs} hit(s) have text that differs from the document at their offsets; "
+                     "the offsets decide")
+    return out, tuple(notes)
+
+
 def parse_run(lines, truth: GroundTruth, *, name: str = "external", source: str = "<run>",
-              distances: bool = False) -> ExternalRun:
-    """Validate run lines against ``truth``; every problem is reported with its line number."""
+              distances: bool = False, corpus=None) -> ExternalRun:
+    """Validate run lines against ``truth``; every problem is reported with its line number.
+
+    With ``corpus``, each hit's ``doc`` is mapped to a corpus id (an id, or a file name / relative
+    path that names one document); a name that maps to none or to several is a problem, listed with
+    the closest ids, and offsets past the end of their document are problems too.
+    """
     known = {q.id for q in truth.queries}
     problems: list[str] = []
     hits: dict[str, tuple[ExternalHit, ...]] = {}
@@ -99,10 +199,18 @@ def parse_run(lines, truth: GroundTruth, *, name: str = "external", source: str 
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
+        if n == 1:
+            line = line.lstrip("\ufeff")  # a byte-order mark
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             problems.append(f"line {n}: not valid JSON ({exc.msg} at column {exc.colno})")
+            continue
+        except RecursionError:
+            problems.append(f"line {n}: nested too deeply to read")
+            continue
+        except ValueError as exc:  # e.g. an integer of thousands of digits
+            problems.append(f"line {n}: not valid JSON ({str(exc).split(';')[0]})")
             continue
         if not isinstance(obj, dict) or not isinstance(obj.get("query_id"), str) or not isinstance(obj.get("hits"), list):
             problems.append(f"line {n}: expected {{\"query_id\": \"...\", \"hits\": [...]}}")
@@ -128,21 +236,40 @@ def parse_run(lines, truth: GroundTruth, *, name: str = "external", source: str 
             if any(h.score is None for h in hs):
                 problems.append(f"query {qid!r}: --distances needs a 'score' on every hit")
                 break
+    notes: tuple[str, ...] = ()
+    if corpus is not None and not problems:
+        hits, notes = _map_docs(hits, first_line, corpus, problems)
     if problems:
         raise RunError(source, problems)
     missing = tuple(q.id for q in truth.queries if q.id not in hits)
-    return ExternalRun(name, hits, missing, source, distances)
+    return ExternalRun(name, hits, missing, source, distances, notes)
 
 
-def load_run(path: str | Path, truth: GroundTruth, *, name: str | None = None, distances: bool = False) -> ExternalRun:
-    path = Path(path)
-    if not path.is_file():
-        raise RunError(str(path), ["file not found"])
+def decode_run(raw: bytes, source: str) -> list[str]:
+    """The lines of a run file's bytes (UTF-8, a byte-order mark accepted); :class:`RunError` otherwise."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RunError(str(path), [f"cannot read it as UTF-8 text: {exc}"]) from None
-    return parse_run(text.splitlines(), truth, name=name or path.stem, source=path.name, distances=distances)
+        return raw.decode("utf-8-sig").splitlines()
+    except UnicodeDecodeError as exc:
+        raise RunError(source, [f"cannot read it as UTF-8 text (invalid byte at position {exc.start})"]) from None
+
+
+def load_run(path: str | Path, truth: GroundTruth, *, name: str | None = None, distances: bool = False,
+             corpus=None, limits: Limits | None = None) -> ExternalRun:
+    """Read (a regular file of at most ``limits.max_run_bytes``) and validate a run file."""
+    path = Path(path)
+    try:
+        limits = limits or Limits.from_env()
+        raw = read_limited(path, limits.max_run_bytes, what="run file", env_var=LIMIT_ENV["max_run_bytes"])
+    except FileNotFoundError:
+        raise RunError(str(path), ["file not found"]) from None
+    except IsADirectoryError:
+        raise RunError(str(path), ["is a folder, not a run file"]) from None
+    except LimitError as exc:
+        raise RunError(str(path), [str(exc)]) from None
+    except OSError as exc:
+        raise RunError(str(path), [f"cannot read it: {exc.strerror or exc}"]) from None
+    return parse_run(decode_run(raw, path.name), truth, name=name or path.stem, source=path.name,
+                     distances=distances, corpus=corpus)
 
 
 def _holds(hit: ExternalHit, doc_id: str, start: int, end: int, needle: str) -> bool:

@@ -720,6 +720,7 @@ class Store:
         warns and returns ``default``: the cache never fails the caller.
         """
         with self._lock:
+            self._notice_deleted()
             for attempt in (0, 1):
                 try:
                     if self._conn is None:
@@ -738,6 +739,30 @@ class Store:
                         return default
                     raise
         return default  # pragma: no cover
+
+    def _notice_deleted(self) -> None:
+        """The database file was deleted (or replaced) under us: warn, and reconnect to a fresh file.
+
+        Without this every later write would go to the unlinked file and be lost with no sign.
+        """
+        if self._conn is None:
+            return
+        try:
+            inode = self.path.stat().st_ino
+        except FileNotFoundError:
+            inode = None
+        except OSError:
+            return
+        if inode is not None and inode == self._inode:
+            return
+        with contextlib.suppress(sqlite3.Error):
+            self._conn.close()
+        self._conn = None
+        warnings.warn(f"ragdiag cache {self.path} was deleted or replaced while in use; reconnecting (entries "
+                      "computed so far in this run are written to the new file from now on)",
+                      RuntimeWarning, stacklevel=4)
+        with contextlib.suppress(OSError):
+            self.root.mkdir(parents=True, exist_ok=True)
 
     @staticmethod
     def _write(conn: sqlite3.Connection, statements: Callable[[], None]) -> None:
@@ -971,8 +996,14 @@ class Store:
             except sqlite3.OperationalError:
                 pass  # another process is reading: the pages are free for reuse, the file keeps its size
 
+    def indexes_of(self, corpus_root: str | os.PathLike) -> list[IndexStamp]:
+        """The catalogued indexes of one corpus folder (compared as absolute paths)."""
+        root = os.path.abspath(os.fspath(corpus_root))
+        return [s for s in self.indexes() if s.corpus_root == root]
+
     def clear(self, *, stale_only: bool = False,
-              current: CurrentState | Sequence[IndexStamp] | None = None) -> ClearResult:
+              current: CurrentState | Sequence[IndexStamp] | None = None,
+              corpus_root: str | os.PathLike | None = None) -> ClearResult:
         """Free space: everything, or (``stale_only``) the stale indexes and vectors nothing current uses.
 
         ``stale_only`` removes, against ``current``: stale catalogue rows and
@@ -984,7 +1015,13 @@ class Store:
         removes them with everything else.
         """
         before = self.size_bytes()
-        if not stale_only:
+        if corpus_root is not None and not stale_only:
+            # One corpus: its catalogue rows, and the vectors only its indexes held (as a stale prune does).
+            gone = [st.key for st in self.indexes_of(corpus_root)]
+            good, _bad = self._catalogue()
+            keep_spaces = {st.space for st in good}
+            prune_spaces = False
+        if not stale_only and corpus_root is None:
             def wipe(conn: sqlite3.Connection) -> tuple[int, int, int]:
                 counts = [conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
                           for t in ("indexes", "vectors", "scores")]
@@ -998,15 +1035,16 @@ class Store:
 
             n_idx, n_vec, n_sco = self._run(wipe, default=(0, 0, 0), what="clearing")
         else:
-            if current is None:
-                raise ValueError("clear(stale_only=True) needs current=: the state to judge staleness against")
-            state = _as_state(current)
-            good, bad = self._catalogue()
-            statuses = [_judge(s, state) for s in good]
-            gone = [st.stamp.key for st in statuses if st.stale] + bad
-            keep_spaces = {st.stamp.space for st in statuses if not st.stale}
-            keep_spaces |= {encoder_space(e) for e in state.encoders}
-            prune_spaces = bool(state.encoders)
+            if stale_only:
+                if current is None:
+                    raise ValueError("clear(stale_only=True) needs current=: the state to judge staleness against")
+                state = _as_state(current)
+                good, bad = self._catalogue()
+                statuses = [_judge(s, state) for s in good]
+                gone = [st.stamp.key for st in statuses if st.stale] + bad
+                keep_spaces = {st.stamp.space for st in statuses if not st.stale}
+                keep_spaces |= {encoder_space(e) for e in state.encoders}
+                prune_spaces = bool(state.encoders)
 
             def prune(conn: sqlite3.Connection) -> tuple[int, int, int]:
                 removed_vectors = 0

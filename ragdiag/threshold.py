@@ -50,8 +50,9 @@ class GateInputs:
 
 def gate_inputs(result, query_ids: Sequence[str], in_domain: np.ndarray, *, keep: int = DEFAULT_KEEP) -> GateInputs:
     """Per query ``first`` and ``good`` for a :class:`~ragdiag.evaluate.ConfigResult`."""
-    if not 1 <= keep <= result.top_distance.shape[1]:
-        raise ValueError(f"keep must be between 1 and {result.top_distance.shape[1]}, got {keep}")
+    if keep < 1:
+        raise ValueError(f"keep must be at least 1, got {keep}")
+    keep = min(keep, result.top_distance.shape[1])  # a corpus with fewer chunks than keep: keep them all
     d = result.top_distance[:, :keep]
     holds = result.top_holds[:, :keep]
     first = d.min(axis=1)

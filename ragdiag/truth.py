@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Iterator
 
 from .corpus import Corpus, Document
+from .limits import ENV as LIMIT_ENV
+from .limits import LimitError, Limits, read_limited
 
 __all__ = [
     "Question",
@@ -33,10 +36,24 @@ __all__ = [
     "default_truth_path",
     "NEEDLE_MIN",
     "NEEDLE_MAX",
+    "needle_length",
 ]
 
 NEEDLE_MIN, NEEDLE_MAX = 40, 250
 OOD_KINDS = ("near", "far")
+WIDE_WEIGHT = 3  # a wide (CJK) character carries about as much as three Latin letters
+
+
+def needle_length(text: str) -> int:
+    """The length the needle rule measures: characters, a wide (CJK, fullwidth) character counting 3.
+
+    Scripts written without spaces pack a sentence into far fewer characters:
+    a 14-character Chinese sentence is as long a needle as a 42-character English one.
+
+    >>> needle_length("abc"), needle_length("机器学习"), needle_length("Größe")
+    (3, 12, 5)
+    """
+    return sum(WIDE_WEIGHT if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 _PHRASING = re.compile(r"^[a-z][a-z0-9_-]*$")
 
 
@@ -125,6 +142,8 @@ class GroundTruth:
 def default_truth_path(corpus_root: str | Path) -> Path:
     """Where a corpus's ground truth lives by convention: ``<folder>.truth.json`` beside it."""
     root = Path(corpus_root)
+    if not root.name:  # "." or "..": name the folder itself, not ".truth.json"
+        root = root.resolve()
     for suffix in (".truth.json", ".truth.yaml", ".truth.yml"):
         candidate = root.parent / f"{root.name}{suffix}"
         if candidate.exists():
@@ -183,10 +202,11 @@ def parse_truth(data: dict, corpus: Corpus, *, source: str = "<data>") -> Ground
         if not isinstance(needle, str):
             problems.append(f"{where}: 'needle' must be a string")
             ok = False
-        elif not NEEDLE_MIN <= len(needle) <= NEEDLE_MAX:
+        elif not NEEDLE_MIN <= needle_length(needle) <= NEEDLE_MAX:
+            wide = " (a CJK character counts 3)" if needle_length(needle) != len(needle) else ""
             problems.append(
-                f"{where}: needle is {len(needle)} characters; it must be {NEEDLE_MIN} to {NEEDLE_MAX} "
-                "(a short verbatim sentence that answers the question)"
+                f"{where}: needle is {needle_length(needle)} characters{wide}; it must be {NEEDLE_MIN} to "
+                f"{NEEDLE_MAX} (a short verbatim sentence that answers the question)"
             )
             ok = False
         if not isinstance(queries, dict) or not queries:
@@ -197,7 +217,10 @@ def parse_truth(data: dict, corpus: Corpus, *, source: str = "<data>") -> Ground
                 if not _PHRASING.match(str(phrasing)) or phrasing == "ood":
                     problems.append(f"{where}: phrasing name {phrasing!r} must be lowercase letters (not 'ood')")
                     ok = False
-                if not isinstance(text, str) or not text.strip():
+                if not isinstance(text, str):
+                    problems.append(f"{where}: query {phrasing!r} must be a string, got {type(text).__name__}")
+                    ok = False
+                elif not text.strip():
                     problems.append(f"{where}: query {phrasing!r} is empty")
                     ok = False
         if not isinstance(needle, str):
@@ -245,7 +268,10 @@ def parse_truth(data: dict, corpus: Corpus, *, source: str = "<data>") -> Ground
         seen_ids.add(oid)
         if kind not in OOD_KINDS:
             problems.append(f"{where}: kind must be 'near' or 'far', got {kind!r}")
-        if not isinstance(text, str) or not text.strip():
+        if not isinstance(text, str):
+            problems.append(f"{where}: query must be a string, got {type(text).__name__}")
+            continue
+        if not text.strip():
             problems.append(f"{where}: query is empty")
             continue
         ood.append(OodQuery(oid, str(kind), text.strip()))
@@ -255,28 +281,90 @@ def parse_truth(data: dict, corpus: Corpus, *, source: str = "<data>") -> Ground
     return GroundTruth(tuple(questions), tuple(ood), source)
 
 
-def load_truth(path: str | Path, corpus: Corpus) -> GroundTruth:
-    """Read and validate a ground-truth file (``.json``, or ``.yaml``/``.yml``)."""
-    path = Path(path)
-    if not path.is_file():
-        raise TruthError(str(path), ["file not found; pass --truth with a ground-truth JSON file"])
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TruthError(str(path), [f"cannot read it as UTF-8 text: {exc}"]) from None
-    try:
-        if path.suffix.lower() in (".yaml", ".yml"):
+class DuplicateKeyError(ValueError):
+    pass
+
+
+def _no_duplicates(pairs):
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKeyError(f"duplicate key {key!r} in one object (the later value would silently win)")
+        out[key] = value
+    return out
+
+
+def _yaml_load(text: str):
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def mapping(loader, node, deep=False):
+        loader.flatten_mapping(node)
+        keys = set()
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=deep)
             try:
-                import yaml
+                seen = key in keys
+            except TypeError:
+                raise DuplicateKeyError(f"line {key_node.start_mark.line + 1}: a key must be text") from None
+            if seen:
+                raise DuplicateKeyError(f"line {key_node.start_mark.line + 1}: duplicate key {key!r} in one mapping "
+                                        "(the later value would silently win)")
+            keys.add(key)
+        return loader.construct_mapping(node, deep=deep)
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    return yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass
+
+
+def load_truth(path: str | Path, corpus: Corpus, *, limits: Limits | None = None) -> GroundTruth:
+    """Read and validate a ground-truth file (``.json``, or ``.yaml``/``.yml``; UTF-8, a BOM is accepted).
+
+    Only a regular file of at most ``limits.max_truth_bytes`` is read; duplicate keys are errors.
+    """
+    path = Path(path)
+    try:
+        limits = limits or Limits.from_env()
+        raw = read_limited(path, limits.max_truth_bytes, what="ground-truth file", env_var=LIMIT_ENV["max_truth_bytes"])
+    except FileNotFoundError:
+        raise TruthError(str(path), ["file not found; pass --truth with a ground-truth JSON file"]) from None
+    except IsADirectoryError:
+        raise TruthError(str(path), ["is a folder; pass --truth with a ground-truth JSON file"]) from None
+    except LimitError as exc:
+        raise TruthError(str(path), [str(exc)]) from None
+    except OSError as exc:
+        raise TruthError(str(path), [f"cannot read it: {exc.strerror or exc}"]) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise TruthError(str(path), [f"cannot read it as UTF-8 text (invalid byte at position {exc.start}); re-save it as UTF-8"]) from None
+    is_yaml = path.suffix.lower() in (".yaml", ".yml")
+    try:
+        if is_yaml:
+            try:
+                import yaml  # noqa: F401
             except ImportError:
                 raise TruthError(str(path), ["reading YAML needs PyYAML: pip install pyyaml"]) from None
-            data = yaml.safe_load(text)
+            data = _yaml_load(text)
         else:
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=_no_duplicates)
+    except TruthError:
+        raise
+    except DuplicateKeyError as exc:
+        raise TruthError(str(path), [str(exc)]) from None
     except json.JSONDecodeError as exc:
         raise TruthError(str(path), [f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"]) from None
+    except RecursionError:
+        raise TruthError(str(path), ["nested too deeply to read (thousands of levels of brackets)"]) from None
+    except ValueError as exc:  # e.g. a number with too many digits
+        raise TruthError(str(path), [f"invalid {'YAML' if is_yaml else 'JSON'}: {exc}"]) from None
     except Exception as exc:  # yaml.YAMLError and friends
-        if isinstance(exc, TruthError):
+        if not is_yaml:
             raise
-        raise TruthError(str(path), [f"invalid YAML: {exc}"]) from None
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise TruthError(str(path), [f"invalid YAML{where}: {problem}"]) from None
     return parse_truth(data, corpus, source=path.name)

@@ -102,7 +102,9 @@ def tiny(tmp_path_factory):
     """Tiny corpus, truth and cache folder; the app's environment points at them for this module."""
     base = tmp_path_factory.mktemp("app")
     root, truth = write_tiny_corpus(base)
-    env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache")}
+    env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache"),
+           # the tests type paths under pytest's temporary folders and the fixture knowledge base
+           "RAGDIAG_ROOTS": os.pathsep.join([str(tmp_path_factory.getbasetemp()), str(ROOT / "tests" / "fixtures")])}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     yield {"root": root, "truth": truth, "cache": base / "cache"}

@@ -259,7 +259,7 @@ def test_file_instead_of_folder_raises(tmp_path):
 
 def test_too_large_file_is_a_failure(tmp_path):
     corpus = load_corpus(_write(tmp_path, {"small.md": b"ok", "big.md": b"x" * 100}), max_bytes=50)
-    assert [(f.path, f.reason) for f in corpus.failures] == [("big.md", "too large (100 bytes; limit 50)")]
+    assert [(f.path, f.reason) for f in corpus.failures] == [("big.md", "too large (100 bytes; limit 50; set RAGDIAG_MAX_FILE_BYTES to raise it)")]
 
 
 def test_sha256_is_order_independent_and_content_sensitive(tmp_path):

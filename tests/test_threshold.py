@@ -171,10 +171,18 @@ def test_row_with_a_cut_not_in_the_sweep_raises():
     assert isinstance(table, SweepTable)
 
 
-@pytest.mark.parametrize("keep", [0, 4, -1])
+@pytest.mark.parametrize("keep", [0, -1])
 def test_gate_keep_is_validated(keep):
-    with pytest.raises(ValueError, match="keep must be between 1 and 3"):
+    with pytest.raises(ValueError, match="keep must be at least 1"):
         gate_inputs(HAND, list("abcde"), HAND_IN, keep=keep)
+
+
+def test_gate_keep_above_the_list_keeps_the_whole_list():
+    """A corpus with fewer chunks than keep: the gate keeps what there is (tiny corpora work everywhere)."""
+    wide = gate_inputs(HAND, list("abcde"), HAND_IN, keep=4)
+    exact = gate_inputs(HAND, list("abcde"), HAND_IN, keep=3)
+    assert wide.keep == 3
+    assert wide.first.tolist() == exact.first.tolist() and wide.good.tolist() == exact.good.tolist()
 
 
 def test_gate_keeps_under_the_cut_in_rank_order():

@@ -292,7 +292,8 @@ def test_invalid_yaml(tmp_path, garden):
     path.write_text("questions: [\n  - oops\n", encoding="utf-8")
     with pytest.raises(TruthError) as info:
         load_truth(path, garden)
-    assert info.value.problems[0].startswith("invalid YAML:")
+    assert info.value.problems[0].startswith("invalid YAML at line 2")
+    assert "oops" not in info.value.problems[0]  # the file's lines are not echoed
 
 
 def test_missing_file(tmp_path, garden):

@@ -61,8 +61,9 @@ def quote_html(text: str, *, base: int = 0, needle: tuple[int, int] | None = Non
 
 
 def chunk_map_html(text: str, chunks: Sequence, *, needles: Sequence[tuple[str, int, int, bool]] = (),
-                   cuts: Sequence[int] = (), max_height: int | None = 640) -> str:
-    """A document with chunk spans shaded, each chunk's start labelled, needles marked.
+                   cuts: Sequence[int] = (), max_height: int | None = 640, start: int = 0,
+                   end: int | None = None) -> str:
+    """A document (``text[start:end]``) with chunk spans shaded, each chunk's start labelled, needles marked.
 
     ``chunks``: objects with ``start``/``end`` (this document's, in order).
     ``needles``: ``(question_id, start, end, destroyed)``; a destroyed needle is
@@ -73,7 +74,8 @@ def chunk_map_html(text: str, chunks: Sequence, *, needles: Sequence[tuple[str, 
     starts = {c.start: i for i, c in enumerate(chunks)}
     cut_points = set(cuts)
     parts = []
-    for seg in segments(0, len(text), spans):
+    end = len(text) if end is None else min(end, len(text))
+    for seg in segments(start, end, spans):
         if seg.start in starts:
             i = starts.pop(seg.start)
             parts.append(f'<span style="{LABEL}" title="chunk {i + 1}: characters {chunks[i].start}-{chunks[i].end}">'
@@ -97,15 +99,20 @@ def chunk_map_html(text: str, chunks: Sequence, *, needles: Sequence[tuple[str, 
     return _box("".join(parts), max_height=max_height, testid="chunk-map")
 
 
-def pages_html(text: str, page_starts: Sequence[int] = (), *, max_height: int | None = 640) -> str:
-    """Canonical text, escaped, with a marker at every page boundary (when the document has pages)."""
+def pages_html(text: str, page_starts: Sequence[int] = (), *, max_height: int | None = 640,
+               start: int = 0, end: int | None = None) -> str:
+    """Canonical text ``text[start:end]``, escaped, with a marker at every page boundary (when the document has pages)."""
+    end = len(text) if end is None else min(end, len(text))
     if not page_starts:
-        return _box(_esc(text), max_height=max_height, testid="document")
+        return _box(_esc(text[start:end]), max_height=max_height, testid="document")
     parts = []
     bounds = list(page_starts) + [len(text)]
-    if bounds[0] > 0:
-        parts.append(_esc(text[: bounds[0]]))
+    if bounds[0] > start:
+        parts.append(_esc(text[start: min(bounds[0], end)]))
     for n, (s, e) in enumerate(zip(bounds, bounds[1:]), 1):
-        parts.append(f'<span style="{LABEL}">page {n} · char {s}</span>')
-        parts.append(_esc(text[s:e]))
+        if s >= end or (e <= start and s < start):
+            continue
+        if s >= start:
+            parts.append(f'<span style="{LABEL}">page {n} · char {s}</span>')
+        parts.append(_esc(text[max(s, start): min(e, end)]))
     return _box("".join(parts), max_height=max_height, testid="document")

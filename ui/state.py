@@ -19,10 +19,14 @@ from pathlib import Path
 
 import streamlit as st
 
+from ui.html import md_text
+
 from ragdiag.chunking import parse_strategies
 from ragdiag.corpus import DEFAULT_CORPUS, Corpus, CorpusError, load_corpus
 from ragdiag.evaluate import TOP, Config, Evaluation, parse_retrievers
 from ragdiag.defaults import DEFAULT_CUT, DEFAULT_KEEP
+from ragdiag.limits import LimitError, Limits, read_limited
+from ragdiag.serving import Access, AccessError
 from ragdiag.truth import GroundTruth, TruthError, default_truth_path, load_truth
 
 __all__ = [
@@ -63,15 +67,21 @@ def _env_default_corpus() -> str:
     return os.environ.get("RAGDIAG_CORPUS") or str(DEFAULT_CORPUS)
 
 
+def access() -> Access:
+    """The operator's data and allowed roots (``RAGDIAG_CORPUS``, ``RAGDIAG_TRUTH``, ``RAGDIAG_ROOTS``, ``RAGDIAG_LOCKED``)."""
+    return Access.from_env(default_corpus=DEFAULT_CORPUS)
+
+
 def settings(*, report: bool = False) -> Settings:
     """What to load and evaluate: sidebar paths (defaults from the environment) and the env limits.
 
     ``report``: show bad ``RAGDIAG_STRATEGIES``/``RAGDIAG_RETRIEVERS`` values (the sidebar does, once).
     """
-    corpus = st.session_state.get(CORPUS_KEY) or _env_default_corpus()
-    truth = st.session_state.get(TRUTH_KEY)
+    acc = access()
+    corpus = (None if acc.locked else st.session_state.get(CORPUS_KEY)) or acc.corpus
+    truth = None if acc.locked else st.session_state.get(TRUTH_KEY)
     if truth is None:
-        truth = os.environ.get("RAGDIAG_TRUTH", "")
+        truth = acc.truth
     errors = []
     try:
         strategies = tuple(s.name for s in parse_strategies(os.environ.get("RAGDIAG_STRATEGIES") or None))
@@ -90,11 +100,18 @@ def settings(*, report: bool = False) -> Settings:
 
 def sidebar() -> None:
     """Corpus folder and ground-truth file (paths on the server)."""
+    acc = access()
     with st.sidebar:
         st.subheader("Data")
-        st.text_input("Corpus folder", value=_env_default_corpus(), key=CORPUS_KEY,
-                      help="A folder of documents on the server (.md, .txt, .html, .pdf).")
-        st.text_input("Ground-truth file", value=os.environ.get("RAGDIAG_TRUTH", ""), key=TRUTH_KEY,
+        if acc.locked:  # presentation mode: the operator's data, no path fields
+            s = settings(report=True)
+            st.caption(f"corpus **{md_text(Path(s.corpus).name)}** · ground truth **{md_text(s.truth_path.name)}**  \n"
+                       f"strategies {','.join(s.strategies)} · retrievers {','.join(s.retrievers)}")
+            return
+        st.text_input("Corpus folder", value=acc.corpus, key=CORPUS_KEY, max_chars=4096,
+                      help="A folder of documents on the server (.md, .txt, .html, .pdf), under the folders "
+                           "the operator allowed (RAGDIAG_ROOTS).")
+        st.text_input("Ground-truth file", value=acc.truth, key=TRUTH_KEY, max_chars=4096,
                       placeholder="<corpus folder>.truth.json beside the folder",
                       help="JSON or YAML with questions (verbatim needles) and out-of-domain queries. "
                            "Empty: the file named after the corpus folder, beside it.")
@@ -106,24 +123,38 @@ def sidebar() -> None:
 # ----- inputs ---------------------------------------------------------------
 
 def _folder_signature(root: str) -> str:
-    """Cheap change detector for a corpus folder: names, sizes and mtimes."""
+    """Cheap change detector for a corpus folder: names, sizes and mtimes (bounded like loading)."""
+    from ragdiag.corpus import walk_corpus
+
     h = hashlib.sha256()
     p = Path(root)
     if p.is_dir():
-        for f in sorted(p.rglob("*")):
-            try:
-                st_ = f.stat()
-            except OSError:
-                continue
-            h.update(f"{f.relative_to(p)}\0{st_.st_size}\0{st_.st_mtime_ns}\n".encode())
+        try:
+            for e in walk_corpus(p):
+                h.update(f"{e.rel}\0{e.size}\0{e.mtime_ns}\0{e.reason}\n".encode())
+        except (CorpusError, OSError) as exc:
+            h.update(str(exc).encode())
     return h.hexdigest()
 
 
 def _file_sha(path: Path) -> str:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
+        return hashlib.sha256(read_limited(path, Limits.from_env().max_truth_bytes)).hexdigest()
+    except (OSError, LimitError):
         return ""
+
+
+def _check_access(s: Settings) -> None:
+    """Stop the page unless the corpus and ground truth are the operator's or under the allowed roots."""
+    acc = access()
+    try:
+        acc.check(s.corpus, "corpus folder")
+        acc.check(s.truth_path, "ground-truth file")
+    except AccessError as exc:
+        st.error(f"Cannot open that: {exc}.")
+        st.info("Choose the configured corpus (clear the sidebar fields), or ask the operator to add the folder "
+                "to RAGDIAG_ROOTS.")
+        st.stop()
 
 
 @st.cache_resource(max_entries=4, show_spinner="Loading the corpus…")
@@ -139,10 +170,11 @@ def _truth(path: str, file_sha: str, corpus_sha: str, _corpus: Corpus) -> Ground
 def load_corpus_only(s: Settings | None = None) -> Corpus:
     """The corpus, or an error in the page (and the page stops)."""
     s = s or settings()
+    _check_access(s)
     try:
         return _corpus(s.corpus, _folder_signature(s.corpus))
     except CorpusError as exc:
-        st.error(f"Cannot load the corpus: {exc}")
+        st.error(f"Cannot load the corpus: {md_text(exc)}")
         st.info("Choose another corpus folder in the sidebar.")
         st.stop()
 
@@ -155,7 +187,7 @@ def load_inputs(s: Settings | None = None) -> tuple[Corpus, GroundTruth]:
     try:
         truth = _truth(str(path), _file_sha(path), corpus.sha256, corpus)
     except TruthError as exc:
-        st.error(f"Cannot use the ground truth {str(path)!r}: {len(exc.problems)} problem(s)")
+        st.error(f"Cannot use the ground truth {md_text(path.name)}: {len(exc.problems)} problem(s)")
         st.code("\n".join(exc.problems), language=None, wrap_lines=True)
         st.info("Fix the file, or choose another ground-truth file in the sidebar.")
         st.stop()
@@ -214,7 +246,12 @@ def _run_evaluation(corpus: Corpus, truth: GroundTruth, s: Settings) -> Evaluati
             bar.empty()
             st.error(str(exc))
             st.stop()
-        store = _store(s.cache)
+        try:
+            store = _store(s.cache)
+        except Exception as exc:  # noqa: BLE001 - a cache folder that cannot be used: results anyway, stored nowhere
+            st.warning(f"The cache folder cannot be used ({md_text(getattr(exc, 'strerror', None) or exc)}); "
+                       "everything is computed and nothing is stored.")
+            store = None
         bar.progress(0.0, text="Building the indexes (vectors already in the store are reused)…")
 
         def progress(event) -> None:
@@ -227,7 +264,7 @@ def _run_evaluation(corpus: Corpus, truth: GroundTruth, s: Settings) -> Evaluati
             from ragdiag import store as store_module
 
             record = getattr(store_module, "record_evaluation", None)
-            if record is not None:
+            if record is not None and store is not None:
                 record(store, ev)
         except Exception as exc:  # noqa: BLE001 - the catalogue is bookkeeping; the results stand
             st.warning(f"Could not record the index stamps in the store: {exc}")

@@ -1,7 +1,12 @@
 """BM25 with Lucene's idf, vectorised over a sparse matrix (all queries at once).
 
 score(q, d) = sum over query tokens t of idf(t) * tf(t,d) * (k1 + 1) / (tf(t,d) + k1 * (1 - b + b * |d| / avgdl))
-idf(t) = ln(1 + (N - n_t + 0.5) / (n_t + 0.5)); tokens are lowercase ``[a-z0-9]+``.
+idf(t) = ln(1 + (N - n_t + 0.5) / (n_t + 0.5)); tokens from :func:`tokenize` (Unicode words,
+NFKC-normalised and case-folded; Chinese and Japanese as overlapping character bigrams).
+
+A chunk that shares no token with the query scores 0 and is not *retrieved*
+(as in Lucene, which never returns it); a query with no token known to the
+index retrieves nothing (:meth:`BM25Index.unmatched` says which).
 
 A query token repeated twice counts twice (as in rank_bm25). The per-(term,
 document) weights are computed once at indexing; a batch of queries is then
@@ -11,6 +16,8 @@ one sparse matrix product.
 from __future__ import annotations
 
 import re
+import sys
+import unicodedata
 from typing import Sequence
 
 import numpy as np
@@ -20,16 +27,54 @@ from .base import QueryBatch, Ranking, top_k_desc
 
 __all__ = ["tokenize", "lucene_idf", "BM25Index", "BM25Retriever"]
 
-_TOKEN = re.compile(r"[a-z0-9]+")
+# Scripts written without spaces between words: Han, Hiragana, Katakana (and their extensions).
+_CJK = "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff"
+
+
+def _mark_class() -> str:
+    """A regex class of every combining mark (categories Mn, Mc, Me), as ranges."""
+    ranges, start, prev = [], None, None
+    for cp in range(0x300, min(sys.maxunicode, 0xE01EF) + 1):
+        if unicodedata.category(chr(cp))[0] == "M":
+            if start is None:
+                start = cp
+            elif cp != prev + 1:
+                ranges.append((start, prev))
+                start = cp
+            prev = cp
+    if start is not None:
+        ranges.append((start, prev))
+    return "".join(re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "") for a, b in ranges)
+
+
+# A word: a letter or digit (not "_", not CJK), then letters, digits and combining marks (Indic vowel signs...).
+_WORD = f"[^\\W_{_CJK}](?:[^\\W_{_CJK}]|[{_mark_class()}])*"
+_TOKEN = re.compile(f"[{_CJK}]+|{_WORD}")
+_CJK_RUN = re.compile(f"[{_CJK}]")
+
+
+# Greek accents (tonos, dialytika) dropped, as Lucene's GreekLowerCaseFilter does: capitals are written without them.
+_GREEK = str.maketrans("άέήίόύώϊϋΐΰ", "αεηιουωιυιυ")
 
 
 def tokenize(text: str) -> list[str]:
-    """Lowercase ``[a-z0-9]+`` tokens.
+    """Unicode word tokens: NFKC-normalised, case-folded (Greek without accents); runs of CJK characters
+    as character bigrams.
+
+    On ASCII text these are exactly the lowercase ``[a-z0-9]+`` runs.
 
     >>> tokenize("SGDClassifier's l1_ratio=0.15")
     ['sgdclassifier', 's', 'l1', 'ratio', '0', '15']
+    >>> tokenize("Die GRÖSSE der Straße"), tokenize("机器学习")
+    (['die', 'grösse', 'der', 'strasse'], ['机器', '器学', '学习'])
     """
-    return _TOKEN.findall(text.lower())
+    out: list[str] = []
+    for tok in _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold().translate(_GREEK)):
+        if _CJK_RUN.match(tok):
+            out.extend([tok] if len(tok) == 1 else [tok[i:i + 2] for i in range(len(tok) - 1)])
+        else:
+            out.append(tok)
+    return out
 
 
 def lucene_idf(n_docs: int, doc_freq: np.ndarray) -> np.ndarray:
@@ -80,6 +125,10 @@ class BM25Index:
                     cols.append(j)
         return sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(queries), len(self.vocab)))
 
+    def unmatched(self, queries: Sequence[str]) -> np.ndarray:
+        """Per query: True when none of its tokens occurs in the index (BM25 can retrieve nothing)."""
+        return np.array([not any(t in self.vocab for t in tokenize(q)) for q in queries], dtype=bool)
+
     def scores(self, queries: Sequence[str]) -> np.ndarray:
         """Dense (queries x documents) BM25 scores.
 
@@ -97,6 +146,7 @@ class BM25Index:
 
 class BM25Retriever:
     name = "bm25"
+    zero_is_unmatched = True  # a score of 0 means "shares no token": not retrieved
 
     def __init__(self, texts: Sequence[str], *, k1: float = 1.2, b: float = 0.75):
         self.index = BM25Index(texts, k1=k1, b=b)

@@ -54,8 +54,18 @@ class HybridRetriever:
         self.k = k
 
     def rank(self, batch: QueryBatch, *, depth: int | None = None) -> list[Ranking]:
-        ranks = [ranks_from_orders(np.stack([r.order for r in p.rank(batch)])) for p in self.parts]
+        rankings = [p.rank(batch) for p in self.parts]
+        ranks = [ranks_from_orders(np.stack([r.order for r in rs])) for rs in rankings]
         order, scores = rrf_fuse(ranks, k=self.k)
+        # A part with no evidence for a query (every score 0: BM25 with no known token) has no
+        # ranking to give; fusing its chunk-order fallback would add noise, so that query is
+        # fused from the other parts alone.
+        silent = np.array([[getattr(p, "zero_is_unmatched", False) and bool(np.all(r.scores == 0)) for r in rs]
+                           for p, rs in zip(self.parts, rankings)])  # parts x queries
+        for q in np.flatnonzero(silent.any(axis=0) & ~silent.all(axis=0)):
+            keep = [ranks[p][q:q + 1] for p in range(len(self.parts)) if not silent[p, q]]
+            o, s = rrf_fuse(keep, k=self.k)
+            order[q], scores[q] = o[0], s[0]
         if depth is not None:
             order, scores = order[:, :depth], scores[:, :depth]
         return [Ranking(o, s) for o, s in zip(order, scores)]
