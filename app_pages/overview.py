@@ -39,6 +39,9 @@ with st.expander("Model and index stamps"):
     st.caption("Vectors of two models are not comparable: every index is stamped with the model, weights, "
                "pipeline and extractor versions, corpus hash and chunking it was built with.")
     st.dataframe(index_stamp_rows(ev, recorded_stamps()), hide_index=True)
+    if getattr(ev, "retriever_stamps", None):  # dense variants: precision, index parameters, model
+        st.caption("Variants of dense search: what made each configuration's numbers")
+        st.json(ev.retriever_stamps, expanded=False)
 
 for name, reason in ev.unavailable.items():
     st.warning(f"Retriever **{md_text(name)}** is unavailable: {md_text(reason)}")
