@@ -286,6 +286,7 @@ def evaluate(
     progress: Progress | None = None,
     diagnosis_k: int = TOP,
     rerank_head: int = RERANK_HEAD,
+    on_strategy: Callable[[Evaluation], None] | None = None,
 ) -> Evaluation:
     """Run every (strategy x retriever) configuration on every query of ``truth``.
 
@@ -293,6 +294,8 @@ def evaluate(
     same ``encode``/``count_tokens``/``window_ends``/``stamp``). Retrievers that
     cannot run here (a cross-encoder not available offline) are listed in
     ``Evaluation.unavailable`` with the reason, never dropped silently.
+    ``on_strategy(partial)``, when given, receives the evaluation of the
+    strategies finished so far, after each strategy (to show rows early).
     """
     strats = parse_strategies(strategies)
     names = parse_retrievers(retrievers)
@@ -350,10 +353,23 @@ def evaluate(
                                           k_diag=diagnosis_k, seconds=seconds)
         if "rerank-maxsim" in scorers:
             scorers["rerank-maxsim"].forget()
+        if on_strategy is not None:
+            on_strategy(Evaluation(corpus, truth, queries, dict(indexes), dict(results), dict(unavailable),
+                                   _run_stamp(encoder), dict(timings), diagnosis_k))
     timings["total"] = time.perf_counter() - t0
+    return Evaluation(corpus, truth, queries, indexes, results, unavailable, _run_stamp(encoder), timings, diagnosis_k)
+
+
+def _run_stamp(encoder) -> dict:
+    """The encoder's stamp, the pipeline version and the device that computed this run's vectors.
+
+    ``device`` is None when the model never loaded (every vector came from the store).
+    """
     stamp = encoder.stamp.as_dict() if hasattr(encoder, "stamp") else {}
     stamp["pipeline_version"] = PIPELINE_VERSION
-    return Evaluation(corpus, truth, queries, indexes, results, unavailable, stamp, timings, diagnosis_k)
+    if hasattr(encoder, "loaded"):
+        stamp["device"] = encoder.device if encoder.loaded else None
+    return stamp
 
 
 def summary_rows(ev: Evaluation, *, phrasing: str = "all", ks: Sequence[int] = KS) -> list[dict]:
