@@ -39,7 +39,7 @@ def test_import_ragdiag_loads_no_heavy_library():
 
 def test_library_modules_load_no_torch_at_import():
     got = _loaded_after("import ragdiag.cli, ragdiag.encoder, ragdiag.evaluate, ragdiag.store, ragdiag.snapshot, "
-                        "ragdiag.audit, ragdiag.results")
+                        "ragdiag.progressive, ragdiag.audit, ragdiag.results")
     assert not any(got["modules"][m] for m in ("torch", "transformers", "streamlit", "pandas")), got["modules"]
 
 
