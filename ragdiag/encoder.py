@@ -75,6 +75,8 @@ def resolve_model_dir(model: str | os.PathLike | None, *, kind: str = "embedding
             raise ModelUnavailable(f"{kind} folder {name!r} has no config.json: it is not a model folder.")
         return path
     try:
+        if "/" in name and not _in_hf_cache(name):
+            raise FileNotFoundError(name)  # not cached: known without importing huggingface_hub (seconds)
         from huggingface_hub import snapshot_download
 
         return Path(snapshot_download(name, local_files_only=True))
@@ -85,6 +87,16 @@ def resolve_model_dir(model: str | os.PathLike | None, *, kind: str = "embedding
             f"or place it in the Hugging Face cache first (e.g. `huggingface-cli download {name}` "
             "on a machine with network, then copy ~/.cache/huggingface)."
         ) from None
+
+
+def _in_hf_cache(repo_id: str) -> bool:
+    """Whether the Hugging Face cache has a folder for model ``repo_id`` (HF_HUB_CACHE, HF_HOME or the default)."""
+    hub = os.environ.get("HF_HUB_CACHE") or os.environ.get("HUGGINGFACE_HUB_CACHE")
+    if not hub:
+        home = os.environ.get("HF_HOME") or os.path.join(
+            os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "huggingface")
+        hub = os.path.join(home, "hub")
+    return (Path(hub) / ("models--" + repo_id.replace("/", "--"))).is_dir()
 
 
 def _weights_hash(folder: Path) -> str:

@@ -139,3 +139,14 @@ def test_warm_eval_never_imports_torch(tiny_folder, tmp_path):
         return out.split("@@")[0]
 
     assert tables(warm["stdout"]) == tables(cold["stdout"])  # the same tables, from the store
+
+
+def test_a_model_missing_from_the_hf_cache_is_unavailable_without_importing_the_hub(tmp_path):
+    code = (f"import os\nos.environ['HF_HUB_CACHE'] = {str(tmp_path)!r}\n"
+            "from ragdiag.encoder import resolve_model_dir, ModelUnavailable\n"
+            "try:\n    resolve_model_dir('cross-encoder/ms-marco-MiniLM-L-6-v2', kind='cross-encoder')\n"
+            "except ModelUnavailable as exc:\n    print('UNAVAILABLE', exc)\n"
+            "import sys\nprint('HUB', 'huggingface_hub' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert "UNAVAILABLE cross-encoder 'cross-encoder/ms-marco-MiniLM-L-6-v2' is not available offline" in proc.stdout
+    assert "HUB False" in proc.stdout, proc.stdout + proc.stderr
