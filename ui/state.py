@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import threading
-import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -242,8 +240,14 @@ def _background(corpus_root: str, truth_path: str, strategies: tuple[str, ...], 
 
 
 def _background_for(s: Settings, corpus: Corpus, truth: GroundTruth) -> _Background:
-    return _background(s.corpus, str(s.truth_path), s.strategies, s.retrievers, corpus.sha256,
-                       _file_sha(s.truth_path), s.cache, first_strategy(s), corpus, truth)
+    from ragdiag.encoder import ModelUnavailable
+
+    try:
+        return _background(s.corpus, str(s.truth_path), s.strategies, s.retrievers, corpus.sha256,
+                           _file_sha(s.truth_path), s.cache, first_strategy(s), corpus, truth)
+    except ModelUnavailable as exc:
+        st.error(str(exc))
+        st.stop()
 
 
 def prioritize(names) -> None:
