@@ -298,6 +298,7 @@ def evaluate(
     progress: Progress | None = None,
     diagnosis_k: int = TOP,
     rerank_head: int = RERANK_HEAD,
+    on_strategy: Callable[[Evaluation], None] | None = None,
 ) -> Evaluation:
     """Run every (strategy x retriever) configuration on every query of ``truth``.
 
@@ -307,6 +308,8 @@ def evaluate(
     Retrievers that cannot run here (a cross-encoder not available offline) are
     listed in ``Evaluation.unavailable`` with the reason, never dropped silently.
     ``progress`` receives :class:`~ragdiag.progress.ProgressEvent` records.
+    ``on_strategy(partial)``, when given, receives the evaluation of the
+    strategies finished so far, after each strategy (to show rows early).
     """
     strats = parse_strategies(strategies)
     names = parse_retrievers(retrievers)
@@ -374,11 +377,25 @@ def evaluate(
                     f"(e.g. {', '.join(silent[:5])}): BM25 retrieves nothing for them and hybrid ranks them by "
                     "dense alone")
         run.strategy_done()
+        if on_strategy is not None:
+            on_strategy(Evaluation(corpus, truth, queries, dict(indexes), dict(results), dict(unavailable),
+                                   _run_stamp(encoder), dict(timings), diagnosis_k,
+                                   retriever_stamps=dict(retriever_stamps), notes=dict(notes)))
     timings["total"] = time.perf_counter() - t0
+    return Evaluation(corpus, truth, queries, indexes, results, unavailable, _run_stamp(encoder), timings, diagnosis_k,
+                      retriever_stamps=retriever_stamps, notes=notes)
+
+
+def _run_stamp(encoder) -> dict:
+    """The encoder's stamp, the pipeline version and the device that computed this run's vectors.
+
+    ``device`` is None when the model never loaded (every vector came from the store).
+    """
     stamp = encoder.stamp.as_dict() if hasattr(encoder, "stamp") else {}
     stamp["pipeline_version"] = PIPELINE_VERSION
-    return Evaluation(corpus, truth, queries, indexes, results, unavailable, stamp, timings, diagnosis_k,
-                      retriever_stamps=retriever_stamps, notes=notes)
+    if hasattr(encoder, "loaded"):
+        stamp["device"] = encoder.device if encoder.loaded else None
+    return stamp
 
 
 def summary_rows(ev: Evaluation, *, phrasing: str = "all", ks: Sequence[int] = KS) -> list[dict]:
