@@ -53,9 +53,9 @@ def fake_snapshot(tmp_path_factory, corpus, truth):
 
 
 def _all_texts(corpus, truth):
-    from ragdiag.chunking import STRATEGIES, chunk_corpus
+    from ragdiag.chunking import chunk_corpus, parse_strategies
 
-    return [c.embed_text for s in STRATEGIES.values() for c in chunk_corpus(corpus, s)] + [q.text for q in truth.queries]
+    return [c.embed_text for s in parse_strategies(None) for c in chunk_corpus(corpus, s)] + [q.text for q in truth.queries]
 
 
 def test_seeds_an_empty_store_and_then_stays_out_of_the_way(fake_snapshot, corpus, truth, tmp_path):
