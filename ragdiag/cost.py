@@ -14,7 +14,7 @@ Per configuration:
   seeded sample of queries, after one untimed warm-up query. A reranker's
   chunk token vectors are prepared before timing (index-time work), its
   scoring is timed. The machine is recorded (:func:`machine`).
-* **embedded tokens**: wordpieces embedded for the index (the token audit).
+* **embedded tokens**: wordpieces embedded for the index (the token audit; 0 for BM25, which embeds nothing).
 * **prompt tokens**: the mean, over all queries, of the wordpieces of the
   prompt the gate would send at the cut (0 for NO ANSWER), counted with the
   embedding model's tokenizer as a stand-in for the LLM's.
@@ -254,7 +254,7 @@ def costs(ev: Evaluation, encoder, *, configs: Sequence[Config | str] | None = N
             config=cfg.label, recall=wilson(int(hits.sum()), int(hits.size)), k=k, build_s=float(build),
             build_basis=basis, latency_median_ms=float(np.median(lat)) if lat.size else float("nan"),
             latency_p95_ms=float(np.percentile(lat, 95)) if lat.size else float("nan"), latency_queries=int(lat.size),
-            embedded_tokens=int(ev.indexes[cfg.strategy].report.audit.total_tokens),
+            embedded_tokens=0 if cfg.retriever == "bm25" else int(ev.indexes[cfg.strategy].report.audit.total_tokens),
             prompt_tokens=float(prompt_tokens(ev, cfg, encoder, cut=cut, keep=keep).mean()), cut=cut, keep=keep,
         ))
         if "rerank-maxsim" in scorers:
