@@ -24,7 +24,7 @@ from .defaults import RERANK_HEAD, TOP
 from .metrics import KS, hits_at_k, reciprocal_rank
 from .progress import Progress, ProgressEvent
 from .retrieval import BM25Retriever, QueryBatch, Unavailable, cosine_distances, normalisation_check, ranks_from_orders
-from .retrieval.registry import BuildContext, RunContext, build_retriever, parse_retrievers, retriever_spec
+from .retrieval.registry import RunContext, build_retriever, index_context, parse_retrievers, retriever_spec
 from .stats import Interval, wilson
 from .truth import GroundTruth, Query
 
@@ -344,7 +344,7 @@ def evaluate(
         timings[f"index_{strategy.name}"] = time.perf_counter() - t
         indexes[strategy.name] = index
         dist = cosine_distances(qvecs, index.vectors)
-        ctx = BuildContext("", strategy, index.chunks, tuple(c.embed_text for c in index.chunks), index.vectors, run)
+        ctx = index_context(index, run)
         for name in names:
             if name in unavailable:
                 continue
