@@ -162,3 +162,12 @@ def test_small_corpus_works_on_every_page(tmp_path, monkeypatch):
         at = app(page, keep=4)
         assert not at.exception, (page, [e.value for e in at.exception])
         assert not _errors(at), (page, _errors(at))
+
+
+def test_corpus_limits_show_in_an_error_box(served, monkeypatch):
+    monkeypatch.setenv("RAGDIAG_MAX_FILES", "2")
+    at = app("app_pages/documents.py")
+    assert any("more than 2 files" in e and "RAGDIAG\\_MAX\\_FILES" in e for e in _errors(at)), _errors(at)
+    monkeypatch.setenv("RAGDIAG_MAX_FILES", "many")
+    at = app("app_pages/documents.py")
+    assert any("must be a positive integer" in e for e in _errors(at)), _errors(at)
