@@ -6,14 +6,19 @@ widgets (bound to the URL), calls the library, and draws.
 Environment (all optional): ``RAGDIAG_CORPUS`` and ``RAGDIAG_TRUTH`` (the
 sidebar's defaults), ``RAGDIAG_STRATEGIES`` (e.g. ``A,E``),
 ``RAGDIAG_RETRIEVERS`` (e.g. ``dense,bm25,hybrid``), ``RAGDIAG_CACHE`` (the
-store's folder), ``RAGDIAG_ROOTS`` (further folders visitors may open),
+store's folder), ``RAGDIAG_PLUGINS`` (modules that register retrievers or
+chunking strategies),
+``RAGDIAG_ROOTS`` (further folders visitors may open),
 ``RAGDIAG_LOCKED=1`` (no path fields at all) and the ``RAGDIAG_MAX_*`` limits
 (see ``ragdiag/serving.py`` and ``ragdiag/limits.py``).
 """
 
 import streamlit as st
 
+from ragdiag.retrieval.registry import load_plugins
 from ui.state import sidebar
+
+load_plugins()  # idempotent: a module is imported once per process
 
 st.set_page_config(page_title="ragdiag", page_icon=":material/troubleshoot:", layout="wide")
 
@@ -23,8 +28,12 @@ PAGES = [
     st.Page("app_pages/chunking.py", title="Chunking", icon=":material/content_cut:"),
     st.Page("app_pages/threshold.py", title="Threshold", icon=":material/tune:"),
     st.Page("app_pages/inspector.py", title="Inspector", icon=":material/search:"),
+    st.Page("app_pages/hubs.py", title="Hubs", icon=":material/hub:"),
+    st.Page("app_pages/cost.py", title="Cost", icon=":material/speed:"),
     st.Page("app_pages/documents.py", title="Documents", icon=":material/description:"),
+    st.Page("app_pages/ground_truth.py", title="Ground truth", icon=":material/edit_note:"),
     st.Page("app_pages/external.py", title="External run", icon=":material/upload_file:"),
+    st.Page("app_pages/variants.py", title="Variants", icon=":material/stacked_bar_chart:"),
     st.Page("app_pages/export.py", title="Export", icon=":material/download:"),
 ]
 

@@ -3,6 +3,7 @@
 #   ./run.sh dashboard [--corpus DIR] [--truth FILE] [--roots DIR:DIR] [--locked] [--address A] [--port N]
 #                        install into .venv and start the dashboard (default: the bundled corpus, on 127.0.0.1)
 #   ./run.sh test        install into .venv (with test tools) and run the whole test suite
+#                        (plain `pytest` runs the fast selection: no model, no browser)
 #   ./run.sh cli ARGS    run `python -m ragdiag ARGS` inside .venv
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -45,7 +46,8 @@ case "${1:-}" in
     shift
     venv requirements-dev.txt
     if [ -x scripts/browser-deps.sh ]; then scripts/browser-deps.sh; fi
-    exec "$VENV/bin/python" -m pytest "$@"
+    # -m "" lifts pyproject's fast default selection: everything runs, real model and browser included.
+    exec "$VENV/bin/python" -m pytest -m "" "$@"
     ;;
   cli)
     shift

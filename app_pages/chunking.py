@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from ragdiag.results import chunking_rows
-from ragdiag.views import chunk_sizes, destroyed_frame, size_summary, truncated_chunks
+from ui.frames import chunk_sizes, destroyed_frame, size_summary, truncated_chunks
 from ui.charts import chunk_size_chart
 from ui.html import chunk_map_html, md_text
 from ui.state import evaluation

@@ -5,7 +5,7 @@ import streamlit as st
 
 from ragdiag.metrics import KS
 from ragdiag.results import compare, pairwise
-from ragdiag.views import pairwise_matrix
+from ui.frames import pairwise_matrix
 from ui.charts import pairwise_heatmap
 from ui.html import md_text
 from ui.state import config_labels, default_config, evaluation

@@ -13,7 +13,7 @@ from ragdiag.limits import ENV as LIMIT_ENV
 from ragdiag.limits import LimitError, Limits
 from ragdiag.serving import AccessError
 from ragdiag.results import compare, sweep_table
-from ragdiag.views import recall_table
+from ui.frames import recall_table
 from ui.html import md_text
 from ui.state import access, config_select, cut_keep_sliders, evaluation
 

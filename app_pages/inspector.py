@@ -6,9 +6,14 @@ import pandas as pd
 import streamlit as st
 
 from ragdiag.citations import Answer, CharLocator, cite
+from ragdiag.defaults import PRIMARY_K
+from ui.diag_frames import stage_frame
+from ragdiag.funnel import STAGES
+from ragdiag.hubs import crowding
 from ragdiag.threshold import gate
-from ragdiag.views import per_config_frame, query_frame, top_hits
+from ui.frames import per_config_frame, query_frame, top_hits
 from ui.html import md_text, quote_html
+from ui.diag import funnels_for
 from ui.state import config_select, cut_keep_sliders, evaluation
 
 st.title("Inspector")
@@ -22,8 +27,13 @@ with st.container(border=True):
     failures = f3.checkbox("Only failures", key="failures", bind="query-params",
                            help="In-domain queries whose answer the gate does not deliver at this cut, "
                                 "and out-of-domain queries that bluff.")
-    g1, g2 = st.columns([3, 1])
+    g1, g2, g3 = st.columns([3, 1, 1])
     cut, keep = cut_keep_sliders(g1, g2)
+    stage = g3.selectbox("Lost at stage", ["any", *STAGES], key="stage", bind="query-params",
+                         help=f"Answerable queries whose answer this configuration lost first at this stage "
+                              f"(k = {PRIMARY_K}, at this cut and keep): see the funnel on the Overview.")
+
+fs = {f.config.label: f for f in funnels_for(token, PRIMARY_K, cut, keep, ev)}
 
 qf = query_frame(ev, config, cut=cut, keep=keep)
 shown = qf
@@ -33,6 +43,9 @@ if search.strip():
                   | shown["text"].str.lower().str.contains(needle, regex=False)]
 if failures:
     shown = shown[shown["failure"]]
+if stage != "any":
+    in_stage = set(fs[config].queries(stage)) if config in fs else set()
+    shown = shown[shown["query_id"].isin(in_stage)]
 if shown.empty:
     st.info("No query matches the search and filter.")
     st.stop()
@@ -66,8 +79,22 @@ st.caption("rank: of the first chunk holding the needle whole (empty: none in th
            "(no chunk holds it), truncated (the window cuts it), ranked-low, hit, not-retrieved (BM25: the chunk "
            "shares no word with the query). at the cut: what the gate does.")
 
+if query.in_domain and fs:
+    st.subheader("Where it was lost")
+    st.dataframe(stage_frame(list(fs.values()), qid), hide_index=True, key="stages")
+    st.caption(f"stage: the first stage that lost the answer (k = {PRIMARY_K}, cut {cut:.3f}, keep {keep}). "
+               "Ranks of the first chunk holding the needle: dense and bm25 (hybrid's inputs), pool (the ranking "
+               "the top 25 is cut from: hybrid for rerankers), final. rerank: promoted into or demoted out of the "
+               "top k by the reranker.")
+
 res = ev.result(config)
 chunks = ev.indexes[res.config.strategy].chunks
+if query.in_domain and config in fs and fs[config].stage_of(qid).stage in ("ranked-low", "not-in-pool", "truncated"):
+    st.subheader(f"What crowded the answer out under {config}")
+    st.caption(f"The chunks ranked above the first chunk holding the needle, with how many queries have each in "
+               f"their top {PRIMARY_K} (k-occurrence; ratio to the expectation if uniform) and boilerplate flags.")
+    st.dataframe(pd.DataFrame(crowding(ev, config, qi, k=PRIMARY_K)), hide_index=True, key="crowding",
+                 column_config={"distance": st.column_config.NumberColumn(format="%.3f")})
 st.subheader(f"Top hits of {config}")
 hits = top_hits(ev, config, qi, n=10)
 st.dataframe(hits.drop(columns=["position"]), hide_index=True,

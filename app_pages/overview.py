@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from ragdiag.evaluate import summary_rows
-from ragdiag.views import filter_configs, index_stamp_rows, recall_long, recall_table
+from ui.frames import filter_configs, index_stamp_rows, recall_long, recall_table
 from ui.charts import recall_chart
 from ui.html import md_text
 from ui.state import access, evaluation, load_inputs, recorded_stamps
@@ -67,3 +67,44 @@ st.dataframe(
     column_config={"MRR": st.column_config.NumberColumn(format="%.3f")},
 )
 st.altair_chart(recall_chart(recall_long(rows)), width="stretch")
+
+# ----- the funnel: where each answerable query was lost ----------------------------------------------
+import pandas as pd  # noqa: E402
+
+from ragdiag.defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K  # noqa: E402
+from ui.diag_frames import funnel_frame, granular_frame, stage_queries_frame  # noqa: E402
+from ragdiag.funnel import STAGES, funnel_rows  # noqa: E402
+from ragdiag.granular import granular_rows, redundancy_rows  # noqa: E402
+from ui.diag import funnels_for  # noqa: E402
+from ui.diag_charts import funnel_chart  # noqa: E402
+
+st.subheader("Where answers were lost")
+fs = [f for f in funnels_for(token, PRIMARY_K, DEFAULT_CUT, DEFAULT_KEEP, ev) if f.config.label in shown]
+if fs:
+    st.caption(f"Every answerable query gets the first stage that lost its answer, in pipeline order: destroyed by "
+               f"the chunking, truncated by the encoder window, not in the pool (the top 25 a reranker rescores), "
+               f"ranked below k = {PRIMARY_K}, refused or kept-but-wrong by the gate (cut {DEFAULT_CUT}, keep "
+               f"{DEFAULT_KEEP}), or answered. Counts are over all phrasings; bars are 95% intervals that resample "
+               f"questions (a question's phrasings together). Click a bar to open its queries in the Inspector.")
+    st.altair_chart(funnel_chart(funnel_frame(fs)), width="stretch")
+    st.dataframe(pd.DataFrame(funnel_rows(fs)), hide_index=True, key="funnel_table")
+    stage = st.selectbox("Queries lost at", list(STAGES), index=STAGES.index("ranked-low"), key="lost_at",
+                         bind="query-params")
+    sq = stage_queries_frame(fs, ev, stage)
+    st.caption(f"{len(sq)} (configuration, query) pairs at **{stage}**; open one in the Inspector.")
+    st.dataframe(sq, hide_index=True, key="stage_queries",
+                 column_config={"inspect": st.column_config.LinkColumn("inspect", display_text="open")})
+
+with st.expander("Recall at every granularity, and redundancy of the top k"):
+    st.caption("document: a chunk of the needle's document in the top k; section: a chunk overlapping its section; "
+               "span: a chunk holding the needle whole (the table above). High document and low span recall: the "
+               "retriever finds the place but the chunking splits the answer. A query is credited once, at its "
+               "first qualifying chunk, however many chunks hold its needle. 95% Wilson intervals.")
+    st.dataframe(granular_frame([r for r in granular_rows(ev, phrasing=phrasing) if r["config"] in shown],
+                                ks=[1, PRIMARY_K, 20]),
+                 hide_index=True, key="granular_table")
+    red = [r for r in redundancy_rows(ev, k=PRIMARY_K) if r["config"] in shown]
+    st.caption(f"Redundancy: share of the top-{PRIMARY_K} slots (all queries) whose text overlaps a higher-ranked "
+               "chunk by more than half of the shorter one (wasted context); 95% interval resampling questions.")
+    st.dataframe(pd.DataFrame([{**r, "redundancy": str(r["redundancy"])} for r in red]), hide_index=True,
+                 key="redundancy_table")

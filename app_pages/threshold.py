@@ -6,6 +6,7 @@ import streamlit as st
 from ragdiag.threshold import bluffs_at
 from ui.charts import distance_histogram, tradeoff_chart
 from ui.html import md_text, quote_html
+from ui.model_cut import model_cut_caption
 from ui.state import config_select, cut_keep_sliders, distances_for, evaluation, sweep_for
 
 st.title("Threshold")
@@ -26,6 +27,7 @@ def gate_panel():
 
     st.markdown(f"**At cut {cut:.3f}, keeping at most {keep}** ({table.n_in} answerable, {table.n_ood} out-of-domain)")
     st.table(pd.DataFrame([row]), hide_index=True)
+    model_cut_caption(ev, token, config, cut)
 
     h, t = st.columns(2)
     h.altair_chart(distance_histogram(distances_for(token, config, ev), cut=cut), width="stretch")

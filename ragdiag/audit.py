@@ -17,9 +17,11 @@ class Tokenizing(Protocol):
 
     max_seq_length: int
 
-    def count_tokens(self, texts: Sequence[str]) -> np.ndarray: ...
+    def count_tokens(self, texts: Sequence[str]) -> np.ndarray:
+        """Wordpieces per text, special tokens included."""
 
-    def window_ends(self, texts: Sequence[str]) -> np.ndarray: ...
+    def window_ends(self, texts: Sequence[str]) -> np.ndarray:
+        """Per text, the character offset where the encoder window stops reading."""
 
 
 @dataclass(frozen=True)
@@ -40,27 +42,34 @@ class TokenAudit:
 
     @property
     def n_chunks(self) -> int:
+        """Chunks audited."""
         return int(self.tokens.size)
 
     @property
     def total_tokens(self) -> int:
+        """Wordpieces embedded over all chunks, headers included."""
         return int(self.tokens.sum())
 
     @property
     def total_header_tokens(self) -> int:
+        """Wordpieces spent on contextual headers."""
         return int(self.header_tokens.sum())
 
     @property
     def header_share(self) -> float:
+        """Share of embedded wordpieces that are header (0 when nothing was embedded)."""
         return self.total_header_tokens / self.total_tokens if self.total_tokens else 0.0
 
     @property
     def truncated(self) -> int:
         """Chunks longer than the encoder window (the model silently drops the rest)."""
+        if self.max_seq_length <= 0:  # a model without a window (0) truncates nothing
+            return 0
         return int((self.tokens > self.max_seq_length).sum())
 
     @property
     def total_chars_lost(self) -> int:
+        """Characters past the encoder window, summed over truncated chunks."""
         return int(self.chars_lost.sum())
 
 
@@ -100,6 +109,7 @@ class ChunkReport:
     audit: TokenAudit
 
     def row(self) -> dict:
+        """The strategy's line of the chunking table (sizes, tokens, header share, truncation, destroyed)."""
         sizes = np.array([c.end - c.start for c in self.chunks])
         return {
             "strategy": self.strategy.name,
@@ -122,6 +132,7 @@ def chunk_report(
     needles: Sequence[tuple[str, str, int, int]],
     encoder: Tokenizing,
 ) -> ChunkReport:
+    """Audit one strategy's chunks: token costs, truncation by the encoder window, destroyed needles."""
     return ChunkReport(
         strategy=strategy,
         chunks=tuple(chunks),

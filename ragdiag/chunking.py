@@ -16,6 +16,9 @@ F             boundaries  yes     yes
 packed up to ``size`` characters; a longer paragraph is split at sentence ends
 and its sentences packed; a single sentence longer than ``size`` is cut at the
 last whitespace before the limit (or hard at the limit).
+Other cutting algorithms plug in with :func:`register_spanner` (a function
+``(doc, size) -> [(start, end), ...]``) and new strategies with
+:func:`register_strategy`, without editing this module.
 *Header* prefixes the embedded text with ``[Doc title > Section]``.
 *Overlap* starts each chunk ``overlap`` characters before the end of the
 previous chunk of the same document, so the copied tail is part of the span and
@@ -30,13 +33,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from .corpus import Corpus, Document
 
 __all__ = [
     "Strategy",
     "STRATEGIES",
+    "SPANNERS",
+    "DEFAULT_STRATEGIES",
+    "register_spanner",
+    "register_strategy",
     "Chunk",
     "chunk_document",
     "chunk_corpus",
@@ -58,8 +65,13 @@ class Strategy:
     overlap: bool
     size: int = 512
     overlap_chars: int = 64
+    #: The span algorithm in :data:`SPANNERS`; None means ``"boundaries"`` or ``"blind"`` by the switch.
+    cuts: str | None = None
 
     def __post_init__(self):
+        if self.cuts is not None and self.cuts not in SPANNERS:
+            raise ValueError(f"unknown span algorithm {self.cuts!r}; registered: {', '.join(SPANNERS)} "
+                             "(add one with ragdiag.chunking.register_spanner)")
         if self.size < 16:
             raise ValueError(f"chunk size must be at least 16 characters, got {self.size}")
         if self.overlap and not 0 < self.overlap_chars < self.size:
@@ -68,8 +80,15 @@ class Strategy:
             )
 
     @property
+    def spanner(self) -> str:
+        """The name of the span algorithm this strategy cuts with."""
+        return self.cuts or ("boundaries" if self.boundaries else "blind")
+
+    @property
     def description(self) -> str:
-        parts = ["boundaries" if self.boundaries else f"blind {self.size}"]
+        """The switches in words, e.g. ``boundaries + header``."""
+        builtin = {"boundaries": "boundaries", "blind": f"blind {self.size}"}
+        parts = [builtin.get(self.spanner, f"{self.spanner} {self.size}")]
         if self.header:
             parts.append("header")
         if self.overlap:
@@ -85,6 +104,8 @@ class Strategy:
             "overlap": self.overlap,
             "size": self.size,
             "overlap_chars": self.overlap_chars if self.overlap else 0,
+            # Only a plugged-in algorithm adds a key, so the built-in strategies' stamps are unchanged.
+            **({"cuts": self.cuts} if self.spanner not in ("blind", "boundaries") else {}),
         }
 
 
@@ -98,10 +119,33 @@ STRATEGIES: dict[str, Strategy] = {
 }
 
 
+#: Strategies evaluated when none are named (a registered strategy joins them with ``default=True``).
+DEFAULT_STRATEGIES: list[str] = list(STRATEGIES)
+
+
+def register_strategy(strategy: Strategy, *, replace: bool = False, default: bool = False) -> Strategy:
+    """Make ``strategy`` selectable by name in the CLI, the dashboard and :func:`parse_strategies`.
+
+    Names are upper-case; re-registering a name needs ``replace=True``.
+    ``default``: also evaluate it when no strategies are named.
+    """
+    name = strategy.name.upper()
+    if not name or "/" in name or "," in name or "@" in name:
+        raise ValueError(f"strategy name {strategy.name!r} must be non-empty and contain no '/', ',' or '@'")
+    if name != strategy.name:
+        raise ValueError(f"strategy names are upper-case: register {name!r}, not {strategy.name!r}")
+    if name in STRATEGIES and not replace and STRATEGIES[name] != strategy:
+        raise ValueError(f"strategy {name!r} is already registered; pass replace=True to redefine it")
+    STRATEGIES[name] = strategy
+    if default and name not in DEFAULT_STRATEGIES:
+        DEFAULT_STRATEGIES.append(name)
+    return strategy
+
+
 def parse_strategies(spec: str | Iterable[str] | None) -> list[Strategy]:
-    """``"A,C,E"`` -> strategies; None -> all six. Unknown names raise ValueError."""
+    """``"A,C,E"`` -> strategies; None -> the default ones (A-F). Unknown names raise ValueError."""
     if spec is None:
-        return list(STRATEGIES.values())
+        return [STRATEGIES[n] for n in DEFAULT_STRATEGIES]
     names = [s.strip().upper() for s in (spec.split(",") if isinstance(spec, str) else spec) if s.strip()]
     unknown = [n for n in names if n not in STRATEGIES]
     if unknown or not names:
@@ -132,6 +176,7 @@ class Chunk:
         return len(self.embed_text) - len(self.content)
 
     def contains(self, start: int, end: int) -> bool:
+        """Does this chunk hold the span ``[start, end)`` of its document whole?"""
         return self.start <= start and end <= self.end
 
 
@@ -225,6 +270,33 @@ def _blind_spans(doc: Document, size: int) -> list[Span]:
     return [s for i in range(0, n, size) if (s := _trim(doc.text, i, min(i + size, n))) is not None]
 
 
+Spanner = Callable[[Document, int], list[Span]]
+
+#: Span algorithms by name: ``(doc, size) -> [(start, end), ...]`` in document order, spans trimmed.
+SPANNERS: dict[str, Spanner] = {"boundaries": _boundary_spans, "blind": _blind_spans}
+
+
+def register_spanner(name: str, spanner: Spanner, *, replace: bool = False) -> None:
+    """Add a span algorithm; a :class:`Strategy` with ``cuts=name`` then cuts with it.
+
+    The spans must lie inside the document and be in order; :func:`chunk_document`
+    checks both, so a faulty algorithm fails loudly instead of producing bad offsets.
+    """
+    if name in SPANNERS and not replace and SPANNERS[name] is not spanner:
+        raise ValueError(f"span algorithm {name!r} is already registered; pass replace=True to redefine it")
+    SPANNERS[name] = spanner
+
+
+def _checked(spans: Sequence[Span], doc: Document, name: str) -> Sequence[Span]:
+    prev = -1
+    for s, e in spans:
+        if not (0 <= s < e <= len(doc.text)) or s < prev:
+            raise ValueError(f"span algorithm {name!r} returned ({s}, {e}) for {doc.id!r}: spans must be "
+                             f"non-empty, inside the document (0..{len(doc.text)}) and in order")
+        prev = s
+    return spans
+
+
 def chunk_document(doc: Document, strategy: Strategy) -> list[Chunk]:
     """Chunk one document with ``strategy``.
 
@@ -236,7 +308,10 @@ def chunk_document(doc: Document, strategy: Strategy) -> list[Chunk]:
     '[T > S]\\n## S\\n\\nThree.'
     """
     text = doc.text
-    base = _boundary_spans(doc, strategy.size) if strategy.boundaries else _blind_spans(doc, strategy.size)
+    name = strategy.spanner
+    base = SPANNERS[name](doc, strategy.size)
+    if name not in ("blind", "boundaries"):
+        base = _checked(base, doc, name)
     chunks: list[Chunk] = []
     prev_end: int | None = None
     for s, e in base:

@@ -36,6 +36,7 @@ class CharLocator:
 
     @property
     def fragment(self) -> str:
+        """The URL fragment ``#char=start,end`` (RFC 5147) into the canonical text."""
         return f"#char={self.start},{self.end}"
 
 
@@ -47,6 +48,7 @@ class PageLocator:
 
     @property
     def fragment(self) -> str:
+        """The URL fragment ``#page=N`` (PDF open parameters)."""
         return f"#page={self.page}"
 
 
@@ -59,6 +61,7 @@ class TimeLocator:
 
     @property
     def fragment(self) -> str:
+        """The URL fragment ``#t=a,b`` in seconds (W3C Media Fragments)."""
         return f"#t={self.start:g},{self.end:g}"
 
 
@@ -67,6 +70,7 @@ Locator = CharLocator | PageLocator | TimeLocator
 
 @dataclass(frozen=True)
 class Citation:
+    """One numbered source: where it is (document, locator), the exact quote there, and its distance."""
     index: int
     doc_id: str
     doc_name: str
@@ -85,11 +89,13 @@ class Citation:
 
     @property
     def url(self) -> str:
+        """The document's address with the locator's fragment."""
         return f"{self.path or self.doc_id}{self.fragment}"
 
 
 @dataclass(frozen=True)
 class Answer:
+    """The prompt that would be sent: the numbered sources and the question."""
     query: str
     citations: tuple[Citation, ...]
     prompt: str
@@ -106,6 +112,7 @@ class NoAnswer:
 
     @property
     def message(self) -> str:
+        """What the user sees instead of an answer: the query and the cut nothing passed."""
         return f"NO ANSWER: no source within cosine distance {self.cut:g} of the query {self.query!r}."
 
 

@@ -25,13 +25,16 @@ def _progress_bar():
 
     bars: dict[str, tqdm] = {}
 
-    def update(stage: str, done: int, total: int) -> None:
+    def update(event) -> None:
+        stage, done, total = event.label, event.done, event.total
+        if event.stage == "rank":
+            return  # instant; a bar per configuration would only flicker
         bar = bars.get(stage)
         if bar is None:
             for other in bars.values():
                 other.close()
             bars.clear()
-            bar = bars[stage] = tqdm(total=total, desc=stage, unit="chunk" if "embed" in stage else "step",
+            bar = bars[stage] = tqdm(total=total, desc=stage, unit="chunk" if event.stage == "embed" else "step",
                                      file=sys.stderr, leave=False, mininterval=0.5)
         bar.n = done
         bar.refresh()
@@ -140,10 +143,10 @@ def _print_notes(ev) -> None:
 
 
 def _encoder(args):
-    from .encoder import Encoder, ModelUnavailable
+    from .encoder import ModelUnavailable, load_encoder
 
     try:
-        return Encoder(args.model, precision=getattr(args, "precision", "fp32"))
+        return load_encoder(args.model, precision=getattr(args, "precision", "fp32"))
     except (ModelUnavailable, ValueError) as exc:
         raise UsageError(str(exc)) from None
 
@@ -403,7 +406,6 @@ def cmd_eval_run(args) -> int:
 def cmd_report(args) -> int:
     from .chunking import STRATEGIES, parse_strategies
     from .evaluate import Config, parse_retrievers
-    from .retrieval import RETRIEVERS
     from .report import build_report, default_config, write_report
 
     try:
@@ -433,21 +435,40 @@ def cmd_report(args) -> int:
         _known_config(cfg, "--config")
     if cfg is not None:  # the named configuration is always evaluated, with the others asked for
         strategies = sorted({*strategies, cfg.strategy}, key=list(STRATEGIES).index)
-        retrievers = sorted({*retrievers, cfg.retriever}, key=list(RETRIEVERS).index)
+        retrievers = list(dict.fromkeys([*retrievers, cfg.retriever]))
     ev = _evaluate(args, strategies, retrievers)
     if cfg is None:
         cfg = default_config(ev)
         print(f"no --config: reporting {cfg.label}", file=sys.stderr)
     if cfg.retriever in ev.unavailable:
         raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
+    cost_items = machine_info = None
+    if not args.no_cost:  # measured on this machine: build time, latency, tokens (ragdiag.cost)
+        from .cost import costs, machine
+
+        cost_items = costs(ev, _encoder(args), cut=args.cut, keep=args.keep, cross_encoder=args.cross_encoder)
+        machine_info = machine()
     try:
-        report = build_report(ev, config=cfg, cut=args.cut, keep=args.keep, k=args.k)
+        report = build_report(ev, config=cfg, cut=args.cut, keep=args.keep, k=args.k, costs=cost_items,
+                              machine=machine_info)
         paths = write_report(report, out, md=md)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     for path in paths:
         print(f"wrote {path}")
     return 0
+
+
+def _strategy_help() -> str:
+    from .chunking import DEFAULT_STRATEGIES, STRATEGIES
+
+    return f"comma-separated from {','.join(STRATEGIES)} (default: {','.join(DEFAULT_STRATEGIES)})"
+
+
+def _retriever_help() -> str:
+    from .retrieval.registry import retriever_names
+
+    return f"comma-separated from {','.join(retriever_names())} (default: {','.join(retriever_names(default_only=True))})"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -467,9 +488,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("eval", help="evaluate strategies x retrievers; print the table")
     common(p)
-    p.add_argument("--strategies", default=None, help="comma-separated, e.g. A,C,E (default: all six)")
+    p.add_argument("--strategies", default=None, help=_strategy_help())
     p.add_argument("--retrievers", default=None,
-                   help="comma-separated from dense,bm25,hybrid,rerank-maxsim,rerank-ce (default: all)")
+                   help=_retriever_help())
     p.add_argument("--out", help="write summary.json and per_query.csv to this folder")
     p.set_defaults(func=cmd_eval)
 
@@ -496,10 +517,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the configuration the report is about, e.g. E/hybrid (default: E/hybrid when evaluated)")
     p.add_argument("--cut", type=float, default=DEFAULT_CUT, help=f"abstention cut (cosine distance, default {DEFAULT_CUT})")
     p.add_argument("--keep", type=int, default=4, help="the gate keeps at most N chunks under the cut (default 4)")
-    p.add_argument("--strategies", default=None, help="comma-separated, e.g. A,C,E (default: all six)")
+    p.add_argument("--strategies", default=None, help=_strategy_help())
     p.add_argument("--retrievers", default=None,
-                   help="comma-separated from dense,bm25,hybrid,rerank-maxsim,rerank-ce (default: all)")
+                   help=_retriever_help())
     p.add_argument("--out", default="report.html", help="HTML file to write; the Markdown goes beside it (.md)")
+    p.add_argument("--no-cost", action="store_true", help="skip measuring build time and per-query latency")
     p.add_argument("--md", default=None, help="Markdown file to write (default: --out with .md; an existing file "
                                               "there that is not a ragdiag report is never overwritten)")
     p.set_defaults(func=cmd_report)
@@ -532,6 +554,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stale", action="store_true", help="with clear: only indexes stale against the current state")
     p.epilog = "index clear --corpus DIR removes only that corpus's indexes; without --corpus or --stale, everything."
     p.set_defaults(func=cmd_index)
+
+    from .authoring.cli import register as register_truth
+
+    register_truth(sub)
+
+    from .cli_diag import register
+
+    register(sub, common)  # funnel, hubs, cost
+
+    from .variants_cli import register as register_variants
+
+    register_variants(sub, common)
     return parser
 
 
@@ -539,6 +573,13 @@ def main(argv: list[str] | None = None) -> int:
     from .encoder import offline
 
     offline()
+    from .retrieval.registry import load_plugins  # plugins register retrievers and strategies before help is built
+
+    try:
+        load_plugins()
+    except ImportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "k", 1) < 1:

@@ -114,10 +114,15 @@ class Document:
 
     def heading_spans(self) -> list[tuple[int, int]]:
         """Spans of heading lines (``#`` to ``######``, outside code fences)."""
-        return [(s, e) for s, e, _ in _heading_lines(self.text, levels=6)]
+        return list(self._heading_spans)
+
+    @cached_property
+    def _heading_spans(self) -> tuple[tuple[int, int], ...]:
+        return tuple((s, e) for s, e, _ in _heading_lines(self.text, levels=6))
 
     @property
     def sha256(self) -> str:
+        """sha256 of the canonical text (what chunks and citations point into)."""
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
 
@@ -143,6 +148,7 @@ class Corpus:
         return {d.id: d for d in self.documents}
 
     def document(self, doc_id: str) -> Document:
+        """The document with id ``doc_id`` (KeyError naming the known ids otherwise)."""
         try:
             return self._by_id[doc_id]
         except KeyError:
@@ -153,6 +159,7 @@ class Corpus:
 
     @property
     def n_chars(self) -> int:
+        """Characters of canonical text over all documents."""
         return sum(len(d.text) for d in self.documents)
 
     @property

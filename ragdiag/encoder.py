@@ -20,15 +20,50 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Encoder", "ModelUnavailable", "DEFAULT_MODEL", "resolve_model_dir", "offline"]
+__all__ = ["Encoder", "load_encoder", "ENCODER_ENV", "TextEncoder", "SupportsTokenSink", "ModelUnavailable", "DEFAULT_MODEL", "resolve_model_dir",
+           "offline"]
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 ProgressFn = Callable[[int, int], None]
+
+
+@runtime_checkable
+class TextEncoder(Protocol):
+    """What the evaluation needs of an encoder (``Encoder`` or a test's fake).
+
+    ``stamp`` identifies the vectors (the store keys them by it); ``encode``
+    returns unit vectors; ``count_tokens`` and ``window_ends`` feed the token audit.
+    """
+
+    @property
+    def stamp(self) -> Any:
+        """What identifies the vectors (model, weights, dims, pooling, precision)."""
+
+    def encode(self, texts: Sequence[str], *, progress: ProgressFn | None = None) -> np.ndarray:
+        """Unit vectors, one row per text."""
+
+    def count_tokens(self, texts: Sequence[str]) -> np.ndarray:
+        """Wordpieces per text, special tokens included."""
+
+    def window_ends(self, texts: Sequence[str]) -> np.ndarray:
+        """Per text, the character offset where the model stops reading."""
+
+
+@runtime_checkable
+class SupportsTokenSink(Protocol):
+    """An optional capability: wordpiece vectors, alone or from the embedding pass itself."""
+
+    def encode(self, texts: Sequence[str], *, progress: ProgressFn | None = None,
+               token_sink: Callable[[int, np.ndarray], None] | None = None) -> np.ndarray:
+        """Unit vectors; ``token_sink(i, vectors)`` also receives text i's wordpiece vectors."""
+
+    def token_embeddings(self, texts: Sequence[str], *, progress: ProgressFn | None = None) -> list[np.ndarray]:
+        """Per text, its unit wordpiece vectors (specials and padding dropped)."""
 
 
 class ModelUnavailable(RuntimeError):
@@ -166,6 +201,7 @@ class EncoderStamp:
     precision: str
 
     def as_dict(self) -> dict:
+        """The stamp as a plain dict (stored beside vectors and indexes)."""
         return dict(self.__dict__)
 
 
@@ -179,7 +215,6 @@ class Encoder:
     batch_size : texts per forward pass; small batches of similar length waste no padding.
     """
 
-    supports_token_sink = True  # encode(..., token_sink=) yields wordpiece vectors from the same pass
 
     def __init__(self, model: str | os.PathLike | None = None, *, precision: str = "fp32", batch_size: int = 16,
                  threads: int | None = None):
@@ -213,6 +248,7 @@ class Encoder:
 
     @property
     def stamp(self) -> EncoderStamp:
+        """What identifies this encoder's vectors (the store keys them by it)."""
         if self._weights_sha256 is None:
             self._weights_sha256 = _weights_hash(self.folder)
         return EncoderStamp(
@@ -326,6 +362,32 @@ class Encoder:
 
         self.encode(texts, progress=progress, token_sink=sink)
         return result  # type: ignore[return-value]
+
+
+ENCODER_ENV = "RAGDIAG_ENCODER"
+
+
+def load_encoder(model: str | os.PathLike | None = None, **options) -> "TextEncoder":
+    """The encoder the CLI and the dashboard use: :class:`Encoder`, unless ``RAGDIAG_ENCODER`` names another.
+
+    ``RAGDIAG_ENCODER=package.module:factory`` calls ``factory(model, **options)``.
+    It is the seam that lets the test suite drive the CLI and the dashboard
+    without model weights; the factory's ``stamp`` names its model, so its
+    numbers are stamped as its own and never mistaken for MiniLM's.
+    """
+    spec = os.environ.get(ENCODER_ENV, "").strip()
+    if not spec:
+        return Encoder(model, **options)
+    module, _, attr = spec.partition(":")
+    if not module or not attr:
+        raise ValueError(f"{ENCODER_ENV} must be 'package.module:factory', got {spec!r}")
+    import importlib
+
+    try:
+        factory = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"{ENCODER_ENV}={spec!r} cannot be loaded: {exc}") from None
+    return factory(model, **options)
 
 
 def bf16_supported() -> bool:

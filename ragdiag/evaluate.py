@@ -19,22 +19,12 @@ from . import PIPELINE_VERSION
 from .audit import ChunkReport, chunk_report
 from .chunking import STRATEGIES, Chunk, Strategy, chunk_corpus, parse_strategies
 from .corpus import Corpus
+from .encoder import SupportsTokenSink
 from .defaults import RERANK_HEAD, TOP
 from .metrics import KS, hits_at_k, reciprocal_rank
-from .retrieval import (
-    RETRIEVERS,
-    BM25Retriever,
-    CrossEncoderScorer,
-    DenseRetriever,
-    HybridRetriever,
-    MaxSimScorer,
-    QueryBatch,
-    RerankRetriever,
-    Unavailable,
-    cosine_distances,
-    normalisation_check,
-    ranks_from_orders,
-)
+from .progress import Progress, ProgressEvent
+from .retrieval import BM25Retriever, QueryBatch, Unavailable, cosine_distances, normalisation_check, ranks_from_orders
+from .retrieval.registry import BuildContext, RunContext, build_retriever, parse_retrievers, retriever_spec
 from .stats import Interval, wilson
 from .truth import GroundTruth, Query
 
@@ -46,22 +36,24 @@ __all__ = [
     "evaluate",
     "build_index",
     "parse_retrievers",
+    "ProgressEvent",
     "summary_rows",
     "DIAGNOSES",
     "TOP",
 ]
 
 DIAGNOSES = ("hit", "ranked-low", "truncated", "destroyed")
-Progress = Callable[[str, int, int], None]
 
 
 @dataclass(frozen=True, order=True)
 class Config:
+    """A configuration: a chunking strategy and a retriever, written ``E/hybrid``."""
     strategy: str
     retriever: str
 
     @property
     def label(self) -> str:
+        """``STRATEGY/RETRIEVER``, as users type it."""
         return f"{self.strategy}/{self.retriever}"
 
     @property
@@ -76,25 +68,25 @@ class Config:
     def parse(cls, text: str) -> "Config":
         """``"E/dense"`` -> Config("E", "dense"); ``"ext/NAME"`` names an external run."""
         strategy, sep, retriever = text.strip().partition("/")
-        retriever = retriever.strip() if strategy == "ext" else retriever.strip().lower()
+        if strategy != "ext":  # lower-case the name, not an @parameter (a model folder's path keeps its case)
+            base, at, param = retriever.strip().partition("@")
+            retriever = base.lower() + at + param
+        retriever = retriever.strip()
         if sep and strategy == "ext" and retriever:
             return cls("ext", retriever)
-        if not sep or strategy.upper() not in STRATEGIES or retriever not in RETRIEVERS:
+        known = True
+        try:
+            retriever_spec(retriever)
+        except ValueError:
+            known = False
+        if not sep or strategy.upper() not in STRATEGIES or not known:
+            from .retrieval.registry import retriever_names
+
             raise ValueError(
                 f"bad configuration {text!r}: write STRATEGY/RETRIEVER, strategy one of "
-                f"{','.join(STRATEGIES)}, retriever one of {','.join(RETRIEVERS)} (e.g. E/hybrid)"
+                f"{','.join(STRATEGIES)}, retriever one of {','.join(retriever_names())} (e.g. E/hybrid)"
             )
         return cls(strategy.upper(), retriever)
-
-
-def parse_retrievers(spec: str | Iterable[str] | None) -> list[str]:
-    if spec is None:
-        return list(RETRIEVERS)
-    names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if s.strip()]
-    unknown = [n for n in names if n not in RETRIEVERS]
-    if unknown or not names:
-        raise ValueError(f"unknown retriever {', '.join(unknown) or '(none)'}; choose from {','.join(RETRIEVERS)}")
-    return list(dict.fromkeys(names))
 
 
 @dataclass(frozen=True)
@@ -145,10 +137,12 @@ class Evaluation:
     timings: dict[str, float] = field(default_factory=dict)
     diagnosis_k: int = TOP
     external: dict = field(default_factory=dict)  # run name -> ExternalRun (see ragdiag.external)
+    retriever_stamps: dict = field(default_factory=dict)  # config label -> what made it (precision, index, model)
     notes: dict[str, str] = field(default_factory=dict)  # what the reader must know (e.g. queries BM25 cannot match)
 
     @property
     def in_domain(self) -> np.ndarray:
+        """Per query: does it have an answer in the corpus (False for out-of-domain)?"""
         return np.array([q.in_domain for q in self.queries])
 
     def mask(self, phrasing: str = "all") -> np.ndarray:
@@ -158,6 +152,7 @@ class Evaluation:
         return np.array([q.phrasing == phrasing for q in self.queries])
 
     def result(self, config: Config | str) -> ConfigResult:
+        """The per-query result of one configuration; KeyError says why it is missing."""
         cfg = Config.parse(config) if isinstance(config, str) else config
         if cfg not in self.results:
             reason = self.unavailable.get(cfg.retriever)
@@ -172,6 +167,7 @@ class Evaluation:
         return self.indexes[config.strategy].chunks[position].id
 
     def query_index(self, query_id: str) -> int:
+        """Position of query ``query_id`` in ``queries``."""
         for i, q in enumerate(self.queries):
             if q.id == query_id:
                 return i
@@ -189,15 +185,22 @@ def _holders(chunks: Sequence[Chunk], truth: GroundTruth) -> dict[str, np.ndarra
 
 
 class _TokenTap:
-    """The encoder, handing each embedded text's wordpiece vectors to ``keep``: one forward pass for both."""
+    """An encoder whose ``encode`` also hands each text's wordpiece vectors to ``keep``.
 
-    def __init__(self, encoder, keep: Callable[[str, np.ndarray], None]):
+    One forward pass gives both the sentence vector and the token vectors
+    (MaxSim). Only ``stamp`` and ``encode`` are exposed: what the store uses.
+    """
+
+    def __init__(self, encoder: SupportsTokenSink, keep: Callable[[str, np.ndarray], None]):
         self._encoder, self._keep = encoder, keep
 
-    def __getattr__(self, name):
-        return getattr(self._encoder, name)
+    @property
+    def stamp(self):
+        """The wrapped encoder's stamp (the store keys vectors by it)."""
+        return self._encoder.stamp
 
     def encode(self, texts, *, progress=None):
+        """Unit vectors of ``texts``; their wordpiece vectors go to ``keep`` on the way."""
         texts = list(texts)
         return self._encoder.encode(texts, progress=progress, token_sink=lambda i, tok: self._keep(texts[i], tok))
 
@@ -210,12 +213,12 @@ def build_index(corpus: Corpus, truth: GroundTruth, strategy: Strategy, encoder,
     ``keep_tokens(text, vectors)`` receives the wordpiece vectors of every text
     embedded now (for MaxSim), when the encoder can give them.
     """
-    if keep_tokens is not None and getattr(encoder, "supports_token_sink", False):
-        encoder = _TokenTap(encoder, keep_tokens)
     chunks = chunk_corpus(corpus, strategy)
     report = chunk_report(strategy, chunks, truth.needles(), encoder)
+    if keep_tokens is not None and isinstance(encoder, SupportsTokenSink):
+        encoder = _TokenTap(encoder, keep_tokens)
     texts = [c.embed_text for c in chunks]
-    cb = (lambda d, t: progress(f"embedding {strategy.name}", d, t)) if progress else None
+    cb = (lambda d, t: progress(ProgressEvent("embed", strategy.name, None, d, t))) if progress else None
     if store is not None:
         res = store.embed(encoder, texts, progress=cb)
         vectors, computed = res.vectors, res.computed
@@ -299,9 +302,11 @@ def evaluate(
     """Run every (strategy x retriever) configuration on every query of ``truth``.
 
     ``encoder`` is an :class:`~ragdiag.encoder.Encoder` (or anything with the
-    same ``encode``/``count_tokens``/``window_ends``/``stamp``). Retrievers that
-    cannot run here (a cross-encoder not available offline) are listed in
-    ``Evaluation.unavailable`` with the reason, never dropped silently.
+    same ``encode``/``count_tokens``/``window_ends``/``stamp``). Retrievers are
+    looked up in :mod:`ragdiag.retrieval.registry` and built per strategy.
+    Retrievers that cannot run here (a cross-encoder not available offline) are
+    listed in ``Evaluation.unavailable`` with the reason, never dropped silently.
+    ``progress`` receives :class:`~ragdiag.progress.ProgressEvent` records.
     """
     strats = parse_strategies(strategies)
     names = parse_retrievers(retrievers)
@@ -314,64 +319,66 @@ def evaluate(
     timings["embed_queries"] = time.perf_counter() - t0
     batch = QueryBatch(tuple(q.text for q in queries), qvecs)
 
+    options = {"cross_encoder": cross_encoder, "rerank_head": rerank_head, "progress": progress}
+    run = RunContext(encoder=encoder, store=store, options=options)
     unavailable: dict[str, str] = {}
-    scorers: dict[str, object] = {}
-    if "rerank-ce" in names:
-        try:
-            scorers["rerank-ce"] = CrossEncoderScorer(cross_encoder)
-        except Unavailable as exc:
-            unavailable["rerank-ce"] = exc.reason
-    if "rerank-maxsim" in names:
-        scorers["rerank-maxsim"] = MaxSimScorer(encoder)
-    cache = store.score_cache() if store is not None else None
+    for name in names:
+        prepare = retriever_spec(name).prepare
+        if prepare is not None:
+            try:
+                prepare(run)
+            except Unavailable as exc:
+                unavailable[name] = exc.reason
+    keep = run.keep_tokens if run.token_sinks else None
 
     indexes: dict[str, StrategyIndex] = {}
     results: dict[Config, ConfigResult] = {}
+    retriever_stamps: dict[str, dict] = {}
     notes: dict[str, str] = {}
-    for si, strategy in enumerate(strats):
+    for strategy in strats:
         t = time.perf_counter()
-        maxsim = scorers.get("rerank-maxsim")
-        index = build_index(corpus, truth, strategy, encoder, store=store, progress=progress,
-                            keep_tokens=maxsim.keep if maxsim is not None else None)
+        index = build_index(corpus, truth, strategy, encoder, store=store, progress=progress, keep_tokens=keep)
         timings[f"index_{strategy.name}"] = time.perf_counter() - t
         indexes[strategy.name] = index
         dist = cosine_distances(qvecs, index.vectors)
-        texts = [c.embed_text for c in index.chunks]
-        dense = DenseRetriever(index.vectors)
-        bm25 = BM25Retriever(texts)
-        if "bm25" in names or "hybrid" in names or any(n.startswith("rerank-") for n in names):
+        ctx = BuildContext("", strategy, index.chunks, tuple(c.embed_text for c in index.chunks), index.vectors, run)
+        for name in names:
+            if name in unavailable:
+                continue
+            t = time.perf_counter()
+            try:
+                retriever = build_retriever(name, ctx)
+            except Unavailable as exc:
+                unavailable[name] = exc.reason
+                continue
+            rankings = retriever.rank(batch)
+            orders = np.stack([r.order for r in rankings])
+            scores = np.stack([r.scores for r in rankings])
+            seconds = time.perf_counter() - t
+            if progress is not None:
+                progress(ProgressEvent("rank", strategy.name, name, 1, 1))
+            cfg = Config(strategy.name, name)
+            if callable(getattr(retriever, "stamp", None)):
+                retriever_stamps[cfg.label] = retriever.stamp()
+            # A retriever with its own embedding model gives its own distances: the gate's cut belongs to one model.
+            own = getattr(retriever, "cosine_distances", None)
+            results[cfg] = _config_result(cfg, index, truth, queries, orders, scores,
+                                          own(batch) if callable(own) else dist,
+                                          k_diag=diagnosis_k, seconds=seconds, zero_is_unretrieved=name == "bm25")
+        bm25 = ctx._built.get("bm25")  # built when asked for, or as a part of hybrid and the rerankers
+        if isinstance(bm25, BM25Retriever):
             silent = [q.id for q, u in zip(queries, bm25.index.unmatched(batch.texts)) if u]
             if silent:
                 notes[f"bm25 {strategy.name}"] = (
                     f"{len(silent)} of {len(queries)} queries share no word with any chunk of {strategy.name} "
                     f"(e.g. {', '.join(silent[:5])}): BM25 retrieves nothing for them and hybrid ranks them by "
                     "dense alone")
-        hybrid = HybridRetriever([dense, bm25])
-        built = {"dense": dense, "bm25": bm25, "hybrid": hybrid}
-        for name in names:
-            if name in unavailable:
-                continue
-            if name.startswith("rerank-"):
-                cb = (lambda d, n, s=f"{name} {strategy.name}": progress(s, d, n)) if progress else None
-                retriever = RerankRetriever(name, hybrid, scorers[name], texts, head=rerank_head, cache=cache,
-                                            progress=cb)
-            else:
-                retriever = built[name]
-            t = time.perf_counter()
-            rankings = retriever.rank(batch)
-            orders = np.stack([r.order for r in rankings])
-            scores = np.stack([r.scores for r in rankings])
-            seconds = time.perf_counter() - t
-            cfg = Config(strategy.name, name)
-            results[cfg] = _config_result(cfg, index, truth, queries, orders, scores, dist,
-                                          k_diag=diagnosis_k, seconds=seconds, zero_is_unretrieved=name == "bm25")
-        if "rerank-maxsim" in scorers:
-            scorers["rerank-maxsim"].forget()
+        run.strategy_done()
     timings["total"] = time.perf_counter() - t0
     stamp = encoder.stamp.as_dict() if hasattr(encoder, "stamp") else {}
     stamp["pipeline_version"] = PIPELINE_VERSION
     return Evaluation(corpus, truth, queries, indexes, results, unavailable, stamp, timings, diagnosis_k,
-                      notes=notes)
+                      retriever_stamps=retriever_stamps, notes=notes)
 
 
 def summary_rows(ev: Evaluation, *, phrasing: str = "all", ks: Sequence[int] = KS) -> list[dict]:

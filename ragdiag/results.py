@@ -36,11 +36,20 @@ __all__ = [
 PER_QUERY_COLUMNS = (
     "strategy", "retriever", "query_id", "question_id", "phrasing", "needle_rank",
     "diagnosis", "needle_distance", "top1_distance", "top1_chunk", "reciprocal_rank",
+    # the funnel (ragdiag.funnel): first stage lost at the primary k and default gate, ranks at each stage
+    "stage", "dense_rank", "bm25_rank", "pool_rank", "final_rank",
 )
 
 
 def per_query_records(ev: Evaluation) -> list[dict]:
-    """One record per (configuration, query); ``needle_rank`` None when absent."""
+    """One record per (configuration, query); ``needle_rank`` None when absent.
+
+    ``stage`` and the stage ranks come from :func:`ragdiag.funnel.stage_columns`
+    (answerable queries only; empty for ood queries and external runs).
+    """
+    from .funnel import STAGE_COLUMNS, stage_columns
+
+    stages = stage_columns(ev)
     out = []
     for cfg, res in ev.results.items():
         rr = reciprocal_rank(res.needle_rank)
@@ -59,6 +68,7 @@ def per_query_records(ev: Evaluation) -> list[dict]:
                 "top1_distance": None if np.isnan(res.top1_distance[i]) else round(float(res.top1_distance[i]), 6),
                 "top1_chunk": ev.hit_label(cfg, int(res.top_order[i, 0])),
                 "reciprocal_rank": float(rr[i]) if q.in_domain else None,
+                **stages.get((cfg.label, q.id), dict.fromkeys(STAGE_COLUMNS)),
             })
     return out
 
@@ -67,7 +77,8 @@ def per_query_frame(ev: Evaluation):
     import pandas as pd
 
     df = pd.DataFrame(per_query_records(ev), columns=list(PER_QUERY_COLUMNS))
-    df["needle_rank"] = df["needle_rank"].astype("Int64")
+    for col in ("needle_rank", "dense_rank", "bm25_rank", "pool_rank", "final_rank"):
+        df[col] = df[col].astype("Int64")
     return df
 
 
@@ -122,6 +133,7 @@ def summary_document(ev: Evaluation) -> dict:
         },
         "normalisation_error": {name: idx.normalisation_error for name, idx in ev.indexes.items()},
         "unavailable": ev.unavailable,
+        "retriever_stamps": ev.retriever_stamps,
         "timings_s": {k: round(v, 3) for k, v in ev.timings.items()},
     }
 

@@ -658,11 +658,17 @@ class Store:
             except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
                 if conn is not None:
                     conn.close()
-                if not _is_corruption(exc):
+                if not (_is_corruption(exc) or self._readonly_header(exc)):
                     raise
                 last = exc
                 self._quarantine(str(exc))
         raise RuntimeError(f"ragdiag cache {self.path} stays unreadable after moving it aside: {last}")
+
+    def _readonly_header(self, exc: BaseException) -> bool:
+        """A "read-only database" error on a file we may write: a damaged header's write-version byte."""
+        code = getattr(exc, "sqlite_errorcode", None)
+        return (code is not None and (code & 0xFF) == sqlite3.SQLITE_READONLY and self.path.exists()
+                and os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK))
 
     def _ensure_schema(self, conn: sqlite3.Connection) -> None:
         conn.execute("BEGIN IMMEDIATE")

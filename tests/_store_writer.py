@@ -78,6 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--commit-every", type=int, default=200)
     p.add_argument("--out")
     p.add_argument("--die-after-inserts", type=int)
+    p.add_argument("--print-progress", action="store_true", help="print 'encoded N' as texts are encoded")
     args = p.parse_args(argv)
 
     store = Store(args.root)
@@ -93,7 +94,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         store._conn.set_trace_callback(trace)
     print("ready", flush=True)
-    result = store.embed(FakeEncoder(args.dim), texts_range(args.start, args.stop), commit_every=args.commit_every)
+    report = (lambda done, total: print(f"encoded {done}", flush=True)) if args.print_progress else None
+    result = store.embed(FakeEncoder(args.dim), texts_range(args.start, args.stop), commit_every=args.commit_every,
+                         progress=report)
     if args.out:
         np.save(args.out, result.vectors)
     store.close()

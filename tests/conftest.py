@@ -13,40 +13,13 @@ from hypothesis import settings
 from ragdiag.corpus import DEFAULT_CORPUS, Corpus, load_corpus
 from ragdiag.truth import GroundTruth, load_truth
 
+from fakes import FakeEncoder, FakeTokenizer  # noqa: F401 - re-exported for the tests
+
 # CI runs the same examples every time (a failure there is reproducible); locally Hypothesis explores.
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 BUNDLED_TRUTH = DEFAULT_CORPUS.parent / "sklearn-user-guide.truth.json"
-
-_WORD = re.compile(r"\S+")
-
-
-class FakeTokenizer:
-    """A FAKE tokenizer for plumbing tests only: every whitespace-separated word is one "wordpiece".
-
-    ``count_tokens`` is words + 2 (a pretend ``[CLS]`` and ``[SEP]``), so expected
-    values can be counted by eye. ``window_ends`` is exact for that model: a text
-    of more than ``max_seq_length - 2`` words is read up to the end of word number
-    ``max_seq_length - 2``; a text that fits is read whole (``len(text)``).
-    """
-
-    def __init__(self, max_seq_length: int = 256):
-        if max_seq_length < 3:
-            raise ValueError("max_seq_length must leave room for one word and two specials")
-        self.max_seq_length = max_seq_length
-
-    def count_tokens(self, texts: Sequence[str]) -> np.ndarray:
-        return np.array([len(_WORD.findall(t)) + 2 for t in texts], dtype=np.int64)
-
-    def window_ends(self, texts: Sequence[str]) -> np.ndarray:
-        keep = self.max_seq_length - 2
-        out = []
-        for t in texts:
-            words = list(_WORD.finditer(t))
-            out.append(words[keep - 1].end() if len(words) > keep else len(t))
-        return np.array(out, dtype=np.int64)
-
 
 @pytest.fixture(scope="session")
 def corpus() -> Corpus:
@@ -80,55 +53,6 @@ def fake_tokenizer():
 # ---------------------------------------------------------------------------
 # A FAKE encoder and a tiny hand-made corpus, for plumbing tests of the evaluation
 # ---------------------------------------------------------------------------
-
-
-class FakeEncoder(FakeTokenizer):
-    """A FAKE bi-encoder for plumbing tests only: bag-of-words counts, L2-normalised.
-
-    Each ``ragdiag.retrieval.tokenize`` token of the part of the text inside the
-    window (``window_ends``, as :class:`FakeTokenizer` counts it) adds 1 to the
-    coordinate ``crc32(token) % dim``, so the cosine of two texts is
-    ``shared counts / (norm * norm)`` and can be worked out by hand
-    (:meth:`check_no_collisions` makes sure no two words share a coordinate).
-    Deterministic across processes (crc32, not Python's salted ``hash``).
-    """
-
-    def __init__(self, max_seq_length: int = 256, dim: int = 4096):
-        super().__init__(max_seq_length)
-        self.dim = dim
-
-    def _index(self, token: str) -> int:
-        import zlib
-
-        return zlib.crc32(token.encode("utf-8")) % self.dim
-
-    def check_no_collisions(self, texts: Sequence[str]) -> None:
-        from ragdiag.retrieval import tokenize
-
-        vocab = {t for text in texts for t in tokenize(text)}
-        slots = {self._index(t) for t in vocab}
-        assert len(slots) == len(vocab), "FakeEncoder hash collision: change dim"
-
-    def encode(self, texts: Sequence[str], *, progress=None) -> np.ndarray:
-        from ragdiag.retrieval import tokenize
-
-        texts = list(texts)
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, (text, end) in enumerate(zip(texts, self.window_ends(texts))):
-            for tok in tokenize(text[:end]):
-                out[i, self._index(tok)] += 1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        out /= np.where(norms > 0, norms, 1.0)
-        if progress is not None:
-            progress(len(texts), len(texts))
-        return out
-
-    @property
-    def stamp(self):
-        from ragdiag.encoder import EncoderStamp
-
-        return EncoderStamp(model="FAKE-bag-of-words", weights_sha256="0" * 64, dim=self.dim,
-                            max_seq_length=self.max_seq_length, pooling="none", normalize=True, precision="fp32")
 
 
 # Two documents; strategy C cuts them into 8 chunks (positions in comments).

@@ -275,7 +275,7 @@ def test_threshold_row_equals_sweep_and_slider_moves_it(tiny, library):
 
 
 def test_inspector_query_from_url_and_citations(tiny, library):
-    from ragdiag.views import per_config_frame
+    from ui.frames import per_config_frame
 
     at = app("app_pages/inspector.py", q="q2:course", config="E/hybrid", cut="1")
     shown = texts(at)
@@ -301,7 +301,7 @@ def test_inspector_no_answer_and_switching_queries(tiny):
 
 
 def test_inspector_search_and_failures(tiny, library):
-    from ragdiag.views import query_frame
+    from ui.frames import query_frame
 
     at = app("app_pages/inspector.py", config="A/dense")
     at.text_input(key="search").set_value("starter").run()

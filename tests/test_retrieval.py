@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -367,9 +366,18 @@ def test_rerank_scores_only_what_the_cache_lacks():
 # ---------------------------------------------------------------------------
 
 
-def test_cross_encoder_not_available_offline_fails_fast_and_says_how_to_fix():
+def test_cross_encoder_not_available_offline_fails_fast_and_says_how_to_fix(monkeypatch):
+    import socket
+
     name = "nobody-here/no-such-cross-encoder-xyz"
     box = {}
+    attempts = []
+
+    def no_network(self, address):  # any connection attempt is the bug: record it and refuse it
+        attempts.append(address)
+        raise OSError("network disabled in this test")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
 
     def load():
         try:
@@ -377,13 +385,11 @@ def test_cross_encoder_not_available_offline_fails_fast_and_says_how_to_fix():
         except BaseException as exc:  # noqa: BLE001 - recorded and checked below
             box["exc"] = exc
 
-    t0 = time.perf_counter()
     worker = threading.Thread(target=load, daemon=True)
     worker.start()
-    worker.join(timeout=30)
-    elapsed = time.perf_counter() - t0
+    worker.join(timeout=60)  # a guard against a hang, not a speed assertion
     assert not worker.is_alive(), "CrossEncoderScorer hangs on a model that is not available offline"
-    assert elapsed < 5, f"took {elapsed:.1f} s to report an unavailable model"
+    assert attempts == [], f"tried to reach the network: {attempts}"
     exc = box.get("exc")
     assert isinstance(exc, Unavailable), exc
     assert exc.name == "rerank-ce"

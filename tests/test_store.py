@@ -14,7 +14,6 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import time
 import warnings
 from dataclasses import replace
 from pathlib import Path
@@ -22,7 +21,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ragdiag import PIPELINE_VERSION
@@ -164,16 +163,21 @@ def test_encoder_returning_a_wrong_shape_is_rejected_and_nothing_cached(tmp_path
         assert db_rows(store, "SELECT count(*) FROM vectors") == [(0,)]
 
 
-def test_fetching_5000_vectors_of_384_is_fast(tmp_path):
+def test_fetching_5000_vectors_reads_them_in_a_few_batched_queries(tmp_path):
+    # Speed is measured in benchmarks/; what makes it fast is checked here: no encoding and
+    # a bounded number of batched SELECTs (not one query per vector).
     enc = FakeEncoder(dim=384)
     texts = texts_range(0, 5000)
     with Store(tmp_path) as store:
         store.embed(enc, texts)
-        t0 = time.perf_counter()
+        selects = []
+        store._conn.set_trace_callback(lambda sql: selects.append(sql) if sql.startswith("SELECT") else None)
+        calls = enc.calls
         r = store.embed(enc, texts)
-        elapsed = time.perf_counter() - t0
-    assert r.reused == 5000 and r.computed == 0
-    assert elapsed < 1.0, f"reading 5000 cached vectors took {elapsed:.2f} s"
+        store._conn.set_trace_callback(None)
+    assert r.reused == 5000 and r.computed == 0 and enc.calls == calls
+    vector_selects = [s for s in selects if "FROM vectors" in s]
+    assert 1 <= len(vector_selects) <= 20, len(vector_selects)
 
 
 def test_one_store_shared_by_threads(tmp_path):
@@ -336,6 +340,7 @@ def test_corruption_found_after_open_is_handled_without_crashing(tmp_path):
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(offsets=st.lists(st.integers(min_value=0, max_value=10**7), min_size=1, max_size=12),
        value=st.integers(min_value=1, max_value=255))
+@example(offsets=[18], value=1)  # the header's write-version byte: SQLite then says "readonly database"
 def test_random_byte_flips_in_the_file_never_serve_a_wrong_vector(offsets, value):
     enc = FakeEncoder()
     texts = texts_range(0, 120)
@@ -372,11 +377,16 @@ def test_writer_killed_inside_a_transaction_leaves_only_committed_batches(tmp_pa
         assert store.verify().bad == 0
 
 
-@pytest.mark.parametrize("delay", [0.2])
-def test_writer_killed_at_a_random_moment(tmp_path, delay):
-    proc = spawn(tmp_path, "--stop", "30000", "--commit-every", "400")
+@pytest.mark.parametrize("seed", [1, 2])
+def test_writer_killed_at_a_random_moment(tmp_path, seed):
+    # "Random" by a seeded draw of how many texts the writer has encoded when it is killed
+    # (it reports its progress), so the kill lands mid-batch, reproducibly, on any machine speed.
+    target = random.Random(seed).randrange(450, 2400)
+    proc = spawn(tmp_path, "--stop", "30000", "--commit-every", "400", "--print-progress")
     assert proc.stdout.readline().strip() == "ready"
-    time.sleep(delay * random.uniform(0.8, 1.2))
+    for line in proc.stdout:
+        if int(line.split()[1]) >= target:
+            break
     still_running = proc.poll() is None
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=60)

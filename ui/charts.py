@@ -29,7 +29,7 @@ def _cut_rule(cut: float) -> alt.Chart:
 
 
 def recall_chart(long: pd.DataFrame) -> alt.Chart:
-    """Recall@k per configuration with 95% Wilson interval bars (``views.recall_long``)."""
+    """Recall@k per configuration with 95% Wilson interval bars (``frames.recall_long``)."""
     base = alt.Chart(long).encode(
         x=alt.X("k:O", title="k (top-k chunks)", axis=alt.Axis(labelAngle=0)),
         color=alt.Color("config:N", title="configuration"),
@@ -44,7 +44,7 @@ def recall_chart(long: pd.DataFrame) -> alt.Chart:
 
 
 def distance_histogram(df: pd.DataFrame, *, cut: float | None = None, step: float = 0.025) -> alt.Chart:
-    """Overlaid histograms of cosine distances per series (``views.distance_frame``)."""
+    """Overlaid histograms of cosine distances per series (``frames.distance_frame``)."""
     bars = (
         alt.Chart(df)
         .mark_bar(opacity=0.45, binSpacing=0)
@@ -61,7 +61,7 @@ def distance_histogram(df: pd.DataFrame, *, cut: float | None = None, step: floa
 
 
 def tradeoff_chart(df: pd.DataFrame, *, cut: float | None = None) -> alt.Chart:
-    """Answered, kept-but-wrong, refused and bluffs against the cut (``views.sweep_frame``)."""
+    """Answered, kept-but-wrong, refused and bluffs against the cut (``frames.sweep_frame``)."""
     lines = (
         alt.Chart(df)
         .mark_line(interpolate="step-after")
@@ -78,7 +78,7 @@ def tradeoff_chart(df: pd.DataFrame, *, cut: float | None = None) -> alt.Chart:
 
 
 def pairwise_heatmap(df: pd.DataFrame) -> alt.Chart:
-    """Holm-corrected p of every pair; cell text is the row configuration's wins/losses (``views.pairwise_matrix``)."""
+    """Holm-corrected p of every pair; cell text is the row configuration's wins/losses (``frames.pairwise_matrix``)."""
     order = list(dict.fromkeys([*df["a"], *df["b"]])) if len(df) else []
     base = alt.Chart(df).encode(
         x=alt.X("b:N", title=None, sort=order, axis=alt.Axis(labelAngle=-45, orient="top")),
@@ -99,7 +99,7 @@ def pairwise_heatmap(df: pd.DataFrame) -> alt.Chart:
 
 
 def chunk_size_chart(sizes: pd.DataFrame) -> alt.Chart:
-    """Distribution of chunk sizes (characters) per strategy (``views.chunk_sizes``)."""
+    """Distribution of chunk sizes (characters) per strategy (``frames.chunk_sizes``)."""
     return (
         alt.Chart(sizes)
         .mark_boxplot(extent="min-max")

@@ -45,7 +45,8 @@ __all__ = [
     "TOP",
 ]
 
-DEFAULT_RETRIEVERS = "dense,bm25,hybrid,rerank-maxsim,rerank-ce"
+#: Every registered default retriever (rerankers included); RAGDIAG_RETRIEVERS narrows it.
+DEFAULT_RETRIEVERS = None
 CORPUS_KEY, TRUTH_KEY = "corpus_path", "truth_path"
 
 
@@ -195,11 +196,18 @@ def load_inputs(s: Settings | None = None) -> tuple[Corpus, GroundTruth]:
 
 # ----- models and the store ---------------------------------------------------
 
-@st.cache_resource(max_entries=1, show_spinner=False)
 def _encoder():
-    from ragdiag.encoder import Encoder
+    from ragdiag.encoder import ENCODER_ENV
 
-    return Encoder()
+    return _encoder_for(os.environ.get(ENCODER_ENV, ""))
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def _encoder_for(spec: str):
+    """The encoder named by ``RAGDIAG_ENCODER`` (``spec``, the cache key), else MiniLM."""
+    from ragdiag.encoder import load_encoder
+
+    return load_encoder()
 
 
 @st.cache_resource(max_entries=2, show_spinner=False)
@@ -228,7 +236,7 @@ def _job(corpus_root: str, truth_path: str, strategies: tuple[str, ...], retriev
 def _run_evaluation(corpus: Corpus, truth: GroundTruth, s: Settings) -> Evaluation:
     from ragdiag.encoder import ModelUnavailable
     from ragdiag.evaluate import evaluate
-    from ragdiag.views import progress_fraction
+    from ui.frames import progress_fraction
 
     bar = st.progress(0.0, text="Loading the embedding model…")
     try:
@@ -246,9 +254,9 @@ def _run_evaluation(corpus: Corpus, truth: GroundTruth, s: Settings) -> Evaluati
             store = None
         bar.progress(0.0, text="Building the indexes (vectors already in the store are reused)…")
 
-        def progress(stage: str, done: int, total: int) -> None:
-            frac = progress_fraction(stage, done, total, s.strategies, s.retrievers)
-            bar.progress(frac, text=f"{stage}: {done}/{total}")
+        def progress(event) -> None:
+            frac = progress_fraction(event, s.strategies, s.retrievers)
+            bar.progress(frac, text=f"{event.label}: {event.done}/{event.total}")
 
         ev = evaluate(corpus, truth, encoder=encoder, strategies=s.strategies, retrievers=s.retrievers,
                       store=store, progress=progress)
@@ -304,7 +312,7 @@ def recorded_stamps(s: Settings | None = None) -> list:
 def sweep_for(token: str, config: str, keep: int, _ev: Evaluation):
     """The sweep over every cut for one configuration and keep (computed once), and its long frame."""
     from ragdiag.results import sweep_table
-    from ragdiag.views import sweep_frame
+    from ui.frames import sweep_frame
 
     table = sweep_table(_ev, config, keep=keep)
     return table, sweep_frame(table)
@@ -313,7 +321,7 @@ def sweep_for(token: str, config: str, keep: int, _ev: Evaluation):
 @st.cache_resource(max_entries=64, show_spinner=False)
 def distances_for(token: str, config: str, _ev: Evaluation):
     from ragdiag.threshold import distance_samples
-    from ragdiag.views import distance_frame
+    from ui.frames import distance_frame
 
     return distance_frame(distance_samples(_ev.result(config), _ev.in_domain))
 

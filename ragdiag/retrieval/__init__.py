@@ -1,4 +1,4 @@
-"""Retrievers behind one protocol: dense, BM25, hybrid (RRF), rerankers."""
+"""Retrievers behind one protocol: dense, BM25, hybrid (RRF), rerankers; found by name in a registry."""
 
 from .base import QueryBatch, Ranking, Retriever, Unavailable, top_k_desc
 from .bm25 import BM25Index, BM25Retriever, lucene_idf, tokenize
@@ -6,7 +6,8 @@ from .dense import DenseRetriever, cosine_distances, normalisation_check
 from .hybrid import HybridRetriever, ranks_from_orders, rrf_fuse
 from .rerank import CrossEncoderScorer, MaxSimScorer, RerankRetriever, maxsim
 
-RETRIEVERS = ("dense", "bm25", "hybrid", "rerank-maxsim", "rerank-ce")
+from .registry import (BuildContext, RetrieverSpec, load_plugins, parse_retrievers, register_retriever,
+                       retriever_names, retriever_spec)
 
 __all__ = [
     "QueryBatch", "Ranking", "Retriever", "Unavailable", "top_k_desc",
@@ -14,5 +15,6 @@ __all__ = [
     "DenseRetriever", "cosine_distances", "normalisation_check",
     "HybridRetriever", "ranks_from_orders", "rrf_fuse",
     "CrossEncoderScorer", "MaxSimScorer", "RerankRetriever", "maxsim",
-    "RETRIEVERS",
+    "BuildContext", "RetrieverSpec", "load_plugins", "parse_retrievers", "register_retriever",
+    "retriever_names", "retriever_spec",
 ]

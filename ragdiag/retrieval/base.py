@@ -44,7 +44,8 @@ class Retriever(Protocol):
 
     name: str
 
-    def rank(self, batch: QueryBatch, *, depth: int | None = None) -> list[Ranking]: ...
+    def rank(self, batch: QueryBatch, *, depth: int | None = None) -> list[Ranking]:
+        """Per query of ``batch``, the ranking of up to ``depth`` chunks (None: all), best first."""
 
 
 class Unavailable(Exception):

@@ -1,4 +1,6 @@
-"""Tables the dashboard draws, made from library results (pure; no streamlit).
+"""Frames the dashboard draws, shaped from library results (pandas; no streamlit).
+
+Dashboard-only presentation: it lives under ``ui/``, outside the library.
 
 Every number here is read from an :class:`~ragdiag.evaluate.Evaluation`, from
 :func:`~ragdiag.evaluate.summary_rows`, :mod:`ragdiag.results` or
@@ -16,9 +18,10 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .evaluate import Config, Evaluation
-from .metrics import KS
-from .threshold import DistanceSamples, SweepTable, gate
+from ragdiag.evaluate import Config, Evaluation
+from ragdiag.metrics import KS
+from ragdiag.progress import ProgressEvent
+from ragdiag.threshold import DistanceSamples, SweepTable, gate
 
 __all__ = [
     "OUTCOMES",
@@ -262,30 +265,26 @@ def top_hits(ev: Evaluation, config: Config | str, query_index: int, *, n: int =
                                                        "holds needle", "position"])
 
 
-def progress_fraction(stage: str, done: int, total: int, strategies: Sequence[str], retrievers: Sequence[str]) -> float:
-    """Overall share of an evaluation done, from ``evaluate``'s ``progress(stage, done, total)``.
+def progress_fraction(event: ProgressEvent, strategies: Sequence[str], retrievers: Sequence[str]) -> float:
+    """Overall share of an evaluation done, from one of ``evaluate``'s progress events.
 
-    Each strategy is one equal slice: embedding its chunks (stage ``embedding S``)
-    is the first 80%, the retrievers (stages ``R S`` or ``ranking S/R``) share the
-    last 20%. Unknown stages count as the start of their strategy's slice.
+    Each strategy is one equal slice: embedding its chunks is the first 80%,
+    the retrievers (ranking, reranking) share the last 20%.
 
-    >>> progress_fraction("embedding E", 5, 10, ["A", "E"], ["dense"])
+    >>> progress_fraction(ProgressEvent("embed", "E", None, 5, 10), ["A", "E"], ["dense"])
     0.7
-    >>> progress_fraction("ranking A/dense", 1, 1, ["A", "E"], ["dense"])
+    >>> progress_fraction(ProgressEvent("rank", "A", "dense", 1, 1), ["A", "E"], ["dense"])
     0.5
-    >>> progress_fraction("rerank-maxsim E", 1, 2, ["A", "E"], ["dense", "rerank-maxsim"])
+    >>> progress_fraction(ProgressEvent("rerank", "E", "rerank-maxsim", 1, 2), ["A", "E"], ["dense", "rerank-maxsim"])
     0.975
     """
-    words = stage.replace("/", " ").split()
-    strategy = next((w for w in words if w in strategies), None)
-    retriever = next((w for w in words if w in retrievers), None)
     n = max(len(strategies), 1)
-    si = list(strategies).index(strategy) if strategy is not None else 0
-    frac = min(done / total, 1.0) if total else 1.0
-    if words and words[0] == "embedding":
+    si = list(strategies).index(event.strategy) if event.strategy in strategies else 0
+    frac = min(event.fraction, 1.0)
+    if event.stage == "embed":
         within = 0.8 * frac
-    elif retriever is not None:
-        within = 0.8 + 0.2 * (list(retrievers).index(retriever) + frac) / max(len(retrievers), 1)
+    elif event.retriever in retrievers:
+        within = 0.8 + 0.2 * (list(retrievers).index(event.retriever) + frac) / max(len(retrievers), 1)
     else:
         within = 0.0
     return round(min(max((si + within) / n, 0.0), 1.0), 6)
@@ -298,7 +297,7 @@ def index_stamp_rows(ev: Evaluation, recorded: Sequence = ()) -> pd.DataFrame:
     store's catalogue (``recorded``, :class:`~ragdiag.store.IndexStamp` rows)
     holds the same index, its chunk count and creation time are shown.
     """
-    from .store import IndexStamp, corpus_extractors
+    from ragdiag.store import IndexStamp, corpus_extractors
 
     enc = dict(ev.encoder_stamp or {})
     needed = ("model", "weights_sha256", "dim", "max_seq_length", "pooling", "normalize", "precision")

@@ -1,0 +1,36 @@
+"""Cost: index build time, query latency, embedded and prompt tokens beside recall, and the Pareto front."""
+
+import streamlit as st
+
+from ragdiag.cost import LATENCY_SAMPLE
+from ragdiag.defaults import PRIMARY_K
+from ui.diag_frames import cost_frame
+from ui.diag import costs_for
+from ui.diag_charts import pareto_chart
+from ui.state import cut_keep_sliders, evaluation
+
+st.title("Cost")
+st.caption(f"Per configuration: index build time, query latency (one query at a time, from its text to the ranked "
+           f"list, median and p95 over a seeded sample of queries), wordpieces embedded for the index, and the "
+           f"prompt the gate would send at the cut (mean wordpieces per query, 0 for NO ANSWER; counted with the "
+           f"embedding model's tokenizer). Quality is span R@{PRIMARY_K}. A configuration is Pareto-optimal when no "
+           f"other has at least its recall at no more cost.")
+ev, token = evaluation()
+c1, c2, c3 = st.columns([3, 1, 1])
+cut, keep = cut_keep_sliders(c1, c2)
+sample = c3.number_input("Queries timed", 1, 500, LATENCY_SAMPLE, key="sample", bind="query-params")
+if not st.toggle("Measure now (timings take a while: every configuration is run query by query)", key="measure"):
+    st.info("Timings are measured on this machine when you ask for them.")
+    st.stop()
+with st.spinner("Measuring…"):
+    items, machine = costs_for(token, PRIMARY_K, cut, keep, int(sample), ev)
+st.caption("Measured on " + ", ".join(f"{k} {v}" for k, v in machine.items()))
+frame = cost_frame(items)
+quality = f"R@{PRIMARY_K}"
+left, right = st.columns(2)
+left.altair_chart(pareto_chart(frame, "ms/query median", "Pareto (latency)", quality), width="stretch")
+right.altair_chart(pareto_chart(frame, "prompt tokens/query", "Pareto (prompt)", quality), width="stretch")
+shown = frame.assign(**{quality: [str(r.recall) for r in items]}).drop(columns=["low", "high"])
+st.dataframe(shown, hide_index=True, key="cost_table",
+             column_config={c: st.column_config.NumberColumn(format="%.2f")
+                            for c in ("ms/query median", "ms/query p95", "build s", "prompt tokens/query")})

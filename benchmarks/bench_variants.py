@@ -1,0 +1,138 @@
+"""Dense variants side by side: recall, ms per query and bytes per vector, in one run.
+
+Run: ``python benchmarks/bench_variants.py [--strategy E] [--models minilm,use] [--repeats 5] [--scale 20] [--embed-chunks 50]``
+
+Part 1, the bundled corpus: every variant (model x precision x index) of one
+strategy through :func:`ragdiag.variants.run_variants` (vectors from the store
+when ``$RAGDIAG_CACHE`` holds them): recall@4 with its interval, the paired
+verdict against exact MiniLM, bytes per vector, search ms per query for the top 20 (median of
+``--repeats``), build seconds, neighbour overlap@4.
+
+Part 2, the same vectors scaled up: the chunk vectors repeated ``--scale``
+times with small Gaussian noise (renormalised), so search cost is measured on
+a bigger index; no ground truth there, so the quality column is the neighbour
+overlap@10 against exact search on the same scaled vectors.
+
+Part 3, the models' embedding cost: ms per chunk for ``--embed-chunks`` chunks of the strategy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from ragdiag.chunking import STRATEGIES, chunk_corpus  # noqa: E402
+from ragdiag.corpus import load_corpus  # noqa: E402
+from ragdiag.defaults import PRIMARY_K, TOP  # noqa: E402
+from ragdiag.retrieval import QueryBatch, Unavailable  # noqa: E402
+from ragdiag.retrieval.ann import HNSWParams, neighbour_overlap  # noqa: E402
+from ragdiag.truth import default_truth_path, load_truth  # noqa: E402
+from ragdiag.variants import VARIANT_KINDS, Variant, build_variant, run_variants, variant_rows  # noqa: E402
+
+
+def median_time(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--strategy", default="E")
+    ap.add_argument("--models", default="minilm,use")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--scale", type=int, default=20, help="scale-up factor of part 2 (0: skip)")
+    ap.add_argument("--embed-chunks", type=int, default=50, help="chunks embedded per model in part 3 (0: skip)")
+    args = ap.parse_args()
+    from ragdiag.encoder import Encoder
+    from ragdiag.store import Store
+
+    corpus = load_corpus()
+    truth = load_truth(default_truth_path(corpus.root), corpus)
+    encoder = Encoder()
+    store = Store(os.environ.get("RAGDIAG_CACHE"))
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    names = [b if m == "minilm" else f"{b}@{m}" for m in models for b in VARIANT_KINDS]
+    run = run_variants(corpus, truth, strategy=args.strategy, variants=names, encoder=encoder, store=store,
+                       repeats=args.repeats)
+    rows = variant_rows(run)
+    n_q = len(truth.queries)
+    n_chunks = len(run.evaluation.indexes[run.strategy].chunks)
+    print(f"# Dense variants, strategy {run.strategy} ({platform.processor() or platform.machine()}, "
+          f"{os.cpu_count()} CPUs, {n_chunks} chunks, {n_q} queries, median of {args.repeats})\n")
+    k = f"R@{PRIMARY_K}"
+    print(f"| variant | {k} [95% CI] | vs exact MiniLM (paired) | bytes/vector | ms/query | build s | overlap@{PRIMARY_K} |")
+    print("|---|---|---|---:|---:|---:|---:|")
+    for r in rows:
+        iv = r[k]
+        vs = "baseline" if r["p"] is None else f"+{r['wins']}/-{r['losses']}, p = {r['p']:.3g}"
+        b = f"{r['bytes_per_vector']:.0f}" + (f" (+{r['rescore_bytes']} to rescore)" if r["rescore_bytes"] else "")
+        star = " ★" if r["pareto"] else ""
+        print(f"| {r['variant']}{star} | {iv.estimate:.3f} [{iv.low:.3f}, {iv.high:.3f}] | {vs} | {b} | "
+              f"{r['ms_per_query']:.3f} | {r['build_s']:.3f} | {r[f'overlap@{PRIMARY_K}']:.3f} |")
+    for name, reason in run.unavailable.items():
+        print(f"\nunavailable: {name}: {reason}")
+
+    if args.scale > 0:
+        rng = np.random.default_rng(20261130)
+        base = run.model_indexes["minilm"].vectors
+        big = np.concatenate([base + rng.normal(0, 0.02, base.shape).astype(np.float32) for _ in range(args.scale)])
+        big /= np.linalg.norm(big, axis=1, keepdims=True)
+        qv = store.embed(encoder, [q.text for q in truth.queries]).vectors
+        batch = QueryBatch(tuple(q.text for q in truth.queries), qv)
+        exact_dist = 1 - qv @ big.T
+        print(f"\n## Scaled: {len(big):,} MiniLM vectors (x{args.scale} with noise), {n_q} queries, "
+              f"median of {args.repeats}\n")
+        print("| variant | bytes/vector | build s | ms/query | ms/query vs exact | overlap@10 |")
+        print("|---|---:|---:|---:|---:|---:|")
+        exact_ms = None
+        for base_name in VARIANT_KINDS:
+            v = Variant(base_name)
+            t = time.perf_counter()
+            try:
+                retr = build_variant(v, big, hnsw=HNSWParams())
+            except Unavailable as exc:
+                print(f"| {base_name} | unavailable: {exc.reason} | | | | |")
+                continue
+            build = time.perf_counter() - t if base_name != "dense" else 0.0
+            rankings = retr.rank(batch, depth=TOP)
+            ms = 1000 * median_time(lambda: retr.rank(batch, depth=TOP), args.repeats) / n_q
+            exact_ms = ms if base_name == "dense" else exact_ms
+            overlap = neighbour_overlap(np.stack([r.order for r in rankings]), exact_dist, 10).mean()
+            bpv = retr.bytes_per_vector
+            print(f"| {base_name} | {bpv:.0f} | {build:.2f} | {ms:.2f} | {ms / exact_ms:.2f}x | {overlap:.3f} |")
+
+    if args.embed_chunks <= 0:
+        return
+    chunks = chunk_corpus(corpus, STRATEGIES[run.strategy])[: args.embed_chunks]
+    texts = [c.embed_text for c in chunks]
+    print(f"\n## Embedding cost: {len(texts)} chunks of strategy {run.strategy}, median of {max(1, args.repeats // 2)}\n")
+    print("| model | dims | ms per chunk |")
+    print("|---|---:|---:|")
+    from ragdiag.models import load_encoder
+
+    for m in models:
+        try:
+            enc = load_encoder(m, default=encoder)
+        except Exception as exc:  # noqa: BLE001 - a missing model is reported, not fatal
+            print(f"| {m} | unavailable: {exc} | |")
+            continue
+        enc.encode(texts[:8])  # warm up
+        ms = 1000 * median_time(lambda: enc.encode(texts), max(1, args.repeats // 2)) / len(texts)
+        print(f"| {m} | {enc.stamp.dim} | {ms:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

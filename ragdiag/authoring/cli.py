@@ -1,0 +1,120 @@
+"""``python -m ragdiag truth check|stats|suggest``: write and check a ground truth from the command line."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+__all__ = ["register"]
+
+
+def _corpus_for(args, truth_file: Path | None = None):
+    from ..cli import UsageError
+    from ..corpus import CorpusError, load_corpus
+
+    folder = args.corpus
+    if folder is None and truth_file is not None:  # kb.truth.json -> kb/ beside it, when there is one
+        name = truth_file.name
+        for suffix in (".truth.json", ".truth.yaml", ".truth.yml"):
+            if name.endswith(suffix) and (truth_file.parent / name[: -len(suffix)]).is_dir():
+                folder = truth_file.parent / name[: -len(suffix)]
+    try:
+        corpus = load_corpus(folder)
+    except CorpusError as exc:
+        raise UsageError(str(exc)) from None
+    for f in corpus.failures:
+        print(f"warning: {f.path} not loaded: {f.reason}", file=sys.stderr)
+    return corpus
+
+
+def _open(path: str):
+    from ..cli import UsageError
+    from .save import open_truth
+
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"{path}: no such file; start one with `python -m ragdiag truth suggest` or on the "
+                         "dashboard's Ground truth page")
+    try:
+        return open_truth(p)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def cmd_check(args) -> int:
+    from .checks import check_truth
+
+    opened = _open(args.file)
+    corpus = _corpus_for(args, opened.path)
+    problems = check_truth(opened.data, corpus, source=opened.path.name)
+    errors = [p for p in problems if p.severity == "error"]
+    for p in problems:
+        print(p)
+    n_q = len(opened.data.get("questions") or []) if isinstance(opened.data.get("questions"), list) else 0
+    print(f"{opened.path.name} against corpus {corpus.name}: {n_q} questions; {len(errors)} error(s), "
+          f"{len(problems) - len(errors)} warning(s)", file=sys.stderr)
+    if errors or (problems and not args.errors_only):
+        return 1
+    return 0
+
+
+def cmd_stats(args) -> int:
+    from .coverage import coverage, format_coverage
+
+    opened = _open(args.file)
+    corpus = _corpus_for(args, opened.path)
+    print(format_coverage(coverage(opened.data, corpus, k=args.k)))
+    return 0
+
+
+def cmd_suggest(args) -> int:
+    from ..cli import UsageError
+    from .save import dumps
+    from .suggest import suggest, to_truth_data
+
+    out = Path(args.out)
+    if out.exists() and not args.force:
+        raise UsageError(f"{out} exists; pass --force to replace it, or another --out")
+    if args.n < 1:
+        raise UsageError(f"-n must be at least 1, got {args.n}")
+    corpus = _corpus_for(args)
+    sugg = suggest(corpus, args.n, n_ood=args.ood)
+    fmt = "yaml" if out.suffix.lower() in (".yaml", ".yml") else "json"
+    out.write_text(dumps(to_truth_data(sugg), fmt), encoding="utf-8")
+    for note in sugg.notes:
+        print(f"note: {note}", file=sys.stderr)
+    print(f"wrote {out}: {len(sugg.questions)} candidate needles ({sugg.eligible} eligible sentences in "
+          f"{len(corpus.documents)} documents) and {len(sugg.ood)} near out-of-domain candidates; write the "
+          "phrasings ('draft' is only a template), then `python -m ragdiag truth check`")
+    return 0
+
+
+def register(sub) -> None:
+    """Add ``truth`` and its subcommands to the main parser's subparsers."""
+    from ..defaults import PRIMARY_K
+
+    p = sub.add_parser("truth", help="check, measure or start a ground truth (no LLM)")
+    tsub = p.add_subparsers(dest="truth_command", required=True, metavar="ACTION")
+    corpus_help = "folder of documents (default: <name> beside FILE for <name>.truth.json, else the bundled corpus)"
+
+    c = tsub.add_parser("check", help="every problem of a ground-truth file, exit status 1 when any")
+    c.add_argument("file", metavar="FILE")
+    c.add_argument("--corpus", help=corpus_help)
+    c.add_argument("--errors-only", action="store_true", help="exit status 1 only for errors (warnings still print)")
+    c.set_defaults(func=cmd_check)
+
+    s = tsub.add_parser("stats", help="coverage: questions per document and section, phrasings, near/far, "
+                                      "what this many questions can resolve")
+    s.add_argument("file", metavar="FILE")
+    s.add_argument("--corpus", help=corpus_help)
+    s.add_argument("--k", type=int, default=PRIMARY_K,
+                   help=f"the recall cut-off named in the resolution sentence (default {PRIMARY_K})")
+    s.set_defaults(func=cmd_stats)
+
+    g = tsub.add_parser("suggest", help="candidate needles and near out-of-domain queries to start from")
+    g.add_argument("--corpus", help="folder of documents (default: the bundled corpus)")
+    g.add_argument("-n", type=int, default=40, help="candidate needles (default 40)")
+    g.add_argument("--ood", type=int, default=None, help="near out-of-domain candidates (default n/4)")
+    g.add_argument("--out", required=True, help="file to write (.json or .yaml)")
+    g.add_argument("--force", action="store_true", help="replace --out when it exists")
+    g.set_defaults(func=cmd_suggest)

@@ -1,0 +1,113 @@
+"""Coverage of a ground truth: where its questions are, what is missing, what it can resolve."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from ..corpus import Corpus
+from ..defaults import ALPHA, PRIMARY_K
+from .checks import check_needle
+from .power import resolution_sentence, resolvable_difference
+
+__all__ = ["Coverage", "SectionRow", "coverage", "format_coverage", "DEFAULT_PHRASINGS"]
+
+#: Phrasing names a new ground truth starts with.
+DEFAULT_PHRASINGS = ("course", "ticket")
+
+
+@dataclass(frozen=True)
+class SectionRow:
+    doc_id: str
+    section: str  # "" for the text before the first ## heading
+    chars: int
+    questions: int
+
+
+@dataclass(frozen=True)
+class Coverage:
+    sections: tuple[SectionRow, ...]
+    n_questions: int  # questions whose needle passes the loader's rules
+    n_entries: int
+    phrasings: tuple[str, ...]
+    missing: tuple[tuple[str, str], ...]  # (question id, phrasing) with no text
+    near: int
+    far: int
+    resolvable: float | None  # points of R@k, see power.resolvable_difference
+    sentence: str
+
+    def by_document(self) -> list[tuple[str, int, int, int]]:
+        """``(doc_id, chars, sections, questions)`` per document."""
+        out: dict[str, list[int]] = {}
+        for r in self.sections:
+            row = out.setdefault(r.doc_id, [0, 0, 0])
+            row[0] += r.chars
+            row[1] += 1
+            row[2] += r.questions
+        return [(d, c, s, q) for d, (c, s, q) in out.items()]
+
+
+def phrasing_names(data: dict) -> tuple[str, ...]:
+    """The ground truth's own phrasing names (first seen first), or ``course``, ``ticket``."""
+    names = [str(p) for q in data.get("questions") or [] if isinstance(q, dict)
+             for p in (q.get("queries") or {}) if isinstance(q.get("queries"), dict)]
+    return tuple(dict.fromkeys(names)) or DEFAULT_PHRASINGS
+
+
+def coverage(data: dict, corpus: Corpus, *, k: int = PRIMARY_K, alpha: float = ALPHA) -> Coverage:
+    """Questions per document and section, missing phrasings, near/far balance, and the resolvable difference."""
+    counts: Counter = Counter()
+    valid = 0
+    questions = [q for q in data.get("questions") or [] if isinstance(q, dict)]
+    for q in questions:
+        if isinstance(q.get("needle"), str):
+            chk = check_needle(q["needle"], corpus, strategies=())
+            if chk.ok:
+                valid += 1
+                counts[(chk.doc_id, chk.section_title)] += 1
+    rows = []
+    for d in corpus.documents:
+        for s in d.sections:
+            rows.append(SectionRow(d.id, s.title, s.end - s.start, counts.get((d.id, s.title), 0)))
+    names = phrasing_names(data)
+    missing = []
+    for n, q in enumerate(questions, 1):
+        texts = q.get("queries") if isinstance(q.get("queries"), dict) else {}
+        for p in names:
+            if not (isinstance(texts.get(p), str) and texts[p].strip()):
+                missing.append((str(q.get("id") or f"#{n}"), p))
+    ood = [o for o in data.get("ood") or [] if isinstance(o, dict)]
+    return Coverage(
+        sections=tuple(rows),
+        n_questions=valid,
+        n_entries=len(questions),
+        phrasings=names,
+        missing=tuple(missing),
+        near=sum(o.get("kind") == "near" for o in ood),
+        far=sum(o.get("kind") == "far" for o in ood),
+        resolvable=resolvable_difference(valid, alpha=alpha) if valid else None,
+        sentence=resolution_sentence(valid, k, alpha=alpha),
+    )
+
+
+def format_coverage(cov: Coverage) -> str:
+    lines = [f"{cov.n_questions} valid questions of {cov.n_entries}; phrasings {', '.join(cov.phrasings)}; "
+             f"out-of-domain: {cov.near} near, {cov.far} far", cov.sentence, "", "per document:"]
+    width = max((len(d) for d, *_ in cov.by_document()), default=8)
+    lines.append(f"  {'document':<{width}}  {'chars':>8}  {'sections':>8}  {'with questions':>14}  questions")
+    by_doc: dict[str, int] = Counter()
+    for r in cov.sections:
+        by_doc[r.doc_id] += r.questions > 0
+    for d, chars, n_sec, q in cov.by_document():
+        lines.append(f"  {d:<{width}}  {chars:>8,}  {n_sec:>8}  {by_doc[d]:>14}  {q}")
+    lines += ["", "sections with questions:"]
+    lines += [f"  {r.doc_id} > {r.section or '(preamble)'}: {r.questions}" for r in cov.sections if r.questions]
+    if cov.missing:
+        lines += ["", f"phrasings missing ({len(cov.missing)}):"]
+        lines += [f"  {qid}: {p}" for qid, p in cov.missing]
+    else:
+        lines += ["", "phrasings missing: none"]
+    if cov.near == 0 or cov.far == 0:
+        lines.append(f"out-of-domain balance: {cov.near} near, {cov.far} far; write both kinds "
+                     "(near: the corpus's own vocabulary, no answer; far: another domain)")
+    return "\n".join(lines)

@@ -1,0 +1,112 @@
+"""What a number of questions can resolve: exact power of the paired sign test.
+
+Two configurations answer the same ``n`` questions. Per question, independently,
+only A hits with probability ``p_win``, only B with ``p_loss``; the difference in
+recall is ``delta = p_win - p_loss`` and the two disagree on a share
+``psi = p_win + p_loss``. The exact two-sided sign test
+(:func:`ragdiag.stats.sign_test_counts`) rejects at ``alpha`` when, among the
+``m`` discordant questions, the wins ``w`` fall in its rejection region. Its power
+is summed exactly::
+
+    power = sum_m P(M = m) * P(W in R_m | m),  M ~ Bin(n, psi),  W | m ~ Bin(m, p_win / psi)
+
+where ``R_m`` is found with the same exact test, so the figure is consistent
+with the verdicts the Compare page gives.
+
+:func:`resolvable_difference` is the smallest difference (in points of recall,
+on a 0.5-point grid) reached with the given power (80% by default). Without a
+discordance it takes the most favourable case, ``psi = delta`` (every
+disagreement goes one way): no configuration pair does better, so a smaller
+difference *cannot* be told apart with that many questions. With a discordance
+(e.g. the share of questions on which two configurations disagreed in a past
+run) the figure is the realistic one and is larger.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+from scipy.stats import binom
+
+from ..defaults import ALPHA
+from ..stats import sign_test_counts
+
+__all__ = ["sign_test_power", "resolvable_difference", "resolution_sentence"]
+
+
+@lru_cache(maxsize=4096)
+def _critical(m: int, alpha: float) -> int:
+    """Largest ``c`` with sign test p(c, m - c) <= alpha (rejects w <= c or w >= m - c); -1 when none."""
+    c = -1
+    while c + 1 < m - (c + 1) and sign_test_counts(c + 1, m - c - 1).p <= alpha:
+        c += 1
+    return c
+
+
+def sign_test_power(n: int, p_win: float, p_loss: float, *, alpha: float = ALPHA) -> float:
+    """Exact power of the two-sided sign test on ``n`` paired questions (see the module docstring).
+
+    >>> round(sign_test_power(10, 1.0, 0.0), 6)  # 10 wins of 10: p = 0.002
+    1.0
+    """
+    if n < 0 or p_win < 0 or p_loss < 0 or p_win + p_loss > 1 + 1e-12:
+        raise ValueError(f"need n >= 0 and probabilities p_win, p_loss >= 0 with sum <= 1; got {n}, {p_win}, {p_loss}")
+    # probabilities below 1e-15 change the power by less than that; scipy's pmf overflows on subnormals
+    p_win, p_loss = (0.0 if p < 1e-15 else p for p in (p_win, p_loss))
+    psi = p_win + p_loss
+    if psi == 0:
+        return 0.0
+    theta = p_win / psi
+    m = np.arange(n + 1)
+    c = np.array([_critical(int(k), alpha) for k in m])
+    ok = c >= 0
+    if not ok.any():
+        return 0.0
+    m, c = m[ok], c[ok]
+    reject = binom.cdf(c, m, theta) + binom.sf(m - c - 1, m, theta)
+    total = float(np.sum(binom.pmf(m, n, psi) * reject))
+    return float(min(total, 1.0))
+
+
+@lru_cache(maxsize=256)
+def resolvable_difference(n: int, *, alpha: float = ALPHA, power: float = 0.8,
+                          discordance: float | None = None) -> float | None:
+    """Smallest recall difference (points, 0.5 grid) the sign test detects with ``power`` on ``n`` questions.
+
+    None when no difference up to ``discordance`` (or 100 points) reaches it.
+
+    >>> resolvable_difference(32)
+    24.0
+    """
+    if not 0 < power < 1:
+        raise ValueError(f"power must be in (0, 1), e.g. 0.8; got {power}")
+    if discordance is not None and not 0 < discordance <= 1:
+        raise ValueError(f"discordance is a share of questions in (0, 1], e.g. 0.3; got {discordance}")
+    top = discordance if discordance is not None else 1.0
+    for half_points in range(1, int(math.floor(top * 200 + 1e-9)) + 1):
+        delta = half_points / 200
+        psi = delta if discordance is None else discordance
+        if sign_test_power(n, (psi + delta) / 2, (psi - delta) / 2, alpha=alpha) >= power:
+            return half_points / 2
+    return None
+
+
+def resolution_sentence(n: int, k: int, *, alpha: float = ALPHA, power: float = 0.8) -> str:
+    """"with 32 questions, a difference in R@4 smaller than about 24 points cannot be told apart"."""
+    if n == 0:
+        return "with no valid questions, nothing can be told apart"
+    d = resolvable_difference(n, alpha=alpha, power=power)
+    if d is None:
+        return (f"with {n} questions, no difference in R@{k} can be told apart by the sign test at alpha {alpha} "
+                f"(it needs at least {_min_discordant(alpha)} questions that all go one way)")
+    return (f"with {n} questions, a difference in R@{k} smaller than about {d:g} points cannot be told apart "
+            f"(exact sign test, alpha {alpha}, {power:.0%} power, even if every disagreement went one way)")
+
+
+def _min_discordant(alpha: float) -> int:
+    m = 1
+    while _critical(m, alpha) < 0:
+        m += 1
+    return m

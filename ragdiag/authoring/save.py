@@ -1,0 +1,218 @@
+"""Opening and saving a ground-truth file without losing anything.
+
+- The file is written as it was read: JSON (2-space indent) or YAML, keeping
+  every key ragdiag does not understand (the data is the parsed mapping itself;
+  nothing is rebuilt from :class:`ragdiag.truth.GroundTruth`).
+- Atomically: the new text goes to a temporary file in the same folder, is
+  flushed to disk, and replaces the file with one ``os.replace``; a crash at
+  any point leaves either the old file or the new one, never half of one.
+- The previous version is kept beside it (``kb.truth.prev.json``).
+- Optimistic concurrency: :func:`save_truth` takes the SHA-256 of the bytes
+  that were opened and refuses (:class:`ConflictError`) when the file on disk
+  is no longer those bytes (changed, created or deleted since). The check and
+  the replace run under an exclusive lock (``fcntl.flock`` on a ``.lock`` file
+  beside it), so two writers cannot both pass the check.
+- :func:`merge` re-applies one's own edits onto the file as it now is
+  (three-way, entries matched by id), so a refused save loses nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Opened", "ConflictError", "open_truth", "save_truth", "dumps", "merge", "backup_path", "new_truth"]
+
+
+class ConflictError(ValueError):
+    """The file changed on disk since it was opened; reload (and merge) before saving."""
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A ground-truth file as opened: its path, format, the SHA-256 of its bytes (None: no file) and its data."""
+
+    path: Path
+    fmt: str  # "json" | "yaml"
+    sha256: str | None
+    data: dict
+
+
+def _fmt(path: Path) -> str:
+    return "yaml" if path.suffix.lower() in (".yaml", ".yml") else "json"
+
+
+def new_truth() -> dict:
+    return {"questions": [], "ood": []}
+
+
+def _parse(text: str, fmt: str, path: Path) -> dict:
+    if fmt == "yaml":
+        import yaml
+
+        data = yaml.safe_load(text)
+    else:
+        data = json.loads(text)
+    if data is None:
+        data = new_truth()
+    if not isinstance(data, dict):
+        raise ValueError(f"{path.name}: the top level must be a mapping with 'questions' and 'ood' lists")
+    return data
+
+
+def _sha(raw: bytes | None) -> str | None:
+    return None if raw is None else hashlib.sha256(raw).hexdigest()
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def open_truth(path: str | Path) -> Opened:
+    """Read a ground-truth file (JSON or YAML); a missing file opens as a new, empty one."""
+    path = Path(path)
+    raw = _read(path)
+    if raw is None:
+        return Opened(path, _fmt(path), None, new_truth())
+    try:
+        data = _parse(raw.decode("utf-8"), _fmt(path), path)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path.name} is not valid {_fmt(path).upper()}: {exc}; fix it by hand first") from None
+    except Exception as exc:  # yaml.YAMLError
+        if isinstance(exc, ValueError):
+            raise
+        raise ValueError(f"{path.name} is not valid YAML: {exc}; fix it by hand first") from None
+    return Opened(path, _fmt(path), _sha(raw), data)
+
+
+def dumps(data: dict, fmt: str) -> str:
+    """The text of ``data`` in ``fmt`` (keys in their order, Unicode kept)."""
+    if fmt == "yaml":
+        import yaml
+
+        return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def backup_path(path: Path) -> Path:
+    """Where the previous version is kept: ``kb.truth.json`` -> ``kb.truth.prev.json``."""
+    return path.with_name(f"{path.stem}.prev{path.suffix}")
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: the sha check still refuses stale writes, without the lock
+        yield
+        return
+    lock = path.with_name(f".{path.name}.lock")
+    with open(lock, "a+b") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def _atomic_write(path: Path, raw: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):  # make the rename itself durable
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+
+def save_truth(path: str | Path, data: dict, *, expected_sha256: str | None, fmt: str | None = None) -> Opened:
+    """Write ``data`` to ``path`` atomically, if the file is still what was opened (``expected_sha256``).
+
+    ``expected_sha256`` is :attr:`Opened.sha256` (None: the file did not exist). Raises
+    :class:`ConflictError` when the file on disk differs. Returns the file as now opened.
+    """
+    path = Path(path)
+    fmt = fmt or _fmt(path)
+    raw = dumps(data, fmt).encode("utf-8")
+    if not path.parent.is_dir():
+        raise ValueError(f"folder {str(path.parent)!r} does not exist")
+    with _locked(path):
+        current = _read(path)
+        if _sha(current) != expected_sha256:
+            what = "was created" if expected_sha256 is None else "was deleted" if current is None else "changed"
+            raise ConflictError(f"{path.name} {what} on disk since it was opened; reload it (your edits can be "
+                                "merged onto it) before saving")
+        if current is not None:
+            _atomic_write(backup_path(path), current)
+        _atomic_write(path, raw)
+    return Opened(path, fmt, _sha(raw), copy.deepcopy(data))
+
+
+def _key(entry: object, n: int) -> str:
+    if isinstance(entry, dict) and isinstance(entry.get("id"), str) and entry["id"]:
+        return "id:" + entry["id"]
+    return "entry:" + json.dumps(entry, sort_keys=True, default=str)
+
+
+def _merge_list(base: list, mine: list, theirs: list, conflicts: list[str]) -> list:
+    b = {_key(e, n): e for n, e in enumerate(base)}
+    m = {_key(e, n): e for n, e in enumerate(mine)}
+    t = {_key(e, n): e for n, e in enumerate(theirs)}
+    order = list(dict.fromkeys([*t, *m]))
+    out = []
+    for key in order:
+        be, me, te = b.get(key), m.get(key), t.get(key)
+        if me == be:
+            pick = te
+        elif te == be:
+            pick = me
+        elif me == te:
+            pick = me
+        else:  # both changed it differently: mine wins, and it is reported
+            conflicts.append(key.split(":", 1)[1])
+            pick = me if me is not None else te
+        if pick is not None:
+            out.append(pick)
+    return out
+
+
+def merge(base: dict, mine: dict, theirs: dict) -> tuple[dict, list[str]]:
+    """Three-way merge of ground truths: ``mine`` edited ``base``, ``theirs`` is the file now.
+
+    Entries of ``questions`` and ``ood`` are matched by id; an entry only one
+    side changed (added, edited, deleted) takes that side's version; one both
+    changed differently takes mine and its id is returned in the conflicts.
+    Other top-level keys follow the same rule.
+    """
+    conflicts: list[str] = []
+    out: dict = {}
+    for key in dict.fromkeys([*theirs, *mine]):
+        bv, mv, tv = base.get(key), mine.get(key), theirs.get(key)
+        if key in ("questions", "ood") and all(isinstance(v, list) or v is None for v in (bv, mv, tv)):
+            out[key] = _merge_list(bv or [], mv or [], tv or [], conflicts)
+            continue
+        if mv == bv:
+            if key in theirs:
+                out[key] = tv
+        elif key in mine:
+            out[key] = mv
+    return copy.deepcopy(out), conflicts

@@ -1,0 +1,361 @@
+"""Where each answerable query was lost: one stage per query and configuration, in pipeline order.
+
+Stages, checked in this order; a query gets the first that applies:
+
+1. ``destroyed``: no chunk holds the needle whole (the chunking cut it).
+2. ``truncated``: the needle is not in the top ``k`` and every chunk holding it
+   is cut by the encoder window before the needle ends (the diagnosis rule of
+   :mod:`ragdiag.evaluate`).
+3. ``not-in-pool``: the holder is not among the ``pool`` candidates
+   (:data:`ragdiag.defaults.RERANK_HEAD`, 25) of the first-stage ranking. For a
+   reranker the pool is the hybrid top 25 it rescored; for dense, BM25 and
+   hybrid it is their own top 25 (what they would hand to a reranker). For
+   hybrid the row says which input (dense, BM25) had the holder and at what rank.
+4. ``ranked-low``: in the pool, but below ``k`` after the final ranking. For a
+   reranker, ``demoted`` marks a holder the reranker moved from inside ``k``
+   (hybrid rank <= k) to outside (reranker inversion); ``promoted`` marks the
+   reverse (those queries go on to the gate).
+5. ``refused`` / ``kept-but-wrong``: the needle is in the top ``k``, and the
+   gate of :mod:`ragdiag.threshold` at the chosen cut keeps nothing, or keeps
+   chunks none of which holds the needle.
+6. ``answered``: the gate keeps a chunk holding the needle.
+
+Ranks at each stage (1-based, of the best-ranked chunk holding the needle, over
+the full ranking): ``dense_rank`` and ``bm25_rank`` (the inputs of hybrid;
+read from the ``S/dense`` and ``S/bm25`` results when evaluated, computed with
+the same retrievers otherwise), ``pool_rank`` (the first-stage rank the pool
+is cut from: the hybrid rank for a reranker, the configuration's own rank
+otherwise) and ``final_rank``.
+
+Counts are per query; a question has several phrasings, so intervals
+resample questions (:func:`ragdiag.clustered.question_bootstrap`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from .clustered import query_clusters, question_bootstrap
+from .defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K, RERANK_HEAD, SEED
+from .evaluate import Config, Evaluation
+from .stats import Interval
+from .threshold import gate
+
+__all__ = [
+    "STAGES",
+    "QueryStage",
+    "Funnel",
+    "funnel",
+    "funnels",
+    "funnel_rows",
+    "funnel_long",
+    "stage_records",
+    "format_funnel",
+    "needle_ranks",
+]
+
+STAGES = ("destroyed", "truncated", "not-in-pool", "ranked-low", "refused", "kept-but-wrong", "answered")
+FIRST_STAGE = ("dense", "bm25", "hybrid")
+
+
+@dataclass(frozen=True)
+class QueryStage:
+    """One answerable query under one configuration: the stage it was lost at, and its ranks."""
+
+    query_id: str
+    question_id: str
+    phrasing: str
+    stage: str
+    rerank: str  # "promoted", "demoted" or "" (rerankers only)
+    dense_rank: int | None  # None: not a stage of this pipeline
+    bm25_rank: int | None
+    pool_rank: int | None  # None: destroyed (no holder)
+    final_rank: int | None
+    detail: str
+
+    def row(self) -> dict:
+        return {"query_id": self.query_id, "question_id": self.question_id, "phrasing": self.phrasing,
+                "stage": self.stage, "rerank": self.rerank, "dense_rank": self.dense_rank,
+                "bm25_rank": self.bm25_rank, "pool_rank": self.pool_rank, "final_rank": self.final_rank,
+                "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class Funnel:
+    """Every answerable query of one configuration with its stage (``rows``, in query order)."""
+
+    config: Config
+    k: int
+    cut: float
+    keep: int
+    pool: int
+    rows: tuple[QueryStage, ...]
+
+    def counts(self) -> dict[str, int]:
+        out = dict.fromkeys(STAGES, 0)
+        for r in self.rows:
+            out[r.stage] += 1
+        return out
+
+    @property
+    def promoted(self) -> int:
+        return sum(r.rerank == "promoted" for r in self.rows)
+
+    @property
+    def demoted(self) -> int:
+        return sum(r.rerank == "demoted" for r in self.rows)
+
+    def queries(self, stage: str) -> list[str]:
+        if stage not in STAGES:
+            raise ValueError(f"unknown stage {stage!r}; choose from {', '.join(STAGES)}")
+        return [r.query_id for r in self.rows if r.stage == stage]
+
+    def intervals(self, *, seed: int = SEED) -> dict[str, Interval]:
+        """Per stage: the share of queries, 95% question-bootstrap interval (resampling questions)."""
+        clusters = [r.question_id for r in self.rows]
+        return {s: question_bootstrap([r.stage == s for r in self.rows], clusters, seed=seed) for s in STAGES}
+
+    def stage_of(self, query_id: str) -> QueryStage:
+        for r in self.rows:
+            if r.query_id == query_id:
+                return r
+        raise KeyError(f"{query_id!r} is not an answerable query of {self.config.label}")
+
+
+def _holder_ranks(orders: np.ndarray, holders: dict[str, np.ndarray], queries) -> np.ndarray:
+    """Best 1-based rank of a needle holder in each full ranking (0: no holder / ood)."""
+    from .retrieval import ranks_from_orders
+
+    ranks = ranks_from_orders(orders)
+    out = np.zeros(len(queries), dtype=np.int64)
+    for i, q in enumerate(queries):
+        if q.in_domain and holders[q.question_id].size:
+            out[i] = ranks[i, holders[q.question_id]].min()
+    return out
+
+
+def needle_ranks(ev: Evaluation, strategy: str, *, encoder=None, store=None) -> dict[str, np.ndarray]:
+    """Needle ranks of the first-stage retrievers (dense, bm25, hybrid) on one strategy's index.
+
+    Read from ``ev`` when ``S/dense``, ``S/bm25``, ``S/hybrid`` were evaluated
+    (their ``needle_rank``); computed with the retrievers of
+    :mod:`ragdiag.retrieval` on the index's chunks and vectors otherwise
+    (dense needs the query vectors: pass the ``encoder``, and the ``store``
+    to reuse stored query embeddings).
+    """
+    from .retrieval import BM25Retriever, DenseRetriever, HybridRetriever, QueryBatch
+
+    out = {}
+    for name in FIRST_STAGE:
+        cfg = Config(strategy, name)
+        if cfg in ev.results:
+            out[name] = ev.results[cfg].needle_rank
+    if len(out) == len(FIRST_STAGE):
+        return out
+    index = ev.indexes[strategy]
+    texts = tuple(q.text for q in ev.queries)
+    need_dense = "dense" not in out or "hybrid" not in out
+    vectors = None
+    if need_dense:
+        if encoder is None:
+            raise ValueError(f"{strategy}/dense was not evaluated: pass encoder= to compute the dense ranks "
+                             f"(or evaluate {strategy}/dense and {strategy}/bm25 too)")
+        vectors = store.embed(encoder, list(texts)).vectors if store is not None else encoder.encode(list(texts))
+    batch = QueryBatch(texts, vectors)
+    dense = DenseRetriever(index.vectors) if vectors is not None else None
+    bm25 = BM25Retriever([c.embed_text for c in index.chunks])
+    built = {"dense": dense, "bm25": bm25}
+    if "hybrid" not in out:
+        built["hybrid"] = HybridRetriever([dense, bm25])
+    for name in FIRST_STAGE:
+        if name not in out:
+            orders = np.stack([r.order for r in built[name].rank(batch)])
+            out[name] = _holder_ranks(orders, index.holders, ev.queries)
+    return out
+
+
+def _check(k: int, keep: int, pool: int, width: int) -> None:
+    if not 1 <= k <= width:
+        raise ValueError(f"k must be between 1 and {width} (the ranks kept per query), got {k}")
+    if not 1 <= keep <= width:
+        raise ValueError(f"keep must be between 1 and {width}, got {keep}")
+    if pool < k:
+        raise ValueError(f"the pool ({pool}) must hold at least k ({k}) candidates")
+
+
+def _fmt_rank(rank: int, pool: int) -> str:
+    return f"{rank}" + (" (in its top %d)" % pool if rank <= pool else "")
+
+
+def funnel(ev: Evaluation, config: Config | str, *, k: int = PRIMARY_K, cut: float = DEFAULT_CUT,
+           keep: int = DEFAULT_KEEP, pool: int = RERANK_HEAD, encoder=None, store=None,
+           _ranks: dict[str, np.ndarray] | None = None) -> Funnel:
+    """The stage at which each answerable query was lost under ``config`` (see the module notes)."""
+    res = ev.result(config)
+    cfg = res.config
+    if cfg.external:
+        raise ValueError(f"{cfg.label} is an external run: its pipeline stages are not ours to see; "
+                         "the funnel needs a ragdiag configuration (e.g. E/hybrid)")
+    _check(k, keep, pool, res.top_order.shape[1])
+    index = ev.indexes[cfg.strategy]
+    reranker = cfg.retriever.startswith("rerank-")
+    ranks = _ranks
+    if ranks is None and (cfg.retriever == "hybrid" or reranker):
+        ranks = needle_ranks(ev, cfg.strategy, encoder=encoder, store=store)
+    rows = []
+    for i, q in enumerate(ev.queries):
+        if not q.in_domain:
+            continue
+        question = ev.truth.question(q.question_id)
+        final = int(res.needle_rank[i])
+        holders = index.holders[q.question_id]
+        dense_rank = bm25_rank = None
+        if reranker or cfg.retriever == "hybrid":
+            dense_rank, bm25_rank = int(ranks["dense"][i]) or None, int(ranks["bm25"][i]) or None
+        elif cfg.retriever == "dense":
+            dense_rank = final or None
+        elif cfg.retriever == "bm25":
+            bm25_rank = final or None
+        pool_rank = int(ranks["hybrid"][i]) if reranker else final
+        rerank = ""
+        if reranker and holders.size:
+            inside_before, inside_after = 1 <= pool_rank <= k, 1 <= final <= k
+            rerank = "demoted" if inside_before and not inside_after else (
+                "promoted" if inside_after and not inside_before else "")
+        hit = 1 <= final <= k
+        detail = ""
+        if not holders.size:
+            stage = "destroyed"
+            cuts = [d.cuts for d in index.report.destroyed if d.question_id == q.question_id]
+            detail = f"cut at {', '.join(map(str, cuts[0]))}" if cuts and cuts[0] else "no chunk holds it whole"
+        elif not hit and index.truncated_before_needle(q.question_id, question.end):
+            stage = "truncated"
+            detail = f"every holder is cut by the encoder window before character {question.end}"
+        elif not 1 <= pool_rank <= pool:
+            stage = "not-in-pool"
+            if reranker:
+                detail = f"hybrid rank {pool_rank}, outside the {pool} candidates reranked"
+            elif cfg.retriever == "hybrid":
+                inputs = [f"{n} rank {_fmt_rank(r, pool)}" for n, r in (("dense", dense_rank), ("bm25", bm25_rank))]
+                had = [n for n, r in (("dense", dense_rank), ("bm25", bm25_rank)) if r and r <= pool]
+                detail = (f"hybrid rank {pool_rank}; " + ", ".join(inputs)
+                          + (f"; {' and '.join(had)} had it" if had else "; neither input had it in its top %d" % pool))
+            else:
+                detail = f"rank {pool_rank}, outside the top {pool}"
+        elif not hit:
+            stage = "ranked-low"
+            detail = f"rank {final} > k = {k}" + (f" (hybrid rank {pool_rank})" if reranker else "")
+        else:
+            kept = gate(res, i, cut=cut, keep=keep)
+            if not kept:
+                stage = "refused"
+                detail = f"nothing in the top {keep} is closer than {cut:g}"
+            elif any(pos in set(holders.tolist()) for pos, _ in kept):
+                stage = "answered"
+            else:
+                stage = "kept-but-wrong"
+                d = res.needle_distance[i]
+                detail = f"the holder is at distance {d:.3f} (>= cut {cut:g}) or outside the top {keep}"
+        rows.append(QueryStage(q.id, q.question_id, q.phrasing, stage, rerank, dense_rank, bm25_rank,
+                               pool_rank or None, final or None, detail))
+    return Funnel(cfg, k, float(cut), keep, pool, tuple(rows))
+
+
+def funnels(ev: Evaluation, configs: Iterable[Config | str] | None = None, *, k: int = PRIMARY_K,
+            cut: float = DEFAULT_CUT, keep: int = DEFAULT_KEEP, pool: int = RERANK_HEAD, encoder=None,
+            store=None) -> list[Funnel]:
+    """:func:`funnel` of every (or each given) ragdiag configuration; external runs are skipped."""
+    chosen = [Config.parse(c) if isinstance(c, str) else c for c in (configs or ev.results)]
+    cache: dict[str, dict[str, np.ndarray]] = {}
+    out = []
+    for cfg in chosen:
+        if cfg.external:
+            continue
+        ranks = None
+        if cfg.retriever == "hybrid" or cfg.retriever.startswith("rerank-"):
+            if cfg.strategy not in cache:
+                cache[cfg.strategy] = needle_ranks(ev, cfg.strategy, encoder=encoder, store=store)
+            ranks = cache[cfg.strategy]
+        out.append(funnel(ev, cfg, k=k, cut=cut, keep=keep, pool=pool, _ranks=ranks))
+    return out
+
+
+def funnel_rows(items: Sequence[Funnel]) -> list[dict]:
+    """One row per configuration: count per stage, promoted/demoted, and the queries."""
+    rows = []
+    for f in items:
+        row: dict = {"config": f.config.label, "queries": len(f.rows)}
+        row.update(f.counts())
+        row["promoted"] = f.promoted if f.config.retriever.startswith("rerank-") else None
+        row["demoted"] = f.demoted if f.config.retriever.startswith("rerank-") else None
+        rows.append(row)
+    return rows
+
+
+def funnel_long(items: Sequence[Funnel], *, seed: int = SEED) -> list[dict]:
+    """One row per (configuration, stage): count, share and its 95% question-bootstrap interval."""
+    out = []
+    for f in items:
+        ivs = f.intervals(seed=seed)
+        for s in STAGES:
+            iv = ivs[s]
+            out.append({"config": f.config.label, "stage": s, "queries": iv.successes, "of": iv.trials,
+                        "share": iv.estimate, "low": iv.low, "high": iv.high})
+    return out
+
+
+def stage_records(f: Funnel, ev: Evaluation | None = None) -> list[dict]:
+    """Per query rows of a funnel (with the query text when ``ev`` is given)."""
+    texts = {q.id: q.text for q in ev.queries} if ev is not None else {}
+    return [{"config": f.config.label, **r.row(), **({"text": texts[r.query_id]} if texts else {})} for r in f.rows]
+
+
+def format_funnel(items: Sequence[Funnel], *, seed: int = SEED) -> str:
+    """The funnel as a text table: count and share [95% question-bootstrap interval] per stage."""
+    from .results import format_rows
+
+    table = []
+    for f in items:
+        ivs = f.intervals(seed=seed)
+        row = {"config": f.config.label, "queries": len(f.rows)}
+        for s in STAGES:
+            iv = ivs[s]
+            row[s] = f"{iv.successes} ({iv.estimate:.2f} [{iv.low:.2f}, {iv.high:.2f}])" if iv.trials else "0"
+        if f.config.retriever.startswith("rerank-"):
+            row["promoted/demoted"] = f"+{f.promoted}/-{f.demoted}"
+        else:
+            row["promoted/demoted"] = ""
+        table.append(row)
+    first = items[0] if items else None
+    head = (f"first stage lost per answerable query (k = {first.k}, pool = {first.pool}, gate cut {first.cut:g} "
+            f"keep {first.keep}); count (share [95% interval, questions resampled, seed {seed}])"
+            if first else "")
+    return head + "\n" + format_rows(table)
+
+
+STAGE_COLUMNS = ("stage", "dense_rank", "bm25_rank", "pool_rank", "final_rank")
+
+
+def stage_columns(ev: Evaluation, *, k: int = PRIMARY_K, cut: float = DEFAULT_CUT, keep: int = DEFAULT_KEEP,
+                  encoder=None, store=None) -> dict[tuple[str, str], dict]:
+    """``(config label, query id) -> {stage, dense_rank, bm25_rank, pool_rank, final_rank}`` for ``per_query``.
+
+    Answerable queries of ragdiag configurations only. A configuration whose
+    first-stage ranks cannot be had (a reranker or hybrid evaluated without
+    ``S/dense`` and no ``encoder`` given) is left out, never guessed.
+    """
+    out: dict[tuple[str, str], dict] = {}
+    for cfg in ev.results:
+        if cfg.external:
+            continue
+        try:
+            (f,) = funnels(ev, [cfg], k=k, cut=cut, keep=keep, encoder=encoder, store=store)
+        except ValueError:
+            continue
+        for r in f.rows:
+            out[(cfg.label, r.query_id)] = {"stage": r.stage, "dense_rank": r.dense_rank, "bm25_rank": r.bm25_rank,
+                                           "pool_rank": r.pool_rank, "final_rank": r.final_rank}
+    return out

@@ -1,0 +1,41 @@
+"""Progress of long work as event records, never strings to be parsed back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+__all__ = ["ProgressEvent", "Progress", "STAGES"]
+
+#: Stages in the order one strategy goes through them.
+STAGES = ("embed", "rank", "rerank")
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    """``done`` of ``total`` units of ``stage`` for one strategy (and retriever, when ranking).
+
+    >>> ProgressEvent("embed", "E", None, 3, 10).label
+    'embedding E'
+    """
+
+    stage: str  # one of STAGES
+    strategy: str
+    retriever: str | None
+    done: int
+    total: int
+
+    @property
+    def label(self) -> str:
+        """What is being done, in words (``embedding E``, ``ranking E/bm25``)."""
+        words = {"embed": "embedding", "rank": "ranking", "rerank": "reranking"}
+        what = self.strategy if self.retriever is None else f"{self.strategy}/{self.retriever}"
+        return f"{words.get(self.stage, self.stage)} {what}"
+
+    @property
+    def fraction(self) -> float:
+        """done / total (1.0 when there is nothing to do)."""
+        return self.done / self.total if self.total > 0 else 1.0
+
+
+Progress = Callable[[ProgressEvent], None]

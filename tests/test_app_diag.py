@@ -1,0 +1,134 @@
+"""The funnel, hubs, granularity and cost views, headless (AppTest): every number equals the library's.
+
+Same tiny corpus and settings as test_app.py (strategies A and E; dense, bm25, hybrid; the real encoder).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from test_app import app, frame_with, library, texts, tiny  # noqa: F401 (fixtures and helpers)
+
+pytestmark = pytest.mark.model
+
+
+def _funnels(library, cut=0.6, keep=4):
+    from ragdiag.funnel import funnels
+
+    return funnels(library, k=4, cut=cut, keep=keep)
+
+
+def _records(df: pd.DataFrame) -> list[dict]:
+    return [{k: (None if pd.isna(v) else v) for k, v in r.items()} for r in df.to_dict("records")]
+
+
+def test_overview_funnel_equals_library(tiny, library):
+    from ui.diag_frames import stage_queries_frame
+    from ragdiag.funnel import STAGES, funnel_rows
+
+    at = app()
+    table = frame_with(at, "kept-but-wrong")
+    expected = funnel_rows(_funnels(library))
+    assert _records(table) == [{k: v for k, v in r.items()} for r in expected]
+    for r in _records(table):
+        assert sum(r[s] for s in STAGES) == r["queries"] == 8
+    assert any(c.proto.spec and "href" in c.proto.spec for c in at.get("vega_lite_chart"))
+    at.selectbox(key="lost_at").set_value("destroyed").run()
+    shown = frame_with(at, "inspect")
+    lib = stage_queries_frame(_funnels(library), library, "destroyed")
+    assert shown["query_id"].tolist() == lib["query_id"].tolist()
+    assert shown["inspect"].tolist() == lib["inspect"].tolist()
+    assert set(shown.loc[shown["config"] == "A/dense", "query_id"]) == {"q1:course", "q1:ticket"}  # straddles 512
+    assert "inspector?q=q1%3Acourse&config=A%2Fdense" in shown["inspect"].tolist()
+
+
+def test_overview_funnel_follows_the_filters_and_url(tiny, library):
+    at = app(strategies=["E"], retrievers=["hybrid"], lost_at="answered")
+    table = frame_with(at, "kept-but-wrong")
+    assert table["config"].tolist() == ["E/hybrid"]
+    shown = frame_with(at, "inspect")
+    f = {x.config.label: x for x in _funnels(library)}["E/hybrid"]
+    assert shown["query_id"].tolist() == f.queries("answered")
+
+
+def test_overview_granularity_and_redundancy_equal_library(tiny, library):
+    from ragdiag.granular import granular_rows, redundancy_rows
+
+    at = app()
+    table = frame_with(at, "level")
+    rows = granular_rows(library)
+    assert len(table) == len(rows)
+    for shown, r in zip(table.to_dict("records"), rows):
+        assert (shown["config"], shown["level"]) == (r["config"], r["level"])
+        assert shown["R@4"] == str(r["R@4"]) and shown["R@1"] == str(r["R@1"])
+    red = frame_with(at, "redundant slots")
+    lib = redundancy_rows(library, k=4)
+    assert red["redundancy"].tolist() == [str(r["redundancy"]) for r in lib]
+
+
+def test_inspector_shows_the_stage_per_configuration(tiny, library):
+    from ui.diag_frames import stage_frame
+
+    at = app("app_pages/inspector.py", q="q1:course", config="A/dense")
+    shown = frame_with(at, "pool_rank")
+    expected = stage_frame(_funnels(library), "q1:course")
+    assert shown["config"].tolist() == expected["config"].tolist()
+    assert shown["stage"].tolist() == expected["stage"].tolist()
+    assert shown.set_index("config").loc["A/dense", "stage"] == "destroyed"
+
+
+def test_inspector_stage_filter_from_url(tiny, library):
+    fs = {f.config.label: f for f in _funnels(library)}
+    at = app("app_pages/inspector.py", config="A/dense", stage="destroyed")
+    assert at.selectbox(key="q").options == fs["A/dense"].queries("destroyed")
+    for label, f in fs.items():
+        lost = [r for r in f.rows if r.stage in ("ranked-low", "not-in-pool")]
+        if lost:  # a query lost at ranking: the chunks above its holder are listed
+            from ragdiag.hubs import crowding
+
+            r = lost[0]
+            at = app("app_pages/inspector.py", q=r.query_id, config=label)
+            shown = frame_with(at, "k-occurrence")
+            expected = crowding(library, label, library.query_index(r.query_id), k=4)
+            assert shown["chunk"].tolist() == [c["chunk"] for c in expected]
+            assert shown["k-occurrence"].tolist() == [c["k-occurrence"] for c in expected]
+            break
+
+
+def test_hubs_page_equals_library(tiny, library):
+    from ragdiag.hubs import hub_rows, hubs
+
+    at = app("app_pages/hubs.py", config="E/hybrid")
+    assert [t.value for t in at.title] == ["Hubs"]
+    table = frame_with(at, "occurrences")
+    expected = hub_rows(hubs(library, "E/hybrid", k=4, top=20))
+    assert table["chunk"].tolist() == [r["chunk"] for r in expected]
+    assert table["occurrences"].tolist() == [r["occurrences"] for r in expected]
+    assert table["ratio"].tolist() == pytest.approx([r["ratio"] for r in expected])
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["hubs"] == str(sum(h.hub for h in hubs(library, "E/hybrid", k=4, top=None)))
+    at.selectbox(key="k").set_value(1).run()
+    table = frame_with(at, "occurrences")
+    assert table["occurrences"].tolist() == [r["occurrences"] for r in hub_rows(hubs(library, "E/hybrid", k=1))]
+
+
+def test_cost_page_measures_on_request_and_equals_library(tiny, library):
+    from ragdiag.cost import pareto, prompt_tokens
+    from ui.state import _encoder
+
+    at = app("app_pages/cost.py", sample="3")
+    assert any("when you ask" in i.value for i in at.info)
+    at.toggle(key="measure").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = frame_with(at, "ms/query median")
+    assert table["config"].tolist() == [c.label for c in library.results]
+    from ragdiag.evaluate import summary_rows
+
+    recall = {r["config"]: str(r["R@4"]) for r in summary_rows(library)}
+    assert table["R@4"].tolist() == [recall[c] for c in table["config"]]
+    assert table["prompt tokens/query"].tolist() == pytest.approx(
+        [prompt_tokens(library, c, _encoder(), cut=0.6, keep=4).mean() for c in table["config"]])
+    assert (table["timed queries"] == 3).all()
+    est = [float(s.split()[0]) for s in table["R@4"]]
+    assert table["Pareto (latency)"].tolist() == pareto(est, table["ms/query median"]).tolist()
+    assert "Measured on" in texts(at)

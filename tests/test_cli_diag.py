@@ -1,0 +1,80 @@
+"""The ``funnel``, ``hubs`` and ``cost`` subcommands on the tiny corpus folder: output equals the library's."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ragdiag.cli import main
+
+pytestmark = pytest.mark.model
+
+
+def run_main(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def tiny_library(tiny_folder, encoder):
+    from ragdiag.corpus import load_corpus
+    from ragdiag.evaluate import evaluate
+    from ragdiag.truth import default_truth_path, load_truth
+
+    corpus = load_corpus(tiny_folder)
+    truth = load_truth(default_truth_path(tiny_folder), corpus)
+    return evaluate(corpus, truth, encoder=encoder, strategies="C", retrievers="dense,bm25,hybrid")
+
+
+def test_funnel_json_equals_the_library(tiny_folder, tiny_library, tmp_path, capsys):
+    from ragdiag.funnel import STAGES, funnels
+
+    code, out, err = run_main(capsys, "funnel", "--corpus", tiny_folder, "--cache", tmp_path / "cache",
+                              "--strategies", "C", "--retrievers", "dense,bm25,hybrid", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["k"] == 4 and doc["pool"] == 25 and "questions" in doc["interval"]
+    expected = {f.config.label: f for f in funnels(tiny_library)}
+    assert [c["config"] for c in doc["configs"]] == list(expected)
+    for c in doc["configs"]:
+        f = expected[c["config"]]
+        assert {s: c["stages"][s]["count"] for s in STAGES} == f.counts()
+        assert sum(c["stages"][s]["count"] for s in STAGES) == c["queries"] == 8
+        assert [r["stage"] for r in c["per_query"]] == [r.stage for r in f.rows]
+        for s in STAGES:
+            assert c["stages"][s]["queries"] == f.queries(s)
+
+
+def test_funnel_table_and_stage_list(tiny_folder, tmp_path, capsys):
+    code, out, err = run_main(capsys, "funnel", "--corpus", tiny_folder, "--cache", tmp_path / "cache",
+                              "--strategies", "C", "--retrievers", "dense", "--stage", "destroyed")
+    assert code == 0, err
+    assert "not-in-pool" in out and "C/dense" in out
+    assert "C/dense destroyed: q3:course, q3:ticket" in out  # q3 straddles two C chunks (conftest.py)
+
+
+def test_hubs_json_equals_the_library(tiny_folder, tiny_library, tmp_path, capsys):
+    from ragdiag.hubs import hub_rows, hubs
+
+    code, out, err = run_main(capsys, "hubs", "--corpus", tiny_folder, "--cache", tmp_path / "cache",
+                              "--config", "C/hybrid", "--top", "5", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["chunks"] == hub_rows(hubs(tiny_library, "C/hybrid", top=5))
+
+
+def test_cost_table(tiny_folder, tmp_path, capsys):
+    code, out, err = run_main(capsys, "cost", "--corpus", tiny_folder, "--cache", tmp_path / "cache",
+                              "--strategies", "C", "--retrievers", "dense,bm25", "--sample", "3", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [r["config"] for r in doc["rows"]] == ["C/dense", "C/bm25"]
+    assert all(r["timed queries"] == 3 for r in doc["rows"])
+    assert {"platform", "cpus"} <= set(doc["machine"])
+
+
+def test_bad_cut_is_a_usage_error(tiny_folder, capsys):
+    code, out, err = run_main(capsys, "funnel", "--corpus", tiny_folder, "--cut", "5")
+    assert code == 2 and "--cut" in err

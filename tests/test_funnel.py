@@ -1,0 +1,267 @@
+"""Tests for ragdiag.funnel: one stage per answerable query, in pipeline order.
+
+Table-driven: each row of ``CASES`` is one question with one phrasing, placed
+by hand in FAKE rankings (a synthetic evaluation: hand-set ranks and
+distances, not produced by any retriever). Integration: the tiny corpus with
+the FAKE encoder (conftest.py), and a reranker driven by a FAKE pair scorer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragdiag.evaluate import Config, Evaluation, _config_result, evaluate
+from ragdiag.funnel import STAGES, format_funnel, funnel, funnel_long, funnel_rows, funnels, needle_ranks
+from ragdiag.metrics import hits_at_k
+from ragdiag.truth import Query
+
+N_CHUNKS = 60
+FAR, NEAR = 0.9, 0.3
+
+# name, holder?, truncated?, dense rank, bm25 rank, hybrid rank, rerank rank, holder distance, top-1 distance,
+# expected stage under hybrid, under the reranker, reranker movement.  k = 4, pool = 25, cut 0.6, keep 4.
+CASES = [
+    ("destroyed", False, False, 0, 0, 0, 0, FAR, NEAR, "destroyed", "destroyed", ""),
+    ("truncated", True, True, 30, 9, 12, 12, FAR, NEAR, "truncated", "truncated", ""),
+    ("truncated-but-found", True, True, 30, 1, 2, 2, NEAR, NEAR, "answered", "answered", ""),
+    ("not-in-pool", True, False, 40, 3, 31, 31, FAR, NEAR, "not-in-pool", "not-in-pool", ""),
+    ("ranked-low", True, False, 8, 9, 10, 11, FAR, NEAR, "ranked-low", "ranked-low", ""),
+    ("demoted", True, False, 2, 2, 3, 7, NEAR, NEAR, "answered", "ranked-low", "demoted"),
+    ("promoted", True, False, 5, 8, 7, 1, NEAR, NEAR, "ranked-low", "answered", "promoted"),
+    ("refused", True, False, 1, 1, 1, 1, 0.7, 0.7, "refused", "refused", ""),
+    ("kept-but-wrong", True, False, 3, 3, 3, 3, 0.7, NEAR, "kept-but-wrong", "kept-but-wrong", ""),
+    ("answered", True, False, 1, 1, 1, 2, NEAR, NEAR, "answered", "answered", ""),
+]
+
+
+@dataclass
+class _FakeIndex:
+    """A FAKE strategy index: holders and truncation set by hand."""
+
+    holders: dict
+    truncated: set
+    report: SimpleNamespace = field(default_factory=lambda: SimpleNamespace(destroyed=()))
+
+    def truncated_before_needle(self, question_id, needle_end):
+        return question_id in self.truncated
+
+
+def _ranking(holder: int, rank: int, rng) -> np.ndarray:
+    """A full FAKE ranking of N_CHUNKS positions with ``holder`` at ``rank`` (0: holder absent)."""
+    others = [p for p in rng.permutation(N_CHUNKS) if p != holder]
+    if rank:
+        others.insert(rank - 1, holder)
+    else:
+        others.append(holder)
+    return np.array(others)
+
+
+def synthetic_eval(cases=CASES) -> Evaluation:
+    rng = np.random.default_rng(0)
+    queries = tuple(Query(f"{c[0]}:course", c[0], "course", question_id=c[0]) for c in cases)
+    holders = {c[0]: (np.array([i]) if c[1] else np.array([], dtype=np.int64)) for i, c in enumerate(cases)}
+    index = _FakeIndex(holders, {c[0] for c in cases if c[2]})
+    truth = SimpleNamespace(question=lambda qid: SimpleNamespace(end=100))
+    results = {}
+    for col, name in ((3, "dense"), (4, "bm25"), (5, "hybrid"), (6, "rerank-maxsim")):
+        orders = np.stack([_ranking(i, c[col], rng) for i, c in enumerate(cases)])
+        dist = np.full((len(cases), N_CHUNKS), FAR)
+        for i, c in enumerate(cases):
+            dist[i, orders[i, 0]] = c[8]
+            if c[1]:
+                dist[i, i] = c[7]
+        cfg = Config("E", name)
+        results[cfg] = _config_result(cfg, index, truth, queries, orders, -dist, dist, k_diag=20, seconds=0.0)
+    return Evaluation(corpus=None, truth=truth, queries=queries, indexes={"E": index}, results=results)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_stage_table(case):
+    ev = synthetic_eval()
+    name = case[0]
+    hybrid, rerank = funnel(ev, "E/hybrid"), funnel(ev, "E/rerank-maxsim")
+    assert hybrid.stage_of(f"{name}:course").stage == case[9]
+    r = rerank.stage_of(f"{name}:course")
+    assert (r.stage, r.rerank) == (case[10], case[11])
+
+
+def test_stage_ranks_are_the_sibling_needle_ranks():
+    ev = synthetic_eval()
+    rows = {r.query_id: r for r in funnel(ev, "E/rerank-maxsim").rows}
+    for c in CASES:
+        r = rows[f"{c[0]}:course"]
+        expected = (c[3] or None, c[4] or None, c[5] or None, c[6] or None) if c[1] else (None,) * 4
+        assert (r.dense_rank, r.bm25_rank, r.pool_rank, r.final_rank) == expected
+    dense = {r.query_id: r for r in funnel(ev, "E/dense").rows}["ranked-low:course"]
+    assert (dense.dense_rank, dense.bm25_rank, dense.pool_rank, dense.final_rank) == (8, None, 8, 8)
+
+
+def test_hybrid_not_in_pool_says_which_input_had_it():
+    ev = synthetic_eval()
+    r = funnel(ev, "E/hybrid").stage_of("not-in-pool:course")
+    assert "dense rank 40" in r.detail and "bm25 rank 3 (in its top 25)" in r.detail and "bm25 had it" in r.detail
+
+
+def test_counts_sum_to_queries_and_promoted_minus_demoted_is_the_recall_change():
+    ev = synthetic_eval()
+    fs = funnels(ev)
+    for f in fs:
+        assert sum(f.counts().values()) == len(f.rows) == len(CASES)
+    rows = {r["config"]: r for r in funnel_rows(fs)}
+    assert rows["E/rerank-maxsim"]["promoted"] == 1 and rows["E/rerank-maxsim"]["demoted"] == 1
+    assert rows["E/hybrid"]["promoted"] is None
+    hk = hits_at_k(ev.results[Config("E", "hybrid")].needle_rank, 4).sum()
+    rk = hits_at_k(ev.results[Config("E", "rerank-maxsim")].needle_rank, 4).sum()
+    assert rows["E/rerank-maxsim"]["promoted"] - rows["E/rerank-maxsim"]["demoted"] == rk - hk
+
+
+def test_gate_stage_follows_the_cut():
+    ev = synthetic_eval()
+    assert funnel(ev, "E/hybrid", cut=0.8).stage_of("refused:course").stage == "answered"
+    assert funnel(ev, "E/hybrid", cut=0.2).stage_of("answered:course").stage == "refused"
+
+
+def test_intervals_resample_questions_and_bracket_the_share():
+    ev = synthetic_eval()
+    f = funnel(ev, "E/hybrid")
+    long = funnel_long([f])
+    assert [r["stage"] for r in long] == list(STAGES)
+    assert sum(r["queries"] for r in long) == len(CASES)
+    for r in long:
+        assert r["low"] <= r["share"] <= r["high"]
+        assert r["share"] == pytest.approx(r["queries"] / len(CASES))
+    assert funnel_long([f]) == long  # fixed seed: reproducible
+    text = format_funnel([f])
+    assert "E/hybrid" in text and "questions resampled" in text
+
+
+def test_bad_arguments_say_what_to_do():
+    ev = synthetic_eval()
+    with pytest.raises(ValueError, match="k must be between"):
+        funnel(ev, "E/hybrid", k=0)
+    with pytest.raises(ValueError, match="pool"):
+        funnel(ev, "E/hybrid", k=10, pool=5)
+    with pytest.raises(ValueError, match="unknown stage"):
+        funnel(ev, "E/hybrid").queries("lost")
+
+
+# ----- the tiny corpus (FAKE encoder) ---------------------------------------------------------------
+
+
+def test_tiny_corpus_stages(tiny_eval):
+    fs = {f.config.label: f for f in funnels(tiny_eval, k=2)}
+    n_in = int(tiny_eval.in_domain.sum())
+    for f in fs.values():
+        assert sum(f.counts().values()) == n_in
+    dense = {r.query_id: r.stage for r in fs["C/dense"].rows}
+    # see test_evaluate.py: q3 destroyed, q4:course truncated (dense), q1:ticket rank 4 > k
+    assert dense["q3:course"] == dense["q3:ticket"] == "destroyed"
+    assert dense["q4:course"] == "truncated"
+    assert dense["q1:ticket"] == "ranked-low"
+    assert {r.query_id: r.stage for r in fs["C/bm25"].rows}["q4:course"] != "truncated"  # BM25 found it
+
+
+def test_missing_siblings_are_computed_with_the_same_retrievers(tiny_corpus, tiny_truth, fake_encoder, tiny_eval):
+    only = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C", retrievers="hybrid",
+                    diagnosis_k=2)
+    with pytest.raises(ValueError, match="encoder"):
+        needle_ranks(only, "C")
+    ranks = needle_ranks(only, "C", encoder=fake_encoder)
+    for name in ("dense", "bm25", "hybrid"):
+        assert ranks[name].tolist() == tiny_eval.result(f"C/{name}").needle_rank.tolist()
+
+
+class _FakeScorer:
+    """A FAKE pair scorer: fixed pseudo-random scores per (query, text)."""
+
+    identity = "fake"
+
+    def __init__(self, seed):
+        self.seed = seed
+
+    def score(self, query, texts):
+        import zlib
+
+        return np.array([zlib.crc32(f"{self.seed}|{query}|{t}".encode()) % 1000 for t in texts], dtype=float)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), k=st.integers(1, 6))
+def test_promoted_minus_demoted_reproduces_recall_change(tiny_eval, fake_encoder, seed, k):
+    from dataclasses import replace
+
+    from ragdiag.retrieval import BM25Retriever, DenseRetriever, HybridRetriever, QueryBatch, RerankRetriever
+    from ragdiag.retrieval import cosine_distances
+
+    ev = tiny_eval
+    index = ev.indexes["C"]
+    texts = [c.embed_text for c in index.chunks]
+    hybrid_res = ev.result("C/hybrid")
+    qv = fake_encoder.encode([q.text for q in ev.queries])  # the encoder tiny_eval was built with
+    batch = QueryBatch(tuple(q.text for q in ev.queries), qv)
+    hybrid = HybridRetriever([DenseRetriever(index.vectors), BM25Retriever(texts)])
+    rr = RerankRetriever("rerank-maxsim", hybrid, _FakeScorer(seed), texts, head=5)
+    rankings = rr.rank(batch)
+    orders = np.stack([r.order for r in rankings])
+    dist = cosine_distances(qv, index.vectors)
+    cfg = Config("C", "rerank-maxsim")
+    res = _config_result(cfg, index, ev.truth, ev.queries, orders, np.stack([r.scores for r in rankings]), dist,
+                         k_diag=2, seconds=0.0)
+    view = replace(ev, results={**ev.results, cfg: res})
+    f = funnel(view, cfg, k=k, pool=max(5, k))
+    m = ev.in_domain
+    delta = int(hits_at_k(res.needle_rank[m], k).sum() - hits_at_k(hybrid_res.needle_rank[m], k).sum())
+    assert f.promoted - f.demoted == delta
+    assert sum(f.counts().values()) == int(m.sum())
+
+
+def test_per_query_records_carry_stage_and_ranks(tiny_eval):
+    from ragdiag.results import PER_QUERY_COLUMNS, per_query_frame
+
+    df = per_query_frame(tiny_eval)
+    for col in ("stage", "dense_rank", "bm25_rank", "pool_rank", "final_rank"):
+        assert col in PER_QUERY_COLUMNS and col in df.columns
+    fs = {f.config.label: f for f in funnels(tiny_eval)}
+    for _, row in df.iterrows():
+        label = f"{row['strategy']}/{row['retriever']}"
+        if row["phrasing"] == "ood":
+            assert pd.isna(row["stage"])
+            continue
+        expected = fs[label].stage_of(row["query_id"])
+        assert row["stage"] == expected.stage
+        final = None if row["final_rank"] is pd.NA else int(row["final_rank"])
+        assert final == expected.final_rank
+
+
+@pytest.mark.model
+def test_bundled_corpus_funnel_real_model(bundled_eval_c):
+    """Bundled corpus, strategy C, real model: one stage per query, ranks consistent with the stages."""
+    ev = bundled_eval_c
+    n_in = int(ev.in_domain.sum())
+    fs = {f.config.label: f for f in funnels(ev)}
+    for label, f in fs.items():
+        assert sum(f.counts().values()) == n_in == len(f.rows)
+        for r in f.rows:
+            if r.stage == "destroyed":
+                assert r.final_rank is None
+            elif r.stage == "not-in-pool":
+                assert r.pool_rank > 25
+            elif r.stage == "ranked-low":
+                assert 4 < r.final_rank and r.pool_rank <= 25
+            elif r.stage in ("refused", "kept-but-wrong", "answered"):
+                assert r.final_rank <= 4
+        assert f.counts()["answered"] + f.counts()["refused"] + f.counts()["kept-but-wrong"] == int(
+            hits_at_k(ev.result(label).needle_rank[ev.in_domain], 4).sum())
+    hybrid = fs["C/hybrid"]
+    dense, bm25 = ev.result("C/dense").needle_rank, ev.result("C/bm25").needle_rank
+    ids = [q.id for q in ev.queries]
+    for r in hybrid.rows:
+        i = ids.index(r.query_id)
+        assert (r.dense_rank or 0, r.bm25_rank or 0) == (int(dense[i]), int(bm25[i]))

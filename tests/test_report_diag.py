@@ -1,0 +1,49 @@
+"""The report's funnel, hubs and cost sections: the numbers are the library's, text is escaped."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragdiag.funnel import STAGES, funnels
+from ragdiag.report import build_report
+
+
+def test_report_carries_funnel_hubs_and_cost(tiny_eval, fake_encoder):
+    from ragdiag.cost import costs, machine
+    from ragdiag.hubs import hubs
+
+    items = costs(tiny_eval, fake_encoder, sample=2)
+    r = build_report(tiny_eval, config="C/hybrid", cut=0.6, keep=4, costs=items, machine=machine())
+    html, md = r.to_html(), r.to_markdown()
+    for section in ('id="funnel"', 'id="hubs"', 'id="cost"', 'id="funnel-table"', 'id="cost-table"'):
+        assert section in html
+    assert "## Where answers were lost" in md and "## Cost beside quality" in md and "## Hub chunks of C/hybrid" in md
+    fs = {f.config.label: f for f in funnels(tiny_eval, k=4, cut=0.6, keep=4)}
+    rows = {row["config"]: row for row in r.diag.funnel}
+    assert set(rows) == set(fs)
+    for label, f in fs.items():
+        assert [int(rows[label][s].split()[0]) for s in STAGES] == [f.counts()[s] for s in STAGES]
+    assert [h["chunk"] for h in r.diag.hubs] == [h.chunk_id for h in hubs(tiny_eval, "C/hybrid", k=4, top=10,
+                                                                            only_hubs=True)]
+    assert [c["config"] for c in r.diag.costs] == [c.config for c in items]
+    assert "Measured on" in md
+
+
+def test_report_without_costs_says_how_to_get_them(tiny_eval):
+    r = build_report(tiny_eval, config="C/dense", cut=0.6)
+    assert r.diag.costs is None
+    assert "python -m ragdiag cost" in r.to_markdown() and "Not measured for this report" in r.to_html()
+
+
+def test_hub_text_is_escaped(tiny_eval):
+    from dataclasses import replace
+
+    from ragdiag.report_diag import DiagSections
+
+    d = DiagSections("C/dense", 4, 0.6, 4, (), (), ({"chunk": "x", "occurrences": 3, "questions": 3, "ratio": 9.0,
+                                                      "boilerplate": "", "holds needle of": "", "displaced": 0,
+                                                      "preview": "<script>alert(1)</script>"},), (), None, None)
+    assert "<script>" not in d.to_html() and "&lt;script&gt;" in d.to_html()
+    assert "<script>" not in d.to_markdown()
+    r = replace(build_report(tiny_eval, config="C/dense", cut=0.6), diag=d)
+    assert "<script>" not in r.to_html()

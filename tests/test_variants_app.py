@@ -1,0 +1,46 @@
+"""The Variants page, headless, on the dashboard tests' tiny corpus: its numbers equal the library's."""
+
+from __future__ import annotations
+
+import pytest
+
+from test_app import app, frame_with, texts, tiny  # noqa: F401 - fixtures and helpers shared with the app tests
+
+pytestmark = pytest.mark.model
+
+
+def test_variants_page_equals_library(tiny):  # noqa: F811
+    from ragdiag.corpus import load_corpus
+    from ragdiag.defaults import PRIMARY_K
+    from ragdiag.store import Store
+    from ragdiag.truth import load_truth
+    from ragdiag.variants import run_variants, variant_rows
+    from ui.state import _encoder
+
+    at = app("app_pages/variants.py", vstrategy="E", vkinds=["dense-int8", "dense-binary", "dense-binary-rescore"])
+    frame = frame_with(at, f"R@{PRIMARY_K}")
+    corpus = load_corpus(tiny["root"])
+    truth = load_truth(tiny["truth"], corpus)
+    with Store(tiny["cache"]) as store:
+        run = run_variants(corpus, truth, strategy="E", encoder=_encoder(), store=store,
+                           variants=["dense-int8", "dense-binary", "dense-binary-rescore"], repeats=1)
+    rows = {r["variant"]: r for r in variant_rows(run)}
+    assert set(frame["variant"]) == set(rows) == {"E/dense", "E/dense-int8", "E/dense-binary", "E/dense-binary-rescore"}
+    for _, shown in frame.iterrows():
+        lib = rows[shown["variant"]]
+        assert shown[f"R@{PRIMARY_K}"] == pytest.approx(lib[f"R@{PRIMARY_K}"].estimate)
+        assert shown["bytes/vector"] == lib["bytes_per_vector"]
+    assert "is percentile" in texts(at) and "baseline" in set(frame["vs baseline"])
+
+
+def test_every_page_takes_variant_configurations(tiny, monkeypatch):  # noqa: F811
+    monkeypatch.setenv("RAGDIAG_RETRIEVERS", "dense,dense-int8,dense-binary-rescore,dense-hnsw")
+    at = app("app_pages/overview.py")
+    assert "E/dense-binary-rescore" in texts(at) or any(
+        "E/dense-binary-rescore" in set(d.value.get("config", [])) for d in at.dataframe)
+    app("app_pages/compare.py", a="E/dense-int8", b="E/dense")
+    at = app("app_pages/threshold.py", config="E/dense-binary-rescore")
+    assert "minilm** cosine distances" in texts(at) and "is percentile" in texts(at)
+    app("app_pages/inspector.py", config="E/dense-int8", q="q1:course")
+    app("app_pages/chunking.py")
+    app("app_pages/export.py")

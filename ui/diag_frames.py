@@ -1,0 +1,107 @@
+"""Frames the funnel, hubs, granularity and cost views draw (pandas; no streamlit).
+
+Dashboard-only presentation: it lives under ``ui/``, outside the library.
+
+Every number is read from :mod:`ragdiag.funnel`, :mod:`ragdiag.hubs`,
+:mod:`ragdiag.granular` and :mod:`ragdiag.cost`; these only reshape.
+Links to the inspector are relative page URLs with the inspector's URL
+parameters (``q``, ``config``, ``stage``).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+from urllib.parse import urlencode
+
+import pandas as pd
+
+from ragdiag.funnel import STAGES, Funnel, funnel_long
+
+__all__ = ["inspector_url", "funnel_frame", "stage_queries_frame", "stage_frame", "hub_frame", "granular_frame",
+           "cost_frame"]
+
+INSPECTOR = "inspector"
+
+
+def inspector_url(**params) -> str:
+    """A relative link to the inspector page with its URL parameters.
+
+    >>> inspector_url(config="E/hybrid", stage="ranked-low")
+    'inspector?config=E%2Fhybrid&stage=ranked-low'
+    """
+    return f"{INSPECTOR}?{urlencode({k: v for k, v in params.items() if v is not None})}"
+
+
+def funnel_frame(items: Sequence[Funnel]) -> pd.DataFrame:
+    """One row per (configuration, stage): queries, share, 95% question-bootstrap bounds, and the link to them."""
+    df = pd.DataFrame(funnel_long(items), columns=["config", "stage", "queries", "of", "share", "low", "high"])
+    df["low_count"] = df["low"] * df["of"]
+    df["high_count"] = df["high"] * df["of"]
+    df["link"] = [inspector_url(config=c, stage=s) for c, s in zip(df["config"], df["stage"])]
+    return df
+
+
+def stage_queries_frame(items: Sequence[Funnel], ev, stage: str) -> pd.DataFrame:
+    """The queries of one stage under every configuration, each with its inspector link."""
+    if stage not in STAGES:
+        raise ValueError(f"unknown stage {stage!r}; choose from {', '.join(STAGES)}")
+    texts = {q.id: q.text for q in ev.queries}
+    records = [
+        {"config": f.config.label, "query_id": r.query_id, "text": texts[r.query_id], "rerank": r.rerank,
+         "dense_rank": r.dense_rank, "bm25_rank": r.bm25_rank, "pool_rank": r.pool_rank,
+         "final_rank": r.final_rank, "detail": r.detail,
+         "inspect": inspector_url(q=r.query_id, config=f.config.label)}
+        for f in items for r in f.rows if r.stage == stage
+    ]
+    cols = ["config", "query_id", "text", "rerank", "dense_rank", "bm25_rank", "pool_rank", "final_rank", "detail",
+            "inspect"]
+    df = pd.DataFrame.from_records(records, columns=cols)
+    for c in ("dense_rank", "bm25_rank", "pool_rank", "final_rank"):
+        df[c] = df[c].astype("Int64")
+    return df
+
+
+def stage_frame(items: Sequence[Funnel], query_id: str) -> pd.DataFrame:
+    """One query under every configuration: its stage and the ranks at each stage."""
+    records = []
+    for f in items:
+        try:
+            r = f.stage_of(query_id)
+        except KeyError:
+            continue
+        records.append({"config": f.config.label, "stage": r.stage, "rerank": r.rerank, "dense_rank": r.dense_rank,
+                        "bm25_rank": r.bm25_rank, "pool_rank": r.pool_rank, "final_rank": r.final_rank,
+                        "detail": r.detail})
+    df = pd.DataFrame.from_records(records, columns=["config", "stage", "rerank", "dense_rank", "bm25_rank",
+                                                     "pool_rank", "final_rank", "detail"])
+    for c in ("dense_rank", "bm25_rank", "pool_rank", "final_rank"):
+        df[c] = df[c].astype("Int64")
+    return df
+
+
+def hub_frame(items) -> pd.DataFrame:
+    from ragdiag.hubs import hub_rows
+
+    cols = ["config", "chunk", "doc_id", "section", "occurrences", "questions", "expected", "ratio", "hub",
+            "boilerplate", "holds needle of", "displaced", "displaced queries", "preview"]
+    return pd.DataFrame.from_records(hub_rows(items), columns=cols)
+
+
+def granular_frame(rows: Sequence[dict], ks: Sequence[int]) -> pd.DataFrame:
+    """:func:`ragdiag.granular.granular_rows` as shown: one row per (configuration, level), ``R@k`` interval text."""
+    return pd.DataFrame.from_records(
+        [{"config": r["config"], "level": r["level"], "queries": r["queries"], **{f"R@{k}": str(r[f"R@{k}"]) for k in ks}}
+         for r in rows], columns=["config", "level", "queries", *(f"R@{k}" for k in ks)])
+
+
+def cost_frame(items) -> pd.DataFrame:
+    """:func:`ragdiag.cost.costs` rows with recall split into estimate and bounds (for the chart)."""
+    records = []
+    for r in items:
+        records.append({"config": r.config, f"R@{r.k}": r.recall.estimate, "low": r.recall.low,
+                        "high": r.recall.high, "ms/query median": r.latency_median_ms,
+                        "ms/query p95": r.latency_p95_ms, "timed queries": r.latency_queries,
+                        "build s": r.build_s, "build basis": r.build_basis, "embedded tokens": r.embedded_tokens,
+                        "prompt tokens/query": r.prompt_tokens, "Pareto (latency)": r.pareto_latency,
+                        "Pareto (prompt)": r.pareto_prompt})
+    return pd.DataFrame.from_records(records)
