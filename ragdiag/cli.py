@@ -127,13 +127,16 @@ def _keep(value: int) -> int:
 
 
 def _known_config(cfg, what: str):
-    """A configuration ragdiag can evaluate (not an external run's ``ext/...`` label)."""
+    """A configuration ragdiag can evaluate (not an external run's ``ext/...`` label): checked by the registries."""
     from .chunking import STRATEGIES
-    from .retrieval import RETRIEVERS
+    from .retrieval.registry import retriever_spec
 
-    if cfg.strategy not in STRATEGIES or cfg.retriever not in RETRIEVERS:
-        raise UsageError(f"{what} {cfg.label!r} is not a ragdiag configuration: use STRATEGY/RETRIEVER with a "
-                         f"strategy from {','.join(STRATEGIES)} and a retriever from {','.join(RETRIEVERS)}")
+    try:
+        if cfg.strategy not in STRATEGIES:
+            raise ValueError(f"a strategy from {','.join(STRATEGIES)}")
+        retriever_spec(cfg.retriever)
+    except ValueError as exc:
+        raise UsageError(f"{what} {cfg.label!r} is not a ragdiag configuration: use STRATEGY/RETRIEVER ({exc})") from None
     return cfg
 
 
