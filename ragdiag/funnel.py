@@ -129,7 +129,8 @@ def _holder_ranks(orders: np.ndarray, holders: dict[str, np.ndarray], queries,
                   scores: np.ndarray | None = None) -> np.ndarray:
     """Best 1-based rank of a needle holder in each full ranking (0: no holder / ood).
 
-    With ``scores`` (BM25), a holder scoring 0 was not retrieved: rank 0, as the evaluation counts it.
+    ``scores`` (BM25's, aligned with ``orders``): a holder scoring 0 was not retrieved (rank 0), as in
+    :func:`ragdiag.evaluate.evaluate`.
     """
     from .retrieval import ranks_from_orders
 
@@ -205,7 +206,9 @@ def funnel(ev: Evaluation, config: Config | str, *, k: int = PRIMARY_K, cut: flo
     if cfg.external:
         raise ValueError(f"{cfg.label} is an external run: its pipeline stages are not ours to see; "
                          "the funnel needs a ragdiag configuration (e.g. E/hybrid)")
-    _check(k, keep, pool, res.top_order.shape[1])
+    width = res.top_order.shape[1]  # a corpus with fewer chunks than k or keep: the whole list
+    k, keep = (min(k, width) if k >= 1 else k), (min(keep, width) if keep >= 1 else keep)
+    _check(k, keep, pool, width)
     index = ev.indexes[cfg.strategy]
     reranker = cfg.retriever.startswith("rerank-")
     ranks = _ranks

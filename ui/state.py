@@ -132,7 +132,7 @@ def _folder_signature(root: str) -> str:
         try:
             for e in walk_corpus(p):
                 h.update(f"{e.rel}\0{e.size}\0{e.mtime_ns}\0{e.reason}\n".encode())
-        except (CorpusError, OSError) as exc:
+        except (CorpusError, LimitError, OSError) as exc:  # load_corpus reports it
             h.update(str(exc).encode())
     return h.hexdigest()
 
