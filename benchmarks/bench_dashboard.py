@@ -77,6 +77,7 @@ def measure(browser, mode: str, timeout_s: float) -> dict:
             grid = page.locator('[data-testid="stDataFrame"]:visible').first
             grid.get_by_text("E/hybrid", exact=True).first.wait_for(state="attached")
             first = time.perf_counter() - t0
+            print(f"{mode}: first paint {paint:.1f} s, first recall table {first:.1f} s", flush=True)
             full = None
             deadline = time.monotonic() + timeout_s
             while time.monotonic() < deadline:
