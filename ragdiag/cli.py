@@ -149,9 +149,18 @@ def _encoder(args):
     from .encoder import ModelUnavailable, load_encoder
 
     try:
-        return load_encoder(args.model, precision=getattr(args, "precision", "fp32"))
+        encoder = load_encoder(args.model, precision=getattr(args, "precision", "fp32"))
     except (ModelUnavailable, ValueError) as exc:
         raise UsageError(str(exc)) from None
+    if getattr(args, "engine", "local") == "ray":
+        from .ray_engine import RayEncoder, RayUnavailable
+
+        try:
+            return RayEncoder(encoder, address=args.ray_address, actors=args.ray_actors,
+                              gpus_per_actor=args.ray_gpus_per_actor)
+        except RayUnavailable as exc:
+            raise UsageError(str(exc)) from None
+    return encoder
 
 
 def _print_strategy_rows(partial) -> None:
@@ -515,6 +524,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retrievers", default=None,
                    help=_retriever_help())
     p.add_argument("--out", help="write summary.json and per_query.csv to this folder")
+    p.add_argument("--engine", choices=["local", "ray"], default="local",
+                   help="where chunks are embedded: in this process, or on Ray (pip install -r requirements-ray.txt)")
+    p.add_argument("--ray-address", default=None, help="with --engine ray: a cluster (e.g. auto, ray://head:10001); "
+                                                       "default: start a local instance")
+    p.add_argument("--ray-actors", type=int, default=None, help="encoder actors (default: one per CPU, or per GPU)")
+    p.add_argument("--ray-gpus-per-actor", type=float, default=0.0, help="GPUs per encoder actor (default 0: CPU)")
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("compare", help="paired exact sign test between two configurations")
@@ -570,6 +585,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep", type=int, default=4)
     p.add_argument("--out", help="write summary.json and per_query.csv to this folder")
     p.set_defaults(func=cmd_eval_run)
+
+    from .adapters.cli import register_eval_store
+
+    register_eval_store(sub, common)
 
     p = sub.add_parser("index", help="list or clear stored indexes")
     common(p)

@@ -23,8 +23,10 @@ from .encoder import SupportsTokenSink
 from .defaults import RERANK_HEAD, TOP
 from .metrics import KS, hits_at_k, reciprocal_rank
 from .progress import Progress, ProgressEvent
-from .retrieval import BM25Retriever, QueryBatch, Unavailable, cosine_distances, normalisation_check, ranks_from_orders
+from .retrieval import BM25Retriever, QueryBatch, Unavailable, cosine_distances, normalisation_check
 from .retrieval.registry import RunContext, build_retriever, index_context, parse_retrievers, retriever_spec
+from .retrieval.search import Search, from_full, search
+from .retrieval.vectors import rows_of
 from .stats import Interval, wilson
 from .truth import GroundTruth, Query
 
@@ -235,31 +237,56 @@ def build_index(corpus: Corpus, truth: GroundTruth, strategy: Strategy, encoder,
     )
 
 
+def _needle_score(found: Search, i: int) -> float:
+    """The retriever's score of query ``i``'s best-ranked needle holder."""
+    if found.target_score is not None:
+        return float(found.target_score[i])
+    r = int(found.target_rank[i])
+    if r > found.scores.shape[1]:
+        raise ValueError("a search without target scores must reach the needle's rank")
+    return float(found.scores[i, r - 1])
+
+
 def _config_result(config: Config, index: StrategyIndex, truth: GroundTruth, queries: Sequence[Query],
-                   orders: np.ndarray, scores: np.ndarray, dist: np.ndarray, *, k_diag: int,
-                   seconds: float, zero_is_unretrieved: bool = False) -> ConfigResult:
-    """``zero_is_unretrieved``: a chunk scoring 0 was not retrieved (BM25: it shares no token with the query)."""
+                   found: Search, query_vectors: np.ndarray | None, full_distances: np.ndarray | None = None, *,
+                   k_diag: int, seconds: float, zero_is_unretrieved: bool = False, distances=None) -> ConfigResult:
+    """Per-query outcome from a bounded search: distances only for the top and the needle holders.
+
+    ``distances(positions)`` gives (queries x positions) cosine distances (default: ``query_vectors``
+    against the index's vectors). ``zero_is_unretrieved``: a chunk scoring 0 was not retrieved (BM25:
+    it shares no token with the query). The full-matrix form ``(orders, scores, distances)`` of every
+    chunk is accepted too, in place of ``(found, query_vectors, full_distances)``.
+    """
+    if not isinstance(found, Search):
+        holders_ = [index.holders[q.question_id] if q.in_domain else np.zeros(0, dtype=np.int64) for q in queries]
+        found, full = from_full(np.asarray(found), np.asarray(query_vectors), holders_), full_distances
+        distances, query_vectors = (lambda cols: full[:, cols]), None
     nq = len(queries)
-    ranks = ranks_from_orders(orders)
-    needle_rank = np.zeros(nq, dtype=np.int64)
+    needle_rank = np.asarray(found.target_rank, dtype=np.int64)
     needle_distance = np.full(nq, np.nan)
-    top_order = orders[:, :TOP]
+    top_order = found.order[:, :TOP]
     top_holds = np.zeros(top_order.shape, dtype=bool)
+    holders = [index.holders[q.question_id] if q.in_domain else np.zeros(0, dtype=np.int64) for q in queries]
+    # Cosine distances of the shown chunks and of every holder: one small (queries x needed chunks) product.
+    needed = np.unique(np.concatenate([top_order.ravel(), *holders]).astype(np.int64))
+    dist = (distances(needed) if distances is not None
+            else cosine_distances(query_vectors, rows_of(index.vectors, needed)))
+    col = {int(p): j for j, p in enumerate(needed)}
+    top_cols = np.searchsorted(needed, top_order)
     diagnosis = []
     for i, q in enumerate(queries):
         if not q.in_domain:
             diagnosis.append("ood")
             continue
-        h = index.holders[q.question_id]
+        h = holders[i]
         question = truth.question(q.question_id)
         unretrieved = False
         if h.size:
-            needle_rank[i] = ranks[i, h].min()
-            needle_distance[i] = dist[i, h].min()
+            needle_distance[i] = dist[i, [col[int(p)] for p in h]].min()
             top_holds[i] = np.isin(top_order[i], h)
-            if zero_is_unretrieved and scores[i, needle_rank[i] - 1] == 0:
+            if zero_is_unretrieved and needle_rank[i] and _needle_score(found, i) == 0:
                 needle_rank[i] = 0
-                top_holds[i] &= scores[i, :TOP] != 0
+                top_holds[i] &= found.scores[i, :TOP] != 0
                 unretrieved = True
         if h.size == 0:
             diagnosis.append("destroyed")
@@ -272,14 +299,15 @@ def _config_result(config: Config, index: StrategyIndex, truth: GroundTruth, que
         else:
             diagnosis.append("ranked-low")
     rows = np.arange(nq)[:, None]
+    top_distance = dist[rows, top_cols]
     return ConfigResult(
         config=config,
         needle_rank=needle_rank,
         needle_distance=needle_distance,
-        top1_distance=dist[np.arange(nq), orders[:, 0]],
+        top1_distance=top_distance[:, 0],
         top_order=top_order,
-        top_scores=scores[:, :TOP],
-        top_distance=dist[rows, top_order],
+        top_scores=found.scores[:, :TOP],
+        top_distance=top_distance,
         top_holds=top_holds,
         diagnosis=tuple(diagnosis),
         seconds=seconds,
@@ -343,7 +371,7 @@ def evaluate(
         index = build_index(corpus, truth, strategy, encoder, store=store, progress=progress, keep_tokens=keep)
         timings[f"index_{strategy.name}"] = time.perf_counter() - t
         indexes[strategy.name] = index
-        dist = cosine_distances(qvecs, index.vectors)
+        targets = [index.holders[q.question_id] if q.in_domain else np.zeros(0, dtype=np.int64) for q in queries]
         ctx = index_context(index, run)
         for name in names:
             if name in unavailable:
@@ -354,9 +382,7 @@ def evaluate(
             except Unavailable as exc:
                 unavailable[name] = exc.reason
                 continue
-            rankings = retriever.rank(batch)
-            orders = np.stack([r.order for r in rankings])
-            scores = np.stack([r.scores for r in rankings])
+            found = search(retriever, batch, depth=TOP, targets=targets)
             seconds = time.perf_counter() - t
             if progress is not None:
                 progress(ProgressEvent("rank", strategy.name, name, 1, 1))
@@ -365,8 +391,8 @@ def evaluate(
                 retriever_stamps[cfg.label] = retriever.stamp()
             # A retriever with its own embedding model gives its own distances: the gate's cut belongs to one model.
             own = getattr(retriever, "cosine_distances", None)
-            results[cfg] = _config_result(cfg, index, truth, queries, orders, scores,
-                                          own(batch) if callable(own) else dist,
+            own_dist = (lambda cols, own=own: own(batch)[:, cols]) if callable(own) else None
+            results[cfg] = _config_result(cfg, index, truth, queries, found, qvecs, distances=own_dist,
                                           k_diag=diagnosis_k, seconds=seconds, zero_is_unretrieved=name == "bm25")
         bm25 = ctx._built.get("bm25")  # built when asked for, or as a part of hybrid and the rerankers
         if isinstance(bm25, BM25Retriever):

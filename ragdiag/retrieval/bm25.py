@@ -24,8 +24,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from .base import QueryBatch, Ranking, top_k_desc
+from .search import Search, block_search, block_size
 
 __all__ = ["tokenize", "lucene_idf", "BM25Index", "BM25Retriever"]
+
+_INDEX_BLOCK = 8192  # texts tokenised per step while indexing
+_SEARCH_ELEMENTS = 1 << 19  # BM25 scores per block: small enough to stay in cache
 
 # Scripts written without spaces between words: Han, Hiragana, Katakana (and their extensions).
 _CJK = "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff"
@@ -95,24 +99,39 @@ class BM25Index:
             raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}")
         self.k1, self.b = k1, b
         vocab: dict[str, int] = {}
-        rows, cols = [], []
-        for i, text in enumerate(texts):
-            for tok in tokenize(text):
-                rows.append(i)
-                cols.append(vocab.setdefault(tok, len(vocab)))
         n = len(texts)
-        tf = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, len(vocab)), dtype=np.float64)
-        tf.sum_duplicates()
+        # Term frequencies, a block of texts at a time: no Python list of every token of the corpus.
+        parts = []
+        for start in range(0, n, _INDEX_BLOCK):
+            lens, cols = [], []
+            for text in texts[start : start + _INDEX_BLOCK]:
+                toks = tokenize(text)
+                lens.append(len(toks))
+                cols.extend([vocab.setdefault(tok, len(vocab)) for tok in toks])
+            rows = np.repeat(np.arange(len(lens), dtype=np.int32), lens)
+            part = sp.csr_matrix((np.ones(len(cols)), (rows, np.asarray(cols, dtype=np.int32))),
+                                 shape=(len(lens), len(vocab)), dtype=np.float64)
+            part.sum_duplicates()
+            parts.append(part)
+        for part in parts:
+            part.resize((part.shape[0], len(vocab)))
+        tf = sp.vstack(parts, format="csr") if parts else sp.csr_matrix((0, 0))
+        del parts
         dl = np.asarray(tf.sum(axis=1)).ravel()
         avgdl = dl.mean() if n and dl.mean() > 0 else 1.0
-        df = np.diff(tf.tocsc().indptr)
+        df = np.bincount(tf.indices, minlength=len(vocab))
         self.vocab = vocab
         self.idf = lucene_idf(n, df)
         norm = k1 * (1 - b + b * dl / avgdl)
-        w = tf.tocoo()
-        data = self.idf[w.col] * w.data * (k1 + 1) / (w.data + norm[w.row])
+        # tf -> weights in place, a slice of documents at a time (the formula's order of operations kept).
+        for start in range(0, n, _INDEX_BLOCK):
+            lo, hi = tf.indptr[start], tf.indptr[min(n, start + _INDEX_BLOCK)]
+            row = np.repeat(np.arange(start, min(n, start + _INDEX_BLOCK)), np.diff(tf.indptr[start : start + _INDEX_BLOCK + 1]))
+            d = tf.data[lo:hi]
+            tf.data[lo:hi] = self.idf[tf.indices[lo:hi]] * d * (k1 + 1) / (d + norm[row])
         # Terms x documents, so a query batch is (queries x terms) @ (terms x documents).
-        self.weights = sp.csr_matrix((data, (w.col, w.row)), shape=(len(vocab), n))
+        self.weights = tf.T.tocsr()
+        del tf
         self.n_docs = n
 
     def query_matrix(self, queries: Sequence[str]) -> sp.csr_matrix:
@@ -129,19 +148,28 @@ class BM25Index:
         """Per query: True when none of its tokens occurs in the index (BM25 can retrieve nothing)."""
         return np.array([not any(t in self.vocab for t in tokenize(q)) for q in queries], dtype=bool)
 
-    def scores(self, queries: Sequence[str]) -> np.ndarray:
-        """Dense (queries x documents) BM25 scores.
+    def scorer(self, queries: Sequence[str]):
+        """``cols -> (queries x len(cols))`` BM25 scores of a slice or array of document positions.
 
-        Only the weight rows of terms that occur in the batch are touched, and
-        the product is (documents x used terms) @ (used terms x queries), a
-        sparse-times-dense kernel that writes the dense result once.
+        Only the weight rows of terms that occur in the batch are touched: they
+        are turned once into (documents x used terms), and a block of documents
+        is a sparse-times-dense product of its rows with the queries' term counts
+        (used terms x queries). Row by row this is the product over all
+        documents, so the scores are bit for bit those of ``(weights.T @ counts).T``.
+        (A sparse-times-sparse product was measured 4x slower at 91,800 chunks.)
         """
+        nq = len(queries)
         qm = self.query_matrix(queries).tocsc()
         used = np.flatnonzero(np.diff(qm.indptr))
         if used.size == 0:
-            return np.zeros((len(queries), self.n_docs))
-        counts = qm[:, used].toarray()  # queries x used terms
-        return (self.weights[used].T.tocsr() @ counts.T).T
+            return lambda cols: np.zeros((nq, len(range(self.n_docs)[cols]) if isinstance(cols, slice) else len(cols)))
+        counts_t = qm[:, used].toarray().T  # used terms x queries
+        by_doc = self.weights[used].T.tocsr()  # documents x used terms
+        return lambda cols: (by_doc[cols] @ counts_t).T
+
+    def scores(self, queries: Sequence[str]) -> np.ndarray:
+        """Dense (queries x documents) BM25 scores (all documents: for small indexes and tests)."""
+        return self.scorer(queries)(slice(0, self.n_docs))
 
 
 class BM25Retriever:
@@ -155,3 +183,16 @@ class BM25Retriever:
         scores = self.index.scores(batch.texts)
         order = top_k_desc(scores, depth)
         return [Ranking(o, s[o]) for o, s in zip(order, scores)]
+
+    @property
+    def n_chunks(self) -> int:
+        return self.index.n_docs
+
+    def scorer(self, batch: QueryBatch):
+        return self.index.scorer(batch.texts)
+
+    def bounded_search(self, batch: QueryBatch, *, depth: int, targets=None, block: int | None = None) -> Search:
+        """Top ``depth`` and the targets' rank by blocks of documents: no (queries x documents) array."""
+        n = self.index.n_docs
+        return block_search(self.scorer(batch), n, len(batch), depth, targets,
+                            block=block or block_size(len(batch), n, _SEARCH_ELEMENTS))

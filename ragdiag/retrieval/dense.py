@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from .base import QueryBatch, Ranking, top_k_desc
+from .search import Search, block_search, block_size
+from .vectors import rows_of
 
 __all__ = ["DenseRetriever", "cosine_distances", "normalisation_check"]
 
@@ -29,10 +31,9 @@ def normalisation_check(vectors: np.ndarray, *, sample: int = 200, seed: int = 0
     >>> normalisation_check(2 * v) > 1
     True
     """
-    v = np.asarray(vectors, dtype=np.float64)
     rng = np.random.default_rng(seed)
-    idx = rng.choice(len(v), size=min(sample, len(v)), replace=False)
-    s = v[idx]
+    idx = rng.choice(len(vectors), size=min(sample, len(vectors)), replace=False)
+    s = np.asarray(rows_of(vectors, idx), dtype=np.float64)  # only the sample is read (vectors may be on disk)
     cos = 1 - s @ s.T
     worst = 0.0
     for i in range(0, len(s), 25):  # blocks keep the pairwise differences small in memory
@@ -42,15 +43,38 @@ def normalisation_check(vectors: np.ndarray, *, sample: int = 200, seed: int = 0
 
 
 class DenseRetriever:
+    """Exact search; ``chunk_vectors`` may be an array, a ``np.memmap`` or a :class:`VectorFile` (on disk).
+
+    ``search`` reads the vectors block by block and never holds a (queries x
+    chunks) array; ``rank`` (all chunks, or ``depth``) holds the full matrix.
+    """
+
     name = "dense"
 
     def __init__(self, chunk_vectors: np.ndarray):
-        self.vectors = np.ascontiguousarray(chunk_vectors, dtype=np.float32)
+        if isinstance(chunk_vectors, np.ndarray) and not isinstance(chunk_vectors, np.memmap):
+            chunk_vectors = np.ascontiguousarray(chunk_vectors, dtype=np.float32)
+        self.vectors = chunk_vectors
+
+    @property
+    def n_chunks(self) -> int:
+        return len(self.vectors)
+
+    def scorer(self, batch: QueryBatch):
+        """``cols -> (queries x len(cols))`` scores of a slice or array of chunk positions."""
+        if batch.vectors is None:
+            raise ValueError("dense retrieval needs query vectors: embed the queries first (QueryBatch.vectors)")
+        q = np.asarray(batch.vectors, dtype=np.float32)
+        return lambda cols: q @ np.asarray(rows_of(self.vectors, cols), dtype=np.float32).T
+
+    def bounded_search(self, batch: QueryBatch, *, depth: int, targets=None, block: int | None = None) -> Search:
+        return block_search(self.scorer(batch), len(self.vectors), len(batch), depth, targets,
+                            block=block or block_size(len(batch), len(self.vectors)))
 
     def scores(self, batch: QueryBatch) -> np.ndarray:
         if batch.vectors is None:
             raise ValueError("dense retrieval needs query vectors: embed the queries first (QueryBatch.vectors)")
-        return np.asarray(batch.vectors, dtype=np.float32) @ self.vectors.T
+        return self.scorer(batch)(slice(0, len(self.vectors)))
 
     def rank(self, batch: QueryBatch, *, depth: int | None = None) -> list[Ranking]:
         scores = self.scores(batch)

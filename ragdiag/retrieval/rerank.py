@@ -15,6 +15,8 @@ import numpy as np
 
 from ..encoder import Encoder, ModelUnavailable, resolve_model_dir
 from .base import QueryBatch, Ranking, Retriever, Unavailable
+from .search import Search
+from .search import search as _search
 
 __all__ = [
     "PairScorer",
@@ -143,9 +145,8 @@ class RerankRetriever:
         self.cache = cache
         self.progress = progress  # (done, total) while the scorer prepares many texts at once
 
-    def rank(self, batch: QueryBatch, *, depth: int | None = None) -> list[Ranking]:
-        bases = self.base.rank(batch)
-        heads = [b.order[: self.head] for b in bases]
+    def _rescore(self, batch: QueryBatch, heads: list[np.ndarray]) -> list[np.ndarray]:
+        """The scorer's scores of each query's head (cached ones reused), in head order."""
         head_texts = [[self.texts[i] for i in h] for h in heads]
         identity = self.scorer.identity
         scores = [
@@ -162,6 +163,12 @@ class RerankRetriever:
                 s[m] = np.asarray(self.scorer.score(q, todo), dtype=np.float64)
                 if self.cache is not None:
                     self.cache.put(identity, q, todo, s[m])
+        return scores
+
+    def rank(self, batch: QueryBatch, *, depth: int | None = None) -> list[Ranking]:
+        bases = self.base.rank(batch)
+        heads = [b.order[: self.head] for b in bases]
+        scores = self._rescore(batch, heads)
         out = []
         for base, head, s in zip(bases, heads, scores):
             # Stable: equal scores keep the base (hybrid) order.
@@ -173,3 +180,22 @@ class RerankRetriever:
                 order, all_scores = order[:depth], all_scores[:depth]
             out.append(Ranking(order, all_scores))
         return out
+
+    def bounded_search(self, batch: QueryBatch, *, depth: int, targets=None) -> Search:
+        """As :meth:`rank`, from the base's bounded search: a target beyond the head keeps its base rank."""
+        found = _search(self.base, batch, depth=max(depth, self.head), targets=targets)
+        heads = [o[: self.head] for o in found.order]
+        scores = self._rescore(batch, heads)
+        orders, out_scores, ranks = [], [], found.target_rank.copy()
+        t = targets if targets is not None else [np.zeros(0, dtype=np.int64)] * len(batch)
+        for i, (base, head, s) in enumerate(zip(found.order, heads, scores)):
+            perm = np.argsort(-s, kind="stable")
+            order = np.concatenate([head[perm], base[self.head :]])[:depth]
+            tail = np.full(max(0, len(base) - len(head)), np.nan)
+            orders.append(order)
+            out_scores.append(np.concatenate([s[perm], tail])[:depth])
+            in_head = np.flatnonzero(np.isin(head[perm], t[i]))
+            if in_head.size:
+                ranks[i] = in_head[0] + 1
+        return Search(np.stack(orders) if orders else found.order[:, :depth],
+                      np.stack(out_scores) if out_scores else found.scores[:, :depth], ranks)

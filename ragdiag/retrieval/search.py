@@ -1,0 +1,206 @@
+"""Bounded-memory search: the top k of every query, and the rank of given chunks, by blocks of chunks.
+
+No (queries x all chunks) array is ever held. A retriever that can score
+any subset of chunks for a batch of queries (``scorer(batch)(cols)``) is
+searched block by block:
+
+- **top k**: within a block, the ``k`` best chunks of each query are picked
+  with ``np.partition`` (ties at the cut resolved to the lowest positions), then
+  merged with the best so far by (score desc, position asc) -- exactly the
+  first ``k`` of the stable descending sort of the full row
+  (:func:`ragdiag.retrieval.base.top_k_desc`);
+- **target rank** (the needle holders): the best target of a query is the one
+  the stable sort puts first (highest score, then lowest position); its rank is
+  1 + the chunks scoring above it + the chunks scoring the same at a lower
+  position, counted block by block.
+
+Target scores are computed up front and checked against the scores the blocks
+compute for the same chunks; if a BLAS gave a different last bit for another
+matrix shape, the counts are redone with the block scores, so the result is
+always that of the full stable sort of the scores the blocks computed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .base import QueryBatch, Retriever
+
+__all__ = ["Search", "BLOCK_ELEMENTS", "MAX_BLOCK_CHUNKS", "block_size", "top_k_blocks", "block_search", "search",
+           "full_scores", "target_ranks_from_orders", "from_full"]
+
+#: Scores held at once, (queries x chunks of one block): 4M values, 32 MB in float64.
+BLOCK_ELEMENTS = 1 << 22
+#: At most this many chunks per block (their vectors are read at once: 48 MB at 384 float32 dimensions).
+MAX_BLOCK_CHUNKS = 1 << 15
+
+Scorer = Callable[[slice | np.ndarray], np.ndarray]  # cols -> (queries x len(cols)) scores
+
+
+@dataclass(frozen=True)
+class Search:
+    """One batch's top ``depth`` per query and the rank of each query's best target."""
+
+    order: np.ndarray  # (queries, depth) chunk positions, best first
+    scores: np.ndarray  # (queries, depth) the retriever's scores
+    target_rank: np.ndarray  # (queries,) 1-based rank of the best-ranked target; 0 when a query has none
+    target_score: np.ndarray | None = None  # (queries,) that target's score (nan: none); None if not known
+
+
+def block_size(n_queries: int, n_chunks: int, budget: int = BLOCK_ELEMENTS) -> int:
+    """Chunks per block so that one block's scores hold about ``budget`` values.
+
+    >>> block_size(100, 10**6), block_size(100, 918)
+    (32768, 918)
+    """
+    return int(max(1, min(max(n_chunks, 1), MAX_BLOCK_CHUNKS, budget // max(n_queries, 1))))
+
+
+def _select(S: np.ndarray, depth: int) -> np.ndarray:
+    """Column indices of each row's ``depth`` best values, ties at the cut to the lowest columns.
+
+    The result is in column order (not sorted by score).
+
+    >>> _select(np.array([[0.5, 0.9, 0.5, 0.5, 0.1]]), 2).tolist()
+    [[0, 1]]
+    """
+    nq, b = S.shape
+    if depth >= b:
+        return np.broadcast_to(np.arange(b), (nq, b))
+    kth = np.partition(S, b - depth, axis=1)[:, b - depth]  # the depth-th largest value of each row
+    keep = S >= kth[:, None]
+    extra = keep.sum(axis=1) - depth  # ties at the cut beyond what is needed
+    for i in np.flatnonzero(extra):  # keep only the lowest columns among them (rare but for all-zero rows)
+        tied = np.flatnonzero(S[i] == kth[i])
+        keep[i, tied[len(tied) - extra[i]:]] = False
+    return np.nonzero(keep)[1].reshape(nq, depth)
+
+
+def _merge(pos: np.ndarray, sc: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``depth`` of each row ordered by (score desc, position asc)."""
+    o = np.lexsort((pos, -sc), axis=-1)[:, :depth]
+    return np.take_along_axis(pos, o, axis=1), np.take_along_axis(sc, o, axis=1)
+
+
+def _blocks(n: int, block: int):
+    for start in range(0, n, block):
+        yield start, min(n, start + block)
+
+
+def top_k_blocks(score: Scorer, n: int, n_queries: int, depth: int, *, block: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(order, scores)``: each query's ``depth`` best chunks of ``n``, best first, ties by position."""
+    return _pass(score, n, n_queries, depth, None, block=block)[:2]
+
+
+def _pass(score: Scorer, n: int, nq: int, depth: int, thresholds, *, block: int, watch=None):
+    """One pass over the blocks: top ``depth`` (if depth) and counts above ``thresholds`` (if given).
+
+    ``thresholds`` is ``(score, position)`` per query; ``watch`` is ``(rows, cols)``
+    of chunks whose block scores are returned (to check the targets' scores).
+    """
+    depth = min(depth, n)
+    best_pos = np.zeros((nq, 0), dtype=np.int64)
+    best_sc = np.zeros((nq, 0))
+    counts = np.zeros(nq, dtype=np.int64)
+    seen = None if watch is None else np.zeros(len(watch[0]))
+    for start, stop in _blocks(n, block):
+        S = np.ascontiguousarray(score(slice(start, stop)))
+        if depth:
+            idx = _select(S, depth)
+            pos = np.concatenate([best_pos, idx + start], axis=1)
+            sc = np.concatenate([best_sc.astype(S.dtype, copy=False), np.take_along_axis(S, idx, axis=1)], axis=1)
+            best_pos, best_sc = _merge(pos, sc, depth)
+        if thresholds is not None:
+            thr, tpos = thresholds
+            above = (S > thr[:, None]).sum(axis=1)
+            cols = np.arange(start, stop)
+            tied_before = ((S == thr[:, None]) & (cols[None, :] < tpos[:, None])).sum(axis=1)
+            counts += above + tied_before
+        if watch is not None:
+            rows, wcols = watch
+            inside = (wcols >= start) & (wcols < stop)
+            seen[inside] = S[rows[inside], wcols[inside] - start]
+    return best_pos, best_sc, counts, seen
+
+
+def _best_targets(nq: int, rows: np.ndarray, cols: np.ndarray, values: np.ndarray):
+    """Per query the target the stable sort puts first: highest score, then lowest position."""
+    thr = np.full(nq, np.inf)
+    tpos = np.full(nq, -1, dtype=np.int64)
+    if rows.size:
+        o = np.lexsort((cols, -values, rows))  # by query, then score desc, then position
+        first = np.ones(o.size, dtype=bool)
+        first[1:] = rows[o][1:] != rows[o][:-1]
+        thr[rows[o][first]] = values[o][first]
+        tpos[rows[o][first]] = cols[o][first]
+    return thr, tpos
+
+
+def block_search(score: Scorer, n: int, n_queries: int, depth: int, targets: Sequence[np.ndarray] | None = None,
+                 *, block: int | None = None) -> Search:
+    """Top ``depth`` and the best target's rank for ``n_queries`` queries over ``n`` chunks, by blocks."""
+    nq = n_queries
+    block = block or block_size(nq, n)
+    targets = list(targets) if targets is not None else [np.zeros(0, dtype=np.int64)] * nq
+    if len(targets) != nq:
+        raise ValueError(f"targets: one array of chunk positions per query ({nq}), got {len(targets)}")
+    rows = np.concatenate([np.full(len(t), i, dtype=np.int64) for i, t in enumerate(targets)] or [np.zeros(0, int)])
+    cols = np.concatenate([np.asarray(t, dtype=np.int64) for t in targets] or [np.zeros(0, int)])
+    if cols.size and (cols.min() < 0 or cols.max() >= n):
+        raise ValueError(f"target positions must be in [0, {n})")
+    if cols.size:
+        union, inv = np.unique(cols, return_inverse=True)
+        values = np.asarray(score(union))[rows, inv]
+    else:
+        values = np.zeros(0)
+    thr, tpos = _best_targets(nq, rows, cols, values)
+    if not cols.size:  # no targets: nothing to count
+        order, scores = _pass(score, n, nq, depth, None, block=block)[:2]
+        return Search(order, scores, np.zeros(nq, dtype=np.int64), np.full(nq, np.nan))
+    order, scores, counts, seen = _pass(score, n, nq, depth, (thr, tpos), block=block, watch=(rows, cols))
+    if cols.size and not np.array_equal(seen, values):
+        # The up-front scores differ in the last bit from the blocks' (BLAS kernels differ by shape): recount.
+        thr, tpos = _best_targets(nq, rows, cols, seen)
+        counts = _pass(score, n, nq, 0, (thr, tpos), block=block)[2]
+    rank = np.where(tpos >= 0, counts + 1, 0)
+    return Search(order, scores, rank.astype(np.int64), np.where(tpos >= 0, thr, np.nan))
+
+
+def full_scores(score: Scorer, n: int, n_queries: int, *, block: int | None = None) -> np.ndarray:
+    """The (queries x n) scores assembled block by block (for a small batch of queries)."""
+    block = block or block_size(n_queries, n)
+    parts = [np.asarray(score(slice(a, b))) for a, b in _blocks(n, block)]
+    return np.concatenate(parts, axis=1) if parts else np.zeros((n_queries, 0))
+
+
+def target_ranks_from_orders(orders: np.ndarray, targets: Sequence[np.ndarray]) -> np.ndarray:
+    """1-based rank of each query's best target in full rankings ``orders`` (0: no target)."""
+    out = np.zeros(len(targets), dtype=np.int64)
+    for i, t in enumerate(targets):
+        t = np.asarray(t, dtype=np.int64)
+        if t.size:
+            out[i] = int(np.flatnonzero(np.isin(orders[i], t))[0]) + 1
+    return out
+
+
+def search(retriever: Retriever, batch: QueryBatch, *, depth: int,
+           targets: Sequence[np.ndarray] | None = None) -> Search:
+    """``retriever.bounded_search`` when it has one (bounded memory), else its full ``rank`` (all chunks held)."""
+    if callable(getattr(retriever, "bounded_search", None)):
+        return retriever.bounded_search(batch, depth=depth, targets=targets)
+    rankings = retriever.rank(batch)
+    orders = np.stack([r.order for r in rankings])
+    scores = np.stack([r.scores for r in rankings])
+    targets = targets if targets is not None else [np.zeros(0, dtype=np.int64)] * len(batch)
+    return from_full(orders, scores, targets, depth=depth)
+
+
+def from_full(orders: np.ndarray, scores: np.ndarray, targets: Sequence[np.ndarray], *, depth: int | None = None) -> Search:
+    """A :class:`Search` read from full rankings (every chunk ranked) and their scores."""
+    depth = orders.shape[1] if depth is None else depth
+    ranks = target_ranks_from_orders(orders, targets)
+    at = np.take_along_axis(scores, np.maximum(ranks - 1, 0)[:, None], axis=1)[:, 0] if scores.size else ranks * 0.0
+    return Search(orders[:, :depth], scores[:, :depth], ranks, np.where(ranks > 0, at, np.nan))
