@@ -21,7 +21,7 @@ from ragdiag.authoring.suggest import suggest
 from ragdiag.authoring.text import document_sentences
 from ragdiag.defaults import PRIMARY_K
 from ragdiag.truth import default_truth_path
-from ui.state import load_corpus_only, settings
+from ui.state import access, load_corpus_only, settings
 
 # Widget values copied to plain session keys, so a page switch (which drops widget state) loses nothing.
 PERSIST = ("gt_doc", "gt_sec", "gt_sent", "gt_span", "gt_new_id", "gt_ood_text", "gt_ood_kind", "gt_sugg_n",
@@ -31,6 +31,10 @@ for _k in PERSIST:
         st.session_state[_k] = st.session_state[f"_keep_{_k}"]
 
 st.title("Ground truth")
+if access().locked:  # the read-only presentation mode writes nothing on the server
+    st.info("This dashboard is served read-only (RAGDIAG_LOCKED): the ground truth is edited on the operator's "
+            "own instance, not here.")
+    st.stop()
 conf = settings()
 corpus = load_corpus_only(conf)
 

@@ -7,7 +7,7 @@ from ragdiag.evaluate import summary_rows
 from ui.frames import filter_configs, index_stamp_rows, recall_long, recall_table
 from ui.charts import recall_chart
 from ui.html import md_text
-from ui.state import access, evaluation, load_inputs, recorded_stamps
+from ui.state import access, evaluation, first_strategy, load_inputs, recorded_stamps, settings, url_strategies
 
 st.title("Overview")
 corpus, truth = load_inputs()
@@ -33,12 +33,18 @@ with right:
     c3.metric("out-of-domain", len(truth.ood))
     st.caption("phrasings: " + ", ".join(truth.phrasings))
 
-ev, token = evaluation()
+# The table needs one strategy: the first the URL names, else the default; the rest follow in the background.
+s = settings()
+named = url_strategies(s)
+ev, token = evaluation(need=named[:1] or [first_strategy(s)], want=named)
 
 with st.expander("Model and index stamps"):
     st.caption("Vectors of two models are not comparable: every index is stamped with the model, weights, "
                "pipeline and extractor versions, corpus hash and chunking it was built with.")
     st.dataframe(index_stamp_rows(ev, recorded_stamps()), hide_index=True)
+    if getattr(ev, "retriever_stamps", None):  # dense variants: precision, index parameters, model
+        st.caption("Variants of dense search: what made each configuration's numbers")
+        st.json(ev.retriever_stamps, expanded=False)
 
 for name, reason in ev.unavailable.items():
     st.warning(f"Retriever **{md_text(name)}** is unavailable: {md_text(reason)}")
@@ -46,16 +52,20 @@ for note in getattr(ev, "notes", {}).values():
     st.warning(md_text(note))
 
 st.subheader("Recall")
-strategies = list(ev.indexes)
+strategies = list(s.strategies)  # every configured one, ready or not: picking one moves it to the front
 retrievers = list(dict.fromkeys(c.retriever for c in ev.results))
 f1, f2, f3 = st.columns([2, 2, 1])
 chosen_s = f1.multiselect("Strategies", strategies, default=strategies, key="strategies", bind="query-params")
+pending = [x for x in chosen_s if x not in ev.indexes]  # picked ones moved to the front (they are in the URL)
 chosen_r = f2.multiselect("Retrievers", retrievers, default=retrievers, key="retrievers", bind="query-params")
 phrasing = f3.segmented_control("Phrasing", ["all", *truth.phrasings], default="all", key="phrasing",
                                 bind="query-params", required=True) or "all"
 
 shown = set(filter_configs([c.label for c in ev.results], chosen_s, chosen_r))
 rows = [r for r in summary_rows(ev, phrasing=phrasing) if r["config"] in shown]
+if not rows and pending:
+    st.info(f"Computing {', '.join(pending)} (moved to the front); its rows appear here when it is ready.")
+    st.stop()
 if not rows:
     st.info("Choose at least one strategy and one retriever.")
     st.stop()

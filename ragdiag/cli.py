@@ -127,13 +127,16 @@ def _keep(value: int) -> int:
 
 
 def _known_config(cfg, what: str):
-    """A configuration ragdiag can evaluate (not an external run's ``ext/...`` label)."""
+    """A configuration ragdiag can evaluate (not an external run's ``ext/...`` label): checked by the registries."""
     from .chunking import STRATEGIES
-    from .retrieval import RETRIEVERS
+    from .retrieval.registry import retriever_spec
 
-    if cfg.strategy not in STRATEGIES or cfg.retriever not in RETRIEVERS:
-        raise UsageError(f"{what} {cfg.label!r} is not a ragdiag configuration: use STRATEGY/RETRIEVER with a "
-                         f"strategy from {','.join(STRATEGIES)} and a retriever from {','.join(RETRIEVERS)}")
+    try:
+        if cfg.strategy not in STRATEGIES:
+            raise ValueError(f"a strategy from {','.join(STRATEGIES)}")
+        retriever_spec(cfg.retriever)
+    except ValueError as exc:
+        raise UsageError(f"{what} {cfg.label!r} is not a ragdiag configuration: use STRATEGY/RETRIEVER ({exc})") from None
     return cfg
 
 
@@ -160,15 +163,32 @@ def _encoder(args):
     return encoder
 
 
-def _evaluate(args, strategies, retrievers):
+def _print_strategy_rows(partial) -> None:
+    """After each strategy: its rows on stderr at once (the final tables still go to stdout)."""
+    from dataclasses import replace
+
+    from .results import format_summary
+
+    name = list(partial.indexes)[-1]
+    view = replace(partial, results={c: r for c, r in partial.results.items() if c.strategy == name})
+    print(f"\nstrategy {name} done ({len(partial.indexes)} so far):\n{format_summary(view)}", file=sys.stderr)
+
+
+def _evaluate(args, strategies, retrievers, *, stream: bool = False):
     from .evaluate import evaluate
 
     corpus, truth = _load(args)
     encoder = _encoder(args)
     store = _store(args)
+    if store is not None and not getattr(args, "no_snapshot", False):
+        from .snapshot import seed_from_snapshot
+
+        seed_from_snapshot(store, corpus, truth, encoder, strategies=strategies,
+                           log=lambda msg: print(msg, file=sys.stderr))
     t = time.perf_counter()
     ev = evaluate(corpus, truth, encoder=encoder, strategies=strategies, retrievers=retrievers, store=store,
-                  cross_encoder=args.cross_encoder, progress=_progress_bar(), diagnosis_k=args.k)
+                  cross_encoder=args.cross_encoder, progress=_progress_bar(), diagnosis_k=args.k,
+                  on_strategy=_print_strategy_rows if stream and len(strategies) > 1 else None)
     _print_notes(ev)
     embedded = sum(idx.embedded for idx in ev.indexes.values())
     total = sum(len(idx.chunks) for idx in ev.indexes.values())
@@ -206,7 +226,7 @@ def cmd_eval(args) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     _check_out_folder(args.out)
-    ev = _evaluate(args, strategies, retrievers)
+    ev = _evaluate(args, strategies, retrievers, stream=True)
     n_in = int(ev.in_domain.sum())
     print(f"corpus {ev.corpus.name}: {len(ev.corpus.documents)} documents, {ev.corpus.n_chars:,} characters; "
           f"{len(ev.truth.questions)} questions, {n_in} in-domain queries, {len(ev.queries) - n_in} ood")
@@ -489,6 +509,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--truth", help="ground-truth JSON/YAML (default: <corpus folder>.truth.json beside it)")
         p.add_argument("--cache", help="store folder (default: $RAGDIAG_CACHE or ./.ragdiag-cache)")
         p.add_argument("--no-cache", action="store_true", help="compute everything, store nothing")
+        p.add_argument("--no-snapshot", action="store_true",
+                       help="do not seed the store from the bundled corpus's shipped index "
+                            "(also: RAGDIAG_NO_SNAPSHOT=1)")
         if model:
             p.add_argument("--model", help="embedding model folder or cached hub id (default: all-MiniLM-L6-v2)")
             p.add_argument("--cross-encoder", help="cross-encoder for rerank-ce: folder or cached hub id "
@@ -603,9 +626,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "k", 1) < 1:
         parser.error("--k must be >= 1")
+    from .encoder import ModelUnavailable
+
     try:
         return args.func(args)
-    except UsageError as exc:
+    except (UsageError, ModelUnavailable) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

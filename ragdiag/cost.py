@@ -14,7 +14,7 @@ Per configuration:
   seeded sample of queries, after one untimed warm-up query. A reranker's
   chunk token vectors are prepared before timing (index-time work), its
   scoring is timed. The machine is recorded (:func:`machine`).
-* **embedded tokens**: wordpieces embedded for the index (the token audit).
+* **embedded tokens**: wordpieces embedded for the index (the token audit; 0 for BM25, which embeds nothing).
 * **prompt tokens**: the mean, over all queries, of the wordpieces of the
   prompt the gate would send at the cut (0 for NO ANSWER), counted with the
   embedding model's tokenizer as a stand-in for the LLM's.
@@ -37,6 +37,7 @@ import numpy as np
 from .defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K, RERANK_HEAD, SEED, TOP
 from .evaluate import Config, Evaluation
 from .metrics import hits_at_k
+from .retrieval.base import Unavailable
 from .stats import Interval, wilson
 
 __all__ = [
@@ -96,34 +97,21 @@ def prompt_tokens(ev: Evaluation, config: Config | str, encoder, *, cut: float =
     return out
 
 
-def _retriever(ev: Evaluation, cfg: Config, encoder, scorers: dict):
-    from .retrieval import BM25Retriever, DenseRetriever, HybridRetriever, MaxSimScorer, RerankRetriever
+def _retriever(ev: Evaluation, cfg: Config, run):
+    """The configuration's retriever, built from its registry entry as the evaluation built it."""
+    from .retrieval.registry import build_retriever, index_context
 
-    index = ev.indexes[cfg.strategy]
-    texts = [c.embed_text for c in index.chunks]
-    dense, bm25 = DenseRetriever(index.vectors), BM25Retriever(texts)
-    if cfg.retriever == "dense":
-        return dense
-    if cfg.retriever == "bm25":
-        return bm25
-    hybrid = HybridRetriever([dense, bm25])
-    if cfg.retriever == "hybrid":
-        return hybrid
-    if cfg.retriever == "rerank-maxsim":
-        scorer = scorers.setdefault("rerank-maxsim", MaxSimScorer(encoder))
-    elif cfg.retriever == "rerank-ce":
-        from .retrieval import CrossEncoderScorer
+    return build_retriever(cfg.retriever, index_context(ev.indexes[cfg.strategy], run))
 
-        if "rerank-ce" not in scorers:
-            scorers["rerank-ce"] = CrossEncoderScorer(scorers.get("cross_encoder_name"))
-        scorer = scorers["rerank-ce"]
-    else:
-        raise ValueError(f"no latency measurement for retriever {cfg.retriever!r}")
-    return RerankRetriever(cfg.retriever, hybrid, scorer, texts, head=RERANK_HEAD)
+
+def _run(encoder, cross_encoder: str | None = None):
+    from .retrieval.registry import RunContext
+
+    return RunContext(encoder=encoder, options={"cross_encoder": cross_encoder})
 
 
 def measure_latency(ev: Evaluation, config: Config | str, encoder, *, sample: int = LATENCY_SAMPLE,
-                    seed: int = SEED, scorers: dict | None = None) -> np.ndarray:
+                    seed: int = SEED, run=None) -> np.ndarray:
     """Milliseconds per query, one query at a time (see the module notes), for a seeded sample of queries."""
     from .retrieval import QueryBatch
 
@@ -133,14 +121,14 @@ def measure_latency(ev: Evaluation, config: Config | str, encoder, *, sample: in
         raise ValueError(f"{cfg.label} is an external run: its latency is not ours to measure")
     if sample < 1:
         raise ValueError(f"sample must be at least 1 query, got {sample}")
-    scorers = {} if scorers is None else scorers
-    retriever = _retriever(ev, cfg, encoder, scorers)
+    run = _run(encoder) if run is None else run
+    retriever = _retriever(ev, cfg, run)
     rng = np.random.default_rng(seed)
     n = len(ev.queries)
     chosen = np.sort(rng.choice(n, size=min(sample, n), replace=False))
     texts = [ev.queries[i].text for i in chosen]
     needs_vectors = cfg.retriever != "bm25"
-    if cfg.retriever.startswith("rerank-") and hasattr(retriever.scorer, "prepare"):
+    if hasattr(getattr(retriever, "scorer", None), "prepare"):
         chunks = ev.indexes[cfg.strategy].chunks
         hybrid_heads = retriever.base.rank(QueryBatch(tuple(texts), encoder.encode(texts)), depth=RERANK_HEAD)
         heads = {int(p) for r in hybrid_heads for p in r.order}
@@ -236,7 +224,7 @@ def costs(ev: Evaluation, encoder, *, configs: Sequence[Config | str] | None = N
     chosen = [Config.parse(c) if isinstance(c, str) else c for c in (configs or ev.results)]
     chosen = [c for c in chosen if not c.external]
     builds = {s: measure_build(ev, s, encoder, seed=seed) for s in dict.fromkeys(c.strategy for c in chosen)}
-    scorers: dict = {"cross_encoder_name": cross_encoder}
+    run = _run(encoder, cross_encoder)
     mask = ev.in_domain
     rows = []
     for cfg in chosen:
@@ -246,19 +234,18 @@ def costs(ev: Evaluation, encoder, *, configs: Sequence[Config | str] | None = N
             b["embedding"] if cfg.retriever != "bm25" else 0.0)
         basis = "measured" if cfg.retriever == "bm25" else b["basis"]
         try:
-            lat = measure_latency(ev, cfg, encoder, sample=sample, seed=seed, scorers=scorers)
-        except ValueError:  # a retriever registered by a plugin: no latency harness of ours for it
+            lat = measure_latency(ev, cfg, encoder, sample=sample, seed=seed, run=run)
+        except Unavailable:  # e.g. a cross-encoder not installed: no latency rather than an error
             lat = np.full(0, np.nan)
         hits = hits_at_k(res.needle_rank[mask], k)
         rows.append(CostRow(
             config=cfg.label, recall=wilson(int(hits.sum()), int(hits.size)), k=k, build_s=float(build),
             build_basis=basis, latency_median_ms=float(np.median(lat)) if lat.size else float("nan"),
             latency_p95_ms=float(np.percentile(lat, 95)) if lat.size else float("nan"), latency_queries=int(lat.size),
-            embedded_tokens=int(ev.indexes[cfg.strategy].report.audit.total_tokens),
+            embedded_tokens=0 if cfg.retriever == "bm25" else int(ev.indexes[cfg.strategy].report.audit.total_tokens),
             prompt_tokens=float(prompt_tokens(ev, cfg, encoder, cut=cut, keep=keep).mean()), cut=cut, keep=keep,
         ))
-        if "rerank-maxsim" in scorers:
-            scorers["rerank-maxsim"].forget()
+        run.strategy_done()  # drop per-strategy state (MaxSim's token vectors)
     quality = [r.recall.estimate for r in rows]
     on_lat = pareto(quality, [r.latency_median_ms for r in rows])
     on_prompt = pareto(quality, [r.prompt_tokens for r in rows])

@@ -24,8 +24,8 @@ from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Encoder", "load_encoder", "ENCODER_ENV", "TextEncoder", "SupportsTokenSink", "ModelUnavailable", "DEFAULT_MODEL", "resolve_model_dir",
-           "offline"]
+__all__ = ["Encoder", "load_encoder", "ENCODER_ENV", "TextEncoder", "SupportsTokenSink", "ModelUnavailable",
+           "DEFAULT_MODEL", "resolve_model_dir", "offline", "select_device", "physical_cores", "DEVICE_ENV"]
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
@@ -109,6 +109,8 @@ def resolve_model_dir(model: str | os.PathLike | None, *, kind: str = "embedding
             raise ModelUnavailable(f"{kind} folder {name!r} has no config.json: it is not a model folder.")
         return path
     try:
+        if "/" in name and not _in_hf_cache(name):
+            raise FileNotFoundError(name)  # not cached: known without importing huggingface_hub (seconds)
         from huggingface_hub import snapshot_download
 
         return Path(snapshot_download(name, local_files_only=True))
@@ -119,6 +121,16 @@ def resolve_model_dir(model: str | os.PathLike | None, *, kind: str = "embedding
             f"or place it in the Hugging Face cache first (e.g. `huggingface-cli download {name}` "
             "on a machine with network, then copy ~/.cache/huggingface)."
         ) from None
+
+
+def _in_hf_cache(repo_id: str) -> bool:
+    """Whether the Hugging Face cache has a folder for model ``repo_id`` (HF_HUB_CACHE, HF_HOME or the default)."""
+    hub = os.environ.get("HF_HUB_CACHE") or os.environ.get("HUGGINGFACE_HUB_CACHE")
+    if not hub:
+        home = os.environ.get("HF_HOME") or os.path.join(
+            os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "huggingface")
+        hub = os.path.join(home, "hub")
+    return (Path(hub) / ("models--" + repo_id.replace("/", "--"))).is_dir()
 
 
 def _weights_hash(folder: Path) -> str:
@@ -206,42 +218,122 @@ class EncoderStamp:
 
 
 class Encoder:
-    """A sentence encoder loaded offline (stateful: holds the model).
+    """A sentence encoder loaded offline (stateful: holds the model once loaded).
+
+    Constructing one is cheap: the stamp (weights sha256, dim, window,
+    pooling) is read from the model folder's files, and token counts come
+    from its ``tokenizer.json`` through the ``tokenizers`` library. torch,
+    transformers and the model load on the first :meth:`encode`, so a run
+    whose every vector is already stored never loads them.
 
     Parameters
     ----------
     model : folder, hub id already cached, or None for all-MiniLM-L6-v2.
     precision : ``"fp32"`` (default) or ``"bf16"`` (autocast; CPUs with bf16 support only).
     batch_size : texts per forward pass; small batches of similar length waste no padding.
+    threads : CPU threads (default: the physical cores, see :func:`physical_cores`).
+    device : ``"cpu"``, ``"cuda"``, ``"cuda:N"``; None: :func:`select_device` when the model loads.
     """
 
 
     def __init__(self, model: str | os.PathLike | None = None, *, precision: str = "fp32", batch_size: int = 16,
-                 threads: int | None = None):
-        import torch
-        from transformers import AutoModel, AutoTokenizer
-
+                 threads: int | None = None, device: str | None = None):
         if precision not in ("fp32", "bf16"):
             raise ValueError(f"precision must be 'fp32' or 'bf16', got {precision!r}")
         if precision == "bf16" and not bf16_supported():
             raise ValueError("precision 'bf16' needs a CPU with native bfloat16 (AVX512-BF16 or AMX); use 'fp32'")
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if device is not None and device != "cpu" and not str(device).startswith("cuda"):
+            raise ValueError(f"device must be 'cpu', 'cuda' or 'cuda:N' (or None: CUDA when torch sees it), got {device!r}")
         self.name = str(model) if model is not None else DEFAULT_MODEL
         self.folder = resolve_model_dir(model)
         self.precision = precision
         self.batch_size = batch_size
-        if threads:
-            torch.set_num_threads(threads)
-        self._torch = torch
-        self.tokenizer = AutoTokenizer.from_pretrained(self.folder, local_files_only=True)
-        self.model = AutoModel.from_pretrained(self.folder, local_files_only=True).eval()
+        self.threads = threads
+        self.requested_device = device
+        # Everything the stamp needs is read from the model folder's files: no torch until the first encode.
+        config = json.loads((self.folder / "config.json").read_text())
+        dim = config.get("hidden_size") or config.get("dim") or config.get("d_model")
+        if not dim:
+            raise ModelUnavailable(f"model folder {str(self.folder)!r}: config.json names no hidden_size")
+        self.dim = int(dim)
         self.pooling, self.normalize = self._read_pooling()
         cfg = self.folder / "sentence_bert_config.json"
         max_len = json.loads(cfg.read_text()).get("max_seq_length") if cfg.exists() else None
-        self.max_seq_length = int(max_len or min(self.tokenizer.model_max_length, 512))
-        self.dim = int(self.model.config.hidden_size)
+        if not max_len:
+            tcfg = self.folder / "tokenizer_config.json"
+            model_max = json.loads(tcfg.read_text()).get("model_max_length") if tcfg.exists() else None
+            max_len = min(int(model_max or 512), 512)
+        self.max_seq_length = int(max_len)
         self._weights_sha256: str | None = None
+        self._fast_tokenizer = None  # the `tokenizers` backend, for counting (no transformers, no torch)
+        self._hf_tokenizer = None  # the transformers tokenizer, loaded with the model
+        self._model = None
+        self._torch = None
+        self.device: str | None = None  # set when the model loads ("cpu", "cuda", "cuda:1"...)
+
+    # ----- lazy loading -------------------------------------------------------
+    @property
+    def loaded(self) -> bool:
+        """True once the model has been loaded (the first encode that needed it)."""
+        return self._model is not None
+
+    def _load(self) -> None:
+        if self._model is not None:
+            return
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        device = self.requested_device or select_device()
+        if device == "cpu":
+            torch.set_num_threads(self.threads or physical_cores())
+        elif not torch.cuda.is_available():
+            raise ValueError(f"device {device!r} asked for, but torch sees no CUDA device; use 'cpu'")
+        self._torch = torch
+        try:
+            self._hf_tokenizer = AutoTokenizer.from_pretrained(self.folder, local_files_only=True)
+            model = AutoModel.from_pretrained(self.folder, local_files_only=True).eval()
+        except (OSError, ValueError) as exc:
+            raise ModelUnavailable(f"model {self.name!r} failed to load from {str(self.folder)!r}: {exc}") from None
+        self._model = model.to(device) if device != "cpu" else model
+        self.device = device
+
+    @property
+    def model(self):
+        """The transformers model (loaded on first use)."""
+        self._load()
+        return self._model
+
+    @property
+    def tokenizer(self):
+        """The transformers tokenizer (loaded with the model, on first use)."""
+        self._load()
+        return self._hf_tokenizer
+
+    def _counting_tokenizer(self):
+        """The fast tokenizer straight from tokenizer.json (no transformers), or None when the folder has none."""
+        if self._fast_tokenizer is None:
+            path = self.folder / "tokenizer.json"
+            if not path.exists():
+                return None
+            from tokenizers import Tokenizer
+
+            tok = Tokenizer.from_file(str(path))
+            tok.no_truncation()
+            tok.no_padding()
+            self._fast_tokenizer = tok
+        return self._fast_tokenizer
+
+    @property
+    def tokenizer_sha256(self) -> str:
+        """sha256 of the tokenizer files (tokenizer.json, vocab, configs): part of a snapshot's stamp."""
+        h = hashlib.sha256()
+        for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
+            p = self.folder / name
+            if p.exists():
+                h.update(name.encode() + b"\0" + p.read_bytes())
+        return h.hexdigest()
 
     def _read_pooling(self) -> tuple[str, bool]:
         return read_pipeline(self.folder)
@@ -276,11 +368,17 @@ class Encoder:
         ends = np.array([len(t) for t in texts], dtype=np.int64)
         if not n:
             return tokens, prefix, ends
-        enc = self.tokenizer(list(texts), add_special_tokens=False, truncation=False,
-                             return_offsets_mapping=True, verbose=False)
-        specials = self.tokenizer.num_special_tokens_to_add()
+        fast = self._counting_tokenizer()
+        if fast is not None:
+            all_offsets = [e.offsets for e in fast.encode_batch(list(texts), add_special_tokens=False)]
+            specials = fast.post_processor.num_special_tokens_to_add(False) if fast.post_processor else 0
+        else:
+            enc = self.tokenizer(list(texts), add_special_tokens=False, truncation=False,
+                                 return_offsets_mapping=True, verbose=False)
+            all_offsets = enc["offset_mapping"]
+            specials = self.tokenizer.num_special_tokens_to_add()
         keep = self.max_seq_length - specials
-        for i, offsets in enumerate(enc["offset_mapping"]):
+        for i, offsets in enumerate(all_offsets):
             tokens[i] = len(offsets) + specials
             if prefix_lengths is not None and prefix_lengths[i]:
                 prefix[i] = sum(1 for s, _ in offsets if s < prefix_lengths[i])
@@ -303,17 +401,24 @@ class Encoder:
     # ----- embeddings ---------------------------------------------------------
     def _forward(self, batch_texts: list[str]):
         """One forward pass: (hidden states, attention mask, pooled unit vectors)."""
+        model = self.model  # loads on first use
         torch = self._torch
         enc = self.tokenizer(batch_texts, padding=True, truncation=True, max_length=self.max_seq_length,
                              return_tensors="pt")
-        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.precision == "bf16"):
-            hidden = self.model(**enc).last_hidden_state.float()
+        if self.device != "cpu":
+            enc = {k: v.to(self.device) for k, v in enc.items()}
+        kind = "cpu" if self.device == "cpu" else "cuda"
+        with torch.inference_mode(), torch.autocast(kind, dtype=torch.bfloat16, enabled=self.precision == "bf16"):
+            hidden = model(**enc).last_hidden_state.float()
             mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             if self.pooling == "cls":
                 pooled = hidden[:, 0]
             else:
                 pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
             pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
+        if self.device != "cpu":
+            hidden, pooled = hidden.cpu(), pooled.cpu()
+            return hidden, enc["attention_mask"].cpu(), pooled
         return hidden, enc["attention_mask"], pooled
 
     def _tokens_of(self, hidden, mask) -> list[np.ndarray]:
@@ -388,6 +493,50 @@ def load_encoder(model: str | os.PathLike | None = None, **options) -> "TextEnco
     except (ImportError, AttributeError) as exc:
         raise ValueError(f"{ENCODER_ENV}={spec!r} cannot be loaded: {exc}") from None
     return factory(model, **options)
+
+
+DEVICE_ENV = "RAGDIAG_DEVICE"
+
+
+def select_device(cuda_available: Callable[[], bool] | None = None) -> str:
+    """Where the model runs: ``$RAGDIAG_DEVICE`` when set, else ``"cuda"`` when torch sees a GPU, else ``"cpu"``.
+
+    ``cuda_available`` stands in for ``torch.cuda.is_available`` (tests).
+    """
+    forced = os.environ.get(DEVICE_ENV, "").strip().lower()
+    if forced:
+        if forced != "cpu" and not forced.startswith("cuda"):
+            raise ValueError(f"{DEVICE_ENV}={forced!r}: use cpu, cuda or cuda:N")
+        return forced
+    if cuda_available is None:
+        import torch
+
+        cuda_available = torch.cuda.is_available
+    try:
+        return "cuda" if cuda_available() else "cpu"
+    except Exception:  # noqa: BLE001 - a broken CUDA install means: run on the CPU
+        return "cpu"
+
+
+def physical_cores() -> int:
+    """Physical CPU cores this process may use (hyper-threads not counted); at least 1.
+
+    Read from Linux's topology files for the CPUs in this process's affinity
+    mask; elsewhere ``os.cpu_count()``.
+    """
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return max(os.cpu_count() or 1, 1)
+    cores = set()
+    for cpu in cpus:
+        topo = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology")
+        try:
+            cores.add((topo.joinpath("physical_package_id").read_text().strip(),
+                       topo.joinpath("core_id").read_text().strip()))
+        except OSError:
+            cores.add(("cpu", str(cpu)))
+    return max(len(cores), 1)
 
 
 def bf16_supported() -> bool:

@@ -24,7 +24,7 @@ from .defaults import RERANK_HEAD, TOP
 from .metrics import KS, hits_at_k, reciprocal_rank
 from .progress import Progress, ProgressEvent
 from .retrieval import BM25Retriever, QueryBatch, Unavailable, cosine_distances, normalisation_check
-from .retrieval.registry import BuildContext, RunContext, build_retriever, parse_retrievers, retriever_spec
+from .retrieval.registry import RunContext, build_retriever, index_context, parse_retrievers, retriever_spec
 from .retrieval.search import Search, from_full, search
 from .retrieval.vectors import rows_of
 from .stats import Interval, wilson
@@ -326,6 +326,7 @@ def evaluate(
     progress: Progress | None = None,
     diagnosis_k: int = TOP,
     rerank_head: int = RERANK_HEAD,
+    on_strategy: Callable[[Evaluation], None] | None = None,
 ) -> Evaluation:
     """Run every (strategy x retriever) configuration on every query of ``truth``.
 
@@ -335,6 +336,8 @@ def evaluate(
     Retrievers that cannot run here (a cross-encoder not available offline) are
     listed in ``Evaluation.unavailable`` with the reason, never dropped silently.
     ``progress`` receives :class:`~ragdiag.progress.ProgressEvent` records.
+    ``on_strategy(partial)``, when given, receives the evaluation of the
+    strategies finished so far, after each strategy (to show rows early).
     """
     strats = parse_strategies(strategies)
     names = parse_retrievers(retrievers)
@@ -369,7 +372,7 @@ def evaluate(
         timings[f"index_{strategy.name}"] = time.perf_counter() - t
         indexes[strategy.name] = index
         targets = [index.holders[q.question_id] if q.in_domain else np.zeros(0, dtype=np.int64) for q in queries]
-        ctx = BuildContext("", strategy, index.chunks, tuple(c.embed_text for c in index.chunks), index.vectors, run)
+        ctx = index_context(index, run)
         for name in names:
             if name in unavailable:
                 continue
@@ -400,11 +403,25 @@ def evaluate(
                     f"(e.g. {', '.join(silent[:5])}): BM25 retrieves nothing for them and hybrid ranks them by "
                     "dense alone")
         run.strategy_done()
+        if on_strategy is not None:
+            on_strategy(Evaluation(corpus, truth, queries, dict(indexes), dict(results), dict(unavailable),
+                                   _run_stamp(encoder), dict(timings), diagnosis_k,
+                                   retriever_stamps=dict(retriever_stamps), notes=dict(notes)))
     timings["total"] = time.perf_counter() - t0
+    return Evaluation(corpus, truth, queries, indexes, results, unavailable, _run_stamp(encoder), timings, diagnosis_k,
+                      retriever_stamps=retriever_stamps, notes=notes)
+
+
+def _run_stamp(encoder) -> dict:
+    """The encoder's stamp, the pipeline version and the device that computed this run's vectors.
+
+    ``device`` is None when the model never loaded (every vector came from the store).
+    """
     stamp = encoder.stamp.as_dict() if hasattr(encoder, "stamp") else {}
     stamp["pipeline_version"] = PIPELINE_VERSION
-    return Evaluation(corpus, truth, queries, indexes, results, unavailable, stamp, timings, diagnosis_k,
-                      retriever_stamps=retriever_stamps, notes=notes)
+    if hasattr(encoder, "loaded"):
+        stamp["device"] = encoder.device if encoder.loaded else None
+    return stamp
 
 
 def summary_rows(ev: Evaluation, *, phrasing: str = "all", ks: Sequence[int] = KS) -> list[dict]:

@@ -125,8 +125,13 @@ class Funnel:
         raise KeyError(f"{query_id!r} is not an answerable query of {self.config.label}")
 
 
-def _holder_ranks(orders: np.ndarray, holders: dict[str, np.ndarray], queries) -> np.ndarray:
-    """Best 1-based rank of a needle holder in each full ranking (0: no holder / ood)."""
+def _holder_ranks(orders: np.ndarray, holders: dict[str, np.ndarray], queries,
+                  scores: np.ndarray | None = None) -> np.ndarray:
+    """Best 1-based rank of a needle holder in each full ranking (0: no holder / ood).
+
+    ``scores`` (BM25's, aligned with ``orders``): a holder scoring 0 was not retrieved (rank 0), as in
+    :func:`ragdiag.evaluate.evaluate`.
+    """
     from .retrieval import ranks_from_orders
 
     ranks = ranks_from_orders(orders)
@@ -134,6 +139,8 @@ def _holder_ranks(orders: np.ndarray, holders: dict[str, np.ndarray], queries) -
     for i, q in enumerate(queries):
         if q.in_domain and holders[q.question_id].size:
             out[i] = ranks[i, holders[q.question_id]].min()
+            if scores is not None and scores[i, out[i] - 1] == 0:
+                out[i] = 0
     return out
 
 
@@ -146,7 +153,8 @@ def needle_ranks(ev: Evaluation, strategy: str, *, encoder=None, store=None) -> 
     (dense needs the query vectors: pass the ``encoder``, and the ``store``
     to reuse stored query embeddings).
     """
-    from .retrieval import BM25Retriever, DenseRetriever, HybridRetriever, QueryBatch
+    from .retrieval import QueryBatch
+    from .retrieval.registry import RunContext, build_retriever, index_context
 
     out = {}
     for name in FIRST_STAGE:
@@ -165,15 +173,14 @@ def needle_ranks(ev: Evaluation, strategy: str, *, encoder=None, store=None) -> 
                              f"(or evaluate {strategy}/dense and {strategy}/bm25 too)")
         vectors = store.embed(encoder, list(texts)).vectors if store is not None else encoder.encode(list(texts))
     batch = QueryBatch(texts, vectors)
-    dense = DenseRetriever(index.vectors) if vectors is not None else None
-    bm25 = BM25Retriever([c.embed_text for c in index.chunks])
-    built = {"dense": dense, "bm25": bm25}
-    if "hybrid" not in out:
-        built["hybrid"] = HybridRetriever([dense, bm25])
+    # Built from the registry, exactly as the evaluation builds them.
+    ctx = index_context(index, RunContext(encoder=encoder, store=store))
     for name in FIRST_STAGE:
         if name not in out:
-            orders = np.stack([r.order for r in built[name].rank(batch)])
-            out[name] = _holder_ranks(orders, index.holders, ev.queries)
+            rankings = build_retriever(name, ctx).rank(batch)
+            orders = np.stack([r.order for r in rankings])
+            scores = np.stack([r.scores for r in rankings]) if name == "bm25" else None
+            out[name] = _holder_ranks(orders, index.holders, ev.queries, scores)
     return out
 
 
@@ -199,7 +206,9 @@ def funnel(ev: Evaluation, config: Config | str, *, k: int = PRIMARY_K, cut: flo
     if cfg.external:
         raise ValueError(f"{cfg.label} is an external run: its pipeline stages are not ours to see; "
                          "the funnel needs a ragdiag configuration (e.g. E/hybrid)")
-    _check(k, keep, pool, res.top_order.shape[1])
+    width = res.top_order.shape[1]  # a corpus with fewer chunks than k or keep: the whole list
+    k, keep = (min(k, width) if k >= 1 else k), (min(keep, width) if keep >= 1 else keep)
+    _check(k, keep, pool, width)
     index = ev.indexes[cfg.strategy]
     reranker = cfg.retriever.startswith("rerank-")
     ranks = _ranks

@@ -110,8 +110,9 @@ def redundancy(ev: Evaluation, config: Config | str, *, k: int = PRIMARY_K, seed
     res = ev.result(config)
     if res.config.external:
         raise ValueError(f"{res.config.label} is an external run: its hits carry no spans of ours to compare")
-    if not 1 <= k <= res.top_order.shape[1]:
-        raise ValueError(f"k must be between 1 and {res.top_order.shape[1]}, got {k}")
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    k = min(k, res.top_order.shape[1])  # a corpus with fewer chunks than k: the whole list
     chunks = ev.indexes[res.config.strategy].chunks
     per_query = np.array([
         redundant_slots([(chunks[int(p)].doc_id, chunks[int(p)].start, chunks[int(p)].end)

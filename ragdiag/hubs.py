@@ -146,8 +146,9 @@ def boilerplate_flags(text: str) -> tuple[str, ...]:
 
 def k_occurrence(result, k: int, *, mask: np.ndarray | None = None, n_chunks: int | None = None) -> np.ndarray:
     """Per chunk position: in how many queries' top ``k`` it is (``mask`` selects the queries)."""
-    if not 1 <= k <= result.top_order.shape[1]:
-        raise ValueError(f"k must be between 1 and {result.top_order.shape[1]}, got {k}")
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    k = min(k, result.top_order.shape[1])  # a corpus with fewer chunks than k: the whole list
     top = result.top_order[:, :k] if mask is None else result.top_order[np.asarray(mask, dtype=bool), :k]
     n = n_chunks if n_chunks is not None else int(result.top_order.max()) + 1
     return np.bincount(top.ravel(), minlength=n)

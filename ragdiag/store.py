@@ -811,7 +811,7 @@ class Store:
         self._run(go, default=None, what="writing vectors")
 
     def embed(self, encoder: Any, texts: Sequence[str], *, progress: ProgressFn | None = None,
-              commit_every: int = 1024) -> EmbedResult:
+              commit_every: int = 128) -> EmbedResult:
         """Vectors for ``texts`` under ``encoder.stamp``, computing only those not stored.
 
         Missing texts (distinct ones) are encoded with
@@ -851,6 +851,22 @@ class Store:
         for i, s in enumerate(shas):
             out[i] = found[s]
         return EmbedResult(out, computed=total, reused=len(unique) - total, repaired=len(set(bad)))
+
+    def stored_vectors(self, stamp: Any, text_shas: Sequence[str]) -> set[str]:
+        """Which of ``text_shas`` (see :func:`text_sha256`) have a valid stored vector under encoder ``stamp``."""
+        enc = _stamp_dict(stamp)
+        found, _ = self._fetch_vectors(encoder_space(enc), int(enc["dim"]), list(dict.fromkeys(text_shas)))
+        return set(found)
+
+    def put_vectors(self, stamp: Any, text_shas: Sequence[str], vectors: np.ndarray) -> None:
+        """Store vectors computed elsewhere (a verified snapshot) under encoder ``stamp``, in one transaction."""
+        enc = _stamp_dict(stamp)
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.shape != (len(text_shas), int(enc["dim"])):
+            raise ValueError(f"vectors of shape {vectors.shape} for {len(text_shas)} texts of dim {enc['dim']}")
+        if not np.isfinite(vectors).all():
+            raise ValueError("non-finite vectors; nothing was stored")
+        self._store_vectors(encoder_space(enc), enc, list(text_shas), vectors)
 
     # ----- pair scores --------------------------------------------------------
     def _fetch_scores(self, space: str, qsha: str, keys: Sequence[str]) -> tuple[dict[str, float], list[str]]:

@@ -143,6 +143,18 @@ def app(page: str | None = None, **params):
     at.query_params.update(params)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
+    return settle(at)
+
+
+def settle(at, seconds: float = 120.0):
+    """Rerun until the shared background job has every strategy (the page then says nothing is computing)."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while "still computing" in texts(at) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
     return at
 
 

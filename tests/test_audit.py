@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ragdiag.audit import audit_tokens, chunk_report
-from ragdiag.chunking import STRATEGIES, Chunk, chunk_corpus, chunk_document
+from ragdiag.chunking import STRATEGIES, Chunk, chunk_corpus, chunk_document, parse_strategies
 from ragdiag.corpus import make_document
 
 # ---------------------------------------------------------------------------
@@ -154,7 +154,7 @@ def test_real_window_end_of_a_long_chunk(encoder, name, header_tokens, window_en
 @pytest.fixture(scope="module")
 def reports(corpus, truth, encoder):
     return {
-        name: chunk_report(s, chunk_corpus(corpus, s), truth.needles(), encoder) for name, s in STRATEGIES.items()
+        name: chunk_report(s, chunk_corpus(corpus, s), truth.needles(), encoder) for name, s in ((x.name, x) for x in parse_strategies(None))
     }
 
 

@@ -120,7 +120,8 @@ def test_run_random_lines(tiny_truth, tiny_corpus, lines, docs):
     for obj, doc in zip(lines, docs):
         if isinstance(obj, dict) and isinstance(obj.get("hits"), list):
             for h in obj["hits"]:
-                h["doc"] = doc
+                if isinstance(h, dict):
+                    h["doc"] = doc
     text = "\n".join(json.dumps(o, allow_nan=True) for o in lines)
     _load_run(text.encode(), tiny_truth, tiny_corpus)
     try:

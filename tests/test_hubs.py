@@ -59,7 +59,9 @@ def test_k_occurrence_hand_counted():
     assert k_occurrence(res, 2, mask=[True, False, False], n_chunks=6).tolist() == [1, 1, 0, 0, 0, 0]
     assert k_occurrence(res, 3, n_chunks=6).sum() == 9
     with pytest.raises(ValueError, match="k must be"):
-        k_occurrence(res, 4)
+        k_occurrence(res, 0)
+    # k beyond the list (a corpus with fewer chunks than k): the whole list
+    assert k_occurrence(res, 4, n_chunks=6).tolist() == k_occurrence(res, 3, n_chunks=6).tolist()
 
 
 def test_hubs_on_the_tiny_corpus(tiny_eval):

@@ -91,6 +91,8 @@ def test_locked_mode_has_no_path_fields_and_ignores_url_parameters(served, monke
         at = app(page, corpus_path=str(served["secret"]), truth_path="/etc/passwd", run_path="/etc/hostname")
         assert not at.text_input, [t.key for t in at.text_input]
         assert "TOPSECRET" not in texts(at) and not _errors(at)
+    at = app("app_pages/ground_truth.py")
+    assert not at.button and "served read-only" in texts(at)  # nothing on the server can be written
     at = app("app_pages/documents.py", corpus_path=str(served["secret"]))
     assert set(at.dataframe[0].value["id"]) == {"tea", "bike", "bread"}
     assert "corpus **tiny**" in " ".join(c.value for c in at.sidebar.caption)
@@ -157,8 +159,20 @@ def test_small_corpus_works_on_every_page(tmp_path, monkeypatch):
                  "RAGDIAG_CACHE": str(tmp_path / "cache")}.items():
         monkeypatch.setenv(k, v)
     monkeypatch.delenv("RAGDIAG_LOCKED", raising=False)
-    for page in ("app_pages/overview.py", "app_pages/compare.py", "app_pages/chunking.py", "app_pages/threshold.py",
-                 "app_pages/inspector.py", "app_pages/documents.py", "app_pages/export.py"):
+    import re
+
+    pages = re.findall(r'st\.Page\("(app_pages/\w+\.py)"', Path(APP).read_text(encoding="utf-8"))
+    assert len(pages) >= 8
+    for page in pages:
         at = app(page, keep=4)
         assert not at.exception, (page, [e.value for e in at.exception])
         assert not _errors(at), (page, _errors(at))
+
+
+def test_corpus_limits_show_in_an_error_box(served, monkeypatch):
+    monkeypatch.setenv("RAGDIAG_MAX_FILES", "2")
+    at = app("app_pages/documents.py")
+    assert any("more than 2 files" in e and "RAGDIAG\\_MAX\\_FILES" in e for e in _errors(at)), _errors(at)
+    monkeypatch.setenv("RAGDIAG_MAX_FILES", "many")
+    at = app("app_pages/documents.py")
+    assert any("must be a positive integer" in e for e in _errors(at)), _errors(at)

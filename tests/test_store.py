@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ragdiag import PIPELINE_VERSION
-from ragdiag.chunking import STRATEGIES, chunk_corpus
+from ragdiag.chunking import STRATEGIES, chunk_corpus, parse_strategies
 from ragdiag.store import (
     CurrentState,
     IndexStamp,
@@ -579,7 +579,7 @@ def test_current_stamps_and_record_evaluation_on_the_bundled_corpus(tmp_path, co
     assert {(s.corpus_root, s.corpus_sha256, s.extractor_versions) for s in current} == {
         (os.path.abspath(corpus.root), corpus.sha256, ("markdown/1",))}
     indexes = {}
-    for strategy in STRATEGIES.values():
+    for strategy in parse_strategies(None):
         chunks = chunk_corpus(corpus, strategy)
         indexes[strategy.name] = SimpleNamespace(strategy=strategy, chunks=chunks)
     evaluation = SimpleNamespace(corpus=corpus, indexes=indexes,

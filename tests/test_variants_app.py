@@ -36,6 +36,12 @@ def test_variants_page_equals_library(tiny):  # noqa: F811
 def test_every_page_takes_variant_configurations(tiny, monkeypatch):  # noqa: F811
     monkeypatch.setenv("RAGDIAG_RETRIEVERS", "dense,dense-int8,dense-binary-rescore,dense-hnsw")
     at = app("app_pages/overview.py")
+    import importlib.util
+
+    blob = " ".join(str(j.value) for j in at.json)  # the variants' stamps
+    assert "E/dense-int8" in blob and "E/dense-binary-rescore" in blob
+    if importlib.util.find_spec("faiss") is not None:
+        assert "E/dense-hnsw" in blob and "ef_search" in blob
     assert "E/dense-binary-rescore" in texts(at) or any(
         "E/dense-binary-rescore" in set(d.value.get("config", [])) for d in at.dataframe)
     app("app_pages/compare.py", a="E/dense-int8", b="E/dense")

@@ -20,7 +20,6 @@ import pandas as pd
 
 from ragdiag.evaluate import Config, Evaluation
 from ragdiag.metrics import KS
-from ragdiag.progress import ProgressEvent
 from ragdiag.threshold import DistanceSamples, SweepTable, gate
 
 __all__ = [
@@ -41,7 +40,6 @@ __all__ = [
     "query_frame",
     "per_config_frame",
     "top_hits",
-    "progress_fraction",
     "index_stamp_rows",
 ]
 
@@ -265,31 +263,6 @@ def top_hits(ev: Evaluation, config: Config | str, query_index: int, *, n: int =
                                                        "holds needle", "position"])
 
 
-def progress_fraction(event: ProgressEvent, strategies: Sequence[str], retrievers: Sequence[str]) -> float:
-    """Overall share of an evaluation done, from one of ``evaluate``'s progress events.
-
-    Each strategy is one equal slice: embedding its chunks is the first 80%,
-    the retrievers (ranking, reranking) share the last 20%.
-
-    >>> progress_fraction(ProgressEvent("embed", "E", None, 5, 10), ["A", "E"], ["dense"])
-    0.7
-    >>> progress_fraction(ProgressEvent("rank", "A", "dense", 1, 1), ["A", "E"], ["dense"])
-    0.5
-    >>> progress_fraction(ProgressEvent("rerank", "E", "rerank-maxsim", 1, 2), ["A", "E"], ["dense", "rerank-maxsim"])
-    0.975
-    """
-    n = max(len(strategies), 1)
-    si = list(strategies).index(event.strategy) if event.strategy in strategies else 0
-    frac = min(event.fraction, 1.0)
-    if event.stage == "embed":
-        within = 0.8 * frac
-    elif event.retriever in retrievers:
-        within = 0.8 + 0.2 * (list(retrievers).index(event.retriever) + frac) / max(len(retrievers), 1)
-    else:
-        within = 0.0
-    return round(min(max((si + within) / n, 0.0), 1.0), 6)
-
-
 def index_stamp_rows(ev: Evaluation, recorded: Sequence = ()) -> pd.DataFrame:
     """The stamp of each strategy's index (model, pipeline, extractors, corpus, chunking).
 
@@ -317,6 +290,7 @@ def index_stamp_rows(ev: Evaluation, recorded: Sequence = ()) -> pd.DataFrame:
             "window": stamp.max_seq_length, "precision": stamp.precision, "pipeline": stamp.pipeline_version,
             "extractors": ", ".join(stamp.extractor_versions), "corpus sha256": stamp.corpus_sha256[:12],
             "chunks": len(idx.chunks), "vectors computed now": idx.embedded,
+            "device": enc.get("device") or "",
             "stored chunks": stored.n_chunks if stored else None, "recorded": stored.created if stored else "",
             "max |L2²/2 − cos|": f"{idx.normalisation_error:.1e}",
         })

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import threading
-import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +37,8 @@ __all__ = [
     "load_inputs",
     "load_corpus_only",
     "evaluation",
+    "background_state",
+    "prioritize",
     "sweep_for",
     "config_select",
     "cut_keep_sliders",
@@ -132,7 +132,7 @@ def _folder_signature(root: str) -> str:
         try:
             for e in walk_corpus(p):
                 h.update(f"{e.rel}\0{e.size}\0{e.mtime_ns}\0{e.reason}\n".encode())
-        except (CorpusError, OSError) as exc:
+        except (CorpusError, LimitError, OSError) as exc:  # load_corpus reports it
             h.update(str(exc).encode())
     return h.hexdigest()
 
@@ -218,83 +218,146 @@ def _store(root: str | None):
 
 
 @dataclass
-class _Job:
-    """One evaluation's slot in the cache: filled once, by whichever session gets the lock first."""
+class _Background:
+    """One input set's background job, shared by every browser session (held by ``st.cache_resource``).
 
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    result: Evaluation | None = None
+    ``scheduler`` evaluates one strategy at a time (:mod:`ragdiag.progressive`);
+    ``notes`` are its messages for the page (e.g. whether the shipped index was used).
+    """
+
+    scheduler: object
+    notes: list = field(default_factory=list)
     token: str = field(default_factory=lambda: uuid.uuid4().hex)
-    seconds: float = 0.0
+
+
+def first_strategy(s: Settings) -> str:
+    """The strategy a first look starts with: the default one when configured, else the first."""
+    from ragdiag.defaults import DEFAULT_STRATEGY
+
+    return DEFAULT_STRATEGY if DEFAULT_STRATEGY in s.strategies else s.strategies[0]
+
+
+def url_strategies(s: Settings) -> list[str]:
+    """The configured strategies the URL names (``strategies``, or a configuration such as ``a=C/dense``)."""
+    named: list[str] = []
+    for key in ("strategies", "strategy", "trunc", "config", "a", "b", "run_vs"):
+        for value in st.query_params.get_all(key):
+            for part in str(value).split(","):
+                name = part.split("/", 1)[0].strip().upper()
+                if name in s.strategies and name not in named:
+                    named.append(name)
+    return named
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
-def _job(corpus_root: str, truth_path: str, strategies: tuple[str, ...], retrievers: tuple[str, ...],
-         corpus_sha: str, truth_sha: str, cache: str | None) -> _Job:
-    return _Job()
-
-
-def _run_evaluation(corpus: Corpus, truth: GroundTruth, s: Settings) -> Evaluation:
-    from ragdiag.encoder import ModelUnavailable
+def _background(corpus_root: str, truth_path: str, strategies: tuple[str, ...], retrievers: tuple[str, ...],
+                corpus_sha: str, truth_sha: str, cache: str | None, first: str, _corpus: Corpus,
+                _truth: GroundTruth) -> _Background:
     from ragdiag.evaluate import evaluate
-    from ui.frames import progress_fraction
+    from ragdiag.progressive import Scheduler, first_order
+    from ragdiag.store import record_evaluation
 
-    bar = st.progress(0.0, text="Loading the embedding model…")
+    encoder = _encoder()  # cheap: the model itself loads on the first vector to compute
+    notes: list[str] = []
     try:
-        try:
-            encoder = _encoder()
-        except ModelUnavailable as exc:
-            bar.empty()
-            st.error(str(exc))
-            st.stop()
-        try:
-            store = _store(s.cache)
-        except Exception as exc:  # noqa: BLE001 - a cache folder that cannot be used: results anyway, stored nowhere
-            st.warning(f"The cache folder cannot be used ({md_text(getattr(exc, 'strerror', None) or exc)}); "
-                       "everything is computed and nothing is stored.")
-            store = None
-        bar.progress(0.0, text="Building the indexes (vectors already in the store are reused)…")
+        store = _store(cache)
+    except Exception as exc:  # noqa: BLE001 - a cache folder that cannot be used: results anyway, stored nowhere
+        notes.append(f"The cache folder cannot be used ({getattr(exc, 'strerror', None) or exc}); "
+                     "everything is computed and nothing is stored.")
+        store = None
 
-        def progress(event) -> None:
-            frac = progress_fraction(event, s.strategies, s.retrievers)
-            bar.progress(frac, text=f"{event.label}: {event.done}/{event.total}")
+    def prepare(report) -> None:
+        from ragdiag.snapshot import seed_from_snapshot
 
-        ev = evaluate(corpus, truth, encoder=encoder, strategies=s.strategies, retrievers=s.retrievers,
-                      store=store, progress=progress)
-        try:  # stamp the indexes in the store's catalogue, as the CLI does (when the store supports it)
-            from ragdiag import store as store_module
+        report("checking the shipped index", 0, 0)
+        if store is not None:  # nothing to seed without a store
+            seed_from_snapshot(store, _corpus, _truth, encoder, strategies=strategies, log=notes.append)
 
-            record = getattr(store_module, "record_evaluation", None)
-            if record is not None and store is not None:
-                record(store, ev)
+    def work(name: str, report):
+        ev = evaluate(_corpus, _truth, encoder=encoder, strategies=[name], retrievers=retrievers, store=store,
+                      progress=lambda event: report(event.label, event.done, event.total))
+        try:  # stamp the index in the store's catalogue, as the CLI does
+            if store is not None:
+                record_evaluation(store, ev)
         except Exception as exc:  # noqa: BLE001 - the catalogue is bookkeeping; the results stand
-            st.warning(f"Could not record the index stamps in the store: {exc}")
+            notes.append(f"Could not record the index stamps of {name} in the store: {exc}")
         return ev
-    finally:
-        bar.empty()
+
+    return _Background(Scheduler(strategies, work, order=first_order(strategies, first=[first]), prepare=prepare),
+                       notes)
 
 
-def evaluation() -> tuple[Evaluation, str]:
-    """The shared evaluation for the current settings and its cache token.
+def _background_for(s: Settings, corpus: Corpus, truth: GroundTruth) -> _Background:
+    from ragdiag.encoder import ModelUnavailable
 
-    The first call builds it, drawing a progress bar fed by ``evaluate``'s
-    progress callback; other sessions wait for it; later calls are instant.
-    """
+    try:
+        return _background(s.corpus, str(s.truth_path), s.strategies, s.retrievers, corpus.sha256,
+                           _file_sha(s.truth_path), s.cache, first_strategy(s), corpus, truth)
+    except ModelUnavailable as exc:
+        st.error(str(exc))
+        st.stop()
+
+
+def prioritize(names) -> None:
+    """Move strategies the user picked to the front of the shared background job."""
     s = settings()
     corpus, truth = load_inputs(s)
-    job = _job(s.corpus, str(s.truth_path), s.strategies, s.retrievers, corpus.sha256,
-               _file_sha(s.truth_path), s.cache)
-    if job.result is None:
-        if not job.lock.acquire(blocking=False):
-            with st.spinner("Another session is building these indexes…"):
-                job.lock.acquire()
-        try:
-            if job.result is None:
-                t = time.perf_counter()
-                job.result = _run_evaluation(corpus, truth, s)
-                job.seconds = time.perf_counter() - t
-        finally:
-            job.lock.release()
-    return job.result, job.token
+    _background_for(s, corpus, truth).scheduler.prioritize(*names)
+
+
+def background_state():
+    """The shared background job's state (what is ready, computing, queued) for the current settings."""
+    s = settings()
+    corpus, truth = load_inputs(s)
+    return _background_for(s, corpus, truth).scheduler.state()
+
+
+@st.fragment(run_every=1.5)
+def _poll(bg: _Background, shown: tuple[str, ...]) -> None:
+    """While strategies are still computing: one status line, and a rerun of the page when one is ready."""
+    state = bg.scheduler.state()
+    if state.ready != shown or state.finished:
+        st.rerun()
+    st.caption(f"Strategies still computing in the background (tables grow as they finish): {state.describe()}")
+
+
+def evaluation(need=None, want=None) -> tuple[Evaluation, str]:
+    """The evaluation of the strategies ready so far, and its cache token.
+
+    One background job per input set, shared by every session, computes one
+    strategy at a time. ``want`` (default: what the URL names) moves to the
+    front; the page waits, with a progress bar, only for ``need`` (default:
+    ``want``, else the default strategy), never for the rest. While others
+    are computing, a status line says so and the page reruns as each finishes.
+    """
+    from ragdiag.progressive import merge_evaluations
+
+    s = settings()
+    corpus, truth = load_inputs(s)
+    bg = _background_for(s, corpus, truth)
+    sched = bg.scheduler
+    named = url_strategies(s)
+    want = [n for n in (want if want is not None else named) if n in s.strategies]
+    need = [n for n in (need if need is not None else want) if n in s.strategies] or [first_strategy(s)]
+    sched.prioritize(*need, *want)
+    if not sched.wait(need, timeout=0):
+        bar = st.progress(0.0, text="Starting…")
+        while not sched.wait(need, timeout=0.3):
+            state = sched.state()
+            frac = state.done / state.total if state.total else 0.0
+            bar.progress(min(max(frac, 0.0), 1.0), text=state.describe())
+        bar.empty()
+    state = sched.state()
+    for name in need:
+        if name in state.failed:
+            st.error(f"Strategy {name} could not be evaluated: {state.failed[name]}")
+            st.stop()
+    for note in bg.notes:
+        st.caption(note)
+    parts = sched.results()
+    if not state.finished:
+        _poll(bg, state.ready)
+    return merge_evaluations(list(parts.values())), f"{bg.token}:{','.join(parts)}"
 
 
 def recorded_stamps(s: Settings | None = None) -> list:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable
 
-from ..chunking import STRATEGIES, Chunk, Strategy, chunk_document, destroyed_needles
+from ..chunking import STRATEGIES, Chunk, Strategy, chunk_document, destroyed_needles, parse_strategies
 from ..corpus import Corpus, Document, make_document
 from ..truth import TruthError, parse_truth
 from .leakage import Leakage, leakage
@@ -171,7 +171,7 @@ def check_needle(needle: str, corpus: Corpus, strategies: Iterable[Strategy] | N
     q = truth.questions[0]
     doc = corpus.document(q.doc_id)
     cuts = []
-    for strategy in strategies if strategies is not None else STRATEGIES.values():
+    for strategy in strategies if strategies is not None else parse_strategies(None):
         destroyed = destroyed_needles(_chunks(doc, strategy), [(q.id, q.doc_id, q.start, q.end)])
         offsets = tuple(c - q.start for c in destroyed[0].cuts) if destroyed else ()
         cuts.append(StrategyCut(strategy.name, strategy.description, not destroyed, offsets))

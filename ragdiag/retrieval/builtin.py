@@ -25,7 +25,9 @@ def _rerank(ctx: BuildContext, scorer) -> RerankRetriever:
 
 
 def _maxsim_scorer(run: RunContext) -> MaxSimScorer:
-    return run.shared("maxsim", lambda: MaxSimScorer(run.encoder))
+    scorer = run.shared("maxsim", lambda: MaxSimScorer(run.encoder))
+    run.after_strategy(scorer.forget)  # token vectors are large: keep one strategy's at a time
+    return scorer
 
 
 def _prepare_maxsim(run: RunContext) -> None:
@@ -33,7 +35,6 @@ def _prepare_maxsim(run: RunContext) -> None:
     # The chunks' wordpiece vectors come from the embedding pass itself: one forward pass for both.
     if scorer.keep not in run.token_sinks:
         run.token_sinks.append(scorer.keep)
-    run.after_strategy(scorer.forget)  # token vectors are large: keep one strategy's at a time
 
 
 def _cross_encoder(run: RunContext) -> CrossEncoderScorer:

@@ -40,6 +40,8 @@ __all__ = [
     "retriever_names",
     "parse_retrievers",
     "load_plugins",
+    "build_retriever",
+    "index_context",
     "PLUGINS_ENV",
 ]
 
@@ -241,6 +243,16 @@ def build_retriever(name: str, ctx: BuildContext) -> Retriever:
         raise
     ctx._built[name] = retriever
     return retriever
+
+
+def index_context(index: Any, run: RunContext) -> BuildContext:
+    """A build context for one evaluated strategy's index (``ragdiag.evaluate.StrategyIndex``).
+
+    Evaluation, cost measurement and the funnel build retrievers through it,
+    so a retriever is always built the same way, from its registry entry.
+    """
+    return BuildContext("", index.strategy, index.chunks, tuple(c.embed_text for c in index.chunks), index.vectors,
+                        run)
 
 
 def load_plugins(env: Mapping[str, str] | None = None) -> list[str]:

@@ -110,7 +110,10 @@ class CrossEncoderScorer:
         try:
             from sentence_transformers import CrossEncoder
 
-            self.model = CrossEncoder(str(folder), device="cpu", local_files_only=True)
+            from ..encoder import select_device
+
+            self.device = select_device()  # CUDA when torch sees it (RAGDIAG_DEVICE overrides)
+            self.model = CrossEncoder(str(folder), device=self.device, local_files_only=True)
         except Exception as exc:  # noqa: BLE001 - report, never crash the evaluation
             raise Unavailable("rerank-ce", f"cross-encoder {name!r} failed to load: {exc}") from None
         self.name = name

@@ -1,0 +1,152 @@
+"""Load nothing that is not needed: light imports, a lazy encoder, device selection.
+
+The subprocess tests check ``sys.modules`` of a fresh interpreter: importing
+the library loads none of torch, transformers, streamlit or pandas, and a warm
+``eval`` (every vector and score already in the store) never imports torch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragdiag.encoder import DEVICE_ENV, Encoder, physical_cores, select_device
+
+REPO = Path(__file__).resolve().parent.parent
+HEAVY = ("torch", "transformers", "sentence_transformers", "streamlit", "pandas")
+
+
+def _loaded_after(code: str, env: dict | None = None) -> dict:
+    """Run ``code`` in a fresh interpreter; return which HEAVY modules it left in sys.modules (and its stdout)."""
+    probe = code + "\nimport sys, json\nprint('@@' + json.dumps({m: m in sys.modules for m in %r}))\n" % (HEAVY,)
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("@@"))
+    return {"modules": json.loads(line[2:]), "stdout": proc.stdout, "stderr": proc.stderr}
+
+
+def test_import_ragdiag_loads_no_heavy_library():
+    got = _loaded_after("import ragdiag")
+    assert not any(got["modules"].values()), got["modules"]
+
+
+def test_library_modules_load_no_torch_at_import():
+    got = _loaded_after("import ragdiag.cli, ragdiag.encoder, ragdiag.evaluate, ragdiag.store, ragdiag.snapshot, "
+                        "ragdiag.progressive, ragdiag.audit, ragdiag.results")
+    assert not any(got["modules"][m] for m in ("torch", "transformers", "streamlit", "pandas")), got["modules"]
+
+
+# ----- device selection ----------------------------------------------------------
+
+
+def test_select_device_prefers_cuda_when_torch_sees_it(monkeypatch):
+    monkeypatch.delenv(DEVICE_ENV, raising=False)
+    assert select_device(lambda: True) == "cuda"
+    assert select_device(lambda: False) == "cpu"
+
+
+def test_select_device_falls_back_to_cpu_on_a_broken_cuda(monkeypatch):
+    monkeypatch.delenv(DEVICE_ENV, raising=False)
+
+    def broken() -> bool:
+        raise RuntimeError("CUDA driver version is insufficient")
+
+    assert select_device(broken) == "cpu"
+
+
+def test_select_device_env_overrides(monkeypatch):
+    monkeypatch.setenv(DEVICE_ENV, "cpu")
+    assert select_device(lambda: True) == "cpu"
+    monkeypatch.setenv(DEVICE_ENV, "CUDA:1")
+    assert select_device(lambda: False) == "cuda:1"
+    monkeypatch.setenv(DEVICE_ENV, "tpu")
+    with pytest.raises(ValueError, match="cpu, cuda or cuda:N"):
+        select_device(lambda: False)
+
+
+def test_physical_cores_counts_cores_not_threads():
+    n = physical_cores()
+    assert 1 <= n <= (os.cpu_count() or 1)
+    if hasattr(os, "sched_getaffinity"):
+        assert n <= len(os.sched_getaffinity(0))
+
+
+def test_encoder_rejects_an_unknown_device():
+    with pytest.raises(ValueError, match="device must be"):
+        Encoder(device="tpu")
+
+
+# ----- the lazy encoder (real model files) -------------------------------------------
+
+
+@pytest.mark.model
+def test_encoder_stamp_and_token_counts_need_no_torch():
+    code = ("from ragdiag.encoder import Encoder\n"
+            "e = Encoder()\n"
+            "s = e.stamp\n"
+            "print(s.dim, s.max_seq_length, s.pooling, e.count_tokens(['Support vector machines.'])[0], e.loaded)")
+    got = _loaded_after(code)
+    assert not got["modules"]["torch"] and not got["modules"]["transformers"], got["modules"]
+    assert "384 256 mean 6 False" in got["stdout"]
+
+
+@pytest.mark.model
+def test_lazy_encoder_matches_the_loaded_model(corpus):
+    """The stamp read from files equals the loaded model's; tokenizers' counts equal transformers'."""
+    from ragdiag.chunking import STRATEGIES, chunk_corpus
+
+    enc = Encoder()
+    before = enc.stamp
+    assert not enc.loaded
+    texts = [c.embed_text for c in chunk_corpus(corpus, STRATEGIES["E"])][:400]
+    prefix = [len(t) // 3 for t in texts]
+    fast = enc.token_layout(texts, prefix)
+    assert not enc.loaded  # counting loaded no model
+    enc.encode(texts[:2])
+    assert enc.loaded and enc.device == "cpu" or enc.device.startswith("cuda")
+    assert enc.dim == enc.model.config.hidden_size and enc.stamp == before
+
+    class TransformersOnly(Encoder):
+        def _counting_tokenizer(self):
+            return None  # force the transformers tokenizer path (a model folder without tokenizer.json)
+
+    slow = TransformersOnly().token_layout(texts, prefix)
+    for a, b in zip(fast, slow):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.model
+def test_warm_eval_never_imports_torch(tiny_folder, tmp_path):
+    """A second eval whose every vector and MaxSim score is stored imports neither torch nor transformers."""
+    cache = tmp_path / "cache"
+    argv = ["eval", "--corpus", str(tiny_folder), "--cache", str(cache), "--strategies", "C,E",
+            "--retrievers", "dense,bm25,hybrid,rerank-maxsim"]
+    code = f"from ragdiag.cli import main\nrc = main({argv!r})\nassert rc == 0, rc"
+    cold = _loaded_after(code)
+    assert cold["modules"]["torch"]  # the first run had to embed
+    warm = _loaded_after(code)
+    assert not warm["modules"]["torch"] and not warm["modules"]["transformers"], warm["modules"]
+    assert "embedded 0 of" in warm["stderr"]
+
+    def tables(out: str) -> str:
+        return out.split("@@")[0]
+
+    assert tables(warm["stdout"]) == tables(cold["stdout"])  # the same tables, from the store
+
+
+def test_a_model_missing_from_the_hf_cache_is_unavailable_without_importing_the_hub(tmp_path):
+    code = (f"import os\nos.environ['HF_HUB_CACHE'] = {str(tmp_path)!r}\n"
+            "from ragdiag.encoder import resolve_model_dir, ModelUnavailable\n"
+            "try:\n    resolve_model_dir('cross-encoder/ms-marco-MiniLM-L-6-v2', kind='cross-encoder')\n"
+            "except ModelUnavailable as exc:\n    print('UNAVAILABLE', exc)\n"
+            "import sys\nprint('HUB', 'huggingface_hub' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert "UNAVAILABLE cross-encoder 'cross-encoder/ms-marco-MiniLM-L-6-v2' is not available offline" in proc.stdout
+    assert "HUB False" in proc.stdout, proc.stdout + proc.stderr
