@@ -77,7 +77,7 @@ m1, m2, m3, m4 = st.columns(4)
 m1.metric(f"{result.config.label} wins", t.wins)
 m2.metric("losses", t.losses)
 m3.metric("ties", t.ties)
-m4.metric("exact sign-test p", f"{t.p:.3g}")
+m4.metric("exact sign-flip p (questions)", f"{t.p:.3g}")
 st.markdown(f"**{md_text(c.verdict)}**")
 
 per_query = pd.DataFrame({
