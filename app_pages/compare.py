@@ -5,7 +5,7 @@ import streamlit as st
 
 from ragdiag.defaults import PRIMARY_K
 from ragdiag.metrics import KS
-from ragdiag.results import compare, compare_in_family, pairwise
+from ragdiag.results import compare, compare_in_family, family, family_rows
 from ragdiag.views import pairwise_matrix
 from ui.charts import pairwise_heatmap
 from ui.html import md_text
@@ -33,10 +33,19 @@ fam = st.segmented_control("Family (Holm correction within it)", list(families),
                            bind="query-params", required=True) or "all pairs"
 planned = families[fam]
 
+
+@st.cache_resource(max_entries=32, show_spinner="Testing the family…")
+def family_for(token: str, k: int, phrasing: str, baseline: str | None, _ev):
+    """The family on screen, computed once per evaluation and choice (every test of it, Holm within it)."""
+    return family(_ev, k=k, phrasing=phrasing, baseline=baseline)
+
+
+comparisons = family_for(token, k, phrasing, a if planned else None, ev)
+
 if a == b:
     st.info("Choose two different configurations.")
 else:
-    comp = compare_in_family(ev, a, b, k=k, phrasing=phrasing, planned=planned)
+    comp = compare_in_family(ev, a, b, k=k, phrasing=phrasing, planned=planned, comparisons=comparisons)
     t = comp.test
     m1, m2, m3, m4, m5 = st.columns(5)
     m1.metric(f"wins of {a}", t.wins, help=f"questions on which {a} finds more phrasings in its top {k} than {b}")
@@ -68,7 +77,7 @@ else:
                              icon=":material/search:", query_params={"q": qid, "config": cfg})
 
 st.subheader("The family on screen")
-rows = pairwise(ev, k=k, phrasing=phrasing, baseline=a if planned else None)
+rows = family_rows(comparisons)
 st.caption(f"{len(rows)} comparisons at R@{k} over questions; p corrected with Holm within this family"
            + ("" if k == PRIMARY_K else f" (descriptive: verdicts are at R@{PRIMARY_K})") + ".")
 st.altair_chart(pairwise_heatmap(pairwise_matrix(rows)))

@@ -33,6 +33,7 @@ __all__ = [
     "check_phrasing",
     "family",
     "compare_in_family",
+    "family_rows",
     "pairwise",
     "sweep_table",
     "gate_inputs_for",
@@ -306,16 +307,33 @@ def family(ev: Evaluation, *, k: int | None = PRIMARY_K, phrasing: str = "all", 
 
 
 def compare_in_family(ev: Evaluation, a: Config | str, b: Config | str, *, k: int | None = PRIMARY_K,
-                      phrasing: str = "all", planned: bool = False) -> Comparison:
-    """``a`` vs ``b`` with its Holm p within the family on screen: all pairs, or (``planned``) ``a`` vs each other."""
+                      phrasing: str = "all", planned: bool = False, comparisons: Sequence[Comparison] | None = None
+                      ) -> Comparison:
+    """``a`` vs ``b`` with its Holm p within the family on screen: all pairs, or (``planned``) ``a`` vs each other.
+
+    ``comparisons``: that family, already computed by :func:`family` (else it is computed here).
+    """
     ca, cb = ev.result(a).config, ev.result(b).config
-    for c in family(ev, k=k, phrasing=phrasing, baseline=ca if planned else None):
+    fam = comparisons if comparisons is not None else family(ev, k=k, phrasing=phrasing,
+                                                             baseline=ca if planned else None)
+    for c in fam:
         if {c.a, c.b} == {ca, cb}:
             if c.a == ca:
                 return c
-            return replace(compare(ev, ca, cb, k=k, phrasing=phrasing), p_holm=c.p_holm, family=c.family,
+            return replace(compare(ev, ca, cb, k=c.k, phrasing=c.phrasing), p_holm=c.p_holm, family=c.family,
                            family_name=c.family_name)
     raise ValueError(f"{ca.label} vs {cb.label} is not in the family")
+
+
+def family_rows(comparisons: Sequence[Comparison]) -> list[dict]:
+    """The family as table rows (wins, losses and ties count questions)."""
+    return [
+        {"a": c.a.label, "b": c.b.label, "wins": c.test.wins, "losses": c.test.losses, "ties": c.test.ties,
+         "p": c.test.p, "p_holm": c.p_holm, "difference": c.test.difference.estimate,
+         "low": c.test.difference.low, "high": c.test.difference.high, "status": c.status,
+         "n_questions": c.test.n_questions}
+        for c in comparisons
+    ]
 
 
 def pairwise(ev: Evaluation, *, k: int | None = PRIMARY_K, phrasing: str = "all",
@@ -324,13 +342,7 @@ def pairwise(ev: Evaluation, *, k: int | None = PRIMARY_K, phrasing: str = "all"
 
     Wins, losses and ties count questions; ``p`` is the exact sign-flip p over questions.
     """
-    return [
-        {"a": c.a.label, "b": c.b.label, "wins": c.test.wins, "losses": c.test.losses, "ties": c.test.ties,
-         "p": c.test.p, "p_holm": c.p_holm, "difference": c.test.difference.estimate,
-         "low": c.test.difference.low, "high": c.test.difference.high, "status": c.status,
-         "n_questions": c.test.n_questions}
-        for c in family(ev, k=k, phrasing=phrasing, configs=configs, baseline=baseline)
-    ]
+    return family_rows(family(ev, k=k, phrasing=phrasing, configs=configs, baseline=baseline))
 
 
 def gate_inputs_for(ev: Evaluation, config: Config | str, *, keep: int = DEFAULT_KEEP) -> GateInputs:
