@@ -157,8 +157,8 @@ def test_sweep_and_threshold_json(tiny_folder, capsys):
         assert set(row) == {"cut", "answered", "kept_wrong", "refused", "bluffs", "bluffs_near", "bluffs_far"}
         assert row["answered"]["count"] + row["kept_wrong"]["count"] + row["refused"]["count"] == 8
         assert row["bluffs_near"]["count"] + row["bluffs_far"]["count"] == row["bluffs"]["count"]
-        for cell in row.values() if isinstance(row, dict) else ():
-            if isinstance(cell, dict):
+        for key, cell in row.items():
+            if key != "cut":
                 assert set(cell) == {"count", "rate", "low", "high"}
                 assert cell["low"] <= cell["rate"] <= cell["high"]
     code, out, err = run_main(capsys, "threshold", "C/dense", "--keep", "2", "--corpus", tiny_folder, "--no-cache",
@@ -169,8 +169,14 @@ def test_sweep_and_threshold_json(tiny_folder, capsys):
     assert doc["in_sample"]["bluffs"]["count"] <= 1 and doc["cut"] == doc["in_sample"]["cut"]
     assert doc["cross_validation"] == {"folds": 2, "grouped_by": "question", "seed": doc["cross_validation"]["seed"],
                                        "fold_cuts": doc["cross_validation"]["fold_cuts"]}
-    assert doc["conformal_cut"] is None and "at least 1" in doc["conformal"]  # 2 ood: j = floor(0.5 * 3) = 1
+    # 2 ood queries: j = floor(0.5 * 3) = 1, the smallest ood distance certifies 1/3 <= 50%
+    assert doc["conformal_cut"] is not None and doc["conformal"].startswith("the 1st smallest of 2 out-of-domain")
+    assert doc["conformal_cut"] <= doc["cut"]
     assert "dense model" in doc["distance"]
+    code, out, err = run_main(capsys, "threshold", "C/dense", "--keep", "2", "--corpus", tiny_folder, "--no-cache",
+                              "--max-bluff", "0.05", "--json")
+    doc = json.loads(out)
+    assert doc["conformal_cut"] is None and "it takes at least 19" in doc["conformal"]  # 1/0.05 - 1
 
 
 def write_truth(path, questions, ood=()):
