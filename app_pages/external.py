@@ -7,8 +7,10 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from ragdiag.defaults import PRIMARY_K
 from ragdiag.evaluate import summary_rows
 from ragdiag.external import RunError, parse_run, run_result
+from ragdiag.metrics import KS
 from ragdiag.results import compare, sweep_table
 from ragdiag.views import recall_table
 from ui.html import md_text
@@ -70,7 +72,7 @@ st.caption("diagnoses: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items(
 st.subheader("Paired comparison with a ragdiag configuration")
 a, b = st.columns([2, 1])
 other = config_select(ev, "Compare with", key="run_vs", container=a)
-k = b.selectbox("k", [1, 4, 8, 20], index=3, key="run_k")
+k = b.selectbox("k", list(KS), index=list(KS).index(PRIMARY_K), key="run_k")
 c = compare(view, result.config, other, k=k)
 t = c.test
 m1, m2, m3, m4 = st.columns(4)
