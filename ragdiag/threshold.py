@@ -247,6 +247,28 @@ def _rate_cell(iv) -> dict:
             "low": float(iv.low), "high": float(iv.high)}
 
 
+def _answerable_cells(inputs: GateInputs, answered: np.ndarray, kept: np.ndarray) -> dict[str, list]:
+    """Answered / kept_wrong / refused intervals over questions, from per-(row, answerable query) masks."""
+    from .compare import clustered_wilson, question_groups
+    from .stats import Interval
+
+    ind = inputs.in_domain
+    groups = question_groups([g for g, i in zip(inputs.group_ids(), ind) if i])
+    n_g = int(groups.max()) + 1 if groups.size else 0
+    sizes = np.bincount(groups, minlength=n_g) if n_g else np.zeros(0)
+    onehot = (groups[:, None] == np.arange(n_g)[None, :]).astype(np.float64)  # (queries, questions)
+    cells: dict[str, list] = {}
+    for name, mask in (("answered", answered), ("kept_wrong", kept & ~answered), ("refused", ~kept)):
+        counts = mask.sum(axis=1)
+        if n_g:
+            est, low, high = clustered_wilson(mask.astype(np.float64) @ onehot, sizes)
+            cells[name] = [Interval(float(e), float(lo), float(hi), int(c), int(ind.sum()))
+                           for e, lo, hi, c in zip(est, low, high, counts)]
+        else:
+            cells[name] = [Interval(float("nan"), 0.0, 1.0, 0, 0) for _ in counts]
+    return cells
+
+
 def rate_rows(inputs: GateInputs, cuts: Sequence[float] | np.ndarray) -> list[dict]:
     """Per cut: ``{count, rate, low, high}`` for answered, kept_wrong, refused, bluffs, bluffs_near, bluffs_far.
 
@@ -255,34 +277,14 @@ def rate_rows(inputs: GateInputs, cuts: Sequence[float] | np.ndarray) -> list[di
     out-of-domain rates are over out-of-domain queries (each its own unit) with
     Wilson's interval and the exact bound at 0 events (:func:`ragdiag.compare.rate_interval`).
     """
-    from .compare import clustered_wilson, question_groups, rate_interval
-    from .stats import Interval
+    from .compare import rate_interval
 
     cuts = np.asarray(cuts, dtype=np.float64)
     ind = inputs.in_domain
-    groups = question_groups([g for g, i in zip(inputs.group_ids(), ind) if i])
-    n_g = int(groups.max()) + 1 if groups.size else 0
-    sizes = np.bincount(groups, minlength=n_g) if n_g else np.zeros(0)
     first_in, good_in = inputs.first[ind], inputs.good[ind]
     answered = good_in[None, :] < cuts[:, None]  # (cuts, answerable queries)
     kept = first_in[None, :] < cuts[:, None]
-    series = {"answered": answered, "kept_wrong": kept & ~answered, "refused": ~kept}
-
-    def per_question(mask: np.ndarray) -> np.ndarray:
-        out = np.zeros((mask.shape[0], n_g))
-        for j in range(n_g):
-            out[:, j] = mask[:, groups == j].sum(axis=1)
-        return out
-
-    cells: dict[str, list] = {}
-    for name, mask in series.items():
-        counts = mask.sum(axis=1)
-        if n_g:
-            est, low, high = clustered_wilson(per_question(mask), sizes)
-        else:
-            est = low = high = np.full(cuts.size, np.nan)
-        cells[name] = [Interval(float(e), float(lo) if n_g else 0.0, float(hi) if n_g else 1.0, int(c), int(ind.sum()))
-                       for e, lo, hi, c in zip(est, low, high, counts)]
+    cells = _answerable_cells(inputs, answered, kept)
     kinds = np.array([k or "ood" for k in inputs.kind_of()], dtype=object)
     for name, sel in (("bluffs", ~ind), ("bluffs_near", ~ind & (kinds == "near")), ("bluffs_far", ~ind & (kinds == "far"))):
         vals = inputs.first[sel]
@@ -442,7 +444,8 @@ def cross_validate(inputs: GateInputs, goal: Goal, *, folds: int = 5, seed: int 
     seed = SEED if seed is None else seed
     fold = _folds(inputs, folds, seed)
     ind = inputs.in_domain
-    answered = kept_wrong = bluffs = 0
+    answered = np.zeros(ind.size, dtype=bool)  # per query, under the cut chosen without its fold
+    kept = np.zeros(ind.size, dtype=bool)
     cuts = []
     for f in range(folds):
         train, test = fold != f, fold == f
@@ -450,16 +453,11 @@ def cross_validate(inputs: GateInputs, goal: Goal, *, folds: int = 5, seed: int 
         cuts.append(cut)
         if cut is None:  # the goal is unreachable on the training folds: the gate refuses everything
             continue
-        t_in, t_ood = test & ind, test & ~ind
-        a = int((inputs.good[t_in] < cut).sum())
-        answered += a
-        kept_wrong += int((inputs.first[t_in] < cut).sum()) - a
-        bluffs += int((inputs.first[t_ood] < cut).sum())
-    n_in, n_ood = int(ind.sum()), int((~ind).sum())
-    out = {"answered": _rate_cell(rate_interval(answered, n_in)),
-           "kept_wrong": _rate_cell(rate_interval(kept_wrong, n_in)),
-           "refused": _rate_cell(rate_interval(n_in - answered - kept_wrong, n_in)),
-           "bluffs": _rate_cell(rate_interval(bluffs, n_ood))}
+        answered[test] = inputs.good[test] < cut
+        kept[test] = inputs.first[test] < cut
+    cells = _answerable_cells(inputs, answered[ind][None, :], kept[ind][None, :])
+    out = {k: _rate_cell(v[0]) for k, v in cells.items()}
+    out["bluffs"] = _rate_cell(rate_interval(int(kept[~ind].sum()), int((~ind).sum())))
     return out, tuple(cuts)
 
 
