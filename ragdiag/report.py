@@ -27,12 +27,12 @@ from .evaluate import Config, Evaluation, summary_rows
 from .metrics import KS
 from .results import chunking_rows, compare, family, gate_inputs_for, summary_document, sweep_table
 from .svg import IntervalSeries, Line, interval_chart, line_chart
-from .threshold import DEFAULT_KEEP, GATE_DISTANCE, bluffs_at, default_cuts, rate_rows
+from .threshold import DEFAULT_KEEP, GATE_DISTANCE, Goal, bluffs_at, cut_choice, default_cuts, rate_rows
 
 __all__ = ["ALPHA", "PairRow", "DestroyedNeedle", "BluffRow", "Report", "build_report", "default_config",
            "write_report"]
 
-from .defaults import ALPHA, PREFERRED_CONFIGS, PRIMARY_K
+from .defaults import ALPHA, DEFAULT_MAX_BLUFF, PREFERRED_CONFIGS, PRIMARY_K
 LIST_ALL_UP_TO = 6  # at most this many indistinguishable pairs get a sentence each; more are counted
 
 
@@ -158,6 +158,7 @@ class Report:
     unavailable: dict = field(default_factory=dict)
     rates: dict = field(default_factory=dict)  # threshold.rate_rows at the cut: {outcome: {count, rate, low, high}}
     ood_kinds: dict = field(default_factory=dict)  # ood kind -> queries
+    choice: dict = field(default_factory=dict)  # threshold.CutChoice.as_json() for the default goal
 
     # -- derived ------------------------------------------------------------
 
@@ -310,7 +311,9 @@ def build_report(ev: Evaluation, *, config: Config | str, cut: float, keep: int 
                                              tuple(int(c) for c in d.cuts), q.needle))
 
     row = sweep_table(ev, cfg, keep=keep, cuts=[cut]).row(cut)
-    rates = rate_rows(gate_inputs_for(ev, cfg, keep=keep), [cut])[0]
+    inputs = gate_inputs_for(ev, cfg, keep=keep)
+    rates = rate_rows(inputs, [cut])[0]
+    choice = cut_choice(inputs, Goal(max_bluff=DEFAULT_MAX_BLUFF)).as_json()
     cuts = default_cuts()
     if cut > cuts[-1]:
         cuts = np.round(np.arange(0.0, cut + 0.0025, 0.005), 6)
@@ -364,6 +367,7 @@ def build_report(ev: Evaluation, *, config: Config | str, cut: float, keep: int 
         unavailable=dict(ev.unavailable),
         rates=rates,
         ood_kinds=dict(table.n_by_kind),
+        choice=choice,
     )
 
 
@@ -563,6 +567,30 @@ def _sweep_cells(r: Report) -> tuple[list[str], list]:
     return headers, [f"{s['cut']:g}", _rate_text(c.get("answered"), s["answered"]),
                      _rate_text(c.get("kept_wrong"), s["kept_wrong"]), _rate_text(c.get("refused"), s["refused"]),
                      s["lost"], _rate_text(c.get("bluffs"), s["bluffs"])]
+
+
+def _choice_words(r: Report) -> str:
+    """The cut chooser for the default goal: the rule, in sample vs cross-validated, and the conformal cut."""
+    c = r.choice
+    if not c:
+        return ""
+
+    def rates(cells):
+        return ", ".join(f"{name.replace('_', ' ')} {cells[name]['count']} ({100 * cells[name]['rate']:.0f}% "
+                         f"[{100 * cells[name]['low']:.0f}, {100 * cells[name]['high']:.0f}])"
+                         for name in ("answered", "bluffs"))
+
+    cv = c["cross_validation"]
+    head = f"Suggested cut for a bluff rate of at most {100 * c['goal']['max_bluff']:.0f}% ({c['rule']}): "
+    if c["cut"] is None:
+        text = head + "no cut reaches it on this set."
+    else:
+        text = (head + f"{c['cut']:.4f}; in sample {rates(c['in_sample'])}; on queries it was not chosen on "
+                f"({cv['folds']}-fold cross-validation grouped by question, seed {cv['seed']}) "
+                f"{rates(c['cross_validated'])}.")
+    conformal = (f" Conformal cut {c['conformal_cut']:.4f} ({c['conformal']})." if c["conformal_cut"] is not None
+                 else f" Conformal: {c['conformal']}.")
+    return text + conformal
 
 
 def _bluff_words(r: Report) -> str:
@@ -785,6 +813,8 @@ def _render_html(r: Report) -> str:
     add(f'<p class="note">Of {_h(r.n_in)} answerable queries {_h(s["answered"])} are answered and {_h(s["lost"])} '
         f'lost; {_h(_bluff_words(r))} Distance: {_h(GATE_DISTANCE)}. Rates: 95% intervals (answerable: over '
         f'questions; at 0 events the exact upper bound).</p>')
+    if r.choice:
+        add(f'<p class="note">{_h(_choice_words(r))}</p>')
     add(f"<figure>{r.curve_svg()}<figcaption>Share of answerable queries answered, kept but wrong and refused, "
         f"and share of out-of-domain queries that bluff, for every cut of {_h(cfg)} (keep {_h(r.keep)}); the "
         "dashed vertical line is the chosen cut.</figcaption></figure>")
@@ -904,6 +934,9 @@ def _render_markdown(r: Report) -> str:
     add("")
     add(f"Of {r.n_in} answerable queries {s['answered']} are answered and {s['lost']} lost; {_m(_bluff_words(r))} "
         f"Distance: {_m(GATE_DISTANCE)}. (The trade-off curve over all cuts is in the HTML version.)")
+    if r.choice:
+        add("")
+        add(_m(_choice_words(r)))
     add("")
 
     add(f"## Bluffing out-of-domain queries at cut {r._cut_text()}")

@@ -284,6 +284,19 @@ def test_zero_bluffs_shows_the_upper_bound(ev):
     assert "dense model" in md  # the distance the gate uses is named
 
 
+def test_the_cut_chooser_is_in_the_report(ev, report, md_text):
+    from ragdiag.defaults import DEFAULT_MAX_BLUFF
+    from ragdiag.threshold import Goal, cut_choice
+
+    choice = cut_choice(gate_inputs_for(ev, "C/dense", keep=KEEP), Goal(max_bluff=DEFAULT_MAX_BLUFF))
+    assert report.choice == choice.as_json()
+    md = md_text.replace("\\", "")
+    assert f"Suggested cut for a bluff rate of at most {100 * DEFAULT_MAX_BLUFF:.0f}%" in md
+    assert "cross-validation grouped by question" in md
+    # 2 ood queries cannot certify 5%: the report says so
+    assert "cannot certify a bluff rate of 5.0% with 2 out-of-domain queries" in md
+
+
 def test_provenance_stamps(report, summary, html_text, md_text):
     for text in (html_text, md_text):
         assert summary["corpus"]["sha256"] in text
