@@ -477,7 +477,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retrievers", default=None,
                    help="comma-separated from dense,bm25,hybrid,rerank-maxsim,rerank-ce (default: all)")
     p.add_argument("--out", default="report.html", help="HTML file to write; the Markdown goes beside it (.md)")
-    p.set_defaults(func=cmd_report)
+    p.set_defaults(func=cmd_report, k=PRIMARY_K)  # the paired comparisons carry verdicts at the primary k
 
     p = sub.add_parser("ingest", help="load a folder (Markdown, text, HTML, PDF) and report every file's status")
     p.add_argument("folder", metavar="DIR")
