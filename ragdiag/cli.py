@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from .defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K
+from .defaults import ALPHA, DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K
 
 __all__ = ["main"]
 
@@ -182,6 +182,48 @@ def cmd_compare(args) -> int:
         print(f"  queries {a.label} finds, {b.label} misses: {', '.join(c.wins)}")
     if c.losses:
         print(f"  queries {b.label} finds, {a.label} misses: {', '.join(c.losses)}")
+    return 0
+
+
+def cmd_pairs(args) -> int:
+    import json
+
+    from .chunking import parse_strategies
+    from .evaluate import Config, parse_retrievers
+    from .results import check_phrasing, family, family_rows, format_rows
+
+    try:
+        strategies = [s.name for s in parse_strategies(args.strategies)]
+        retrievers = parse_retrievers(args.retrievers)
+        baseline = Config.parse(args.baseline) if args.baseline else None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if baseline is not None:
+        strategies = sorted({*strategies, baseline.strategy})
+        retrievers = sorted({*retrievers, baseline.retriever})
+    loaded = _load(args)
+    known = ("all", *loaded[1].phrasings)
+    if args.phrasing not in known:
+        raise UsageError(f"unknown phrasing {args.phrasing!r}; choose one of: {', '.join(known)}")
+    ev = _evaluate(args, strategies, retrievers, loaded)
+    try:
+        check_phrasing(ev, args.phrasing)
+        fam = family(ev, k=args.k, phrasing=args.phrasing, baseline=baseline)
+    except (ValueError, KeyError) as exc:
+        raise UsageError(str(exc)) from None
+    rows = family_rows(fam)
+    if args.json:
+        print(json.dumps({"unit": "question", "k": args.k, "phrasing": args.phrasing,
+                          "family": fam[0].family_name if fam else "", "family_size": len(fam),
+                          "shown_different": sum(c.status == "different" for c in fam), "rows": rows}, indent=2))
+        return 0
+    name = fam[0].family_name if fam else "no comparisons"
+    print(f"{name} at R@{args.k} ({args.phrasing}), over questions; Holm within this family")
+    print(format_rows([{k: r[k] for k in ("a", "b", "wins", "losses", "ties", "p", "p_holm", "difference", "low",
+                                          "high", "status")} for r in rows]))
+    below = sum(c.p_holm < ALPHA for c in fam)
+    print(f"\n{below} of {len(fam)} with Holm p < {ALPHA}" + (" (shown different)" if fam and fam[0].primary
+                                                           else f" (descriptive: verdicts are at R@{PRIMARY_K})"))
     return 0
 
 
@@ -443,6 +485,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retrievers", default=None, help="with --family: the family's retrievers (default: all)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_compare, k=PRIMARY_K)
+
+    p = sub.add_parser("pairs", help="every paired comparison of a family (all pairs, or --baseline against each "
+                                     "other), over questions, Holm within it")
+    common(p)
+    p.add_argument("--strategies", default=None, help="comma-separated, e.g. A,C,E (default: all six)")
+    p.add_argument("--retrievers", default=None, help="comma-separated (default: all)")
+    p.add_argument("--baseline", default=None, help="planned family: this configuration against each other one")
+    p.add_argument("--phrasing", default="all", help="all, or one phrasing of the ground truth")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_pairs, k=PRIMARY_K)
 
     p = sub.add_parser("sweep", help="the abstention threshold table for one configuration")
     common(p)

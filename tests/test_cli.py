@@ -123,6 +123,21 @@ def test_compare_json_counts_questions_and_p_is_the_sign_flip_of_the_discordant_
 
 
 @pytest.mark.model
+def test_pairs_lists_the_family_over_questions(tiny_folder, capsys):
+    code, out, err = run_main(capsys, "pairs", "--strategies", "C", "--retrievers", "dense,bm25,hybrid",
+                              "--corpus", tiny_folder, "--no-cache", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["unit"] == "question" and doc["family_size"] == 3 and doc["k"] == 4
+    for r in doc["rows"]:
+        assert r["wins"] + r["losses"] + r["ties"] == 4 and r["p_holm"] >= r["p"]
+    code, out, err = run_main(capsys, "pairs", "--strategies", "C", "--retrievers", "dense,bm25,hybrid",
+                              "--baseline", "C/hybrid", "--corpus", tiny_folder, "--no-cache", "--json")
+    doc = json.loads(out)
+    assert doc["family_size"] == 2 and all(r["a"] == "C/hybrid" for r in doc["rows"])
+
+
+@pytest.mark.model
 def test_sweep_prints_the_table(tiny_folder, capsys):
     code, out, err = run_main(capsys, "sweep", "C/dense", "--keep", "2", "--corpus", tiny_folder, "--no-cache",
                               "--cut", "0.95")
