@@ -34,8 +34,7 @@ def gate_panel():
          **{f"bluffs_{k}": v for k, v in table.n_by_kind.items()}}
 
     st.markdown(f"**At cut {cut:.3f}, keeping at most {keep}** ({table.n_in} answerable, {table.n_ood} out-of-domain)")
-    st.dataframe(rates_frame(rates, row, n), hide_index=True, key="rates",
-                 column_config={c: st.column_config.NumberColumn(format="%.3f") for c in ("rate", "95% low", "95% high")})
+    st.table(rates_frame(rates, row, n), hide_index=True)
     st.caption("95% intervals: answerable rates over questions (a question's phrasings are one unit); "
                "out-of-domain rates Wilson, with the exact upper bound at 0 events.")
 

@@ -224,7 +224,7 @@ def under_cut_counts(frame: pd.DataFrame, cut: float) -> dict[str, int]:
 
 
 def rates_frame(cell: dict, table_row: dict, n: dict) -> pd.DataFrame:
-    """One :func:`~ragdiag.threshold.rate_rows` row as a table: outcome, count, of, rate, 95% interval."""
+    """One :func:`~ragdiag.threshold.rate_rows` row as a table: outcome, cut, count, of, rate, 95% interval."""
     labels = {"answered": "answered", "kept_wrong": "kept but wrong", "refused": "refused by the cut",
               "bluffs": "bluffs (all out-of-domain)", "bluffs_near": "bluffs (near)", "bluffs_far": "bluffs (far)"}
     records = []
@@ -232,9 +232,10 @@ def rates_frame(cell: dict, table_row: dict, n: dict) -> pd.DataFrame:
         if key not in cell or n.get(key, 0) == 0:
             continue
         c = cell[key]
-        records.append({"outcome": label, "queries": c["count"], "of": n[key],
+        records.append({"outcome": label, "cut": table_row["cut"], "queries": c["count"], "of": n[key],
                         "rate": c["rate"], "95% low": c["low"], "95% high": c["high"]})
-    return pd.DataFrame.from_records(records, columns=["outcome", "queries", "of", "rate", "95% low", "95% high"])
+    return pd.DataFrame.from_records(records, columns=["outcome", "cut", "queries", "of", "rate", "95% low",
+                                                       "95% high"])
 
 
 def gate_outcome(result, query_index: int, in_domain: bool, *, cut: float, keep: int) -> str:

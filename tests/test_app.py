@@ -269,7 +269,7 @@ def test_untrusted_text_is_escaped(tiny):
 
 
 def _rates_table(at):
-    df = next(d.value for d in at.dataframe if "outcome" in d.value.columns)
+    df = next(d.value for d in at.table if "outcome" in d.value.columns)
     return {r["outcome"]: r for r in df.to_dict("records")}
 
 
