@@ -159,6 +159,7 @@ class Report:
     rates: dict = field(default_factory=dict)  # threshold.rate_rows at the cut: {outcome: {count, rate, low, high}}
     ood_kinds: dict = field(default_factory=dict)  # ood kind -> queries
     choice: dict = field(default_factory=dict)  # threshold.CutChoice.as_json() for the default goal
+    headline_power: str = ""  # the questions needed to detect the headline difference (compare.power_words)
 
     # -- derived ------------------------------------------------------------
 
@@ -294,6 +295,7 @@ def build_report(ev: Evaluation, *, config: Config | str, cut: float, keep: int 
     competitor = _competitor(rows, cfg.label, k)
     if competitor is None:
         headline = f"{cfg.label} is the only configuration evaluated: there is no competitor to compare it with."
+        headline_power = ""
     else:  # the same rule and words as the dashboard and the CLI: Holm within the family shown (all pairs)
         ccfg = Config.parse(competitor)
         pair = next(c for c in fam if {c.a, c.b} == {cfg, ccfg})
@@ -301,6 +303,7 @@ def build_report(ev: Evaluation, *, config: Config | str, cut: float, keep: int 
             pair = replace(compare(ev, cfg, ccfg, k=k), p_holm=pair.p_holm, family=pair.family,
                            family_name=pair.family_name)
         headline = pair.verdict
+        headline_power = pair.power
 
     destroyed, counts = [], {}
     for name, idx in ev.indexes.items():
@@ -368,6 +371,7 @@ def build_report(ev: Evaluation, *, config: Config | str, cut: float, keep: int 
         rates=rates,
         ood_kinds=dict(table.n_by_kind),
         choice=choice,
+        headline_power=headline_power,
     )
 
 
@@ -782,6 +786,8 @@ def _render_html(r: Report) -> str:
     add(f'<p class="verdict">{_h(r.headline)}</p>')
     if _headline_note(r):
         add(f'<p class="note">{_h(_headline_note(r))}</p>')
+    if r.headline_power:
+        add(f'<p class="note">{_h(r.headline_power)}</p>')
     add(f"<p>{_h(r.family_sentence())}</p>")
     if r.survivors:
         h, rr = _survivor_table(r)
@@ -900,6 +906,9 @@ def _render_markdown(r: Report) -> str:
     add(f"**{_m(r.headline)}**")
     if _headline_note(r):
         add(_m(_headline_note(r)))
+    if r.headline_power:
+        add("")
+        add(_m(r.headline_power))
     add("")
     add(_m(r.family_sentence()))
     add("")

@@ -264,6 +264,7 @@ def test_comparisons_survivors_and_plain_sentences(ev, report, html_text, md_tex
     # always the verdict of the chosen configuration against its best competitor, Holm within all pairs
     expected = compare_in_family(ev, "C/dense", report.competitor, k=report.k)
     assert report.headline == expected.verdict and html.escape(report.headline) in html_text
+    assert report.headline_power == expected.power and expected.power in md_text.replace("\\", "")
 
 
 def test_a_long_family_is_counted_not_listed(report):
