@@ -49,4 +49,6 @@ c4.download_button("TREC runs + qrels (zip)", trec, file_name="ragdiag-trec.zip"
                    width="stretch")
 st.caption("The TREC files load in ranx and pytrec_eval: one run per configuration (docno = chunk id, "
            "score = 1/rank so the order survives re-sorting) and one qrels per strategy (a chunk is relevant "
-           "when it holds the needle whole; destroyed needles have none).")
+           "when it holds the needle whole; a destroyed needle's queries get the placeholder "
+           "`ragdiag-no-chunk-holds-the-needle`, which no run retrieves, so ranx and pytrec_eval count them as "
+           "misses and their means equal the tables).")

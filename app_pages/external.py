@@ -7,11 +7,13 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
+from ragdiag.defaults import PRIMARY_K
 from ragdiag.evaluate import summary_rows
 from ragdiag.external import RunError, decode_run, load_run, parse_run, run_result
 from ragdiag.limits import ENV as LIMIT_ENV
 from ragdiag.limits import LimitError, Limits
 from ragdiag.serving import AccessError
+from ragdiag.metrics import KS
 from ragdiag.results import compare, sweep_table
 from ui.frames import recall_table
 from ui.html import md_text
@@ -90,14 +92,14 @@ st.caption("diagnoses: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items(
 st.subheader("Paired comparison with a ragdiag configuration")
 a, b = st.columns([2, 1])
 other = config_select(ev, "Compare with", key="run_vs", container=a)
-k = b.selectbox("k", [1, 4, 8, 20], index=3, key="run_k")
+k = b.selectbox("k", list(KS), index=list(KS).index(PRIMARY_K), key="run_k")
 c = compare(view, result.config, other, k=k)
 t = c.test
 m1, m2, m3, m4 = st.columns(4)
 m1.metric(f"{md_text(result.config.label)} wins", t.wins)
 m2.metric("losses", t.losses)
 m3.metric("ties", t.ties)
-m4.metric("exact sign-test p", f"{t.p:.3g}")
+m4.metric("exact sign-flip p (questions)", f"{t.p:.3g}")
 st.markdown(f"**{md_text(c.verdict)}**")
 
 per_query = pd.DataFrame({

@@ -7,12 +7,11 @@ import sys
 import time
 from pathlib import Path
 
-from .defaults import DEFAULT_CUT
+from .defaults import ALPHA, DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K
 
 __all__ = ["main"]
 
 
-MAX_SWEEP_ROWS = 10_000
 
 
 class UsageError(Exception):
@@ -174,10 +173,10 @@ def _print_strategy_rows(partial) -> None:
     print(f"\nstrategy {name} done ({len(partial.indexes)} so far):\n{format_summary(view)}", file=sys.stderr)
 
 
-def _evaluate(args, strategies, retrievers, *, stream: bool = False):
+def _evaluate(args, strategies, retrievers, loaded=None, *, stream: bool = False):
     from .evaluate import evaluate
 
-    corpus, truth = _load(args)
+    corpus, truth = loaded or _load(args)
     encoder = _encoder(args)
     store = _store(args)
     if store is not None and not getattr(args, "no_snapshot", False):
@@ -248,78 +247,194 @@ def cmd_eval(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from .evaluate import Config
-    from .results import compare
+    import json
+
+    from .chunking import parse_strategies
+    from .evaluate import Config, parse_retrievers
+    from .results import check_phrasing, compare, compare_in_family
 
     try:
         a, b = Config.parse(args.a), Config.parse(args.b)
+        if args.family == "none":
+            strategies, retrievers = sorted({a.strategy, b.strategy}), sorted({a.retriever, b.retriever})
+        else:  # the family's members: the configurations asked for (default: all), always with A and B
+            strategies = sorted({*(s.name for s in parse_strategies(args.strategies)), a.strategy, b.strategy})
+            retrievers = sorted({*parse_retrievers(args.retrievers), a.retriever, b.retriever})
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     _known_config(a, "CONFIG_A"), _known_config(b, "CONFIG_B")
-    if args.phrasing != "all":
-        _, truth = _load(args)
-        if args.phrasing not in truth.phrasings:
-            raise UsageError(f"--phrasing {args.phrasing!r} is not a phrasing of the ground truth; use all or one of "
-                             f"{', '.join(truth.phrasings)}")
-    ev = _evaluate(args, sorted({a.strategy, b.strategy}), sorted({a.retriever, b.retriever}))
+    loaded = _load(args)
+    known = ("all", *loaded[1].phrasings)
+    if args.phrasing not in known:  # before any model is loaded: an unknown phrasing would test 0 queries
+        raise UsageError(f"unknown phrasing {args.phrasing!r}; choose one of: {', '.join(known)}")
+    ev = _evaluate(args, strategies, retrievers, loaded)
     for cfg in (a, b):
         if cfg.retriever in ev.unavailable:
             raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
-    c = compare(ev, a, b, k=args.k, phrasing=args.phrasing)
-    print(c.summary(args.phrasing))
+    k = None if args.mrr else args.k
+    try:
+        check_phrasing(ev, args.phrasing)
+        if args.family == "none":
+            c = compare(ev, a, b, k=k, phrasing=args.phrasing)
+        else:
+            c = compare_in_family(ev, a, b, k=k, phrasing=args.phrasing, planned=args.family == "planned")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps(c.as_json(), indent=2))
+        return 0
+    print(c.summary())
     print(c.verdict)
+    print(c.power)
     if c.wins:
-        print(f"  {a.label} finds, {b.label} misses: {', '.join(c.wins)}")
+        print(f"  queries {a.label} finds, {b.label} misses: {', '.join(c.wins)}")
     if c.losses:
-        print(f"  {b.label} finds, {a.label} misses: {', '.join(c.losses)}")
+        print(f"  queries {b.label} finds, {a.label} misses: {', '.join(c.losses)}")
     return 0
 
 
-def cmd_sweep(args) -> int:
-    import numpy as np
+def cmd_pairs(args) -> int:
+    import json
 
+    from .chunking import parse_strategies
+    from .evaluate import Config, parse_retrievers
+    from .results import check_phrasing, family, family_rows, format_rows
+
+    try:
+        strategies = [s.name for s in parse_strategies(args.strategies)]
+        retrievers = parse_retrievers(args.retrievers)
+        baseline = Config.parse(args.baseline) if args.baseline else None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if baseline is not None:
+        strategies = sorted({*strategies, baseline.strategy})
+        retrievers = sorted({*retrievers, baseline.retriever})
+    loaded = _load(args)
+    known = ("all", *loaded[1].phrasings)
+    if args.phrasing not in known:
+        raise UsageError(f"unknown phrasing {args.phrasing!r}; choose one of: {', '.join(known)}")
+    ev = _evaluate(args, strategies, retrievers, loaded)
+    try:
+        check_phrasing(ev, args.phrasing)
+        fam = family(ev, k=args.k, phrasing=args.phrasing, baseline=baseline)
+    except (ValueError, KeyError) as exc:
+        raise UsageError(str(exc)) from None
+    rows = family_rows(fam)
+    if args.json:
+        print(json.dumps({"unit": "question", "k": args.k, "phrasing": args.phrasing,
+                          "family": fam[0].family_name if fam else "", "family_size": len(fam),
+                          "shown_different": sum(c.status == "different" for c in fam), "rows": rows}, indent=2))
+        return 0
+    name = fam[0].family_name if fam else "no comparisons"
+    print(f"{name} at R@{args.k} ({args.phrasing}), over questions; Holm within this family")
+    print(format_rows([{k: r[k] for k in ("a", "b", "wins", "losses", "ties", "p", "p_holm", "difference", "low",
+                                          "high", "status")} for r in rows]))
+    below = sum(c.p_holm < ALPHA for c in fam)
+    print(f"\n{below} of {len(fam)} with Holm p < {ALPHA}" + (" (shown different)" if fam and fam[0].primary
+                                                           else f" (descriptive: verdicts are at R@{PRIMARY_K})"))
+    return 0
+
+
+def _gate_config(args):
     from .evaluate import Config
-    from .results import format_rows, sweep_table
-    from .threshold import bluffs_at
 
     try:
         cfg = Config.parse(args.config)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     _known_config(cfg, "CONFIG")
-    _finite("--start", args.start, 0, 2)
-    _finite("--stop", args.stop, 0, 2)
-    _finite("--step", args.step, 0, 1, low_open=True)
-    if args.start > args.stop:
-        raise UsageError(f"--start ({args.start}) must not be above --stop ({args.stop})")
-    rows = int((args.stop - args.start) / args.step) + 1
-    if rows > MAX_SWEEP_ROWS:
-        raise UsageError(f"--step {args.step} gives {rows:,} rows between {args.start} and {args.stop}; at most "
-                         f"{MAX_SWEEP_ROWS:,} (use a step of at least {(args.stop - args.start) / (MAX_SWEEP_ROWS - 1):.2g})")
-    if args.cut is not None:
-        _finite("--cut", args.cut, 0, 2, low_open=True)
     _keep(args.keep)
     ev = _evaluate(args, [cfg.strategy], [cfg.retriever])
     if cfg.retriever in ev.unavailable:
         raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
+    return ev, cfg
+
+
+def cmd_sweep(args) -> int:
+    import json
+
+    from .compare import upper_bound_words
+    from .results import check_cuts, format_rows, gate_inputs_for, sweep_cuts
+    from .threshold import GATE_DISTANCE, bluffs_at, rate_rows, sweep
+
     try:
-        cuts = np.round(np.arange(args.start, args.stop + args.step / 2, args.step), 6)
-        table = sweep_table(ev, cfg, keep=args.keep, cuts=cuts)
+        cuts = sweep_cuts(args.start, args.stop, args.step)
+        if args.cut is not None:
+            check_cuts([args.cut])
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    print(f"{cfg.label}: gate keeps at most {args.keep} chunks with cosine distance < cut; "
+    ev, cfg = _gate_config(args)
+    try:
+        inputs = gate_inputs_for(ev, cfg, keep=args.keep)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps({"config": cfg.label, "keep": args.keep, "distance": GATE_DISTANCE,
+                          "answerable": int(inputs.in_domain.sum()), "out_of_domain": int((~inputs.in_domain).sum()),
+                          "rows": rate_rows(inputs, cuts)}, indent=2))
+        return 0
+    table = sweep(inputs, cuts)
+    print(f"{cfg.label}: the gate keeps at most {args.keep} chunks closer than the cut; distance: {GATE_DISTANCE}. "
           f"{table.n_in} answerable queries, {table.n_ood} out-of-domain")
     print(format_rows(table.rows()))
     if args.cut is not None:
+        row = sweep(inputs, [args.cut]).row(args.cut)
+        print(f"\nat cut {args.cut:g}: " + "; ".join(
+            upper_bound_words(row[key], n, what) for key, n, what in (
+                ("bluffs", table.n_ood, "out-of-domain queries bluff"),
+                *((f"bluffs_{k}", table.n_by_kind[k], f"{k} out-of-domain queries bluff") for k in table.n_by_kind))))
         res = ev.result(cfg)
         chunks = ev.indexes[cfg.strategy].chunks
         bluffs = bluffs_at(res, ev.queries, cut=args.cut, keep=args.keep)
-        print(f"\nbluffing out-of-domain queries at cut {args.cut}: {len(bluffs)}")
+        print(f"bluffing out-of-domain queries at cut {args.cut:g}: {len(bluffs)}")
         for b in bluffs:
             pos, d = b.kept[0]
             q = ev.queries[ev.query_index(b.query_id)]
             print(f"  {b.query_id} ({b.kind}) {q.text[:70]!r} -> {chunks[pos].id} at {d:.3f}")
     return 0
+
+
+def cmd_threshold(args) -> int:
+    import json
+
+    from .results import gate_inputs_for
+    from .threshold import GATE_DISTANCE, Goal, cut_choice
+
+    try:
+        goal = Goal(max_bluff=args.max_bluff, min_answered=args.min_answered)
+    except ValueError as exc:
+        raise UsageError(str(exc).replace("max_bluff", "--max-bluff").replace("min_answered", "--min-answered")) from None
+    if not 2 <= args.folds <= 20:
+        raise UsageError(f"--folds must be between 2 and 20, got {args.folds}")
+    ev, cfg = _gate_config(args)
+    try:
+        choice = cut_choice(gate_inputs_for(ev, cfg, keep=args.keep), goal, folds=args.folds)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps({"config": cfg.label, "keep": args.keep, **choice.as_json()}, indent=2))
+        return 0
+    print(f"{cfg.label}, keep {args.keep}; distance: {GATE_DISTANCE}")
+    print(f"rule: {choice.rule}")
+    if choice.cut is None:
+        print("no cut reaches this goal on this set")
+    else:
+        print(f"cut: {choice.cut:.4f}")
+        print("in sample:        " + _rates_line(choice.in_sample))
+    print(f"cross-validated ({choice.folds} folds grouped by question, seed {choice.seed}): "
+          + _rates_line(choice.cross_validated))
+    print("conformal: " + (f"cut {choice.conformal_cut:.4f} ({choice.conformal})" if choice.conformal_cut is not None
+                           else choice.conformal))
+    return 0
+
+
+def _rates_line(cells: dict) -> str:
+    def one(name):
+        c = cells[name]
+        rate = "n/a" if c["rate"] is None else f"{c['rate']:.3f}"
+        return f"{name} {c['count']} = {rate} [{c['low']:.3f}, {c['high']:.3f}]"
+
+    return "; ".join(one(n) for n in ("answered", "kept_wrong", "bluffs") if n in cells)
 
 
 def cmd_index(args) -> int:
@@ -532,22 +647,52 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ray-gpus-per-actor", type=float, default=0.0, help="GPUs per encoder actor (default 0: CPU)")
     p.set_defaults(func=cmd_eval)
 
-    p = sub.add_parser("compare", help="paired exact sign test between two configurations")
+    p = sub.add_parser("compare", help="paired exact sign-flip test over questions between two configurations")
     common(p)
     p.add_argument("a", metavar="CONFIG_A", help="e.g. E/hybrid")
     p.add_argument("b", metavar="CONFIG_B", help="e.g. E/dense")
-    p.add_argument("--phrasing", default="all", help="all, course or ticket")
-    p.set_defaults(func=cmd_compare)
+    p.add_argument("--phrasing", default="all", help="all, or one phrasing of the ground truth (e.g. course)")
+    p.add_argument("--mrr", action="store_true", help="compare reciprocal ranks (MRR) instead of R@k")
+    p.add_argument("--family", choices=["none", "all", "planned"], default="none",
+                   help="Holm-correct within a family: all pairs of the evaluated configurations, or the planned "
+                        "family (CONFIG_A against each other configuration); default: this pair alone")
+    p.add_argument("--strategies", default=None, help="with --family: the family's strategies (default: all six)")
+    p.add_argument("--retrievers", default=None, help="with --family: the family's retrievers (default: all)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_compare, k=PRIMARY_K)
+
+    p = sub.add_parser("pairs", help="every paired comparison of a family (all pairs, or --baseline against each "
+                                     "other), over questions, Holm within it")
+    common(p)
+    p.add_argument("--strategies", default=None, help="comma-separated, e.g. A,C,E (default: all six)")
+    p.add_argument("--retrievers", default=None, help="comma-separated (default: all)")
+    p.add_argument("--baseline", default=None, help="planned family: this configuration against each other one")
+    p.add_argument("--phrasing", default="all", help="all, or one phrasing of the ground truth")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_pairs, k=PRIMARY_K)
 
     p = sub.add_parser("sweep", help="the abstention threshold table for one configuration")
     common(p)
     p.add_argument("config", metavar="CONFIG", help="e.g. E/dense")
-    p.add_argument("--keep", type=int, default=4, help="keep at most N chunks under the cut (default 4)")
+    p.add_argument("--keep", type=int, default=DEFAULT_KEEP, help=f"keep at most N chunks under the cut (default {DEFAULT_KEEP})")
     p.add_argument("--start", type=float, default=0.3)
     p.add_argument("--stop", type=float, default=0.9)
     p.add_argument("--step", type=float, default=0.025)
     p.add_argument("--cut", type=float, default=None, help="also list the bluffing ood queries at this cut")
+    p.add_argument("--json", action="store_true",
+                   help="print JSON rows: per cut, {count, rate, low, high} of every outcome")
     p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("threshold", help="choose the cut for a goal (max bluff rate or min answered), "
+                                         "in sample, cross-validated and conformal")
+    common(p)
+    p.add_argument("config", metavar="CONFIG", help="e.g. E/hybrid")
+    p.add_argument("--max-bluff", type=float, default=None, help="goal: bluff rate at most this (e.g. 0.05)")
+    p.add_argument("--min-answered", type=float, default=None, help="goal: answered rate at least this (e.g. 0.5)")
+    p.add_argument("--keep", type=int, default=DEFAULT_KEEP, help=f"keep at most N chunks (default {DEFAULT_KEEP})")
+    p.add_argument("--folds", type=int, default=5, help="cross-validation folds, grouped by question (default 5)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_threshold)
 
     p = sub.add_parser("report", help="one self-contained HTML report (and its Markdown) of a run")
     common(p)
@@ -562,7 +707,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cost", action="store_true", help="skip measuring build time and per-query latency")
     p.add_argument("--md", default=None, help="Markdown file to write (default: --out with .md; an existing file "
                                               "there that is not a ragdiag report is never overwritten)")
-    p.set_defaults(func=cmd_report)
+    p.set_defaults(func=cmd_report, k=PRIMARY_K)  # the paired comparisons carry verdicts at the primary k
 
     p = sub.add_parser("ingest", help="load a folder (Markdown, text, HTML, PDF) and report every file's status")
     p.add_argument("folder", metavar="DIR")

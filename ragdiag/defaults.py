@@ -8,7 +8,7 @@ from __future__ import annotations
 
 __all__ = [
     "DEFAULT_CUT", "DEFAULT_KEEP", "KS", "PRIMARY_K", "MRR_DEPTH", "TOP", "RERANK_HEAD",
-    "DEFAULT_STRATEGY", "DEFAULT_RETRIEVERS", "PREFERRED_CONFIGS", "ALPHA", "SEED",
+    "DEFAULT_STRATEGY", "DEFAULT_RETRIEVERS", "PREFERRED_CONFIGS", "ALPHA", "SEED", "DEFAULT_MAX_BLUFF",
 ]
 
 #: The abstention cut: keep chunks whose cosine distance to the query is below this.
@@ -36,3 +36,5 @@ PREFERRED_CONFIGS = ("E/hybrid", "E/dense")
 ALPHA = 0.05
 #: Seed of every resampling step (bootstrap, cross-validation folds).
 SEED = 20261130
+#: The goal the cut chooser starts from: a bluff rate of at most this (out-of-domain queries given sources).
+DEFAULT_MAX_BLUFF = 0.05

@@ -27,7 +27,8 @@ from .retrieval import BM25Retriever, QueryBatch, Unavailable, cosine_distances,
 from .retrieval.registry import RunContext, build_retriever, index_context, parse_retrievers, retriever_spec
 from .retrieval.search import Search, from_full, search
 from .retrieval.vectors import rows_of
-from .stats import Interval, wilson
+from .compare import clustered_mean, clustered_rate
+from .stats import Interval
 from .truth import GroundTruth, Query
 
 __all__ = [
@@ -430,13 +431,16 @@ def summary_rows(ev: Evaluation, *, phrasing: str = "all", ks: Sequence[int] = K
     rows = []
     for cfg, res in ev.results.items():
         ranks = res.needle_rank[mask]
+        groups = [q.question_id or q.id for q, m in zip(ev.queries, mask) if m]
         index = ev.indexes.get(cfg.strategy)
         row: dict = {"config": cfg.label, "strategy": cfg.strategy, "retriever": cfg.retriever,
                      "phrasing": phrasing, "queries": int(mask.sum())}
         for k in ks:
             hits = hits_at_k(ranks, k)
-            row[f"R@{k}"] = wilson(int(hits.sum()), int(hits.size))
-        row["MRR"] = float(reciprocal_rank(ranks).mean()) if ranks.size else float("nan")
+            row[f"R@{k}"] = clustered_rate(hits, groups)  # questions are the unit (phrasings correlate)
+        mrr = clustered_mean(reciprocal_rank(ranks), groups)
+        row["MRR"] = mrr.estimate
+        row["MRR_low"], row["MRR_high"] = mrr.low, mrr.high
         if index is not None:
             audit = index.report.audit
             row["destroyed"] = len(index.report.destroyed)

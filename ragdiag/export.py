@@ -5,14 +5,18 @@ recompute recall and MRR from ragdiag's rankings, so the numbers are not ours
 alone. The tests use pytrec_eval as the oracle for :mod:`ragdiag.metrics`.
 
 Relevance is chunk-level: a chunk is relevant to a query when it holds the
-query's needle whole (the study's rule). Two differences from ragdiag's own
-counting are inherent in the format and must be kept in mind:
+query's needle whole (the study's rule).
 
-* A query whose needle was **destroyed** by the chunking has no relevant chunk,
-  so it has no qrels line, and TREC tools *skip* it (they evaluate only
-  queries with judgements). ragdiag counts it as a miss, because the user's
-  question still went unanswered. Averages over the exported files are
-  therefore over the non-destroyed queries only.
+* A query whose needle was **destroyed** by the chunking has no relevant chunk.
+  TREC tools evaluate only queries with judgements and would *skip* it, while
+  ragdiag counts it as a miss (the user's question still went unanswered); the
+  averages would then disagree, and in the direction that flatters a chunking
+  that destroys needles. So such a query gets one qrels line for the
+  placeholder document :data:`DESTROYED_DOCNO`, which no chunk id can equal
+  (chunk ids are ``STRATEGY:doc:NNNN``) and so no run retrieves: the query is
+  judged, has a relevant document, and scores 0. With it, the default means
+  of ranx and pytrec_eval (``success@k``/``hit_rate@k`` and ``recip_rank``/
+  ``mrr@20``) equal ragdiag's R@k and MRR for every configuration.
 * Out-of-domain queries have no needle and are not exported at all.
 
 Identifiers are single whitespace-free fields in TREC files; a chunk or query
@@ -29,8 +33,12 @@ from urllib.parse import quote
 from .evaluate import TOP, Config, Evaluation
 
 __all__ = [
-    "trec_run", "trec_qrels", "write_trec", "trec_zip", "trec_id",
+    "trec_run", "trec_qrels", "write_trec", "trec_zip", "trec_id", "DESTROYED_DOCNO",
 ]
+
+#: The relevant "document" of a query whose needle no chunk holds whole: no chunk id has this form
+#: (chunk ids are ``STRATEGY:doc:NNNN``), so no run retrieves it and the query counts as a miss.
+DESTROYED_DOCNO = "ragdiag-no-chunk-holds-the-needle"
 
 # Every printable ASCII character except '%' stays as is; whitespace, '%' and non-ASCII are encoded.
 _SAFE = "".join(c for c in string.punctuation if c != "%")
@@ -88,8 +96,9 @@ def trec_run(ev: Evaluation, config: Config | str, *, depth: int = 20, run_name:
 def trec_qrels(ev: Evaluation, strategy: str) -> str:
     """TREC qrels ``qid 0 docno 1``: every chunk of ``strategy`` holding the needle of each in-domain query.
 
-    A query whose needle is destroyed (no chunk holds it whole) gets no line:
-    TREC tools then skip it, while ragdiag counts it as a miss (see the module notes).
+    A query whose needle is destroyed (no chunk holds it whole) gets one line for
+    :data:`DESTROYED_DOCNO`, a document no run retrieves, so TREC tools count it
+    as a miss, as ragdiag does (see the module notes).
     """
     key = strategy.upper()
     if key not in ev.indexes:
@@ -100,8 +109,11 @@ def trec_qrels(ev: Evaluation, strategy: str) -> str:
         if not q.in_domain:
             continue
         qid = trec_id(q.id)
-        for pos in index.holders[q.question_id]:
+        holders = index.holders[q.question_id]
+        for pos in holders:
             lines.append(f"{qid} 0 {trec_id(index.chunks[int(pos)].id)} 1")
+        if len(holders) == 0:
+            lines.append(f"{qid} 0 {DESTROYED_DOCNO} 1")
     return "\n".join(lines) + ("\n" if lines else "")
 
 

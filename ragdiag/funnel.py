@@ -38,7 +38,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .clustered import query_clusters, question_bootstrap
+from .clustered import question_bootstrap
 from .defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K, RERANK_HEAD, SEED
 from .evaluate import Config, Evaluation
 from .stats import Interval

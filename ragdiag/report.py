@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -25,14 +25,14 @@ import numpy as np
 
 from .evaluate import Config, Evaluation, summary_rows
 from .metrics import KS
-from .results import chunking_rows, compare, pairwise, summary_document, sweep_table
+from .results import chunking_rows, compare, family, gate_inputs_for, summary_document, sweep_table
 from .svg import IntervalSeries, Line, interval_chart, line_chart
-from .threshold import DEFAULT_KEEP, bluffs_at, default_cuts
+from .threshold import DEFAULT_KEEP, GATE_DISTANCE, Goal, bluffs_at, cut_choice, default_cuts, rate_rows
 
 __all__ = ["ALPHA", "PairRow", "DestroyedNeedle", "BluffRow", "Report", "build_report", "default_config",
            "write_report"]
 
-from .defaults import ALPHA, PREFERRED_CONFIGS
+from .defaults import ALPHA, DEFAULT_MAX_BLUFF, PREFERRED_CONFIGS, PRIMARY_K
 LIST_ALL_UP_TO = 6  # at most this many indistinguishable pairs get a sentence each; more are counted
 
 
@@ -53,11 +53,13 @@ class PairRow:
     ties: int
     p: float
     p_holm: float
+    verdict: str = ""  # Comparison.verdict: the one rule and words (ragdiag.compare.verdict)
+    status: str = ""  # "different", "not shown different" or "descriptive"
 
     @property
     def survives(self) -> bool:
-        """Significant after Holm correction over the whole family (adjusted p < ``ALPHA``)."""
-        return self.p_holm < ALPHA
+        """Shown different after Holm correction within the family (adjusted p < ``ALPHA``, primary k)."""
+        return self.status == "different" if self.status else self.p_holm < ALPHA
 
     @property
     def n(self) -> int:
@@ -72,12 +74,7 @@ class PairRow:
         return self.b if self.wins >= self.losses else self.a
 
     def sentence(self) -> str:
-        w, lo = max(self.wins, self.losses), min(self.wins, self.losses)
-        stats = f"exact sign test p = {_p(self.p)}, Holm p = {_p(self.p_holm)}"
-        if self.survives:
-            return f"{self.better} beats {self.worse} at R@{self.k}: +{w}/-{lo} on {self.n} queries ({stats})."
-        return (f"{self.a} and {self.b} are indistinguishable at R@{self.k} on these {self.n} queries "
-                f"(+{self.wins}/-{self.losses}, {stats}).")
+        return f"{self.verdict} (+{self.wins}/-{self.losses} questions, raw p = {_p(self.p)})."
 
 
 @dataclass(frozen=True)
@@ -161,6 +158,10 @@ class Report:
     unavailable: dict = field(default_factory=dict)
     diag: object | None = None  # ragdiag.report_diag.DiagSections: funnel, hubs, cost
     notes: tuple[str, ...] = ()  # Evaluation.notes: e.g. queries BM25 cannot match
+    rates: dict = field(default_factory=dict)  # threshold.rate_rows at the cut: {outcome: {count, rate, low, high}}
+    ood_kinds: dict = field(default_factory=dict)  # ood kind -> queries
+    choice: dict = field(default_factory=dict)  # threshold.CutChoice.as_json() for the default goal
+    headline_power: str = ""  # the questions needed to detect the headline difference (compare.power_words)
 
     # -- derived ------------------------------------------------------------
 
@@ -182,12 +183,14 @@ class Report:
         if m == 0:
             return "Only one configuration was evaluated: there is nothing to compare."
         rest = m - s
+        nq = self.pairs[0].n
         head = (f"{m} pair{'s' if m != 1 else ''} of configurations were tested at R@{self.k} on the same "
-                f"{self.n_in} queries (exact two-sided sign test, Holm correction over all {m}).")
+                f"{nq} questions ({self.n_in} queries; exact two-sided sign-flip test over questions, Holm "
+                f"correction over all {m}).")
         if s == 0:
-            return head + f" None survives the correction: all {m} are indistinguishable on these {self.n_in} queries."
+            return head + f" None survives the correction: all {m} are not shown different on these {nq} questions."
         return head + (f" {s} survive{'s' if s == 1 else ''}; the other {rest} "
-                       f"{'is' if rest == 1 else 'are'} indistinguishable on these {self.n_in} queries."
+                       f"{'is' if rest == 1 else 'are'} not shown different on these {nq} questions."
                        if rest else f" All {m} survive.")
 
     def _cut_text(self) -> str:
@@ -203,7 +206,7 @@ class Report:
 
     def recall_svg(self) -> str:
         return interval_chart([f"R@{k}" for k in KS], self._chart_series(),
-                              label=f"Recall at k with 95% Wilson intervals: {', '.join(self.chart_configs)}",
+                              label=f"Recall at k with 95% intervals over questions: {', '.join(self.chart_configs)}",
                               y_label="recall", width=960, height=300)
 
     def curve_svg(self) -> str:
@@ -259,11 +262,11 @@ def _competitor(rows: Sequence[dict], chosen: str, k: int) -> str | None:
     return min(others, key=score)["config"]
 
 
-def build_report(ev: Evaluation, *, config: Config | str, cut: float, keep: int = DEFAULT_KEEP, k: int = 20,
-                 costs=None, machine: dict | None = None) -> Report:
+def build_report(ev: Evaluation, *, config: Config | str, cut: float, keep: int = DEFAULT_KEEP,
+                 k: int = PRIMARY_K, costs=None, machine: dict | None = None) -> Report:
     """Gather the report of ``ev`` about ``config`` with the abstention gate at ``cut`` (keep ``keep``).
 
-    Paired comparisons are at R@``k`` (default 20) over every pair of evaluated
+    Paired comparisons are at R@``k`` (default the primary k) over every pair of evaluated
     configurations, Holm-corrected over that family. The funnel, hub and cost
     sections come from :func:`ragdiag.report_diag.diag_sections` (``costs``:
     :func:`ragdiag.cost.costs` rows when measured). Raises ``ValueError`` for a
@@ -290,13 +293,21 @@ def build_report(ev: Evaluation, *, config: Config | str, cut: float, keep: int 
     provenance["normalisation_error"] = doc["normalisation_error"]
 
     rows = tuple(summary_rows(ev))
-    pairs = tuple(PairRow(p["a"], p["b"], k, p["wins"], p["losses"], p["ties"], p["p"], p["p_holm"])
-                  for p in pairwise(ev, k=k))
+    fam = family(ev, k=k)
+    pairs = tuple(PairRow(c.a.label, c.b.label, k, c.test.wins, c.test.losses, c.test.ties, c.test.p, c.p_holm,
+                          c.verdict, c.status) for c in fam)
     competitor = _competitor(rows, cfg.label, k)
     if competitor is None:
         headline = f"{cfg.label} is the only configuration evaluated: there is no competitor to compare it with."
-    else:
-        headline = compare(ev, cfg, competitor, k=k).verdict
+        headline_power = ""
+    else:  # the same rule and words as the dashboard and the CLI: Holm within the family shown (all pairs)
+        ccfg = Config.parse(competitor)
+        pair = next(c for c in fam if {c.a, c.b} == {cfg, ccfg})
+        if pair.a != cfg:
+            pair = replace(compare(ev, cfg, ccfg, k=k), p_holm=pair.p_holm, family=pair.family,
+                           family_name=pair.family_name)
+        headline = pair.verdict
+        headline_power = pair.power
 
     destroyed, counts = [], {}
     for name, idx in ev.indexes.items():
@@ -307,6 +318,9 @@ def build_report(ev: Evaluation, *, config: Config | str, cut: float, keep: int 
                                              tuple(int(c) for c in d.cuts), q.needle))
 
     row = sweep_table(ev, cfg, keep=keep, cuts=[cut]).row(cut)
+    inputs = gate_inputs_for(ev, cfg, keep=keep)
+    rates = rate_rows(inputs, [cut])[0]
+    choice = cut_choice(inputs, Goal(max_bluff=DEFAULT_MAX_BLUFF)).as_json()
     cuts = default_cuts()
     if cut > cuts[-1]:
         cuts = np.round(np.arange(0.0, cut + 0.0025, 0.005), 6)
@@ -360,6 +374,10 @@ def build_report(ev: Evaluation, *, config: Config | str, cut: float, keep: int 
         unavailable=dict(ev.unavailable),
         diag=_diag_sections(ev, cfg, cut=cut, keep=keep, costs=costs, machine=machine),
         notes=tuple(getattr(ev, "notes", {}).values()),
+        rates=rates,
+        ood_kinds=dict(table.n_by_kind),
+        choice=choice,
+        headline_power=headline_power,
     )
 
 
@@ -582,10 +600,53 @@ def _headline_note(r: Report) -> str:
             f"(Holm p = {_p(p.p_holm)}).")
 
 
+def _rate_text(cell: dict | None, count: int) -> str:
+    if not cell or cell["rate"] is None:
+        return str(count)
+    return f"{count} ({100 * cell['rate']:.0f}% [{100 * cell['low']:.0f}, {100 * cell['high']:.0f}])"
+
+
 def _sweep_cells(r: Report) -> tuple[list[str], list]:
-    s = r.sweep_row
+    s, c = r.sweep_row, r.rates
     headers = ["cut", "answered", "kept but wrong", "refused", "lost", "bluffs"]
-    return headers, [f"{s['cut']:g}", s["answered"], s["kept_wrong"], s["refused"], s["lost"], s["bluffs"]]
+    return headers, [f"{s['cut']:g}", _rate_text(c.get("answered"), s["answered"]),
+                     _rate_text(c.get("kept_wrong"), s["kept_wrong"]), _rate_text(c.get("refused"), s["refused"]),
+                     s["lost"], _rate_text(c.get("bluffs"), s["bluffs"])]
+
+
+def _choice_words(r: Report) -> str:
+    """The cut chooser for the default goal: the rule, in sample vs cross-validated, and the conformal cut."""
+    c = r.choice
+    if not c:
+        return ""
+
+    def rates(cells):
+        return ", ".join(f"{name.replace('_', ' ')} {cells[name]['count']} ({100 * cells[name]['rate']:.0f}% "
+                         f"[{100 * cells[name]['low']:.0f}, {100 * cells[name]['high']:.0f}])"
+                         for name in ("answered", "bluffs"))
+
+    cv = c["cross_validation"]
+    head = f"Suggested cut for a bluff rate of at most {100 * c['goal']['max_bluff']:.0f}% ({c['rule']}): "
+    if c["cut"] is None:
+        text = head + "no cut reaches it on this set."
+    else:
+        text = (head + f"{c['cut']:.4f}; in sample {rates(c['in_sample'])}; on queries it was not chosen on "
+                f"({cv['folds']}-fold cross-validation grouped by question, seed {cv['seed']}) "
+                f"{rates(c['cross_validated'])}.")
+    conformal = (f" Conformal cut {c['conformal_cut']:.4f} ({c['conformal']})." if c["conformal_cut"] is not None
+                 else f" Conformal: {c['conformal']}.")
+    return text + conformal
+
+
+def _bluff_words(r: Report) -> str:
+    """Bluffs at the cut in words; at 0 the upper bound, never a bare success message."""
+    from .compare import upper_bound_words
+
+    s = r.sweep_row
+    parts = [upper_bound_words(s["bluffs"], r.n_ood, "out-of-domain queries bluff")]
+    parts += [upper_bound_words(s.get(f"bluffs_{kind}", 0), n, f"{kind} ones")
+              for kind, n in r.ood_kinds.items() if n]
+    return "; ".join(parts) + "."
 
 
 def _bluff_table(r: Report) -> tuple[list[str], list[list]]:
@@ -615,12 +676,16 @@ MEANS = {
     "provenance": ("Every number below holds for exactly this corpus, ground truth and model: a different "
                    "corpus hash, model or pipeline version means a different experiment."),
     "recall": ("R@k is the share of answerable queries whose needle (the sentence that answers it) is whole in a "
-               "chunk of the top k; intervals are 95% Wilson. Overlapping intervals do not make two "
+               "chunk of the top k (success@k, the hit rate); intervals are 95% Wilson on the effective number of "
+               "questions (phrasings of a question are correlated, so they count as less than independent queries). "
+               "Overlapping intervals do not make two "
                "configurations equal: the paired comparisons below decide."),
-    "comparisons": ("Each pair is compared on the same queries: wins and losses are queries one configuration "
-                    "finds at R@{k} and the other misses (exact sign test). Holm correction keeps the chance of any "
-                    "false 'beats' in the whole family under 5%. 'Indistinguishable' means these queries cannot "
-                    "tell the two apart, not that they are equal."),
+    "comparisons": ("Each pair is compared on the same questions, the unit of the test (the phrasings of a "
+                    "question fail together, so they are not independent): a question's difference is its hits at "
+                    "R@{k} summed over its phrasings, and the exact sign-flip test asks whether the signs could be "
+                    "coin flips. Holm correction keeps the chance of any false difference in the whole family "
+                    "under 5%. 'Not shown different' means these questions cannot tell the two apart, not that "
+                    "they are equal: the interval of the difference says how large a difference is still possible."),
     "destroyed": ("A destroyed needle is cut in two by the chunker: no chunk holds the answer whole, so no "
                   "retriever can find it, whatever its quality. It looks exactly like a bad retriever; overlap "
                   "or boundary-aware cuts fix it."),
@@ -753,7 +818,7 @@ def _render_html(r: Report) -> str:
         add(f'<p class="note">Not evaluated: {_h(name)} ({_h(reason)}).</p>')
     for note in r.notes:
         add(f'<p class="note">Note: {_h(note)}.</p>')
-    add(f"<figure>{r.recall_svg()}<figcaption>Recall at k with 95% Wilson intervals: "
+    add(f"<figure>{r.recall_svg()}<figcaption>Recall at k with 95% intervals over questions: "
         f"{_h(' and '.join(r.chart_configs))}"
         f"{' (its best competitor by R@' + _h(r.k if r.k in KS else 20) + ')' if r.competitor else ''}."
         "</figcaption></figure>")
@@ -764,6 +829,8 @@ def _render_html(r: Report) -> str:
     add(f'<p class="verdict">{_h(r.headline)}</p>')
     if _headline_note(r):
         add(f'<p class="note">{_h(_headline_note(r))}</p>')
+    if r.headline_power:
+        add(f'<p class="note">{_h(r.headline_power)}</p>')
     add(f"<p>{_h(r.family_sentence())}</p>")
     if r.survivors:
         h, rr = _survivor_table(r)
@@ -793,7 +860,10 @@ def _render_html(r: Report) -> str:
     add(_means(MEANS["cut"].format(keep=r.keep)))
     add('<div class="tradeoff">' + _html_table(headers, [cells], numeric=range(6), table_id="tradeoff") + "</div>")
     add(f'<p class="note">Of {_h(r.n_in)} answerable queries {_h(s["answered"])} are answered and {_h(s["lost"])} '
-        f'lost; of {_h(r.n_ood)} out-of-domain queries {_h(s["bluffs"])} bluff.</p>')
+        f'lost; {_h(_bluff_words(r))} Distance: {_h(GATE_DISTANCE)}. Rates: 95% intervals (answerable: over '
+        f'questions; at 0 events the exact upper bound).</p>')
+    if r.choice:
+        add(f'<p class="note">{_h(_choice_words(r))}</p>')
     add(f"<figure>{r.curve_svg()}<figcaption>Share of answerable queries answered, kept but wrong and refused, "
         f"and share of out-of-domain queries that bluff, for every cut of {_h(cfg)} (keep {_h(r.keep)}); the "
         "dashed vertical line is the chosen cut.</figcaption></figure>")
@@ -804,7 +874,7 @@ def _render_html(r: Report) -> str:
     if r.bluffs:
         add(_html_table(*_bluff_table(r), numeric=(5, 6), table_id="bluffs-table"))
     elif r.n_ood:
-        add(f"<p>No out-of-domain query gets a source at cut {_h(r._cut_text())}.</p>")
+        add(f"<p>{_h(_bluff_words(r))}</p>")
     else:
         add("<p>The ground truth has no out-of-domain queries, so bluffing cannot be measured: add some.</p>")
     add("</section>")
@@ -846,7 +916,7 @@ def _render_markdown(r: Report) -> str:
     add("")
     add("## Summary")
     add("")
-    add(f"- R@20 of {_m(cfg)}: {r20} (95% Wilson interval)")
+    add(f"- R@20 of {_m(cfg)}: {r20} (95% interval over questions)")
     add(f"- Destroyed by strategy {_m(r.config.strategy)}: {r.destroyed_counts.get(r.config.strategy, 0)} of "
         f"{r.n_questions} needles")
     add(f"- At cut {r._cut_text()}: {s['answered']} of {r.n_in} answered, {s['kept_wrong']} kept but wrong, "
@@ -884,6 +954,9 @@ def _render_markdown(r: Report) -> str:
     add(f"**{_m(r.headline)}**")
     if _headline_note(r):
         add(_m(_headline_note(r)))
+    if r.headline_power:
+        add("")
+        add(_m(r.headline_power))
     add("")
     add(_m(r.family_sentence()))
     add("")
@@ -916,8 +989,11 @@ def _render_markdown(r: Report) -> str:
     add("")
     add(_md_table(headers, [cells], numeric=range(6)))
     add("")
-    add(f"Of {r.n_in} answerable queries {s['answered']} are answered and {s['lost']} lost; of {r.n_ood} "
-        f"out-of-domain queries {s['bluffs']} bluff. (The trade-off curve over all cuts is in the HTML version.)")
+    add(f"Of {r.n_in} answerable queries {s['answered']} are answered and {s['lost']} lost; {_m(_bluff_words(r))} "
+        f"Distance: {_m(GATE_DISTANCE)}. (The trade-off curve over all cuts is in the HTML version.)")
+    if r.choice:
+        add("")
+        add(_m(_choice_words(r)))
     add("")
 
     add(f"## Bluffing out-of-domain queries at cut {r._cut_text()}")
@@ -927,7 +1003,7 @@ def _render_markdown(r: Report) -> str:
     if r.bluffs:
         add(_md_table(*_bluff_table(r), numeric=(5, 6)))
     elif r.n_ood:
-        add(f"No out-of-domain query gets a source at cut {r._cut_text()}.")
+        add(_m(_bluff_words(r)))
     else:
         add("The ground truth has no out-of-domain queries, so bluffing cannot be measured: add some.")
     add("")

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import os
-import re
-from typing import Sequence
 
-import numpy as np
 import pytest
 from hypothesis import settings
 

@@ -216,24 +216,42 @@ def test_overview_from_url(tiny):
 
 
 def test_compare_counts_and_verdict(tiny, library):
-    from ragdiag.results import compare, pairwise
+    from ragdiag.results import compare, compare_in_family, pairwise
 
     at = app("app_pages/compare.py", a="E/dense", b="A/dense", k="1")
-    comp = compare(library, "E/dense", "A/dense", k=1)
+    comp = compare_in_family(library, "E/dense", "A/dense", k=1)
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["wins of E/dense"] == str(comp.test.wins)
+    assert metrics["wins of E/dense"] == str(comp.test.wins)  # questions
     assert metrics["losses of E/dense"] == str(comp.test.losses)
     assert metrics["ties"] == str(comp.test.ties)
+    assert comp.test.n_questions == 4
+    assert metrics["p (Holm)"] == f"{comp.p_holm:.4g}"
     shown = texts(at)
-    assert comp.verdict in shown
-    assert "indistinguishable" in shown  # 8 queries: no difference can be significant
+    assert comp.verdict in shown  # the library's words, Holm within the family on screen
+    assert "descriptive only (p = " in comp.verdict and "Holm over 15 comparisons" in comp.verdict  # k = 1
+    assert comp.power in shown
+    assert "indistinguishable" not in shown
     links = [e for e in at.get("page_link")]
     assert len(links) == len(comp.wins) + len(comp.losses)
     pairs = pairwise(library, k=1)
-    assert f"{len(pairs)} pairs at R@1" in shown
+    assert f"{len(pairs)} comparisons at R@1" in shown and "descriptive" in shown  # k = 1 is not the primary k
+    # the planned family: A against each other configuration (5 comparisons), its own Holm
+    at.segmented_control(key="family").set_value("A against each other (planned)").run()
+    planned = compare_in_family(library, "E/dense", "A/dense", k=1, planned=True)
+    assert planned.family == 5 and planned.verdict in texts(at)
     at.selectbox(key="k").set_value(20).run()
     assert str(compare(library, "E/dense", "A/dense", k=20).test.wins) == {m.label: m.value for m in at.metric}[
         "wins of E/dense"]
+
+
+def test_compare_defaults_to_the_primary_k(tiny, library):
+    from ragdiag.defaults import PRIMARY_K
+
+    at = app("app_pages/compare.py", a="E/dense", b="A/dense")
+    assert at.selectbox(key="k").value == PRIMARY_K
+    shown = texts(at)
+    assert f"at R@{PRIMARY_K} over 4 questions: " in shown
+    assert "not shown different (p = " in shown or "is ahead (p = " in shown
 
 
 def test_chunking_page_and_document_viewer(tiny, library):
@@ -264,26 +282,56 @@ def test_untrusted_text_is_escaped(tiny):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body and "<script>" not in body
 
 
+def _rates_table(at):
+    df = next(d.value for d in at.table if "outcome" in d.value.columns)
+    return {r["outcome"]: r for r in df.to_dict("records")}
+
+
+def _expected_counts(row):
+    return {"answered": row["answered"], "kept but wrong": row["kept_wrong"], "refused by the cut": row["refused"],
+            "bluffs (all out-of-domain)": row["bluffs"], "bluffs (near)": row["bluffs_near"],
+            "bluffs (far)": row["bluffs_far"]}
+
+
 def test_threshold_row_equals_sweep_and_slider_moves_it(tiny, library):
-    from ragdiag.results import sweep_table
-    from ragdiag.threshold import bluffs_at
+    from ragdiag.results import gate_inputs_for, sweep_table
+    from ragdiag.threshold import bluffs_at, distance_samples, rate_rows
+    from ui.frames import distance_frame, under_cut_counts
 
     at = app("app_pages/threshold.py", config="E/hybrid", cut="0.5")
-    row = at.table[0].value.iloc[0].to_dict()
+    shown = _rates_table(at)
     expected = sweep_table(library, "E/hybrid", keep=4).row(0.5)
-    assert {k: row[k] for k in expected} == pytest.approx(expected)
+    assert {k: v["queries"] for k, v in shown.items()} == _expected_counts(expected)
+    rates = rate_rows(gate_inputs_for(library, "E/hybrid", keep=4), [0.5])[0]
+    assert shown["answered"]["95% high"] == pytest.approx(rates["answered"]["high"])
     at.slider(key="cut").set_value(0.9).run()
     assert not at.exception
-    row = at.table[0].value.iloc[0].to_dict()
     expected_hi = sweep_table(library, "E/hybrid", keep=4).row(0.9)
-    assert {k: row[k] for k in expected_hi} == pytest.approx(expected_hi)
+    assert {k: v["queries"] for k, v in _rates_table(at).items()} == _expected_counts(expected_hi)
     assert expected_hi != expected
     n_bluffs = len(bluffs_at(library.result("E/hybrid"), library.queries, cut=0.9, keep=4))
     assert f"Bluffs at 0.900: {n_bluffs} of 2" in texts(at)
+    # the histogram plots the gate's values: its counts under the cut are the table's
+    under = under_cut_counts(distance_frame(distance_samples(gate_inputs_for(library, "E/hybrid", keep=4)), keep=4), 0.9)
+    assert under["answer"] == expected_hi["answered"] and under["near"] == expected_hi["bluffs_near"]
+    assert f"answerable: closest of the top 4 holding the answer: {under['answer']}" in texts(at)
+    assert "dense model" in texts(at)  # the distance is named
     at.slider(key="keep").set_value(1).run()
-    row = at.table[0].value.iloc[0].to_dict()
     expected_k1 = sweep_table(library, "E/hybrid", keep=1).row(0.9)
-    assert {k: row[k] for k in expected_k1} == pytest.approx(expected_k1)
+    assert {k: v["queries"] for k, v in _rates_table(at).items()} == _expected_counts(expected_k1)
+
+
+def test_threshold_zero_bluffs_shows_the_upper_bound_and_the_chooser(tiny, library):
+    from ragdiag.results import gate_inputs_for
+    from ragdiag.threshold import Goal, cut_choice
+
+    at = app("app_pages/threshold.py", config="E/hybrid", cut="0.05")
+    shown = texts(at).replace("\\", "")  # markdown escapes
+    assert "0 of 2 out-of-domain queries bluff: the rate could still be up to 84.2% (95% upper bound)" in shown
+    assert not at.success  # never a bare success message
+    choice = cut_choice(gate_inputs_for(library, "E/hybrid", keep=4), Goal(max_bluff=0.05))
+    assert f"Proposed cut: {choice.cut:.4f}" in shown
+    assert "cannot certify a bluff rate of 5.0% with 2 out-of-domain queries: it takes at least 19" in shown
 
 
 def test_inspector_query_from_url_and_citations(tiny, library):
@@ -395,6 +443,7 @@ def test_export_page_offers_report_and_tables(tiny, library):
 def test_external_run_page_evaluates_and_compares(tiny, library, tmp_path):
     from dataclasses import replace
 
+    from ragdiag.defaults import PRIMARY_K
     from ragdiag.evaluate import summary_rows
     from ragdiag.external import parse_run, run_result
     from ragdiag.results import compare
@@ -415,10 +464,11 @@ def test_external_run_page_evaluates_and_compares(tiny, library, tmp_path):
     table = frame_with(at, "R@20").set_index("config")
     assert table.loc["ext/mine", "R@1"] == str(row["R@1"])
     assert table.loc["ext/mine", "R@4"] == str(row["R@4"])
-    test = compare(view, expected.config, "E/hybrid", k=20).test
+    comp = compare(view, expected.config, "E/hybrid", k=PRIMARY_K)  # the page opens at the primary k
+    test = comp.test
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["ext/mine wins"] == str(test.wins) and metrics["ties"] == str(test.ties)
-    assert "indistinguishable" in texts(at) or "beats" in texts(at)
+    assert comp.verdict in texts(at).replace("\\", "")
 
 
 def test_external_run_page_reports_bad_lines(tiny, tmp_path):

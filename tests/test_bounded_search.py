@@ -25,8 +25,6 @@ from ragdiag.retrieval import (
     RerankRetriever,
     cosine_distances,
     ranks_from_orders,
-    rrf_fuse,
-    top_k_desc,
 )
 from ragdiag.retrieval.search import Search, _select, block_search, search, target_ranks_from_orders
 from ragdiag.retrieval.vectors import VectorFile, save_vectors

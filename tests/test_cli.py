@@ -80,20 +80,61 @@ def test_eval_prints_the_table_and_writes_outputs(tiny_folder, tmp_path, capsys)
 
 
 @pytest.mark.model
-def test_compare_prints_the_paired_test(tiny_folder, capsys):
-    from scipy.stats import binomtest
-
+def test_compare_prints_the_paired_test_over_questions(tiny_folder, capsys):
     code, out, err = run_main(capsys, "compare", "C/dense", "C/bm25", "--k", "4", "--corpus", tiny_folder,
                               "--no-cache")
     assert code == 0, err
-    m = re.search(r"C/dense vs C/bm25 at R@4 \(all\): wins (\d+), losses (\d+), ties (\d+), "
-                  r"exact two-sided sign test p = ([0-9.e-]+)", out)
+    m = re.search(r"C/dense vs C/bm25 at R@4 \(all\), over 4 questions: wins (\d+), losses (\d+), ties (\d+); "
+                  r"exact sign-flip test p = ([0-9.e-]+)", out)
     assert m, out
-    wins, losses, ties, p = int(m[1]), int(m[2]), int(m[3]), float(m[4])
-    assert wins + losses + ties == 8
-    expected = binomtest(wins, wins + losses, 0.5).pvalue if wins + losses else 1.0
-    assert p == pytest.approx(expected, rel=1e-3)
-    assert "C/dense" in out.splitlines()[1] and "R@4" in out.splitlines()[1]  # the verdict line
+    assert int(m[1]) + int(m[2]) + int(m[3]) == 4  # questions, not the 8 queries
+    verdict = out.splitlines()[1]
+    assert verdict.startswith("C/dense vs C/bm25 at R@4 over 4 questions: ")
+    assert "not shown different (p = " in verdict or "is ahead (p = " in verdict
+
+
+@pytest.mark.model
+def test_compare_json_counts_questions_and_p_is_the_sign_flip_of_the_discordant_queries(tiny_folder, capsys):
+    from collections import Counter
+
+    from ragdiag.compare import sign_flip_test
+
+    code, out, err = run_main(capsys, "compare", "C/dense", "C/bm25", "--k", "4", "--corpus", tiny_folder,
+                              "--no-cache", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["unit"] == "question" and doc["n_questions"] == 4 and doc["phrasings_per_question"] == 2
+    assert doc["wins"] + doc["losses"] + doc["ties"] == 4
+    assert doc["p_holm"] is None  # no family requested
+    assert set(doc["difference"]) == {"estimate", "low", "high"}
+    # rebuild each question's difference from the discordant queries the JSON lists
+    plus = Counter(q.split(":")[0] for q in doc["discordant_queries"]["a_finds"])
+    minus = Counter(q.split(":")[0] for q in doc["discordant_queries"]["b_finds"])
+    d = [plus[q] - minus[q] for q in ("q1", "q2", "q3", "q4")]
+    assert doc["p"] == sign_flip_test(d)
+    assert doc["wins"] == sum(x > 0 for x in d) and doc["losses"] == sum(x < 0 for x in d)
+    assert doc["difference"]["estimate"] == pytest.approx(sum(d) / 8)
+
+    code, out, err = run_main(capsys, "compare", "C/dense", "C/bm25", "--k", "4", "--corpus", tiny_folder,
+                              "--no-cache", "--json", "--family", "all", "--strategies", "C",
+                              "--retrievers", "dense,bm25,hybrid")
+    fam = json.loads(out)
+    assert fam["family_size"] == 3 and fam["p_holm"] >= fam["p"] == doc["p"]
+
+
+@pytest.mark.model
+def test_pairs_lists_the_family_over_questions(tiny_folder, capsys):
+    code, out, err = run_main(capsys, "pairs", "--strategies", "C", "--retrievers", "dense,bm25,hybrid",
+                              "--corpus", tiny_folder, "--no-cache", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["unit"] == "question" and doc["family_size"] == 3 and doc["k"] == 4
+    for r in doc["rows"]:
+        assert r["wins"] + r["losses"] + r["ties"] == 4 and r["p_holm"] >= r["p"]
+    code, out, err = run_main(capsys, "pairs", "--strategies", "C", "--retrievers", "dense,bm25,hybrid",
+                              "--baseline", "C/hybrid", "--corpus", tiny_folder, "--no-cache", "--json")
+    doc = json.loads(out)
+    assert doc["family_size"] == 2 and all(r["a"] == "C/hybrid" for r in doc["rows"])
 
 
 @pytest.mark.model
@@ -102,8 +143,10 @@ def test_sweep_prints_the_table(tiny_folder, capsys):
                               "--cut", "0.95")
     assert code == 0, err
     lines = out.splitlines()
-    assert lines[0].startswith("C/dense: gate keeps at most 2 chunks") and "8 answerable queries, 2 out-of-domain" in lines[0]
-    assert lines[1].split() == ["cut", "answered", "kept_wrong", "refused", "lost", "bluffs", "ood_refused"]
+    assert lines[0].startswith("C/dense: the gate keeps at most 2 chunks") and "8 answerable queries, 2 out-of-domain" in lines[0]
+    assert "dense model" in lines[0]  # the distance the gate uses is named
+    assert lines[1].split() == ["cut", "answered", "kept_wrong", "refused", "lost", "bluffs", "ood_refused",
+                                "bluffs_near", "bluffs_far"]
     table = []
     for line in lines[3:]:
         if not line.strip():
@@ -111,10 +154,44 @@ def test_sweep_prints_the_table(tiny_folder, capsys):
         table.append([float(x) for x in line.split()])
     assert len(table) == 25  # 0.3 to 0.9 by 0.025
     assert table[0][0] == 0.3 and table[-1][0] == 0.9
-    for cut, answered, kept_wrong, refused, lost, bluffs, ood_refused in table:
+    for cut, answered, kept_wrong, refused, lost, bluffs, ood_refused, near, far in table:
         assert answered + kept_wrong + refused == 8 and lost == 8 - answered
-        assert bluffs + ood_refused == 2
+        assert bluffs + ood_refused == 2 and near + far == bluffs
     assert "bluffing out-of-domain queries at cut 0.95:" in out
+    assert "out-of-domain queries bluff" in out
+
+
+@pytest.mark.model
+def test_sweep_and_threshold_json(tiny_folder, capsys):
+    code, out, err = run_main(capsys, "sweep", "C/dense", "--keep", "2", "--corpus", tiny_folder, "--no-cache",
+                              "--json", "--start", "0.5", "--stop", "1", "--step", "0.1")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [r["cut"] for r in doc["rows"]] == pytest.approx([0.5, 0.6, 0.7, 0.8, 0.9, 1.0])
+    for row in doc["rows"]:
+        assert set(row) == {"cut", "answered", "kept_wrong", "refused", "bluffs", "bluffs_near", "bluffs_far"}
+        assert row["answered"]["count"] + row["kept_wrong"]["count"] + row["refused"]["count"] == 8
+        assert row["bluffs_near"]["count"] + row["bluffs_far"]["count"] == row["bluffs"]["count"]
+        for key, cell in row.items():
+            if key != "cut":
+                assert set(cell) == {"count", "rate", "low", "high"}
+                assert cell["low"] <= cell["rate"] <= cell["high"]
+    code, out, err = run_main(capsys, "threshold", "C/dense", "--keep", "2", "--corpus", tiny_folder, "--no-cache",
+                              "--max-bluff", "0.5", "--json", "--folds", "2")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["rule"].startswith("the largest cut at which at most 50.0%")
+    assert doc["in_sample"]["bluffs"]["count"] <= 1 and doc["cut"] == doc["in_sample"]["cut"]
+    assert doc["cross_validation"] == {"folds": 2, "grouped_by": "question", "seed": doc["cross_validation"]["seed"],
+                                       "fold_cuts": doc["cross_validation"]["fold_cuts"]}
+    # 2 ood queries: j = floor(0.5 * 3) = 1, the smallest ood distance certifies 1/3 <= 50%
+    assert doc["conformal_cut"] is not None and doc["conformal"].startswith("the 1st smallest of 2 out-of-domain")
+    assert doc["conformal_cut"] <= doc["cut"]
+    assert "dense model" in doc["distance"]
+    code, out, err = run_main(capsys, "threshold", "C/dense", "--keep", "2", "--corpus", tiny_folder, "--no-cache",
+                              "--max-bluff", "0.05", "--json")
+    doc = json.loads(out)
+    assert doc["conformal_cut"] is None and "it takes at least 19" in doc["conformal"]  # 1/0.05 - 1
 
 
 def write_truth(path, questions, ood=()):
@@ -131,7 +208,8 @@ def dup_folder(tmp_path):
     return folder, sentence
 
 
-BAD_INPUTS = ["missing corpus folder", "needle occurs twice", "unknown strategy", "bad config", "unreadable truth"]
+BAD_INPUTS = ["missing corpus folder", "needle occurs twice", "unknown strategy", "bad config", "unreadable truth",
+              "unknown phrasing", "sweep step too small", "cut not finite", "cut out of range", "no goal"]
 
 
 @pytest.mark.parametrize("case", BAD_INPUTS)
@@ -151,6 +229,21 @@ def test_bad_input_exits_2_saying_what_to_fix(case, tiny_folder, dup_folder, tmp
     elif case == "bad config":
         argv = ["compare", "E-dense", "C/bm25", "--corpus", tiny_folder, "--no-cache"]
         expected = ["'E-dense'", "STRATEGY/RETRIEVER", "E/hybrid"]
+    elif case == "unknown phrasing":
+        argv = ["compare", "C/dense", "C/bm25", "--phrasing", "tciket", "--corpus", tiny_folder, "--no-cache"]
+        expected = ["unknown phrasing 'tciket'", "all, course, ticket"]
+    elif case == "sweep step too small":
+        argv = ["sweep", "C/dense", "--step", "1e-9", "--corpus", tiny_folder, "--no-cache"]
+        expected = ["at most 2001", "use a step of at least"]
+    elif case == "cut not finite":
+        argv = ["sweep", "C/dense", "--cut", "nan", "--corpus", tiny_folder, "--no-cache"]
+        expected = ["finite cosine distance in [0, 2]"]
+    elif case == "cut out of range":
+        argv = ["sweep", "C/dense", "--stop", "3", "--corpus", tiny_folder, "--no-cache"]
+        expected = ["finite cosine distance in [0, 2]", "3.0"]
+    elif case == "no goal":
+        argv = ["threshold", "C/dense", "--corpus", tiny_folder, "--no-cache"]
+        expected = ["exactly one goal", "--max-bluff"]
     else:
         bad = tmp_path / "bad.json"
         bad.write_text('{"questions": [\n  {"id": "q1",,}\n]}', encoding="utf-8")

@@ -17,6 +17,7 @@ from ragdiag.chunking import destroyed_needles
 from ragdiag.evaluate import DIAGNOSES, Config, evaluate, interval_cells, parse_retrievers, summary_rows
 from ragdiag.metrics import hits_at_k, reciprocal_rank
 from ragdiag.retrieval import cosine_distances
+from ragdiag.compare import clustered_rate
 from ragdiag.stats import Interval, wilson
 
 QUERY_IDS = ["q1:course", "q1:ticket", "q2:course", "q2:ticket", "q3:course", "q3:ticket", "q4:course",
@@ -153,7 +154,13 @@ def test_summary_rows_hand_computed(tiny_eval, phrasing, case):
     for k, h in hits.items():
         iv = row[f"R@{k}"]
         assert isinstance(iv, Interval)
-        assert iv == wilson(h, n)
+        # questions are the unit: the interval is the clustered one over the questions of these queries
+        ids = [q.question_id for q, m in zip(tiny_eval.queries, tiny_eval.mask(phrasing)) if m]
+        ranks = tiny_eval.result("C/dense").needle_rank[tiny_eval.mask(phrasing)]
+        assert iv == clustered_rate(hits_at_k(ranks, k), ids)
+        assert (iv.successes, iv.trials) == (h, n)
+        if phrasing != "all":  # one query per question: Wilson's interval, with t(G-1) in place of z (wider)
+            assert iv.low <= wilson(h, n).low and iv.high >= wilson(h, n).high
         assert iv.estimate == pytest.approx(h / n)
         assert 0 <= iv.low <= iv.estimate <= iv.high <= 1
     assert row["MRR"] == pytest.approx(mrr)

@@ -14,7 +14,7 @@ from urllib.parse import unquote
 import numpy as np
 import pytest
 
-from ragdiag.export import trec_id, trec_qrels, trec_run, write_trec
+from ragdiag.export import DESTROYED_DOCNO, trec_id, trec_qrels, trec_run, write_trec
 from ragdiag.metrics import KS, MRR_DEPTH, hits_at_k, reciprocal_rank
 
 # ---------------------------------------------------------------------------
@@ -61,14 +61,16 @@ def test_trec_run_options(tiny_eval):
         trec_run(tiny_eval, "E/bm25")
 
 
-def test_trec_qrels_chunk_level_and_destroyed_needles_absent(tiny_eval):
+def test_trec_qrels_chunk_level_and_destroyed_needles_get_the_placeholder(tiny_eval):
     lines = trec_qrels(tiny_eval, "C").splitlines()
-    # holders: q1 -> chunk 1, q2 -> chunk 2, q3 -> none (destroyed), q4 -> chunk 5; two phrasings each
+    # holders: q1 -> chunk 1, q2 -> chunk 2, q3 -> none (destroyed: the placeholder), q4 -> chunk 5
     assert lines == [
         "q1:course 0 C:animals:0001 1",
         "q1:ticket 0 C:animals:0001 1",
         "q2:course 0 C:animals:0002 1",
         "q2:ticket 0 C:animals:0002 1",
+        f"q3:course 0 {DESTROYED_DOCNO} 1",
+        f"q3:ticket 0 {DESTROYED_DOCNO} 1",
         "q4:course 0 C:animals:0005 1",
         "q4:ticket 0 C:animals:0005 1",
     ]
@@ -101,10 +103,11 @@ def test_pytrec_eval_agrees_on_the_tiny_evaluation(tiny_eval, tmp_path):
     with open(tmp_path / "C_dense.run") as f:
         run = pytrec_eval.parse_run(f)
     out = pytrec_eval.RelevanceEvaluator(qrels, {"success.1,4,8", "recip_rank"}).evaluate(run)
-    # q3 (destroyed) is skipped by pytrec_eval: no relevant chunk. Ranks of the others: 1, 4, 1, 1, 6, 1
-    assert sorted(out) == ["q1:course", "q1:ticket", "q2:course", "q2:ticket", "q4:course", "q4:ticket"]
-    assert [out[q]["recip_rank"] for q in sorted(out)] == pytest.approx([1, 1 / 4, 1, 1, 1 / 6, 1])
-    assert [out[q]["success_4"] for q in sorted(out)] == [1, 1, 1, 1, 0, 1]
+    # q3 (destroyed) is judged through the placeholder and scores 0. Ranks: 1, 4, 1, 1, 0, 0, 6, 1
+    assert sorted(out) == ["q1:course", "q1:ticket", "q2:course", "q2:ticket", "q3:course", "q3:ticket",
+                           "q4:course", "q4:ticket"]
+    assert [out[q]["recip_rank"] for q in sorted(out)] == pytest.approx([1, 1 / 4, 1, 1, 0, 0, 1 / 6, 1])
+    assert [out[q]["success_4"] for q in sorted(out)] == [1, 1, 1, 1, 0, 0, 0, 1]
     assert len(paths) == 4
 
 
@@ -136,51 +139,84 @@ def test_metrics_equal_pytrec_eval_per_query_and_on_average(bundled_eval_c, bund
     oracle = bundled_trec[retriever]
     ind = ev.in_domain
     destroyed = np.array([d == "destroyed" for d in res.diagnosis])
-    kept = ind & ~destroyed
     ids = [q.id for q in ev.queries]
-    # pytrec_eval evaluates exactly the in-domain queries whose needle survived chunking
-    assert sorted(oracle) == sorted(ids[i] for i in np.flatnonzero(kept))
-    assert destroyed.any(), "the bundled corpus has destroyed needles under C: the split below is not vacuous"
+    # pytrec_eval evaluates every in-domain query, destroyed ones included (through the placeholder)
+    assert sorted(oracle) == sorted(ids[i] for i in np.flatnonzero(ind))
+    assert destroyed.any(), "the bundled corpus has destroyed needles under C: the check below is not vacuous"
     rr = reciprocal_rank(res.needle_rank, depth=MRR_DEPTH)
-    for i in np.flatnonzero(kept):
+    for i in np.flatnonzero(ind):
         o = oracle[ids[i]]
         assert rr[i] == pytest.approx(o["recip_rank"], abs=1e-12), ids[i]
         for k in KS:
             assert bool(hits_at_k(res.needle_rank[i : i + 1], k)[0]) == (o[f"success_{k}"] == 1.0), (ids[i], k)
-    # averages over the non-destroyed queries
-    order = [ids[i] for i in np.flatnonzero(kept)]
-    assert rr[kept].mean() == pytest.approx(np.mean([oracle[q]["recip_rank"] for q in order]), abs=1e-12)
-    for k in KS:
-        assert hits_at_k(res.needle_rank[kept], k).mean() == pytest.approx(
-            np.mean([oracle[q][f"success_{k}"] for q in order]), abs=1e-12)
 
 
 @pytest.mark.model
-def test_ragdiag_counts_destroyed_queries_as_misses(bundled_eval_c, bundled_trec):
+def test_pytrec_eval_means_equal_the_summary_table(bundled_eval_c, bundled_trec):
     from ragdiag.evaluate import summary_rows
 
-    ev = bundled_eval_c
-    rows = {r["retriever"]: r for r in summary_rows(ev)}
+    rows = {r["retriever"]: r for r in summary_rows(bundled_eval_c)}
     for retriever, oracle in bundled_trec.items():
-        res = ev.result(f"C/{retriever}")
-        ind = ev.in_domain
-        destroyed = np.array([d == "destroyed" for d in res.diagnosis])
-        n_in, n_destroyed = int(ind.sum()), int(destroyed.sum())
-        assert (res.needle_rank[destroyed] == 0).all() and np.isnan(res.needle_distance[destroyed]).all()
-        # ragdiag: hits over ALL in-domain queries (destroyed ones are misses); pytrec_eval: over the others
         for k in KS:
-            oracle_hits = sum(v[f"success_{k}"] for v in oracle.values())
-            assert len(oracle) == n_in - n_destroyed
-            assert rows[retriever][f"R@{k}"].estimate == pytest.approx(oracle_hits / n_in, abs=1e-12)
-        oracle_rr = sum(v["recip_rank"] for v in oracle.values())
-        assert rows[retriever]["MRR"] == pytest.approx(oracle_rr / n_in, abs=1e-12)
+            assert rows[retriever][f"R@{k}"].estimate == pytest.approx(
+                np.mean([v[f"success_{k}"] for v in oracle.values()]), abs=1e-12)
+        assert rows[retriever]["MRR"] == pytest.approx(np.mean([v["recip_rank"] for v in oracle.values()]), abs=1e-12)
 
 
-def test_destroyed_queries_have_no_qrels_even_when_ranked(tiny_eval):
-    # A destroyed query still has a ranked list in the run; with no qrels, TREC tools skip it.
-    run_q = {line.split()[0] for line in trec_run(tiny_eval, "C/dense").splitlines()}
-    qrel_q = {line.split()[0] for line in trec_qrels(tiny_eval, "C").splitlines()}
-    assert run_q - qrel_q == {"q3:course", "q3:ticket"}
+# ---------------------------------------------------------------------------
+# Every configuration, strategy A included: ranx and pytrec_eval reproduce the summary table
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiny_eval_all(tiny_corpus, tiny_truth, fake_encoder):
+    """The tiny corpus under all six strategies (FAKE encoder): blind cuts (A, B) destroy needles too."""
+    from ragdiag.evaluate import evaluate
+
+    return evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="A,B,C,D,E,F",
+                    retrievers="dense,bm25,hybrid", diagnosis_k=2)
+
+
+def test_ranx_and_pytrec_eval_means_equal_the_table_for_every_configuration(tiny_eval_all, tmp_path):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    ranx = pytest.importorskip("ranx")
+    from ragdiag.evaluate import summary_rows
+
+    ev = tiny_eval_all
+    write_trec(ev, tmp_path, depth=MRR_DEPTH)
+    rows = {r["config"]: r for r in summary_rows(ev)}
+    destroyed_somewhere = False
+    for cfg in ev.results:
+        qrels_path, run_path = tmp_path / f"{cfg.strategy}.qrels", tmp_path / f"{cfg.strategy}_{cfg.retriever}.run"
+        destroyed_somewhere |= DESTROYED_DOCNO in qrels_path.read_text()
+        with open(qrels_path) as f:
+            qrels = pytrec_eval.parse_qrel(f)
+        with open(run_path) as f:
+            run = pytrec_eval.parse_run(f)
+        out = pytrec_eval.RelevanceEvaluator(qrels, {"success." + ",".join(map(str, KS)), "recip_rank"}).evaluate(run)
+        assert len(out) == int(ev.in_domain.sum())  # every answerable query is judged
+        r_qrels = ranx.Qrels.from_file(str(qrels_path), kind="trec")
+        r_run = ranx.Run.from_file(str(run_path), kind="trec")
+        metrics = [f"hit_rate@{k}" for k in KS] + [f"mrr@{MRR_DEPTH}"]
+        scores = ranx.evaluate(r_qrels, r_run, metrics)
+        row = rows[cfg.label]
+        for k in KS:
+            assert row[f"R@{k}"].estimate == pytest.approx(np.mean([v[f"success_{k}"] for v in out.values()]),
+                                                           abs=1e-12), (cfg.label, k)
+            assert row[f"R@{k}"].estimate == pytest.approx(scores[f"hit_rate@{k}"], abs=1e-12), (cfg.label, k)
+        assert row["MRR"] == pytest.approx(np.mean([v["recip_rank"] for v in out.values()]), abs=1e-12)
+        assert row["MRR"] == pytest.approx(scores[f"mrr@{MRR_DEPTH}"], abs=1e-12), cfg.label
+    assert destroyed_somewhere, "no strategy destroyed a needle: the placeholder would not be exercised"
+
+
+def test_destroyed_queries_are_judged_with_a_placeholder_no_run_retrieves(tiny_eval):
+    # A destroyed query has a ranked list in the run and a qrels line for the placeholder only.
+    run = [line.split() for line in trec_run(tiny_eval, "C/dense").splitlines()]
+    qrels = [line.split() for line in trec_qrels(tiny_eval, "C").splitlines()]
+    assert {f[0] for f in run} == {f[0] for f in qrels}
+    assert {f[0] for f in qrels if f[2] == DESTROYED_DOCNO} == {"q3:course", "q3:ticket"}
+    assert DESTROYED_DOCNO not in {f[2] for f in run}
+    assert all(DESTROYED_DOCNO != c.id for c in tiny_eval.indexes["C"].chunks)
     res = tiny_eval.result("C/dense")
     assert [res.diagnosis[i] for i in (4, 5)] == ["destroyed", "destroyed"]
 

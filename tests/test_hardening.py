@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import sys
 import warnings
 from pathlib import Path
 

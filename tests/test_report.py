@@ -26,9 +26,11 @@ from ragdiag.corpus import Corpus, make_document
 from ragdiag.encoder import EncoderStamp
 from ragdiag.evaluate import Config, evaluate
 from ragdiag.report import PairRow, build_report, default_config, write_report
-from ragdiag.results import compare, pairwise, sweep_table, write_outputs
+from ragdiag.defaults import PRIMARY_K
+from ragdiag.results import compare, compare_in_family, family, sweep_table, write_outputs
 from ragdiag.retrieval import tokenize
-from ragdiag.threshold import bluffs_at
+from ragdiag.results import gate_inputs_for
+from ragdiag.threshold import bluffs_at, rate_rows
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = "<script>alert(1)</script>"
@@ -199,9 +201,16 @@ def test_sweep_row_and_bluffs_are_the_librarys(ev, report, html_text, md_text):
     expected = sweep_table(ev, "C/dense", keep=KEEP, cuts=[CUT]).row(CUT)
     assert report.sweep_row == expected
     cells = table_rows(html_text, "tradeoff")
-    want = [f"{CUT:g}", *(str(expected[c]) for c in ("answered", "kept_wrong", "refused", "lost", "bluffs"))]
+    rates = rate_rows(gate_inputs_for(ev, "C/dense", keep=KEEP), [CUT])[0]
+
+    def cell(key):  # the count with its rate and 95% interval, as the report writes it
+        c = rates[key]
+        assert c["count"] == expected[key]
+        return f"{c['count']} ({100 * c['rate']:.0f}% [{100 * c['low']:.0f}, {100 * c['high']:.0f}])"
+
+    want = [f"{CUT:g}", cell("answered"), cell("kept_wrong"), cell("refused"), str(expected["lost"]), cell("bluffs")]
     assert cells == [want]
-    assert md_rows(md_text, f"{CUT:g}") == [want]
+    assert [[c.replace("\\", "") for c in row] for row in md_rows(md_text, f"{CUT:g}")] == [want]  # md escapes [ ]
     bluffs = bluffs_at(ev.result("C/dense"), ev.queries, cut=CUT, keep=KEEP)
     assert len(bluffs) == expected["bluffs"] == len(table_rows(html_text, "bluffs-table"))
     first = table_rows(html_text, "bluffs-table")[0]
@@ -223,34 +232,70 @@ def test_destroyed_needles_are_listed_with_the_cut(summary, html_text, md_text):
     assert "A: 5 of 8, C: 0 of 8" in html_text and "A: 5 of 8, C: 0 of 8" in md_text
 
 
+def test_phrasings_are_not_independent_queries(ev):
+    # C finds both phrasings of the 5 questions A destroys: per query +10/-0 (sign test p = 0.002), but per
+    # question +5/-0 with d = 2 each: 2 of the 32 sign patterns reach |10|, p = 0.0625
+    c = compare(ev, "C/dense", "A/dense", k=20)
+    assert (c.test.wins, c.test.losses, c.test.ties) == (5, 0, 3)
+    assert c.test.p == 2 / 32
+    assert c.status == "descriptive"  # R@20 is not the primary k
+    assert "descriptive only (p = 0.062)" in c.verdict
+
+
 def test_comparisons_survivors_and_plain_sentences(ev, report, html_text, md_text):
-    family = pairwise(ev, k=20)
-    assert len(report.pairs) == len(family) == 6
-    surviving = {(p["a"], p["b"]) for p in family if p["p_holm"] < 0.05}
-    assert {(p.a, p.b) for p in report.survivors} == surviving and len(surviving) == 4
-    rows = table_rows(html_text, "survivors")
-    assert {(r[0], r[1]) for r in rows} == {("C/dense", "A/dense"), ("C/bm25", "A/bm25"), ("C/bm25", "A/dense"),
-                                            ("C/dense", "A/bm25")}
-    by_pair = {(p["a"], p["b"]): p for p in family}
-    for r in rows:
-        p = by_pair.get((r[1], r[0])) or by_pair[(r[0], r[1])]
-        assert (r[2], r[3], r[5], r[6]) == ("10", "0", f"{p['p']:.3g}", f"{p['p_holm']:.3g}")
-    # the ones that do not survive get a plain sentence, in both formats
-    assert "A/dense and A/bm25 are indistinguishable at R@20 on these 16 queries" in html_text
-    assert "C/dense and C/bm25 are indistinguishable at R@20 on these 16 queries" in md_text
-    assert "6 pairs of configurations were tested" in html_text and "the other 2 are indistinguishable" in md_text
-    # always the verdict of the chosen configuration against its best competitor (C/bm25: same R@20, MRR...)
-    assert report.competitor == "C/bm25"
-    verdict = compare(ev, "C/dense", "C/bm25", k=20).verdict
-    assert report.headline == verdict and html.escape(verdict) in html_text
+    fam = family(ev, k=report.k)
+    assert report.k == PRIMARY_K
+    assert len(report.pairs) == len(fam) == 6
+    surviving = {(c.a.label, c.b.label) for c in fam if c.status == "different"}
+    assert {(p.a, p.b) for p in report.survivors} == surviving
+    for c in fam:  # every pair carries the library's verdict words
+        (p,) = [p for p in report.pairs if (p.a, p.b) == (c.a.label, c.b.label)]
+        assert p.verdict == c.verdict and p.p_holm == c.p_holm
+    if surviving:
+        rows = table_rows(html_text, "survivors")
+        assert len(rows) == len(surviving)
+    rest = [c for c in fam if c.status != "different"]
+    assert rest
+    for c in rest:  # the ones that are not shown different get the library's sentence, in both formats
+        assert html.escape(c.verdict) in html_text and c.verdict in md_text.replace("\\", "")
+    nq = fam[0].test.n_questions
+    assert f"6 pairs of configurations were tested at R@{PRIMARY_K} on the same {nq} questions" in html_text
+    assert "indistinguishable" not in html_text and "indistinguishable" not in md_text
+    # always the verdict of the chosen configuration against its best competitor, Holm within all pairs
+    expected = compare_in_family(ev, "C/dense", report.competitor, k=report.k)
+    assert report.headline == expected.verdict and html.escape(report.headline) in html_text
+    assert report.headline_power == expected.power and expected.power in md_text.replace("\\", "")
 
 
 def test_a_long_family_is_counted_not_listed(report):
-    many = tuple(PairRow(f"X{i}", f"Y{i}", 20, 1, 1, 14, 1.0, 1.0) for i in range(30))
-    big = dataclasses.replace(report, pairs=(*report.survivors, *many))
+    many = tuple(PairRow(f"X{i}", f"Y{i}", 20, 1, 1, 14, 1.0, 1.0, f"X{i} vs Y{i}: not shown different", "not shown different")
+                 for i in range(30))
+    big = dataclasses.replace(report, pairs=(*report.pairs, *many))
     md = big.to_markdown()
-    assert "34 pairs of configurations were tested" in md and "4 survive; the other 30 are indistinguishable" in md
-    assert "X3 and Y3" not in md and "X3 and Y3" not in big.to_html()
+    assert "36 pairs of configurations were tested" in md and "are not shown different" in md
+    assert "X3 vs Y3" not in md and "X3 vs Y3" not in big.to_html()
+
+
+def test_zero_bluffs_shows_the_upper_bound(ev):
+    r = build_report(ev, config="C/dense", cut=0.01, keep=KEEP)
+    assert r.sweep_row["bluffs"] == 0
+    md = r.to_markdown()
+    assert "0 of 2 out-of-domain queries bluff: the rate could still be up to 84.2% (95% upper bound)" in md
+    assert "No out-of-domain query gets a source" not in md
+    assert "dense model" in md  # the distance the gate uses is named
+
+
+def test_the_cut_chooser_is_in_the_report(ev, report, md_text):
+    from ragdiag.defaults import DEFAULT_MAX_BLUFF
+    from ragdiag.threshold import Goal, cut_choice
+
+    choice = cut_choice(gate_inputs_for(ev, "C/dense", keep=KEEP), Goal(max_bluff=DEFAULT_MAX_BLUFF))
+    assert report.choice == choice.as_json()
+    md = md_text.replace("\\", "")
+    assert f"Suggested cut for a bluff rate of at most {100 * DEFAULT_MAX_BLUFF:.0f}%" in md
+    assert "cross-validation grouped by question" in md
+    # 2 ood queries cannot certify 5%: the report says so
+    assert "cannot certify a bluff rate of 5.0% with 2 out-of-domain queries" in md
 
 
 def test_provenance_stamps(report, summary, html_text, md_text):

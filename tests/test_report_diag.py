@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 
 from ragdiag.funnel import STAGES, funnels
 from ragdiag.report import build_report

@@ -404,3 +404,199 @@ def test_holm_adjusted_matches_procedure(raw, alpha):
 def test_holm_permutation_equivariant(raw):
     perm = np.random.default_rng(len(raw)).permutation(len(raw))
     np.testing.assert_array_equal(holm(np.asarray(raw)[perm]), holm(raw)[perm])
+
+
+# ---------------------------------------------------------------------------
+# questions as the unit (ragdiag.compare)
+# ---------------------------------------------------------------------------
+
+from ragdiag.compare import (  # noqa: E402
+    Difference,
+    QuestionTest,
+    bootstrap_difference,
+    clustered_mean,
+    clustered_rate,
+    clustered_wilson,
+    paired_test,
+    question_differences,
+    questions_needed,
+    rate_interval,
+    sign_flip_test,
+    upper_bound_words,
+    verdict,
+)
+
+
+@pytest.mark.parametrize(
+    ("wins", "losses", "p", "digits"),
+    [(18, 3, 0.0015, 4), (12, 2, 0.0129, 4), (8, 6, 0.79, 2), (9, 7, 0.80, 2), (10, 3, 0.09, 2), (10, 6, 0.45, 2)],
+)
+def test_sign_flip_with_one_phrasing_is_the_exact_sign_test(wins, losses, p, digits):
+    # P = 1: d in {-1, 0, 1}; the study's sign-test vectors hold, and the value equals sign_test_counts exactly
+    d = [1] * wins + [-1] * losses + [0] * 5
+    assert round(sign_flip_test(d), digits) == p
+    assert sign_flip_test(d) == sign_test_counts(wins, losses).p
+
+
+def test_sign_flip_equals_sign_test_for_every_small_count():
+    for w in range(16):
+        for l_ in range(16):
+            assert sign_flip_test([1] * w + [-1] * l_) == sign_test_counts(w, l_).p, (w, l_)
+
+
+# P = 2 vectors: per-question differences in -2..2, worked by hand and checked against scipy.
+#   [2, 2, 1, -1]: magnitudes 2, 2, 1, 1 -> 16 sign patterns; |S| >= 4 for S in {6, 4, 4, -4, -4, -6}: 6/16
+#   [2, 2, 2]: only (+,+,+) and (-,-,-) reach |6|: 2/8
+#   [2, -2, 1]: observed 1; every pattern has |S| >= 1 (sums are odd): 1
+#   [2, 1, 1, 1]: observed 5 = the maximum: only all + and all -: 2/16
+P2_VECTORS = [([2, 2, 1, -1, 0], 6 / 16), ([2, 2, 2], 2 / 8), ([2, -2, 1], 1.0), ([2, 1, 1, 1, 0, 0], 2 / 16)]
+
+
+@pytest.mark.parametrize(("d", "p"), P2_VECTORS)
+def test_sign_flip_p2_hand_vectors(d, p):
+    assert sign_flip_test(d) == pytest.approx(p, abs=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_sign_flip_p2_matches_scipy_permutation_test(seed):
+    from scipy.stats import permutation_test
+
+    rng = np.random.default_rng(seed)
+    d = rng.integers(-2, 3, size=int(rng.integers(3, 11)))
+    ref = permutation_test((d,), np.sum, permutation_type="samples", alternative="two-sided",
+                           n_resamples=np.inf).pvalue
+    assert sign_flip_test(d) == pytest.approx(min(ref, 1.0), abs=1e-12), d.tolist()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sign_flip_real_differences_match_scipy(seed):
+    # reciprocal-rank differences: real numbers, enumerated exactly (meet in the middle)
+    from scipy.stats import permutation_test
+
+    rng = np.random.default_rng(100 + seed)
+    rr = lambda n: np.where(rng.random(n) < 0.3, 0.0, 1.0 / rng.integers(1, 21, size=n))  # noqa: E731
+    d = rr(9) - rr(9)
+    ref = permutation_test((d,), np.sum, permutation_type="samples", alternative="two-sided",
+                           n_resamples=np.inf).pvalue
+    assert sign_flip_test(d) == pytest.approx(min(ref, 1.0), abs=1e-9)
+
+
+@given(st.lists(st.integers(-3, 3), min_size=0, max_size=25))
+@FAST
+def test_sign_flip_invariants(d):
+    p = sign_flip_test(d)
+    assert 0.0 < p <= 1.0
+    assert sign_flip_test([-x for x in d]) == p  # symmetric
+    assert sign_flip_test(list(reversed(d))) == p  # order of questions does not matter
+    assert sign_flip_test(d + [0, 0]) == p  # ties do not move it
+
+
+def test_question_differences_and_paired_test_count_questions():
+    # q1: both phrasings found by a only (+2); q2: one each way (0); q3: a finds one (+1); q4: b finds both (-2)
+    a = [1, 1, 1, 0, 1, 0, 0, 0]
+    b = [0, 0, 0, 1, 0, 0, 1, 1]
+    g = ["q1", "q1", "q2", "q2", "q3", "q3", "q4", "q4"]
+    assert question_differences(a, b, g).tolist() == [2, 0, 1, -2]
+    t = paired_test(a, b, g)
+    assert (t.wins, t.losses, t.ties, t.n_questions, t.phrasings) == (2, 1, 1, 4, 2)
+    # magnitudes 2, 1, 2; observed |1|: sums of +/-2 +/-1 +/-2 are odd, all reach 1 -> p = 1
+    assert t.p == 1.0
+    assert t.difference.estimate == pytest.approx(1 / 8)  # (4 - 3) / 8 queries
+
+
+def test_bootstrap_difference_is_seeded_and_brackets_the_estimate():
+    rng = np.random.default_rng(3)
+    a, b = rng.random(40) < 0.7, rng.random(40) < 0.5
+    g = np.repeat(np.arange(20), 2)
+    r1, r2 = bootstrap_difference(a, b, g), bootstrap_difference(a, b, g)
+    assert r1 == r2  # the fixed seed: same data, same interval
+    assert r1.low <= r1.estimate <= r1.high
+    assert r1.estimate == pytest.approx(a.mean() - b.mean())
+
+
+def _correlated_hits(rng, draws, questions, phrasings, p, rho):
+    """Hits with strongly correlated phrasings: with probability rho all phrasings copy one coin."""
+    shared = rng.random((draws, questions)) < rho
+    common = rng.random((draws, questions, 1)) < p
+    own = rng.random((draws, questions, phrasings)) < p
+    return np.where(shared[:, :, None], common, own)  # (draws, questions, phrasings), P(hit) = p
+
+
+@pytest.mark.parametrize(("p", "rho"), [(0.6, 0.9), (0.8, 0.9)])
+def test_clustered_interval_covers_where_per_query_wilson_falls_short(p, rho):
+    # 2,000 seeded draws of 32 questions x 2 phrasings whose phrasings mostly agree; the true recall is p
+    rng = np.random.default_rng(20261130)
+    hits = _correlated_hits(rng, 2000, 32, 2, p, rho)
+    _, low, high = clustered_wilson(hits.sum(axis=2), np.full(32, 2))
+    covered = ((low <= p) & (p <= high)).mean()
+    assert covered >= 0.94, covered
+    # naive: Wilson on 64 "independent" queries (vectorised wilson, checked against stats.wilson below)
+    k, n, z = hits.reshape(2000, -1).sum(axis=1), 64, 1.959963984540054
+    centre, half = (k + z * z / 2) / (n + z * z), z * np.sqrt(k * (n - k) / n + z * z / 4) / (n + z * z)
+    assert wilson(int(k[0]), n).low == pytest.approx(centre[0] - half[0], abs=1e-12)
+    naive = ((centre - half <= p) & (p <= centre + half)).mean()
+    assert naive < 0.91, naive  # clearly short of 95%
+    # the scalar function gives the same bounds as the vectorised one
+    iv = clustered_rate(hits[0].ravel(), np.repeat(np.arange(32), 2))
+    assert (iv.low, iv.high) == pytest.approx((low[0], high[0]))
+
+
+def test_clustered_rate_with_one_phrasing_is_wilson_with_t():
+    iv = clustered_rate([1] * 20 + [0] * 12, list(range(32)))
+    w = wilson(20, 32)
+    assert iv.estimate == w.estimate and iv.low < w.low and iv.high > w.high  # t(31) > z
+    assert iv.high - iv.low == pytest.approx(w.high - w.low, rel=0.1)
+    assert clustered_rate([0, 0, 0, 0], ["a", "a", "b", "b"]).low == 0.0
+    assert clustered_rate([1, 1, 1, 1], ["a", "a", "b", "b"]).high == 1.0
+
+
+def test_clustered_mean_interval_for_mrr():
+    rr = np.array([1.0, 1.0, 0.5, 0.5, 0.0, 0.0, 1 / 3, 1 / 3, 0.25, 0.25])
+    iv = clustered_mean(rr, np.repeat(np.arange(5), 2))
+    assert iv.estimate == pytest.approx(rr.mean())
+    # identical phrasings: the interval is that of the 5 question means (t with 4 df)
+    from scipy.stats import t as student
+
+    q = rr[::2]
+    half = student.ppf(0.975, 4) * q.std(ddof=1) / np.sqrt(5)
+    assert (iv.low, iv.high) == pytest.approx((max(0, q.mean() - half), q.mean() + half))
+
+
+@pytest.mark.parametrize(("count", "n", "low", "high"),
+                         [(3, 30, 0.035, 0.256), (35, 64, 0.426, 0.663), (0, 30, 0.0, 0.116), (0, 21, 0.0, 0.161)])
+def test_rate_interval_vectors(count, n, low, high):
+    iv = rate_interval(count, n)
+    assert (round(iv.low, 3), round(iv.high, 3)) == (low, high)
+
+
+def test_rate_interval_zero_events_is_the_exact_bound():
+    from scipy.stats import binomtest as bt
+
+    for n in (5, 21, 30, 100):
+        assert rate_interval(0, n).high == pytest.approx(bt(0, n).proportion_ci(0.95, "exact").high, abs=1e-12)
+        assert rate_interval(n, n).low == pytest.approx(bt(n, n).proportion_ci(0.95, "exact").low, abs=1e-12)
+    assert upper_bound_words(0, 30, "bluffs") == "0 of 30 bluffs: the rate could still be up to 11.6% (95% upper bound)"
+
+
+def test_questions_needed_is_connors_formula_for_one_phrasing():
+    # 6 wins, 2 losses, 24 ties: delta = 4/32, discordance pi = 8/32
+    d = [1] * 6 + [-1] * 2 + [0] * 24
+    za, zb = 1.959963984540054, 0.8416212335729143
+    delta, pi = 4 / 32, 8 / 32
+    assert questions_needed(d, 1) == pytest.approx((za * pi**0.5 + zb * (pi - delta**2) ** 0.5) ** 2 / delta**2)
+    assert questions_needed([0, 0, 1, -1], 1) is None
+    # two phrasings that always agree carry no more information than one: same n as d / 2 with P = 1
+    assert questions_needed([2 * x for x in d], 2) == pytest.approx(questions_needed(d, 1))
+
+
+def test_verdict_words_and_rule():
+    t = QuestionTest(7, 1, 24, 0.052, Difference(0.17, -0.01, 0.34), 2)
+    status, text = verdict("E/hybrid", "A/hybrid", t, metric="R@4")
+    assert status == "not shown different"
+    assert text.endswith("not shown different (p = 0.052): +0.17 [-0.01, +0.34]")
+    status, text = verdict("E/hybrid", "A/hybrid", t, metric="R@4", p_adjusted=0.01, family=276)
+    assert status == "different" and "E/hybrid is ahead (p = 0.010, Holm over 276 comparisons)" in text
+    status, _ = verdict("A/hybrid", "E/hybrid", QuestionTest(1, 7, 24, 0.001, Difference(-0.2, -0.3, -0.1), 2),
+                        metric="R@4")
+    assert status == "different"
+    assert verdict("E/hybrid", "A/hybrid", t, metric="R@20", primary=False)[0] == "descriptive"

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ragdiag import PIPELINE_VERSION
-from ragdiag.chunking import STRATEGIES, chunk_corpus, parse_strategies
+from ragdiag.chunking import chunk_corpus, parse_strategies
 from ragdiag.store import (
     CurrentState,
     IndexStamp,

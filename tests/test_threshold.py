@@ -18,6 +18,14 @@ from ragdiag.threshold import (
     gate,
     gate_inputs,
     sweep,
+    GateInputs,
+    Goal,
+    MAX_DISTANCE,
+    choose_cut,
+    conformal_cut,
+    cross_validate,
+    cut_choice,
+    rate_rows,
 )
 from ragdiag.truth import Query
 
@@ -212,13 +220,143 @@ def test_bluffs_at_orders_by_the_closest_kept_chunk():
     assert bluffs_at(r, queries, cut=0.2, keep=2) == []
 
 
-def test_distance_samples():
-    r = fake_result([[0.1], [0.2], [0.3]], [[1], [0], [0]], needle_distance=np.array([0.1, np.nan, np.nan]),
-                    top1=np.array([0.1, 0.2, 0.3]))
-    s = distance_samples(r, np.array([True, True, False]))
-    assert s.in_needle.tolist() == [0.1]  # the destroyed query has no needle distance: dropped, not NaN
-    assert s.in_top1.tolist() == [0.1, 0.2]
-    assert s.ood_top1.tolist() == [0.3]
+HAND_KINDS = (None, None, None, "near", "far")
+HAND_GROUPS = ("qa", "qa", "qb", "o1", "o2")  # a and b: two phrasings of one question
+
+
+def hand_inputs(keep=2):
+    return gate_inputs(HAND, ["a", "b", "c", "o1", "o2"], HAND_IN, keep=keep, groups=HAND_GROUPS, kinds=HAND_KINDS)
+
+
+def test_distance_samples_are_the_gates_own_values():
+    s = distance_samples(hand_inputs())
+    assert s.answer.tolist() == [0.5, 0.6]  # a's kept holder 0.5 (not its third chunk 0.1), c's 0.6; b has none
+    assert s.kept.tolist() == [0.2, 0.3, 0.6]  # closest of the top 2, every answerable query
+    assert {k: v.tolist() for k, v in s.ood.items()} == {"near": [0.35], "far": [0.1]}  # o2: its SECOND chunk
+
+
+@pytest.mark.parametrize("cut", [c for c, *_ in HAND_TABLE] + [0.0, 0.3, 0.55, 2.0])
+def test_histogram_counts_under_the_cut_equal_the_table_row(cut):
+    from ui.frames import distance_frame, under_cut_counts
+
+    inputs = hand_inputs()
+    row = sweep(inputs, [cut]).row(cut)
+    under = under_cut_counts(distance_frame(distance_samples(inputs), keep=2), cut)
+    assert under["answer"] == row["answered"]
+    assert under["kept"] == row["answered"] + row["kept_wrong"]
+    assert (under["near"], under["far"]) == (row["bluffs_near"], row["bluffs_far"])
+    assert under["near"] + under["far"] == row["bluffs"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 4), st.lists(st.tuples(st.booleans(), st.sampled_from(["near", "far"])), min_size=2, max_size=12),
+       st.data())
+def test_histogram_and_sweep_agree_on_random_gates(keep, kinds, data):
+    from ui.frames import distance_frame, under_cut_counts
+
+    n = len(kinds)
+    d = np.array(data.draw(st.lists(st.lists(st.floats(0, 1, allow_nan=False), min_size=4, max_size=4),
+                                    min_size=n, max_size=n)))
+    holds = np.array(data.draw(st.lists(st.lists(st.booleans(), min_size=4, max_size=4), min_size=n, max_size=n)))
+    ind = np.array([k[0] for k in kinds])
+    inputs = gate_inputs(fake_result(d, holds), [str(i) for i in range(n)], ind, keep=keep,
+                         kinds=[None if i else k for i, (_, k) in zip(ind, kinds)])
+    frame = distance_frame(distance_samples(inputs), keep=keep)
+    for cut in (0.0, 0.25, 0.5, 0.75, 1.0, 1.5):
+        row = sweep(inputs, [cut]).row(cut)
+        under = under_cut_counts(frame, cut)
+        assert under.get("answer", 0) == row["answered"]
+        assert under.get("kept", 0) == row["answered"] + row["kept_wrong"]
+        assert under.get("near", 0) + under.get("far", 0) == row["bluffs"]
+
+
+def test_rate_rows_counts_intervals_and_zero_bluff_bound():
+    from ragdiag.compare import rate_interval
+
+    inputs = hand_inputs()
+    rows = rate_rows(inputs, [0.1, 0.6])
+    assert rows[0]["bluffs"] == {"count": 0, "rate": 0.0, "low": 0.0, "high": pytest.approx(1 - 0.025 ** 0.5)}
+    r = rows[1]
+    assert (r["answered"]["count"], r["kept_wrong"]["count"], r["refused"]["count"]) == (1, 1, 1)
+    assert (r["bluffs"]["count"], r["bluffs_near"]["count"], r["bluffs_far"]["count"]) == (2, 1, 1)
+    assert r["bluffs_near"]["high"] == rate_interval(1, 1).high
+    for cell in r.values() if False else [v for k, v in r.items() if k != "cut"]:
+        assert cell["low"] <= cell["rate"] <= cell["high"]
+
+
+def test_choose_cut_by_the_written_rule():
+    inputs = hand_inputs()  # ood firsts: o2 0.1, o1 0.35; answer distances: 0.5, 0.6 (b: none)
+    assert choose_cut(inputs, Goal(max_bluff=0.0)) == 0.1  # d < 0.1 keeps no ood query
+    assert choose_cut(inputs, Goal(max_bluff=0.5)) == 0.35  # one of two may bluff
+    assert choose_cut(inputs, Goal(max_bluff=1.0)) == MAX_DISTANCE
+    assert choose_cut(inputs, Goal(min_answered=0.3)) == pytest.approx(0.5) and choose_cut(
+        inputs, Goal(min_answered=0.3)) > 0.5  # just above a's 0.5: 1 of 3 answered
+    assert choose_cut(inputs, Goal(min_answered=0.9)) is None  # b never keeps its answer
+    with pytest.raises(ValueError, match="exactly one goal"):
+        Goal()
+    with pytest.raises(ValueError, match="max_bluff"):
+        Goal(max_bluff=1.5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0, 1, allow_nan=False), min_size=1, max_size=30), st.floats(0, 1))
+def test_choose_cut_is_the_largest_cut_within_the_bluff_budget(ood, a):
+    n = len(ood)
+    inputs = GateInputs(tuple(map(str, range(n))), np.zeros(n, bool), np.array(ood), np.full(n, np.inf), 4)
+    cut = choose_cut(inputs, Goal(max_bluff=a))
+    bluffs = lambda c: int((np.array(ood) < c).sum())  # noqa: E731
+    assert bluffs(cut) <= a * n + 1e-9
+    if cut < MAX_DISTANCE:  # any larger cut lets one more through
+        assert bluffs(np.nextafter(cut, 3)) > a * n + 1e-9
+
+
+def test_conformal_cut_and_when_it_cannot_certify():
+    inputs = hand_inputs()
+    cut, why = conformal_cut(inputs, 0.05)  # 2 ood queries: 1/0.05 - 1 = 19 needed
+    assert cut is None and "at least 19" in why
+    n = 30
+    g = GateInputs(tuple(map(str, range(n))), np.zeros(n, bool), np.arange(1, n + 1) / 100, np.full(n, np.inf), 4)
+    assert conformal_cut(g, 0.05)[0] == 0.01  # j = floor(0.05 * 31) = 1
+    assert conformal_cut(g, 0.1)[0] == 0.03  # j = floor(3.1) = 3
+
+
+def test_conformal_cut_guarantee_by_simulation():
+    # exchangeable ood distances: a new query bluffs (d < cut) with probability <= a, over 4,000 seeded sets
+    rng = np.random.default_rng(7)
+    a, n = 0.1, 30
+    sets = np.sort(rng.random((4000, n)), axis=1)
+    j = int(np.floor(a * (n + 1)))
+    new = rng.random(4000)
+    rate = (new < sets[:, j - 1]).mean()
+    assert rate <= a + 0.015  # j / (n + 1) = 0.0968, plus sampling noise
+    g = GateInputs(tuple(map(str, range(n))), np.zeros(n, bool), sets[0], np.full(n, np.inf), 4)
+    assert conformal_cut(g, a)[0] == sets[0, j - 1]
+
+
+def test_cross_validation_folds_keep_questions_whole_and_are_seeded():
+    from ragdiag.threshold import _folds
+
+    rng = np.random.default_rng(0)
+    n_q, n_ood = 20, 15
+    groups = tuple(f"q{i // 2}" for i in range(2 * n_q)) + tuple(f"o{i}" for i in range(n_ood))
+    ind = np.array([True] * (2 * n_q) + [False] * n_ood)
+    first = rng.random(ind.size)
+    good = np.where(ind & (rng.random(ind.size) < 0.7), first, np.inf)
+    inputs = GateInputs(groups, ind, first, good, 4, groups)
+    folds = _folds(inputs, 5, 1)
+    for q in range(n_q):
+        assert folds[2 * q] == folds[2 * q + 1]  # both phrasings in one fold
+    assert sorted(np.bincount(folds[ind])) == [8] * 5 and sorted(np.bincount(folds[~ind])) == [3] * 5
+    assert (_folds(inputs, 5, 1) == folds).all()
+    cv, cuts = cross_validate(inputs, Goal(max_bluff=0.1), seed=1)
+    assert cross_validate(inputs, Goal(max_bluff=0.1), seed=1) == (cv, cuts)
+    assert len(cuts) == 5
+    n_in = int(ind.sum())
+    assert cv["answered"]["count"] + cv["kept_wrong"]["count"] + cv["refused"]["count"] == n_in
+    choice = cut_choice(inputs, Goal(max_bluff=0.1))
+    assert choice.cut == choose_cut(inputs, Goal(max_bluff=0.1))
+    assert choice.in_sample["bluffs"]["count"] <= 1  # floor(0.1 * 15)
+    assert choice.as_json()["cross_validated"] == cross_validate(inputs, Goal(max_bluff=0.1))[0]  # default seed
 
 
 def test_sweep_on_the_tiny_evaluation(tiny_eval):

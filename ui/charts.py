@@ -5,19 +5,19 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from ragdiag.defaults import ALPHA
+
 __all__ = ["recall_chart", "distance_histogram", "tradeoff_chart", "pairwise_heatmap", "chunk_size_chart"]
 
 OUTCOME_COLORS = {
     "answered": "#2e7d32",
     "kept but wrong": "#f9a825",
     "refused": "#78909c",
-    "bluffs (ood)": "#c62828",
+    "bluffs (near ood)": "#c62828",
+    "bluffs (far ood)": "#ff7043",
+    "bluffs (all ood)": "#6a1b9a",
 }
-SERIES_COLORS = {
-    "in-domain: to its answer": "#2e7d32",
-    "in-domain: top-1": "#1565c0",
-    "out-of-domain: top-1": "#c62828",
-}
+KEY_COLORS = {"answer": "#2e7d32", "kept": "#1565c0", "near": "#c62828", "far": "#ff7043", "ood": "#6a1b9a"}
 
 
 def _cut_rule(cut: float) -> alt.Chart:
@@ -40,41 +40,50 @@ def recall_chart(long: pd.DataFrame) -> alt.Chart:
     bars = base.mark_rule(strokeWidth=2).encode(y=alt.Y("low:Q", title="recall@k", scale=alt.Scale(domain=[0, 1])),
                                                 y2="high:Q", tooltip=tooltip)
     points = base.mark_point(filled=True, size=60).encode(y="recall:Q", tooltip=tooltip)
-    return (bars + points).properties(height=320, title="Recall@k with 95% Wilson intervals")
+    return (bars + points).properties(height=320, title="Recall@k with 95% intervals over questions")
 
 
 def distance_histogram(df: pd.DataFrame, *, cut: float | None = None, step: float = 0.025) -> alt.Chart:
-    """Overlaid histograms of cosine distances per series (``frames.distance_frame``)."""
+    """Overlaid histograms of the gate's own per-query values (``frames.distance_frame``).
+
+    Every plotted value is one the gate compares with the cut, so the bars left of
+    the cut line add up to the table's counts at that cut.
+    """
+    series = list(dict.fromkeys(df["series"])) if len(df) else []
+    keys = list(dict.fromkeys(df["key"])) if len(df) else []
+    colors = [KEY_COLORS.get(k, "#455a64") for k in keys]
     bars = (
         alt.Chart(df)
         .mark_bar(opacity=0.45, binSpacing=0)
         .encode(
-            x=alt.X("distance:Q", bin=alt.Bin(step=step, extent=[0, 1]), title="cosine distance"),
+            x=alt.X("distance:Q", bin=alt.Bin(step=step, extent=[0, 1]), title="cosine distance (dense model)"),
             y=alt.Y("count():Q", stack=None, title="queries", axis=alt.Axis(tickMinStep=1, format="d")),
-            color=alt.Color("series:N", scale=alt.Scale(domain=list(SERIES_COLORS), range=list(SERIES_COLORS.values())),
-                            legend=alt.Legend(orient="bottom", title=None, labelLimit=300)),
+            color=alt.Color("series:N", scale=alt.Scale(domain=series, range=colors),
+                            legend=alt.Legend(orient="bottom", title=None, labelLimit=360, columns=2)),
             tooltip=["series:N", alt.Tooltip("count():Q", title="queries")],
         )
     )
     chart = bars if cut is None else bars + _cut_rule(cut)
-    return chart.properties(height=260, title="Cosine distances of the three populations")
+    return chart.properties(height=260, title="The distances the gate compares with the cut")
 
 
 def tradeoff_chart(df: pd.DataFrame, *, cut: float | None = None) -> alt.Chart:
-    """Answered, kept-but-wrong, refused and bluffs against the cut (``frames.sweep_frame``)."""
-    lines = (
-        alt.Chart(df)
-        .mark_line(interpolate="step-after")
-        .encode(
-            x=alt.X("cut:Q", title="cut (cosine distance)", scale=alt.Scale(domain=[0, 1])),
-            y=alt.Y("queries:Q", title="queries", axis=alt.Axis(tickMinStep=1, format="d")),
-            color=alt.Color("outcome:N", scale=alt.Scale(domain=list(OUTCOME_COLORS), range=list(OUTCOME_COLORS.values())),
-                            legend=alt.Legend(orient="bottom", title=None, labelLimit=300)),
-            tooltip=[alt.Tooltip("cut:Q", format=".3f"), "outcome:N", "queries:Q"],
-        )
+    """Rates of answered, kept-but-wrong, refused and near/far bluffs against the cut, with 95% bands
+    (``frames.sweep_frame`` with rates)."""
+    color = alt.Color("outcome:N", scale=alt.Scale(domain=list(OUTCOME_COLORS), range=list(OUTCOME_COLORS.values())),
+                      legend=alt.Legend(orient="bottom", title=None, labelLimit=300, columns=3))
+    x = alt.X("cut:Q", title="cut (cosine distance, dense model)", scale=alt.Scale(domain=[0, 1]))
+    base = alt.Chart(df)
+    band = base.mark_area(opacity=0.15, interpolate="step-after").encode(x=x, y="low:Q", y2="high:Q", color=color)
+    lines = base.mark_line(interpolate="step-after").encode(
+        x=x,
+        y=alt.Y("rate:Q", title="share of its queries", scale=alt.Scale(domain=[0, 1])),
+        color=color,
+        tooltip=[alt.Tooltip("cut:Q", format=".3f"), "outcome:N", "queries:Q", alt.Tooltip("rate:Q", format=".3f"),
+                 alt.Tooltip("low:Q", format=".3f"), alt.Tooltip("high:Q", format=".3f")],
     )
-    chart = lines if cut is None else lines + _cut_rule(cut)
-    return chart.properties(height=260, title="Trade-off: what the gate does at each cut")
+    chart = band + lines if cut is None else band + lines + _cut_rule(cut)
+    return chart.properties(height=260, title="Trade-off: what the gate does at each cut (95% bands)")
 
 
 def pairwise_heatmap(df: pd.DataFrame) -> alt.Chart:
@@ -88,14 +97,14 @@ def pairwise_heatmap(df: pd.DataFrame) -> alt.Chart:
     )
     rect = base.mark_rect(stroke="white", strokeWidth=1).encode(
         color=alt.Color("p_holm:Q", title="p (Holm)",
-                        scale=alt.Scale(domain=[0, 0.05, 1], range=["#1b5e20", "#a5d6a7", "#f5f5f5"]))
+                        scale=alt.Scale(domain=[0, ALPHA, 1], range=["#1b5e20", "#a5d6a7", "#f5f5f5"]))
     )
     text = base.mark_text(fontSize=11).encode(
         text="label:N",
-        color=alt.condition("datum.p_holm < 0.05", alt.value("white"), alt.value("black")),
+        color=alt.condition(f"datum.p_holm < {ALPHA}", alt.value("white"), alt.value("black")),
     )
     return (rect + text).properties(width=alt.Step(64), height=alt.Step(28),
-                                    title="Row vs column at R@k: wins/losses of the row; colour = Holm-corrected p")
+                                    title="Row vs column: wins/losses of the row over questions; colour = Holm p within the family shown")
 
 
 def chunk_size_chart(sizes: pd.DataFrame) -> alt.Chart:

@@ -36,6 +36,9 @@ __all__ = [
     "segments",
     "sweep_frame",
     "distance_frame",
+    "distance_series",
+    "under_cut_counts",
+    "rates_frame",
     "gate_outcome",
     "query_frame",
     "per_config_frame",
@@ -175,25 +178,65 @@ def segments(start: int, end: int, spans: Iterable[tuple[int, int, str]]) -> lis
     return out
 
 
-def sweep_frame(table: SweepTable) -> pd.DataFrame:
-    """The sweep in long form for the trade-off curve: cut, outcome, queries."""
-    series = {"answered": table.answered, "kept but wrong": table.kept_wrong, "refused": table.refused,
-              "bluffs (ood)": table.bluffs}
-    return pd.concat(
-        [pd.DataFrame({"cut": table.cuts, "outcome": name, "queries": values}) for name, values in series.items()],
-        ignore_index=True,
-    )
+CURVE_OUTCOMES = {"answered": "answered", "kept_wrong": "kept but wrong", "refused": "refused",
+                  "bluffs_near": "bluffs (near ood)", "bluffs_far": "bluffs (far ood)", "bluffs": "bluffs (all ood)"}
 
 
-def distance_frame(samples: DistanceSamples) -> pd.DataFrame:
-    """The three distance distributions in long form: series, distance."""
-    parts = {
-        "in-domain: to its answer": samples.in_needle,
-        "in-domain: top-1": samples.in_top1,
-        "out-of-domain: top-1": samples.ood_top1,
-    }
-    return pd.concat([pd.DataFrame({"series": k, "distance": np.asarray(v, dtype=float)}) for k, v in parts.items()],
+def sweep_frame(table: SweepTable, rates: Sequence[dict] | None = None) -> pd.DataFrame:
+    """The sweep in long form for the trade-off curve: cut, outcome, queries, and (with ``rates``,
+    :func:`ragdiag.threshold.rate_rows` over the same cuts) the rate with its 95% band."""
+    series = {"answered": table.answered, "kept_wrong": table.kept_wrong, "refused": table.refused,
+              "bluffs": table.bluffs, **{f"bluffs_{k}": v for k, v in table.bluffs_by_kind.items()}}
+    frames = []
+    for key, values in series.items():
+        if key not in CURVE_OUTCOMES:
+            continue
+        df = pd.DataFrame({"cut": table.cuts, "outcome": CURVE_OUTCOMES[key], "queries": values})
+        if rates is not None:
+            cells = [r[key] for r in rates]
+            df["rate"] = [c["rate"] for c in cells]
+            df["low"] = [c["low"] for c in cells]
+            df["high"] = [c["high"] for c in cells]
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+def distance_series(keep: int) -> dict[str, str]:
+    """Series names of the histogram (the gate's own values), by :class:`DistanceSamples` key."""
+    return {"answer": f"answerable: closest of the top {keep} holding the answer",
+            "kept": f"answerable: closest of the top {keep}",
+            "near": f"out-of-domain (near): closest of the top {keep}",
+            "far": f"out-of-domain (far): closest of the top {keep}",
+            "ood": f"out-of-domain: closest of the top {keep}"}
+
+
+def distance_frame(samples: DistanceSamples, *, keep: int) -> pd.DataFrame:
+    """The gate's per-query values in long form: series, key, distance (every value the gate compares with the cut)."""
+    names = distance_series(keep)
+    parts = {"answer": samples.answer, "kept": samples.kept, **samples.ood}
+    return pd.concat([pd.DataFrame({"series": names.get(k, f"out-of-domain ({k}): closest of the top {keep}"),
+                                    "key": k, "distance": np.asarray(v, dtype=float)}) for k, v in parts.items()],
                      ignore_index=True)
+
+
+def under_cut_counts(frame: pd.DataFrame, cut: float) -> dict[str, int]:
+    """Per histogram key, the values strictly under ``cut`` (what the gate keeps)."""
+    return {k: int((g["distance"] < cut).sum()) for k, g in frame.groupby("key", sort=False)}
+
+
+def rates_frame(cell: dict, table_row: dict, n: dict) -> pd.DataFrame:
+    """One :func:`~ragdiag.threshold.rate_rows` row as a table: outcome, cut, count, of, rate, 95% interval."""
+    labels = {"answered": "answered", "kept_wrong": "kept but wrong", "refused": "refused by the cut",
+              "bluffs": "bluffs (all out-of-domain)", "bluffs_near": "bluffs (near)", "bluffs_far": "bluffs (far)"}
+    records = []
+    for key, label in labels.items():
+        if key not in cell or n.get(key, 0) == 0:
+            continue
+        c = cell[key]
+        records.append({"outcome": label, "cut": table_row["cut"], "queries": c["count"], "of": n[key],
+                        "rate": c["rate"], "95% low": c["low"], "95% high": c["high"]})
+    return pd.DataFrame.from_records(records, columns=["outcome", "cut", "queries", "of", "rate", "95% low",
+                                                       "95% high"])
 
 
 def gate_outcome(result, query_index: int, in_domain: bool, *, cut: float, keep: int) -> str:

@@ -373,20 +373,24 @@ def recorded_stamps(s: Settings | None = None) -> list:
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def sweep_for(token: str, config: str, keep: int, _ev: Evaluation):
-    """The sweep over every cut for one configuration and keep (computed once), and its long frame."""
-    from ragdiag.results import sweep_table
+    """The sweep over every cut for one configuration and keep (computed once), and its long frame with rates."""
+    from ragdiag.results import gate_inputs_for
+    from ragdiag.threshold import default_cuts, rate_rows, sweep
     from ui.frames import sweep_frame
 
-    table = sweep_table(_ev, config, keep=keep)
-    return table, sweep_frame(table)
+    inputs = gate_inputs_for(_ev, config, keep=keep)
+    table = sweep(inputs)
+    return table, sweep_frame(table, rate_rows(inputs, default_cuts()))
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def distances_for(token: str, config: str, _ev: Evaluation):
+def distances_for(token: str, config: str, keep: int, _ev: Evaluation):
+    """The gate's own per-query values (what the histograms plot), for one configuration and keep."""
+    from ragdiag.results import gate_inputs_for
     from ragdiag.threshold import distance_samples
     from ui.frames import distance_frame
 
-    return distance_frame(distance_samples(_ev.result(config), _ev.in_domain))
+    return distance_frame(distance_samples(gate_inputs_for(_ev, config, keep=keep)), keep=keep)
 
 
 # ----- shared widgets ------------------------------------------------------------

@@ -58,7 +58,7 @@ from ..defaults import SEED
 from ..truth import NEEDLE_MAX, NEEDLE_MIN
 from .checks import check_needle, near_ood_matches
 from .coverage import DEFAULT_PHRASINGS
-from .text import STOPWORDS, Sentence, _norm, content_words, corpus_sentences
+from .text import Sentence, _norm, content_words, corpus_sentences
 
 __all__ = ["Candidate", "OodCandidate", "Suggestions", "suggest", "to_truth_data"]
 

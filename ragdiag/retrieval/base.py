@@ -12,7 +12,7 @@ unless a retriever documents a finer rule (RRF: best single rank first).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
