@@ -7,7 +7,7 @@ from ragdiag.results import chunking_rows
 from ui.frames import chunk_sizes, destroyed_frame, size_summary, truncated_chunks
 from ui.charts import chunk_size_chart
 from ui.html import chunk_map_html, md_text
-from ui.state import evaluation
+from ui.state import evaluation, text_part
 
 st.title("Chunking")
 ev, token = evaluation()
@@ -63,12 +63,5 @@ st.caption(f"{strategy} ({index.strategy.description}): {len(chunks)} chunks in 
 for d in destroyed_here.values():
     st.error(f"{strategy} destroys the needle of {md_text(d.question_id)}: characters {d.start}-{d.end} cut at "
              + ", ".join(str(c) for c in d.cuts))
-# Long documents go to the browser in parts, never in one piece.
-PART = 50_000
-n_parts = max(1, -(-len(doc.text) // PART))
-part = 1
-if n_parts > 1:
-    part = int(st.number_input(f"Part (of {n_parts}, {PART:,} characters each)", 1, n_parts, 1, key="part",
-                               bind="query-params"))
-lo, hi = (part - 1) * PART, part * PART
+lo, hi = text_part(len(doc.text))
 st.html(chunk_map_html(doc.text, chunks, needles=needles, cuts=cuts, start=lo, end=hi))

@@ -5,7 +5,7 @@ import streamlit as st
 
 from ragdiag.ingest import STATUSES, ingest_rows
 from ui.html import md_text, pages_html
-from ui.state import load_corpus_only
+from ui.state import load_corpus_only, text_part
 
 st.title("Documents")
 corpus = load_corpus_only()
@@ -35,12 +35,5 @@ if doc.page_starts:
 st.caption(" · ".join(parts) + f" · {md_text(doc.path)}")
 for w in doc.warnings:
     st.warning(md_text(w))
-# Long documents go to the browser in parts, never in one piece.
-PART = 50_000
-n_parts = max(1, -(-len(doc.text) // PART))
-part = 1
-if n_parts > 1:
-    part = int(st.number_input(f"Part (of {n_parts}, {PART:,} characters each)", 1, n_parts, 1, key="part",
-                               bind="query-params"))
-    st.caption(f"characters {(part - 1) * PART:,} to {min(part * PART, len(doc.text)):,} of {len(doc.text):,}")
-st.html(pages_html(doc.text, doc.page_starts, start=(part - 1) * PART, end=part * PART))
+lo, hi = text_part(len(doc.text))
+st.html(pages_html(doc.text, doc.page_starts, start=lo, end=hi))

@@ -23,8 +23,7 @@ from pathlib import Path, PurePosixPath
 import numpy as np
 
 from .evaluate import TOP, Config, ConfigResult, Evaluation
-from .limits import ENV as LIMIT_ENV
-from .limits import LimitError, Limits, read_limited
+from .limits import Limits, read_input
 from .truth import GroundTruth
 
 __all__ = ["ExternalHit", "ExternalRun", "RunError", "load_run", "parse_run", "decode_run", "run_result", "attach_run",
@@ -258,16 +257,9 @@ def load_run(path: str | Path, truth: GroundTruth, *, name: str | None = None, d
     """Read (a regular file of at most ``limits.max_run_bytes``) and validate a run file."""
     path = Path(path)
     try:
-        limits = limits or Limits.from_env()
-        raw = read_limited(path, limits.max_run_bytes, what="run file", env_var=LIMIT_ENV["max_run_bytes"])
-    except FileNotFoundError:
-        raise RunError(str(path), ["file not found"]) from None
-    except IsADirectoryError:
-        raise RunError(str(path), ["is a folder, not a run file"]) from None
-    except LimitError as exc:
+        raw = read_input(path, "max_run_bytes", what="run file", limits=limits)
+    except ValueError as exc:
         raise RunError(str(path), [str(exc)]) from None
-    except OSError as exc:
-        raise RunError(str(path), [f"cannot read it: {exc.strerror or exc}"]) from None
     return parse_run(decode_run(raw, path.name), truth, name=name or path.stem, source=path.name,
                      distances=distances, corpus=corpus)
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Mapping
 
-__all__ = ["Limits", "LimitError", "read_limited", "file_kind", "ENV"]
+__all__ = ["Limits", "LimitError", "read_limited", "read_input", "file_kind", "ENV"]
 
 # field -> environment variable that overrides it
 ENV = {
@@ -112,3 +112,24 @@ def read_limited(path: str | os.PathLike, limit: int, *, what: str = "file", env
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def read_input(path: str | os.PathLike, key: str, *, what: str, limits: "Limits | None" = None,
+               hint: str = "") -> bytes:
+    """The bytes of an input file (ground truth, run file) under the limit ``limits.<key>``.
+
+    Every way it can fail raises ``ValueError`` with one line a user can act on
+    (``hint`` follows "file not found" and "is a folder"); callers wrap it in
+    their own typed error.
+    """
+    try:
+        limits = limits or Limits.from_env()
+        return read_limited(path, getattr(limits, key), what=what, env_var=ENV[key])
+    except FileNotFoundError:
+        raise ValueError("file not found" + (f"; {hint}" if hint else "")) from None
+    except IsADirectoryError:
+        raise ValueError("is a folder" + (f"; {hint}" if hint else f", not a {what}")) from None
+    except LimitError as exc:
+        raise ValueError(str(exc)) from None
+    except OSError as exc:
+        raise ValueError(f"cannot read it: {exc.strerror or exc}") from None

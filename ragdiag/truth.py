@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .corpus import Corpus, Document
-from .limits import ENV as LIMIT_ENV
-from .limits import LimitError, Limits, read_limited
+from .limits import Limits, read_input
 
 __all__ = [
     "Question",
@@ -326,16 +325,10 @@ def load_truth(path: str | Path, corpus: Corpus, *, limits: Limits | None = None
     """
     path = Path(path)
     try:
-        limits = limits or Limits.from_env()
-        raw = read_limited(path, limits.max_truth_bytes, what="ground-truth file", env_var=LIMIT_ENV["max_truth_bytes"])
-    except FileNotFoundError:
-        raise TruthError(str(path), ["file not found; pass --truth with a ground-truth JSON file"]) from None
-    except IsADirectoryError:
-        raise TruthError(str(path), ["is a folder; pass --truth with a ground-truth JSON file"]) from None
-    except LimitError as exc:
+        raw = read_input(path, "max_truth_bytes", what="ground-truth file", limits=limits,
+                         hint="pass --truth with a ground-truth JSON file")
+    except ValueError as exc:
         raise TruthError(str(path), [str(exc)]) from None
-    except OSError as exc:
-        raise TruthError(str(path), [f"cannot read it: {exc.strerror or exc}"]) from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

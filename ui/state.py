@@ -423,5 +423,21 @@ def cut_keep_sliders(container=st, keep_container=None) -> tuple[float, int]:
     return round(float(cut), 6), int(keep)
 
 
+#: Long documents go to the browser in parts of this many characters, never in one piece.
+TEXT_PART = 50_000
+
+
+def text_part(n_chars: int, *, container=st) -> tuple[int, int]:
+    """Which part of a long text to show (a number input bound to the URL's ``part``): ``(start, end)``."""
+    n_parts = max(1, -(-n_chars // TEXT_PART))
+    part = 1
+    if n_parts > 1:
+        part = int(container.number_input(f"Part (of {n_parts}, {TEXT_PART:,} characters each)", 1, n_parts, 1,
+                                          key="part", bind="query-params"))
+        container.caption(f"characters {(part - 1) * TEXT_PART:,} to {min(part * TEXT_PART, n_chars):,} "
+                          f"of {n_chars:,}")
+    return (part - 1) * TEXT_PART, part * TEXT_PART
+
+
 def parse_config(label: str) -> Config:
     return Config.parse(label)
