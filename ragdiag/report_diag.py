@@ -47,6 +47,7 @@ class DiagSections:
     boilerplate_hubs: tuple[str, ...]  # "config chunk (flags)" over every configuration
     costs: tuple[dict, ...] | None  # CostRow.row() when measured
     machine: dict | None
+    variants: tuple[dict, ...] = ()  # variant_rows(): each evaluated variant against its exact dense baseline
 
     # ----- formats ----------------------------------------------------------------------------------
     def _funnel_table(self) -> tuple[list[str], list[list]]:
@@ -69,6 +70,14 @@ class DiagSections:
                  f"{c['ms/query p95']:.1f}", f"{c['embedded tokens']:,}", f"{c['prompt tokens/query']:.1f}",
                  "yes" if c["Pareto (latency)"] else "", "yes" if c["Pareto (prompt)"] else ""]
                 for c in self.costs or ()]
+        return headers, rows
+
+    def _variant_table(self) -> tuple[list[str], list[list]]:
+        key = f"R@{self.k}"
+        headers = ["variant", key, "baseline", f"{key} of baseline", "difference [95%]", "Holm p", "verdict",
+                   "bytes/vector", "stamp"]
+        rows = [[v["config"], v["recall"], v["baseline"], v["baseline recall"], v["difference"], f"{v['p_holm']:.3g}",
+                 v["status"], v["bytes"], v["stamp"]] for v in self.variants]
         return headers, rows
 
     def _machine_line(self) -> str:
@@ -105,6 +114,12 @@ class DiagSections:
             out.append("<p>Not measured for this report: run <code>python -m ragdiag cost</code>, or "
                        "<code>report</code> without <code>--no-cost</code>.</p>")
         out.append("</section>")
+        if self.variants:
+            out.append('<section id="variants"><h2>Variants against exact search</h2>')
+            out.append(_means(_VARIANT_MEANS))
+            h, rows = self._variant_table()
+            out.append(_html_table(h, rows, numeric=(1, 3, 5, 7), table_id="variants-table"))
+            out.append("</section>")
         return "\n".join(out)
 
     def to_markdown(self) -> str:
@@ -129,7 +144,49 @@ class DiagSections:
             out += [_md_table(h, rows, numeric=range(1, 7)), "", _m(self._machine_line()), ""]
         else:
             out += ["Not measured for this report: run `python -m ragdiag cost`, or `report` without `--no-cost`.", ""]
+        if self.variants:
+            h, rows = self._variant_table()
+            out += ["## Variants against exact search", "", f"_What this means:_ {_VARIANT_MEANS}", "",
+                    _md_table(h, rows, numeric=(1, 3, 5, 7)), ""]
         return "\n".join(out)
+
+
+_VARIANT_MEANS = ("each evaluated variant of the dense retriever (another embedding model, int8 or binary "
+                  "vectors, an approximate HNSW index) against exact full-precision search on the same strategy, "
+                  "paired over questions at the primary k, Holm-corrected within this family (the baseline "
+                  "against each variant). The stamp says what made each variant's numbers.")
+
+
+def variant_rows(ev: Evaluation, *, k: int = PRIMARY_K) -> list[dict]:
+    """Every evaluated dense variant (a configuration with a retriever stamp) against ``S/dense``, Holm within."""
+    from .compare import Difference
+    from .evaluate import summary_rows
+    from .results import family
+
+    rows = []
+    by_strategy: dict[str, list[Config]] = {}
+    for label in getattr(ev, "retriever_stamps", {}):
+        cfg = Config.parse(label)
+        if cfg.retriever != "dense" and Config(cfg.strategy, "dense") in ev.results and cfg in ev.results:
+            by_strategy.setdefault(cfg.strategy, []).append(cfg)
+    if not by_strategy:
+        return rows
+    recall = {r["config"]: r.get(f"R@{k}") for r in summary_rows(ev, ks=(k,))}  # the table's own intervals
+    for strategy, variants in by_strategy.items():
+        base = Config(strategy, "dense")
+        for c in family(ev, k=k, baseline=base, configs=[base, *variants]):
+            stamp = ev.retriever_stamps.get(c.b.label, {})
+            d = c.test.difference  # baseline minus variant: the variant's difference is its negation
+            rows.append({
+                "config": c.b.label, "recall": str(recall[c.b.label]),
+                "baseline": base.label, "baseline recall": str(recall[base.label]),
+                "difference": str(Difference(-d.estimate, -d.high, -d.low)), "p_holm": float(c.p_holm),
+                "status": c.status,
+                "bytes": stamp.get("bytes_per_vector", "–"),
+                "stamp": ", ".join(f"{key}={stamp[key]}" for key in ("precision", "index", "rescore", "M",
+                                                                     "ef_search") if stamp.get(key) is not None),
+            })
+    return rows
 
 
 def diag_sections(ev: Evaluation, config: Config | str, *, cut: float, keep: int, k: int = PRIMARY_K,
@@ -155,6 +212,7 @@ def diag_sections(ev: Evaluation, config: Config | str, *, cut: float, keep: int
             iv = ivs[s]
             row[s] = f"{iv.successes} [{iv.low * iv.trials:.0f}–{iv.high * iv.trials:.0f}]" if iv.trials else "0"
         rows.append(row)
+    variants = tuple(variant_rows(ev, k=k))
     worst = () if cfg.external else tuple(h.row() for h in hubs(ev, cfg, k=k, top=WORST_HUBS, only_hubs=True))
     flagged = []
     for c in ev.results:
@@ -164,4 +222,4 @@ def diag_sections(ev: Evaluation, config: Config | str, *, cut: float, keep: int
             if h.flags:
                 flagged.append(f"{c.label} {h.chunk_id} ({', '.join(h.flags)}, {h.occurrences} queries)")
     return DiagSections(cfg.label, k, float(cut), keep, tuple(rows), tuple(skipped), worst, tuple(flagged),
-                        tuple(r.row() for r in costs) if costs else None, machine)
+                        tuple(r.row() for r in costs) if costs else None, machine, variants)

@@ -46,3 +46,30 @@ def test_hub_text_is_escaped(tiny_eval):
     assert "<script>" not in d.to_markdown()
     r = replace(build_report(tiny_eval, config="C/dense", cut=0.6), diag=d)
     assert "<script>" not in r.to_html()
+
+
+def test_report_carries_the_variants_against_exact_search(tiny_corpus, tiny_truth, fake_encoder):
+    from ragdiag.evaluate import evaluate
+    from ragdiag.report_diag import variant_rows
+    from ragdiag.results import compare
+
+    ev = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C",
+                  retrievers="dense,bm25,dense-int8,dense-binary")
+    rows = {r["config"]: r for r in variant_rows(ev, k=2)}
+    assert set(rows) == {"C/dense-int8", "C/dense-binary"}  # bm25 is no variant of dense
+    for label, row in rows.items():
+        plain = compare(ev, "C/dense", label, k=2)
+        d = plain.test.difference
+        # the row is the variant minus the baseline, Holm within the family of two
+        assert row["difference"] == f"{-d.estimate:+.2f} [{-d.high:+.2f}, {-d.low:+.2f}]"
+        assert row["p_holm"] >= plain.test.p
+        assert row["bytes"] == ev.retriever_stamps[label]["bytes_per_vector"]
+    report = build_report(ev, config="C/dense", cut=0.6, k=2)
+    html, md = report.to_html(), report.to_markdown()
+    assert 'id="variants-table"' in html and "C/dense-binary" in html
+    assert "## Variants against exact search" in md and "C/dense-int8" in md
+
+
+def test_no_variants_no_section(tiny_eval):
+    report = build_report(tiny_eval, config="C/dense", cut=0.6)
+    assert "variants-table" not in report.to_html()
