@@ -38,7 +38,7 @@ from .defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K, RERANK_HEAD, SEED, T
 from .evaluate import Config, Evaluation
 from .metrics import hits_at_k
 from .retrieval.base import Unavailable
-from .stats import Interval, wilson
+from .stats import Interval
 
 __all__ = [
     "machine",
@@ -239,7 +239,7 @@ def costs(ev: Evaluation, encoder, *, configs: Sequence[Config | str] | None = N
             lat = np.full(0, np.nan)
         hits = hits_at_k(res.needle_rank[mask], k)
         rows.append(CostRow(
-            config=cfg.label, recall=wilson(int(hits.sum()), int(hits.size)), k=k, build_s=float(build),
+            config=cfg.label, recall=ev.hit_rate(hits, mask), k=k, build_s=float(build),
             build_basis=basis, latency_median_ms=float(np.median(lat)) if lat.size else float("nan"),
             latency_p95_ms=float(np.percentile(lat, 95)) if lat.size else float("nan"), latency_queries=int(lat.size),
             embedded_tokens=0 if cfg.retriever == "bm25" else int(ev.indexes[cfg.strategy].report.audit.total_tokens),

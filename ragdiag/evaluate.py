@@ -124,6 +124,9 @@ class ConfigResult:
     top_holds: np.ndarray  # bool: does that chunk hold the query's needle
     diagnosis: tuple[str, ...]  # per query; "ood" for ood queries
     seconds: float = 0.0
+    # Per query, how many of the top positions were really retrieved (BM25: chunks sharing a word with the
+    # query); None: all of them. Exports stop there, so other tools count what ragdiag counts.
+    retrieved: np.ndarray | None = None
 
 
 @dataclass
@@ -153,6 +156,17 @@ class Evaluation:
         if phrasing == "all":
             return self.in_domain
         return np.array([q.phrasing == phrasing for q in self.queries])
+
+    def groups(self, mask: np.ndarray) -> list[str]:
+        """The question of each query selected by ``mask`` (a question's phrasings are one unit)."""
+        return [q.question_id or q.id for q, m in zip(self.queries, mask) if m]
+
+    def hit_rate(self, hits: np.ndarray, mask: np.ndarray) -> Interval:
+        """The rate of ``hits`` (one per query selected by ``mask``) with its 95% interval over questions.
+
+        Every recall shown anywhere (tables, granularity, cost, variants) goes through here.
+        """
+        return clustered_rate(hits, self.groups(mask))
 
     def result(self, config: Config | str) -> ConfigResult:
         """The per-query result of one configuration; KeyError says why it is missing."""
@@ -312,6 +326,7 @@ def _config_result(config: Config, index: StrategyIndex, truth: GroundTruth, que
         top_holds=top_holds,
         diagnosis=tuple(diagnosis),
         seconds=seconds,
+        retrieved=(found.scores[:, :TOP] != 0).sum(axis=1) if zero_is_unretrieved else None,
     )
 
 
@@ -431,13 +446,13 @@ def summary_rows(ev: Evaluation, *, phrasing: str = "all", ks: Sequence[int] = K
     rows = []
     for cfg, res in ev.results.items():
         ranks = res.needle_rank[mask]
-        groups = [q.question_id or q.id for q, m in zip(ev.queries, mask) if m]
+        groups = ev.groups(mask)
         index = ev.indexes.get(cfg.strategy)
         row: dict = {"config": cfg.label, "strategy": cfg.strategy, "retriever": cfg.retriever,
                      "phrasing": phrasing, "queries": int(mask.sum())}
         for k in ks:
             hits = hits_at_k(ranks, k)
-            row[f"R@{k}"] = clustered_rate(hits, groups)  # questions are the unit (phrasings correlate)
+            row[f"R@{k}"] = ev.hit_rate(hits, mask)  # questions are the unit (phrasings correlate)
         mrr = clustered_mean(reciprocal_rank(ranks), groups)
         row["MRR"] = mrr.estimate
         row["MRR_low"], row["MRR_high"] = mrr.low, mrr.high

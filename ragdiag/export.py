@@ -88,7 +88,8 @@ def trec_run(ev: Evaluation, config: Config | str, *, depth: int = 20, run_name:
         if not q.in_domain:
             continue
         qid = trec_id(q.id)
-        for rank, pos in enumerate(res.top_order[i, :depth], 1):
+        shown = depth if res.retrieved is None else min(depth, int(res.retrieved[i]))
+        for rank, pos in enumerate(res.top_order[i, :shown], 1):
             lines.append(f"{qid} Q0 {trec_id(chunks[int(pos)].id)} {rank} {1.0 / rank:.12g} {name}")
     return "\n".join(lines) + ("\n" if lines else "")
 

@@ -30,7 +30,7 @@ from .clustered import query_clusters, question_bootstrap
 from .defaults import KS, PRIMARY_K, SEED
 from .evaluate import Config, Evaluation
 from .metrics import hits_at_k
-from .stats import Interval, wilson
+from .stats import Interval
 
 __all__ = ["LEVELS", "level_ranks", "granular_rows", "redundant_slots", "redundancy", "redundancy_rows"]
 
@@ -78,7 +78,7 @@ def granular_rows(ev: Evaluation, *, phrasing: str = "all", ks: Sequence[int] = 
             row: dict = {"config": cfg.label, "level": level, "queries": int(mask.sum())}
             for k in ks:
                 hits = hits_at_k(ranks, k)
-                row[f"R@{k}"] = wilson(int(hits.sum()), int(hits.size))
+                row[f"R@{k}"] = ev.hit_rate(hits, mask)
             rows.append(row)
     return rows
 

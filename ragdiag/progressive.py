@@ -206,8 +206,8 @@ class Scheduler:
 def merge_evaluations(parts: Sequence[Any]):
     """One :class:`~ragdiag.evaluate.Evaluation` from per-strategy ones of the same corpus, truth and queries.
 
-    Indexes and results keep the parts' order; unavailable retrievers and
-    timings are joined; the device is the first part's that computed vectors.
+    Indexes and results keep the parts' order; unavailable retrievers,
+    timings, retriever stamps and notes are joined; the device is the first part's that computed vectors.
     """
     from .evaluate import Evaluation
 
@@ -217,11 +217,13 @@ def merge_evaluations(parts: Sequence[Any]):
     for p in parts[1:]:
         if p.corpus.sha256 != first.corpus.sha256 or [q.id for q in p.queries] != [q.id for q in first.queries]:
             raise ValueError("cannot merge evaluations of different corpora or query sets")
-    indexes, results, unavailable, timings = {}, {}, {}, {}
+    indexes, results, unavailable, timings, stamps, notes = {}, {}, {}, {}, {}, {}
     for p in parts:
         indexes.update(p.indexes)
         results.update(p.results)
         unavailable.update(p.unavailable)
+        stamps.update(p.retriever_stamps)
+        notes.update(p.notes)
         timings.update({k: v for k, v in p.timings.items() if k != "total"})
     stamp = dict(first.encoder_stamp)
     devices = [p.encoder_stamp.get("device") for p in parts if p.encoder_stamp.get("device")]
@@ -229,4 +231,4 @@ def merge_evaluations(parts: Sequence[Any]):
         stamp["device"] = devices[0] if devices else None
     timings["total"] = sum(p.timings.get("total", 0.0) for p in parts)
     return Evaluation(first.corpus, first.truth, first.queries, indexes, results, unavailable, stamp, timings,
-                      first.diagnosis_k)
+                      first.diagnosis_k, retriever_stamps=stamps, notes=notes)

@@ -377,7 +377,7 @@ def check_cuts(cuts) -> np.ndarray:
     arr = np.atleast_1d(np.asarray(cuts, dtype=np.float64))
     bad = ~np.isfinite(arr) | (arr < 0) | (arr > MAX_DISTANCE)
     if bad.any():
-        raise ValueError(f"a cut must be a finite cosine distance in [0, {MAX_DISTANCE:g}], got {float(arr[bad][0]):g}")
+        raise ValueError(f"a cut must be a finite cosine distance in [0, {MAX_DISTANCE:g}], got {float(arr[bad][0])}")
     return arr
 
 

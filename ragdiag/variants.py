@@ -33,7 +33,7 @@ from .models import MODEL_ALIASES, load_encoder, model_label, split_model
 from .retrieval import QueryBatch, Unavailable, cosine_distances
 from .retrieval.ann import HNSWParams, HNSWRetriever, neighbour_overlap
 from .retrieval.quantized import DEFAULT_RESCORE, BinaryRetriever, ExactRetriever, Int8Retriever
-from .stats import Interval, wilson
+from .stats import Interval
 
 __all__ = [
     "VARIANT_KINDS",
@@ -294,7 +294,7 @@ def variant_rows(run: VariantRun, *, k: int = PRIMARY_K, phrasing: str = "all") 
             "model": inf.variant.model_label,
             "precision": inf.variant.precision + ("+rescore" if inf.variant.rescore else ""),
             "index": inf.variant.index,
-            f"R@{k}": wilson(int(hits.sum()), int(hits.size)),
+            f"R@{k}": ev.hit_rate(hits, mask),
         }
         if name == run.baseline:
             row.update(verdict="baseline", p=None, wins=None, losses=None)

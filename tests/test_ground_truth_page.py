@@ -8,6 +8,7 @@ one test goes through ``app.py`` to switch pages.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -167,18 +168,32 @@ def test_nothing_typed_is_lost_on_a_page_switch(tiny):
     assert NEW_NEEDLE in [c.value for c in at.code]
 
 
-def test_writes_only_the_configured_file(tiny, tmp_path):
+def test_a_typed_path_outside_the_allowed_roots_is_refused(tiny, tmp_path):
+    elsewhere = tmp_path / "elsewhere" / "typed.json"
+    elsewhere.parent.mkdir()
+    at = page()
+    at.session_state["truth_path"] = str(elsewhere)  # what a visitor could type in the sidebar
+    ok(at.run())
+    assert any("not one this dashboard serves" in e.value for e in at.error)
+    assert not [b for b in at.button if b.key == "gt_save"] and not elsewhere.exists()
+
+
+def test_writes_only_the_configured_file(tiny, tmp_path, monkeypatch):
     _, truth = tiny
     elsewhere = tmp_path / "elsewhere" / "typed.json"
     elsewhere.parent.mkdir()
+    # Even a path the operator allows (under RAGDIAG_ROOTS) is read, never written, by this page.
+    monkeypatch.setenv("RAGDIAG_ROOTS", os.pathsep.join([os.environ.get("RAGDIAG_ROOTS", ""), str(tmp_path)]))
+    elsewhere.write_text(truth.read_text(), encoding="utf-8")
     at = page()
     at.session_state["truth_path"] = str(elsewhere)  # what a visitor could type in the sidebar
     ok(at.run())
     assert any("writes only the configured ground-truth file" in w.value for w in at.warning)
     at.text_area(key="gt_ood_text").input("What is the capital of Mongolia?").run()
     ok(at.button(key="gt_add_ood").click().run())
+    before = elsewhere.read_bytes()
     ok(at.button(key="gt_save").click().run())
-    assert not elsewhere.exists()
+    assert elsewhere.read_bytes() == before  # the typed file is untouched
     assert [o["id"] for o in json.loads(truth.read_text())["ood"]] == ["o1", "o2", "o03"]
 
 

@@ -97,11 +97,16 @@ def test_first_order_keeps_the_picked_then_cheapest():
 def test_merging_per_strategy_evaluations_equals_one_evaluation(tiny_corpus, tiny_truth, fake_encoder):
     from ragdiag.evaluate import evaluate, summary_rows
 
-    whole = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="A,C", retrievers="dense,bm25,hybrid")
-    parts = [evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies=s, retrievers="dense,bm25,hybrid")
+    names = "dense,bm25,hybrid,dense-int8"
+    whole = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="A,C", retrievers=names)
+    parts = [evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies=s, retrievers=names)
              for s in ("A", "C")]
     merged = merge_evaluations(parts)
     assert list(merged.indexes) == ["A", "C"] and list(merged.results) == list(whole.results)
+    # what the pages read beside the results: the variants' stamps and the notes
+    assert merged.retriever_stamps == whole.retriever_stamps and set(merged.retriever_stamps) == {"A/dense-int8",
+                                                                                              "C/dense-int8"}
+    assert merged.notes == whole.notes
     for a, b in zip(summary_rows(merged), summary_rows(whole)):
         assert {k: v for k, v in a.items() if k != "seconds"} == {k: v for k, v in b.items() if k != "seconds"}
     for cfg in whole.results:
