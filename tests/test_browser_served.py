@@ -14,7 +14,8 @@ import urllib.parse
 
 import pytest
 
-from test_browser import ARGS, CHROMIUM, COLD_TIMEOUT_MS, main_text, shot, start_server, stop_server, sync_api, wait_idle
+from test_browser import COLD_TIMEOUT_MS, main_text, shot, start_server, stop_server, wait_idle
+from test_browser import browser  # noqa: F401 - the shared pytest fixture (one Chromium per module)
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
 
@@ -44,21 +45,6 @@ def served(tmp_path_factory):
         yield {"url": url, "secret": secret, "base": base}
     finally:
         stop_server(proc)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    pw = sync_api.sync_playwright().start()
-    try:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-    except Exception as exc:  # noqa: BLE001 - a browser that cannot start here is an environment problem
-        pw.stop()
-        pytest.skip(f"chromium could not start: {exc}")
-    try:
-        yield b
-    finally:
-        b.close()
-        pw.stop()
 
 
 @pytest.fixture
