@@ -409,7 +409,7 @@ def evaluate(
             own = getattr(retriever, "cosine_distances", None)
             own_dist = (lambda cols, own=own: own(batch)[:, cols]) if callable(own) else None
             results[cfg] = _config_result(cfg, index, truth, queries, found, qvecs, distances=own_dist,
-                                          k_diag=diagnosis_k, seconds=seconds, zero_is_unretrieved=name == "bm25")
+                                          k_diag=diagnosis_k, seconds=seconds, zero_is_unretrieved=getattr(retriever, "zero_is_unmatched", False))
         bm25 = ctx._built.get("bm25")  # built when asked for, or as a part of hybrid and the rerankers
         if isinstance(bm25, BM25Retriever):
             silent = [q.id for q, u in zip(queries, bm25.index.unmatched(batch.texts)) if u]

@@ -177,9 +177,11 @@ def needle_ranks(ev: Evaluation, strategy: str, *, encoder=None, store=None) -> 
     ctx = index_context(index, RunContext(encoder=encoder, store=store))
     for name in FIRST_STAGE:
         if name not in out:
-            rankings = build_retriever(name, ctx).rank(batch)
+            retriever = build_retriever(name, ctx)
+            rankings = retriever.rank(batch)
             orders = np.stack([r.order for r in rankings])
-            scores = np.stack([r.scores for r in rankings]) if name == "bm25" else None
+            # A retriever that declares a zero score "not retrieved" (BM25) is counted as the evaluation counts it.
+            scores = np.stack([r.scores for r in rankings]) if getattr(retriever, "zero_is_unmatched", False) else None
             out[name] = _holder_ranks(orders, index.holders, ev.queries, scores)
     return out
 
