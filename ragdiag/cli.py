@@ -236,7 +236,7 @@ def cmd_eval(args) -> int:
         print(f"\nphrasing: {phrasing}")
         print(format_summary(ev, phrasing=phrasing))
     print("\nchunking")
-    print(format_rows(chunking_rows(ev)))
+    print(format_rows([r.cells() for r in chunking_rows(ev)]))
     for name, idx in ev.indexes.items():
         if idx.report.destroyed:
             items = ", ".join(f"{d.question_id} (cut at {','.join(map(str, d.cuts))})" for d in idx.report.destroyed)
@@ -319,7 +319,7 @@ def cmd_pairs(args) -> int:
         fam = family(ev, k=args.k, phrasing=args.phrasing, baseline=baseline)
     except (ValueError, KeyError) as exc:
         raise UsageError(str(exc)) from None
-    rows = family_rows(fam)
+    rows = [r.cells() for r in family_rows(fam)]
     if args.json:
         print(json.dumps({"unit": "question", "k": args.k, "phrasing": args.phrasing,
                           "family": fam[0].family_name if fam else "", "family_size": len(fam),
@@ -371,14 +371,14 @@ def cmd_sweep(args) -> int:
     if args.json:
         print(json.dumps({"config": cfg.label, "keep": args.keep, "distance": GATE_DISTANCE,
                           "answerable": int(inputs.in_domain.sum()), "out_of_domain": int((~inputs.in_domain).sum()),
-                          "rows": rate_rows(inputs, cuts)}, indent=2))
+                          "rows": [r.cells() for r in rate_rows(inputs, cuts)]}, indent=2))
         return 0
     table = sweep(inputs, cuts)
     print(f"{cfg.label}: the gate keeps at most {args.keep} chunks closer than the cut; distance: {GATE_DISTANCE}. "
           f"{table.n_in} answerable queries, {table.n_ood} out-of-domain")
-    print(format_rows(table.rows()))
+    print(format_rows([r.cells() for r in table.rows()]))
     if args.cut is not None:
-        row = sweep(inputs, [args.cut]).row(args.cut)
+        row = sweep(inputs, [args.cut]).row(args.cut).cells()
         print(f"\nat cut {args.cut:g}: " + "; ".join(
             upper_bound_words(row[key], n, what) for key, n, what in (
                 ("bluffs", table.n_ood, "out-of-domain queries bluff"),
@@ -420,7 +420,7 @@ def cmd_threshold(args) -> int:
         print("no cut reaches this goal on this set")
     else:
         print(f"cut: {choice.cut:.4f}")
-        print("in sample:        " + _rates_line(choice.in_sample))
+        print("in sample:        " + _rates_line(choice.in_sample.outcomes()))
     print(f"cross-validated ({choice.folds} folds grouped by question, seed {choice.seed}): "
           + _rates_line(choice.cross_validated))
     print("conformal: " + (f"cut {choice.conformal_cut:.4f} ({choice.conformal})" if choice.conformal_cut is not None
@@ -431,8 +431,8 @@ def cmd_threshold(args) -> int:
 def _rates_line(cells: dict) -> str:
     def one(name):
         c = cells[name]
-        rate = "n/a" if c["rate"] is None else f"{c['rate']:.3f}"
-        return f"{name} {c['count']} = {rate} [{c['low']:.3f}, {c['high']:.3f}]"
+        rate = "n/a" if c.rate is None else f"{c.rate:.3f}"
+        return f"{name} {c.count} = {rate} [{c.low:.3f}, {c.high:.3f}]"
 
     return "; ".join(one(n) for n in ("answered", "kept_wrong", "bluffs") if n in cells)
 
@@ -541,8 +541,8 @@ def cmd_eval_run(args) -> int:
     if run.distances:
         keep = min(args.keep, ev.results[cfg].top_distance.shape[1])
         print(f"\nthreshold sweep of {cfg.label} (keep {keep})")
-        print(format_rows(sweep_table(ev, cfg, keep=keep,
-                                      cuts=[round(x, 3) for x in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)]).rows()))
+        print(format_rows([r.cells() for r in sweep_table(ev, cfg, keep=keep,
+                                      cuts=[round(x, 3) for x in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)]).rows()]))
     _write_outputs(ev, args.out)
     return 0
 

@@ -23,7 +23,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .evaluate import Config, Evaluation, summary_rows
+from .evaluate import Config, Evaluation
+from .rows import RateCell, RateRow, SummaryRow, SweepRow, summary_rows
 from .metrics import KS
 from .results import chunking_rows, compare, family, gate_inputs_for, summary_document, sweep_table
 from .svg import IntervalSeries, Line, interval_chart, line_chart
@@ -139,7 +140,7 @@ class Report:
     k: int
     generated: str
     provenance: dict
-    rows: tuple[dict, ...]  # summary_rows(ev): R@k as Interval, MRR, destroyed, chunks, ...
+    rows: tuple[SummaryRow, ...]  # summary_rows(ev)
     chart_configs: tuple[str, ...]
     pairs: tuple[PairRow, ...]  # the whole family, Holm over all of it
     competitor: str | None
@@ -149,7 +150,7 @@ class Report:
     n_questions: int
     destroyed: tuple[DestroyedNeedle, ...]
     destroyed_counts: dict  # strategy -> destroyed needles (zeros included)
-    sweep_row: dict  # SweepTable.row(cut)
+    sweep_row: SweepRow  # SweepTable.row(cut)
     curve: dict  # cuts, answered, kept_wrong, refused, bluffs (tuples)
     bluffs: tuple[BluffRow, ...]
     chunking: tuple[dict, ...]
@@ -158,7 +159,7 @@ class Report:
     unavailable: dict = field(default_factory=dict)
     diag: object | None = None  # ragdiag.report_diag.DiagSections: funnel, hubs, cost
     notes: tuple[str, ...] = ()  # Evaluation.notes: e.g. queries BM25 cannot match
-    rates: dict = field(default_factory=dict)  # threshold.rate_rows at the cut: {outcome: {count, rate, low, high}}
+    rates: RateRow | None = None  # threshold.rate_rows at the cut
     ood_kinds: dict = field(default_factory=dict)  # ood kind -> queries
     choice: dict = field(default_factory=dict)  # threshold.CutChoice.as_json() for the default goal
     headline_power: str = ""  # the questions needed to detect the headline difference (compare.power_words)
@@ -166,9 +167,9 @@ class Report:
     # -- derived ------------------------------------------------------------
 
     @property
-    def row(self) -> dict:
+    def row(self) -> SummaryRow:
         """The summary row of the chosen configuration."""
-        return next(r for r in self.rows if r["config"] == self.config.label)
+        return next(r for r in self.rows if r.config == self.config.label)
 
     @property
     def survivors(self) -> tuple[PairRow, ...]:
@@ -199,8 +200,8 @@ class Report:
     def _chart_series(self) -> list[IntervalSeries]:
         out = []
         for label in self.chart_configs:
-            r = next(x for x in self.rows if x["config"] == label)
-            ivs = [r[f"R@{k}"] for k in KS]
+            r = next(x for x in self.rows if x.config == label)
+            ivs = [r.recall[k] for k in KS]
             out.append(IntervalSeries(label, [i.estimate for i in ivs], [i.low for i in ivs], [i.high for i in ivs]))
         return out
 
@@ -220,7 +221,7 @@ class Report:
         if n_ood:
             lines.append(Line(f"bluffs (of {n_ood})", [v / n_ood for v in c["bluffs"]]))
         r = self.sweep_row
-        mark = f"cut {self._cut_text()}: {r['answered']} answered, {_plural(r['bluffs'], 'bluff')}"
+        mark = f"cut {self._cut_text()}: {r.answered} answered, {_plural(r.bluffs, 'bluff')}"
         return line_chart(c["cuts"], lines, label=f"Abstention trade-off of {self.config.label} (keep {self.keep})",
                           x_label="cut (cosine distance)", y_label="share of queries", marker=self.cut,
                           marker_label=mark, width=960, height=340)
@@ -248,18 +249,18 @@ def default_config(ev: Evaluation) -> Config:
     return next((c for c in ev.results if c.retriever == "hybrid"), next(iter(ev.results)))
 
 
-def _competitor(rows: Sequence[dict], chosen: str, k: int) -> str | None:
+def _competitor(rows: Sequence[SummaryRow], chosen: str, k: int) -> str | None:
     """The best other configuration: highest R@k (R@20 when k is not a table column), then MRR, then name."""
-    key = f"R@{k}" if k in KS else "R@20"
-    others = [r for r in rows if r["config"] != chosen]
+    key = k if k in KS else 20
+    others = [r for r in rows if r.config != chosen]
     if not others:
         return None
 
     def score(r):
-        est = r[key].estimate
-        return (-(est if est == est else -1.0), -(r["MRR"] if r["MRR"] == r["MRR"] else -1.0), r["config"])
+        est, mrr = r.recall[key].estimate, r.mrr.estimate
+        return (-(est if est == est else -1.0), -(mrr if mrr == mrr else -1.0), r.config)
 
-    return min(others, key=score)["config"]
+    return min(others, key=score).config
 
 
 def build_report(ev: Evaluation, *, config: Config | str, cut: float, keep: int = DEFAULT_KEEP,
@@ -341,7 +342,7 @@ def build_report(ev: Evaluation, *, config: Config | str, cut: float, keep: int 
 
     chunking = []
     for r in chunking_rows(ev):
-        r = dict(r)
+        r = r.cells()
         r["index_seconds"] = ev.timings.get(f"index_{r['strategy']}")
         chunking.append(r)
     nq = max(len(ev.queries), 1)
@@ -571,9 +572,9 @@ def _recall_table(r: Report, *, as_html: bool = False) -> tuple[list[str], list[
     rows, classes = [], []
     cell = _interval_html if as_html else str
     for row in r.rows:
-        rows.append([row["config"], *(cell(row[f"R@{k}"]) for k in KS), _f3(row["MRR"]), row["destroyed"],
-                     _int(row["chunks"])])
-        classes.append("chosen" if row["config"] == r.config.label else "")
+        rows.append([row.config, *(cell(row.recall[k]) for k in KS), _f3(row.mrr.estimate), row.destroyed,
+                     _int(row.chunks)])
+        classes.append("chosen" if row.config == r.config.label else "")
     return headers, rows, list(range(1, len(headers))), classes
 
 
@@ -600,18 +601,19 @@ def _headline_note(r: Report) -> str:
             f"(Holm p = {_p(p.p_holm)}).")
 
 
-def _rate_text(cell: dict | None, count: int) -> str:
-    if not cell or cell["rate"] is None:
+def _rate_text(cell: RateCell | None, count: int) -> str:
+    if not cell or cell.rate is None:
         return str(count)
-    return f"{count} ({100 * cell['rate']:.0f}% [{100 * cell['low']:.0f}, {100 * cell['high']:.0f}])"
+    return f"{count} ({100 * cell.rate:.0f}% [{100 * cell.low:.0f}, {100 * cell.high:.0f}])"
 
 
 def _sweep_cells(r: Report) -> tuple[list[str], list]:
     s, c = r.sweep_row, r.rates
     headers = ["cut", "answered", "kept but wrong", "refused", "lost", "bluffs"]
-    return headers, [f"{s['cut']:g}", _rate_text(c.get("answered"), s["answered"]),
-                     _rate_text(c.get("kept_wrong"), s["kept_wrong"]), _rate_text(c.get("refused"), s["refused"]),
-                     s["lost"], _rate_text(c.get("bluffs"), s["bluffs"])]
+    c = c.outcomes() if c else {}
+    return headers, [f"{s.cut:g}", _rate_text(c.get("answered"), s.answered),
+                     _rate_text(c.get("kept_wrong"), s.kept_wrong), _rate_text(c.get("refused"), s.refused),
+                     s.lost, _rate_text(c.get("bluffs"), s.bluffs)]
 
 
 def _choice_words(r: Report) -> str:
@@ -643,8 +645,8 @@ def _bluff_words(r: Report) -> str:
     from .compare import upper_bound_words
 
     s = r.sweep_row
-    parts = [upper_bound_words(s["bluffs"], r.n_ood, "out-of-domain queries bluff")]
-    parts += [upper_bound_words(s.get(f"bluffs_{kind}", 0), n, f"{kind} ones")
+    parts = [upper_bound_words(s.bluffs, r.n_ood, "out-of-domain queries bluff")]
+    parts += [upper_bound_words(s.bluffs_by_kind.get(kind, 0), n, f"{kind} ones")
               for kind, n in r.ood_kinds.items() if n]
     return "; ".join(parts) + "."
 
@@ -767,7 +769,7 @@ def _render_html(r: Report) -> str:
     cfg = r.config.label
     corpus_name = r.provenance["corpus"]["root"]
     row = r.row
-    r20 = row["R@20"]
+    r20 = row.recall[20]
     s = r.sweep_row
     destroyed_here = r.destroyed_counts.get(r.config.strategy, 0)
     parts: list[str] = []
@@ -789,9 +791,9 @@ def _render_html(r: Report) -> str:
     add(_card(f"R@20 of {cfg}", f"{r20.estimate:.3f}", f"95% CI [{r20.low:.3f}, {r20.high:.3f}]"))
     add(_card(f"destroyed by {r.config.strategy}", f"{destroyed_here} of {r.n_questions}",
               "needles no chunk holds whole"))
-    add(_card(f"answered at cut {r._cut_text()}", f"{s['answered']} of {r.n_in}",
-              f"{s['kept_wrong']} kept but wrong, {s['refused']} refused"))
-    add(_card(f"bluffs at cut {r._cut_text()}", f"{s['bluffs']} of {r.n_ood}",
+    add(_card(f"answered at cut {r._cut_text()}", f"{s.answered} of {r.n_in}",
+              f"{s.kept_wrong} kept but wrong, {s.refused} refused"))
+    add(_card(f"bluffs at cut {r._cut_text()}", f"{s.bluffs} of {r.n_ood}",
               "out-of-domain queries given sources"))
     add("</div>")
     add(f'<p class="verdict">{_h(r.headline)}</p>')
@@ -859,7 +861,7 @@ def _render_html(r: Report) -> str:
     add(f'<section id="cut"><h2>Abstention at cut {_h(r._cut_text())}</h2>')
     add(_means(MEANS["cut"].format(keep=r.keep)))
     add('<div class="tradeoff">' + _html_table(headers, [cells], numeric=range(6), table_id="tradeoff") + "</div>")
-    add(f'<p class="note">Of {_h(r.n_in)} answerable queries {_h(s["answered"])} are answered and {_h(s["lost"])} '
+    add(f'<p class="note">Of {_h(r.n_in)} answerable queries {_h(s.answered)} are answered and {_h(s.lost)} '
         f'lost; {_h(_bluff_words(r))} Distance: {_h(GATE_DISTANCE)}. Rates: 95% intervals (answerable: over '
         f'questions; at 0 events the exact upper bound).</p>')
     if r.choice:
@@ -905,7 +907,7 @@ def _render_html(r: Report) -> str:
 def _render_markdown(r: Report) -> str:
     cfg = r.config.label
     row = r.row
-    r20 = row["R@20"]
+    r20 = row.recall[20]
     s = r.sweep_row
     out: list[str] = []
     add = out.append
@@ -919,8 +921,8 @@ def _render_markdown(r: Report) -> str:
     add(f"- R@20 of {_m(cfg)}: {r20} (95% interval over questions)")
     add(f"- Destroyed by strategy {_m(r.config.strategy)}: {r.destroyed_counts.get(r.config.strategy, 0)} of "
         f"{r.n_questions} needles")
-    add(f"- At cut {r._cut_text()}: {s['answered']} of {r.n_in} answered, {s['kept_wrong']} kept but wrong, "
-        f"{s['refused']} refused; {s['bluffs']} of {r.n_ood} out-of-domain queries bluff")
+    add(f"- At cut {r._cut_text()}: {s.answered} of {r.n_in} answered, {s.kept_wrong} kept but wrong, "
+        f"{s.refused} refused; {s.bluffs} of {r.n_ood} out-of-domain queries bluff")
     add(f"- {_m(r.headline)}")
     add("")
 

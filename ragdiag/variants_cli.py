@@ -49,7 +49,7 @@ def _variant_names(models: list[str], bases: list[str]) -> list[str]:
 
 def variants_document(run, rows, *, k: int, cut: float) -> dict:
     """What ``variants --json`` prints: rows (intervals flattened), stamps, unavailable, cut percentiles."""
-    from .evaluate import interval_cells
+    from .rows import interval_cells
     from .variants import cut_percentile, nearest_chunk_distances
 
     cuts = {}

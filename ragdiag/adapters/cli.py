@@ -58,8 +58,8 @@ def cmd_eval_store(args) -> int:
         print(c.verdict)
     if res.run.distances:
         print(f"\nthreshold sweep of {res.config.label} (keep {args.keep})")
-        print(format_rows(sweep_table(ev, res.config, keep=args.keep,
-                                      cuts=[0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]).rows()))
+        print(format_rows([r.cells() for r in sweep_table(ev, res.config, keep=args.keep,
+                                                          cuts=[0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]).rows()]))
     cli._write_outputs(ev, args.out)
     return 0
 
