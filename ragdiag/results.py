@@ -106,7 +106,7 @@ def chunking_rows(ev: Evaluation) -> list[ChunkingRow]:
 def format_rows(rows: Sequence[dict], columns: Sequence[str] | None = None) -> str:
     """A plain aligned text table of dict rows (typed rows: pass ``[r.cells() for r in rows]``).
 
-    >>> print(format_rows([{"config": "E/hybrid", "R@4": 0.5}, {"config": "A/dense", "R@4": 0.25}]))
+    >>> print(format_rows([{"config": "E/hybrid", "R@4": 0.5}, {"config": "A/dense", "R@4": 0.25}]))  # doctest: +NORMALIZE_WHITESPACE
     config      R@4
     --------  -----
     E/hybrid  0.500

@@ -163,7 +163,7 @@ def md_rows(md: str, first_cell: str) -> list[list[str]]:
 def test_fixture_has_what_the_report_must_show(report):
     assert report.destroyed_counts == {"A": 5, "C": 0}
     assert report.bluffs and report.bluffs[0].query_id == "o1"
-    assert 0 < report.sweep_row["answered"] < report.n_in and report.sweep_row["refused"] > 0
+    assert 0 < report.sweep_row.answered < report.n_in and report.sweep_row.refused > 0
 
 
 def test_html_is_self_contained(html_text):
@@ -204,15 +204,15 @@ def test_sweep_row_and_bluffs_are_the_librarys(ev, report, html_text, md_text):
     rates = rate_rows(gate_inputs_for(ev, "C/dense", keep=KEEP), [CUT])[0]
 
     def cell(key):  # the count with its rate and 95% interval, as the report writes it
-        c = rates[key]
-        assert c["count"] == expected[key]
-        return f"{c['count']} ({100 * c['rate']:.0f}% [{100 * c['low']:.0f}, {100 * c['high']:.0f}])"
+        c = rates.outcome(key)
+        assert c.count == getattr(expected, key)
+        return f"{c.count} ({100 * c.rate:.0f}% [{100 * c.low:.0f}, {100 * c.high:.0f}])"
 
-    want = [f"{CUT:g}", cell("answered"), cell("kept_wrong"), cell("refused"), str(expected["lost"]), cell("bluffs")]
+    want = [f"{CUT:g}", cell("answered"), cell("kept_wrong"), cell("refused"), str(expected.lost), cell("bluffs")]
     assert cells == [want]
     assert [[c.replace("\\", "") for c in row] for row in md_rows(md_text, f"{CUT:g}")] == [want]  # md escapes [ ]
     bluffs = bluffs_at(ev.result("C/dense"), ev.queries, cut=CUT, keep=KEEP)
-    assert len(bluffs) == expected["bluffs"] == len(table_rows(html_text, "bluffs-table"))
+    assert len(bluffs) == expected.bluffs == len(table_rows(html_text, "bluffs-table"))
     first = table_rows(html_text, "bluffs-table")[0]
     chunk = ev.indexes["C"].chunks[bluffs[0].kept[0][0]]
     assert first[:4] == ["o1", "near", f"{SCRIPT} zebras", chunk.id]
@@ -278,7 +278,7 @@ def test_a_long_family_is_counted_not_listed(report):
 
 def test_zero_bluffs_shows_the_upper_bound(ev):
     r = build_report(ev, config="C/dense", cut=0.01, keep=KEEP)
-    assert r.sweep_row["bluffs"] == 0
+    assert r.sweep_row.bluffs == 0
     md = r.to_markdown()
     assert "0 of 2 out-of-domain queries bluff: the rate could still be up to 84.2% (95% upper bound)" in md
     assert "No out-of-domain query gets a source" not in md
