@@ -991,7 +991,7 @@ def _render_markdown(r: Report) -> str:
     add("")
     add(_md_table(headers, [cells], numeric=range(6)))
     add("")
-    add(f"Of {r.n_in} answerable queries {s['answered']} are answered and {s['lost']} lost; {_m(_bluff_words(r))} "
+    add(f"Of {r.n_in} answerable queries {s.answered} are answered and {s.lost} lost; {_m(_bluff_words(r))} "
         f"Distance: {_m(GATE_DISTANCE)}. (The trade-off curve over all cuts is in the HTML version.)")
     if r.choice:
         add("")

@@ -219,7 +219,7 @@ def test_sweep_row_and_bluffs_are_the_librarys(ev, report, html_text, md_text):
     assert first[5] == f"{bluffs[0].kept[0][1]:.3f}"
     # the curve holds the same counts at the chosen cut
     i = report.curve["cuts"].index(CUT)
-    assert report.curve["answered"][i] == expected["answered"] and report.curve["bluffs"][i] == expected["bluffs"]
+    assert report.curve["answered"][i] == expected.answered and report.curve["bluffs"][i] == expected.bluffs
 
 
 def test_destroyed_needles_are_listed_with_the_cut(summary, html_text, md_text):
