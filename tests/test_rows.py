@@ -82,3 +82,18 @@ def test_summary_row_of_an_external_run_has_no_audit():
     iv = Interval(0.5, 0.2, 0.8, 2, 4)
     row = SummaryRow("ext/mine", "ext", "mine", "all", 4, {4: iv}, iv, None, None, None, None, None, 0.0)
     assert [row.cells()[k] for k in ("destroyed", "chunks", "embedded_tokens", "header_share", "truncated")] == [None] * 5
+
+
+def test_rows_compare_threshold_and_results_load_no_heavy_library():
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    heavy = ("pandas", "torch", "streamlit", "transformers")
+    code = ("import sys, json, ragdiag.rows, ragdiag.compare, ragdiag.threshold, ragdiag.results, ragdiag.export\n"
+            f"print(json.dumps([m for m in {heavy!r} if m in sys.modules]))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parent.parent,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []

@@ -230,6 +230,7 @@ class Difference:
         return f"{self.estimate:+.2f} [{self.low:+.2f}, {self.high:+.2f}]"
 
     def as_dict(self) -> dict:
+        """``{estimate, low, high}`` (the JSON form)."""
         return {"estimate": self.estimate, "low": self.low, "high": self.high}
 
 
@@ -281,6 +282,7 @@ class QuestionTest:
 
     @property
     def n_questions(self) -> int:
+        """Questions compared (wins, losses and ties together)."""
         return self.wins + self.losses + self.ties
 
     def __str__(self) -> str:

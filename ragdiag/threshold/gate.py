@@ -56,6 +56,13 @@ MAX_DISTANCE = 2.0
 
 @dataclass(frozen=True)
 class GateInputs:
+    """What the gate compares with the cut, per query: ``first`` and ``good`` (see the module notes).
+
+    ``first`` is the smallest distance among the top ``keep``; ``good`` the
+    smallest among those of them holding the needle (``inf``: none, and for
+    out-of-domain queries).
+    """
+
     query_ids: tuple[str, ...]
     in_domain: np.ndarray  # bool
     first: np.ndarray  # min distance among top-keep
@@ -188,6 +195,8 @@ def gate(result, query_index: int, *, cut: float, keep: int = DEFAULT_KEEP) -> l
 
 @dataclass(frozen=True)
 class Bluff:
+    """An out-of-domain query the gate still gives sources at a cut: what it kept, closest first."""
+
     query_id: str
     kind: str | None
     kept: tuple[tuple[int, float], ...]  # (chunk position, distance), closest first
