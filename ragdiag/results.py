@@ -16,7 +16,7 @@ from .compare import Comparison, check_phrasing, compare, compare_in_family, fam
 from .evaluate import Evaluation
 from .export import _json_default, per_query_parquet, summary_document, summary_json, write_outputs
 from .metrics import KS, reciprocal_rank
-from .rows import ChunkingRow, interval_cells, summary_rows
+from .rows import ChunkingRow, QueryRow, interval_cells, summary_rows
 from .threshold import MAX_SWEEP_ROWS, check_cuts, gate_inputs_for, sweep_cuts, sweep_table
 
 __all__ = [
@@ -56,8 +56,8 @@ PER_QUERY_COLUMNS = (
 )
 
 
-def per_query_records(ev: Evaluation) -> list[dict]:
-    """One record per (configuration, query); ``needle_rank`` None when absent.
+def per_query_records(ev: Evaluation) -> list[QueryRow]:
+    """One :class:`~ragdiag.rows.QueryRow` per (configuration, query); ``needle_rank`` None when absent.
 
     ``stage`` and the stage ranks come from :func:`ragdiag.funnel.stage_columns`
     (answerable queries only; empty for ood queries and external runs).
@@ -71,20 +71,20 @@ def per_query_records(ev: Evaluation) -> list[dict]:
         for i, q in enumerate(ev.queries):
             rank = int(res.needle_rank[i])
             nd = float(res.needle_distance[i])
-            out.append({
-                "strategy": cfg.strategy,
-                "retriever": cfg.retriever,
-                "query_id": q.id,
-                "question_id": q.question_id or "",
-                "phrasing": q.phrasing,
-                "needle_rank": rank if rank > 0 else None,
-                "diagnosis": res.diagnosis[i],
-                "needle_distance": None if np.isnan(nd) else round(nd, 6),
-                "top1_distance": None if np.isnan(res.top1_distance[i]) else round(float(res.top1_distance[i]), 6),
-                "top1_chunk": ev.hit_label(cfg, int(res.top_order[i, 0])),
-                "reciprocal_rank": float(rr[i]) if q.in_domain else None,
+            out.append(QueryRow(
+                strategy=cfg.strategy,
+                retriever=cfg.retriever,
+                query_id=q.id,
+                question_id=q.question_id or "",
+                phrasing=q.phrasing,
+                needle_rank=rank if rank > 0 else None,
+                diagnosis=res.diagnosis[i],
+                needle_distance=None if np.isnan(nd) else round(nd, 6),
+                top1_distance=None if np.isnan(res.top1_distance[i]) else round(float(res.top1_distance[i]), 6),
+                top1_chunk=ev.hit_label(cfg, int(res.top_order[i, 0])),
+                reciprocal_rank=float(rr[i]) if q.in_domain else None,
                 **stages.get((cfg.label, q.id), dict.fromkeys(STAGE_COLUMNS)),
-            })
+            ))
     return out
 
 
@@ -92,7 +92,7 @@ def per_query_frame(ev: Evaluation):
     """:func:`per_query_records` as a pandas frame with :data:`PER_QUERY_COLUMNS` (ranks nullable integers)."""
     import pandas as pd
 
-    df = pd.DataFrame(per_query_records(ev), columns=list(PER_QUERY_COLUMNS))
+    df = pd.DataFrame([r.cells() for r in per_query_records(ev)], columns=list(PER_QUERY_COLUMNS))
     for col in ("needle_rank", "dense_rank", "bm25_rank", "pool_rank", "final_rank"):
         df[col] = df[col].astype("Int64")
     return df

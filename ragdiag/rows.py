@@ -12,6 +12,7 @@ keep their columns whatever the row type.
 - :class:`PairRow` -- one paired comparison of a family (:func:`ragdiag.compare.family_rows`).
 - :class:`ChunkingRow` -- one strategy's chunking audit (:func:`ragdiag.results.chunking_rows`).
 - :class:`GranularRow`, :class:`RedundancyRow` -- :mod:`ragdiag.granular` tables.
+- :class:`QueryRow` -- one (configuration, query) line of ``per_query.csv`` (:func:`ragdiag.results.per_query_records`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ __all__ = [
     "ChunkingRow",
     "GranularRow",
     "RedundancyRow",
+    "QueryRow",
     "summary_rows",
     "interval_cells",
     "OUTCOME_KEYS",
@@ -247,6 +249,36 @@ class RedundancyRow:
         """The flat row: ``redundant slots``, ``slots``, ``redundancy`` with ``_low``/``_high``."""
         return {"config": self.config, "k": self.k, "redundant slots": self.redundant_slots, "slots": self.slots,
                 **_flat("redundancy", self.redundancy)}
+
+
+@dataclass(frozen=True)
+class QueryRow:
+    """One (configuration, query) outcome: the needle's rank and distance, the diagnosis and the funnel stage.
+
+    ``None`` where a value does not apply (no needle found, an ood query, a stage
+    column of an external run).
+    """
+
+    strategy: str
+    retriever: str
+    query_id: str
+    question_id: str
+    phrasing: str
+    needle_rank: int | None
+    diagnosis: str
+    needle_distance: float | None
+    top1_distance: float | None
+    top1_chunk: str
+    reciprocal_rank: float | None
+    stage: str | None
+    dense_rank: int | None
+    bm25_rank: int | None
+    pool_rank: int | None
+    final_rank: int | None
+
+    def cells(self) -> dict:
+        """The flat row, columns in field order (those of ``per_query.csv``)."""
+        return _plain(self)
 
 
 def summary_rows(ev: "Evaluation", *, phrasing: str = "all", ks: Sequence[int] = KS) -> list[SummaryRow]:

@@ -97,3 +97,17 @@ def test_rows_compare_threshold_and_results_load_no_heavy_library():
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+def test_query_rows_are_the_per_query_columns(tiny_eval):
+    from ragdiag.results import PER_QUERY_COLUMNS, per_query_records
+    from ragdiag.rows import QueryRow
+
+    assert tuple(f.name for f in dataclasses.fields(QueryRow)) == PER_QUERY_COLUMNS
+    rows = {(r.strategy, r.retriever, r.query_id): r for r in per_query_records(tiny_eval)}
+    a = rows[("C", "dense", "q3:course")]  # q3's needle is destroyed by C: no rank, no distance
+    assert (a.needle_rank, a.diagnosis, a.needle_distance, a.reciprocal_rank, a.question_id) == (
+        None, "destroyed", None, 0.0, "q3")
+    o = rows[("C", "dense", "o1")]
+    assert (o.question_id, o.phrasing, o.diagnosis, o.reciprocal_rank, o.stage) == ("", "ood", "ood", None, None)
+    assert list(a.cells()) == list(PER_QUERY_COLUMNS)
