@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from ragdiag.threshold import (
     Bluff,
-    SweepTable,
     bluffs_at,
     default_cuts,
     distance_samples,
@@ -141,11 +140,7 @@ def test_sweep_equals_brute_force(case):
     bf = brute_force(result, in_domain, cuts, keep)
     for k, v in bf.items():
         assert getattr(table, k).tolist() == v, k
-    # the counts add up at every cut
-    n_in, n_ood = int(in_domain.sum()), int((~in_domain).sum())
-    assert (table.n_in, table.n_ood) == (n_in, n_ood)
-    assert (table.answered + table.kept_wrong + table.refused == n_in).all()
-    assert (table.bluffs + table.ood_refused == n_ood).all()
+    assert (table.n_in, table.n_ood) == (int(in_domain.sum()), int((~in_domain).sum()))
     # monotone in the cut: a looser gate answers more, refuses less, bluffs more
     for k in ("answered", "bluffs"):
         assert (np.diff(getattr(table, k)) >= 0).all(), k
@@ -179,7 +174,6 @@ def test_row_with_a_cut_not_in_the_sweep_raises():
     with pytest.raises(ValueError, match="not in this sweep"):
         table.row(0.3)
     assert table.row(0.5).bluffs == 2
-    assert isinstance(table, SweepTable)
 
 
 @pytest.mark.parametrize("keep", [0, -1])
