@@ -87,6 +87,13 @@ def gate_inputs(result, query_ids: Sequence[str], in_domain: np.ndarray, *, keep
     ``groups`` names the question of each query (phrasings of one question are
     one unit for intervals and cross-validation); ``kinds`` the out-of-domain
     kind (near/far) of each query.
+
+    >>> from types import SimpleNamespace
+    >>> r = SimpleNamespace(top_distance=np.array([[0.3, 0.2, 0.1], [0.4, 0.5, 0.6]]),
+    ...                     top_holds=np.array([[False, True, True], [False, False, False]]))
+    >>> g = gate_inputs(r, ["a", "o"], np.array([True, False]), keep=2)  # a's 0.1 holder is third: not kept
+    >>> g.first.tolist(), g.good.tolist()
+    ([0.2, 0.4], [0.2, inf])
     """
     if keep < 1:
         raise ValueError(f"keep must be at least 1, got {keep}")
