@@ -14,7 +14,7 @@ import numpy as np
 
 from .compare import Comparison, check_phrasing, compare, compare_in_family, family, family_rows, pairwise
 from .evaluate import Evaluation
-from .export import _json_default, per_query_parquet, summary_document, summary_json, write_outputs
+from .export import _json_default, per_query_parquet, summary_document, summary_json, write_outputs  # noqa: F401
 from .metrics import KS, reciprocal_rank
 from .rows import ChunkingRow, QueryRow, interval_cells, summary_rows
 from .threshold import MAX_SWEEP_ROWS, check_cuts, gate_inputs_for, sweep_cuts, sweep_table

@@ -347,7 +347,6 @@ def test_cross_validation_folds_keep_questions_whole_and_are_seeded():
     cv, cuts = cross_validate(inputs, Goal(max_bluff=0.1), seed=1)
     assert cross_validate(inputs, Goal(max_bluff=0.1), seed=1) == (cv, cuts)
     assert len(cuts) == 5
-    n_in = int(ind.sum())
     # the pooled held-out outcomes, query by query: each fold under the cut chosen on the other four
     answered = kept_wrong = refused = bluffs = 0
     for f in range(5):
