@@ -34,6 +34,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import PIPELINE_VERSION
+from .encoder import loaded_device
 
 __all__ = [
     "SNAPSHOT_ENV",
@@ -305,7 +306,7 @@ def write_snapshot(path: str | os.PathLike, store, corpus, truth, encoder, *, sc
                     sv.append(v)
         say(f"{len(sv)} MaxSim scores from the store")
     meta["scores"] = {"identity": identity, "n": len(sv)}
-    meta["device"] = encoder.device if getattr(encoder, "loaded", False) else None
+    meta["device"] = loaded_device(encoder)
     meta["created"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     chunk_shas = {_sha(t) for t in chunk_texts}
     buf = io.BytesIO()
