@@ -97,12 +97,6 @@ class Store(CatalogueMethods, CacheMethods, Engine):
     The :class:`Engine` (connection, transactions, corruption handling) with
     the caches (:meth:`embed`, :meth:`scores`, :meth:`vector_cache`,
     :meth:`score_cache`) and the catalogue (:meth:`record_index`,
-    :meth:`status`, :meth:`clear`, :meth:`verify`).
-
-    Parameters
-    ----------
-    root : cache folder; None -> ``$RAGDIAG_CACHE`` or ``./.ragdiag-cache``. Created if missing.
-    check : run ``PRAGMA quick_check`` at open (reads the whole file once; a
-        file that fails is moved aside and the store starts empty).
-    timeout : seconds a writer waits for another process's write to finish.
+    :meth:`status`, :meth:`clear`, :meth:`verify`). ``Store(root, check=True,
+    timeout=60.0)`` takes the :class:`Engine`'s parameters.
     """

@@ -68,8 +68,16 @@ class PayloadCache:
         """The space of this kind under ``identity`` (a model's stamp, a scorer's name...)."""
         return payload_space(self.kind, identity)
 
-    def _register(self, conn: sqlite3.Connection, space: str, identity: str) -> None:
-        conn.execute("INSERT OR IGNORE INTO spaces VALUES (?, ?, ?)", (space, self.kind, identity))
+    def _insert(self, space: str, identity: str, sql: str, rows: list[tuple], *, what: str) -> None:
+        """Register ``space`` (as this kind, under ``identity``) and run ``sql`` over ``rows``, in one transaction."""
+        def go(conn: sqlite3.Connection) -> None:
+            def statements() -> None:
+                conn.execute("INSERT OR IGNORE INTO spaces VALUES (?, ?, ?)", (space, self.kind, identity))
+                conn.executemany(sql, rows)
+
+            self.store._write(conn, statements)
+
+        self.store._run(go, default=None, what=what)
 
 
 class VectorCache(PayloadCache):
@@ -103,15 +111,8 @@ class VectorCache(PayloadCache):
         for s, v in zip(shas, np.ascontiguousarray(vectors, dtype="<f4")):
             data = v.tobytes()
             rows.append((space, s, dim, data, _vector_crc(space, s, dim, data)))
-
-        def go(conn: sqlite3.Connection) -> None:
-            def statements() -> None:
-                self._register(conn, space, _canonical(stamp))
-                conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?)", rows)
-
-            self.store._write(conn, statements)
-
-        self.store._run(go, default=None, what="writing vectors")
+        self._insert(space, _canonical(stamp), "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?)", rows,
+                     what="writing vectors")
 
     def get(self, stamp: Any, text_shas: Sequence[str]) -> dict[str, np.ndarray]:
         """The valid stored vectors of ``text_shas`` (see :func:`~ragdiag.store.text_sha256`) under encoder ``stamp``."""
@@ -159,15 +160,8 @@ class ScoreCache(PayloadCache):
         for s, v in zip(shas, values):
             data = struct.pack("<d", float(v))
             rows.append((space, qsha, s, data, _score_crc(space, qsha, s, data)))
-
-        def write(conn: sqlite3.Connection) -> None:
-            def statements() -> None:
-                self._register(conn, space, str(scorer))
-                conn.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?)", rows)
-
-            self.store._write(conn, statements)
-
-        self.store._run(write, default=None, what="writing scores")
+        self._insert(space, str(scorer), "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?)", rows,
+                     what="writing scores")
 
     def get(self, scorer: str, query: str, texts: Sequence[str]) -> np.ndarray:
         """Cached scores, NaN where none is stored or a stored one failed its checksum."""

@@ -171,8 +171,7 @@ class Engine:
                 and os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK))
 
     def _ensure_schema(self, conn: sqlite3.Connection) -> None:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        def statements() -> None:
             conn.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             conn.execute("INSERT OR IGNORE INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
             (version,) = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
@@ -180,18 +179,19 @@ class Engine:
                 raise _CorruptDatabase(f"schema version {version!r}, this ragdiag reads {SCHEMA_VERSION!r}")
             for statement in filter(str.strip, _SCHEMA.split(";")):
                 conn.execute(statement)
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
 
-    def _quarantine(self, reason: str) -> None:
-        """Move the unreadable database (and its WAL) aside; the next connect starts fresh."""
+        self._write(conn, statements)
+
+    def _disconnect(self) -> None:
+        """Drop the connection, ignoring errors from a damaged or vanished file."""
         if self._conn is not None:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.close()
             self._conn = None
+
+    def _quarantine(self, reason: str) -> None:
+        """Move the unreadable database (and its WAL) aside; the next connect starts fresh."""
+        self._disconnect()
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
         target = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
         with _file_lock(self.root / "ragdiag.lock"):
@@ -255,9 +255,7 @@ class Engine:
             return
         if inode is not None and inode == self._inode:
             return
-        with contextlib.suppress(sqlite3.Error):
-            self._conn.close()
-        self._conn = None
+        self._disconnect()
         warnings.warn(f"ragdiag cache {self.path} was deleted or replaced while in use; reconnecting (entries "
                       "computed so far in this run are written to the new file from now on)",
                       RuntimeWarning, stacklevel=4)
