@@ -59,7 +59,7 @@ from .catalogue import CatalogueMethods, ClearResult, VerifyResult
 from .engine import SCHEMA_VERSION, Engine
 from .glue import current_stamps, record_evaluation
 from .keys import CACHE_ENV, DB_NAME, DEFAULT_DIRNAME, payload_space, resolve_root, text_sha256
-from .staleness import CurrentState, IndexStatus, format_status_table
+from .staleness import CurrentState, IndexStatus, _chunking_label, format_status_table
 from .stamps import IndexStamp, corpus_extractors, encoder_space, evaluation_stamps, index_stamp, run_stamp
 
 __all__ = [
