@@ -13,6 +13,7 @@ One job per module; every name is re-exported here, so ``from ragdiag.encoder im
 Nothing here imports torch or transformers until a model is loaded, and nothing ever reaches the network.
 """
 
+# _weights_hash, _in_hf_cache and _packaged_minilm stay importable from here, as before the split.
 from .hardware import DEVICE_ENV, bf16_supported, physical_cores, select_device
 from .loader import ENCODER_ENV, load_encoder
 from .model import Encoder

@@ -54,6 +54,7 @@ Example
 ((2, 0), (1, 2))
 """
 
+# SCHEMA_VERSION, DEFAULT_DIRNAME and _chunking_label stay importable from here, as before the split.
 from .caches import CacheMethods, EmbedResult, PayloadCache, ScoreCache, ScoreResult, StoreScoreCache, VectorCache
 from .catalogue import CatalogueMethods, ClearResult, VerifyResult
 from .engine import SCHEMA_VERSION, Engine

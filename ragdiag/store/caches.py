@@ -85,18 +85,22 @@ class VectorCache(PayloadCache):
 
     kind = "embedding"
 
+    @staticmethod
+    def entry_ok(space: Any, text_sha: Any, dim: Any, data: Any, crc: Any) -> bool:
+        """Whether a stored row is a whole vector of ``dim`` float32 whose CRC matches its key and bytes."""
+        return (type(data) is bytes and type(space) is str and type(text_sha) is str and type(dim) is int
+                and type(crc) is int and len(data) == 4 * dim and crc == _vector_crc(space, text_sha, dim, data))
+
     def fetch(self, space: str, dim: int, shas: Sequence[str]) -> tuple[dict[str, np.ndarray], list[str]]:
         """``(found, bad)``: the valid stored vectors of ``shas``, and the keys whose entry failed its checksum."""
         def go(conn: sqlite3.Connection):
             found: dict[str, np.ndarray] = {}
             bad: list[str] = []
-            nbytes = 4 * dim
             for part in _chunks(shas):
                 sql = (f"SELECT text_sha, dim, data, crc FROM vectors "
                        f"WHERE space=? AND text_sha IN ({','.join('?' * len(part))})")
                 for text_sha, d, data, crc in conn.execute(sql, (space, *part)):
-                    if (type(data) is bytes and type(text_sha) is str and d == dim and len(data) == nbytes
-                            and type(crc) is int and crc == _vector_crc(space, text_sha, dim, data)):
+                    if d == dim and self.entry_ok(space, text_sha, d, data, crc):
                         found[text_sha] = np.frombuffer(data, dtype="<f4")
                     else:
                         bad.append(str(text_sha))
@@ -136,6 +140,12 @@ class ScoreCache(PayloadCache):
 
     kind = "scores"
 
+    @staticmethod
+    def entry_ok(space: Any, qsha: Any, text_sha: Any, data: Any, crc: Any) -> bool:
+        """Whether a stored row is one float64 score whose CRC matches its key and bytes."""
+        return (type(data) is bytes and len(data) == 8 and type(space) is str and type(qsha) is str
+                and type(text_sha) is str and type(crc) is int and crc == _score_crc(space, qsha, text_sha, data))
+
     def fetch(self, space: str, qsha: str, keys: Sequence[str]) -> tuple[dict[str, float], list[str]]:
         """``(found, bad)``: the valid stored scores of (query, each key), and the keys that failed their checksum."""
         def fetch(conn: sqlite3.Connection):
@@ -145,8 +155,7 @@ class ScoreCache(PayloadCache):
                 sql = (f"SELECT text_sha, data, crc FROM scores WHERE space=? AND query_sha=? "
                        f"AND text_sha IN ({','.join('?' * len(part))})")
                 for text_sha, data, crc in conn.execute(sql, (space, qsha, *part)):
-                    if (type(data) is bytes and len(data) == 8 and type(text_sha) is str and type(crc) is int
-                            and crc == _score_crc(space, qsha, text_sha, data)):
+                    if self.entry_ok(space, qsha, text_sha, data, crc):
                         found[text_sha] = struct.unpack("<d", data)[0]
                     else:
                         bad.append(str(text_sha))

@@ -16,7 +16,8 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 from .engine import _CorruptDatabase
-from .keys import _canonical, _score_crc, _text_crc, _vector_crc, text_sha256
+from .caches import ScoreCache, VectorCache
+from .keys import _canonical, _text_crc, text_sha256
 from .staleness import CurrentState, IndexStatus, _as_state, _judge
 from .stamps import IndexStamp, encoder_space
 
@@ -216,16 +217,12 @@ class CatalogueMethods:
             for rowid, space, text_sha, dim, data, crc in conn.execute(
                     "SELECT rowid, space, text_sha, dim, data, crc FROM vectors"):
                 n_vec += 1
-                ok = (type(data) is bytes and type(dim) is int and len(data) == 4 * dim and type(space) is str
-                      and type(text_sha) is str and crc == _vector_crc(space, text_sha, dim, data))
-                if not ok:
+                if not VectorCache.entry_ok(space, text_sha, dim, data, crc):
                     bad_vec.append((rowid,))
             for rowid, space, qsha, text_sha, data, crc in conn.execute(
                     "SELECT rowid, space, query_sha, text_sha, data, crc FROM scores"):
                 n_sco += 1
-                ok = (type(data) is bytes and len(data) == 8 and type(space) is str and type(qsha) is str
-                      and type(text_sha) is str and crc == _score_crc(space, qsha, text_sha, data))
-                if not ok:
+                if not ScoreCache.entry_ok(space, qsha, text_sha, data, crc):
                     bad_sco.append((rowid,))
             return n_vec, n_sco, bad_vec, bad_sco
 
