@@ -433,11 +433,9 @@ def _run_stamp(encoder) -> dict:
 
     ``device`` is None when the model never loaded (every vector came from the store).
     """
-    stamp = encoder.stamp.as_dict() if hasattr(encoder, "stamp") else {}
-    stamp["pipeline_version"] = PIPELINE_VERSION
-    if hasattr(encoder, "loaded"):
-        stamp["device"] = encoder.device if encoder.loaded else None
-    return stamp
+    from .store.stamps import run_stamp
+
+    return run_stamp(encoder)
 
 
 def summary_rows(ev: Evaluation, *, phrasing: str = "all", ks: Sequence[int] = KS) -> list[dict]:
