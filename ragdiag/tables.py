@@ -88,10 +88,10 @@ def format_rows(rows: Sequence[Any], columns: Sequence[str] | None = None) -> st
 
     Floats print with 3 decimals, None as blank; cells that look numeric align right.
 
-    >>> print(format_rows([{"config": "C/dense", "R@4": 0.5}]))
-    config     R@4
-    -------  -----
-    C/dense  0.500
+    >>> print(format_rows([{"config": "C/dense", "recall": 0.5}]))
+    config   recall
+    -------  ------
+    C/dense   0.500
     """
     if not rows:
         return "(no rows)"
