@@ -18,7 +18,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, pass_eval_contex
 from markupsafe import Markup
 
 from ..stats import Interval
-from ..tables import Table, md_line, md_table
+from ..tables import md_line, md_table
 from ..threshold import GATE_DISTANCE
 from .diag import COST_MEANS, FUNNEL_MEANS, HUB_MEANS, VARIANT_MEANS
 from .sections import CutText
@@ -59,7 +59,7 @@ def environment() -> Environment:
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, finalize=_finalize)
     env.filters.update(md=md_line, cell=_cell)
     env.globals.update(MEANS=MEANS, GATE_DISTANCE=GATE_DISTANCE, FUNNEL_MEANS=FUNNEL_MEANS, HUB_MEANS=HUB_MEANS,
-                       COST_MEANS=COST_MEANS, VARIANT_MEANS=VARIANT_MEANS, md_table=md_table, Table=Table)
+                       COST_MEANS=COST_MEANS, VARIANT_MEANS=VARIANT_MEANS, md_table=md_table)
     return env
 
 

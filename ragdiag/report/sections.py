@@ -13,7 +13,7 @@ from ..metrics import KS
 from ..stats import Interval
 from ..svg import IntervalSeries, interval_chart
 from ..tables import Table
-from .words import p_text
+from .words import f3, p_text, pct, secs, thousands, timing_name
 
 __all__ = ["PairRow", "DestroyedNeedle", "CutText", "BluffRow", "Provenance", "RecallRow", "RecallSection",
            "ComparisonSection", "NeedleSection", "BluffSection", "ChunkingRow", "RankingRow", "CostSection",
@@ -174,8 +174,6 @@ class RecallSection:
 
     def table(self) -> Table:
         """The recall table: intervals stay :class:`~ragdiag.stats.Interval` values for the templates."""
-        from .words import f3, thousands
-
         return Table.of(["configuration", *(f"R@{k} [95% CI]" for k in KS), "MRR", "destroyed", "chunks"],
                         ([r.config, *r.recall, f3(r.mrr), r.destroyed, thousands(r.chunks)] for r in self.rows),
                         numeric=range(1, len(KS) + 4), id="recall-table",
@@ -321,18 +319,15 @@ class CostSection:
 
     def chunking_table(self) -> Table:
         """Chunks, tokens, truncation and indexing time per strategy."""
-        from .words import pct, secs, thousands as t
-
         return Table.of(["strategy", "chunking", "chunks", "embedded tokens", "header tokens", "header share",
                          "truncated chunks", "characters lost", "indexing time"],
-                        ([c.strategy, c.description, t(c.chunks), t(c.embedded_tokens), t(c.header_tokens),
-                          pct(c.header_share), t(c.truncated), t(c.chars_lost), secs(c.index_seconds)]
+                        ([c.strategy, c.description, thousands(c.chunks), thousands(c.embedded_tokens),
+                          thousands(c.header_tokens), pct(c.header_share), thousands(c.truncated),
+                          thousands(c.chars_lost), secs(c.index_seconds)]
                          for c in self.chunking), numeric=range(2, 9), id="costs-table")
 
     def timing_table(self) -> Table:
         """Every timing but indexing (in the chunking table), then ranking per configuration."""
-        from .words import secs, timing_name
-
         rows = [[timing_name(k), secs(v), ""] for k, v in self.timings if not k.startswith("index_")]
         rows += [[f"ranking {x.config} ({self.n_queries} queries)", secs(x.seconds), f"{x.ms_per_query:.2f} ms"]
                  for x in self.ranking]
