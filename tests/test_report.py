@@ -1,4 +1,4 @@
-"""Tests for the shareable report (ragdiag/report.py, ragdiag/svg.py, ``python -m ragdiag report``).
+"""Tests for the shareable report (ragdiag/report/, ragdiag/svg.py, ``python -m ragdiag report``).
 
 Plumbing tests build an Evaluation of a tiny hand-made corpus with a FAKE
 bag-of-words encoder, so they run in a second; the numbers in the report must
