@@ -8,6 +8,7 @@ the HTML and the Markdown template. Nothing here computes a metric.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 from ..defaults import ALPHA
 from ..metrics import KS
 from ..stats import Interval
