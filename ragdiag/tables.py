@@ -60,19 +60,21 @@ def md_table(headers: Sequence[Any], rows: Iterable[Sequence[Any]], *, numeric: 
 
 
 def align(table: Sequence[Sequence[str]], *, right: Collection[int] | Callable[[int, str], bool] = (),
-          last_free: bool = False, rule: str = "", sep: str = "  ") -> list[str]:
+          last_free: bool = False, rule: str = "", sep: str = "  ", min_width: Sequence[int] = ()) -> list[str]:
     """Rows of text (the first the header) padded into aligned columns, one line per row.
 
     ``right``: the columns aligned right, or a predicate ``(column, text) -> bool`` per cell;
     ``last_free``: the last column is not padded (free text such as a reason); ``rule``: a
-    character repeated under the header to the width of each column. Lines are not stripped.
+    character repeated under the header to the width of each column; ``min_width``: the
+    narrowest each column may be. Lines are not stripped.
 
     >>> align([["name", "n"], ["ab", "10"]], right=(1,), rule="-")
     ['name   n', '----  --', 'ab    10']
     """
     n = max(len(r) for r in table)
     padded = n - 1 if last_free else n
-    widths = [max(len(r[i]) for r in table) for i in range(padded)]
+    least = [*min_width, *[0] * padded]
+    widths = [max(least[i], *(len(r[i]) for r in table)) for i in range(padded)]
     is_right = right if callable(right) else (lambda i, _v: i in right)
     lines = []
     for r in table:

@@ -47,6 +47,7 @@ def test_results_still_exports_format_rows():
 def test_align_free_last_column_and_rule():
     assert align([["a", "bb", "why"], ["ccc", "d", "x"]], last_free=True) == ["a    bb  why", "ccc  d   x"]
     assert align([["n"], ["10"]], right=(0,), rule="=") == [" n", "==", "10"]
+    assert align([["doc", "n"], ["a", "1"]], right=(1,), min_width=(0, 3)) == ["doc    n", "a      1"]
 
 
 def test_md_table_escapes_every_cell_and_aligns_numeric_columns():
