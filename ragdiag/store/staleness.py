@@ -167,8 +167,9 @@ def format_status_table(statuses: Sequence[IndexStatus]) -> str:
         chunking = _chunking_label(s.chunking)
         rows.append((state, Path(s.model).name or s.model, s.precision, str(s.dim), chunking, s.corpus_root,
                      str(s.n_chunks), s.created[:19].replace("T", " "), why))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(header) - 1)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r[:-1], widths)) + "  " + r[-1] for r in rows]
+    from ..tables import align
+
+    lines = align(rows, last_free=True)
     n_stale = sum(st.stale for st in statuses)
     lines.append(f"{len(statuses)} indexes, {n_stale} stale")
     return "\n".join(line.rstrip() for line in lines)
