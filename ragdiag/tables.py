@@ -5,7 +5,7 @@
   terminal;
 * :func:`md_escape` / :func:`md_line` make untrusted text safe for Markdown
   (every Markdown-, HTML- and Streamlit-significant character backslash-escaped,
-  so text shows as typed), and :func:`md_table` writes a Markdown pipe table;
+  line-start markers only at line starts, so text shows as typed), and :func:`md_table` writes a Markdown pipe table;
 * :class:`Table` is one table (headers, rows, numeric columns, an id) that the
   report's HTML and Markdown templates both render.
 
@@ -14,6 +14,7 @@ HTML escaping is :func:`html.escape` (or Jinja2's autoescape in the report).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Collection, Iterable, Sequence
 
@@ -22,18 +23,31 @@ import numpy as np
 __all__ = ["MD_SPECIAL", "md_escape", "md_line", "md_table", "align", "format_rows", "Table"]
 
 #: Characters that mean something to Markdown, HTML inside Markdown, math (``$``) or Streamlit
-#: (``:icon:``, ``:color[...]``, ``{}``): each is backslash-escaped in untrusted text. A backslash
-#: before ASCII punctuation renders as the character itself (CommonMark), so escaping more is harmless.
-MD_SPECIAL = frozenset("\\`*_{}[]()#+-.!|<>~$:=&")
+#: (``:icon:``, ``:color[...]``) wherever they stand: each is backslash-escaped in untrusted text.
+MD_SPECIAL = frozenset("\\`*_[]#|<>~$:&")
+
+# Characters that mean something only at the start of a line (a list item, a setext underline, an
+# ordered list "1." / "1)"); escaping them everywhere would litter every number and hyphenated word.
+_LINE_START = re.compile(r"(?:^|(?<=\r))([ \t]*)([-+=]|\d+[.)](?=[ \t\r\n]|$))", re.M)
 
 
 def md_escape(text: Any) -> str:
     r"""``text`` with every Markdown-significant character backslash-escaped (line breaks kept).
 
+    Characters in :data:`MD_SPECIAL` are escaped everywhere; ``- + =`` and the ``.``/``)`` of
+    ``1.``/``1)`` only at the start of a line, where they would start a list or a heading.
+    A backslash before ASCII punctuation renders as the character itself (CommonMark), so the text
+    shows as typed.
+
     >>> md_escape("<b>*x*</b> [a](b)")
-    '\\<b\\>\\*x\\*\\</b\\> \\[a\\]\\(b\\)'
+    '\\<b\\>\\*x\\*\\</b\\> \\[a\\](b)'
+    >>> md_escape("- 0.812 out-of-domain")
+    '\\- 0.812 out-of-domain'
+    >>> md_escape("1. first")
+    '1\\. first'
     """
-    return "".join("\\" + ch if ch in MD_SPECIAL else ch for ch in str(text))
+    out = "".join("\\" + ch if ch in MD_SPECIAL else ch for ch in str(text))
+    return _LINE_START.sub(lambda m: m.group(1) + m.group(2)[:-1] + "\\" + m.group(2)[-1], out)
 
 
 def md_line(text: Any) -> str:

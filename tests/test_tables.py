@@ -67,6 +67,25 @@ def test_md_escape_leaves_no_special_character_bare_and_is_reversible(text):
     assert re.sub(r"\\(.)", r"\1", out, flags=re.S) == text
     bare = re.sub(r"\\.", "", out, flags=re.S)
     assert not set(bare) & MD_SPECIAL
+    # no line may start (after spaces) with a bare list or heading marker
+    assert not re.search(r"(?:^|(?<=\r))[ \t]*(?:[-+=]|\d+[.)](?=[ \t\r\n]|$))", out, flags=re.M)
+
+
+@pytest.mark.parametrize("text, want", [
+    ("0.812", "0.812"),
+    ("out-of-domain (near)", "out-of-domain (near)"),
+    ("- item", "\\- item"),
+    ("  + item", "  \\+ item"),
+    ("a\n===", "a\n\\==="),
+    ("12. twelve", "12\\. twelve"),
+    ("12.5 twelve", "12.5 twelve"),
+    ("3) three", "3\\) three"),
+    ("x\r- y", "x\r\\- y"),
+    (":red[x] $1", "\\:red\\[x\\] \\$1"),
+    ("a & b", "a \\& b"),
+])
+def test_md_escape_table(text, want):
+    assert md_escape(text) == want
 
 
 def test_the_dashboard_and_the_report_share_one_markdown_escaper():

@@ -33,7 +33,7 @@ def md_text(text: str) -> str:
     backslash-escaped (so ``<script>``, links, emphasis, ``:icon:`` and ``$math$`` show as typed).
 
     >>> md_text("<b>*x*</b> [a](b)")
-    '\\<b\\>\\*x\\*\\</b\\> \\[a\\]\\(b\\)'
+    '\\<b\\>\\*x\\*\\</b\\> \\[a\\](b)'
     """
     return md_escape(text)
 
