@@ -250,11 +250,11 @@ def cmd_compare(args) -> int:
     import json
 
     from .chunking import parse_strategies
-    from .evaluate import Config, parse_retrievers
+    from .evaluate import parse_key, parse_retrievers
     from .results import check_phrasing, compare, compare_in_family
 
     try:
-        a, b = Config.parse(args.a), Config.parse(args.b)
+        a, b = parse_key(args.a), parse_key(args.b)
         if args.family == "none":
             strategies, retrievers = sorted({a.strategy, b.strategy}), sorted({a.retriever, b.retriever})
         else:  # the family's members: the configurations asked for (default: all), always with A and B
@@ -297,13 +297,13 @@ def cmd_pairs(args) -> int:
     import json
 
     from .chunking import parse_strategies
-    from .evaluate import Config, parse_retrievers
+    from .evaluate import parse_key, parse_retrievers
     from .results import check_phrasing, family, family_rows, format_rows
 
     try:
         strategies = [s.name for s in parse_strategies(args.strategies)]
         retrievers = parse_retrievers(args.retrievers)
-        baseline = Config.parse(args.baseline) if args.baseline else None
+        baseline = parse_key(args.baseline) if args.baseline else None
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if baseline is not None:
@@ -336,10 +336,10 @@ def cmd_pairs(args) -> int:
 
 
 def _gate_config(args):
-    from .evaluate import Config
+    from .evaluate import parse_key
 
     try:
-        cfg = Config.parse(args.config)
+        cfg = parse_key(args.config)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     _known_config(cfg, "CONFIG")
@@ -501,14 +501,14 @@ def cmd_ingest(args) -> int:
 def cmd_eval_run(args) -> int:
     from collections import Counter
 
-    from .evaluate import Config, Evaluation
+    from .evaluate import Evaluation, parse_key
     from .external import RunError, attach_run, load_run
     from .results import compare, format_rows, format_summary, sweep_table
 
     against = None
     if args.compare:
         try:
-            against = _known_config(Config.parse(args.compare), "--compare")
+            against = _known_config(parse_key(args.compare), "--compare")
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     _keep(args.keep)
@@ -524,7 +524,8 @@ def cmd_eval_run(args) -> int:
         run = load_run(args.run, ev.truth, name=args.name, distances=args.distances, corpus=ev.corpus)
     except RunError as exc:
         raise UsageError(str(exc)) from None
-    cfg = attach_run(ev, run)
+    ev = attach_run(ev, run)
+    cfg = run.key
     for note in run.notes:
         print(f"note: {note}", file=sys.stderr)
     if run.missing:
@@ -549,11 +550,11 @@ def cmd_eval_run(args) -> int:
 
 def cmd_report(args) -> int:
     from .chunking import STRATEGIES, parse_strategies
-    from .evaluate import Config, parse_retrievers
+    from .evaluate import parse_key, parse_retrievers
     from .report import build_report, default_config, write_report
 
     try:
-        cfg = Config.parse(args.config) if args.config else None
+        cfg = parse_key(args.config) if args.config else None
         strategies = [s.name for s in parse_strategies(args.strategies)]
         retrievers = parse_retrievers(args.retrievers)
     except ValueError as exc:

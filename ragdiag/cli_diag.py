@@ -70,12 +70,12 @@ def cmd_funnel(args) -> int:
 
 def cmd_hubs(args) -> int:
     from .cli import UsageError
-    from .evaluate import Config
+    from .evaluate import parse_key
     from .hubs import hub_rows, hubness, hubs
     from .results import format_rows
 
     try:
-        cfg = Config.parse(args.config)
+        cfg = parse_key(args.config)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     args.strategies, args.retrievers = cfg.strategy, cfg.retriever
