@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from . import PIPELINE_VERSION
-from .audit import ChunkReport, chunk_report
+from .audit import chunk_report
 from .chunking import Chunk, Strategy, chunk_corpus, parse_strategies
 from .corpus import Corpus
 from .encoder import SupportsTokenSink
