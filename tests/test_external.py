@@ -217,3 +217,25 @@ def test_result_finds_configurations_and_runs_by_label(tiny_eval):
     assert ev.result("C/dense").config.label == "C/dense" and ev.result("ext/r").config == run.key
     with pytest.raises(KeyError, match="ext/zz was not evaluated"):
         ev.result("ext/zz")
+
+
+def test_an_attached_run_is_written_as_ext_name_in_every_file(tiny_eval, tmp_path):
+    """Files keep naming a run as before: strategy ``ext``, retriever NAME, label ``ext/NAME``; no TREC run."""
+    import csv
+
+    from ragdiag.results import write_outputs
+
+    res = tiny_eval.result("C/dense")
+    rows = [{"query_id": q.id, "hits": [_chunk_hit(tiny_eval, "C", p, score=float(d))
+                                         for p, d in zip(res.top_order[i, :3], res.top_distance[i, :3])]}
+            for i, q in enumerate(tiny_eval.queries)]
+    ev = attach_run(tiny_eval, parse_run(_lines(rows), tiny_eval.truth, name="prod", distances=True))
+    write_outputs(ev, tmp_path)
+    with open(tmp_path / "per_query.csv", newline="", encoding="utf-8") as f:
+        ext = [r for r in csv.DictReader(f) if r["strategy"] == "ext"]
+    assert len(ext) == len(ev.queries) and {r["retriever"] for r in ext} == {"prod"}
+    assert ext[0]["top1_chunk"] == "prod hit 1"
+    doc = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
+    row = next(r for r in doc["summary"] if r["config"] == "ext/prod")
+    assert (row["strategy"], row["retriever"], row["chunks"]) == ("ext", "prod", None)
+    assert not any("ext" in p.name for p in (tmp_path / "trec").iterdir())  # its hits are not our chunks
