@@ -269,15 +269,15 @@ def test_exit_statuses_of_main(tmp_path, capsys, monkeypatch):
     """0 done, 1 nothing loaded (ingest), 2 bad input, 130 interrupted: whichever module holds the command."""
     from ragdiag.cli import parser
 
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    (empty / "x.pdf").write_text("not a PDF", encoding="utf-8")
-    assert run_main(capsys, "ingest", empty)[0] == 1
-    assert run_main(capsys, "ingest", empty, "--max-pages", "0")[0] == 2
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "x.pdf").write_text("not a PDF", encoding="utf-8")
+    assert run_main(capsys, "ingest", broken)[0] == 1
+    assert run_main(capsys, "ingest", broken, "--max-pages", "0")[0] == 2
 
     def interrupted(args):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(parser, "cmd_ingest", interrupted)
-    code, _, err = run_main(capsys, "ingest", empty)
+    code, _, err = run_main(capsys, "ingest", broken)
     assert code == 130 and "interrupted" in err
