@@ -13,7 +13,8 @@ torch, pandas or streamlit)::
 
 ``ragdiag.evaluate`` and ``ragdiag.compare`` name the verbs even after the
 modules of the same name are imported; the modules are read with
-``from ragdiag.evaluate import ...`` (or :func:`importlib.import_module`).
+``from ragdiag.evaluate import ...`` or :func:`importlib.import_module`
+(``import ragdiag.evaluate as m`` binds the verb, not the module).
 """
 
 import sys
