@@ -1,4 +1,4 @@
-"""Tables made from an :class:`~ragdiag.evaluate.Evaluation`: per-query records, chunking rows, text tables.
+"""Tables made from an :class:`~ragdiag.evaluate.Evaluation`: per-query records, chunking rows, the recall table.
 
 The CLI, the dashboard and the reports all read these, so a number is
 computed in one place only. Comparisons live in :mod:`ragdiag.compare`, the
@@ -8,8 +8,6 @@ are re-exported here so ``from ragdiag.results import X`` keeps working.
 
 from __future__ import annotations
 
-from typing import Sequence
-
 import numpy as np
 
 from .compare import Comparison, check_phrasing, compare, compare_in_family, family, family_rows, pairwise
@@ -17,6 +15,7 @@ from .evaluate import Evaluation
 from .export import _json_default, per_query_parquet, summary_document, summary_json, write_outputs  # noqa: F401
 from .metrics import KS, reciprocal_rank
 from .rows import ChunkingRow, QueryRow, interval_cells, summary_rows
+from .tables import format_rows  # noqa: F401 - the one text-table formatter, re-exported
 from .threshold import MAX_SWEEP_ROWS, check_cuts, gate_inputs_for, sweep_cuts, sweep_table
 
 __all__ = [
@@ -101,36 +100,6 @@ def per_query_frame(ev: Evaluation):
 def chunking_rows(ev: Evaluation) -> list[ChunkingRow]:
     """One :class:`~ragdiag.rows.ChunkingRow` per evaluated strategy (its chunk report's line)."""
     return [ChunkingRow(**idx.report.row()) for idx in ev.indexes.values()]
-
-
-def format_rows(rows: Sequence[dict], columns: Sequence[str] | None = None) -> str:
-    """A plain aligned text table of dict rows (typed rows: pass ``[r.cells() for r in rows]``).
-
-    >>> print(format_rows([{"config": "E/hybrid", "R@4": 0.5}, {"config": "A/dense", "R@4": 0.25}]))  # doctest: +NORMALIZE_WHITESPACE
-    config      R@4
-    --------  -----
-    E/hybrid  0.500
-    A/dense   0.250
-    """
-    if not rows:
-        return "(no rows)"
-    columns = list(columns or rows[0].keys())
-    cells = [[_fmt(r.get(c)) for c in columns] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
-    line = lambda vals: "  ".join(v.rjust(w) if _numeric(v) else v.ljust(w) for v, w in zip(vals, widths))  # noqa: E731
-    return "\n".join([line(columns), "  ".join("-" * w for w in widths), *(line(r) for r in cells)])
-
-
-def _numeric(v: str) -> bool:
-    return bool(v) and (v[0].isdigit() or v[0] in "-+.") and "/" not in v
-
-
-def _fmt(v) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        return "nan" if np.isnan(v) else f"{v:.3f}"
-    return str(v)
 
 
 def format_summary(ev: Evaluation, *, phrasing: str = "all") -> str:

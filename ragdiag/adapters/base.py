@@ -62,9 +62,10 @@ class HitMapping:
 
 @dataclass(frozen=True)
 class StoreEvaluation:
-    config: object  # the ext/NAME Config the store's results were attached under
+    config: object  # the ExternalKey (ext/NAME) the store's results were attached under
     mapping: HitMapping
     run: ExternalRun
+    evaluation: object = None  # the evaluation with the store's run attached (the one given is left unchanged)
 
 
 def _norm(text: str) -> str:
@@ -144,6 +145,9 @@ def store_run(ev, adapter: VectorStoreAdapter, vectors: np.ndarray, *, k: int = 
 
 def evaluate_store(ev, adapter: VectorStoreAdapter, vectors: np.ndarray, *, k: int = TOP,
                    name: str | None = None) -> StoreEvaluation:
-    """Evaluate the store beside ragdiag's configurations (``ext/NAME``): tables, paired tests, gate."""
+    """Evaluate the store beside ragdiag's configurations (``ext/NAME``): tables, paired tests, gate.
+
+    The returned ``evaluation`` is ``ev`` with the store's run attached; ``ev`` is left unchanged.
+    """
     run, mapping = store_run(ev, adapter, vectors, k=k, name=name)
-    return StoreEvaluation(attach_run(ev, run), mapping, run)
+    return StoreEvaluation(run.key, mapping, run, attach_run(ev, run))

@@ -45,6 +45,7 @@ def cmd_eval_store(args) -> int:
         res = evaluate_store(ev, adapter, query_vectors(ev.queries, encoder, store), k=TOP)
     except ValueError as exc:
         raise cli.UsageError(str(exc)) from None
+    ev = res.evaluation
     print(f"{adapter.name}: {res.mapping.summary()}", file=sys.stderr)
     if res.mapping.unmapped:
         print("warning: unmapped hits hold no corpus location; they are listed, and count only if their text "
@@ -59,8 +60,8 @@ def cmd_eval_store(args) -> int:
         print(c.verdict)
     if res.run.distances:
         print(f"\nthreshold sweep of {res.config.label} (keep {args.keep})")
-        print(format_rows([r.cells() for r in sweep_table(ev, res.config, keep=args.keep,
-                                                          cuts=[0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]).rows()]))
+        print(format_rows(sweep_table(ev, res.config, keep=args.keep,
+                                      cuts=[0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]).rows()))
     cli._write_outputs(ev, args.out)
     return 0
 
