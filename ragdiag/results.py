@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .compare import Comparison, check_phrasing, compare, compare_in_family, family, family_rows, pairwise
+from .compare import FAMILIES, Comparison, check_phrasing, compare, compare_in_family, family, family_rows, pairwise
 from .evaluate import Evaluation
 from .export import _json_default, per_query_parquet, summary_document, summary_json, write_outputs  # noqa: F401
 from .metrics import KS, reciprocal_rank
@@ -35,6 +35,7 @@ __all__ = [
     "check_phrasing",
     "family",
     "compare_in_family",
+    "FAMILIES",
     "family_rows",
     "pairwise",
     "sweep_table",
