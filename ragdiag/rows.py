@@ -1,4 +1,4 @@
-"""Typed table rows: every table the library returns is a tuple of these frozen rows.
+"""Typed table rows: every table the library returns is a list of these frozen rows.
 
 Field names are the column names of the tables (``row.answered``); columns
 whose names are not identifiers become mappings (``SummaryRow.recall[4]`` is
