@@ -239,3 +239,17 @@ def test_an_attached_run_is_written_as_ext_name_in_every_file(tiny_eval, tmp_pat
     row = next(r for r in doc["summary"] if r["config"] == "ext/prod")
     assert (row["strategy"], row["retriever"], row["chunks"]) == ("ext", "prod", None)
     assert not any("ext" in p.name for p in (tmp_path / "trec").iterdir())  # its hits are not our chunks
+
+
+def test_a_report_can_name_an_external_run_as_the_competitor(tiny_eval):
+    """A run copied from C/bm25 ties with it, so it is a competitor of C/bm25 in the report."""
+    from ragdiag.report import build_report
+
+    res = tiny_eval.result("C/bm25")
+    rows = [{"query_id": q.id, "hits": [_chunk_hit(tiny_eval, "C", p) for p in res.top_order[i]]}
+            for i, q in enumerate(tiny_eval.queries)]
+    ev = attach_run(tiny_eval, parse_run(_lines(rows), tiny_eval.truth, name="copy"))
+    with pytest.raises(ValueError, match="ext/copy has no distances"):  # the gate needs its distances
+        build_report(ev, config="ext/copy", cut=0.6)
+    about_ours = build_report(ev, config="C/bm25", cut=0.6)
+    assert "ext/copy" in about_ours.to_html()

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..defaults import DEFAULT_MAX_BLUFF, PREFERRED_CONFIGS, PRIMARY_K
 from ..evaluate import Config, Evaluation, summary_rows
+from ..evaluation import parse_key
 from ..metrics import KS
 from ..results import chunking_rows, compare, family, gate_inputs_for, summary_document, sweep_table
 from ..threshold import DEFAULT_KEEP, Goal, bluffs_at, cut_choice, default_cuts, rate_rows
@@ -110,7 +111,7 @@ def _comparison_section(ev: Evaluation, cfg: Config, rows: tuple[RecallRow, ...]
         headline = f"{cfg.label} is the only configuration evaluated: there is no competitor to compare it with."
         power = ""
     else:  # the same rule and words as the dashboard and the CLI: Holm within the family shown (all pairs)
-        ccfg = Config.parse(competitor)
+        ccfg = parse_key(competitor)
         pair = next(c for c in fam if {c.a, c.b} == {cfg, ccfg})
         if pair.a != cfg:
             pair = replace(compare(ev, cfg, ccfg, k=k), p_holm=pair.p_holm, family=pair.family,
@@ -184,7 +185,7 @@ def build_report(ev: Evaluation, *, config: Config | str, cut: float, keep: int 
     """
     from .diag import diag_sections
 
-    cfg = Config.parse(config) if isinstance(config, str) else config
+    cfg = parse_key(config) if isinstance(config, str) else config
     if cfg not in ev.results:
         reason = ev.unavailable.get(cfg.retriever)
         known = ", ".join(c.label for c in ev.results)

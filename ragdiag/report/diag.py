@@ -12,6 +12,7 @@ from typing import Sequence
 
 from ..defaults import PRIMARY_K, SEED
 from ..evaluate import Config, Evaluation
+from ..evaluation import parse_key
 from ..funnel import STAGES, funnels
 from ..tables import Table
 
@@ -224,7 +225,7 @@ def diag_sections(ev: Evaluation, config: Config | str, *, cut: float, keep: int
     """The funnel of every configuration, the worst hubs of ``config`` and (when given) the measured costs."""
     from ..hubs import hubs
 
-    cfg = Config.parse(config) if isinstance(config, str) else config
+    cfg = parse_key(config) if isinstance(config, str) else config
     rows, skipped = _funnel_rows(ev, k=k, cut=cut, keep=keep)
     variants = tuple(variant_rows(ev, k=k))
     worst = () if cfg.external else tuple(_hub_row(h) for h in hubs(ev, cfg, k=k, top=WORST_HUBS, only_hubs=True))

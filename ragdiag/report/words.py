@@ -26,8 +26,8 @@ def pct(x) -> str:
 
 
 def thousands(x) -> str:
-    """An integer with thousands separators."""
-    return f"{int(x):,}"
+    """An integer with thousands separators; ``n/a`` for None (an external run has no chunks of ours)."""
+    return "n/a" if x is None else f"{int(x):,}"
 
 
 def secs(x) -> str:
