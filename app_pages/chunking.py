@@ -14,7 +14,7 @@ ev, token = evaluation()
 
 st.caption("Per strategy: chunks, embedded wordpieces (header share), chunks longer than the encoder window "
            "(truncated, and the characters it never reads), and needles no chunk holds whole (destroyed).")
-st.dataframe(pd.DataFrame(chunking_rows(ev)), hide_index=True,
+st.dataframe(pd.DataFrame([r.cells() for r in chunking_rows(ev)]), hide_index=True,
              column_config={"header_share": st.column_config.NumberColumn("header share", format="percent")})
 
 sizes = chunk_sizes(ev)

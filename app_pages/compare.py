@@ -5,7 +5,7 @@ import streamlit as st
 
 from ragdiag.defaults import PRIMARY_K
 from ragdiag.metrics import KS
-from ragdiag.results import compare, compare_in_family, family, family_rows
+from ragdiag.compare import compare, compare_in_family, family, family_rows
 from ui.frames import pairwise_matrix
 from ui.charts import pairwise_heatmap
 from ui.html import md_text
@@ -82,7 +82,7 @@ st.caption(f"{len(rows)} comparisons at R@{k} over questions; p corrected with H
            + ("" if k == PRIMARY_K else f" (descriptive: verdicts are at R@{PRIMARY_K})") + ".")
 st.altair_chart(pairwise_heatmap(pairwise_matrix(rows)))
 with st.expander("The family as a table"):
-    st.dataframe(pd.DataFrame(rows), hide_index=True,
+    st.dataframe(pd.DataFrame([r.cells() for r in rows]), hide_index=True,
                  column_config={"p": st.column_config.NumberColumn(format="%.4f"),
                                 "p_holm": st.column_config.NumberColumn("p (Holm)", format="%.4f"),
                                 "difference": st.column_config.NumberColumn(format="%+.3f"),

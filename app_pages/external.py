@@ -82,7 +82,7 @@ if run.missing:
     st.warning(f"{len(run.missing)} ground-truth queries are missing from the run and count as misses: "
                + md_text(", ".join(run.missing[:20])) + (" …" if len(run.missing) > 20 else ""))
 
-rows = [r for r in summary_rows(view) if r["config"] == result.config.label]
+rows = [r for r in summary_rows(view) if r.config == result.config.label]
 st.subheader(f"Recall of {md_text(result.config.label)}")
 st.dataframe(recall_table(rows), hide_index=True)
 counts = Counter(d for d in result.diagnosis if d != "ood")
@@ -113,4 +113,4 @@ if run.distances:
     st.subheader("Threshold")
     cut, keep = cut_keep_sliders()
     table = sweep_table(view, result.config, keep=keep, cuts=[cut])
-    st.dataframe(pd.DataFrame([table.row(cut)]), hide_index=True)
+    st.dataframe(pd.DataFrame([table.row(cut).cells()]), hide_index=True)

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from ragdiag.evaluate import summary_rows
+from ragdiag.rows import summary_rows
 from ui.frames import filter_configs, index_stamp_rows, recall_long, recall_table
 from ui.charts import recall_chart
 from ui.html import md_text
@@ -62,7 +62,7 @@ phrasing = f3.segmented_control("Phrasing", ["all", *truth.phrasings], default="
                                 bind="query-params", required=True) or "all"
 
 shown = set(filter_configs([c.label for c in ev.results], chosen_s, chosen_r))
-rows = [r for r in summary_rows(ev, phrasing=phrasing) if r["config"] in shown]
+rows = [r for r in summary_rows(ev, phrasing=phrasing) if r.config in shown]
 if not rows and pending:
     st.info(f"Computing {', '.join(pending)} (moved to the front); its rows appear here when it is ready.")
     st.stop()
@@ -70,7 +70,7 @@ if not rows:
     st.info("Choose at least one strategy and one retriever.")
     st.stop()
 
-st.caption(f"{rows[0]['queries']} in-domain queries ({phrasing}). R@k: share whose needle is whole in a chunk "
+st.caption(f"{rows[0].queries} in-domain queries ({phrasing}). R@k: share whose needle is whole in a chunk "
            "of the top k, with its 95% Wilson interval. destroyed: needles no chunk holds (recall capped at 0).")
 st.dataframe(
     recall_table(rows), hide_index=True, height=min(38 + 35 * len(rows), 880),
@@ -110,11 +110,12 @@ with st.expander("Recall at every granularity, and redundancy of the top k"):
                "span: a chunk holding the needle whole (the table above). High document and low span recall: the "
                "retriever finds the place but the chunking splits the answer. A query is credited once, at its "
                "first qualifying chunk, however many chunks hold its needle. 95% Wilson intervals.")
-    st.dataframe(granular_frame([r for r in granular_rows(ev, phrasing=phrasing) if r["config"] in shown],
+    st.dataframe(granular_frame([r for r in granular_rows(ev, phrasing=phrasing) if r.config in shown],
                                 ks=[1, PRIMARY_K, 20]),
                  hide_index=True, key="granular_table")
-    red = [r for r in redundancy_rows(ev, k=PRIMARY_K) if r["config"] in shown]
+    red = [r for r in redundancy_rows(ev, k=PRIMARY_K) if r.config in shown]
     st.caption(f"Redundancy: share of the top-{PRIMARY_K} slots (all queries) whose text overlaps a higher-ranked "
                "chunk by more than half of the shorter one (wasted context); 95% interval resampling questions.")
-    st.dataframe(pd.DataFrame([{**r, "redundancy": str(r["redundancy"])} for r in red]), hide_index=True,
+    st.dataframe(pd.DataFrame([{"config": r.config, "k": r.k, "redundant slots": r.redundant_slots, "slots": r.slots,
+                                "redundancy": str(r.redundancy)} for r in red]), hide_index=True,
                  key="redundancy_table")

@@ -5,8 +5,7 @@ import streamlit as st
 
 from ragdiag.compare import upper_bound_words
 from ragdiag.defaults import DEFAULT_KEEP, DEFAULT_MAX_BLUFF
-from ragdiag.results import gate_inputs_for
-from ragdiag.threshold import GATE_DISTANCE, Goal, bluffs_at, cut_choice, rate_rows
+from ragdiag.threshold import GATE_DISTANCE, Goal, bluffs_at, cut_choice, gate_inputs_for, rate_rows
 from ui.frames import distance_series, rates_frame, under_cut_counts
 from ui.charts import distance_histogram, tradeoff_chart
 from ui.html import md_text, quote_html
@@ -50,8 +49,8 @@ def gate_panel():
 
     bluffs = bluffs_at(ev.result(config), ev.queries, cut=cut, keep=int(keep))
     st.subheader(f"Bluffs at {cut:.3f}: {len(bluffs)} of {table.n_ood} out-of-domain queries get sources")
-    words = [upper_bound_words(row["bluffs"], table.n_ood, "out-of-domain queries bluff")]
-    words += [upper_bound_words(row[f"bluffs_{k}"], v, f"{k} ones") for k, v in table.n_by_kind.items() if v]
+    words = [upper_bound_words(row.bluffs, table.n_ood, "out-of-domain queries bluff")]
+    words += [upper_bound_words(row.bluffs_by_kind[k], v, f"{k} ones") for k, v in table.n_by_kind.items() if v]
     (st.warning if bluffs else st.info)("; ".join(words) + ".")
     chunks = ev.indexes[ev.result(config).config.strategy].chunks
     texts = {q.id: q.text for q in ev.queries}
@@ -85,12 +84,13 @@ if choice.cut is None:
 else:
     st.markdown(f"**Proposed cut: {choice.cut:.4f}**")
 records = []
-for label, cells in (("in sample (chosen and measured on the same queries)", choice.in_sample),
+for label, cells in (("in sample (chosen and measured on the same queries)",
+                      choice.in_sample.outcomes() if choice.in_sample else None),
                      (f"cross-validated ({choice.folds} folds grouped by question, seed {choice.seed})",
                       choice.cross_validated)):
     if cells:
-        records.append({"estimate": label, **{k: f"{cells[k]['count']} · {cells[k]['rate']:.3f} "
-                                                 f"[{cells[k]['low']:.3f}, {cells[k]['high']:.3f}]"
+        records.append({"estimate": label, **{k: f"{cells[k].count} · {cells[k].rate:.3f} "
+                                                 f"[{cells[k].low:.3f}, {cells[k].high:.3f}]"
                                               for k in ("answered", "kept_wrong", "bluffs")}})
 st.dataframe(pd.DataFrame(records), hide_index=True, key="choice")
 st.markdown("**Conformal:** " + md_text(f"cut {choice.conformal_cut:.4f}, {choice.conformal}"

@@ -299,44 +299,4 @@ def _run_stamp(encoder) -> dict:
     return run_stamp(encoder)
 
 
-def summary_rows(ev: Evaluation, *, phrasing: str = "all", ks: Sequence[int] = KS) -> list[dict]:
-    """The study-style table: one row per configuration, intervals as :class:`Interval`."""
-    mask = ev.mask(phrasing)
-    rows = []
-    for cfg, res in ev.results.items():
-        ranks = res.needle_rank[mask]
-        groups = ev.groups(mask)
-        index = ev.indexes.get(cfg.strategy)
-        row: dict = {"config": cfg.label, "strategy": cfg.strategy, "retriever": cfg.retriever,
-                     "phrasing": phrasing, "queries": int(mask.sum())}
-        for k in ks:
-            hits = hits_at_k(ranks, k)
-            row[f"R@{k}"] = ev.hit_rate(hits, mask)  # questions are the unit (phrasings correlate)
-        mrr = clustered_mean(reciprocal_rank(ranks), groups)
-        row["MRR"] = mrr.estimate
-        row["MRR_low"], row["MRR_high"] = mrr.low, mrr.high
-        if index is not None:
-            audit = index.report.audit
-            row["destroyed"] = len(index.report.destroyed)
-            row["chunks"] = len(index.chunks)
-            row["embedded_tokens"] = audit.total_tokens
-            row["header_share"] = audit.header_share
-            row["truncated"] = audit.truncated
-        else:  # an external run: its chunking is not ours to audit
-            row.update(destroyed=None, chunks=None, embedded_tokens=None, header_share=None, truncated=None)
-        row["seconds"] = res.seconds
-        rows.append(row)
-    return rows
-
-
-def interval_cells(row: dict) -> dict:
-    """Flatten Interval cells for tables and JSON: R@k, R@k_low, R@k_high."""
-    out = {}
-    for key, value in row.items():
-        if isinstance(value, Interval):
-            out[key] = value.estimate
-            out[f"{key}_low"] = value.low
-            out[f"{key}_high"] = value.high
-        else:
-            out[key] = value
-    return out
+from .rows import interval_cells, summary_rows  # noqa: E402,F401  (moved to ragdiag.rows)

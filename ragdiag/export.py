@@ -1,5 +1,9 @@
-"""Standard exports of an :class:`~ragdiag.evaluate.Evaluation`: TREC run and qrels files.
+"""Files made from an :class:`~ragdiag.evaluate.Evaluation`: ``summary.json``, per-query CSV/Parquet, TREC runs.
 
+:func:`write_outputs` writes them all (``eval --out``); :func:`summary_document`
+is what ``summary.json`` holds.
+
+TREC run and qrels files:
 With these, any TREC tool (``trec_eval``, pytrec_eval, ranx, ir_measures) can
 recompute recall and MRR from ragdiag's rankings, so the numbers are not ours
 alone. The tests use pytrec_eval as the oracle for :mod:`ragdiag.metrics`.
@@ -26,14 +30,20 @@ id holding whitespace (a document file name with a space) is percent-encoded,
 
 from __future__ import annotations
 
+import json
+import platform
 import string
 from pathlib import Path
 from urllib.parse import quote
 
+import numpy as np
+
+from . import PIPELINE_VERSION, __version__
 from .evaluate import TOP, Config, Evaluation
 
 __all__ = [
     "trec_run", "trec_qrels", "write_trec", "trec_zip", "trec_id", "DESTROYED_DOCNO",
+    "summary_document", "summary_json", "per_query_parquet", "write_outputs",
 ]
 
 #: The relevant "document" of a query whose needle no chunk holds whole: no chunk id has this form
@@ -151,3 +161,112 @@ def trec_zip(ev: Evaluation, *, depth: int = 20) -> bytes:
         for path in write_trec(ev, tmp, depth=depth):
             zf.write(path, arcname=Path(path).name)
     return buf.getvalue()
+
+
+# ---------------------------------------------------------------------------
+# summary.json and per-query files
+# ---------------------------------------------------------------------------
+
+
+def summary_document(ev: Evaluation) -> dict:
+    """What ``summary.json`` holds: the tables plus provenance stamps."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from .results import chunking_rows
+    from .rows import summary_rows
+
+    def v(dist: str) -> str | None:
+        try:
+            return version(dist)
+        except PackageNotFoundError:
+            return None
+
+    tables = {p: [r.cells() for r in summary_rows(ev, phrasing=p)] for p in ("all", *ev.truth.phrasings)}
+    return {
+        "ragdiag_version": __version__,
+        "pipeline_version": PIPELINE_VERSION,
+        "model": ev.encoder_stamp,
+        "versions": {
+            "python": platform.python_version(),
+            "torch": v("torch"),
+            "transformers": v("transformers"),
+            "sentence_transformers": v("sentence-transformers"),
+            "numpy": np.__version__,
+        },
+        "corpus": {
+            "root": ev.corpus.name or ev.corpus.root,
+            "sha256": ev.corpus.sha256,
+            "documents": len(ev.corpus.documents),
+            "characters": ev.corpus.n_chars,
+            "sections": ev.corpus.n_sections,
+            "failures": [{"path": f.path, "reason": f.reason} for f in ev.corpus.failures],
+        },
+        "truth": {
+            "source": ev.truth.source,
+            "questions": len(ev.truth.questions),
+            "in_domain_queries": int(ev.in_domain.sum()),
+            "ood_queries": int((~ev.in_domain).sum()),
+        },
+        "diagnosis_k": ev.diagnosis_k,
+        "summary": tables["all"],
+        "by_phrasing": {p: t for p, t in tables.items() if p != "all"},
+        "chunking": [r.cells() for r in chunking_rows(ev)],
+        "destroyed": {
+            name: [{"question_id": d.question_id, "doc_id": d.doc_id, "start": d.start, "end": d.end,
+                    "cuts": list(d.cuts)} for d in idx.report.destroyed]
+            for name, idx in ev.indexes.items()
+        },
+        "normalisation_error": {name: idx.normalisation_error for name, idx in ev.indexes.items()},
+        "unavailable": ev.unavailable,
+        "retriever_stamps": ev.retriever_stamps,
+        "timings_s": {k: round(v, 3) for k, v in ev.timings.items()},
+    }
+
+
+def summary_json(ev: Evaluation) -> str:
+    """``summary.json`` as text (:func:`summary_document`, indented, numpy numbers as plain ones)."""
+    return json.dumps(summary_document(ev), indent=2, default=_json_default) + "\n"
+
+
+def per_query_parquet(ev: Evaluation) -> bytes:
+    """``per_query`` as Parquet bytes (typed columns: ranks stay integers with nulls)."""
+    import io
+
+    from .results import per_query_frame
+
+    buf = io.BytesIO()
+    per_query_frame(ev).to_parquet(buf, index=False)
+    return buf.getvalue()
+
+
+def write_outputs(ev: Evaluation, out_dir, *, trec: bool = True) -> list[str]:
+    """Write ``summary.json``, ``per_query.csv``, ``per_query.parquet`` and (``trec``) TREC runs/qrels.
+
+    TREC files go to ``out_dir/trec/``: ``<strategy>_<retriever>.run`` and
+    ``<strategy>.qrels``, loadable by ranx and pytrec_eval.
+    """
+    from .results import per_query_frame
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    summary = out / "summary.json"
+    summary.write_text(summary_json(ev), encoding="utf-8")
+    per_query = out / "per_query.csv"
+    per_query_frame(ev).to_csv(per_query, index=False)
+    parquet = out / "per_query.parquet"
+    parquet.write_bytes(per_query_parquet(ev))
+    paths = [str(summary), str(per_query), str(parquet)]
+    if trec and ev.indexes:
+        paths += write_trec(ev, out / "trec")
+    return paths
+
+
+def _json_default(o):
+    """``json.dumps`` ``default=`` for numpy integers, floats and arrays."""
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")

@@ -7,7 +7,7 @@ of the top k comes from the needle's document. When document recall is high
 and span recall low, the retriever finds the right place but the chunking
 splits the answer. Ranks past the kept top list (20) count as misses, so
 these are exact for every k up to 20. Intervals are the same 95% Wilson
-intervals as span recall (:func:`ragdiag.evaluate.summary_rows`).
+intervals as span recall (:func:`ragdiag.rows.summary_rows`).
 
 **Credit once.** Every level credits a query once, at its first (best-ranked)
 qualifying chunk: with overlapping chunks several chunks may hold the same
@@ -30,6 +30,7 @@ from .clustered import query_clusters, question_bootstrap
 from .defaults import KS, PRIMARY_K, SEED
 from .evaluate import Config, Evaluation
 from .metrics import hits_at_k
+from .rows import GranularRow, RedundancyRow
 from .stats import Interval
 
 __all__ = ["LEVELS", "level_ranks", "granular_rows", "redundant_slots", "redundancy", "redundancy_rows"]
@@ -65,8 +66,8 @@ def level_ranks(ev: Evaluation, config: Config | str, level: str) -> np.ndarray:
 
 
 def granular_rows(ev: Evaluation, *, phrasing: str = "all", ks: Sequence[int] = KS,
-                  configs: Sequence[Config | str] | None = None) -> list[dict]:
-    """One row per (configuration, level): R@k with 95% Wilson intervals (:class:`~ragdiag.stats.Interval`)."""
+                  configs: Sequence[Config | str] | None = None) -> list[GranularRow]:
+    """One :class:`~ragdiag.rows.GranularRow` per (configuration, level): R@k with 95% intervals over questions."""
     mask = ev.mask(phrasing)
     rows = []
     for cfg in configs or list(ev.results):
@@ -75,11 +76,8 @@ def granular_rows(ev: Evaluation, *, phrasing: str = "all", ks: Sequence[int] = 
             if cfg.external and level != "span":
                 continue
             ranks = level_ranks(ev, cfg, level)[mask]
-            row: dict = {"config": cfg.label, "level": level, "queries": int(mask.sum())}
-            for k in ks:
-                hits = hits_at_k(ranks, k)
-                row[f"R@{k}"] = ev.hit_rate(hits, mask)
-            rows.append(row)
+            recall = {k: ev.hit_rate(hits_at_k(ranks, k), mask) for k in ks}
+            rows.append(GranularRow(cfg.label, level, int(mask.sum()), recall))
     return rows
 
 
@@ -123,13 +121,12 @@ def redundancy(ev: Evaluation, config: Config | str, *, k: int = PRIMARY_K, seed
     return question_bootstrap(per_query, query_clusters(ev.queries), slots, seed=seed)
 
 
-def redundancy_rows(ev: Evaluation, *, k: int = PRIMARY_K, seed: int = SEED) -> list[dict]:
-    """One row per ragdiag configuration: redundant slots of the top k, share and interval."""
+def redundancy_rows(ev: Evaluation, *, k: int = PRIMARY_K, seed: int = SEED) -> list[RedundancyRow]:
+    """One :class:`~ragdiag.rows.RedundancyRow` per ragdiag configuration: redundant slots of the top k."""
     rows = []
     for cfg in ev.results:
         if cfg.external:
             continue
         iv = redundancy(ev, cfg, k=k, seed=seed)
-        rows.append({"config": cfg.label, "k": k, "redundant slots": iv.successes, "slots": iv.trials,
-                     "redundancy": iv})
+        rows.append(RedundancyRow(cfg.label, k, iv.successes, iv.trials, iv))
     return rows

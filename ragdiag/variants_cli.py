@@ -49,7 +49,7 @@ def _variant_names(models: list[str], bases: list[str]) -> list[str]:
 
 def variants_document(run, rows, *, k: int, cut: float) -> dict:
     """What ``variants --json`` prints: rows (intervals flattened), stamps, unavailable, cut percentiles."""
-    from .evaluate import interval_cells
+    from .rows import interval_cells
     from .variants import cut_percentile, nearest_chunk_distances
 
     cuts = {}
@@ -68,6 +68,7 @@ def variants_document(run, rows, *, k: int, cut: float) -> dict:
 
 
 def cmd_variants(args) -> int:
+    """``python -m ragdiag variants``: dense-search variants against exact search, as a table or JSON."""
     from .cli import UsageError, _encoder, _load, _progress_bar, _store
     from .retrieval.ann import HNSWParams
     from .variants import VARIANT_KINDS, format_variant_rows, run_variants, variant_rows

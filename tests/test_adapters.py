@@ -142,10 +142,10 @@ def test_real_database_bundled_corpus_same_recall_as_dense(build, mapped_by, tmp
     res = evaluate_store(ev, adapter, qv, k=TOP)
     ev = res.evaluation
     assert not res.mapping.unmapped and getattr(res.mapping, mapped_by) == len(ev.queries) * TOP
-    rows = {r["config"]: r for r in summary_rows(ev)}
+    rows = {r.config: r for r in summary_rows(ev)}
     ours, theirs = rows["E/dense"], rows[res.config.label]
     for k in KS:
-        assert theirs[f"R@{k}"].estimate == ours[f"R@{k}"].estimate, k
+        assert theirs.recall[k].estimate == ours.recall[k].estimate, k
     a, b = ev.result("E/dense"), ev.result(res.config)
     # Every in-domain query found within the top 20 at the same rank (a rank beyond 20 is 0 for the store).
     found = (a.needle_rank > 0) & (a.needle_rank <= TOP)

@@ -182,11 +182,11 @@ def test_overview_table_equals_library(tiny, library):
     at = app()
     assert [t.value for t in at.title] == ["Overview"]
     table = frame_with(at, "R@20")
-    expected = {r["config"]: r for r in summary_rows(library)}
+    expected = {r.config: r for r in summary_rows(library)}
     assert set(table["config"]) == set(expected)
     row = table.set_index("config").loc["E/hybrid"]
-    assert row["R@20"] == str(expected["E/hybrid"]["R@20"])
-    assert row["MRR"] == pytest.approx(expected["E/hybrid"]["MRR"])
+    assert row["R@20"] == str(expected["E/hybrid"].recall[20])
+    assert row["MRR"] == pytest.approx(expected["E/hybrid"].mrr.estimate)
     assert table.set_index("config").loc["A/dense", "destroyed"] == 1  # the tea needle straddles 512
     assert table.set_index("config").loc["E/dense", "destroyed"] == 0
     shown = texts(at)
@@ -203,9 +203,9 @@ def test_overview_widgets_filter_and_phrasing(tiny, library):
     assert set(table["config"]) == {"E/dense", "E/bm25", "E/hybrid"}
     at.segmented_control(key="phrasing").set_value("ticket").run()
     table = frame_with(at, "R@20").set_index("config")
-    ticket = {r["config"]: r for r in summary_rows(library, phrasing="ticket")}
+    ticket = {r.config: r for r in summary_rows(library, phrasing="ticket")}
     assert (table["queries"] == 4).all()
-    assert table.loc["E/dense", "R@1"] == str(ticket["E/dense"]["R@1"])
+    assert table.loc["E/dense", "R@1"] == str(ticket["E/dense"].recall[1])
 
 
 def test_overview_from_url(tiny):
@@ -260,7 +260,7 @@ def test_chunking_page_and_document_viewer(tiny, library):
     at = app("app_pages/chunking.py")
     table = at.dataframe[0].value
     assert table.to_dict("records") == [
-        {k: (pytest.approx(v) if isinstance(v, float) else v) for k, v in r.items()} for r in chunking_rows(library)
+        {k: (pytest.approx(v) if isinstance(v, float) else v) for k, v in r.cells().items()} for r in chunking_rows(library)
     ]
     # the document with a destroyed needle is chosen first; A shows the cut inside it
     assert at.selectbox(key="doc").value == "tea"
@@ -288,9 +288,9 @@ def _rates_table(at):
 
 
 def _expected_counts(row):
-    return {"answered": row["answered"], "kept but wrong": row["kept_wrong"], "refused by the cut": row["refused"],
-            "bluffs (all out-of-domain)": row["bluffs"], "bluffs (near)": row["bluffs_near"],
-            "bluffs (far)": row["bluffs_far"]}
+    return {"answered": row.answered, "kept but wrong": row.kept_wrong, "refused by the cut": row.refused,
+            "bluffs (all out-of-domain)": row.bluffs, "bluffs (near)": row.bluffs_by_kind["near"],
+            "bluffs (far)": row.bluffs_by_kind["far"]}
 
 
 def test_threshold_row_equals_sweep_and_slider_moves_it(tiny, library):
@@ -303,7 +303,7 @@ def test_threshold_row_equals_sweep_and_slider_moves_it(tiny, library):
     expected = sweep_table(library, "E/hybrid", keep=4).row(0.5)
     assert {k: v["queries"] for k, v in shown.items()} == _expected_counts(expected)
     rates = rate_rows(gate_inputs_for(library, "E/hybrid", keep=4), [0.5])[0]
-    assert shown["answered"]["95% high"] == pytest.approx(rates["answered"]["high"])
+    assert shown["answered"]["95% high"] == pytest.approx(rates.answered.high)
     at.slider(key="cut").set_value(0.9).run()
     assert not at.exception
     expected_hi = sweep_table(library, "E/hybrid", keep=4).row(0.9)
@@ -313,7 +313,7 @@ def test_threshold_row_equals_sweep_and_slider_moves_it(tiny, library):
     assert f"Bluffs at 0.900: {n_bluffs} of 2" in texts(at)
     # the histogram plots the gate's values: its counts under the cut are the table's
     under = under_cut_counts(distance_frame(distance_samples(gate_inputs_for(library, "E/hybrid", keep=4)), keep=4), 0.9)
-    assert under["answer"] == expected_hi["answered"] and under["near"] == expected_hi["bluffs_near"]
+    assert under["answer"] == expected_hi.answered and under["near"] == expected_hi.bluffs_by_kind["near"]
     assert f"answerable: closest of the top 4 holding the answer: {under['answer']}" in texts(at)
     assert "dense model" in texts(at)  # the distance is named
     at.slider(key="keep").set_value(1).run()
@@ -460,10 +460,10 @@ def test_external_run_page_evaluates_and_compares(tiny, library, tmp_path):
 
     expected = run_result(library, parse_run(lines, library.truth, name="mine"))
     view = replace(library, results={**library.results, expected.config: expected})
-    row = {r["config"]: r for r in summary_rows(view)}["ext/mine"]
+    row = {r.config: r for r in summary_rows(view)}["ext/mine"]
     table = frame_with(at, "R@20").set_index("config")
-    assert table.loc["ext/mine", "R@1"] == str(row["R@1"])
-    assert table.loc["ext/mine", "R@4"] == str(row["R@4"])
+    assert table.loc["ext/mine", "R@1"] == str(row.recall[1])
+    assert table.loc["ext/mine", "R@4"] == str(row.recall[4])
     comp = compare(view, expected.config, "E/hybrid", k=PRIMARY_K)  # the page opens at the primary k
     test = comp.test
     metrics = {m.label: m.value for m in at.metric}

@@ -59,11 +59,11 @@ def test_overview_granularity_and_redundancy_equal_library(tiny, library):
     rows = granular_rows(library)
     assert len(table) == len(rows)
     for shown, r in zip(table.to_dict("records"), rows):
-        assert (shown["config"], shown["level"]) == (r["config"], r["level"])
-        assert shown["R@4"] == str(r["R@4"]) and shown["R@1"] == str(r["R@1"])
+        assert (shown["config"], shown["level"]) == (r.config, r.level)
+        assert shown["R@4"] == str(r.recall[4]) and shown["R@1"] == str(r.recall[1])
     red = frame_with(at, "redundant slots")
     lib = redundancy_rows(library, k=4)
-    assert red["redundancy"].tolist() == [str(r["redundancy"]) for r in lib]
+    assert red["redundancy"].tolist() == [str(r.redundancy) for r in lib]
 
 
 def test_inspector_shows_the_stage_per_configuration(tiny, library):
@@ -124,7 +124,7 @@ def test_cost_page_measures_on_request_and_equals_library(tiny, library):
     assert table["config"].tolist() == [c.label for c in library.results]
     from ragdiag.evaluate import summary_rows
 
-    recall = {r["config"]: str(r["R@4"]) for r in summary_rows(library)}
+    recall = {r.config: str(r.recall[4]) for r in summary_rows(library)}
     assert table["R@4"].tolist() == [recall[c] for c in table["config"]]
     assert table["prompt tokens/query"].tolist() == pytest.approx(
         [prompt_tokens(library, c, _encoder(), cut=0.6, keep=4).mean() for c in table["config"]])

@@ -149,10 +149,10 @@ SUMMARY_CASES = {
 @pytest.mark.parametrize(("phrasing", "case"), SUMMARY_CASES.items(), ids=list(SUMMARY_CASES))
 def test_summary_rows_hand_computed(tiny_eval, phrasing, case):
     n, hits, mrr = case
-    (row,) = [r for r in summary_rows(tiny_eval, phrasing=phrasing) if r["config"] == "C/dense"]
-    assert row["queries"] == n and row["phrasing"] == phrasing
+    (row,) = [r for r in summary_rows(tiny_eval, phrasing=phrasing) if r.config == "C/dense"]
+    assert row.queries == n and row.phrasing == phrasing
     for k, h in hits.items():
-        iv = row[f"R@{k}"]
+        iv = row.recall[k]
         assert isinstance(iv, Interval)
         # questions are the unit: the interval is the clustered one over the questions of these queries
         ids = [q.question_id for q, m in zip(tiny_eval.queries, tiny_eval.mask(phrasing)) if m]
@@ -163,19 +163,21 @@ def test_summary_rows_hand_computed(tiny_eval, phrasing, case):
             assert iv.low <= wilson(h, n).low and iv.high >= wilson(h, n).high
         assert iv.estimate == pytest.approx(h / n)
         assert 0 <= iv.low <= iv.estimate <= iv.high <= 1
-    assert row["MRR"] == pytest.approx(mrr)
+    assert row.mrr.estimate == pytest.approx(mrr)
     # chunk facts: 8 chunks, q3 destroyed, 3 chunks past the 40-token window (P1 46, P2 51, antarctica 52 tokens)
-    assert (row["chunks"], row["destroyed"], row["truncated"]) == (8, 1, 3)
+    assert (row.chunks, row.destroyed, row.truncated) == (8, 1, 3)
     cells = interval_cells(row)
-    assert cells["R@1"] == pytest.approx(hits[1] / n) and cells["R@1_low"] == row["R@1"].low
+    assert cells["R@1"] == pytest.approx(hits[1] / n) and cells["R@1_low"] == row.recall[1].low
+    assert cells == row.cells() and list(cells)[:8] == ["config", "strategy", "retriever", "phrasing", "queries",
+                                                         "R@1", "R@1_low", "R@1_high"]
 
 
 def test_summary_mrr_equals_metrics_module(tiny_eval):
     mask = tiny_eval.mask()
     for row in summary_rows(tiny_eval):
-        ranks = tiny_eval.result(row["config"]).needle_rank[mask]
-        assert row["MRR"] == pytest.approx(reciprocal_rank(ranks).mean())
-        assert row["R@4"].estimate == pytest.approx(hits_at_k(ranks, 4).mean())
+        ranks = tiny_eval.result(row.config).needle_rank[mask]
+        assert row.mrr.estimate == pytest.approx(reciprocal_rank(ranks).mean())
+        assert row.recall[4].estimate == pytest.approx(hits_at_k(ranks, 4).mean())
 
 
 def test_phrasing_masks(tiny_eval):
@@ -252,18 +254,18 @@ def test_unavailable_cross_encoder_is_reported_not_dropped(tiny_corpus, tiny_tru
 @pytest.mark.model
 def test_bundled_corpus_real_model(bundled_eval_c, truth):
     ev = bundled_eval_c
-    rows = {r["config"]: r for r in summary_rows(ev)}
+    rows = {r.config: r for r in summary_rows(ev)}
     assert set(rows) == {"C/dense", "C/bm25", "C/hybrid"}
-    assert 0.4 <= rows["C/dense"]["R@20"].estimate <= 1.0
+    assert 0.4 <= rows["C/dense"].recall[20].estimate <= 1.0
     index = ev.indexes["C"]
     assert index.normalisation_error < 1e-5
     n_destroyed = len(destroyed_needles(index.chunks, truth.needles()))
     for label, row in rows.items():
-        assert 0 < row["MRR"] < 1, label
-        assert row["queries"] == 64
-        assert row["destroyed"] == n_destroyed
+        assert 0 < row.mrr.estimate < 1, label
+        assert row.queries == 64
+        assert row.destroyed == n_destroyed
         # recall never falls as k grows
-        est = [row[f"R@{k}"].estimate for k in (1, 4, 8, 20)]
+        est = [row.recall[k].estimate for k in (1, 4, 8, 20)]
         assert est == sorted(est), label
         res = ev.result(label)
         ind = ev.in_domain

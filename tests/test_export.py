@@ -155,12 +155,12 @@ def test_metrics_equal_pytrec_eval_per_query_and_on_average(bundled_eval_c, bund
 def test_pytrec_eval_means_equal_the_summary_table(bundled_eval_c, bundled_trec):
     from ragdiag.evaluate import summary_rows
 
-    rows = {r["retriever"]: r for r in summary_rows(bundled_eval_c)}
+    rows = {r.retriever: r for r in summary_rows(bundled_eval_c)}
     for retriever, oracle in bundled_trec.items():
         for k in KS:
-            assert rows[retriever][f"R@{k}"].estimate == pytest.approx(
+            assert rows[retriever].recall[k].estimate == pytest.approx(
                 np.mean([v[f"success_{k}"] for v in oracle.values()]), abs=1e-12)
-        assert rows[retriever]["MRR"] == pytest.approx(np.mean([v["recip_rank"] for v in oracle.values()]), abs=1e-12)
+        assert rows[retriever].mrr.estimate == pytest.approx(np.mean([v["recip_rank"] for v in oracle.values()]), abs=1e-12)
 
 
 # ---------------------------------------------------------------------------
@@ -184,7 +184,7 @@ def test_ranx_and_pytrec_eval_means_equal_the_table_for_every_configuration(tiny
 
     ev = tiny_eval_all
     write_trec(ev, tmp_path, depth=MRR_DEPTH)
-    rows = {r["config"]: r for r in summary_rows(ev)}
+    rows = {r.config: r for r in summary_rows(ev)}
     destroyed_somewhere = False
     for cfg in ev.results:
         qrels_path, run_path = tmp_path / f"{cfg.strategy}.qrels", tmp_path / f"{cfg.strategy}_{cfg.retriever}.run"
@@ -201,11 +201,11 @@ def test_ranx_and_pytrec_eval_means_equal_the_table_for_every_configuration(tiny
         scores = ranx.evaluate(r_qrels, r_run, metrics)
         row = rows[cfg.label]
         for k in KS:
-            assert row[f"R@{k}"].estimate == pytest.approx(np.mean([v[f"success_{k}"] for v in out.values()]),
+            assert row.recall[k].estimate == pytest.approx(np.mean([v[f"success_{k}"] for v in out.values()]),
                                                            abs=1e-12), (cfg.label, k)
-            assert row[f"R@{k}"].estimate == pytest.approx(scores[f"hit_rate@{k}"], abs=1e-12), (cfg.label, k)
-        assert row["MRR"] == pytest.approx(np.mean([v["recip_rank"] for v in out.values()]), abs=1e-12)
-        assert row["MRR"] == pytest.approx(scores[f"mrr@{MRR_DEPTH}"], abs=1e-12), cfg.label
+            assert row.recall[k].estimate == pytest.approx(scores[f"hit_rate@{k}"], abs=1e-12), (cfg.label, k)
+        assert row.mrr.estimate == pytest.approx(np.mean([v["recip_rank"] for v in out.values()]), abs=1e-12)
+        assert row.mrr.estimate == pytest.approx(scores[f"mrr@{MRR_DEPTH}"], abs=1e-12), cfg.label
     assert destroyed_somewhere, "no strategy destroyed a needle: the placeholder would not be exercised"
 
 

@@ -99,13 +99,13 @@ def test_a_run_copied_from_a_configuration_scores_the_same(tiny_eval):
     # Text containment can also find the needle in a chunk that holds it only as text: ranks never get worse.
     assert (np.where(mine.needle_rank[ind] == 0, 99, mine.needle_rank[ind])
             <= np.where(theirs.needle_rank[ind] == 0, 99, theirs.needle_rank[ind])).all()
-    rows_by = {r["config"]: r for r in summary_rows(ev)}
+    rows_by = {r.config: r for r in summary_rows(ev)}
     hits1 = int(((mine.needle_rank >= 1) & (mine.needle_rank <= 1))[ind].sum())
     hits = ((mine.needle_rank >= 1) & (mine.needle_rank <= 1))[ind]
     questions = [q.question_id for q in ev.queries if q.in_domain]
-    assert rows_by["ext/copy"]["R@1"] == clustered_rate(hits, questions)  # questions are the unit
-    assert rows_by["ext/copy"]["R@1"].successes == hits1
-    assert rows_by["ext/copy"]["destroyed"] is None
+    assert rows_by["ext/copy"].recall[1] == clustered_rate(hits, questions)  # questions are the unit
+    assert rows_by["ext/copy"].recall[1].successes == hits1
+    assert rows_by["ext/copy"].destroyed is None
     test = compare(ev, cfg, "C/bm25", k=20).test
     assert test.wins + test.losses + test.ties == len(set(questions)) == test.n_questions  # counted over questions
 
@@ -173,7 +173,7 @@ def test_evaluation_shell_without_indexes(tiny_corpus, tiny_truth):
     ev = attach_run(ev, run)
     cfg = run.key
     row = summary_rows(ev)[0]
-    assert row["config"] == cfg.label and row["R@1"].successes == 1
+    assert row.config == cfg.label and row.recall[1].successes == 1
 
 
 def test_attach_run_returns_a_new_evaluation_and_leaves_the_old_one(tiny_eval):

@@ -35,11 +35,11 @@ def test_levels_nest_span_section_document(tiny_eval):
 
 
 def test_span_level_equals_summary_rows(tiny_eval):
-    rows = {(r["config"], r["level"]): r for r in granular_rows(tiny_eval)}
+    rows = {(r.config, r.level): r for r in granular_rows(tiny_eval)}
     assert {lv for _, lv in rows} == set(LEVELS)
     for r in summary_rows(tiny_eval):
         for k in (1, 4, 8, 20):
-            assert rows[(r["config"], "span")][f"R@{k}"] == r[f"R@{k}"]
+            assert rows[(r.config, "span")].recall[k] == r.recall[k]
 
 
 def test_destroyed_needle_still_found_at_document_level(tiny_eval):
@@ -52,8 +52,11 @@ def test_destroyed_needle_still_found_at_document_level(tiny_eval):
 
 def test_redundancy_of_a_non_overlapping_strategy_is_zero(tiny_eval):
     for row in redundancy_rows(tiny_eval, k=4):
-        assert row["redundant slots"] == 0 and row["slots"] == 4 * len(tiny_eval.queries)
-        assert row["redundancy"].estimate == 0.0
+        assert row.redundant_slots == 0 and row.slots == 4 * len(tiny_eval.queries)
+        assert row.redundancy.estimate == 0.0
+        assert row.cells() == {"config": row.config, "k": 4, "redundant slots": 0, "slots": 4 * len(tiny_eval.queries),
+                               "redundancy": 0.0, "redundancy_low": row.redundancy.low,
+                               "redundancy_high": row.redundancy.high}
 
 
 # ----- overlapping chunks: a needle inside the 64-character overlap of two blind chunks (strategy B) --------
@@ -84,9 +87,9 @@ def test_recall_credits_a_query_once_however_many_chunks_hold_the_needle(overlap
     for cfg, res in ev.results.items():
         assert res.top_holds[:, :2].sum(axis=1).tolist() == [2, 2]  # both holders in every top 2
         assert res.needle_rank.tolist() == [1, 1]  # credit at the first holder
-        row = {r["config"]: r for r in summary_rows(ev, ks=[2])}[cfg.label]
-        assert row["R@2"].successes == 2 and row["R@2"].estimate == 1.0  # two queries, two hits: never above 1
+        row = {r.config: r for r in summary_rows(ev, ks=[2])}[cfg.label]
+        assert row.recall[2].successes == 2 and row.recall[2].estimate == 1.0  # two queries, two hits: never above 1
         for lv in granular_rows(ev, ks=[2]):
-            assert lv["R@2"].estimate <= 1.0
+            assert lv.recall[2].estimate <= 1.0
     # the 64-character overlap is less than half of either chunk: not counted as redundant
     assert redundancy(ev, "B/dense", k=2).successes == 0

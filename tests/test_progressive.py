@@ -108,7 +108,8 @@ def test_merging_per_strategy_evaluations_equals_one_evaluation(tiny_corpus, tin
                                                                                               "C/dense-int8"}
     assert merged.notes == whole.notes
     for a, b in zip(summary_rows(merged), summary_rows(whole)):
-        assert {k: v for k, v in a.items() if k != "seconds"} == {k: v for k, v in b.items() if k != "seconds"}
+        assert {k: v for k, v in a.cells().items() if k != "seconds"} == {k: v for k, v in b.cells().items()
+                                                                           if k != "seconds"}
     for cfg in whole.results:
         np.testing.assert_array_equal(merged.results[cfg].needle_rank, whole.results[cfg].needle_rank)
 

@@ -201,28 +201,28 @@ def test_sweep_row_and_bluffs_are_the_librarys(ev, report, html_text, md_text):
     expected = sweep_table(ev, "C/dense", keep=KEEP, cuts=[CUT]).row(CUT)
     s = report.sweep_row
     assert (s.cut, s.answered, s.kept_wrong, s.refused, s.lost, s.bluffs) == tuple(
-        expected[key] for key in ("cut", "answered", "kept_wrong", "refused", "lost", "bluffs"))
-    assert dict(s.bluffs_by_kind) == {"near": expected["bluffs_near"], "far": expected["bluffs_far"]}
+        getattr(expected, key) for key in ("cut", "answered", "kept_wrong", "refused", "lost", "bluffs"))
+    assert dict(s.bluffs_by_kind) == {"near": expected.bluffs_by_kind["near"], "far": expected.bluffs_by_kind["far"]}
     cells = table_rows(html_text, "tradeoff")
     rates = rate_rows(gate_inputs_for(ev, "C/dense", keep=KEEP), [CUT])[0]
 
     def cell(key):  # the count with its rate and 95% interval, as the report writes it
-        c = rates[key]
-        assert c["count"] == expected[key]
-        return f"{c['count']} ({100 * c['rate']:.0f}% [{100 * c['low']:.0f}, {100 * c['high']:.0f}])"
+        c = rates.outcome(key)
+        assert c.count == getattr(expected, key)
+        return f"{c.count} ({100 * c.rate:.0f}% [{100 * c.low:.0f}, {100 * c.high:.0f}])"
 
-    want = [f"{CUT:g}", cell("answered"), cell("kept_wrong"), cell("refused"), str(expected["lost"]), cell("bluffs")]
+    want = [f"{CUT:g}", cell("answered"), cell("kept_wrong"), cell("refused"), str(expected.lost), cell("bluffs")]
     assert cells == [want]
     assert [[c.replace("\\", "") for c in row] for row in md_rows(md_text, f"{CUT:g}")] == [want]  # md escapes [ ]
     bluffs = bluffs_at(ev.result("C/dense"), ev.queries, cut=CUT, keep=KEEP)
-    assert len(bluffs) == expected["bluffs"] == len(table_rows(html_text, "bluffs-table"))
+    assert len(bluffs) == expected.bluffs == len(table_rows(html_text, "bluffs-table"))
     first = table_rows(html_text, "bluffs-table")[0]
     chunk = ev.indexes["C"].chunks[bluffs[0].kept[0][0]]
     assert first[:4] == ["o1", "near", f"{SCRIPT} zebras", chunk.id]
     assert first[5] == f"{bluffs[0].kept[0][1]:.3f}"
     # the curve holds the same counts at the chosen cut
     i = report.curve.cuts.index(CUT)
-    assert report.curve.answered[i] == expected["answered"] and report.curve.bluffs[i] == expected["bluffs"]
+    assert report.curve.answered[i] == expected.answered and report.curve.bluffs[i] == expected.bluffs
 
 
 def test_destroyed_needles_are_listed_with_the_cut(summary, html_text, md_text):

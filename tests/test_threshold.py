@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from ragdiag.threshold import (
     Bluff,
-    SweepTable,
     bluffs_at,
     default_cuts,
     distance_samples,
@@ -27,6 +26,8 @@ from ragdiag.threshold import (
     cut_choice,
     rate_rows,
 )
+from ragdiag.rows import OUTCOME_KEYS, SweepRow
+from ragdiag.threshold.choice import _folds
 from ragdiag.truth import Query
 
 
@@ -102,9 +103,10 @@ def test_sweep_hand_table(row):
     cut, *expected = row
     table = sweep(gate_inputs(HAND, list("abcde"), HAND_IN, keep=2), [c for c, *_ in HAND_TABLE])
     got = table.row(cut)
-    assert [got[k] for k in ("answered", "kept_wrong", "refused", "bluffs", "ood_refused")] == expected
-    assert got["lost"] == 3 - got["answered"]
-    assert got["cut"] == cut
+    answered, kept_wrong, refused, bluffs, ood_refused = expected
+    assert got == SweepRow(cut, answered, kept_wrong, refused, 3 - answered, bluffs, ood_refused, {})
+    assert got.cells() == {"cut": cut, "answered": answered, "kept_wrong": kept_wrong, "refused": refused,
+                           "lost": 3 - answered, "bluffs": bluffs, "ood_refused": ood_refused}
 
 
 def test_sweep_equals_brute_force_on_hand_table():
@@ -138,11 +140,7 @@ def test_sweep_equals_brute_force(case):
     bf = brute_force(result, in_domain, cuts, keep)
     for k, v in bf.items():
         assert getattr(table, k).tolist() == v, k
-    # the counts add up at every cut
-    n_in, n_ood = int(in_domain.sum()), int((~in_domain).sum())
-    assert (table.n_in, table.n_ood) == (n_in, n_ood)
-    assert (table.answered + table.kept_wrong + table.refused == n_in).all()
-    assert (table.bluffs + table.ood_refused == n_ood).all()
+    assert (table.n_in, table.n_ood) == (int(in_domain.sum()), int((~in_domain).sum()))
     # monotone in the cut: a looser gate answers more, refuses less, bluffs more
     for k in ("answered", "bluffs"):
         assert (np.diff(getattr(table, k)) >= 0).all(), k
@@ -168,15 +166,14 @@ def test_sweep_default_cuts_and_rows():
     rows = table.rows()
     assert len(rows) == 201
     # no threshold at all (cut 1.0 keeps every distance < 1): both ood queries bluff
-    assert rows[-1]["bluffs"] == 2 and rows[0]["bluffs"] == 0
+    assert rows[-1].bluffs == 2 and rows[0].bluffs == 0
 
 
 def test_row_with_a_cut_not_in_the_sweep_raises():
     table = sweep(gate_inputs(HAND, list("abcde"), HAND_IN, keep=2), [0.2, 0.5])
     with pytest.raises(ValueError, match="not in this sweep"):
         table.row(0.3)
-    assert table.row(0.5)["bluffs"] == 2
-    assert isinstance(table, SweepTable)
+    assert table.row(0.5).bluffs == 2
 
 
 @pytest.mark.parametrize("keep", [0, -1])
@@ -242,10 +239,10 @@ def test_histogram_counts_under_the_cut_equal_the_table_row(cut):
     inputs = hand_inputs()
     row = sweep(inputs, [cut]).row(cut)
     under = under_cut_counts(distance_frame(distance_samples(inputs), keep=2), cut)
-    assert under["answer"] == row["answered"]
-    assert under["kept"] == row["answered"] + row["kept_wrong"]
-    assert (under["near"], under["far"]) == (row["bluffs_near"], row["bluffs_far"])
-    assert under["near"] + under["far"] == row["bluffs"]
+    assert under["answer"] == row.answered
+    assert under["kept"] == row.answered + row.kept_wrong
+    assert (under["near"], under["far"]) == (row.bluffs_by_kind["near"], row.bluffs_by_kind["far"])
+    assert under["near"] + under["far"] == row.bluffs
 
 
 @settings(max_examples=40, deadline=None)
@@ -265,9 +262,9 @@ def test_histogram_and_sweep_agree_on_random_gates(keep, kinds, data):
     for cut in (0.0, 0.25, 0.5, 0.75, 1.0, 1.5):
         row = sweep(inputs, [cut]).row(cut)
         under = under_cut_counts(frame, cut)
-        assert under.get("answer", 0) == row["answered"]
-        assert under.get("kept", 0) == row["answered"] + row["kept_wrong"]
-        assert under.get("near", 0) + under.get("far", 0) == row["bluffs"]
+        assert under.get("answer", 0) == row.answered
+        assert under.get("kept", 0) == row.answered + row.kept_wrong
+        assert under.get("near", 0) + under.get("far", 0) == row.bluffs
 
 
 def test_rate_rows_counts_intervals_and_zero_bluff_bound():
@@ -275,13 +272,14 @@ def test_rate_rows_counts_intervals_and_zero_bluff_bound():
 
     inputs = hand_inputs()
     rows = rate_rows(inputs, [0.1, 0.6])
-    assert rows[0]["bluffs"] == {"count": 0, "rate": 0.0, "low": 0.0, "high": pytest.approx(1 - 0.025 ** 0.5)}
+    assert rows[0].bluffs.cells() == {"count": 0, "rate": 0.0, "low": 0.0, "high": pytest.approx(1 - 0.025 ** 0.5)}
     r = rows[1]
-    assert (r["answered"]["count"], r["kept_wrong"]["count"], r["refused"]["count"]) == (1, 1, 1)
-    assert (r["bluffs"]["count"], r["bluffs_near"]["count"], r["bluffs_far"]["count"]) == (2, 1, 1)
-    assert r["bluffs_near"]["high"] == rate_interval(1, 1).high
-    for cell in r.values() if False else [v for k, v in r.items() if k != "cut"]:
-        assert cell["low"] <= cell["rate"] <= cell["high"]
+    assert (r.answered.count, r.kept_wrong.count, r.refused.count) == (1, 1, 1)
+    assert (r.bluffs.count, r.bluffs_near.count, r.bluffs_far.count) == (2, 1, 1)
+    assert r.bluffs_near.high == rate_interval(1, 1).high
+    for cell in r.outcomes().values():
+        assert cell.low <= cell.rate <= cell.high
+    assert list(r.cells()) == ["cut", *OUTCOME_KEYS] and r.cells()["bluffs"] == r.bluffs.cells()
 
 
 def test_choose_cut_by_the_written_rule():
@@ -334,8 +332,6 @@ def test_conformal_cut_guarantee_by_simulation():
 
 
 def test_cross_validation_folds_keep_questions_whole_and_are_seeded():
-    from ragdiag.threshold import _folds
-
     rng = np.random.default_rng(0)
     n_q, n_ood = 20, 15
     groups = tuple(f"q{i // 2}" for i in range(2 * n_q)) + tuple(f"o{i}" for i in range(n_ood))
@@ -351,12 +347,28 @@ def test_cross_validation_folds_keep_questions_whole_and_are_seeded():
     cv, cuts = cross_validate(inputs, Goal(max_bluff=0.1), seed=1)
     assert cross_validate(inputs, Goal(max_bluff=0.1), seed=1) == (cv, cuts)
     assert len(cuts) == 5
-    n_in = int(ind.sum())
-    assert cv["answered"]["count"] + cv["kept_wrong"]["count"] + cv["refused"]["count"] == n_in
+    # the pooled held-out outcomes, query by query: each fold under the cut chosen on the other four
+    answered = kept_wrong = refused = bluffs = 0
+    for f in range(5):
+        train = folds != f
+        rest = GateInputs(tuple(np.array(groups)[train]), ind[train], first[train], good[train], 4,
+                          tuple(np.array(groups)[train]))
+        c = choose_cut(rest, Goal(max_bluff=0.1))
+        for i in np.flatnonzero(folds == f):
+            kept, ans = c is not None and first[i] < c, c is not None and good[i] < c
+            if not ind[i]:
+                bluffs += kept
+            else:
+                answered += ans
+                kept_wrong += kept and not ans
+                refused += not kept
+    assert (cv["answered"].count, cv["kept_wrong"].count, cv["refused"].count, cv["bluffs"].count) == (
+        answered, kept_wrong, refused, bluffs)
+    assert answered > 0 and refused > 0
     choice = cut_choice(inputs, Goal(max_bluff=0.1))
     assert choice.cut == choose_cut(inputs, Goal(max_bluff=0.1))
-    assert choice.in_sample["bluffs"]["count"] <= 1  # floor(0.1 * 15)
-    assert choice.as_json()["cross_validated"] == cross_validate(inputs, Goal(max_bluff=0.1))[0]  # default seed
+    assert choice.in_sample.bluffs.count <= 1  # floor(0.1 * 15)
+    assert choice.as_json()["cross_validated"] == {k: v.cells() for k, v in cross_validate(inputs, Goal(max_bluff=0.1))[0].items()}
 
 
 def test_sweep_on_the_tiny_evaluation(tiny_eval):
@@ -368,4 +380,5 @@ def test_sweep_on_the_tiny_evaluation(tiny_eval):
     assert table.answered.tolist() == [3, 4, 4, 4]
     # o1 reaches the zebra chunk at 0.6985; o2 shares no word (distance 1.0, kept only past 1.0)
     assert table.bluffs.tolist() == [0, 0, 1, 2]
-    assert (table.answered + table.kept_wrong + table.refused == 8).all()
+    expected = brute_force(tiny_eval.result("C/dense"), tiny_eval.in_domain, [0.5, 0.6, 1.0, 1.01], 2)
+    assert (table.kept_wrong.tolist(), table.refused.tolist()) == (expected["kept_wrong"], expected["refused"])

@@ -3,7 +3,7 @@
 Dashboard-only presentation: it lives under ``ui/``, outside the library.
 
 Every number here is read from an :class:`~ragdiag.evaluate.Evaluation`, from
-:func:`~ragdiag.evaluate.summary_rows`, :mod:`ragdiag.results` or
+the typed rows of :mod:`ragdiag.rows` (:func:`~ragdiag.rows.summary_rows`, ...) or
 :mod:`ragdiag.threshold`; these functions only reshape them into frames and
 decide per query what the gate does (with the same rule as the sweep:
 ``answered`` iff a chunk holding the needle among the top ``keep`` is under
@@ -20,6 +20,7 @@ import pandas as pd
 
 from ragdiag.evaluate import Config, Evaluation
 from ragdiag.metrics import KS
+from ragdiag.rows import PairRow, RateRow, SummaryRow, SweepRow
 from ragdiag.threshold import DistanceSamples, SweepTable, gate
 
 __all__ = [
@@ -61,48 +62,50 @@ def filter_configs(labels: Iterable[str], strategies: Sequence[str] | None = Non
     return out
 
 
-def recall_table(rows: Sequence[dict], *, ks: Sequence[int] = KS) -> pd.DataFrame:
+def recall_table(rows: Sequence[SummaryRow], *, ks: Sequence[int] = KS) -> pd.DataFrame:
     """The recall table as shown: ``R@k`` cells are the library's interval text ``est [low, high]``.
 
-    >>> from ragdiag.stats import wilson
-    >>> recall_table([{"config": "E/hybrid", "queries": 4, "R@1": wilson(2, 4), "MRR": 0.5,
-    ...                "destroyed": 0, "chunks": 9}], ks=[1]).to_dict("records")
+    >>> from ragdiag.stats import Interval, wilson
+    >>> row = SummaryRow("E/hybrid", "E", "hybrid", "all", 4, {1: wilson(2, 4)}, Interval(0.5, 0.2, 0.8, 0, 4),
+    ...                  0, 9, 100, 0.1, 0, 0.0)
+    >>> recall_table([row], ks=[1]).to_dict("records")
     [{'config': 'E/hybrid', 'queries': 4, 'R@1': '0.500 [0.150, 0.850]', 'MRR': 0.5, 'destroyed': 0, 'chunks': 9}]
     """
     records = []
     for r in rows:
-        rec = {"config": r["config"], "queries": r["queries"]}
+        rec = {"config": r.config, "queries": r.queries}
         for k in ks:
-            rec[f"R@{k}"] = str(r[f"R@{k}"])
-        rec["MRR"] = r["MRR"]
-        rec["destroyed"] = r["destroyed"]
-        rec["chunks"] = r["chunks"]
+            rec[f"R@{k}"] = str(r.recall[k])
+        rec["MRR"] = r.mrr.estimate
+        rec["destroyed"] = r.destroyed
+        rec["chunks"] = r.chunks
         records.append(rec)
     columns = ["config", "queries", *(f"R@{k}" for k in ks), "MRR", "destroyed", "chunks"]
     return pd.DataFrame.from_records(records, columns=columns)
 
 
-def recall_long(rows: Sequence[dict], *, ks: Sequence[int] = KS) -> pd.DataFrame:
+def recall_long(rows: Sequence[SummaryRow], *, ks: Sequence[int] = KS) -> pd.DataFrame:
     """One row per (configuration, k): recall with its Wilson bounds, for the chart."""
     records = [
-        {"config": r["config"], "k": k, "recall": r[f"R@{k}"].estimate, "low": r[f"R@{k}"].low,
-         "high": r[f"R@{k}"].high, "hits": r[f"R@{k}"].successes, "queries": r[f"R@{k}"].trials}
+        {"config": r.config, "k": k, "recall": r.recall[k].estimate, "low": r.recall[k].low,
+         "high": r.recall[k].high, "hits": r.recall[k].successes, "queries": r.recall[k].trials}
         for r in rows for k in ks
     ]
     return pd.DataFrame.from_records(records, columns=["config", "k", "recall", "low", "high", "hits", "queries"])
 
 
-def pairwise_matrix(rows: Sequence[dict]) -> pd.DataFrame:
-    """:func:`~ragdiag.results.pairwise` rows in both directions (row config vs column config).
+def pairwise_matrix(rows: Sequence[PairRow]) -> pd.DataFrame:
+    """:func:`~ragdiag.compare.pairwise` rows in both directions (row config vs column config).
 
-    >>> m = pairwise_matrix([{"a": "A/x", "b": "E/x", "wins": 1, "losses": 5, "ties": 2, "p": 0.2, "p_holm": 0.4}])
+    >>> m = pairwise_matrix([PairRow("A/x", "E/x", 1, 5, 2, 0.2, 0.4, -0.5, -0.8, -0.1, "not shown different", 8)])
     >>> m[["a", "b", "wins", "losses", "p_holm"]].values.tolist()
     [['A/x', 'E/x', 1, 5, 0.4], ['E/x', 'A/x', 5, 1, 0.4]]
     """
     records = []
     for r in rows:
-        records.append(dict(r))
-        records.append({**r, "a": r["b"], "b": r["a"], "wins": r["losses"], "losses": r["wins"]})
+        cells = r.cells()
+        records.append(cells)
+        records.append({**cells, "a": r.b, "b": r.a, "wins": r.losses, "losses": r.wins})
     df = pd.DataFrame.from_records(records, columns=["a", "b", "wins", "losses", "ties", "p", "p_holm"])
     df["label"] = [f"+{w}/-{l}" for w, l in zip(df["wins"], df["losses"])]
     return df
@@ -182,7 +185,7 @@ CURVE_OUTCOMES = {"answered": "answered", "kept_wrong": "kept but wrong", "refus
                   "bluffs_near": "bluffs (near ood)", "bluffs_far": "bluffs (far ood)", "bluffs": "bluffs (all ood)"}
 
 
-def sweep_frame(table: SweepTable, rates: Sequence[dict] | None = None) -> pd.DataFrame:
+def sweep_frame(table: SweepTable, rates: Sequence[RateRow] | None = None) -> pd.DataFrame:
     """The sweep in long form for the trade-off curve: cut, outcome, queries, and (with ``rates``,
     :func:`ragdiag.threshold.rate_rows` over the same cuts) the rate with its 95% band."""
     series = {"answered": table.answered, "kept_wrong": table.kept_wrong, "refused": table.refused,
@@ -193,10 +196,10 @@ def sweep_frame(table: SweepTable, rates: Sequence[dict] | None = None) -> pd.Da
             continue
         df = pd.DataFrame({"cut": table.cuts, "outcome": CURVE_OUTCOMES[key], "queries": values})
         if rates is not None:
-            cells = [r[key] for r in rates]
-            df["rate"] = [c["rate"] for c in cells]
-            df["low"] = [c["low"] for c in cells]
-            df["high"] = [c["high"] for c in cells]
+            cells = [r.outcome(key) for r in rates]
+            df["rate"] = [c.rate for c in cells]
+            df["low"] = [c.low for c in cells]
+            df["high"] = [c.high for c in cells]
         frames.append(df)
     return pd.concat(frames, ignore_index=True)
 
@@ -224,17 +227,17 @@ def under_cut_counts(frame: pd.DataFrame, cut: float) -> dict[str, int]:
     return {k: int((g["distance"] < cut).sum()) for k, g in frame.groupby("key", sort=False)}
 
 
-def rates_frame(cell: dict, table_row: dict, n: dict) -> pd.DataFrame:
+def rates_frame(cell: RateRow, table_row: SweepRow, n: dict) -> pd.DataFrame:
     """One :func:`~ragdiag.threshold.rate_rows` row as a table: outcome, cut, count, of, rate, 95% interval."""
     labels = {"answered": "answered", "kept_wrong": "kept but wrong", "refused": "refused by the cut",
               "bluffs": "bluffs (all out-of-domain)", "bluffs_near": "bluffs (near)", "bluffs_far": "bluffs (far)"}
     records = []
     for key, label in labels.items():
-        if key not in cell or n.get(key, 0) == 0:
+        if n.get(key, 0) == 0:
             continue
-        c = cell[key]
-        records.append({"outcome": label, "cut": table_row["cut"], "queries": c["count"], "of": n[key],
-                        "rate": c["rate"], "95% low": c["low"], "95% high": c["high"]})
+        c = cell.outcome(key)
+        records.append({"outcome": label, "cut": table_row.cut, "queries": c.count, "of": n[key],
+                        "rate": c.rate, "95% low": c.low, "95% high": c.high})
     return pd.DataFrame.from_records(records, columns=["outcome", "cut", "queries", "of", "rate", "95% low",
                                                        "95% high"])
 

@@ -20,6 +20,7 @@ def _adapter(args):
 
 
 def cmd_eval_store(args) -> int:
+    """``python -m ragdiag eval-store``: a vector database's answers scored like a ragdiag configuration."""
     from .. import cli
     from ..defaults import TOP
     from ..evaluate import Config, Evaluation, evaluate
@@ -66,6 +67,7 @@ def cmd_eval_store(args) -> int:
 
 
 def register_eval_store(sub, common) -> None:
+    """Add the ``eval-store`` subcommand to the CLI's subparsers (``common`` adds the shared options)."""
     p = sub.add_parser("eval-store", help="evaluate an existing vector database (Chroma, Qdrant) in place")
     common(p)
     p.add_argument("--chroma", metavar="PATH", help="a persistent Chroma folder")

@@ -120,7 +120,7 @@ def cmd_pairs(args) -> int:
         fam = family(ev, k=args.k, phrasing=args.phrasing, baseline=baseline)
     except (ValueError, KeyError) as exc:
         raise UsageError(str(exc)) from None
-    rows = family_rows(fam)
+    rows = [r.cells() for r in family_rows(fam)]
     if args.json:
         print(json.dumps({"unit": "question", "k": args.k, "phrasing": args.phrasing,
                           "family": fam[0].family_name if fam else "", "family_size": len(fam),

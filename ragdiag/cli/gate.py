@@ -44,14 +44,14 @@ def cmd_sweep(args) -> int:
     if args.json:
         print(json.dumps({"config": cfg.label, "keep": args.keep, "distance": GATE_DISTANCE,
                           "answerable": int(inputs.in_domain.sum()), "out_of_domain": int((~inputs.in_domain).sum()),
-                          "rows": rate_rows(inputs, cuts)}, indent=2))
+                          "rows": [r.cells() for r in rate_rows(inputs, cuts)]}, indent=2))
         return 0
     table = sweep(inputs, cuts)
     print(f"{cfg.label}: the gate keeps at most {args.keep} chunks closer than the cut; distance: {GATE_DISTANCE}. "
           f"{table.n_in} answerable queries, {table.n_ood} out-of-domain")
     print(format_rows(table.rows()))
     if args.cut is not None:
-        row = sweep(inputs, [args.cut]).row(args.cut)
+        row = sweep(inputs, [args.cut]).row(args.cut).cells()
         print(f"\nat cut {args.cut:g}: " + "; ".join(
             upper_bound_words(row[key], n, what) for key, n, what in (
                 ("bluffs", table.n_ood, "out-of-domain queries bluff"),
@@ -94,7 +94,7 @@ def cmd_threshold(args) -> int:
         print("no cut reaches this goal on this set")
     else:
         print(f"cut: {choice.cut:.4f}")
-        print("in sample:        " + _rates_line(choice.in_sample))
+        print("in sample:        " + _rates_line(choice.in_sample.outcomes()))
     print(f"cross-validated ({choice.folds} folds grouped by question, seed {choice.seed}): "
           + _rates_line(choice.cross_validated))
     print("conformal: " + (f"cut {choice.conformal_cut:.4f} ({choice.conformal})" if choice.conformal_cut is not None
@@ -105,8 +105,8 @@ def cmd_threshold(args) -> int:
 def _rates_line(cells: dict) -> str:
     def one(name):
         c = cells[name]
-        rate = "n/a" if c["rate"] is None else f"{c['rate']:.3f}"
-        return f"{name} {c['count']} = {rate} [{c['low']:.3f}, {c['high']:.3f}]"
+        rate = "n/a" if c.rate is None else f"{c.rate:.3f}"
+        return f"{name} {c.count} = {rate} [{c.low:.3f}, {c.high:.3f}]"
 
     return "; ".join(one(n) for n in ("answered", "kept_wrong", "bluffs") if n in cells)
 

@@ -40,7 +40,7 @@ def default_config(ev: Evaluation) -> Config:
 
 
 def _recall_rows(ev: Evaluation) -> tuple[RecallRow, ...]:
-    return tuple(RecallRow(r["config"], tuple(r[f"R@{k}"] for k in KS), r["MRR"], r["destroyed"], r["chunks"])
+    return tuple(RecallRow(r.config, tuple(r.recall[k] for k in KS), r.mrr.estimate, r.destroyed, r.chunks)
                  for r in summary_rows(ev))
 
 
@@ -132,15 +132,15 @@ def _needle_section(ev: Evaluation) -> NeedleSection:
 
 
 def _gate_row(row) -> GateRow:
-    return GateRow(row["cut"], row["answered"], row["kept_wrong"], row["refused"], row["lost"], row["bluffs"],
-                   {key[len("bluffs_"):]: v for key, v in row.items() if key.startswith("bluffs_")})
+    return GateRow(row.cut, row.answered, row.kept_wrong, row.refused, row.lost, row.bluffs,
+                   dict(row.bluffs_by_kind))
 
 
 def _gate_section(ev: Evaluation, cfg: Config, cut: float, keep: int) -> GateSection:
     row = _gate_row(sweep_table(ev, cfg, keep=keep, cuts=[cut]).row(cut))
     inputs = gate_inputs_for(ev, cfg, keep=keep)
-    rates = {key: RateCell(c["count"], c["rate"], c["low"], c["high"])
-             for key, c in rate_rows(inputs, [cut])[0].items() if key != "cut" and c}
+    rates = {key: RateCell(c.count, c.rate, c.low, c.high)
+             for key, c in rate_rows(inputs, [cut])[0].outcomes().items()}
     choice = cut_choice(inputs, Goal(max_bluff=DEFAULT_MAX_BLUFF)).as_json()
     cuts = default_cuts()
     if cut > cuts[-1]:
@@ -165,9 +165,9 @@ def _bluff_section(ev: Evaluation, cfg: Config, cut: float, keep: int, n_ood: in
 
 
 def _cost_section(ev: Evaluation, n_queries: int) -> CostSection:
-    chunking = tuple(ChunkingRow(r["strategy"], r["description"], r["chunks"], r["embedded_tokens"],
-                                 r["header_tokens"], r["header_share"], r["truncated"], r["chars_lost"],
-                                 ev.timings.get(f"index_{r['strategy']}")) for r in chunking_rows(ev))
+    chunking = tuple(ChunkingRow(r.strategy, r.description, r.chunks, r.embedded_tokens,
+                                 r.header_tokens, r.header_share, r.truncated, r.chars_lost,
+                                 ev.timings.get(f"index_{r.strategy}")) for r in chunking_rows(ev))
     nq = max(len(ev.queries), 1)
     ranking = tuple(RankingRow(c.label, r.seconds, 1000.0 * r.seconds / nq) for c, r in ev.results.items())
     return CostSection(chunking, tuple((key, float(v)) for key, v in ev.timings.items()), ranking, n_queries)

@@ -174,7 +174,7 @@ def variant_rows(ev: Evaluation, *, k: int = PRIMARY_K) -> list[VariantRow]:
             by_strategy.setdefault(cfg.strategy, []).append(cfg)
     if not by_strategy:
         return rows
-    recall = {r["config"]: r.get(f"R@{k}") for r in summary_rows(ev, ks=(k,))}  # the table's own intervals
+    recall = {r.config: r.recall.get(k) for r in summary_rows(ev, ks=(k,))}  # the table's own intervals
     for strategy, variants in by_strategy.items():
         base = Config(strategy, "dense")
         for c in family(ev, k=k, baseline=base, configs=[base, *variants]):

@@ -1,19 +1,8 @@
-"""Questions as the unit: intervals and paired tests that stay honest when phrasings are correlated.
+"""Paired tests over questions: the exact sign-flip test, the bootstrap difference and the verdict.
 
-A ground truth asks each question in several phrasings (two in the bundled
-one). The phrasings of one question share a needle, so they fail together
-(a needle destroyed by chunking fails all of them): they are not independent
-observations. Every interval and test here therefore treats the *question*
-as the unit and its phrasings as a cluster.
-
-- :func:`question_differences` -- per question, the paired difference summed over its phrasings.
-- :func:`sign_flip_test` -- exact two-sided sign-flip (permutation) test over questions.
-- :func:`bootstrap_difference` -- a question-level bootstrap interval for a difference of means.
-- :func:`clustered_rate` -- a Wilson interval on the Kish effective sample size (cluster design effect).
-- :func:`clustered_mean` -- a cluster-robust interval for a mean in [0, 1] (MRR).
-- :func:`rate_interval` -- Wilson with the exact bound at 0 (or all) events, and :func:`upper_bound_words`.
-- :func:`questions_needed` -- questions needed for 80% power, given a difference and its discordance.
-- :func:`verdict` -- the one rule and the one set of words for a paired comparison.
+The phrasings of one question share a needle, so the question is the unit:
+per-query outcomes are summed per question (:func:`question_differences`)
+before testing (:func:`sign_flip_test`) or resampling (:func:`bootstrap_difference`).
 """
 
 from __future__ import annotations
@@ -21,13 +10,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from statistics import NormalDist
 from typing import Sequence
 
 import numpy as np
 
-from .defaults import ALPHA, SEED
-from .stats import Interval, wilson
+from ..defaults import ALPHA, SEED
 
 __all__ = [
     "QuestionTest",
@@ -37,13 +24,6 @@ __all__ = [
     "sign_flip_test",
     "paired_test",
     "bootstrap_difference",
-    "clustered_rate",
-    "clustered_wilson",
-    "clustered_mean",
-    "rate_interval",
-    "upper_bound_words",
-    "questions_needed",
-    "power_words",
     "verdict",
     "BOOTSTRAP_DRAWS",
     "MONTE_CARLO_DRAWS",
@@ -250,6 +230,7 @@ class Difference:
         return f"{self.estimate:+.2f} [{self.low:+.2f}, {self.high:+.2f}]"
 
     def as_dict(self) -> dict:
+        """``{estimate, low, high}`` (the JSON form)."""
         return {"estimate": self.estimate, "low": self.low, "high": self.high}
 
 
@@ -282,256 +263,6 @@ def bootstrap_difference(a, b, groups, *, confidence: float = 0.95, draws: int =
     return Difference(estimate, float(low), float(high))
 
 
-def _t_quantile(confidence: float, df: int) -> float:
-    z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
-    if df < 1:
-        return z
-    try:
-        from scipy.stats import t
-
-        return float(t.ppf(0.5 + confidence / 2.0, df))
-    except ImportError:  # Cornish-Fisher expansion of the t quantile (accurate to ~1e-3 for df >= 3)
-        return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
-
-
-def clustered_rate(hits, groups, *, confidence: float = 0.95) -> Interval:
-    """Hit rate over queries with a Wilson interval on the Kish effective sample size.
-
-    Parameters
-    ----------
-    hits : sequence of bool
-        One per query.
-    groups : sequence
-        The question of each query; a question's phrasings are one cluster.
-
-    Returns
-    -------
-    Interval
-        ``estimate`` is hits / queries (the usual recall); ``successes`` and
-        ``trials`` are the raw counts.
-
-    Notes
-    -----
-    The variance of the ratio estimator :math:`\\hat p = \\sum y_g / \\sum m_g`
-    over G clusters is :math:`v = \\frac{G}{G-1} \\sum_g (y_g - \\hat p m_g)^2 /
-    (\\sum_g m_g)^2`. The design effect is :math:`\\mathrm{deff} = v / (\\hat p
-    (1 - \\hat p) / n)`, floored at 1, and the effective sample size
-    :math:`n_{eff} = n / \\mathrm{deff}` (Kish). The Wilson interval is then
-    computed for :math:`\\hat p` on :math:`n_{eff}` trials with the
-    :math:`t_{G-1}` quantile in place of :math:`z` (few clusters). At
-    :math:`\\hat p \\in \\{0, 1\\}` the variance is 0 and the design effect is
-    taken as its worst case, the mean cluster size (every phrasing copies its
-    question): the interval is then Wilson's over the questions.
-
-    With one query per question this is exactly Wilson's interval (up to
-    ``t`` in place of ``z``).
-
-    References
-    ----------
-    .. [1] L. Kish, *Survey Sampling* (1965), sections 5.4 and 8.2.
-    .. [2] Wilson (1927); see :func:`ragdiag.stats.wilson`.
-
-    Examples
-    --------
-    >>> iv = clustered_rate([1, 1, 0, 0, 1, 1, 0, 0], ["a", "a", "b", "b", "c", "c", "d", "d"])
-    >>> round(iv.estimate, 3), round(iv.high - iv.low, 2) > round(0.9 - 0.15, 2)
-    (0.5, True)
-    """
-    y = np.asarray(hits)
-    if y.ndim != 1:
-        raise ValueError(f"hits must be one value per query (1-D), got shape {y.shape}")
-    if y.dtype != np.bool_ and not np.isin(y, (0, 1)).all():
-        raise ValueError("hits must be booleans (or 0/1)")
-    y = y.astype(np.float64)
-    g = _groups(groups, y.size)
-    n = int(y.size)
-    k = int(y.sum())
-    if n == 0:
-        return Interval(math.nan, 0.0, 1.0, 0, 0)
-    sums, sizes = _sums(y, g)
-    est, low, high = clustered_wilson(sums, sizes, confidence=confidence)
-    return Interval(float(est), float(low), float(high), k, n)
-
-
-def clustered_wilson(successes, sizes, *, confidence: float = 0.95):
-    """The bounds of :func:`clustered_rate` from per-question counts, vectorised over draws.
-
-    Parameters
-    ----------
-    successes : array (..., G)
-        Hits per question (over its phrasings); leading axes are independent data sets.
-    sizes : array (G,)
-        Phrasings per question.
-
-    Returns
-    -------
-    (estimate, low, high) : arrays of shape ``successes.shape[:-1]``
-    """
-    y = np.asarray(successes, dtype=np.float64)
-    m = np.asarray(sizes, dtype=np.float64)
-    G = m.size
-    n = float(m.sum())
-    k = y.sum(axis=-1)
-    p = k / n
-    inner = (0 < k) & (k < n)
-    if G > 1:
-        v = G / (G - 1) * ((y - p[..., None] * m) ** 2).sum(axis=-1) / n**2
-        with np.errstate(divide="ignore", invalid="ignore"):
-            deff = np.where(inner, np.maximum(1.0, v / (p * (1 - p) / n)), n / G)
-    else:
-        deff = np.full(p.shape, n)
-    # worst case at 0 or n hits: all phrasings of a question agree (deff = mean cluster size)
-    n_eff = n / deff
-    z = _t_quantile(confidence, G - 1)
-    z2 = z * z
-    denom = 1.0 + z2 / n_eff
-    center = (p + z2 / (2 * n_eff)) / denom
-    half = z * np.sqrt(p * (1 - p) / n_eff + z2 / (4 * n_eff**2)) / denom
-    low = np.where(k == 0, 0.0, np.maximum(0.0, center - half))
-    high = np.where(k == n, 1.0, np.minimum(1.0, center + half))
-    return p, low, high
-
-
-def clustered_mean(values, groups, *, confidence: float = 0.95) -> Interval:
-    """Mean of per-query values in [0, 1] (reciprocal ranks) with a cluster-robust t interval.
-
-    The standard error is that of the ratio estimator over questions (see
-    :func:`clustered_rate`), the quantile is :math:`t_{G-1}`, and the bounds are
-    clipped to [0, 1]. ``successes``/``trials`` hold 0 and the number of queries.
-
-    Examples
-    --------
-    >>> print(clustered_mean([1.0, 0.5, 0.0, 0.0, 1.0, 1.0], ["a", "a", "b", "b", "c", "c"]))
-    0.583 [0.000, 1.000]
-    """
-    x = np.asarray(values, dtype=np.float64)
-    if x.ndim != 1 or np.isnan(x).any() or (x.size and (x.min() < 0 or x.max() > 1)):
-        raise ValueError("values must be one number in [0, 1] per query, without NaN")
-    n = int(x.size)
-    if n == 0:
-        return Interval(math.nan, 0.0, 1.0, 0, 0)
-    g = _groups(groups, n)
-    sums, sizes = _sums(x, g)
-    G = sums.size
-    m = float(x.mean())
-    if G < 2:
-        return Interval(m, 0.0, 1.0, 0, n)
-    v = G / (G - 1) * float(((sums - m * sizes) ** 2).sum()) / n**2
-    half = _t_quantile(confidence, G - 1) * math.sqrt(v)
-    return Interval(m, max(0.0, m - half), min(1.0, m + half), 0, n)
-
-
-def rate_interval(count: int, n: int, *, confidence: float = 0.95) -> Interval:
-    """Wilson interval for a rate, with the exact (Clopper-Pearson) bound at 0 or ``n`` events.
-
-    Wilson's upper bound at 0 events, :math:`z^2/(n + z^2)`, is below the exact
-    one (0 of 30: 11.4% against 11.6%), so at 0 events the upper bound is the
-    exact :math:`1 - (\\alpha/2)^{1/n}`, and symmetrically at ``n`` events.
-
-    Examples
-    --------
-    >>> print(rate_interval(3, 30))
-    0.100 [0.035, 0.256]
-    >>> round(rate_interval(0, 30).high, 4)
-    0.1157
-    """
-    iv = wilson(count, n, confidence=confidence)
-    if n == 0:
-        return iv
-    tail = (1.0 - confidence) / 2.0
-    if count == 0:
-        iv = Interval(iv.estimate, 0.0, 1.0 - tail ** (1.0 / n), count, n)
-    if count == n:
-        iv = Interval(iv.estimate, tail ** (1.0 / n), 1.0, count, n)
-    return iv
-
-
-def upper_bound_words(count: int, n: int, what: str, *, confidence: float = 0.95) -> str:
-    """A rate in words; at 0 events, how high it could still be.
-
-    >>> upper_bound_words(0, 30, "bluffs")
-    '0 of 30 bluffs: the rate could still be up to 11.6% (95% upper bound)'
-    >>> upper_bound_words(3, 30, "bluffs")
-    '3 of 30 bluffs: 10.0% [3.5%, 25.6%]'
-    """
-    iv = rate_interval(count, n, confidence=confidence)
-    if n == 0:
-        return f"0 of 0 {what}: no queries, no information"
-    if count == 0:
-        return (f"0 of {n} {what}: the rate could still be up to {100 * iv.high:.1f}% "
-                f"({100 * confidence:.0f}% upper bound)")
-    return f"{count} of {n} {what}: {100 * iv.estimate:.1f}% [{100 * iv.low:.1f}%, {100 * iv.high:.1f}%]"
-
-
-# ---------------------------------------------------------------------------
-# power
-# ---------------------------------------------------------------------------
-
-
-def questions_needed(d, phrasings: int, *, alpha: float = ALPHA, power: float = 0.8) -> float | None:
-    """Questions needed for the paired test to detect the observed difference with ``power``.
-
-    Parameters
-    ----------
-    d : sequence
-        Per-question differences (:func:`question_differences`) on the current set.
-    phrasings : int
-        Phrasings per question (P); the difference per question is ``d / P``.
-
-    Returns
-    -------
-    float or None
-        ``None`` when there is no observed difference (nothing to detect).
-
-    Notes
-    -----
-    With :math:`x = d / P`, :math:`\\delta = E[x]` (the difference in recall) and
-    :math:`\\pi = E[x^2]` (the discordance: the share of discordant questions when
-    P = 1), the normal approximation to the sign-flip test gives
-
-    .. math:: n = \\left(z_{1-\\alpha/2}\\sqrt{\\pi} + z_{power}\\sqrt{\\pi - \\delta^2}\\right)^2 / \\delta^2,
-
-    which for P = 1 is Connor's sample size for McNemar's test.
-
-    References
-    ----------
-    .. [1] R. J. Connor, "Sample size for testing differences in proportions for
-       the paired-sample design", Biometrics 43 (1987) 207-211.
-
-    Examples
-    --------
-    >>> round(questions_needed([1] * 6 + [-1] * 2 + [0] * 24, 1))
-    123
-    """
-    x = np.asarray(d, dtype=np.float64) / float(phrasings)
-    if x.size == 0:
-        return None
-    delta = float(x.mean())
-    if delta == 0:
-        return None
-    pi = float((x**2).mean())
-    za = NormalDist().inv_cdf(1 - alpha / 2)
-    zb = NormalDist().inv_cdf(power)
-    return (za * math.sqrt(pi) + zb * math.sqrt(max(pi - delta**2, 0.0))) ** 2 / delta**2
-
-
-def power_words(d, phrasings: int, *, alpha: float = ALPHA, power: float = 0.8) -> str:
-    """The sample size of :func:`questions_needed` in a sentence a product owner reads."""
-    n_now = len(d)
-    need = questions_needed(d, phrasings, alpha=alpha, power=power)
-    if need is None:
-        return (f"No difference was observed on these {n_now} questions: no number of questions "
-                "would detect one that is not there.")
-    n = math.ceil(need)
-    each = f" (each in {phrasings} phrasings)" if phrasings > 1 else ""
-    diff = float(np.mean(np.asarray(d, dtype=float) / phrasings))
-    if n <= n_now:
-        return (f"A difference of {diff:+.2f} needs about {n} questions{each} to be detected {power:.0%} of the "
-                f"time; these {n_now} are enough.")
-    return (f"To detect a difference of {diff:+.2f} {power:.0%} of the time would take about {n} questions{each}; "
-            f"there are {n_now}.")
-
-
 # ---------------------------------------------------------------------------
 # the verdict
 # ---------------------------------------------------------------------------
@@ -551,6 +282,7 @@ class QuestionTest:
 
     @property
     def n_questions(self) -> int:
+        """Questions compared (wins, losses and ties together)."""
         return self.wins + self.losses + self.ties
 
     def __str__(self) -> str:

@@ -1,0 +1,84 @@
+"""Questions as the unit: intervals and paired tests that stay honest when phrasings are correlated.
+
+A ground truth asks each question in several phrasings (two in the bundled
+one). The phrasings of one question share a needle, so they fail together
+(a needle destroyed by chunking fails all of them): they are not independent
+observations. Every interval and test here therefore treats the *question*
+as the unit and its phrasings as a cluster.
+
+- :func:`question_differences` -- per question, the paired difference summed over its phrasings.
+- :func:`sign_flip_test` -- exact two-sided sign-flip (permutation) test over questions.
+- :func:`bootstrap_difference` -- a question-level bootstrap interval for a difference of means.
+- :func:`clustered_rate` -- a Wilson interval on the Kish effective sample size (cluster design effect).
+- :func:`clustered_mean` -- a cluster-robust interval for a mean in [0, 1] (MRR).
+- :func:`rate_interval` -- Wilson with the exact bound at 0 (or all) events, and :func:`upper_bound_words`.
+- :func:`questions_needed` -- questions needed for 80% power, given a difference and its discordance.
+- :func:`verdict` -- the one rule and the one set of words for a paired comparison.
+- :func:`compare`, :func:`family`, :func:`compare_in_family` -- configurations of an evaluation compared,
+  Holm within the family on screen; :func:`family_rows` / :func:`pairwise` as :class:`~ragdiag.rows.PairRow`.
+
+Modules: :mod:`.paired` (tests and the verdict), :mod:`.intervals` (intervals
+and power), :mod:`.comparisons` (comparisons of an evaluation).
+"""
+
+from __future__ import annotations
+
+from .paired import (
+    BOOTSTRAP_DRAWS,
+    MONTE_CARLO_DRAWS,
+    Difference,
+    QuestionTest,
+    bootstrap_difference,
+    paired_test,
+    question_differences,
+    question_groups,
+    sign_flip_test,
+    verdict,
+)
+from .intervals import (
+    clustered_mean,
+    clustered_rate,
+    clustered_wilson,
+    power_words,
+    questions_needed,
+    rate_interval,
+    upper_bound_words,
+)
+from .comparisons import (
+    FAMILIES,
+    Comparison,
+    check_phrasing,
+    compare,
+    compare_in_family,
+    family,
+    family_rows,
+    pairwise,
+)
+
+__all__ = [
+    "QuestionTest",
+    "Difference",
+    "question_groups",
+    "question_differences",
+    "sign_flip_test",
+    "paired_test",
+    "bootstrap_difference",
+    "clustered_rate",
+    "clustered_wilson",
+    "clustered_mean",
+    "rate_interval",
+    "upper_bound_words",
+    "questions_needed",
+    "power_words",
+    "verdict",
+    "BOOTSTRAP_DRAWS",
+    "MONTE_CARLO_DRAWS",
+    "Comparison",
+    "compare",
+    "check_phrasing",
+    "family",
+    "compare_in_family",
+    "family_rows",
+    "pairwise",
+    "FAMILIES",
+]

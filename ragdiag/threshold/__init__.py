@@ -1,0 +1,62 @@
+"""Abstention: a distance gate, the sweep of its cut, its rates with intervals, and a cut chosen for a goal.
+
+- :mod:`.gate` -- :class:`GateInputs`, :func:`sweep` (:class:`SweepTable`), :func:`bluffs_at`, and the sweep of
+  an evaluation's configuration (:func:`gate_inputs_for`, :func:`sweep_table`, :func:`check_cuts`, :func:`sweep_cuts`).
+- :mod:`.rates` -- :func:`rate_rows`: every outcome's rate with its 95% interval at each cut.
+- :mod:`.choice` -- :func:`cut_choice`: the cut a :class:`Goal` gives, in sample, cross-validated and conformal.
+"""
+
+from __future__ import annotations
+
+from ..defaults import DEFAULT_CUT, DEFAULT_KEEP
+from .gate import (
+    GATE_DISTANCE,
+    MAX_DISTANCE,
+    MAX_SWEEP_ROWS,
+    Bluff,
+    DistanceSamples,
+    GateInputs,
+    SweepTable,
+    bluffs_at,
+    check_cuts,
+    default_cuts,
+    distance_samples,
+    gate,
+    gate_inputs,
+    gate_inputs_for,
+    sweep,
+    sweep_cuts,
+    sweep_table,
+)
+from .rates import OUTCOME_KEYS, rate_rows
+from .choice import CutChoice, Goal, choose_cut, conformal_cut, cross_validate, cut_choice
+
+__all__ = [
+    "DEFAULT_CUT",
+    "DEFAULT_KEEP",
+    "GateInputs",
+    "gate_inputs",
+    "gate_inputs_for",
+    "SweepTable",
+    "sweep",
+    "sweep_table",
+    "check_cuts",
+    "sweep_cuts",
+    "MAX_SWEEP_ROWS",
+    "MAX_DISTANCE",
+    "gate",
+    "Bluff",
+    "bluffs_at",
+    "DistanceSamples",
+    "distance_samples",
+    "GATE_DISTANCE",
+    "OUTCOME_KEYS",
+    "rate_rows",
+    "Goal",
+    "choose_cut",
+    "conformal_cut",
+    "cross_validate",
+    "CutChoice",
+    "cut_choice",
+    "default_cuts",
+]

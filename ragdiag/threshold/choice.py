@@ -1,0 +1,195 @@
+"""A cut chosen by a written rule: in sample, cross-validated over questions, and conformal."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from ..compare import rate_interval
+from ..defaults import SEED
+from ..rows import RateCell, RateRow
+from .gate import GATE_DISTANCE, MAX_DISTANCE, GateInputs
+from .rates import _answerable_cells, rate_rows
+
+__all__ = ["Goal", "choose_cut", "conformal_cut", "cross_validate", "CutChoice", "cut_choice"]
+
+
+@dataclass(frozen=True)
+class Goal:
+    """What the cut must achieve: a bluff rate of at most ``max_bluff``, or answered at least ``min_answered``."""
+
+    max_bluff: float | None = None
+    min_answered: float | None = None
+
+    def __post_init__(self):
+        if (self.max_bluff is None) == (self.min_answered is None):
+            raise ValueError("state exactly one goal: max_bluff (e.g. 0.05) or min_answered (e.g. 0.5)")
+        for name in ("max_bluff", "min_answered"):
+            v = getattr(self, name)
+            if v is not None and not (np.isfinite(v) and 0 <= v <= 1):
+                raise ValueError(f"{name} must be a rate in [0, 1], got {v}")
+
+    @property
+    def rule(self) -> str:
+        """The rule in words, as the CLI, the dashboard and the report print it."""
+        if self.max_bluff is not None:
+            return (f"the largest cut at which at most {self.max_bluff:.1%} of the out-of-domain queries bluff "
+                    "(in this set): the most answers the bluff budget allows")
+        return (f"the smallest cut at which at least {self.min_answered:.1%} of the answerable queries are "
+                "answered (in this set): the fewest bluffs that reach the goal")
+
+
+def choose_cut(inputs: GateInputs, goal: Goal) -> float | None:
+    """The cut :attr:`Goal.rule` gives on ``inputs`` (``None``: no cut reaches the goal).
+
+    Exact, not on a grid: with ``m = floor(a * n_ood)`` bluffs allowed the cut is
+    the ``(m+1)``-th smallest out-of-domain distance (the gate keeps ``d < cut``,
+    so that query and all above it are refused); for ``min_answered = b`` it is
+    just above the ``ceil(b * n_in)``-th smallest answer distance.
+
+    >>> g = GateInputs(("a", "b", "o1", "o2"), np.array([True, True, False, False]),
+    ...                first=np.array([0.2, 0.3, 0.4, 0.5]), good=np.array([0.2, 0.35, np.inf, np.inf]), keep=4)
+    >>> choose_cut(g, Goal(max_bluff=0.5)), choose_cut(g, Goal(max_bluff=0.0))
+    (0.5, 0.4)
+    """
+    ind = inputs.in_domain
+    if goal.max_bluff is not None:
+        ood = np.sort(inputs.first[~ind])
+        m = int(np.floor(goal.max_bluff * ood.size + 1e-12))
+        return float(ood[m]) if m < ood.size else MAX_DISTANCE
+    good = np.sort(inputs.good[ind])
+    r = int(np.ceil(goal.min_answered * good.size - 1e-12))
+    if r == 0:
+        return 0.0
+    if r > np.isfinite(good).sum():
+        return None
+    return float(np.nextafter(good[r - 1], np.inf))
+
+
+def conformal_cut(inputs: GateInputs, max_bluff: float) -> tuple[float | None, str]:
+    """Split-conformal cut: a new out-of-domain query exchangeable with these bluffs with probability <= ``max_bluff``.
+
+    With the ``n`` out-of-domain distances sorted, ``s_(1) <= ... <= s_(n)``, and
+    ``j = floor(a (n + 1))``, the cut ``s_(j)`` keeps a new query (``d < s_(j)``)
+    only when it ranks among the ``j`` smallest of the ``n + 1``, which has
+    probability at most ``j / (n + 1) <= a`` (marginally over the set and the
+    new query). When ``j = 0`` (fewer than ``1/a - 1`` out-of-domain queries) no
+    cut above 0 can be certified.
+
+    References
+    ----------
+    .. [1] V. Vovk, A. Gammerman, G. Shafer, *Algorithmic Learning in a Random World* (2005).
+    .. [2] A. Angelopoulos, S. Bates, "A gentle introduction to conformal prediction", arXiv:2107.07511.
+
+    >>> g = GateInputs(tuple("abcdefghij"), np.zeros(10, bool), first=np.arange(1, 11) / 10, good=np.full(10, np.inf), keep=4)
+    >>> conformal_cut(g, 0.1)
+    (0.1, 'the 1st smallest of 10 out-of-domain distances: P(a new one bluffs) <= 1/11 <= 10.0%')
+    >>> conformal_cut(g, 0.05)[0] is None
+    True
+    """
+    ood = np.sort(inputs.first[~inputs.in_domain])
+    n = ood.size
+    j = int(np.floor(max_bluff * (n + 1) + 1e-12))
+    if j == 0:
+        need = int(np.ceil(1 / max_bluff - 1)) if max_bluff > 0 else None
+        why = (f"cannot certify a bluff rate of {max_bluff:.1%} with {n} out-of-domain queries: it takes at least "
+               + (f"{need} (1/a - 1)" if need is not None else "infinitely many (a = 0)"))
+        return None, why
+    j = min(j, n)
+    suffix = {1: "st", 2: "nd", 3: "rd"}.get(j if j < 20 else j % 10, "th")
+    return float(ood[j - 1]), (f"the {j}{suffix} smallest of {n} out-of-domain distances: P(a new one bluffs) "
+                               f"<= {j}/{n + 1} <= {max_bluff:.1%}")
+
+
+def _folds(inputs: GateInputs, n_folds: int, seed: int) -> np.ndarray:
+    """Fold of each query: whole questions (all phrasings) per fold; answerable and ood stratified."""
+    rng = np.random.default_rng(seed)
+    fold = np.zeros(len(inputs.query_ids), dtype=np.int64)
+    groups = np.array(inputs.group_ids(), dtype=object)
+    for part in (inputs.in_domain, ~inputs.in_domain):
+        names = list(dict.fromkeys(groups[part].tolist()))
+        order = rng.permutation(len(names))
+        assign = {names[i]: r % n_folds for r, i in enumerate(order)}
+        for i in np.flatnonzero(part):
+            fold[i] = assign[groups[i]]
+    return fold
+
+
+def _subset(inputs: GateInputs, sel: np.ndarray) -> GateInputs:
+    idx = np.flatnonzero(sel)
+    pick = lambda t: tuple(t[i] for i in idx) if t else ()  # noqa: E731
+    return GateInputs(pick(inputs.query_ids), inputs.in_domain[sel], inputs.first[sel], inputs.good[sel],
+                      inputs.keep, pick(inputs.groups), pick(inputs.kinds))
+
+
+@dataclass(frozen=True)
+class CutChoice:
+    """A cut chosen by a written rule, with in-sample, cross-validated and conformal figures."""
+
+    goal: Goal
+    rule: str
+    cut: float | None
+    in_sample: RateRow | None  # rate_rows at the cut
+    cross_validated: Mapping[str, RateCell]  # pooled held-out counts and rates over the folds, per outcome
+    fold_cuts: tuple
+    conformal_cut: float | None
+    conformal: str
+    n_in: int
+    n_ood: int
+    folds: int
+    seed: int
+
+    def as_json(self) -> dict:
+        """The choice as a JSON document (``threshold --json``); rate cells as ``{count, rate, low, high}``."""
+        return {"goal": {"max_bluff": self.goal.max_bluff, "min_answered": self.goal.min_answered},
+                "rule": self.rule, "cut": self.cut,
+                "in_sample": None if self.in_sample is None else self.in_sample.cells(),
+                "cross_validated": {k: v.cells() for k, v in self.cross_validated.items()},
+                "cross_validation": {"folds": self.folds, "grouped_by": "question", "seed": self.seed,
+                                     "fold_cuts": list(self.fold_cuts)},
+                "conformal_cut": self.conformal_cut, "conformal": self.conformal,
+                "distance": GATE_DISTANCE, "answerable": self.n_in, "out_of_domain": self.n_ood}
+
+
+def cross_validate(inputs: GateInputs, goal: Goal, *, folds: int = 5,
+                   seed: int | None = None) -> tuple[dict[str, RateCell], tuple]:
+    """Question-grouped ``folds``-fold estimate of what the rule's cut does to queries it was not chosen on.
+
+    Each fold's cut is chosen by :func:`choose_cut` on the other folds and
+    applied to the fold; the held-out outcomes are pooled over the folds.
+    Returns (``{outcome: RateCell}`` for answered, kept_wrong, refused and bluffs; the fold cuts).
+    """
+    seed = SEED if seed is None else seed
+    fold = _folds(inputs, folds, seed)
+    ind = inputs.in_domain
+    answered = np.zeros(ind.size, dtype=bool)  # per query, under the cut chosen without its fold
+    kept = np.zeros(ind.size, dtype=bool)
+    cuts = []
+    for f in range(folds):
+        train, test = fold != f, fold == f
+        cut = choose_cut(_subset(inputs, train), goal)
+        cuts.append(cut)
+        if cut is None:  # the goal is unreachable on the training folds: the gate refuses everything
+            continue
+        answered[test] = inputs.good[test] < cut
+        kept[test] = inputs.first[test] < cut
+    cells = _answerable_cells(inputs, answered[ind][None, :], kept[ind][None, :])
+    out = {k: RateCell.of(v[0]) for k, v in cells.items()}
+    out["bluffs"] = RateCell.of(rate_interval(int(kept[~ind].sum()), int((~ind).sum())))
+    return out, tuple(cuts)
+
+
+def cut_choice(inputs: GateInputs, goal: Goal, *, folds: int = 5, seed: int | None = None) -> CutChoice:
+    """Choose a cut for ``goal`` and report it in sample, cross-validated and (bluff goals) conformal."""
+    seed = SEED if seed is None else seed
+    cut = choose_cut(inputs, goal)
+    in_sample = None if cut is None else rate_rows(inputs, [cut])[0]
+    cv, fold_cuts = cross_validate(inputs, goal, folds=folds, seed=seed)
+    if goal.max_bluff is not None:
+        c_cut, c_text = conformal_cut(inputs, goal.max_bluff)
+    else:
+        c_cut, c_text = None, "a conformal cut certifies a bluff rate: state the goal as --max-bluff"
+    return CutChoice(goal, goal.rule, cut, in_sample, cv, fold_cuts, c_cut, c_text,
+                     int(inputs.in_domain.sum()), int((~inputs.in_domain).sum()), folds, seed)
