@@ -18,20 +18,16 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from . import PIPELINE_VERSION
 from .audit import chunk_report
 from .chunking import Chunk, Strategy, chunk_corpus, parse_strategies
 from .corpus import Corpus
 from .encoder import SupportsTokenSink
 from .defaults import RERANK_HEAD, TOP
-from .metrics import KS, hits_at_k, reciprocal_rank
 from .progress import Progress, ProgressEvent
 from .retrieval import BM25Retriever, QueryBatch, Unavailable, cosine_distances, normalisation_check
 from .retrieval.registry import RunContext, build_retriever, index_context, parse_retrievers, retriever_spec
 from .retrieval.search import Search, from_full, search
 from .retrieval.vectors import rows_of
-from .compare import clustered_mean, clustered_rate
-from .stats import Interval
 from .truth import GroundTruth, Query
 from .evaluation import DIAGNOSES, Config, ConfigResult, Evaluation, ExternalKey, StrategyIndex, parse_key
 

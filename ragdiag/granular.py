@@ -29,6 +29,7 @@ import numpy as np
 from .clustered import query_clusters, question_bootstrap
 from .defaults import KS, PRIMARY_K, SEED
 from .evaluate import Config, Evaluation
+from .evaluation import parse_key
 from .metrics import hits_at_k
 from .rows import GranularRow, RedundancyRow
 from .stats import Interval
@@ -71,7 +72,7 @@ def granular_rows(ev: Evaluation, *, phrasing: str = "all", ks: Sequence[int] = 
     mask = ev.mask(phrasing)
     rows = []
     for cfg in configs or list(ev.results):
-        cfg = Config.parse(cfg) if isinstance(cfg, str) else cfg
+        cfg = parse_key(cfg) if isinstance(cfg, str) else cfg
         for level in LEVELS:
             if cfg.external and level != "span":
                 continue

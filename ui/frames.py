@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ragdiag.evaluate import Config, Evaluation
+from ragdiag.evaluation import parse_key
 from ragdiag.metrics import KS
 from ragdiag.rows import PairRow, RateRow, SummaryRow, SweepRow
 from ragdiag.threshold import DistanceSamples, SweepTable, gate
@@ -56,7 +57,7 @@ def filter_configs(labels: Iterable[str], strategies: Sequence[str] | None = Non
     """Configuration labels whose strategy and retriever are both chosen (None: all)."""
     out = []
     for label in labels:
-        cfg = Config.parse(label)
+        cfg = parse_key(label)
         if (strategies is None or cfg.strategy in strategies) and (retrievers is None or cfg.retriever in retrievers):
             out.append(label)
     return out
