@@ -23,6 +23,7 @@ and power), :mod:`.comparisons` (comparisons of an evaluation).
 
 from __future__ import annotations
 
+from . import paired as _paired, intervals as _intervals, comparisons as _comparisons
 from .paired import (
     BOOTSTRAP_DRAWS,
     MONTE_CARLO_DRAWS,
@@ -55,30 +56,4 @@ from .comparisons import (
     pairwise,
 )
 
-__all__ = [
-    "QuestionTest",
-    "Difference",
-    "question_groups",
-    "question_differences",
-    "sign_flip_test",
-    "paired_test",
-    "bootstrap_difference",
-    "clustered_rate",
-    "clustered_wilson",
-    "clustered_mean",
-    "rate_interval",
-    "upper_bound_words",
-    "questions_needed",
-    "power_words",
-    "verdict",
-    "BOOTSTRAP_DRAWS",
-    "MONTE_CARLO_DRAWS",
-    "Comparison",
-    "compare",
-    "check_phrasing",
-    "family",
-    "compare_in_family",
-    "family_rows",
-    "pairwise",
-    "FAMILIES",
-]
+__all__ = [*_paired.__all__, *_intervals.__all__, *_comparisons.__all__]

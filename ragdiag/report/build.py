@@ -19,7 +19,7 @@ from ..evaluation import parse_key
 from ..metrics import KS
 from ..results import chunking_rows, compare, family, gate_inputs_for, summary_document, sweep_table
 from ..threshold import DEFAULT_KEEP, Goal, bluffs_at, cut_choice, default_cuts, rate_rows
-from .gate import Curve, GateRow, GateSection, RateCell
+from .gate import Curve, GateSection
 from .model import Report
 from .sections import (BluffRow, BluffSection, ChunkingRow, ComparisonSection, CostSection, DestroyedNeedle,
                        NeedleSection, PairRow, Provenance, RankingRow, RecallRow, RecallSection)
@@ -131,16 +131,10 @@ def _needle_section(ev: Evaluation) -> NeedleSection:
     return NeedleSection(tuple(needles), tuple(counts), len(ev.truth.questions))
 
 
-def _gate_row(row) -> GateRow:
-    return GateRow(row.cut, row.answered, row.kept_wrong, row.refused, row.lost, row.bluffs,
-                   dict(row.bluffs_by_kind))
-
-
 def _gate_section(ev: Evaluation, cfg: Config, cut: float, keep: int) -> GateSection:
-    row = _gate_row(sweep_table(ev, cfg, keep=keep, cuts=[cut]).row(cut))
+    row = sweep_table(ev, cfg, keep=keep, cuts=[cut]).row(cut)
     inputs = gate_inputs_for(ev, cfg, keep=keep)
-    rates = {key: RateCell(c.count, c.rate, c.low, c.high)
-             for key, c in rate_rows(inputs, [cut])[0].outcomes().items()}
+    rates = dict(rate_rows(inputs, [cut])[0].outcomes())
     choice = cut_choice(inputs, Goal(max_bluff=DEFAULT_MAX_BLUFF)).as_json()
     cuts = default_cuts()
     if cut > cuts[-1]:

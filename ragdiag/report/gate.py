@@ -2,37 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Mapping
 
+from ..rows import RateCell, SweepRow
 from ..svg import Line, line_chart
 from ..tables import Table
 from .words import plural
 
+# The gate row and its rates are the library's own rows (ragdiag.rows), not copies.
+GateRow = SweepRow
+
 __all__ = ["GateRow", "RateCell", "Curve", "GateSection"]
-
-
-@dataclass(frozen=True)
-class GateRow:
-    """The gate's outcome counts at one cut (``SweepTable.row``); ``bluffs_by_kind``: bluffs per ood kind."""
-
-    cut: float
-    answered: int
-    kept_wrong: int
-    refused: int
-    lost: int
-    bluffs: int
-    bluffs_by_kind: Mapping[str, int] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class RateCell:
-    """One outcome's count and rate with its 95% interval (``rate`` None when there is no denominator)."""
-
-    count: int
-    rate: float | None
-    low: float | None
-    high: float | None
 
 
 @dataclass(frozen=True)

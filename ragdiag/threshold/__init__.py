@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from . import gate as _gate, rates as _rates, choice as _choice
 from ..defaults import DEFAULT_CUT, DEFAULT_KEEP
 from .gate import (
     GATE_DISTANCE,
@@ -31,32 +32,4 @@ from .gate import (
 from .rates import OUTCOME_KEYS, rate_rows
 from .choice import CutChoice, Goal, choose_cut, conformal_cut, cross_validate, cut_choice
 
-__all__ = [
-    "DEFAULT_CUT",
-    "DEFAULT_KEEP",
-    "GateInputs",
-    "gate_inputs",
-    "gate_inputs_for",
-    "SweepTable",
-    "sweep",
-    "sweep_table",
-    "check_cuts",
-    "sweep_cuts",
-    "MAX_SWEEP_ROWS",
-    "MAX_DISTANCE",
-    "gate",
-    "Bluff",
-    "bluffs_at",
-    "DistanceSamples",
-    "distance_samples",
-    "GATE_DISTANCE",
-    "OUTCOME_KEYS",
-    "rate_rows",
-    "Goal",
-    "choose_cut",
-    "conformal_cut",
-    "cross_validate",
-    "CutChoice",
-    "cut_choice",
-    "default_cuts",
-]
+__all__ = ["DEFAULT_CUT", "DEFAULT_KEEP", *_gate.__all__, *_rates.__all__, *_choice.__all__]
