@@ -135,6 +135,7 @@ class BM25Index:
         self.n_docs = n
 
     def query_matrix(self, queries: Sequence[str]) -> sp.csr_matrix:
+        """(queries x vocabulary) token counts of the queries (tokens unknown to the index dropped)."""
         rows, cols = [], []
         for i, q in enumerate(queries):
             for tok in tokenize(q):
@@ -168,11 +169,22 @@ class BM25Index:
         return lambda cols: (by_doc[cols] @ counts_t).T
 
     def scores(self, queries: Sequence[str]) -> np.ndarray:
-        """Dense (queries x documents) BM25 scores (all documents: for small indexes and tests)."""
+        """Dense (queries x documents) BM25 scores (all documents: for small indexes and tests).
+
+        Three texts of equal length make the length norm ``k1`` and, with ``tf = 1``,
+        each score is the token's idf: ``ln(1 + 2.5/1.5) = ln(8/3) = 0.9808`` for
+        "cherry" (in one text of three), ``ln(1 + 1.5/2.5) = ln 1.6 = 0.4700`` for "apple" (in two).
+
+        >>> index = BM25Index(["apple pie", "apple tart", "cherry tart"])
+        >>> index.scores(["cherry", "apple"]).round(4).tolist()
+        [[0.0, 0.0, 0.9808], [0.47, 0.47, 0.0]]
+        """
         return self.scorer(queries)(slice(0, self.n_docs))
 
 
 class BM25Retriever:
+    """The ``bm25`` retriever: a :class:`BM25Index` over the chunk texts; a score of 0 is not retrieved."""
+
     name = "bm25"
     zero_is_unmatched = True  # a score of 0 means "shares no token": not retrieved
 
@@ -180,15 +192,18 @@ class BM25Retriever:
         self.index = BM25Index(texts, k1=k1, b=b)
 
     def rank(self, batch: QueryBatch, *, depth: int | None = None) -> list[Ranking]:
+        """Per query, chunk positions by descending score (the top ``depth``; all when None)."""
         scores = self.index.scores(batch.texts)
         order = top_k_desc(scores, depth)
         return [Ranking(o, s[o]) for o, s in zip(order, scores)]
 
     @property
     def n_chunks(self) -> int:
+        """Chunks in the index."""
         return self.index.n_docs
 
     def scorer(self, batch: QueryBatch):
+        """The batch's block scorer (see :meth:`BM25Index.scorer`)."""
         return self.index.scorer(batch.texts)
 
     def bounded_search(self, batch: QueryBatch, *, depth: int, targets=None, block: int | None = None) -> Search:
