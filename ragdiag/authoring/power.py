@@ -50,6 +50,14 @@ def sign_test_power(n: int, p_win: float, p_loss: float, *, alpha: float = ALPHA
 
     >>> round(sign_test_power(10, 1.0, 0.0), 6)  # 10 wins of 10: p = 0.002
     1.0
+
+    Five wins of five give p = 2/32 = 0.0625 > 0.05, six of six p = 2/64: five
+    questions can never tell two configurations apart, six can. When A wins a
+    question with probability 0.5 and never loses, only six disagreements of six
+    reject, with probability 0.5 ** 6:
+
+    >>> sign_test_power(5, 1.0, 0.0), round(sign_test_power(6, 1.0, 0.0), 6), round(sign_test_power(6, 0.5, 0.0), 6)
+    (0.0, 1.0, 0.015625)
     """
     if n < 0 or p_win < 0 or p_loss < 0 or p_win + p_loss > 1 + 1e-12:
         raise ValueError(f"need n >= 0 and probabilities p_win, p_loss >= 0 with sum <= 1; got {n}, {p_win}, {p_loss}")
@@ -94,7 +102,13 @@ def resolvable_difference(n: int, *, alpha: float = ALPHA, power: float = 0.8,
 
 
 def resolution_sentence(n: int, k: int, *, alpha: float = ALPHA, power: float = 0.8) -> str:
-    """"with 32 questions, a difference in R@4 smaller than about 24 points cannot be told apart"."""
+    """"with 32 questions, a difference in R@4 smaller than about 24 points cannot be told apart".
+
+    >>> "smaller than about 24 points" in resolution_sentence(32, 4)
+    True
+    >>> resolution_sentence(5, 4).endswith("(it needs at least 6 questions that all go one way)")
+    True
+    """
     if n == 0:
         return "with no valid questions, nothing can be told apart"
     d = resolvable_difference(n, alpha=alpha, power=power)
