@@ -74,7 +74,8 @@ def _own_doc(obj) -> str:
 def _undocumented(module) -> list[str]:
     out = []
     for name, obj in vars(module).items():
-        if name.startswith("_") or not (inspect.isclass(obj) or inspect.isfunction(obj)):
+        # unwrap: a function behind functools.lru_cache or wraps is a function too
+        if name.startswith("_") or not (inspect.isclass(obj) or inspect.isfunction(inspect.unwrap(obj))):
             continue
         if getattr(obj, "__module__", None) != module.__name__:
             continue  # imported from elsewhere: checked where it is defined
