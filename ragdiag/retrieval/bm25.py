@@ -15,6 +15,7 @@ one sparse matrix product.
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 import unicodedata
@@ -51,10 +52,13 @@ def _mark_class() -> str:
     return "".join(re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "") for a, b in ranges)
 
 
-# A word: a letter or digit (not "_", not CJK), then letters, digits and combining marks (Indic vowel signs...).
-_WORD = f"[^\\W_{_CJK}](?:[^\\W_{_CJK}]|[{_mark_class()}])*"
-_TOKEN = re.compile(f"[{_CJK}]+|{_WORD}")
-_CJK_RUN = re.compile(f"[{_CJK}]")
+@functools.cache
+def _patterns() -> tuple[re.Pattern, re.Pattern]:
+    """The token pattern and the CJK test, built on first use: listing the marks reads every code point
+    (a third of a second), which a process that never tokenizes (``--help``, the dashboard's start) skips."""
+    # A word: a letter or digit (not "_", not CJK), then letters, digits and combining marks (Indic vowel signs...).
+    word = f"[^\\W_{_CJK}](?:[^\\W_{_CJK}]|[{_mark_class()}])*"
+    return re.compile(f"[{_CJK}]+|{word}"), re.compile(f"[{_CJK}]")
 
 
 # Greek accents (tonos, dialytika) dropped, as Lucene's GreekLowerCaseFilter does: capitals are written without them.
@@ -72,9 +76,10 @@ def tokenize(text: str) -> list[str]:
     >>> tokenize("Die GRÖSSE der Straße"), tokenize("机器学习")
     (['die', 'grösse', 'der', 'strasse'], ['机器', '器学', '学习'])
     """
+    token, cjk_run = _patterns()
     out: list[str] = []
-    for tok in _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold().translate(_GREEK)):
-        if _CJK_RUN.match(tok):
+    for tok in token.findall(unicodedata.normalize("NFKC", text).casefold().translate(_GREEK)):
+        if cjk_run.match(tok):
             out.extend([tok] if len(tok) == 1 else [tok[i:i + 2] for i in range(len(tok) - 1)])
         else:
             out.append(tok)
