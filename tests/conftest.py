@@ -40,6 +40,15 @@ def corpus() -> Corpus:
 
 
 @pytest.fixture(scope="session")
+def kb_corpus() -> Corpus:
+    """The fixture knowledge base ``tests/fixtures/kb`` (Markdown, HTML, PDF), loaded once per session:
+    extracting its PDFs and HTML pages takes seconds."""
+    from pathlib import Path
+
+    return load_corpus(Path(__file__).parent / "fixtures" / "kb")
+
+
+@pytest.fixture(scope="session")
 def truth(corpus) -> GroundTruth:
     """The bundled ground truth, validated against the bundled corpus."""
     return load_truth(BUNDLED_TRUTH, corpus)

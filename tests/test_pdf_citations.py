@@ -10,7 +10,6 @@ import pytest
 
 from ragdiag.chunking import STRATEGIES, chunk_document
 from ragdiag.citations import PageLocator, cite
-from ragdiag.corpus import load_corpus
 
 KB = Path(__file__).parent / "fixtures" / "kb"
 
@@ -21,9 +20,9 @@ def _norm(text: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def kb():
-    """The fixture folder, loaded once for the module (extracting its PDFs and HTML takes seconds)."""
-    return load_corpus(KB)
+def kb(kb_corpus):
+    """The fixture folder (conftest loads it once: extracting its PDFs and HTML takes seconds)."""
+    return kb_corpus
 
 
 @pytest.fixture(scope="module")
