@@ -2,14 +2,13 @@
 
 import re
 from collections import Counter
-from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
 
 from ragdiag.defaults import PRIMARY_K
 from ragdiag.evaluate import summary_rows
-from ragdiag.external import RunError, decode_run, load_run, parse_run, run_result
+from ragdiag.external import RunError, attach_run, decode_run, load_run, parse_run
 from ragdiag.limits import ENV as LIMIT_ENV
 from ragdiag.limits import LimitError, Limits
 from ragdiag.serving import AccessError
@@ -76,9 +75,9 @@ except RunError as exc:
 for note in run.notes:
     st.info(md_text(note))
 
-result = run_result(ev, run)
-# A copy: the cached evaluation is shared by every session and is never mutated.
-view = replace(ev, results={**ev.results, result.config: result}, external={**ev.external, run.name: run})
+# A new evaluation: the cached one is shared by every session and stays as it is.
+view = attach_run(ev, run)
+result = view.result(run.key)
 if run.missing:
     st.warning(f"{len(run.missing)} ground-truth queries are missing from the run and count as misses: "
                + md_text(", ".join(run.missing[:20])) + (" …" if len(run.missing) > 20 else ""))

@@ -1,8 +1,78 @@
-"""ragdiag: diagnose the retrieval half of a RAG system, honestly, without an LLM."""
+"""ragdiag: diagnose the retrieval half of a RAG system, honestly, without an LLM.
+
+The verbs are here, loaded when first used (``import ragdiag`` loads no
+torch, pandas or streamlit)::
+
+    import ragdiag
+
+    corpus = ragdiag.load_corpus("data/sklearn-user-guide")
+    truth = ragdiag.load_truth("data/sklearn-user-guide.truth.json", corpus)
+    ev = ragdiag.evaluate(corpus, truth, encoder=ragdiag.load_encoder(), strategies="C,E")
+    print(ragdiag.compare(ev, "E/hybrid", "E/dense").verdict)
+    ragdiag.write_outputs(ev, "out")
+
+``ragdiag.evaluate`` and ``ragdiag.compare`` name the verbs even after the
+modules of the same name are imported; the modules are read with
+``from ragdiag.evaluate import ...`` or :func:`importlib.import_module`
+(``import ragdiag.evaluate as m`` binds the verb, not the module).
+"""
+
+import sys
+from importlib import import_module
+from types import ModuleType
 
 __version__ = "0.1.0"
 
 # Bumped whenever chunking, evaluation or scoring changes what an index holds.
 PIPELINE_VERSION = "1"
 
-__all__ = ["__version__", "PIPELINE_VERSION"]
+# name -> the module that defines it
+_VERBS = {
+    "load_corpus": "corpus",
+    "load_truth": "truth",
+    "load_encoder": "encoder",
+    "evaluate": "evaluate",
+    "summary_rows": "evaluate",
+    "compare": "results",
+    "family": "results",
+    "gate_inputs_for": "results",
+    "sweep": "threshold",
+    "cut_choice": "threshold",
+    "write_outputs": "results",
+    "build_report": "report",
+    "write_report": "report",
+    "load_run": "external",
+    "attach_run": "external",
+    "Config": "evaluation",
+    "ExternalKey": "evaluation",
+    "Evaluation": "evaluation",
+    "Store": "store",
+}
+
+__all__ = ["__version__", "PIPELINE_VERSION", *_VERBS]
+
+
+def __getattr__(name: str):
+    """Load a verb from its module on first use (PEP 562)."""
+    module = _VERBS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_VERBS})
+
+
+class _Package(ModuleType):
+    """The package, keeping its verbs when a submodule of the same name (``evaluate``, ``compare``) is imported."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in _VERBS and isinstance(value, ModuleType):
+            return  # the import system binds each submodule on its package; the verb keeps the name
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

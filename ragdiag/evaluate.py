@@ -5,19 +5,22 @@ every configuration and query we keep the rank of the first chunk holding the
 needle (0 when none does), the top 20 with scores and cosine distances (for
 every retriever: the distance gate works whatever ranked the chunk), and a
 diagnosis. Queries are embedded once and reused across strategies.
+
+The result types (:class:`Config`, :class:`ExternalKey`, :class:`ConfigResult`,
+:class:`Evaluation`...) live in :mod:`ragdiag.evaluation` and are importable
+from here too.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
 from . import PIPELINE_VERSION
-from .audit import ChunkReport, chunk_report
-from .chunking import STRATEGIES, Chunk, Strategy, chunk_corpus, parse_strategies
+from .audit import chunk_report
+from .chunking import Chunk, Strategy, chunk_corpus, parse_strategies
 from .corpus import Corpus
 from .encoder import SupportsTokenSink
 from .defaults import RERANK_HEAD, TOP
@@ -30,9 +33,12 @@ from .retrieval.vectors import rows_of
 from .compare import clustered_mean, clustered_rate
 from .stats import Interval
 from .truth import GroundTruth, Query
+from .evaluation import DIAGNOSES, Config, ConfigResult, Evaluation, ExternalKey, StrategyIndex, parse_key
 
 __all__ = [
     "Config",
+    "ExternalKey",
+    "parse_key",
     "StrategyIndex",
     "ConfigResult",
     "Evaluation",
@@ -44,151 +50,6 @@ __all__ = [
     "DIAGNOSES",
     "TOP",
 ]
-
-DIAGNOSES = ("hit", "ranked-low", "truncated", "destroyed")
-
-
-@dataclass(frozen=True, order=True)
-class Config:
-    """A configuration: a chunking strategy and a retriever, written ``E/hybrid``."""
-    strategy: str
-    retriever: str
-
-    @property
-    def label(self) -> str:
-        """``STRATEGY/RETRIEVER``, as users type it."""
-        return f"{self.strategy}/{self.retriever}"
-
-    @property
-    def external(self) -> bool:
-        """An external run (``ext/NAME``), evaluated from another system's results."""
-        return self.strategy == "ext"
-
-    def __str__(self) -> str:
-        return self.label
-
-    @classmethod
-    def parse(cls, text: str) -> "Config":
-        """``"E/dense"`` -> Config("E", "dense"); ``"ext/NAME"`` names an external run."""
-        strategy, sep, retriever = text.strip().partition("/")
-        if strategy != "ext":  # lower-case the name, not an @parameter (a model folder's path keeps its case)
-            base, at, param = retriever.strip().partition("@")
-            retriever = base.lower() + at + param
-        retriever = retriever.strip()
-        if sep and strategy == "ext" and retriever:
-            return cls("ext", retriever)
-        known = True
-        try:
-            retriever_spec(retriever)
-        except ValueError:
-            known = False
-        if not sep or strategy.upper() not in STRATEGIES or not known:
-            from .retrieval.registry import retriever_names
-
-            raise ValueError(
-                f"bad configuration {text!r}: write STRATEGY/RETRIEVER, strategy one of "
-                f"{','.join(STRATEGIES)}, retriever one of {','.join(retriever_names())} (e.g. E/hybrid)"
-            )
-        return cls(strategy.upper(), retriever)
-
-
-@dataclass(frozen=True)
-class StrategyIndex:
-    """One strategy's chunks, vectors, audit, and which chunks hold each needle."""
-
-    strategy: Strategy
-    chunks: tuple[Chunk, ...]
-    vectors: np.ndarray
-    report: ChunkReport
-    holders: dict[str, np.ndarray]  # question id -> chunk positions holding its needle
-    embedded: int = 0  # vectors computed (not reused from the store) while building
-    normalisation_error: float = 0.0
-
-    def truncated_before_needle(self, question_id: str, needle_end: int) -> bool:
-        """Every chunk holding the needle is cut by the encoder window before it ends."""
-        h = self.holders[question_id]
-        return bool(h.size) and bool((self.report.audit.window_end[h] < needle_end).all())
-
-
-@dataclass(frozen=True)
-class ConfigResult:
-    """Per-query outcome of one configuration, in the order of ``Evaluation.queries``."""
-
-    config: Config
-    needle_rank: np.ndarray  # int, 1-based, 0 = no chunk holding the needle in the list (ood: 0)
-    needle_distance: np.ndarray  # closest holder's cosine distance (nan: destroyed / ood)
-    top1_distance: np.ndarray
-    top_order: np.ndarray  # (queries, TOP) chunk positions
-    top_scores: np.ndarray  # retriever's scores
-    top_distance: np.ndarray  # cosine distances
-    top_holds: np.ndarray  # bool: does that chunk hold the query's needle
-    diagnosis: tuple[str, ...]  # per query; "ood" for ood queries
-    seconds: float = 0.0
-    # Per query, how many of the top positions were really retrieved (BM25: chunks sharing a word with the
-    # query); None: all of them. Exports stop there, so other tools count what ragdiag counts.
-    retrieved: np.ndarray | None = None
-
-
-@dataclass
-class Evaluation:
-    """Everything one run computed; the dashboard, CLI and reports read from it."""
-
-    corpus: Corpus
-    truth: GroundTruth
-    queries: tuple[Query, ...]
-    indexes: dict[str, StrategyIndex]
-    results: dict[Config, ConfigResult]
-    unavailable: dict[str, str] = field(default_factory=dict)
-    encoder_stamp: dict = field(default_factory=dict)
-    timings: dict[str, float] = field(default_factory=dict)
-    diagnosis_k: int = TOP
-    external: dict = field(default_factory=dict)  # run name -> ExternalRun (see ragdiag.external)
-    retriever_stamps: dict = field(default_factory=dict)  # config label -> what made it (precision, index, model)
-    notes: dict[str, str] = field(default_factory=dict)  # what the reader must know (e.g. queries BM25 cannot match)
-
-    @property
-    def in_domain(self) -> np.ndarray:
-        """Per query: does it have an answer in the corpus (False for out-of-domain)?"""
-        return np.array([q.in_domain for q in self.queries])
-
-    def mask(self, phrasing: str = "all") -> np.ndarray:
-        """In-domain queries of a phrasing (``all``, ``course``, ``ticket``...)."""
-        if phrasing == "all":
-            return self.in_domain
-        return np.array([q.phrasing == phrasing for q in self.queries])
-
-    def groups(self, mask: np.ndarray) -> list[str]:
-        """The question of each query selected by ``mask`` (a question's phrasings are one unit)."""
-        return [q.question_id or q.id for q, m in zip(self.queries, mask) if m]
-
-    def hit_rate(self, hits: np.ndarray, mask: np.ndarray) -> Interval:
-        """The rate of ``hits`` (one per query selected by ``mask``) with its 95% interval over questions.
-
-        Every recall shown anywhere (tables, granularity, cost, variants) goes through here.
-        """
-        return clustered_rate(hits, self.groups(mask))
-
-    def result(self, config: Config | str) -> ConfigResult:
-        """The per-query result of one configuration; KeyError says why it is missing."""
-        cfg = Config.parse(config) if isinstance(config, str) else config
-        if cfg not in self.results:
-            reason = self.unavailable.get(cfg.retriever)
-            known = ", ".join(c.label for c in self.results)
-            raise KeyError(f"{cfg.label} was not evaluated" + (f" ({reason})" if reason else f"; evaluated: {known}"))
-        return self.results[cfg]
-
-    def hit_label(self, config: Config, position: int) -> str:
-        """A readable id for a ranked item: the chunk id, or ``hit N`` of an external run."""
-        if config.external:
-            return f"{config.retriever} hit {position + 1}" if position >= 0 else ""
-        return self.indexes[config.strategy].chunks[position].id
-
-    def query_index(self, query_id: str) -> int:
-        """Position of query ``query_id`` in ``queries``."""
-        for i, q in enumerate(self.queries):
-            if q.id == query_id:
-                return i
-        raise KeyError(f"no query {query_id!r}")
 
 
 def _holders(chunks: Sequence[Chunk], truth: GroundTruth) -> dict[str, np.ndarray]:
@@ -433,11 +294,9 @@ def _run_stamp(encoder) -> dict:
 
     ``device`` is None when the model never loaded (every vector came from the store).
     """
-    stamp = encoder.stamp.as_dict() if hasattr(encoder, "stamp") else {}
-    stamp["pipeline_version"] = PIPELINE_VERSION
-    if hasattr(encoder, "loaded"):
-        stamp["device"] = encoder.device if encoder.loaded else None
-    return stamp
+    from .store.stamps import run_stamp
+
+    return run_stamp(encoder)
 
 
 def summary_rows(ev: Evaluation, *, phrasing: str = "all", ks: Sequence[int] = KS) -> list[dict]:

@@ -22,14 +22,15 @@ from pathlib import Path, PurePosixPath
 
 import numpy as np
 
-from .evaluate import TOP, Config, ConfigResult, Evaluation
+from .defaults import TOP
+from .evaluation import EXTERNAL, ConfigResult, Evaluation, ExternalKey
 from .limits import Limits, read_input
 from .truth import GroundTruth
 
-__all__ = ["ExternalHit", "ExternalRun", "RunError", "load_run", "parse_run", "decode_run", "run_result", "attach_run",
-           "EXTERNAL_STRATEGY"]
+__all__ = ["ExternalHit", "ExternalRun", "ExternalKey", "RunError", "load_run", "parse_run", "decode_run", "run_result",
+           "attach_run", "EXTERNAL_STRATEGY"]
 
-EXTERNAL_STRATEGY = "ext"
+EXTERNAL_STRATEGY = EXTERNAL  # "ext": the strategy column of an external run
 _WS = re.compile(r"\s+")
 
 
@@ -44,6 +45,8 @@ class RunError(ValueError):
 
 @dataclass(frozen=True)
 class ExternalHit:
+    """One hit of a run: its text, and where it is when known (document id, character offsets), its score."""
+
     text: str
     doc: str | None = None
     start: int | None = None
@@ -53,12 +56,19 @@ class ExternalHit:
 
 @dataclass(frozen=True)
 class ExternalRun:
+    """A validated run file: each query's hits in rank order, the queries it lacks, what mapping did."""
+
     name: str
     hits: dict[str, tuple[ExternalHit, ...]]  # query id -> hits in rank order
     missing: tuple[str, ...]  # ground-truth queries absent from the run (counted as misses)
     source: str = ""
     distances: bool = False  # scores are cosine distances (lower = closer)
     notes: tuple[str, ...] = ()  # what mapping did (doc names resolved to corpus ids), shown to the user
+
+    @property
+    def key(self) -> ExternalKey:
+        """The run's key among an evaluation's results (``ext/NAME``)."""
+        return ExternalKey(self.name)
 
 
 def _normalise(text: str) -> str:
@@ -254,7 +264,11 @@ def decode_run(raw: bytes, source: str) -> list[str]:
 
 def load_run(path: str | Path, truth: GroundTruth, *, name: str | None = None, distances: bool = False,
              corpus=None, limits: Limits | None = None) -> ExternalRun:
-    """Read (a regular file of at most ``limits.max_run_bytes``) and validate a run file."""
+    """Read (a regular file of at most ``limits.max_run_bytes``) and validate a run file.
+
+    ``name`` defaults to the file's stem; ``distances``: the scores are cosine distances.
+    Raises :class:`RunError` listing every problem (see :func:`parse_run`).
+    """
     path = Path(path)
     try:
         raw = read_input(path, "max_run_bytes", what="run file", limits=limits)
@@ -309,7 +323,7 @@ def run_result(ev: Evaluation, run: ExternalRun, *, k_diag: int | None = None) -
         else:
             diagnosis.append("ranked-low")
     return ConfigResult(
-        config=Config(EXTERNAL_STRATEGY, run.name),
+        config=run.key,
         needle_rank=needle_rank,
         needle_distance=needle_distance,
         top1_distance=top1,
@@ -321,9 +335,11 @@ def run_result(ev: Evaluation, run: ExternalRun, *, k_diag: int | None = None) -
     )
 
 
-def attach_run(ev: Evaluation, run: ExternalRun) -> Config:
-    """Add the run to ``ev`` beside ragdiag's configurations (tables, paired tests, sweeps)."""
+def attach_run(ev: Evaluation, run: ExternalRun) -> Evaluation:
+    """A new evaluation: ``ev`` with the run beside ragdiag's configurations (tables, paired tests, sweeps).
+
+    ``ev`` itself is left as it was; the run's results are under ``run.key`` (``ext/NAME``),
+    replacing an earlier run of the same name.
+    """
     result = run_result(ev, run)
-    ev.results[result.config] = result
-    ev.external[run.name] = run
-    return result.config
+    return replace(ev, results={**ev.results, result.config: result}, external={**ev.external, run.name: run})

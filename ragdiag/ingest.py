@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .corpus import Corpus, CorpusError, Document, load_corpus
 from .extract import kind_for
+from .tables import align
 
 __all__ = ["ingest_rows", "format_ingest_table", "ingest_folder", "STATUSES"]
 
@@ -116,16 +117,8 @@ def format_ingest_table(rows: list[dict], *, summary: bool = True) -> str:
     2 files: 1 ok, 0 warning, 1 failed
     """
     table = [[h for h, _, _ in _COLUMNS]] + [[_cell(r.get(k)) for _, k, _ in _COLUMNS] for r in rows]
-    widths = [max(len(line[i]) for line in table) for i in range(len(_COLUMNS))]
-    out = []
-    for line in table:
-        cells = []
-        for i, (value, (_, _, right)) in enumerate(zip(line, _COLUMNS)):
-            if i == len(_COLUMNS) - 1:
-                cells.append(value)
-            else:
-                cells.append(value.rjust(widths[i]) if right else value.ljust(widths[i]))
-        out.append("  ".join(cells).rstrip())
+    right = [i for i, (_, _, r) in enumerate(_COLUMNS) if r]
+    out = [line.rstrip() for line in align(table, right=right, last_free=True)]
     if summary:
         counts = {s: sum(1 for r in rows if r.get("status") == s) for s in STATUSES}
         noun = "file" if len(rows) == 1 else "files"

@@ -20,6 +20,7 @@ from .metrics import KS, hits_at_k, reciprocal_rank
 from .compare import QuestionTest, paired_test, power_words, question_differences, verdict
 from .defaults import PRIMARY_K
 from .stats import holm
+from .tables import format_rows  # noqa: F401 - the one text-table formatter, re-exported
 from .threshold import DEFAULT_KEEP, MAX_DISTANCE, GateInputs, gate_inputs, sweep
 
 __all__ = [
@@ -146,29 +147,6 @@ def summary_document(ev: Evaluation) -> dict:
         "retriever_stamps": ev.retriever_stamps,
         "timings_s": {k: round(v, 3) for k, v in ev.timings.items()},
     }
-
-
-def format_rows(rows: Sequence[dict], columns: Sequence[str] | None = None) -> str:
-    """A plain aligned text table."""
-    if not rows:
-        return "(no rows)"
-    columns = list(columns or rows[0].keys())
-    cells = [[_fmt(r.get(c)) for c in columns] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
-    line = lambda vals: "  ".join(v.rjust(w) if _numeric(v) else v.ljust(w) for v, w in zip(vals, widths))  # noqa: E731
-    return "\n".join([line(columns), "  ".join("-" * w for w in widths), *(line(r) for r in cells)])
-
-
-def _numeric(v: str) -> bool:
-    return bool(v) and (v[0].isdigit() or v[0] in "-+.") and "/" not in v
-
-
-def _fmt(v) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        return "nan" if np.isnan(v) else f"{v:.3f}"
-    return str(v)
 
 
 def format_summary(ev: Evaluation, *, phrasing: str = "all") -> str:

@@ -34,6 +34,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import PIPELINE_VERSION
+from .encoder import loaded_device
+from .store import text_sha256
 
 __all__ = [
     "SNAPSHOT_ENV",
@@ -74,13 +76,9 @@ def snapshot_disabled() -> bool:
     return os.environ.get(SNAPSHOT_ENV, "").strip().lower() not in ("", "0", "false", "no")
 
 
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def _list_sha(texts: Sequence[str]) -> str:
     """sha256 over the texts' sha256s, in order: one hash for a strategy's chunks."""
-    return hashlib.sha256("\n".join(_sha(t) for t in texts).encode()).hexdigest()
+    return hashlib.sha256("\n".join(text_sha256(t) for t in texts).encode()).hexdigest()
 
 
 def maxsim_identity(encoder_stamp: dict) -> str:
@@ -224,7 +222,7 @@ def seed_from_snapshot(store, corpus, truth, encoder, *, strategies=None, path: 
     needed = [c.embed_text for s in parse_strategies(strategies) for c in chunk_corpus(corpus, s)]
     needed += [q.text for q in truth.queries]
     stamp = encoder.stamp
-    missing = set(map(_sha, needed)) - store.stored_vectors(stamp, [_sha(t) for t in needed])
+    missing = set(map(text_sha256, needed)) - store.stored_vectors(stamp, [text_sha256(t) for t in needed])
     if not missing:
         return SeedResult(False, "the store already holds every vector this run needs")
     try:
@@ -238,8 +236,8 @@ def seed_from_snapshot(store, corpus, truth, encoder, *, strategies=None, path: 
         say(f"shipped index {path.name} ignored: {reason}; computing the vectors instead")
         return SeedResult(False, reason)
     per_strategy, queries = _current_texts(corpus, truth, list(snap.meta["strategies"]))
-    texts_by_sha = {_sha(t): t for _, texts in per_strategy.values() for t in texts}
-    texts_by_sha.update((_sha(q), q) for q in queries)
+    texts_by_sha = {text_sha256(t): t for _, texts in per_strategy.values() for t in texts}
+    texts_by_sha.update((text_sha256(q), q) for q in queries)
     if set(snap.shas) != set(texts_by_sha):
         say(f"shipped index {path.name} ignored: its texts are not this corpus's chunks and queries")
         return SeedResult(False, "texts differ")
@@ -290,7 +288,7 @@ def write_snapshot(path: str | os.PathLike, store, corpus, truth, encoder, *, sc
     texts = list(dict.fromkeys(chunk_texts + queries))
     res = store.embed(encoder, texts)
     say(f"{len(texts)} texts: {res.computed} vectors computed, {res.reused} from the store")
-    shas = [_sha(t) for t in texts]
+    shas = [text_sha256(t) for t in texts]
     position = {s: i for i, s in enumerate(shas)}
     sq, st, sv = [], [], []
     identity = maxsim_identity(encoder.stamp.as_dict())
@@ -300,14 +298,14 @@ def write_snapshot(path: str | os.PathLike, store, corpus, truth, encoder, *, sc
             got = cache.get(identity, q, chunk_texts)
             for t, v in zip(chunk_texts, got):
                 if not np.isnan(v):
-                    sq.append(position[_sha(q)])
-                    st.append(position[_sha(t)])
+                    sq.append(position[text_sha256(q)])
+                    st.append(position[text_sha256(t)])
                     sv.append(v)
         say(f"{len(sv)} MaxSim scores from the store")
     meta["scores"] = {"identity": identity, "n": len(sv)}
-    meta["device"] = encoder.device if getattr(encoder, "loaded", False) else None
+    meta["device"] = loaded_device(encoder)
     meta["created"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    chunk_shas = {_sha(t) for t in chunk_texts}
+    chunk_shas = {text_sha256(t) for t in chunk_texts}
     buf = io.BytesIO()
     np.savez_compressed(
         buf,

@@ -69,7 +69,8 @@ def test_unmapped_hits_are_reported_and_a_short_answer_is_checked(tiny_corpus, t
     qv = query_vectors(ev.queries, fake_encoder)
     res = evaluate_store(ev, FakeStore([ExternalHit("nothing of the kind", score=0.5)]), qv)
     assert len(res.mapping.unmapped) == len(ev.queries)
-    assert res.config.label == "ext/fake" and ev.result("ext/fake").needle_rank.sum() == 0
+    assert res.config.label == "ext/fake" and res.evaluation.result("ext/fake").needle_rank.sum() == 0
+    assert res.config not in ev.results  # the evaluation given is left as it was
 
     class Short(FakeStore):
         def search(self, vectors, k):
@@ -114,6 +115,7 @@ def test_real_database_tiny_corpus(build, mapped_by, tmp_path, tiny_corpus, tiny
     ev = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C", retrievers="dense")
     adapter = build(tmp_path, ev.indexes["C"])
     res = evaluate_store(ev, adapter, query_vectors(ev.queries, fake_encoder))
+    ev = res.evaluation
     n_hits = len(ev.queries) * len(ev.indexes["C"].chunks)
     assert getattr(res.mapping, mapped_by) == n_hits and not res.mapping.unmapped
     ours, theirs = ev.result("C/dense"), ev.result(res.config)
@@ -138,6 +140,7 @@ def test_real_database_bundled_corpus_same_recall_as_dense(build, mapped_by, tmp
         qv = query_vectors(ev.queries, encoder, store)
     adapter = build(tmp_path, ev.indexes["E"])
     res = evaluate_store(ev, adapter, qv, k=TOP)
+    ev = res.evaluation
     assert not res.mapping.unmapped and getattr(res.mapping, mapped_by) == len(ev.queries) * TOP
     rows = {r["config"]: r for r in summary_rows(ev)}
     ours, theirs = rows["E/dense"], rows[res.config.label]

@@ -263,3 +263,21 @@ def test_python_m_ragdiag_entry_point_reports_bad_input(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert "error: corpus folder" in proc.stderr and "does not exist" in proc.stderr
     assert proc.stdout == ""
+
+
+def test_exit_statuses_of_main(tmp_path, capsys, monkeypatch):
+    """0 done, 1 nothing loaded (ingest), 2 bad input, 130 interrupted: whichever module holds the command."""
+    from ragdiag.cli import parser
+
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "x.pdf").write_text("not a PDF", encoding="utf-8")
+    assert run_main(capsys, "ingest", broken)[0] == 1
+    assert run_main(capsys, "ingest", broken, "--max-pages", "0")[0] == 2
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(parser, "cmd_ingest", interrupted)
+    code, _, err = run_main(capsys, "ingest", broken)
+    assert code == 130 and "interrupted" in err

@@ -223,19 +223,17 @@ def test_destroyed_queries_are_judged_with_a_placeholder_no_run_retrieves(tiny_e
 
 def test_empty_export_when_no_in_domain_queries(tiny_eval):
     # only ood queries left: nothing to write, and no stray newline
-    ev = replace(tiny_eval, queries=tiny_eval.queries[8:])
     res = tiny_eval.result("C/dense")
-    ev.results = {res.config: replace(res, top_order=res.top_order[8:])}
+    ev = replace(tiny_eval, queries=tiny_eval.queries[8:], results={res.config: replace(res, top_order=res.top_order[8:])})
     assert trec_run(ev, "C/dense") == ""
     assert trec_qrels(ev, "C") == ""
 
 
 def test_external_runs_are_not_exported(tiny_eval, tmp_path):
-    from ragdiag.evaluate import Config
+    from ragdiag.evaluate import ExternalKey
 
-    ext = Config("ext", "other-system")
-    ev = replace(tiny_eval, results=dict(tiny_eval.results))
-    ev.results[ext] = replace(tiny_eval.result("C/dense"), config=ext)
+    ext = ExternalKey("other-system")
+    ev = replace(tiny_eval, results={**tiny_eval.results, ext: replace(tiny_eval.result("C/dense"), config=ext)})
     with pytest.raises(ValueError, match="external run"):
         trec_run(ev, ext)
     assert [Path(p).name for p in write_trec(ev, tmp_path)] == ["C_dense.run", "C_bm25.run", "C_hybrid.run", "C.qrels"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import FrozenInstanceError, replace
 
 import numpy as np
 import pytest
@@ -91,8 +91,9 @@ def test_a_run_copied_from_a_configuration_scores_the_same(tiny_eval):
     res = tiny_eval.result("C/bm25")
     rows = [{"query_id": q.id, "hits": [_chunk_hit(tiny_eval, "C", p) for p in res.top_order[i]]}
             for i, q in enumerate(tiny_eval.queries)]
-    ev = replace(tiny_eval, results=dict(tiny_eval.results), external={})
-    cfg = attach_run(ev, parse_run(_lines(rows), ev.truth, name="copy"))
+    run = parse_run(_lines(rows), tiny_eval.truth, name="copy")
+    ev = attach_run(tiny_eval, run)
+    cfg = run.key
     mine, theirs = ev.results[cfg], res
     ind = ev.in_domain
     # Text containment can also find the needle in a chunk that holds it only as text: ranks never get worse.
@@ -114,11 +115,12 @@ def test_sweep_needs_distances_and_uses_them(tiny_eval):
     rows = [{"query_id": q.id, "hits": [_chunk_hit(tiny_eval, "C", p, score=float(d))
                                          for p, d in zip(res.top_order[i, :4], res.top_distance[i, :4])]}
             for i, q in enumerate(tiny_eval.queries)]
-    ev = replace(tiny_eval, results=dict(tiny_eval.results), external={})
-    no_dist = attach_run(ev, parse_run(_lines(rows), ev.truth, name="nodist"))
+    ev = attach_run(tiny_eval, parse_run(_lines(rows), tiny_eval.truth, name="nodist"))
+    no_dist = "ext/nodist"
     with pytest.raises(ValueError, match="no distances"):
         sweep_table(ev, no_dist)
-    with_dist = attach_run(ev, parse_run(_lines(rows), ev.truth, name="dist", distances=True))
+    ev = attach_run(ev, parse_run(_lines(rows), ev.truth, name="dist", distances=True))
+    with_dist = "ext/dist"
     cuts = [0.2, 0.5, 0.9, 1.5]
     theirs, ours = sweep_table(ev, with_dist, cuts=cuts), sweep_table(ev, "C/dense", cuts=cuts)
     # Same chunks, same distances: the gate counts agree (text containment can only add answers).
@@ -166,7 +168,74 @@ def test_cli_eval_run_compares_with_a_ragdiag_configuration(tiny_folder, capsys,
 def test_evaluation_shell_without_indexes(tiny_corpus, tiny_truth):
     ev = Evaluation(tiny_corpus, tiny_truth, tiny_truth.queries, {}, {})
     q = tiny_truth.questions[0]
-    cfg = attach_run(ev, parse_run(_lines([{"query_id": f"{q.id}:{q.queries[0][0]}", "hits": [{"text": q.needle}]}]),
-                                   tiny_truth, name="one"))
+    run = parse_run(_lines([{"query_id": f"{q.id}:{q.queries[0][0]}", "hits": [{"text": q.needle}]}]),
+                    tiny_truth, name="one")
+    ev = attach_run(ev, run)
+    cfg = run.key
     row = summary_rows(ev)[0]
     assert row["config"] == cfg.label and row["R@1"].successes == 1
+
+
+def test_attach_run_returns_a_new_evaluation_and_leaves_the_old_one(tiny_eval):
+    q = tiny_eval.truth.questions[0]
+    run = parse_run(_lines([{"query_id": f"{q.id}:{q.queries[0][0]}", "hits": [{"text": q.needle}]}]),
+                    tiny_eval.truth, name="one")
+    before = dict(tiny_eval.results)
+    ev = attach_run(tiny_eval, run)
+    assert ev is not tiny_eval and ev.results is not tiny_eval.results
+    assert tiny_eval.results == before and "one" not in tiny_eval.external  # the input is untouched
+    assert list(ev.results) == [*before, run.key]  # ragdiag's configurations first, the run after them
+    assert ev.external["one"] is run and ev.result("ext/one") is ev.results[run.key]
+    with pytest.raises(FrozenInstanceError):
+        ev.results = {}
+    again = attach_run(ev, replace(run, hits={}))  # the same name: replaced in place, not added
+    assert list(again.results) == list(ev.results) and again.result("ext/one").needle_rank.sum() == 0
+
+
+def test_external_key_is_not_a_configuration():
+    from ragdiag.evaluate import Config, ExternalKey, parse_key
+
+    key = ExternalKey.parse(" ext/my run ")
+    assert (key.label, key.strategy, key.retriever, key.external, str(key)) == ("ext/my run", "ext", "my run", True,
+                                                                                "ext/my run")
+    assert parse_key("ext/my run") == key and parse_key("e/Dense") == Config("E", "dense")
+    assert not Config("E", "dense").external and key != Config("E", "dense")
+    with pytest.raises(ValueError, match="external run, not a configuration"):
+        Config.parse("ext/x")
+    with pytest.raises(ValueError, match="ExternalKey"):
+        Config("ext", "x")
+    for bad in ("E/dense", "ext/", "ext"):
+        with pytest.raises(ValueError, match="write ext/NAME"):
+            ExternalKey.parse(bad)
+    with pytest.raises(ValueError, match="bad configuration"):
+        parse_key("ext/")  # no name: not a run, and not a configuration either
+
+
+def test_result_finds_configurations_and_runs_by_label(tiny_eval):
+    run = parse_run(_lines([{"query_id": tiny_eval.queries[0].id, "hits": []}]), tiny_eval.truth, name="r")
+    ev = attach_run(tiny_eval, run)
+    assert ev.result("C/dense").config.label == "C/dense" and ev.result("ext/r").config == run.key
+    with pytest.raises(KeyError, match="ext/zz was not evaluated"):
+        ev.result("ext/zz")
+
+
+def test_an_attached_run_is_written_as_ext_name_in_every_file(tiny_eval, tmp_path):
+    """Files keep naming a run as before: strategy ``ext``, retriever NAME, label ``ext/NAME``; no TREC run."""
+    import csv
+
+    from ragdiag.results import write_outputs
+
+    res = tiny_eval.result("C/dense")
+    rows = [{"query_id": q.id, "hits": [_chunk_hit(tiny_eval, "C", p, score=float(d))
+                                         for p, d in zip(res.top_order[i, :3], res.top_distance[i, :3])]}
+            for i, q in enumerate(tiny_eval.queries)]
+    ev = attach_run(tiny_eval, parse_run(_lines(rows), tiny_eval.truth, name="prod", distances=True))
+    write_outputs(ev, tmp_path)
+    with open(tmp_path / "per_query.csv", newline="", encoding="utf-8") as f:
+        ext = [r for r in csv.DictReader(f) if r["strategy"] == "ext"]
+    assert len(ext) == len(ev.queries) and {r["retriever"] for r in ext} == {"prod"}
+    assert ext[0]["top1_chunk"] == "prod hit 1"
+    doc = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
+    row = next(r for r in doc["summary"] if r["config"] == "ext/prod")
+    assert (row["strategy"], row["retriever"], row["chunks"]) == ("ext", "prod", None)
+    assert not any("ext" in p.name for p in (tmp_path / "trec").iterdir())  # its hits are not our chunks

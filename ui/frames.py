@@ -313,20 +313,16 @@ def index_stamp_rows(ev: Evaluation, recorded: Sequence = ()) -> pd.DataFrame:
     store's catalogue (``recorded``, :class:`~ragdiag.store.IndexStamp` rows)
     holds the same index, its chunk count and creation time are shown.
     """
-    from ragdiag.store import IndexStamp, corpus_extractors
+    from ragdiag.store import evaluation_stamps
 
     enc = dict(ev.encoder_stamp or {})
-    needed = ("model", "weights_sha256", "dim", "max_seq_length", "pooling", "normalize", "precision")
-    if any(k not in enc for k in needed):
+    stamps = evaluation_stamps(ev)
+    if not stamps:
         return pd.DataFrame()
     by_key = {r.key: r for r in recorded}
-    extractors = corpus_extractors(ev.corpus)
     records = []
     for name, idx in ev.indexes.items():
-        stamp = IndexStamp.build(enc, corpus_sha256=ev.corpus.sha256, corpus_root=ev.corpus.root,
-                                 chunking=idx.strategy.params(), n_chunks=len(idx.chunks),
-                                 extractor_versions=extractors,
-                                 pipeline_version=str(enc.get("pipeline_version", "")))
+        stamp = stamps[name]
         stored = by_key.get(stamp.key)
         records.append({
             "strategy": name, "model": stamp.model, "weights": stamp.weights_sha256[:12], "dim": stamp.dim,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 from typing import Sequence
 
+from ragdiag.tables import md_escape
 from ui.frames import segments
 
 __all__ = ["quote_html", "chunk_map_html", "pages_html", "md_text", "BOX"]
@@ -27,17 +28,14 @@ LABEL = ("font-size: .68rem; color: #fff; background: #546e7a; border-radius: 3p
 CUT = "color: #c62828; font-weight: bold; user-select: none;"
 
 
-_MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:=&")
-
-
 def md_text(text: str) -> str:
     r"""Untrusted text for ``st.markdown``/captions/alerts: every Markdown-significant character
     backslash-escaped (so ``<script>``, links, emphasis, ``:icon:`` and ``$math$`` show as typed).
 
     >>> md_text("<b>*x*</b> [a](b)")
-    '\\<b\\>\\*x\\*\\</b\\> \\[a\\]\\(b\\)'
+    '\\<b\\>\\*x\\*\\</b\\> \\[a\\](b)'
     """
-    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in str(text))
+    return md_escape(text)
 
 
 def _esc(text: str) -> str:

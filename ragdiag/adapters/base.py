@@ -68,11 +68,12 @@ class HitMapping:
 
 @dataclass(frozen=True)
 class StoreEvaluation:
-    """What :func:`evaluate_store` returns: the evaluation with the store attached, the hit mapping, the run."""
+    """What :func:`evaluate_store` returns: the store's key, the hit mapping, the run, the evaluation with it attached."""
 
-    config: object  # the ext/NAME Config the store's results were attached under
+    config: object  # the ExternalKey (ext/NAME) the store's results were attached under
     mapping: HitMapping
     run: ExternalRun
+    evaluation: object = None  # the evaluation with the store's run attached (the one given is left unchanged)
 
 
 def _norm(text: str) -> str:
@@ -152,6 +153,9 @@ def store_run(ev, adapter: VectorStoreAdapter, vectors: np.ndarray, *, k: int = 
 
 def evaluate_store(ev, adapter: VectorStoreAdapter, vectors: np.ndarray, *, k: int = TOP,
                    name: str | None = None) -> StoreEvaluation:
-    """Evaluate the store beside ragdiag's configurations (``ext/NAME``): tables, paired tests, gate."""
+    """Evaluate the store beside ragdiag's configurations (``ext/NAME``): tables, paired tests, gate.
+
+    The returned ``evaluation`` is ``ev`` with the store's run attached; ``ev`` is left unchanged.
+    """
     run, mapping = store_run(ev, adapter, vectors, k=k, name=name)
-    return StoreEvaluation(attach_run(ev, run), mapping, run)
+    return StoreEvaluation(run.key, mapping, run, attach_run(ev, run))

@@ -44,6 +44,7 @@ def cmd_eval_store(args) -> int:
         res = evaluate_store(ev, adapter, query_vectors(ev.queries, encoder, store), k=TOP)
     except ValueError as exc:
         raise cli.UsageError(str(exc)) from None
+    ev = res.evaluation
     print(f"{adapter.name}: {res.mapping.summary()}", file=sys.stderr)
     if res.mapping.unmapped:
         print("warning: unmapped hits hold no corpus location; they are listed, and count only if their text "

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ..corpus import Corpus
 from ..defaults import ALPHA, PRIMARY_K
+from ..tables import align
 from .checks import check_needle
 from .power import resolution_sentence, resolvable_difference
 
@@ -98,13 +99,12 @@ def format_coverage(cov: Coverage) -> str:
     """The text report of ``truth stats``: totals, a table per document, sections, missing phrasings."""
     lines = [f"{cov.n_questions} valid questions of {cov.n_entries}; phrasings {', '.join(cov.phrasings)}; "
              f"out-of-domain: {cov.near} near, {cov.far} far", cov.sentence, "", "per document:"]
-    width = max((len(d) for d, *_ in cov.by_document()), default=8)
-    lines.append(f"  {'document':<{width}}  {'chars':>8}  {'sections':>8}  {'with questions':>14}  questions")
     by_doc: dict[str, int] = Counter()
     for r in cov.sections:
         by_doc[r.doc_id] += r.questions > 0
-    for d, chars, n_sec, q in cov.by_document():
-        lines.append(f"  {d:<{width}}  {chars:>8,}  {n_sec:>8}  {by_doc[d]:>14}  {q}")
+    table = [["document", "chars", "sections", "with questions", "questions"]]
+    table += [[d, f"{chars:,}", str(n_sec), str(by_doc[d]), str(q)] for d, chars, n_sec, q in cov.by_document()]
+    lines += ["  " + ln for ln in align(table, right=(1, 2, 3), last_free=True, min_width=(0, 8, 8, 14))]
     lines += ["", "sections with questions:"]
     lines += [f"  {r.doc_id} > {r.section or '(preamble)'}: {r.questions}" for r in cov.sections if r.questions]
     if cov.missing:

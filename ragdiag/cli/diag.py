@@ -1,19 +1,19 @@
-"""CLI subcommands ``funnel``, ``hubs`` and ``cost`` (registered by :mod:`ragdiag.cli`)."""
+"""CLI subcommands ``funnel``, ``hubs`` and ``cost`` (registered by :mod:`ragdiag.cli.parser`)."""
 
 from __future__ import annotations
 
 import json
 import sys
 
-from .defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K, SEED
+from ..defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K, SEED
 
 __all__ = ["register"]
 
 
 def _configs(args):
-    from .chunking import parse_strategies
-    from .cli import UsageError, _evaluate
-    from .evaluate import parse_retrievers
+    from ..chunking import parse_strategies
+    from ._common import UsageError, _evaluate
+    from ..evaluate import parse_retrievers
 
     try:
         strategies = [s.name for s in parse_strategies(args.strategies)]
@@ -31,14 +31,15 @@ def _configs(args):
 
 
 def _dump(doc) -> None:
-    from .results import _json_default
+    from ..results import _json_default
 
     print(json.dumps(doc, indent=2, default=_json_default))
 
 
 def cmd_funnel(args) -> int:
-    from .cli import UsageError
-    from .funnel import STAGES, format_funnel, funnels, stage_records
+    """``funnel``: the first stage at which each answerable query was lost, per configuration."""
+    from ._common import UsageError
+    from ..funnel import STAGES, format_funnel, funnels, stage_records
 
     ev = _configs(args)
     try:
@@ -69,13 +70,14 @@ def cmd_funnel(args) -> int:
 
 
 def cmd_hubs(args) -> int:
-    from .cli import UsageError
-    from .evaluate import Config
-    from .hubs import hub_rows, hubness, hubs
-    from .results import format_rows
+    """``hubs``: chunks in the top k of unusually many queries, boilerplate flagged."""
+    from ._common import UsageError
+    from ..evaluate import parse_key
+    from ..hubs import hub_rows, hubness, hubs
+    from ..results import format_rows
 
     try:
-        cfg = Config.parse(args.config)
+        cfg = parse_key(args.config)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     args.strategies, args.retrievers = cfg.strategy, cfg.retriever
@@ -95,9 +97,10 @@ def cmd_hubs(args) -> int:
 
 
 def cmd_cost(args) -> int:
-    from .cli import UsageError, _encoder
-    from .cost import cost_rows, costs, machine
-    from .results import format_rows
+    """``cost``: build time, per-query latency and tokens, measured on this machine."""
+    from ._common import UsageError, _encoder
+    from ..cost import cost_rows, costs, machine
+    from ..results import format_rows
 
     if args.sample < 1:
         raise UsageError(f"--sample must be at least 1 query, got {args.sample}")
@@ -117,6 +120,7 @@ def cmd_cost(args) -> int:
 
 
 def register(sub, common) -> None:
+    """Add ``funnel``, ``hubs`` and ``cost`` to the subparsers ``sub`` (``common`` adds the shared options)."""
     def gate_args(p):
         p.add_argument("--cut", type=float, default=DEFAULT_CUT, help=f"abstention cut (default {DEFAULT_CUT})")
         p.add_argument("--keep", type=int, default=DEFAULT_KEEP, help=f"the gate keeps at most N (default {DEFAULT_KEEP})")

@@ -1,0 +1,210 @@
+"""What every subcommand shares: loading inputs, the store and the encoder, evaluating, checking options."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["UsageError"]
+
+
+class UsageError(Exception):
+    """Bad input: printed without a traceback, exit status 2."""
+
+
+def _progress_bar():
+    """A progress callback drawing one tqdm bar per stage on stderr."""
+    from tqdm import tqdm
+
+    bars: dict[str, tqdm] = {}
+
+    def update(event) -> None:
+        stage, done, total = event.label, event.done, event.total
+        if event.stage == "rank":
+            return  # instant; a bar per configuration would only flicker
+        bar = bars.get(stage)
+        if bar is None:
+            for other in bars.values():
+                other.close()
+            bars.clear()
+            bar = bars[stage] = tqdm(total=total, desc=stage, unit="chunk" if event.stage == "embed" else "step",
+                                     file=sys.stderr, leave=False, mininterval=0.5)
+        bar.n = done
+        bar.refresh()
+        if done >= total:
+            bar.close()
+            bars.pop(stage, None)
+
+    return update
+
+
+def _load(args):
+    from ..corpus import CorpusError, load_corpus
+    from ..truth import TruthError, default_truth_path, load_truth
+
+    try:
+        corpus = load_corpus(args.corpus)
+    except CorpusError as exc:
+        raise UsageError(str(exc)) from None
+    for f in corpus.failures:
+        print(f"warning: {f.path} not loaded: {f.reason}", file=sys.stderr)
+    truth_path = args.truth or default_truth_path(corpus.root)
+    try:
+        truth = load_truth(truth_path, corpus)
+    except TruthError as exc:
+        raise UsageError(str(exc)) from None
+    return corpus, truth
+
+
+def _store(args):
+    """The store, or None (``--no-cache``, or a cache folder that cannot be used: a warning, and results anyway)."""
+    if getattr(args, "no_cache", False):
+        return None
+    import sqlite3
+
+    from ..store import Store, resolve_root
+
+    root = resolve_root(args.cache)
+    if root.exists() and not root.is_dir():
+        raise UsageError(f"--cache names {str(root)!r}, which is a file; pass a folder (it is created if missing)")
+    try:
+        return Store(args.cache)
+    except (OSError, sqlite3.Error) as exc:
+        print(f"warning: cannot use the cache folder {str(root)!r} ({getattr(exc, 'strerror', None) or exc}); "
+              "continuing without it: everything is computed, nothing is stored", file=sys.stderr)
+        return None
+
+
+def _check_out_folder(out: str | None) -> None:
+    """``--out`` must be a folder we can write, checked before any work is done."""
+    if not out:
+        return
+    import os
+
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--out names {out!r}, which is a file; pass a folder for the output files")
+    probe = path
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {out!r} cannot be written ({str(probe)!r} is not a writable folder)")
+
+
+def _check_out_file(out: Path) -> None:
+    import os
+
+    if out.is_dir():
+        raise UsageError(f"--out names {str(out)!r}, which is a folder; pass a file name like report.html")
+    probe = out.parent
+    while not probe.exists():
+        probe = probe.parent
+    if (out.exists() and not os.access(out, os.W_OK)) or not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {str(out)!r} cannot be written (no write permission)")
+
+
+def _finite(name: str, value: float, low: float, high: float, *, low_open: bool = False) -> float:
+    import math
+
+    ok = math.isfinite(value) and (low < value if low_open else low <= value) and value <= high
+    if not ok:
+        bracket = "(" if low_open else "["
+        raise UsageError(f"{name} must be a cosine distance in {bracket}{low:g}, {high:g}], got {value}")
+    return value
+
+
+def _keep(value: int) -> int:
+    if value < 1:
+        raise UsageError(f"--keep must be at least 1, got {value}")
+    return value
+
+
+def _known_config(cfg, what: str):
+    """A configuration ragdiag can evaluate (not an external run's ``ext/...`` label): checked by the registries."""
+    from ..chunking import STRATEGIES
+    from ..retrieval.registry import retriever_spec
+
+    try:
+        if cfg.strategy not in STRATEGIES:
+            raise ValueError(f"a strategy from {','.join(STRATEGIES)}")
+        retriever_spec(cfg.retriever)
+    except ValueError as exc:
+        raise UsageError(f"{what} {cfg.label!r} is not a ragdiag configuration: use STRATEGY/RETRIEVER ({exc})") from None
+    return cfg
+
+
+def _print_notes(ev) -> None:
+    for note in getattr(ev, "notes", {}).values():
+        print(f"note: {note}", file=sys.stderr)
+
+
+def _encoder(args):
+    from ..encoder import ModelUnavailable, load_encoder
+
+    try:
+        encoder = load_encoder(args.model, precision=getattr(args, "precision", "fp32"))
+    except (ModelUnavailable, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    if getattr(args, "engine", "local") == "ray":
+        from ..ray_engine import RayEncoder, RayUnavailable
+
+        try:
+            return RayEncoder(encoder, address=args.ray_address, actors=args.ray_actors,
+                              gpus_per_actor=args.ray_gpus_per_actor)
+        except RayUnavailable as exc:
+            raise UsageError(str(exc)) from None
+    return encoder
+
+
+def _print_strategy_rows(partial) -> None:
+    """After each strategy: its rows on stderr at once (the final tables still go to stdout)."""
+    from dataclasses import replace
+
+    from ..results import format_summary
+
+    name = list(partial.indexes)[-1]
+    view = replace(partial, results={c: r for c, r in partial.results.items() if c.strategy == name})
+    print(f"\nstrategy {name} done ({len(partial.indexes)} so far):\n{format_summary(view)}", file=sys.stderr)
+
+
+def _evaluate(args, strategies, retrievers, loaded=None, *, stream: bool = False):
+    from ..evaluate import evaluate
+
+    corpus, truth = loaded or _load(args)
+    encoder = _encoder(args)
+    store = _store(args)
+    if store is not None and not getattr(args, "no_snapshot", False):
+        from ..snapshot import seed_from_snapshot
+
+        seed_from_snapshot(store, corpus, truth, encoder, strategies=strategies,
+                           log=lambda msg: print(msg, file=sys.stderr))
+    t = time.perf_counter()
+    ev = evaluate(corpus, truth, encoder=encoder, strategies=strategies, retrievers=retrievers, store=store,
+                  cross_encoder=args.cross_encoder, progress=_progress_bar(), diagnosis_k=args.k,
+                  on_strategy=_print_strategy_rows if stream and len(strategies) > 1 else None)
+    _print_notes(ev)
+    embedded = sum(idx.embedded for idx in ev.indexes.values())
+    total = sum(len(idx.chunks) for idx in ev.indexes.values())
+    cache = f"store {store.root}" if store is not None else "no store"
+    print(f"embedded {embedded} of {total} chunk vectors ({total - embedded} reused from {cache}); "
+          f"evaluation took {time.perf_counter() - t:.1f} s", file=sys.stderr)
+    if store is not None:
+        from ..store import record_evaluation
+
+        record_evaluation(store, ev)
+    return ev
+
+
+def _write_outputs(ev, out: str | None) -> None:
+    from ..results import write_outputs
+
+    if out:
+        for path in write_outputs(ev, out):
+            print(f"wrote {path}")
+
+
+def _print_unavailable(ev) -> None:
+    for name, reason in ev.unavailable.items():
+        print(f"\nunavailable: {name}: {reason}")
+

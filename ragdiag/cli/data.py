@@ -1,0 +1,74 @@
+"""Subcommands ``index`` (the store's indexes) and ``ingest`` (a folder's files)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ._common import UsageError, _encoder, _load, _store
+
+__all__ = ["cmd_index", "cmd_ingest"]
+
+
+def cmd_index(args) -> int:
+    """``index status|clear``: list the stored indexes (stale ones marked), or remove them."""
+    from ..store import _chunking_label, current_stamps, format_status_table
+
+    store = _store(args) if not args.no_cache else None
+    if store is None:
+        raise UsageError("the index commands need the store (drop --no-cache)")
+    if args.action == "status":
+        current = None
+        try:
+            corpus, truth = _load(args)
+            current = current_stamps(corpus, _encoder(args))
+        except UsageError as exc:
+            print(f"warning: cannot judge staleness against the current corpus/model: {exc}", file=sys.stderr)
+        print(format_status_table(store.status(current)))
+        return 0
+    if args.corpus and not args.stale:
+        gone = store.indexes_of(args.corpus)
+        if not gone:
+            print(f"no stored index of corpus {args.corpus!r}; nothing removed")
+            return 0
+        print(f"removing {len(gone)} index(es) of corpus {args.corpus!r} (the vectors no other index uses); "
+              "other corpora's indexes and cached pair scores are kept:")
+        for s in gone:
+            print(f"  {Path(s.model).name or s.model} {s.precision} {_chunking_label(s.chunking)} ({s.n_chunks} chunks)")
+        print(store.clear(corpus_root=args.corpus))
+        return 0
+    corpus, truth = _load(args) if args.stale else (None, None)
+    current = current_stamps(corpus, _encoder(args)) if args.stale else None
+    if not args.stale:
+        n = len(store.indexes())
+        print(f"removing everything in the store {str(store.root)!r}: {n} index(es), their vectors and cached pair "
+              "scores (use --corpus DIR to clear one corpus, --stale for stale indexes only)")
+    res = store.clear(stale_only=args.stale, current=current)
+    print(res)
+    return 0
+
+
+def cmd_ingest(args) -> int:
+    """``ingest DIR``: load a folder and print every file's status; exit 1 when nothing loads."""
+    from ..corpus import CorpusError
+    from ..ingest import format_ingest_table, ingest_folder
+
+    import math
+
+    if args.max_bytes is not None and args.max_bytes < 1:
+        raise UsageError(f"--max-bytes must be at least 1, got {args.max_bytes}")
+    if args.max_pages < 1:
+        raise UsageError(f"--max-pages must be at least 1, got {args.max_pages}")
+    if not (math.isfinite(args.time_limit) and args.time_limit > 0):
+        raise UsageError(f"--time-limit must be a positive number of seconds, got {args.time_limit}")
+    try:
+        rows, corpus = ingest_folder(args.folder, max_bytes=args.max_bytes, strip_page_furniture=args.strip_furniture,
+                                     max_pages=args.max_pages, time_limit_s=args.time_limit)
+    except CorpusError as exc:
+        raise UsageError(str(exc)) from None
+    print(format_ingest_table(rows))
+    if corpus is None:
+        print("error: nothing could be loaded from this folder", file=sys.stderr)
+        return 1
+    return 0
+

@@ -1,0 +1,61 @@
+"""Subcommand ``eval-run``: another system's results against the ground truth."""
+
+from __future__ import annotations
+
+import sys
+
+from ._common import UsageError, _check_out_folder, _evaluate, _keep, _known_config, _load, _write_outputs
+
+__all__ = ["cmd_eval_run"]
+
+
+def cmd_eval_run(args) -> int:
+    """``eval-run RUN.jsonl``: another system's results scored like a configuration (``ext/NAME``)."""
+    from collections import Counter
+
+    from ..evaluate import Evaluation, parse_key
+    from ..external import RunError, attach_run, load_run
+    from ..results import compare, format_rows, format_summary, sweep_table
+
+    against = None
+    if args.compare:
+        try:
+            against = _known_config(parse_key(args.compare), "--compare")
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    _keep(args.keep)
+    _check_out_folder(args.out)
+    if against is not None:
+        ev = _evaluate(args, [against.strategy], [against.retriever])
+        if against.retriever in ev.unavailable:
+            raise UsageError(f"{against.label} cannot run: {ev.unavailable[against.retriever]}")
+    else:
+        corpus, truth = _load(args)
+        ev = Evaluation(corpus, truth, truth.queries, {}, {}, diagnosis_k=args.k)
+    try:
+        run = load_run(args.run, ev.truth, name=args.name, distances=args.distances, corpus=ev.corpus)
+    except RunError as exc:
+        raise UsageError(str(exc)) from None
+    ev = attach_run(ev, run)
+    cfg = run.key
+    for note in run.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if run.missing:
+        print(f"warning: {len(run.missing)} ground-truth queries are missing from the run and count as misses: "
+              f"{', '.join(run.missing[:10])}{' ...' if len(run.missing) > 10 else ''}", file=sys.stderr)
+    print(format_summary(ev))
+    res = ev.results[cfg]
+    counts = Counter(d for d in res.diagnosis if d != "ood")
+    print("\ndiagnoses of " + cfg.label + ": " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    if against is not None:
+        c = compare(ev, cfg, against, k=args.k)
+        print("\n" + c.summary())
+        print(c.verdict)
+    if run.distances:
+        keep = min(args.keep, ev.results[cfg].top_distance.shape[1])
+        print(f"\nthreshold sweep of {cfg.label} (keep {keep})")
+        print(format_rows(sweep_table(ev, cfg, keep=keep,
+                                      cuts=[round(x, 3) for x in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)]).rows()))
+    _write_outputs(ev, args.out)
+    return 0
+

@@ -1,0 +1,112 @@
+"""Subcommands ``sweep`` and ``threshold``: the abstention gate of one configuration."""
+
+from __future__ import annotations
+
+from ._common import UsageError, _evaluate, _keep, _known_config
+
+__all__ = ["cmd_sweep", "cmd_threshold"]
+
+
+def _gate_config(args):
+    from ..evaluate import parse_key
+
+    try:
+        cfg = parse_key(args.config)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    _known_config(cfg, "CONFIG")
+    _keep(args.keep)
+    ev = _evaluate(args, [cfg.strategy], [cfg.retriever])
+    if cfg.retriever in ev.unavailable:
+        raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
+    return ev, cfg
+
+
+def cmd_sweep(args) -> int:
+    """``sweep CONFIG``: the abstention table (answered, kept wrong, bluffs...) over a range of cuts."""
+    import json
+
+    from ..compare import upper_bound_words
+    from ..results import check_cuts, format_rows, gate_inputs_for, sweep_cuts
+    from ..threshold import GATE_DISTANCE, bluffs_at, rate_rows, sweep
+
+    try:
+        cuts = sweep_cuts(args.start, args.stop, args.step)
+        if args.cut is not None:
+            check_cuts([args.cut])
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    ev, cfg = _gate_config(args)
+    try:
+        inputs = gate_inputs_for(ev, cfg, keep=args.keep)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps({"config": cfg.label, "keep": args.keep, "distance": GATE_DISTANCE,
+                          "answerable": int(inputs.in_domain.sum()), "out_of_domain": int((~inputs.in_domain).sum()),
+                          "rows": rate_rows(inputs, cuts)}, indent=2))
+        return 0
+    table = sweep(inputs, cuts)
+    print(f"{cfg.label}: the gate keeps at most {args.keep} chunks closer than the cut; distance: {GATE_DISTANCE}. "
+          f"{table.n_in} answerable queries, {table.n_ood} out-of-domain")
+    print(format_rows(table.rows()))
+    if args.cut is not None:
+        row = sweep(inputs, [args.cut]).row(args.cut)
+        print(f"\nat cut {args.cut:g}: " + "; ".join(
+            upper_bound_words(row[key], n, what) for key, n, what in (
+                ("bluffs", table.n_ood, "out-of-domain queries bluff"),
+                *((f"bluffs_{k}", table.n_by_kind[k], f"{k} out-of-domain queries bluff") for k in table.n_by_kind))))
+        res = ev.result(cfg)
+        chunks = ev.indexes[cfg.strategy].chunks
+        bluffs = bluffs_at(res, ev.queries, cut=args.cut, keep=args.keep)
+        print(f"bluffing out-of-domain queries at cut {args.cut:g}: {len(bluffs)}")
+        for b in bluffs:
+            pos, d = b.kept[0]
+            q = ev.queries[ev.query_index(b.query_id)]
+            print(f"  {b.query_id} ({b.kind}) {q.text[:70]!r} -> {chunks[pos].id} at {d:.3f}")
+    return 0
+
+
+def cmd_threshold(args) -> int:
+    """``threshold CONFIG``: the cut for a goal, in sample, cross-validated and conformal."""
+    import json
+
+    from ..results import gate_inputs_for
+    from ..threshold import GATE_DISTANCE, Goal, cut_choice
+
+    try:
+        goal = Goal(max_bluff=args.max_bluff, min_answered=args.min_answered)
+    except ValueError as exc:
+        raise UsageError(str(exc).replace("max_bluff", "--max-bluff").replace("min_answered", "--min-answered")) from None
+    if not 2 <= args.folds <= 20:
+        raise UsageError(f"--folds must be between 2 and 20, got {args.folds}")
+    ev, cfg = _gate_config(args)
+    try:
+        choice = cut_choice(gate_inputs_for(ev, cfg, keep=args.keep), goal, folds=args.folds)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps({"config": cfg.label, "keep": args.keep, **choice.as_json()}, indent=2))
+        return 0
+    print(f"{cfg.label}, keep {args.keep}; distance: {GATE_DISTANCE}")
+    print(f"rule: {choice.rule}")
+    if choice.cut is None:
+        print("no cut reaches this goal on this set")
+    else:
+        print(f"cut: {choice.cut:.4f}")
+        print("in sample:        " + _rates_line(choice.in_sample))
+    print(f"cross-validated ({choice.folds} folds grouped by question, seed {choice.seed}): "
+          + _rates_line(choice.cross_validated))
+    print("conformal: " + (f"cut {choice.conformal_cut:.4f} ({choice.conformal})" if choice.conformal_cut is not None
+                           else choice.conformal))
+    return 0
+
+
+def _rates_line(cells: dict) -> str:
+    def one(name):
+        c = cells[name]
+        rate = "n/a" if c["rate"] is None else f"{c['rate']:.3f}"
+        return f"{name} {c['count']} = {rate} [{c['low']:.3f}, {c['high']:.3f}]"
+
+    return "; ".join(one(n) for n in ("answered", "kept_wrong", "bluffs") if n in cells)
+

@@ -1,0 +1,28 @@
+"""The bi-encoder: loading offline, tokenizing, embedding, token audits.
+
+One job per module; every name is re-exported here, so ``from ragdiag.encoder import X`` works:
+
+- :mod:`~ragdiag.encoder.protocols`: :class:`EncoderStamp`, the :class:`TextEncoder` Protocol and the
+  optional capabilities (:class:`SupportsTokenSink`, :class:`ReportsDevice`).
+- :mod:`~ragdiag.encoder.resolve`: finding a model folder offline (:func:`resolve_model_dir`), its
+  weights hash and pooling pipeline (:func:`read_pipeline`); :class:`ModelUnavailable`.
+- :mod:`~ragdiag.encoder.hardware`: :func:`select_device`, :func:`physical_cores`, :func:`bf16_supported`.
+- :mod:`~ragdiag.encoder.model`: :class:`Encoder` (lazy load, token layout, the encode loop).
+- :mod:`~ragdiag.encoder.loader`: :func:`load_encoder` and its ``RAGDIAG_ENCODER`` seam.
+
+Nothing here imports torch or transformers until a model is loaded, and nothing ever reaches the network.
+"""
+
+# _weights_hash, _in_hf_cache and _packaged_minilm stay importable from here, as before the split.
+from .hardware import DEVICE_ENV, bf16_supported, physical_cores, select_device
+from .loader import ENCODER_ENV, load_encoder
+from .model import Encoder
+from .protocols import (ENCODER_FIELDS, EncoderStamp, ProgressFn, ReportsDevice, SupportsTokenSink, TextEncoder,
+                        loaded_device)
+from .resolve import (DEFAULT_MODEL, ModelUnavailable, _in_hf_cache, _packaged_minilm, _weights_hash, offline,
+                      read_pipeline, resolve_model_dir)
+
+__all__ = ["Encoder", "load_encoder", "ENCODER_ENV", "TextEncoder", "SupportsTokenSink", "ModelUnavailable",
+           "DEFAULT_MODEL", "resolve_model_dir", "offline", "select_device", "physical_cores", "DEVICE_ENV",
+           "EncoderStamp", "ENCODER_FIELDS", "ReportsDevice", "loaded_device", "read_pipeline", "bf16_supported",
+           "ProgressFn"]

@@ -1,0 +1,30 @@
+"""A shareable report of one run: one self-contained HTML file and its Markdown twin.
+
+:func:`build_report` (:mod:`.build`) gathers the numbers from the library
+(``summary_rows``, ``summary_document``, the comparison family, ``sweep_table``,
+``rate_rows``, ``bluffs_at``, ``chunking_rows``, and :mod:`.diag`'s funnel, hubs,
+costs and variants) into a frozen :class:`Report` of typed sections
+(:mod:`.model`, :mod:`.sections`, :mod:`.gate`); :meth:`Report.to_html` and
+:meth:`Report.to_markdown` only format them through the Jinja2 templates in
+``templates/`` (:mod:`.render`), so a figure in the report is the figure the CLI
+prints and ``summary.json`` holds.
+
+The HTML needs no network to open: styles are inline, charts are inline SVG
+(:mod:`ragdiag.svg`), there are no scripts, links, fonts or images to fetch.
+Corpus and query text are untrusted: every piece of it is escaped (HTML
+autoescape; Markdown-significant characters backslash-escaped by
+:func:`ragdiag.tables.md_line`), never injected raw.
+"""
+
+from ..defaults import ALPHA
+from .build import build_report, default_config
+from .diag import DiagSections, diag_sections, variant_rows
+from .gate import Curve, GateRow, GateSection, RateCell
+from .model import Report
+from .render import MARKDOWN_SIGNATURE, markdown_twin, write_report
+from .sections import LIST_ALL_UP_TO, BluffRow, DestroyedNeedle, PairRow
+from .words import MEANS
+
+__all__ = ["ALPHA", "PairRow", "DestroyedNeedle", "BluffRow", "Report", "build_report", "default_config",
+           "write_report", "markdown_twin", "MARKDOWN_SIGNATURE", "MEANS", "LIST_ALL_UP_TO", "DiagSections",
+           "diag_sections", "variant_rows", "GateRow", "GateSection", "RateCell", "Curve"]

@@ -1,0 +1,130 @@
+"""The abstention gate at the report's cut: its counts and rates, the suggested cut, the trade-off curve."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from ..svg import Line, line_chart
+from ..tables import Table
+from .words import plural
+
+__all__ = ["GateRow", "RateCell", "Curve", "GateSection"]
+
+
+@dataclass(frozen=True)
+class GateRow:
+    """The gate's outcome counts at one cut (``SweepTable.row``); ``bluffs_by_kind``: bluffs per ood kind."""
+
+    cut: float
+    answered: int
+    kept_wrong: int
+    refused: int
+    lost: int
+    bluffs: int
+    bluffs_by_kind: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RateCell:
+    """One outcome's count and rate with its 95% interval (``rate`` None when there is no denominator)."""
+
+    count: int
+    rate: float | None
+    low: float | None
+    high: float | None
+
+
+@dataclass(frozen=True)
+class Curve:
+    """The gate's outcome counts at every cut of the sweep."""
+
+    cuts: tuple[float, ...]
+    answered: tuple[int, ...]
+    kept_wrong: tuple[int, ...]
+    refused: tuple[int, ...]
+    bluffs: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class GateSection:
+    """Abstention of ``config`` at ``cut`` (keep ``keep``): counts, rates, the cut chooser, the curve."""
+
+    config: str
+    cut: float
+    keep: int
+    n_in: int
+    n_ood: int
+    row: GateRow
+    rates: Mapping[str, RateCell]  # answered, kept_wrong, refused, bluffs
+    curve: Curve
+    ood_kinds: Mapping[str, int]  # ood kind -> queries
+    choice: dict  # threshold.CutChoice.as_json() for the default goal ({} when not computed)
+
+    @property
+    def cut_text(self) -> str:
+        """The cut as the report writes it."""
+        return f"{self.cut:g}"
+
+    def _rate(self, outcome: str, count: int) -> str:
+        c = self.rates.get(outcome)
+        if c is None or c.rate is None:
+            return str(count)
+        return f"{count} ({100 * c.rate:.0f}% [{100 * c.low:.0f}, {100 * c.high:.0f}])"
+
+    def table(self) -> Table:
+        """The one-row trade-off table: counts with their rates and intervals."""
+        s = self.row
+        return Table.of(["cut", "answered", "kept but wrong", "refused", "lost", "bluffs"],
+                        [[f"{s.cut:g}", self._rate("answered", s.answered), self._rate("kept_wrong", s.kept_wrong),
+                          self._rate("refused", s.refused), s.lost, self._rate("bluffs", s.bluffs)]],
+                        numeric=range(6), id="tradeoff")
+
+    def bluff_words(self) -> str:
+        """Bluffs at the cut in words; at 0 the upper bound, never a bare success message."""
+        from ..compare import upper_bound_words
+
+        s = self.row
+        parts = [upper_bound_words(s.bluffs, self.n_ood, "out-of-domain queries bluff")]
+        parts += [upper_bound_words(s.bluffs_by_kind.get(kind, 0), n, f"{kind} ones")
+                  for kind, n in self.ood_kinds.items() if n]
+        return "; ".join(parts) + "."
+
+    def choice_words(self) -> str:
+        """The cut chooser for the default goal: the rule, in sample vs cross-validated, and the conformal cut."""
+        c = self.choice
+        if not c:
+            return ""
+
+        def rates(cells):
+            return ", ".join(f"{name.replace('_', ' ')} {cells[name]['count']} ({100 * cells[name]['rate']:.0f}% "
+                             f"[{100 * cells[name]['low']:.0f}, {100 * cells[name]['high']:.0f}])"
+                             for name in ("answered", "bluffs"))
+
+        cv = c["cross_validation"]
+        head = f"Suggested cut for a bluff rate of at most {100 * c['goal']['max_bluff']:.0f}% ({c['rule']}): "
+        if c["cut"] is None:
+            text = head + "no cut reaches it on this set."
+        else:
+            text = (head + f"{c['cut']:.4f}; in sample {rates(c['in_sample'])}; on queries it was not chosen on "
+                    f"({cv['folds']}-fold cross-validation grouped by question, seed {cv['seed']}) "
+                    f"{rates(c['cross_validated'])}.")
+        conformal = (f" Conformal cut {c['conformal_cut']:.4f} ({c['conformal']})."
+                     if c["conformal_cut"] is not None else f" Conformal: {c['conformal']}.")
+        return text + conformal
+
+    def svg(self) -> str:
+        """The trade-off curve over all cuts (inline SVG), the report's cut marked."""
+        c = self.curve
+        n_in, n_ood = max(self.n_in, 1), self.n_ood
+        lines = [
+            Line(f"answered (of {self.n_in})", [v / n_in for v in c.answered]),
+            Line(f"kept but wrong (of {self.n_in})", [v / n_in for v in c.kept_wrong]),
+            Line(f"refused (of {self.n_in})", [v / n_in for v in c.refused]),
+        ]
+        if n_ood:
+            lines.append(Line(f"bluffs (of {n_ood})", [v / n_ood for v in c.bluffs]))
+        mark = f"cut {self.cut_text}: {self.row.answered} answered, {plural(self.row.bluffs, 'bluff')}"
+        return line_chart(c.cuts, lines, label=f"Abstention trade-off of {self.config} (keep {self.keep})",
+                          x_label="cut (cosine distance)", y_label="share of queries", marker=self.cut,
+                          marker_label=mark, width=960, height=340)

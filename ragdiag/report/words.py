@@ -1,0 +1,75 @@
+"""How the report writes numbers, and what each section means (the same words in HTML and Markdown)."""
+
+from __future__ import annotations
+
+__all__ = ["MEANS", "plural", "p_text", "f3", "pct", "thousands", "secs", "timing_name"]
+
+
+def plural(n: int, word: str) -> str:
+    """``"1 bluff"``, ``"2 bluffs"``."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def p_text(p: float) -> str:
+    """A p-value with 3 significant digits."""
+    return f"{p:.3g}"
+
+
+def f3(x) -> str:
+    """Three decimals; ``n/a`` for None or NaN."""
+    return "n/a" if x is None or x != x else f"{x:.3f}"
+
+
+def pct(x) -> str:
+    """A share as a percentage with one decimal; ``n/a`` for None or NaN."""
+    return "n/a" if x is None or x != x else f"{100 * x:.1f}%"
+
+
+def thousands(x) -> str:
+    """An integer with thousands separators."""
+    return f"{int(x):,}"
+
+
+def secs(x) -> str:
+    """Seconds from 0.1 s up, milliseconds below; ``n/a`` for None."""
+    if x is None:
+        return "n/a"
+    return f"{x:.2f} s" if x >= 0.1 else f"{1000 * x:.1f} ms"
+
+
+_TIMING_NAMES = {"embed_queries": "embedding the queries", "total": "whole evaluation"}
+
+
+def timing_name(key: str) -> str:
+    """The step an ``Evaluation.timings`` key measured, in words."""
+    if key.startswith("index_"):
+        return f"indexing strategy {key[6:]} (chunk, audit, embed)"
+    return _TIMING_NAMES.get(key, key.replace("_", " "))
+
+
+MEANS = {
+    "provenance": ("Every number below holds for exactly this corpus, ground truth and model: a different "
+                   "corpus hash, model or pipeline version means a different experiment."),
+    "recall": ("R@k is the share of answerable queries whose needle (the sentence that answers it) is whole in a "
+               "chunk of the top k (success@k, the hit rate); intervals are 95% Wilson on the effective number of "
+               "questions (phrasings of a question are correlated, so they count as less than independent queries). "
+               "Overlapping intervals do not make two "
+               "configurations equal: the paired comparisons below decide."),
+    "comparisons": ("Each pair is compared on the same questions, the unit of the test (the phrasings of a "
+                    "question fail together, so they are not independent): a question's difference is its hits at "
+                    "R@{k} summed over its phrasings, and the exact sign-flip test asks whether the signs could be "
+                    "coin flips. Holm correction keeps the chance of any false difference in the whole family "
+                    "under 5%. 'Not shown different' means these questions cannot tell the two apart, not that "
+                    "they are equal: the interval of the difference says how large a difference is still possible."),
+    "destroyed": ("A destroyed needle is cut in two by the chunker: no chunk holds the answer whole, so no "
+                  "retriever can find it, whatever its quality. It looks exactly like a bad retriever; overlap "
+                  "or boundary-aware cuts fix it."),
+    "cut": ("The gate keeps at most {keep} chunks closer than the cut. Answered: a kept chunk holds the needle. "
+            "Kept but wrong: sources are given, none holds the answer. Refused: nothing kept, the user gets NO "
+            "ANSWER. Lost = kept but wrong + refused. Bluffs: out-of-domain queries that still get sources. "
+            "Where to stand is a product decision; the bluff column is the price of answering more."),
+    "bluffs": ("These queries are not covered by the corpus, yet at this cut they get sources: a model would "
+               "answer them from unrelated text. The closest ones are the most dangerous."),
+    "costs": ("Header tokens are paid on every chunk. A truncated chunk is longer than the encoder window: the "
+              "text past it is silently never embedded. Timings are those of this run on this machine."),
+}
