@@ -68,7 +68,7 @@ class HitMapping:
 
 @dataclass(frozen=True)
 class StoreEvaluation:
-    """What :func:`evaluate_store` returns: the store's key, the hit mapping, the run, the evaluation with it attached."""
+    """What :func:`evaluate_store` returns: the store's key, the hit mapping, the run, the evaluation with it."""
 
     config: object  # the ExternalKey (ext/NAME) the store's results were attached under
     mapping: HitMapping

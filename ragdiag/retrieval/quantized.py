@@ -205,7 +205,7 @@ class _CodeRetriever:
         return {"precision": self.kind, "rescore": self.rescore, "bytes_per_vector": self.bytes_per_vector}
 
     def rank(self, batch: QueryBatch, *, depth: int | None = None) -> list[Ranking]:
-        """Per query, chunks by coarse score, the first ``rescore`` reordered by the float vectors."""
+        """Per query, chunks by coarse score; with ``rescore``, that many at the head reordered by the float vectors."""
         if batch.vectors is None:
             raise ValueError(f"{self.name} needs query vectors: embed the queries first (QueryBatch.vectors)")
         q = np.asarray(batch.vectors, dtype=np.float32)
