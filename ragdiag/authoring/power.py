@@ -48,6 +48,22 @@ def _critical(m: int, alpha: float) -> int:
 def sign_test_power(n: int, p_win: float, p_loss: float, *, alpha: float = ALPHA) -> float:
     """Exact power of the two-sided sign test on ``n`` paired questions (see the module docstring).
 
+    Parameters
+    ----------
+    n : int
+        Questions both configurations answer.
+    p_win, p_loss : float
+        Per question, the probability that only A hits, and that only B hits.
+    alpha : float, keyword-only
+        The test's level.
+
+    Returns
+    -------
+    float
+        The probability that the exact two-sided sign test rejects at ``alpha``.
+
+    Examples
+    --------
     >>> round(sign_test_power(10, 1.0, 0.0), 6)  # 10 wins of 10: p = 0.002
     1.0
 
@@ -83,8 +99,23 @@ def resolvable_difference(n: int, *, alpha: float = ALPHA, power: float = 0.8,
                           discordance: float | None = None) -> float | None:
     """Smallest recall difference (points, 0.5 grid) the sign test detects with ``power`` on ``n`` questions.
 
-    None when no difference up to ``discordance`` (or 100 points) reaches it.
+    Parameters
+    ----------
+    n : int
+        Questions.
+    alpha, power : float, keyword-only
+        The test's level and the power asked for.
+    discordance : float, optional
+        Share of questions on which the two configurations disagree; None: the most
+        favourable case (every disagreement goes one way).
 
+    Returns
+    -------
+    float or None
+        Points of recall; None when no difference up to ``discordance`` (or 100 points) reaches it.
+
+    Examples
+    --------
     >>> resolvable_difference(32)
     24.0
     """

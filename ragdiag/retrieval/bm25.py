@@ -89,6 +89,22 @@ def tokenize(text: str) -> list[str]:
 def lucene_idf(n_docs: int, doc_freq: np.ndarray) -> np.ndarray:
     """ln(1 + (N - n + 0.5) / (n + 0.5)): always positive, unlike Robertson's idf.
 
+    Parameters
+    ----------
+    n_docs : int
+        Documents in the index, ``N``.
+    doc_freq : array_like of int
+        Per term, the documents it occurs in, ``n``.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        The idf per term.
+
+    Examples
+    --------
+    A term in one document of ten: ln(1 + 9.5 / 1.5) = ln(7.3333) = 1.99243.
+
     >>> round(float(lucene_idf(10, np.array([1]))[0]), 6)
     1.99243
     """
@@ -176,6 +192,18 @@ class BM25Index:
     def scores(self, queries: Sequence[str]) -> np.ndarray:
         """Dense (queries x documents) BM25 scores (all documents: for small indexes and tests).
 
+        Parameters
+        ----------
+        queries : sequence of str
+            The query texts, tokenized like the documents.
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            ``(len(queries), n_docs)``; 0 where a document shares no token with the query.
+
+        Examples
+        --------
         Three texts of equal length make the length norm ``k1`` and, with ``tf = 1``,
         each score is the token's idf: ``ln(1 + 2.5/1.5) = ln(8/3) = 0.9808`` for
         "cherry" (in one text of three), ``ln(1 + 1.5/2.5) = ln 1.6 = 0.4700`` for "apple" (in two).

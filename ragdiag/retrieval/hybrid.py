@@ -28,9 +28,24 @@ def ranks_from_orders(orders: np.ndarray) -> np.ndarray:
 def rrf_fuse(rank_arrays: Sequence[np.ndarray], *, k: int = 60) -> tuple[np.ndarray, np.ndarray]:
     """Fuse full rankings: score = sum over lists of 1 / (k + rank), rank from 1.
 
-    Returns ``(order, scores)`` per query, best first. RRF ties often (a chunk
-    ranked (3, 5) scores exactly like one ranked (5, 3)); ties are broken by
-    the best single rank, then by chunk position (chunk-id order).
+    Parameters
+    ----------
+    rank_arrays : sequence of numpy.ndarray
+        One (queries x chunks) array of 1-based ranks per ranking (see :func:`ranks_from_orders`).
+    k : int, keyword-only
+        The RRF constant (60, as in Cormack et al. 2009).
+
+    Returns
+    -------
+    order, scores : numpy.ndarray
+        Per query, the chunk positions best first and their fused scores. RRF ties
+        often (a chunk ranked (3, 5) scores exactly like one ranked (5, 3)); ties are
+        broken by the best single rank, then by chunk position (chunk-id order).
+
+    Examples
+    --------
+    Chunk 0 ranked (1, 3) and chunk 2 ranked (3, 1) tie on score; chunk 1, ranked
+    (2, 2), scores 2/62 < 1/61 + 1/63 and comes last:
 
     >>> d = np.array([[1, 2, 3]]); b = np.array([[3, 2, 1]])
     >>> order, s = rrf_fuse([d, b]); order.tolist()
