@@ -196,15 +196,23 @@ def _trim(text: str, start: int, end: int) -> Span | None:
     return (start, end) if end > start else None
 
 
-def _paragraphs(text: str, start: int, end: int) -> list[Span]:
+def _split_at(text: str, start: int, end: int, pattern: re.Pattern, *, keep_match: bool) -> list[Span]:
+    """[start, end) cut at every match of ``pattern``, each piece trimmed (empty ones dropped).
+
+    ``keep_match``: the match ends the piece before it (a sentence keeps its full stop); else it is dropped.
+    """
     spans, pos = [], start
-    for m in _BLANK_LINES.finditer(text, start, end):
-        if (s := _trim(text, pos, m.start())) is not None:
+    for m in pattern.finditer(text, start, end):
+        if (s := _trim(text, pos, m.end() if keep_match else m.start())) is not None:
             spans.append(s)
         pos = m.end()
     if (s := _trim(text, pos, end)) is not None:
         spans.append(s)
     return spans
+
+
+def _paragraphs(text: str, start: int, end: int) -> list[Span]:
+    return _split_at(text, start, end, _BLANK_LINES, keep_match=False)
 
 
 def _hard_split(text: str, start: int, end: int, size: int) -> list[Span]:
@@ -226,15 +234,8 @@ def _hard_split(text: str, start: int, end: int, size: int) -> list[Span]:
 
 
 def _sentences(text: str, start: int, end: int, size: int) -> list[Span]:
-    spans, pos = [], start
-    for m in _SENTENCE_END.finditer(text, start, end):
-        if (s := _trim(text, pos, m.end())) is not None:
-            spans.append(s)
-        pos = m.end()
-    if (s := _trim(text, pos, end)) is not None:
-        spans.append(s)
     out: list[Span] = []
-    for s, e in spans:
+    for s, e in _split_at(text, start, end, _SENTENCE_END, keep_match=True):
         out.extend(_hard_split(text, s, e, size) if e - s > size else [(s, e)])
     return out
 

@@ -32,11 +32,28 @@ def question_bootstrap(successes: Sequence[float] | np.ndarray, clusters: Sequen
                        seed: int = SEED, confidence: float = 0.95) -> Interval:
     """Share ``sum(successes) / sum(trials)`` with a question-cluster percentile bootstrap interval.
 
-    ``successes`` and ``trials`` (default: 1 per item) are per item (query or
-    slot); ``clusters`` labels each item's question. The estimate is the plain
-    ratio; the bounds are the ``(1 - confidence) / 2`` quantiles of the ratio
-    over ``n_boot`` resamples of whole clusters.
+    Parameters
+    ----------
+    successes : array_like of float
+        Per item (query or slot), ``0 <= successes <= trials``.
+    clusters : array_like
+        Each item's question (its cluster); ood queries are their own.
+    trials : array_like of float, optional
+        Per item; default 1 each.
+    n_boot, seed : int, keyword-only
+        Resamples of whole clusters, and the generator's seed (fixed: the same interval every run).
+    confidence : float, keyword-only
+        Two-sided level in ``(0, 1)``.
 
+    Returns
+    -------
+    Interval
+        The plain ratio as the estimate; the bounds are the ``(1 - confidence) / 2``
+        quantiles of the ratio over the resamples (widened to hold the estimate).
+        No trials at all: ``Interval(nan, 0, 1, 0, 0)``.
+
+    Examples
+    --------
     >>> iv = question_bootstrap([1, 1, 0, 0], ["a", "a", "b", "b"])
     >>> iv.estimate, iv.successes, iv.trials
     (0.5, 2, 4)

@@ -177,6 +177,8 @@ def measure_build(ev: Evaluation, strategy: str, encoder, *, sample: int = BUILD
 
 @dataclass(frozen=True)
 class CostRow:
+    """One configuration's quality beside its costs: build time, latency, embedded and prompt tokens."""
+
     config: str
     recall: Interval  # span R@k at the primary k
     k: int
@@ -193,6 +195,7 @@ class CostRow:
     pareto_prompt: bool = False
 
     def row(self) -> dict:
+        """The flat table row (column name to value, times rounded) the page and the export show."""
         return {"config": self.config, f"R@{self.k}": self.recall, "build s": round(self.build_s, 3),
                 "build basis": self.build_basis, "ms/query median": round(self.latency_median_ms, 3),
                 "ms/query p95": round(self.latency_p95_ms, 3), "timed queries": self.latency_queries,
@@ -255,4 +258,5 @@ def costs(ev: Evaluation, encoder, *, configs: Sequence[Config | str] | None = N
 
 
 def cost_rows(items: Sequence[CostRow]) -> list[dict]:
+    """The table rows of ``items``, in their order (see :meth:`CostRow.row`)."""
     return [r.row() for r in items]

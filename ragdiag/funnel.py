@@ -77,6 +77,7 @@ class QueryStage:
     detail: str
 
     def row(self) -> dict:
+        """The flat table row (field name to value) the page and the export show."""
         return {"query_id": self.query_id, "question_id": self.question_id, "phrasing": self.phrasing,
                 "stage": self.stage, "rerank": self.rerank, "dense_rank": self.dense_rank,
                 "bm25_rank": self.bm25_rank, "pool_rank": self.pool_rank, "final_rank": self.final_rank,
@@ -95,6 +96,7 @@ class Funnel:
     rows: tuple[QueryStage, ...]
 
     def counts(self) -> dict[str, int]:
+        """Queries per stage, every stage of :data:`STAGES` present (0 when none)."""
         out = dict.fromkeys(STAGES, 0)
         for r in self.rows:
             out[r.stage] += 1
@@ -102,13 +104,16 @@ class Funnel:
 
     @property
     def promoted(self) -> int:
+        """Queries whose reranker moved the needle's holder up (rerankers only)."""
         return sum(r.rerank == "promoted" for r in self.rows)
 
     @property
     def demoted(self) -> int:
+        """Queries whose reranker moved the needle's holder down (rerankers only)."""
         return sum(r.rerank == "demoted" for r in self.rows)
 
     def queries(self, stage: str) -> list[str]:
+        """Ids of the queries lost at ``stage`` (ValueError naming the stages for an unknown one)."""
         if stage not in STAGES:
             raise ValueError(f"unknown stage {stage!r}; choose from {', '.join(STAGES)}")
         return [r.query_id for r in self.rows if r.stage == stage]
@@ -119,6 +124,7 @@ class Funnel:
         return {s: question_bootstrap([r.stage == s for r in self.rows], clusters, seed=seed) for s in STAGES}
 
     def stage_of(self, query_id: str) -> QueryStage:
+        """The row of one answerable query (KeyError for an ood or unknown query)."""
         for r in self.rows:
             if r.query_id == query_id:
                 return r

@@ -145,7 +145,13 @@ def boilerplate_flags(text: str) -> tuple[str, ...]:
 
 
 def k_occurrence(result, k: int, *, mask: np.ndarray | None = None, n_chunks: int | None = None) -> np.ndarray:
-    """Per chunk position: in how many queries' top ``k`` it is (``mask`` selects the queries)."""
+    """Per chunk position: in how many queries' top ``k`` it is (``mask`` selects the queries).
+
+    >>> from types import SimpleNamespace
+    >>> res = SimpleNamespace(top_order=np.array([[0, 1, 2], [0, 2, 1], [0, 1, 3]]))
+    >>> k_occurrence(res, 2).tolist()  # chunk 0 in all three top 2s, chunk 1 in two, chunk 2 in one
+    [3, 2, 1, 0]
+    """
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
     k = min(k, result.top_order.shape[1])  # a corpus with fewer chunks than k: the whole list
@@ -183,13 +189,25 @@ class Hub:
 
     @property
     def ratio(self) -> float:
+        """k-occurrence over its expectation, ``N_k / E`` (infinite when nothing was expected).
+
+        A chunk in the top 4 of 12 queries, out of 80 chunks and 60 queries
+        (``E = 60 * 4 / 80 = 3``), occurs four times as often as expected:
+
+        >>> h = Hub("C/dense", "c1", 0, "d", "", occurrences=12, clusters=5, expected=60 * 4 / 80,
+        ...         holds_for=(), flags=(), queries=(), displaced=(), preview="")
+        >>> h.ratio, h.hub
+        (4.0, False)
+        """
         return self.occurrences / self.expected if self.expected else float("inf")
 
     @property
     def hub(self) -> bool:
+        """Flagged a hub: ``ratio >= HUB_RATIO`` and in the top k of at least ``HUB_MIN_CLUSTERS`` questions."""
         return self.ratio >= HUB_RATIO and self.clusters >= HUB_MIN_CLUSTERS
 
     def row(self) -> dict:
+        """The flat table row (column name to value) the page and the export show."""
         return {"config": self.config, "chunk": self.chunk_id, "doc_id": self.doc_id,
                 "section": self.section or "(preamble)", "occurrences": self.occurrences,
                 "questions": self.clusters, "expected": round(self.expected, 4), "ratio": round(self.ratio, 2),
@@ -242,6 +260,7 @@ def hubs(ev: Evaluation, config: Config | str, *, k: int = PRIMARY_K, top: int |
 
 
 def hub_rows(items: Sequence[Hub]) -> list[dict]:
+    """The table rows of ``items``, in their order (see :meth:`Hub.row`)."""
     return [h.row() for h in items]
 
 

@@ -25,6 +25,20 @@ def _ranks(ranks) -> np.ndarray:
 def hits_at_k(ranks, k: int) -> np.ndarray:
     """Per query: did a chunk holding the needle appear in the top ``k``?
 
+    Parameters
+    ----------
+    ranks : array_like of int
+        One 1-based rank per query; 0 means the needle is in no returned chunk.
+    k : int
+        The cut-off, ``k >= 1``.
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        ``1 <= rank <= k`` per query; its mean is recall@k (hit rate).
+
+    Examples
+    --------
     >>> hits_at_k([1, 3, 0, 9], 4).tolist()
     [True, True, False, False]
     """
@@ -37,6 +51,20 @@ def hits_at_k(ranks, k: int) -> np.ndarray:
 def reciprocal_rank(ranks, *, depth: int = MRR_DEPTH) -> np.ndarray:
     """Per query: 1/rank when the needle is in the top ``depth``, else 0.
 
+    Parameters
+    ----------
+    ranks : array_like of int
+        One 1-based rank per query; 0 means the needle is in no returned chunk.
+    depth : int, keyword-only
+        Ranks beyond it count 0 (default :data:`~ragdiag.defaults.MRR_DEPTH`).
+
+    Returns
+    -------
+    numpy.ndarray of float
+        The reciprocal rank per query; its mean is MRR@depth.
+
+    Examples
+    --------
     >>> reciprocal_rank([1, 4, 0, 25]).tolist()
     [1.0, 0.25, 0.0, 0.0]
     """

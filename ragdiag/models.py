@@ -40,13 +40,21 @@ MODEL_ALIASES = {
 
 
 def split_model(retriever: str) -> tuple[str, str | None]:
-    """``"dense-int8@use"`` -> ``("dense-int8", "use")``; no ``@`` -> ``(name, None)``."""
+    """``"dense-int8@use"`` -> ``("dense-int8", "use")``; no ``@`` -> ``(name, None)``.
+
+    >>> split_model("dense-int8@use"), split_model("bm25"), split_model("dense@")
+    (('dense-int8', 'use'), ('bm25', None), ('dense', None))
+    """
     base, sep, param = retriever.partition("@")
     return base, (param or None) if sep else None
 
 
 def model_label(param: str | None) -> str:
-    """The alias shown in tables: ``minilm`` for the default model, else the name after ``@``."""
+    """The alias shown in tables: ``minilm`` for the default model, else the name after ``@``.
+
+    >>> model_label(None), model_label("all-MiniLM-L6-v2"), model_label("use")
+    ('minilm', 'minilm', 'use')
+    """
     return "minilm" if param in (None, "", "minilm", DEFAULT_MODEL, "all-MiniLM-L6-v2") else str(param)
 
 
@@ -94,6 +102,7 @@ class USEEncoder:
 
     @property
     def stamp(self) -> EncoderStamp:
+        """What made the vectors: model, sha256 of the shipped weight files (hashed once), pooling."""
         if self._sha is None:
             h = hashlib.sha256()
             for p in sorted(self.folder.iterdir()):
@@ -104,6 +113,7 @@ class USEEncoder:
                             pooling="dan+cnn", normalize=True, precision="fp32")
 
     def token_layout(self, texts: Sequence[str], prefix_lengths: Sequence[int] | None = None):
+        """``(tokens, prefix_tokens, window_ends)`` per text; no window, so every text ends at its length."""
         tok = self._use._tokenizer
         tokens = np.array([len(tok.encode(t, out_type=int, add_bos=True, add_eos=True)) for t in texts],
                           dtype=np.int64)
@@ -116,13 +126,16 @@ class USEEncoder:
         return tokens, prefix, ends
 
     def count_tokens(self, texts: Sequence[str]) -> np.ndarray:
+        """SentencePiece tokens per text, with the start and end markers."""
         return self.token_layout(texts)[0]
 
     def window_ends(self, texts: Sequence[str]) -> np.ndarray:
+        """Where each text's window ends in characters: its length (nothing is truncated)."""
         return np.array([len(t) for t in texts], dtype=np.int64)
 
     def encode(self, texts: Sequence[str], *, progress: Callable[[int, int], None] | None = None,
                batch: int = 256) -> np.ndarray:
+        """Unit float32 vectors (texts x 512), ``batch`` texts at a time, ``progress(done, total)`` after each."""
         texts = list(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for b in range(0, len(texts), batch):

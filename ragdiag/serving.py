@@ -56,6 +56,7 @@ class Access:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, *, default_corpus: str | os.PathLike = "") -> Access:
+        """The access the environment sets (see the module docstring); ``default_corpus`` without RAGDIAG_CORPUS."""
         from .truth import default_truth_path
 
         env = os.environ if env is None else env
@@ -67,6 +68,7 @@ class Access:
         return cls(corpus, truth, tuple(dict.fromkeys(_resolve(r) for r in roots if r)), locked)
 
     def allows(self, path: str | os.PathLike) -> bool:
+        """Whether ``path``, every symlink resolved, is a root or lies under one."""
         p = _resolve(path)
         return any(p == r or p.is_relative_to(r) for r in self.roots)
 

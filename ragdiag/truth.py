@@ -91,11 +91,14 @@ class Query:
 
     @property
     def in_domain(self) -> bool:
+        """Whether the query belongs to a question (False for out-of-domain queries)."""
         return self.question_id is not None
 
 
 @dataclass(frozen=True)
 class OodQuery:
+    """An out-of-domain query as written in the file: no answer in the corpus, ``kind`` near or far."""
+
     id: str
     kind: str
     query: str
@@ -103,6 +106,8 @@ class OodQuery:
 
 @dataclass(frozen=True)
 class GroundTruth:
+    """A validated ground truth: its questions and out-of-domain queries, and the file it came from."""
+
     questions: tuple[Question, ...]
     ood: tuple[OodQuery, ...]
     source: str = ""
@@ -121,6 +126,7 @@ class GroundTruth:
 
     @property
     def phrasings(self) -> tuple[str, ...]:
+        """The phrasing names used, first seen first (``course``, ``ticket``, ...)."""
         return tuple(dict.fromkeys(p for q in self.questions for p, _ in q.queries))
 
     @cached_property
@@ -128,6 +134,7 @@ class GroundTruth:
         return {q.id: q for q in self.questions}
 
     def question(self, question_id: str) -> Question:
+        """The question with id ``question_id`` (KeyError naming it otherwise)."""
         try:
             return self._by_id[question_id]
         except KeyError:
@@ -168,6 +175,19 @@ def _heading_problem(doc: Document, start: int, end: int, needle: str) -> str | 
     return None
 
 
+def _entry_id(raw: object, label: str, n: int, fields: str, problems: list[str]) -> tuple[str, str] | None:
+    """The id of entry ``n`` of a list and how messages name it (``question q01``); None after noting why not."""
+    where = f"{label} #{n}"
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: must be an object with {fields}")
+        return None
+    entry_id = raw.get("id")
+    if not isinstance(entry_id, str) or not entry_id.strip():
+        problems.append(f"{where}: 'id' must be a non-empty string")
+        return None
+    return entry_id, f"{label} {entry_id}"
+
+
 def parse_truth(data: dict, corpus: Corpus, *, source: str = "<data>") -> GroundTruth:
     """Validate a parsed ground-truth mapping against ``corpus``."""
     problems: list[str] = []
@@ -183,15 +203,10 @@ def parse_truth(data: dict, corpus: Corpus, *, source: str = "<data>") -> Ground
     seen_ids: set[str] = set()
     questions: list[Question] = []
     for n, raw in enumerate(raw_questions, 1):
-        where = f"question #{n}"
-        if not isinstance(raw, dict):
-            problems.append(f"{where}: must be an object with id, needle and queries")
+        named = _entry_id(raw, "question", n, "id, needle and queries", problems)
+        if named is None:
             continue
-        qid = raw.get("id")
-        if not isinstance(qid, str) or not qid.strip():
-            problems.append(f"{where}: 'id' must be a non-empty string")
-            continue
-        where = f"question {qid}"
+        qid, where = named
         if qid in seen_ids:
             problems.append(f"{where}: duplicate id")
         seen_ids.add(qid)
@@ -253,15 +268,10 @@ def parse_truth(data: dict, corpus: Corpus, *, source: str = "<data>") -> Ground
 
     ood: list[OodQuery] = []
     for n, raw in enumerate(raw_ood, 1):
-        where = f"ood #{n}"
-        if not isinstance(raw, dict):
-            problems.append(f"{where}: must be an object with id, kind and query")
+        named = _entry_id(raw, "ood", n, "id, kind and query", problems)
+        if named is None:
             continue
-        oid, kind, text = raw.get("id"), raw.get("kind"), raw.get("query")
-        if not isinstance(oid, str) or not oid.strip():
-            problems.append(f"{where}: 'id' must be a non-empty string")
-            continue
-        where = f"ood {oid}"
+        (oid, where), kind, text = named, raw.get("kind"), raw.get("query")
         if oid in seen_ids or ":" in oid:
             problems.append(f"{where}: duplicate id" if oid in seen_ids else f"{where}: ids must not contain ':'")
         seen_ids.add(oid)
@@ -281,7 +291,7 @@ def parse_truth(data: dict, corpus: Corpus, *, source: str = "<data>") -> Ground
 
 
 class DuplicateKeyError(ValueError):
-    pass
+    """A key written twice in one object or mapping of a ground-truth file."""
 
 
 def _no_duplicates(pairs):

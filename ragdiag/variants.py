@@ -14,8 +14,8 @@ Pareto-optimal (no other is at least as good on recall, bytes and time, and
 better on one).
 
 Every variant keeps its own model's cosine distances for the distance gate:
-a cut belongs to one model (:func:`cut_percentile` gives its model-independent
-reading).
+a cut belongs to one model (:func:`cut_percentile`, in :mod:`ragdiag.model_cut` and
+re-exported here, gives its model-independent reading).
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ import numpy as np
 from .defaults import PRIMARY_K, TOP
 from .evaluate import Config, Evaluation, StrategyIndex, _config_result, build_index
 from .metrics import hits_at_k
-from .models import MODEL_ALIASES, load_encoder, model_label, split_model
+from .model_cut import cut_percentile, gate_chunk_vectors, gate_model, model_choices, nearest_chunk_distances  # noqa: F401 - re-exported
+from .models import load_encoder, model_label, split_model
 from .retrieval import QueryBatch, Unavailable, cosine_distances
 from .retrieval.ann import HNSWParams, HNSWRetriever, neighbour_overlap
 from .retrieval.quantized import DEFAULT_RESCORE, BinaryRetriever, ExactRetriever, Int8Retriever
@@ -76,23 +77,28 @@ class Variant:
 
     @property
     def name(self) -> str:
+        """The retriever name: the base, with ``@model`` unless the model is the default."""
         label = model_label(self.model)
         return self.base if label == "minilm" else f"{self.base}@{self.model}"
 
     @property
     def precision(self) -> str:
+        """``fp32``, ``int8`` or ``binary``."""
         return VARIANT_KINDS[self.base][0]
 
     @property
     def rescore(self) -> bool:
+        """Whether a shortlist is rescored with the float vectors."""
         return VARIANT_KINDS[self.base][1]
 
     @property
     def index(self) -> str:
+        """``exact`` or ``hnsw``."""
         return VARIANT_KINDS[self.base][2]
 
     @property
     def model_label(self) -> str:
+        """The model's alias in tables (``minilm`` for the default)."""
         return model_label(self.model)
 
 
@@ -161,6 +167,7 @@ class VariantRun:
     model_indexes: dict[str, StrategyIndex] = field(default_factory=dict)  # model label -> its index
 
     def config(self, name: str) -> Config:
+        """The :class:`Config` of variant ``name`` under this run's strategy."""
         return Config(self.strategy, name)
 
 
@@ -337,63 +344,3 @@ def format_variant_rows(rows: Sequence[dict], k: int = PRIMARY_K) -> str:
             "pareto": "*" if r["pareto"] else "",
         })
     return format_rows(table)
-
-
-def nearest_chunk_distances(vectors: np.ndarray, *, block: int = 512) -> np.ndarray:
-    """Per chunk, the cosine distance to its nearest other chunk (unit vectors).
-
-    >>> nearest_chunk_distances(np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]])).round(2).tolist()
-    [0.4, 0.2, 0.2]
-    """
-    v = np.asarray(vectors, dtype=np.float64)
-    n = len(v)
-    if n < 2:
-        raise ValueError("nearest-chunk distances need at least two chunks")
-    out = np.empty(n)
-    for s in range(0, n, block):
-        sims = v[s : s + block] @ v.T
-        sims[np.arange(sims.shape[0]), np.arange(s, s + sims.shape[0])] = -np.inf
-        out[s : s + block] = 1.0 - sims.max(axis=1)
-    return out
-
-
-def cut_percentile(cut: float, nearest: np.ndarray) -> float:
-    """Percent of chunks whose nearest other chunk is closer than ``cut``: the cut's model-free reading.
-
-    >>> cut_percentile(0.3, np.array([0.1, 0.2, 0.4, 0.5]))
-    50.0
-    """
-    nearest = np.asarray(nearest, dtype=np.float64)
-    if nearest.size == 0:
-        raise ValueError("no nearest-chunk distances")
-    return float(100.0 * np.mean(nearest < cut))
-
-
-def model_choices() -> dict[str, str]:
-    """The offered model aliases and what each is, for help texts."""
-    return {k: v[0] for k, v in MODEL_ALIASES.items()}
-
-
-def gate_model(ev: Evaluation, config) -> str:
-    """The model whose cosine distances a configuration's gate reads: ``minilm``, ``use``, a folder...
-
-    Retrievers named ``...@MODEL`` carry their model's distances; every other
-    configuration (bm25, hybrid, rerankers too) reads the run encoder's.
-    """
-    cfg = Config.parse(config) if isinstance(config, str) else config
-    _, param = split_model(cfg.retriever)
-    if param is not None:
-        return model_label(param)
-    return model_label(ev.encoder_stamp.get("model"))
-
-
-def gate_chunk_vectors(ev: Evaluation, config, *, store=None) -> np.ndarray:
-    """The chunk vectors behind a configuration's distances (another model's come from the store or are embedded)."""
-    cfg = Config.parse(config) if isinstance(config, str) else config
-    index = ev.indexes[cfg.strategy]
-    _, param = split_model(cfg.retriever)
-    if param is None:
-        return index.vectors
-    encoder = load_encoder(param)
-    texts = [c.embed_text for c in index.chunks]
-    return store.embed(encoder, texts).vectors if store is not None else encoder.encode(texts)

@@ -18,10 +18,34 @@ settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 BUNDLED_TRUTH = DEFAULT_CORPUS.parent / "sklearn-user-guide.truth.json"
 
+
+@pytest.fixture(scope="session", autouse=True)
+def _compile_each_page_once():
+    """Streamlit's AppTest compiles the page anew on every run (a fresh ScriptCache each time, about a
+    quarter of a second for a page); one cache for the session compiles each page file once. The pages
+    do not change while the tests run, so every run executes the same code as before."""
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+    from streamlit.testing.v1 import local_script_runner
+
+    original = local_script_runner.ScriptCache
+    shared = ScriptCache()
+    local_script_runner.ScriptCache = lambda: shared
+    yield
+    local_script_runner.ScriptCache = original
+
 @pytest.fixture(scope="session")
 def corpus() -> Corpus:
     """The bundled scikit-learn user guide, loaded once per session."""
     return load_corpus(DEFAULT_CORPUS)
+
+
+@pytest.fixture(scope="session")
+def kb_corpus() -> Corpus:
+    """The fixture knowledge base ``tests/fixtures/kb`` (Markdown, HTML, PDF), loaded once per session:
+    extracting its PDFs and HTML pages takes seconds."""
+    from pathlib import Path
+
+    return load_corpus(Path(__file__).parent / "fixtures" / "kb")
 
 
 @pytest.fixture(scope="session")

@@ -239,9 +239,8 @@ def test_suggest_bundled(corpus):
     assert not [m for o in sugg.ood for m in near_ood_matches(o.query, corpus, top=1) if m.warn]
 
 
-def test_suggest_fixture_kb():
-    kb = load_corpus(ROOT / "tests" / "fixtures" / "kb")
-    _assert_valid(suggest(kb, 15), kb)
+def test_suggest_fixture_kb(kb_corpus):
+    _assert_valid(suggest(kb_corpus, 15), kb_corpus)
 
 
 def test_suggest_german(german):

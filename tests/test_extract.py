@@ -55,8 +55,8 @@ EXPECTED = {
 
 
 @pytest.fixture(scope="module")
-def kb():
-    return load_corpus(KB)
+def kb(kb_corpus):
+    return kb_corpus
 
 
 @pytest.fixture(scope="module")

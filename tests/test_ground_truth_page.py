@@ -197,7 +197,7 @@ def test_writes_only_the_configured_file(tiny, tmp_path, monkeypatch):
     assert [o["id"] for o in json.loads(truth.read_text())["ood"]] == ["o1", "o2", "o03"]
 
 
-def test_twenty_questions_and_ten_ood_on_an_unseen_corpus(tmp_path, monkeypatch, fake_encoder):
+def test_twenty_questions_and_ten_ood_on_an_unseen_corpus(tmp_path, monkeypatch, fake_encoder, kb_corpus):
     """From an empty file to 20 questions x 2 phrasings and 10 ood queries on the page alone, then evaluated.
 
     The corpus is the HTML/PDF/Markdown fixture folder (it was never used to tune the suggestions); the
@@ -205,7 +205,6 @@ def test_twenty_questions_and_ten_ood_on_an_unseen_corpus(tmp_path, monkeypatch,
     """
     import shutil
 
-    from ragdiag.corpus import load_corpus
     from ragdiag.evaluate import evaluate
     from ragdiag.truth import load_truth
 
@@ -228,7 +227,7 @@ def test_twenty_questions_and_ten_ood_on_an_unseen_corpus(tmp_path, monkeypatch,
         at.radio(key="gt_ood_kind").set_value("near" if i % 2 else "far").run()
         ok(at.button(key="gt_add_ood").click().run())
     ok(at.button(key="gt_save").click().run())
-    corpus = load_corpus(root)
+    corpus = kb_corpus  # the same files as the copy the page wrote the ground truth for, already loaded
     truth = load_truth(tmp_path / "kb.truth.json", corpus)
     assert (len(truth.questions), len(truth.ood), truth.phrasings) == (20, 10, ("course", "ticket"))
     ev = evaluate(corpus, truth, encoder=fake_encoder, strategies="C", retrievers="bm25")

@@ -94,15 +94,14 @@ def test_crowding_lists_the_chunks_above_the_holder(tiny_eval):
     assert crowding(tiny_eval, "C/dense", tiny_eval.query_index("q1:course"), k=2) == []  # rank 1: nothing above
 
 
-def test_boilerplate_on_a_real_readme_and_html_page():
+def test_boilerplate_on_a_real_readme_and_html_page(kb_corpus):
     """Unseen real documents (the fixture knowledge base): link lists, licence lines and code are flagged."""
-    from pathlib import Path
-
     from ragdiag.chunking import STRATEGIES, chunk_corpus
-    from ragdiag.corpus import load_corpus
 
-    kb = Path(__file__).parent / "fixtures" / "kb"
-    chunks = chunk_corpus(load_corpus(kb / "notes"), STRATEGIES["E"])
+    by_folder: dict[str, list] = {}
+    for c in chunk_corpus(kb_corpus, STRATEGIES["E"]):
+        by_folder.setdefault(c.doc_id.split("/")[0], []).append(c)
+    chunks = by_folder["notes"]
     flags = {c.id: boilerplate_flags(c.content) for c in chunks}
     nav = [cid for cid, f in flags.items() if "navigation" in f]
     assert nav, flags
@@ -110,6 +109,6 @@ def test_boilerplate_on_a_real_readme_and_html_page():
         text = next(c.content for c in chunks if c.id == cid)
         assert "](http" in text
     assert any("code-only" in f for f in flags.values())
-    html_chunks = chunk_corpus(load_corpus(kb / "html"), STRATEGIES["E"])
+    html_chunks = by_folder["html"]
     lic = [c for c in html_chunks if "licence" in boilerplate_flags(c.content)]
     assert lic and all("licen" in c.content.lower() for c in lic)

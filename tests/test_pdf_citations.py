@@ -10,7 +10,6 @@ import pytest
 
 from ragdiag.chunking import STRATEGIES, chunk_document
 from ragdiag.citations import PageLocator, cite
-from ragdiag.corpus import load_corpus
 
 KB = Path(__file__).parent / "fixtures" / "kb"
 
@@ -20,13 +19,24 @@ def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text)).strip()
 
 
-@pytest.mark.parametrize("strategy", ["A", "C", "E"])
-def test_pdf_citations_point_at_the_page_holding_the_quote(strategy):
+@pytest.fixture(scope="module")
+def kb(kb_corpus):
+    """The fixture folder (conftest loads it once: extracting its PDFs and HTML takes seconds)."""
+    return kb_corpus
+
+
+@pytest.fixture(scope="module")
+def pypdf_pages():
+    """The comparison PDF's pages as pypdf extracts them (the oracle), normalised."""
     pypdf = pytest.importorskip("pypdf")
-    corpus = load_corpus(KB)
+    return [_norm(p.extract_text() or "") for p in pypdf.PdfReader(KB / "pdf" / "comparison.pdf").pages]
+
+
+@pytest.mark.parametrize("strategy", ["A", "C", "E"])
+def test_pdf_citations_point_at_the_page_holding_the_quote(strategy, kb, pypdf_pages):
+    corpus, pages = kb, pypdf_pages
     doc = corpus.document("pdf/comparison")
     assert len(doc.page_starts) > 2
-    pages = [_norm(p.extract_text() or "") for p in pypdf.PdfReader(KB / "pdf" / "comparison.pdf").pages]
     chunks = chunk_document(doc, STRATEGIES[strategy])
     checked = 0
     for chunk in chunks:
@@ -43,8 +53,8 @@ def test_pdf_citations_point_at_the_page_holding_the_quote(strategy):
     assert checked >= len(chunks) // 2
 
 
-def test_markdown_citations_have_no_page():
-    corpus = load_corpus(KB)
+def test_markdown_citations_have_no_page(kb):
+    corpus = kb
     doc = next(d for d in corpus.documents if d.kind == "markdown")
     chunk = chunk_document(doc, STRATEGIES["C"])[0]
     citation = cite("q", [(chunk, 0.1)], corpus, cut=0.5).citations[0]

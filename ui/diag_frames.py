@@ -80,6 +80,7 @@ def stage_frame(items: Sequence[Funnel], query_id: str) -> pd.DataFrame:
 
 
 def hub_frame(items) -> pd.DataFrame:
+    """The hub table: one row per :class:`~ragdiag.hubs.Hub`, columns in display order."""
     from ragdiag.hubs import hub_rows
 
     cols = ["config", "chunk", "doc_id", "section", "occurrences", "questions", "expected", "ratio", "hub",

@@ -34,10 +34,14 @@ _WS = re.compile(r"\s+")
 
 @runtime_checkable
 class VectorStoreAdapter(Protocol):
+    """What a vector database needs to be evaluated: a ``name``, whether scores are ``distances``, ``search``."""
+
     name: str
     distances: bool
 
-    def search(self, vectors: np.ndarray, k: int) -> list[list[ExternalHit]]: ...
+    def search(self, vectors: np.ndarray, k: int) -> list[list[ExternalHit]]:
+        """The top ``k`` hits for each row of ``vectors`` (unit float32), best first, one list per query."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -50,9 +54,11 @@ class HitMapping:
 
     @property
     def total(self) -> int:
+        """Every hit the store returned, mapped or not."""
         return self.by_offsets + self.by_text + len(self.unmapped)
 
     def summary(self) -> str:
+        """One line for the user: how many hits were mapped by offsets, by text, and which were not."""
         text = f"{self.total} hits: {self.by_offsets} mapped by offsets, {self.by_text} by text"
         if self.unmapped:
             shown = ", ".join(f"{q} #{r}" for q, r, _ in self.unmapped[:5])
@@ -62,6 +68,8 @@ class HitMapping:
 
 @dataclass(frozen=True)
 class StoreEvaluation:
+    """What :func:`evaluate_store` returns: the store's key, the hit mapping, the run, the evaluation with it."""
+
     config: object  # the ExternalKey (ext/NAME) the store's results were attached under
     mapping: HitMapping
     run: ExternalRun

@@ -50,6 +50,7 @@ class ChromaAdapter:
         self.name = name or f"chroma-{collection}"
 
     def search(self, vectors: np.ndarray, k: int) -> list[list[ExternalHit]]:
+        """The collection's top ``k`` for each query vector, with cosine distances."""
         res = self.collection.query(query_embeddings=np.asarray(vectors, dtype=np.float32), n_results=k,
                                     include=["documents", "metadatas", "distances"])
         out = []

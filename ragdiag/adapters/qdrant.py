@@ -44,6 +44,7 @@ class QdrantAdapter:
         self.name = name or f"qdrant-{collection}"
 
     def search(self, vectors: np.ndarray, k: int) -> list[list[ExternalHit]]:
+        """The collection's top ``k`` for each query vector, one request per query."""
         out = []
         for v in np.asarray(vectors, dtype=np.float32):
             points = self.client.query_points(self.collection, query=v.tolist(), limit=k, with_payload=True).points
@@ -58,6 +59,7 @@ class QdrantAdapter:
         return out
 
     def close(self) -> None:
+        """Close the Qdrant client."""
         self.client.close()
 
     @staticmethod

@@ -149,10 +149,12 @@ class NeedleCheck:
 
     @property
     def ok(self) -> bool:
+        """The needle passes every loader rule."""
         return not self.problems
 
     @property
     def destroyed_by(self) -> tuple[str, ...]:
+        """The strategies that cut the needle (no chunk holds it whole)."""
         return tuple(c.strategy for c in self.chunking if not c.whole)
 
 
@@ -188,6 +190,7 @@ class OodMatch:
 
     @property
     def warn(self) -> bool:
+        """Worth a warning: at least ``NEAR_OOD_WARN`` of the words, and ``NEAR_OOD_MIN_WORDS`` or more of them."""
         return self.share >= NEAR_OOD_WARN and len(self.shared) >= NEAR_OOD_MIN_WORDS
 
 

@@ -42,6 +42,7 @@ def _open(path: str):
 
 
 def cmd_check(args) -> int:
+    """``truth check FILE``: print every problem; exit status 1 on an error (or any warning without --errors-only)."""
     from .checks import check_truth
 
     opened = _open(args.file)
@@ -59,6 +60,7 @@ def cmd_check(args) -> int:
 
 
 def cmd_stats(args) -> int:
+    """``truth stats FILE``: print the coverage table of a ground-truth file."""
     from .coverage import coverage, format_coverage
 
     opened = _open(args.file)
@@ -68,6 +70,7 @@ def cmd_stats(args) -> int:
 
 
 def cmd_suggest(args) -> int:
+    """``truth suggest --out FILE``: write candidate needles and near out-of-domain queries to start from."""
     from ..cli import UsageError
     from .save import dumps
     from .suggest import suggest, to_truth_data

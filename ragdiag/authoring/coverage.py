@@ -19,6 +19,8 @@ DEFAULT_PHRASINGS = ("course", "ticket")
 
 @dataclass(frozen=True)
 class SectionRow:
+    """One section of the corpus: its size in characters and how many valid needles lie in it."""
+
     doc_id: str
     section: str  # "" for the text before the first ## heading
     chars: int
@@ -27,6 +29,8 @@ class SectionRow:
 
 @dataclass(frozen=True)
 class Coverage:
+    """Where a ground truth's questions are, which phrasings are missing, near/far balance, resolution."""
+
     sections: tuple[SectionRow, ...]
     n_questions: int  # questions whose needle passes the loader's rules
     n_entries: int
@@ -92,6 +96,7 @@ def coverage(data: dict, corpus: Corpus, *, k: int = PRIMARY_K, alpha: float = A
 
 
 def format_coverage(cov: Coverage) -> str:
+    """The text report of ``truth stats``: totals, a table per document, sections, missing phrasings."""
     lines = [f"{cov.n_questions} valid questions of {cov.n_entries}; phrasings {', '.join(cov.phrasings)}; "
              f"out-of-domain: {cov.near} near, {cov.far} far", cov.sentence, "", "per document:"]
     by_doc: dict[str, int] = Counter()

@@ -9,6 +9,11 @@ __all__ = ["next_id", "add_question", "update_queries", "remove_entry", "add_ood
 
 
 def ids(data: dict) -> set[str]:
+    """Every id in use, questions and out-of-domain queries alike.
+
+    >>> sorted(ids({"questions": [{"id": "q01"}], "ood": [{"id": "o01"}, "not an entry"]}))
+    ['o01', 'q01']
+    """
     return {str(e.get("id")) for key in ("questions", "ood") for e in data.get(key) or [] if isinstance(e, dict)}
 
 
@@ -52,12 +57,18 @@ def update_queries(data: dict, qid: str, queries: dict[str, str]) -> dict:
 
 
 def remove_entry(data: dict, key: str, entry_id: str) -> dict:
+    """``data`` without the entry ``entry_id`` of list ``key`` (``questions`` or ``ood``).
+
+    >>> remove_entry({"questions": [{"id": "q01"}, {"id": "q02"}]}, "questions", "q01")
+    {'questions': [{'id': 'q02'}]}
+    """
     out = copy.deepcopy(data)
     out[key] = [e for e in _list(out, key) if not (isinstance(e, dict) and e.get("id") == entry_id)]
     return out
 
 
 def add_ood(data: dict, oid: str, kind: str, query: str, **extra) -> dict:
+    """``data`` with a new out-of-domain query (``kind`` near or far) appended; ValueError when ``oid`` is taken."""
     if oid in ids(data):
         raise ValueError(f"id {oid!r} is taken; choose another")
     out = copy.deepcopy(data)

@@ -40,6 +40,7 @@ class Leakage:
 
     @property
     def warn(self) -> bool:
+        """Worth a warning: at least ``LEAKAGE_WARN`` of the words copied, and ``LEAKAGE_MIN_WORDS`` or more of them."""
         return self.share >= LEAKAGE_WARN and len(self.copied) >= LEAKAGE_MIN_WORDS
 
     def __str__(self) -> str:

@@ -48,8 +48,32 @@ def _critical(m: int, alpha: float) -> int:
 def sign_test_power(n: int, p_win: float, p_loss: float, *, alpha: float = ALPHA) -> float:
     """Exact power of the two-sided sign test on ``n`` paired questions (see the module docstring).
 
+    Parameters
+    ----------
+    n : int
+        Questions both configurations answer.
+    p_win, p_loss : float
+        Per question, the probability that only A hits, and that only B hits.
+    alpha : float, keyword-only
+        The test's level.
+
+    Returns
+    -------
+    float
+        The probability that the exact two-sided sign test rejects at ``alpha``.
+
+    Examples
+    --------
     >>> round(sign_test_power(10, 1.0, 0.0), 6)  # 10 wins of 10: p = 0.002
     1.0
+
+    Five wins of five give p = 2/32 = 0.0625 > 0.05, six of six p = 2/64: five
+    questions can never tell two configurations apart, six can. When A wins a
+    question with probability 0.5 and never loses, only six disagreements of six
+    reject, with probability 0.5 ** 6:
+
+    >>> sign_test_power(5, 1.0, 0.0), round(sign_test_power(6, 1.0, 0.0), 6), round(sign_test_power(6, 0.5, 0.0), 6)
+    (0.0, 1.0, 0.015625)
     """
     if n < 0 or p_win < 0 or p_loss < 0 or p_win + p_loss > 1 + 1e-12:
         raise ValueError(f"need n >= 0 and probabilities p_win, p_loss >= 0 with sum <= 1; got {n}, {p_win}, {p_loss}")
@@ -75,8 +99,23 @@ def resolvable_difference(n: int, *, alpha: float = ALPHA, power: float = 0.8,
                           discordance: float | None = None) -> float | None:
     """Smallest recall difference (points, 0.5 grid) the sign test detects with ``power`` on ``n`` questions.
 
-    None when no difference up to ``discordance`` (or 100 points) reaches it.
+    Parameters
+    ----------
+    n : int
+        Questions.
+    alpha, power : float, keyword-only
+        The test's level and the power asked for.
+    discordance : float, optional
+        Share of questions on which the two configurations disagree; None: the most
+        favourable case (every disagreement goes one way).
 
+    Returns
+    -------
+    float or None
+        Points of recall; None when no difference up to ``discordance`` (or 100 points) reaches it.
+
+    Examples
+    --------
     >>> resolvable_difference(32)
     24.0
     """
@@ -94,7 +133,13 @@ def resolvable_difference(n: int, *, alpha: float = ALPHA, power: float = 0.8,
 
 
 def resolution_sentence(n: int, k: int, *, alpha: float = ALPHA, power: float = 0.8) -> str:
-    """"with 32 questions, a difference in R@4 smaller than about 24 points cannot be told apart"."""
+    """"with 32 questions, a difference in R@4 smaller than about 24 points cannot be told apart".
+
+    >>> "smaller than about 24 points" in resolution_sentence(32, 4)
+    True
+    >>> resolution_sentence(5, 4).endswith("(it needs at least 6 questions that all go one way)")
+    True
+    """
     if n == 0:
         return "with no valid questions, nothing can be told apart"
     d = resolvable_difference(n, alpha=alpha, power=power)

@@ -49,6 +49,11 @@ def _fmt(path: Path) -> str:
 
 
 def new_truth() -> dict:
+    """An empty ground truth: no questions, no out-of-domain queries.
+
+    >>> new_truth()
+    {'questions': [], 'ood': []}
+    """
     return {"questions": [], "ood": []}
 
 

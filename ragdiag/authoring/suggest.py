@@ -100,6 +100,8 @@ einleitung einführung überblick beispiel hinweis""".split())
 
 @dataclass(frozen=True)
 class Candidate:
+    """A candidate needle: the sentence, where it lies, its score and why, and a draft phrasing."""
+
     needle: str
     doc_id: str
     section: str
@@ -111,6 +113,8 @@ class Candidate:
 
 @dataclass(frozen=True)
 class OodCandidate:
+    """A candidate out-of-domain query and why it was chosen."""
+
     query: str
     why: str
     kind: str = "near"
@@ -118,6 +122,8 @@ class OodCandidate:
 
 @dataclass(frozen=True)
 class Suggestions:
+    """What :func:`suggest` proposes: candidate needles, out-of-domain queries, and notes for the user."""
+
     questions: tuple[Candidate, ...]
     ood: tuple[OodCandidate, ...]
     eligible: int = 0  # eligible sentences in the corpus

@@ -47,6 +47,8 @@ ihr ich du man wie was wer wo warum welche welcher welches dass daß als auch nu
 
 @dataclass(frozen=True)
 class Sentence:
+    """One sentence of a document's canonical text, ``text == doc.text[start:end]``."""
+
     doc_id: str
     section: str  # section title ("" for the text before the first ## heading)
     start: int
@@ -111,6 +113,7 @@ def sentences(doc: Document) -> list[Sentence]:
 
 
 def corpus_sentences(corpus: Corpus) -> list[Sentence]:
+    """Every sentence of every document, in corpus order (see :func:`sentences`)."""
     return [s for d in corpus.documents for s in document_sentences(d)]
 
 

@@ -43,9 +43,11 @@ class Deadline:
         self._end = None if seconds is None else time.monotonic() + seconds
 
     def expired(self) -> bool:
+        """Whether the time limit has passed (never, without one)."""
         return self._end is not None and time.monotonic() > self._end
 
     def check(self, where: str = "") -> None:
+        """Raise :class:`ExtractionError` naming ``where`` once the time limit has passed."""
         if self.expired():
             at = f"; stopped at {where}" if where else ""
             raise ExtractionError(f"too slow: extraction exceeded the time limit of {self.seconds:g} s{at}")
@@ -186,6 +188,7 @@ def strip_furniture(pages: list[str], furniture: Furniture) -> list[str]:
 
 
 def furniture_warning(furniture: Furniture, *, removed: bool) -> str:
+    """The document warning about repeated page headers/footers: where, an example, removed or kept."""
     example = furniture.example if len(furniture.example) <= 60 else furniture.example[:57] + "..."
     where = f"{furniture.pages} of {furniture.text_pages} pages"
     if removed:

@@ -274,6 +274,7 @@ def _title(soup: BeautifulSoup) -> str:
 
 
 def extract_html(path: Path, data: bytes, options: ExtractOptions) -> Extracted:
+    """Canonical text of an HTML page (see the module docstring); :class:`ExtractionError` with a reason."""
     if not data.strip():
         raise ExtractionError("empty file")
     if b"\x00" in data[:8192] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):

@@ -86,6 +86,7 @@ def _truncated(data: bytes) -> bool:
 
 
 def extract_pdf(path: Path, data: bytes, options: ExtractOptions) -> Extracted:
+    """Canonical text and ``page_starts`` of a PDF's text layer; :class:`ExtractionError` with a reason."""
     if not data:
         raise ExtractionError("empty file (0 bytes)")
     if b"%PDF-" not in data[:1024]:

@@ -49,6 +49,7 @@ class HNSWParams:
                 raise ValueError(f"HNSW {name} must be >= 1, got {getattr(self, name)}")
 
     def as_dict(self) -> dict:
+        """The parameters under FAISS's names (``M``, ``ef_construction``, ``ef_search``)."""
         return {"M": self.m, "ef_construction": self.ef_construction, "ef_search": self.ef_search}
 
 
@@ -84,6 +85,7 @@ class HNSWRetriever:
         self.bytes_per_vector = int(faiss.serialize_index(index).nbytes) / self.n
 
     def stamp(self) -> dict:
+        """What the run records about the index: library version, parameters, bytes per vector."""
         return {"index": "hnsw", "library": f"faiss {self._faiss.__version__}", **self.params.as_dict(),
                 "bytes_per_vector": round(self.bytes_per_vector, 1)}
 
@@ -94,6 +96,7 @@ class HNSWRetriever:
             return self.index.search(q, min(k, self.n))
 
     def rank(self, batch: QueryBatch, *, depth: int | None = None) -> list[Ranking]:
+        """Per query, the graph search's top ``max(ef_search, TOP)`` by inner product, then the other chunks (score NaN)."""
         if batch.vectors is None:
             raise ValueError("dense-hnsw needs query vectors: embed the queries first (QueryBatch.vectors)")
         k = max(self.params.ef_search, TOP)

@@ -15,6 +15,7 @@ one sparse matrix product.
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 import unicodedata
@@ -51,10 +52,13 @@ def _mark_class() -> str:
     return "".join(re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "") for a, b in ranges)
 
 
-# A word: a letter or digit (not "_", not CJK), then letters, digits and combining marks (Indic vowel signs...).
-_WORD = f"[^\\W_{_CJK}](?:[^\\W_{_CJK}]|[{_mark_class()}])*"
-_TOKEN = re.compile(f"[{_CJK}]+|{_WORD}")
-_CJK_RUN = re.compile(f"[{_CJK}]")
+@functools.cache
+def _patterns() -> tuple[re.Pattern, re.Pattern]:
+    """The token pattern and the CJK test, built on first use: listing the marks reads every code point
+    (a third of a second), which a process that never tokenizes (``--help``, the dashboard's start) skips."""
+    # A word: a letter or digit (not "_", not CJK), then letters, digits and combining marks (Indic vowel signs...).
+    word = f"[^\\W_{_CJK}](?:[^\\W_{_CJK}]|[{_mark_class()}])*"
+    return re.compile(f"[{_CJK}]+|{word}"), re.compile(f"[{_CJK}]")
 
 
 # Greek accents (tonos, dialytika) dropped, as Lucene's GreekLowerCaseFilter does: capitals are written without them.
@@ -72,9 +76,10 @@ def tokenize(text: str) -> list[str]:
     >>> tokenize("Die GRÖSSE der Straße"), tokenize("机器学习")
     (['die', 'grösse', 'der', 'strasse'], ['机器', '器学', '学习'])
     """
+    token, cjk_run = _patterns()
     out: list[str] = []
-    for tok in _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold().translate(_GREEK)):
-        if _CJK_RUN.match(tok):
+    for tok in token.findall(unicodedata.normalize("NFKC", text).casefold().translate(_GREEK)):
+        if cjk_run.match(tok):
             out.extend([tok] if len(tok) == 1 else [tok[i:i + 2] for i in range(len(tok) - 1)])
         else:
             out.append(tok)
@@ -83,6 +88,22 @@ def tokenize(text: str) -> list[str]:
 
 def lucene_idf(n_docs: int, doc_freq: np.ndarray) -> np.ndarray:
     """ln(1 + (N - n + 0.5) / (n + 0.5)): always positive, unlike Robertson's idf.
+
+    Parameters
+    ----------
+    n_docs : int
+        Documents in the index, ``N``.
+    doc_freq : array_like of int
+        Per term, the documents it occurs in, ``n``.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        The idf per term.
+
+    Examples
+    --------
+    A term in one document of ten: ln(1 + 9.5 / 1.5) = ln(7.3333) = 1.99243.
 
     >>> round(float(lucene_idf(10, np.array([1]))[0]), 6)
     1.99243
@@ -135,6 +156,7 @@ class BM25Index:
         self.n_docs = n
 
     def query_matrix(self, queries: Sequence[str]) -> sp.csr_matrix:
+        """(queries x vocabulary) token counts of the queries (tokens unknown to the index dropped)."""
         rows, cols = [], []
         for i, q in enumerate(queries):
             for tok in tokenize(q):
@@ -168,11 +190,34 @@ class BM25Index:
         return lambda cols: (by_doc[cols] @ counts_t).T
 
     def scores(self, queries: Sequence[str]) -> np.ndarray:
-        """Dense (queries x documents) BM25 scores (all documents: for small indexes and tests)."""
+        """Dense (queries x documents) BM25 scores (all documents: for small indexes and tests).
+
+        Parameters
+        ----------
+        queries : sequence of str
+            The query texts, tokenized like the documents.
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            ``(len(queries), n_docs)``; 0 where a document shares no token with the query.
+
+        Examples
+        --------
+        Three texts of equal length make the length norm ``k1`` and, with ``tf = 1``,
+        each score is the token's idf: ``ln(1 + 2.5/1.5) = ln(8/3) = 0.9808`` for
+        "cherry" (in one text of three), ``ln(1 + 1.5/2.5) = ln 1.6 = 0.4700`` for "apple" (in two).
+
+        >>> index = BM25Index(["apple pie", "apple tart", "cherry tart"])
+        >>> index.scores(["cherry", "apple"]).round(4).tolist()
+        [[0.0, 0.0, 0.9808], [0.47, 0.47, 0.0]]
+        """
         return self.scorer(queries)(slice(0, self.n_docs))
 
 
 class BM25Retriever:
+    """The ``bm25`` retriever: a :class:`BM25Index` over the chunk texts; a score of 0 is not retrieved."""
+
     name = "bm25"
     zero_is_unmatched = True  # a score of 0 means "shares no token": not retrieved
 
@@ -180,15 +225,18 @@ class BM25Retriever:
         self.index = BM25Index(texts, k1=k1, b=b)
 
     def rank(self, batch: QueryBatch, *, depth: int | None = None) -> list[Ranking]:
+        """Per query, chunk positions by descending score (the top ``depth``; all when None)."""
         scores = self.index.scores(batch.texts)
         order = top_k_desc(scores, depth)
         return [Ranking(o, s[o]) for o, s in zip(order, scores)]
 
     @property
     def n_chunks(self) -> int:
+        """Chunks in the index."""
         return self.index.n_docs
 
     def scorer(self, batch: QueryBatch):
+        """The batch's block scorer (see :meth:`BM25Index.scorer`)."""
         return self.index.scorer(batch.texts)
 
     def bounded_search(self, batch: QueryBatch, *, depth: int, targets=None, block: int | None = None) -> Search:

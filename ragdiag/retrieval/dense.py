@@ -16,7 +16,11 @@ __all__ = ["DenseRetriever", "cosine_distances", "normalisation_check"]
 
 
 def cosine_distances(queries: np.ndarray, chunks: np.ndarray) -> np.ndarray:
-    """1 - q.c for unit vectors, (queries x chunks), float64 for stable thresholds."""
+    """1 - q.c for unit vectors, (queries x chunks), float64 for stable thresholds.
+
+    >>> cosine_distances(np.array([[1.0, 0.0]]), np.array([[1.0, 0.0], [0.6, 0.8], [-1.0, 0.0]])).round(4).tolist()
+    [[0.0, 0.4, 2.0]]
+    """
     return 1.0 - np.asarray(queries, dtype=np.float64) @ np.asarray(chunks, dtype=np.float64).T
 
 
@@ -58,6 +62,7 @@ class DenseRetriever:
 
     @property
     def n_chunks(self) -> int:
+        """Chunks in the index."""
         return len(self.vectors)
 
     def scorer(self, batch: QueryBatch):
@@ -68,15 +73,18 @@ class DenseRetriever:
         return lambda cols: q @ np.asarray(rows_of(self.vectors, cols), dtype=np.float32).T
 
     def bounded_search(self, batch: QueryBatch, *, depth: int, targets=None, block: int | None = None) -> Search:
+        """Top ``depth`` and the targets' rank by blocks of chunks: no (queries x chunks) array."""
         return block_search(self.scorer(batch), len(self.vectors), len(batch), depth, targets,
                             block=block or block_size(len(batch), len(self.vectors)))
 
     def scores(self, batch: QueryBatch) -> np.ndarray:
+        """Dense (queries x chunks) cosine similarities of the unit query and chunk vectors."""
         if batch.vectors is None:
             raise ValueError("dense retrieval needs query vectors: embed the queries first (QueryBatch.vectors)")
         return self.scorer(batch)(slice(0, len(self.vectors)))
 
     def rank(self, batch: QueryBatch, *, depth: int | None = None) -> list[Ranking]:
+        """Per query, chunk positions by descending cosine similarity (the top ``depth``; all when None)."""
         scores = self.scores(batch)
         order = top_k_desc(scores, depth)
         return [Ranking(o, s[o]) for o, s in zip(order, scores)]

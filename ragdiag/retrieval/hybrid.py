@@ -13,7 +13,11 @@ __all__ = ["rrf_fuse", "rrf_scores", "ranks_from_orders", "HybridRetriever"]
 
 
 def ranks_from_orders(orders: np.ndarray) -> np.ndarray:
-    """Invert full rankings: ``ranks[q, pos]`` is the 1-based rank of chunk ``pos`` for query ``q``."""
+    """Invert full rankings: ``ranks[q, pos]`` is the 1-based rank of chunk ``pos`` for query ``q``.
+
+    >>> ranks_from_orders(np.array([[2, 0, 1]])).tolist()  # chunk 2 first, chunk 0 second, chunk 1 third
+    [[2, 3, 1]]
+    """
     orders = np.atleast_2d(orders)
     ranks = np.empty_like(orders)
     rows = np.arange(orders.shape[0])[:, None]
@@ -24,9 +28,24 @@ def ranks_from_orders(orders: np.ndarray) -> np.ndarray:
 def rrf_fuse(rank_arrays: Sequence[np.ndarray], *, k: int = 60) -> tuple[np.ndarray, np.ndarray]:
     """Fuse full rankings: score = sum over lists of 1 / (k + rank), rank from 1.
 
-    Returns ``(order, scores)`` per query, best first. RRF ties often (a chunk
-    ranked (3, 5) scores exactly like one ranked (5, 3)); ties are broken by
-    the best single rank, then by chunk position (chunk-id order).
+    Parameters
+    ----------
+    rank_arrays : sequence of numpy.ndarray
+        One (queries x chunks) array of 1-based ranks per ranking (see :func:`ranks_from_orders`).
+    k : int, keyword-only
+        The RRF constant (60, as in Cormack et al. 2009).
+
+    Returns
+    -------
+    order, scores : numpy.ndarray
+        Per query, the chunk positions best first and their fused scores. RRF ties
+        often (a chunk ranked (3, 5) scores exactly like one ranked (5, 3)); ties are
+        broken by the best single rank, then by chunk position (chunk-id order).
+
+    Examples
+    --------
+    Chunk 0 ranked (1, 3) and chunk 2 ranked (3, 1) tie on score; chunk 1, ranked
+    (2, 2), scores 2/62 < 1/61 + 1/63 and comes last:
 
     >>> d = np.array([[1, 2, 3]]); b = np.array([[3, 2, 1]])
     >>> order, s = rrf_fuse([d, b]); order.tolist()
@@ -40,7 +59,15 @@ def rrf_fuse(rank_arrays: Sequence[np.ndarray], *, k: int = 60) -> tuple[np.ndar
 
 
 def rrf_scores(rank_arrays: Sequence[np.ndarray], *, k: int = 60) -> tuple[np.ndarray, np.ndarray]:
-    """``(scores, best)``: the RRF score and the best single rank of every chunk (queries x chunks)."""
+    """``(scores, best)``: the RRF score and the best single rank of every chunk (queries x chunks).
+
+    With ``k = 1``, chunk 0 ranked (1, 3) scores 1/2 + 1/4 = 0.75, chunk 1 ranked (2, 2)
+    scores 1/3 + 1/3 = 0.6667:
+
+    >>> s, best = rrf_scores([np.array([[1, 2, 3]]), np.array([[3, 2, 1]])], k=1)
+    >>> s.round(4).tolist(), best.tolist()
+    ([[0.75, 0.6667, 0.75]], [[1, 2, 1]])
+    """
     if not rank_arrays:
         raise ValueError("rrf_fuse needs at least one ranking")
     ranks = np.stack([np.atleast_2d(r) for r in rank_arrays])  # lists x queries x chunks
@@ -83,6 +110,7 @@ class HybridRetriever:
         self.k = k
 
     def rank(self, batch: QueryBatch, *, depth: int | None = None) -> list[Ranking]:
+        """Per query, chunk positions in :func:`rrf_fuse` order with their RRF scores (the top ``depth``)."""
         rankings = [p.rank(batch) for p in self.parts]
         ranks = [ranks_from_orders(np.stack([r.order for r in rs])) for rs in rankings]
         order, scores = rrf_fuse(ranks, k=self.k)

@@ -61,6 +61,7 @@ class ScalarQuantizer8:
 
     @classmethod
     def fit(cls, vectors: np.ndarray) -> "ScalarQuantizer8":
+        """Calibrate ``lo`` and ``width`` per dimension on ``vectors`` (min-max; a constant dimension gets width 1)."""
         v = np.asarray(vectors, dtype=np.float32)
         if v.ndim != 2 or len(v) == 0:
             raise ValueError(f"calibrating 8-bit codes needs a non-empty (n, dim) matrix, got shape {v.shape}")
@@ -72,14 +73,22 @@ class ScalarQuantizer8:
 
     @property
     def dim(self) -> int:
+        """Dimensions of the vectors it encodes."""
         return int(self.lo.size)
 
     def encode(self, vectors: np.ndarray) -> np.ndarray:
+        """uint8 codes of ``vectors`` (values outside the calibrated range clipped to 0 or 255)."""
         v = np.asarray(vectors, dtype=np.float32)
         x = np.clip((v - self.lo) / self.width, np.float32(0), np.float32(1))
         return (x * np.float32(255)).astype(np.uint8)  # truncation, as FAISS does
 
     def decode(self, codes: np.ndarray) -> np.ndarray:
+        """float32 vectors at the middle of each code's bin.
+
+        >>> sq = ScalarQuantizer8.fit(np.array([[0.0], [255.0]]))  # width 255: bin n is [n, n + 1)
+        >>> sq.decode(np.array([[0], [127]], dtype=np.uint8)).tolist()
+        [[0.5], [127.5]]
+        """
         c = np.asarray(codes, dtype=np.float32)
         return self.lo + (c + np.float32(0.5)) / np.float32(255) * self.width
 
@@ -178,12 +187,13 @@ class _CodeRetriever:
         self._full = v if rescore else None
 
     def coarse_scores(self, queries: np.ndarray) -> np.ndarray:
+        """(queries x chunks) scores computed from the codes (each subclass its own)."""
         raise NotImplementedError
 
     @property
     def bytes_per_vector(self) -> int:
         """Bytes of the searched codes per chunk (the full vectors for rescoring are not counted here)."""
-        raise NotImplementedError
+        return int(self.codes.shape[1])  # each subclass keeps its codes as one uint8 row per chunk
 
     @property
     def rescore_bytes_per_vector(self) -> int:
@@ -191,9 +201,11 @@ class _CodeRetriever:
         return 4 * self.dim if self.rescore else 0
 
     def stamp(self) -> dict:
+        """What the run records about the index: precision, rescoring shortlist, bytes per vector."""
         return {"precision": self.kind, "rescore": self.rescore, "bytes_per_vector": self.bytes_per_vector}
 
     def rank(self, batch: QueryBatch, *, depth: int | None = None) -> list[Ranking]:
+        """Per query, chunks by coarse score; with ``rescore``, that many at the head reordered by the float vectors."""
         if batch.vectors is None:
             raise ValueError(f"{self.name} needs query vectors: embed the queries first (QueryBatch.vectors)")
         q = np.asarray(batch.vectors, dtype=np.float32)
@@ -227,10 +239,6 @@ class Int8Retriever(_CodeRetriever):
         self.quantizer = ScalarQuantizer8.fit(chunk_vectors)
         self.codes = self.quantizer.encode(chunk_vectors)  # only the codes are kept (uint8), not a decoded copy
 
-    @property
-    def bytes_per_vector(self) -> int:
-        return int(self.codes.shape[1])
-
     def coarse_scores(self, queries: np.ndarray) -> np.ndarray:
         """q . decode(c) = q . lo + (q * width / 255) . (c + 0.5), from the codes directly."""
         sq = self.quantizer
@@ -248,11 +256,8 @@ class BinaryRetriever(_CodeRetriever):
         self.name = "dense-binary-rescore" if rescore else "dense-binary"
         self.codes = binary_codes(chunk_vectors)
 
-    @property
-    def bytes_per_vector(self) -> int:
-        return int(self.codes.shape[1])
-
     def coarse_scores(self, queries: np.ndarray) -> np.ndarray:
+        """``dim - 2 * Hamming`` between the queries' and the chunks' sign bits."""
         return (self.dim - 2 * hamming_distances(binary_codes(queries), self.codes)).astype(np.float32)
 
 
@@ -268,9 +273,11 @@ class ExactRetriever:
         self.bytes_per_vector = 4 * self.vectors.shape[1]
 
     def stamp(self) -> dict:
+        """What the run records about the index: fp32, no rescoring, bytes per vector."""
         return {"precision": "fp32", "rescore": None, "bytes_per_vector": self.bytes_per_vector}
 
     def rank(self, batch: QueryBatch, *, depth: int | None = None) -> list[Ranking]:
+        """Per query, chunk positions by descending cosine similarity (the top ``depth``; all when None)."""
         if batch.vectors is None:
             raise ValueError("dense retrieval needs query vectors: embed the queries first (QueryBatch.vectors)")
         scores = np.asarray(batch.vectors, dtype=np.float32) @ self.vectors.T

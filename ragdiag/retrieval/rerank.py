@@ -37,13 +37,19 @@ class ScoreCache(Protocol):
         """Cached scores, NaN where none is stored (or a stored one failed its checksum)."""
         ...
 
-    def put(self, identity: str, query: str, texts: Sequence[str], scores: np.ndarray) -> None: ...
+    def put(self, identity: str, query: str, texts: Sequence[str], scores: np.ndarray) -> None:
+        """Keep ``scores`` of (``query``, each text) under the scorer's ``identity``."""
+        ...
 
 
 class PairScorer(Protocol):
+    """Scores (query, text) pairs, higher = more relevant; ``identity`` names the model and its weights."""
+
     identity: str  # stamped into cached scores: model name + weights hash
 
-    def score(self, query: str, texts: Sequence[str]) -> np.ndarray: ...
+    def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        """One score per text for ``query`` (higher = more relevant)."""
+        ...
 
 
 def maxsim(query_tokens: np.ndarray, chunk_tokens: np.ndarray) -> float:
@@ -84,6 +90,7 @@ class MaxSimScorer:
         return [self._tokens[t] for t in texts]
 
     def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        """:func:`maxsim` of the query's token embeddings against each text's."""
         q = self._tokens.get(query)
         if q is None:
             (q,) = self.encoder.token_embeddings([query])
@@ -121,6 +128,7 @@ class CrossEncoderScorer:
         self.identity = f"ce:{name}:{_weights_hash(folder)[:16]}"
 
     def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        """The cross-encoder's score of each (query, text) pair."""
         if not texts:
             return np.zeros(0)
         pairs = [(query, t) for t in texts]
@@ -166,6 +174,7 @@ class RerankRetriever:
         return scores
 
     def rank(self, batch: QueryBatch, *, depth: int | None = None) -> list[Ranking]:
+        """Per query: the rescored head, then the base order's tail (tail scores NaN)."""
         bases = self.base.rank(batch)
         heads = [b.order[: self.head] for b in bases]
         scores = self._rescore(batch, heads)

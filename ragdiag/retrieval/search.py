@@ -177,7 +177,11 @@ def full_scores(score: Scorer, n: int, n_queries: int, *, block: int | None = No
 
 
 def target_ranks_from_orders(orders: np.ndarray, targets: Sequence[np.ndarray]) -> np.ndarray:
-    """1-based rank of each query's best target in full rankings ``orders`` (0: no target)."""
+    """1-based rank of each query's best target in full rankings ``orders`` (0: no target).
+
+    >>> target_ranks_from_orders(np.array([[3, 1, 0, 2], [0, 1, 2, 3]]), [np.array([0, 2]), np.array([], dtype=int)]).tolist()
+    [3, 0]
+    """
     out = np.zeros(len(targets), dtype=np.int64)
     for i, t in enumerate(targets):
         t = np.asarray(t, dtype=np.int64)

@@ -39,6 +39,7 @@ class ModelRetriever:
         self._queries: dict[tuple[str, ...], np.ndarray] = {}
 
     def query_vectors(self, texts: tuple[str, ...]) -> np.ndarray:
+        """The queries embedded with this variant's own model (through the store when given; once per batch)."""
         if texts not in self._queries:
             enc, store = self.encoder, self.store
             self._queries[texts] = store.embed(enc, list(texts)).vectors if store is not None else enc.encode(list(texts))
@@ -50,10 +51,12 @@ class ModelRetriever:
         return 1.0 - np.asarray(q, dtype=np.float64) @ self.vectors.astype(np.float64).T
 
     def stamp(self) -> dict:
+        """The inner retriever's stamp with this variant's model added."""
         inner = self.inner.stamp() if hasattr(self.inner, "stamp") else {}
         return {**inner, "model": self.encoder.stamp.as_dict()}
 
     def rank(self, batch: QueryBatch, *, depth: int | None = None) -> list[Ranking]:
+        """The inner retriever's ranking of the batch, with query vectors from this variant's model."""
         return self.inner.rank(QueryBatch(batch.texts, self.query_vectors(batch.texts)), depth=depth)
 
 
