@@ -3,7 +3,7 @@
 #   ./run.sh dashboard [--corpus DIR] [--truth FILE] [--roots DIR:DIR] [--locked] [--address A] [--port N]
 #                        install into .venv and start the dashboard (default: the bundled corpus, on 127.0.0.1)
 #   ./run.sh test        install into .venv (with test tools) and run the whole test suite
-#                        (plain `pytest` runs the fast selection: no model, no browser)
+#                        (plain `pytest` runs the fast selection: no model, browser, ray or slow tests)
 #   ./run.sh cli ARGS    run `python -m ragdiag ARGS` inside .venv
 set -euo pipefail
 cd "$(dirname "$0")"

@@ -177,6 +177,7 @@ def tiny_eval_all(tiny_corpus, tiny_truth, fake_encoder):
                     retrievers="dense,bm25,hybrid", diagnosis_k=2)
 
 
+@pytest.mark.slow
 def test_ranx_and_pytrec_eval_means_equal_the_table_for_every_configuration(tiny_eval_all, tmp_path):
     pytrec_eval = pytest.importorskip("pytrec_eval")
     ranx = pytest.importorskip("ranx")

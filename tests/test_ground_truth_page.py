@@ -197,6 +197,7 @@ def test_writes_only_the_configured_file(tiny, tmp_path, monkeypatch):
     assert [o["id"] for o in json.loads(truth.read_text())["ood"]] == ["o1", "o2", "o03"]
 
 
+@pytest.mark.slow
 def test_twenty_questions_and_ten_ood_on_an_unseen_corpus(tmp_path, monkeypatch, fake_encoder, kb_corpus):
     """From an empty file to 20 questions x 2 phrasings and 10 ood queries on the page alone, then evaluated.
 
