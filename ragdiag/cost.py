@@ -36,6 +36,7 @@ import numpy as np
 
 from .defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K, RERANK_HEAD, SEED, TOP
 from .evaluate import Config, Evaluation
+from .evaluation import parse_key
 from .metrics import hits_at_k
 from .retrieval.base import Unavailable
 from .stats import Interval
@@ -224,7 +225,7 @@ def costs(ev: Evaluation, encoder, *, configs: Sequence[Config | str] | None = N
           cut: float = DEFAULT_CUT, keep: int = DEFAULT_KEEP, sample: int = LATENCY_SAMPLE, seed: int = SEED,
           cross_encoder: str | None = None) -> list[CostRow]:
     """Measure every (or each given) ragdiag configuration; Pareto flags over the configurations measured."""
-    chosen = [Config.parse(c) if isinstance(c, str) else c for c in (configs or ev.results)]
+    chosen = [parse_key(c) if isinstance(c, str) else c for c in (configs or ev.results)]
     chosen = [c for c in chosen if not c.external]
     builds = {s: measure_build(ev, s, encoder, seed=seed) for s in dict.fromkeys(c.strategy for c in chosen)}
     run = _run(encoder, cross_encoder)

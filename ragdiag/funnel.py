@@ -41,6 +41,7 @@ import numpy as np
 from .clustered import question_bootstrap
 from .defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K, RERANK_HEAD, SEED
 from .evaluate import Config, Evaluation
+from .evaluation import parse_key
 from .stats import Interval
 from .threshold import gate
 
@@ -285,7 +286,7 @@ def funnels(ev: Evaluation, configs: Iterable[Config | str] | None = None, *, k:
             cut: float = DEFAULT_CUT, keep: int = DEFAULT_KEEP, pool: int = RERANK_HEAD, encoder=None,
             store=None) -> list[Funnel]:
     """:func:`funnel` of every (or each given) ragdiag configuration; external runs are skipped."""
-    chosen = [Config.parse(c) if isinstance(c, str) else c for c in (configs or ev.results)]
+    chosen = [parse_key(c) if isinstance(c, str) else c for c in (configs or ev.results)]
     cache: dict[str, dict[str, np.ndarray]] = {}
     out = []
     for cfg in chosen:
