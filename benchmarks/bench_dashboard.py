@@ -92,6 +92,20 @@ def serve(root: Path, env: dict, log: Path) -> tuple[subprocess.Popen, str, floa
     raise SystemExit(f"streamlit did not start: {log.read_text(errors='replace')[-2000:]}")
 
 
+def poll(page, strategies, timeout_s: float, poll_s: float, t0: float, *, settled: bool) -> float | None:
+    """Seconds from ``t0`` until the grid shows ``S/hybrid`` for every strategy (``settled``: and nothing is
+    left computing); None on timeout. Checked every ``poll_s`` with cheap element counts, so the harness
+    adds little work to the browser (a ``wait_for`` re-checks the page on every frame)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not settled or not page.get_by_text("still computing").count():
+            grid = page.locator('[data-testid="stDataFrame"]:visible').first
+            if all(grid.get_by_text(f"{s}/hybrid", exact=True).count() for s in strategies):
+                return time.perf_counter() - t0
+        time.sleep(poll_s)
+    return None
+
+
 def measure(browser, root: Path, mode: str, timeout_s: float, poll_s: float) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         env = {"RAGDIAG_CACHE": str(Path(tmp) / "cache"), "PYTHONUNBUFFERED": "1"}
@@ -107,20 +121,11 @@ def measure(browser, root: Path, mode: str, timeout_s: float, poll_s: float) -> 
             page.goto(base)
             page.get_by_role("heading", name="Overview").wait_for()
             paint = time.perf_counter() - t0
-            grid = page.locator('[data-testid="stDataFrame"]:visible').first
-            grid.get_by_text("E/hybrid", exact=True).first.wait_for(state="attached")
-            first = time.perf_counter() - t0
+            first = poll(page, ["E"], timeout_s, poll_s, t0, settled=False)
+            if first is None:
+                raise SystemExit(f"{root.name} {mode}: no recall table within {timeout_s} s")
             print(f"{root.name} {mode}: first paint {paint:.1f} s, first recall table {first:.1f} s", flush=True)
-            full = None
-            deadline = time.monotonic() + timeout_s
-            while time.monotonic() < deadline:
-                # Cheap checks (no text of the whole page): the status line gone, every strategy's row drawn.
-                if not page.get_by_text("still computing").count():
-                    grid = page.locator('[data-testid="stDataFrame"]:visible').first
-                    if all(grid.get_by_text(f"{s}/hybrid", exact=True).count() for s in STRATEGIES):
-                        full = time.perf_counter() - t0
-                        break
-                time.sleep(poll_s)
+            full = poll(page, STRATEGIES, timeout_s, poll_s, t0, settled=True)
             server_cpu = cpu_seconds(proc.pid) - server0
             others_cpu = cpu_seconds(me, exclude=proc.pid) - others0  # browser, its driver and this script
             notes = [line for line in page.locator('[data-testid="stCaptionContainer"]').all_inner_texts()
@@ -153,7 +158,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--modes", default="snapshot,no-snapshot")
     ap.add_argument("--timeout", type=float, default=1800)
-    ap.add_argument("--poll", type=float, default=1.0, help="seconds between checks for the full table")
+    ap.add_argument("--poll", type=float, default=0.5, help="seconds between checks for the tables")
     ap.add_argument("--cold-eval", action="store_true")
     ap.add_argument("--before", help="another checkout to measure alternately with this one (before a change)")
     ap.add_argument("--repeats", type=int, default=1)

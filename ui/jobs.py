@@ -159,7 +159,7 @@ def evaluation(need=None, want=None) -> tuple[Evaluation, str]:
     sched.prioritize(*need, *want)
     if not sched.wait(need, timeout=0):
         bar = st.progress(0.0, text="Starting…")
-        while not sched.wait(need, timeout=0.3):
+        while not sched.wait(need, timeout=1.0):  # once a second: each redraw costs the browser work
             state = sched.state()
             frac = state.done / state.total if state.total else 0.0
             bar.progress(min(max(frac, 0.0), 1.0), text=state.describe())
