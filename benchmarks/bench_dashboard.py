@@ -1,6 +1,6 @@
 """Time to the first recall table and to the full Overview, in a real browser, from an empty cache.
 
-Run: ``python benchmarks/bench_dashboard.py [--modes snapshot,no-snapshot] [--cold-eval]``
+Run: ``python benchmarks/bench_dashboard.py [--modes snapshot,no-snapshot] [--cold-eval] [--before DIR]``
 
 For each mode: a fresh empty cache folder, ``streamlit run app.py`` (what
 ``./run.sh dashboard`` serves) on the bundled corpus, and Debian's headless
@@ -8,10 +8,17 @@ Chromium (the browser of the tests, driven by Playwright) opening the
 Overview as soon as the server answers its health check. Recorded, from
 that moment: first paint (the Overview heading), first recall table (the
 grid shows ``E/hybrid``), and the full table (every strategy's rows, nothing
-left computing). ``no-snapshot`` sets ``RAGDIAG_NO_SNAPSHOT=1``: what a user's
-own corpus goes through. ``--cold-eval`` also times a cold full
-``python -m ragdiag eval --no-snapshot`` (empty cache) in the same run, for
-the side-by-side ratio.
+left computing), with the CPU seconds the server and the browser used until
+then (CPU seconds suffer less from a busy machine than wall-clock ones).
+``no-snapshot`` sets ``RAGDIAG_NO_SNAPSHOT=1``: what a user's own corpus goes
+through.
+
+``--cold-eval`` also times a cold full ``python -m ragdiag eval --no-snapshot``
+(empty cache) in the same run, for the side-by-side ratio "all six
+strategies in the dashboard / cold eval". ``--before DIR`` measures another
+checkout (e.g. a ``git worktree`` of the previous commit) the same way,
+alternated with this one (before, after, before, after...), so a before/after
+comparison shares the machine's load; ``--repeats`` repeats each pair.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,6 +39,7 @@ CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 STRATEGIES = "ABCDEF"
+TICK = os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:
@@ -39,12 +48,37 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def serve(env: dict, log: Path) -> tuple[subprocess.Popen, str, float]:
+def _stat(pid: int) -> tuple[int, float] | None:
+    """(parent pid, CPU seconds) of a live process, from /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return int(fields[1]), (int(fields[11]) + int(fields[12])) / TICK
+
+
+def cpu_seconds(root_pid: int, exclude: int | None = None) -> float:
+    """CPU seconds used so far by ``root_pid`` and its live descendants (``exclude``'s tree left out)."""
+    stats = {int(p.name): s for p in Path("/proc").iterdir() if p.name.isdigit() and (s := _stat(int(p.name)))}
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in stats.items():
+        children.setdefault(ppid, []).append(pid)
+    total, todo = 0.0, [root_pid]
+    while todo:
+        pid = todo.pop()
+        if pid == exclude or pid not in stats:
+            continue
+        total += stats[pid][1]
+        todo.extend(children.get(pid, ()))
+    return total
+
+
+def serve(root: Path, env: dict, log: Path) -> tuple[subprocess.Popen, str, float]:
     port = free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
+    cmd = [sys.executable, "-m", "streamlit", "run", str(root / "app.py"), "--server.port", str(port),
            "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
            "--server.fileWatcherType", "none"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **env}, stdout=open(log, "wb"), stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(cmd, cwd=root, env={**os.environ, **env}, stdout=open(log, "wb"), stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -58,15 +92,28 @@ def serve(env: dict, log: Path) -> tuple[subprocess.Popen, str, float]:
     raise SystemExit(f"streamlit did not start: {log.read_text(errors='replace')[-2000:]}")
 
 
-def measure(browser, mode: str, timeout_s: float) -> dict:
+def poll(page, strategies, timeout_s: float, poll_s: float, t0: float, *, settled: bool) -> float | None:
+    """Seconds from ``t0`` until the grid shows ``S/hybrid`` for every strategy (``settled``: and nothing is
+    left computing); None on timeout. Checked every ``poll_s`` with cheap element counts, so the harness
+    adds little work to the browser (a ``wait_for`` re-checks the page on every frame)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not settled or not page.get_by_text("still computing").count():
+            grid = page.locator('[data-testid="stDataFrame"]:visible').first
+            if all(grid.get_by_text(f"{s}/hybrid", exact=True).count() for s in strategies):
+                return time.perf_counter() - t0
+        time.sleep(poll_s)
+    return None
+
+
+def measure(browser, root: Path, mode: str, timeout_s: float, poll_s: float) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         env = {"RAGDIAG_CACHE": str(Path(tmp) / "cache"), "PYTHONUNBUFFERED": "1"}
         env.update(RAGDIAG_STRATEGIES="", RAGDIAG_RETRIEVERS="", RAGDIAG_CORPUS="", RAGDIAG_TRUTH="")
-        if mode == "no-snapshot":
-            env["RAGDIAG_NO_SNAPSHOT"] = "1"
-        else:
-            env["RAGDIAG_NO_SNAPSHOT"] = ""
-        proc, base, t0 = serve(env, Path(tmp) / "streamlit.log")
+        env["RAGDIAG_NO_SNAPSHOT"] = "1" if mode == "no-snapshot" else ""
+        proc, base, t0 = serve(root, env, Path(tmp) / "streamlit.log")
+        me = os.getpid()
+        server0, others0 = cpu_seconds(proc.pid), cpu_seconds(me, exclude=proc.pid)
         try:
             ctx = browser.new_context(viewport={"width": 1440, "height": 2400})
             page = ctx.new_page()
@@ -74,63 +121,85 @@ def measure(browser, mode: str, timeout_s: float) -> dict:
             page.goto(base)
             page.get_by_role("heading", name="Overview").wait_for()
             paint = time.perf_counter() - t0
-            grid = page.locator('[data-testid="stDataFrame"]:visible').first
-            grid.get_by_text("E/hybrid", exact=True).first.wait_for(state="attached")
-            first = time.perf_counter() - t0
-            print(f"{mode}: first paint {paint:.1f} s, first recall table {first:.1f} s", flush=True)
-            full = None
-            deadline = time.monotonic() + timeout_s
-            while time.monotonic() < deadline:
-                main = page.locator('[data-testid="stMain"]').inner_text()
-                grid = page.locator('[data-testid="stDataFrame"]:visible').first
-                rows = all(grid.get_by_text(f"{s}/hybrid", exact=True).count() for s in STRATEGIES)
-                if rows and "still computing" not in main:
-                    full = time.perf_counter() - t0
-                    break
-                time.sleep(0.5)
+            first = poll(page, ["E"], timeout_s, poll_s, t0, settled=False)
+            if first is None:
+                raise SystemExit(f"{root.name} {mode}: no recall table within {timeout_s} s")
+            print(f"{root.name} {mode}: first paint {paint:.1f} s, first recall table {first:.1f} s", flush=True)
+            full = poll(page, STRATEGIES, timeout_s, poll_s, t0, settled=True)
+            server_cpu = cpu_seconds(proc.pid) - server0
+            others_cpu = cpu_seconds(me, exclude=proc.pid) - others0  # browser, its driver and this script
             notes = [line for line in page.locator('[data-testid="stCaptionContainer"]').all_inner_texts()
                      if "shipped index" in line]
             ctx.close()
         finally:
             proc.terminate()
             proc.wait(timeout=20)
-    return {"mode": mode, "paint": paint, "first": first, "full": full, "note": notes[0] if notes else ""}
+    return {"tree": root, "mode": mode, "paint": paint, "first": first, "full": full, "server_cpu": server_cpu,
+            "browser_cpu": others_cpu, "note": notes[0] if notes else ""}
 
 
-def cold_eval() -> float:
+def cold_eval(root: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of a cold full eval (empty cache, no shipped index)."""
     with tempfile.TemporaryDirectory() as tmp:
+        before = os.times()
         t = time.perf_counter()
         subprocess.run([sys.executable, "-m", "ragdiag", "eval", "--no-snapshot", "--cache", str(Path(tmp) / "c")],
-                       cwd=ROOT, check=True, capture_output=True)
-        return time.perf_counter() - t
+                       cwd=root, check=True, capture_output=True)
+        wall = time.perf_counter() - t
+        after = os.times()
+        return wall, (after.children_user - before.children_user) + (after.children_system - before.children_system)
+
+
+def _fmt(x: float | None) -> str:
+    return f"{x:.1f}" if x is not None else "timeout"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--modes", default="snapshot,no-snapshot")
     ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--poll", type=float, default=0.5, help="seconds between checks for the tables")
     ap.add_argument("--cold-eval", action="store_true")
+    ap.add_argument("--before", help="another checkout to measure alternately with this one (before a change)")
+    ap.add_argument("--repeats", type=int, default=1)
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
+    trees = ([Path(args.before).resolve()] if args.before else []) + [ROOT]
+    load = [os.getloadavg()[0]]
     results = []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
         for mode in args.modes.split(","):
-            results.append(measure(browser, mode, args.timeout))
-            print(results[-1], flush=True)
+            for _ in range(args.repeats):
+                for tree in trees:
+                    results.append(measure(browser, tree, mode, args.timeout, args.poll))
+                    load.append(os.getloadavg()[0])
+                    print(results[-1], flush=True)
         browser.close()
-    cold = cold_eval() if args.cold_eval else None
-    print("\n# Dashboard from an empty cache (bundled corpus, all strategies and retrievers)\n")
-    print("| mode | first paint s | first recall table s | full Overview s | note |\n|---|---:|---:|---:|---|")
+    cold = cold_eval(ROOT) if args.cold_eval else None
+    load.append(os.getloadavg()[0])
+    print(f"\n# Dashboard from an empty cache (bundled corpus, all strategies and retrievers)\n\n"
+          f"1-minute load average during the run: {min(load):.1f} to {max(load):.1f} on {os.cpu_count()} CPUs\n")
+    print("| tree | mode | first paint s | first recall table s | full Overview s | server CPU s | browser CPU s "
+          "| note |\n|---|---|---:|---:|---:|---:|---:|---|")
     for r in results:
-        full = f"{r['full']:.1f}" if r["full"] is not None else "timeout"
-        print(f"| {r['mode']} | {r['paint']:.1f} | {r['first']:.1f} | {full} | {r['note']} |")
+        print(f"| {r['tree'].name} | {r['mode']} | {r['paint']:.1f} | {r['first']:.1f} | {_fmt(r['full'])} "
+              f"| {r['server_cpu']:.1f} | {r['browser_cpu']:.1f} | {r['note']} |")
+    if args.repeats > 1:
+        print("\nmedians:")
+        for mode in args.modes.split(","):
+            for tree in trees:
+                rs = [r for r in results if r["mode"] == mode and r["tree"] == tree]
+                fulls = [r["full"] for r in rs if r["full"] is not None]
+                print(f"{tree.name} {mode}: first {statistics.median(r['first'] for r in rs):.1f} s, full "
+                      f"{_fmt(statistics.median(fulls) if fulls else None)} s")
     if cold is not None:
-        print(f"\ncold full `eval --no-snapshot` (empty cache), same run: {cold:.1f} s")
+        print(f"\ncold full `eval --no-snapshot` (empty cache), same run: {cold[0]:.1f} s ({cold[1]:.1f} CPU s)")
         for r in results:
-            print(f"{r['mode']}: first table / cold eval = {r['first'] / cold:.2f}"
-                  + (f"; full / cold eval = {r['full'] / cold:.2f}" if r["full"] else ""))
+            print(f"{r['tree'].name} {r['mode']}: first table / cold eval = {r['first'] / cold[0]:.2f}"
+                  + (f"; all six strategies in the dashboard / cold eval = {r['full'] / cold[0]:.2f}"
+                     if r["full"] else ""))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,13 @@
 """Progressive evaluation: one strategy at a time, what the user looks at first.
 
-A :class:`Scheduler` runs ``work(name, report)`` for each strategy name, one
-at a time, on one background thread, front of the queue first. Anyone may
-move strategies to the front (:meth:`Scheduler.prioritize`) or wait for some
+A :class:`Scheduler` computes strategy names on one background thread, front
+of the queue first, each result handed over as soon as it is ready. With
+``run_pass`` (the dashboard's :func:`evaluation_pass`) the queue is computed
+in one pass that does the run-level work once (query vectors, the
+retrievers' shared models) instead of once per strategy; with ``work`` it is
+``work(name, report)`` per name. Anyone may move strategies to the front
+(:meth:`Scheduler.prioritize`: the pass stops after its running strategy and
+a new one starts from the new front) or wait for some
 (:meth:`Scheduler.wait`); :meth:`Scheduler.state` is a frozen snapshot to
 draw ("ready: E · computing C 340/918 · queued A, B"). A failing strategy is
 recorded with its error and the others go on.
@@ -26,13 +31,15 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-__all__ = ["Scheduler", "SchedulerState", "merge_evaluations", "first_order"]
+__all__ = ["Scheduler", "SchedulerState", "merge_evaluations", "first_order", "evaluation_pass", "strategy_part"]
 
 Report = Callable[[str, int, int], None]
 Work = Callable[[str, Report], Any]
+Publish = Callable[[str, Any], bool]
+Pass = Callable[[Sequence[str], Report, Publish], None]
 
 
 def first_order(names: Sequence[str], first: Sequence[str] = (), costs: Mapping[str, float] | None = None
@@ -84,27 +91,37 @@ class SchedulerState:
 
 
 class Scheduler:
-    """Run ``work(name, report)`` for every name on one background thread, front of the queue first.
+    """Compute every name on one background thread, front of the queue first, in passes.
 
     Parameters
     ----------
     names : the strategies, in display order.
     work : computes one name; ``report(stage, done, total)`` feeds the progress shown.
+    run_pass : instead of ``work``: ``run_pass(order, report, publish)`` computes the names of ``order``
+        one after the other in one pass that shares its run-level work (models, query vectors), and hands
+        each result over as it is ready with ``publish(name, result)``; when that returns False (a name
+        was moved to the front, or the scheduler closed) the pass stops and a new one starts from the
+        queue. An exception ends the pass and is recorded as the running name's failure.
     order : the initial queue order (default: ``names``).
     prepare : called once on the thread before the first name (e.g. seeding a store).
     start : start the thread now.
     """
 
-    def __init__(self, names: Sequence[str], work: Work, *, order: Sequence[str] | None = None,
-                 prepare: Callable[[Report], None] | None = None, start: bool = True):
+    def __init__(self, names: Sequence[str], work: Work | None = None, *, run_pass: Pass | None = None,
+                 order: Sequence[str] | None = None, prepare: Callable[[Report], None] | None = None,
+                 start: bool = True):
+        if (work is None) == (run_pass is None):
+            raise ValueError("give the scheduler exactly one of work= (one name at a time) or run_pass=")
         names = list(dict.fromkeys(names))
         order = list(dict.fromkeys(order)) if order is not None else list(names)
         if sorted(order) != sorted(names):
             raise ValueError(f"order {order} must list exactly the names {names}")
         self.names = tuple(names)
-        self._work = work
+        self._run_pass = run_pass if run_pass is not None else _one_at_a_time(work)
         self._prepare = prepare
         self._queue = order
+        self._pass: list[str] = []  # the running pass's order
+        self._passes = 0
         self._results: dict[str, Any] = {}
         self._failed: dict[str, str] = {}
         self._running: str | None = None
@@ -128,7 +145,10 @@ class Scheduler:
             self._thread.start()
 
     def prioritize(self, *names: str) -> None:
-        """Move ``names`` that are still queued to the front, in the given order (others are ignored)."""
+        """Move ``names`` that are still queued to the front, in the given order (others are ignored).
+
+        A pass under way finishes its running name first, then a new pass starts from the new front.
+        """
         with self._cond:
             front = [n for n in dict.fromkeys(names) if n in self._queue]
             if front:
@@ -142,6 +162,7 @@ class Scheduler:
 
     # ----- reading -----------------------------------------------------------------
     def state(self) -> SchedulerState:
+        """A frozen snapshot: ready, running (with its stage), queued and failed names."""
         with self._cond:
             return SchedulerState(
                 ready=tuple(n for n in self.names if n in self._results),
@@ -151,6 +172,12 @@ class Scheduler:
                 stage=self._stage[0], done=self._stage[1], total=self._stage[2],
                 started=self._started, finished_at=self._finished_at,
             )
+
+    @property
+    def passes(self) -> int:
+        """How many passes have started (one, unless names were moved to the front or failed)."""
+        with self._cond:
+            return self._passes
 
     def results(self) -> dict[str, Any]:
         """The finished names' results, in name order."""
@@ -176,6 +203,23 @@ class Scheduler:
         with self._cond:
             self._stage = (stage, int(done), int(total))
 
+    def _publish(self, name: str, result: Any) -> bool:
+        """Record the running name's result; True when the pass should go on with its next name."""
+        with self._cond:
+            if name != self._running:
+                raise ValueError(f"a pass published {name!r} while {self._running!r} was running: "
+                                 "a pass must compute its names in the order it was given")
+            self._results[name] = result
+            self._cond.notify_all()
+            position = self._pass.index(name)
+            following = self._pass[position + 1] if position + 1 < len(self._pass) else None
+            if following is not None and not self._stop and self._queue and self._queue[0] == following:
+                self._running = self._queue.pop(0)
+                self._stage = ("", 0, 0)
+                return True
+            self._running = None  # the pass is over, or must stop: the loop starts the next from the queue
+            return False
+
     def _loop(self) -> None:
         if self._prepare is not None:
             try:
@@ -189,18 +233,91 @@ class Scheduler:
                     self._finished_at = time.monotonic()
                     self._cond.notify_all()
                     return
-                name = self._running = self._queue.pop(0)
+                self._pass = list(self._queue)
+                self._running = self._queue.pop(0)
                 self._stage = ("", 0, 0)
+                self._passes += 1
             try:
-                result = self._work(name, self._report)
+                self._run_pass(tuple(self._pass), self._report, self._publish)
+                error = "the pass ended without computing it"
             except Exception as exc:  # noqa: BLE001 - recorded and shown; the other names go on
-                with self._cond:
-                    self._failed[name] = f"{type(exc).__name__}: {exc}"
+                error = f"{type(exc).__name__}: {exc}"
+            with self._cond:
+                if self._running is not None:  # it failed (or the pass skipped it): the rest go on in a new pass
+                    self._failed[self._running] = error
+                    self._running = None
                     self._cond.notify_all()
-            else:
-                with self._cond:
-                    self._results[name] = result
-                    self._cond.notify_all()
+
+
+def _one_at_a_time(work: Work) -> Pass:
+    """A pass that calls ``work(name, report)`` for each name (nothing shared between names)."""
+
+    def run(order: Sequence[str], report: Report, publish: Publish) -> None:
+        for name in order:
+            if not publish(name, work(name, report)):
+                return
+
+    return run
+
+
+class _StopPass(Exception):
+    """Raised from a pass's per-strategy callback to end the evaluation early (it is caught)."""
+
+
+def strategy_part(partial, before=None, *, seconds: float | None = None):
+    """The part of ``partial`` (an evaluation after some strategies) that ``before`` (after fewer) lacks.
+
+    Indexes, results, retriever stamps, notes and timings keep only the new
+    keys (``seconds``, when given, is the part's ``timings["total"]``);
+    unavailable retrievers are kept whole. :func:`merge_evaluations` of the
+    parts gives back the whole.
+    """
+    def new(now: Mapping, old: Mapping | None) -> dict:
+        return {k: v for k, v in now.items() if old is None or k not in old}
+
+    return replace(partial, indexes=new(partial.indexes, before and before.indexes),
+                   results=new(partial.results, before and before.results),
+                   retriever_stamps=new(partial.retriever_stamps, before and before.retriever_stamps),
+                   notes=new(partial.notes, before and before.notes),
+                   timings={**new(partial.timings, before and before.timings),
+                            **({"total": seconds} if seconds is not None else {})},
+                   unavailable=dict(partial.unavailable))
+
+
+def evaluation_pass(corpus, truth, *, encoder, retrievers=None, store=None,
+                    on_part: Callable[[Any], None] | None = None, **options) -> Pass:
+    """A ``run_pass`` for :class:`Scheduler`: one :func:`~ragdiag.evaluate.evaluate` over the pass's strategies.
+
+    The run-level work (query vectors, the retrievers' shared models, the
+    wordpiece-vector sinks) is done once per pass, not once per strategy.
+    Each strategy's own evaluation (:func:`strategy_part`) is published as
+    soon as it is ranked, after ``on_part(part)`` (e.g. stamping the store's
+    catalogue); ``options`` go to ``evaluate`` (``cross_encoder``,
+    ``diagnosis_k``, ``rerank_head``).
+    """
+    from .evaluate import evaluate
+
+    def run(order: Sequence[str], report: Report, publish: Publish) -> None:
+        last: list = [None, time.perf_counter()]
+
+        def done(partial) -> None:
+            name = list(partial.indexes)[-1]
+            now = time.perf_counter()
+            part = strategy_part(partial, last[0], seconds=now - last[1])
+            last[:] = [partial, now]
+            if on_part is not None:
+                on_part(part)
+            if not publish(name, part):
+                raise _StopPass
+
+        try:
+            evaluate(corpus, truth, encoder=encoder, strategies=list(order), retrievers=retrievers, store=store,
+                     progress=lambda event: report(event.label, event.done, event.total), on_strategy=done,
+                     **options)
+        except _StopPass:
+            pass
+
+    return run
 
 
 def merge_evaluations(parts: Sequence[Any]):

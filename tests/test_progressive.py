@@ -137,3 +137,209 @@ def test_cli_eval_streams_each_strategy_to_stderr(tiny_folder, tmp_path, capsys)
     assert a < c and "A/dense" in err[a:c] and "C/bm25" in err[c:]
     assert "strategy A done" not in out  # stdout holds the same final tables as before
     assert all(f"{cfg} " in out for cfg in ("A/dense", "A/bm25", "C/dense", "C/bm25"))
+
+
+# ----- passes: the queue computed in one pass that shares the run-level work ----------------------------------
+
+class PassGate:
+    """A pass whose names block until the test releases them (records each pass's order and what it computed)."""
+
+    def __init__(self):
+        self.passes: list[tuple[str, ...]] = []
+        self.computed: list[str] = []
+        self.release = {n: threading.Event() for n in "ABCDEF"}
+        self.began = threading.Condition()
+
+    def __call__(self, order, report, publish):
+        self.passes.append(tuple(order))
+        for name in order:
+            with self.began:
+                self.computed.append(name)
+                self.began.notify_all()
+            assert self.release[name].wait(10), f"{name} never released"
+            if name == "D":
+                raise RuntimeError("disk full")
+            if not publish(name, name.lower()):
+                return
+
+    def wait_computing(self, n: int) -> None:
+        with self.began:
+            assert self.began.wait_for(lambda: len(self.computed) >= n, 10)
+
+
+def test_one_pass_computes_the_queue_and_publishes_each_name_as_it_is_ready():
+    gate = PassGate()
+    s = Scheduler(list("ABCE"), run_pass=gate, order=first_order(list("ABCE"), first=["E"]))
+    gate.wait_computing(1)
+    assert s.state().running == "E" and s.state().queued == ("A", "B", "C")
+    gate.release["E"].set()
+    assert s.wait(["E"], timeout=10) and s.results() == {"E": "e"}  # ready before the others are computed
+    for n in "ABC":
+        gate.release[n].set()
+    assert s.wait("ABC", timeout=10)
+    assert gate.passes == [("E", "A", "B", "C")] and s.passes == 1
+    assert s.results() == {"A": "a", "B": "b", "C": "c", "E": "e"} and s.state().finished
+
+
+def test_picking_a_queued_name_ends_the_pass_after_its_running_name_and_starts_one_from_it():
+    gate = PassGate()
+    s = Scheduler(list("ABCE"), run_pass=gate, order=list("EABC"))
+    gate.wait_computing(1)
+    s.prioritize("C")
+    gate.release["E"].set()
+    gate.wait_computing(2)
+    assert gate.passes == [("E", "A", "B", "C"), ("C", "A", "B")]  # E was kept, nothing is computed twice
+    for n in "ABC":
+        gate.release[n].set()
+    assert s.wait("ABC", timeout=10)
+    assert gate.computed == ["E", "C", "A", "B"] and s.passes == 2
+
+
+def test_a_failure_in_a_pass_is_recorded_and_the_rest_go_on_in_a_new_pass():
+    gate = PassGate()
+    for n in "ADF":
+        gate.release[n].set()
+    s = Scheduler(list("ADF"), run_pass=gate)
+    assert s.wait("ADF", timeout=10)
+    assert gate.passes == [("A", "D", "F"), ("F",)]
+    st = s.state()
+    assert st.ready == ("A", "F") and "disk full" in st.failed["D"]
+
+
+def test_close_ends_the_pass_after_its_running_name():
+    gate = PassGate()
+    s = Scheduler(list("AB"), run_pass=gate)
+    gate.wait_computing(1)
+    s.close()
+    gate.release["A"].set()
+    assert not s.wait(["B"], timeout=10)
+    assert s.results() == {"A": "a"} and gate.computed == ["A"] and s.state().running is None
+
+
+def test_a_pass_that_skips_its_running_name_records_it_as_failed():
+    s = Scheduler(["A", "B"], run_pass=lambda order, report, publish: None)
+    assert s.wait(["A", "B"], timeout=10)
+    assert set(s.state().failed) == {"A", "B"} and "without computing" in s.state().failed["A"]
+
+
+def test_the_scheduler_takes_work_or_a_pass_not_both():
+    with pytest.raises(ValueError, match="exactly one"):
+        Scheduler(["A"], lambda n, r: n, run_pass=lambda o, r, p: None, start=False)
+    with pytest.raises(ValueError, match="exactly one"):
+        Scheduler(["A"], start=False)
+
+
+class FakeSharedModel:
+    """A FAKE run-level model (what a cross-encoder is to a real run): counts how often it is built."""
+
+    builds = 0
+
+    def __init__(self):
+        type(self).builds += 1
+
+
+def _register_fake_model_retriever():
+    from ragdiag.retrieval.registry import RetrieverSpec, register_retriever
+
+    def prepare(run):
+        run.shared("fake-model", FakeSharedModel)
+
+    def build(ctx):
+        ctx.shared("fake-model", FakeSharedModel)
+        return ctx.retriever("dense")
+
+    register_retriever(RetrieverSpec("fake-model-dense", build=build, prepare=prepare, default=False), replace=True)
+
+
+def test_one_pass_builds_the_run_level_model_once_per_strategy_work_builds_it_per_strategy(
+        tiny_corpus, tiny_truth, fake_encoder):
+    from ragdiag.evaluate import evaluate
+    from ragdiag.progressive import evaluation_pass
+
+    _register_fake_model_retriever()
+    names = "dense,fake-model-dense"
+    FakeSharedModel.builds = 0
+    s = Scheduler(list("ACE"), run_pass=evaluation_pass(tiny_corpus, tiny_truth, encoder=fake_encoder,
+                                                        retrievers=names))
+    assert s.wait("ACE", timeout=60) and not s.state().failed
+    assert FakeSharedModel.builds == 1 and s.passes == 1
+
+    FakeSharedModel.builds = 0  # the old way: one evaluation per strategy
+    old = Scheduler(list("ACE"), lambda name, report: evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder,
+                                                               strategies=[name], retrievers=names))
+    assert old.wait("ACE", timeout=60)
+    assert FakeSharedModel.builds == 3
+
+
+def test_the_parts_of_one_pass_merge_into_the_whole_evaluation(tiny_corpus, tiny_truth, fake_encoder):
+    from ragdiag.evaluate import evaluate, summary_rows
+    from ragdiag.progressive import evaluation_pass
+
+    names = "dense,bm25,hybrid,dense-int8"
+    whole = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="A,C,E", retrievers=names)
+    parts_seen = []
+    s = Scheduler(list("ACE"), run_pass=evaluation_pass(tiny_corpus, tiny_truth, encoder=fake_encoder,
+                                                        retrievers=names, on_part=parts_seen.append),
+                  order=list("EAC"))
+    assert s.wait("ACE", timeout=60) and not s.state().failed
+    parts = s.results()
+    assert [list(p.indexes) for p in parts_seen] == [["E"], ["A"], ["C"]]  # each part holds its own strategy
+    assert all({c.strategy for c in parts[n].results} == {n} for n in "ACE")
+    assert all(parts[n].timings["total"] >= 0 and f"index_{n}" in parts[n].timings for n in "ACE")
+    merged = merge_evaluations(list(parts.values()))
+    assert list(merged.indexes) == ["A", "C", "E"] and list(merged.results) == list(whole.results)
+    assert merged.retriever_stamps == whole.retriever_stamps and merged.notes == whole.notes
+    assert merged.unavailable == whole.unavailable
+    for a, b in zip(summary_rows(merged), summary_rows(whole)):
+        assert {k: v for k, v in a.items() if k != "seconds"} == {k: v for k, v in b.items() if k != "seconds"}
+    for cfg in whole.results:
+        np.testing.assert_array_equal(merged.results[cfg].needle_rank, whole.results[cfg].needle_rank)
+        np.testing.assert_array_equal(merged.results[cfg].top_order, whole.results[cfg].top_order)
+
+
+class FakeTokenEncoder:
+    """A FAKE encoder with wordpiece vectors (one-hot per word), counting whose wordpieces it computed alone."""
+
+    def __new__(cls, base):
+        from fakes import FakeEncoder
+        from ragdiag.retrieval import tokenize
+
+        class _Fake(FakeEncoder):
+            def __init__(self):
+                super().__init__(max_seq_length=base.max_seq_length, dim=base.dim)
+                self.alone: list[str] = []  # texts whose wordpieces were computed by token_embeddings
+
+            def _rows(self, text):
+                rows = np.zeros((max(len(tokenize(text)), 1), self.dim), dtype=np.float32)
+                for i, tok in enumerate(tokenize(text)):
+                    rows[i, self._index(tok)] = 1.0
+                return rows
+
+            def encode(self, texts, *, progress=None, token_sink=None):
+                out = super().encode(texts, progress=progress)
+                for i, t in enumerate(texts if token_sink is not None else ()):
+                    token_sink(i, self._rows(t))
+                return out
+
+            def token_embeddings(self, texts, *, progress=None):
+                self.alone.extend(texts)
+                return [self._rows(t) for t in texts]
+
+        return _Fake()
+
+
+def test_maxsim_computes_each_query_s_wordpieces_once_per_pass(tiny_corpus, tiny_truth, fake_encoder):
+    from ragdiag.evaluate import evaluate
+    from ragdiag.progressive import evaluation_pass
+
+    enc = FakeTokenEncoder(fake_encoder)
+    names = "hybrid,rerank-maxsim"
+    s = Scheduler(list("ACE"), run_pass=evaluation_pass(tiny_corpus, tiny_truth, encoder=enc, retrievers=names))
+    assert s.wait("ACE", timeout=60) and not s.state().failed
+    queries = [q.text for q in tiny_truth.queries]
+    assert sorted(enc.alone) == sorted(set(enc.alone)) and set(enc.alone) <= set(queries)  # once each, chunks never
+    whole = evaluate(tiny_corpus, tiny_truth, encoder=FakeTokenEncoder(fake_encoder), strategies="A,C,E",
+                     retrievers=names)
+    merged = merge_evaluations(list(s.results().values()))
+    for cfg in whole.results:
+        np.testing.assert_array_equal(merged.results[cfg].top_order, whole.results[cfg].top_order)

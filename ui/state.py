@@ -1,18 +1,18 @@
-"""Settings, cached loaders and the shared evaluation (the only place the app caches).
+"""Settings, cached loaders and shared widgets (with :mod:`ui.jobs`, the only places the app caches).
 
 Heavy imports (torch, transformers, the encoder) happen inside the loaders,
 never at import time. Caches are bounded and keyed by content (corpus sha256,
 ground-truth file sha256) plus the chosen strategies and retrievers; big
 objects are passed as ``_``-prefixed arguments with a token standing in for
-them in the key.
+them in the key. The shared background evaluation lives in :mod:`ui.jobs`;
+its functions are importable from here too, as pages always did.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
@@ -39,11 +39,26 @@ __all__ = [
     "evaluation",
     "background_state",
     "prioritize",
+    "first_strategy",
+    "url_strategies",
     "sweep_for",
     "config_select",
     "cut_keep_sliders",
     "TOP",
 ]
+
+#: Names defined in :mod:`ui.jobs` and importable from here (``from ui.state import evaluation``).
+_JOBS = frozenset({"evaluation", "background_state", "prioritize", "first_strategy", "url_strategies"})
+
+
+def __getattr__(name: str):
+    """The background job's functions, from :mod:`ui.jobs` (imported on first use: it imports this module)."""
+    if name in _JOBS:
+        from ui import jobs
+
+        return getattr(jobs, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: Every registered default retriever (rerankers included); RAGDIAG_RETRIEVERS narrows it.
 DEFAULT_RETRIEVERS = None
@@ -215,149 +230,6 @@ def _store(root: str | None):
     from ragdiag.store import Store
 
     return Store(root)
-
-
-@dataclass
-class _Background:
-    """One input set's background job, shared by every browser session (held by ``st.cache_resource``).
-
-    ``scheduler`` evaluates one strategy at a time (:mod:`ragdiag.progressive`);
-    ``notes`` are its messages for the page (e.g. whether the shipped index was used).
-    """
-
-    scheduler: object
-    notes: list = field(default_factory=list)
-    token: str = field(default_factory=lambda: uuid.uuid4().hex)
-
-
-def first_strategy(s: Settings) -> str:
-    """The strategy a first look starts with: the default one when configured, else the first."""
-    from ragdiag.defaults import DEFAULT_STRATEGY
-
-    return DEFAULT_STRATEGY if DEFAULT_STRATEGY in s.strategies else s.strategies[0]
-
-
-def url_strategies(s: Settings) -> list[str]:
-    """The configured strategies the URL names (``strategies``, or a configuration such as ``a=C/dense``)."""
-    named: list[str] = []
-    for key in ("strategies", "strategy", "trunc", "config", "a", "b", "run_vs"):
-        for value in st.query_params.get_all(key):
-            for part in str(value).split(","):
-                name = part.split("/", 1)[0].strip().upper()
-                if name in s.strategies and name not in named:
-                    named.append(name)
-    return named
-
-
-@st.cache_resource(max_entries=4, show_spinner=False)
-def _background(corpus_root: str, truth_path: str, strategies: tuple[str, ...], retrievers: tuple[str, ...],
-                corpus_sha: str, truth_sha: str, cache: str | None, first: str, _corpus: Corpus,
-                _truth: GroundTruth) -> _Background:
-    from ragdiag.evaluate import evaluate
-    from ragdiag.progressive import Scheduler, first_order
-    from ragdiag.store import record_evaluation
-
-    encoder = _encoder()  # cheap: the model itself loads on the first vector to compute
-    notes: list[str] = []
-    try:
-        store = _store(cache)
-    except Exception as exc:  # noqa: BLE001 - a cache folder that cannot be used: results anyway, stored nowhere
-        notes.append(f"The cache folder cannot be used ({getattr(exc, 'strerror', None) or exc}); "
-                     "everything is computed and nothing is stored.")
-        store = None
-
-    def prepare(report) -> None:
-        from ragdiag.snapshot import seed_from_snapshot
-
-        report("checking the shipped index", 0, 0)
-        if store is not None:  # nothing to seed without a store
-            seed_from_snapshot(store, _corpus, _truth, encoder, strategies=strategies, log=notes.append)
-
-    def work(name: str, report):
-        ev = evaluate(_corpus, _truth, encoder=encoder, strategies=[name], retrievers=retrievers, store=store,
-                      progress=lambda event: report(event.label, event.done, event.total))
-        try:  # stamp the index in the store's catalogue, as the CLI does
-            if store is not None:
-                record_evaluation(store, ev)
-        except Exception as exc:  # noqa: BLE001 - the catalogue is bookkeeping; the results stand
-            notes.append(f"Could not record the index stamps of {name} in the store: {exc}")
-        return ev
-
-    return _Background(Scheduler(strategies, work, order=first_order(strategies, first=[first]), prepare=prepare),
-                       notes)
-
-
-def _background_for(s: Settings, corpus: Corpus, truth: GroundTruth) -> _Background:
-    from ragdiag.encoder import ModelUnavailable
-
-    try:
-        return _background(s.corpus, str(s.truth_path), s.strategies, s.retrievers, corpus.sha256,
-                           _file_sha(s.truth_path), s.cache, first_strategy(s), corpus, truth)
-    except ModelUnavailable as exc:
-        st.error(str(exc))
-        st.stop()
-
-
-def prioritize(names) -> None:
-    """Move strategies the user picked to the front of the shared background job."""
-    s = settings()
-    corpus, truth = load_inputs(s)
-    _background_for(s, corpus, truth).scheduler.prioritize(*names)
-
-
-def background_state():
-    """The shared background job's state (what is ready, computing, queued) for the current settings."""
-    s = settings()
-    corpus, truth = load_inputs(s)
-    return _background_for(s, corpus, truth).scheduler.state()
-
-
-@st.fragment(run_every=1.5)
-def _poll(bg: _Background, shown: tuple[str, ...]) -> None:
-    """While strategies are still computing: one status line, and a rerun of the page when one is ready."""
-    state = bg.scheduler.state()
-    if state.ready != shown or state.finished:
-        st.rerun()
-    st.caption(f"Strategies still computing in the background (tables grow as they finish): {state.describe()}")
-
-
-def evaluation(need=None, want=None) -> tuple[Evaluation, str]:
-    """The evaluation of the strategies ready so far, and its cache token.
-
-    One background job per input set, shared by every session, computes one
-    strategy at a time. ``want`` (default: what the URL names) moves to the
-    front; the page waits, with a progress bar, only for ``need`` (default:
-    ``want``, else the default strategy), never for the rest. While others
-    are computing, a status line says so and the page reruns as each finishes.
-    """
-    from ragdiag.progressive import merge_evaluations
-
-    s = settings()
-    corpus, truth = load_inputs(s)
-    bg = _background_for(s, corpus, truth)
-    sched = bg.scheduler
-    named = url_strategies(s)
-    want = [n for n in (want if want is not None else named) if n in s.strategies]
-    need = [n for n in (need if need is not None else want) if n in s.strategies] or [first_strategy(s)]
-    sched.prioritize(*need, *want)
-    if not sched.wait(need, timeout=0):
-        bar = st.progress(0.0, text="Starting…")
-        while not sched.wait(need, timeout=0.3):
-            state = sched.state()
-            frac = state.done / state.total if state.total else 0.0
-            bar.progress(min(max(frac, 0.0), 1.0), text=state.describe())
-        bar.empty()
-    state = sched.state()
-    for name in need:
-        if name in state.failed:
-            st.error(f"Strategy {name} could not be evaluated: {state.failed[name]}")
-            st.stop()
-    for note in bg.notes:
-        st.caption(note)
-    parts = sched.results()
-    if not state.finished:
-        _poll(bg, state.ready)
-    return merge_evaluations(list(parts.values())), f"{bg.token}:{','.join(parts)}"
 
 
 def recorded_stamps(s: Settings | None = None) -> list:

@@ -72,6 +72,7 @@ class MaxSimScorer:
         stamp = encoder.stamp
         self.identity = f"maxsim:{stamp.model}:{stamp.weights_sha256[:16]}:{stamp.precision}"
         self._tokens: dict[str, np.ndarray] = {}
+        self._queries: dict[str, np.ndarray] = {}  # queries' wordpiece vectors: small, kept for the whole run
 
     def prepare(self, texts: Sequence[str], *, progress=None) -> None:
         """Embed the wordpieces of many chunks in one length-sorted pass (fast) before scoring."""
@@ -93,13 +94,15 @@ class MaxSimScorer:
         """:func:`maxsim` of the query's token embeddings against each text's."""
         q = self._tokens.get(query)
         if q is None:
+            q = self._queries.get(query)
+        if q is None:
             (q,) = self.encoder.token_embeddings([query])
-            self._tokens[query] = q = q.astype(np.float16)
+            self._queries[query] = q = q.astype(np.float16)
         q = q.astype(np.float32)
         return np.array([maxsim(q, c.astype(np.float32)) for c in self._token_vectors(texts)])
 
     def forget(self) -> None:
-        """Drop cached chunk token embeddings (they are large)."""
+        """Drop cached chunk token embeddings (they are large); the queries' are kept for the next strategy."""
         self._tokens.clear()
 
 

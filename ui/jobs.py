@@ -1,0 +1,177 @@
+"""The shared background evaluation: one job per input set, shared by every browser session.
+
+The job (held by ``st.cache_resource``, the app's only global state) seeds the
+store from the shipped index, then evaluates the configured strategies in one
+pass (:func:`ragdiag.progressive.evaluation_pass`): the first configuration's
+strategy first, each strategy's tables shown as soon as it is ranked, the
+run-level work (query vectors, shared models) done once. Picking a strategy
+that is not ready moves it to the front; what was embedded before is kept in
+the store whatever happens.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from dataclasses import dataclass, field
+
+import streamlit as st
+
+from ragdiag.corpus import Corpus
+from ragdiag.evaluate import Evaluation
+from ragdiag.truth import GroundTruth
+from ui.state import Settings, _encoder, _file_sha, _store, load_inputs, settings
+
+__all__ = ["evaluation", "background_state", "prioritize", "first_strategy", "url_strategies"]
+
+
+@dataclass
+class _Background:
+    """One input set's background job, shared by every browser session (held by ``st.cache_resource``).
+
+    ``scheduler`` evaluates the strategies (:mod:`ragdiag.progressive`);
+    ``notes`` are its messages for the page (e.g. whether the shipped index was used).
+    """
+
+    scheduler: object
+    notes: list = field(default_factory=list)
+    token: str = field(default_factory=lambda: uuid.uuid4().hex)
+    _merged: tuple = field(default=((), None), repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def merged(self) -> tuple[Evaluation, tuple[str, ...]]:
+        """The evaluation of the strategies ready now, merged once per ready set (every session reuses it)."""
+        from ragdiag.progressive import merge_evaluations
+
+        parts = self.scheduler.results()
+        ready = tuple(parts)
+        with self._lock:
+            if self._merged[0] != ready:
+                self._merged = (ready, merge_evaluations(list(parts.values())))
+            return self._merged[1], ready
+
+
+def first_strategy(s: Settings) -> str:
+    """The strategy a first look starts with: the default one when configured, else the first."""
+    from ragdiag.defaults import DEFAULT_STRATEGY
+
+    return DEFAULT_STRATEGY if DEFAULT_STRATEGY in s.strategies else s.strategies[0]
+
+
+def url_strategies(s: Settings) -> list[str]:
+    """The configured strategies the URL names (``strategies``, or a configuration such as ``a=C/dense``)."""
+    named: list[str] = []
+    for key in ("strategies", "strategy", "trunc", "config", "a", "b", "run_vs"):
+        for value in st.query_params.get_all(key):
+            for part in str(value).split(","):
+                name = part.split("/", 1)[0].strip().upper()
+                if name in s.strategies and name not in named:
+                    named.append(name)
+    return named
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _background(corpus_root: str, truth_path: str, strategies: tuple[str, ...], retrievers: tuple[str, ...],
+                corpus_sha: str, truth_sha: str, cache: str | None, first: str, _corpus: Corpus,
+                _truth: GroundTruth) -> _Background:
+    from ragdiag.progressive import Scheduler, evaluation_pass, first_order
+    from ragdiag.store import record_evaluation
+
+    encoder = _encoder()  # cheap: the model itself loads on the first vector to compute
+    notes: list[str] = []
+    try:
+        store = _store(cache)
+    except Exception as exc:  # noqa: BLE001 - a cache folder that cannot be used: results anyway, stored nowhere
+        notes.append(f"The cache folder cannot be used ({getattr(exc, 'strerror', None) or exc}); "
+                     "everything is computed and nothing is stored.")
+        store = None
+
+    def prepare(report) -> None:
+        from ragdiag.snapshot import seed_from_snapshot
+
+        report("checking the shipped index", 0, 0)
+        if store is not None:  # nothing to seed without a store
+            seed_from_snapshot(store, _corpus, _truth, encoder, strategies=strategies, log=notes.append)
+
+    def stamp(part: Evaluation) -> None:
+        try:  # stamp the index in the store's catalogue, as the CLI does
+            if store is not None:
+                record_evaluation(store, part)
+        except Exception as exc:  # noqa: BLE001 - the catalogue is bookkeeping; the results stand
+            notes.append(f"Could not record the index stamps of {', '.join(part.indexes)} in the store: {exc}")
+
+    run_pass = evaluation_pass(_corpus, _truth, encoder=encoder, retrievers=retrievers, store=store, on_part=stamp)
+    return _Background(Scheduler(strategies, run_pass=run_pass, order=first_order(strategies, first=[first]),
+                                 prepare=prepare), notes)
+
+
+def _background_for(s: Settings, corpus: Corpus, truth: GroundTruth) -> _Background:
+    from ragdiag.encoder import ModelUnavailable
+
+    try:
+        return _background(s.corpus, str(s.truth_path), s.strategies, s.retrievers, corpus.sha256,
+                           _file_sha(s.truth_path), s.cache, first_strategy(s), corpus, truth)
+    except ModelUnavailable as exc:
+        st.error(str(exc))
+        st.stop()
+
+
+def prioritize(names) -> None:
+    """Move strategies the user picked to the front of the shared background job."""
+    s = settings()
+    corpus, truth = load_inputs(s)
+    _background_for(s, corpus, truth).scheduler.prioritize(*names)
+
+
+def background_state():
+    """The shared background job's state (what is ready, computing, queued) for the current settings."""
+    s = settings()
+    corpus, truth = load_inputs(s)
+    return _background_for(s, corpus, truth).scheduler.state()
+
+
+@st.fragment(run_every=1.5)
+def _poll(bg: _Background, shown: tuple[str, ...]) -> None:
+    """While strategies are still computing: one status line, and a rerun of the page when one is ready."""
+    state = bg.scheduler.state()
+    if state.ready != shown or state.finished:
+        st.rerun()
+    st.caption(f"Strategies still computing in the background (tables grow as they finish): {state.describe()}")
+
+
+def evaluation(need=None, want=None) -> tuple[Evaluation, str]:
+    """The evaluation of the strategies ready so far, and its cache token.
+
+    One background job per input set, shared by every session, computes the
+    strategies in one pass. ``want`` (default: what the URL names) moves to
+    the front; the page waits, with a progress bar, only for ``need``
+    (default: ``want``, else the default strategy), never for the rest.
+    While others are computing, a status line says so and the page reruns as
+    each finishes.
+    """
+    s = settings()
+    corpus, truth = load_inputs(s)
+    bg = _background_for(s, corpus, truth)
+    sched = bg.scheduler
+    named = url_strategies(s)
+    want = [n for n in (want if want is not None else named) if n in s.strategies]
+    need = [n for n in (need if need is not None else want) if n in s.strategies] or [first_strategy(s)]
+    sched.prioritize(*need, *want)
+    if not sched.wait(need, timeout=0):
+        bar = st.progress(0.0, text="Starting…")
+        while not sched.wait(need, timeout=1.0):  # once a second: each redraw costs the browser work
+            state = sched.state()
+            frac = state.done / state.total if state.total else 0.0
+            bar.progress(min(max(frac, 0.0), 1.0), text=state.describe())
+        bar.empty()
+    state = sched.state()
+    for name in need:
+        if name in state.failed:
+            st.error(f"Strategy {name} could not be evaluated: {state.failed[name]}")
+            st.stop()
+    for note in bg.notes:
+        st.caption(note)
+    ev, ready = bg.merged()
+    if not state.finished:
+        _poll(bg, ready)
+    return ev, f"{bg.token}:{','.join(ready)}"
