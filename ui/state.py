@@ -67,6 +67,8 @@ CORPUS_KEY, TRUTH_KEY = "corpus_path", "truth_path"
 
 @dataclass(frozen=True)
 class Settings:
+    """What the dashboard evaluates: corpus, ground truth, strategies, retrievers and store folder."""
+
     corpus: str
     truth: str  # "" -> the corpus's conventional truth file
     strategies: tuple[str, ...]
@@ -268,6 +270,7 @@ def distances_for(token: str, config: str, keep: int, _ev: Evaluation):
 # ----- shared widgets ------------------------------------------------------------
 
 def config_labels(ev: Evaluation) -> list[str]:
+    """Every evaluated configuration's label (external runs included), in evaluation order."""
     return [c.label for c in ev.results]
 
 
@@ -280,6 +283,7 @@ def default_config(ev: Evaluation) -> str:
 
 def config_select(ev: Evaluation, label: str = "Configuration", *, key: str = "config",
                   default: str | None = None, container=st) -> str:
+    """A configuration picker bound to the URL (``?config=``); defaults to the report's rule."""
     labels = config_labels(ev)
     default = default if default in labels else default_config(ev)
     return container.selectbox(label, labels, index=labels.index(default), key=key, bind="query-params",
@@ -310,6 +314,3 @@ def text_part(n_chars: int, *, container=st) -> tuple[int, int]:
                           f"of {n_chars:,}")
     return (part - 1) * TEXT_PART, part * TEXT_PART
 
-
-def parse_config(label: str) -> Config:
-    return Config.parse(label)
