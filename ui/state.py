@@ -21,7 +21,7 @@ from ui.html import md_text
 
 from ragdiag.chunking import parse_strategies
 from ragdiag.corpus import DEFAULT_CORPUS, Corpus, CorpusError, load_corpus
-from ragdiag.evaluate import TOP, Config, Evaluation, parse_retrievers
+from ragdiag.evaluate import TOP, Evaluation, parse_retrievers
 from ragdiag.defaults import DEFAULT_CUT, DEFAULT_KEEP
 from ragdiag.limits import LimitError, Limits, read_limited
 from ragdiag.serving import Access, AccessError
