@@ -124,3 +124,12 @@ def test_summary_mentions_the_family(ev):
     doc = c.as_json()
     assert (doc["p"], doc["p_holm"], doc["family_size"], doc["discordant_queries"]["b_finds"]) == (
         0.25, 0.75, 3, ["q1:course", "q1:ticket", "q3:course", "q3:ticket", "q4:course", "q4:ticket"])
+
+
+@pytest.mark.parametrize("df", [1, 2, 5, 31, 100, 10_000])
+def test_t_quantile_matches_scipy_stats(df):
+    from scipy import stats
+
+    from ragdiag.compare.intervals import _t_quantile
+
+    assert _t_quantile(0.95, df) == pytest.approx(stats.t.ppf(0.975, df), rel=1e-12)

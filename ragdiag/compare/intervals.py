@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from statistics import NormalDist
 
 import numpy as np
@@ -22,14 +23,15 @@ __all__ = [
 ]
 
 
+@lru_cache(maxsize=1024)
 def _t_quantile(confidence: float, df: int) -> float:
     z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
     if df < 1:
         return z
-    try:
-        from scipy.stats import t
+    try:  # scipy.special, not scipy.stats: the same quantile without a second of import on every run
+        from scipy.special import stdtrit
 
-        return float(t.ppf(0.5 + confidence / 2.0, df))
+        return float(stdtrit(df, 0.5 + confidence / 2.0))
     except ImportError:  # Cornish-Fisher expansion of the t quantile (accurate to ~1e-3 for df >= 3)
         return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
 
