@@ -22,9 +22,10 @@ import numpy as np
 
 __all__ = ["MD_SPECIAL", "md_escape", "md_line", "md_table", "align", "format_rows", "Table"]
 
-#: Characters that mean something to Markdown, HTML inside Markdown, math (``$``) or Streamlit
-#: (``:icon:``, ``:color[...]``) wherever they stand: each is backslash-escaped in untrusted text.
-MD_SPECIAL = frozenset("\\`*_[]#|<>~$:&")
+#: Characters that mean something to Markdown, HTML inside Markdown or math (``$``) wherever they
+#: stand: each is backslash-escaped in untrusted text. A colon is escaped where a name follows it
+#: (``:icon:``, ``:red[...]``, ``:material/x:`` in Streamlit, ``:emoji:`` on GitHub), not before a space.
+MD_SPECIAL = frozenset("\\`*_[]#|<>~$&")
 
 # Characters that mean something only at the start of a line (a list item, a setext underline, an
 # ordered list "1." / "1)"); escaping them everywhere would litter every number and hyphenated word.
@@ -34,7 +35,8 @@ _LINE_START = re.compile(r"(?:^|(?<=\r))([ \t]*)([-+=]|\d+[.)](?=[ \t\r\n]|$))",
 def md_escape(text: Any) -> str:
     r"""``text`` with every Markdown-significant character backslash-escaped (line breaks kept).
 
-    Characters in :data:`MD_SPECIAL` are escaped everywhere; ``- + =`` and the ``.``/``)`` of
+    Characters in :data:`MD_SPECIAL` are escaped everywhere, a colon unless a space or the end follows
+    it; ``- + =`` and the ``.``/``)`` of
     ``1.``/``1)`` only at the start of a line, where they would start a list or a heading.
     A backslash before ASCII punctuation renders as the character itself (CommonMark), so the text
     shows as typed.
@@ -46,7 +48,9 @@ def md_escape(text: Any) -> str:
     >>> md_escape("1. first")
     '1\\. first'
     """
-    out = "".join("\\" + ch if ch in MD_SPECIAL else ch for ch in str(text))
+    text = str(text)
+    out = "".join("\\" + ch if ch in MD_SPECIAL or (ch == ":" and text[i + 1:i + 2].strip()) else ch
+                  for i, ch in enumerate(text))
     return _LINE_START.sub(lambda m: m.group(1) + m.group(2)[:-1] + "\\" + m.group(2)[-1], out)
 
 

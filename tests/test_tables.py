@@ -67,6 +67,7 @@ def test_md_escape_leaves_no_special_character_bare_and_is_reversible(text):
     assert re.sub(r"\\(.)", r"\1", out, flags=re.S) == text
     bare = re.sub(r"\\.", "", out, flags=re.S)
     assert not set(bare) & MD_SPECIAL
+    assert not re.search(r"(?<!\\):\S", out)  # no bare colon before a name (:icon:, :red[...])
     # no line may start (after spaces) with a bare list or heading marker
     assert not re.search(r"(?:^|(?<=\r))[ \t]*(?:[-+=]|\d+[.)](?=[ \t\r\n]|$))", out, flags=re.M)
 
@@ -82,6 +83,8 @@ def test_md_escape_leaves_no_special_character_bare_and_is_reversible(text):
     ("3) three", "3\\) three"),
     ("x\r- y", "x\r\\- y"),
     (":red[x] $1", "\\:red\\[x\\] \\$1"),
+    ("questions: 32, at 01:34", "questions: 32, at 01\\:34"),
+    (":material/home:", "\\:material/home:"),
     ("a & b", "a \\& b"),
 ])
 def test_md_escape_table(text, want):
