@@ -105,7 +105,7 @@ def test_uploaded_file_name_is_never_markdown(served):
     at.file_uploader(key="run_file").set_value((name, lines.encode(), "application/json")).run()
     assert not at.exception, [e.value for e in at.exception]
     shown = texts(at)
-    assert "Recall of ext/p\\.png\\_big" in shown  # the stem after the last "/", reduced to safe characters
+    assert "Recall of ext/p.png\\_big" in shown  # the stem after the last "/", reduced to safe characters
     assert "](http" not in shown and "![" not in shown
 
 
@@ -119,7 +119,7 @@ def test_run_file_doc_names_are_mapped_in_the_page(served, monkeypatch):
         {"text": needle, "doc": "tea.md", "start": start, "end": start + len(needle)}]}), encoding="utf-8")
     at = app("app_pages/external.py")
     at.text_input(key="run_path").set_value(str(run)).run()
-    assert "mapped to corpus ids" in texts(at) and "tea\\.md" in texts(at)
+    assert "mapped to corpus ids" in texts(at) and "'tea.md' -\\> 'tea'" in texts(at)
     per_query = next(d.value for d in at.dataframe if "needle rank" in d.value.columns)
     assert per_query.set_index("query").loc["q1:course", "needle rank"] == 1  # counted, not silently missed
     bad = served["base"] / "bad.jsonl"
