@@ -412,6 +412,9 @@ def test_cli_check_stats_suggest(tmp_path, capsys):
     assert len(json.loads(cand.read_text())["questions"]) == 6
     assert _cli(capsys, "truth", "suggest", "-n", "6", "--out", str(cand))[0] == 2  # no silent overwrite
     assert _cli(capsys, "truth", "check", str(tmp_path / "missing.json"))[0] == 2
+    (tmp_path / "broken.json").write_text('{"questions": [')
+    rc, out, _ = _cli(capsys, "truth", "check", str(tmp_path / "broken.json"))
+    assert rc == 1 and out.startswith("error: file: broken.json is not valid JSON")
 
 
 _ids = hst.sets(hst.sampled_from([f"x{i}" for i in range(12)]), max_size=6)

@@ -43,8 +43,15 @@ def _open(path: str):
 
 def cmd_check(args) -> int:
     """``truth check FILE``: print every problem; exit status 1 on an error (or any warning without --errors-only)."""
-    from .checks import check_truth
+    from .checks import Problem, check_truth
+    from .save import open_truth
 
+    if Path(args.file).is_file():
+        try:
+            open_truth(args.file)
+        except ValueError as exc:  # unreadable JSON/YAML is a problem of the file, not of the command line
+            print(Problem("error", "file", "", str(exc)))
+            return 1
     opened = _open(args.file)
     corpus = _corpus_for(args, opened.path)
     problems = check_truth(opened.data, corpus, source=opened.path.name)
