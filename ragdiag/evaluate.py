@@ -212,6 +212,8 @@ def evaluate(
     ``on_strategy(partial)``, when given, receives the evaluation of the
     strategies finished so far, after each strategy (to show rows early).
     """
+    from .store.stamps import run_stamp  # here, not at import: the store is not needed to import this module
+
     strats = parse_strategies(strategies)
     names = parse_retrievers(retrievers)
     queries = truth.queries
@@ -278,21 +280,11 @@ def evaluate(
         run.strategy_done()
         if on_strategy is not None:
             on_strategy(Evaluation(corpus, truth, queries, dict(indexes), dict(results), dict(unavailable),
-                                   _run_stamp(encoder), dict(timings), diagnosis_k,
+                                   run_stamp(encoder), dict(timings), diagnosis_k,
                                    retriever_stamps=dict(retriever_stamps), notes=dict(notes)))
     timings["total"] = time.perf_counter() - t0
-    return Evaluation(corpus, truth, queries, indexes, results, unavailable, _run_stamp(encoder), timings, diagnosis_k,
+    return Evaluation(corpus, truth, queries, indexes, results, unavailable, run_stamp(encoder), timings, diagnosis_k,
                       retriever_stamps=retriever_stamps, notes=notes)
-
-
-def _run_stamp(encoder) -> dict:
-    """The encoder's stamp, the pipeline version and the device that computed this run's vectors.
-
-    ``device`` is None when the model never loaded (every vector came from the store).
-    """
-    from .store.stamps import run_stamp
-
-    return run_stamp(encoder)
 
 
 from .rows import interval_cells, summary_rows  # noqa: E402,F401  (moved to ragdiag.rows)

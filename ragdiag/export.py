@@ -228,14 +228,17 @@ def summary_json(ev: Evaluation) -> str:
     return json.dumps(summary_document(ev), indent=2, default=_json_default) + "\n"
 
 
-def per_query_parquet(ev: Evaluation) -> bytes:
-    """``per_query`` as Parquet bytes (typed columns: ranks stay integers with nulls)."""
+def per_query_parquet(ev: Evaluation, frame=None) -> bytes:
+    """``per_query`` as Parquet bytes (typed columns: ranks stay integers with nulls).
+
+    ``frame``: :func:`~ragdiag.results.per_query_frame` of ``ev`` when the caller already has it.
+    """
     import io
 
     from .results import per_query_frame
 
     buf = io.BytesIO()
-    per_query_frame(ev).to_parquet(buf, index=False)
+    (per_query_frame(ev) if frame is None else frame).to_parquet(buf, index=False)
     return buf.getvalue()
 
 
@@ -252,9 +255,10 @@ def write_outputs(ev: Evaluation, out_dir, *, trec: bool = True) -> list[str]:
     summary = out / "summary.json"
     summary.write_text(summary_json(ev), encoding="utf-8")
     per_query = out / "per_query.csv"
-    per_query_frame(ev).to_csv(per_query, index=False)
+    frame = per_query_frame(ev)  # once: it runs the funnel of every configuration
+    frame.to_csv(per_query, index=False)
     parquet = out / "per_query.parquet"
-    parquet.write_bytes(per_query_parquet(ev))
+    parquet.write_bytes(per_query_parquet(ev, frame))
     paths = [str(summary), str(per_query), str(parquet)]
     if trec and ev.indexes:
         paths += write_trec(ev, out / "trec")

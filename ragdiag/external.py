@@ -23,14 +23,13 @@ from pathlib import Path, PurePosixPath
 import numpy as np
 
 from .defaults import TOP
-from .evaluation import EXTERNAL, ConfigResult, Evaluation, ExternalKey
+from .evaluation import ConfigResult, Evaluation, ExternalKey
 from .limits import Limits, read_input
 from .truth import GroundTruth
 
 __all__ = ["ExternalHit", "ExternalRun", "ExternalKey", "RunError", "load_run", "parse_run", "decode_run", "run_result",
-           "attach_run", "EXTERNAL_STRATEGY"]
+           "attach_run"]
 
-EXTERNAL_STRATEGY = EXTERNAL  # "ext": the strategy column of an external run
 _WS = re.compile(r"\s+")
 
 

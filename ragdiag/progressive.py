@@ -305,9 +305,10 @@ def evaluation_pass(corpus, truth, *, encoder, retrievers=None, store=None,
             now = time.perf_counter()
             part = strategy_part(partial, last[0], seconds=now - last[1])
             last[:] = [partial, now]
+            go_on = publish(name, part)  # shown first; stamping the catalogue may take a while
             if on_part is not None:
                 on_part(part)
-            if not publish(name, part):
+            if not go_on:
                 raise _StopPass
 
         try:

@@ -12,7 +12,7 @@ import numpy as np
 
 from .compare import FAMILIES, Comparison, check_phrasing, compare, compare_in_family, family, family_rows, pairwise
 from .evaluate import Evaluation
-from .export import _json_default, per_query_parquet, summary_document, summary_json, write_outputs  # noqa: F401
+from .export import per_query_parquet, summary_document, summary_json, write_outputs  # noqa: F401
 from .metrics import KS, reciprocal_rank
 from .rows import ChunkingRow, QueryRow, interval_cells, summary_rows
 from .tables import format_rows  # noqa: F401 - the one text-table formatter, re-exported

@@ -95,7 +95,7 @@ def cmd_variants(args) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.json:
-        from .results import _json_default
+        from .export import _json_default
 
         print(json.dumps(variants_document(run, rows, k=args.k, cut=args.cut), indent=2, default=_json_default))
         return 0

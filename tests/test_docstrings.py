@@ -17,11 +17,6 @@ import pytest
 import ragdiag
 import ui
 
-# Modules whose docstrings are still being written (a name covers its submodules too).
-# Remove a name once its module passes; the test then guards it for good.
-PENDING: set[str] = set()  # modules not yet held to the rule (none)
-
-
 def _modules(package) -> list[str]:
     names = [package.__name__]
     for info in pkgutil.walk_packages(package.__path__, prefix=f"{package.__name__}."):
@@ -29,11 +24,6 @@ def _modules(package) -> list[str]:
             continue
         names.append(info.name)
     return sorted(names)
-
-
-def _pending(name: str) -> bool:
-    # "ragdiag" itself covers only the package's __init__, not every module below it.
-    return name in PENDING or any(name.startswith(f"{p}.") for p in PENDING if p != "ragdiag")
 
 
 MODULES = _modules(ragdiag) + _modules(ui)
@@ -60,7 +50,7 @@ def _undocumented(module) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("name", [m for m in MODULES if not _pending(m)])
+@pytest.mark.parametrize("name", MODULES)
 def test_public_objects_have_docstrings(name):
     module = importlib.import_module(name)
     missing = _undocumented(module)
@@ -89,9 +79,3 @@ def test_walk_finds_the_modules():
     assert {"ragdiag.corpus", "ragdiag.retrieval.bm25", "ragdiag.authoring.power", "ui.html"} <= set(MODULES)
     assert not any(m.endswith("__main__") for m in MODULES)
 
-
-def test_pending_names_are_known_modules_or_planned():
-    # A typo in PENDING would silently exempt nothing; every entry is a module found by the walk,
-    # or one being created right now (rows).
-    planned = {"ragdiag.rows"}
-    assert PENDING - planned <= set(MODULES)

@@ -22,7 +22,7 @@ from ragdiag.evaluate import Evaluation
 from ragdiag.truth import GroundTruth
 from ui.state import Settings, _encoder, _file_sha, _store, load_inputs, settings
 
-__all__ = ["evaluation", "background_state", "prioritize", "first_strategy", "url_strategies"]
+__all__ = ["evaluation", "first_strategy", "url_strategies"]
 
 
 @dataclass
@@ -114,20 +114,6 @@ def _background_for(s: Settings, corpus: Corpus, truth: GroundTruth) -> _Backgro
     except ModelUnavailable as exc:
         st.error(str(exc))
         st.stop()
-
-
-def prioritize(names) -> None:
-    """Move strategies the user picked to the front of the shared background job."""
-    s = settings()
-    corpus, truth = load_inputs(s)
-    _background_for(s, corpus, truth).scheduler.prioritize(*names)
-
-
-def background_state():
-    """The shared background job's state (what is ready, computing, queued) for the current settings."""
-    s = settings()
-    corpus, truth = load_inputs(s)
-    return _background_for(s, corpus, truth).scheduler.state()
 
 
 @st.fragment(run_every=1.5)

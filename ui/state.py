@@ -37,8 +37,6 @@ __all__ = [
     "load_inputs",
     "load_corpus_only",
     "evaluation",
-    "background_state",
-    "prioritize",
     "first_strategy",
     "url_strategies",
     "sweep_for",
@@ -48,7 +46,7 @@ __all__ = [
 ]
 
 #: Names defined in :mod:`ui.jobs` and importable from here (``from ui.state import evaluation``).
-_JOBS = frozenset({"evaluation", "background_state", "prioritize", "first_strategy", "url_strategies"})
+_JOBS = frozenset({"evaluation", "first_strategy", "url_strategies"})
 
 
 def __getattr__(name: str):

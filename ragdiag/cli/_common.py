@@ -104,16 +104,6 @@ def _check_out_file(out: Path) -> None:
         raise UsageError(f"--out {str(out)!r} cannot be written (no write permission)")
 
 
-def _finite(name: str, value: float, low: float, high: float, *, low_open: bool = False) -> float:
-    import math
-
-    ok = math.isfinite(value) and (low < value if low_open else low <= value) and value <= high
-    if not ok:
-        bracket = "(" if low_open else "["
-        raise UsageError(f"{name} must be a cosine distance in {bracket}{low:g}, {high:g}], got {value}")
-    return value
-
-
 def _keep(value: int) -> int:
     if value < 1:
         raise UsageError(f"--keep must be at least 1, got {value}")

@@ -31,7 +31,7 @@ def _configs(args):
 
 
 def _dump(doc) -> None:
-    from ..results import _json_default
+    from ..export import _json_default
 
     print(json.dumps(doc, indent=2, default=_json_default))
 

@@ -13,13 +13,13 @@ One job per module; every name is re-exported here, so ``from ragdiag.encoder im
 Nothing here imports torch or transformers until a model is loaded, and nothing ever reaches the network.
 """
 
-# _weights_hash, _in_hf_cache and _packaged_minilm stay importable from here, as before the split.
+# _weights_hash stays importable from here (the reranker stamps its weights with it).
 from .hardware import DEVICE_ENV, bf16_supported, physical_cores, select_device
 from .loader import ENCODER_ENV, load_encoder
 from .model import Encoder
 from .protocols import (ENCODER_FIELDS, EncoderStamp, ProgressFn, ReportsDevice, SupportsTokenSink, TextEncoder,
                         loaded_device)
-from .resolve import (DEFAULT_MODEL, ModelUnavailable, _in_hf_cache, _packaged_minilm, _weights_hash, offline,
+from .resolve import (DEFAULT_MODEL, ModelUnavailable, _weights_hash, offline,
                       read_pipeline, resolve_model_dir)
 
 __all__ = ["Encoder", "load_encoder", "ENCODER_ENV", "TextEncoder", "SupportsTokenSink", "ModelUnavailable",

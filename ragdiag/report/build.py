@@ -9,7 +9,6 @@ sections of :mod:`ragdiag.report.sections` and :mod:`ragdiag.report.gate`.
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import replace
 
 import numpy as np
 
@@ -17,8 +16,10 @@ from ..defaults import DEFAULT_MAX_BLUFF, PREFERRED_CONFIGS, PRIMARY_K
 from ..evaluate import Config, Evaluation, summary_rows
 from ..evaluation import parse_key
 from ..metrics import KS
-from ..results import chunking_rows, compare, family, gate_inputs_for, summary_document, sweep_table
-from ..threshold import DEFAULT_KEEP, Goal, bluffs_at, cut_choice, default_cuts, rate_rows
+from ..compare import compare_in_family, family
+from ..export import summary_document
+from ..results import chunking_rows
+from ..threshold import DEFAULT_KEEP, Goal, bluffs_at, cut_choice, default_cuts, gate_inputs_for, rate_rows, sweep
 from .gate import Curve, GateSection
 from .model import Report
 from .sections import (BluffRow, BluffSection, ChunkingRow, ComparisonSection, CostSection, DestroyedNeedle,
@@ -112,10 +113,7 @@ def _comparison_section(ev: Evaluation, cfg: Config, rows: tuple[RecallRow, ...]
         power = ""
     else:  # the same rule and words as the dashboard and the CLI: Holm within the family shown (all pairs)
         ccfg = parse_key(competitor)
-        pair = next(c for c in fam if {c.a, c.b} == {cfg, ccfg})
-        if pair.a != cfg:
-            pair = replace(compare(ev, cfg, ccfg, k=k), p_holm=pair.p_holm, family=pair.family,
-                           family_name=pair.family_name)
+        pair = compare_in_family(ev, cfg, ccfg, k=k, comparisons=fam)
         headline, power = pair.verdict, pair.power
     return ComparisonSection(k, cfg.label, pairs, competitor, headline, power, n_in)
 
@@ -132,14 +130,14 @@ def _needle_section(ev: Evaluation) -> NeedleSection:
 
 
 def _gate_section(ev: Evaluation, cfg: Config, cut: float, keep: int) -> GateSection:
-    row = sweep_table(ev, cfg, keep=keep, cuts=[cut]).row(cut)
-    inputs = gate_inputs_for(ev, cfg, keep=keep)
+    inputs = gate_inputs_for(ev, cfg, keep=keep)  # once: the row, the rates, the choice and the curve read it
+    row = sweep(inputs, [cut]).row(cut)
     rates = dict(rate_rows(inputs, [cut])[0].outcomes())
     choice = cut_choice(inputs, Goal(max_bluff=DEFAULT_MAX_BLUFF)).as_json()
     cuts = default_cuts()
     if cut > cuts[-1]:
         cuts = np.round(np.arange(0.0, cut + 0.0025, 0.005), 6)
-    t = sweep_table(ev, cfg, keep=keep, cuts=cuts)
+    t = sweep(inputs, cuts)
     curve = Curve(tuple(float(c) for c in t.cuts), tuple(int(v) for v in t.answered),
                   tuple(int(v) for v in t.kept_wrong), tuple(int(v) for v in t.refused),
                   tuple(int(v) for v in t.bluffs))

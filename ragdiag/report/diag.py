@@ -228,13 +228,9 @@ def diag_sections(ev: Evaluation, config: Config | str, *, cut: float, keep: int
     cfg = parse_key(config) if isinstance(config, str) else config
     rows, skipped = _funnel_rows(ev, k=k, cut=cut, keep=keep)
     variants = tuple(variant_rows(ev, k=k))
-    worst = () if cfg.external else tuple(_hub_row(h) for h in hubs(ev, cfg, k=k, top=WORST_HUBS, only_hubs=True))
-    flagged = []
-    for c in ev.results:
-        if c.external:
-            continue
-        for h in hubs(ev, c, k=k, top=None, only_hubs=True):
-            if h.flags:
-                flagged.append(f"{c.label} {h.chunk_id} ({', '.join(h.flags)}, {h.occurrences} queries)")
+    found = {c: hubs(ev, c, k=k, top=None, only_hubs=True) for c in ev.results if not c.external}
+    worst = tuple(_hub_row(h) for h in found.get(cfg, [])[:WORST_HUBS])  # hubs() cuts its top the same way
+    flagged = [f"{c.label} {h.chunk_id} ({', '.join(h.flags)}, {h.occurrences} queries)"
+               for c, found_c in found.items() for h in found_c if h.flags]
     return DiagSections(cfg.label, k, float(cut), keep, tuple(rows), tuple(skipped), worst, tuple(flagged),
                         tuple(_cost_line(c) for c in costs) if costs else None, machine, variants)

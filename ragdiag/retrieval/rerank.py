@@ -92,9 +92,7 @@ class MaxSimScorer:
 
     def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
         """:func:`maxsim` of the query's token embeddings against each text's."""
-        q = self._tokens.get(query)
-        if q is None:
-            q = self._queries.get(query)
+        q = self._queries.get(query)
         if q is None:
             (q,) = self.encoder.token_embeddings([query])
             self._queries[query] = q = q.astype(np.float16)

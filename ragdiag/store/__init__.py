@@ -54,12 +54,12 @@ Example
 ((2, 0), (1, 2))
 """
 
-# SCHEMA_VERSION, DEFAULT_DIRNAME and _chunking_label stay importable from here, as before the split.
-from .caches import CacheMethods, EmbedResult, PayloadCache, ScoreCache, ScoreResult, StoreScoreCache, VectorCache
+# _chunking_label stays importable from here (``index status`` labels its rows with it).
+from .caches import CacheMethods, EmbedResult, PayloadCache, ScoreCache, ScoreResult, VectorCache
 from .catalogue import CatalogueMethods, ClearResult, VerifyResult
-from .engine import SCHEMA_VERSION, Engine
+from .engine import Engine
 from .glue import current_stamps, record_evaluation
-from .keys import CACHE_ENV, DB_NAME, DEFAULT_DIRNAME, payload_space, resolve_root, text_sha256
+from .keys import CACHE_ENV, DB_NAME, payload_space, resolve_root, text_sha256
 from .staleness import CurrentState, IndexStatus, _chunking_label, format_status_table
 from .stamps import IndexStamp, corpus_extractors, encoder_space, evaluation_stamps, index_stamp, run_stamp
 
@@ -75,7 +75,6 @@ __all__ = [
     "ScoreCache",
     "ScoreResult",
     "Store",
-    "StoreScoreCache",
     "VectorCache",
     "VerifyResult",
     "encoder_space",

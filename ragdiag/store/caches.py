@@ -28,7 +28,7 @@ from .engine import Engine
 from .keys import _canonical, _chunks, _score_crc, _vector_crc, payload_space, text_sha256
 from .stamps import _stamp_dict, encoder_space
 
-__all__ = ["CacheMethods", "EmbedResult", "PayloadCache", "ScoreCache", "ScoreResult", "StoreScoreCache",
+__all__ = ["CacheMethods", "EmbedResult", "PayloadCache", "ScoreCache", "ScoreResult",
            "VectorCache"]
 
 
@@ -185,8 +185,6 @@ class ScoreCache(PayloadCache):
                    np.asarray(scores, dtype=np.float64).reshape(-1))
 
 
-#: The name rerankers and earlier code know the score cache by.
-StoreScoreCache = ScoreCache
 
 
 class CacheMethods:
