@@ -158,11 +158,12 @@ def _print_strategy_rows(partial) -> None:
     print(f"\nstrategy {name} done ({len(partial.indexes)} so far):\n{format_summary(view)}", file=sys.stderr)
 
 
-def _evaluate(args, strategies, retrievers, loaded=None, *, stream: bool = False):
+def _evaluate(args, strategies, retrievers, loaded=None, *, stream: bool = False, encoder=None):
+    """Evaluate with the CLI's encoder (``encoder``: one the caller goes on using, so the model loads once)."""
     from ..evaluate import evaluate
 
     corpus, truth = loaded or _load(args)
-    encoder = _encoder(args)
+    encoder = encoder if encoder is not None else _encoder(args)
     store = _store(args)
     if store is not None and not getattr(args, "no_snapshot", False):
         from ..snapshot import seed_from_snapshot

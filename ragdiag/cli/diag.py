@@ -10,7 +10,7 @@ from ..defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K, SEED
 __all__ = ["register"]
 
 
-def _configs(args):
+def _configs(args, encoder=None):
     from ..chunking import parse_strategies
     from ._common import UsageError, _evaluate
     from ..evaluate import parse_retrievers
@@ -24,7 +24,7 @@ def _configs(args):
         raise UsageError(f"--cut must be a cosine distance in (0, 2], e.g. {DEFAULT_CUT}; got {args.cut}")
     if args.keep < 1:
         raise UsageError(f"--keep must be at least 1, got {args.keep}")
-    ev = _evaluate(args, strategies, retrievers)
+    ev = _evaluate(args, strategies, retrievers, encoder=encoder)
     for name, reason in ev.unavailable.items():
         print(f"unavailable: {name}: {reason}", file=sys.stderr)
     return ev
@@ -104,8 +104,9 @@ def cmd_cost(args) -> int:
 
     if args.sample < 1:
         raise UsageError(f"--sample must be at least 1 query, got {args.sample}")
-    ev = _configs(args)
-    items = costs(ev, _encoder(args), k=args.k, cut=args.cut, keep=args.keep, sample=args.sample,
+    encoder = _encoder(args)  # one encoder: the evaluation and the measurement share its loaded model
+    ev = _configs(args, encoder)
+    items = costs(ev, encoder, k=args.k, cut=args.cut, keep=args.keep, sample=args.sample,
                   cross_encoder=args.cross_encoder)
     rows = cost_rows(items)
     if args.json:

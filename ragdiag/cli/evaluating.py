@@ -171,7 +171,8 @@ def cmd_report(args) -> int:
     if cfg is not None:  # the named configuration is always evaluated, with the others asked for
         strategies = sorted({*strategies, cfg.strategy}, key=list(STRATEGIES).index)
         retrievers = list(dict.fromkeys([*retrievers, cfg.retriever]))
-    ev = _evaluate(args, strategies, retrievers)
+    encoder = _encoder(args)  # one encoder: the evaluation and the cost measurement share its loaded model
+    ev = _evaluate(args, strategies, retrievers, encoder=encoder)
     if cfg is None:
         cfg = default_config(ev)
         print(f"no --config: reporting {cfg.label}", file=sys.stderr)
@@ -181,7 +182,7 @@ def cmd_report(args) -> int:
     if not args.no_cost:  # measured on this machine: build time, latency, tokens (ragdiag.cost)
         from ..cost import costs, machine
 
-        cost_items = costs(ev, _encoder(args), cut=args.cut, keep=args.keep, cross_encoder=args.cross_encoder)
+        cost_items = costs(ev, encoder, cut=args.cut, keep=args.keep, cross_encoder=args.cross_encoder)
         machine_info = machine()
     try:
         report = build_report(ev, config=cfg, cut=args.cut, keep=args.keep, k=args.k, costs=cost_items,
