@@ -130,6 +130,16 @@ def wait_idle(page, timeout_ms: int = TIMEOUT_MS) -> None:
     page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached", timeout=timeout_ms)
 
 
+def wait_settled(page, timeout_ms: int = COLD_TIMEOUT_MS) -> None:
+    """Wait until no strategy is still computing, then until the run is over.
+
+    A strategy that finishes in the background reruns the page; a read of the
+    page's text during that rerun sees half a page.
+    """
+    page.get_by_text("Strategies still computing", exact=False).wait_for(state="detached", timeout=timeout_ms)
+    wait_idle(page)
+
+
 def main_text(page) -> str:
     return page.locator('[data-testid="stMain"]').inner_text()
 
@@ -180,7 +190,7 @@ def _gate_row(page) -> str:
 def test_threshold_slider_with_keyboard(server, page):
     page.goto(f"{server}/threshold?config=E%2Fhybrid&cut=0.5")
     page.get_by_text("At cut 0.500", exact=False).wait_for(timeout=COLD_TIMEOUT_MS)
-    wait_idle(page)
+    wait_settled(page)
     before = _gate_row(page)
     assert "answered" in before and "bluffs" in before and "0.5" in before
     shot(page, "threshold-before")
@@ -207,7 +217,7 @@ def test_threshold_slider_with_keyboard(server, page):
 def test_inspector_and_escaped_text(server, page):
     page.goto(f"{server}/inspector?q=q2%3Acourse&config=E%2Fhybrid&cut=1")
     page.get_by_text("How should chain lubricant be applied?").first.wait_for(timeout=COLD_TIMEOUT_MS)
-    wait_idle(page)
+    wait_settled(page)
     text = main_text(page)
     assert "Needle" in text and "#char=" in text
     assert "Citation preview" in text
