@@ -5,12 +5,12 @@ import streamlit as st
 
 from ragdiag.compare import upper_bound_words
 from ragdiag.defaults import DEFAULT_KEEP, DEFAULT_MAX_BLUFF
-from ragdiag.threshold import GATE_DISTANCE, Goal, bluffs_at, cut_choice, gate_inputs_for, rate_rows
+from ragdiag.threshold import GATE_DISTANCE, Goal, bluffs_at, rate_rows
 from ui.frames import distance_series, rates_frame, under_cut_counts
 from ui.charts import distance_histogram, tradeoff_chart
 from ui.html import md_text, quote_html
 from ui.model_cut import model_cut_caption
-from ui.state import config_select, cut_keep_sliders, distances_for, evaluation, sweep_for
+from ui.state import choice_for, config_select, cut_keep_sliders, distances_for, evaluation, sweep_for
 
 st.title("Threshold")
 st.caption("The retriever always returns something; the gate is the only part that can say no. It keeps at most "
@@ -26,8 +26,7 @@ def gate_panel():
     """Reruns alone when the cut or keep moves: only the gate is evaluated; the sweep is cached."""
     c1, c2 = st.columns([3, 1])
     cut, keep = cut_keep_sliders(c1, c2)
-    table, curve = sweep_for(token, config, int(keep), ev)
-    inputs = gate_inputs_for(ev, config, keep=int(keep))
+    inputs, table, curve = sweep_for(token, config, int(keep), ev)
     row = table.row(cut)
     rates = rate_rows(inputs, [cut])[0]
     n = {"answered": table.n_in, "kept_wrong": table.n_in, "refused": table.n_in, "bluffs": table.n_ood,
@@ -77,7 +76,7 @@ kind = g1.segmented_control("Goal", ["bluff rate at most", "answered at least"],
 target = g2.number_input("rate", min_value=0.0, max_value=1.0, step=0.01, key="goal_rate",
                          value=DEFAULT_MAX_BLUFF if kind == "bluff rate at most" else 0.5)
 goal = Goal(max_bluff=target) if kind == "bluff rate at most" else Goal(min_answered=target)
-choice = cut_choice(gate_inputs_for(ev, config, keep=keep), goal)
+choice = choice_for(token, config, keep, goal, ev)
 st.markdown(f"**Rule:** {md_text(choice.rule)}.")
 if choice.cut is None:
     st.warning("No cut reaches this goal on this set.")

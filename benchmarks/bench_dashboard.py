@@ -14,8 +14,9 @@ then (CPU seconds suffer less from a busy machine than wall-clock ones).
 through.
 
 ``--cold-eval`` also times a cold full ``python -m ragdiag eval --no-snapshot``
-(empty cache) in the same run, for the side-by-side ratio "all six
-strategies in the dashboard / cold eval". ``--before DIR`` measures another
+(empty cache) in every repeat, beside that repeat's dashboard runs, for the
+side-by-side ratio "all six strategies in the dashboard / cold eval" (the
+machine's speed drifts between repeats; the ratio is taken within one). ``--before DIR`` measures another
 checkout (e.g. a ``git worktree`` of the previous commit) the same way,
 alternated with this one (before, after, before, after...), so a before/after
 comparison shares the machine's load; ``--repeats`` repeats each pair.
@@ -167,18 +168,20 @@ def main() -> None:
 
     trees = ([Path(args.before).resolve()] if args.before else []) + [ROOT]
     load = [os.getloadavg()[0]]
-    results = []
+    results, colds = [], []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        for mode in args.modes.split(","):
-            for _ in range(args.repeats):
+        for rep in range(args.repeats):
+            for mode in args.modes.split(","):
                 for tree in trees:
-                    results.append(measure(browser, tree, mode, args.timeout, args.poll))
+                    results.append({**measure(browser, tree, mode, args.timeout, args.poll), "repeat": rep})
                     load.append(os.getloadavg()[0])
                     print(results[-1], flush=True)
+            if args.cold_eval:  # in every repeat, beside its dashboard runs: the machine's speed drifts
+                colds.append(cold_eval(ROOT))
+                load.append(os.getloadavg()[0])
+                print(f"cold eval (repeat {rep + 1}): {colds[-1][0]:.1f} s ({colds[-1][1]:.1f} CPU s)", flush=True)
         browser.close()
-    cold = cold_eval(ROOT) if args.cold_eval else None
-    load.append(os.getloadavg()[0])
     print(f"\n# Dashboard from an empty cache (bundled corpus, all strategies and retrievers)\n\n"
           f"1-minute load average during the run: {min(load):.1f} to {max(load):.1f} on {os.cpu_count()} CPUs\n")
     print("| tree | mode | first paint s | first recall table s | full Overview s | server CPU s | browser CPU s "
@@ -194,13 +197,21 @@ def main() -> None:
                 fulls = [r["full"] for r in rs if r["full"] is not None]
                 print(f"{tree.name} {mode}: first {statistics.median(r['first'] for r in rs):.1f} s, full "
                       f"{_fmt(statistics.median(fulls) if fulls else None)} s")
-    if cold is not None:
-        print(f"\ncold full `eval --no-snapshot` (empty cache), same run: {cold[0]:.1f} s ({cold[1]:.1f} CPU s)")
+    if colds:
+        print("\ncold full `eval --no-snapshot` (empty cache), in each repeat: "
+              + ", ".join(f"{w:.1f} s ({c:.1f} CPU s)" for w, c in colds))
+        ratios: dict[tuple, list[float]] = {}
         for r in results:
-            print(f"{r['tree'].name} {r['mode']}: first table / cold eval = {r['first'] / cold[0]:.2f}"
-                  + (f"; all six strategies in the dashboard / cold eval = {r['full'] / cold[0]:.2f}"
-                     if r["full"] else ""))
-
+            wall = colds[r["repeat"]][0]
+            line = f"{r['tree'].name} {r['mode']} (repeat {r['repeat'] + 1}): first table / cold eval = " \
+                   f"{r['first'] / wall:.2f}"
+            if r["full"]:
+                line += f"; all six strategies in the dashboard / cold eval = {r['full'] / wall:.2f}"
+                ratios.setdefault((r["tree"].name, r["mode"]), []).append(r["full"] / wall)
+            print(line)
+        if args.repeats > 1:
+            for (name, mode), rs in ratios.items():
+                print(f"{name} {mode}: median of all six / cold eval = {statistics.median(rs):.2f}")
 
 if __name__ == "__main__":
     main()

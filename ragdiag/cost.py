@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import platform
+import sys
 import time
 from dataclasses import dataclass
 from typing import Sequence
@@ -66,12 +67,10 @@ def machine() -> dict:
             "python": platform.python_version()}
     if hasattr(os, "getloadavg"):
         info["load_average_1min"] = round(os.getloadavg()[0], 2)
-    try:
-        import torch
-
+    torch = sys.modules.get("torch")  # what ran; a run that needed no model never loaded torch
+    if torch is not None:
         info["torch_threads"] = torch.get_num_threads()
-    except Exception:  # noqa: BLE001 - informative only
-        pass
+        info["omp_wait_policy"] = os.environ.get("OMP_WAIT_POLICY", "(OpenMP default)")
     return info
 
 

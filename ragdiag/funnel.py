@@ -284,20 +284,37 @@ def funnel(ev: Evaluation, config: Config | str, *, k: int = PRIMARY_K, cut: flo
 
 def funnels(ev: Evaluation, configs: Iterable[Config | str] | None = None, *, k: int = PRIMARY_K,
             cut: float = DEFAULT_CUT, keep: int = DEFAULT_KEEP, pool: int = RERANK_HEAD, encoder=None,
-            store=None) -> list[Funnel]:
-    """:func:`funnel` of every (or each given) ragdiag configuration; external runs are skipped."""
+            store=None, errors: dict[str, str] | None = None) -> list[Funnel]:
+    """:func:`funnel` of every (or each given) ragdiag configuration; external runs are skipped.
+
+    A strategy's first-stage needle ranks are computed once for all its
+    configurations. ``errors``: when given, a configuration whose funnel
+    cannot be had (a ``ValueError``, e.g. a reranker without ``S/dense`` and
+    no ``encoder``) is left out and its reason recorded there under its
+    label; otherwise the error propagates.
+    """
     chosen = [parse_key(c) if isinstance(c, str) else c for c in (configs or ev.results)]
-    cache: dict[str, dict[str, np.ndarray]] = {}
+    cache: dict[str, dict[str, np.ndarray] | ValueError] = {}
     out = []
     for cfg in chosen:
         if cfg.external:
             continue
-        ranks = None
-        if cfg.retriever == "hybrid" or cfg.retriever.startswith("rerank-"):
-            if cfg.strategy not in cache:
-                cache[cfg.strategy] = needle_ranks(ev, cfg.strategy, encoder=encoder, store=store)
-            ranks = cache[cfg.strategy]
-        out.append(funnel(ev, cfg, k=k, cut=cut, keep=keep, pool=pool, _ranks=ranks))
+        try:
+            ranks = None
+            if cfg.retriever == "hybrid" or cfg.retriever.startswith("rerank-"):
+                if cfg.strategy not in cache:
+                    try:
+                        cache[cfg.strategy] = needle_ranks(ev, cfg.strategy, encoder=encoder, store=store)
+                    except ValueError as exc:  # the same reason for every configuration of the strategy
+                        cache[cfg.strategy] = exc
+                ranks = cache[cfg.strategy]
+                if isinstance(ranks, ValueError):
+                    raise ranks
+            out.append(funnel(ev, cfg, k=k, cut=cut, keep=keep, pool=pool, _ranks=ranks))
+        except ValueError as exc:
+            if errors is None:
+                raise
+            errors[cfg.label] = str(exc)
     return out
 
 
@@ -366,14 +383,9 @@ def stage_columns(ev: Evaluation, *, k: int = PRIMARY_K, cut: float = DEFAULT_CU
     ``S/dense`` and no ``encoder`` given) is left out, never guessed.
     """
     out: dict[tuple[str, str], dict] = {}
-    for cfg in ev.results:
-        if cfg.external:
-            continue
-        try:
-            (f,) = funnels(ev, [cfg], k=k, cut=cut, keep=keep, encoder=encoder, store=store)
-        except ValueError:
-            continue
+    for f in funnels(ev, k=k, cut=cut, keep=keep, encoder=encoder, store=store, errors={}):
         for r in f.rows:
-            out[(cfg.label, r.query_id)] = {"stage": r.stage, "dense_rank": r.dense_rank, "bm25_rank": r.bm25_rank,
-                                           "pool_rank": r.pool_rank, "final_rank": r.final_rank}
+            out[(f.config.label, r.query_id)] = {"stage": r.stage, "dense_rank": r.dense_rank,
+                                                 "bm25_rank": r.bm25_rank, "pool_rank": r.pool_rank,
+                                                 "final_rank": r.final_rank}
     return out

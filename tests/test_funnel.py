@@ -8,6 +8,7 @@ the FAKE encoder (conftest.py), and a reranker driven by a FAKE pair scorer.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
@@ -177,6 +178,19 @@ def test_missing_siblings_are_computed_with_the_same_retrievers(tiny_corpus, tin
     for name in ("dense", "bm25", "hybrid"):
         assert ranks[name].tolist() == tiny_eval.result(f"C/{name}").needle_rank.tolist()
 
+
+
+def test_errors_collects_configurations_without_ranks_and_keeps_the_rest(tiny_corpus, tiny_truth, fake_encoder):
+    mixed = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="A,C", retrievers="dense,hybrid",
+                     diagnosis_k=2)
+    # hybrid's funnel needs the dense ranks: without C/dense (and no encoder) C/hybrid cannot be had
+    partial = dataclasses.replace(mixed, results={k: v for k, v in mixed.results.items() if k.label != "C/dense"})
+    with pytest.raises(ValueError, match="encoder"):
+        funnels(partial, k=2)
+    errors: dict[str, str] = {}
+    got = {f.config.label for f in funnels(partial, k=2, errors=errors)}
+    assert set(errors) == {"C/hybrid"} and "encoder" in errors["C/hybrid"]
+    assert got == {"A/dense", "A/hybrid"}
 
 class _FakeScorer:
     """A FAKE pair scorer: fixed pseudo-random scores per (query, text)."""

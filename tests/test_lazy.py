@@ -78,6 +78,26 @@ def test_physical_cores_counts_cores_not_threads():
         assert n <= len(os.sched_getaffinity(0))
 
 
+@pytest.mark.parametrize("preset, expected", [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_torch_loads_with_sleeping_openmp_workers_unless_the_operator_chose(preset, expected):
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if preset:
+        env["OMP_WAIT_POLICY"] = preset
+    code = ("import os\nfrom ragdiag.encoder.hardware import import_torch\nimport_torch()\n"
+            "from ragdiag.cost import machine\n"
+            "print('policy', os.environ['OMP_WAIT_POLICY'], machine()['omp_wait_policy'])")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"policy {expected} {expected}" in proc.stdout
+
+
+def test_machine_reports_no_torch_settings_when_torch_never_loaded():
+    got = _loaded_after("from ragdiag.cost import machine\nm = machine()\n"
+                        "print('keys', 'torch_threads' in m, 'omp_wait_policy' in m)")
+    assert not got["modules"]["torch"] and "keys False False" in got["stdout"]
+
+
 def test_encoder_rejects_an_unknown_device():
     with pytest.raises(ValueError, match="device must be"):
         Encoder(device="tpu")

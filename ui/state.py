@@ -40,6 +40,7 @@ __all__ = [
     "first_strategy",
     "url_strategies",
     "sweep_for",
+    "choice_for",
     "config_select",
     "cut_keep_sliders",
     "TOP",
@@ -245,24 +246,34 @@ def recorded_stamps(s: Settings | None = None) -> list:
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def sweep_for(token: str, config: str, keep: int, _ev: Evaluation):
-    """The sweep over every cut for one configuration and keep (computed once), and its long frame with rates."""
+    """The gate's inputs for one configuration and keep, the sweep over every cut and its long frame with rates.
+
+    Computed once per evaluation: a slider move reuses all three.
+    """
     from ragdiag.results import gate_inputs_for
     from ragdiag.threshold import default_cuts, rate_rows, sweep
     from ui.frames import sweep_frame
 
     inputs = gate_inputs_for(_ev, config, keep=keep)
     table = sweep(inputs)
-    return table, sweep_frame(table, rate_rows(inputs, default_cuts()))
+    return inputs, table, sweep_frame(table, rate_rows(inputs, default_cuts()))
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def choice_for(token: str, config: str, keep: int, goal, _ev: Evaluation):
+    """:func:`ragdiag.threshold.cut_choice` (cross-validated, so not free) once per evaluation, configuration and goal."""
+    from ragdiag.threshold import cut_choice
+
+    return cut_choice(sweep_for(token, config, keep, _ev)[0], goal)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def distances_for(token: str, config: str, keep: int, _ev: Evaluation):
     """The gate's own per-query values (what the histograms plot), for one configuration and keep."""
-    from ragdiag.results import gate_inputs_for
     from ragdiag.threshold import distance_samples
     from ui.frames import distance_frame
 
-    return distance_frame(distance_samples(gate_inputs_for(_ev, config, keep=keep)), keep=keep)
+    return distance_frame(distance_samples(sweep_for(token, config, keep, _ev)[0]), keep=keep)
 
 
 # ----- shared widgets ------------------------------------------------------------

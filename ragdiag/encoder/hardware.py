@@ -3,12 +3,32 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Callable
 
-__all__ = ["DEVICE_ENV", "bf16_supported", "physical_cores", "select_device"]
+__all__ = ["DEVICE_ENV", "OMP_WAIT_DEFAULT", "bf16_supported", "import_torch", "physical_cores", "select_device"]
 
 DEVICE_ENV = "RAGDIAG_DEVICE"
+#: OpenMP's wait policy for torch's CPU threads when the operator has not set ``OMP_WAIT_POLICY``.
+OMP_WAIT_DEFAULT = "PASSIVE"
+
+
+def import_torch():
+    """``import torch``; if it is not loaded yet, first ``OMP_WAIT_POLICY=PASSIVE`` unless already set.
+
+    Spinning OpenMP workers hold cores while they wait for work: on a shared
+    2-core machine, with the dashboard's page runs and browser beside it, the
+    model then runs slower and leaves less for the rest (see
+    ``docs/benchmarks.md``). OpenMP reads the policy once, when torch loads,
+    so this is done before the first ``import torch``; the operator's own
+    setting always stands.
+    """
+    if "torch" not in sys.modules:
+        os.environ.setdefault("OMP_WAIT_POLICY", OMP_WAIT_DEFAULT)
+    import torch
+
+    return torch
 
 
 def select_device(cuda_available: Callable[[], bool] | None = None) -> str:
@@ -22,9 +42,7 @@ def select_device(cuda_available: Callable[[], bool] | None = None) -> str:
             raise ValueError(f"{DEVICE_ENV}={forced!r}: use cpu, cuda or cuda:N")
         return forced
     if cuda_available is None:
-        import torch
-
-        cuda_available = torch.cuda.is_available
+        cuda_available = import_torch().cuda.is_available
     try:
         return "cuda" if cuda_available() else "cpu"
     except Exception:  # noqa: BLE001 - a broken CUDA install means: run on the CPU
@@ -55,9 +73,7 @@ def physical_cores() -> int:
 def bf16_supported() -> bool:
     """True when this CPU computes bfloat16 natively (AVX512-BF16 or AMX)."""
     try:
-        import torch
-
-        cpu = torch.backends.cpu.get_cpu_capability()
+        cpu = import_torch().backends.cpu.get_cpu_capability()
     except Exception:  # noqa: BLE001
         return False
     if cpu in ("AVX512_BF16", "AMX"):

@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .hardware import bf16_supported, physical_cores, select_device
+from .hardware import bf16_supported, import_torch, physical_cores, select_device
 from .protocols import EncoderStamp, ProgressFn
 from .resolve import DEFAULT_MODEL, ModelUnavailable, _weights_hash, read_pipeline, resolve_model_dir
 
@@ -89,7 +89,7 @@ class Encoder:
     def _load(self) -> None:
         if self._model is not None:
             return
-        import torch
+        torch = import_torch()  # before transformers, which imports it too
         from transformers import AutoModel, AutoTokenizer
 
         device = self.requested_device or select_device()

@@ -190,16 +190,16 @@ def variant_rows(ev: Evaluation, *, k: int = PRIMARY_K) -> list[VariantRow]:
 
 
 def _funnel_rows(ev: Evaluation, *, k: int, cut: float, keep: int) -> tuple[list[FunnelRow], list[str]]:
-    rows, skipped = [], []
+    rows, skipped, errors = [], [], {}
+    done = {f.config.label: f for f in funnels(ev, k=k, cut=cut, keep=keep, errors=errors)}
     for c in ev.results:
         if c.external:
             skipped.append(f"{c.label} (external run)")
             continue
-        try:
-            (f,) = funnels(ev, [c], k=k, cut=cut, keep=keep)
-        except ValueError as exc:
-            skipped.append(f"{c.label} ({exc})")
+        if c.label in errors:
+            skipped.append(f"{c.label} ({errors[c.label]})")
             continue
+        f = done[c.label]
         ivs = f.intervals()
         stages = tuple(f"{iv.successes} [{iv.low * iv.trials:.0f}–{iv.high * iv.trials:.0f}]" if iv.trials else "0"
                        for iv in (ivs[s] for s in STAGES))

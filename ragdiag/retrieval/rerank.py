@@ -116,9 +116,11 @@ class CrossEncoderScorer:
         except ModelUnavailable as exc:
             raise Unavailable("rerank-ce", str(exc)) from None
         try:
-            from sentence_transformers import CrossEncoder
-
             from ..encoder import select_device
+            from ..encoder.hardware import import_torch
+
+            import_torch()  # before sentence-transformers, which imports it too
+            from sentence_transformers import CrossEncoder
 
             self.device = select_device()  # CUDA when torch sees it (RAGDIAG_DEVICE overrides)
             self.model = CrossEncoder(str(folder), device=self.device, local_files_only=True)
