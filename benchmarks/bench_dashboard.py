@@ -14,9 +14,10 @@ then (CPU seconds suffer less from a busy machine than wall-clock ones).
 through.
 
 ``--cold-eval`` also times a cold full ``python -m ragdiag eval --no-snapshot``
-(empty cache) in every repeat, beside that repeat's dashboard runs, for the
-side-by-side ratio "all six strategies in the dashboard / cold eval" (the
-machine's speed drifts between repeats; the ratio is taken within one). ``--before DIR`` measures another
+(empty cache) of every tree in every repeat, beside that repeat's dashboard
+runs, for the side-by-side ratio "all six strategies in the dashboard / its
+tree's cold eval" (the machine's speed drifts between repeats; the ratio is
+taken within one). ``--before DIR`` measures another
 checkout (e.g. a ``git worktree`` of the previous commit) the same way,
 alternated with this one (before, after, before, after...), so a before/after
 comparison shares the machine's load; ``--repeats`` repeats each pair.
@@ -178,9 +179,11 @@ def main() -> None:
                     load.append(os.getloadavg()[0])
                     print(results[-1], flush=True)
             if args.cold_eval:  # in every repeat, beside its dashboard runs: the machine's speed drifts
-                colds.append(cold_eval(ROOT))
-                load.append(os.getloadavg()[0])
-                print(f"cold eval (repeat {rep + 1}): {colds[-1][0]:.1f} s ({colds[-1][1]:.1f} CPU s)", flush=True)
+                for tree in trees:  # each tree's own eval: a change to the shared code moves both
+                    colds.append((tree, rep, *cold_eval(tree)))
+                    load.append(os.getloadavg()[0])
+                    print(f"{tree.name} cold eval (repeat {rep + 1}): {colds[-1][2]:.1f} s "
+                          f"({colds[-1][3]:.1f} CPU s)", flush=True)
         browser.close()
     print(f"\n# Dashboard from an empty cache (bundled corpus, all strategies and retrievers)\n\n"
           f"1-minute load average during the run: {min(load):.1f} to {max(load):.1f} on {os.cpu_count()} CPUs\n")
@@ -198,20 +201,25 @@ def main() -> None:
                 print(f"{tree.name} {mode}: first {statistics.median(r['first'] for r in rs):.1f} s, full "
                       f"{_fmt(statistics.median(fulls) if fulls else None)} s")
     if colds:
-        print("\ncold full `eval --no-snapshot` (empty cache), in each repeat: "
-              + ", ".join(f"{w:.1f} s ({c:.1f} CPU s)" for w, c in colds))
+        print("\ncold full `eval --no-snapshot` (empty cache), each tree in every repeat:")
+        for tree in trees:
+            walls = [(w, c) for t, _, w, c in colds if t == tree]
+            print(f"{tree.name}: " + ", ".join(f"{w:.1f} s ({c:.1f} CPU s)" for w, c in walls)
+                  + (f"; median {statistics.median(w for w, _ in walls):.1f} s" if len(walls) > 1 else ""))
+        wall_of = {(t, rep): w for t, rep, w, _ in colds}
         ratios: dict[tuple, list[float]] = {}
         for r in results:
-            wall = colds[r["repeat"]][0]
-            line = f"{r['tree'].name} {r['mode']} (repeat {r['repeat'] + 1}): first table / cold eval = " \
+            wall = wall_of[(r["tree"], r["repeat"])]
+            line = f"{r['tree'].name} {r['mode']} (repeat {r['repeat'] + 1}): first table / its cold eval = " \
                    f"{r['first'] / wall:.2f}"
             if r["full"]:
-                line += f"; all six strategies in the dashboard / cold eval = {r['full'] / wall:.2f}"
+                line += f"; all six strategies in the dashboard / its cold eval = {r['full'] / wall:.2f}"
                 ratios.setdefault((r["tree"].name, r["mode"]), []).append(r["full"] / wall)
             print(line)
         if args.repeats > 1:
             for (name, mode), rs in ratios.items():
-                print(f"{name} {mode}: median of all six / cold eval = {statistics.median(rs):.2f}")
+                print(f"{name} {mode}: median of all six / its cold eval = {statistics.median(rs):.2f}")
+
 
 if __name__ == "__main__":
     main()

@@ -62,11 +62,13 @@ class _TokenTap:
     """An encoder whose ``encode`` also hands each text's wordpiece vectors to ``keep``.
 
     One forward pass gives both the sentence vector and the token vectors
-    (MaxSim). Only ``stamp`` and ``encode`` are exposed: what the store uses.
+    (MaxSim). Only ``stamp``, ``encode`` and ``count_tokens`` are exposed: what the store uses.
     """
 
     def __init__(self, encoder: SupportsTokenSink, keep: Callable[[str, np.ndarray], None]):
         self._encoder, self._keep = encoder, keep
+        if callable(getattr(encoder, "count_tokens", None)):
+            self.count_tokens = encoder.count_tokens  # the store orders what it embeds by it
 
     @property
     def stamp(self):

@@ -170,3 +170,54 @@ def test_a_model_missing_from_the_hf_cache_is_unavailable_without_importing_the_
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert "UNAVAILABLE cross-encoder 'cross-encoder/ms-marco-MiniLM-L-6-v2' is not available offline" in proc.stdout
     assert "HUB False" in proc.stdout, proc.stdout + proc.stderr
+
+
+# ----- CPU forward passes at once ---------------------------------------------------
+
+
+@pytest.mark.parametrize("kwargs", [{"passes": 0}, {"passes": 1.5}, {"threads": 0}, {"threads": "2"}])
+def test_encoder_rejects_bad_thread_counts(kwargs):
+    with pytest.raises(ValueError, match="whole number >= 1"):
+        Encoder(**kwargs)
+
+
+@pytest.mark.model
+def test_passes_at_once_give_the_one_pass_vectors_in_order(corpus):
+    """Two single-thread passes at once: the same vectors, wordpiece vectors, order and progress as one pass."""
+    import threading
+
+    from ragdiag.chunking import STRATEGIES, chunk_corpus
+    from ragdiag.store.stamps import run_stamp
+
+    texts = [c.embed_text for c in chunk_corpus(corpus, STRATEGIES["C"])][:70]
+    one, two = Encoder(passes=1, threads=2), Encoder(passes=2, threads=2)
+    assert one.layout is None and two.layout is None  # nothing loaded yet
+    sinks = {}, {}
+    progress = [], []
+    ref = one.encode(texts, token_sink=lambda i, t: sinks[0].__setitem__(i, t),
+                     progress=lambda d, n: progress[0].append((d, n)))
+    got = two.encode(texts, token_sink=lambda i, t: sinks[1].__setitem__(i, t),
+                     progress=lambda d, n: progress[1].append((d, n)))
+    if two.device != "cpu":
+        pytest.skip("one pass on a GPU")
+    assert (one.layout, two.layout) == ("cpu: 1 pass x 2 threads", "cpu: 2 passes x 1 thread")
+    assert np.allclose(got, ref, atol=1e-6) and np.min(np.sum(got * ref, axis=1)) > 0.99999
+    assert sorted(sinks[1]) == list(range(len(texts)))
+    for i in range(len(texts)):
+        np.testing.assert_allclose(sinks[1][i], sinks[0][i], atol=1e-5)
+    assert progress[1] == progress[0] and progress[1][-1] == (len(texts), len(texts))
+    assert run_stamp(two)["device_layout"] == "cpu: 2 passes x 1 thread"
+    # the thread that loaded the model keeps every core for its own one-batch work; each pass has one thread
+    # (torch would otherwise give a pass thread the global count on first use: 2 passes x 2 threads on 2 cores)
+    assert two._torch.get_num_threads() == 2
+    assert [f.result() for f in [two._pool.submit(two._torch.get_num_threads) for _ in range(4)]] == [1] * 4
+
+    # two callers sharing one encoder (the dashboard's job and a page) each get their own texts' vectors
+    out = {}
+    callers = [threading.Thread(target=lambda k=k: out.__setitem__(k, two.encode(texts[k::2]))) for k in (0, 1)]
+    for t in callers:
+        t.start()
+    for t in callers:
+        t.join()
+    np.testing.assert_allclose(out[0], ref[0::2], atol=1e-6)
+    np.testing.assert_allclose(out[1], ref[1::2], atol=1e-6)

@@ -136,6 +136,30 @@ def test_embed_progress_counts_only_computed_texts_across_batches(tmp_path):
     assert enc.calls == 1 + 3
 
 
+def test_embed_computes_the_longest_texts_first_across_committed_parts(tmp_path):
+    """An encoder that counts tokens gets every missing text longest first, not sorted only inside each part."""
+
+    class Counting(FakeEncoder):
+        def __init__(self):
+            super().__init__()
+            self.seen: list[str] = []
+
+        def count_tokens(self, texts):
+            return np.array([len(t.split()) for t in texts])
+
+        def encode(self, texts, *, progress=None):
+            self.seen.extend(texts)
+            return super().encode(texts, progress=progress)
+
+    enc = Counting()
+    texts = [" ".join(["w"] * n) + f" t{i}" for i, n in enumerate([3, 9, 1, 7, 5, 2, 8, 4])]
+    with Store(tmp_path) as store:
+        got = store.embed(enc, texts, commit_every=3)
+    assert [len(t.split()) for t in enc.seen] == [10, 9, 8, 6, 5, 4, 3, 2]
+    assert enc.calls == 3  # still committed in parts of 3
+    np.testing.assert_array_equal(got.vectors, expected(enc, texts))  # in input order
+
+
 def test_other_model_or_precision_is_never_served(tmp_path):
     fp32, bf16 = FakeEncoder(), FakeEncoder(precision="bf16")
     retrained = FakeEncoder(weights="fake-weights-2")

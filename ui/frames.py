@@ -333,7 +333,7 @@ def index_stamp_rows(ev: Evaluation, recorded: Sequence = ()) -> pd.DataFrame:
             "window": stamp.max_seq_length, "precision": stamp.precision, "pipeline": stamp.pipeline_version,
             "extractors": ", ".join(stamp.extractor_versions), "corpus sha256": stamp.corpus_sha256[:12],
             "chunks": len(idx.chunks), "vectors computed now": idx.embedded,
-            "device": enc.get("device") or "",
+            "device": enc.get("device_layout") or enc.get("device") or "",
             "stored chunks": stored.n_chunks if stored else None, "recorded": stored.created if stored else "",
             "max |L2²/2 − cos|": f"{idx.normalisation_error:.1e}",
         })

@@ -13,6 +13,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
+from collections import deque
 from typing import Callable, Sequence
 
 import numpy as np
@@ -21,7 +23,10 @@ from .hardware import bf16_supported, import_torch, physical_cores, select_devic
 from .protocols import EncoderStamp, ProgressFn
 from .resolve import DEFAULT_MODEL, ModelUnavailable, _weights_hash, read_pipeline, resolve_model_dir
 
-__all__ = ["Encoder"]
+__all__ = ["Encoder", "MAX_CPU_PASSES"]
+
+#: Default ceiling on forward passes run at once on the CPU (beyond it, passes get more threads each).
+MAX_CPU_PASSES = 4
 
 
 class Encoder:
@@ -39,18 +44,27 @@ class Encoder:
     precision : ``"fp32"`` (default) or ``"bf16"`` (autocast; CPUs with bf16 support only).
     batch_size : texts per forward pass; small batches of similar length waste no padding.
     threads : CPU threads (default: the physical cores, see :func:`physical_cores`).
+    passes : on the CPU, batches run at once, each on ``threads // passes`` torch threads (default: one
+        per physical core, at most :data:`MAX_CPU_PASSES`). Small batches leave one multi-threaded pass
+        waiting at every parallel region's barrier, and a core taken by other work (the dashboard's page,
+        a browser) stalls all its threads; separate passes keep every core busy and a busy core slows
+        one pass only. Each batch is the same batch either way; only the float summation order
+        differs (vectors agree to ~1e-7). On a GPU there is one pass.
     device : ``"cpu"``, ``"cuda"``, ``"cuda:N"``; None: :func:`select_device` when the model loads.
     """
 
 
     def __init__(self, model: str | os.PathLike | None = None, *, precision: str = "fp32", batch_size: int = 16,
-                 threads: int | None = None, device: str | None = None):
+                 threads: int | None = None, passes: int | None = None, device: str | None = None):
         if precision not in ("fp32", "bf16"):
             raise ValueError(f"precision must be 'fp32' or 'bf16', got {precision!r}")
         if precision == "bf16" and not bf16_supported():
             raise ValueError("precision 'bf16' needs a CPU with native bfloat16 (AVX512-BF16 or AMX); use 'fp32'")
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        for name, value in (("threads", threads), ("passes", passes)):
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name} must be a whole number >= 1 (or None: from the machine), got {value!r}")
         if device is not None and device != "cpu" and not str(device).startswith("cuda"):
             raise ValueError(f"device must be 'cpu', 'cuda' or 'cuda:N' (or None: CUDA when torch sees it), got {device!r}")
         self.name = str(model) if model is not None else DEFAULT_MODEL
@@ -58,6 +72,7 @@ class Encoder:
         self.precision = precision
         self.batch_size = batch_size
         self.threads = threads
+        self.passes = passes
         self.requested_device = device
         # Everything the stamp needs is read from the model folder's files: no torch until the first encode.
         config = json.loads((self.folder / "config.json").read_text())
@@ -79,6 +94,9 @@ class Encoder:
         self._model = None
         self._torch = None
         self.device: str | None = None  # set when the model loads ("cpu", "cuda", "cuda:1"...)
+        self._layout = (1, 1)  # (passes at once, torch threads per pass), set when the model loads
+        self._pool = None  # the CPU passes' threads, started on the first encode that has several batches
+        self._lock = threading.Lock()  # loading, starting the pool, and the tokenizer (not thread-safe)
 
     # ----- lazy loading -------------------------------------------------------
     @property
@@ -89,12 +107,20 @@ class Encoder:
     def _load(self) -> None:
         if self._model is not None:
             return
+        with self._lock:
+            if self._model is None:
+                self._load_locked()
+
+    def _load_locked(self) -> None:
         torch = import_torch()  # before transformers, which imports it too
         from transformers import AutoModel, AutoTokenizer
 
         device = self.requested_device or select_device()
         if device == "cpu":
-            torch.set_num_threads(self.threads or physical_cores())
+            cores = self.threads or physical_cores()
+            passes = min(self.passes or MAX_CPU_PASSES, cores)
+            self._layout = (passes, max(cores // passes, 1))
+            torch.set_num_threads(cores)  # this thread's own torch work (one batch, the cross-encoder) uses them all
         elif not torch.cuda.is_available():
             raise ValueError(f"device {device!r} asked for, but torch sees no CUDA device; use 'cpu'")
         self._torch = torch
@@ -105,6 +131,41 @@ class Encoder:
             raise ModelUnavailable(f"model {self.name!r} failed to load from {str(self.folder)!r}: {exc}") from None
         self._model = model.to(device) if device != "cpu" else model
         self.device = device
+
+    @property
+    def layout(self) -> str | None:
+        """How the loaded model runs, for the stamps (``"cpu: 2 passes x 1 thread"``); None before it loads."""
+        if self._model is None:
+            return None
+        passes, threads = self._layout
+        if self.device != "cpu":
+            return str(self.device)
+        return f"cpu: {passes} pass{'es' if passes > 1 else ''} x {threads} thread{'s' if threads > 1 else ''}"
+
+    def _passes_pool(self):
+        """The threads that run CPU passes at once, each set to its share of the cores (started once)."""
+        with self._lock:
+            if self._pool is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                torch = self._torch
+                passes, per = self._layout
+                started = threading.Barrier(passes)  # every pass thread exists and is set before any batch runs
+
+                def setup() -> None:
+                    # torch sets a thread's OpenMP team from its global count when the thread first asks for
+                    # it: ask first, then set this thread's own, so restoring the global below cannot undo it.
+                    torch.get_num_threads()
+                    torch.set_num_threads(per)
+                    started.wait()
+
+                pool = ThreadPoolExecutor(passes, thread_name_prefix="ragdiag-encode")
+                for f in [pool.submit(setup) for _ in range(passes)]:
+                    f.result()
+                # set_num_threads also sets the default of threads started later: give them all the cores again
+                torch.set_num_threads(passes * per)
+                self._pool = pool
+            return self._pool
 
     @property
     def model(self):
@@ -206,14 +267,20 @@ class Encoder:
         return self.token_layout(texts)[2]
 
     # ----- embeddings ---------------------------------------------------------
-    def _forward(self, batch_texts: list[str]):
-        """One forward pass: (hidden states, attention mask, pooled unit vectors)."""
-        model = self.model  # loads on first use
-        torch = self._torch
-        enc = self.tokenizer(batch_texts, padding=True, truncation=True, max_length=self.max_seq_length,
-                             return_tensors="pt")
+    def _tokenize(self, batch_texts: list[str]):
+        """One batch's padded input tensors, on the model's device."""
+        tokenizer = self.tokenizer  # loads the model on first use
+        with self._lock:  # a fast tokenizer used by two threads at once can fail ("Already borrowed")
+            enc = tokenizer(batch_texts, padding=True, truncation=True, max_length=self.max_seq_length,
+                            return_tensors="pt")
         if self.device != "cpu":
             enc = {k: v.to(self.device) for k, v in enc.items()}
+        return enc
+
+    def _forward(self, enc):
+        """One forward pass of a tokenized batch: (hidden states, attention mask, pooled unit vectors)."""
+        model = self.model
+        torch = self._torch
         kind = "cpu" if self.device == "cpu" else "cuda"
         with torch.inference_mode(), torch.autocast(kind, dtype=torch.bfloat16, enabled=self.precision == "bf16"):
             hidden = model(**enc).last_hidden_state.float()
@@ -252,10 +319,11 @@ class Encoder:
         if not texts:
             return out
         order = self._length_order(texts)
+        batches = [order[b : b + self.batch_size] for b in range(0, len(texts), self.batch_size)]
         done = 0
-        for b in range(0, len(texts), self.batch_size):
-            idx = order[b : b + self.batch_size]
-            hidden, mask, pooled = self._forward([texts[i] for i in idx])
+
+        def finish(idx, hidden, mask, pooled) -> None:
+            nonlocal done
             out[idx] = pooled.numpy()
             if token_sink is not None:
                 for i, tokens in zip(idx, self._tokens_of(hidden, mask)):
@@ -263,6 +331,24 @@ class Encoder:
             done += len(idx)
             if progress is not None:
                 progress(done, len(texts))
+
+        self._load()
+        passes = self._layout[0] if self.device == "cpu" else 1
+        if passes < 2 or len(batches) < 2:
+            for idx in batches:
+                finish(idx, *self._forward(self._tokenize([texts[i] for i in idx])))
+            return out
+        # Several passes at once; results are taken in batch order, so progress and sinks run here, in order,
+        # and at most two batches per pass are held in memory.
+        pool, running = self._passes_pool(), deque()
+        for idx in batches:
+            running.append((idx, pool.submit(self._forward, self._tokenize([texts[i] for i in idx]))))
+            if len(running) >= 2 * passes:
+                head, future = running.popleft()
+                finish(head, *future.result())
+        while running:
+            head, future = running.popleft()
+            finish(head, *future.result())
         return out
 
     def token_embeddings(self, texts: Sequence[str], *, progress: ProgressFn | None = None) -> list[np.ndarray]:

@@ -203,10 +203,14 @@ def run_stamp(encoder: TextEncoder) -> dict:
 
     ``device`` is None when the model never loaded (every vector came from
     the store); it is absent for an encoder that does not report one
-    (:class:`~ragdiag.encoder.ReportsDevice`).
+    (:class:`~ragdiag.encoder.ReportsDevice`). ``device_layout`` says how the
+    model ran there when the encoder tells (``"cpu: 2 passes x 1 thread"``).
     """
     stamp = encoder.stamp.as_dict()
     stamp["pipeline_version"] = PIPELINE_VERSION
     if isinstance(encoder, ReportsDevice):
         stamp["device"] = loaded_device(encoder)
+        layout = getattr(encoder, "layout", None) if stamp["device"] else None
+        if isinstance(layout, str):
+            stamp["device_layout"] = layout
     return stamp
