@@ -45,11 +45,12 @@ class Encoder:
     batch_size : texts per forward pass; small batches of similar length waste no padding.
     threads : CPU threads (default: the physical cores, see :func:`physical_cores`).
     passes : on the CPU, batches run at once, each on ``threads // passes`` torch threads (default: one
-        per physical core, at most :data:`MAX_CPU_PASSES`). Small batches leave one multi-threaded pass
-        waiting at every parallel region's barrier, and a core taken by other work (the dashboard's page,
-        a browser) stalls all its threads; separate passes keep every core busy and a busy core slows
-        one pass only. Each batch is the same batch either way; only the float summation order
-        differs (vectors agree to ~1e-7). On a GPU there is one pass.
+        per physical core, at most :data:`MAX_CPU_PASSES`; never more than ``threads``). Small batches
+        leave one multi-threaded pass waiting at every parallel region's barrier, and a core taken by
+        other work (the dashboard's page, a browser) stalls all its threads; separate passes keep every
+        core busy and a busy core slows one pass only. The batches are the same either way; a CPU may
+        sum in another order with fewer threads, so vectors can differ in their last bits (on the
+        reference machine they are identical). On a GPU there is one pass.
     device : ``"cpu"``, ``"cuda"``, ``"cuda:N"``; None: :func:`select_device` when the model loads.
     """
 
