@@ -295,21 +295,24 @@ def funnels(ev: Evaluation, configs: Iterable[Config | str] | None = None, *, k:
     """
     chosen = [parse_key(c) if isinstance(c, str) else c for c in (configs or ev.results)]
     cache: dict[str, dict[str, np.ndarray] | ValueError] = {}
+
+    def ranks_of(strategy: str) -> dict[str, np.ndarray]:
+        if strategy not in cache:
+            try:
+                cache[strategy] = needle_ranks(ev, strategy, encoder=encoder, store=store)
+            except ValueError as exc:  # the same reason for every configuration of the strategy
+                cache[strategy] = exc
+        if isinstance(cache[strategy], ValueError):
+            raise cache[strategy]
+        return cache[strategy]
+
     out = []
     for cfg in chosen:
         if cfg.external:
             continue
         try:
-            ranks = None
-            if cfg.retriever == "hybrid" or cfg.retriever.startswith("rerank-"):
-                if cfg.strategy not in cache:
-                    try:
-                        cache[cfg.strategy] = needle_ranks(ev, cfg.strategy, encoder=encoder, store=store)
-                    except ValueError as exc:  # the same reason for every configuration of the strategy
-                        cache[cfg.strategy] = exc
-                ranks = cache[cfg.strategy]
-                if isinstance(ranks, ValueError):
-                    raise ranks
+            staged = cfg.retriever == "hybrid" or cfg.retriever.startswith("rerank-")
+            ranks = ranks_of(cfg.strategy) if staged else None
             out.append(funnel(ev, cfg, k=k, cut=cut, keep=keep, pool=pool, _ranks=ranks))
         except ValueError as exc:
             if errors is None:

@@ -344,12 +344,11 @@ def merge_evaluations(parts: Sequence[Any]):
         notes.update(p.notes)
         timings.update({k: v for k, v in p.timings.items() if k != "total"})
     stamp = dict(first.encoder_stamp)
-    computed = [p.encoder_stamp for p in parts if p.encoder_stamp.get("device")]
-    if "device" in stamp or computed:
-        stamp["device"] = computed[0]["device"] if computed else None
+    computed = next((p.encoder_stamp for p in parts if p.encoder_stamp.get("device")), None)
+    if "device" in stamp or computed:  # the device, and how the model ran there, of the first part that computed
         stamp.pop("device_layout", None)
-        if computed and computed[0].get("device_layout"):
-            stamp["device_layout"] = computed[0]["device_layout"]
+        stamp["device"] = None
+        stamp.update({k: computed[k] for k in ("device", "device_layout") if k in computed} if computed else {})
     timings["total"] = sum(p.timings.get("total", 0.0) for p in parts)
     return Evaluation(first.corpus, first.truth, first.queries, indexes, results, unavailable, stamp, timings,
                       first.diagnosis_k, retriever_stamps=stamps, notes=notes)

@@ -138,9 +138,9 @@ class Encoder:
         """How the loaded model runs, for the stamps (``"cpu: 2 passes x 1 thread"``); None before it loads."""
         if self._model is None:
             return None
-        passes, threads = self._layout
         if self.device != "cpu":
             return str(self.device)
+        passes, threads = self._layout
         return f"cpu: {passes} pass{'es' if passes > 1 else ''} x {threads} thread{'s' if threads > 1 else ''}"
 
     def _passes_pool(self):
@@ -334,7 +334,7 @@ class Encoder:
                 progress(done, len(texts))
 
         self._load()
-        passes = self._layout[0] if self.device == "cpu" else 1
+        passes = self._layout[0]  # (1, 1) off the CPU
         if passes < 2 or len(batches) < 2:
             for idx in batches:
                 finish(idx, *self._forward(self._tokenize([texts[i] for i in idx])))
