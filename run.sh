@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One-command set-up for a fresh machine (Python 3.11 with venv).
-#   ./run.sh dashboard [--corpus DIR] [--truth FILE] [--roots DIR:DIR] [--locked] [--address A] [--port N]
+#   ./run.sh dashboard [--corpus DIR] [--truth FILE] [--roots DIR:DIR] [--locked] [--no-warm] [--address A]
+#                      [--port N]
 #                        install into .venv and start the dashboard (default: the bundled corpus, on 127.0.0.1)
 #   ./run.sh test        install into .venv (with test tools) and run the whole test suite
 #                        (plain `pytest` runs the fast selection: no model, browser, ray or slow tests)
@@ -34,13 +35,15 @@ case "${1:-}" in
         --truth) export RAGDIAG_TRUTH="$2"; shift 2 ;;
         --roots) export RAGDIAG_ROOTS="$2"; shift 2 ;;
         --locked) export RAGDIAG_LOCKED=1; shift ;;
+        --no-warm) export RAGDIAG_WARM=0; shift ;;
         --address) pass+=(--server.address "$2"); shift 2 ;;
         --port) pass+=(--server.port "$2"); shift 2 ;;
         *) pass+=("$1"); shift ;;
       esac
     done
     venv requirements.txt
-    exec "$VENV/bin/python" -m streamlit run app.py ${pass[@]+"${pass[@]}"}
+    # streamlit run app.py, with the configured data's evaluation started as the server starts (ui/serve.py)
+    exec "$VENV/bin/python" -m ui.serve ${pass[@]+"${pass[@]}"}
     ;;
   test)
     shift

@@ -66,6 +66,7 @@ class SchedulerState:
     running: str | None
     queued: tuple[str, ...]  # in the order they will run
     failed: Mapping[str, str] = field(default_factory=dict)
+    ended: tuple[str, ...] = ()  # ready and failed names, in the order they ended
     stage: str = ""
     done: int = 0
     total: int = 0
@@ -124,6 +125,7 @@ class Scheduler:
         self._passes = 0
         self._results: dict[str, Any] = {}
         self._failed: dict[str, str] = {}
+        self._ended: list[str] = []
         self._running: str | None = None
         self._stage = ("", 0, 0)
         self._cond = threading.Condition()
@@ -168,7 +170,7 @@ class Scheduler:
                 ready=tuple(n for n in self.names if n in self._results),
                 running=self._running,
                 queued=tuple(self._queue),
-                failed=dict(self._failed),
+                failed=dict(self._failed), ended=tuple(self._ended),
                 stage=self._stage[0], done=self._stage[1], total=self._stage[2],
                 started=self._started, finished_at=self._finished_at,
             )
@@ -210,6 +212,7 @@ class Scheduler:
                 raise ValueError(f"a pass published {name!r} while {self._running!r} was running: "
                                  "a pass must compute its names in the order it was given")
             self._results[name] = result
+            self._ended.append(name)
             self._cond.notify_all()
             position = self._pass.index(name)
             following = self._pass[position + 1] if position + 1 < len(self._pass) else None
@@ -245,6 +248,7 @@ class Scheduler:
             with self._cond:
                 if self._running is not None:  # it failed (or the pass skipped it): the rest go on in a new pass
                     self._failed[self._running] = error
+                    self._ended.append(self._running)
                     self._running = None
                     self._cond.notify_all()
 

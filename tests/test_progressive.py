@@ -54,6 +54,7 @@ def test_runs_in_order_and_a_picked_name_jumps_the_queue():
     assert gate.started == ["E", "C", "A", "B"]
     st = s.state()
     assert st.finished and st.ready == ("A", "B", "C", "E") and st.finished_at is not None
+    assert st.ended == ("E", "C", "A", "B")  # the order they finished in (ready is in name order)
 
 
 def test_a_failure_is_recorded_and_the_rest_go_on():
@@ -64,6 +65,7 @@ def test_a_failure_is_recorded_and_the_rest_go_on():
     assert s.wait(["D", "A"], timeout=10)
     st = s.state()
     assert st.ready == ("A",) and "disk full" in st.failed["D"] and "D failed: RuntimeError: disk full" in st.describe()
+    assert st.ended == ("D", "A")  # a failure ends a name too, in its turn
 
 
 def test_wait_times_out_while_work_is_unfinished():

@@ -20,9 +20,10 @@ import streamlit as st
 from ragdiag.corpus import Corpus
 from ragdiag.evaluate import Evaluation
 from ragdiag.truth import GroundTruth
-from ui.state import Settings, _encoder, _file_sha, _store, load_inputs, settings
+from ui.state import (Settings, _corpus, _encoder, _file_sha, _folder_signature, _store, _truth, access,
+                      load_inputs, operator_settings, settings)
 
-__all__ = ["evaluation", "first_strategy", "url_strategies"]
+__all__ = ["evaluation", "first_strategy", "start_operator_job", "url_strategies"]
 
 
 @dataclass
@@ -114,6 +115,24 @@ def _background_for(s: Settings, corpus: Corpus, truth: GroundTruth) -> _Backgro
     except ModelUnavailable as exc:
         st.error(str(exc))
         st.stop()
+
+
+def start_operator_job() -> _Background:
+    """Start the operator's configured evaluation (the one every visitor gets first) before anyone visits.
+
+    The same shared job a first page view would start, from the environment
+    alone (no session): it is the one pages find already running, or done.
+    Raises what loading would show a visitor (access, corpus, ground truth,
+    model), for the server's log; pages report it again in the browser.
+    """
+    s = operator_settings()
+    acc = access()
+    acc.check(s.corpus, "corpus folder")
+    acc.check(s.truth_path, "ground-truth file")
+    corpus = _corpus(s.corpus, _folder_signature(s.corpus))
+    truth = _truth(str(s.truth_path), _file_sha(s.truth_path), corpus.sha256, corpus)
+    return _background(s.corpus, str(s.truth_path), s.strategies, s.retrievers, corpus.sha256,
+                       _file_sha(s.truth_path), s.cache, first_strategy(s), corpus, truth)
 
 
 @st.fragment(run_every=1.5)

@@ -33,6 +33,7 @@ __all__ = [
     "DEFAULT_RETRIEVERS",
     "Settings",
     "settings",
+    "operator_settings",
     "sidebar",
     "load_inputs",
     "load_corpus_only",
@@ -96,8 +97,16 @@ def settings(*, report: bool = False) -> Settings:
     acc = access()
     corpus = (None if acc.locked else st.session_state.get(CORPUS_KEY)) or acc.corpus
     truth = None if acc.locked else st.session_state.get(TRUTH_KEY)
-    if truth is None:
-        truth = acc.truth
+    return _settings(corpus, acc.truth if truth is None else truth, report=report)
+
+
+def operator_settings() -> Settings:
+    """What every visitor gets first: the operator's configured data (the environment), no session's choice."""
+    acc = access()
+    return _settings(acc.corpus, acc.truth)
+
+
+def _settings(corpus: str, truth: str, *, report: bool = False) -> Settings:
     errors = []
     try:
         strategies = tuple(s.name for s in parse_strategies(os.environ.get("RAGDIAG_STRATEGIES") or None))
