@@ -15,7 +15,9 @@ table's time from launch is there too, and the CPU seconds the server (from
 its launch) and the browser used (CPU seconds suffer less from a busy
 machine than wall-clock ones).
 ``no-snapshot`` sets ``RAGDIAG_NO_SNAPSHOT=1``: what a user's own corpus goes
-through.
+through. A mode ending in ``-late`` (``no-snapshot-late``) opens the page
+only once the server's console says every strategy is done, and times the
+page from then: a visitor who comes after the operator started the server.
 
 ``--cold-eval`` also times a cold full ``python -m ragdiag eval --no-snapshot``
 (empty cache) of every tree in every repeat, beside that repeat's dashboard
@@ -116,15 +118,37 @@ def poll(page, strategies, timeout_s: float, poll_s: float, t0: float, *, settle
     return None
 
 
+def wait_for_line(log: Path, text: str, timeout_s: float) -> float | None:
+    """``time.perf_counter()`` when ``text`` appears in ``log`` (checked every 0.5 s); None on timeout."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if text in log.read_text(errors="replace"):
+            return time.perf_counter()
+        time.sleep(0.5)
+    return None
+
+
 def measure(browser, root: Path, mode: str, timeout_s: float, poll_s: float) -> dict:
+    """One dashboard run. ``mode``: ``snapshot`` or ``no-snapshot``; with ``-late`` (e.g. ``no-snapshot-late``)
+    the browser opens the page only when the server's console says every strategy is done, and the page's
+    times count from that moment (a visitor who comes after the operator started the server)."""
+    late = mode.endswith("-late")
     with tempfile.TemporaryDirectory() as tmp:
         env = {"RAGDIAG_CACHE": str(Path(tmp) / "cache"), "PYTHONUNBUFFERED": "1"}
         env.update(RAGDIAG_STRATEGIES="", RAGDIAG_RETRIEVERS="", RAGDIAG_CORPUS="", RAGDIAG_TRUTH="")
-        env["RAGDIAG_NO_SNAPSHOT"] = "1" if mode == "no-snapshot" else ""
-        proc, base, launched, t0 = serve(root, env, Path(tmp) / "streamlit.log")
+        env["RAGDIAG_NO_SNAPSHOT"] = "1" if mode.startswith("no-snapshot") else ""
+        log = Path(tmp) / "streamlit.log"
+        proc, base, launched, t0 = serve(root, env, log)
+        boot = t0 - launched
         me = os.getpid()
         others0 = cpu_seconds(me, exclude=proc.pid)  # the server's CPU counts from its launch: it may start early
+        waited = None
         try:
+            if late:
+                done = wait_for_line(log, "ragdiag: all strategies done", timeout_s)
+                if done is None:
+                    raise SystemExit(f"{root.name} {mode}: the console never said all strategies were done")
+                waited, t0 = done - t0, time.perf_counter()
             ctx = browser.new_context(viewport={"width": 1440, "height": 2400})
             page = ctx.new_page()
             page.set_default_timeout(timeout_s * 1000)
@@ -140,11 +164,13 @@ def measure(browser, root: Path, mode: str, timeout_s: float, poll_s: float) -> 
             others_cpu = cpu_seconds(me, exclude=proc.pid) - others0  # browser, its driver and this script
             notes = [line for line in page.locator('[data-testid="stCaptionContainer"]').all_inner_texts()
                      if "shipped index" in line]
+            if waited is not None:
+                notes.insert(0, f"page opened {waited:.1f} s after serving, when the console said all were done")
             ctx.close()
         finally:
             proc.terminate()
             proc.wait(timeout=20)
-    return {"tree": root, "mode": mode, "boot": t0 - launched, "paint": paint, "first": first, "full": full,
+    return {"tree": root, "mode": mode, "boot": boot, "paint": paint, "first": first, "full": full,
             "server_cpu": server_cpu, "browser_cpu": others_cpu, "note": notes[0] if notes else ""}
 
 
@@ -183,6 +209,8 @@ def main() -> None:
         for rep in range(args.repeats):
             for mode in args.modes.split(","):
                 for tree in trees:
+                    if mode.endswith("-late") and not (tree / "ui" / "serve.py").exists():
+                        continue  # that tree starts nothing before a visit
                     results.append({**measure(browser, tree, mode, args.timeout, args.poll), "repeat": rep})
                     load.append(os.getloadavg()[0])
                     print(results[-1], flush=True)
@@ -200,7 +228,8 @@ def main() -> None:
     print("| tree | mode | start-up s | first paint s | first recall table s | full Overview s | full from launch s "
           "| server CPU s | browser CPU s | note |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in results:
-        since = _fmt(r["full"] + r["boot"] if r["full"] is not None else None)
+        late = r["mode"].endswith("-late")  # its times count from opening the page
+        since = "-" if late else _fmt(r["full"] + r["boot"] if r["full"] is not None else None)
         print(f"| {r['tree'].name} | {r['mode']} | {r['boot']:.1f} | {r['paint']:.1f} | {r['first']:.1f} "
               f"| {_fmt(r['full'])} | {since} | {r['server_cpu']:.1f} | {r['browser_cpu']:.1f} | {r['note']} |")
     if args.repeats > 1:
@@ -220,6 +249,8 @@ def main() -> None:
         wall_of = {(t, rep): w for t, rep, w, _ in colds}
         ratios: dict[tuple, list[float]] = {}
         for r in results:
+            if r["mode"].endswith("-late"):
+                continue  # opened after the work was done: no ratio to the eval
             wall = wall_of[(r["tree"], r["repeat"])]
             line = f"{r['tree'].name} {r['mode']} (repeat {r['repeat'] + 1}): first table / its cold eval = " \
                    f"{r['first'] / wall:.2f}"
