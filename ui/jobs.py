@@ -20,8 +20,7 @@ import streamlit as st
 from ragdiag.corpus import Corpus
 from ragdiag.evaluate import Evaluation
 from ragdiag.truth import GroundTruth
-from ui.state import (Settings, _corpus, _encoder, _file_sha, _folder_signature, _store, _truth, access,
-                      load_inputs, operator_settings, settings)
+from ui.state import Settings, _encoder, _file_sha, _store, load_inputs, operator_settings, read_inputs, settings
 
 __all__ = ["evaluation", "first_strategy", "start_operator_job", "url_strategies"]
 
@@ -106,12 +105,17 @@ def _background(corpus_root: str, truth_path: str, strategies: tuple[str, ...], 
                                  prepare=prepare), notes)
 
 
+def _job(s: Settings, corpus: Corpus, truth: GroundTruth) -> _Background:
+    """The shared job of these inputs, started on first use."""
+    return _background(s.corpus, str(s.truth_path), s.strategies, s.retrievers, corpus.sha256,
+                       _file_sha(s.truth_path), s.cache, first_strategy(s), corpus, truth)
+
+
 def _background_for(s: Settings, corpus: Corpus, truth: GroundTruth) -> _Background:
     from ragdiag.encoder import ModelUnavailable
 
     try:
-        return _background(s.corpus, str(s.truth_path), s.strategies, s.retrievers, corpus.sha256,
-                           _file_sha(s.truth_path), s.cache, first_strategy(s), corpus, truth)
+        return _job(s, corpus, truth)
     except ModelUnavailable as exc:
         st.error(str(exc))
         st.stop()
@@ -126,13 +130,7 @@ def start_operator_job() -> _Background:
     model), for the server's log; pages report it again in the browser.
     """
     s = operator_settings()
-    acc = access()
-    acc.check(s.corpus, "corpus folder")
-    acc.check(s.truth_path, "ground-truth file")
-    corpus = _corpus(s.corpus, _folder_signature(s.corpus))
-    truth = _truth(str(s.truth_path), _file_sha(s.truth_path), corpus.sha256, corpus)
-    return _background(s.corpus, str(s.truth_path), s.strategies, s.retrievers, corpus.sha256,
-                       _file_sha(s.truth_path), s.cache, first_strategy(s), corpus, truth)
+    return _job(s, *read_inputs(s))
 
 
 @st.fragment(run_every=1.5)

@@ -36,6 +36,7 @@ __all__ = [
     "operator_settings",
     "sidebar",
     "load_inputs",
+    "read_inputs",
     "load_corpus_only",
     "evaluation",
     "first_strategy",
@@ -169,12 +170,17 @@ def _file_sha(path: Path) -> str:
         return ""
 
 
+def _allowed(s: Settings) -> None:
+    """:class:`AccessError` unless the corpus and ground truth are the operator's or under the allowed roots."""
+    acc = access()
+    acc.check(s.corpus, "corpus folder")
+    acc.check(s.truth_path, "ground-truth file")
+
+
 def _check_access(s: Settings) -> None:
     """Stop the page unless the corpus and ground truth are the operator's or under the allowed roots."""
-    acc = access()
     try:
-        acc.check(s.corpus, "corpus folder")
-        acc.check(s.truth_path, "ground-truth file")
+        _allowed(s)
     except AccessError as exc:
         st.error(f"Cannot open that: {exc}.")
         st.info("Choose the configured corpus (clear the sidebar fields), or ask the operator to add the folder "
@@ -192,12 +198,31 @@ def _truth(path: str, file_sha: str, corpus_sha: str, _corpus: Corpus) -> Ground
     return load_truth(path, _corpus)
 
 
+def _corpus_of(s: Settings) -> Corpus:
+    return _corpus(s.corpus, _folder_signature(s.corpus))
+
+
+def _truth_of(s: Settings, corpus: Corpus) -> GroundTruth:
+    return _truth(str(s.truth_path), _file_sha(s.truth_path), corpus.sha256, corpus)
+
+
+def read_inputs(s: Settings) -> tuple[Corpus, GroundTruth]:
+    """Corpus and ground truth of ``s`` (cached), or the error a page would show: outside a page, e.g. at start-up.
+
+    Raises :class:`~ragdiag.serving.AccessError`, :class:`~ragdiag.corpus.CorpusError` or
+    :class:`~ragdiag.truth.TruthError`.
+    """
+    _allowed(s)
+    corpus = _corpus_of(s)
+    return corpus, _truth_of(s, corpus)
+
+
 def load_corpus_only(s: Settings | None = None) -> Corpus:
     """The corpus, or an error in the page (and the page stops)."""
     s = s or settings()
     _check_access(s)
     try:
-        return _corpus(s.corpus, _folder_signature(s.corpus))
+        return _corpus_of(s)
     except CorpusError as exc:
         st.error(f"Cannot load the corpus: {md_text(exc)}")
         st.info("Choose another corpus folder in the sidebar.")
@@ -210,7 +235,7 @@ def load_inputs(s: Settings | None = None) -> tuple[Corpus, GroundTruth]:
     corpus = load_corpus_only(s)
     path = s.truth_path
     try:
-        truth = _truth(str(path), _file_sha(path), corpus.sha256, corpus)
+        truth = _truth_of(s, corpus)
     except TruthError as exc:
         st.error(f"Cannot use the ground truth {md_text(path.name)}: {len(exc.problems)} problem(s)")
         st.code("\n".join(exc.problems), language=None, wrap_lines=True)
