@@ -81,11 +81,16 @@ def cpu_seconds(root_pid: int, exclude: int | None = None) -> float:
     return total
 
 
+def warms(root: Path) -> bool:
+    """Whether ``root``'s dashboard starts its evaluation with the server (``ui/serve.py``; trees before it do not)."""
+    return (root / "ui" / "serve.py").exists()
+
+
 def serve(root: Path, env: dict, log: Path) -> tuple[subprocess.Popen, str, float, float]:
     """What ``./run.sh dashboard`` runs in ``root`` (``ui.serve``, or ``streamlit run app.py`` in trees before
     it), on a free port: (process, base url, launch time, time it answered its health check)."""
     port = free_port()
-    launcher = ["-m", "ui.serve"] if (root / "ui" / "serve.py").exists() else ["-m", "streamlit", "run", "app.py"]
+    launcher = ["-m", "ui.serve"] if warms(root) else ["-m", "streamlit", "run", "app.py"]
     cmd = [sys.executable, *launcher, "--server.port", str(port),
            "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
            "--server.fileWatcherType", "none"]
@@ -209,7 +214,7 @@ def main() -> None:
         for rep in range(args.repeats):
             for mode in args.modes.split(","):
                 for tree in trees:
-                    if mode.endswith("-late") and not (tree / "ui" / "serve.py").exists():
+                    if mode.endswith("-late") and not warms(tree):
                         continue  # that tree starts nothing before a visit
                     results.append({**measure(browser, tree, mode, args.timeout, args.poll), "repeat": rep})
                     load.append(os.getloadavg()[0])

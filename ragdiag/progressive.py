@@ -351,8 +351,9 @@ def merge_evaluations(parts: Sequence[Any]):
     computed = next((p.encoder_stamp for p in parts if p.encoder_stamp.get("device")), None)
     if "device" in stamp or computed:  # the device, and how the model ran there, of the first part that computed
         stamp.pop("device_layout", None)
-        stamp["device"] = None
-        stamp.update({k: computed[k] for k in ("device", "device_layout") if k in computed} if computed else {})
+        stamp["device"] = computed["device"] if computed else None
+        if computed and "device_layout" in computed:
+            stamp["device_layout"] = computed["device_layout"]
     timings["total"] = sum(p.timings.get("total", 0.0) for p in parts)
     return Evaluation(first.corpus, first.truth, first.queries, indexes, results, unavailable, stamp, timings,
                       first.diagnosis_k, retriever_stamps=stamps, notes=notes)
