@@ -28,7 +28,7 @@ and power), :mod:`.comparisons` (comparisons of an evaluation), :mod:`.simultane
 from __future__ import annotations
 
 from . import paired as _paired, intervals as _intervals, comparisons as _comparisons
-from . import simultaneous as _simultaneous, best as _best
+from . import simultaneous as _simultaneous, best as _best, baseline as _baseline
 from .paired import (
     BOOTSTRAP_DRAWS,
     MONTE_CARLO_DRAWS,
@@ -58,10 +58,13 @@ from .comparisons import (
     compare_in_family,
     family,
     family_rows,
+    pair_json,
     pairwise,
 )
 
 from .simultaneous import EXACT_LIMIT, MAX_T_DRAWS, MaxT, SimultaneousRow, bh_qvalues, integer_units, max_t
 from .best import BestResult, BestRow, best, difference_dict, outcome_matrix
+from .baseline import BASELINE_ENV, PROJECT_FILE, DeclaredBaseline, declared_baseline
 
-__all__ = [*_paired.__all__, *_intervals.__all__, *_comparisons.__all__, *_simultaneous.__all__, *_best.__all__]
+__all__ = [*_paired.__all__, *_intervals.__all__, *_comparisons.__all__, *_simultaneous.__all__, *_best.__all__,
+           *_baseline.__all__]

@@ -54,6 +54,7 @@ EXACT_LIMIT = 100_000
 #: The unit reciprocal ranks (and any real outcome) are counted in.
 REAL_UNIT = 1e-9
 _CHUNK = 1000
+_EXACT_SIGNS = 20  # one pair of real outcomes: every sign pattern up to this many non-zero questions
 
 
 def integer_units(values) -> tuple[np.ndarray, float]:
@@ -248,8 +249,15 @@ def max_t(values, groups, pairs: Sequence[tuple[int, int]], *, blocks: Sequence[
     blocks = [list(b) for b in blocks if len(b) > 1]
     totals = Y.sum(axis=1)
     observed = np.abs(totals[p[:, 0]] - totals[p[:, 1]])
-    if p.shape[0] == 1 and unit == 1.0 and len(blocks) == 1 and len(blocks[0]) == 2:
-        null = _sign_flip_null(Y[p[0, 0]] - Y[p[0, 1]], alpha)
+    alone = p.shape[0] == 1 and len(blocks) == 1 and len(blocks[0]) == 2
+    d_alone = Y[p[0, 0]] - Y[p[0, 1]]
+    if alone and unit == 1.0:
+        null = _sign_flip_null(d_alone, alpha)
+    elif alone and np.count_nonzero(d_alone) <= _EXACT_SIGNS:
+        sums = np.zeros(1, dtype=np.int64)
+        for v in d_alone[d_alone != 0].tolist():  # every sign pattern, by doubling
+            sums = np.concatenate([sums + v, sums - v])
+        null = _from_samples(np.abs(sums), f"exact ({sums.size:,} sign patterns)", alpha)
     elif _arrangements(blocks, Y.shape[1]) <= EXACT_LIMIT:
         n_arr = _arrangements(blocks, Y.shape[1])
         null = _from_samples(_enumerate(Y, blocks, p), f"exact ({n_arr:,} arrangements)", alpha)
