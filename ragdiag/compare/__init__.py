@@ -40,6 +40,7 @@ from .paired import (
     question_groups,
     sign_flip_test,
     verdict,
+    verdict_status,
 )
 from .intervals import (
     clustered_mean,
