@@ -160,13 +160,13 @@ def _arrangements(blocks: Sequence[Sequence[int]], n_q: int) -> int:
 def _studentised(S: np.ndarray, Q: np.ndarray) -> np.ndarray:
     """``|S| / sqrt(Q)`` elementwise, 0 where ``Q`` is 0 (no question differs: nothing to see)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(Q > 0, np.abs(S) / np.sqrt(Q.astype(np.float64)), 0.0)
+        return np.where(Q > 0, np.abs(S) / np.sqrt(Q), 0.0)
 
 
 def _enumerate(Y: np.ndarray, blocks, pairs: np.ndarray) -> np.ndarray:
     """Every arrangement's max statistic (small nulls only)."""
     S = np.zeros((1, pairs.shape[0]), dtype=np.int64)
-    Q = np.zeros_like(S)
+    Q = np.zeros((1, pairs.shape[0]), dtype=np.float64)  # squares in floats: units of 1e-9 overflow int64
     for g in range(Y.shape[1]):
         options = []
         for perm in itertools.product(*(itertools.permutations(b) for b in blocks)):
@@ -177,7 +177,7 @@ def _enumerate(Y: np.ndarray, blocks, pairs: np.ndarray) -> np.ndarray:
         opts = np.array(options)
         d = opts[:, pairs[:, 0]] - opts[:, pairs[:, 1]]  # (options, pairs)
         S = (S[:, None, :] + d[None, :, :]).reshape(-1, pairs.shape[0])  # all combinations, question by question
-        Q = (Q[:, None, :] + (d * d)[None, :, :]).reshape(-1, pairs.shape[0])
+        Q = (Q[:, None, :] + (d.astype(np.float64) ** 2)[None, :, :]).reshape(-1, pairs.shape[0])
     return _studentised(S, Q).max(axis=1)
 
 
@@ -194,7 +194,7 @@ def _monte_carlo(Y: np.ndarray, blocks, pairs: np.ndarray, draws: int, seed: int
             order = np.argsort(rng.random((m, G, b.size)), axis=-1)
             X[:, :, b] = np.take_along_axis(X[:, :, b], order, axis=-1)
         D = X[:, :, pairs[:, 0]] - X[:, :, pairs[:, 1]]  # (draws, questions, pairs)
-        out.append(_studentised(D.sum(axis=1), (D * D).sum(axis=1)).max(axis=1))
+        out.append(_studentised(D.sum(axis=1), (D.astype(np.float64) ** 2).sum(axis=1)).max(axis=1))
     return np.concatenate(out)
 
 
@@ -254,7 +254,8 @@ def max_t(values, groups, pairs: Sequence[tuple[int, int]], *, blocks: Sequence[
     blocks = [list(b) for b in blocks if len(b) > 1]
     D = Y[p[:, 0]] - Y[p[:, 1]]  # (pairs, questions)
     S = D.sum(axis=1)
-    scale = np.sqrt((D * D).sum(axis=1).astype(np.float64))
+    Q = (D.astype(np.float64) ** 2).sum(axis=1)
+    scale = np.sqrt(Q)
     alone = p.shape[0] == 1 and len(blocks) == 1 and len(blocks[0]) == 2
     if alone:  # one pair: the sign flips of its differences; the scale is the same in every pattern
         scale = np.ones(1)
@@ -271,7 +272,7 @@ def max_t(values, groups, pairs: Sequence[tuple[int, int]], *, blocks: Sequence[
             null = _from_samples(np.concatenate([observed, np.round(flips)]),
                                  f"monte carlo ({draws:,} seeded sign flips and the observed one)", alpha)
     else:
-        observed = _studentised(S, (D * D).sum(axis=1))
+        observed = _studentised(S, Q)
         if _arrangements(blocks, Y.shape[1]) <= EXACT_LIMIT:
             n_arr = _arrangements(blocks, Y.shape[1])
             null = _from_samples(_enumerate(Y, blocks, p), f"exact ({n_arr:,} arrangements)", alpha)
