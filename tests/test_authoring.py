@@ -167,7 +167,7 @@ def test_resolvable_with_phrasings_and_a_family_matches_the_exact_test():
     # a family of 276 at alpha / 276: 14 one-way questions are needed (2 / 2^14 < 0.05 / 276 < 2 / 2^13)
     assert 2 / 2**14 < 0.05 / 276 < 2 / 2**13
     assert sign_test_power(32, 0.5, 0.0, alpha=0.05 / 276) >= 0.8 > sign_test_power(32, 0.49, 0.0, alpha=0.05 / 276)
-    assert "alone: differences under about 12 points" in r.words() and "family of 276" in r.words()
+    assert "under about 12 points cannot be told apart alone" in r.words() and "family of 276" in r.words()
 
 
 def test_resolvable_difference():
@@ -424,7 +424,7 @@ def test_cli_check_stats_suggest(tmp_path, capsys):
     assert "error: question q03, needle: needle is 9 characters" in out
     assert "error: question q06, queries.ticket: query 'ticket' is empty" in out
     rc, out, _ = _cli(capsys, "truth", "stats", str(BUNDLED_TRUTH))
-    assert rc == 0 and "alone: differences under about 12 points" in out and "phrasings missing: none" in out
+    assert rc == 0 and "under about 12 points cannot be told apart alone" in out and "phrasings missing: none" in out
     rc, out, _ = _cli(capsys, "truth", "stats", str(BUNDLED_TRUTH), "--json", "--family-size", "276")
     assert rc == 0 and json.loads(out)["resolvable"]["alone"] == 0.12
     assert json.loads(out)["resolvable"]["family"] == {"size": 276, "points": 0.25}

@@ -166,14 +166,22 @@ class Resolution:
                 "questions": self.n, "phrasings": self.phrasings, "k": self.k}
 
     def words(self) -> str:
-        """"alone: N points; within this family of M: N' points", as one sentence."""
-        def pts(x):
-            return "no difference" if x is None else f"differences under about {100 * x:g} points"
+        """What can be told apart alone and within the family, in one sentence.
 
+        >>> Resolution(32, 2, 4, 0.12, 276, 0.25).words()[:98]
+        'with 32 questions in 2 phrasings, a difference in R@4 under about 12 points cannot be told apart '
+        """
         each = f" in {self.phrasings} phrasings" if self.phrasings > 1 else ""
-        return (f"with {self.n} questions{each}, R@{self.k}: alone: {pts(self.alone)} cannot be told apart; within "
-                f"a family of {self.family_size} comparisons: {pts(self.family)} (exact sign-flip test, 80% power, "
-                "even if every disagreement went one way)")
+        head = f"with {self.n} questions{each}, "
+        how = "exact sign-flip test, 80% power, even if every disagreement went one way"
+        if self.alone is None:
+            return (f"{head}no difference in R@{self.k} can be told apart, alone or within a family of "
+                    f"{self.family_size} comparisons ({how})")
+        alone = f"a difference in R@{self.k} under about {100 * self.alone:g} points cannot be told apart alone"
+        if self.family is None:
+            return f"{head}{alone}; within a family of {self.family_size} comparisons no difference can ({how})"
+        return (f"{head}{alone}; within a family of {self.family_size} comparisons, under about "
+                f"{100 * self.family:g} points ({how})")
 
 
 def resolvable(n: int, phrasings: int = 1, *, k: int = PRIMARY_K, family_size: int | None = None,
