@@ -168,7 +168,7 @@ class Resolution:
     def words(self) -> str:
         """What can be told apart alone and within the family, in one sentence.
 
-        >>> Resolution(32, 2, 4, 0.12, 276, 0.25).words()[:98]
+        >>> Resolution(32, 2, 4, 0.12, 276, 0.25).words()[:97]
         'with 32 questions in 2 phrasings, a difference in R@4 under about 12 points cannot be told apart '
         """
         each = f" in {self.phrasings} phrasings" if self.phrasings > 1 else ""
