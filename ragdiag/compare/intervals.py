@@ -13,6 +13,7 @@ from ..stats import Interval, wilson
 from .paired import _groups, _sums
 
 __all__ = [
+    "RECALL_INTERVAL_WORDS",
     "clustered_rate",
     "clustered_wilson",
     "clustered_mean",
@@ -21,6 +22,12 @@ __all__ = [
     "questions_needed",
     "power_words",
 ]
+
+
+#: How every recall (and share) interval is made, in words for a caption: not plain Wilson over queries.
+RECALL_INTERVAL_WORDS = ("95% Wilson interval on the effective number of questions (Kish design effect: the "
+                         "phrasings of a question fail together, so they count as less than independent queries; "
+                         "at 0 or all hits, the exact bound over the questions)")
 
 
 @lru_cache(maxsize=1024)
