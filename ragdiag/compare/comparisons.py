@@ -190,6 +190,8 @@ def _with_family(ev: Evaluation, comps: list[Comparison], name: str, *, alpha: f
             by.setdefault(c.retriever, []).append(i)
         blocks = list(by.values())
     rows, null = max_t(values, groups, [(index[c.a], index[c.b]) for c in comps], blocks=blocks, alpha=alpha)
+    if len(comps) > 1 and np.all(values == np.round(values)):
+        rows = [_no_looser_than_alone(r, values, groups, alpha) for r in rows]
     q = bh_qvalues([c.test.p for c in comps])
     units, unit = integer_units(values.ravel())
     units = units.reshape(values.shape)
@@ -205,6 +207,23 @@ def _with_family(ev: Evaluation, comps: list[Comparison], name: str, *, alpha: f
                            interval=Difference(r.estimate, r.low, r.high), method=null.method, q_value=float(qv),
                            alpha=alpha))
     return out
+
+
+def _no_looser_than_alone(r, values: np.ndarray, groups, alpha: float):
+    """The family's row, never looser than the pair's own exact sign-flip test (hits only: its null is exact).
+
+    Shuffling every system of a family can make a pair's adjusted p smaller than
+    its own p; the verdict then needs both: the adjusted p is the larger of the
+    two, and the interval the one that says so (the wider when both exclude 0,
+    else one that reaches 0), so "different" still means exactly "excludes 0".
+    """
+    (alone,), _ = max_t(values[[r.a, r.b]], groups, [(0, 1)], alpha=alpha)
+    both = r.excludes_zero and alone.excludes_zero
+    if both:
+        pick = alone if (alone.high - alone.low) > (r.high - r.low) else r
+    else:
+        pick = r if not r.excludes_zero else alone
+    return replace(pick, a=r.a, b=r.b, p_adjusted=max(r.p_adjusted, alone.p_adjusted))
 
 
 def compare(ev: Evaluation, a: Config | str, b: Config | str, *, k: int | None = PRIMARY_K,
