@@ -25,6 +25,7 @@ __all__ = [
     "DEFAULT_TIME_LIMIT_S",
 ]
 
+
 def _decode_text(data: bytes, path: Path) -> str:
     if not data.strip():
         raise ExtractionError("empty file")
