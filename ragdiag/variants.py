@@ -30,17 +30,14 @@ from .defaults import PRIMARY_K, TOP
 from .evaluate import Config, Evaluation, StrategyIndex, _config_result, build_index
 from .metrics import hits_at_k
 from .model_cut import cut_percentile, gate_chunk_vectors, gate_model, model_choices, nearest_chunk_distances  # noqa: F401 - re-exported
-from .models import load_encoder, model_label, split_model
+from .models import load_encoder, model_label
 from .retrieval import QueryBatch, Unavailable, cosine_distances
-from .retrieval.ann import HNSWParams, HNSWRetriever, neighbour_overlap
-from .retrieval.quantized import DEFAULT_RESCORE, BinaryRetriever, ExactRetriever, Int8Retriever
+from .retrieval.ann import HNSWParams, neighbour_overlap
+from .retrieval.quantized import DEFAULT_RESCORE
+from .retrieval.variant_kinds import VARIANT_KINDS, Variant, build_variant, parse_variant
 from .stats import Interval
 
 __all__ = [
-    "VARIANT_KINDS",
-    "Variant",
-    "parse_variant",
-    "build_variant",
     "VariantInfo",
     "VariantRun",
     "run_variants",
@@ -51,74 +48,7 @@ __all__ = [
     "format_variant_rows",
 ]
 
-#: retriever base name -> (precision, rescore, index)
-VARIANT_KINDS = {
-    "dense": ("fp32", False, "exact"),
-    "dense-int8": ("int8", False, "exact"),
-    "dense-int8-rescore": ("int8", True, "exact"),
-    "dense-binary": ("binary", False, "exact"),
-    "dense-binary-rescore": ("binary", True, "exact"),
-    "dense-hnsw": ("fp32", False, "hnsw"),
-}
-
 Progress = Callable[[str, int, int], None]
-
-
-@dataclass(frozen=True)
-class Variant:
-    """One point of model x precision x index; ``name`` is its retriever name (``dense-int8@use``)."""
-
-    base: str
-    model: str | None = None  # None: the default model (MiniLM)
-
-    def __post_init__(self):
-        if self.base not in VARIANT_KINDS:
-            raise ValueError(f"unknown dense variant {self.base!r}; choose from {', '.join(VARIANT_KINDS)}")
-
-    @property
-    def name(self) -> str:
-        """The retriever name: the base, with ``@model`` unless the model is the default."""
-        label = model_label(self.model)
-        return self.base if label == "minilm" else f"{self.base}@{self.model}"
-
-    @property
-    def precision(self) -> str:
-        """``fp32``, ``int8`` or ``binary``."""
-        return VARIANT_KINDS[self.base][0]
-
-    @property
-    def rescore(self) -> bool:
-        """Whether a shortlist is rescored with the float vectors."""
-        return VARIANT_KINDS[self.base][1]
-
-    @property
-    def index(self) -> str:
-        """``exact`` or ``hnsw``."""
-        return VARIANT_KINDS[self.base][2]
-
-    @property
-    def model_label(self) -> str:
-        """The model's alias in tables (``minilm`` for the default)."""
-        return model_label(self.model)
-
-
-def parse_variant(name: str) -> Variant:
-    """``"dense-binary-rescore@use"`` -> ``Variant("dense-binary-rescore", "use")``."""
-    base, param = split_model(name.strip())
-    base = base.lower()
-    return Variant(base, None if model_label(param) == "minilm" else param)
-
-
-def build_variant(variant: Variant, vectors: np.ndarray, *, rescore: int = DEFAULT_RESCORE,
-                  hnsw: HNSWParams = HNSWParams()):
-    """The retriever of one variant over a model's chunk vectors (raises Unavailable without FAISS)."""
-    if variant.index == "hnsw":
-        return HNSWRetriever(vectors, hnsw)
-    if variant.precision == "int8":
-        return Int8Retriever(vectors, rescore=rescore if variant.rescore else None)
-    if variant.precision == "binary":
-        return BinaryRetriever(vectors, rescore=rescore if variant.rescore else None)
-    return ExactRetriever(vectors)
 
 
 def variant_stamp(variant: Variant, retriever, encoder_stamp: dict) -> dict:
