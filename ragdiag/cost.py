@@ -35,9 +35,9 @@ from typing import Sequence
 
 import numpy as np
 
+from .compare.intervals import clustered_rate
 from .defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K, RERANK_HEAD, SEED, TOP
-from .evaluate import Config, Evaluation
-from .evaluation import parse_key
+from .evaluation import Config, Evaluation, parse_key
 from .metrics import hits_at_k
 from .retrieval.base import Unavailable
 from .stats import Interval
@@ -113,7 +113,7 @@ def _run(encoder, cross_encoder: str | None = None):
 def measure_latency(ev: Evaluation, config: Config | str, encoder, *, sample: int = LATENCY_SAMPLE,
                     seed: int = SEED, run=None) -> np.ndarray:
     """Milliseconds per query, one query at a time (see the module notes), for a seeded sample of queries."""
-    from .retrieval import QueryBatch
+    from .retrieval.base import QueryBatch
 
     res = ev.result(config)
     cfg = res.config
@@ -151,7 +151,7 @@ def measure_build(ev: Evaluation, strategy: str, encoder, *, sample: int = BUILD
                   seed: int = SEED) -> dict:
     """Seconds to build one strategy's indexes: ``chunking``, ``bm25``, ``embedding`` and how ``embedding`` was had."""
     from .chunking import chunk_corpus
-    from .retrieval import BM25Retriever
+    from .retrieval.bm25 import BM25Retriever
 
     index = ev.indexes[strategy]
     t = time.perf_counter()
@@ -242,7 +242,7 @@ def costs(ev: Evaluation, encoder, *, configs: Sequence[Config | str] | None = N
             lat = np.full(0, np.nan)
         hits = hits_at_k(res.needle_rank[mask], k)
         rows.append(CostRow(
-            config=cfg.label, recall=ev.hit_rate(hits, mask), k=k, build_s=float(build),
+            config=cfg.label, recall=clustered_rate(hits, ev.groups(mask)), k=k, build_s=float(build),
             build_basis=basis, latency_median_ms=float(np.median(lat)) if lat.size else float("nan"),
             latency_p95_ms=float(np.percentile(lat, 95)) if lat.size else float("nan"), latency_queries=int(lat.size),
             embedded_tokens=0 if cfg.retriever == "bm25" else int(ev.indexes[cfg.strategy].report.audit.total_tokens),

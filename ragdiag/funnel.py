@@ -40,8 +40,7 @@ import numpy as np
 
 from .clustered import question_bootstrap
 from .defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K, RERANK_HEAD, SEED
-from .evaluate import Config, Evaluation
-from .evaluation import parse_key
+from .evaluation import Config, Evaluation, parse_key
 from .stats import Interval
 from .threshold import gate
 
@@ -139,7 +138,7 @@ def _holder_ranks(orders: np.ndarray, holders: dict[str, np.ndarray], queries,
     ``scores`` (BM25's, aligned with ``orders``): a holder scoring 0 was not retrieved (rank 0), as in
     :func:`ragdiag.evaluate.evaluate`.
     """
-    from .retrieval import ranks_from_orders
+    from .retrieval.hybrid import ranks_from_orders
 
     ranks = ranks_from_orders(orders)
     out = np.zeros(len(queries), dtype=np.int64)
@@ -160,7 +159,7 @@ def needle_ranks(ev: Evaluation, strategy: str, *, encoder=None, store=None) -> 
     (dense needs the query vectors: pass the ``encoder``, and the ``store``
     to reuse stored query embeddings).
     """
-    from .retrieval import QueryBatch
+    from .retrieval.base import QueryBatch
     from .retrieval.registry import RunContext, build_retriever, index_context
 
     out = {}
@@ -353,7 +352,7 @@ def stage_records(f: Funnel, ev: Evaluation | None = None) -> list[dict]:
 
 def format_funnel(items: Sequence[Funnel], *, seed: int = SEED) -> str:
     """The funnel as a text table: count and share [95% question-bootstrap interval] per stage."""
-    from .results import format_rows
+    from .tables import format_rows
 
     table = []
     for f in items:

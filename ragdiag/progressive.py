@@ -331,7 +331,7 @@ def merge_evaluations(parts: Sequence[Any]):
     Indexes and results keep the parts' order; unavailable retrievers,
     timings, retriever stamps and notes are joined; the device is the first part's that computed vectors.
     """
-    from .evaluate import Evaluation
+    from .evaluation import Evaluation
 
     if not parts:
         raise ValueError("merge_evaluations needs at least one evaluation")

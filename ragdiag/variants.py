@@ -7,7 +7,7 @@ approximate HNSW index (``dense-hnsw``). :func:`run_variants` evaluates the
 chosen variants of one strategy on every query, and :func:`variant_rows` sets
 them side by side: recall at the primary k with its interval, the paired verdict
 against exact full-precision search with the default model (through
-:func:`ragdiag.results.compare`), bytes per vector, search time per query,
+:func:`ragdiag.compare.comparisons.compare`), bytes per vector, search time per query,
 build time, the neighbour overlap with exact search of the same model (so "the
 model misses" can be told from "the index misses"), and which variants are
 Pareto-optimal (no other is at least as good on recall, bytes and time, and
@@ -27,11 +27,14 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from .defaults import PRIMARY_K, TOP
-from .evaluate import Config, Evaluation, StrategyIndex, _config_result, build_index
+from .evaluation import Config, Evaluation, StrategyIndex
+from .evaluate import _config_result, build_index
+from .compare.intervals import clustered_rate
 from .metrics import hits_at_k
 from .model_cut import cut_percentile, gate_chunk_vectors, gate_model, model_choices, nearest_chunk_distances  # noqa: F401 - re-exported
 from .models import load_encoder, model_label
-from .retrieval import QueryBatch, Unavailable, cosine_distances
+from .retrieval.base import QueryBatch, Unavailable
+from .retrieval.dense import cosine_distances
 from .retrieval.ann import HNSWParams, neighbour_overlap
 from .retrieval.quantized import DEFAULT_RESCORE
 from .retrieval.variant_kinds import VARIANT_KINDS, Variant, build_variant, parse_variant
@@ -131,7 +134,7 @@ def run_variants(corpus, truth, *, strategy: str = "E", variants: Iterable[str |
     wanted = [v if isinstance(v, Variant) else parse_variant(v) for v in (variants or list(VARIANT_KINDS))]
     wanted = list(dict.fromkeys([Variant("dense"), *wanted]))
     if encoder is None:
-        from .encoder import Encoder
+        from .encoder.model import Encoder
 
         encoder = Encoder(None)
     queries = truth.queries
@@ -216,7 +219,7 @@ def pareto_front(points: Sequence[tuple[float, float, float]]) -> list[bool]:
 
 def variant_rows(run: VariantRun, *, k: int = PRIMARY_K, phrasing: str = "all") -> list[dict]:
     """One row per variant: recall@k with interval, paired verdict vs the baseline, costs, Pareto mark."""
-    from .results import compare
+    from .compare.comparisons import compare
 
     ev = run.evaluation
     mask = ev.mask(phrasing)
@@ -231,7 +234,7 @@ def variant_rows(run: VariantRun, *, k: int = PRIMARY_K, phrasing: str = "all") 
             "model": inf.variant.model_label,
             "precision": inf.variant.precision + ("+rescore" if inf.variant.rescore else ""),
             "index": inf.variant.index,
-            f"R@{k}": ev.hit_rate(hits, mask),
+            f"R@{k}": clustered_rate(hits, ev.groups(mask)),
         }
         if name == run.baseline:
             row.update(verdict="baseline", p=None, wins=None, losses=None)
@@ -258,7 +261,7 @@ def variant_rows(run: VariantRun, *, k: int = PRIMARY_K, phrasing: str = "all") 
 
 def format_variant_rows(rows: Sequence[dict], k: int = PRIMARY_K) -> str:
     """The variants table as plain text (the CLI prints it)."""
-    from .results import format_rows
+    from .tables import format_rows
 
     table = []
     for r in rows:

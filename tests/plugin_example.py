@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from ragdiag.chunking import Strategy, register_spanner, register_strategy
-from ragdiag.retrieval import BM25Retriever
+from ragdiag.retrieval.bm25 import BM25Retriever
 from ragdiag.retrieval.registry import RetrieverSpec, register_retriever
 
 _PARAGRAPH = re.compile(r"\S(?:.*?\S)?(?=\n[ \t]*\n|\s*\Z)", re.S)

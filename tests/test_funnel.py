@@ -18,7 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragdiag.evaluate import Config, Evaluation, _config_result, evaluate
+from ragdiag.evaluation import Config, Evaluation
+from ragdiag.evaluate import _config_result, evaluate
 from ragdiag.funnel import STAGES, format_funnel, funnel, funnel_long, funnel_rows, funnels, needle_ranks
 from ragdiag.metrics import hits_at_k
 from ragdiag.truth import Query
@@ -211,8 +212,12 @@ class _FakeScorer:
 def test_promoted_minus_demoted_reproduces_recall_change(tiny_eval, fake_encoder, seed, k):
     from dataclasses import replace
 
-    from ragdiag.retrieval import BM25Retriever, DenseRetriever, HybridRetriever, QueryBatch, RerankRetriever
-    from ragdiag.retrieval import cosine_distances
+    from ragdiag.retrieval.bm25 import BM25Retriever
+    from ragdiag.retrieval.dense import DenseRetriever
+    from ragdiag.retrieval.hybrid import HybridRetriever
+    from ragdiag.retrieval.base import QueryBatch
+    from ragdiag.retrieval.rerank import RerankRetriever
+    from ragdiag.retrieval.dense import cosine_distances
 
     ev = tiny_eval
     index = ev.indexes["C"]
@@ -237,7 +242,7 @@ def test_promoted_minus_demoted_reproduces_recall_change(tiny_eval, fake_encoder
 
 
 def test_per_query_records_carry_stage_and_ranks(tiny_eval):
-    from ragdiag.results import PER_QUERY_COLUMNS, per_query_frame
+    from ragdiag.per_query import PER_QUERY_COLUMNS, per_query_frame
 
     df = per_query_frame(tiny_eval)
     for col in ("stage", "dense_rank", "bm25_rank", "pool_rank", "final_rank"):

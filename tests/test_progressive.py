@@ -98,7 +98,8 @@ def test_first_order_keeps_the_picked_then_cheapest():
 
 
 def test_merging_per_strategy_evaluations_equals_one_evaluation(tiny_corpus, tiny_truth, fake_encoder):
-    from ragdiag.evaluate import evaluate, summary_rows
+    from ragdiag.evaluate import evaluate
+    from ragdiag.summary import summary_rows
 
     names = "dense,bm25,hybrid,dense-int8"
     whole = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="A,C", retrievers=names)
@@ -130,7 +131,7 @@ def test_evaluate_reports_each_strategy_as_it_finishes(tiny_corpus, tiny_truth, 
 
 @pytest.mark.model
 def test_cli_eval_streams_each_strategy_to_stderr(tiny_folder, tmp_path, capsys):
-    from ragdiag.cli import main
+    from ragdiag.cli.parser import main
 
     code = main(["eval", "--corpus", str(tiny_folder), "--cache", str(tmp_path / "c"), "--strategies", "A,C",
                  "--retrievers", "dense,bm25"])
@@ -275,7 +276,8 @@ def test_one_pass_builds_the_run_level_model_once_per_strategy_work_builds_it_pe
 
 
 def test_the_parts_of_one_pass_merge_into_the_whole_evaluation(tiny_corpus, tiny_truth, fake_encoder):
-    from ragdiag.evaluate import evaluate, summary_rows
+    from ragdiag.evaluate import evaluate
+    from ragdiag.summary import summary_rows
     from ragdiag.progressive import evaluation_pass
 
     names = "dense,bm25,hybrid,dense-int8"
@@ -305,7 +307,7 @@ class FakeTokenEncoder:
 
     def __new__(cls, base):
         from fakes import FakeEncoder
-        from ragdiag.retrieval import tokenize
+        from ragdiag.retrieval.bm25 import tokenize
 
         class _Fake(FakeEncoder):
             def __init__(self):

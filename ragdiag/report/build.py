@@ -12,14 +12,14 @@ import datetime as _dt
 
 import numpy as np
 
-from ..defaults import DEFAULT_MAX_BLUFF, PREFERRED_CONFIGS, PRIMARY_K
-from ..evaluate import Config, Evaluation, summary_rows
-from ..evaluation import parse_key
-from ..metrics import KS
-from ..compare import compare_in_family, family
+from ..compare.comparisons import compare_in_family, family
+from ..defaults import DEFAULT_KEEP, DEFAULT_MAX_BLUFF, KS, PREFERRED_CONFIGS, PRIMARY_K
+from ..evaluation import Config, Evaluation, parse_key
 from ..export import summary_document
-from ..results import chunking_rows
-from ..threshold import DEFAULT_KEEP, Goal, bluffs_at, cut_choice, default_cuts, gate_inputs_for, rate_rows, sweep
+from ..summary import chunking_rows, summary_rows
+from ..threshold.choice import Goal, cut_choice
+from ..threshold.gate import bluffs_at, default_cuts, gate_inputs_for, sweep
+from ..threshold.rates import rate_rows
 from .gate import Curve, GateSection
 from .model import Report
 from .sections import (BluffRow, BluffSection, ChunkingRow, ComparisonSection, CostSection, DestroyedNeedle,

@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..defaults import PRIMARY_K, SEED
-from ..evaluate import Config, Evaluation
-from ..evaluation import parse_key
+from ..evaluation import Config, Evaluation, parse_key
 from ..funnel import STAGES, funnels
 from ..tables import Table
 
@@ -162,9 +161,9 @@ class DiagSections:
 
 def variant_rows(ev: Evaluation, *, k: int = PRIMARY_K) -> list[VariantRow]:
     """Every evaluated dense variant (a configuration with a retriever stamp) against ``S/dense``, Holm within."""
-    from ..compare import Difference
-    from ..evaluate import summary_rows
-    from ..results import family
+    from ..compare.paired import Difference
+    from ..summary import summary_rows
+    from ..compare.comparisons import family
 
     rows: list[VariantRow] = []
     by_strategy: dict[str, list[Config]] = {}
