@@ -7,18 +7,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from ragdiag.summary import chunking_rows
-from ragdiag.rows import (
-    OUTCOME_KEYS,
-    ChunkingRow,
-    RateCell,
-    RateRow,
-    SummaryRow,
-    SweepRow,
-    interval_cells,
-    summary_rows,
-)
+from ragdiag.rows import OUTCOME_KEYS, ChunkingRow, RateCell, RateRow, SummaryRow, SweepRow, interval_cells
 from ragdiag.stats import Interval
+from ragdiag.summary import chunking_rows, summary_rows
 from ragdiag.threshold.gate import GateInputs, sweep
 from ragdiag.threshold.rates import rate_rows
 
