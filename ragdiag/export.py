@@ -41,6 +41,8 @@ import numpy as np
 from . import PIPELINE_VERSION, __version__
 from .defaults import TOP
 from .evaluation import Config, Evaluation
+from .per_query import per_query_frame
+from .summary import chunking_rows, summary_rows
 
 __all__ = [
     "trec_run", "trec_qrels", "write_trec", "trec_zip", "trec_id", "DESTROYED_DOCNO",
@@ -173,8 +175,6 @@ def summary_document(ev: Evaluation) -> dict:
     """What ``summary.json`` holds: the tables plus provenance stamps."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from .summary import chunking_rows, summary_rows
-
     def v(dist: str) -> str | None:
         try:
             return version(dist)
@@ -235,7 +235,6 @@ def per_query_parquet(ev: Evaluation, frame=None) -> bytes:
     """
     import io
 
-    from .per_query import per_query_frame
 
     buf = io.BytesIO()
     (per_query_frame(ev) if frame is None else frame).to_parquet(buf, index=False)
@@ -248,8 +247,6 @@ def write_outputs(ev: Evaluation, out_dir, *, trec: bool = True) -> list[str]:
     TREC files go to ``out_dir/trec/``: ``<strategy>_<retriever>.run`` and
     ``<strategy>.qrels``, loadable by ranx and pytrec_eval.
     """
-    from .per_query import per_query_frame
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     summary = out / "summary.json"

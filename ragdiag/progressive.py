@@ -39,6 +39,9 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from .evaluate import evaluate
+from .evaluation import Evaluation
+
 __all__ = ["Scheduler", "SchedulerState", "merge_evaluations", "first_order", "evaluation_pass", "strategy_part"]
 
 Report = Callable[[str, int, int], None]
@@ -289,8 +292,6 @@ def evaluation_pass(corpus, truth, *, encoder, retrievers=None, store=None,
     catalogue); ``options`` go to ``evaluate`` (``cross_encoder``,
     ``diagnosis_k``, ``rerank_head``).
     """
-    from .evaluate import evaluate
-
     def run(order: Sequence[str], report: Report, publish: Publish) -> None:
         last: list = [None, time.perf_counter()]
 
@@ -321,8 +322,6 @@ def merge_evaluations(parts: Sequence[Any]):
     Indexes and results keep the parts' order; unavailable retrievers,
     timings, retriever stamps and notes are joined; the device is the first part's that computed vectors.
     """
-    from .evaluation import Evaluation
-
     if not parts:
         raise ValueError("merge_evaluations needs at least one evaluation")
     first = parts[0]

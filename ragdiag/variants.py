@@ -26,19 +26,23 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from .defaults import PRIMARY_K, TOP
-from .evaluation import Config, Evaluation, StrategyIndex
-from .evaluate import _config_result, build_index
+from . import PIPELINE_VERSION
+from .chunking import parse_strategies
+from .compare.comparisons import compare
 from .compare.intervals import clustered_rate
+from .defaults import PRIMARY_K, TOP
+from .evaluate import _config_result, build_index
+from .evaluation import Config, Evaluation, StrategyIndex
 from .metrics import hits_at_k
 from .model_cut import cut_percentile, gate_chunk_vectors, gate_model, model_choices, nearest_chunk_distances  # noqa: F401 - re-exported
 from .models import load_encoder, model_label
+from .retrieval.ann import HNSWParams, neighbour_overlap
 from .retrieval.base import QueryBatch, Unavailable
 from .retrieval.dense import cosine_distances
-from .retrieval.ann import HNSWParams, neighbour_overlap
 from .retrieval.quantized import DEFAULT_RESCORE
 from .retrieval.variant_kinds import VARIANT_KINDS, Variant, build_variant, parse_variant
 from .stats import Interval
+from .tables import format_rows
 
 __all__ = [
     "VariantInfo",
@@ -125,8 +129,6 @@ def run_variants(corpus, truth, *, strategy: str = "E", variants: Iterable[str |
     always included. A variant whose model or library is missing is listed in
     ``unavailable`` with the reason and the install command.
     """
-    from .chunking import parse_strategies
-
     strat = parse_strategies(strategy)
     if len(strat) != 1:
         raise ValueError(f"variants are compared within one strategy; got {strategy!r}")
@@ -193,7 +195,6 @@ def run_variants(corpus, truth, *, strategy: str = "E", variants: Iterable[str |
     if default_index is None:
         raise ValueError("the baseline (exact search with the default model) could not run: "
                          + unavailable.get("dense", "unknown reason"))
-    from . import PIPELINE_VERSION
 
     stamp = encoder.stamp.as_dict()
     stamp["pipeline_version"] = PIPELINE_VERSION
@@ -219,8 +220,6 @@ def pareto_front(points: Sequence[tuple[float, float, float]]) -> list[bool]:
 
 def variant_rows(run: VariantRun, *, k: int = PRIMARY_K, phrasing: str = "all") -> list[dict]:
     """One row per variant: recall@k with interval, paired verdict vs the baseline, costs, Pareto mark."""
-    from .compare.comparisons import compare
-
     ev = run.evaluation
     mask = ev.mask(phrasing)
     base_cfg = run.config(run.baseline)
@@ -261,8 +260,6 @@ def variant_rows(run: VariantRun, *, k: int = PRIMARY_K, phrasing: str = "all") 
 
 def format_variant_rows(rows: Sequence[dict], k: int = PRIMARY_K) -> str:
     """The variants table as plain text (the CLI prints it)."""
-    from .tables import format_rows
-
     table = []
     for r in rows:
         iv: Interval = r[f"R@{k}"]

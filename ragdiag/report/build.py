@@ -21,6 +21,7 @@ from ..summary import chunking_rows, summary_rows
 from ..threshold.choice import Goal, cut_choice
 from ..threshold.gate import bluffs_at, default_cuts, gate_inputs_for, sweep
 from ..threshold.rates import rate_rows
+from .diag import diag_sections
 from .gate import Curve, GateSection
 from .model import Report
 from .sections import (BluffRow, BluffSection, ChunkingRow, ComparisonSection, CostSection, DestroyedNeedle,
@@ -177,8 +178,6 @@ def build_report(ev: Evaluation, *, config: Config | str, cut: float, keep: int 
     :func:`ragdiag.cost.costs` rows when measured). Raises ``ValueError`` for a
     configuration that was not evaluated, a cut outside (0, 2] or a bad ``keep``.
     """
-    from .diag import diag_sections
-
     cfg = parse_key(config) if isinstance(config, str) else config
     if cfg not in ev.results:
         reason = ev.unavailable.get(cfg.retriever)

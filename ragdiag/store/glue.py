@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..chunking import chunk_corpus, parse_strategies
 from .stamps import IndexStamp, evaluation_stamps, index_stamp
 
 __all__ = ["current_stamps", "record_evaluation"]
@@ -16,8 +17,6 @@ def current_stamps(corpus: Any, encoder: Any, strategies: Any = None) -> list[In
     ``stamp``); chunk counts come from chunking the corpus (pure and fast).
     Pass the result to :meth:`Store.status` or :meth:`Store.clear`.
     """
-    from ..chunking import chunk_corpus, parse_strategies
-
     stamp = encoder.stamp
     return [index_stamp(stamp, corpus, s.params(), len(chunk_corpus(corpus, s))) for s in parse_strategies(strategies)]
 
