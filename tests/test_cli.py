@@ -1,7 +1,7 @@
 """Tests for the CLI on the tiny corpus folder (conftest.py ``tiny_folder``).
 
 Runs that evaluate load the real model and are marked ``model``; they call
-``ragdiag.cli.main`` in-process (the libraries are imported once) and one
+``ragdiag.cli.parser.main`` in-process (the libraries are imported once) and one
 bad-input run goes through ``python -m ragdiag`` to check the entry point.
 Bad input is rejected before any model is loaded, so those tests are fast.
 """

@@ -149,7 +149,7 @@ def test_warm_eval_never_imports_torch(tiny_folder, tmp_path):
     cache = tmp_path / "cache"
     argv = ["eval", "--corpus", str(tiny_folder), "--cache", str(cache), "--strategies", "C,E",
             "--retrievers", "dense,bm25,hybrid,rerank-maxsim"]
-    code = f"from ragdiag.cli import main\nrc = main({argv!r})\nassert rc == 0, rc"
+    code = f"from ragdiag.cli.parser import main\nrc = main({argv!r})\nassert rc == 0, rc"
     cold = _loaded_after(code)
     assert cold["modules"]["torch"]  # the first run had to embed
     warm = _loaded_after(code)
