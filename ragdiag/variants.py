@@ -14,8 +14,8 @@ Pareto-optimal (no other is at least as good on recall, bytes and time, and
 better on one).
 
 Every variant keeps its own model's cosine distances for the distance gate:
-a cut belongs to one model (:func:`cut_percentile`, in :mod:`ragdiag.model_cut` and
-re-exported here, gives its model-independent reading).
+a cut belongs to one model (:func:`ragdiag.model_cut.cut_percentile` gives its
+model-independent reading).
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ from .defaults import PRIMARY_K, TOP
 from .evaluate import _config_result, build_index
 from .evaluation import Config, Evaluation, StrategyIndex
 from .metrics import hits_at_k
-from .model_cut import cut_percentile, gate_chunk_vectors, gate_model, model_choices, nearest_chunk_distances  # noqa: F401 - re-exported
 from .models import load_encoder, model_label
 from .retrieval.ann import HNSWParams, neighbour_overlap
 from .retrieval.base import QueryBatch, Unavailable
@@ -50,8 +49,6 @@ __all__ = [
     "run_variants",
     "variant_rows",
     "pareto_front",
-    "nearest_chunk_distances",
-    "cut_percentile",
     "format_variant_rows",
 ]
 
