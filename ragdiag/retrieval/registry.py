@@ -126,8 +126,8 @@ class RetrieverSpec:
     def stage_inputs(self) -> tuple[str, ...]:
         """The rankings before this one in its pipeline: its pool, then what the pool (or it) fuses.
 
-        >>> RetrieverSpec("r", build=None, requires=("h",), pool="h").stage_inputs()
-        ('h',)
+        >>> RetrieverSpec("my-reranker", build=None, requires=("hybrid",), pool="hybrid").stage_inputs()
+        ('hybrid', 'dense', 'bm25')
         """
         fused = retriever_spec(self.pool).fuses if self.pool else self.fuses
         return tuple(dict.fromkeys(((self.pool,) if self.pool else ()) + tuple(fused)))
