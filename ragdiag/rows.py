@@ -12,7 +12,8 @@ keep their columns whatever the row type.
 - :class:`PairRow` -- one paired comparison of a family (:func:`ragdiag.compare.family_rows`).
 - :class:`ChunkingRow` -- one strategy's chunking audit (:func:`ragdiag.summary.chunking_rows`).
 - :class:`GranularRow`, :class:`RedundancyRow` -- :mod:`ragdiag.granular` tables.
-- :class:`QueryRow` -- one (configuration, query) line of ``per_query.csv`` (:func:`ragdiag.per_query.per_query_records`).
+- :class:`QueryRow` -- one (configuration, query) line of ``per_query.csv``
+  (:func:`ragdiag.per_query.per_query_records`).
 """
 
 from __future__ import annotations

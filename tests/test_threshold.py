@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragdiag.threshold.gate import (Bluff, bluffs_at, default_cuts, distance_samples, gate_inputs, sweep, GateInputs, MAX_DISTANCE)
+from ragdiag.threshold.gate import (Bluff, bluffs_at, default_cuts, distance_samples, gate_inputs, sweep, GateInputs,
+                                    MAX_DISTANCE)
 from ragdiag.threshold import gate
 from ragdiag.threshold.choice import Goal, choose_cut, conformal_cut, cross_validate, cut_choice
 from ragdiag.threshold.rates import rate_rows

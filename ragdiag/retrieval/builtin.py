@@ -56,7 +56,8 @@ register_retriever(RetrieverSpec(
     description="BM25 (Lucene idf, k1=1.2, b=0.75) on the embedded texts"))
 register_retriever(RetrieverSpec(
     "hybrid", build=lambda ctx: HybridRetriever([ctx.retriever("dense"), ctx.retriever("bm25")]),
-    requires=("dense", "bm25"), fuses=("dense", "bm25"), embeds=False, description="reciprocal rank fusion of dense and bm25 (k=60)"))
+    requires=("dense", "bm25"), fuses=("dense", "bm25"), embeds=False,
+    description="reciprocal rank fusion of dense and bm25 (k=60)"))
 register_retriever(RetrieverSpec(
     "rerank-maxsim", build=lambda ctx: _rerank(ctx, _maxsim_scorer(ctx.run)), requires=("hybrid",),
     pool="hybrid", embeds=False, prepare=_prepare_maxsim,

@@ -1,8 +1,9 @@
 """Dense variants in the retriever registry: precision, index and model, by name.
 
 ``dense-int8``, ``dense-int8-rescore``, ``dense-binary``, ``dense-binary-rescore``
-and ``dense-hnsw`` are specified here (:func:`variant_specs`, registered by :mod:`.builtin`) (not part of the default set: name them,
-e.g. ``--retrievers dense,dense-int8``); ``dense`` itself takes a model after
+and ``dense-hnsw`` are specified here (:func:`variant_specs`; :mod:`.builtin`
+registers them; not part of the default set: name them, e.g.
+``--retrievers dense,dense-int8``); ``dense`` itself takes a model after
 ``@`` (``dense@use``, ``dense@/path/to/model``), and so does every variant
 (``dense-binary-rescore@use``). A model other than the run's encoder embeds the
 chunks and the queries itself (through the store, under its own stamp), and its
