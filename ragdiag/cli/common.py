@@ -142,7 +142,7 @@ def _print_notes(ev) -> None:
 
 
 def cli_encoder(args):
-    """The encoder ``--model`` and ``--precision`` name (:func:`ragdiag.models.load_encoder`); Ray's with ``--engine ray``."""
+    """The encoder of ``--model`` and ``--precision`` (:func:`ragdiag.models.load_encoder`); Ray's: ``--engine ray``."""
     from ..encoder.resolve import ModelUnavailable
     from ..models import load_encoder
 
