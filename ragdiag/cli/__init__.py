@@ -2,7 +2,8 @@
 
 One module per group of subcommands: :mod:`~ragdiag.cli.evaluating` (``eval``,
 ``compare``, ``pairs``, ``report``), :mod:`~ragdiag.cli.gate` (``sweep``,
-``threshold``), :mod:`~ragdiag.cli.external` (``eval-run``),
+``threshold``), :mod:`~ragdiag.cli.regress` (``gate``, the regression gate for CI),
+:mod:`~ragdiag.cli.external` (``eval-run``),
 :mod:`~ragdiag.cli.data` (``ingest``, ``index``), :mod:`~ragdiag.cli.diag`
 (``funnel``, ``hubs``, ``cost``); the parser and :func:`main` are in
 :mod:`~ragdiag.cli.parser`, what they share in :mod:`~ragdiag.cli._common`.

@@ -165,6 +165,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     register(sub, common)  # funnel, hubs, cost
 
+    from .regress import register as register_gate
+
+    register_gate(sub, common)  # the regression gate for CI
+
     from ..variants_cli import register as register_variants
 
     register_variants(sub, common)
@@ -174,8 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); return the exit status.
 
-    0: done; 1: the command ran and found a failure (e.g. ``ingest`` loaded nothing); 2: bad input
-    (the message says what to change); 130: interrupted.
+    0: done; 1: the command ran and found a failure (e.g. ``ingest`` loaded nothing, ``gate`` failed); 2: bad
+    input (the message says what to change); 3: ``gate`` inconclusive; 130: interrupted.
     """
     from ..encoder import offline
 

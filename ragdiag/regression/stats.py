@@ -1,0 +1,239 @@
+"""The gate's paired test: fail when shown worse, pass when shown no worse than the margin, else inconclusive.
+
+Two runs on the same ground truth are compared question by question (the
+phrasings of a question are one unit, as everywhere in ragdiag). Per question
+``d = sum over its phrasings of (candidate - baseline)``, oriented so that a
+positive ``d`` is better for the candidate; ``n`` is its number of phrasings.
+The difference of rates is ``sum(d) / sum(n)``.
+
+The exact sign-flip test (:func:`ragdiag.compare.sign_flip_test`) is used in
+one-sided form, and inverted for the margin and the interval:
+
+* **worse** (fail): ``p_worse = P(sum s_q d_q <= sum d_q)`` over independent
+  fair signs ``s_q``; with one phrasing per question this is the one-sided
+  exact sign test on the discordant questions.
+* **no worse than the margin** (pass, non-inferiority): the test of the shifted
+  differences ``e_q = d_q + margin * n_q``, ``p_noninferior = P(sum s_q e_q >= sum e_q)``:
+  small when the candidate is shown better than ``baseline - margin``.
+* **interval**: the shifts ``delta`` that neither one-sided test at ``alpha``
+  rejects (the test inverted: a ``1 - 2 alpha`` interval, 90% at the default
+  0.05). The verdict and the interval agree: fail when it lies below 0, pass
+  when it lies above ``-margin``.
+
+All of these need one distribution only: the joint law of
+``(A, B) = (sum s_q d_q, sum s_q n_q)``, since ``sum s_q (d_q - delta n_q) = A - delta B``
+for every shift. It is computed once on an integer grid (one convolution per
+distinct ``(d, n)``), so every p-value is exact up to floating-point rounding,
+and an interval bound is found by bisection on ``delta``.
+
+The shifted test assumes each question's shifted difference is as likely
+positive as negative under the null, the usual assumption when a permutation
+test is inverted into an interval; for 0/1 outcomes with many ties it is an
+approximation, stated wherever the verdict is.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+from ..compare.paired import question_differences, question_groups
+
+__all__ = ["PairedGate", "paired_gate", "DEFAULT_MARGIN", "VERDICTS"]
+
+#: Default non-inferiority margin: the candidate may be at most 5 points (0.05) worse and still pass.
+DEFAULT_MARGIN = 0.05
+#: The verdicts of a check, worst first.
+VERDICTS = ("fail", "inconclusive", "pass")
+_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class PairedGate:
+    """The paired gate of one rate (the difference is candidate - baseline, in the rate's own direction).
+
+    ``estimate``, ``low`` and ``high`` are differences of rates (``+0.05`` = 5 points
+    higher for the candidate); for a rate where lower is better (bluffs) a
+    positive difference is a worse candidate. ``needed`` is the number of
+    questions that would decide an inconclusive result at the same mix of
+    wins, losses and ties (normal approximation; None when no number would).
+    """
+
+    units: int
+    changed: int
+    wins: int
+    losses: int
+    ties: int
+    estimate: float
+    low: float
+    high: float
+    p_worse: float
+    p_noninferior: float
+    margin: float
+    alpha: float
+    verdict: str
+    needed: int | None = None
+    needed_verdict: str | None = None
+
+    @property
+    def p(self) -> float | None:
+        """The p of the test that decided the verdict (fail: worse; pass and inconclusive: non-inferiority)."""
+        if self.changed == 0:
+            return None
+        return self.p_worse if self.verdict == "fail" else self.p_noninferior
+
+
+def _binomial_weights(c: int) -> np.ndarray:
+    k = np.arange(c + 1)
+    lg = np.array([math.lgamma(c + 1) - math.lgamma(i + 1) - math.lgamma(c - i + 1) for i in k])
+    return np.exp(lg - c * math.log(2.0))
+
+
+class _SignFlipLaw:
+    """The joint law of ``(A, B) = (sum s_q d_q, sum s_q n_q)`` over fair signs, on an integer grid."""
+
+    def __init__(self, d: np.ndarray, n: np.ndarray):
+        self.a_obs = int(d.sum())
+        self.b_obs = int(n.sum())
+        ra, rb = int(np.abs(d).sum()), int(n.sum())
+        la, lb = 2 * ra + 1, 2 * rb + 1
+        pairs: dict[tuple[int, int], int] = {}
+        for dq, nq in zip(d.tolist(), n.tolist()):
+            pairs[(int(dq), int(nq))] = pairs.get((int(dq), int(nq)), 0) + 1
+        # A circular convolution on an la x lb grid holds the whole support (|A| <= ra, |B| <= rb): no aliasing.
+        spectrum = None
+        for (dq, nq), c in pairs.items():
+            kernel = np.zeros((la, lb))
+            steps = 2 * np.arange(c + 1) - c
+            np.add.at(kernel, ((steps * dq) % la, (steps * nq) % lb), _binomial_weights(c))
+            f = np.fft.rfft2(kernel)
+            spectrum = f if spectrum is None else spectrum * f
+        grid = np.fft.irfft2(spectrum, s=(la, lb)) if spectrum is not None else np.ones((1, 1))
+        grid = np.clip(grid, 0.0, None)
+        grid[grid < 1e-15] = 0.0
+        ia, ib = np.nonzero(grid)
+        self.a = np.where(ia > ra, ia - la, ia).astype(np.float64)
+        self.b = np.where(ib > rb, ib - lb, ib).astype(np.float64)
+        self.w = grid[ia, ib] / grid[ia, ib].sum()
+
+    def upper(self, delta: float) -> float:
+        """``P(A - delta B >= A_obs - delta B_obs)``: small when the true shift is above ``delta``."""
+        t = (self.a - self.a_obs) - delta * (self.b - self.b_obs)
+        return float(min(1.0, self.w[t >= -_TOL].sum()))
+
+    def lower(self, delta: float) -> float:
+        """``P(A - delta B <= A_obs - delta B_obs)``: small when the true shift is below ``delta``."""
+        t = (self.a - self.a_obs) - delta * (self.b - self.b_obs)
+        return float(min(1.0, self.w[t <= _TOL].sum()))
+
+
+def _bisect(test, lo: float, hi: float, *, rejected_at_lo: bool) -> float:
+    """The boundary in [lo, hi] between shifts ``test`` rejects and those it does not."""
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if test(mid) == rejected_at_lo:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def paired_gate(baseline, candidate, groups, *, margin: float = DEFAULT_MARGIN, alpha: float = 0.05,
+                higher_is_better: bool = True) -> PairedGate:
+    """Compare per-query 0/1 outcomes of a candidate with a baseline's, over questions.
+
+    Parameters
+    ----------
+    baseline, candidate : sequence of bool or 0/1
+        The same queries, in the same order, in both runs.
+    groups : sequence
+        The question of each query (its phrasings are one unit; an out-of-domain query is its own).
+    margin : float, keyword-only
+        Non-inferiority margin in rate units (0.05 = 5 points), in [0, 1).
+    alpha : float, keyword-only
+        One-sided level of each test, in (0, 0.5).
+    higher_is_better : bool, keyword-only
+        False for a rate that should go down (bluffs).
+
+    Returns
+    -------
+    PairedGate
+        ``verdict`` is ``"pass"`` when no query changed (the pipeline is
+        deterministic: nothing to test), ``"fail"`` when ``p_worse < alpha``,
+        ``"pass"`` when ``p_noninferior < alpha``, else ``"inconclusive"``.
+
+    Examples
+    --------
+    Three questions of one phrasing, each lost (1 -> 0): the exact one-sided
+    sign test gives ``P(3 of 3 losses) = 1/8``, not below 0.05, so the
+    gate cannot call it worse; nor can it show it no worse than -5 points:
+
+    >>> g = paired_gate([1, 1, 1, 1], [0, 0, 0, 1], ["q1", "q2", "q3", "q4"])
+    >>> g.verdict, g.losses, g.p_worse
+    ('inconclusive', 3, 0.125)
+    >>> paired_gate([1, 0], [1, 0], ["q1", "q2"]).verdict  # nothing changed
+    'pass'
+    """
+    if not (math.isfinite(margin) and 0 <= margin < 1):
+        raise ValueError(f"margin must be a difference of rates in [0, 1), e.g. 0.05 for 5 points; got {margin}")
+    if not (math.isfinite(alpha) and 0 < alpha < 0.5):
+        raise ValueError(f"alpha must be in (0, 0.5), e.g. 0.05; got {alpha}")
+    base = np.asarray(baseline, dtype=np.float64)
+    cand = np.asarray(candidate, dtype=np.float64)
+    if base.shape != cand.shape or base.ndim != 1:
+        raise ValueError(f"baseline and candidate must hold the same queries, got {base.shape} and {cand.shape}")
+    if not (np.isin(base, (0.0, 1.0)).all() and np.isin(cand, (0.0, 1.0)).all()):
+        raise ValueError("baseline and candidate must be 0/1 outcomes per query")
+    sign = 1.0 if higher_is_better else -1.0
+    labels = question_groups([str(g) for g in groups]) if len(groups) else np.zeros(0, dtype=np.int64)
+    if labels.size != base.size:
+        raise ValueError(f"groups must give one question per query ({base.size} queries), got {labels.size}")
+    d = sign * question_differences(cand, base, labels) if base.size else np.zeros(0)
+    n = np.bincount(labels) if base.size else np.zeros(0, dtype=np.int64)
+    changed_units = np.unique(labels[base != cand]).size
+    total = int(n.sum())
+    est = float(d.sum() / total) if total else 0.0
+    wins, losses = int((d > 0).sum()), int((d < 0).sum())
+    common = dict(units=int(n.size), changed=int(changed_units), wins=wins, losses=losses,
+                  ties=int(n.size) - wins - losses, margin=float(margin), alpha=float(alpha))
+    if changed_units == 0:
+        return PairedGate(**common, estimate=0.0, low=0.0, high=0.0, p_worse=1.0, p_noninferior=0.0,
+                          verdict="pass")
+    law = _SignFlipLaw(d.astype(np.int64), n.astype(np.int64))
+    p_worse = law.lower(0.0)
+    p_ni = law.upper(-margin)
+    verdict = "fail" if p_worse < alpha else "pass" if p_ni < alpha else "inconclusive"
+    # The interval: shifts not rejected by either one-sided test (bisection; both ends clamp to [-1, 1]).
+    low = -1.0 if law.upper(-1.0) >= alpha else _bisect(lambda x: law.upper(x) < alpha, -1.0, est,
+                                                        rejected_at_lo=True)
+    high = 1.0 if law.lower(1.0) >= alpha else _bisect(lambda x: law.lower(x) < alpha, est, 1.0,
+                                                       rejected_at_lo=False)
+    needed, needed_verdict = (None, None) if verdict != "inconclusive" else _needed(d, n, margin, alpha)
+    if not higher_is_better:
+        est, low, high = -est, -high, -low
+    return PairedGate(**common, estimate=est + 0.0, low=low + 0.0, high=high + 0.0, p_worse=p_worse,
+                      p_noninferior=p_ni, verdict=verdict, needed=needed, needed_verdict=needed_verdict)
+
+
+def _needed(d: np.ndarray, n: np.ndarray, margin: float, alpha: float) -> tuple[int | None, str | None]:
+    """Questions that would decide it if the same mix of differences went on (normal approximation).
+
+    Under the sign-flip null, ``sum s_q e_q`` has variance ``sum e_q^2``; repeating
+    the observed questions ``r`` times multiplies ``z = sum e / sqrt(sum e^2)`` by
+    ``sqrt(r)``. The smallest ``r`` that takes either test past ``z_(1 - alpha)``
+    gives ``ceil(r * questions)``.
+    """
+    z = NormalDist().inv_cdf(1 - alpha)
+    options = []
+    for e, way, sign in ((d, "fail", -1.0), (d + margin * n, "pass", 1.0)):
+        ss = float((e ** 2).sum())
+        zs = sign * float(e.sum()) / math.sqrt(ss) if ss > 0 else 0.0
+        if zs > 0:
+            options.append((math.ceil(n.size * (z / zs) ** 2), way))
+    if not options:
+        return None, None
+    count, way = min(options)
+    return max(count, n.size + 1), way
