@@ -187,3 +187,34 @@ def test_real_model_unchanged_passes_and_blind_cuts_fail(tmp_path, capsys):
     assert run(capsys, "gate", out, out, "--config", "C/dense")[0] == 0
     code, text, _ = run(capsys, "gate", out, out, "--config", "C/dense", "--candidate-config", "A/dense")
     assert code == 1 and "Newly destroyed" in text
+
+
+def test_pytest_helper_passes_unchanged_and_raises_with_the_summary(runs, tiny_eval):
+    from ragdiag.regression import RunError
+    from ragdiag.testing import assert_no_regression
+
+    report = assert_no_regression(runs["out"], runs["out"], config="C/dense")
+    assert report.verdict == "pass"
+    with pytest.raises(AssertionError, match="(?s)retrieval regressed.*Newly destroyed.*queen bee"):
+        assert_no_regression(runs["out"], runs["out"], config="C/dense", candidate_config="A/dense")
+    with pytest.raises(RunError, match="different ground truths"):  # an evaluation of another truth
+        assert_no_regression(runs["out"], tiny_eval, config="C/dense")
+
+
+def test_pytest_helper_takes_an_evaluation(runs):
+    """The candidate computed in the test (the same corpus, FAKE encoder): unchanged, so it passes."""
+    import sys
+
+    from ragdiag.corpus import load_corpus
+    from ragdiag.evaluate import evaluate
+    from ragdiag.testing import assert_no_regression
+    from ragdiag.truth import load_truth
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from fakes import fake_encoder
+
+    corpus = load_corpus(runs["folder"])
+    ev = evaluate(corpus, load_truth(runs["truth"], corpus), encoder=fake_encoder(), strategies="C",
+                  retrievers="dense")
+    report = assert_no_regression(runs["out"], ev, config="C/dense")
+    assert report.verdict == "pass" and all(c.test is None or c.test.changed == 0 for c in report.checks)

@@ -32,7 +32,7 @@ def _items(title: str, items) -> list[str]:
     lines = [f"**{title}** ({len(items)}):", ""]
     for i in items:
         where = f" — {_md(i.where)}" if i.where else ""
-        lines.append(f"- `{_md(i.id)}` {_md(i.text)}{where}")
+        lines.append(f"- **{_md(i.id)}** {_md(i.text)}{where}")
     return lines + [""]
 
 
@@ -50,8 +50,8 @@ def gate_markdown(report: GateReport) -> str:
     verdict = _ICON[r.verdict] + (" (strict: counted as a failure)" if r.verdict == "inconclusive" and r.strict
                                   else "")
     lines = [f"## ragdiag gate: {verdict}", "",
-             f"`{_md(r.candidate.config)}` ({_md(r.candidate.source)}) against the baseline "
-             f"`{_md(r.baseline.config)}` ({_md(r.baseline.source)}): {r.baseline.questions} questions, "
+             f"`{r.candidate.config}` ({_md(r.candidate.source)}) against the baseline "
+             f"`{r.baseline.config}` ({_md(r.baseline.source)}): {r.baseline.questions} questions, "
              f"one-sided α = {r.alpha:g}, margin {100 * r.margin:g} points, cut {r.cut:g}, keep {r.keep}.", "",
              "| check | baseline | candidate | verdict |", "|---|---:|---:|---|"]
     for c in r.checks:

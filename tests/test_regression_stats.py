@@ -1,0 +1,117 @@
+"""The gate's paired statistics on tiny hand-checkable fixtures, with scipy's binomtest and brute force as oracles."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest
+
+from ragdiag.compare import sign_flip_test
+from ragdiag.regression.stats import paired_gate
+
+
+def _brute(d, n, delta):
+    """Both one-sided sign-flip tails of e = d - delta * n by enumerating every sign pattern."""
+    e = np.asarray(d, float) - delta * np.asarray(n, float)
+    obs = e.sum()
+    sums = np.array([np.dot(s, e) for s in itertools.product((-1, 1), repeat=len(e))])
+    return float((sums >= obs - 1e-9).mean()), float((sums <= obs + 1e-9).mean())
+
+
+# (baseline, candidate, groups, margin, expected verdict, expected p_worse, arithmetic)
+TABLE = [
+    # nothing changed: pass without a test
+    ([1, 0, 1], [1, 0, 1], ["a", "b", "c"], 0.05, "pass", 1.0, "no query changed"),
+    # 3 of 4 questions lost, none won: P(all 3 discordant signs negative) = 1/8
+    ([1, 1, 1, 1], [0, 0, 0, 1], ["a", "b", "c", "d"], 0.05, "inconclusive", 1 / 8, "1/2^3"),
+    # 5 lost of 5: 1/32 < 0.05: shown worse
+    ([1] * 5, [0] * 5, list("abcde"), 0.05, "fail", 1 / 32, "1/2^5"),
+    # one question, two phrasings, both lost (d = -2), another lost one phrasing (d = -1):
+    # sums of +/-2 +/-1: -3 has probability 1/4
+    ([1, 1, 1, 0], [0, 0, 0, 0], ["a", "a", "b", "b"], 0.05, "inconclusive", 1 / 4, "P(S <= -3) = 1/4"),
+    # 1 loss among 40 questions, 39 ties, margin 0.2: shown no worse than -20 points
+    ([1] * 40, [0] + [1] * 39, [f"q{i}" for i in range(40)], 0.2, "pass", 1 / 2, "one discordant: P(S <= -1) = 1/2"),
+]
+
+
+@pytest.mark.parametrize("base, cand, groups, margin, verdict, p_worse, why", TABLE)
+def test_table(base, cand, groups, margin, verdict, p_worse, why):
+    g = paired_gate(base, cand, groups, margin=margin)
+    assert g.verdict == verdict, why
+    assert g.p_worse == pytest.approx(p_worse), why
+
+
+@pytest.mark.parametrize("wins, losses, ties", [(0, 5, 10), (2, 7, 20), (4, 4, 3), (1, 9, 0), (6, 1, 12)])
+def test_one_phrasing_worse_test_is_binomtest(wins, losses, ties):
+    base = [0] * wins + [1] * losses + [1] * ties
+    cand = [1] * wins + [0] * losses + [1] * ties
+    g = paired_gate(base, cand, [f"q{i}" for i in range(len(base))])
+    oracle = binomtest(losses, wins + losses, 0.5, alternative="greater").pvalue
+    assert g.p_worse == pytest.approx(oracle, rel=1e-9)
+    assert (g.verdict == "fail") == (oracle < 0.05)
+
+
+def test_worse_test_is_half_the_two_sided_sign_flip_test():
+    """Clustered (2 phrasings): the one-sided p in the direction observed is half ragdiag's two-sided one."""
+    rng = np.random.default_rng(3)
+    base = rng.random(40) < 0.7
+    cand = base.copy()
+    cand[:12] = rng.random(12) < 0.3
+    groups = [f"q{i // 2}" for i in range(40)]
+    g = paired_gate(base, cand, groups)
+    d = np.bincount(np.arange(40) // 2, weights=cand.astype(float) - base.astype(float))
+    assert d.sum() < 0
+    assert g.p_worse == pytest.approx(sign_flip_test(d) / 2, rel=1e-9)
+
+
+@pytest.mark.parametrize("margin", [0.0, 0.05, 0.25])
+def test_noninferiority_and_interval_match_brute_force(margin):
+    base = [1, 1, 1, 0, 1, 1, 0, 1, 1, 1]
+    cand = [1, 0, 1, 1, 0, 0, 0, 1, 1, 1]
+    groups = ["a", "a", "b", "b", "c", "c", "d", "d", "e", "e"]
+    g = paired_gate(base, cand, groups, margin=margin)
+    d, n = [-1, 1, -2, 0, 0], [2, 2, 2, 2, 2]
+    upper, lower = _brute(d, n, -margin)
+    assert g.p_noninferior == pytest.approx(upper)
+    assert g.p_worse == pytest.approx(_brute(d, n, 0.0)[1])
+    # the interval's ends are where the one-sided tests start rejecting
+    assert _brute(d, n, g.low - 1e-6)[0] < 0.05 <= _brute(d, n, g.low + 1e-6)[0] or g.low == -1.0
+    assert _brute(d, n, g.high + 1e-6)[1] < 0.05 <= _brute(d, n, g.high - 1e-6)[1] or g.high == 1.0
+
+
+def test_verdict_and_interval_agree():
+    rng = np.random.default_rng(7)
+    for _ in range(30):
+        base = rng.random(60) < 0.6
+        cand = np.where(rng.random(60) < 0.2, rng.random(60) < 0.5, base)
+        g = paired_gate(base, cand, [f"q{i // 2}" for i in range(60)], margin=0.1)
+        if g.verdict == "fail":
+            assert g.high <= 1e-9
+        elif g.verdict == "pass" and g.changed:
+            assert g.low >= -0.1 - 1e-9
+        elif g.verdict == "inconclusive":
+            assert g.low < -0.1 + 1e-9 and g.high > -1e-9
+            assert g.needed is None or g.needed > 30
+
+
+def test_bluffs_lower_is_better():
+    """For bluffs, more bluffs is worse: 5 of 5 out-of-domain queries newly bluff -> fail, difference +1."""
+    g = paired_gate([0] * 5, [1] * 5, list("abcde"), higher_is_better=False)
+    assert g.verdict == "fail" and g.estimate == 1.0 and g.low <= 1.0 <= g.high + 1e-9
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"margin": 1.0}, "margin"), ({"margin": -0.1}, "margin"), ({"alpha": 0.5}, "alpha"), ({"alpha": 0}, "alpha"),
+])
+def test_bad_parameters(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        paired_gate([1], [0], ["a"], **kwargs)
+
+
+def test_outcomes_must_be_paired_and_binary():
+    with pytest.raises(ValueError, match="same queries"):
+        paired_gate([1, 0], [1], ["a", "b"])
+    with pytest.raises(ValueError, match="0/1"):
+        paired_gate([0.5], [1], ["a"])
