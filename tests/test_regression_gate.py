@@ -218,3 +218,32 @@ def test_pytest_helper_takes_an_evaluation(runs):
                   retrievers="dense")
     report = assert_no_regression(runs["out"], ev, config="C/dense")
     assert report.verdict == "pass" and all(c.test is None or c.test.changed == 0 for c in report.checks)
+
+
+def test_threshold_export_states_both_forms_and_the_model(runs, capsys):
+    import yaml
+
+    path = runs["tmp"] / "thresholds.yaml"
+    code, out, err = run(capsys, "threshold", "C/dense", "--max-bluff", "0.4", "--corpus", runs["folder"], "--truth",
+                         runs["truth"], "--no-cache", "--export", path)
+    assert code == 0, err
+    doc = yaml.safe_load(path.read_text())
+    cut = doc["cut"]["cosine_distance"]
+    assert doc["ragdiag_thresholds"] == 1 and doc["config"] == "C/dense" and doc["keep"] == 4
+    assert doc["model"]["model"] == "FAKE-bag-of-words" and doc["model"]["weights_sha256"] == "0" * 64
+    assert "invalid" in doc["valid_only_for_this_model"]
+    assert doc["cut"]["cosine_similarity"] == pytest.approx(1 - cut)
+    consumers = doc["consumers"]
+    assert consumers["qdrant"]["score_threshold"] == pytest.approx(1 - cut)
+    assert consumers["langchain"]["search_kwargs"] == {"k": 4, "score_threshold": pytest.approx(1 - cut)}
+    assert f"similarity_cutoff={doc['cut']['cosine_similarity']}" in consumers["llamaindex"]["postprocessor"]
+    assert consumers["pgvector"]["keep_if"] == f"embedding <=> :query < {cut}"
+    assert doc["rates"]["in_sample"]["bluffs"]["rate"] <= 0.4
+    # an earlier export is overwritten; any other file is not
+    assert run(capsys, "threshold", "C/dense", "--max-bluff", "0.4", "--corpus", runs["folder"], "--truth",
+               runs["truth"], "--no-cache", "--export", path)[0] == 0
+    other = runs["tmp"] / "notes.yaml"
+    other.write_text("my: settings\n")
+    code, out, err = run(capsys, "threshold", "C/dense", "--max-bluff", "0.4", "--corpus", runs["folder"],
+                         "--truth", runs["truth"], "--no-cache", "--export", other)
+    assert code == 2 and "refusing to overwrite" in err and other.read_text() == "my: settings\n"

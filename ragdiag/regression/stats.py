@@ -172,7 +172,7 @@ def paired_gate(baseline, candidate, groups, *, margin: float = DEFAULT_MARGIN, 
     gate cannot call it worse; nor can it show it no worse than -5 points:
 
     >>> g = paired_gate([1, 1, 1, 1], [0, 0, 0, 1], ["q1", "q2", "q3", "q4"])
-    >>> g.verdict, g.losses, g.p_worse
+    >>> g.verdict, g.losses, round(g.p_worse, 12)
     ('inconclusive', 3, 0.125)
     >>> paired_gate([1, 0], [1, 0], ["q1", "q2"]).verdict  # nothing changed
     'pass'
