@@ -9,7 +9,9 @@ import pytest
 from scipy.stats import binomtest
 
 from ragdiag.compare import sign_flip_test
-from ragdiag.regression.stats import paired_gate
+from statistics import NormalDist
+
+from ragdiag.regression.stats import paired_gate, score_test
 
 
 def _brute(d, n, delta):
@@ -66,19 +68,42 @@ def test_worse_test_is_half_the_two_sided_sign_flip_test():
     assert g.p_worse == pytest.approx(sign_flip_test(d) / 2, rel=1e-9)
 
 
-@pytest.mark.parametrize("margin", [0.0, 0.05, 0.25])
-def test_noninferiority_and_interval_match_brute_force(margin):
+def _tango_z(wins, losses, n, delta):
+    """Tango (1998) score statistic for p_win - p_loss = delta, closed form (the oracle for one phrasing)."""
+    a = 2 * n
+    b = -wins - losses + (2 * n - wins + losses) * delta
+    c = -losses * delta * (1 - delta)
+    p_loss = (-b + np.sqrt(b * b - 4 * a * c)) / (2 * a)
+    return (wins - losses - n * delta) / np.sqrt(n * (2 * p_loss + delta - delta * delta))
+
+
+@pytest.mark.parametrize("wins, losses, ties", [(1, 0, 29), (0, 1, 29), (3, 2, 27), (6, 1, 40), (2, 5, 13)])
+@pytest.mark.parametrize("delta", [-0.05, -0.1, 0.02])
+def test_score_test_is_tango_with_one_phrasing(wins, losses, ties, delta):
+    d = [1] * wins + [-1] * losses + [0] * ties
+    n = wins + losses + ties
+    assert score_test(d, [1] * n, delta) == pytest.approx(_tango_z(wins, losses, n, delta), rel=1e-7)
+
+
+def test_one_change_among_unchanged_queries_is_not_proof_of_non_inferiority():
+    """1 of 30 out-of-domain queries newly bluffs, 29 unchanged: a new-bluff rate of 10% is still plausible."""
+    g = paired_gate([0] * 30, [0] * 29 + [1], [f"o{i}" for i in range(30)], higher_is_better=False)
+    assert g.verdict == "inconclusive"
+    assert g.low < 0 < 0.05 < g.high  # the interval of the bluff-rate difference reaches past the margin
+    z = _tango_z(0, 1, 30, -0.05)  # oriented: the candidate is "worse" by one
+    assert g.p_noninferior == pytest.approx(1 - NormalDist().cdf(z), rel=1e-7)
+
+
+def test_clustered_worse_test_matches_brute_force():
     base = [1, 1, 1, 0, 1, 1, 0, 1, 1, 1]
     cand = [1, 0, 1, 1, 0, 0, 0, 1, 1, 1]
     groups = ["a", "a", "b", "b", "c", "c", "d", "d", "e", "e"]
-    g = paired_gate(base, cand, groups, margin=margin)
+    g = paired_gate(base, cand, groups)
     d, n = [-1, 1, -2, 0, 0], [2, 2, 2, 2, 2]
-    upper, lower = _brute(d, n, -margin)
-    assert g.p_noninferior == pytest.approx(upper)
-    assert g.p_worse == pytest.approx(_brute(d, n, 0.0)[1])
-    # the interval's ends are where the one-sided tests start rejecting
-    assert _brute(d, n, g.low - 1e-6)[0] < 0.05 <= _brute(d, n, g.low + 1e-6)[0] or g.low == -1.0
-    assert _brute(d, n, g.high + 1e-6)[1] < 0.05 <= _brute(d, n, g.high - 1e-6)[1] or g.high == 1.0
+    assert g.p_worse == pytest.approx(_brute(d, n, 0.0)[1])  # P(S <= -2) over +/-1 +/-1 +/-2: 5/8... by enumeration
+    # the interval's lower end is where the score test starts rejecting "no better than delta"
+    upper = lambda x: 1 - NormalDist().cdf(score_test(d, n, x))  # noqa: E731
+    assert upper(g.low - 1e-6) < 0.05 <= upper(g.low + 1e-6)
 
 
 def test_verdict_and_interval_agree():

@@ -174,8 +174,7 @@ def _sentence(t: PairedGate, metric: str, what: str, units: str, rate_b: float, 
     head = f"{metric}: {_pct(rate_b)} -> {_pct(rate_c)}"
     if t.changed == 0:
         return f"{head}; no {what} changed (the pipeline is deterministic: nothing to test): pass"
-    diff = (f"{_pts(t.estimate)} points ({_pts(t.low)} to {_pts(t.high)}, {100 * (1 - 2 * t.alpha):.0f}% interval "
-            f"of the sign-flip test over {t.units} {units})")
+    diff = f"{_pts(t.estimate)} points ({_pts(t.low)} to {_pts(t.high)}, {100 * (1 - 2 * t.alpha):.0f}% interval over {t.units} {units})"
     moved = f"{t.changed} {units} changed: {t.wins} better, {t.losses} worse"
     if t.verdict == "fail":
         return f"{head}: shown worse, {diff}; one-sided p = {t.p_worse:.3g} < {t.alpha:g}; {moved}: fail"
@@ -241,7 +240,8 @@ def gate_report(baseline: GateRun, candidate: GateRun, *, margin: float = DEFAUL
                                     margin=margin, alpha=alpha, higher_is_better=False,
                                     what="out-of-domain query"))
     verdict = min((c.verdict for c in checks), key=VERDICTS.index)
-    notes = ("the margin and interval come from the sign-flip test inverted (shifted differences assumed "
-             "symmetric under the null): with few changed questions read them as approximate",)
+    notes = ("worse: the exact one-sided sign-flip test over questions (fail when p < alpha); no worse than the "
+             "margin: the score test (Tango's for one phrasing; pass when p < alpha); the interval's lower end is "
+             "the score test's bound, its upper end the sign-flip test's (approximate away from 0)",)
     return GateReport(verdict, tuple(checks), baseline, candidate, tuple(changes), margin, alpha, cut,
                       baseline.keep, k, strict, notes)

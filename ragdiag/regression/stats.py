@@ -6,30 +6,34 @@ phrasings of a question are one unit, as everywhere in ragdiag). Per question
 positive ``d`` is better for the candidate; ``n`` is its number of phrasings.
 The difference of rates is ``sum(d) / sum(n)``.
 
-The exact sign-flip test (:func:`ragdiag.compare.sign_flip_test`) is used in
-one-sided form, and inverted for the margin and the interval:
+* **worse** (fail): the exact sign-flip test (:func:`ragdiag.compare.sign_flip_test`)
+  in one-sided form, ``p_worse = P(sum s_q |d_q| <= sum d_q)`` over independent
+  fair signs ``s_q``; with one phrasing per question it is the one-sided exact
+  sign test on the discordant questions (``scipy.stats.binomtest``).
+* **no worse than the margin** (pass, non-inferiority): the score test of
+  ``H0: difference <= -margin`` (:func:`score_test`): the per-question outcomes
+  ``(d, n)`` are a multinomial over every possible ``(d, n)``, the restricted
+  maximum-likelihood law under ``H0`` is found exactly (a one-dimensional dual),
+  and ``z = sum_q (d_q + margin n_q) / sqrt(G * Var_H0)``. With one phrasing it
+  is Tango's score test for a difference of paired proportions [1]_. Unlike a
+  sign-flip test of shifted differences, it does not treat unchanged questions
+  as evidence of their own (29 unchanged out-of-domain queries and one improved
+  do not show a bluff rate within 5 points).
+* **interval** (``1 - 2 alpha``, 90% at the default 0.05): each end is the bound
+  of the test that decides on its side, so the verdict and the interval never
+  disagree. The lower end is where the score test stops rejecting (pass: above
+  ``-margin``); the upper end is where the one-sided sign-flip test of the
+  shifted differences ``d_q - delta n_q`` stops rejecting (at ``delta = 0`` it is
+  the exact test above; fail: below 0). Both come from one law: the joint law
+  of ``(A, B) = (sum s_q d_q, sum s_q n_q)`` on an integer grid, since
+  ``sum s_q (d_q - delta n_q) = A - delta B`` for every shift. Away from 0 the
+  shifted sign-flip bound treats unchanged questions as symmetric noise and is
+  on the narrow side: read the upper end as approximate.
 
-* **worse** (fail): ``p_worse = P(sum s_q d_q <= sum d_q)`` over independent
-  fair signs ``s_q``; with one phrasing per question this is the one-sided
-  exact sign test on the discordant questions.
-* **no worse than the margin** (pass, non-inferiority): the test of the shifted
-  differences ``e_q = d_q + margin * n_q``, ``p_noninferior = P(sum s_q e_q >= sum e_q)``:
-  small when the candidate is shown better than ``baseline - margin``.
-* **interval**: the shifts ``delta`` that neither one-sided test at ``alpha``
-  rejects (the test inverted: a ``1 - 2 alpha`` interval, 90% at the default
-  0.05). The verdict and the interval agree: fail when it lies below 0, pass
-  when it lies above ``-margin``.
-
-All of these need one distribution only: the joint law of
-``(A, B) = (sum s_q d_q, sum s_q n_q)``, since ``sum s_q (d_q - delta n_q) = A - delta B``
-for every shift. It is computed once on an integer grid (one convolution per
-distinct ``(d, n)``), so every p-value is exact up to floating-point rounding,
-and an interval bound is found by bisection on ``delta``.
-
-The shifted test assumes each question's shifted difference is as likely
-positive as negative under the null, the usual assumption when a permutation
-test is inverted into an interval; for 0/1 outcomes with many ties it is an
-approximation, stated wherever the verdict is.
+References
+----------
+.. [1] T. Tango, "Equivalence test and confidence interval for the difference in
+   proportions for the paired-sample design", Statistics in Medicine 17 (1998) 891-908.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ import numpy as np
 
 from ..compare.paired import question_differences, question_groups
 
-__all__ = ["PairedGate", "paired_gate", "DEFAULT_MARGIN", "VERDICTS"]
+__all__ = ["PairedGate", "paired_gate", "score_test", "DEFAULT_MARGIN", "VERDICTS"]
 
 #: Default non-inferiority margin: the candidate may be at most 5 points (0.05) worse and still pass.
 DEFAULT_MARGIN = 0.05
@@ -93,7 +97,11 @@ def _binomial_weights(c: int) -> np.ndarray:
 
 
 class _SignFlipLaw:
-    """The joint law of ``(A, B) = (sum s_q d_q, sum s_q n_q)`` over fair signs, on an integer grid."""
+    """The joint law of ``(A, B) = (sum s_q d_q, sum s_q n_q)`` over fair signs, on an integer grid.
+
+    ``sum s_q (d_q - delta n_q) = A - delta B``, so one law serves every shift;
+    the gate uses the unshifted one-sided tail (:meth:`lower` at 0).
+    """
 
     def __init__(self, d: np.ndarray, n: np.ndarray):
         self.a_obs = int(d.sum())
@@ -119,20 +127,88 @@ class _SignFlipLaw:
         self.b = np.where(ib > rb, ib - lb, ib).astype(np.float64)
         self.w = grid[ia, ib] / grid[ia, ib].sum()
 
-    def upper(self, delta: float) -> float:
-        """``P(A - delta B >= A_obs - delta B_obs)``: small when the true shift is above ``delta``."""
-        t = (self.a - self.a_obs) - delta * (self.b - self.b_obs)
-        return float(min(1.0, self.w[t >= -_TOL].sum()))
-
     def lower(self, delta: float) -> float:
         """``P(A - delta B <= A_obs - delta B_obs)``: small when the true shift is below ``delta``."""
         t = (self.a - self.a_obs) - delta * (self.b - self.b_obs)
         return float(min(1.0, self.w[t <= _TOL].sum()))
 
 
+def _restricted_law(counts: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The multinomial law over categories (``counts`` observed, ``w`` each one's value) of largest likelihood with ``sum(pi * w) = 0``.
+
+    Observed categories get ``pi_j = c_j / (G (1 + lam w_j))`` (empirical
+    likelihood); when that has no solution or leaves an unobserved category
+    with ``1 + lam w_j < 0`` (the Karush-Kuhn-Tucker condition), the most extreme
+    unobserved category in the needed direction takes the missing mass and
+    ``lam = -1 / w*``.
+    """
+    g = counts.sum()
+    obs = counts > 0
+    wo, co = w[obs], counts[obs]
+    pi = np.zeros_like(w)
+    if wo.min() < 0 < wo.max():
+        lo_l, hi_l = -1.0 / wo.max(), -1.0 / wo.min()  # 1 + lam w > 0 for every observed w
+        f = lambda lam: float((co * wo / (1 + lam * wo)).sum())  # noqa: E731 - decreasing in lam
+        a, b = lo_l + 1e-15 * (hi_l - lo_l), hi_l - 1e-15 * (hi_l - lo_l)
+        for _ in range(200):
+            mid = (a + b) / 2
+            if f(mid) > 0:
+                a = mid
+            else:
+                b = mid
+        lam = (a + b) / 2
+        if np.all(1 + lam * w[~obs] >= 0):
+            pi[obs] = co / (g * (1 + lam * wo))
+            return pi / pi.sum()
+    if float((co * wo).sum()) == 0.0 and wo.min() >= 0 and wo.max() <= 0:
+        pi[obs] = co / g
+        return pi
+    unobs = np.flatnonzero(~obs)
+    need_negative = float((co * wo).sum()) > 0
+    cand = unobs[w[unobs] < 0] if need_negative else unobs[w[unobs] > 0]
+    if cand.size == 0:
+        raise ValueError("no law on these categories has mean 0")
+    star = cand[np.argmin(w[cand])] if need_negative else cand[np.argmax(w[cand])]
+    pi[obs] = co / (g * (1 - wo / w[star]))
+    pi[star] = max(0.0, 1.0 - pi[obs].sum())
+    return pi
+
+
+def score_test(d, n, delta: float) -> float:
+    """The score statistic ``z`` of ``H0: sum(d) / sum(n) = delta`` over per-question ``(d, n)``; large: above.
+
+    Categories are every ``(d, n)`` with ``n`` an observed number of phrasings
+    and ``-n <= d <= n``; ``z = sum_q (d_q - delta n_q) / sqrt(G sum_j pi_j w_j^2)``
+    with ``w_j = d_j - delta n_j`` and ``pi`` the restricted law
+    (:func:`_restricted_law`). One phrasing: Tango's statistic.
+
+    Examples
+    --------
+    One improvement and 29 unchanged, tested against a 5-point loss: Tango's
+    restricted law puts 6.6% on losses; ``z = 2.5 / sqrt(30 * 0.0792)``:
+
+    >>> round(score_test([1] + [0] * 29, [1] * 30, -0.05), 3)
+    1.622
+    """
+    d = np.asarray(d, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    cats = [(dv, nv) for nv in sorted(set(n.tolist())) for dv in range(-int(nv), int(nv) + 1)]
+    index = {c: i for i, c in enumerate(cats)}
+    counts = np.zeros(len(cats))
+    for dq, nq in zip(d.tolist(), n.tolist()):
+        counts[index[(int(dq), nq)]] += 1
+    w = np.array([dv - delta * nv for dv, nv in cats])
+    pi = _restricted_law(counts, w)
+    var = float((pi * w ** 2).sum()) * counts.sum()
+    u = float((d - delta * n).sum())
+    if var <= 0:
+        return 0.0 if abs(u) < 1e-12 else math.copysign(math.inf, u)
+    return u / math.sqrt(var)
+
+
 def _bisect(test, lo: float, hi: float, *, rejected_at_lo: bool) -> float:
     """The boundary in [lo, hi] between shifts ``test`` rejects and those it does not."""
-    for _ in range(60):
+    for _ in range(50):
         mid = (lo + hi) / 2
         if test(mid) == rejected_at_lo:
             lo = mid
@@ -204,13 +280,15 @@ def paired_gate(baseline, candidate, groups, *, margin: float = DEFAULT_MARGIN, 
                           verdict="pass")
     law = _SignFlipLaw(d.astype(np.int64), n.astype(np.int64))
     p_worse = law.lower(0.0)
-    p_ni = law.upper(-margin)
+    upper = lambda delta: 1.0 - NormalDist().cdf(score_test(d, n, delta))  # noqa: E731 - small: above delta
+    p_ni = upper(-margin)
     verdict = "fail" if p_worse < alpha else "pass" if p_ni < alpha else "inconclusive"
-    # The interval: shifts not rejected by either one-sided test (bisection; both ends clamp to [-1, 1]).
-    low = -1.0 if law.upper(-1.0) >= alpha else _bisect(lambda x: law.upper(x) < alpha, -1.0, est,
-                                                        rejected_at_lo=True)
-    high = 1.0 if law.lower(1.0) >= alpha else _bisect(lambda x: law.lower(x) < alpha, est, 1.0,
-                                                       rejected_at_lo=False)
+    # The interval: each end is the bound of the test that decides on its side (bisection; ends clamp to [-1, 1]):
+    # low, the score test's (pass: low > -margin); high, the exact sign-flip test's (fail: high < 0).
+    edge = 1.0 - 1e-9
+    low = -1.0 if upper(-edge) >= alpha else _bisect(lambda x: upper(x) < alpha, -edge, est, rejected_at_lo=True)
+    high = 1.0 if law.lower(edge) >= alpha else _bisect(lambda x: law.lower(x) < alpha, est, edge,
+                                                        rejected_at_lo=False)
     needed, needed_verdict = (None, None) if verdict != "inconclusive" else _needed(d, n, margin, alpha)
     if not higher_is_better:
         est, low, high = -est, -high, -low
@@ -221,17 +299,17 @@ def paired_gate(baseline, candidate, groups, *, margin: float = DEFAULT_MARGIN, 
 def _needed(d: np.ndarray, n: np.ndarray, margin: float, alpha: float) -> tuple[int | None, str | None]:
     """Questions that would decide it if the same mix of differences went on (normal approximation).
 
-    Under the sign-flip null, ``sum s_q e_q`` has variance ``sum e_q^2``; repeating
-    the observed questions ``r`` times multiplies ``z = sum e / sqrt(sum e^2)`` by
-    ``sqrt(r)``. The smallest ``r`` that takes either test past ``z_(1 - alpha)``
-    gives ``ceil(r * questions)``.
+    Repeating the observed questions ``r`` times multiplies both statistics by
+    ``sqrt(r)``: the sign-flip test's ``sum d / sqrt(sum d^2)`` (worse) and the
+    score statistic at ``-margin`` (no worse). The smallest ``r`` that takes
+    either past ``z_(1 - alpha)`` gives ``ceil(r * questions)``.
     """
     z = NormalDist().inv_cdf(1 - alpha)
     options = []
-    for e, way, sign in ((d, "fail", -1.0), (d + margin * n, "pass", 1.0)):
-        ss = float((e ** 2).sum())
-        zs = sign * float(e.sum()) / math.sqrt(ss) if ss > 0 else 0.0
-        if zs > 0:
+    ss = float((d ** 2).sum())
+    for zs, way in ((-float(d.sum()) / math.sqrt(ss) if ss > 0 else 0.0, "fail"),
+                    (score_test(d, n, -margin), "pass")):
+        if zs > 0 and math.isfinite(zs):
             options.append((math.ceil(n.size * (z / zs) ** 2), way))
     if not options:
         return None, None
