@@ -119,6 +119,8 @@ def test_verdict_and_interval_agree():
         elif g.verdict == "inconclusive":
             assert g.low < -0.1 + 1e-9 and g.high > -1e-9
             assert g.needed is None or g.needed > 30
+            if g.needed is not None:  # the scaled mix is decided, one question fewer (within 1%) is not
+                assert g.needed_verdict in ("pass", "fail")
 
 
 def test_bluffs_lower_is_better():
@@ -140,3 +142,11 @@ def test_outcomes_must_be_paired_and_binary():
         paired_gate([1, 0], [1], ["a", "b"])
     with pytest.raises(ValueError, match="0/1"):
         paired_gate([0.5], [1], ["a"])
+
+
+def test_questions_needed_is_the_smallest_decided_scaling():
+    """3 losses in 32 questions (one phrasing): the exact test needs 5 losses (1/32 < 0.05),
+    round(3 N / 32) >= 5 first at N = 48; the margin test never passes at -9.4 points."""
+    base, cand = [1] * 32, [0] * 3 + [1] * 29
+    g = paired_gate(base, cand, [f"q{i}" for i in range(32)])
+    assert (g.verdict, g.needed, g.needed_verdict) == ("inconclusive", 48, "fail")

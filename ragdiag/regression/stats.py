@@ -50,6 +50,8 @@ __all__ = ["PairedGate", "paired_gate", "score_test", "DEFAULT_MARGIN", "VERDICT
 
 #: Default non-inferiority margin: the candidate may be at most 5 points (0.05) worse and still pass.
 DEFAULT_MARGIN = 0.05
+#: The most questions :func:`paired_gate` looks for when it says how many would decide an inconclusive result.
+MAX_NEEDED = 20_000
 #: The verdicts of a check, worst first.
 VERDICTS = ("fail", "inconclusive", "pass")
 _TOL = 1e-9
@@ -63,7 +65,8 @@ class PairedGate:
     higher for the candidate); for a rate where lower is better (bluffs) a
     positive difference is a worse candidate. ``needed`` is the number of
     questions that would decide an inconclusive result at the same mix of
-    wins, losses and ties (normal approximation; None when no number would).
+    wins, losses and ties (both tests run on the scaled mix; None when no number up to
+    :data:`MAX_NEEDED` would).
     """
 
     units: int
@@ -297,21 +300,43 @@ def paired_gate(baseline, candidate, groups, *, margin: float = DEFAULT_MARGIN, 
 
 
 def _needed(d: np.ndarray, n: np.ndarray, margin: float, alpha: float) -> tuple[int | None, str | None]:
-    """Questions that would decide it if the same mix of differences went on (normal approximation).
+    """Questions that would decide it if the same mix of differences went on, and which way.
 
-    Repeating the observed questions ``r`` times multiplies both statistics by
-    ``sqrt(r)``: the sign-flip test's ``sum d / sqrt(sum d^2)`` (worse) and the
-    score statistic at ``-margin`` (no worse). The smallest ``r`` that takes
-    either past ``z_(1 - alpha)`` gives ``ceil(r * questions)``.
+    The observed mix of per-question ``(d, n)`` is scaled to ``N`` questions
+    (counts rounded), and both tests are run exactly as above; ``N`` grows by
+    doubling, then by bisection, up to :data:`MAX_NEEDED`. None when no such
+    number decides it (the observed difference sits between ``-margin`` and 0
+    with no question moving, or beyond the limit).
     """
-    z = NormalDist().inv_cdf(1 - alpha)
-    options = []
-    ss = float((d ** 2).sum())
-    for zs, way in ((-float(d.sum()) / math.sqrt(ss) if ss > 0 else 0.0, "fail"),
-                    (score_test(d, n, -margin), "pass")):
-        if zs > 0 and math.isfinite(zs):
-            options.append((math.ceil(n.size * (z / zs) ** 2), way))
-    if not options:
-        return None, None
-    count, way = min(options)
-    return max(count, n.size + 1), way
+    cats: dict[tuple[int, int], int] = {}
+    for dq, nq in zip(d.astype(int).tolist(), n.astype(int).tolist()):
+        cats[(dq, nq)] = cats.get((dq, nq), 0) + 1
+    g = n.size
+
+    def decided(size: int) -> str | None:
+        dd, nn = [], []
+        for (dq, nq), c in cats.items():
+            k = int(round(c * size / g))
+            dd += [dq] * k
+            nn += [nq] * k
+        dd_a, nn_a = np.array(dd, dtype=np.int64), np.array(nn, dtype=np.int64)
+        if dd_a.size == 0 or not np.any(dd_a):
+            return None
+        if _SignFlipLaw(dd_a, np.zeros_like(nn_a)).lower(0.0) < alpha:
+            return "fail"
+        if 1.0 - NormalDist().cdf(score_test(dd_a, nn_a, -margin)) < alpha:
+            return "pass"
+        return None
+
+    lo, hi = g, 2 * g
+    while decided(hi) is None:
+        lo, hi = hi, 2 * hi
+        if hi > MAX_NEEDED:
+            return None, None
+    while hi - lo > max(1, lo // 100):  # to within 1%
+        mid = (lo + hi) // 2
+        if decided(mid) is None:
+            lo = mid
+        else:
+            hi = mid
+    return hi, decided(hi)
