@@ -316,7 +316,7 @@ def _needed(d: np.ndarray, n: np.ndarray, margin: float, alpha: float) -> tuple[
     def decided(size: int) -> str | None:
         dd, nn = [], []
         for (dq, nq), c in cats.items():
-            k = int(round(c * size / g))
+            k = int(c * size / g + 0.5)  # rounded half up
             dd += [dq] * k
             nn += [nq] * k
         dd_a, nn_a = np.array(dd, dtype=np.int64), np.array(nn, dtype=np.int64)
