@@ -39,7 +39,8 @@ from urllib.parse import quote
 import numpy as np
 
 from . import PIPELINE_VERSION, __version__
-from .evaluate import TOP, Config, Evaluation
+from .defaults import TOP
+from .evaluation import Config, Evaluation
 
 __all__ = [
     "trec_run", "trec_qrels", "write_trec", "trec_zip", "trec_id", "DESTROYED_DOCNO",
@@ -174,9 +175,8 @@ def summary_document(ev: Evaluation) -> dict:
     from importlib.metadata import PackageNotFoundError, version
 
     from .defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K
-    from .results import chunking_rows
-    from .rows import summary_rows
-    from .threshold import GATE_DISTANCE
+    from .summary import chunking_rows, summary_rows
+    from .threshold.gate import GATE_DISTANCE
     from .truth import truth_sha256
 
     def v(dist: str) -> str | None:
@@ -239,11 +239,11 @@ def summary_json(ev: Evaluation) -> str:
 def per_query_parquet(ev: Evaluation, frame=None) -> bytes:
     """``per_query`` as Parquet bytes (typed columns: ranks stay integers with nulls).
 
-    ``frame``: :func:`~ragdiag.results.per_query_frame` of ``ev`` when the caller already has it.
+    ``frame``: :func:`~ragdiag.per_query.per_query_frame` of ``ev`` when the caller already has it.
     """
     import io
 
-    from .results import per_query_frame
+    from .per_query import per_query_frame
 
     buf = io.BytesIO()
     (per_query_frame(ev) if frame is None else frame).to_parquet(buf, index=False)
@@ -256,7 +256,7 @@ def write_outputs(ev: Evaluation, out_dir, *, trec: bool = True) -> list[str]:
     TREC files go to ``out_dir/trec/``: ``<strategy>_<retriever>.run`` and
     ``<strategy>.qrels``, loadable by ranx and pytrec_eval.
     """
-    from .results import per_query_frame
+    from .per_query import per_query_frame
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -290,7 +290,7 @@ def gate_input_rows(ev: Evaluation, *, keep: int | None = None) -> list[dict]:
     runs without distances are left out.
     """
     from .defaults import DEFAULT_KEEP
-    from .threshold import gate_inputs_for
+    from .threshold.gate import gate_inputs_for
 
     keep = DEFAULT_KEEP if keep is None else keep
     rows = []

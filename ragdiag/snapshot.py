@@ -34,8 +34,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import PIPELINE_VERSION
-from .encoder import loaded_device
-from .store import text_sha256
+from .encoder.protocols import loaded_device
+from .store.keys import text_sha256
 
 __all__ = [
     "SNAPSHOT_ENV",

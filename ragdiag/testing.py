@@ -54,7 +54,9 @@ def assert_no_regression(baseline_dir, candidate, *, config: str, candidate_conf
         When the runs cannot be compared (:class:`~ragdiag.regression.RunError`: different ground truths,
         missing files).
     """
-    from .regression import gate_markdown, gate_report, load_run, run_from_evaluation
+    from .regression.checks import gate_report
+    from .regression.render import gate_markdown
+    from .regression.runs import load_run, run_from_evaluation
 
     cand_config = candidate_config or config
     baseline = load_run(baseline_dir, config)

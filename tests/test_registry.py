@@ -19,8 +19,9 @@ import pytest
 import plugin_example  # noqa: F401 - registers header-bm25 and strategy P
 from fakes import FakeEncoder
 from ragdiag.chunking import STRATEGIES, Strategy, chunk_corpus, parse_strategies, register_spanner
-from ragdiag.evaluate import Config, evaluate
-from ragdiag.retrieval import Unavailable
+from ragdiag.evaluation import Config
+from ragdiag.evaluate import evaluate
+from ragdiag.retrieval.base import Unavailable
 from ragdiag.retrieval.registry import (RetrieverSpec, parse_retrievers, register_retriever, retriever_names,
                                         retriever_spec)
 

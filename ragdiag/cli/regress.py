@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from ..defaults import ALPHA
-from ._common import UsageError
+from .common import UsageError
 
 __all__ = ["register", "cmd_gate"]
 
@@ -19,7 +19,7 @@ A changed corpus, model or chunking is what is being tested: it is reported, not
 
 def register(sub, common) -> None:
     """Add ``gate`` to the subparsers ``sub`` (``common`` adds the corpus/truth/model options)."""
-    from ..regression import DEFAULT_MARGIN
+    from ..regression.stats import DEFAULT_MARGIN
 
     p = sub.add_parser(
         "gate", help="regression gate for CI: a candidate run against a baseline run, over the same questions",
@@ -49,8 +49,8 @@ def register(sub, common) -> None:
 
 
 def _config(text: str, what: str) -> str:
-    from ..evaluate import parse_key
-    from ._common import _known_config
+    from ..evaluation import parse_key
+    from .common import _known_config
 
     try:
         cfg = parse_key(text)
@@ -60,7 +60,7 @@ def _config(text: str, what: str) -> str:
 
 
 def _check_file(value: str | None, what: str) -> None:
-    from ._common import _check_out_file
+    from .common import _check_out_file
 
     if value:
         try:
@@ -74,7 +74,9 @@ def cmd_gate(args) -> int:
     import json
     import math
 
-    from ..regression import RunError, gate_junit, gate_markdown, gate_report, load_run, run_from_evaluation
+    from ..regression.checks import gate_report
+    from ..regression.render import gate_junit, gate_markdown
+    from ..regression.runs import RunError, load_run, run_from_evaluation
     from ..truth import truth_sha256
 
     config = _config(args.config, "--config")
@@ -92,9 +94,9 @@ def cmd_gate(args) -> int:
         if args.candidate is not None:
             candidate = load_run(args.candidate, cand_config)
         else:
-            from ._common import _evaluate, _load
+            from .common import evaluate_args, load_inputs
 
-            loaded = _load(args)
+            loaded = load_inputs(args)
             sha = truth_sha256(loaded[1])
             if sha != baseline.truth_sha256:  # refused before any model is loaded
                 raise RunError(
@@ -103,7 +105,7 @@ def cmd_gate(args) -> int:
                     f"{baseline.questions} questions), the current one is {loaded[1].source} (sha256 {sha[:12]}, "
                     f"{len(loaded[1].questions)} questions); rebuild the baseline on this ground truth")
             strategy, _, retriever = cand_config.partition("/")
-            ev = _evaluate(args, [strategy], [retriever], loaded)
+            ev = evaluate_args(args, [strategy], [retriever], loaded)
             if retriever in ev.unavailable:
                 raise UsageError(f"{cand_config} cannot run: {ev.unavailable[retriever]}")
             candidate = run_from_evaluation(ev, cand_config, keep=baseline.keep, cut=baseline.cut,

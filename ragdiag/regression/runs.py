@@ -163,7 +163,7 @@ def run_from_evaluation(ev, config: str, *, keep: int = DEFAULT_KEEP, cut: float
                         source: str = "this evaluation") -> GateRun:
     """The configuration ``config`` of an :class:`~ragdiag.evaluate.Evaluation` (nothing written or read)."""
     from .. import PIPELINE_VERSION, __version__
-    from ..evaluate import parse_key
+    from ..evaluation import parse_key
     from ..export import gate_input_rows
     from ..truth import truth_sha256
 

@@ -63,7 +63,7 @@ class GateSection:
 
     def bluff_words(self) -> str:
         """Bluffs at the cut in words; at 0 the upper bound, never a bare success message."""
-        from ..compare import upper_bound_words
+        from ..compare.intervals import upper_bound_words
 
         s = self.row
         parts = [upper_bound_words(s.bluffs, self.n_ood, "out-of-domain queries bluff")]

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .stamps import IndexStamp, evaluation_stamps, index_stamp
-
-if TYPE_CHECKING:
-    from . import Store
 
 __all__ = ["current_stamps", "record_evaluation"]
 
@@ -25,8 +22,8 @@ def current_stamps(corpus: Any, encoder: Any, strategies: Any = None) -> list[In
     return [index_stamp(stamp, corpus, s.params(), len(chunk_corpus(corpus, s))) for s in parse_strategies(strategies)]
 
 
-def record_evaluation(store: Store, evaluation: Any) -> list[IndexStamp]:
-    """Record one catalogue row per strategy index of an :class:`~ragdiag.evaluate.Evaluation`.
+def record_evaluation(store: Any, evaluation: Any) -> list[IndexStamp]:
+    """Record in ``store`` (a :class:`~ragdiag.store.Store`) one catalogue row per strategy index of an evaluation.
 
     Each row counts the chunks whose vectors the store actually holds. Returns
     the stamps as recorded; nothing when the encoder had no stamp.

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from .. import PIPELINE_VERSION
-from ..encoder import ENCODER_FIELDS
+from ..encoder.protocols import ENCODER_FIELDS
 from .stamps import IndexStamp, _stamp_dict
 
 __all__ = ["CurrentState", "IndexStatus", "format_status_table"]
