@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ragdiag.cli import main
+from ragdiag.cli.parser import main
 
 TOPICS = {
     # doc id: (filler words, needle, course phrasing, ticket phrasing, straddles 512)

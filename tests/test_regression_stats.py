@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from ragdiag.compare import sign_flip_test
+from ragdiag.compare.paired import sign_flip_test
 from statistics import NormalDist
 
 from ragdiag.regression.stats import paired_gate, score_test

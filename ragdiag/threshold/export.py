@@ -151,7 +151,8 @@ def thresholds_yaml(choice: CutChoice, *, config: str, keep: int, model: Mapping
     """The export as YAML text (:func:`thresholds_document` with a header comment); pure: nothing is written.
 
     >>> import numpy as np
-    >>> from ragdiag.threshold import GateInputs, Goal, cut_choice
+    >>> from ragdiag.threshold.choice import Goal, cut_choice
+    >>> from ragdiag.threshold.gate import GateInputs
     >>> g = GateInputs(("a", "b", "o1", "o2"), np.array([True, True, False, False]),
     ...                first=np.array([0.2, 0.3, 0.4, 0.5]), good=np.array([0.2, 0.35, np.inf, np.inf]), keep=4)
     >>> text = thresholds_yaml(cut_choice(g, Goal(max_bluff=0.5), folds=2), config="E/dense", keep=4,
