@@ -155,6 +155,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_eval_store(sub, common)
 
+    from .regress import register as register_gate
+
+    register_gate(sub, common)  # the regression gate for CI
+
     p = sub.add_parser("index", help="list or clear stored indexes")
     common(p)
     p.add_argument("action", choices=["status", "clear"])
@@ -169,10 +173,6 @@ def build_parser() -> argparse.ArgumentParser:
     from .diag import register
 
     register(sub, common)  # funnel, hubs, cost
-
-    from .regress import register as register_gate
-
-    register_gate(sub, common)  # the regression gate for CI
 
     from ..variants_cli import register as register_variants
 
