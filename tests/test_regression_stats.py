@@ -150,3 +150,15 @@ def test_questions_needed_is_the_smallest_decided_scaling():
     base, cand = [1] * 32, [0] * 3 + [1] * 29
     g = paired_gate(base, cand, [f"q{i}" for i in range(32)])
     assert (g.verdict, g.needed, g.needed_verdict) == ("inconclusive", 48, "fail")
+
+
+def test_large_sets_keep_the_exact_worse_test_and_agree_with_the_interval():
+    """10,000 questions of 2 phrasings (past the joint grid): 163 better, 365 worse is shown worse."""
+    rng = np.random.default_rng(1)
+    base = rng.random(20000) < 0.6
+    cand = base.copy()
+    cand[:2000] = ~cand[:2000]
+    g = paired_gate(base, cand, [f"q{i // 2}" for i in range(20000)])
+    d = np.bincount(np.arange(20000) // 2, weights=cand.astype(float) - base.astype(float))
+    assert g.p_worse == pytest.approx(sign_flip_test(d) / 2, abs=1e-12)
+    assert g.verdict == "fail" and g.high < 0 and g.low < g.estimate < g.high

@@ -50,6 +50,8 @@ __all__ = ["PairedGate", "paired_gate", "score_test", "DEFAULT_MARGIN", "VERDICT
 
 #: Default non-inferiority margin: the candidate may be at most 5 points (0.05) worse and still pass.
 DEFAULT_MARGIN = 0.05
+#: The largest joint sign-flip grid (cells) :func:`paired_gate` builds; beyond it, see the notes in its body.
+MAX_GRID = 4_000_000
 #: The most questions :func:`paired_gate` looks for when it says how many would decide an inconclusive result.
 MAX_NEEDED = 20_000
 #: The verdicts of a check, worst first.
@@ -281,17 +283,20 @@ def paired_gate(baseline, candidate, groups, *, margin: float = DEFAULT_MARGIN, 
     if changed_units == 0:
         return PairedGate(**common, estimate=0.0, low=0.0, high=0.0, p_worse=1.0, p_noninferior=0.0,
                           verdict="pass")
-    law = _SignFlipLaw(d.astype(np.int64), n.astype(np.int64))
+    # The joint (A, B) grid grows as (2 sum|d| + 1)(2 sum n + 1); past MAX_GRID cells only A's law is kept
+    # (all the unshifted test needs) and the interval's upper end comes from the score test as well.
+    grid_2d = (2 * int(np.abs(d).sum()) + 1) * (2 * total + 1) <= MAX_GRID
+    law = _SignFlipLaw(d.astype(np.int64), n.astype(np.int64) if grid_2d else np.zeros(n.size, dtype=np.int64))
     p_worse = law.lower(0.0)
     upper = lambda delta: 1.0 - NormalDist().cdf(score_test(d, n, delta))  # noqa: E731 - small: above delta
+    lower = law.lower if grid_2d else (lambda delta: NormalDist().cdf(score_test(d, n, delta)))
     p_ni = upper(-margin)
     verdict = "fail" if p_worse < alpha else "pass" if p_ni < alpha else "inconclusive"
     # The interval: each end is the bound of the test that decides on its side (bisection; ends clamp to [-1, 1]):
     # low, the score test's (pass: low > -margin); high, the exact sign-flip test's (fail: high < 0).
     edge = 1.0 - 1e-9
     low = -1.0 if upper(-edge) >= alpha else _bisect(lambda x: upper(x) < alpha, -edge, est, rejected_at_lo=True)
-    high = 1.0 if law.lower(edge) >= alpha else _bisect(lambda x: law.lower(x) < alpha, est, edge,
-                                                        rejected_at_lo=False)
+    high = 1.0 if lower(edge) >= alpha else _bisect(lambda x: lower(x) < alpha, est, edge, rejected_at_lo=False)
     needed, needed_verdict = (None, None) if verdict != "inconclusive" else _needed(d, n, margin, alpha)
     if not higher_is_better:
         est, low, high = -est, -high, -low
