@@ -10,10 +10,12 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from ragdiag.compare import (RECALL_INTERVAL_WORDS, best, compare, compare_in_family, declared_baseline, effects,
-                             family)
-from ragdiag.defaults import ALPHA, PRIMARY_K
-from ragdiag.metrics import KS
+from ragdiag.compare.baseline import declared_baseline
+from ragdiag.compare.best import best
+from ragdiag.compare.comparisons import compare, compare_in_family, family
+from ragdiag.compare.effects import effects
+from ragdiag.compare.intervals import RECALL_INTERVAL_WORDS
+from ragdiag.defaults import ALPHA, KS, PRIMARY_K
 from ragdiag.recommend import describe_config, recommend
 from ui.html import md_text
 from ui.state import config_labels, default_config, evaluation

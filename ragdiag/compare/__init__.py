@@ -45,6 +45,7 @@ from .paired import (
 )
 from .intervals import (
     RECALL_INTERVAL_WORDS,
+    clustered_share,
     clustered_mean,
     clustered_rate,
     clustered_wilson,

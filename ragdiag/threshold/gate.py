@@ -28,7 +28,7 @@ from ..defaults import DEFAULT_KEEP
 from ..rows import SweepRow
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..evaluate import Config, Evaluation
+    from ..evaluation import Config, Evaluation
 
 __all__ = [
     "GateInputs",
