@@ -14,8 +14,9 @@ from ragdiag.compare.baseline import declared_baseline
 from ragdiag.compare.best import best
 from ragdiag.compare.comparisons import compare, compare_in_family, family
 from ragdiag.compare.effects import effects
-from ragdiag.compare.intervals import RECALL_INTERVAL_WORDS
+from ragdiag.compare.intervals import RECALL_INTERVAL_WORDS, clustered_rate
 from ragdiag.defaults import ALPHA, KS, PRIMARY_K
+from ragdiag.metrics import hits_at_k
 from ragdiag.recommend import describe_config, recommend
 from ui.html import md_text
 from ui.state import config_labels, default_config, evaluation
@@ -124,8 +125,8 @@ if view == "ship":
                                             f"answered {rate(rec.runner_up_rates['answered'])}, bluffs "
                                             f"{rate(rec.runner_up_rates['bluffs'])} at its cut."
                                             if rec.runner_up_rates else ""))
-    recall = {c.label: ev.hit_rate((ev.result(c).needle_rank[ev.in_domain] > 0)
-                                   & (ev.result(c).needle_rank[ev.in_domain] <= PRIMARY_K), ev.in_domain)
+    groups = ev.groups(ev.in_domain)
+    recall = {c.label: clustered_rate(hits_at_k(ev.result(c).needle_rank[ev.in_domain], PRIMARY_K), groups)
               for c in ev.results if not c.external}
     rows = sorted(res.rows, key=lambda r: -r.mean)
     df = pd.DataFrame([{"configuration": describe_config(r.config), "code": r.config,
@@ -238,7 +239,7 @@ else:
         table = []
         for x in everything:
             ranks = ev.result(x).needle_rank[mask]
-            iv = ev.hit_rate((ranks > 0) & (ranks <= k), mask)
+            iv = clustered_rate(hits_at_k(ranks, k), ev.groups(mask))
             table.append({"configuration": describe_config(x), "code": x, f"R@{k}": iv.estimate,
                           "beats, after correction": ", ".join(sorted(beats[x])) or "–", "n": len(beats[x])})
         st.subheader("Which configurations each one beats, after correction")
