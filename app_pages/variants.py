@@ -92,7 +92,7 @@ st.altair_chart(bars + chart, width="stretch")
 st.subheader("Verdicts against the baseline")
 for r in rows:
     if r["p"] is not None:
-        (st.info if r["p"] >= 0.05 else st.warning)(r["verdict"])
+        (st.info if r["p_adjusted"] >= 0.05 else st.warning)(r["verdict"])  # corrected within the variants
 
 st.subheader("A cut belongs to one model")
 cut = st.slider("Cut (cosine distance)", 0.0, 1.0, DEFAULT_CUT, step=0.005, format="%.3f", key="vcut")

@@ -28,7 +28,7 @@ import numpy as np
 
 from . import PIPELINE_VERSION
 from .chunking import parse_strategies
-from .compare.comparisons import compare
+from .compare.comparisons import compare_in_family, family
 from .compare.intervals import clustered_rate
 from .defaults import PRIMARY_K, TOP
 from .evaluate import _config_result, build_index
@@ -220,6 +220,9 @@ def variant_rows(run: VariantRun, *, k: int = PRIMARY_K, phrasing: str = "all") 
     ev = run.evaluation
     mask = ev.mask(phrasing)
     base_cfg = run.config(run.baseline)
+    others = [run.config(n) for n in run.info if n != run.baseline]
+    # the variants against the baseline are one family: each verdict is corrected within it (max-T over questions)
+    within = family(ev, k=k, phrasing=phrasing, baseline=base_cfg, configs=[base_cfg, *others]) if others else []
     rows = []
     for name, inf in run.info.items():
         cfg = run.config(name)
@@ -233,12 +236,12 @@ def variant_rows(run: VariantRun, *, k: int = PRIMARY_K, phrasing: str = "all") 
             f"R@{k}": clustered_rate(hits, ev.groups(mask)),
         }
         if name == run.baseline:
-            row.update(verdict="baseline", p=None, wins=None, losses=None)
+            row.update(verdict="baseline", p=None, p_adjusted=None, wins=None, losses=None)
         else:
-            comp = compare(ev, cfg, base_cfg, k=k, phrasing=phrasing)
+            comp = compare_in_family(ev, cfg, base_cfg, k=k, phrasing=phrasing, comparisons=within)
             t = comp.test
-            row.update(verdict=comp.verdict, p=float(t.p), wins=int(getattr(t, "wins", 0)),
-                       losses=int(getattr(t, "losses", 0)))
+            row.update(verdict=comp.verdict, p=float(t.p), p_adjusted=float(comp.p_adjusted),
+                       wins=int(getattr(t, "wins", 0)), losses=int(getattr(t, "losses", 0)))
         row.update(
             bytes_per_vector=round(inf.bytes_per_vector, 1),
             rescore_bytes=inf.rescore_bytes_per_vector,
@@ -263,7 +266,7 @@ def format_variant_rows(rows: Sequence[dict], k: int = PRIMARY_K) -> str:
         table.append({
             "variant": r["variant"], "model": r["model"], "precision": r["precision"], "index": r["index"],
             f"R@{k} [95% CI]": f"{iv.estimate:.3f} [{iv.low:.3f}, {iv.high:.3f}]",
-            "vs baseline": "baseline" if r["p"] is None else f"+{r['wins']}/-{r['losses']} p={r['p']:.3g}",
+            "vs baseline": "baseline" if r["p"] is None else f"+{r['wins']}/-{r['losses']} p={r['p_adjusted']:.3g} adj.",
             "B/vec": f"{r['bytes_per_vector']:.0f}" + (f"+{r['rescore_bytes']}" if r["rescore_bytes"] else ""),
             "ms/q": f"{r['ms_per_query']:.3f}",
             "build s": f"{r['build_s']:.3f}",

@@ -257,6 +257,8 @@ def test_variant_rows_recall_and_verdicts(tiny_variants):
         assert row["R@2"].successes == int(hits.sum()) and row["R@2"].trials == int(ev.in_domain.sum())
         if label != "C/dense":
             assert row["p"] == compare(ev, cfg, base, k=2).test.p
+            # corrected within the variants' family: never below the pair's own p, and the verdict says so
+            assert row["p_adjusted"] >= row["p"] and f"simultaneous over {len(rows) - 1} comparisons" in row["verdict"]
     assert rows["C/dense"]["bytes_per_vector"] == 4 * 4096
     assert rows["C/dense-int8"]["bytes_per_vector"] == 4096
     assert rows["C/dense-binary"]["bytes_per_vector"] == 512
