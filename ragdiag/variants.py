@@ -163,7 +163,7 @@ class VariantRow:
     index: str
     k: int
     recall: Interval
-    status: str  # "baseline", or the verdict's status ("better", "worse", "not shown different", ...)
+    status: str  # "baseline", or the verdict's status ("different", "not shown different", "descriptive")
     verdict: str
     difference: object | None  # ragdiag.compare.Difference: estimate, low, high
     wins: int | None
