@@ -15,7 +15,8 @@ st.title("Variants")
 st.caption("Which embedding model, which precision, which index? Each variant is a retriever of the registry over "
            f"the same chunks, evaluated like every other one and judged on the same questions: recall at k = "
            f"{PRIMARY_K} with its 95% interval and a paired, question-level verdict against exact float32 search "
-           "with the run's model, Holm-corrected within the family of the variants shown.")
+           "with the run's model, simultaneous within the family of the variants shown (adjusted p, max-T over "
+           "questions).")
 
 names = list(STRATEGIES)
 c1, c2, c3 = st.columns([1, 3, 3])
@@ -41,13 +42,13 @@ frame = pd.DataFrame([{
     "variant": r.config, "model": r.model, "precision": r.precision, "index": r.index,
     key: r.recall.estimate, "low": r.recall.low, "high": r.recall.high,
     "vs baseline": "baseline" if r.p is None else f"+{r.wins}/-{r.losses}",
-    "Holm p": r.p_holm, "verdict": r.status, "bytes/vector": r.bytes_per_vector, "+ rescore bytes": r.rescore_bytes,
+    "adjusted p": r.p_adjusted, "verdict": r.status, "bytes/vector": r.bytes_per_vector, "+ rescore bytes": r.rescore_bytes,
     "ms/query": r.ms_per_query, f"overlap@{PRIMARY_K}": r.overlap, "truncated": r.truncated,
     "Pareto": "★" if r.pareto else "",
 } for r in rows])
 st.dataframe(frame, hide_index=True, column_config={
     key: st.column_config.NumberColumn(format="%.3f"), "low": st.column_config.NumberColumn(format="%.3f"),
-    "high": st.column_config.NumberColumn(format="%.3f"), "Holm p": st.column_config.NumberColumn(format="%.4f"),
+    "high": st.column_config.NumberColumn(format="%.3f"), "adjusted p": st.column_config.NumberColumn(format="%.4f"),
     "ms/query": st.column_config.NumberColumn(format="%.3f"),
 })
 st.caption("bytes/vector: what the search reads per chunk (rescoring variants also keep the float32 vectors, "

@@ -9,8 +9,8 @@ retriever (``evaluate(..., retrievers="dense,dense-int8,...")``, the dashboard's
 shared job); :func:`variant_rows` is a view over that evaluation: per variant
 of one strategy, recall at k with its interval over questions, the paired
 verdict against exact float search with the run's model (``S/dense``) within
-the planned family "baseline against each variant" (Holm, as every family:
-:func:`ragdiag.compare.family`), bytes per vector (from the retriever's stamp),
+the planned family "baseline against each variant" (simultaneous intervals and
+adjusted p, as every family: :func:`ragdiag.compare.family`), bytes per vector (from the retriever's stamp),
 ranking time per query, the neighbour overlap with exact search of the same
 model (so "the model misses" can be told from "the index misses"), and which
 variants are Pareto-optimal (no other is at least as good on recall, bytes and
@@ -149,10 +149,12 @@ def variant_names(models: Sequence[str], bases: Sequence[str]) -> list[str]:
 class VariantRow:
     """One variant of a strategy beside exact search: recall, the paired verdict, costs, Pareto mark.
 
-    ``difference``: the variant's recall at ``k`` minus the baseline's over
-    questions, with its question-bootstrap interval (``None`` for the
-    baseline); ``wins`` / ``losses``: questions the variant wins / loses;
-    ``p_holm``: within the family of the baseline against every variant shown.
+    ``difference``: the variant's recall at ``k`` minus the baseline's,
+    ``{"estimate", "low", "high", "kind"}`` with the family's simultaneous
+    interval (the one ``status`` is decided with; ``None`` for the baseline);
+    ``wins`` / ``losses``: questions the variant wins / loses; ``p``: the pair
+    alone; ``p_adjusted``: within the family of the baseline against every
+    variant shown.
     ``overlap``: mean share of the exact top ``k`` of the same model that the
     variant returns (``None`` when that exact search was not evaluated).
     """
@@ -165,11 +167,11 @@ class VariantRow:
     recall: Interval
     status: str  # "baseline", or the verdict's status ("different", "not shown different", "descriptive")
     verdict: str
-    difference: object | None  # ragdiag.compare.Difference: estimate, low, high
+    difference: dict | None
     wins: int | None
     losses: int | None
     p: float | None
-    p_holm: float | None
+    p_adjusted: float | None
     bytes_per_vector: float | None
     rescore_bytes: int
     ms_per_query: float
@@ -179,15 +181,13 @@ class VariantRow:
     stamp: dict
 
     def cells(self) -> dict:
-        """The flat JSON row (intervals as ``R@k``, ``R@k_low``, ``R@k_high``; difference likewise)."""
+        """The flat JSON row (recall as ``R@k``, ``R@k_low``, ``R@k_high``; ``difference`` as its dict)."""
         key = f"R@{self.k}"
         d = self.difference
         return {"variant": self.config, "model": self.model, "precision": self.precision, "index": self.index,
                 key: self.recall.estimate, f"{key}_low": self.recall.low, f"{key}_high": self.recall.high,
-                "status": self.status, "verdict": self.verdict,
-                "difference": None if d is None else d.estimate, "difference_low": None if d is None else d.low,
-                "difference_high": None if d is None else d.high, "wins": self.wins, "losses": self.losses,
-                "p": self.p, "p_holm": self.p_holm, "bytes_per_vector": self.bytes_per_vector,
+                "status": self.status, "verdict": self.verdict, "difference": d, "wins": self.wins,
+                "losses": self.losses, "p": self.p, "p_adjusted": self.p_adjusted, "bytes_per_vector": self.bytes_per_vector,
                 "rescore_bytes": self.rescore_bytes, "ms_per_query": self.ms_per_query,
                 f"overlap@{self.k}": self.overlap, "truncated": self.truncated, "pareto": self.pareto}
 
@@ -219,7 +219,7 @@ def variant_rows(ev: Evaluation, strategy: str, *, k: int = PRIMARY_K, phrasing:
 
     ``ValueError`` when ``strategy/dense`` (the baseline) was not evaluated.
     """
-    from .compare import Difference, check_phrasing, family
+    from .compare import check_phrasing, family
     from .evaluation import Config
 
     check_phrasing(ev, phrasing)
@@ -244,8 +244,8 @@ def variant_rows(ev: Evaluation, strategy: str, *, k: int = PRIMARY_K, phrasing:
         c = comps.get(cfg)
         d = None
         if c is not None:  # the family's pairs are (baseline, variant): the variant's side is the negation
-            t = c.test
-            d = Difference(-t.difference.estimate, -t.difference.high, -t.difference.low)
+            b = c.difference()
+            d = {"estimate": -b["estimate"], "low": -b["high"], "high": -b["low"], "kind": b["kind"]}
         exact = Config(strategy, Variant("dense", v.model).name)
         rows.append(VariantRow(
             config=cfg.label, model=v.model_label, precision=v.precision + ("+rescore" if v.rescore else ""),
@@ -253,7 +253,7 @@ def variant_rows(ev: Evaluation, strategy: str, *, k: int = PRIMARY_K, phrasing:
             status="baseline" if c is None else c.status, verdict="" if c is None else c.verdict,
             difference=d, wins=None if c is None else int(c.test.losses),
             losses=None if c is None else int(c.test.wins), p=None if c is None else float(c.test.p),
-            p_holm=None if c is None else float(c.p_holm),
+            p_adjusted=None if c is None else float(c.p_adjusted),
             bytes_per_vector=None if bpv is None else round(float(bpv), 1),
             rescore_bytes=4 * model_dim if v.rescore and model_dim else 0,
             ms_per_query=round(1000.0 * res.seconds / max(len(ev.queries), 1), 4),
@@ -277,7 +277,7 @@ def format_variant_rows(rows: Sequence[VariantRow]) -> str:
         table.append({
             "variant": r.config, "model": r.model, "precision": r.precision, "index": r.index,
             f"R@{r.k} [95% CI]": f"{iv.estimate:.3f} [{iv.low:.3f}, {iv.high:.3f}]",
-            "vs baseline": "baseline" if r.p is None else f"+{r.wins}/-{r.losses} p_holm={r.p_holm:.3g}",
+            "vs baseline": "baseline" if r.p is None else f"+{r.wins}/-{r.losses} p_adj={r.p_adjusted:.3g}",
             "status": r.status,
             "B/vec": ("?" if r.bytes_per_vector is None else f"{r.bytes_per_vector:.0f}")
                      + (f"+{r.rescore_bytes}" if r.rescore_bytes else ""),

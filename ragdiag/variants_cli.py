@@ -3,7 +3,7 @@
 The variants are the registry's retrievers (``dense-int8``, ``dense-hnsw``,
 ``dense@use``...), evaluated by the same path as ``eval --retrievers`` and
 compared with :func:`ragdiag.variants.variant_rows` (the family "exact search
-against each variant", Holm).
+against each variant", simultaneous intervals and adjusted p).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def variants_document(ev, rows, *, strategy: str, k: int, phrasing: str, cut: fl
     """What ``variants --json`` prints.
 
     ``rows``: one object per variant (:meth:`ragdiag.variants.VariantRow.cells`);
-    ``family``: the comparisons the Holm p is adjusted within; ``stamps``: what
+    ``family``: the comparisons the p is adjusted within (simultaneous, max-T); ``stamps``: what
     made each variant's numbers; ``unavailable``: variants that could not run,
     with the reason; ``cut_percentile``: per model, the cut as a percentile of
     the strategy's nearest-chunk distances.
@@ -76,7 +76,8 @@ def variants_document(ev, rows, *, strategy: str, k: int, phrasing: str, cut: fl
         "k": k,
         "phrasing": phrasing,
         "baseline": rows[0].config if rows else None,
-        "family": f"{rows[0].config} against each of the {n} other variants (Holm)" if rows else "",
+        "family": (f"{rows[0].config} against each of the {n} other variants (simultaneous intervals, max-T "
+                   "over questions)") if rows else "",
         "rows": [r.cells() for r in rows],
         "stamps": {r.config: r.stamp for r in rows if r.stamp},
         "unavailable": {name: reason for name, reason in ev.unavailable.items()},
@@ -128,7 +129,7 @@ def cmd_variants(args) -> int:
     print(f"\nB/vec: bytes searched per chunk (+ float32 bytes kept for rescoring); ms/q: the evaluation's ranking "
           f"time per query, queries already embedded; overlap@{args.k}: share of the exact top {args.k} of the same "
           "model that the variant returns; * Pareto-optimal (recall, memory incl. rescoring vectors, time).")
-    print("\nverdicts against the baseline (paired, question-level, Holm within the family):")
+    print("\nverdicts against the baseline (paired, question-level, simultaneous within the family):")
     for r in rows:
         if r.p is not None:
             print(f"  {r.verdict}")

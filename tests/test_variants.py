@@ -263,7 +263,7 @@ def test_variant_rows_recall_and_verdicts(tiny_variants):
     assert rows["C/dense"].status == "baseline" and rows["C/dense"].p is None
     base = Config("C", "dense")
     others = [c for c in ev.results if c != base]
-    # the same family and correction as every planned comparison: the baseline against each variant, Holm
+    # the same family and correction as every planned comparison: the baseline against each variant, max-T
     fam = {c.b.label: c for c in family(ev, k=2, baseline=base, configs=[base, *others])}
     assert set(fam) == set(rows) - {"C/dense"}
     for label, row in rows.items():
@@ -271,9 +271,12 @@ def test_variant_rows_recall_and_verdicts(tiny_variants):
         assert row.recall.successes == int(hits.sum()) and row.recall.trials == int(ev.in_domain.sum())
         if label != "C/dense":
             c = fam[label]
-            assert (row.p, row.p_holm, row.status) == (c.test.p, c.p_holm, c.status)
+            assert (row.p, row.p_adjusted, row.status) == (c.test.p, c.p_adjusted, c.status)
             assert (row.wins, row.losses) == (c.test.losses, c.test.wins)  # the variant's side of the pair
-            assert row.difference.estimate == pytest.approx(-c.test.difference.estimate)
+            d = c.difference()  # baseline minus variant, simultaneous: the row holds its negation
+            assert (row.difference["estimate"], row.difference["low"], row.difference["high"]) == pytest.approx(
+                (-d["estimate"], -d["high"], -d["low"]))
+            assert row.difference["kind"] == d["kind"] == "simultaneous"
     assert rows["C/dense"].bytes_per_vector == 4 * 4096
     assert rows["C/dense-int8"].bytes_per_vector == 4096
     assert rows["C/dense-binary"].bytes_per_vector == 512
@@ -366,11 +369,11 @@ def test_variants_cli_json_and_table(tiny_folder, capsys, monkeypatch):
     doc = json.loads(out)
     rows = {r["variant"]: r for r in doc["rows"]}
     assert set(rows) == {"C/dense", "C/dense-int8", "C/dense-binary"}
-    assert doc["baseline"] == "C/dense" and "Holm" in doc["family"] and (doc["k"], doc["phrasing"]) == (2, "all")
+    assert doc["baseline"] == "C/dense" and "simultaneous" in doc["family"] and (doc["k"], doc["phrasing"]) == (2, "all")
     # float32: 4 bytes per dimension; sign bits: 1 / 8 byte per dimension
     assert rows["C/dense"]["bytes_per_vector"] == 32 * rows["C/dense-binary"]["bytes_per_vector"] > 0
     assert 0 <= rows["C/dense-int8"]["R@2_low"] <= rows["C/dense-int8"]["R@2"] <= rows["C/dense-int8"]["R@2_high"]
-    assert rows["C/dense"]["status"] == "baseline" and rows["C/dense-int8"]["p_holm"] is not None
+    assert rows["C/dense"]["status"] == "baseline" and rows["C/dense-int8"]["p_adjusted"] is not None
     assert "dense-int8@/no/such/model" in doc["unavailable"]
     assert doc["stamps"]["C/dense-int8"]["precision"] == "int8"
     code = main(["variants", "--corpus", str(tiny_folder), "--no-cache", "--strategy", "C", "--variants",

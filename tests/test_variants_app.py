@@ -31,8 +31,8 @@ def test_variants_page_equals_library(tiny):  # noqa: F811
         lib = rows[shown["variant"]]
         assert shown[f"R@{PRIMARY_K}"] == pytest.approx(lib.recall.estimate)
         assert shown["bytes/vector"] == lib.bytes_per_vector
-        assert (shown["verdict"], shown["Holm p"] if lib.p_holm is not None else None) == (
-            lib.status, lib.p_holm if lib.p_holm is None else pytest.approx(lib.p_holm))
+        assert (shown["verdict"], shown["adjusted p"] if lib.p_adjusted is not None else None) == (
+            lib.status, lib.p_adjusted if lib.p_adjusted is None else pytest.approx(lib.p_adjusted))
     assert "is percentile" in texts(at) and "baseline" in set(frame["vs baseline"])
 
 
