@@ -22,7 +22,7 @@ is cut from: the hybrid rank for a reranker, the configuration's own rank
 otherwise) and ``final_rank``.
 
 Counts are per query; a question has several phrasings, so intervals
-resample questions (:func:`ragdiag.clustered.question_bootstrap`).
+are clustered Wilson over questions (:func:`ragdiag.clustered.clustered_share`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .clustered import question_bootstrap
+from .clustered import clustered_share
 from .defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K, RERANK_HEAD, SEED
 from .evaluate import Config, Evaluation
 from .evaluation import parse_key
@@ -115,9 +115,9 @@ class Funnel:
         return [r.query_id for r in self.rows if r.stage == stage]
 
     def intervals(self, *, seed: int = SEED) -> dict[str, Interval]:
-        """Per stage: the share of queries, 95% question-bootstrap interval (resampling questions)."""
+        """Per stage: the share of queries with the clustered Wilson interval over questions (``seed`` unused)."""
         clusters = [r.question_id for r in self.rows]
-        return {s: question_bootstrap([r.stage == s for r in self.rows], clusters, seed=seed) for s in STAGES}
+        return {s: clustered_share([r.stage == s for r in self.rows], clusters) for s in STAGES}
 
     def stage_of(self, query_id: str) -> QueryStage:
         """The row of one answerable query (KeyError for an ood or unknown query)."""
