@@ -248,7 +248,7 @@ def variant_rows(ev: Evaluation, strategy: str, *, k: int = PRIMARY_K, phrasing:
             d = {"estimate": -b["estimate"], "low": -b["high"], "high": -b["low"], "kind": b["kind"]}
         exact = Config(strategy, Variant("dense", v.model).name)
         rows.append(VariantRow(
-            config=cfg.label, model=v.model_label, precision=v.precision + ("+rescore" if v.rescore else ""),
+            config=cfg.label, model=gate_model(ev, cfg), precision=v.precision + ("+rescore" if v.rescore else ""),
             index=v.index, k=k, recall=ev.hit_rate(hits_at_k(res.needle_rank[mask], k), mask),
             status="baseline" if c is None else c.status, verdict="" if c is None else c.verdict,
             difference=d, wins=None if c is None else int(c.test.losses),

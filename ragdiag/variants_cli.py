@@ -76,8 +76,8 @@ def variants_document(ev, rows, *, strategy: str, k: int, phrasing: str, cut: fl
         "k": k,
         "phrasing": phrasing,
         "baseline": rows[0].config if rows else None,
-        "family": (f"{rows[0].config} against each of the {n} other variants (simultaneous intervals, max-T "
-                   "over questions)") if rows else "",
+        "family": (f"{rows[0].config} against each of the {n} other variant{'s' if n != 1 else ''} "
+                   "(simultaneous intervals, max-T over questions)") if rows else "",
         "rows": [r.cells() for r in rows],
         "stamps": {r.config: r.stamp for r in rows if r.stamp},
         "unavailable": {name: reason for name, reason in ev.unavailable.items()},
