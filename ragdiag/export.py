@@ -47,7 +47,10 @@ from urllib.parse import quote
 import numpy as np
 
 from . import PIPELINE_VERSION, __version__
-from .evaluate import TOP, Config, Evaluation
+from .defaults import TOP
+from .evaluation import Config, Evaluation
+from .per_query import per_query_frame
+from .summary import chunking_rows, summary_rows
 
 __all__ = [
     "trec_run", "trec_qrels", "write_trec", "trec_zip", "trec_id", "DESTROYED_DOCNO", "NOTHING_DOCNO", "TREC_README",
@@ -208,9 +211,6 @@ def summary_document(ev: Evaluation) -> dict:
     """What ``summary.json`` holds: the tables plus provenance stamps."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from .results import chunking_rows
-    from .rows import summary_rows
-
     def v(dist: str) -> str | None:
         try:
             return version(dist)
@@ -267,11 +267,10 @@ def summary_json(ev: Evaluation) -> str:
 def per_query_parquet(ev: Evaluation, frame=None) -> bytes:
     """``per_query`` as Parquet bytes (typed columns: ranks stay integers with nulls).
 
-    ``frame``: :func:`~ragdiag.results.per_query_frame` of ``ev`` when the caller already has it.
+    ``frame``: :func:`~ragdiag.per_query.per_query_frame` of ``ev`` when the caller already has it.
     """
     import io
 
-    from .results import per_query_frame
 
     buf = io.BytesIO()
     (per_query_frame(ev) if frame is None else frame).to_parquet(buf, index=False)
@@ -284,8 +283,6 @@ def write_outputs(ev: Evaluation, out_dir, *, trec: bool = True) -> list[str]:
     TREC files go to ``out_dir/trec/``: ``<strategy>_<retriever>.run`` and
     ``<strategy>.qrels``, loadable by ranx and pytrec_eval.
     """
-    from .results import per_query_frame
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     summary = out / "summary.json"

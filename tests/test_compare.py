@@ -42,9 +42,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from ragdiag.compare import FAMILIES, compare, compare_in_family, family, family_rows, pairwise
+from ragdiag.compare.comparisons import FAMILIES, compare, compare_in_family, family, family_rows, pairwise
 from ragdiag.defaults import PRIMARY_K
-from ragdiag.evaluate import Config, ConfigResult, Evaluation
+from ragdiag.evaluation import Config, ConfigResult, Evaluation
 from ragdiag.truth import Query
 
 HITS = {"A": [1, 1, 1, 0, 0, 0, 1, 1], "B": [0, 0, 1, 1, 0, 0, 0, 0], "C": [1] * 8}

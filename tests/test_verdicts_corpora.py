@@ -81,7 +81,7 @@ def test_no_verdict_contradicts_its_interval_on_every_pair(which, request):
 
 
 def test_effects_reproduce_the_study_and_p_is_recomputable_from_per_query_csv(bundled_all, tmp_path):
-    from ragdiag.results import write_outputs
+    from ragdiag.export import write_outputs
 
     res = effects(bundled_all)
     rows = res.rows

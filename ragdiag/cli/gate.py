@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from ._common import UsageError, _evaluate, _keep, _known_config
+from .common import UsageError, evaluate_args, _keep, _known_config
 
 __all__ = ["cmd_sweep", "cmd_threshold"]
 
 
 def _gate_config(args):
-    from ..evaluate import parse_key
+    from ..evaluation import parse_key
 
     try:
         cfg = parse_key(args.config)
@@ -16,7 +16,7 @@ def _gate_config(args):
         raise UsageError(str(exc)) from None
     _known_config(cfg, "CONFIG")
     _keep(args.keep)
-    ev = _evaluate(args, [cfg.strategy], [cfg.retriever])
+    ev = evaluate_args(args, [cfg.strategy], [cfg.retriever])
     if cfg.retriever in ev.unavailable:
         raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
     return ev, cfg
@@ -26,9 +26,11 @@ def cmd_sweep(args) -> int:
     """``sweep CONFIG``: the abstention table (answered, kept wrong, bluffs...) over a range of cuts."""
     import json
 
-    from ..compare import upper_bound_words
-    from ..results import check_cuts, format_rows, gate_inputs_for, sweep_cuts
-    from ..threshold import GATE_DISTANCE, bluffs_at, rate_rows, sweep
+    from ..compare.intervals import upper_bound_words
+    from ..threshold.gate import check_cuts, gate_inputs_for, sweep_cuts
+    from ..tables import format_rows
+    from ..threshold.gate import GATE_DISTANCE, bluffs_at, sweep
+    from ..threshold.rates import rate_rows
 
     try:
         cuts = sweep_cuts(args.start, args.stop, args.step)
@@ -71,8 +73,8 @@ def cmd_threshold(args) -> int:
     """``threshold CONFIG``: the cut for a goal, in sample, cross-validated and conformal."""
     import json
 
-    from ..results import gate_inputs_for
-    from ..threshold import GATE_DISTANCE, Goal, cut_choice
+    from ..threshold.gate import GATE_DISTANCE, gate_inputs_for
+    from ..threshold.choice import Goal, cut_choice
 
     try:
         goal = Goal(max_bluff=args.max_bluff, min_answered=args.min_answered)

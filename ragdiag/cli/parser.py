@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ..defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K
-from ._common import UsageError
+from .common import UsageError
 from .data import cmd_index, cmd_ingest
 from .evaluating import cmd_compare, cmd_eval, cmd_pairs, cmd_report
 from .external import cmd_eval_run
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     0: done; 1: the command ran and found a failure (e.g. ``ingest`` loaded nothing); 2: bad input
     (the message says what to change); 130: interrupted.
     """
-    from ..encoder import offline
+    from ..encoder.resolve import offline
 
     offline()
     from ..retrieval.registry import load_plugins  # plugins register retrievers and strategies before help is built
@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "k", 1) < 1:
         parser.error("--k must be >= 1")
-    from ..encoder import ModelUnavailable
+    from ..encoder.resolve import ModelUnavailable
 
     try:
         return args.func(args)
