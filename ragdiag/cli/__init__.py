@@ -2,7 +2,8 @@
 
 One module per group of subcommands: :mod:`~ragdiag.cli.evaluating` (``eval``,
 ``compare``, ``pairs``, ``report``), :mod:`~ragdiag.cli.gate` (``sweep``,
-``threshold``), :mod:`~ragdiag.cli.external` (``eval-run``),
+``threshold``), :mod:`~ragdiag.cli.regress` (``gate``, the regression gate for CI),
+:mod:`~ragdiag.cli.external` (``eval-run``),
 :mod:`~ragdiag.cli.data` (``ingest``, ``index``), :mod:`~ragdiag.cli.diag`
 (``funnel``, ``hubs``, ``cost``). The parser and :func:`ragdiag.cli.parser.main`
 are in :mod:`~ragdiag.cli.parser`, at the top; what every subcommand shares, here

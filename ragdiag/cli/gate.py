@@ -82,11 +82,16 @@ def cmd_threshold(args) -> int:
         raise UsageError(str(exc).replace("max_bluff", "--max-bluff").replace("min_answered", "--min-answered")) from None
     if not 2 <= args.folds <= 20:
         raise UsageError(f"--folds must be between 2 and 20, got {args.folds}")
+    export = getattr(args, "export", None)
+    if export:
+        _check_export(export)  # before any work
     ev, cfg = _gate_config(args)
     try:
         choice = cut_choice(gate_inputs_for(ev, cfg, keep=args.keep), goal, folds=args.folds)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if export:
+        _write_export(export, ev, cfg, choice, args.keep)
     if args.json:
         print(json.dumps({"config": cfg.label, "keep": args.keep, **choice.as_json()}, indent=2))
         return 0
@@ -109,6 +114,50 @@ def cmd_threshold(args) -> int:
     if proposed is None:
         print("conformal: " + choice.conformal)
     return 0
+
+
+def _check_export(path: str) -> None:
+    """``--export`` must be a writable file that is absent or an earlier ragdiag thresholds export."""
+    from pathlib import Path
+
+    from ..threshold.export import is_thresholds_export
+    from .common import _check_out_file
+
+    out = Path(path)
+    try:
+        _check_out_file(out)
+    except UsageError as exc:
+        raise UsageError(str(exc).replace("--out", "--export")) from None
+    if out.exists():
+        try:
+            ours = is_thresholds_export(out.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            ours = False
+        if not ours:
+            raise UsageError(f"--export {path!r} exists and is not an earlier ragdiag thresholds export; "
+                             "refusing to overwrite it (choose another file name)")
+
+
+def _write_export(path: str, ev, cfg, choice, keep: int) -> None:
+    import sys
+    from pathlib import Path
+
+    from ..threshold.export import thresholds_yaml
+
+    if choice.cut is None:
+        raise UsageError("no cut reaches this goal on this set: nothing exported (relax the goal)")
+    # The model whose distances the gate read: a dense@MODEL variant's own, else the run's encoder.
+    model = (ev.retriever_stamps.get(cfg.label) or {}).get("model") or dict(ev.encoder_stamp)
+    describe = None
+    try:
+        from ..recommend import describe_config  # agreed interface; absent on older branches
+
+        describe = describe_config(cfg)
+    except (ImportError, AttributeError, ValueError):
+        pass
+    Path(path).write_text(thresholds_yaml(choice, config=cfg.label, keep=keep, model=model, describe=describe),
+                          encoding="utf-8")
+    print(f"wrote {path}", file=sys.stderr)
 
 
 def _rates_line(cells: dict) -> str:
