@@ -305,7 +305,7 @@ def _rates_table(at):
 
 
 def _expected_counts(row):
-    return {"answered": row.answered, "kept but wrong": row.kept_wrong, "refused by the cut": row.refused,
+    return {"answered": row.answered, "wrong sources": row.wrong_sources, "no answer": row.no_answer,
             "bluffs (all out-of-domain)": row.bluffs, "bluffs (near)": row.bluffs_by_kind["near"],
             "bluffs (far)": row.bluffs_by_kind["far"]}
 
