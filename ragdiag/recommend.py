@@ -5,18 +5,23 @@ The written rule:
 1. **The best set** at the primary k: the configurations not shown worse than
    the best, simultaneously over every configuration evaluated
    (:func:`ragdiag.compare.best`, comparison with the best).
-2. **The configuration**: the cheapest member of the best set when its cost
-   was measured (:mod:`ragdiag.cost`: median ms per query, then build time),
+2. **The shortlist**: the members of the best set whose R@k is within
+   :data:`ragdiag.defaults.PRACTICAL_MARGIN` (5 points) of the best's. The
+   best set alone is what the questions cannot separate; with a few dozen
+   questions it is wide (17 of 24 on the bundled corpus), and its simplest
+   member can answer far fewer questions than the best: not shown worse is
+   not shown as good, so only a small, stated loss is traded for simplicity.
+3. **The configuration**: the cheapest of the shortlist when its cost was
+   measured (:mod:`ragdiag.cost`: median ms per query, then build time),
    otherwise the simplest by a fixed order: retriever ``dense < bm25 < hybrid
    < rerankers < others``, then fewer chunking switches (boundaries, header,
-   overlap), then the strategy's name. Equal recall within noise, so the
-   cheaper one wins.
-3. **The cut** for the goal (at most :data:`ragdiag.defaults.DEFAULT_MAX_BLUFF`
+   overlap), then the strategy's name.
+4. **The cut** for the goal (at most :data:`ragdiag.defaults.DEFAULT_MAX_BLUFF`
    bluffs): the split-conformal cut (:func:`ragdiag.threshold.conformal_cut`),
    whose guarantee holds for new off-topic queries; when the set has too few
    off-topic queries to certify the goal, the in-sample cut (optimistic, and
    said so); without any off-topic query, the default cut.
-4. **The rates at that cut**: answered, lost (answerable but not answered) and
+5. **The rates at that cut**: answered, lost (answerable but not answered) and
    bluffs, each with its 95% interval (answerable rates over questions with
    the clustered Wilson interval used for recall; bluffs over off-topic
    queries, exact bound at 0), and the runner-up's rates at its own cut for
@@ -30,7 +35,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
-from .defaults import DEFAULT_CUT, DEFAULT_KEEP, DEFAULT_MAX_BLUFF, PRIMARY_K
+from .defaults import DEFAULT_CUT, DEFAULT_KEEP, DEFAULT_MAX_BLUFF, PRACTICAL_MARGIN, PRIMARY_K
 from .rows import RateCell
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -60,7 +65,8 @@ RETRIEVER_WORDS = {
 _RETRIEVER_ORDER = ("dense", "bm25", "hybrid", "rerank-ce", "rerank-maxsim")
 #: The rule in words (what ``why`` starts from).
 RULE = ("the simplest or cheapest member of the best set (configurations not shown worse than the best at "
-        f"R@{PRIMARY_K}, simultaneously over all evaluated): measured cost when available (median ms per query, "
+        f"R@{PRIMARY_K}, simultaneously over all evaluated) whose R@{PRIMARY_K} is within "
+        f"{100 * PRACTICAL_MARGIN:g} points of the best's: measured cost when available (median ms per query, "
         "then build time), else dense < BM25 < hybrid < rerankers, then fewer chunking switches")
 
 
@@ -222,7 +228,10 @@ def recommend(ev: Evaluation, *, k: int = PRIMARY_K, keep: int = DEFAULT_KEEP, m
     if not configs:
         raise ValueError("no ragdiag configuration was evaluated: nothing to recommend")
     result = best(ev, k=k, configs=configs)
-    members = list(result.best_set)
+    means = {r.config: r.mean for r in result.rows}
+    top = means[result.best]
+    # float tolerance: a member exactly PRACTICAL_MARGIN below the best is on the shortlist
+    members = [m for m in result.best_set if means[m] >= top - PRACTICAL_MARGIN - 1e-12]
     measured = _measured(costs, members)
     if measured is not None:
         order = sorted(members, key=lambda m: (*measured[m], complexity_key(m)))
@@ -234,15 +243,17 @@ def recommend(ev: Evaluation, *, k: int = PRIMARY_K, keep: int = DEFAULT_KEEP, m
     if len(order) > 1:
         runner = order[1]
     else:
-        means = {r.config: r.mean for r in result.rows if r.config != chosen}
-        runner = min(means, key=lambda c: (-means[c], complexity_key(c))) if means else None
+        others = {c: m for c, m in means.items() if c != chosen}
+        runner = min(others, key=lambda c: (-others[c], complexity_key(c))) if others else None
     cut, method, guarantee, rates = _rates(ev, chosen, keep, max_bluff)
     runner_rates = runner_cut = None
     if runner is not None:
         runner_cut, _, _, runner_rates = _rates(ev, runner, keep, max_bluff)
-    n_set = len(members)
+    n_set = len(result.best_set)
+    shortlist = (f"{len(members)} of them within {100 * PRACTICAL_MARGIN:g} points of its R@{k} "
+                 f"({100 * top:.0f}%)")
     why = (f"{n_set} of {len(configs)} configurations are not shown worse than the best ({result.best}) at "
-           f"R@{k}, simultaneously over all {len(configs)}; {chosen} is {basis}. Cut: {method}"
+           f"R@{k}, simultaneously over all {len(configs)}; {shortlist}; {chosen} is {basis}. Cut: {method}"
            + (f" for at most {max_bluff:.0%} bluffs" if method != "default (no off-topic queries to choose a cut from)"
               else "") + ".")
     return Recommendation(chosen, describe_config(chosen), why, result.best_set, runner, k, keep, float(cut), method,

@@ -16,7 +16,7 @@ import pytest
 from ragdiag.compare.best import best
 from ragdiag.compare.comparisons import compare, family
 from ragdiag.compare.effects import CONTRASTS, effects
-from ragdiag.defaults import ALPHA, PRIMARY_K
+from ragdiag.defaults import ALPHA, PRACTICAL_MARGIN, PRIMARY_K
 from ragdiag.recommend import complexity_key, describe_config, recommend
 from ragdiag.stats import Interval
 
@@ -100,10 +100,15 @@ def _cost(config: str, ms: float) -> "object":
 
 
 def test_recommend_takes_the_simplest_of_the_best_set_or_the_cheapest_measured(six):
+    """The simplest (or cheapest measured) member of the best set within PRACTICAL_MARGIN of the best's recall."""
     rec = recommend(six, k=2)
     res = best(six, k=2)
     assert rec.best_set == res.best_set and rec.config in rec.best_set
-    assert rec.config == min(res.best_set, key=complexity_key)
+    means = {r.config: r.mean for r in res.rows}
+    top = means[res.best]
+    shortlist = [m for m in res.best_set if means[m] >= top - PRACTICAL_MARGIN - 1e-12]
+    assert res.best in shortlist
+    assert rec.config == min(shortlist, key=complexity_key)
     assert rec.words == describe_config(rec.config) and "the simplest" in rec.why
     # the tiny truth has 2 off-topic queries: too few to certify 5%, so the in-sample cut, said to be optimistic
     assert rec.cut_method == "in sample (optimistic)" and "it takes at least 19" in rec.guarantee
@@ -113,7 +118,7 @@ def test_recommend_takes_the_simplest_of_the_best_set_or_the_cheapest_measured(s
     n_in = int(six.in_domain.sum())
     assert doc["answered"]["count"] + doc["lost"]["count"] == n_in
     # measured cost: the cheapest member of the best set wins, whatever the order of simplicity
-    members = list(res.best_set)
+    members = shortlist
     if len(members) > 1:
         costly = {m: 10.0 for m in members}
         costly[members[-1]] = 1.0

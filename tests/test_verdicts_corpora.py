@@ -177,3 +177,12 @@ def test_recommend_json_contract(bundled_all):
     assert doc["config"] in doc["best_set"] and doc["words"] == describe_config(doc["config"])
     assert doc["cut_method"] == "conformal" and doc["goal"] == {"max_bluff": 0.05}
     assert doc["bluffs"]["count"] <= 0.05 * 30  # the bundled truth has 30 off-topic queries
+    # the bundled best set is wide (its simplest member, B/dense, has R@4 27 points under the best): the
+    # recommendation gives up at most PRACTICAL_MARGIN of the best's recall for simplicity
+    from ragdiag.compare import best
+    from ragdiag.defaults import PRACTICAL_MARGIN
+
+    res = best(bundled_all)
+    means = {r.config: r.mean for r in res.rows}
+    assert means[res.best] - means[doc["config"]] <= PRACTICAL_MARGIN + 1e-12
+    assert min(res.best_set, key=lambda c: means[c]) != doc["config"]
