@@ -1,0 +1,55 @@
+"""Summary: what to ship, in words, with the three numbers that support it at the gate's k."""
+
+import streamlit as st
+
+from ragdiag.defaults import DEFAULT_KEEP, PRIMARY_K
+from ui import cache
+from ui.about import about_run
+from ui.context import config_words, context, use
+from ui.fmt import pct, points, rate
+from ui.html import md_text
+from ui.jobs import evaluation
+
+st.title("Summary")
+ev, token = evaluation()
+
+
+def _recommend():
+    from ragdiag.recommend import recommend
+
+    return recommend(ev, k=PRIMARY_K, keep=DEFAULT_KEEP)
+
+
+rec = cache.by_evaluation("recommend", token, (PRIMARY_K, DEFAULT_KEEP), _recommend)
+ctx = context(ev, recommended=rec.config)
+
+st.markdown(f"### Ship **{md_text(rec.words)}** at cut {rec.cut:.4f}")
+st.markdown(f"{rate(rec.answered)} of questions answered; {rate(rec.bluffs)} of off-topic queries still get "
+            f"sources; {rate(rec.lost)} lost. <span style='color:#757575'>{md_text(rec.config)} · keep at most "
+            f"{rec.keep} chunks · k = {rec.k}</span>", unsafe_allow_html=True)
+
+ru = rec.runner_up_rates or {}
+vs = f"vs {describe}" if (describe := (config_words(rec.runner_up) if rec.runner_up else "")) else None
+c1, c2, c3 = st.columns(3)
+for col, key, label, better_up in ((c1, "answered", "answered", True), (c2, "bluffs", "bluffs", False),
+                                   (c3, "lost", "lost", False)):
+    cell = getattr(rec, key)
+    other = ru.get(key)
+    delta = None
+    if other is not None and cell.rate is not None and other.rate is not None:
+        delta = f"{points(cell.rate - other.rate)} {vs}" if vs else points(cell.rate - other.rate)
+    col.metric(f"{label} (share of queries, 95% interval)", rate(cell), delta=delta,
+               delta_color="normal" if better_up else "inverse", border=True,
+               help=f"{cell.count} queries; difference in percentage points against the runner-up.")
+st.caption(md_text(rec.why))
+
+b1, b2 = st.columns([1, 3])
+b1.button("Use this configuration and cut", type="primary", key="use_recommended", on_click=use,
+          kwargs={"config": rec.config, "cut": rec.cut, "keep": rec.keep},
+          disabled=ctx.chosen and ctx.config == rec.config and abs(ctx.cut - rec.cut) < 1e-9,
+          help="Sets the context (sidebar and URL) every page shows.")
+if len(rec.best_set) > 1:
+    b2.caption("Not shown worse than the best at k = " + f"{rec.k}: "
+               + "; ".join(md_text(config_words(c)) for c in rec.best_set) + ".")
+b2.caption(f"Cut chosen by: {md_text(rec.cut_method)} (goal: at most {pct(rec.max_bluff)} bluffs).")
+about_run(ev)

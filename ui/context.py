@@ -1,0 +1,117 @@
+"""The one context every page reads: configuration, cut and keep, set once in the sidebar and kept in the URL.
+
+The sidebar's three fields are drawn by the entry point (``app.py``) before a
+page runs, so their URL parameters (``config``, ``cut``, ``keep``) survive a
+change of page. A page asks :func:`context` for the values; a "use this"
+button calls :func:`use` (as an ``on_click`` callback) to set them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from ragdiag.defaults import DEFAULT_CUT, DEFAULT_KEEP, TOP
+from ragdiag.evaluate import Evaluation
+from ui.state import Settings, settings
+
+__all__ = ["Context", "context", "context_sidebar", "use", "config_words", "remember_unavailable",
+           "CONFIG_KEY", "CUT_KEY", "KEEP_KEY"]
+
+CONFIG_KEY, CUT_KEY, KEEP_KEY = "config", "cut", "keep"
+_UNAVAILABLE = "_unavailable_retrievers"
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every page shows: one configuration (``chosen`` when the visitor picked it, else the
+    recommended one), the gate's cut (cosine distance) and keep (at most that many chunks)."""
+
+    config: str
+    cut: float
+    keep: int
+    chosen: bool
+
+
+def config_words(label: str) -> str:
+    """A configuration in words ("paragraph cuts + section header, hybrid retrieval"), the code after it."""
+    try:
+        from ragdiag.recommend import describe_config
+
+        return f"{describe_config(label)} ({label})"
+    except (ImportError, ValueError):  # a label the library cannot decode (an external run): its code alone
+        return label
+
+
+def _options(s: Settings) -> list[str]:
+    gone = set(st.session_state.get(_UNAVAILABLE, ()))
+    return [f"{st_}/{r}" for st_ in s.strategies for r in s.retrievers if r not in gone]
+
+
+def remember_unavailable(ev: Evaluation) -> None:
+    """Keep retrievers that could not run (e.g. a reranker without its weights offline) out of the picker."""
+    gone = tuple(sorted(ev.unavailable))
+    if tuple(st.session_state.get(_UNAVAILABLE, ())) != gone:
+        st.session_state[_UNAVAILABLE] = gone
+
+
+def context_sidebar() -> None:
+    """The context's three fields, in the sidebar, bound to the URL (drawn by the entry point on every page)."""
+    s = settings()
+    options = _options(s)
+    with st.sidebar:
+        st.subheader("Context")
+        st.selectbox("Configuration", options, index=None, key=CONFIG_KEY, bind="query-params",
+                     placeholder="the recommended one", format_func=config_words,
+                     help="Every page shows this configuration; empty: the recommended one.")
+        st.number_input("Cut (cosine distance)", 0.0, 1.0, DEFAULT_CUT, step=0.0005, format="%.4f", key=CUT_KEY,
+                        bind="query-params", help="The gate keeps only chunks closer than this.")
+        st.number_input("Keep at most (chunks)", 1, TOP, DEFAULT_KEEP, key=KEEP_KEY, bind="query-params",
+                        help="The gate passes at most this many chunks to the model.")
+
+
+def _value(key: str):
+    if key in st.session_state:
+        return st.session_state[key]
+    return st.query_params.get(key)
+
+
+def context(ev: Evaluation, recommended: str | None = None) -> Context:
+    """The context on screen for ``ev``: the sidebar's values, the recommended configuration when none is chosen.
+
+    ``recommended`` defaults to :func:`ui.context.recommended_config`.
+    """
+    remember_unavailable(ev)
+    labels = [c.label for c in ev.results]
+    picked = _value(CONFIG_KEY)
+    chosen = picked in labels
+    config = picked if chosen else (recommended or recommended_config(ev))
+    try:
+        cut = min(max(float(_value(CUT_KEY) if _value(CUT_KEY) is not None else DEFAULT_CUT), 0.0), 1.0)
+    except (TypeError, ValueError):
+        cut = DEFAULT_CUT
+    try:
+        keep = min(max(int(_value(KEEP_KEY) if _value(KEEP_KEY) is not None else DEFAULT_KEEP), 1), TOP)
+    except (TypeError, ValueError):
+        keep = DEFAULT_KEEP
+    if picked and not chosen:
+        st.sidebar.caption(f"{picked} is not evaluated here; showing the recommended configuration.")
+    return Context(config, cut, keep, chosen)  # never rounded: a proposed cut sits exactly on a distance
+
+
+def recommended_config(ev: Evaluation) -> str:
+    """The configuration pages show when none is chosen: the library's rule for a report's configuration."""
+    from ragdiag.report import default_config
+
+    return default_config(ev).label
+
+
+def use(*, config: str | None = None, cut: float | None = None, keep: int | None = None) -> None:
+    """Set the context (an ``on_click`` callback of a "use this" button): the sidebar and the URL follow."""
+    if config is not None and config in _options(settings()):
+        st.session_state[CONFIG_KEY] = config
+    if cut is not None:
+        st.session_state[CUT_KEY] = float(cut)
+    if keep is not None:
+        st.session_state[KEEP_KEY] = int(keep)
