@@ -16,7 +16,8 @@ from ragdiag.defaults import DEFAULT_CUT, DEFAULT_KEEP, TOP
 from ragdiag.evaluate import Evaluation
 from ui.state import Settings, settings
 
-__all__ = ["Context", "context", "context_sidebar", "use", "config_words", "remember_unavailable",
+__all__ = ["Context", "context", "context_sidebar", "use", "config_words", "remember_unavailable", "url_synced",
+           "write_url",
            "CONFIG_KEY", "CUT_KEY", "KEEP_KEY"]
 
 CONFIG_KEY, CUT_KEY, KEEP_KEY = "config", "cut", "keep"
@@ -56,15 +57,41 @@ def remember_unavailable(ev: Evaluation) -> None:
         st.session_state[_UNAVAILABLE] = gone
 
 
+def url_synced(key: str, options: list, *, fallback=None) -> None:
+    """Keep a picker whose labels are words (so it cannot be bound to the URL) in step with ``?key=`` by value.
+
+    A link that names a new value (``?q=q03:course``) wins over the session's;
+    otherwise the session's choice stays. Call before drawing the widget with
+    ``key``; call :func:`write_url` with its value after.
+    """
+    url = st.query_params.get(key)
+    seen = st.session_state.get(f"_url_{key}")
+    if url in options and url != seen:
+        st.session_state[key] = url
+    elif st.session_state.get(key) not in options:
+        st.session_state[key] = fallback
+
+
+def write_url(key: str, value) -> None:
+    """Put ``value`` in the URL under ``key`` (nothing when None) and remember it as the URL's."""
+    if value is None:
+        st.query_params.pop(key, None)
+    elif st.query_params.get(key) != str(value):
+        st.query_params[key] = str(value)
+    st.session_state[f"_url_{key}"] = None if value is None else str(value)
+
+
 def context_sidebar() -> None:
-    """The context's three fields, in the sidebar, bound to the URL (drawn by the entry point on every page)."""
+    """The context's three fields, in the sidebar, kept in the URL (drawn by the entry point on every page)."""
     s = settings()
     options = _options(s)
+    url_synced(CONFIG_KEY, options)
     with st.sidebar:
         st.subheader("Context")
-        st.selectbox("Configuration", options, index=None, key=CONFIG_KEY, bind="query-params",
-                     placeholder="the recommended one", format_func=config_words,
-                     help="Every page shows this configuration; empty: the recommended one.")
+        picked = st.selectbox("Configuration", options, key=CONFIG_KEY, placeholder="the recommended one",
+                              format_func=config_words,
+                              help="Every page shows this configuration; empty: the recommended one.")
+        write_url(CONFIG_KEY, picked)
         st.number_input("Cut (cosine distance)", 0.0, 1.0, DEFAULT_CUT, step=0.0005, format="%.4f", key=CUT_KEY,
                         bind="query-params", help="The gate keeps only chunks closer than this.")
         st.number_input("Keep at most (chunks)", 1, TOP, DEFAULT_KEEP, key=KEEP_KEY, bind="query-params",

@@ -1,0 +1,106 @@
+"""The Inspector's words: one outcome per (configuration, query) in one vocabulary, and why, in one sentence.
+
+Answerable queries take the funnel's ladder (destroyed → truncated → not-in-pool
+→ ranked-low → refused / kept-but-wrong / answered, at the gate's k, cut and
+keep); off-topic queries are a bluff (the gate passes a source) or abstained.
+Pure functions (no streamlit).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ragdiag.funnel import STAGES
+from ui.fmt import DASH, ordinal
+
+__all__ = ["OUTCOMES", "FAILURES", "Outcome", "outcome_of", "sentence", "outcome_frame", "answered_under"]
+
+OOD_OUTCOMES = ("bluff", "abstained")
+#: The one vocabulary: the funnel's ladder for answerable queries, then the two off-topic outcomes.
+OUTCOMES = (*STAGES, *OOD_OUTCOMES)
+#: Outcomes a person would want to look at.
+FAILURES = frozenset(OUTCOMES) - {"answered", "abstained"}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One query under one configuration: its outcome, the answer's rank and distance, the gate's closest chunk."""
+
+    config: str
+    outcome: str
+    rank: int | None  # of the first chunk holding the answer (None: off-topic, or none in the list)
+    answer_distance: float | None
+    closest: float  # the closest of the top ``keep`` (what the gate compares first)
+    passed: int  # chunks the gate passes
+    detail: str
+    k: int
+    keep: int
+    cut: float
+
+
+def outcome_of(result, funnel, query, qi: int, *, k: int, keep: int, cut: float) -> Outcome:
+    """The outcome of query ``qi`` under one configuration (``funnel``: its :class:`~ragdiag.funnel.Funnel`)."""
+    dist = result.top_distance[qi, :keep]
+    closest = float(np.min(dist)) if dist.size else float("inf")
+    passed = int((dist < cut).sum())
+    rank = int(result.needle_rank[qi]) or None if query.in_domain else None
+    nd = float(result.needle_distance[qi]) if query.in_domain else float("nan")
+    if query.in_domain:
+        row = funnel.stage_of(query.id)
+        outcome, detail = row.stage, row.detail
+    else:
+        outcome, detail = ("bluff" if passed else "abstained"), ""
+    return Outcome(result.config.label, outcome, rank, None if np.isnan(nd) else nd, closest, passed, detail,
+                   k, keep, cut)
+
+
+def _gate_words(o: Outcome) -> str:
+    if o.passed == 0:
+        return f"nothing was closer than the cut {o.cut:.3f} (closest {o.closest:.3f}), so NO ANSWER"
+    return (f"the gate passed {o.passed} chunk{'s' if o.passed > 1 else ''} under the cut {o.cut:.3f} "
+            f"(closest {o.closest:.3f})")
+
+
+def sentence(o: Outcome) -> str:
+    """Why, in one sentence ("Lost: the answer ranked 10th (k = 4); nothing was closer than the cut ...")."""
+    ranked = f"the answer ranked {ordinal(o.rank)}" if o.rank else "no chunk holding the answer was in the list"
+    at = f" at distance {o.answer_distance:.3f}" if o.answer_distance is not None else ""
+    if o.outcome == "answered":
+        return f"Answered: {ranked} (k = {o.k}){at}, under the cut {o.cut:.3f}."
+    if o.outcome == "destroyed":
+        return f"Lost: no chunk holds the answer whole, the chunking cut it ({o.detail}); {_gate_words(o)}."
+    if o.outcome == "truncated":
+        return f"Lost: {o.detail}, so its vector never saw the answer; {_gate_words(o)}."
+    if o.outcome == "not-in-pool":
+        return f"Lost: the answer never reached the reranker ({o.detail}); {_gate_words(o)}."
+    if o.outcome == "ranked-low":
+        return f"Lost: {ranked} (k = {o.k}); {_gate_words(o)}."
+    if o.outcome == "refused":
+        return f"Lost: {ranked} (k = {o.k}){at}, but {_gate_words(o)}."
+    if o.outcome == "kept-but-wrong":
+        return f"Lost: {ranked}{at}, over the cut {o.cut:.3f}; {_gate_words(o)}, none holding the answer."
+    if o.outcome == "bluff":
+        return (f"Bluff: the corpus does not answer it, yet {_gate_words(o)}: a model would answer from "
+                f"{'them' if o.passed > 1 else 'it'}.")
+    return f"Abstained, as it should: the corpus does not answer it and {_gate_words(o)}."
+
+
+def answered_under(outcomes: list[Outcome], good: str) -> list[str]:
+    """The configurations whose outcome is ``good`` (answered, or abstained for an off-topic query)."""
+    return [o.config for o in outcomes if o.outcome == good]
+
+
+def outcome_frame(outcomes: list[Outcome], chosen: str) -> pd.DataFrame:
+    """One row per configuration, the chosen one first, the others by outcome (best first) then name."""
+    order = {name: i for i, name in enumerate(("answered", "abstained", "kept-but-wrong", "refused", "ranked-low",
+                                               "not-in-pool", "truncated", "destroyed", "bluff"))}
+    rows = sorted(outcomes, key=lambda o: (o.config != chosen, order.get(o.outcome, 99), o.config))
+    return pd.DataFrame([{
+        "configuration": o.config, "outcome": o.outcome,
+        "answer rank": ordinal(o.rank) if o.rank else DASH,
+        "answer distance": f"{o.answer_distance:.3f}" if o.answer_distance is not None else DASH,
+        "closest distance": f"{o.closest:.3f}", "chunks passed": o.passed,
+    } for o in rows])
