@@ -165,6 +165,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     register(sub, common)  # funnel, hubs, cost
 
+    from .verdicts import register as register_verdicts
+
+    register_verdicts(sub, common)  # best, recommend, effects
+
     from ..variants_cli import register as register_variants
 
     register_variants(sub, common)

@@ -13,7 +13,8 @@ from ..rows import RateCell, RateRow
 from .gate import GATE_DISTANCE, MAX_DISTANCE, GateInputs
 from .rates import _answerable_cells, rate_rows
 
-__all__ = ["Goal", "choose_cut", "conformal_cut", "cross_validate", "CutChoice", "cut_choice"]
+__all__ = ["Goal", "choose_cut", "conformal_cut", "conformal_guarantee", "exceed_chance", "cross_validate",
+           "CutChoice", "cut_choice", "in_sample_words"]
 
 
 @dataclass(frozen=True)
@@ -84,8 +85,8 @@ def conformal_cut(inputs: GateInputs, max_bluff: float) -> tuple[float | None, s
     .. [2] A. Angelopoulos, S. Bates, "A gentle introduction to conformal prediction", arXiv:2107.07511.
 
     >>> g = GateInputs(tuple("abcdefghij"), np.zeros(10, bool), first=np.arange(1, 11) / 10, good=np.full(10, np.inf), keep=4)
-    >>> conformal_cut(g, 0.1)
-    (0.1, 'the 1st smallest of 10 out-of-domain distances: P(a new one bluffs) <= 1/11 <= 10.0%')
+    >>> conformal_cut(g, 0.1)[0]
+    0.1
     >>> conformal_cut(g, 0.05)[0] is None
     True
     """
@@ -99,8 +100,51 @@ def conformal_cut(inputs: GateInputs, max_bluff: float) -> tuple[float | None, s
         return None, why
     j = min(j, n)
     suffix = {1: "st", 2: "nd", 3: "rd"}.get(j if j < 20 else j % 10, "th")
-    return float(ood[j - 1]), (f"the {j}{suffix} smallest of {n} out-of-domain distances: P(a new one bluffs) "
-                               f"<= {j}/{n + 1} <= {max_bluff:.1%}")
+    return float(ood[j - 1]), (f"the {j}{suffix} smallest of {n} out-of-domain distances: "
+                               + conformal_guarantee(j, n, max_bluff))
+
+
+def exceed_chance(j: int, n: int, goal: float) -> float:
+    """Chance that the realised bluff rate of the ``j``-th smallest of ``n`` off-topic distances exceeds ``goal``.
+
+    For continuous distances the probability that a new off-topic query falls
+    below the ``j``-th order statistic of ``n`` is distributed Beta(j, n + 1 - j)
+    over calibration sets, so this is ``1 - I_goal(j, n + 1 - j)`` (the
+    regularised incomplete beta function).
+
+    >>> round(exceed_chance(1, 30, 0.05), 4)  # 0.95 ** 30
+    0.2146
+    """
+    if not 1 <= j <= n:
+        raise ValueError(f"need 1 <= j <= n, got j={j}, n={n}")
+    from scipy.special import betainc  # scipy.special only: no scipy.stats import on every run
+
+    return float(1.0 - betainc(j, n + 1 - j, goal))
+
+
+def conformal_guarantee(j: int, n: int, goal: float) -> str:
+    """The guarantee of the conformal cut (the ``j``-th smallest of ``n`` off-topic distances) in words.
+
+    >>> conformal_guarantee(1, 30, 0.05)
+    'on average over sets of off-topic queries, a new off-topic query bluffs with probability at most 1/31 = 3.2% \
+(goal 5.0%); with these 30 off-topic queries, the chance that the realised rate exceeds 5.0% is 21%'
+    """
+    return (f"on average over sets of off-topic queries, a new off-topic query bluffs with probability at most "
+            f"{j}/{n + 1} = {j / (n + 1):.1%} (goal {goal:.1%}); with these {n} off-topic queries, the chance that "
+            f"the realised rate exceeds {goal:.1%} is {exceed_chance(j, n, goal):.0%}")
+
+
+def in_sample_words(n: int, goal: float) -> str:
+    """What the in-sample cut for a bluff goal really gives (it is optimistic).
+
+    >>> in_sample_words(30, 0.05)
+    'in sample (optimistic): 1 of 30 off-topic queries bluff here, but a new one bluffs with probability 2/31 = 6.5% on average'
+    """
+    m = int(np.floor(goal * n + 1e-12))
+    if m >= n:
+        return "in sample (optimistic): every off-topic query may bluff"
+    return (f"in sample (optimistic): {m} of {n} off-topic queries bluff here, but a new one bluffs with "
+            f"probability {m + 1}/{n + 1} = {(m + 1) / (n + 1):.1%} on average")
 
 
 def _folds(inputs: GateInputs, n_folds: int, seed: int) -> np.ndarray:
@@ -141,6 +185,14 @@ class CutChoice:
     folds: int
     seed: int
 
+    @property
+    def proposed(self) -> dict | None:
+        """The cut to use for a bluff goal: the conformal one, with its guarantee in words (``None``: no goal of bluffs)."""
+        if self.goal.max_bluff is None:
+            return None
+        return {"cut": self.conformal_cut, "method": "conformal", "guarantee": self.conformal,
+                "in_sample": in_sample_words(self.n_ood, self.goal.max_bluff) if self.n_ood else None}
+
     def as_json(self) -> dict:
         """The choice as a JSON document (``threshold --json``); rate cells as ``{count, rate, low, high}``."""
         return {"goal": {"max_bluff": self.goal.max_bluff, "min_answered": self.goal.min_answered},
@@ -149,7 +201,8 @@ class CutChoice:
                 "cross_validated": {k: v.cells() for k, v in self.cross_validated.items()},
                 "cross_validation": {"folds": self.folds, "grouped_by": "question", "seed": self.seed,
                                      "fold_cuts": list(self.fold_cuts)},
-                "conformal_cut": self.conformal_cut, "conformal": self.conformal,
+                "conformal_cut": self.conformal_cut, "conformal": self.conformal, "proposed": self.proposed,
+                "in_sample_label": "in sample (optimistic)",
                 "distance": GATE_DISTANCE, "answerable": self.n_in, "out_of_domain": self.n_ood}
 
 

@@ -1,0 +1,285 @@
+"""Simultaneous intervals that agree with their verdicts: one paired max-statistic permutation per family.
+
+A family is a set of pairs of systems (configurations) compared on the same
+questions. Its null distribution is that of the largest absolute difference of
+means over the family's pairs when, within each question, the systems'
+outcomes are shuffled among themselves (randomised Tukey HSD, or max-T: the
+phrasings of a question stay together, so questions are the unit). From that
+one distribution come both
+
+* the adjusted p of each pair, ``P(max* >= |observed difference|)``, and
+* the simultaneous interval ``difference +/- c``, where ``c`` is the largest
+  value of the null's support at which that tail probability is still at least
+  ``alpha``.
+
+So an interval excludes 0 exactly when the adjusted p is below ``alpha``: the
+tail is a non-increasing step function of ``t``, at least ``alpha`` up to
+``c`` and below it past ``c``. Outcomes are summed in integer units (hits are
+integers; reciprocal ranks are counted in units of 1e-9), so the comparison is
+exact, not up to rounding.
+
+The null is enumerated exactly when it is small (one pair of hits: the sign
+flips of the per-question differences, by integer convolution; otherwise when
+there are at most :data:`EXACT_LIMIT` arrangements), else drawn by a seeded
+Monte Carlo of :data:`MAX_T_DRAWS` shuffles (seed :data:`ragdiag.defaults.SEED`)
+with the observed arrangement counted as one of them. :attr:`MaxT.method`
+says which.
+
+References
+----------
+.. [1] T. Sakai, *Statistical Significance Testing for Information Retrieval:
+   Theory and Practice* (tutorial, SIGIR 2017 / ECIR 2019): randomised Tukey HSD.
+.. [2] P. H. Westfall, S. S. Young, *Resampling-Based Multiple Testing* (1993): single-step max-T.
+.. [3] B. Carterette, "Multiple testing in statistical analysis of systems-based
+   information retrieval experiments", ACM TOIS 30 (2012).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ..defaults import ALPHA, SEED
+
+__all__ = ["MaxT", "SimultaneousRow", "max_t", "MAX_T_DRAWS", "EXACT_LIMIT", "bh_qvalues", "integer_units"]
+
+#: Monte Carlo shuffles of a family whose null is too large to enumerate (seeded with :data:`ragdiag.defaults.SEED`).
+MAX_T_DRAWS = 20_000
+#: Largest number of arrangements enumerated exactly.
+EXACT_LIMIT = 100_000
+#: The unit reciprocal ranks (and any real outcome) are counted in.
+REAL_UNIT = 1e-9
+_CHUNK = 1000
+
+
+def integer_units(values) -> tuple[np.ndarray, float]:
+    """Per-query outcomes as integers and their unit: hits as they are, real values in units of 1e-9.
+
+    >>> integer_units([1, 0, 1])[0].tolist(), integer_units([1, 0, 1])[1]
+    ([1, 0, 1], 1.0)
+    >>> integer_units([0.5, 1.0])[0].tolist()
+    [500000000, 1000000000]
+    """
+    x = np.asarray(values, dtype=np.float64)
+    if np.isnan(x).any():
+        raise ValueError("outcomes must not contain NaN")
+    if np.all(x == np.round(x)):
+        return np.round(x).astype(np.int64), 1.0
+    return np.round(x / REAL_UNIT).astype(np.int64), REAL_UNIT
+
+
+@dataclass(frozen=True)
+class MaxT:
+    """The null distribution of a family's max statistic (support ``values``, weights ``weights``), in units."""
+
+    values: np.ndarray  # sorted distinct values of the max statistic (integer units)
+    weights: np.ndarray  # arrangements (or draws) at each value
+    method: str
+    alpha: float
+
+    @property
+    def total(self) -> float:
+        """Arrangements (or draws, the observed one included) in the null."""
+        return float(self.weights.sum())
+
+    def tail(self, t: float) -> float:
+        """``P(max* >= t)``: the adjusted p of an observed absolute difference ``t`` (units)."""
+        i = int(np.searchsorted(self.values, t, side="left"))
+        return float(self.weights[i:].sum() / self.total)
+
+    @property
+    def critical(self) -> float:
+        """``c``: the largest support value whose tail is at least ``alpha`` (``t > c`` iff tail(t) < alpha)."""
+        tails = np.cumsum(self.weights[::-1])[::-1] / self.total
+        ok = np.flatnonzero(tails >= self.alpha)
+        return float(self.values[ok[-1]]) if ok.size else 0.0
+
+
+@dataclass(frozen=True)
+class SimultaneousRow:
+    """One pair of a family: the difference of means ``a - b`` with its simultaneous interval and adjusted p."""
+
+    a: int
+    b: int
+    estimate: float
+    low: float
+    high: float
+    p_adjusted: float
+
+    @property
+    def excludes_zero(self) -> bool:
+        """Does the simultaneous interval exclude 0 (iff ``p_adjusted < alpha``)?"""
+        return self.low > 0 or self.high < 0
+
+
+def _question_sums(x: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, int]:
+    """(systems, questions) integer sums of per-query outcomes, and the number of queries."""
+    _, inv = np.unique(groups, return_inverse=True)
+    out = np.zeros((x.shape[0], int(inv.max()) + 1 if inv.size else 0), dtype=np.int64)
+    for s in range(x.shape[0]):
+        np.add.at(out[s], inv, x[s])
+    return out, int(x.shape[1])
+
+
+def _from_samples(samples: np.ndarray, method: str, alpha: float) -> MaxT:
+    values, counts = np.unique(samples, return_counts=True)
+    return MaxT(values.astype(np.float64), counts.astype(np.float64), method, alpha)
+
+
+def _sign_flip_null(d: np.ndarray, alpha: float) -> MaxT:
+    """Exact null of ``|sum s_g d_g|`` for integer ``d`` by convolution (one pair: the sign-flip test)."""
+    mags = np.abs(d[d != 0]).astype(np.int64)
+    total = int(mags.sum())
+    counts = np.zeros(2 * total + 1, dtype=object)
+    counts[total] = 1
+    for m in mags.tolist():
+        nxt = np.zeros_like(counts)
+        nxt[m:] += counts[:-m]
+        nxt[:-m] += counts[m:]
+        counts = nxt
+    sums = np.abs(np.arange(-total, total + 1))
+    values = np.arange(total + 1)
+    weights = np.array([sum(counts[sums == v].tolist()) for v in values], dtype=object)
+    keep = weights > 0
+    w = np.array([float(x) for x in weights[keep]])
+    return MaxT(values[keep].astype(np.float64), w, f"exact ({2 ** mags.size:,} sign patterns)", alpha)
+
+
+def _arrangements(blocks: Sequence[Sequence[int]], n_q: int) -> int:
+    return math.prod(math.factorial(len(b)) ** n_q for b in blocks)
+
+
+def _max_stat(sums: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """Max over pairs of |T_a - T_b| per row of ``sums`` (draws, systems)."""
+    return np.abs(sums[:, pairs[:, 0]] - sums[:, pairs[:, 1]]).max(axis=1)
+
+
+def _enumerate(Y: np.ndarray, blocks, pairs: np.ndarray) -> np.ndarray:
+    """Every arrangement's max statistic (small nulls only)."""
+    per_q = []
+    for g in range(Y.shape[1]):
+        options = []
+        for perm in itertools.product(*(itertools.permutations(b) for b in blocks)):
+            col = Y[:, g].copy()
+            for b, p in zip(blocks, perm):
+                col[list(b)] = Y[list(p), g]
+            options.append(col)
+        per_q.append(np.array(options))
+    sums = np.zeros((1, Y.shape[0]), dtype=np.int64)
+    for opts in per_q:  # all combinations, question by question
+        sums = (sums[:, None, :] + opts[None, :, :]).reshape(-1, Y.shape[0])
+    return _max_stat(sums, pairs)
+
+
+def _monte_carlo(Y: np.ndarray, blocks, pairs: np.ndarray, draws: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    G = Y.shape[1]
+    out = []
+    for start in range(0, draws, _CHUNK):
+        m = min(_CHUNK, draws - start)
+        sums = np.zeros((m, Y.shape[0]), dtype=np.int64)
+        for b in blocks:
+            b = np.asarray(b)
+            sub = Y[b].T  # (G, K)
+            order = np.argsort(rng.random((m, G, b.size)), axis=-1)
+            shuffled = np.take_along_axis(np.broadcast_to(sub, (m, G, b.size)), order, axis=-1)
+            sums[:, b] = shuffled.sum(axis=1)
+        out.append(_max_stat(sums, pairs))
+    return np.concatenate(out)
+
+
+def max_t(values, groups, pairs: Sequence[tuple[int, int]], *, blocks: Sequence[Sequence[int]] | None = None,
+          alpha: float = ALPHA, draws: int = MAX_T_DRAWS, seed: int = SEED) -> tuple[list[SimultaneousRow], MaxT]:
+    """Simultaneous intervals and adjusted p of ``pairs`` of systems from one max-statistic permutation.
+
+    Parameters
+    ----------
+    values : array (systems, queries)
+        Per-query outcomes of each system (hits, or reciprocal ranks) on the same queries.
+    groups : sequence
+        The question of each query: a question's phrasings move together.
+    pairs : sequence of (i, j)
+        The family: rows ``i`` and ``j`` of ``values`` compared, difference ``i - j``.
+    blocks : sequence of sequences of int, optional
+        Systems shuffled among themselves (default: every system in a pair, one block). A family
+        that only compares within blocks (e.g. chunkings of one retriever) shuffles within them.
+    alpha : float
+        The level the intervals and verdicts use (``1 - alpha`` simultaneous coverage).
+
+    Returns
+    -------
+    (rows, null)
+        One :class:`SimultaneousRow` per pair, and the :class:`MaxT` null they were read from.
+
+    Examples
+    --------
+    Two systems, four questions of one phrasing; the first wins three, ties one
+    (differences 1, 1, 1, 0): the sign flips give |sum| = 3 with probability 2/8,
+    so the adjusted p is 0.25 and ``c = 3``: the interval (3 +/- 3) / 4 touches 0.
+
+    >>> rows, null = max_t([[1, 1, 1, 0], [0, 0, 0, 0]], ["a", "b", "c", "d"], [(0, 1)])
+    >>> rows[0].estimate, rows[0].low, rows[0].high, rows[0].p_adjusted, null.method
+    (0.75, 0.0, 1.5, 0.25, 'exact (8 sign patterns)')
+    """
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    if draws < 1:
+        raise ValueError(f"draws must be at least 1, got {draws}")
+    raw = np.asarray(values, dtype=np.float64)
+    if raw.ndim != 2:
+        raise ValueError(f"values must be (systems, queries), got shape {raw.shape}")
+    if not pairs:
+        raise ValueError("a family needs at least one pair")
+    p = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    if p.min() < 0 or p.max() >= raw.shape[0] or (p[:, 0] == p[:, 1]).any():
+        raise ValueError("each pair must name two different systems (rows of values)")
+    g = np.asarray([str(x) for x in groups], dtype=object)
+    if g.size != raw.shape[1]:
+        raise ValueError(f"groups must give one question per query ({raw.shape[1]}), got {g.size}")
+    x, unit = integer_units(raw.ravel())
+    x = x.reshape(raw.shape)
+    Y, n = _question_sums(x, g)
+    if blocks is None:
+        blocks = [sorted(set(p.ravel().tolist()))]
+    blocks = [list(b) for b in blocks if len(b) > 1]
+    totals = Y.sum(axis=1)
+    observed = np.abs(totals[p[:, 0]] - totals[p[:, 1]])
+    if p.shape[0] == 1 and unit == 1.0 and len(blocks) == 1 and len(blocks[0]) == 2:
+        null = _sign_flip_null(Y[p[0, 0]] - Y[p[0, 1]], alpha)
+    elif _arrangements(blocks, Y.shape[1]) <= EXACT_LIMIT:
+        n_arr = _arrangements(blocks, Y.shape[1])
+        null = _from_samples(_enumerate(Y, blocks, p), f"exact ({n_arr:,} arrangements)", alpha)
+    else:
+        samples = np.concatenate([[observed.max()], _monte_carlo(Y, blocks, p, draws, seed)])
+        null = _from_samples(samples, f"monte carlo ({draws:,} seeded shuffles and the observed one)", alpha)
+    c = null.critical
+    rows = []
+    for (i, j), t in zip(p.tolist(), observed.tolist()):
+        s = int(totals[i] - totals[j])
+        scale = unit / n if n else math.nan
+        rows.append(SimultaneousRow(i, j, s * scale, (s - c) * scale, (s + c) * scale, null.tail(t)))
+    return rows, null
+
+
+def bh_qvalues(pvalues) -> np.ndarray:
+    """Benjamini-Hochberg q-values (step-up, monotone, capped at 1), for an exploratory family.
+
+    >>> bh_qvalues([0.01, 0.04, 0.03, 0.5]).round(3).tolist()
+    [0.04, 0.053, 0.053, 0.5]
+    """
+    p = np.asarray(pvalues, dtype=np.float64)
+    if p.ndim != 1 or np.isnan(p).any():
+        raise ValueError("pvalues must be a 1-D sequence of numbers")
+    m = p.size
+    if m == 0:
+        return p
+    order = np.argsort(p, kind="stable")
+    scaled = p[order] * m / np.arange(1, m + 1)
+    q = np.minimum.accumulate(scaled[::-1])[::-1]
+    out = np.empty(m)
+    out[order] = np.minimum(q, 1.0)
+    return out
