@@ -9,7 +9,9 @@ from ragdiag.compare import compare, compare_in_family, family, family_rows
 from ui.frames import pairwise_matrix
 from ui.charts import pairwise_heatmap
 from ui.html import md_text
-from ui.state import config_labels, default_config, evaluation
+from ui import cache
+from ui.jobs import evaluation
+from ui.state import config_labels, default_config
 
 st.title("Compare")
 ev, token = evaluation()
@@ -34,13 +36,9 @@ fam = st.segmented_control("Family (Holm correction within it)", list(families),
 planned = families[fam]
 
 
-@st.cache_resource(max_entries=32, show_spinner="Testing the family…")
-def family_for(token: str, k: int, phrasing: str, baseline: str | None, _ev):
-    """The family on screen, computed once per evaluation and choice (every test of it, Holm within it)."""
-    return family(_ev, k=k, phrasing=phrasing, baseline=baseline)
-
-
-comparisons = family_for(token, k, phrasing, a if planned else None, ev)
+baseline = a if planned else None  # the family on screen, computed once per evaluation and choice
+comparisons = cache.by_evaluation("family", token, (k, phrasing, baseline),
+                                  lambda: family(ev, k=k, phrasing=phrasing, baseline=baseline))
 
 if a == b:
     st.info("Choose two different configurations.")

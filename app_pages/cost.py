@@ -7,7 +7,8 @@ from ragdiag.defaults import PRIMARY_K
 from ui.diag_frames import cost_frame
 from ui.diag import costs_for
 from ui.diag_charts import pareto_chart
-from ui.state import cut_keep_sliders, evaluation
+from ui.context import context
+from ui.jobs import evaluation
 
 st.title("Cost")
 st.caption(f"Per configuration: index build time, query latency (one query at a time, from its text to the ranked "
@@ -16,8 +17,10 @@ st.caption(f"Per configuration: index build time, query latency (one query at a 
            f"embedding model's tokenizer). Quality is span R@{PRIMARY_K}. A configuration is Pareto-optimal when no "
            f"other has at least its recall at no more cost.")
 ev, token = evaluation()
-c1, c2, c3 = st.columns([3, 1, 1])
-cut, keep = cut_keep_sliders(c1, c2)
+ctx = context(ev, token)
+cut, keep = ctx.cut, ctx.keep
+c1, c3 = st.columns([4, 1])
+c1.caption(f"Prompts at the context's cut {cut:.3f}, keeping at most {keep} chunks (sidebar).")
 sample = c3.number_input("Queries timed", 1, 500, LATENCY_SAMPLE, key="sample", bind="query-params")
 if not st.toggle("Measure now (timings take a while: every configuration is run query by query)", key="measure"):
     st.info("Timings are measured on this machine when you ask for them.")

@@ -6,7 +6,8 @@ from ragdiag.defaults import KS, PRIMARY_K
 from ui.diag_frames import hub_frame, inspector_url
 from ragdiag.hubs import HUB_MIN_CLUSTERS, HUB_RATIO, hubness, hubs
 from ui.diag_charts import hub_chart
-from ui.state import config_select, evaluation
+from ui.context import context
+from ui.jobs import evaluation
 
 st.title("Hubs")
 st.caption("A hub is a chunk that reaches the top k of an unusually large share of queries: its k-occurrence "
@@ -20,7 +21,8 @@ if not labels:
     st.info("No configuration of ours was evaluated (external runs have no chunks of ours).")
     st.stop()
 c1, c2, c3 = st.columns([2, 1, 1])
-config = config_select(ev, container=c1)
+config = context(ev, token).config
+c1.caption(f"Configuration {config} (sidebar).")
 if config not in labels:
     st.info(f"{config} is an external run: its hits are not chunks of ours. Choose another configuration.")
     st.stop()

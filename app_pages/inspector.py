@@ -20,7 +20,7 @@ from ui.jobs import evaluation
 
 st.title("Inspector")
 ev, token = evaluation()
-ctx = context(ev)
+ctx = context(ev, token)
 config, cut, keep = ctx.config, ctx.cut, ctx.keep
 fs = {f.config.label: f for f in funnels_for(token, PRIMARY_K, cut, keep, ev)}
 res = ev.result(config)

@@ -2,26 +2,16 @@
 
 import streamlit as st
 
-from ragdiag.defaults import DEFAULT_KEEP, PRIMARY_K
-from ui import cache
 from ui.about import about_run
-from ui.context import config_words, context, use
+from ui.context import config_words, context, recommendation, use
 from ui.fmt import pct, points, rate
 from ui.html import md_text
 from ui.jobs import evaluation
 
 st.title("Summary")
 ev, token = evaluation()
-
-
-def _recommend():
-    from ragdiag.recommend import recommend
-
-    return recommend(ev, k=PRIMARY_K, keep=DEFAULT_KEEP)
-
-
-rec = cache.by_evaluation("recommend", token, (PRIMARY_K, DEFAULT_KEEP), _recommend)
-ctx = context(ev, recommended=rec.config)
+rec = recommendation(ev, token)
+ctx = context(ev, token)
 
 st.markdown(f"### Ship **{md_text(rec.words)}** at cut {rec.cut:.4f}")
 st.markdown(f"{rate(rec.answered)} of questions answered; {rate(rec.bluffs)} of off-topic queries still get "

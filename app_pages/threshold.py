@@ -17,7 +17,7 @@ from ui.model_cut import model_cut_caption
 
 st.title("Threshold")
 ev, token = evaluation()
-ctx = context(ev)
+ctx = context(ev, token)
 config, cut, keep = ctx.config, ctx.cut, ctx.keep
 inputs, table, curve = cache.sweep_for(token, config, keep, ev)
 row = sweep(inputs, [cut]).row(cut)

@@ -18,7 +18,7 @@ from ui.state import Settings, settings
 
 __all__ = ["Context", "context", "context_sidebar", "use", "config_words", "remember_unavailable", "url_synced",
            "write_url",
-           "CONFIG_KEY", "CUT_KEY", "KEEP_KEY"]
+           "recommendation", "CONFIG_KEY", "CUT_KEY", "KEEP_KEY"]
 
 CONFIG_KEY, CUT_KEY, KEEP_KEY = "config", "cut", "keep"
 _UNAVAILABLE = "_unavailable_retrievers"
@@ -37,11 +37,11 @@ class Context:
 
 def config_words(label: str) -> str:
     """A configuration in words ("paragraph cuts + section header, hybrid retrieval"), the code after it."""
-    try:
-        from ragdiag.recommend import describe_config
+    from ragdiag.recommend import describe_config
 
+    try:
         return f"{describe_config(label)} ({label})"
-    except (ImportError, ValueError):  # a label the library cannot decode (an external run): its code alone
+    except ValueError:  # a label the library cannot decode (an external run): its code alone
         return label
 
 
@@ -104,16 +104,14 @@ def _value(key: str):
     return st.query_params.get(key)
 
 
-def context(ev: Evaluation, recommended: str | None = None) -> Context:
-    """The context on screen for ``ev``: the sidebar's values, the recommended configuration when none is chosen.
-
-    ``recommended`` defaults to :func:`ui.context.recommended_config`.
-    """
+def context(ev: Evaluation, token: str) -> Context:
+    """The context on screen for the evaluation ``ev`` (cache token ``token``): the sidebar's values, the
+    recommended configuration (:func:`recommendation`) when none is chosen."""
     remember_unavailable(ev)
     labels = [c.label for c in ev.results]
     picked = _value(CONFIG_KEY)
     chosen = picked in labels
-    config = picked if chosen else (recommended or recommended_config(ev))
+    config = picked if chosen else recommendation(ev, token).config
     try:
         cut = min(max(float(_value(CUT_KEY) if _value(CUT_KEY) is not None else DEFAULT_CUT), 0.0), 1.0)
     except (TypeError, ValueError):
@@ -127,11 +125,14 @@ def context(ev: Evaluation, recommended: str | None = None) -> Context:
     return Context(config, cut, keep, chosen)  # never rounded: a proposed cut sits exactly on a distance
 
 
-def recommended_config(ev: Evaluation) -> str:
-    """The configuration pages show when none is chosen: the library's rule for a report's configuration."""
-    from ragdiag.report import default_config
+def recommendation(ev: Evaluation, token: str):
+    """The library's :func:`~ragdiag.recommend.recommend` at the gate's k and default keep, once per evaluation."""
+    from ragdiag.defaults import DEFAULT_KEEP, PRIMARY_K
+    from ragdiag.recommend import recommend
+    from ui import cache
 
-    return default_config(ev).label
+    return cache.by_evaluation("recommend", token, (PRIMARY_K, DEFAULT_KEEP),
+                               lambda: recommend(ev, k=PRIMARY_K, keep=DEFAULT_KEEP))
 
 
 def use(*, config: str | None = None, cut: float | None = None, keep: int | None = None) -> None:
