@@ -103,8 +103,9 @@ def pairwise_heatmap(df: pd.DataFrame) -> alt.Chart:
         text="label:N",
         color=alt.condition(f"datum.p_holm < {ALPHA}", alt.value("white"), alt.value("black")),
     )
-    return (rect + text).properties(width=alt.Step(64), height=alt.Step(28),
-                                    title="Row vs column: wins/losses of the row over questions; colour = Holm p within the family shown")
+    return (rect + text).properties(width=alt.Step(64), height=alt.Step(28), title=alt.TitleParams(
+        "Row against column: wins/losses over questions", anchor="start",
+        subtitle="colour: Holm-corrected p within the family shown"))
 
 
 def chunk_size_chart(sizes: pd.DataFrame) -> alt.Chart:

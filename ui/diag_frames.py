@@ -90,9 +90,12 @@ def hub_frame(items) -> pd.DataFrame:
 
 def granular_frame(rows: Sequence[dict], ks: Sequence[int]) -> pd.DataFrame:
     """:func:`ragdiag.granular.granular_rows` as shown: one row per (configuration, level), ``R@k`` interval text."""
+    from ui.fmt import rate
+
+    cols = ["configuration", "level", "queries", *(f"R@{k} (share of queries)" for k in ks)]
     return pd.DataFrame.from_records(
-        [{"config": r.config, "level": r.level, "queries": r.queries, **{f"R@{k}": str(r.recall[k]) for k in ks}}
-         for r in rows], columns=["config", "level", "queries", *(f"R@{k}" for k in ks)])
+        [{"configuration": r.config, "level": r.level, "queries": r.queries,
+          **{f"R@{k} (share of queries)": rate(r.recall[k]) for k in ks}} for r in rows], columns=cols)
 
 
 def cost_frame(items) -> pd.DataFrame:
