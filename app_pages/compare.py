@@ -11,7 +11,8 @@ from ui.charts import pairwise_heatmap
 from ui.html import md_text
 from ui import cache
 from ui.jobs import evaluation
-from ui.state import config_labels, default_config
+from ui.context import context
+from ui.state import config_labels
 
 st.title("Compare")
 ev, token = evaluation()
@@ -21,7 +22,7 @@ if len(labels) < 2:
     st.stop()
 
 c1, c2, c3, c4 = st.columns([3, 3, 1, 2])
-first = default_config(ev)
+first = context(ev, token).config  # the sidebar's configuration (the recommended one by default)
 second = next((x for x in ("A/dense", "E/dense", "C/hybrid") if x in labels and x != first),
               next(x for x in labels if x != first))
 a = c1.selectbox("Configuration A", labels, index=labels.index(first), key="a", bind="query-params")

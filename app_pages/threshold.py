@@ -28,7 +28,8 @@ n_in, n_ood = table.n_in, table.n_ood
 g1, g2, g3 = st.columns([2, 1, 2], vertical_alignment="bottom")
 kind = g1.segmented_control("Goal", ["bluffs at most", "answered at least"], default="bluffs at most",
                             key="goal", required=True) or "bluffs at most"
-target_pct = g2.number_input("percent of queries", min_value=0.0, max_value=100.0, step=1.0, key="goal_rate",
+target_pct = g2.number_input("percent of queries", min_value=0.0, max_value=100.0, step=1.0,
+                             key="goal_bluffs" if kind == "bluffs at most" else "goal_answered",
                              value=100 * DEFAULT_MAX_BLUFF if kind == "bluffs at most" else 50.0)
 target = target_pct / 100
 goal = Goal(max_bluff=target) if kind == "bluffs at most" else Goal(min_answered=target)

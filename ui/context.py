@@ -57,18 +57,26 @@ def remember_unavailable(ev: Evaluation) -> None:
         st.session_state[_UNAVAILABLE] = gone
 
 
-def url_synced(key: str, options: list, *, fallback=None) -> None:
-    """Keep a picker whose labels are words (so it cannot be bound to the URL) in step with ``?key=`` by value.
+def url_synced(key: str, options: list | None = None, *, fallback=None, parse=str) -> None:
+    """Keep a widget in step with ``?key=`` by value, without binding it (so its labels may be words).
 
-    A link that names a new value (``?q=q03:course``) wins over the session's;
-    otherwise the session's choice stays. Call before drawing the widget with
-    ``key``; call :func:`write_url` with its value after.
+    A link that names a new value (``?q=q03:course``, ``?cut=0.5285``) wins over
+    the session's; otherwise the session's choice stays; else ``fallback``.
+    ``options``: the allowed values (None: any that ``parse`` accepts). Call
+    before drawing the widget with ``key`` (and no default of its own); call
+    :func:`write_url` with its value after.
     """
     url = st.query_params.get(key)
     seen = st.session_state.get(f"_url_{key}")
-    if url in options and url != seen:
-        st.session_state[key] = url
-    elif st.session_state.get(key) not in options:
+    value = None
+    if url is not None and url != seen:
+        try:
+            value = parse(url)
+        except (TypeError, ValueError):
+            value = None
+    if value is not None and (options is None or value in options):
+        st.session_state[key] = value
+    elif key not in st.session_state or (options is not None and st.session_state[key] not in options):
         st.session_state[key] = fallback
 
 
@@ -81,21 +89,39 @@ def write_url(key: str, value) -> None:
     st.session_state[f"_url_{key}"] = None if value is None else str(value)
 
 
+def _cut(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(text)
+    return value
+
+
+def _keep(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= TOP:
+        raise ValueError(text)
+    return value
+
+
 def context_sidebar() -> None:
     """The context's three fields, in the sidebar, kept in the URL (drawn by the entry point on every page)."""
     s = settings()
     options = _options(s)
     url_synced(CONFIG_KEY, options)
+    url_synced(CUT_KEY, fallback=DEFAULT_CUT, parse=_cut)
+    url_synced(KEEP_KEY, fallback=DEFAULT_KEEP, parse=_keep)
     with st.sidebar:
         st.subheader("Context")
         picked = st.selectbox("Configuration", options, key=CONFIG_KEY, placeholder="the recommended one",
                               format_func=config_words,
                               help="Every page shows this configuration; empty: the recommended one.")
-        write_url(CONFIG_KEY, picked)
-        st.number_input("Cut (cosine distance)", 0.0, 1.0, DEFAULT_CUT, step=0.0005, format="%.4f", key=CUT_KEY,
-                        bind="query-params", help="The gate keeps only chunks closer than this.")
-        st.number_input("Keep at most (chunks)", 1, TOP, DEFAULT_KEEP, key=KEEP_KEY, bind="query-params",
-                        help="The gate passes at most this many chunks to the model.")
+        cut = st.number_input("Cut (cosine distance)", 0.0, 1.0, step=0.0005, format="%.4f", key=CUT_KEY,
+                              help="The gate keeps only chunks closer than this.")
+        keep = st.number_input("Keep at most (chunks)", 1, TOP, key=KEEP_KEY,
+                               help="The gate passes at most this many chunks to the model.")
+    write_url(CONFIG_KEY, picked)
+    write_url(CUT_KEY, None if cut == DEFAULT_CUT else repr(float(cut)))
+    write_url(KEEP_KEY, None if keep == DEFAULT_KEEP else int(keep))
 
 
 def _value(key: str):
