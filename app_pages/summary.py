@@ -7,9 +7,10 @@ from ui.context import config_words, context, recommendation, use
 from ui.fmt import pct, points, rate
 from ui.html import md_text
 from ui.jobs import evaluation
+from ui.state import settings
 
 st.title("Summary")
-ev, token = evaluation()
+ev, token = evaluation(need=list(settings().strategies))  # a recommendation is over every configuration
 rec = recommendation(ev, token)
 ctx = context(ev, token)
 

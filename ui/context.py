@@ -14,14 +14,13 @@ import streamlit as st
 
 from ragdiag.defaults import DEFAULT_CUT, DEFAULT_KEEP, TOP
 from ragdiag.evaluate import Evaluation
-from ui.state import Settings, settings
+from ui.state import UNAVAILABLE_KEY as _UNAVAILABLE, Settings, settings
 
 __all__ = ["Context", "context", "context_sidebar", "use", "config_words", "remember_unavailable", "url_synced",
            "write_url",
            "recommendation", "CONFIG_KEY", "CUT_KEY", "KEEP_KEY"]
 
 CONFIG_KEY, CUT_KEY, KEEP_KEY = "config", "cut", "keep"
-_UNAVAILABLE = "_unavailable_retrievers"
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,8 @@ __all__ = [
 #: Every registered default retriever (rerankers included); RAGDIAG_RETRIEVERS narrows it.
 DEFAULT_RETRIEVERS = None
 CORPUS_KEY, TRUTH_KEY = "corpus_path", "truth_path"
+#: Session key of the retrievers that could not run in this session's evaluation (kept out of pickers).
+UNAVAILABLE_KEY = "_unavailable_retrievers"
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,12 @@ def _settings(corpus: str, truth: str, *, report: bool = False) -> Settings:
     return Settings(corpus.strip(), truth.strip(), strategies, retrievers, os.environ.get("RAGDIAG_CACHE") or None)
 
 
+def _ran(s: Settings) -> str:
+    """The retrievers that run (one that could not, e.g. without its weights offline, is said in "About this run")."""
+    gone = set(st.session_state.get(UNAVAILABLE_KEY, ()))
+    return ",".join(r for r in s.retrievers if r not in gone)
+
+
 def sidebar() -> None:
     """Corpus folder and ground-truth file (paths on the server)."""
     acc = access()
@@ -112,7 +120,7 @@ def sidebar() -> None:
         if acc.locked:  # presentation mode: the operator's data, no path fields
             s = settings(report=True)
             st.caption(f"corpus **{md_text(Path(s.corpus).name)}** · ground truth **{md_text(s.truth_path.name)}**  \n"
-                       f"strategies {','.join(s.strategies)} · retrievers {','.join(s.retrievers)}")
+                       f"strategies {','.join(s.strategies)} · retrievers {_ran(s)}")
             return
         st.text_input("Corpus folder", value=acc.corpus, key=CORPUS_KEY, max_chars=4096,
                       help="A folder of documents on the server (.md, .txt, .html, .pdf), under the folders "
@@ -122,7 +130,7 @@ def sidebar() -> None:
                       help="JSON or YAML with questions (verbatim needles) and out-of-domain queries. "
                            "Empty: the file named after the corpus folder, beside it.")
         s = settings(report=True)
-        st.caption(f"strategies {','.join(s.strategies)} · retrievers {','.join(s.retrievers)}  \n"
+        st.caption(f"strategies {','.join(s.strategies)} · retrievers {_ran(s)}  \n"
                    f"cache {s.cache or '.ragdiag-cache'}")
 
 
