@@ -79,7 +79,7 @@ st.subheader("The family on screen")
 rows = family_rows(comparisons)
 st.caption(f"{len(rows)} comparisons at R@{k} over questions; p corrected with Holm within this family"
            + ("" if k == PRIMARY_K else f" (descriptive: verdicts are at R@{PRIMARY_K})") + ".")
-st.altair_chart(pairwise_heatmap(pairwise_matrix(rows)))
+st.altair_chart(pairwise_heatmap(pairwise_matrix(rows)), width="stretch")
 with st.expander("The family as a table"):
     st.dataframe(pd.DataFrame([r.cells() for r in rows]), hide_index=True,
                  column_config={"p": st.column_config.NumberColumn(format="%.4f"),

@@ -55,9 +55,13 @@ def page(server):
 
 
 def open_page(page, url: str, heading: str) -> None:
+    """Open ``url`` and wait until the page is drawn with every strategy (no progress bar, no status line)."""
     page.goto(url)
     page.get_by_role("heading", name=heading).wait_for(timeout=COLD_TIMEOUT_MS)
-    page.get_by_text("Strategies still computing", exact=False).wait_for(state="detached", timeout=COLD_TIMEOUT_MS)
+    page.wait_for_function("""() => !document.querySelector('[data-testid="stProgress"]')
+        && !document.body.innerText.includes('Strategies still computing')
+        && !document.querySelector('[data-testid="stStatusWidget"]')""", timeout=COLD_TIMEOUT_MS, polling=1000)
+    page.wait_for_timeout(1500)
     wait_idle(page, COLD_TIMEOUT_MS)
 
 
@@ -82,10 +86,11 @@ def chart_problems(page) -> list[str]:
     return page.evaluate("""() => {
         const bad = [];
         document.querySelectorAll('[data-testid="stVegaLiteChart"] svg').forEach((svg, i) => {
-            const box = svg.getBoundingClientRect();
-            if (box.width === 0) return;
-            const within = (r) => r.left >= box.left - 1 && r.right <= box.right + 1
-                                && r.top >= box.top - 1 && r.bottom <= box.bottom + 1;
+            if (svg.getBoundingClientRect().width === 0) return;
+            // inside the chart's own element (what the page shows of it), give or take a glyph's overhang
+            const box = svg.closest('[data-testid="stVegaLiteChart"]').getBoundingClientRect();
+            const within = (r) => r.left >= box.left - 4 && r.right <= box.right + 4
+                                && r.top >= box.top - 4 && r.bottom <= box.bottom + 4;
             svg.querySelectorAll('[aria-label]').forEach((el) => {
                 const label = el.getAttribute('aria-label');
                 const r = el.getBoundingClientRect();

@@ -86,26 +86,33 @@ def tradeoff_chart(df: pd.DataFrame, *, cut: float | None = None) -> alt.Chart:
     return chart.properties(height=260, title="Trade-off: what the gate does at each cut (95% bands)")
 
 
-def pairwise_heatmap(df: pd.DataFrame) -> alt.Chart:
-    """Holm-corrected p of every pair; cell text is the row configuration's wins/losses (``frames.pairwise_matrix``)."""
+def pairwise_heatmap(df: pd.DataFrame, *, text_up_to: int = 8) -> alt.Chart:
+    """Holm-corrected p of every pair (``frames.pairwise_matrix``), fitted to the page's width; with at most
+    ``text_up_to`` configurations each cell also shows the row's wins/losses (more would collide: the tooltip has
+    them). Every column and row label is drawn."""
     order = list(dict.fromkeys([*df["a"], *df["b"]])) if len(df) else []
+    axis = dict(labelOverlap=False, labelLimit=0)
     base = alt.Chart(df).encode(
-        x=alt.X("b:N", title=None, sort=order, axis=alt.Axis(labelAngle=-45, orient="top")),
-        y=alt.Y("a:N", title=None, sort=order),
+        x=alt.X("b:N", title=None, sort=order, axis=alt.Axis(labelAngle=-45, orient="top", **axis)),
+        y=alt.Y("a:N", title=None, sort=order, axis=alt.Axis(**axis)),
         tooltip=["a:N", "b:N", "wins:Q", "losses:Q", "ties:Q", alt.Tooltip("p:Q", format=".4f"),
                  alt.Tooltip("p_holm:Q", format=".4f", title="p (Holm)")],
     )
     rect = base.mark_rect(stroke="white", strokeWidth=1).encode(
         color=alt.Color("p_holm:Q", title="p (Holm)",
-                        scale=alt.Scale(domain=[0, ALPHA, 1], range=["#1b5e20", "#a5d6a7", "#f5f5f5"]))
+                        scale=alt.Scale(domain=[0, ALPHA, 1], range=["#1b5e20", "#a5d6a7", "#f5f5f5"]),
+                        legend=alt.Legend(orient="top", gradientLength=160))
     )
-    text = base.mark_text(fontSize=11).encode(
-        text="label:N",
-        color=alt.condition(f"datum.p_holm < {ALPHA}", alt.value("white"), alt.value("black")),
-    )
-    return (rect + text).properties(width=alt.Step(64), height=alt.Step(28), title=alt.TitleParams(
-        "Row against column: wins/losses over questions", anchor="start",
-        subtitle="colour: Holm-corrected p within the family shown"))
+    layers = [rect]
+    if len(order) <= text_up_to:
+        layers.append(base.mark_text(fontSize=11).encode(
+            text="label:N", color=alt.condition(f"datum.p_holm < {ALPHA}", alt.value("white"), alt.value("black"))))
+    return alt.layer(*layers).properties(
+        height=alt.Step(22 if len(order) > text_up_to else 28),
+        autosize=alt.AutoSizeParams(type="fit-x", contains="padding"),
+        title=alt.TitleParams("Row against column: which configurations differ", anchor="start",
+                              subtitle="colour: Holm-corrected p within the family shown; hover a cell for "
+                                       "wins/losses over questions"))
 
 
 def chunk_size_chart(sizes: pd.DataFrame) -> alt.Chart:

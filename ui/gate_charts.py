@@ -11,12 +11,14 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-__all__ = ["PLOT_HEIGHT", "x_extent", "mirrored_bins", "mirrored_histogram", "tradeoff_wide", "tradeoff_curve"]
+__all__ = ["PLOT_HEIGHT", "FIT_X", "x_extent", "mirrored_bins", "mirrored_histogram", "tradeoff_wide", "tradeoff_curve"]
 
 PLOT_HEIGHT = 260
+#: The width fits the column; the height is the plot's own, titles, axes and legends come on top of it.
+FIT_X = alt.AutoSizeParams(type="fit-x", contains="padding")
 ANSWERABLE, NEAR, FAR = "answerable", "off-topic, near", "off-topic, far"
 SERIES_COLORS = {ANSWERABLE: "#546e7a", NEAR: "#c62828", FAR: "#ef9a9a"}
-MARKER_COLORS = {"default": "#757575", "proposed": "#1565c0", "conformal": "#6a1b9a", "context": "#212121"}
+MARKER_COLORS = {"default": "#757575", "proposed": "#1565c0", "conformal": "#6a1b9a", "on screen": "#212121"}
 
 
 def x_extent(values, *extra: float, pad: float = 0.02) -> tuple[float, float]:
@@ -83,11 +85,14 @@ def mirrored_histogram(frame: pd.DataFrame, *, cut: float, step: float = 0.02, t
     rule = alt.Chart(pd.DataFrame({"cut": [cut]})).mark_rule(color="black", strokeDash=[4, 3], strokeWidth=2).encode(
         x="cut:Q", tooltip=[alt.Tooltip("cut:Q", format=".4f")])
     text = _counts_text(frame, cut, y_top, y_bottom)
+    answered = int((frame.loc[frame["key"] == "answer", "distance"] < cut).sum())
+    bluffs = int((frame.loc[frame["key"].isin(["near", "far", "ood"]), "distance"] < cut).sum())
     labels = [alt.Chart(text[text["align"] == a]).mark_text(align=a, dx=-6 if a == "right" else 6, fontSize=12)
               .encode(x="x:Q", y="y:Q", text="text:N") for a in ("right", "left")]
     return alt.layer(bars, zero, rule, *labels).properties(
-        height=PLOT_HEIGHT,
-        title=alt.TitleParams(title or f"At cut {cut:.3f}: who gets sources", anchor="start",
+        height=PLOT_HEIGHT, autosize=FIT_X,
+        title=alt.TitleParams(title or f"At cut {cut:.3f}: {answered} answerable answered, {bluffs} off-topic bluff",
+                              anchor="start",
                               subtitle="each query's closest chunk; left of the cut it gets sources"))
 
 
@@ -113,13 +118,14 @@ def tradeoff_curve(curve: pd.DataFrame, *, cut: float, goal: float | None = None
     x = alt.X("cut:Q", title="cut (cosine distance)", scale=alt.Scale(domain=[lo, hi], nice=False))
     color = alt.Color("measure:N", title=None, scale=alt.Scale(domain=list(colors), range=list(colors.values())),
                       legend=alt.Legend(orient="top", labelLimit=0))
+    quiet = alt.Color("measure:N", legend=None, scale=alt.Scale(domain=list(colors), range=list(colors.values())))
     base = alt.Chart(long)
-    band = base.mark_area(opacity=0.15, interpolate="step-after").encode(x=x, y="low:Q", y2="high:Q", color=color)
+    band = base.mark_area(opacity=0.15, interpolate="step-after").encode(x=x, y="low:Q", y2="high:Q", color=quiet)
     line = base.mark_line(interpolate="step-after").encode(
         x=x, y=alt.Y("rate:Q", title="share of its queries", scale=alt.Scale(domain=[0, 1]),
                      axis=alt.Axis(format="%")), color=color)
     hover = base.mark_point(size=80, opacity=0).encode(
-        x=x, y="rate:Q", color=color,
+        x=x, y="rate:Q", color=quiet,
         tooltip=[alt.Tooltip("cut:Q", format=".4f"), "measure:N", alt.Tooltip("queries:Q", title="queries"),
                  alt.Tooltip("rate:Q", format=".1%"), alt.Tooltip("low:Q", format=".1%", title="95% low"),
                  alt.Tooltip("high:Q", format=".1%", title="95% high")])
@@ -128,10 +134,13 @@ def tradeoff_curve(curve: pd.DataFrame, *, cut: float, goal: float | None = None
         layers.append(alt.Chart(pd.DataFrame({"goal": [goal], "text": [f"goal: {goal_kind} {goal:.0%}"]}))
                       .mark_rule(color=colors["bluffs" if goal_kind == "bluffs" else "answered"], strokeDash=[2, 2])
                       .encode(y="goal:Q", tooltip=["text:N"]))
-    marks = pd.DataFrame([{"name": n, "cut": c} for n, c in {"context": cut, **(markers or {})}.items()
-                          if c is not None and lo <= c <= hi])
+    at: dict[float, list[str]] = {}  # cuts that coincide share one rule, named together
+    for n, c in {"on screen": cut, **(markers or {})}.items():
+        if c is not None and lo <= c <= hi:
+            at.setdefault(round(float(c), 4), []).append(n)
+    marks = pd.DataFrame([{"name": " = ".join(ns), "cut": c, "kind": ns[-1]} for c, ns in at.items()])
     if len(marks):
-        mcolor = alt.Color("name:N", legend=None, scale=alt.Scale(domain=list(MARKER_COLORS),
+        mcolor = alt.Color("kind:N", legend=None, scale=alt.Scale(domain=list(MARKER_COLORS),
                                                                   range=list(MARKER_COLORS.values())))
         layers.append(alt.Chart(marks).mark_rule(strokeDash=[4, 3], strokeWidth=1.5).encode(
             x="cut:Q", color=mcolor, tooltip=["name:N", alt.Tooltip("cut:Q", format=".4f")]))
@@ -139,6 +148,6 @@ def tradeoff_curve(curve: pd.DataFrame, *, cut: float, goal: float | None = None
                                                  fontSize=11).encode(x="cut:Q", y=alt.value(0), text="name:N",
                                                                      color=mcolor))
     return alt.layer(*layers).resolve_scale(color="independent").properties(
-        height=PLOT_HEIGHT,
+        height=PLOT_HEIGHT, autosize=FIT_X,
         title=alt.TitleParams(title or "Answered and bluffs at every cut", anchor="start",
                               subtitle="share of answerable and of off-topic queries, 95% bands; hover for counts"))

@@ -94,6 +94,8 @@ def evaluation(need=None, want=None) -> tuple[Evaluation, str]:
     bg = _background_for(s, corpus, truth)
     sched = bg.scheduler
     named = url_strategies(s)
+    if need is None and want is None and not named:  # no configuration chosen: the recommended one is over all
+        need = list(s.strategies)
     want = [n for n in (want if want is not None else named) if n in s.strategies]
     need = [n for n in (need if need is not None else want) if n in s.strategies] or [first_strategy(s)]
     sched.prioritize(*need, *want)

@@ -12,6 +12,7 @@ import pandas as pd
 
 from ragdiag.funnel import STAGES
 from ui.fmt import ACCENT
+from ui.gate_charts import FIT_X
 
 __all__ = ["recall_dots", "funnel_stack", "funnel_waterfall", "STAGE_COLORS"]
 
@@ -70,7 +71,7 @@ def funnel_stack(df: pd.DataFrame, *, chosen: str | None = None, title: str | No
         tooltip=["config:N", "stage:N", alt.Tooltip("queries:Q", title="queries"), alt.Tooltip("of:Q", title="of"),
                  alt.Tooltip("share:Q", format=".1%"), alt.Tooltip("low:Q", format=".1%", title="95% low"),
                  alt.Tooltip("high:Q", format=".1%", title="95% high")],
-    ).properties(height=alt.Step(22), title=alt.TitleParams(title or "Where answerable queries go", anchor="start",
+    ).properties(height=alt.Step(22), autosize=FIT_X, title=alt.TitleParams(title or "Where answerable queries go", anchor="start",
                                                              subtitle="first stage that lost the answer; click a "
                                                                       "bar for its queries"))
 
@@ -95,6 +96,6 @@ def funnel_waterfall(df: pd.DataFrame, config: str, *, title: str | None = None)
         color=alt.Color("kind:N", legend=None, scale=alt.Scale(domain=list(colors), range=list(colors.values()))),
         tooltip=["step:N", alt.Tooltip("queries:Q", title="queries")])
     text = alt.Chart(w).mark_text(dy=-6, fontSize=12).encode(x=x, y="top:Q", text="label:N")
-    return (bars + text).properties(height=260, title=alt.TitleParams(
+    return (bars + text).properties(height=260, autosize=FIT_X, title=alt.TitleParams(
         title or f"{config}: {level} of {n} answerable queries answered", anchor="start",
         subtitle="queries in, each stage's loss, answered"))
