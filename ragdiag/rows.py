@@ -173,10 +173,15 @@ class RateRow:
 
 @dataclass(frozen=True)
 class PairRow:
-    """One paired comparison of a family: ``a`` against ``b`` over questions, Holm within the family.
+    """One paired comparison of a family: ``a`` against ``b`` over questions, simultaneous within the family.
 
     ``wins``, ``losses`` and ``ties`` count questions; ``difference`` is the
-    mean difference ``a - b`` with its question-bootstrap bounds ``low``/``high``.
+    mean difference ``a - b`` with the bounds ``low``/``high`` of the interval
+    of kind ``kind`` (``simultaneous``: the one ``status`` was decided with;
+    ``status`` is ``different`` exactly when it excludes 0). ``p_adjusted`` is
+    the family's max-T adjusted p, ``q_value`` the Benjamini-Hochberg q
+    (exploratory), ``low_unadjusted``/``high_unadjusted`` the pair-alone
+    question-bootstrap interval.
     """
 
     a: str
@@ -185,12 +190,16 @@ class PairRow:
     losses: int
     ties: int
     p: float
-    p_holm: float | None
+    p_adjusted: float | None
     difference: float
     low: float
     high: float
     status: str
     n_questions: int
+    kind: str = "simultaneous"
+    q_value: float | None = None
+    low_unadjusted: float | None = None
+    high_unadjusted: float | None = None
 
     def cells(self) -> dict:
         """The flat row, columns in field order."""

@@ -90,7 +90,7 @@ def test_compare_prints_the_paired_test_over_questions(tiny_folder, capsys):
     assert int(m[1]) + int(m[2]) + int(m[3]) == 4  # questions, not the 8 queries
     verdict = out.splitlines()[1]
     assert verdict.startswith("C/dense vs C/bm25 at R@4 over 4 questions: ")
-    assert "not shown different (p = " in verdict or "is ahead (p = " in verdict
+    assert ": not shown different: " in verdict or " is ahead: wins " in verdict
 
 
 @pytest.mark.model
@@ -105,8 +105,10 @@ def test_compare_json_counts_questions_and_p_is_the_sign_flip_of_the_discordant_
     doc = json.loads(out)
     assert doc["unit"] == "question" and doc["n_questions"] == 4 and doc["phrasings_per_question"] == 2
     assert doc["wins"] + doc["losses"] + doc["ties"] == 4
-    assert doc["p_holm"] is None  # no family requested
-    assert set(doc["difference"]) == {"estimate", "low", "high"}
+    assert doc["family_size"] == 1 and doc["p_adjusted"] == doc["p"]  # no family: the pair alone, exact
+    assert set(doc["difference"]) == {"estimate", "low", "high", "kind"} and doc["difference"]["kind"] == "simultaneous"
+    assert (doc["status"] == "different") == (doc["difference"]["low"] > 0 or doc["difference"]["high"] < 0)
+    assert set(doc["mrr"]["difference"]) == {"estimate", "low", "high", "kind"}
     # rebuild each question's difference from the discordant queries the JSON lists
     plus = Counter(q.split(":")[0] for q in doc["discordant_queries"]["a_finds"])
     minus = Counter(q.split(":")[0] for q in doc["discordant_queries"]["b_finds"])
@@ -119,7 +121,10 @@ def test_compare_json_counts_questions_and_p_is_the_sign_flip_of_the_discordant_
                               "--no-cache", "--json", "--family", "all", "--strategies", "C",
                               "--retrievers", "dense,bm25,hybrid")
     fam = json.loads(out)
-    assert fam["family_size"] == 3 and fam["p_holm"] >= fam["p"] == doc["p"]
+    assert fam["family_size"] == 3 and fam["p_adjusted"] >= fam["p"] == doc["p"]
+    code, out, err = run_main(capsys, "compare", "C/dense", "C/bm25", "--corpus", tiny_folder, "--no-cache",
+                              "--family", "planned")
+    assert code == 2 and "needs a baseline declared before looking" in err
 
 
 @pytest.mark.model
@@ -130,7 +135,9 @@ def test_pairs_lists_the_family_over_questions(tiny_folder, capsys):
     doc = json.loads(out)
     assert doc["unit"] == "question" and doc["family_size"] == 3 and doc["k"] == 4
     for r in doc["rows"]:
-        assert r["wins"] + r["losses"] + r["ties"] == 4 and r["p_holm"] >= r["p"]
+        assert r["wins"] + r["losses"] + r["ties"] == 4 and r["p_adjusted"] >= r["p"]
+        assert (r["status"] == "different") == (r["difference"]["low"] > 0 or r["difference"]["high"] < 0)
+        assert r["difference"]["kind"] == "simultaneous" and "low" in r["mrr"]["difference"]
     code, out, err = run_main(capsys, "pairs", "--strategies", "C", "--retrievers", "dense,bm25,hybrid",
                               "--baseline", "C/hybrid", "--corpus", tiny_folder, "--no-cache", "--json")
     doc = json.loads(out)

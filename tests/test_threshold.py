@@ -331,6 +331,36 @@ def test_conformal_cut_guarantee_by_simulation():
     assert conformal_cut(g, a)[0] == sets[0, j - 1]
 
 
+def test_conformal_guarantee_chance_of_exceeding_the_goal_matches_simulation():
+    from ragdiag.threshold import conformal_guarantee, exceed_chance, in_sample_words
+
+    # the realised bluff rate of the conformal cut is F(s_(j)) ~ Beta(j, n + 1 - j); with uniform distances it is
+    # s_(j) itself: count the seeded sets where it exceeds the goal
+    rng = np.random.default_rng(11)
+    for a, n in ((0.05, 30), (0.1, 30), (0.1, 60)):
+        j = int(np.floor(a * (n + 1)))
+        realised = np.sort(rng.random((20_000, n)), axis=1)[:, j - 1]
+        assert exceed_chance(j, n, a) == pytest.approx((realised > a).mean(), abs=0.012)
+    assert exceed_chance(1, 30, 0.05) == pytest.approx(0.95 ** 30)  # Beta(1, 30): P(X > a) = (1 - a)^30
+    words = conformal_guarantee(1, 30, 0.05)
+    assert "on average over sets of off-topic queries" in words and "is 21%" in words and "1/31 = 3.2%" in words
+    # the in-sample cut for a 5% goal: the 2nd smallest of 30, so a new query bluffs with probability 2/31
+    assert "2/31 = 6.5%" in in_sample_words(30, 0.05) and in_sample_words(30, 0.05).startswith("in sample (optimistic)")
+    sets = np.sort(rng.random((20_000, 30)), axis=1)
+    assert (rng.random(20_000) < sets[:, 1]).mean() == pytest.approx(2 / 31, abs=0.005)
+
+
+def test_cut_choice_proposes_the_conformal_cut_for_a_bluff_goal():
+    n = 30
+    g = GateInputs(tuple(map(str, range(n))), np.zeros(n, bool), np.arange(1, n + 1) / 100, np.full(n, np.inf), 4)
+    choice = cut_choice(g, Goal(max_bluff=0.05))
+    doc = choice.as_json()
+    assert doc["proposed"]["cut"] == 0.01 and doc["proposed"]["method"] == "conformal"
+    assert "chance that the realised rate exceeds 5.0%" in doc["proposed"]["guarantee"]
+    assert doc["cut"] == 0.02 and doc["in_sample_label"] == "in sample (optimistic)"  # the in-sample cut: 2nd smallest
+    assert cut_choice(g, Goal(min_answered=0.5)).proposed is None
+
+
 def test_cross_validation_folds_keep_questions_whole_and_are_seeded():
     rng = np.random.default_rng(0)
     n_q, n_ood = 20, 15

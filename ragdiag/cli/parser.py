@@ -69,19 +69,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--phrasing", default="all", help="all, or one phrasing of the ground truth (e.g. course)")
     p.add_argument("--mrr", action="store_true", help="compare reciprocal ranks (MRR) instead of R@k")
     p.add_argument("--family", choices=["none", "all", "planned"], default="none",
-                   help="Holm-correct within a family: all pairs of the evaluated configurations, or the planned "
-                        "family (CONFIG_A against each other configuration); default: this pair alone")
+                   help="the interval simultaneous within a family: all pairs of the evaluated configurations "
+                        "(exploratory), or the planned family (the declared baseline against each other "
+                        "configuration); default: this pair alone")
+    p.add_argument("--baseline", default=None, help="with --family planned: the baseline, declared before looking "
+                                                    "(also RAGDIAG_BASELINE, or [ragdiag] baseline in ragdiag.toml)")
     p.add_argument("--strategies", default=None, help="with --family: the family's strategies (default: all six)")
     p.add_argument("--retrievers", default=None, help="with --family: the family's retrievers (default: all)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_compare, k=PRIMARY_K)
 
     p = sub.add_parser("pairs", help="every paired comparison of a family (all pairs, or --baseline against each "
-                                     "other), over questions, Holm within it")
+                                     "other), over questions, simultaneous intervals within it")
     common(p)
     p.add_argument("--strategies", default=None, help="comma-separated, e.g. A,C,E (default: all six)")
     p.add_argument("--retrievers", default=None, help="comma-separated (default: all)")
-    p.add_argument("--baseline", default=None, help="planned family: this configuration against each other one")
+    p.add_argument("--baseline", default=None, help="planned family: this configuration (declared before looking) "
+                                                    "against each other one")
     p.add_argument("--phrasing", default="all", help="all, or one phrasing of the ground truth")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_pairs, k=PRIMARY_K)

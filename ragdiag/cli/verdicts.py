@@ -7,7 +7,7 @@ import sys
 from ..defaults import DEFAULT_KEEP, DEFAULT_MAX_BLUFF, PRIMARY_K
 from ._common import UsageError, _evaluate, _keep, _load
 
-__all__ = ["register", "cmd_best", "cmd_recommend"]
+__all__ = ["register", "cmd_best", "cmd_recommend", "cmd_effects"]
 
 
 def _configs(args):
@@ -81,8 +81,36 @@ def cmd_recommend(args) -> int:
     return 0
 
 
+def cmd_effects(args) -> int:
+    """``effects``: what each chunking switch does, the design's contrasts per retriever as one family."""
+    import json
+
+    from ..compare import effects
+    from ..tables import format_rows
+
+    strategies, retrievers = _configs(args)
+    ev = _evaluate(args, strategies, retrievers, _load(args))
+    try:
+        res = effects(ev, k=args.k, strategies=strategies, retrievers=[r for r in retrievers if r not in ev.unavailable])
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps(res.as_json(), indent=2))
+        return 0
+    print(f"{res.family} at R@{res.k} over {res.n_questions} questions; {res.correction}")
+    for r in res.rows:
+        if r.status == "different":
+            print(r.sentence())
+    print(format_rows([{"switch": r.switch, "contrast": r.contrast, "retriever": r.retriever, "wins": r.wins,
+                        "losses": r.losses, "ties": r.ties, "p": round(r.p, 4), "p adjusted": round(r.p_adjusted, 4),
+                        "difference": round(r.estimate, 3), "low": round(r.low, 3), "high": round(r.high, 3),
+                        "destroyed": " / ".join(f"{s} {n}" for s, n in r.destroyed.items()), "status": r.status}
+                       for r in res.rows]))
+    return 0
+
+
 def register(sub, common) -> None:
-    """Add ``best`` and ``recommend`` to the subparsers ``sub``."""
+    """Add ``best``, ``recommend`` and ``effects`` to the subparsers ``sub``."""
     p = sub.add_parser("best", help="the best configuration at R@k and the set not shown worse than it "
                                     "(comparison with the best, simultaneous over the configurations shown)")
     common(p)
@@ -101,3 +129,11 @@ def register(sub, common) -> None:
                    help=f"goal: at most this share of off-topic queries get sources (default {DEFAULT_MAX_BLUFF})")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_recommend, k=PRIMARY_K)
+
+    p = sub.add_parser("effects", help="what each chunking switch does: boundaries C-A, D-B; header E-C, F-D; "
+                                       "overlap B-A, D-C, F-E, per retriever, one family (simultaneous)")
+    common(p)
+    p.add_argument("--strategies", default=None, help="comma-separated (default: all six)")
+    p.add_argument("--retrievers", default=None, help="comma-separated (default: all)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_effects, k=PRIMARY_K)

@@ -210,7 +210,8 @@ def upper_bound_words(count: int, n: int, what: str, *, confidence: float = 0.95
 # ---------------------------------------------------------------------------
 
 
-def questions_needed(d, phrasings: int, *, alpha: float = ALPHA, power: float = 0.8) -> float | None:
+def questions_needed(d, phrasings: int, *, alpha: float = ALPHA, power: float = 0.8,
+                     z: float | None = None) -> float | None:
     """Questions needed for the paired test to detect the observed difference with ``power``.
 
     Parameters
@@ -219,6 +220,10 @@ def questions_needed(d, phrasings: int, *, alpha: float = ALPHA, power: float = 
         Per-question differences (:func:`question_differences`) on the current set.
     phrasings : int
         Phrasings per question (P); the difference per question is ``d / P``.
+    z : float, optional
+        The test's critical value on the standardised sum (default: the two-sided
+        normal quantile at ``alpha``, the pair alone). A family's max-T test rejects
+        this pair when ``|sum d| > c``, i.e. at ``z = c / sqrt(sum d^2)``.
 
     Returns
     -------
@@ -252,23 +257,35 @@ def questions_needed(d, phrasings: int, *, alpha: float = ALPHA, power: float = 
     if delta == 0:
         return None
     pi = float((x**2).mean())
-    za = NormalDist().inv_cdf(1 - alpha / 2)
+    za = NormalDist().inv_cdf(1 - alpha / 2) if z is None else float(z)
     zb = NormalDist().inv_cdf(power)
     return (za * math.sqrt(pi) + zb * math.sqrt(max(pi - delta**2, 0.0))) ** 2 / delta**2
 
 
-def power_words(d, phrasings: int, *, alpha: float = ALPHA, power: float = 0.8) -> str:
-    """The sample size of :func:`questions_needed` in a sentence a product owner reads."""
+def power_words(d, phrasings: int, *, alpha: float = ALPHA, power: float = 0.8, family_size: int = 1,
+                z_family: float | None = None, reached: bool | None = None) -> str:
+    """Questions needed in a sentence: "alone: N; within this family of M: N'" (the test actually used).
+
+    ``z_family`` is the family's critical value for this pair (see :func:`questions_needed`);
+    ``reached`` whether the family's verdict is "different" now. "Enough" is only
+    said of the family's own test, and never beside a verdict the family did not reach.
+
+    >>> power_words([1] * 6 + [-1] * 2 + [0] * 24, 1)
+    'To detect a difference of 0.12 80% of the time takes about 124 questions (this pair alone); there are 32.'
+    """
     n_now = len(d)
     need = questions_needed(d, phrasings, alpha=alpha, power=power)
     if need is None:
         return (f"No difference was observed on these {n_now} questions: no number of questions "
                 "would detect one that is not there.")
-    n = math.ceil(need)
     each = f" (each in {phrasings} phrasings)" if phrasings > 1 else ""
-    diff = float(np.mean(np.asarray(d, dtype=float) / phrasings))
-    if n <= n_now:
-        return (f"A difference of {diff:+.2f} needs about {n} questions{each} to be detected {power:.0%} of the "
-                f"time; these {n_now} are enough.")
-    return (f"To detect a difference of {diff:+.2f} {power:.0%} of the time would take about {n} questions{each}; "
-            f"there are {n_now}.")
+    diff = abs(float(np.mean(np.asarray(d, dtype=float) / phrasings)))
+    alone = math.ceil(need)
+    if family_size <= 1 or z_family is None:
+        enough = "; these are enough" if alone <= n_now and reached is not False else f"; there are {n_now}"
+        return (f"To detect a difference of {diff:.2f} {power:.0%} of the time takes about {alone} questions{each} "
+                f"(this pair alone){enough}.")
+    fam = math.ceil(questions_needed(d, phrasings, alpha=alpha, power=power, z=z_family))
+    tail = ("; these are enough" if fam <= n_now and reached else f"; there are {n_now}")
+    return (f"To detect a difference of {diff:.2f} {power:.0%} of the time: alone: {alone} questions{each}; "
+            f"within this family of {family_size}: {fam}{tail}.")

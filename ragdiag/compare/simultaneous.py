@@ -1,29 +1,32 @@
 """Simultaneous intervals that agree with their verdicts: one paired max-statistic permutation per family.
 
 A family is a set of pairs of systems (configurations) compared on the same
-questions. Its null distribution is that of the largest absolute difference of
-means over the family's pairs when, within each question, the systems'
-outcomes are shuffled among themselves (randomised Tukey HSD, or max-T: the
-phrasings of a question stay together, so questions are the unit). From that
-one distribution come both
+questions. For a pair, ``S`` is the sum over questions of its per-question
+differences (each summed over the question's phrasings) and ``Q`` the sum of
+their squares; its statistic is the studentised ``|S| / sqrt(Q)`` (a pair alone:
+``|S|``, the exact sign-flip statistic). The family's null distribution is that
+of the largest statistic over its pairs when, within each question, the
+systems' outcomes are shuffled among themselves (randomised Tukey HSD / max-T:
+the phrasings of a question stay together, so questions are the unit). From
+that one distribution come both
 
-* the adjusted p of each pair, ``P(max* >= |observed difference|)``, and
-* the simultaneous interval ``difference +/- c``, where ``c`` is the largest
-  value of the null's support at which that tail probability is still at least
-  ``alpha``.
+* the adjusted p of each pair, ``P(max* >= observed statistic)``, and
+* the simultaneous interval ``S/n +/- c * sqrt(Q)/n`` (``n`` queries), where
+  ``c`` is the largest value of the null's support whose tail probability is
+  still at least ``alpha``.
 
 So an interval excludes 0 exactly when the adjusted p is below ``alpha``: the
-tail is a non-increasing step function of ``t``, at least ``alpha`` up to
-``c`` and below it past ``c``. Outcomes are summed in integer units (hits are
-integers; reciprocal ranks are counted in units of 1e-9), so the comparison is
-exact, not up to rounding.
+tail is a non-increasing step function, at least ``alpha`` up to ``c`` and below
+it past ``c`` (and the half-width is nudged by at most one unit in the last
+place where rounding of ``c * sqrt(Q)`` would say otherwise). Outcomes are summed
+in integer units (hits are integers; reciprocal ranks are counted in units of
+1e-9).
 
 The null is enumerated exactly when it is small (one pair of hits: the sign
-flips of the per-question differences, by integer convolution; otherwise when
-there are at most :data:`EXACT_LIMIT` arrangements), else drawn by a seeded
-Monte Carlo of :data:`MAX_T_DRAWS` shuffles (seed :data:`ragdiag.defaults.SEED`)
-with the observed arrangement counted as one of them. :attr:`MaxT.method`
-says which.
+flips, by integer convolution; otherwise when there are at most
+:data:`EXACT_LIMIT` arrangements), else drawn by a seeded Monte Carlo of
+:data:`MAX_T_DRAWS` shuffles (seed :data:`ragdiag.defaults.SEED`) with the
+observed arrangement counted as one of them. :attr:`MaxT.method` says which.
 
 References
 ----------
@@ -45,7 +48,7 @@ import numpy as np
 
 from ..defaults import ALPHA, SEED
 
-__all__ = ["MaxT", "SimultaneousRow", "max_t", "MAX_T_DRAWS", "EXACT_LIMIT", "bh_qvalues", "integer_units"]
+__all__ = ["MaxT", "SimultaneousRow", "max_t", "MAX_T_DRAWS", "EXACT_LIMIT", "bh_qvalues", "integer_units", "scale_of"]
 
 #: Monte Carlo shuffles of a family whose null is too large to enumerate (seeded with :data:`ragdiag.defaults.SEED`).
 MAX_T_DRAWS = 20_000
@@ -54,6 +57,7 @@ EXACT_LIMIT = 100_000
 #: The unit reciprocal ranks (and any real outcome) are counted in.
 REAL_UNIT = 1e-9
 _CHUNK = 1000
+_EXACT_SIGNS = 20  # one pair of real outcomes: every sign pattern up to this many non-zero questions
 
 
 def integer_units(values) -> tuple[np.ndarray, float]:
@@ -153,14 +157,16 @@ def _arrangements(blocks: Sequence[Sequence[int]], n_q: int) -> int:
     return math.prod(math.factorial(len(b)) ** n_q for b in blocks)
 
 
-def _max_stat(sums: np.ndarray, pairs: np.ndarray) -> np.ndarray:
-    """Max over pairs of |T_a - T_b| per row of ``sums`` (draws, systems)."""
-    return np.abs(sums[:, pairs[:, 0]] - sums[:, pairs[:, 1]]).max(axis=1)
+def _studentised(S: np.ndarray, Q: np.ndarray) -> np.ndarray:
+    """``|S| / sqrt(Q)`` elementwise, 0 where ``Q`` is 0 (no question differs: nothing to see)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(Q > 0, np.abs(S) / np.sqrt(Q), 0.0)
 
 
 def _enumerate(Y: np.ndarray, blocks, pairs: np.ndarray) -> np.ndarray:
     """Every arrangement's max statistic (small nulls only)."""
-    per_q = []
+    S = np.zeros((1, pairs.shape[0]), dtype=np.int64)
+    Q = np.zeros((1, pairs.shape[0]), dtype=np.float64)  # squares in floats: units of 1e-9 overflow int64
     for g in range(Y.shape[1]):
         options = []
         for perm in itertools.product(*(itertools.permutations(b) for b in blocks)):
@@ -168,27 +174,27 @@ def _enumerate(Y: np.ndarray, blocks, pairs: np.ndarray) -> np.ndarray:
             for b, p in zip(blocks, perm):
                 col[list(b)] = Y[list(p), g]
             options.append(col)
-        per_q.append(np.array(options))
-    sums = np.zeros((1, Y.shape[0]), dtype=np.int64)
-    for opts in per_q:  # all combinations, question by question
-        sums = (sums[:, None, :] + opts[None, :, :]).reshape(-1, Y.shape[0])
-    return _max_stat(sums, pairs)
+        opts = np.array(options)
+        d = opts[:, pairs[:, 0]] - opts[:, pairs[:, 1]]  # (options, pairs)
+        S = (S[:, None, :] + d[None, :, :]).reshape(-1, pairs.shape[0])  # all combinations, question by question
+        Q = (Q[:, None, :] + (d.astype(np.float64) ** 2)[None, :, :]).reshape(-1, pairs.shape[0])
+    return _studentised(S, Q).max(axis=1)
 
 
 def _monte_carlo(Y: np.ndarray, blocks, pairs: np.ndarray, draws: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     G = Y.shape[1]
+    chunk = max(1, min(_CHUNK, 2_000_000 // max(1, G * pairs.shape[0])))
     out = []
-    for start in range(0, draws, _CHUNK):
-        m = min(_CHUNK, draws - start)
-        sums = np.zeros((m, Y.shape[0]), dtype=np.int64)
+    for start in range(0, draws, chunk):
+        m = min(chunk, draws - start)
+        X = np.broadcast_to(Y.T, (m, G, Y.shape[0])).copy()  # (draws, questions, systems)
         for b in blocks:
             b = np.asarray(b)
-            sub = Y[b].T  # (G, K)
             order = np.argsort(rng.random((m, G, b.size)), axis=-1)
-            shuffled = np.take_along_axis(np.broadcast_to(sub, (m, G, b.size)), order, axis=-1)
-            sums[:, b] = shuffled.sum(axis=1)
-        out.append(_max_stat(sums, pairs))
+            X[:, :, b] = np.take_along_axis(X[:, :, b], order, axis=-1)
+        D = X[:, :, pairs[:, 0]] - X[:, :, pairs[:, 1]]  # (draws, questions, pairs)
+        out.append(_studentised(D.sum(axis=1), (D.astype(np.float64) ** 2).sum(axis=1)).max(axis=1))
     return np.concatenate(out)
 
 
@@ -246,23 +252,55 @@ def max_t(values, groups, pairs: Sequence[tuple[int, int]], *, blocks: Sequence[
     if blocks is None:
         blocks = [sorted(set(p.ravel().tolist()))]
     blocks = [list(b) for b in blocks if len(b) > 1]
-    totals = Y.sum(axis=1)
-    observed = np.abs(totals[p[:, 0]] - totals[p[:, 1]])
-    if p.shape[0] == 1 and unit == 1.0 and len(blocks) == 1 and len(blocks[0]) == 2:
-        null = _sign_flip_null(Y[p[0, 0]] - Y[p[0, 1]], alpha)
-    elif _arrangements(blocks, Y.shape[1]) <= EXACT_LIMIT:
-        n_arr = _arrangements(blocks, Y.shape[1])
-        null = _from_samples(_enumerate(Y, blocks, p), f"exact ({n_arr:,} arrangements)", alpha)
+    D = Y[p[:, 0]] - Y[p[:, 1]]  # (pairs, questions)
+    S = D.sum(axis=1)
+    Q = (D.astype(np.float64) ** 2).sum(axis=1)
+    scale = np.sqrt(Q)
+    alone = p.shape[0] == 1 and len(blocks) == 1 and len(blocks[0]) == 2
+    if alone:  # one pair: the sign flips of its differences; the scale is the same in every pattern
+        scale = np.ones(1)
+        observed = np.abs(S).astype(np.float64)
+        if unit == 1.0:
+            null = _sign_flip_null(D[0], alpha)
+        elif np.count_nonzero(D[0]) <= _EXACT_SIGNS:
+            sums = np.zeros(1, dtype=np.int64)
+            for v in D[0][D[0] != 0].tolist():  # every sign pattern, by doubling
+                sums = np.concatenate([sums + v, sums - v])
+            null = _from_samples(np.abs(sums), f"exact ({sums.size:,} sign patterns)", alpha)
+        else:
+            flips = _monte_carlo(Y[p[0]], [[0, 1]], np.array([[0, 1]]), draws, seed) * scale_of(D[0])
+            null = _from_samples(np.concatenate([observed, np.round(flips)]),
+                                 f"monte carlo ({draws:,} seeded sign flips and the observed one)", alpha)
     else:
-        samples = np.concatenate([[observed.max()], _monte_carlo(Y, blocks, p, draws, seed)])
-        null = _from_samples(samples, f"monte carlo ({draws:,} seeded shuffles and the observed one)", alpha)
+        observed = _studentised(S, Q)
+        if _arrangements(blocks, Y.shape[1]) <= EXACT_LIMIT:
+            n_arr = _arrangements(blocks, Y.shape[1])
+            null = _from_samples(_enumerate(Y, blocks, p), f"exact ({n_arr:,} arrangements)", alpha)
+        else:
+            samples = np.concatenate([[observed.max()], _monte_carlo(Y, blocks, p, draws, seed)])
+            null = _from_samples(samples, f"monte carlo ({draws:,} seeded shuffles and the observed one)", alpha)
     c = null.critical
     rows = []
-    for (i, j), t in zip(p.tolist(), observed.tolist()):
-        s = int(totals[i] - totals[j])
-        scale = unit / n if n else math.nan
-        rows.append(SimultaneousRow(i, j, s * scale, (s - c) * scale, (s + c) * scale, null.tail(t)))
+    for (i, j), s_units, t, w in zip(p.tolist(), S.tolist(), observed.tolist(), scale.tolist()):
+        p_adj = null.tail(t)
+        half = c * w
+        # the interval excludes 0 exactly when t > c (iff p_adj < alpha); rounding of c * w may not undo that
+        if t > c and not abs(s_units) > half:
+            half = float(np.nextafter(abs(s_units), 0.0))
+        elif t <= c and abs(s_units) > half:
+            half = float(abs(s_units))
+        f = unit / n if n else math.nan
+        rows.append(SimultaneousRow(i, j, s_units * f, (s_units - half) * f, (s_units + half) * f, p_adj))
     return rows, null
+
+
+def scale_of(d: np.ndarray) -> float:
+    """``sqrt(sum d^2)``: the spread of a pair's sign-flip sum (its statistic's scale).
+
+    >>> scale_of(np.array([3, 4]))
+    5.0
+    """
+    return float(np.sqrt((np.asarray(d, dtype=np.float64) ** 2).sum()))
 
 
 def bh_qvalues(pvalues) -> np.ndarray:

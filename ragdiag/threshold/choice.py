@@ -184,6 +184,7 @@ class CutChoice:
     n_ood: int
     folds: int
     seed: int
+    conformal_rates: RateRow | None = None  # rate_rows at the conformal cut
 
     @property
     def proposed(self) -> dict | None:
@@ -191,6 +192,7 @@ class CutChoice:
         if self.goal.max_bluff is None:
             return None
         return {"cut": self.conformal_cut, "method": "conformal", "guarantee": self.conformal,
+                "rates": None if self.conformal_rates is None else self.conformal_rates.cells(),
                 "in_sample": in_sample_words(self.n_ood, self.goal.max_bluff) if self.n_ood else None}
 
     def as_json(self) -> dict:
@@ -245,4 +247,5 @@ def cut_choice(inputs: GateInputs, goal: Goal, *, folds: int = 5, seed: int | No
     else:
         c_cut, c_text = None, "a conformal cut certifies a bluff rate: state the goal as --max-bluff"
     return CutChoice(goal, goal.rule, cut, in_sample, cv, fold_cuts, c_cut, c_text,
-                     int(inputs.in_domain.sum()), int((~inputs.in_domain).sum()), folds, seed)
+                     int(inputs.in_domain.sum()), int((~inputs.in_domain).sum()), folds, seed,
+                     None if c_cut is None else rate_rows(inputs, [c_cut])[0])
