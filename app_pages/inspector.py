@@ -6,9 +6,10 @@ import pandas as pd
 import streamlit as st
 
 from ragdiag.citations import Answer, CharLocator, cite
-from ragdiag.defaults import PRIMARY_K
+from ragdiag.outcomes import query_outcomes
 from ragdiag.hubs import crowding
 from ragdiag.threshold import gate
+from ui import cache
 from ui.about import about_run
 from ui.context import config_words, context, url_synced, write_url
 from ui.diag import funnels_for
@@ -22,10 +23,23 @@ st.title("Inspector")
 ev, token = evaluation()
 ctx = context(ev, token)
 config, cut, keep = ctx.config, ctx.cut, ctx.keep
-fs = {f.config.label: f for f in funnels_for(token, PRIMARY_K, cut, keep, ev)}
+k = keep  # the gate's k is its keep: the outcome, the stage and the citations below all read the same top k
+fs = {f.config.label: f for f in funnels_for(token, k, cut, keep, ev)}
 res = ev.result(config)
 texts = {q.id: q.text for q in ev.queries}
-mine = {q.id: outcome_of(res, fs[config], q, i, k=PRIMARY_K, keep=keep, cut=cut) for i, q in enumerate(ev.queries)}
+
+
+def outcomes(label: str) -> dict:
+    """Every query's outcome under ``label`` (the library's ladder), with the funnel's words for the detail."""
+    def compute():
+        detail = {r.query_id: r.detail for r in fs[label].rows} if label in fs else {}
+        return {o.query_id: outcome_of(o, label, detail.get(o.query_id, ""))
+                for o in query_outcomes(ev, label, k=k, keep=keep, cut=cut)}
+
+    return cache.by_evaluation("outcomes", token, (label, k, keep, cut), compute)
+
+
+mine = outcomes(config)
 
 f1, f2, f3 = st.columns([2, 1, 1])
 search = f1.text_input("Search queries by text or id", key="search", bind="query-params",
@@ -33,7 +47,7 @@ search = f1.text_input("Search queries by text or id", key="search", bind="query
 failures = f2.checkbox("Only failures", key="failures", bind="query-params",
                        help="Answerable queries not answered, and off-topic queries that get sources (bluffs).")
 stage = f3.selectbox("Outcome", ["any", *OUTCOMES], key="stage", bind="query-params",
-                     help=f"Under the chosen configuration at k = {PRIMARY_K}, the cut and keep of the context.")
+                     help="Under the chosen configuration at the context's cut and keep (k = keep).")
 
 ids = [q.id for q in ev.queries]
 shown = [qid for qid in ids
@@ -65,18 +79,19 @@ o = mine[qid]
 
 st.html(f'<div style="font-size:1.3rem; font-weight:600; margin:.25rem 0" data-ragdiag="question">'
         f"{html.escape(query.text)}</div>")
-all_outcomes = [outcome_of(r, fs[c.label], query, qi, k=PRIMARY_K, keep=keep, cut=cut) for c, r in ev.results.items()]
+all_outcomes = [outcomes(c.label)[qid] for c in ev.results if not c.external]
 good = "answered" if query.in_domain else "abstained"
 under = answered_under(all_outcomes, good)
+named = ", ".join(under[:6]) + (f" and {len(under) - 6} more" if len(under) > 6 else "")
 verdict = (f"**{md_text(config_words(config))}** — {md_text(sentence(o))} "
-           + (f"{good.capitalize()} under: {md_text(', '.join(under))}." if under and o.outcome != good
+           + (f"{good.capitalize()} under: {md_text(named)}." if under and o.outcome != good
               else f"{good.capitalize()} under {len(under)} of {len(all_outcomes)} configurations."))
 (st.success if o.outcome == good else st.error)(verdict)
 
 frame = outcome_frame(all_outcomes, config)
 st.dataframe(highlight_row(frame, "configuration", config), hide_index=True, key="per_config",
              height=min(38 + 35 * len(frame), 420))
-st.caption(f"Every configuration on this query at k = {PRIMARY_K}, cut {cut:.3f}, keep {keep}; the chosen one "
+st.caption(f"Every configuration on this query at k = keep = {keep}, cut {cut:.3f}; the chosen one "
            "first. answer rank: of the first chunk holding the answer whole; closest distance: the closest of the "
            "chunks the gate looks at.")
 
@@ -96,8 +111,8 @@ chunks = ev.indexes[res.config.strategy].chunks
 if query.in_domain and o.outcome in ("ranked-low", "not-in-pool", "truncated"):
     st.subheader(f"What crowded the answer out under {config}")
     st.caption(f"The chunks ranked above the first chunk holding the answer, with how many queries have each in "
-               f"their top {PRIMARY_K} (k-occurrence; ratio to the expectation if uniform) and boilerplate flags.")
-    st.dataframe(pd.DataFrame(crowding(ev, config, qi, k=PRIMARY_K)), hide_index=True, key="crowding",
+               f"their top {k} (k-occurrence; ratio to the expectation if uniform) and boilerplate flags.")
+    st.dataframe(pd.DataFrame(crowding(ev, config, qi, k=k)), hide_index=True, key="crowding",
                  column_config={"distance": st.column_config.NumberColumn(format="%.3f")})
 st.subheader(f"Top hits of {config}")
 hits = top_hits(ev, config, qi, n=10)

@@ -65,7 +65,7 @@ st.caption(f"{rows[0].queries} answerable queries ({phrasing}: questions × phra
              f"R@{PRIMARY_K}; the context's configuration highlighted.")
 
 # ----- the funnel: where each answerable query was lost ----------------------------------------------
-fs = [f for f in funnels_for(token, PRIMARY_K, ctx.cut, ctx.keep, ev) if f.config.label in shown]
+fs = [f for f in funnels_for(token, ctx.keep, ctx.cut, ctx.keep, ev) if f.config.label in shown]  # k = keep
 if fs:
     frame = funnel_frame(fs)
     ff = {f.config.label: f for f in fs}
@@ -78,7 +78,7 @@ if fs:
     right.altair_chart(funnel_waterfall(frame, chosen), width="stretch")
     st.caption(f"Every answerable query gets the first stage that lost its answer, in pipeline order: destroyed by "
                f"the chunking, truncated by the encoder window, not in the pool (the top 25 a reranker rescores), "
-               f"ranked below k = {PRIMARY_K}, refused or kept-but-wrong by the gate (cut {ctx.cut:.3f}, keep "
+               f"ranked below k = keep = {ctx.keep}, refused or kept-but-wrong by the gate (cut {ctx.cut:.3f}, keep "
                f"{ctx.keep}), or answered. Counts are over all phrasings.")
     ftable, fconst = funnel_view(funnel_rows(fs))
     st.dataframe(highlight_row(ftable, "configuration", chosen), hide_index=True, key="funnel_table")

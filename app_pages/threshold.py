@@ -82,8 +82,8 @@ t.altair_chart(tradeoff_curve(curve, cut=cut, goal=target, goal_kind="bluffs" if
                                     f"{pct(row.bluffs / n_ood if n_ood else None)} at cut {cut:.3f}"),
                width="stretch")
 
-labels = {"answered": ("answered", n_in), "kept_wrong": ("kept, but not the answer", n_in),
-          "refused": ("refused by the cut", n_in), "bluffs": ("bluffs (off-topic, all)", n_ood),
+labels = {"answered": ("answered", n_in), "wrong_sources": ("sources, none holding the answer", n_in),
+          "no_answer": ("NO ANSWER (nothing under the cut)", n_in), "bluffs": ("bluffs (off-topic, all)", n_ood),
           "bluffs_near": ("bluffs (off-topic, near)", table.n_by_kind.get("near", 0)),
           "bluffs_far": ("bluffs (off-topic, far)", table.n_by_kind.get("far", 0))}
 records = [{"outcome": name, "queries": rates.outcome(key).count, "of (queries)": n,

@@ -50,24 +50,30 @@ __all__ = [
 #: The columns of ``per_query.csv`` / ``per_query.parquet``, in order.
 PER_QUERY_COLUMNS = (
     "strategy", "retriever", "query_id", "question_id", "phrasing", "needle_rank",
-    "diagnosis", "needle_distance", "top1_distance", "top1_chunk", "reciprocal_rank",
-    # the funnel (ragdiag.funnel): first stage lost at the primary k and default gate, ranks at each stage
-    "stage", "dense_rank", "bm25_rank", "pool_rank", "final_rank",
+    # the outcome ladder (ragdiag.outcomes) at the gate's k, keep and cut; the chunks the gate keeps there
+    "outcome", "kept", "needle_distance", "top1_distance", "top1_chunk", "reciprocal_rank",
+    # the funnel (ragdiag.funnel): ranks at each stage
+    "dense_rank", "bm25_rank", "pool_rank", "final_rank",
 )
 
 
 def per_query_records(ev: Evaluation) -> list[QueryRow]:
     """One :class:`~ragdiag.rows.QueryRow` per (configuration, query); ``needle_rank`` None when absent.
 
-    ``stage`` and the stage ranks come from :func:`ragdiag.funnel.stage_columns`
-    (answerable queries only; empty for ood queries and external runs).
+    ``outcome`` and ``kept`` come from :func:`ragdiag.outcomes.query_outcomes`
+    at :data:`~ragdiag.defaults.PRIMARY_K`, :data:`~ragdiag.defaults.DEFAULT_KEEP`
+    and :data:`~ragdiag.defaults.DEFAULT_CUT` (empty for external runs); the
+    stage ranks from :func:`ragdiag.funnel.stage_columns` (answerable queries
+    only; empty for ood queries and external runs).
     """
     from .funnel import STAGE_COLUMNS, stage_columns
+    from .outcomes import query_outcomes
 
     stages = stage_columns(ev)
     out = []
     for cfg, res in ev.results.items():
         rr = reciprocal_rank(res.needle_rank)
+        ladder = None if cfg.external else query_outcomes(ev, cfg)
         for i, q in enumerate(ev.queries):
             rank = int(res.needle_rank[i])
             nd = float(res.needle_distance[i])
@@ -78,7 +84,8 @@ def per_query_records(ev: Evaluation) -> list[QueryRow]:
                 question_id=q.question_id or "",
                 phrasing=q.phrasing,
                 needle_rank=rank if rank > 0 else None,
-                diagnosis=res.diagnosis[i],
+                outcome=ladder[i].outcome if ladder else None,
+                kept=ladder[i].kept if ladder else None,
                 needle_distance=None if np.isnan(nd) else round(nd, 6),
                 top1_distance=None if np.isnan(res.top1_distance[i]) else round(float(res.top1_distance[i]), 6),
                 top1_chunk=ev.hit_label(cfg, int(res.top_order[i, 0])),
@@ -93,7 +100,7 @@ def per_query_frame(ev: Evaluation):
     import pandas as pd
 
     df = pd.DataFrame([r.cells() for r in per_query_records(ev)], columns=list(PER_QUERY_COLUMNS))
-    for col in ("needle_rank", "dense_rank", "bm25_rank", "pool_rank", "final_rank"):
+    for col in ("needle_rank", "kept", "dense_rank", "bm25_rank", "pool_rank", "final_rank"):
         df[col] = df[col].astype("Int64")
     return df
 

@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 #: The outcomes of a :class:`RateRow`, in column order.
-OUTCOME_KEYS = ("answered", "kept_wrong", "refused", "bluffs", "bluffs_near", "bluffs_far")
+OUTCOME_KEYS = ("answered", "wrong_sources", "no_answer", "bluffs", "bluffs_near", "bluffs_far")
 
 
 def _flat(name: str, iv: Interval) -> dict:
@@ -99,8 +99,12 @@ class SummaryRow:
 
 @dataclass(frozen=True)
 class SweepRow:
-    """Gate counts at one cut: in-domain ``answered + kept_wrong + refused``, ood ``bluffs + ood_refused``.
+    """Gate counts at one cut: in-domain ``answered + wrong_sources + no_answer``, ood ``bluffs + abstained``.
 
+    ``wrong_sources``: answerable queries given sources, none holding the
+    answer; ``no_answer``: answerable queries given nothing (whatever their rung
+    of :data:`ragdiag.outcomes.LADDER`: the ladder's ``kept-but-wrong`` and
+    ``refused`` are the part of these whose needle was in the top k).
     ``lost`` is the answerable queries not answered; ``bluffs_by_kind`` the
     bluffs per out-of-domain kind (columns ``bluffs_near``, ``bluffs_far``).
 
@@ -110,11 +114,11 @@ class SweepRow:
 
     cut: float
     answered: int
-    kept_wrong: int
-    refused: int
+    wrong_sources: int
+    no_answer: int
     lost: int
     bluffs: int
-    ood_refused: int
+    abstained: int
     bluffs_by_kind: Mapping[str, int]
 
     def cells(self) -> dict:
@@ -150,8 +154,8 @@ class RateRow:
 
     cut: float
     answered: RateCell
-    kept_wrong: RateCell
-    refused: RateCell
+    wrong_sources: RateCell
+    no_answer: RateCell
     bluffs: RateCell
     bluffs_near: RateCell
     bluffs_far: RateCell
@@ -262,10 +266,12 @@ class RedundancyRow:
 
 @dataclass(frozen=True)
 class QueryRow:
-    """One (configuration, query) outcome: the needle's rank and distance, the diagnosis and the funnel stage.
+    """One (configuration, query): the needle's rank and distance, its outcome and the funnel's ranks.
 
-    ``None`` where a value does not apply (no needle found, an ood query, a stage
-    column of an external run).
+    ``outcome``: the query's rung of :data:`ragdiag.outcomes.LADDER` (ood:
+    ``bluff`` / ``abstained``) at the gate's k, keep and cut; ``kept``: the
+    chunks the gate keeps there. ``None`` where a value does not apply (no
+    needle found, an ood query, an external run).
     """
 
     strategy: str
@@ -274,12 +280,12 @@ class QueryRow:
     question_id: str
     phrasing: str
     needle_rank: int | None
-    diagnosis: str
+    outcome: str | None
+    kept: int | None
     needle_distance: float | None
     top1_distance: float | None
     top1_chunk: str
     reciprocal_rank: float | None
-    stage: str | None
     dense_rank: int | None
     bm25_rank: int | None
     pool_rank: int | None

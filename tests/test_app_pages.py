@@ -189,7 +189,7 @@ def test_threshold_rates_equal_the_sweep_at_the_context_cut(fake_app, lib):
     row = sweep(inputs, [0.7]).row(0.7)
     shown = _rates(at)
     assert shown["answered"]["queries"] == row.answered
-    assert shown["refused by the cut"]["queries"] == row.refused
+    assert shown["NO ANSWER (nothing under the cut)"]["queries"] == row.no_answer
     assert shown["bluffs (off-topic, all)"]["queries"] == row.bluffs
     assert shown["answered"]["share (95% interval)"] == rate(rate_rows(inputs, [0.7])[0].answered)
 

@@ -163,7 +163,7 @@ def md_rows(md: str, first_cell: str) -> list[list[str]]:
 def test_fixture_has_what_the_report_must_show(report):
     assert report.destroyed_counts == {"A": 5, "C": 0}
     assert report.bluffs and report.bluffs[0].query_id == "o1"
-    assert 0 < report.sweep_row.answered < report.n_in and report.sweep_row.refused > 0
+    assert 0 < report.sweep_row.answered < report.n_in and report.sweep_row.no_answer > 0
 
 
 def test_html_is_self_contained(html_text):
@@ -200,8 +200,8 @@ def test_recall_numbers_are_those_of_summary_json(summary, html_text, md_text):
 def test_sweep_row_and_bluffs_are_the_librarys(ev, report, html_text, md_text):
     expected = sweep_table(ev, "C/dense", keep=KEEP, cuts=[CUT]).row(CUT)
     s = report.sweep_row
-    assert (s.cut, s.answered, s.kept_wrong, s.refused, s.lost, s.bluffs) == tuple(
-        getattr(expected, key) for key in ("cut", "answered", "kept_wrong", "refused", "lost", "bluffs"))
+    assert (s.cut, s.answered, s.wrong_sources, s.no_answer, s.lost, s.bluffs) == tuple(
+        getattr(expected, key) for key in ("cut", "answered", "wrong_sources", "no_answer", "lost", "bluffs"))
     assert dict(s.bluffs_by_kind) == {"near": expected.bluffs_by_kind["near"], "far": expected.bluffs_by_kind["far"]}
     cells = table_rows(html_text, "tradeoff")
     rates = rate_rows(gate_inputs_for(ev, "C/dense", keep=KEEP), [CUT])[0]
@@ -211,7 +211,7 @@ def test_sweep_row_and_bluffs_are_the_librarys(ev, report, html_text, md_text):
         assert c.count == getattr(expected, key)
         return f"{c.count} ({100 * c.rate:.0f}% [{100 * c.low:.0f}, {100 * c.high:.0f}])"
 
-    want = [f"{CUT:g}", cell("answered"), cell("kept_wrong"), cell("refused"), str(expected.lost), cell("bluffs")]
+    want = [f"{CUT:g}", cell("answered"), cell("wrong_sources"), cell("no_answer"), str(expected.lost), cell("bluffs")]
     assert cells == [want]
     assert [[c.replace("\\", "") for c in row] for row in md_rows(md_text, f"{CUT:g}")] == [want]  # md escapes [ ]
     bluffs = bluffs_at(ev.result("C/dense"), ev.queries, cut=CUT, keep=KEEP)

@@ -11,8 +11,8 @@ __all__ = ["recall_chart", "distance_histogram", "tradeoff_chart", "pairwise_hea
 
 OUTCOME_COLORS = {
     "answered": "#2e7d32",
-    "kept but wrong": "#f9a825",
-    "refused": "#78909c",
+    "wrong sources": "#f9a825",
+    "no answer": "#78909c",
     "bluffs (near ood)": "#c62828",
     "bluffs (far ood)": "#ff7043",
     "bluffs (all ood)": "#6a1b9a",
@@ -68,7 +68,7 @@ def distance_histogram(df: pd.DataFrame, *, cut: float | None = None, step: floa
 
 
 def tradeoff_chart(df: pd.DataFrame, *, cut: float | None = None) -> alt.Chart:
-    """Rates of answered, kept-but-wrong, refused and near/far bluffs against the cut, with 95% bands
+    """Rates of answered, wrong sources, no answer and near/far bluffs against the cut, with 95% bands
     (``frames.sweep_frame`` with rates)."""
     color = alt.Color("outcome:N", scale=alt.Scale(domain=list(OUTCOME_COLORS), range=list(OUTCOME_COLORS.values())),
                       legend=alt.Legend(orient="bottom", title=None, labelLimit=300, columns=3))

@@ -1,9 +1,9 @@
 """The Inspector's words: one outcome per (configuration, query) in one vocabulary, and why, in one sentence.
 
-Answerable queries take the funnel's ladder (destroyed → truncated → not-in-pool
-→ ranked-low → refused / kept-but-wrong / answered, at the gate's k, cut and
-keep); off-topic queries are a bluff (the gate passes a source) or abstained.
-Pure functions (no streamlit).
+The vocabulary is the library's ladder (:mod:`ragdiag.outcomes`): answerable
+queries are destroyed → truncated → not-in-pool → ranked-low → refused /
+kept-but-wrong / answered, at the gate's k, cut and keep; off-topic queries are
+a bluff (the gate passes a source) or abstained. Pure functions (no streamlit).
 """
 
 from __future__ import annotations
@@ -13,14 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ragdiag.funnel import STAGES
+from ragdiag.outcomes import OUTCOMES, QueryOutcome
 from ui.fmt import DASH, ordinal
 
 __all__ = ["OUTCOMES", "FAILURES", "Outcome", "outcome_of", "sentence", "outcome_frame", "answered_under"]
 
-OOD_OUTCOMES = ("bluff", "abstained")
-#: The one vocabulary: the funnel's ladder for answerable queries, then the two off-topic outcomes.
-OUTCOMES = (*STAGES, *OOD_OUTCOMES)
 #: Outcomes a person would want to look at.
 FAILURES = frozenset(OUTCOMES) - {"answered", "abstained"}
 
@@ -41,23 +38,16 @@ class Outcome:
     cut: float
 
 
-def outcome_of(result, funnel, query, qi: int, *, k: int, keep: int, cut: float) -> Outcome:
-    """The outcome of query ``qi`` under one configuration (``funnel``: its :class:`~ragdiag.funnel.Funnel`)."""
-    dist = result.top_distance[qi, :keep]
-    closest = float(np.min(dist)) if dist.size else float("inf")
-    passed = int((dist < cut).sum())
-    rank = int(result.needle_rank[qi]) or None if query.in_domain else None
-    nd = float(result.needle_distance[qi]) if query.in_domain else float("nan")
-    if query.in_domain:
-        row = funnel.stage_of(query.id)
-        outcome, detail = row.stage, row.detail
-    else:
-        outcome, detail = ("bluff" if passed else "abstained"), ""
-    return Outcome(result.config.label, outcome, rank, None if np.isnan(nd) else nd, closest, passed, detail,
-                   k, keep, cut)
+def outcome_of(q: QueryOutcome, config: str, detail: str = "") -> Outcome:
+    """The Inspector's record of one :class:`~ragdiag.outcomes.QueryOutcome` under ``config`` (``detail``: the
+    funnel's words on where the answer went, e.g. where the chunking cut it)."""
+    return Outcome(config, q.outcome, q.needle_rank if q.in_domain else None, q.needle_distance,
+                   float("inf") if q.closest is None else q.closest, q.kept, detail, q.k, q.keep, q.cut)
 
 
 def _gate_words(o: Outcome) -> str:
+    if o.passed == 0 and o.closest == float("inf"):
+        return "nothing was retrieved, so NO ANSWER"
     if o.passed == 0:
         return f"nothing was closer than the cut {o.cut:.3f} (closest {o.closest:.3f}), so NO ANSWER"
     return (f"the gate passed {o.passed} chunk{'s' if o.passed > 1 else ''} under the cut {o.cut:.3f} "
@@ -71,11 +61,14 @@ def sentence(o: Outcome) -> str:
     if o.outcome == "answered":
         return f"Answered: {ranked} (k = {o.k}){at}, under the cut {o.cut:.3f}."
     if o.outcome == "destroyed":
-        return f"Lost: no chunk holds the answer whole, the chunking cut it ({o.detail}); {_gate_words(o)}."
+        cut_at = f" ({o.detail})" if o.detail else ""
+        return f"Lost: no chunk holds the answer whole, the chunking cut it{cut_at}; {_gate_words(o)}."
     if o.outcome == "truncated":
-        return f"Lost: {o.detail}, so its vector never saw the answer; {_gate_words(o)}."
+        return (f"Lost: {o.detail or 'the encoder window cuts every chunk holding the answer before it'}, so its "
+                f"vector never saw the answer; {_gate_words(o)}.")
     if o.outcome == "not-in-pool":
-        return f"Lost: the answer never reached the reranker ({o.detail}); {_gate_words(o)}."
+        why = f" ({o.detail})" if o.detail else ""
+        return f"Lost: the answer never reached the reranker{why}; {_gate_words(o)}."
     if o.outcome == "ranked-low":
         return f"Lost: {ranked} (k = {o.k}); {_gate_words(o)}."
     if o.outcome == "refused":

@@ -20,7 +20,7 @@ from ui import cache
 from ui.background import Background
 from ui.state import Settings, _file_sha, load_inputs, operator_settings, read_inputs, settings
 
-__all__ = ["evaluation", "first_strategy", "job_notes", "start_operator_job", "url_strategies"]
+__all__ = ["evaluation", "evaluation_of", "first_strategy", "job_notes", "start_operator_job", "url_strategies"]
 
 
 def first_strategy(s: Settings) -> str:
@@ -122,3 +122,37 @@ def job_notes() -> list[str]:
     s = settings()
     corpus, truth = load_inputs(s)
     return list(_background_for(s, corpus, truth).notes)
+
+
+def evaluation_of(strategies: tuple[str, ...], retrievers: tuple[str, ...]) -> tuple[Evaluation, str]:
+    """The shared job of these inputs for other ``strategies`` and ``retrievers`` (the Variants page's), waited for.
+
+    The same job as :func:`evaluation` (one per input set and retriever set, shared by every session, the
+    store reused), started on first use; the page waits, with a progress bar, until it is done.
+    """
+    s = settings()
+    corpus, truth = load_inputs(s)
+    from ragdiag.encoder import ModelUnavailable
+
+    try:
+        bg = cache.background(s.corpus, str(s.truth_path), tuple(strategies), tuple(retrievers), corpus.sha256,
+                         _file_sha(s.truth_path), s.cache, strategies[0], corpus, truth)
+    except ModelUnavailable as exc:
+        st.error(str(exc))
+        st.stop()
+    sched = bg.scheduler
+    need = list(strategies)
+    if not sched.wait(need, timeout=0):
+        bar = st.progress(0.0, text="Starting…")
+        while not sched.wait(need, timeout=1.0):
+            state = sched.state()
+            frac = state.done / state.total if state.total else 0.0
+            bar.progress(min(max(frac, 0.0), 1.0), text=state.describe())
+        bar.empty()
+    state = sched.state()
+    for name in need:
+        if name in state.failed:
+            st.error(f"Strategy {name} could not be evaluated: {state.failed[name]}")
+            st.stop()
+    ev, ready = bg.merged()
+    return ev, f"{bg.token}:{','.join(ready)}"

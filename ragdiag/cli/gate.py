@@ -115,5 +115,5 @@ def _rates_line(cells: dict) -> str:
         rate = "n/a" if c.rate is None else f"{c.rate:.3f}"
         return f"{name} {c.count} = {rate} [{c.low:.3f}, {c.high:.3f}]"
 
-    return "; ".join(one(n) for n in ("answered", "kept_wrong", "bluffs") if n in cells)
+    return "; ".join(one(n) for n in ("answered", "wrong_sources", "bluffs") if n in cells)
 

@@ -139,7 +139,7 @@ def _gate_section(ev: Evaluation, cfg: Config, cut: float, keep: int) -> GateSec
         cuts = np.round(np.arange(0.0, cut + 0.0025, 0.005), 6)
     t = sweep(inputs, cuts)
     curve = Curve(tuple(float(c) for c in t.cuts), tuple(int(v) for v in t.answered),
-                  tuple(int(v) for v in t.kept_wrong), tuple(int(v) for v in t.refused),
+                  tuple(int(v) for v in t.wrong_sources), tuple(int(v) for v in t.no_answer),
                   tuple(int(v) for v in t.bluffs))
     return GateSection(cfg.label, cut, keep, t.n_in, t.n_ood, row, rates, curve, dict(t.n_by_kind), choice)
 

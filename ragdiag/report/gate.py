@@ -22,8 +22,8 @@ class Curve:
 
     cuts: tuple[float, ...]
     answered: tuple[int, ...]
-    kept_wrong: tuple[int, ...]
-    refused: tuple[int, ...]
+    wrong_sources: tuple[int, ...]
+    no_answer: tuple[int, ...]
     bluffs: tuple[int, ...]
 
 
@@ -37,7 +37,7 @@ class GateSection:
     n_in: int
     n_ood: int
     row: GateRow
-    rates: Mapping[str, RateCell]  # answered, kept_wrong, refused, bluffs
+    rates: Mapping[str, RateCell]  # answered, wrong_sources, no_answer, bluffs
     curve: Curve
     ood_kinds: Mapping[str, int]  # ood kind -> queries
     choice: dict  # threshold.CutChoice.as_json() for the default goal ({} when not computed)
@@ -56,9 +56,10 @@ class GateSection:
     def table(self) -> Table:
         """The one-row trade-off table: counts with their rates and intervals."""
         s = self.row
-        return Table.of(["cut", "answered", "kept but wrong", "refused", "lost", "bluffs"],
-                        [[f"{s.cut:g}", self._rate("answered", s.answered), self._rate("kept_wrong", s.kept_wrong),
-                          self._rate("refused", s.refused), s.lost, self._rate("bluffs", s.bluffs)]],
+        return Table.of(["cut", "answered", "wrong sources", "no answer", "lost", "bluffs"],
+                        [[f"{s.cut:g}", self._rate("answered", s.answered),
+                          self._rate("wrong_sources", s.wrong_sources), self._rate("no_answer", s.no_answer),
+                          s.lost, self._rate("bluffs", s.bluffs)]],
                         numeric=range(6), id="tradeoff")
 
     def bluff_words(self) -> str:
@@ -100,8 +101,8 @@ class GateSection:
         n_in, n_ood = max(self.n_in, 1), self.n_ood
         lines = [
             Line(f"answered (of {self.n_in})", [v / n_in for v in c.answered]),
-            Line(f"kept but wrong (of {self.n_in})", [v / n_in for v in c.kept_wrong]),
-            Line(f"refused (of {self.n_in})", [v / n_in for v in c.refused]),
+            Line(f"wrong sources (of {self.n_in})", [v / n_in for v in c.wrong_sources]),
+            Line(f"no answer (of {self.n_in})", [v / n_in for v in c.no_answer]),
         ]
         if n_ood:
             lines.append(Line(f"bluffs (of {n_ood})", [v / n_ood for v in c.bluffs]))

@@ -214,7 +214,7 @@ def cross_validate(inputs: GateInputs, goal: Goal, *, folds: int = 5,
 
     Each fold's cut is chosen by :func:`choose_cut` on the other folds and
     applied to the fold; the held-out outcomes are pooled over the folds.
-    Returns (``{outcome: RateCell}`` for answered, kept_wrong, refused and bluffs; the fold cuts).
+    Returns (``{outcome: RateCell}`` for answered, wrong_sources, no_answer and bluffs; the fold cuts).
     """
     seed = SEED if seed is None else seed
     fold = _folds(inputs, folds, seed)
