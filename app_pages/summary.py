@@ -20,7 +20,6 @@ st.markdown(f"{rate(rec.answered)} of questions answered; {rate(rec.bluffs)} of 
             f"{rec.keep} chunks · k = {rec.k}</span>", unsafe_allow_html=True)
 
 ru = rec.runner_up_rates or {}
-vs = f"vs {describe}" if (describe := (config_words(rec.runner_up) if rec.runner_up else "")) else None
 c1, c2, c3 = st.columns(3)
 for col, key, label, better_up in ((c1, "answered", "answered", True), (c2, "bluffs", "bluffs", False),
                                    (c3, "lost", "lost", False)):
@@ -28,19 +27,22 @@ for col, key, label, better_up in ((c1, "answered", "answered", True), (c2, "blu
     other = ru.get(key)
     delta = None
     if other is not None and cell.rate is not None and other.rate is not None:
-        delta = f"{points(cell.rate - other.rate)} {vs}" if vs else points(cell.rate - other.rate)
+        delta = f"{points(cell.rate - other.rate)} vs runner-up"
     col.metric(f"{label} (share of queries, 95% interval)", rate(cell), delta=delta,
                delta_color="normal" if better_up else "inverse", border=True,
-               help=f"{cell.count} queries; difference in percentage points against the runner-up.")
+               help=f"{cell.count} queries; the difference is in percentage points.")
+if rec.runner_up:
+    st.caption(f"Runner-up: {md_text(config_words(rec.runner_up))}"
+               + (f" at its own cut {rec.runner_up_cut:.4f}" if rec.runner_up_cut is not None else "") + ".")
 st.caption(md_text(rec.why))
 
-b1, b2 = st.columns([1, 3])
-b1.button("Use this configuration and cut", type="primary", key="use_recommended", on_click=use,
+st.button("Use this configuration and cut", type="primary", key="use_recommended", on_click=use,
           kwargs={"config": rec.config, "cut": rec.cut, "keep": rec.keep},
           disabled=ctx.chosen and ctx.config == rec.config and abs(ctx.cut - rec.cut) < 1e-9,
           help="Sets the context (sidebar and URL) every page shows.")
 if len(rec.best_set) > 1:
-    b2.caption("Not shown worse than the best at k = " + f"{rec.k}: "
-               + "; ".join(md_text(config_words(c)) for c in rec.best_set) + ".")
-b2.caption(f"Cut chosen by: {md_text(rec.cut_method)} (goal: at most {pct(rec.max_bluff)} bluffs).")
+    with st.expander(f"{len(rec.best_set)} configurations are not shown worse than the best at k = {rec.k}"):
+        st.markdown("\n".join(f"- {md_text(config_words(c))}" for c in rec.best_set))
+st.caption(f"Cut chosen by: {md_text(rec.cut_method)} (goal: at most {pct(rec.max_bluff)} bluffs)."
+           + (f" {md_text(rec.guarantee)}" if getattr(rec, "guarantee", "") else ""))
 about_run(ev)

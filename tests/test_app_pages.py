@@ -111,7 +111,7 @@ def test_summary_deltas_are_against_the_runner_up(fake_app, lib):
     deltas = [m.proto.delta for m in at.metric]
     if rec.runner_up_rates:
         want = [points(getattr(rec, k).rate - rec.runner_up_rates[k].rate) for k in ("answered", "bluffs", "lost")]
-        assert [d.split(" vs ")[0] for d in deltas] == want
+        assert deltas == [f"{w} vs runner-up" for w in want]
     else:
         assert deltas == ["", "", ""]
 

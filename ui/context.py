@@ -16,7 +16,7 @@ from ragdiag.defaults import DEFAULT_CUT, DEFAULT_KEEP, TOP
 from ragdiag.evaluate import Evaluation
 from ui.state import UNAVAILABLE_KEY as _UNAVAILABLE, Settings, settings
 
-__all__ = ["Context", "context", "context_sidebar", "use", "config_words", "remember_unavailable", "url_synced",
+__all__ = ["Context", "context", "gate_settings", "context_sidebar", "use", "config_words", "remember_unavailable", "url_synced",
            "write_url",
            "recommendation", "CONFIG_KEY", "CUT_KEY", "KEEP_KEY"]
 
@@ -129,14 +129,8 @@ def _value(key: str):
     return st.query_params.get(key)
 
 
-def context(ev: Evaluation, token: str) -> Context:
-    """The context on screen for the evaluation ``ev`` (cache token ``token``): the sidebar's values, the
-    recommended configuration (:func:`recommendation`) when none is chosen."""
-    remember_unavailable(ev)
-    labels = [c.label for c in ev.results]
-    picked = _value(CONFIG_KEY)
-    chosen = picked in labels
-    config = picked if chosen else recommendation(ev, token).config
+def gate_settings() -> tuple[float, int]:
+    """The context's cut and keep alone (a page about another evaluation, e.g. Variants, reads only these)."""
     try:
         cut = min(max(float(_value(CUT_KEY) if _value(CUT_KEY) is not None else DEFAULT_CUT), 0.0), 1.0)
     except (TypeError, ValueError):
@@ -145,6 +139,18 @@ def context(ev: Evaluation, token: str) -> Context:
         keep = min(max(int(_value(KEEP_KEY) if _value(KEEP_KEY) is not None else DEFAULT_KEEP), 1), TOP)
     except (TypeError, ValueError):
         keep = DEFAULT_KEEP
+    return cut, keep
+
+
+def context(ev: Evaluation, token: str) -> Context:
+    """The context on screen for the evaluation ``ev`` (cache token ``token``): the sidebar's values, the
+    recommended configuration (:func:`recommendation`) when none is chosen."""
+    remember_unavailable(ev)
+    labels = [c.label for c in ev.results]
+    picked = _value(CONFIG_KEY)
+    chosen = picked in labels
+    config = picked if chosen else recommendation(ev, token).config
+    cut, keep = gate_settings()
     if picked and not chosen:
         st.sidebar.caption(f"{picked} is not evaluated here; showing the recommended configuration.")
     return Context(config, cut, keep, chosen)  # never rounded: a proposed cut sits exactly on a distance
