@@ -34,13 +34,16 @@ target_pct = g2.number_input("percent of queries", min_value=0.0, max_value=100.
 target = target_pct / 100
 goal = Goal(max_bluff=target) if kind == "bluffs at most" else Goal(min_answered=target)
 choice = cache.choice_for(token, config, keep, goal, ev)
-if choice.cut is None:
+# For a bluff goal the library proposes the conformal cut (a guarantee for new off-topic queries); the in-sample
+# rule's cut is optimistic. Too few off-topic queries for a conformal cut: the in-sample one, said so.
+conformal = goal.max_bluff is not None and choice.conformal_cut is not None
+proposed = choice.conformal_cut if conformal else choice.cut
+if proposed is None:
     g3.warning("No cut reaches this goal on this set.")
 else:
-    g3.button(f"Use this cut: {choice.cut:.4f}", type="primary", key="use_cut", on_click=use,
-              kwargs={"cut": choice.cut}, disabled=abs(choice.cut - cut) < 1e-9,
+    g3.button(f"Use this cut: {proposed:.4f}", type="primary", key="use_cut", on_click=use,
+              kwargs={"cut": proposed}, disabled=abs(proposed - cut) < 1e-9,
               help="Sets the cut of the context (sidebar and URL) for every page.")
-
 
 def _meets(count: int, total: int) -> bool:
     share_ = count / total if total else 0.0
@@ -56,27 +59,32 @@ if _meets(measured, total):
 else:
     st.markdown(f":red[**At the cut on screen, {cut:.4f}, {share(measured, total)} {what} "
                 f"({pct(measured / total if total else None)}): it misses the goal of {goal_words}.**]")
+key = "bluffs" if goal.max_bluff is not None else "answered"
+cv = choice.cross_validated.get(key)
+ins = choice.in_sample.outcome(key) if choice.in_sample else None
+if conformal:
+    at = choice.conformal_rates.outcome(key) if getattr(choice, "conformal_rates", None) else None
+    st.markdown(f"Proposed cut **{proposed:.4f}** (conformal): {md_text(choice.conformal)}"
+                + (f"; here {rate(at)} {key}" if at else "") + ".")
 if choice.cut is not None:
-    key = "bluffs" if goal.max_bluff is not None else "answered"
-    cv = choice.cross_validated.get(key)
-    ins = choice.in_sample.outcome(key) if choice.in_sample else None
-    sentence = (f"Proposed cut **{choice.cut:.4f}** ({md_text(choice.rule)}): in sample {rate(ins)} {key}"
+    sentence = (f"{'The in-sample rule' if conformal else 'Proposed cut'} **{choice.cut:.4f}** ({md_text(choice.rule)})"
+                f": in sample (optimistic) {rate(ins)} {key}"
                 + (f"; cross-validated ({choice.folds} folds by question) {rate(cv)}" if cv else "") + ".")
     if cv is not None and cv.rate is not None and not (cv.rate <= target + 1e-12 if goal.max_bluff is not None
                                                        else cv.rate >= target - 1e-12):
-        sentence += (f" :red[On questions it was not chosen on, the rule misses the goal ({pct(cv.rate)} {key}).]")
-    st.markdown(sentence)
+        sentence += f" :red[On questions it was not chosen on, that rule misses the goal ({pct(cv.rate)} {key}).]"
+    (st.caption if conformal else st.markdown)(sentence)
 
 # ----- what the cut on screen does ----------------------------------------------------------------
 st.caption(f"Configuration **{md_text(config_words(config))}** · keep at most {keep} chunks · {GATE_DISTANCE}.")
 lo, hi = x_extent(cache.distances_for(token, config, keep, ev)["distance"], cut, DEFAULT_CUT,
-                  *(c for c in (choice.cut, choice.conformal_cut) if c is not None))
+                  *(c for c in (choice.cut, choice.conformal_cut) if c is not None), pad=0.03)
 h, t = st.columns(2)
 dist = cache.distances_for(token, config, keep, ev)
 h.altair_chart(mirrored_histogram(dist, cut=cut), width="stretch")
 t.altair_chart(tradeoff_curve(curve, cut=cut, goal=target, goal_kind="bluffs" if goal.max_bluff is not None
                               else "answered", extent=(lo, hi),
-                              markers={"default": DEFAULT_CUT, "proposed": choice.cut,
+                              markers={"default": DEFAULT_CUT, "in sample": choice.cut, "proposed": proposed,
                                        "conformal": choice.conformal_cut},
                               title=f"Answered {pct(row.answered / n_in if n_in else None)}, bluffs "
                                     f"{pct(row.bluffs / n_ood if n_ood else None)} at cut {cut:.3f}"),
@@ -88,7 +96,7 @@ labels = {"answered": ("answered", n_in), "wrong_sources": ("sources, none holdi
           "bluffs_far": ("bluffs (off-topic, far)", table.n_by_kind.get("far", 0))}
 records = [{"outcome": name, "queries": rates.outcome(key).count, "of (queries)": n,
             "share (95% interval)": rate(rates.outcome(key))} for key, (name, n) in labels.items() if n]
-if choice.cut is not None and choice.in_sample is not None:
+if not conformal and choice.cut is not None and choice.in_sample is not None:
     for r in records:
         key = next(k for k, (name, _) in labels.items() if name == r["outcome"])
         r["at the proposed cut"] = rate(choice.in_sample.outcome(key))
@@ -98,8 +106,8 @@ st.dataframe(pd.DataFrame(records), hide_index=True, key="rates")
 st.caption(f"At cut {cut:.4f}, keep {keep}: {n_in} answerable and {n_ood} off-topic queries (questions × phrasings). "
            "95% intervals: answerable shares over questions (a question's phrasings are one unit); off-topic Wilson, "
            "with the exact upper bound at 0 events.")
-st.markdown("**Conformal:** " + md_text(f"cut {choice.conformal_cut:.4f}, {choice.conformal}"
-                                       if choice.conformal_cut is not None else choice.conformal))
+if not conformal:
+    st.caption("Conformal: " + md_text(choice.conformal))
 model_cut_caption(ev, token, config, cut)
 
 bluffs = bluffs_at(ev.result(config), ev.queries, cut=cut, keep=keep)

@@ -18,7 +18,8 @@ PLOT_HEIGHT = 260
 FIT_X = alt.AutoSizeParams(type="fit-x", contains="padding")
 ANSWERABLE, NEAR, FAR = "answerable", "off-topic, near", "off-topic, far"
 SERIES_COLORS = {ANSWERABLE: "#546e7a", NEAR: "#c62828", FAR: "#ef9a9a"}
-MARKER_COLORS = {"default": "#757575", "proposed": "#1565c0", "conformal": "#6a1b9a", "on screen": "#212121"}
+MARKER_COLORS = {"default": "#757575", "in sample": "#90a4ae", "proposed": "#1565c0", "conformal": "#6a1b9a",
+                 "on screen": "#212121"}
 
 
 def x_extent(values, *extra: float, pad: float = 0.02) -> tuple[float, float]:
@@ -32,20 +33,25 @@ def x_extent(values, *extra: float, pad: float = 0.02) -> tuple[float, float]:
 
 def mirrored_bins(frame: pd.DataFrame, *, step: float = 0.02) -> pd.DataFrame:
     """Histogram bins of the gate's values (``frames.distance_frame``): answerable counts above zero, off-topic
-    below (negative), near and far apart. Columns: series, start, end, count, signed."""
+    below, near stacked first then far. Columns: series, start, end, count, y0, y1 (the bar's extent)."""
     parts = []
+    below = {}  # bin -> how far down the off-topic bars of that bin already reach
     keys = {"answer": ANSWERABLE, "near": NEAR, "far": FAR, "ood": NEAR}
     for key, name in keys.items():
         d = frame.loc[frame["key"] == key, "distance"].to_numpy(dtype=float)
         d = d[np.isfinite(d)]
         if d.size == 0:
             continue
-        idx = np.floor(d / step).astype(int)
-        counts = pd.Series(idx).value_counts().sort_index()
-        sign = 1 if name == ANSWERABLE else -1
+        counts = pd.Series(np.floor(d / step).astype(int)).value_counts().sort_index()
+        if name == ANSWERABLE:
+            y0, y1 = np.zeros(len(counts)), counts.to_numpy()
+        else:
+            y0 = np.array([below.get(b, 0) for b in counts.index], dtype=float)
+            y1 = y0 - counts.to_numpy()
+            below.update(dict(zip(counts.index, y1)))
         parts.append(pd.DataFrame({"series": name, "start": counts.index * step, "end": (counts.index + 1) * step,
-                                   "count": counts.to_numpy(), "signed": sign * counts.to_numpy()}))
-    cols = ["series", "start", "end", "count", "signed"]
+                                   "count": counts.to_numpy(), "y0": y0, "y1": y1}))
+    cols = ["series", "start", "end", "count", "y0", "y1"]
     return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
 
 
@@ -65,16 +71,16 @@ def mirrored_histogram(frame: pd.DataFrame, *, cut: float, step: float = 0.02, t
     (near and far shaded), the cut across both and the counts on each side of it."""
     bins = mirrored_bins(frame, step=step)
     lo, hi = x_extent(frame["distance"], cut, pad=step)
-    top = max(1, int(bins.loc[bins["signed"] > 0, "signed"].max())) if (bins["signed"] > 0).any() else 1
-    bottom = min(-1, int(bins.loc[bins["signed"] < 0, "signed"].min())) if (bins["signed"] < 0).any() else -1
+    top = max(1, int(bins["y1"].max())) if len(bins) else 1
+    bottom = min(-1, int(bins["y1"].min())) if len(bins) else -1
     y_top, y_bottom = top * 1.25, bottom * 1.25
     x = alt.X("start:Q", title="distance of the closest chunk (cosine)", scale=alt.Scale(domain=[lo, hi], nice=False))
     color = alt.Color("series:N", title=None,
                       scale=alt.Scale(domain=list(SERIES_COLORS), range=list(SERIES_COLORS.values())),
                       legend=alt.Legend(orient="top", labelLimit=0))
     bars = alt.Chart(bins).mark_bar(binSpacing=0, stroke="white", strokeWidth=0.5).encode(
-        x=x, x2="end:Q",
-        y=alt.Y("signed:Q", title="queries (answerable ↑, off-topic ↓)", stack=True,
+        x=x, x2="end:Q", y2="y0:Q",
+        y=alt.Y("y1:Q", title="queries (answerable ↑, off-topic ↓)",
                 scale=alt.Scale(domain=[y_bottom * 1.1, y_top * 1.1]),
                 axis=alt.Axis(labelExpr="abs(datum.value)", tickMinStep=1, format="d")),
         color=color,
