@@ -5,23 +5,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from ragdiag.funnel import STAGES
 
-__all__ = ["funnel_chart", "hub_chart", "pareto_chart"]
-
-
-def funnel_chart(df: pd.DataFrame) -> alt.Chart:
-    """Queries per stage, configurations side by side, 95% question-bootstrap bars; a bar links to its queries."""
-    base = alt.Chart(df).encode(
-        x=alt.X("stage:N", sort=list(STAGES), title="first stage lost", axis=alt.Axis(labelAngle=-20)),
-        xOffset=alt.XOffset("config:N"),
-        color=alt.Color("config:N", title="configuration"),
-    )
-    tooltip = ["config:N", "stage:N", "queries:Q", "of:Q", alt.Tooltip("share:Q", format=".2f"),
-               alt.Tooltip("low:Q", format=".2f"), alt.Tooltip("high:Q", format=".2f")]
-    bars = base.mark_bar().encode(y=alt.Y("queries:Q", title="queries"), href="link:N", tooltip=tooltip)
-    err = base.mark_rule(color="black").encode(y="low_count:Q", y2="high_count:Q")
-    return (bars + err).properties(height=300, title="Where each answerable query was lost (click a bar: its queries)")
+__all__ = ["hub_chart", "pareto_chart"]
 
 
 def hub_chart(df: pd.DataFrame) -> alt.Chart:

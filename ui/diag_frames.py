@@ -17,7 +17,7 @@ import pandas as pd
 
 from ragdiag.funnel import STAGES, Funnel, funnel_long
 
-__all__ = ["inspector_url", "funnel_frame", "stage_queries_frame", "stage_frame", "hub_frame", "granular_frame",
+__all__ = ["inspector_url", "funnel_frame", "stage_queries_frame", "hub_frame", "granular_frame",
            "cost_frame"]
 
 INSPECTOR = "inspector"
@@ -56,24 +56,6 @@ def stage_queries_frame(items: Sequence[Funnel], ev, stage: str) -> pd.DataFrame
     cols = ["config", "query_id", "text", "rerank", "dense_rank", "bm25_rank", "pool_rank", "final_rank", "detail",
             "inspect"]
     df = pd.DataFrame.from_records(records, columns=cols)
-    for c in ("dense_rank", "bm25_rank", "pool_rank", "final_rank"):
-        df[c] = df[c].astype("Int64")
-    return df
-
-
-def stage_frame(items: Sequence[Funnel], query_id: str) -> pd.DataFrame:
-    """One query under every configuration: its stage and the ranks at each stage."""
-    records = []
-    for f in items:
-        try:
-            r = f.stage_of(query_id)
-        except KeyError:
-            continue
-        records.append({"config": f.config.label, "stage": r.stage, "rerank": r.rerank, "dense_rank": r.dense_rank,
-                        "bm25_rank": r.bm25_rank, "pool_rank": r.pool_rank, "final_rank": r.final_rank,
-                        "detail": r.detail})
-    df = pd.DataFrame.from_records(records, columns=["config", "stage", "rerank", "dense_rank", "bm25_rank",
-                                                     "pool_rank", "final_rank", "detail"])
     for c in ("dense_rank", "bm25_rank", "pool_rank", "final_rank"):
         df[c] = df[c].astype("Int64")
     return df

@@ -92,6 +92,8 @@ def mirrored_histogram(frame: pd.DataFrame, *, cut: float, step: float = 0.02, t
         x="cut:Q", tooltip=[alt.Tooltip("cut:Q", format=".4f")])
     text = _counts_text(frame, cut, y_top, y_bottom)
     answered = int((frame.loc[frame["key"] == "answer", "distance"] < cut).sum())
+    holders = np.isfinite(frame.loc[frame["key"] == "answer", "distance"].to_numpy(dtype=float)).sum()
+    missing = int((frame["key"] == "kept").sum() - holders)
     bluffs = int((frame.loc[frame["key"].isin(["near", "far", "ood"]), "distance"] < cut).sum())
     labels = [alt.Chart(text[text["align"] == a]).mark_text(align=a, dx=-6 if a == "right" else 6, fontSize=12)
               .encode(x="x:Q", y="y:Q", text="text:N") for a in ("right", "left")]
@@ -99,7 +101,8 @@ def mirrored_histogram(frame: pd.DataFrame, *, cut: float, step: float = 0.02, t
         height=PLOT_HEIGHT, autosize=FIT_X,
         title=alt.TitleParams(title or f"At cut {cut:.3f}: {answered} answerable answered, {bluffs} off-topic bluff",
                               anchor="start",
-                              subtitle="each query's closest chunk; left of the cut it gets sources"))
+                              subtitle=f"answerable: the closest chunk holding the answer ({missing} with none in the "
+                                       f"top keep are lost at any cut); off-topic: the closest chunk"))
 
 
 def tradeoff_wide(curve: pd.DataFrame) -> pd.DataFrame:

@@ -18,12 +18,12 @@ from ui import cache
 from ui.html import md_text
 
 from ragdiag.chunking import parse_strategies
-from ragdiag.corpus import DEFAULT_CORPUS, Corpus, CorpusError, load_corpus
+from ragdiag.corpus import DEFAULT_CORPUS, Corpus, CorpusError
 from ragdiag.evaluate import TOP, Evaluation, parse_retrievers
 from ragdiag.defaults import DEFAULT_CUT, DEFAULT_KEEP
 from ragdiag.limits import LimitError, Limits, read_limited
 from ragdiag.serving import Access, AccessError
-from ragdiag.truth import GroundTruth, TruthError, default_truth_path, load_truth
+from ragdiag.truth import GroundTruth, TruthError, default_truth_path
 
 __all__ = [
     "DEFAULT_CUT",
