@@ -3,8 +3,9 @@
 import streamlit as st
 
 from ragdiag.export import trec_zip
-from ragdiag.report import build_report
-from ragdiag.results import per_query_frame, per_query_parquet, summary_json
+from ragdiag.report.build import build_report
+from ragdiag.export import per_query_parquet, summary_json
+from ragdiag.per_query import per_query_frame
 from ui import cache
 from ui.context import config_words, context
 from ui.jobs import evaluation

@@ -8,7 +8,7 @@ import streamlit as st
 from ragdiag.citations import Answer, CharLocator, cite
 from ragdiag.outcomes import query_outcomes
 from ragdiag.hubs import crowding
-from ragdiag.threshold import gate
+from ragdiag.threshold.gate import gate
 from ui import cache
 from ui.about import about_run
 from ui.context import config_words, context, url_synced, write_url

@@ -6,7 +6,7 @@ import streamlit as st
 from ragdiag.defaults import KS, PRIMARY_K
 from ragdiag.funnel import STAGES, funnel_rows
 from ragdiag.granular import granular_rows, redundancy_rows
-from ragdiag.rows import summary_rows
+from ragdiag.summary import summary_rows
 from ui.about import about_run
 from ui.context import config_words, context
 from ui.diag import funnels_for

@@ -3,9 +3,11 @@
 import pandas as pd
 import streamlit as st
 
-from ragdiag.compare import upper_bound_words
+from ragdiag.compare.intervals import upper_bound_words
 from ragdiag.defaults import DEFAULT_CUT, DEFAULT_MAX_BLUFF
-from ragdiag.threshold import GATE_DISTANCE, Goal, bluffs_at, rate_rows, sweep
+from ragdiag.threshold.choice import Goal
+from ragdiag.threshold.gate import GATE_DISTANCE, bluffs_at, sweep
+from ragdiag.threshold.rates import rate_rows
 from ui import cache
 from ui.about import about_run
 from ui.context import config_words, context, use

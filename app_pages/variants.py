@@ -7,7 +7,9 @@ import streamlit as st
 from ragdiag.chunking import STRATEGIES
 from ragdiag.defaults import DEFAULT_STRATEGY, PRIMARY_K
 from ragdiag.models import MODEL_ALIASES
-from ragdiag.variants import VARIANT_KINDS, gate_model, variant_configs, variant_names, variant_rows
+from ragdiag.model_cut import gate_model
+from ragdiag.retrieval.variant_kinds import VARIANT_KINDS
+from ragdiag.variants import variant_configs, variant_names, variant_rows
 from ui.context import gate_settings
 from ui.jobs import evaluation_of
 from ui.model_cut import model_cut_caption

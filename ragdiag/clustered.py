@@ -1,10 +1,12 @@
-"""Intervals for shares counted per query when queries come in clusters (a question's phrasings).
+"""Intervals for shares counted per query (or per slot) when queries come in clusters (a question's phrasings).
 
 A question has several phrasings; they are not independent draws, so an
-interval that treats every query as its own trial is too narrow. These
-intervals resample *questions* with replacement (a cluster bootstrap, fixed
-seed :data:`ragdiag.defaults.SEED`) and take percentile bounds of the ratio
-``sum(successes) / sum(trials)`` over the resampled clusters.
+interval that treats every query as its own trial is too narrow. Every share
+(funnel stages, redundancy, granularity, recall) therefore gets the interval
+used for recall: Wilson's on the Kish effective number of questions
+(:func:`ragdiag.compare.clustered_wilson`), with the exact (Clopper-Pearson)
+bound at zero events or all events, so "0 of 64" still says how high the rate
+could be.
 """
 
 from __future__ import annotations
@@ -13,13 +15,9 @@ from typing import Sequence
 
 import numpy as np
 
-from .defaults import SEED
 from .stats import Interval
 
-__all__ = ["question_bootstrap", "N_BOOT", "query_clusters"]
-
-#: Bootstrap resamples per interval.
-N_BOOT = 2000
+__all__ = ["clustered_share", "query_clusters"]
 
 
 def query_clusters(queries) -> np.ndarray:
@@ -27,10 +25,9 @@ def query_clusters(queries) -> np.ndarray:
     return np.array([q.question_id or q.id for q in queries], dtype=object)
 
 
-def question_bootstrap(successes: Sequence[float] | np.ndarray, clusters: Sequence | np.ndarray,
-                       trials: Sequence[float] | np.ndarray | None = None, *, n_boot: int = N_BOOT,
-                       seed: int = SEED, confidence: float = 0.95) -> Interval:
-    """Share ``sum(successes) / sum(trials)`` with a question-cluster percentile bootstrap interval.
+def clustered_share(successes: Sequence[float] | np.ndarray, clusters: Sequence | np.ndarray,
+                    trials: Sequence[float] | np.ndarray | None = None, *, confidence: float = 0.95) -> Interval:
+    """Share ``sum(successes) / sum(trials)`` with the clustered Wilson interval over questions.
 
     Parameters
     ----------
@@ -40,26 +37,27 @@ def question_bootstrap(successes: Sequence[float] | np.ndarray, clusters: Sequen
         Each item's question (its cluster); ood queries are their own.
     trials : array_like of float, optional
         Per item; default 1 each.
-    n_boot, seed : int, keyword-only
-        Resamples of whole clusters, and the generator's seed (fixed: the same interval every run).
     confidence : float, keyword-only
         Two-sided level in ``(0, 1)``.
 
     Returns
     -------
     Interval
-        The plain ratio as the estimate; the bounds are the ``(1 - confidence) / 2``
-        quantiles of the ratio over the resamples (widened to hold the estimate).
-        No trials at all: ``Interval(nan, 0, 1, 0, 0)``.
+        The plain ratio as the estimate; bounds from
+        :func:`ragdiag.compare.clustered_wilson` on the per-question sums (exact
+        bound at 0 or all events). No trials at all: ``Interval(nan, 0, 1, 0, 0)``.
 
     Examples
     --------
-    >>> iv = question_bootstrap([1, 1, 0, 0], ["a", "a", "b", "b"])
+    >>> iv = clustered_share([1, 1, 0, 0], ["a", "a", "b", "b"])
     >>> iv.estimate, iv.successes, iv.trials
     (0.5, 2, 4)
-    >>> 0.0 <= iv.low <= 0.5 <= iv.high <= 1.0
-    True
+    >>> zero = clustered_share([0] * 64, [f"q{i // 2}" for i in range(64)])
+    >>> zero.low, round(zero.high, 3)  # 0 of 64 queries over 32 questions: the exact bound on 32
+    (0.0, 0.109)
     """
+    from .compare import clustered_wilson
+
     s = np.asarray(successes, dtype=np.float64)
     t = np.ones_like(s) if trials is None else np.asarray(trials, dtype=np.float64)
     labels = np.asarray(clusters, dtype=object)
@@ -70,20 +68,12 @@ def question_bootstrap(successes: Sequence[float] | np.ndarray, clusters: Sequen
         raise ValueError("each item needs 0 <= successes <= trials")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    if n_boot < 1:
-        raise ValueError(f"n_boot must be at least 1, got {n_boot}")
     total_s, total_t = float(s.sum()), float(t.sum())
     if total_t == 0:
         return Interval(float("nan"), 0.0, 1.0, 0, 0)
     _, inverse = np.unique(labels.astype(str), return_inverse=True)
     cs = np.bincount(inverse, weights=s)
     ct = np.bincount(inverse, weights=t)
-    rng = np.random.default_rng(seed)
-    draw = rng.integers(0, len(cs), size=(n_boot, len(cs)))
-    bs, bt = cs[draw].sum(axis=1), ct[draw].sum(axis=1)
-    ratio = np.divide(bs, bt, out=np.full(n_boot, np.nan), where=bt > 0)
-    ratio = ratio[~np.isnan(ratio)]
-    a = (1 - confidence) / 2
-    low, high = (np.quantile(ratio, [a, 1 - a]) if ratio.size else (0.0, 1.0))
-    est = total_s / total_t
-    return Interval(est, float(min(low, est)), float(max(high, est)), int(round(total_s)), int(round(total_t)))
+    keep = ct > 0
+    est, low, high = clustered_wilson(cs[keep], ct[keep], confidence=confidence)
+    return Interval(float(est), float(low), float(high), int(round(total_s)), int(round(total_t)))

@@ -35,7 +35,7 @@ from .rows import RateCell
 
 if TYPE_CHECKING:  # pragma: no cover
     from .cost import CostRow
-    from .evaluate import Config, Evaluation
+    from .evaluation import Config, Evaluation
 
 __all__ = ["describe_config", "complexity_key", "Recommendation", "recommend", "STRATEGY_WORDS", "RETRIEVER_WORDS",
            "RULE"]

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
+from .truth import default_truth_path
+
 __all__ = ["Access", "AccessError", "ENV_ROOTS", "ENV_LOCKED"]
 
 ENV_ROOTS, ENV_LOCKED = "RAGDIAG_ROOTS", "RAGDIAG_LOCKED"
@@ -57,8 +59,6 @@ class Access:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, *, default_corpus: str | os.PathLike = "") -> Access:
         """The access the environment sets (see the module docstring); ``default_corpus`` without RAGDIAG_CORPUS."""
-        from .truth import default_truth_path
-
         env = os.environ if env is None else env
         corpus = (env.get("RAGDIAG_CORPUS") or "").strip() or os.fspath(default_corpus)
         truth = (env.get("RAGDIAG_TRUTH") or "").strip()

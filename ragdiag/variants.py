@@ -17,26 +17,27 @@ variants are Pareto-optimal (no other is at least as good on recall, bytes and
 time, and better on one).
 
 Every variant keeps its own model's cosine distances for the distance gate:
-a cut belongs to one model (:func:`cut_percentile`, in :mod:`ragdiag.model_cut` and
-re-exported here, gives its model-independent reading).
+a cut belongs to one model (:func:`ragdiag.model_cut.cut_percentile` gives its
+model-independent reading).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from dataclasses import dataclass, replace
+from typing import Sequence
 
 import numpy as np
 
+from .compare.comparisons import check_phrasing, family
+from .compare.intervals import clustered_rate
 from .defaults import PRIMARY_K
-from .model_cut import cut_percentile, gate_chunk_vectors, gate_model, model_choices, nearest_chunk_distances  # noqa: F401 - re-exported
+from .evaluation import Config, Evaluation
+from .metrics import hits_at_k
+from .model_cut import gate_model
 from .models import model_label, split_model
-from .retrieval.ann import HNSWParams, HNSWRetriever
-from .retrieval.quantized import DEFAULT_RESCORE, BinaryRetriever, ExactRetriever, Int8Retriever
+from .retrieval.variant_kinds import VARIANT_KINDS, Variant, build_variant, parse_variant  # noqa: F401 - re-exported
 from .stats import Interval
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .evaluation import Config, Evaluation
+from .tables import format_rows
 
 __all__ = [
     "VARIANT_KINDS",
@@ -48,77 +49,8 @@ __all__ = [
     "variant_configs",
     "variant_rows",
     "pareto_front",
-    "nearest_chunk_distances",
-    "cut_percentile",
     "format_variant_rows",
 ]
-
-#: retriever base name -> (precision, rescore, index)
-VARIANT_KINDS = {
-    "dense": ("fp32", False, "exact"),
-    "dense-int8": ("int8", False, "exact"),
-    "dense-int8-rescore": ("int8", True, "exact"),
-    "dense-binary": ("binary", False, "exact"),
-    "dense-binary-rescore": ("binary", True, "exact"),
-    "dense-hnsw": ("fp32", False, "hnsw"),
-}
-
-@dataclass(frozen=True)
-class Variant:
-    """One point of model x precision x index; ``name`` is its retriever name (``dense-int8@use``)."""
-
-    base: str
-    model: str | None = None  # None: the default model (MiniLM)
-
-    def __post_init__(self):
-        if self.base not in VARIANT_KINDS:
-            raise ValueError(f"unknown dense variant {self.base!r}; choose from {', '.join(VARIANT_KINDS)}")
-
-    @property
-    def name(self) -> str:
-        """The retriever name: the base, with ``@model`` unless the model is the default."""
-        label = model_label(self.model)
-        return self.base if label == "minilm" else f"{self.base}@{self.model}"
-
-    @property
-    def precision(self) -> str:
-        """``fp32``, ``int8`` or ``binary``."""
-        return VARIANT_KINDS[self.base][0]
-
-    @property
-    def rescore(self) -> bool:
-        """Whether a shortlist is rescored with the float vectors."""
-        return VARIANT_KINDS[self.base][1]
-
-    @property
-    def index(self) -> str:
-        """``exact`` or ``hnsw``."""
-        return VARIANT_KINDS[self.base][2]
-
-    @property
-    def model_label(self) -> str:
-        """The model's alias in tables (``minilm`` for the default)."""
-        return model_label(self.model)
-
-
-def parse_variant(name: str) -> Variant:
-    """``"dense-binary-rescore@use"`` -> ``Variant("dense-binary-rescore", "use")``."""
-    base, param = split_model(name.strip())
-    base = base.lower()
-    return Variant(base, None if model_label(param) == "minilm" else param)
-
-
-def build_variant(variant: Variant, vectors: np.ndarray, *, rescore: int = DEFAULT_RESCORE,
-                  hnsw: HNSWParams = HNSWParams()):
-    """The retriever of one variant over a model's chunk vectors (raises Unavailable without FAISS)."""
-    if variant.index == "hnsw":
-        return HNSWRetriever(vectors, hnsw)
-    if variant.precision == "int8":
-        return Int8Retriever(vectors, rescore=rescore if variant.rescore else None)
-    if variant.precision == "binary":
-        return BinaryRetriever(vectors, rescore=rescore if variant.rescore else None)
-    return ExactRetriever(vectors)
-
 
 def pareto_front(points: Sequence[tuple[float, float, float]]) -> list[bool]:
     """For (recall, bytes, ms) points: True where no other point is >= recall, <= bytes, <= ms and differs.
@@ -219,9 +151,6 @@ def variant_rows(ev: Evaluation, strategy: str, *, k: int = PRIMARY_K, phrasing:
 
     ``ValueError`` when ``strategy/dense`` (the baseline) was not evaluated.
     """
-    from .compare import check_phrasing, family
-    from .evaluation import Config
-
     check_phrasing(ev, phrasing)
     base = Config(strategy, "dense")
     if base not in ev.results:
@@ -231,8 +160,6 @@ def variant_rows(ev: Evaluation, strategy: str, *, k: int = PRIMARY_K, phrasing:
     others = [c for c in configs if c != base]
     comps = {c.b: c for c in family(ev, k=k, phrasing=phrasing, baseline=base, configs=[base, *others])}
     mask = ev.mask(phrasing)
-    from .metrics import hits_at_k
-
     dim = ev.encoder_stamp.get("dim")
     rows = []
     for cfg in [base, *others]:
@@ -248,8 +175,8 @@ def variant_rows(ev: Evaluation, strategy: str, *, k: int = PRIMARY_K, phrasing:
             d = {"estimate": -b["estimate"], "low": -b["high"], "high": -b["low"], "kind": b["kind"]}
         exact = Config(strategy, Variant("dense", v.model).name)
         rows.append(VariantRow(
-            config=cfg.label, model=v.model_label, precision=v.precision + ("+rescore" if v.rescore else ""),
-            index=v.index, k=k, recall=ev.hit_rate(hits_at_k(res.needle_rank[mask], k), mask),
+            config=cfg.label, model=gate_model(ev, cfg), precision=v.precision + ("+rescore" if v.rescore else ""),
+            index=v.index, k=k, recall=clustered_rate(hits_at_k(res.needle_rank[mask], k), ev.groups(mask)),
             status="baseline" if c is None else c.status, verdict="" if c is None else c.verdict,
             difference=d, wins=None if c is None else int(c.test.losses),
             losses=None if c is None else int(c.test.wins), p=None if c is None else float(c.test.p),
@@ -262,15 +189,11 @@ def variant_rows(ev: Evaluation, strategy: str, *, k: int = PRIMARY_K, phrasing:
             pareto=False, stamp=stamp))
     front = pareto_front([(r.recall.estimate, (r.bytes_per_vector or float("inf")) + r.rescore_bytes,
                            r.ms_per_query) for r in rows])
-    from dataclasses import replace
-
     return [replace(r, pareto=bool(f)) for r, f in zip(rows, front)]
 
 
 def format_variant_rows(rows: Sequence[VariantRow]) -> str:
     """The variants table as plain text (the CLI prints it)."""
-    from .tables import format_rows
-
     table = []
     for r in rows:
         iv = r.recall

@@ -20,7 +20,7 @@ __all__ = ["register", "cmd_variants", "variants_document"]
 def register(sub, common) -> None:
     """Add the ``variants`` subcommand to the CLI's subparsers (a view over an evaluation of the registry's variants)."""
     from .retrieval.quantized import DEFAULT_RESCORE
-    from .variants import VARIANT_KINDS
+    from .retrieval.variant_kinds import VARIANT_KINDS
 
     p = sub.add_parser("variants", help="embedding model x precision x index for one strategy, "
                                         "with paired verdicts against exact search with the default model")
@@ -56,7 +56,8 @@ def variants_document(ev, rows, *, strategy: str, k: int, phrasing: str, cut: fl
     with the reason; ``cut_percentile``: per model, the cut as a percentile of
     the strategy's nearest-chunk distances.
     """
-    from .variants import cut_percentile, gate_model, nearest_chunk_distances, variant_configs
+    from .model_cut import cut_percentile, gate_model, nearest_chunk_distances
+    from .variants import variant_configs
 
     cuts = {}
     for cfg in variant_configs(ev, strategy):
@@ -76,8 +77,8 @@ def variants_document(ev, rows, *, strategy: str, k: int, phrasing: str, cut: fl
         "k": k,
         "phrasing": phrasing,
         "baseline": rows[0].config if rows else None,
-        "family": (f"{rows[0].config} against each of the {n} other variants (simultaneous intervals, max-T "
-                   "over questions)") if rows else "",
+        "family": (f"{rows[0].config} against each of the {n} other variant{'s' if n != 1 else ''} "
+                   "(simultaneous intervals, max-T over questions)") if rows else "",
         "rows": [r.cells() for r in rows],
         "stamps": {r.config: r.stamp for r in rows if r.stamp},
         "unavailable": {name: reason for name, reason in ev.unavailable.items()},
@@ -88,9 +89,10 @@ def variants_document(ev, rows, *, strategy: str, k: int, phrasing: str, cut: fl
 def cmd_variants(args) -> int:
     """``python -m ragdiag variants``: dense-search variants evaluated like any retriever, against exact search."""
     from .chunking import parse_strategies
-    from .cli import UsageError, _evaluate
+    from .cli.common import UsageError, evaluate_args
     from .retrieval.ann import HNSWParams
-    from .variants import VARIANT_KINDS, format_variant_rows, variant_names, variant_rows
+    from .retrieval.variant_kinds import VARIANT_KINDS
+    from .variants import format_variant_rows, variant_names, variant_rows
 
     bases = [b.strip().lower() for b in args.variants.split(",") if b.strip()]
     unknown = [b for b in bases if b not in VARIANT_KINDS]
@@ -110,7 +112,7 @@ def cmd_variants(args) -> int:
     names = list(dict.fromkeys(["dense", *variant_names(models, bases)]))
     args.model = None
     args.cross_encoder = None
-    ev = _evaluate(args, [strategy], names, retriever_options={"rescore": args.rescore, "hnsw": hnsw})
+    ev = evaluate_args(args, [strategy], names, retriever_options={"rescore": args.rescore, "hnsw": hnsw})
     try:
         rows = variant_rows(ev, strategy, k=args.k, phrasing=args.phrasing)
     except ValueError as exc:
@@ -148,6 +150,6 @@ def cmd_variants(args) -> int:
 
 
 def _store_of(args):
-    from .cli import _store
+    from .cli.common import open_store
 
-    return _store(args)
+    return open_store(args)

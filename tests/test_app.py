@@ -179,7 +179,7 @@ pytestmark = pytest.mark.model
 
 def test_overview_table_equals_library(tiny, library):
     """The real model's smoke test of the Overview (the fake-encoder tests check the rest)."""
-    from ragdiag.evaluate import summary_rows
+    from ragdiag.summary import summary_rows
     from ui.fmt import rate
 
     at = app("app_pages/overview.py")
@@ -196,7 +196,7 @@ def test_overview_table_equals_library(tiny, library):
 
 
 def test_compare_counts_and_verdict(tiny, library):
-    from ragdiag.results import compare, compare_in_family, pairwise
+    from ragdiag.compare.comparisons import compare, compare_in_family, pairwise
 
     at = app("app_pages/compare.py", a="E/dense", b="A/dense", k="1")
     comp = compare_in_family(library, "E/dense", "A/dense", k=1)
@@ -235,7 +235,7 @@ def test_compare_defaults_to_the_primary_k(tiny, library):
 
 
 def test_chunking_page_and_document_viewer(tiny, library):
-    from ragdiag.results import chunking_rows
+    from ragdiag.summary import chunking_rows
 
     at = app("app_pages/chunking.py")
     table = at.dataframe[0].value
@@ -354,7 +354,7 @@ def test_unavailable_retriever_is_listed_with_reason(tiny, monkeypatch):
 
 
 def test_export_page_offers_report_and_tables(tiny, library):
-    from ragdiag.report import build_report
+    from ragdiag.report.build import build_report
 
     at = app("app_pages/export.py", config="E/hybrid", cut="0.6", keep="4")
     assert [t.value for t in at.title] == ["Export"]
@@ -368,9 +368,9 @@ def test_external_run_page_evaluates_and_compares(tiny, library, tmp_path):
     from dataclasses import replace
 
     from ragdiag.defaults import PRIMARY_K
-    from ragdiag.evaluate import summary_rows
+    from ragdiag.summary import summary_rows
     from ragdiag.external import parse_run, run_result
-    from ragdiag.results import compare
+    from ragdiag.compare.comparisons import compare
 
     # A run made of the library's own E/bm25 top 5, as text-only hits.
     res, chunks = library.result("E/bm25"), library.indexes["E"].chunks

@@ -130,7 +130,7 @@ def test_summary_use_button_sets_the_context(fake_app, lib):
 
 def test_overview_recall_table_is_the_library_sorted_by_the_gates_k(fake_app, lib):
     from ragdiag.defaults import PRIMARY_K
-    from ragdiag.rows import summary_rows
+    from ragdiag.summary import summary_rows
     from ui.fmt import rate
 
     at = app("app_pages/overview.py")
@@ -223,7 +223,7 @@ def test_threshold_answered_goal(fake_app, lib):
 # ----- Compare -------------------------------------------------------------------------------------
 
 def test_compare_counts_are_the_librarys(fake_app, lib):
-    from ragdiag.compare import compare
+    from ragdiag.compare.comparisons import compare
 
     at = app("app_pages/compare.py", a="E/dense", b="A/dense")
     c = compare(lib, "E/dense", "A/dense", k=4)

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragdiag.evaluate import Config, Evaluation, _config_result
+from ragdiag.evaluate import _config_result
+from ragdiag.evaluation import Config, Evaluation
 from ragdiag.funnel import funnel
 from ragdiag.outcomes import (BEFORE_GATE, LADDER, OOD_OUTCOMES, OUTCOMES, gate_values, ladder_codes,
                               outcome_counts, query_outcomes)

@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from ragdiag.corpus import Corpus
-from ragdiag.evaluate import Evaluation
+from ragdiag.evaluation import Evaluation
 from ragdiag.truth import GroundTruth
 
 __all__ = ["Background", "start_background"]
@@ -53,7 +53,7 @@ def start_background(corpus: Corpus, truth: GroundTruth, *, strategies: tuple[st
     used: then everything is computed and nothing is stored, and a note says so).
     """
     from ragdiag.progressive import Scheduler, evaluation_pass, first_order
-    from ragdiag.store import record_evaluation
+    from ragdiag.store.glue import record_evaluation
 
     notes: list[str] = []
     try:

@@ -18,7 +18,7 @@ from typing import Callable
 import streamlit as st
 
 from ragdiag.corpus import Corpus, load_corpus
-from ragdiag.evaluate import Evaluation
+from ragdiag.evaluation import Evaluation
 from ragdiag.truth import GroundTruth, load_truth
 from ui.background import Background, start_background
 
@@ -42,14 +42,14 @@ def truth(path: str, file_sha: str, corpus_sha: str, _corpus: Corpus) -> GroundT
 
 def encoder():
     """The encoder named by ``RAGDIAG_ENCODER`` (the seam tests use for a fake), else MiniLM; one per process."""
-    from ragdiag.encoder import ENCODER_ENV
+    from ragdiag.models import ENCODER_ENV
 
     return _encoder_for(os.environ.get(ENCODER_ENV, ""))
 
 
 @st.cache_resource(max_entries=2, show_spinner=False)
 def _encoder_for(spec: str):
-    from ragdiag.encoder import load_encoder
+    from ragdiag.models import load_encoder
 
     return load_encoder()
 
@@ -79,7 +79,8 @@ def sweep_for(token: str, config: str, keep: int, _ev: Evaluation):
 
     Computed once per evaluation: a change of cut reuses all three.
     """
-    from ragdiag.threshold import default_cuts, gate_inputs_for, rate_rows, sweep
+    from ragdiag.threshold.gate import default_cuts, gate_inputs_for, sweep
+    from ragdiag.threshold.rates import rate_rows
     from ui.frames import sweep_frame
 
     inputs = gate_inputs_for(_ev, config, keep=keep)
@@ -90,7 +91,7 @@ def sweep_for(token: str, config: str, keep: int, _ev: Evaluation):
 @st.cache_resource(max_entries=64, show_spinner=False)
 def choice_for(token: str, config: str, keep: int, goal, _ev: Evaluation):
     """:func:`ragdiag.threshold.cut_choice` (cross-validated, so not free) once per evaluation, configuration and goal."""
-    from ragdiag.threshold import cut_choice
+    from ragdiag.threshold.choice import cut_choice
 
     return cut_choice(sweep_for(token, config, keep, _ev)[0], goal)
 
@@ -98,7 +99,7 @@ def choice_for(token: str, config: str, keep: int, goal, _ev: Evaluation):
 @st.cache_data(max_entries=64, show_spinner=False)
 def distances_for(token: str, config: str, keep: int, _ev: Evaluation):
     """The gate's own per-query values (what the histograms plot), for one configuration and keep: a frame."""
-    from ragdiag.threshold import distance_samples
+    from ragdiag.threshold.gate import distance_samples
     from ui.frames import distance_frame
 
     return distance_frame(distance_samples(sweep_for(token, config, keep, _ev)[0]), keep=keep)
@@ -126,7 +127,7 @@ def costs(token: str, k: int, cut: float, keep: int, sample: int, _ev: Evaluatio
 @st.cache_resource(max_entries=16, show_spinner=False)
 def nearest_distances(token: str, config: str, cache: str | None, _ev: Evaluation):
     """Each chunk's distance to its nearest other chunk under ``config``'s gate model (the cut's percentile)."""
-    from ragdiag.variants import gate_chunk_vectors, nearest_chunk_distances
+    from ragdiag.model_cut import gate_chunk_vectors, nearest_chunk_distances
 
     return nearest_chunk_distances(gate_chunk_vectors(_ev, config, store=store(cache)))
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from ragdiag.defaults import DEFAULT_CUT, DEFAULT_KEEP, TOP
-from ragdiag.evaluate import Evaluation
+from ragdiag.evaluation import Evaluation
 from ui.state import UNAVAILABLE_KEY as _UNAVAILABLE, Settings, settings
 
 __all__ = ["Context", "context", "gate_settings", "context_sidebar", "use", "config_words", "remember_unavailable", "url_synced",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragdiag.evaluate import Evaluation
+from ragdiag.evaluation import Evaluation
 from ui import cache
 from ui.state import settings
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ragdiag.corpus import Corpus
-from ragdiag.evaluate import Evaluation
+from ragdiag.evaluation import Evaluation
 from ragdiag.truth import GroundTruth
 from ui import cache
 from ui.background import Background
@@ -49,7 +49,7 @@ def _job(s: Settings, corpus: Corpus, truth: GroundTruth) -> Background:
 
 
 def _background_for(s: Settings, corpus: Corpus, truth: GroundTruth) -> Background:
-    from ragdiag.encoder import ModelUnavailable
+    from ragdiag.encoder.resolve import ModelUnavailable
 
     try:
         return _job(s, corpus, truth)
@@ -132,7 +132,7 @@ def evaluation_of(strategies: tuple[str, ...], retrievers: tuple[str, ...]) -> t
     """
     s = settings()
     corpus, truth = load_inputs(s)
-    from ragdiag.encoder import ModelUnavailable
+    from ragdiag.encoder.resolve import ModelUnavailable
 
     try:
         bg = cache.background(s.corpus, str(s.truth_path), tuple(strategies), tuple(retrievers), corpus.sha256,

@@ -18,8 +18,11 @@ from ui import cache
 from ui.html import md_text
 
 from ragdiag.chunking import parse_strategies
-from ragdiag.corpus import DEFAULT_CORPUS, Corpus, CorpusError
-from ragdiag.evaluate import TOP, Evaluation, parse_retrievers
+from ragdiag.corpus import DEFAULT_CORPUS, Corpus
+from ragdiag.corpus_walk import CorpusError
+from ragdiag.defaults import TOP
+from ragdiag.evaluation import Evaluation
+from ragdiag.retrieval.registry import parse_retrievers
 from ragdiag.defaults import DEFAULT_CUT, DEFAULT_KEEP
 from ragdiag.limits import LimitError, Limits, read_limited
 from ragdiag.serving import Access, AccessError
@@ -138,7 +141,7 @@ def sidebar() -> None:
 
 def _folder_signature(root: str) -> str:
     """Cheap change detector for a corpus folder: names, sizes and mtimes (bounded like loading)."""
-    from ragdiag.corpus import walk_corpus
+    from ragdiag.corpus_walk import walk_corpus
 
     h = hashlib.sha256()
     p = Path(root)
@@ -247,7 +250,7 @@ def config_labels(ev: Evaluation) -> list[str]:
 
 def default_config(ev: Evaluation) -> str:
     """The library's rule (:func:`ragdiag.report.default_config`), as a label."""
-    from ragdiag.report import default_config as rule
+    from ragdiag.report.build import default_config as rule
 
     return rule(ev).label
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..cli.common import UsageError
+
 __all__ = ["register"]
 
 
 def _corpus_for(args, truth_file: Path | None = None):
-    from ..cli import UsageError
-    from ..corpus import CorpusError, load_corpus
+    from ..corpus_walk import CorpusError
+    from ..corpus import load_corpus
 
     folder = args.corpus
     if folder is None and truth_file is not None:  # kb.truth.json -> kb/ beside it, when there is one
@@ -28,7 +30,6 @@ def _corpus_for(args, truth_file: Path | None = None):
 
 
 def _open(path: str):
-    from ..cli import UsageError
     from .save import open_truth
 
     p = Path(path)
@@ -72,13 +73,22 @@ def cmd_stats(args) -> int:
 
     opened = _open(args.file)
     corpus = _corpus_for(args, opened.path)
-    print(format_coverage(coverage(opened.data, corpus, k=args.k)))
+    if args.family_size is not None and args.family_size < 1:
+        from ..cli import UsageError
+
+        raise UsageError(f"--family-size must be at least 1, got {args.family_size}")
+    cov = coverage(opened.data, corpus, k=args.k, family_size=args.family_size)
+    if args.json:
+        import json
+
+        print(json.dumps(cov.as_json(), indent=2))
+        return 0
+    print(format_coverage(cov))
     return 0
 
 
 def cmd_suggest(args) -> int:
     """``truth suggest --out FILE``: write candidate needles and near out-of-domain queries to start from."""
-    from ..cli import UsageError
     from .save import dumps
     from .suggest import suggest, to_truth_data
 
@@ -119,6 +129,10 @@ def register(sub) -> None:
     s.add_argument("--corpus", help=corpus_help)
     s.add_argument("--k", type=int, default=PRIMARY_K,
                    help=f"the recall cut-off named in the resolution sentence (default {PRIMARY_K})")
+    s.add_argument("--family-size", type=int, default=None,
+                   help="comparisons in the family a verdict is corrected within (default: every pair of the "
+                        "default configurations)")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
     s.set_defaults(func=cmd_stats)
 
     g = tsub.add_parser("suggest", help="candidate needles and near out-of-domain queries to start from")

@@ -5,23 +5,24 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ._common import UsageError, _encoder, _load, _store
+from .common import UsageError, cli_encoder, load_inputs, open_store
 
 __all__ = ["cmd_index", "cmd_ingest"]
 
 
 def cmd_index(args) -> int:
     """``index status|clear``: list the stored indexes (stale ones marked), or remove them."""
-    from ..store import _chunking_label, current_stamps, format_status_table
+    from ..store.staleness import _chunking_label, format_status_table
+    from ..store.glue import current_stamps
 
-    store = _store(args) if not args.no_cache else None
+    store = open_store(args) if not args.no_cache else None
     if store is None:
         raise UsageError("the index commands need the store (drop --no-cache)")
     if args.action == "status":
         current = None
         try:
-            corpus, truth = _load(args)
-            current = current_stamps(corpus, _encoder(args))
+            corpus, truth = load_inputs(args)
+            current = current_stamps(corpus, cli_encoder(args))
         except UsageError as exc:
             print(f"warning: cannot judge staleness against the current corpus/model: {exc}", file=sys.stderr)
         print(format_status_table(store.status(current)))
@@ -37,8 +38,8 @@ def cmd_index(args) -> int:
             print(f"  {Path(s.model).name or s.model} {s.precision} {_chunking_label(s.chunking)} ({s.n_chunks} chunks)")
         print(store.clear(corpus_root=args.corpus))
         return 0
-    corpus, truth = _load(args) if args.stale else (None, None)
-    current = current_stamps(corpus, _encoder(args)) if args.stale else None
+    corpus, truth = load_inputs(args) if args.stale else (None, None)
+    current = current_stamps(corpus, cli_encoder(args)) if args.stale else None
     if not args.stale:
         n = len(store.indexes())
         print(f"removing everything in the store {str(store.root)!r}: {n} index(es), their vectors and cached pair "
@@ -50,7 +51,7 @@ def cmd_index(args) -> int:
 
 def cmd_ingest(args) -> int:
     """``ingest DIR``: load a folder and print every file's status; exit 1 when nothing loads."""
-    from ..corpus import CorpusError
+    from ..corpus_walk import CorpusError
     from ..ingest import format_ingest_table, ingest_folder
 
     import math

@@ -5,14 +5,14 @@ from __future__ import annotations
 import sys
 
 from ..defaults import DEFAULT_KEEP, DEFAULT_MAX_BLUFF, PRIMARY_K
-from ._common import UsageError, _evaluate, _keep, _load
+from .common import UsageError, _keep, evaluate_args, load_inputs
 
 __all__ = ["register", "cmd_best", "cmd_recommend", "cmd_effects"]
 
 
 def _configs(args):
     from ..chunking import parse_strategies
-    from ..evaluate import parse_retrievers
+    from ..retrieval.registry import parse_retrievers
 
     try:
         return [s.name for s in parse_strategies(args.strategies)], parse_retrievers(args.retrievers)
@@ -35,7 +35,7 @@ def cmd_best(args) -> int:
     from ..tables import format_rows
 
     strategies, retrievers = _configs(args)
-    ev = _evaluate(args, strategies, retrievers, _load(args))
+    ev = evaluate_args(args, strategies, retrievers, load_inputs(args))
     res = best(ev, k=args.k, configs=[c for c in ev.results if not c.external])
     if args.json:
         print(json.dumps(res.as_json(), indent=2))
@@ -61,7 +61,7 @@ def cmd_recommend(args) -> int:
     _keep(args.keep)
     if not 0 < args.max_bluff < 1:
         raise UsageError(f"--max-bluff must be a rate in (0, 1), e.g. {DEFAULT_MAX_BLUFF}; got {args.max_bluff}")
-    ev = _evaluate(args, strategies, retrievers, _load(args))
+    ev = evaluate_args(args, strategies, retrievers, load_inputs(args))
     try:
         rec = recommend(ev, k=args.k, keep=args.keep, max_bluff=args.max_bluff)
     except ValueError as exc:
@@ -89,7 +89,7 @@ def cmd_effects(args) -> int:
     from ..tables import format_rows
 
     strategies, retrievers = _configs(args)
-    ev = _evaluate(args, strategies, retrievers, _load(args))
+    ev = evaluate_args(args, strategies, retrievers, load_inputs(args))
     try:
         res = effects(ev, k=args.k, strategies=strategies, retrievers=[r for r in retrievers if r not in ev.unavailable])
     except ValueError as exc:

@@ -22,7 +22,7 @@ from ..metrics import hits_at_k, reciprocal_rank
 from .simultaneous import max_t
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..evaluate import Config, Evaluation
+    from ..evaluation import Config, Evaluation
 
 __all__ = ["BestRow", "BestResult", "best", "outcome_matrix", "difference_dict"]
 

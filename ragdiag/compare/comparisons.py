@@ -21,7 +21,7 @@ from .paired import Difference, QuestionTest, paired_test, question_differences,
 from .simultaneous import bh_qvalues, integer_units, max_t
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..evaluate import Config, Evaluation
+    from ..evaluation import Config, Evaluation
 
 __all__ = [
     "Comparison",

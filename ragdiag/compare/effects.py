@@ -25,7 +25,7 @@ from ..defaults import ALPHA, PRIMARY_K
 from .best import difference_dict
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..evaluate import Evaluation
+    from ..evaluation import Evaluation
 
 __all__ = ["CONTRASTS", "EffectRow", "EffectsResult", "effects", "SWITCH_WORDS"]
 

@@ -108,6 +108,13 @@ def clustered_wilson(successes, sizes, *, confidence: float = 0.95):
     Returns
     -------
     (estimate, low, high) : arrays of shape ``successes.shape[:-1]``
+
+    Notes
+    -----
+    At 0 events (or all) the interval is the exact Clopper-Pearson bound on
+    the ``G`` questions, :math:`1 - (\\alpha/2)^{1/G}` (the worst case, every
+    phrasing copying its question): "0 of 64 queries" over 32 questions could
+    still be 10.9%, not 0.
     """
     y = np.asarray(successes, dtype=np.float64)
     m = np.asarray(sizes, dtype=np.float64)
@@ -129,8 +136,11 @@ def clustered_wilson(successes, sizes, *, confidence: float = 0.95):
     denom = 1.0 + z2 / n_eff
     center = (p + z2 / (2 * n_eff)) / denom
     half = z * np.sqrt(p * (1 - p) / n_eff + z2 / (4 * n_eff**2)) / denom
-    low = np.where(k == 0, 0.0, np.maximum(0.0, center - half))
-    high = np.where(k == n, 1.0, np.minimum(1.0, center + half))
+    tail = (1.0 - confidence) / 2.0
+    # at 0 (or all) events Wilson's far bound is below the exact one: Clopper-Pearson on the G questions
+    exact_high = 1.0 - tail ** (1.0 / G) if G else 1.0
+    low = np.where(k == 0, 0.0, np.where(k == n, tail ** (1.0 / G) if G else 0.0, np.maximum(0.0, center - half)))
+    high = np.where(k == n, 1.0, np.where(k == 0, exact_high, np.minimum(1.0, center + half)))
     return p, low, high
 
 

@@ -2,23 +2,29 @@
 
 A family is a set of pairs of systems (configurations) compared on the same
 questions. For a pair, ``S`` is the sum over questions of its per-question
-differences (each summed over the question's phrasings) and ``Q`` the sum of
-their squares; its statistic is the studentised ``|S| / sqrt(Q)`` (a pair alone:
-``|S|``, the exact sign-flip statistic). The family's null distribution is that
-of the largest statistic over its pairs when, within each question, the
-systems' outcomes are shuffled among themselves (randomised Tukey HSD / max-T:
-the phrasings of a question stay together, so questions are the unit). From
-that one distribution come both
+differences (each summed over the question's phrasings). The systems are
+shuffled within each question, inside blocks (default: one block of every
+system in the family; the chunking contrasts shuffle the strategies of one
+retriever), which is randomised Tukey HSD / max-T with questions as the unit.
+A pair's statistic is ``|S| / w``, where ``w`` is the permutation standard
+deviation of ``S`` in its block (:func:`block_scales`: the same for every pair
+of a block and every arrangement, so within one block this is Tukey's
+unstudentised range; a pair alone is its exact sign-flip test). From the null
+distribution of the largest statistic come both
 
 * the adjusted p of each pair, ``P(max* >= observed statistic)``, and
-* the simultaneous interval ``S/n +/- c * sqrt(Q)/n`` (``n`` queries), where
-  ``c`` is the largest value of the null's support whose tail probability is
-  still at least ``alpha``.
+* the simultaneous interval ``S/n +/- c * w/n`` (``n`` queries), where ``c``
+  is the largest value of the null's support whose tail probability is still
+  at least ``alpha``.
+
+(Dividing by each pair's own observed ``sqrt(sum d^2)`` instead would give
+pairs with few discordant questions more power but intervals that fall short
+of their coverage when systems are correlated; the block scale does not.)
 
 So an interval excludes 0 exactly when the adjusted p is below ``alpha``: the
 tail is a non-increasing step function, at least ``alpha`` up to ``c`` and below
 it past ``c`` (and the half-width is nudged by at most one unit in the last
-place where rounding of ``c * sqrt(Q)`` would say otherwise). Outcomes are summed
+place where rounding of ``c * w`` would say otherwise). Outcomes are summed
 in integer units (hits are integers; reciprocal ranks are counted in units of
 1e-9).
 
@@ -48,7 +54,7 @@ import numpy as np
 
 from ..defaults import ALPHA, SEED
 
-__all__ = ["MaxT", "SimultaneousRow", "max_t", "MAX_T_DRAWS", "EXACT_LIMIT", "bh_qvalues", "integer_units", "scale_of"]
+__all__ = ["MaxT", "SimultaneousRow", "max_t", "MAX_T_DRAWS", "EXACT_LIMIT", "bh_qvalues", "integer_units", "block_scales"]
 
 #: Monte Carlo shuffles of a family whose null is too large to enumerate (seeded with :data:`ragdiag.defaults.SEED`).
 MAX_T_DRAWS = 20_000
@@ -157,16 +163,38 @@ def _arrangements(blocks: Sequence[Sequence[int]], n_q: int) -> int:
     return math.prod(math.factorial(len(b)) ** n_q for b in blocks)
 
 
-def _studentised(S: np.ndarray, Q: np.ndarray) -> np.ndarray:
-    """``|S| / sqrt(Q)`` elementwise, 0 where ``Q`` is 0 (no question differs: nothing to see)."""
+def _scaled(S: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``|S| / w`` elementwise, 0 where ``w`` is 0 (every system of the block alike on every question)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(Q > 0, np.abs(S) / np.sqrt(Q), 0.0)
+        return np.where(w > 0, np.abs(S) / np.where(w > 0, w, 1.0), 0.0)
 
 
-def _enumerate(Y: np.ndarray, blocks, pairs: np.ndarray) -> np.ndarray:
+def block_scales(Y: np.ndarray, blocks, pairs: np.ndarray) -> np.ndarray:
+    """Per pair, the permutation standard deviation of its sum ``S``: ``sqrt(sum_g 2K/(K-1) var_g)`` of its block.
+
+    Under the shuffle of the ``K`` systems of a block within question ``g``, a
+    pair's difference has mean 0 and second moment ``2K/(K-1)`` times the
+    population variance of the block's ``K`` values on ``g``, whatever the
+    shuffle: the scale is the same for every pair of a block and for every
+    arrangement, so dividing by it keeps the max-T exact. For one pair it is
+    ``sqrt(sum d^2)``, the sign-flip test's own.
+
+    >>> block_scales(np.array([[2, 1], [0, 1]]), [[0, 1]], np.array([[0, 1]])).tolist()  # d = (2, 0)
+    [2.0]
+    """
+    out = np.zeros(pairs.shape[0])
+    for b in blocks:
+        sub = Y[list(b)].astype(np.float64)
+        k = len(b)
+        w = float(np.sqrt((2.0 * k / (k - 1) * sub.var(axis=0)).sum()))
+        inside = np.isin(pairs[:, 0], b) & np.isin(pairs[:, 1], b)
+        out[inside] = w
+    return out
+
+
+def _enumerate(Y: np.ndarray, blocks, pairs: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Every arrangement's max statistic (small nulls only)."""
     S = np.zeros((1, pairs.shape[0]), dtype=np.int64)
-    Q = np.zeros((1, pairs.shape[0]), dtype=np.float64)  # squares in floats: units of 1e-9 overflow int64
     for g in range(Y.shape[1]):
         options = []
         for perm in itertools.product(*(itertools.permutations(b) for b in blocks)):
@@ -177,24 +205,22 @@ def _enumerate(Y: np.ndarray, blocks, pairs: np.ndarray) -> np.ndarray:
         opts = np.array(options)
         d = opts[:, pairs[:, 0]] - opts[:, pairs[:, 1]]  # (options, pairs)
         S = (S[:, None, :] + d[None, :, :]).reshape(-1, pairs.shape[0])  # all combinations, question by question
-        Q = (Q[:, None, :] + (d.astype(np.float64) ** 2)[None, :, :]).reshape(-1, pairs.shape[0])
-    return _studentised(S, Q).max(axis=1)
+    return _scaled(S, w[None, :]).max(axis=1)
 
 
-def _monte_carlo(Y: np.ndarray, blocks, pairs: np.ndarray, draws: int, seed: int) -> np.ndarray:
+def _monte_carlo(Y: np.ndarray, blocks, pairs: np.ndarray, w: np.ndarray, draws: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     G = Y.shape[1]
-    chunk = max(1, min(_CHUNK, 2_000_000 // max(1, G * pairs.shape[0])))
     out = []
-    for start in range(0, draws, chunk):
-        m = min(chunk, draws - start)
-        X = np.broadcast_to(Y.T, (m, G, Y.shape[0])).copy()  # (draws, questions, systems)
+    for start in range(0, draws, _CHUNK):
+        m = min(_CHUNK, draws - start)
+        sums = np.zeros((m, Y.shape[0]), dtype=np.int64)
         for b in blocks:
             b = np.asarray(b)
             order = np.argsort(rng.random((m, G, b.size)), axis=-1)
-            X[:, :, b] = np.take_along_axis(X[:, :, b], order, axis=-1)
-        D = X[:, :, pairs[:, 0]] - X[:, :, pairs[:, 1]]  # (draws, questions, pairs)
-        out.append(_studentised(D.sum(axis=1), (D.astype(np.float64) ** 2).sum(axis=1)).max(axis=1))
+            shuffled = np.take_along_axis(np.broadcast_to(Y[b].T, (m, G, b.size)), order, axis=-1)
+            sums[:, b] = shuffled.sum(axis=1)
+        out.append(_scaled(sums[:, pairs[:, 0]] - sums[:, pairs[:, 1]], w[None, :]).max(axis=1))
     return np.concatenate(out)
 
 
@@ -254,10 +280,8 @@ def max_t(values, groups, pairs: Sequence[tuple[int, int]], *, blocks: Sequence[
     blocks = [list(b) for b in blocks if len(b) > 1]
     D = Y[p[:, 0]] - Y[p[:, 1]]  # (pairs, questions)
     S = D.sum(axis=1)
-    Q = (D.astype(np.float64) ** 2).sum(axis=1)
-    scale = np.sqrt(Q)
     alone = p.shape[0] == 1 and len(blocks) == 1 and len(blocks[0]) == 2
-    if alone:  # one pair: the sign flips of its differences; the scale is the same in every pattern
+    if alone:  # one pair: the sign flips of its differences, in units (the scale is the same in every pattern)
         scale = np.ones(1)
         observed = np.abs(S).astype(np.float64)
         if unit == 1.0:
@@ -268,16 +292,17 @@ def max_t(values, groups, pairs: Sequence[tuple[int, int]], *, blocks: Sequence[
                 sums = np.concatenate([sums + v, sums - v])
             null = _from_samples(np.abs(sums), f"exact ({sums.size:,} sign patterns)", alpha)
         else:
-            flips = _monte_carlo(Y[p[0]], [[0, 1]], np.array([[0, 1]]), draws, seed) * scale_of(D[0])
-            null = _from_samples(np.concatenate([observed, np.round(flips)]),
+            flips = _monte_carlo(Y[p[0]], [[0, 1]], np.array([[0, 1]]), np.ones(1), draws, seed)
+            null = _from_samples(np.concatenate([observed, flips]),
                                  f"monte carlo ({draws:,} seeded sign flips and the observed one)", alpha)
     else:
-        observed = _studentised(S, Q)
+        scale = block_scales(Y, blocks, p)
+        observed = _scaled(S, scale)
         if _arrangements(blocks, Y.shape[1]) <= EXACT_LIMIT:
             n_arr = _arrangements(blocks, Y.shape[1])
-            null = _from_samples(_enumerate(Y, blocks, p), f"exact ({n_arr:,} arrangements)", alpha)
+            null = _from_samples(_enumerate(Y, blocks, p, scale), f"exact ({n_arr:,} arrangements)", alpha)
         else:
-            samples = np.concatenate([[observed.max()], _monte_carlo(Y, blocks, p, draws, seed)])
+            samples = np.concatenate([[observed.max()], _monte_carlo(Y, blocks, p, scale, draws, seed)])
             null = _from_samples(samples, f"monte carlo ({draws:,} seeded shuffles and the observed one)", alpha)
     c = null.critical
     rows = []
@@ -292,15 +317,6 @@ def max_t(values, groups, pairs: Sequence[tuple[int, int]], *, blocks: Sequence[
         f = unit / n if n else math.nan
         rows.append(SimultaneousRow(i, j, s_units * f, (s_units - half) * f, (s_units + half) * f, p_adj))
     return rows, null
-
-
-def scale_of(d: np.ndarray) -> float:
-    """``sqrt(sum d^2)``: the spread of a pair's sign-flip sum (its statistic's scale).
-
-    >>> scale_of(np.array([3, 4]))
-    5.0
-    """
-    return float(np.sqrt((np.asarray(d, dtype=np.float64) ** 2).sum()))
 
 
 def bh_qvalues(pvalues) -> np.ndarray:

@@ -7,7 +7,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..compare import rate_interval
+from ..compare.intervals import rate_interval
 from ..defaults import SEED
 from ..rows import RateCell, RateRow
 from .gate import GATE_DISTANCE, MAX_DISTANCE, GateInputs

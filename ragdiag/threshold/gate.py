@@ -33,7 +33,7 @@ from ..outcomes import gate_values
 from ..rows import SweepRow
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..evaluate import Config, Evaluation
+    from ..evaluation import Config, Evaluation
 
 __all__ = [
     "GateInputs",
