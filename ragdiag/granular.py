@@ -26,8 +26,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .clustered import clustered_share, query_clusters
-from .compare.intervals import clustered_rate
+from .clustered import query_clusters
+from .compare.intervals import clustered_rate, clustered_share
 from .defaults import KS, PRIMARY_K
 from .evaluation import Config, Evaluation, parse_key
 from .metrics import hits_at_k

@@ -225,7 +225,7 @@ def test_threshold_answered_goal(fake_app, lib):
 def test_compare_counts_are_the_librarys(fake_app, lib):
     from ragdiag.compare.comparisons import compare
 
-    at = app("app_pages/compare.py", a="E/dense", b="A/dense")
+    at = app("app_pages/compare.py", view="Explore every pair", a="E/dense", b="A/dense")
     c = compare(lib, "E/dense", "A/dense", k=4)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["wins of E/dense"] == str(c.test.wins)
@@ -233,7 +233,7 @@ def test_compare_counts_are_the_librarys(fake_app, lib):
 
 
 def test_compare_starts_from_the_context(fake_app):
-    at = app("app_pages/compare.py", config="E/bm25")
+    at = app("app_pages/compare.py", view="Explore every pair", config="E/bm25")
     assert at.selectbox(key="a").value == "E/bm25"
 
 

@@ -14,8 +14,8 @@ from urllib.parse import unquote
 import numpy as np
 import pytest
 
-from ragdiag.export import DESTROYED_DOCNO, NOTHING_DOCNO, trec_id, trec_qrels, trec_run, write_trec
 from ragdiag.defaults import KS, MRR_DEPTH
+from ragdiag.export import DESTROYED_DOCNO, NOTHING_DOCNO, trec_id, trec_qrels, trec_run, write_trec
 from ragdiag.metrics import hits_at_k, reciprocal_rank
 
 # ---------------------------------------------------------------------------

@@ -246,8 +246,8 @@ def test_phrasings_are_not_independent_queries(ev):
     c = compare(ev, "C/dense", "A/dense", k=20)
     assert (c.test.wins, c.test.losses, c.test.ties) == (5, 0, 3)
     assert c.test.p == 2 / 32
-    assert c.status == "descriptive"  # R@20 is not the primary k
-    assert "descriptive only (p = 0.062)" in c.verdict
+    assert not c.primary and c.status == "not shown different"  # the status follows the interval at every k
+    assert "sign-flip p = 0.062" in c.verdict and c.verdict.endswith(f"descriptive only: verdicts are at R@{PRIMARY_K}")
 
 
 def test_comparisons_survivors_and_plain_sentences(ev, report, html_text, md_text):

@@ -134,8 +134,8 @@ def test_trec_means_equal_ragdiag_on_de_haushalt_for_every_configuration(haushal
     pytrec_eval = pytest.importorskip("pytrec_eval")
     ranx = pytest.importorskip("ranx")
     from ragdiag.export import NOTHING_DOCNO, write_trec
-    from ragdiag.metrics import KS, MRR_DEPTH
-    from ragdiag.rows import summary_rows
+    from ragdiag.defaults import KS, MRR_DEPTH
+    from ragdiag.summary import summary_rows
 
     ev = haushalt
     write_trec(ev, tmp_path, depth=MRR_DEPTH)

@@ -19,14 +19,13 @@ import pandas as pd
 from ragdiag.evaluation import Config, Evaluation
 from ragdiag.evaluation import parse_key
 from ragdiag.defaults import KS
-from ragdiag.rows import PairRow, RateRow, SummaryRow
+from ragdiag.rows import RateRow, SummaryRow
 from ragdiag.threshold.gate import DistanceSamples, SweepTable
 
 __all__ = [
     "filter_configs",
     "recall_table",
     "recall_long",
-    "pairwise_matrix",
     "chunk_sizes",
     "size_summary",
     "truncated_chunks",
@@ -82,23 +81,6 @@ def recall_long(rows: Sequence[SummaryRow], *, ks: Sequence[int] = KS) -> pd.Dat
         for r in rows for k in ks
     ]
     return pd.DataFrame.from_records(records, columns=["config", "k", "recall", "low", "high", "hits", "queries"])
-
-
-def pairwise_matrix(rows: Sequence[PairRow]) -> pd.DataFrame:
-    """:func:`~ragdiag.compare.pairwise` rows in both directions (row config vs column config).
-
-    >>> m = pairwise_matrix([PairRow("A/x", "E/x", 1, 5, 2, 0.2, 0.4, -0.5, -0.8, -0.1, "not shown different", 8)])
-    >>> m[["a", "b", "wins", "losses", "p_holm"]].values.tolist()
-    [['A/x', 'E/x', 1, 5, 0.4], ['E/x', 'A/x', 5, 1, 0.4]]
-    """
-    records = []
-    for r in rows:
-        cells = r.cells()
-        records.append(cells)
-        records.append({**cells, "a": r.b, "b": r.a, "wins": r.losses, "losses": r.wins})
-    df = pd.DataFrame.from_records(records, columns=["a", "b", "wins", "losses", "ties", "p", "p_holm"])
-    df["label"] = [f"+{w}/-{l}" for w, l in zip(df["wins"], df["losses"])]
-    return df
 
 
 def chunk_sizes(ev: Evaluation) -> pd.DataFrame:

@@ -44,6 +44,8 @@ from .paired import (
     verdict_status,
 )
 from .intervals import (
+    RECALL_INTERVAL_WORDS,
+    clustered_share,
     clustered_mean,
     clustered_rate,
     clustered_wilson,

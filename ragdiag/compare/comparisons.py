@@ -7,6 +7,7 @@ has one rule and one set of words (:func:`ragdiag.compare.verdict`).
 from __future__ import annotations
 
 import itertools
+from statistics import NormalDist
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Sequence
 
@@ -18,7 +19,7 @@ from ..rows import PairRow
 from .best import difference_dict
 from .intervals import power_words
 from .paired import Difference, QuestionTest, paired_test, question_differences, verdict, verdict_status
-from .simultaneous import bh_qvalues, integer_units, max_t
+from .simultaneous import bh_qvalues, max_t
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..evaluation import Config, Evaluation
@@ -189,22 +190,42 @@ def _with_family(ev: Evaluation, comps: list[Comparison], name: str, *, alpha: f
         for c, i in index.items():
             by.setdefault(c.retriever, []).append(i)
         blocks = list(by.values())
-    rows, null = max_t(values, groups, [(index[c.a], index[c.b]) for c in comps], blocks=blocks, alpha=alpha)
+    fam_rows, null = max_t(values, groups, [(index[c.a], index[c.b]) for c in comps], blocks=blocks, alpha=alpha)
+    rows = fam_rows
+    if len(comps) > 1 and np.all(values == np.round(values)):
+        rows = [_no_looser_than_alone(r, values, groups, alpha) for r in rows]
     q = bh_qvalues([c.test.p for c in comps])
-    units, unit = integer_units(values.ravel())
-    units = units.reshape(values.shape)
     out = []
-    for comp, r, qv in zip(comps, rows, q):
+    for comp, r, fr, qv in zip(comps, rows, fam_rows, q):
         d = question_differences(values[index[comp.a]], values[index[comp.b]], groups)
-        d_units = question_differences(units[index[comp.a]], units[index[comp.b]], groups)
-        sd = float(np.sqrt((d_units.astype(float) ** 2).sum()))
-        z_family = null.critical / sd if len(comps) > 1 and sd > 0 else None
+        sd = float(np.sqrt((d**2).sum()))
+        # the family rejects this pair when |sum d| exceeds the interval's half-width (in sums over queries):
+        # that is the test's critical value on the standardised sum, for the power sentence
+        half = max(r.high - r.low, fr.high - fr.low) / 2 * values.shape[1]
+        z_family = max(half / sd, NormalDist().inv_cdf(1 - alpha / 2)) if len(comps) > 1 and sd > 0 else None
         power = power_words(d, max(comp.test.phrasings, 1), family_size=len(comps), z_family=z_family,
                             alpha=alpha, reached=r.excludes_zero)
         out.append(replace(comp, p_adjusted=r.p_adjusted, family=len(comps), family_name=name, power=power,
                            interval=Difference(r.estimate, r.low, r.high), method=null.method, q_value=float(qv),
                            alpha=alpha))
     return out
+
+
+def _no_looser_than_alone(r, values: np.ndarray, groups, alpha: float):
+    """The family's row, never looser than the pair's own exact sign-flip test (hits only: its null is exact).
+
+    Shuffling every system of a family can make a pair's adjusted p smaller than
+    its own p; the verdict then needs both: the adjusted p is the larger of the
+    two, and the interval the one that says so (the wider when both exclude 0,
+    else one that reaches 0), so "different" still means exactly "excludes 0".
+    """
+    (alone,), _ = max_t(values[[r.a, r.b]], groups, [(0, 1)], alpha=alpha)
+    both = r.excludes_zero and alone.excludes_zero
+    if both:
+        pick = alone if (alone.high - alone.low) > (r.high - r.low) else r
+    else:
+        pick = r if not r.excludes_zero else alone
+    return replace(pick, a=r.a, b=r.b, p_adjusted=max(r.p_adjusted, alone.p_adjusted))
 
 
 def compare(ev: Evaluation, a: Config | str, b: Config | str, *, k: int | None = PRIMARY_K,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 from statistics import NormalDist
+from typing import Sequence
 
 import numpy as np
 
@@ -13,6 +14,8 @@ from ..stats import Interval, wilson
 from .paired import _groups, _sums
 
 __all__ = [
+    "RECALL_INTERVAL_WORDS",
+    "clustered_share",
     "clustered_rate",
     "clustered_wilson",
     "clustered_mean",
@@ -21,6 +24,12 @@ __all__ = [
     "questions_needed",
     "power_words",
 ]
+
+
+#: How every recall (and share) interval is made, in words for a caption: not plain Wilson over queries.
+RECALL_INTERVAL_WORDS = ("95% Wilson interval on the effective number of questions (Kish design effect: the "
+                         "phrasings of a question fail together, so they count as less than independent queries; "
+                         "at 0 or all hits, the exact bound over the questions)")
 
 
 @lru_cache(maxsize=1024)
@@ -299,3 +308,55 @@ def power_words(d, phrasings: int, *, alpha: float = ALPHA, power: float = 0.8, 
     tail = ("; these are enough" if fam <= n_now and reached else f"; there are {n_now}")
     return (f"To detect a difference of {diff:.2f} {power:.0%} of the time: alone: {alone} questions{each}; "
             f"within this family of {family_size}: {fam}{tail}.")
+
+
+def clustered_share(successes: Sequence[float] | np.ndarray, clusters: Sequence | np.ndarray,
+                    trials: Sequence[float] | np.ndarray | None = None, *, confidence: float = 0.95) -> Interval:
+    """Share ``sum(successes) / sum(trials)`` with the clustered Wilson interval over questions.
+
+    Parameters
+    ----------
+    successes : array_like of float
+        Per item (query or slot), ``0 <= successes <= trials``.
+    clusters : array_like
+        Each item's question (its cluster); ood queries are their own.
+    trials : array_like of float, optional
+        Per item; default 1 each.
+    confidence : float, keyword-only
+        Two-sided level in ``(0, 1)``.
+
+    Returns
+    -------
+    Interval
+        The plain ratio as the estimate; bounds from
+        :func:`clustered_wilson` on the per-question sums (exact
+        bound at 0 or all events). No trials at all: ``Interval(nan, 0, 1, 0, 0)``.
+
+    Examples
+    --------
+    >>> iv = clustered_share([1, 1, 0, 0], ["a", "a", "b", "b"])
+    >>> iv.estimate, iv.successes, iv.trials
+    (0.5, 2, 4)
+    >>> zero = clustered_share([0] * 64, [f"q{i // 2}" for i in range(64)])
+    >>> zero.low, round(zero.high, 3)  # 0 of 64 queries over 32 questions: the exact bound on 32
+    (0.0, 0.109)
+    """
+    s = np.asarray(successes, dtype=np.float64)
+    t = np.ones_like(s) if trials is None else np.asarray(trials, dtype=np.float64)
+    labels = np.asarray(clusters, dtype=object)
+    if not (s.ndim == t.ndim == labels.ndim == 1) or not (len(s) == len(t) == len(labels)):
+        raise ValueError(f"successes, trials and clusters must be 1-D of one length, got {len(s)}, {len(t)}, "
+                         f"{len(labels)}")
+    if (s < 0).any() or (s > t).any():
+        raise ValueError("each item needs 0 <= successes <= trials")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    total_s, total_t = float(s.sum()), float(t.sum())
+    if total_t == 0:
+        return Interval(float("nan"), 0.0, 1.0, 0, 0)
+    _, inverse = np.unique(labels.astype(str), return_inverse=True)
+    cs = np.bincount(inverse, weights=s)
+    ct = np.bincount(inverse, weights=t)
+    keep = ct > 0
+    est, low, high = clustered_wilson(cs[keep], ct[keep], confidence=confidence)
+    return Interval(float(est), float(low), float(high), int(round(total_s)), int(round(total_t)))

@@ -35,6 +35,8 @@ BOOTSTRAP_DRAWS = 10_000
 #: Sign-flip draws when real-valued differences are too many to enumerate (more than 40 non-zero questions).
 MONTE_CARLO_DRAWS = 200_000
 _EXACT_REAL_LIMIT = 40
+#: A per-question difference smaller than this is a tie (floating-point residue of summed reciprocal ranks).
+_TIE_TOLERANCE = 1e-9
 
 
 # ---------------------------------------------------------------------------
@@ -85,6 +87,8 @@ def question_differences(a, b, groups) -> np.ndarray:
     --------
     >>> question_differences([1, 1, 0, 1], [0, 0, 0, 1], ["q1", "q1", "q2", "q2"]).tolist()
     [2.0, 0.0]
+    >>> question_differences([1 / 3, 1 / 2], [1 / 2, 1 / 3], ["q1", "q1"]).tolist()  # residue is a tie
+    [0.0]
     """
     x = np.asarray(a, dtype=np.float64)
     y = np.asarray(b, dtype=np.float64)
@@ -94,6 +98,8 @@ def question_differences(a, b, groups) -> np.ndarray:
         raise ValueError("a and b must not contain NaN; drop or impute missing queries in both first")
     g = _groups(groups, x.size)
     d, _ = _sums(x - y, g)
+    # reciprocal ranks leave floating-point residue (1/3 - 1/2 + 1/2 - 1/3 = 5.6e-17): a tie, not a win
+    d[np.abs(d) < _TIE_TOLERANCE] = 0.0
     return d
 
 
