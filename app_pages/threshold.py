@@ -7,6 +7,7 @@ from ragdiag.compare.intervals import upper_bound_words
 from ragdiag.defaults import DEFAULT_CUT, DEFAULT_MAX_BLUFF
 from ragdiag.threshold.choice import Goal
 from ragdiag.threshold.gate import GATE_DISTANCE, bluffs_at, sweep
+from ragdiag.threshold.export import thresholds_yaml
 from ragdiag.threshold.rates import rate_rows
 from ui import cache
 from ui.about import about_run
@@ -76,6 +77,15 @@ if choice.cut is not None:
                                                        else cv.rate >= target - 1e-12):
         sentence += f" :red[On questions it was not chosen on, that rule misses the goal ({pct(cv.rate)} {key}).]"
     (st.caption if conformal else st.markdown)(sentence)
+
+if choice.cut is not None:  # the chooser's result as the thresholds file a service reads (what `threshold --export` writes)
+    model = (ev.retriever_stamps.get(config) or {}).get("model") or dict(ev.encoder_stamp)
+    st.download_button("Download the thresholds (YAML)", key="export_thresholds", mime="application/x-yaml",
+                       data=thresholds_yaml(choice, config=config, keep=keep, model=model,
+                                            describe=config_words(config)),
+                       file_name=f"thresholds-{config.replace('/', '-')}.yaml",
+                       help="The goal, the proposed cut with its guarantee, the in-sample and cross-validated "
+                            "figures and the model the distances belong to.")
 
 # ----- what the cut on screen does ----------------------------------------------------------------
 st.caption(f"Configuration **{md_text(config_words(config))}** · keep at most {keep} chunks · {GATE_DISTANCE}.")

@@ -207,6 +207,7 @@ def test_threshold_use_this_cut_applies_the_proposal_exactly(fake_app, lib):
                  else at.query_params["cut"]) == choice.cut
     assert f"At the cut on screen, **{choice.cut:.4f}**, 0 of 2 off-topic queries get sources" in texts(at)
     assert "meets the goal" in texts(at)
+    assert "Download the thresholds (YAML)" in [b.proto.label for b in at.get("download_button")]
 
 
 def test_threshold_answered_goal(fake_app, lib):
