@@ -88,6 +88,8 @@ if fs:
                          bind="query-params")
     sq = stage_queries_frame(fs, ev, stage)
     st.caption(f"{len(sq)} (configuration, query) pairs at **{stage}**; open one in the Inspector.")
+    sq = sq.rename(columns={"config": "configuration", "query_id": "query", "dense_rank": "dense rank",
+                            "bm25_rank": "BM25 rank", "pool_rank": "pool rank", "final_rank": "final rank"})
     st.dataframe(sq.astype(object).where(sq.notna(), "–"), hide_index=True, key="stage_queries",
                  column_config={"inspect": st.column_config.LinkColumn("inspect", display_text="open")})
 

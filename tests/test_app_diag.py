@@ -41,9 +41,9 @@ def test_overview_funnel_equals_library(tiny, library):
     at.selectbox(key="lost_at").set_value("destroyed").run()
     shown = frame_with(at, "inspect")
     lib = stage_queries_frame(_funnels(library), library, "destroyed")
-    assert shown["query_id"].tolist() == lib["query_id"].tolist()
+    assert shown["query"].tolist() == lib["query_id"].tolist()
     assert shown["inspect"].tolist() == lib["inspect"].tolist()
-    assert set(shown.loc[shown["config"] == "A/dense", "query_id"]) == {"q1:course", "q1:ticket"}  # straddles 512
+    assert set(shown.loc[shown["configuration"] == "A/dense", "query"]) == {"q1:course", "q1:ticket"}  # straddles 512
     assert "inspector?q=q1%3Acourse&config=A%2Fdense" in shown["inspect"].tolist()
 
 
@@ -53,7 +53,7 @@ def test_overview_funnel_follows_the_filters_and_url(tiny, library):
     assert table["configuration"].tolist() == ["E/hybrid"]
     shown = frame_with(at, "inspect")
     f = {x.config.label: x for x in _funnels(library)}["E/hybrid"]
-    assert shown["query_id"].tolist() == f.queries("answered")
+    assert shown["query"].tolist() == f.queries("answered")
 
 
 def test_overview_granularity_and_redundancy_equal_library(tiny, library):

@@ -49,4 +49,4 @@ def pareto_chart(df: pd.DataFrame, cost: str, pareto: str, quality: str) -> alt.
     n = int(d[pareto].sum())
     return (err + pts + text).properties(height=300, autosize=FIT_X, title=alt.TitleParams(
         f"{n} configuration{'s' if n != 1 else ''} on the Pareto front of {quality} and {cost}", anchor="start",
-        subtitle="filled blue: no other has at least its recall at no more cost; bars: 95% intervals"))
+        subtitle=["filled blue: no other has at least its recall at no more cost;", "bars: 95% intervals"]))

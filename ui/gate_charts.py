@@ -101,8 +101,8 @@ def mirrored_histogram(frame: pd.DataFrame, *, cut: float, step: float = 0.02, t
         height=PLOT_HEIGHT, autosize=FIT_X,
         title=alt.TitleParams(title or f"At cut {cut:.3f}: {answered} answerable answered, {bluffs} off-topic bluff",
                               anchor="start",
-                              subtitle=f"answerable: the closest chunk holding the answer ({missing} with none in the "
-                                       f"top keep are lost at any cut); off-topic: the closest chunk"))
+                              subtitle=[f"answerable: the closest chunk holding the answer ({missing} with none",
+                                        "in the top keep are lost at any cut); off-topic: the closest chunk"]))
 
 
 def tradeoff_wide(curve: pd.DataFrame) -> pd.DataFrame:
@@ -159,4 +159,5 @@ def tradeoff_curve(curve: pd.DataFrame, *, cut: float, goal: float | None = None
     return alt.layer(*layers).resolve_scale(color="independent").properties(
         height=PLOT_HEIGHT, autosize=FIT_X,
         title=alt.TitleParams(title or "Answered and bluffs at every cut", anchor="start",
-                              subtitle="share of answerable and of off-topic queries, 95% bands; hover for counts"))
+                              subtitle=["share of answerable and of off-topic queries, 95% bands;",
+                                        "hover the curve for counts"]))

@@ -65,7 +65,7 @@ def funnel_stack(df: pd.DataFrame, *, chosen: str | None = None, title: str | No
         x=alt.X("queries:Q", stack="normalize", title="share of answerable queries", axis=alt.Axis(format="%")),
         color=alt.Color("stage:N", title=None, sort=list(STAGES),
                         scale=alt.Scale(domain=list(STAGE_COLORS), range=list(STAGE_COLORS.values())),
-                        legend=alt.Legend(orient="top", columns=7, labelLimit=0)),
+                        legend=alt.Legend(orient="top", columns=4, labelLimit=0)),
         order=alt.Order("order:Q"),
         href="link:N",
         tooltip=["config:N", "stage:N", alt.Tooltip("queries:Q", title="queries"), alt.Tooltip("of:Q", title="of"),
@@ -90,7 +90,8 @@ def funnel_waterfall(df: pd.DataFrame, config: str, *, title: str | None = None)
     w["label"] = [f"−{q}" if k == "lost" else str(q) for q, k in zip(w["queries"], w["kind"])]
     w["top"] = w[["start", "end"]].max(axis=1)
     colors = {"in": GREY, "lost": "#c62828", "answered": ACCENT}
-    x = alt.X("step:N", sort=list(w["step"]), title=None, axis=alt.Axis(labelAngle=0, labelLimit=0))
+    x = alt.X("step:N", sort=list(w["step"]), title=None,
+              axis=alt.Axis(labelAngle=-30, labelLimit=0, labelOverlap=False))
     bars = alt.Chart(w).mark_bar().encode(
         x=x, y=alt.Y("start:Q", title="queries", scale=alt.Scale(domain=[0, max(n, 1) * 1.1])), y2="end:Q",
         color=alt.Color("kind:N", legend=None, scale=alt.Scale(domain=list(colors), range=list(colors.values()))),
