@@ -8,6 +8,7 @@ from ui.diag_frames import cost_frame
 from ui.diag import costs_for
 from ui.diag_charts import pareto_chart
 from ui.context import context
+from ui.fmt import dash_missing, drop_constant, highlight_row, rate
 from ui.jobs import evaluation
 
 st.title("Cost")
@@ -33,7 +34,16 @@ quality = f"R@{PRIMARY_K}"
 left, right = st.columns(2)
 left.altair_chart(pareto_chart(frame, "ms/query median", "Pareto (latency)", quality), width="stretch")
 right.altair_chart(pareto_chart(frame, "prompt tokens/query", "Pareto (prompt)", quality), width="stretch")
-shown = frame.assign(**{quality: [str(r.recall) for r in items]}).drop(columns=["low", "high"])
-st.dataframe(shown, hide_index=True, key="cost_table",
+share = f"{quality} (share of queries)"
+shown = (frame.assign(**{share: [rate(r.recall) for r in items], "Pareto (latency)": frame["Pareto (latency)"].map(
+             {True: "yes", False: ""}), "Pareto (prompt)": frame["Pareto (prompt)"].map({True: "yes", False: ""})})
+         .sort_values([quality, "config"], ascending=[False, True])
+         .drop(columns=[quality, "low", "high"]).rename(columns={"config": "configuration"}))
+shown = shown[["configuration", share, *[c for c in shown.columns if c not in ("configuration", share)]]]
+shown, same = drop_constant(dash_missing(shown), keep=["configuration"])
+st.dataframe(highlight_row(shown, "configuration", ctx.config), hide_index=True, key="cost_table",
              column_config={c: st.column_config.NumberColumn(format="%.2f")
                             for c in ("ms/query median", "ms/query p95", "build s", "prompt tokens/query")})
+if same:
+    st.caption("Same on every row: " + "; ".join(f"{k} {v}" for k, v in same.items()) + f". Sorted by {quality}; "
+               "the context's configuration highlighted.")

@@ -125,15 +125,17 @@ def test_cost_page_measures_on_request_and_equals_library(tiny, library):
     assert any("when you ask" in i.value for i in at.info)
     at.toggle(key="measure").set_value(True).run()
     assert not at.exception, [e.value for e in at.exception]
-    table = frame_with(at, "ms/query median")
-    assert table["config"].tolist() == [c.label for c in library.results]
+    table = frame_with(at, "ms/query median").set_index("configuration")
+    assert set(table.index) == {c.label for c in library.results}
     from ragdiag.summary import summary_rows
+    from ui.fmt import rate
 
-    recall = {r.config: str(r.recall[4]) for r in summary_rows(library)}
-    assert table["R@4"].tolist() == [recall[c] for c in table["config"]]
+    rows = {r.config: r for r in summary_rows(library)}
+    assert table["R@4 (share of queries)"].to_dict() == {c: rate(rows[c].recall[4]) for c in table.index}
+    est = [rows[c].recall[4].estimate for c in table.index]
+    assert est == sorted(est, reverse=True)  # sorted by the primary measure
     assert table["prompt tokens/query"].tolist() == pytest.approx(
-        [prompt_tokens(library, c, _encoder(), cut=0.6, keep=4).mean() for c in table["config"]])
-    assert (table["timed queries"] == 3).all()
-    est = [float(s.split()[0]) for s in table["R@4"]]
-    assert table["Pareto (latency)"].tolist() == pareto(est, table["ms/query median"]).tolist()
+        [prompt_tokens(library, c, _encoder(), cut=0.6, keep=4).mean() for c in table.index])
+    assert "timed queries" not in table.columns and "timed queries 3" in texts(at)  # constant: said once
+    assert [v == "yes" for v in table["Pareto (latency)"]] == pareto(est, table["ms/query median"]).tolist()
     assert "Measured on" in texts(at)
