@@ -59,7 +59,8 @@ if base.sha256 is None:
 
 
 cols = st.columns([1, 1, 4])
-cols[0].button("Save", type="primary", on_click=save, args=(target, state), key="gt_save", disabled=not dirty and base.sha256 is not None)
+cols[0].button("Save", type="primary", on_click=save, args=(target, state), key="gt_save",
+               disabled=not dirty and base.sha256 is not None)
 cols[1].button("Reload from disk", on_click=reload, args=(target, state, False), key="gt_reload",
                help="Discard unsaved edits and read the file again.")
 if CONFLICT in st.session_state:

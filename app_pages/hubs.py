@@ -7,6 +7,8 @@ from ui.diag_frames import hub_frame, inspector_url
 from ragdiag.hubs import HUB_MIN_CLUSTERS, HUB_RATIO, hubness, hubs
 from ui.diag_charts import hub_chart
 from ui.context import context
+from ui.html import md_text
+from ui.fmt import dash_missing, drop_constant
 from ui.jobs import evaluation
 
 st.title("Hubs")
@@ -43,9 +45,16 @@ if not items:
     st.stop()
 frame = hub_frame(items)
 st.altair_chart(hub_chart(frame), width="stretch")
-st.dataframe(frame, hide_index=True, key="hub_table",
-             column_config={"expected": st.column_config.NumberColumn(format="%.3f"),
+shown = frame.rename(columns={"doc_id": "document", "occurrences": "occurrences (queries)",
+                              "questions": "questions (in whose top k)", "expected": "expected (queries)",
+                              "hub": "hub", "displaced": "displaced (queries)"})
+shown["hub"] = shown["hub"].map({True: "yes", False: ""})
+shown, same = drop_constant(dash_missing(shown), keep=["chunk"])
+st.dataframe(shown, hide_index=True, key="hub_table",
+             column_config={"expected (queries)": st.column_config.NumberColumn(format="%.3f"),
                             "ratio": st.column_config.NumberColumn(format="%.1f")})
+if same:
+    st.caption("Same on every row: " + "; ".join(f"{md_text(k)} {md_text(v)}" for k, v in same.items()) + ".")
 
 displaced = [(h, q) for h in items for q in h.displaced]
 st.subheader(f"Queries displaced ({len(displaced)})")

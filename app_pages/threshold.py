@@ -78,7 +78,8 @@ if choice.cut is not None:
         sentence += f" :red[On questions it was not chosen on, that rule misses the goal ({pct(cv.rate)} {key}).]"
     (st.caption if conformal else st.markdown)(sentence)
 
-if choice.cut is not None:  # the chooser's result as the thresholds file a service reads (what `threshold --export` writes)
+# the chooser's result as the thresholds file a service reads (what `threshold --export` writes)
+if choice.cut is not None:
     model = (ev.retriever_stamps.get(config) or {}).get("model") or dict(ev.encoder_stamp)
     st.download_button("Download the thresholds (YAML)", key="export_thresholds", mime="application/x-yaml",
                        data=thresholds_yaml(choice, config=config, keep=keep, model=model,

@@ -105,16 +105,17 @@ def test_hubs_page_equals_library(tiny, library):
 
     at = app("app_pages/hubs.py", config="E/hybrid")
     assert [t.value for t in at.title] == ["Hubs"]
-    table = frame_with(at, "occurrences")
+    table = frame_with(at, "occurrences (queries)")
     expected = hub_rows(hubs(library, "E/hybrid", k=4, top=20))
     assert table["chunk"].tolist() == [r["chunk"] for r in expected]
-    assert table["occurrences"].tolist() == [r["occurrences"] for r in expected]
+    assert table["occurrences (queries)"].tolist() == [r["occurrences"] for r in expected]
+    assert "config" not in table.columns and "None" not in table.astype(str).to_numpy().ravel().tolist()
     assert table["ratio"].tolist() == pytest.approx([r["ratio"] for r in expected])
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["hubs"] == str(sum(h.hub for h in hubs(library, "E/hybrid", k=4, top=None)))
     at.selectbox(key="k").set_value(1).run()
-    table = frame_with(at, "occurrences")
-    assert table["occurrences"].tolist() == [r["occurrences"] for r in hub_rows(hubs(library, "E/hybrid", k=1))]
+    table = frame_with(at, "occurrences (queries)")
+    assert table["occurrences (queries)"].tolist() == [r["occurrences"] for r in hub_rows(hubs(library, "E/hybrid", k=1))]
 
 
 def test_cost_page_measures_on_request_and_equals_library(tiny, library):

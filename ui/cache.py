@@ -90,7 +90,8 @@ def sweep_for(token: str, config: str, keep: int, _ev: Evaluation):
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def choice_for(token: str, config: str, keep: int, goal, _ev: Evaluation):
-    """:func:`ragdiag.threshold.cut_choice` (cross-validated, so not free) once per evaluation, configuration and goal."""
+    """:func:`~ragdiag.threshold.choice.cut_choice` (cross-validated, so not free) once per evaluation,
+    configuration and goal."""
     from ragdiag.threshold.choice import cut_choice
 
     return cut_choice(sweep_for(token, config, keep, _ev)[0], goal)

@@ -16,9 +16,8 @@ from ragdiag.defaults import DEFAULT_CUT, DEFAULT_KEEP, TOP
 from ragdiag.evaluation import Evaluation
 from ui.state import UNAVAILABLE_KEY as _UNAVAILABLE, Settings, settings
 
-__all__ = ["Context", "context", "gate_settings", "context_sidebar", "use", "config_words", "remember_unavailable", "url_synced",
-           "write_url",
-           "recommendation", "CONFIG_KEY", "CUT_KEY", "KEEP_KEY"]
+__all__ = ["Context", "context", "gate_settings", "context_sidebar", "use", "config_words", "remember_unavailable",
+           "url_synced", "write_url", "recommendation", "CONFIG_KEY", "CUT_KEY", "KEEP_KEY"]
 
 CONFIG_KEY, CUT_KEY, KEEP_KEY = "config", "cut", "keep"
 
