@@ -138,7 +138,7 @@ if view == "ship":
                         "R@4": recall[r.config].estimate, "low": recall[r.config].low, "high": recall[r.config].high,
                         "tier": "best set" if r.in_best_set else "shown worse than the best",
                         "difference to best": r.estimate, "simultaneous low": r.low, "simultaneous high": r.high,
-                        "p adjusted": r.p_adjusted} for r in rows])
+                        "p adjusted": "–" if r.p_adjusted is None else f"{r.p_adjusted:.3f}"} for r in rows])
     n_set = len(res.best_set)
     base = alt.Chart(df).encode(y=alt.Y("code:N", sort=list(df["code"]), title=None))
     colour = alt.Color("tier:N", scale=alt.Scale(domain=["best set", "shown worse than the best"],
@@ -147,7 +147,7 @@ if view == "ship":
                                              scale=alt.Scale(domain=[0, 1])), x2="high:Q", color=colour)
              + base.mark_point(filled=True, size=60).encode(
                  x="R@4:Q", color=colour, tooltip=["configuration", "code", alt.Tooltip("R@4:Q", format=".2f")]))
-    st.altair_chart(titled(chart.properties(height=max(240, 18 * len(df))),
+    st.altair_chart(titled(chart.properties(height=alt.Step(20)),
                            f"{n_set} of {len(df)} configurations are not shown worse than the best",
                            f"R@{PRIMARY_K} with its {RECALL_INTERVAL_WORDS.split(' (')[0]}; the tier is simultaneous "
                            f"over all {len(df)} ({res.method})"), width="stretch")
@@ -155,8 +155,7 @@ if view == "ship":
         "R@4": st.column_config.NumberColumn(format="%.2f"),
         "difference to best": st.column_config.NumberColumn(format="%+.3f"),
         "simultaneous low": st.column_config.NumberColumn(format="%+.3f"),
-        "simultaneous high": st.column_config.NumberColumn(format="%+.3f"),
-        "p adjusted": st.column_config.NumberColumn(format="%.3f")})
+        "simultaneous high": st.column_config.NumberColumn(format="%+.3f")})
     st.caption(f"Comparison with the best at R@{PRIMARY_K}: a configuration is in the best set when its simultaneous "
                f"interval of the difference to the best reaches 0 (adjusted p ≥ {ALPHA}).")
 
@@ -181,17 +180,21 @@ elif view == "switches":
     means = df.groupby("switch")["difference"].mean()
     words = ", ".join(f"{s} {100 * v:+.0f}" for s, v in means.items())
     base = alt.Chart(df).encode(y=alt.Y("contrast:N", sort=list(df["contrast"]), title=None))
-    colour = alt.Color("switch:N", legend=alt.Legend(orient="bottom", title=None))
+    colour = alt.Color("switch:N", legend=alt.Legend(orient="bottom", title=None),  # no red: red means a loss
+                       scale=alt.Scale(domain=["boundaries", "header", "overlap"],
+                                       range=["#1f77b4", "#2ca02c", "#9467bd"]))
     chart = (alt.Chart(pd.DataFrame({"x": [0]})).mark_rule(color="black").encode(x="x:Q")
              + base.mark_rule().encode(x=alt.X("low:Q", title=f"difference in R@{PRIMARY_K} (with − without)"),
                                        x2="high:Q", color=colour)
              + base.mark_point(filled=True, size=60).encode(x="difference:Q", color=colour,
                                                             tooltip=["contrast", "wins", "losses", "destroyed"]))
-    st.altair_chart(titled(chart.properties(height=max(240, 18 * len(df))),
+    st.altair_chart(titled(chart.properties(height=alt.Step(20)),
                            f"Mean difference per switch, points: {words}",
                            f"each switch alone, per retriever, {len(df)} contrasts simultaneous over questions "
                            f"({res.method})"), width="stretch")
-    st.dataframe(df.drop(columns=["contrast"]).assign(contrast=[r.contrast for r in res.rows]), hide_index=True,
+    table = df.drop(columns=["contrast"]).assign(contrast=[r.contrast for r in res.rows])
+    table = table[["switch", "contrast", *[c for c in table.columns if c not in ("switch", "contrast")]]]
+    st.dataframe(table, hide_index=True,
                  column_config={c: st.column_config.NumberColumn(format="%+.3f") for c in ("difference", "low", "high")}
                  | {c: st.column_config.NumberColumn(format="%.3f") for c in ("p", "p adjusted")})
     st.caption("p: the contrast alone (exact sign-flip over questions); p adjusted, low and high: simultaneous within "

@@ -210,7 +210,7 @@ def cmd_report(args) -> int:
     from ..chunking import STRATEGIES, parse_strategies
     from ..evaluation import parse_key
     from ..retrieval.registry import parse_retrievers
-    from ..report.build import build_report, default_config
+    from ..report.build import build_report
     from ..report.render import write_report
 
     try:
@@ -221,8 +221,16 @@ def cmd_report(args) -> int:
         raise UsageError(str(exc)) from None
     import math
 
-    if not (math.isfinite(args.cut) and 0 < args.cut <= 2):
+    if args.cut is not None and not (math.isfinite(args.cut) and 0 < args.cut <= 2):
         raise UsageError(f"--cut must be a cosine distance in (0, 2], e.g. {DEFAULT_CUT}; got {args.cut}")
+    if not (math.isfinite(args.max_bluff) and 0 < args.max_bluff < 1):
+        raise UsageError(f"--max-bluff must be a rate in (0, 1), e.g. 0.05; got {args.max_bluff}")
+    from ..compare.baseline import declared_baseline
+
+    try:
+        baseline = declared_baseline(args.baseline)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if args.keep < 1:
         raise UsageError(f"--keep must be at least 1, got {args.keep}")
     out = Path(args.out)
@@ -243,23 +251,25 @@ def cmd_report(args) -> int:
         retrievers = list(dict.fromkeys([*retrievers, cfg.retriever]))
     encoder = cli_encoder(args)  # one encoder: the evaluation and the cost measurement share its loaded model
     ev = evaluate_args(args, strategies, retrievers, encoder=encoder)
-    if cfg is None:
-        cfg = default_config(ev)
-        print(f"no --config: reporting {cfg.label}", file=sys.stderr)
-    if cfg.retriever in ev.unavailable:
+    if cfg is not None and cfg.retriever in ev.unavailable:
         raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
-    cost_items = machine_info = None
-    if not args.no_cost:  # measured on this machine: build time, latency, tokens (ragdiag.cost)
-        from ..cost import costs, machine
+    from ..cost import costs, machine
 
-        cost_items = costs(ev, encoder, cut=args.cut, keep=args.keep, cross_encoder=args.cross_encoder)
-        machine_info = machine()
+    cost_items = None
+    if not args.no_cost:  # measured on this machine: build time, latency, tokens (ragdiag.cost)
+        cost_items = costs(ev, encoder, cut=DEFAULT_CUT if args.cut is None else args.cut, keep=args.keep,
+                           cross_encoder=args.cross_encoder)
+    machine_info = machine()  # the run's own timings are in the report too: a busy machine is said
     try:
-        report = build_report(ev, config=cfg, cut=args.cut, keep=args.keep, k=args.k, costs=cost_items,
-                              machine=machine_info)
+        report = build_report(ev, config=cfg, cut=args.cut, keep=args.keep, k=args.k, max_bluff=args.max_bluff,
+                              costs=cost_items, machine=machine_info,
+                              baseline=baseline.config if baseline else None,
+                              baseline_source=baseline.source if baseline else "the operator")
         paths = write_report(report, out, md=md)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    h = report.headline
+    print(f"{'recommendation' if h.recommended else 'report on'}: {h.config} at cut {h.cut:.4g}", file=sys.stderr)
     for path in paths:
         print(f"wrote {path}")
     return 0

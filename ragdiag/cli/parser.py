@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K
+from ..defaults import DEFAULT_CUT, DEFAULT_KEEP, DEFAULT_MAX_BLUFF, PRIMARY_K
 from .common import UsageError
 from .data import cmd_index, cmd_ingest
 from .evaluating import cmd_compare, cmd_eval, cmd_pairs, cmd_report
@@ -121,9 +121,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="one self-contained HTML report (and its Markdown) of a run")
     common(p)
     p.add_argument("--config", default=None,
-                   help="the configuration the report is about, e.g. E/hybrid (default: E/hybrid when evaluated)")
-    p.add_argument("--cut", type=float, default=DEFAULT_CUT, help=f"abstention cut (cosine distance, default {DEFAULT_CUT})")
+                   help="the configuration the report is about, e.g. E/hybrid (default: the recommendation)")
+    p.add_argument("--cut", type=float, default=None,
+                   help="abstention cut (cosine distance; default: the cut proposed for the goal, conformal)")
+    p.add_argument("--max-bluff", type=float, default=DEFAULT_MAX_BLUFF,
+                   help=f"the goal: a bluff rate of at most this (default {DEFAULT_MAX_BLUFF})")
     p.add_argument("--keep", type=int, default=4, help="the gate keeps at most N chunks under the cut (default 4)")
+    p.add_argument("--baseline", default=None,
+                   help="what you run now, declared before looking: the cards compare with it instead of the "
+                        "runner-up (default: $RAGDIAG_BASELINE or ragdiag.toml, else none)")
     p.add_argument("--strategies", default=None, help=_strategy_help())
     p.add_argument("--retrievers", default=None,
                    help=_retriever_help())

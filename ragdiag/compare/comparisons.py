@@ -264,16 +264,13 @@ def family(ev: Evaluation, *, k: int | None = PRIMARY_K, phrasing: str = "all", 
 
 
 def compare_in_family(ev: Evaluation, a: Config | str, b: Config | str, *, k: int | None = PRIMARY_K,
-                      phrasing: str = "all", planned: bool = False, baseline: Config | str | None = None,
+                      phrasing: str = "all", baseline: Config | str | None = None,
                       comparisons: Sequence[Comparison] | None = None) -> Comparison:
     """``a`` vs ``b`` within the family on screen: all pairs, or the planned family of a declared ``baseline``.
 
     ``comparisons``: that family, already computed by :func:`family` (else it is computed here).
-    ``planned=True`` without a ``baseline`` takes ``a`` as the baseline (older callers).
     """
     ca, cb = ev.result(a).config, ev.result(b).config
-    if planned and baseline is None:
-        baseline = ca
     fam = comparisons if comparisons is not None else family(ev, k=k, phrasing=phrasing, baseline=baseline)
     for c in fam:
         if {c.a, c.b} == {ca, cb}:
