@@ -219,6 +219,8 @@ def test_inspector_and_escaped_text(server, page):
     page.goto(f"{server}/inspector?q=q2%3Acourse&config=E%2Fhybrid&cut=1")
     page.get_by_text("How should chain lubricant be applied?").first.wait_for(timeout=COLD_TIMEOUT_MS)
     wait_settled(page)
+    page.get_by_text("Citation preview").wait_for()  # the page's last section: drawn whole, not mid-rerun
+    page.get_by_text("Answer (needle)").first.wait_for()
     text = main_text(page)
     assert "Answer (needle)" in text and "#char=" in text
     assert "Citation preview" in text
