@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
 
-from .defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K, RERANK_HEAD
+from .defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K, RERANK_HEAD, TOP
 
 if TYPE_CHECKING:  # pragma: no cover
     from .evaluation import Config, Evaluation
@@ -188,7 +188,8 @@ def query_outcomes(ev: Evaluation, config: Config | str, *, k: int = PRIMARY_K, 
         raise ValueError(f"{res.config.label} is an external run: the ladder needs ragdiag's chunks "
                          "(destroyed, truncated); use a ragdiag configuration")
     width = res.top_distance.shape[1]
-    if not 1 <= k <= width:
+    # fewer ranks than TOP means the corpus has fewer chunks: every chunk is ranked, so any k sees them all
+    if k < 1 or (k > width and width >= TOP):
         raise ValueError(f"k must be between 1 and {width} (the ranks kept per query), got {k}")
     if keep < 1:
         raise ValueError(f"keep must be at least 1, got {keep}")

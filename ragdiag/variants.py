@@ -141,6 +141,7 @@ def _overlap(ev: Evaluation, cfg: Config, exact: Config, k: int, mask: np.ndarra
     (ANN-benchmarks' rule, as :func:`ragdiag.retrieval.ann.neighbour_overlap`; both rows carry that model's distances)."""
     if exact not in ev.results or not mask.any():
         return None
+    k = min(k, ev.results[exact].top_distance.shape[1])  # a corpus of fewer chunks ranks them all
     kth = ev.results[exact].top_distance[mask, k - 1]  # exact search lists chunks by ascending distance
     got = ev.results[cfg].top_distance[mask, :k] <= kth[:, None] + 1e-6
     return round(float(got.sum(axis=1).mean() / k), 4)

@@ -222,7 +222,8 @@ def test_inspector_and_escaped_text(server, page):
     page.get_by_text("Citation preview").wait_for()  # the page's last section: drawn whole, not mid-rerun
     page.get_by_text("Answer (needle)").first.wait_for()
     text = main_text(page)
-    assert "Answer (needle)" in text and "#char=" in text
+    assert "Answer (needle)" in text, text
+    assert "#char=" in text, text
     assert "Citation preview" in text
     assert "Question: How should chain lubricant be applied?" in text
     marks = page.locator("mark")

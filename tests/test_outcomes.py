@@ -180,3 +180,18 @@ def test_bad_parameters_are_value_errors(tiny_eval):
                             ({"k": 4, "pool": 2}, "the pool")):
         with pytest.raises(ValueError, match=message):
             query_outcomes(tiny_eval, "C/dense", **kwargs)
+
+
+def test_a_corpus_smaller_than_k_ranks_every_chunk(tiny_folder):
+    """Two chunks and k = 4: the top 4 is every chunk, not an error (the Inspector of a small corpus)."""
+    import ragdiag
+    from fakes import fake_encoder
+
+    corpus = ragdiag.load_corpus(tiny_folder)
+    truth = ragdiag.load_truth(tiny_folder.parent / "tiny.truth.json", corpus)
+    ev = ragdiag.evaluate(corpus, truth, encoder=fake_encoder(), strategies="E", retrievers="dense")
+    res = ev.result("E/dense")
+    width = res.top_distance.shape[1]
+    out = query_outcomes(ev, "E/dense", k=width + 2, keep=width + 2, cut=2.0)
+    same = query_outcomes(ev, "E/dense", k=width, keep=width, cut=2.0)
+    assert [o.outcome for o in out] == [o.outcome for o in same]
