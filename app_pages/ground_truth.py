@@ -6,7 +6,6 @@ Everything typed lives in the session, so reruns and page switches lose nothing.
 """
 
 import copy
-import os
 from pathlib import Path
 
 import pandas as pd
@@ -16,11 +15,11 @@ from ragdiag.authoring.checks import check_needle, check_truth, closest_chunks, 
 from ragdiag.authoring.coverage import coverage, phrasing_names
 from ragdiag.authoring.edit import add_ood, add_question, next_id, remove_entry, update_queries
 from ragdiag.authoring.leakage import leakage
-from ragdiag.authoring.save import ConflictError, backup_path, merge, open_truth, save_truth
+from ragdiag.authoring.save import ConflictError, backup_path, merge, open_truth, renumber_new_ids, save_truth
 from ragdiag.authoring.suggest import suggest
 from ragdiag.authoring.text import document_sentences
 from ragdiag.defaults import PRIMARY_K
-from ragdiag.truth import default_truth_path
+from ragdiag.serving import AccessError
 from ui.state import access, load_corpus_only, settings
 
 # Widget values copied to plain session keys, so a page switch (which drops widget state) loses nothing.
@@ -40,17 +39,18 @@ corpus = load_corpus_only(conf)
 
 
 def save_target() -> tuple[Path, str | None]:
-    """The file this page writes: the server's configured truth file, or ``<corpus>.truth.json`` beside the folder.
-
-    Never a path typed by a visitor: a sidebar path that is neither is not written (a note says so).
-    """
-    allowed = [Path(p) for p in (os.environ.get("RAGDIAG_TRUTH", "").strip(),) if p]
-    allowed.append(default_truth_path(conf.corpus))
+    """The file this page writes: :meth:`ragdiag.serving.Access.truth_target` (the configured truth file, or the
+    one beside the corpus folder when the access check allows it); never a path typed by a visitor."""
     chosen = conf.truth_path
-    if any(chosen.resolve() == a.resolve() for a in allowed):
-        return chosen, None
-    return allowed[0], (f"This page writes only the configured ground-truth file or the one beside the corpus "
-                        f"folder; it edits {allowed[0].name}, not {chosen.name}.")
+    try:
+        target = access().truth_target(conf.corpus, chosen)
+    except AccessError as exc:
+        st.error(f"Cannot edit a ground truth here: {exc}.")
+        st.stop()
+    if target == chosen:
+        return target, None
+    return target, (f"This page writes only the configured ground-truth file or the one beside the corpus "
+                    f"folder; it edits {target.name}, not {chosen.name}.")
 
 
 target, note = save_target()
@@ -108,9 +108,11 @@ def _reload(keep_mine: bool) -> None:
         st.session_state["gt_msg"] = ("info", f"{target.name} was deleted on disk; your version is kept; save "
                                               "to write it again.")
     elif keep_mine:
-        merged, conflicts = merge(state["base"].data, state["data"], disk.data)
+        mine, renamed = renumber_new_ids(state["base"].data, state["data"], disk.data)
+        merged, conflicts = merge(state["base"].data, mine, disk.data)
         state["data"] = merged
         note = f" Both sides changed {', '.join(conflicts)}: your version is kept." if conflicts else ""
+        note += "".join(f" {old} was added on disk too: yours is now {new}." for old, new in renamed.items())
         st.session_state["gt_msg"] = ("info", "Reloaded from disk with your edits applied on top; save again." + note)
     else:
         state["data"] = copy.deepcopy(disk.data)

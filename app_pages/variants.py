@@ -9,7 +9,9 @@ from ragdiag.defaults import DEFAULT_CUT, DEFAULT_STRATEGY, PRIMARY_K, TOP
 from ragdiag.models import MODEL_ALIASES
 from ragdiag.retrieval.quantized import DEFAULT_RESCORE
 from ragdiag.variants import VARIANT_KINDS, cut_percentile, nearest_chunk_distances, variant_rows
-from ui.state import _encoder, _file_sha, _store, load_inputs, settings
+from ragdiag.serving import AccessError
+from ui.html import md_text
+from ui.state import _encoder, _file_sha, _store, access, load_inputs, settings
 
 st.title("Variants")
 st.caption("Which embedding model, which precision, which index? Each variant is a retriever over the same chunks, "
@@ -22,13 +24,23 @@ names = list(STRATEGIES)
 c1, c2, c3 = st.columns([1, 3, 3])
 strategy = c1.selectbox("Strategy", names, index=names.index(DEFAULT_STRATEGY), key="vstrategy",
                         bind="query-params")
-models = c2.multiselect("Models", list(MODEL_ALIASES), default=["minilm"], key="vmodels", bind="query-params",
-                        help="; ".join(f"{k}: {v[0]}" for k, v in MODEL_ALIASES.items()))
+acc = access()
+models = c2.multiselect("Models", [*MODEL_ALIASES, *acc.models], default=["minilm"], key="vmodels",
+                        bind="query-params", help="; ".join(f"{k}: {v[0]}" for k, v in MODEL_ALIASES.items()))
 bases = c3.multiselect("Precision / index", list(VARIANT_KINDS), default=list(VARIANT_KINDS), key="vkinds",
                        bind="query-params")
 with st.expander("More models and parameters"):
-    extra = st.text_input("Another model: a local sentence-transformers folder or a hub id already in the cache",
-                          key="vextra")
+    # Locked: no name can be typed (only the aliases and RAGDIAG_MODELS above); unlocked: a name passes the
+    # access check (a cached hub id or a folder under the allowed roots), one answer whether or not it exists.
+    extra = "" if acc.locked else st.text_input(
+        "Another model: a folder under the allowed roots or a hub id already in the cache", key="vextra",
+        max_chars=4096)
+    if extra.strip():
+        try:
+            extra = acc.model(extra)
+        except AccessError as exc:
+            st.error(f"Cannot load that model: {md_text(exc)}.")
+            extra = ""
     p1, p2, p3, p4 = st.columns(4)
     rescore = int(p1.number_input("Rescore shortlist", 1, 1000, DEFAULT_RESCORE, key="vrescore"))
     hnsw_m = int(p2.number_input("HNSW M", 2, 128, 16, key="vm"))
