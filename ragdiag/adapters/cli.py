@@ -27,6 +27,9 @@ def cmd_eval_store(args) -> int:
     from ..results import compare, format_rows, format_summary, sweep_table
     from . import evaluate_store, query_vectors
 
+    from ..cli._common import _check_out_folder
+
+    _check_out_folder(args.out)
     try:
         adapter = _adapter(args)
         against = Config.parse(args.compare) if args.compare else None

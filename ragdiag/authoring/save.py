@@ -63,13 +63,15 @@ def new_truth() -> dict:
     return {"questions": [], "ood": []}
 
 
-def _parse(text: str, fmt: str, path: Path) -> dict:
-    if fmt == "yaml":
-        import yaml
+def _parse(raw: bytes, path: Path) -> dict:
+    from ..truth import TruthError, decode_truth
 
-        data = yaml.safe_load(text)
-    else:
-        data = json.loads(text)
+    try:
+        data = decode_truth(raw, path)  # the loader's own reading: BOM accepted, duplicate keys refused
+    except TruthError as exc:
+        fmt = _fmt(path).upper()
+        problem = exc.problems[0].removeprefix(f"invalid {fmt} ")
+        raise ValueError(f"{path.name} is not valid {fmt}: {problem}; fix it by hand first") from None
     if data is None:
         data = new_truth()
     if not isinstance(data, dict):
@@ -89,20 +91,18 @@ def _read(path: Path) -> bytes | None:
 
 
 def open_truth(path: str | Path) -> Opened:
-    """Read a ground-truth file (JSON or YAML); a missing file opens as a new, empty one."""
+    """Read a ground-truth file (JSON or YAML); a missing file opens as a new, empty one.
+
+    Raises ValueError for a file that does not read (its format named, e.g. ``invalid JSON at line 3``),
+    a key written twice in one object, a top level that is not a mapping, or something not a regular file.
+    """
     path = Path(path)
+    if path.exists() and not path.is_file():
+        raise ValueError(f"{path.name} is not a regular file (a folder, device or pipe)")
     raw = _read(path)
     if raw is None:
         return Opened(path, _fmt(path), None, new_truth())
-    try:
-        data = _parse(raw.decode("utf-8"), _fmt(path), path)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path.name} is not valid {_fmt(path).upper()}: {exc}; fix it by hand first") from None
-    except Exception as exc:  # yaml.YAMLError
-        if isinstance(exc, ValueError):
-            raise
-        raise ValueError(f"{path.name} is not valid YAML: {exc}; fix it by hand first") from None
-    return Opened(path, _fmt(path), _sha(raw), data)
+    return Opened(path, _fmt(path), _sha(raw), _parse(raw, path))
 
 
 def dumps(data: dict, fmt: str) -> str:
