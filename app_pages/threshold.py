@@ -78,6 +78,8 @@ target = g2.number_input("rate", min_value=0.0, max_value=1.0, step=0.01, key="g
 goal = Goal(max_bluff=target) if kind == "bluff rate at most" else Goal(min_answered=target)
 choice = choice_for(token, config, keep, goal, ev)
 st.markdown(f"**Rule:** {md_text(choice.rule)}.")
+for note in choice.notes:
+    st.info(md_text(note))
 if choice.cut is None:
     st.warning("No cut reaches this goal on this set.")
 else:
@@ -88,9 +90,7 @@ for label, cells in (("in sample (chosen and measured on the same queries)",
                      (f"cross-validated ({choice.folds} folds grouped by question, seed {choice.seed})",
                       choice.cross_validated)):
     if cells:
-        records.append({"estimate": label, **{k: f"{cells[k].count} · {cells[k].rate:.3f} "
-                                                 f"[{cells[k].low:.3f}, {cells[k].high:.3f}]"
-                                              for k in ("answered", "kept_wrong", "bluffs")}})
+        records.append({"estimate": label, **{k: cells[k].words() for k in ("answered", "kept_wrong", "bluffs")}})
 st.dataframe(pd.DataFrame(records), hide_index=True, key="choice")
 st.markdown("**Conformal:** " + md_text(f"cut {choice.conformal_cut:.4f}, {choice.conformal}"
                                        if choice.conformal_cut is not None else choice.conformal))

@@ -244,6 +244,11 @@ def parse_run(lines, truth: GroundTruth, *, name: str = "external", source: str 
             if any(h.score is None for h in hs):
                 problems.append(f"query {qid!r}: --distances needs a 'score' on every hit")
                 break
+            bad = next((h.score for h in hs if not 0.0 <= h.score <= 2.0), None)
+            if bad is not None:  # a cosine distance is 1 - cos, in [0, 2]; anything else is another kind of score
+                problems.append(f"query {qid!r}: score {bad:g} is not a cosine distance (they lie in [0, 2]); "
+                                "without --distances scores are only ranked")
+                break
     notes: tuple[str, ...] = ()
     if corpus is not None and not problems:
         hits, notes = _map_docs(hits, first_line, corpus, problems)

@@ -95,8 +95,11 @@ def cmd_threshold(args) -> int:
     else:
         print(f"cut: {choice.cut:.4f}")
         print("in sample:        " + _rates_line(choice.in_sample.outcomes()))
-    print(f"cross-validated ({choice.folds} folds grouped by question, seed {choice.seed}): "
-          + _rates_line(choice.cross_validated))
+    if choice.cross_validated:
+        print(f"cross-validated ({choice.folds} folds grouped by question, seed {choice.seed}): "
+              + _rates_line(choice.cross_validated))
+    for note in choice.notes:
+        print(f"note: {note}")
     print("conformal: " + (f"cut {choice.conformal_cut:.4f} ({choice.conformal})" if choice.conformal_cut is not None
                            else choice.conformal))
     return 0

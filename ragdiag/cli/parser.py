@@ -193,7 +193,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--k must be >= 1")
     from ..encoder import ModelUnavailable
 
+    from .ranges import check_ranges
+
     try:
+        check_ranges(args)
         return args.func(args)
     except (UsageError, ModelUnavailable) as exc:
         print(f"error: {exc}", file=sys.stderr)

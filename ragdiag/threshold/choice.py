@@ -13,7 +13,10 @@ from ..rows import RateCell, RateRow
 from .gate import GATE_DISTANCE, MAX_DISTANCE, GateInputs
 from .rates import _answerable_cells, rate_rows
 
-__all__ = ["Goal", "choose_cut", "conformal_cut", "cross_validate", "CutChoice", "cut_choice"]
+__all__ = ["Goal", "choose_cut", "conformal_cut", "cross_validate", "CutChoice", "cut_choice", "NO_OOD"]
+
+#: What every surface says when the ground truth has no out-of-domain query.
+NO_OOD = "The ground truth has no out-of-domain queries, so bluffing cannot be measured: add some."
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,8 @@ def choose_cut(inputs: GateInputs, goal: Goal) -> float | None:
     ind = inputs.in_domain
     if goal.max_bluff is not None:
         ood = np.sort(inputs.first[~ind])
+        if not ood.size:  # no out-of-domain query: a bluff rate cannot be measured, so no cut reaches the goal
+            return None
         m = int(np.floor(goal.max_bluff * ood.size + 1e-12))
         return float(ood[m]) if m < ood.size else MAX_DISTANCE
     good = np.sort(inputs.good[ind])
@@ -103,6 +108,10 @@ def conformal_cut(inputs: GateInputs, max_bluff: float) -> tuple[float | None, s
                                f"<= {j}/{n + 1} <= {max_bluff:.1%}")
 
 
+def _n_questions(inputs: GateInputs) -> int:
+    return len({g for g, i in zip(inputs.group_ids(), inputs.in_domain) if i})
+
+
 def _folds(inputs: GateInputs, n_folds: int, seed: int) -> np.ndarray:
     """Fold of each query: whole questions (all phrasings) per fold; answerable and ood stratified."""
     rng = np.random.default_rng(seed)
@@ -140,6 +149,7 @@ class CutChoice:
     n_ood: int
     folds: int
     seed: int
+    notes: tuple[str, ...] = ()  # what could not be measured on this set, in words (no ood queries, too few questions)
 
     def as_json(self) -> dict:
         """The choice as a JSON document (``threshold --json``); rate cells as ``{count, rate, low, high}``."""
@@ -150,7 +160,8 @@ class CutChoice:
                 "cross_validation": {"folds": self.folds, "grouped_by": "question", "seed": self.seed,
                                      "fold_cuts": list(self.fold_cuts)},
                 "conformal_cut": self.conformal_cut, "conformal": self.conformal,
-                "distance": GATE_DISTANCE, "answerable": self.n_in, "out_of_domain": self.n_ood}
+                "distance": GATE_DISTANCE, "answerable": self.n_in, "out_of_domain": self.n_ood,
+                "notes": list(self.notes)}
 
 
 def cross_validate(inputs: GateInputs, goal: Goal, *, folds: int = 5,
@@ -162,6 +173,12 @@ def cross_validate(inputs: GateInputs, goal: Goal, *, folds: int = 5,
     Returns (``{outcome: RateCell}`` for answered, kept_wrong, refused and bluffs; the fold cuts).
     """
     seed = SEED if seed is None else seed
+    n_q = _n_questions(inputs)
+    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
+        raise ValueError(f"folds must be an integer >= 2, got {folds!r}")
+    if n_q < 2:  # a cut chosen on no question cannot be held out on one
+        raise ValueError(f"cross-validation needs at least 2 answerable questions; this set has {n_q}: there is no "
+                         "held-out estimate")
     fold = _folds(inputs, folds, seed)
     ind = inputs.in_domain
     answered = np.zeros(ind.size, dtype=bool)  # per query, under the cut chosen without its fold
@@ -183,13 +200,28 @@ def cross_validate(inputs: GateInputs, goal: Goal, *, folds: int = 5,
 
 def cut_choice(inputs: GateInputs, goal: Goal, *, folds: int = 5, seed: int | None = None) -> CutChoice:
     """Choose a cut for ``goal`` and report it in sample, cross-validated and (bluff goals) conformal."""
+    from ..validate import require_type
+
+    require_type(inputs, GateInputs, "inputs", hint="make them with ragdiag.results.gate_inputs_for")
+    require_type(goal, Goal, "goal", hint="e.g. Goal(max_bluff=0.05)")
     seed = SEED if seed is None else seed
     cut = choose_cut(inputs, goal)
     in_sample = None if cut is None else rate_rows(inputs, [cut])[0]
-    cv, fold_cuts = cross_validate(inputs, goal, folds=folds, seed=seed)
+    notes = [NO_OOD] if not (~inputs.in_domain).any() else []
+    try:
+        cv, fold_cuts = cross_validate(inputs, goal, folds=folds, seed=seed)
+    except ValueError as exc:
+        if _n_questions(inputs) >= 2:
+            raise
+        cv, fold_cuts = {}, ()
+        notes.append(f"{str(exc)[0].upper()}{str(exc)[1:]}.")
+    n_q = _n_questions(inputs)
+    if 2 <= n_q < folds:
+        notes.append(f"{folds}-fold cross-validation over {n_q} questions: {folds - n_q} fold(s) hold no answerable "
+                     f"question (in effect leave-one-question-out)")
     if goal.max_bluff is not None:
         c_cut, c_text = conformal_cut(inputs, goal.max_bluff)
     else:
         c_cut, c_text = None, "a conformal cut certifies a bluff rate: state the goal as --max-bluff"
     return CutChoice(goal, goal.rule, cut, in_sample, cv, fold_cuts, c_cut, c_text,
-                     int(inputs.in_domain.sum()), int((~inputs.in_domain).sum()), folds, seed)
+                     int(inputs.in_domain.sum()), int((~inputs.in_domain).sum()), folds, seed, tuple(notes))

@@ -166,7 +166,10 @@ def sweep(inputs: GateInputs, cuts: Sequence[float] | np.ndarray | None = None) 
     >>> t = sweep(g, [0.25, 0.5]); t.answered.tolist(), t.kept_wrong.tolist(), t.bluffs.tolist()
     ([1, 1], [0, 1], [0, 1])
     """
-    cuts = default_cuts() if cuts is None else np.asarray(cuts, dtype=np.float64)
+    from ..validate import require_type
+
+    require_type(inputs, GateInputs, "inputs", hint="make them with ragdiag.results.gate_inputs_for")
+    cuts = default_cuts() if cuts is None else check_cuts(cuts)
     ind = inputs.in_domain
     answered = _count_below(np.sort(inputs.good[ind]), cuts)
     kept_any = _count_below(np.sort(inputs.first[ind]), cuts)
