@@ -64,7 +64,8 @@ question = ev.truth.question(query.question_id) if query.in_domain else None
 if question is not None:
     doc = ev.corpus.document(question.doc_id)
     loc = CharLocator(question.start, question.end)
-    st.table(pd.DataFrame([{"phrasing": p, "query": t} for p, t in question.queries]), hide_index=True)
+    st.table(pd.DataFrame([{"phrasing": md_text(p), "query": md_text(t)} for p, t in question.queries]),
+             hide_index=True)  # a table renders Markdown: data is escaped
     st.markdown(f"**Needle** — {md_text(question.doc_id)} › {md_text(question.section)}")
     st.code(f"{doc.path or doc.id}{loc.fragment}", language=None)
     st.html(quote_html(question.needle, base=question.start, needle=(question.start, question.end)))

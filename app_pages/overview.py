@@ -22,7 +22,8 @@ with left:
     c3.metric("sections", corpus.n_sections)
     if corpus.failures:
         st.warning(f"{len(corpus.failures)} file(s) could not be loaded; the others are searchable.")
-        st.table(pd.DataFrame([{"file": f.path, "reason": f.reason} for f in corpus.failures]), hide_index=True)
+        st.table(pd.DataFrame([{"file": md_text(f.path), "reason": md_text(f.reason)} for f in corpus.failures]),
+                 hide_index=True)  # a table renders Markdown: data is escaped
 with right:
     st.subheader("Ground truth")
     st.caption(md_text(truth.source))

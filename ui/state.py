@@ -18,6 +18,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui.html import md_text
+from ui.serving import install as _close_protocol
 
 from ragdiag.chunking import parse_strategies
 from ragdiag.corpus import DEFAULT_CORPUS, Corpus, CorpusError, load_corpus
@@ -27,7 +28,10 @@ from ragdiag.limits import LimitError, Limits, read_limited
 from ragdiag.serving import Access, AccessError
 from ragdiag.truth import GroundTruth, TruthError, default_truth_path, load_truth
 
+_close_protocol()  # a client's clear-cache clears only its own session; clients get no server path
+
 __all__ = [
+    "FAVICON",
     "DEFAULT_CUT",
     "DEFAULT_KEEP",
     "DEFAULT_RETRIEVERS",
@@ -60,6 +64,10 @@ def __getattr__(name: str):
         return getattr(jobs, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
+#: The page icon: a file served by this server (a ``:material/...:`` icon makes every browser fetch it from a
+#: font server outside, which an air-gapped team sees fail).
+FAVICON = Path(__file__).with_name("favicon.png")
 
 #: Every registered default retriever (rerankers included); RAGDIAG_RETRIEVERS narrows it.
 DEFAULT_RETRIEVERS = None
