@@ -191,6 +191,9 @@ def _entry_id(raw: object, label: str, n: int, fields: str, problems: list[str])
 
 def parse_truth(data: dict, corpus: Corpus, *, source: str = "<data>") -> GroundTruth:
     """Validate a parsed ground-truth mapping against ``corpus``."""
+    from .validate import require_type
+
+    require_type(corpus, Corpus, "corpus", hint="load it with ragdiag.corpus.load_corpus")
     problems: list[str] = []
     if not isinstance(data, dict):
         raise TruthError(source, ["top level must be an object with 'questions' and 'ood' lists"])

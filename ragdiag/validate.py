@@ -21,7 +21,8 @@ def require_type(value, kind: type | tuple[type, ...], name: str, *, hint: str =
     """``value`` when it is a ``kind``, else TypeError naming ``name``, the type expected and the type given."""
     if not isinstance(value, kind):
         want = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
-        raise TypeError(f"{name} must be a {want}, got {type(value).__name__}" + (f" ({hint})" if hint else ""))
+        article = "an" if want[0].lower() in "aeiou" else "a"
+        raise TypeError(f"{name} must be {article} {want}, got {type(value).__name__}" + (f" ({hint})" if hint else ""))
     return value
 
 

@@ -147,3 +147,21 @@ def test_library_arguments_are_checked_with_their_names(tiny_corpus, tiny_truth,
         sweep({}, [0.5])
     with pytest.raises(TypeError, match="goal must be a Goal, got float"):
         cut_choice(_gate(3, 2), 0.05)
+
+
+def test_more_library_entry_points_name_a_wrong_argument(tiny_corpus, tiny_truth):
+    from ragdiag.chunking import STRATEGIES, chunk_corpus
+    from ragdiag.hubs import hubs
+    from ragdiag.threshold import gate_inputs_for
+    from ragdiag.truth import parse_truth
+
+    with pytest.raises(TypeError, match="corpus must be a Corpus, got str"):
+        parse_truth(TINY_TRUTH, "data/corpus")
+    with pytest.raises(TypeError, match="corpus must be a Corpus, got PosixPath"):
+        chunk_corpus(Path("data/corpus"), STRATEGIES["E"])
+    with pytest.raises(TypeError, match="strategy must be a Strategy, got str"):
+        chunk_corpus(tiny_corpus, "E")
+    with pytest.raises(TypeError, match="ev must be an Evaluation, got GroundTruth"):
+        hubs(tiny_truth, "E/dense")
+    with pytest.raises(TypeError, match="ev must be an Evaluation, got dict"):
+        gate_inputs_for({}, "E/dense")

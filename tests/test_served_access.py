@@ -242,3 +242,19 @@ def test_every_text_input_of_every_page(served, monkeypatch, locked):
     if not locked:  # the unlocked inputs seen are the ones this test knows
         assert {"corpus_path", "truth_path"} <= seen["overview.py"] and "run_path" in seen["external.py"]
         assert "vextra" in seen["variants.py"]
+
+
+def test_the_ground_truth_page_reads_the_file_like_the_loader(configured):
+    """A duplicate key is an error (never "the last one wins"), a BOM is accepted, a JSON error is called JSON."""
+    truth = configured
+    text = truth.read_text()
+    truth.write_text(text.replace('"query": ', '"query": "first", "query": ', 1))
+    at = _gt_page()
+    assert any("duplicate key 'query'" in e.value for e in at.error), [e.value for e in at.error]
+    assert not [b for b in at.button if b.key == "gt_save"]
+    truth.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    at = _gt_page()
+    assert not at.error and [b for b in at.button if b.key == "gt_save"]
+    truth.write_text('{"questions": [,]}')
+    at = _gt_page()
+    assert any("is not valid JSON" in e.value and "YAML" not in e.value for e in at.error)

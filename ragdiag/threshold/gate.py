@@ -270,6 +270,11 @@ def distance_samples(inputs: GateInputs) -> DistanceSamples:
 
 def gate_inputs_for(ev: Evaluation, config: Config | str, *, keep: int = DEFAULT_KEEP) -> GateInputs:
     """The gate's per-query values for ``config`` (with each query's question and ood kind)."""
+    from ..evaluation import Evaluation as _Evaluation
+    from ..validate import positive_int, require_type
+
+    require_type(ev, _Evaluation, "ev", hint="the result of ragdiag.evaluate.evaluate")
+    positive_int(keep, "keep")
     res = ev.result(config)
     if res.config.external and not ev.external[res.config.retriever].distances:
         raise ValueError(f"{res.config.label} has no distances: the sweep needs hit scores that are cosine "
