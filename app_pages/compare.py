@@ -3,9 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from ragdiag.defaults import PRIMARY_K
-from ragdiag.metrics import KS
-from ragdiag.compare import compare, compare_in_family, family, family_rows
+from ragdiag.defaults import KS, PRIMARY_K
+from ragdiag.compare.comparisons import compare, compare_in_family, family, family_rows
 from ui.frames import pairwise_matrix
 from ui.charts import pairwise_heatmap
 from ui.html import md_text

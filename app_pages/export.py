@@ -3,8 +3,9 @@
 import streamlit as st
 
 from ragdiag.export import trec_zip
-from ragdiag.report import build_report
-from ragdiag.results import per_query_frame, per_query_parquet, summary_json
+from ragdiag.report.build import build_report
+from ragdiag.per_query import per_query_frame
+from ragdiag.export import per_query_parquet, summary_json
 from ui.state import config_select, cut_keep_sliders, evaluation
 
 st.title("Export")

@@ -7,13 +7,13 @@ import pandas as pd
 import streamlit as st
 
 from ragdiag.defaults import PRIMARY_K
-from ragdiag.evaluate import summary_rows
+from ragdiag.summary import summary_rows
 from ragdiag.external import RunError, attach_run, decode_run, load_run, parse_run
-from ragdiag.limits import ENV as LIMIT_ENV
-from ragdiag.limits import LimitError, Limits
+from ragdiag.limits import ENV as LIMIT_ENV, LimitError, Limits
 from ragdiag.serving import AccessError
-from ragdiag.metrics import KS
-from ragdiag.results import compare, sweep_table
+from ragdiag.defaults import KS
+from ragdiag.compare.comparisons import compare
+from ragdiag.threshold.gate import sweep_table
 from ui.frames import recall_table
 from ui.html import md_text
 from ui.state import access, config_select, cut_keep_sliders, evaluation

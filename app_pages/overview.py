@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from ragdiag.rows import summary_rows
+from ragdiag.summary import summary_rows
 from ui.frames import filter_configs, index_stamp_rows, recall_long, recall_table
 from ui.charts import recall_chart
 from ui.html import md_text

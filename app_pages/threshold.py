@@ -3,9 +3,11 @@
 import pandas as pd
 import streamlit as st
 
-from ragdiag.compare import upper_bound_words
+from ragdiag.compare.intervals import upper_bound_words
 from ragdiag.defaults import DEFAULT_KEEP, DEFAULT_MAX_BLUFF
-from ragdiag.threshold import GATE_DISTANCE, Goal, bluffs_at, rate_rows
+from ragdiag.threshold.gate import GATE_DISTANCE, bluffs_at
+from ragdiag.threshold.choice import Goal
+from ragdiag.threshold.rates import rate_rows
 from ui.frames import distance_series, rates_frame, under_cut_counts
 from ui.charts import distance_histogram, tradeoff_chart
 from ui.html import md_text, quote_html

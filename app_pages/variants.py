@@ -8,8 +8,10 @@ from ragdiag.chunking import STRATEGIES
 from ragdiag.defaults import DEFAULT_CUT, DEFAULT_STRATEGY, PRIMARY_K, TOP
 from ragdiag.models import MODEL_ALIASES
 from ragdiag.retrieval.quantized import DEFAULT_RESCORE
-from ragdiag.variants import VARIANT_KINDS, cut_percentile, nearest_chunk_distances, variant_rows
+from ragdiag.retrieval.variant_kinds import VARIANT_KINDS
+from ragdiag.model_cut import cut_percentile, nearest_chunk_distances
 from ragdiag.serving import AccessError
+from ragdiag.variants import variant_rows
 from ui.html import md_text
 from ui.state import _encoder, _file_sha, _store, access, load_inputs, settings
 

@@ -33,7 +33,8 @@ from rank_bm25 import BM25Okapi  # noqa: E402
 from ragdiag.chunking import STRATEGIES, chunk_corpus  # noqa: E402
 from ragdiag.corpus import load_corpus  # noqa: E402
 from ragdiag.defaults import TOP  # noqa: E402
-from ragdiag.retrieval import BM25Retriever, QueryBatch, top_k_desc  # noqa: E402
+from ragdiag.retrieval.bm25 import BM25Retriever
+from ragdiag.retrieval.base import QueryBatch, top_k_desc  # noqa: E402
 from ragdiag.retrieval.bm25 import tokenize  # noqa: E402
 from ragdiag.truth import default_truth_path, load_truth  # noqa: E402
 

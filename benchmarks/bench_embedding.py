@@ -35,7 +35,9 @@ warnings.filterwarnings("ignore")
 
 from ragdiag.chunking import STRATEGIES, chunk_corpus  # noqa: E402
 from ragdiag.corpus import load_corpus  # noqa: E402
-from ragdiag.encoder import Encoder, bf16_supported, offline  # noqa: E402
+from ragdiag.encoder.model import Encoder
+from ragdiag.encoder.hardware import bf16_supported
+from ragdiag.encoder.resolve import offline  # noqa: E402
 from ragdiag.truth import default_truth_path, load_truth  # noqa: E402
 
 
@@ -111,7 +113,7 @@ def main() -> None:
     # Rerankers: 25 pairs of one query, as in rerank-ce / rerank-maxsim.
     from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
-    from ragdiag.retrieval import CrossEncoderScorer, MaxSimScorer
+    from ragdiag.retrieval.rerank import CrossEncoderScorer, MaxSimScorer
 
     head = texts[:25]
     with tempfile.TemporaryDirectory() as tmp:

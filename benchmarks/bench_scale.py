@@ -67,8 +67,12 @@ def one(n_chunks: int, n_queries: int, workdir: str) -> dict:
     from synthetic import make_kb, write_vectors
 
     from ragdiag.defaults import TOP
-    from ragdiag.evaluate import Config, _config_result
-    from ragdiag.retrieval import BM25Retriever, DenseRetriever, HybridRetriever, QueryBatch
+    from ragdiag.evaluation import Config
+    from ragdiag.evaluate import _config_result
+    from ragdiag.retrieval.bm25 import BM25Retriever
+    from ragdiag.retrieval.dense import DenseRetriever
+    from ragdiag.retrieval.hybrid import HybridRetriever
+    from ragdiag.retrieval.base import QueryBatch
     from ragdiag.retrieval.vectors import VectorFile
     from ragdiag.truth import Query
 

@@ -33,10 +33,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from ragdiag.chunking import STRATEGIES, chunk_corpus  # noqa: E402
 from ragdiag.corpus import load_corpus  # noqa: E402
 from ragdiag.defaults import PRIMARY_K, TOP  # noqa: E402
-from ragdiag.retrieval import QueryBatch, Unavailable  # noqa: E402
+from ragdiag.retrieval.base import QueryBatch, Unavailable  # noqa: E402
 from ragdiag.retrieval.ann import HNSWParams, neighbour_overlap  # noqa: E402
 from ragdiag.truth import default_truth_path, load_truth  # noqa: E402
-from ragdiag.variants import VARIANT_KINDS, Variant, build_variant, run_variants, variant_rows  # noqa: E402
+from ragdiag.retrieval.variant_kinds import VARIANT_KINDS, Variant, build_variant
+from ragdiag.variants import run_variants, variant_rows  # noqa: E402
 
 
 def median_time(fn, repeats: int) -> float:
@@ -56,7 +57,7 @@ def main() -> None:
     ap.add_argument("--scale", type=int, default=20, help="scale-up factor of part 2 (0: skip)")
     ap.add_argument("--embed-chunks", type=int, default=50, help="chunks embedded per model in part 3 (0: skip)")
     args = ap.parse_args()
-    from ragdiag.encoder import Encoder
+    from ragdiag.encoder.model import Encoder
     from ragdiag.store import Store
 
     corpus = load_corpus()

@@ -23,8 +23,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 EAGER = ("import sys\nfrom ragdiag.encoder import Encoder, offline\noffline()\nEncoder().model\n"
-         "from ragdiag.cli import main\nsys.exit(main(sys.argv[1:]))\n")
-LAZY = "import sys\nfrom ragdiag.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+         "from ragdiag.cli.parser import main\nsys.exit(main(sys.argv[1:]))\n")
+LAZY = "import sys\nfrom ragdiag.cli.parser import main\nsys.exit(main(sys.argv[1:]))\n"
 
 
 def run(code: str, cache: str) -> tuple[float, str, str]:

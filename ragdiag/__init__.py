@@ -30,9 +30,9 @@ PIPELINE_VERSION = "1"
 _VERBS = {
     "load_corpus": "corpus",
     "load_truth": "truth",
-    "load_encoder": "encoder",
+    "load_encoder": "models",
     "evaluate": "evaluate",
-    "summary_rows": "rows",
+    "summary_rows": "summary",
     "compare": "compare",
     "family": "compare",
     "gate_inputs_for": "threshold",

@@ -51,7 +51,6 @@ __all__ = [
     "Span",
     "destroyed_needles",
     "Destroyed",
-    "containing_chunks",
 ]
 
 
@@ -360,11 +359,6 @@ class Destroyed:
     start: int
     end: int
     cuts: tuple[int, ...]
-
-
-def containing_chunks(chunks: Sequence[Chunk], doc_id: str, start: int, end: int) -> list[Chunk]:
-    """Chunks of ``doc_id`` whose span holds [start, end) whole."""
-    return [c for c in chunks if c.doc_id == doc_id and c.contains(start, end)]
 
 
 def destroyed_needles(chunks: Sequence[Chunk], needles: Iterable[tuple[str, str, int, int]]) -> list[Destroyed]:

@@ -4,6 +4,12 @@ The model writes [1], [2], never a link: the server knows which document and
 offsets each number came from and attaches them. The quote is always exactly
 the document text at the locator (the chunk's content), never the header or
 anything else. When nothing passes the gate there is no prompt at all.
+
+Locators: :class:`CharLocator` (``#char=from,to``, always), :class:`PageLocator`
+(``#page=N``, PDF) and :class:`TimeLocator` (``#t=a,b``, W3C Media Fragments for
+audio and video). :func:`cite` emits the first two; the time locator is public
+API for a source that knows its media offsets (a transcript's cues): none of the
+bundled extractors (text, Markdown, HTML, PDF) has any, so none is produced here.
 """
 
 from __future__ import annotations

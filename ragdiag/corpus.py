@@ -22,9 +22,9 @@ from functools import cached_property
 from pathlib import Path
 
 from .corpus_walk import CorpusError, walk_corpus
-from .extract import DEFAULT_MAX_PAGES, DEFAULT_TIME_LIMIT_S, SUPPORTED_SUFFIXES, ExtractionError, ExtractOptions, extract
-from .limits import ENV as LIMIT_ENV
-from .limits import LimitError, Limits, read_limited
+from .extract import SUPPORTED_SUFFIXES, extract
+from .extract.base import DEFAULT_MAX_PAGES, DEFAULT_TIME_LIMIT_S, ExtractOptions, ExtractionError
+from .limits import ENV as LIMIT_ENV, LimitError, Limits, read_limited
 
 __all__ = [
     "Section",

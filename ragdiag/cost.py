@@ -2,19 +2,23 @@
 
 Per configuration:
 
-* **index build time** (seconds): chunking plus what the retriever needs built.
-  BM25: its sparse index. Dense: the chunk embeddings. Hybrid and rerankers:
-  both (a MaxSim reranker takes its chunk token vectors from the same forward
-  pass, at no extra model cost). When the evaluation embedded every chunk now,
-  its measured time is used; when vectors came from the store, the embedding
-  time is extrapolated from embedding a seeded sample of chunks now (the
-  ``build_basis`` column says which).
+* **index build time** (seconds): chunking plus what the retriever's pipeline
+  builds, as its registry spec says (:func:`ragdiag.retrieval.registry.builds`,
+  :func:`~ragdiag.retrieval.registry.embeds`): the chunk embeddings when it or a
+  retriever it requires embeds, and each index a spec in its pipeline builds
+  (BM25: its sparse index), timed by building that retriever now. So hybrid and
+  the rerankers are charged both (a MaxSim reranker takes its chunk token vectors
+  from the same forward pass, at no extra model cost), a quantised dense variant
+  no BM25 index, a text-only plugin no embedding. When the evaluation embedded
+  every chunk now, its measured time is used; when vectors came from the store,
+  the embedding time is extrapolated from embedding a seeded sample of chunks now
+  (the ``build_basis`` column says which; ``build covers`` what was charged).
 * **query latency** (ms per query, median and p95): one query at a time, end
   to end from the query text (embedding it included) to the ranked list, on a
   seeded sample of queries, after one untimed warm-up query. A reranker's
   chunk token vectors are prepared before timing (index-time work), its
   scoring is timed. The machine is recorded (:func:`machine`).
-* **embedded tokens**: wordpieces embedded for the index (the token audit; 0 for BM25, which embeds nothing).
+* **embedded tokens**: wordpieces embedded for the index (the token audit; 0 for a retriever that embeds nothing, BM25).
 * **prompt tokens**: the mean, over all queries, of the wordpieces of the
   prompt the gate would send at the cut (0 for NO ANSWER), counted with the
   embedding model's tokenizer as a stand-in for the LLM's.
@@ -30,17 +34,21 @@ import os
 import platform
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
 
+from .chunking import chunk_corpus
+from .citations import Answer, cite
+from .compare.intervals import clustered_rate
 from .defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K, RERANK_HEAD, SEED, TOP
-from .evaluate import Config, Evaluation
-from .evaluation import parse_key
+from .evaluation import Config, Evaluation, parse_key
 from .metrics import hits_at_k
-from .retrieval.base import Unavailable
+from .retrieval.base import QueryBatch, Unavailable
+from .retrieval.registry import RunContext, build_retriever, builds, embeds, index_context, pipeline_specs
 from .stats import Interval
+from .threshold.gate import gate
 
 __all__ = [
     "machine",
@@ -77,9 +85,6 @@ def machine() -> dict:
 def prompt_tokens(ev: Evaluation, config: Config | str, encoder, *, cut: float = DEFAULT_CUT,
                   keep: int = DEFAULT_KEEP) -> np.ndarray:
     """Per query: wordpieces of the prompt the gate would send at ``cut`` (0: NO ANSWER)."""
-    from .citations import Answer, cite
-    from .threshold import gate
-
     res = ev.result(config)
     if res.config.external:
         raise ValueError(f"{res.config.label} is an external run: there are no chunks of ours to cite")
@@ -99,22 +104,16 @@ def prompt_tokens(ev: Evaluation, config: Config | str, encoder, *, cut: float =
 
 def _retriever(ev: Evaluation, cfg: Config, run):
     """The configuration's retriever, built from its registry entry as the evaluation built it."""
-    from .retrieval.registry import build_retriever, index_context
-
     return build_retriever(cfg.retriever, index_context(ev.indexes[cfg.strategy], run))
 
 
 def _run(encoder, cross_encoder: str | None = None):
-    from .retrieval.registry import RunContext
-
     return RunContext(encoder=encoder, options={"cross_encoder": cross_encoder})
 
 
 def measure_latency(ev: Evaluation, config: Config | str, encoder, *, sample: int = LATENCY_SAMPLE,
                     seed: int = SEED, run=None) -> np.ndarray:
     """Milliseconds per query, one query at a time (see the module notes), for a seeded sample of queries."""
-    from .retrieval import QueryBatch
-
     res = ev.result(config)
     cfg = res.config
     if cfg.external:
@@ -127,11 +126,12 @@ def measure_latency(ev: Evaluation, config: Config | str, encoder, *, sample: in
     n = len(ev.queries)
     chosen = np.sort(rng.choice(n, size=min(sample, n), replace=False))
     texts = [ev.queries[i].text for i in chosen]
-    needs_vectors = cfg.retriever != "bm25"
+    needs_vectors = embeds(cfg.retriever)
     if hasattr(getattr(retriever, "scorer", None), "prepare"):
         chunks = ev.indexes[cfg.strategy].chunks
-        hybrid_heads = retriever.base.rank(QueryBatch(tuple(texts), encoder.encode(texts)), depth=RERANK_HEAD)
-        heads = {int(p) for r in hybrid_heads for p in r.order}
+        pool_heads = retriever.base.rank(QueryBatch(tuple(texts), encoder.encode(texts)),
+                                         depth=getattr(retriever, "head", RERANK_HEAD))
+        heads = {int(p) for r in pool_heads for p in r.order}
         retriever.scorer.prepare([chunks[p].embed_text for p in sorted(heads)])  # index-time work, untimed
 
     def one(text: str) -> None:
@@ -147,19 +147,25 @@ def measure_latency(ev: Evaluation, config: Config | str, encoder, *, sample: in
     return np.asarray(out)
 
 
-def measure_build(ev: Evaluation, strategy: str, encoder, *, sample: int = BUILD_SAMPLE,
-                  seed: int = SEED) -> dict:
-    """Seconds to build one strategy's indexes: ``chunking``, ``bm25``, ``embedding`` and how ``embedding`` was had."""
-    from .chunking import chunk_corpus
-    from .retrieval import BM25Retriever
-
+def measure_build(ev: Evaluation, strategy: str, encoder, *, retrievers: Sequence[str] = (),
+                  sample: int = BUILD_SAMPLE, seed: int = SEED) -> dict:
+    """Seconds to build one strategy's indexes: ``chunking``, ``embedding`` (and how it was had: ``basis``),
+    and under ``builds`` each retriever of ``retrievers``' pipelines whose spec builds an index of its own,
+    timed by building it now from its registry entry (BM25: its sparse index)."""
     index = ev.indexes[strategy]
     t = time.perf_counter()
     chunks = chunk_corpus(ev.corpus, index.strategy)
     chunking = time.perf_counter() - t
-    t = time.perf_counter()
-    BM25Retriever([c.embed_text for c in chunks])
-    bm25 = time.perf_counter() - t
+    timed: dict[str, float] = {}
+    ctx = index_context(index, _run(encoder))
+    for spec in dict.fromkeys(s for name in retrievers for s in pipeline_specs(name) if s.builds):
+        t = time.perf_counter()
+        try:
+            spec.build(replace(ctx, name=spec.name))  # its own build step (requirements are timed on their own)
+        except Unavailable:
+            timed[spec.name] = float("nan")
+            continue
+        timed[spec.name] = time.perf_counter() - t
     key = f"index_{strategy}"
     if index.embedded == len(index.chunks) and key in ev.timings:
         embedding, basis = ev.timings[key], "measured (evaluation embedded every chunk)"
@@ -172,7 +178,7 @@ def measure_build(ev: Evaluation, strategy: str, encoder, *, sample: int = BUILD
         per_chunk = (time.perf_counter() - t) / max(len(texts), 1)
         embedding = per_chunk * len(chunks)
         basis = f"embedding extrapolated from {len(texts)} chunks"
-    return {"chunking": chunking, "bm25": bm25, "embedding": embedding, "basis": basis}
+    return {"chunking": chunking, "embedding": embedding, "basis": basis, "builds": timed}
 
 
 @dataclass(frozen=True)
@@ -193,11 +199,13 @@ class CostRow:
     keep: int
     pareto_latency: bool = False
     pareto_prompt: bool = False
+    build_covers: tuple[str, ...] = ()  # what build_s charged: "chunking", "embedding", indexes built
 
     def row(self) -> dict:
         """The flat table row (column name to value, times rounded) the page and the export show."""
         return {"config": self.config, f"R@{self.k}": self.recall, "build s": round(self.build_s, 3),
-                "build basis": self.build_basis, "ms/query median": round(self.latency_median_ms, 3),
+                "build basis": self.build_basis, "build covers": " + ".join(self.build_covers),
+                "ms/query median": round(self.latency_median_ms, 3),
                 "ms/query p95": round(self.latency_p95_ms, 3), "timed queries": self.latency_queries,
                 "embedded tokens": self.embedded_tokens, "prompt tokens/query": round(self.prompt_tokens, 1),
                 "Pareto (latency)": self.pareto_latency, "Pareto (prompt)": self.pareto_prompt}
@@ -226,34 +234,36 @@ def costs(ev: Evaluation, encoder, *, configs: Sequence[Config | str] | None = N
     """Measure every (or each given) ragdiag configuration; Pareto flags over the configurations measured."""
     chosen = [parse_key(c) if isinstance(c, str) else c for c in (configs or ev.results)]
     chosen = [c for c in chosen if not c.external]
-    builds = {s: measure_build(ev, s, encoder, seed=seed) for s in dict.fromkeys(c.strategy for c in chosen)}
+    measured = {s: measure_build(ev, s, encoder, seed=seed, retrievers=[c.retriever for c in chosen if c.strategy == s])
+                for s in dict.fromkeys(c.strategy for c in chosen)}
     run = _run(encoder, cross_encoder)
     mask = ev.in_domain
     rows = []
     for cfg in chosen:
         res = ev.result(cfg)
-        b = builds[cfg.strategy]
-        build = b["chunking"] + (b["bm25"] if cfg.retriever != "dense" else 0.0) + (
-            b["embedding"] if cfg.retriever != "bm25" else 0.0)
-        basis = "measured" if cfg.retriever == "bm25" else b["basis"]
+        b = measured[cfg.strategy]
+        embedding = embeds(cfg.retriever)
+        built = [s.name for s in pipeline_specs(cfg.retriever) if s.builds]
+        build = b["chunking"] + (b["embedding"] if embedding else 0.0) + sum(b["builds"][n] for n in built)
+        basis = b["basis"] if embedding else "measured"
+        covers = ("chunking", *(("embedding",) if embedding else ()), *builds(cfg.retriever))
         try:
             lat = measure_latency(ev, cfg, encoder, sample=sample, seed=seed, run=run)
         except Unavailable:  # e.g. a cross-encoder not installed: no latency rather than an error
             lat = np.full(0, np.nan)
         hits = hits_at_k(res.needle_rank[mask], k)
         rows.append(CostRow(
-            config=cfg.label, recall=ev.hit_rate(hits, mask), k=k, build_s=float(build),
+            config=cfg.label, recall=clustered_rate(hits, ev.groups(mask)), k=k, build_s=float(build),
             build_basis=basis, latency_median_ms=float(np.median(lat)) if lat.size else float("nan"),
             latency_p95_ms=float(np.percentile(lat, 95)) if lat.size else float("nan"), latency_queries=int(lat.size),
-            embedded_tokens=0 if cfg.retriever == "bm25" else int(ev.indexes[cfg.strategy].report.audit.total_tokens),
+            embedded_tokens=int(ev.indexes[cfg.strategy].report.audit.total_tokens) if embedding else 0,
             prompt_tokens=float(prompt_tokens(ev, cfg, encoder, cut=cut, keep=keep).mean()), cut=cut, keep=keep,
+            build_covers=covers,
         ))
         run.strategy_done()  # drop per-strategy state (MaxSim's token vectors)
     quality = [r.recall.estimate for r in rows]
     on_lat = pareto(quality, [r.latency_median_ms for r in rows])
     on_prompt = pareto(quality, [r.prompt_tokens for r in rows])
-    from dataclasses import replace
-
     return [replace(r, pareto_latency=bool(a), pareto_prompt=bool(b)) for r, a, b in zip(rows, on_lat, on_prompt)]
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 __all__ = [
     "DEFAULT_CUT", "DEFAULT_KEEP", "KS", "PRIMARY_K", "MRR_DEPTH", "TOP", "RERANK_HEAD",
-    "DEFAULT_STRATEGY", "DEFAULT_RETRIEVERS", "PREFERRED_CONFIGS", "ALPHA", "SEED", "DEFAULT_MAX_BLUFF",
+    "DEFAULT_STRATEGY", "PREFERRED_CONFIGS", "ALPHA", "SEED", "DEFAULT_MAX_BLUFF",
 ]
 
 #: The abstention cut: keep chunks whose cosine distance to the query is below this.
@@ -23,12 +23,10 @@ PRIMARY_K = DEFAULT_KEEP
 MRR_DEPTH = 20
 #: How many ranked chunks per query are kept for display, diagnosis and export.
 TOP = 20
-#: Rerankers rescore this many chunks of the hybrid ranking.
+#: Rerankers rescore this many chunks of their pool ranking (the built-ins: hybrid).
 RERANK_HEAD = 25
 #: The strategy a first look starts with (boundaries + contextual header).
 DEFAULT_STRATEGY = "E"
-#: The retrievers a first look starts with (cheap ones; rerankers follow).
-DEFAULT_RETRIEVERS = ("dense", "bm25", "hybrid")
 #: The configuration a report or page is about when none is named, in order of preference:
 #: a fixed rule, never "the best scorer" (that would be chosen after looking).
 PREFERRED_CONFIGS = ("E/hybrid", "E/dense")

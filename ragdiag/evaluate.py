@@ -6,9 +6,9 @@ needle (0 when none does), the top 20 with scores and cosine distances (for
 every retriever: the distance gate works whatever ranked the chunk), and a
 diagnosis. Queries are embedded once and reused across strategies.
 
-The result types (:class:`Config`, :class:`ExternalKey`, :class:`ConfigResult`,
-:class:`Evaluation`...) live in :mod:`ragdiag.evaluation` and are importable
-from here too.
+The result types (:class:`~ragdiag.evaluation.Config`, :class:`~ragdiag.evaluation.ExternalKey`,
+:class:`~ragdiag.evaluation.ConfigResult`, :class:`~ragdiag.evaluation.Evaluation`...)
+live in :mod:`ragdiag.evaluation`.
 """
 
 from __future__ import annotations
@@ -21,31 +21,19 @@ import numpy as np
 from .audit import chunk_report
 from .chunking import Chunk, Strategy, chunk_corpus, parse_strategies
 from .corpus import Corpus
-from .encoder import SupportsTokenSink
 from .defaults import RERANK_HEAD, TOP
+from .encoder.protocols import SupportsTokenSink
+from .evaluation import Config, ConfigResult, Evaluation, StrategyIndex
 from .progress import Progress, ProgressEvent
-from .retrieval import BM25Retriever, QueryBatch, Unavailable, cosine_distances, normalisation_check
+from .retrieval.base import QueryBatch, Unavailable
+from .retrieval.bm25 import BM25Retriever
+from .retrieval.dense import cosine_distances, normalisation_check
 from .retrieval.registry import RunContext, build_retriever, index_context, parse_retrievers, retriever_spec
 from .retrieval.search import Search, from_full, search
 from .retrieval.vectors import rows_of
 from .truth import GroundTruth, Query
-from .evaluation import DIAGNOSES, Config, ConfigResult, Evaluation, ExternalKey, StrategyIndex, parse_key
 
-__all__ = [
-    "Config",
-    "ExternalKey",
-    "parse_key",
-    "StrategyIndex",
-    "ConfigResult",
-    "Evaluation",
-    "evaluate",
-    "build_index",
-    "parse_retrievers",
-    "ProgressEvent",
-    "summary_rows",
-    "DIAGNOSES",
-    "TOP",
-]
+__all__ = ["evaluate", "build_index"]
 
 
 def _holders(chunks: Sequence[Chunk], truth: GroundTruth) -> dict[str, np.ndarray]:
@@ -296,5 +284,3 @@ def evaluate(
     return Evaluation(corpus, truth, queries, indexes, results, unavailable, run_stamp(encoder), timings, diagnosis_k,
                       retriever_stamps=retriever_stamps, notes=notes)
 
-
-from .rows import interval_cells, summary_rows  # noqa: E402,F401  (moved to ragdiag.rows)

@@ -16,11 +16,9 @@ import numpy as np
 
 from .audit import ChunkReport
 from .chunking import STRATEGIES, Chunk, Strategy
-from .compare import clustered_rate
 from .corpus import Corpus
 from .defaults import TOP
-from .retrieval.registry import retriever_spec
-from .stats import Interval
+from .retrieval.registry import retriever_names, retriever_spec
 from .truth import GroundTruth, Query
 
 __all__ = ["Config", "ExternalKey", "ResultKey", "parse_key", "StrategyIndex", "ConfigResult", "Evaluation",
@@ -78,8 +76,6 @@ class Config:
         except ValueError:
             known = False
         if not sep or strategy.upper() not in STRATEGIES or not known:
-            from .retrieval.registry import retriever_names
-
             raise ValueError(
                 f"bad configuration {text!r}: write STRATEGY/RETRIEVER, strategy one of "
                 f"{','.join(STRATEGIES)}, retriever one of {','.join(retriever_names())} (e.g. E/hybrid)"
@@ -213,13 +209,6 @@ class Evaluation:
     def groups(self, mask: np.ndarray) -> list[str]:
         """The question of each query selected by ``mask`` (a question's phrasings are one unit)."""
         return [q.question_id or q.id for q, m in zip(self.queries, mask) if m]
-
-    def hit_rate(self, hits: np.ndarray, mask: np.ndarray) -> Interval:
-        """The rate of ``hits`` (one per query selected by ``mask``) with its 95% interval over questions.
-
-        Every recall shown anywhere (tables, granularity, cost, variants) goes through here.
-        """
-        return clustered_rate(hits, self.groups(mask))
 
     def result(self, config: ResultKey | str) -> ConfigResult:
         """The per-query result of a configuration or external run (a key or its label); KeyError says why it is missing."""

@@ -39,11 +39,15 @@ from urllib.parse import quote
 import numpy as np
 
 from . import PIPELINE_VERSION, __version__
-from .evaluate import TOP, Config, Evaluation
+from .defaults import TOP
+from .evaluation import Config, Evaluation
+from .per_query import per_query_frame
+from .summary import chunking_rows, summary_rows
 
 __all__ = [
     "trec_run", "trec_qrels", "write_trec", "trec_zip", "trec_id", "DESTROYED_DOCNO",
     "summary_document", "summary_json", "per_query_parquet", "write_outputs",
+    "GATE_INPUTS_FILE", "GATE_INPUT_COLUMNS", "gate_input_rows", "write_gate_inputs",
 ]
 
 #: The relevant "document" of a query whose needle no chunk holds whole: no chunk id has this form
@@ -172,8 +176,9 @@ def summary_document(ev: Evaluation) -> dict:
     """What ``summary.json`` holds: the tables plus provenance stamps."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from .results import chunking_rows
-    from .rows import summary_rows
+    from .defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K
+    from .threshold.gate import GATE_DISTANCE
+    from .truth import truth_sha256
 
     def v(dist: str) -> str | None:
         try:
@@ -206,7 +211,11 @@ def summary_document(ev: Evaluation) -> dict:
             "questions": len(ev.truth.questions),
             "in_domain_queries": int(ev.in_domain.sum()),
             "ood_queries": int((~ev.in_domain).sum()),
+            "sha256": truth_sha256(ev.truth),
         },
+        # What the regression gate (``gate``) compares: recall at this k, the gate at this cut and keep.
+        "gate": {"cut": DEFAULT_CUT, "keep": DEFAULT_KEEP, "primary_k": PRIMARY_K, "distance": GATE_DISTANCE,
+                 "inputs": GATE_INPUTS_FILE},
         "diagnosis_k": ev.diagnosis_k,
         "summary": tables["all"],
         "by_phrasing": {p: t for p, t in tables.items() if p != "all"},
@@ -231,11 +240,10 @@ def summary_json(ev: Evaluation) -> str:
 def per_query_parquet(ev: Evaluation, frame=None) -> bytes:
     """``per_query`` as Parquet bytes (typed columns: ranks stay integers with nulls).
 
-    ``frame``: :func:`~ragdiag.results.per_query_frame` of ``ev`` when the caller already has it.
+    ``frame``: :func:`~ragdiag.per_query.per_query_frame` of ``ev`` when the caller already has it.
     """
     import io
 
-    from .results import per_query_frame
 
     buf = io.BytesIO()
     (per_query_frame(ev) if frame is None else frame).to_parquet(buf, index=False)
@@ -248,8 +256,6 @@ def write_outputs(ev: Evaluation, out_dir, *, trec: bool = True) -> list[str]:
     TREC files go to ``out_dir/trec/``: ``<strategy>_<retriever>.run`` and
     ``<strategy>.qrels``, loadable by ranx and pytrec_eval.
     """
-    from .results import per_query_frame
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     summary = out / "summary.json"
@@ -259,10 +265,56 @@ def write_outputs(ev: Evaluation, out_dir, *, trec: bool = True) -> list[str]:
     frame.to_csv(per_query, index=False)
     parquet = out / "per_query.parquet"
     parquet.write_bytes(per_query_parquet(ev, frame))
-    paths = [str(summary), str(per_query), str(parquet)]
+    paths = [str(summary), str(per_query), str(parquet), write_gate_inputs(ev, out)]
     if trec and ev.indexes:
         paths += write_trec(ev, out / "trec")
     return paths
+
+
+#: The per-query gate inputs ``eval --out`` writes beside ``per_query.csv`` (read by ``gate``).
+GATE_INPUTS_FILE = "gate_inputs.csv"
+#: Its columns: ``first``/``good`` are the gate's two numbers at the stamped keep (:mod:`ragdiag.threshold.gate`).
+GATE_INPUT_COLUMNS = ("strategy", "retriever", "query_id", "question_id", "kind", "keep", "first", "good", "text")
+
+
+def gate_input_rows(ev: Evaluation, *, keep: int | None = None) -> list[dict]:
+    """Per configuration and query: the gate's ``first`` and ``good`` at ``keep``, the query's kind and text.
+
+    ``first`` is the smallest cosine distance among the top ``keep`` (something is
+    kept iff ``cut > first``), ``good`` the smallest among those holding the
+    needle (answered iff ``cut > good``; ``inf`` when none, and for
+    out-of-domain queries), so the gate can be recomputed at any cut. ``kind``
+    is ``answerable`` or the out-of-domain kind (``near``, ``far``). External
+    runs without distances are left out.
+    """
+    from .defaults import DEFAULT_KEEP
+    from .threshold.gate import gate_inputs_for
+
+    keep = DEFAULT_KEEP if keep is None else keep
+    rows = []
+    for cfg in ev.results:
+        try:
+            inputs = gate_inputs_for(ev, cfg, keep=keep)
+        except ValueError:  # an external run without distances: nothing to gate
+            continue
+        for i, q in enumerate(ev.queries):
+            rows.append({"strategy": cfg.strategy, "retriever": cfg.retriever, "query_id": q.id,
+                         "question_id": q.question_id or "", "kind": "answerable" if q.in_domain else (q.kind or "ood"),
+                         "keep": inputs.keep, "first": repr(float(inputs.first[i])),
+                         "good": repr(float(inputs.good[i])), "text": q.text})
+    return rows
+
+
+def write_gate_inputs(ev: Evaluation, out_dir, *, keep: int | None = None) -> str:
+    """Write :data:`GATE_INPUTS_FILE` (:func:`gate_input_rows`) into ``out_dir``; return its path."""
+    import csv
+
+    path = Path(out_dir) / GATE_INPUTS_FILE
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=GATE_INPUT_COLUMNS)
+        writer.writeheader()
+        writer.writerows(gate_input_rows(ev, keep=keep))
+    return str(path)
 
 
 def _json_default(o):

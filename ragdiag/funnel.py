@@ -6,14 +6,13 @@ Stages, checked in this order; a query gets the first that applies:
 2. ``truncated``: the needle is not in the top ``k`` and every chunk holding it
    is cut by the encoder window before the needle ends (the diagnosis rule of
    :mod:`ragdiag.evaluate`).
-3. ``not-in-pool``: the holder is not among the ``pool`` candidates
-   (:data:`ragdiag.defaults.RERANK_HEAD`, 25) of the first-stage ranking. For a
-   reranker the pool is the hybrid top 25 it rescored; for dense, BM25 and
-   hybrid it is their own top 25 (what they would hand to a reranker). For
-   hybrid the row says which input (dense, BM25) had the holder and at what rank.
+3. ``not-in-pool``: the holder is not among the ``pool`` candidates (25,
+   :data:`ragdiag.defaults.RERANK_HEAD`) of the ranking its spec names as its
+   ``pool`` (a reranker: the ranking whose head it rescored), else of its own
+   ranking. For one that ``fuses`` rankings (hybrid) the row says which input had it.
 4. ``ranked-low``: in the pool, but below ``k`` after the final ranking. For a
    reranker, ``demoted`` marks a holder the reranker moved from inside ``k``
-   (hybrid rank <= k) to outside (reranker inversion); ``promoted`` marks the
+   (pool rank <= k) to outside (reranker inversion); ``promoted`` marks the
    reverse (those queries go on to the gate).
 5. ``refused`` / ``kept-but-wrong``: the needle is in the top ``k``, and the
    gate of :mod:`ragdiag.threshold` at the chosen cut keeps nothing, or keeps
@@ -21,11 +20,10 @@ Stages, checked in this order; a query gets the first that applies:
 6. ``answered``: the gate keeps a chunk holding the needle.
 
 Ranks at each stage (1-based, of the best-ranked chunk holding the needle, over
-the full ranking): ``dense_rank`` and ``bm25_rank`` (the inputs of hybrid;
-read from the ``S/dense`` and ``S/bm25`` results when evaluated, computed with
-the same retrievers otherwise), ``pool_rank`` (the first-stage rank the pool
-is cut from: the hybrid rank for a reranker, the configuration's own rank
-otherwise) and ``final_rank``.
+the full ranking): ``dense_rank`` and ``bm25_rank`` (under those retrievers where
+the pipeline runs them; read from ``S/dense`` and ``S/bm25`` when evaluated,
+computed with the same retrievers otherwise), ``pool_rank`` (the rank the pool is cut from: the pool retriever's
+rank for a reranker, the configuration's own rank otherwise) and ``final_rank``.
 
 Counts are per query; a question has several phrasings, so intervals
 resample questions (:func:`ragdiag.clustered.question_bootstrap`).
@@ -40,10 +38,13 @@ import numpy as np
 
 from .clustered import question_bootstrap
 from .defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K, RERANK_HEAD, SEED
-from .evaluate import Config, Evaluation
-from .evaluation import parse_key
+from .evaluation import Config, Evaluation, parse_key
+from .retrieval.base import QueryBatch
+from .retrieval.hybrid import ranks_from_orders
+from .retrieval.registry import RunContext, build_retriever, embeds, index_context, retriever_spec
 from .stats import Interval
-from .threshold import gate
+from .tables import format_rows
+from .threshold.gate import gate
 
 __all__ = [
     "STAGES",
@@ -59,7 +60,8 @@ __all__ = [
 ]
 
 STAGES = ("destroyed", "truncated", "not-in-pool", "ranked-low", "refused", "kept-but-wrong", "answered")
-FIRST_STAGE = ("dense", "bm25", "hybrid")
+#: The stage-rank columns (``per_query.csv``): the rank under the retriever each is named after.
+RANK_COLUMNS = ("dense_rank", "bm25_rank")
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,11 @@ class Funnel:
         return out
 
     @property
+    def reranker(self) -> bool:
+        """Does the configuration rescore another ranking's head (its spec names a ``pool``)?"""
+        return retriever_spec(self.config.retriever).pool is not None
+
+    @property
     def promoted(self) -> int:
         """Queries whose reranker moved the needle's holder up (rerankers only)."""
         return sum(r.rerank == "promoted" for r in self.rows)
@@ -139,8 +146,6 @@ def _holder_ranks(orders: np.ndarray, holders: dict[str, np.ndarray], queries,
     ``scores`` (BM25's, aligned with ``orders``): a holder scoring 0 was not retrieved (rank 0), as in
     :func:`ragdiag.evaluate.evaluate`.
     """
-    from .retrieval import ranks_from_orders
-
     ranks = ranks_from_orders(orders)
     out = np.zeros(len(queries), dtype=np.int64)
     for i, q in enumerate(queries):
@@ -151,45 +156,42 @@ def _holder_ranks(orders: np.ndarray, holders: dict[str, np.ndarray], queries,
     return out
 
 
-def needle_ranks(ev: Evaluation, strategy: str, *, encoder=None, store=None) -> dict[str, np.ndarray]:
-    """Needle ranks of the first-stage retrievers (dense, bm25, hybrid) on one strategy's index.
-
-    Read from ``ev`` when ``S/dense``, ``S/bm25``, ``S/hybrid`` were evaluated
-    (their ``needle_rank``); computed with the retrievers of
-    :mod:`ragdiag.retrieval` on the index's chunks and vectors otherwise
-    (dense needs the query vectors: pass the ``encoder``, and the ``store``
-    to reuse stored query embeddings).
-    """
-    from .retrieval import QueryBatch
-    from .retrieval.registry import RunContext, build_retriever, index_context
-
+def needle_ranks(ev: Evaluation, strategy: str, names: Iterable[str] | None = None, *, encoder=None,
+                 store=None) -> dict[str, np.ndarray]:
+    """Needle ranks under the retrievers ``names`` on one strategy's index (default: the strategy's evaluated
+    configurations and the rankings their funnels read): ``S/NAME``'s ``needle_rank`` when evaluated, else
+    built from the registry (one that embeds needs the ``encoder``; the ``store`` reuses query vectors)."""
+    if names is None:
+        own = [c.retriever for c in ev.results if not c.external and c.strategy == strategy]
+        names = [n for r in own for n in (r, *retriever_spec(r).stage_inputs())]
+    names = list(dict.fromkeys(names))
     out = {}
-    for name in FIRST_STAGE:
+    for name in names:
         cfg = Config(strategy, name)
         if cfg in ev.results:
             out[name] = ev.results[cfg].needle_rank
-    if len(out) == len(FIRST_STAGE):
+    missing = [n for n in names if n not in out]
+    if not missing:
         return out
     index = ev.indexes[strategy]
     texts = tuple(q.text for q in ev.queries)
-    need_dense = "dense" not in out or "hybrid" not in out
     vectors = None
-    if need_dense:
+    embedding = [n for n in missing if embeds(n)]
+    if embedding:
         if encoder is None:
-            raise ValueError(f"{strategy}/dense was not evaluated: pass encoder= to compute the dense ranks "
-                             f"(or evaluate {strategy}/dense and {strategy}/bm25 too)")
+            raise ValueError(f"{strategy}/{embedding[0]} was not evaluated: pass encoder= to compute its ranks "
+                             f"(it ranks by the query embeddings), or evaluate {strategy}/{embedding[0]} too")
         vectors = store.embed(encoder, list(texts)).vectors if store is not None else encoder.encode(list(texts))
     batch = QueryBatch(texts, vectors)
     # Built from the registry, exactly as the evaluation builds them.
     ctx = index_context(index, RunContext(encoder=encoder, store=store))
-    for name in FIRST_STAGE:
-        if name not in out:
-            retriever = build_retriever(name, ctx)
-            rankings = retriever.rank(batch)
-            orders = np.stack([r.order for r in rankings])
-            # A retriever that declares a zero score "not retrieved" (BM25) is counted as the evaluation counts it.
-            scores = np.stack([r.scores for r in rankings]) if getattr(retriever, "zero_is_unmatched", False) else None
-            out[name] = _holder_ranks(orders, index.holders, ev.queries, scores)
+    for name in missing:
+        retriever = build_retriever(name, ctx)
+        rankings = retriever.rank(batch)
+        orders = np.stack([r.order for r in rankings])
+        # A retriever that declares a zero score "not retrieved" (BM25) is counted as the evaluation counts it.
+        scores = np.stack([r.scores for r in rankings]) if getattr(retriever, "zero_is_unmatched", False) else None
+        out[name] = _holder_ranks(orders, index.holders, ev.queries, scores)
     return out
 
 
@@ -219,10 +221,13 @@ def funnel(ev: Evaluation, config: Config | str, *, k: int = PRIMARY_K, cut: flo
     k, keep = (min(k, width) if k >= 1 else k), (min(keep, width) if keep >= 1 else keep)
     _check(k, keep, pool, width)
     index = ev.indexes[cfg.strategy]
-    reranker = cfg.retriever.startswith("rerank-")
+    spec = retriever_spec(cfg.retriever)
+    reranker = spec.pool is not None  # it rescores another ranking's head
+    inputs = spec.stage_inputs()
     ranks = _ranks
-    if ranks is None and (cfg.retriever == "hybrid" or reranker):
-        ranks = needle_ranks(ev, cfg.strategy, encoder=encoder, store=store)
+    if ranks is None and inputs:
+        ranks = needle_ranks(ev, cfg.strategy, inputs, encoder=encoder, store=store)
+    fused = retriever_spec(spec.pool).fuses if reranker else spec.fuses
     rows = []
     for i, q in enumerate(ev.queries):
         if not q.in_domain:
@@ -230,14 +235,10 @@ def funnel(ev: Evaluation, config: Config | str, *, k: int = PRIMARY_K, cut: flo
         question = ev.truth.question(q.question_id)
         final = int(res.needle_rank[i])
         holders = index.holders[q.question_id]
-        dense_rank = bm25_rank = None
-        if reranker or cfg.retriever == "hybrid":
-            dense_rank, bm25_rank = int(ranks["dense"][i]) or None, int(ranks["bm25"][i]) or None
-        elif cfg.retriever == "dense":
-            dense_rank = final or None
-        elif cfg.retriever == "bm25":
-            bm25_rank = final or None
-        pool_rank = int(ranks["hybrid"][i]) if reranker else final
+        stage_ranks = {n: int(ranks[n][i]) for n in inputs}
+        stage_ranks[cfg.retriever] = final
+        dense_rank, bm25_rank = (stage_ranks.get(c.removesuffix("_rank")) or None for c in RANK_COLUMNS)
+        pool_rank = stage_ranks[spec.pool] if reranker else final
         rerank = ""
         if reranker and holders.size:
             inside_before, inside_after = 1 <= pool_rank <= k, 1 <= final <= k
@@ -255,17 +256,17 @@ def funnel(ev: Evaluation, config: Config | str, *, k: int = PRIMARY_K, cut: flo
         elif not 1 <= pool_rank <= pool:
             stage = "not-in-pool"
             if reranker:
-                detail = f"hybrid rank {pool_rank}, outside the {pool} candidates reranked"
-            elif cfg.retriever == "hybrid":
-                inputs = [f"{n} rank {_fmt_rank(r, pool)}" for n, r in (("dense", dense_rank), ("bm25", bm25_rank))]
-                had = [n for n, r in (("dense", dense_rank), ("bm25", bm25_rank)) if r and r <= pool]
-                detail = (f"hybrid rank {pool_rank}; " + ", ".join(inputs)
+                detail = f"{spec.pool} rank {pool_rank}, outside the {pool} candidates reranked"
+            elif fused:
+                said = [f"{n} rank {_fmt_rank(stage_ranks[n] or None, pool)}" for n in fused]
+                had = [n for n in fused if stage_ranks[n] and stage_ranks[n] <= pool]
+                detail = (f"{cfg.retriever} rank {pool_rank}; " + ", ".join(said)
                           + (f"; {' and '.join(had)} had it" if had else "; neither input had it in its top %d" % pool))
             else:
                 detail = f"rank {pool_rank}, outside the top {pool}"
         elif not hit:
             stage = "ranked-low"
-            detail = f"rank {final} > k = {k}" + (f" (hybrid rank {pool_rank})" if reranker else "")
+            detail = f"rank {final} > k = {k}" + (f" ({spec.pool} rank {pool_rank})" if reranker else "")
         else:
             kept = gate(res, i, cut=cut, keep=keep)
             if not kept:
@@ -287,32 +288,36 @@ def funnels(ev: Evaluation, configs: Iterable[Config | str] | None = None, *, k:
             store=None, errors: dict[str, str] | None = None) -> list[Funnel]:
     """:func:`funnel` of every (or each given) ragdiag configuration; external runs are skipped.
 
-    A strategy's first-stage needle ranks are computed once for all its
-    configurations. ``errors``: when given, a configuration whose funnel
+    A ranking's needle ranks are computed once per strategy for all the
+    configurations that read them. ``errors``: when given, a configuration whose funnel
     cannot be had (a ``ValueError``, e.g. a reranker without ``S/dense`` and
     no ``encoder``) is left out and its reason recorded there under its
     label; otherwise the error propagates.
     """
     chosen = [parse_key(c) if isinstance(c, str) else c for c in (configs or ev.results)]
-    cache: dict[str, dict[str, np.ndarray] | ValueError] = {}
+    known: dict[str, dict[str, np.ndarray]] = {}  # strategy -> ranking -> needle ranks
+    failed: dict[tuple[str, tuple[str, ...]], ValueError] = {}
 
-    def ranks_of(strategy: str) -> dict[str, np.ndarray]:
-        if strategy not in cache:
-            try:
-                cache[strategy] = needle_ranks(ev, strategy, encoder=encoder, store=store)
-            except ValueError as exc:  # the same reason for every configuration of the strategy
-                cache[strategy] = exc
-        if isinstance(cache[strategy], ValueError):
-            raise cache[strategy]
-        return cache[strategy]
+    def ranks_of(strategy: str, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+        have = known.setdefault(strategy, {})
+        missing = tuple(n for n in names if n not in have)
+        if missing:
+            if (strategy, missing) not in failed:
+                try:
+                    have.update(needle_ranks(ev, strategy, missing, encoder=encoder, store=store))
+                except ValueError as exc:  # the same reason for every configuration that needs them
+                    failed[(strategy, missing)] = exc
+            if (strategy, missing) in failed:
+                raise failed[(strategy, missing)]
+        return {n: have[n] for n in names}
 
     out = []
     for cfg in chosen:
         if cfg.external:
             continue
         try:
-            staged = cfg.retriever == "hybrid" or cfg.retriever.startswith("rerank-")
-            ranks = ranks_of(cfg.strategy) if staged else None
+            inputs = retriever_spec(cfg.retriever).stage_inputs()
+            ranks = ranks_of(cfg.strategy, inputs) if inputs else None
             out.append(funnel(ev, cfg, k=k, cut=cut, keep=keep, pool=pool, _ranks=ranks))
         except ValueError as exc:
             if errors is None:
@@ -327,8 +332,9 @@ def funnel_rows(items: Sequence[Funnel]) -> list[dict]:
     for f in items:
         row: dict = {"config": f.config.label, "queries": len(f.rows)}
         row.update(f.counts())
-        row["promoted"] = f.promoted if f.config.retriever.startswith("rerank-") else None
-        row["demoted"] = f.demoted if f.config.retriever.startswith("rerank-") else None
+        reranker = f.reranker
+        row["promoted"] = f.promoted if reranker else None
+        row["demoted"] = f.demoted if reranker else None
         rows.append(row)
     return rows
 
@@ -353,8 +359,6 @@ def stage_records(f: Funnel, ev: Evaluation | None = None) -> list[dict]:
 
 def format_funnel(items: Sequence[Funnel], *, seed: int = SEED) -> str:
     """The funnel as a text table: count and share [95% question-bootstrap interval] per stage."""
-    from .results import format_rows
-
     table = []
     for f in items:
         ivs = f.intervals(seed=seed)
@@ -362,7 +366,7 @@ def format_funnel(items: Sequence[Funnel], *, seed: int = SEED) -> str:
         for s in STAGES:
             iv = ivs[s]
             row[s] = f"{iv.successes} ({iv.estimate:.2f} [{iv.low:.2f}, {iv.high:.2f}])" if iv.trials else "0"
-        if f.config.retriever.startswith("rerank-"):
+        if f.reranker:
             row["promoted/demoted"] = f"+{f.promoted}/-{f.demoted}"
         else:
             row["promoted/demoted"] = ""
@@ -374,7 +378,7 @@ def format_funnel(items: Sequence[Funnel], *, seed: int = SEED) -> str:
     return head + "\n" + format_rows(table)
 
 
-STAGE_COLUMNS = ("stage", "dense_rank", "bm25_rank", "pool_rank", "final_rank")
+STAGE_COLUMNS = ("stage", *RANK_COLUMNS, "pool_rank", "final_rank")
 
 
 def stage_columns(ev: Evaluation, *, k: int = PRIMARY_K, cut: float = DEFAULT_CUT, keep: int = DEFAULT_KEEP,

@@ -27,9 +27,9 @@ from typing import Sequence
 import numpy as np
 
 from .clustered import query_clusters, question_bootstrap
+from .compare.intervals import clustered_rate
 from .defaults import KS, PRIMARY_K, SEED
-from .evaluate import Config, Evaluation
-from .evaluation import parse_key
+from .evaluation import Config, Evaluation, parse_key
 from .metrics import hits_at_k
 from .rows import GranularRow, RedundancyRow
 from .stats import Interval
@@ -77,7 +77,7 @@ def granular_rows(ev: Evaluation, *, phrasing: str = "all", ks: Sequence[int] = 
             if cfg.external and level != "span":
                 continue
             ranks = level_ranks(ev, cfg, level)[mask]
-            recall = {k: ev.hit_rate(hits_at_k(ranks, k), mask) for k in ks}
+            recall = {k: clustered_rate(hits_at_k(ranks, k), ev.groups(mask)) for k in ks}
             rows.append(GranularRow(cfg.label, level, int(mask.sum()), recall))
     return rows
 

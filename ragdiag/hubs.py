@@ -26,7 +26,7 @@ import numpy as np
 
 from .clustered import query_clusters
 from .defaults import PRIMARY_K
-from .evaluate import Config, Evaluation
+from .evaluation import Config, Evaluation
 
 __all__ = [
     "HUB_RATIO",

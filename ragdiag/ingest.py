@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .corpus import Corpus, CorpusError, Document, load_corpus
+from .corpus import Corpus, Document, load_corpus
+from .corpus_walk import CorpusError
 from .extract import kind_for
 from .tables import align
 

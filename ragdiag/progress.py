@@ -32,10 +32,5 @@ class ProgressEvent:
         what = self.strategy if self.retriever is None else f"{self.strategy}/{self.retriever}"
         return f"{words.get(self.stage, self.stage)} {what}"
 
-    @property
-    def fraction(self) -> float:
-        """done / total (1.0 when there is nothing to do)."""
-        return self.done / self.total if self.total > 0 else 1.0
-
 
 Progress = Callable[[ProgressEvent], None]

@@ -19,7 +19,12 @@ one scheduler per input set in ``st.cache_resource`` and only draws it.
 
 >>> import time
 >>> done = []
->>> s = Scheduler(["A", "B", "C"], lambda name, report: done.append(name) or name.lower(), start=False)
+>>> def one_by_one(order, report, publish):
+...     for name in order:
+...         done.append(name)
+...         if not publish(name, name.lower()):
+...             return
+>>> s = Scheduler(["A", "B", "C"], one_by_one, start=False)
 >>> s.prioritize("C")
 >>> s.start(); s.wait(["A", "B", "C"], timeout=10)
 True
@@ -34,10 +39,12 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from .evaluate import evaluate
+from .evaluation import Evaluation
+
 __all__ = ["Scheduler", "SchedulerState", "merge_evaluations", "first_order", "evaluation_pass", "strategy_part"]
 
 Report = Callable[[str, int, int], None]
-Work = Callable[[str, Report], Any]
 Publish = Callable[[str, Any], bool]
 Pass = Callable[[Sequence[str], Report, Publish], None]
 
@@ -97,28 +104,25 @@ class Scheduler:
     Parameters
     ----------
     names : the strategies, in display order.
-    work : computes one name; ``report(stage, done, total)`` feeds the progress shown.
-    run_pass : instead of ``work``: ``run_pass(order, report, publish)`` computes the names of ``order``
-        one after the other in one pass that shares its run-level work (models, query vectors), and hands
-        each result over as it is ready with ``publish(name, result)``; when that returns False (a name
-        was moved to the front, or the scheduler closed) the pass stops and a new one starts from the
-        queue. An exception ends the pass and is recorded as the running name's failure.
+    run_pass : ``run_pass(order, report, publish)`` computes the names of ``order`` one after the other
+        in one pass that shares its run-level work (models, query vectors), feeds the progress shown
+        with ``report(stage, done, total)`` and hands each result over as it is ready with
+        ``publish(name, result)``; when that returns False (a name was moved to the front, or the
+        scheduler closed) the pass stops and a new one starts from the queue. An exception ends the
+        pass and is recorded as the running name's failure.
     order : the initial queue order (default: ``names``).
     prepare : called once on the thread before the first name (e.g. seeding a store).
     start : start the thread now.
     """
 
-    def __init__(self, names: Sequence[str], work: Work | None = None, *, run_pass: Pass | None = None,
-                 order: Sequence[str] | None = None, prepare: Callable[[Report], None] | None = None,
-                 start: bool = True):
-        if (work is None) == (run_pass is None):
-            raise ValueError("give the scheduler exactly one of work= (one name at a time) or run_pass=")
+    def __init__(self, names: Sequence[str], run_pass: Pass, *, order: Sequence[str] | None = None,
+                 prepare: Callable[[Report], None] | None = None, start: bool = True):
         names = list(dict.fromkeys(names))
         order = list(dict.fromkeys(order)) if order is not None else list(names)
         if sorted(order) != sorted(names):
             raise ValueError(f"order {order} must list exactly the names {names}")
         self.names = tuple(names)
-        self._run_pass = run_pass if run_pass is not None else _one_at_a_time(work)
+        self._run_pass = run_pass
         self._prepare = prepare
         self._queue = order
         self._pass: list[str] = []  # the running pass's order
@@ -253,17 +257,6 @@ class Scheduler:
                     self._cond.notify_all()
 
 
-def _one_at_a_time(work: Work) -> Pass:
-    """A pass that calls ``work(name, report)`` for each name (nothing shared between names)."""
-
-    def run(order: Sequence[str], report: Report, publish: Publish) -> None:
-        for name in order:
-            if not publish(name, work(name, report)):
-                return
-
-    return run
-
-
 class _StopPass(Exception):
     """Raised from a pass's per-strategy callback to end the evaluation early (it is caught)."""
 
@@ -299,8 +292,6 @@ def evaluation_pass(corpus, truth, *, encoder, retrievers=None, store=None,
     catalogue); ``options`` go to ``evaluate`` (``cross_encoder``,
     ``diagnosis_k``, ``rerank_head``).
     """
-    from .evaluate import evaluate
-
     def run(order: Sequence[str], report: Report, publish: Publish) -> None:
         last: list = [None, time.perf_counter()]
 
@@ -331,8 +322,6 @@ def merge_evaluations(parts: Sequence[Any]):
     Indexes and results keep the parts' order; unavailable retrievers,
     timings, retriever stamps and notes are joined; the device is the first part's that computed vectors.
     """
-    from .evaluate import Evaluation
-
     if not parts:
         raise ValueError("merge_evaluations needs at least one evaluation")
     first = parts[0]

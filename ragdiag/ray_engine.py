@@ -42,7 +42,7 @@ def _ray():
 
 def _encoder_factory(encoder) -> Callable[[], object]:
     """How an actor builds the same encoder: the model by name for ragdiag's Encoder, else a pickled copy."""
-    from .encoder import Encoder
+    from .encoder.model import Encoder
 
     if isinstance(encoder, Encoder):
         name, precision, batch_size = encoder.name, encoder.precision, encoder.batch_size

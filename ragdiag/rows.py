@@ -6,26 +6,22 @@ the ``R@4`` interval). Every row has :meth:`cells`, the flat ``{column: value}``
 dict that text tables, JSON, CSV and Parquet files are written from, so files
 keep their columns whatever the row type.
 
-- :class:`SummaryRow` -- one configuration's recall table row (:func:`summary_rows`).
+- :class:`SummaryRow` -- one configuration's recall table row (:func:`ragdiag.summary.summary_rows`).
 - :class:`SweepRow` -- gate counts at one cut (:meth:`ragdiag.threshold.SweepTable.row`).
 - :class:`RateRow` / :class:`RateCell` -- gate rates with intervals at one cut (:func:`ragdiag.threshold.rate_rows`).
 - :class:`PairRow` -- one paired comparison of a family (:func:`ragdiag.compare.family_rows`).
-- :class:`ChunkingRow` -- one strategy's chunking audit (:func:`ragdiag.results.chunking_rows`).
+- :class:`ChunkingRow` -- one strategy's chunking audit (:func:`ragdiag.summary.chunking_rows`).
 - :class:`GranularRow`, :class:`RedundancyRow` -- :mod:`ragdiag.granular` tables.
-- :class:`QueryRow` -- one (configuration, query) line of ``per_query.csv`` (:func:`ragdiag.results.per_query_records`).
+- :class:`QueryRow` -- one (configuration, query) line of ``per_query.csv``
+  (:func:`ragdiag.per_query.per_query_records`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import Mapping
 
-from .defaults import KS
-from .metrics import hits_at_k, reciprocal_rank
 from .stats import Interval
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .evaluate import Evaluation
 
 __all__ = [
     "SummaryRow",
@@ -37,7 +33,6 @@ __all__ = [
     "GranularRow",
     "RedundancyRow",
     "QueryRow",
-    "summary_rows",
     "interval_cells",
     "OUTCOME_KEYS",
 ]
@@ -289,34 +284,6 @@ class QueryRow:
     def cells(self) -> dict:
         """The flat row, columns in field order (those of ``per_query.csv``)."""
         return _plain(self)
-
-
-def summary_rows(ev: "Evaluation", *, phrasing: str = "all", ks: Sequence[int] = KS) -> list[SummaryRow]:
-    """The study-style table: one :class:`SummaryRow` per configuration, recall over questions.
-
-    Recall at each k comes from :meth:`~ragdiag.evaluate.Evaluation.hit_rate`
-    (questions are the unit: phrasings correlate); MRR from
-    :func:`ragdiag.compare.clustered_mean`.
-    """
-    from .compare import clustered_mean
-
-    mask = ev.mask(phrasing)
-    groups = ev.groups(mask)
-    rows = []
-    for cfg, res in ev.results.items():
-        ranks = res.needle_rank[mask]
-        index = ev.indexes.get(cfg.strategy)
-        recall = {k: ev.hit_rate(hits_at_k(ranks, k), mask) for k in ks}
-        mrr = clustered_mean(reciprocal_rank(ranks), groups)
-        if index is not None:
-            audit = index.report.audit
-            audit_cells = (len(index.report.destroyed), len(index.chunks), audit.total_tokens, audit.header_share,
-                           audit.truncated)
-        else:  # an external run: its chunking is not ours to audit
-            audit_cells = (None,) * 5
-        rows.append(SummaryRow(cfg.label, cfg.strategy, cfg.retriever, phrasing, int(mask.sum()), recall, mrr,
-                               *audit_cells, res.seconds))
-    return rows
 
 
 def interval_cells(row) -> dict:

@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
+from .truth import default_truth_path
+
 __all__ = ["Access", "AccessError", "ENV_ROOTS", "ENV_LOCKED", "ENV_MODELS"]
 
 ENV_ROOTS, ENV_LOCKED, ENV_MODELS = "RAGDIAG_ROOTS", "RAGDIAG_LOCKED", "RAGDIAG_MODELS"
@@ -67,8 +69,6 @@ class Access:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, *, default_corpus: str | os.PathLike = "") -> Access:
         """The access the environment sets (see the module docstring); ``default_corpus`` without RAGDIAG_CORPUS."""
-        from .truth import default_truth_path
-
         env = os.environ if env is None else env
         corpus = (env.get("RAGDIAG_CORPUS") or "").strip() or os.fspath(default_corpus)
         truth = (env.get("RAGDIAG_TRUTH") or "").strip()
@@ -93,8 +93,6 @@ class Access:
     @property
     def operator_truth(self) -> Path:
         """The operator's ground-truth file: ``RAGDIAG_TRUTH``, else the one beside the configured corpus."""
-        from .truth import default_truth_path
-
         return Path(self.truth) if self.truth else default_truth_path(self.corpus)
 
     def truth_target(self, corpus: str | os.PathLike, chosen: str | os.PathLike) -> Path:
@@ -104,8 +102,6 @@ class Access:
         access check; else the operator's truth file when ``corpus`` is the operator's corpus; else
         :class:`AccessError` (a file derived from a visitor's corpus is checked like a typed path).
         """
-        from .truth import default_truth_path
-
         candidates = [self.operator_truth, default_truth_path(corpus)]
         writable = [c for c in candidates if self.allows(c)]
         chosen_r = _resolve(chosen)

@@ -34,8 +34,10 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import PIPELINE_VERSION
-from .encoder import loaded_device
-from .store import text_sha256
+from .chunking import chunk_corpus, parse_strategies
+from .corpus import DEFAULT_CORPUS
+from .encoder.protocols import loaded_device
+from .store.keys import text_sha256
 
 __all__ = [
     "SNAPSHOT_ENV",
@@ -61,8 +63,6 @@ SAMPLE = 8
 
 
 def _default_path() -> Path:
-    from .corpus import DEFAULT_CORPUS
-
     return DEFAULT_CORPUS.with_name(DEFAULT_CORPUS.name + ".index.npz")
 
 
@@ -87,8 +87,6 @@ def maxsim_identity(encoder_stamp: dict) -> str:
 
 
 def _current_texts(corpus, truth, strategies=None) -> tuple[dict[str, tuple[dict, list[str]]], list[str]]:
-    from .chunking import chunk_corpus, parse_strategies
-
     out = {}
     for s in parse_strategies(strategies):
         out[s.name] = (s.params(), [c.embed_text for c in chunk_corpus(corpus, s)])
@@ -192,8 +190,6 @@ def verify_sample(snap: Snapshot, texts_by_sha: dict[str, str], encoder, *, samp
 
 
 def _is_bundled(corpus) -> bool:
-    from .corpus import DEFAULT_CORPUS
-
     try:
         return Path(corpus.root).resolve() == DEFAULT_CORPUS.resolve()
     except OSError:
@@ -217,7 +213,6 @@ def seed_from_snapshot(store, corpus, truth, encoder, *, strategies=None, path: 
     path = Path(path) if path is not None else SNAPSHOT_PATH
     if not path.exists():
         return SeedResult(False, f"no snapshot file {path.name}")
-    from .chunking import chunk_corpus, parse_strategies
 
     needed = [c.embed_text for s in parse_strategies(strategies) for c in chunk_corpus(corpus, s)]
     needed += [q.text for q in truth.queries]

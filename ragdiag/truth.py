@@ -34,6 +34,7 @@ __all__ = [
     "decode_truth",
     "parse_truth",
     "default_truth_path",
+    "truth_sha256",
     "NEEDLE_MIN",
     "NEEDLE_MAX",
     "needle_length",
@@ -386,3 +387,22 @@ def load_truth(path: str | Path, corpus: Corpus, *, limits: Limits | None = None
         raise TruthError(str(path), [str(exc)]) from None
     data = decode_truth(raw, path)
     return parse_truth(data, corpus, source=path.name)
+
+
+def truth_sha256(truth: GroundTruth) -> str:
+    """sha256 of what a ground truth asks: question ids, needles, phrasings, out-of-domain queries.
+
+    Two runs can be compared query by query only when this matches. Needle
+    offsets are left out (they follow the corpus, which a compared run may
+    change), and so are the file's name and formatting.
+
+    >>> t = GroundTruth((Question("q1", "A needle.", (("course", "Why?"),), "d", 0, 9, ""),), ())
+    >>> truth_sha256(t) == truth_sha256(GroundTruth(t.questions, (), source="renamed.json"))
+    True
+    """
+    import hashlib
+
+    data = {"questions": [{"id": q.id, "needle": q.needle, "queries": [list(x) for x in q.queries]}
+                          for q in truth.questions],
+            "ood": [{"id": o.id, "kind": o.kind, "query": o.query} for o in truth.ood]}
+    return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()

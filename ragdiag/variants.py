@@ -7,15 +7,15 @@ approximate HNSW index (``dense-hnsw``). :func:`run_variants` evaluates the
 chosen variants of one strategy on every query, and :func:`variant_rows` sets
 them side by side: recall at the primary k with its interval, the paired verdict
 against exact full-precision search with the default model (through
-:func:`ragdiag.results.compare`), bytes per vector, search time per query,
+:func:`ragdiag.compare.comparisons.compare`), bytes per vector, search time per query,
 build time, the neighbour overlap with exact search of the same model (so "the
 model misses" can be told from "the index misses"), and which variants are
 Pareto-optimal (no other is at least as good on recall, bytes and time, and
 better on one).
 
 Every variant keeps its own model's cosine distances for the distance gate:
-a cut belongs to one model (:func:`cut_percentile`, in :mod:`ragdiag.model_cut` and
-re-exported here, gives its model-independent reading).
+a cut belongs to one model (:func:`ragdiag.model_cut.cut_percentile` gives its
+model-independent reading).
 """
 
 from __future__ import annotations
@@ -26,99 +26,33 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from . import PIPELINE_VERSION
+from .chunking import parse_strategies
+from .compare.comparisons import compare
+from .compare.intervals import clustered_rate
 from .defaults import PRIMARY_K, TOP
-from .evaluate import Config, Evaluation, StrategyIndex, _config_result, build_index
+from .evaluate import _config_result, build_index
+from .evaluation import Config, Evaluation, StrategyIndex
 from .metrics import hits_at_k
-from .model_cut import cut_percentile, gate_chunk_vectors, gate_model, model_choices, nearest_chunk_distances  # noqa: F401 - re-exported
-from .models import load_encoder, model_label, split_model
-from .retrieval import QueryBatch, Unavailable, cosine_distances
-from .retrieval.ann import HNSWParams, HNSWRetriever, neighbour_overlap
-from .retrieval.quantized import DEFAULT_RESCORE, BinaryRetriever, ExactRetriever, Int8Retriever
+from .models import load_encoder, model_label
+from .retrieval.ann import HNSWParams, neighbour_overlap
+from .retrieval.base import QueryBatch, Unavailable
+from .retrieval.dense import cosine_distances
+from .retrieval.quantized import DEFAULT_RESCORE
+from .retrieval.variant_kinds import VARIANT_KINDS, Variant, build_variant, parse_variant
 from .stats import Interval
+from .tables import format_rows
 
 __all__ = [
-    "VARIANT_KINDS",
-    "Variant",
-    "parse_variant",
-    "build_variant",
     "VariantInfo",
     "VariantRun",
     "run_variants",
     "variant_rows",
     "pareto_front",
-    "nearest_chunk_distances",
-    "cut_percentile",
     "format_variant_rows",
 ]
 
-#: retriever base name -> (precision, rescore, index)
-VARIANT_KINDS = {
-    "dense": ("fp32", False, "exact"),
-    "dense-int8": ("int8", False, "exact"),
-    "dense-int8-rescore": ("int8", True, "exact"),
-    "dense-binary": ("binary", False, "exact"),
-    "dense-binary-rescore": ("binary", True, "exact"),
-    "dense-hnsw": ("fp32", False, "hnsw"),
-}
-
 Progress = Callable[[str, int, int], None]
-
-
-@dataclass(frozen=True)
-class Variant:
-    """One point of model x precision x index; ``name`` is its retriever name (``dense-int8@use``)."""
-
-    base: str
-    model: str | None = None  # None: the default model (MiniLM)
-
-    def __post_init__(self):
-        if self.base not in VARIANT_KINDS:
-            raise ValueError(f"unknown dense variant {self.base!r}; choose from {', '.join(VARIANT_KINDS)}")
-
-    @property
-    def name(self) -> str:
-        """The retriever name: the base, with ``@model`` unless the model is the default."""
-        label = model_label(self.model)
-        return self.base if label == "minilm" else f"{self.base}@{self.model}"
-
-    @property
-    def precision(self) -> str:
-        """``fp32``, ``int8`` or ``binary``."""
-        return VARIANT_KINDS[self.base][0]
-
-    @property
-    def rescore(self) -> bool:
-        """Whether a shortlist is rescored with the float vectors."""
-        return VARIANT_KINDS[self.base][1]
-
-    @property
-    def index(self) -> str:
-        """``exact`` or ``hnsw``."""
-        return VARIANT_KINDS[self.base][2]
-
-    @property
-    def model_label(self) -> str:
-        """The model's alias in tables (``minilm`` for the default)."""
-        return model_label(self.model)
-
-
-def parse_variant(name: str) -> Variant:
-    """``"dense-binary-rescore@use"`` -> ``Variant("dense-binary-rescore", "use")``."""
-    base, param = split_model(name.strip())
-    base = base.lower()
-    return Variant(base, None if model_label(param) == "minilm" else param)
-
-
-def build_variant(variant: Variant, vectors: np.ndarray, *, rescore: int = DEFAULT_RESCORE,
-                  hnsw: HNSWParams = HNSWParams()):
-    """The retriever of one variant over a model's chunk vectors (raises Unavailable without FAISS)."""
-    if variant.index == "hnsw":
-        return HNSWRetriever(vectors, hnsw)
-    if variant.precision == "int8":
-        return Int8Retriever(vectors, rescore=rescore if variant.rescore else None)
-    if variant.precision == "binary":
-        return BinaryRetriever(vectors, rescore=rescore if variant.rescore else None)
-    return ExactRetriever(vectors)
 
 
 def variant_stamp(variant: Variant, retriever, encoder_stamp: dict) -> dict:
@@ -192,8 +126,6 @@ def run_variants(corpus, truth, *, strategy: str = "E", variants: Iterable[str |
     always included. A variant whose model or library is missing is listed in
     ``unavailable`` with the reason and the install command.
     """
-    from .chunking import parse_strategies
-
     strat = parse_strategies(strategy)
     if len(strat) != 1:
         raise ValueError(f"variants are compared within one strategy; got {strategy!r}")
@@ -201,7 +133,7 @@ def run_variants(corpus, truth, *, strategy: str = "E", variants: Iterable[str |
     wanted = [v if isinstance(v, Variant) else parse_variant(v) for v in (variants or list(VARIANT_KINDS))]
     wanted = list(dict.fromkeys([Variant("dense"), *wanted]))
     if encoder is None:
-        from .encoder import Encoder
+        from .encoder.model import Encoder
 
         encoder = Encoder(None)
     queries = truth.queries
@@ -260,7 +192,6 @@ def run_variants(corpus, truth, *, strategy: str = "E", variants: Iterable[str |
     if default_index is None:
         raise ValueError("the baseline (exact search with the default model) could not run: "
                          + unavailable.get("dense", "unknown reason"))
-    from . import PIPELINE_VERSION
 
     stamp = encoder.stamp.as_dict()
     stamp["pipeline_version"] = PIPELINE_VERSION
@@ -286,8 +217,6 @@ def pareto_front(points: Sequence[tuple[float, float, float]]) -> list[bool]:
 
 def variant_rows(run: VariantRun, *, k: int = PRIMARY_K, phrasing: str = "all") -> list[dict]:
     """One row per variant: recall@k with interval, paired verdict vs the baseline, costs, Pareto mark."""
-    from .results import compare
-
     ev = run.evaluation
     mask = ev.mask(phrasing)
     base_cfg = run.config(run.baseline)
@@ -301,7 +230,7 @@ def variant_rows(run: VariantRun, *, k: int = PRIMARY_K, phrasing: str = "all") 
             "model": inf.variant.model_label,
             "precision": inf.variant.precision + ("+rescore" if inf.variant.rescore else ""),
             "index": inf.variant.index,
-            f"R@{k}": ev.hit_rate(hits, mask),
+            f"R@{k}": clustered_rate(hits, ev.groups(mask)),
         }
         if name == run.baseline:
             row.update(verdict="baseline", p=None, wins=None, losses=None)
@@ -328,8 +257,6 @@ def variant_rows(run: VariantRun, *, k: int = PRIMARY_K, phrasing: str = "all") 
 
 def format_variant_rows(rows: Sequence[dict], k: int = PRIMARY_K) -> str:
     """The variants table as plain text (the CLI prints it)."""
-    from .results import format_rows
-
     table = []
     for r in rows:
         iv: Interval = r[f"R@{k}"]

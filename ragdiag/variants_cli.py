@@ -13,7 +13,7 @@ __all__ = ["register", "cmd_variants", "variants_document"]
 def register(sub, common) -> None:
     """Add the ``variants`` subcommand to the CLI's subparsers."""
     from .retrieval.quantized import DEFAULT_RESCORE
-    from .variants import VARIANT_KINDS
+    from .retrieval.variant_kinds import VARIANT_KINDS
 
     p = sub.add_parser("variants", help="embedding model x precision x index for one strategy, "
                                         "with paired verdicts against exact search with the default model")
@@ -50,7 +50,7 @@ def _variant_names(models: list[str], bases: list[str]) -> list[str]:
 def variants_document(run, rows, *, k: int, cut: float) -> dict:
     """What ``variants --json`` prints: rows (intervals flattened), stamps, unavailable, cut percentiles."""
     from .rows import interval_cells
-    from .variants import cut_percentile, nearest_chunk_distances
+    from .model_cut import cut_percentile, nearest_chunk_distances
 
     cuts = {}
     for label, index in run.model_indexes.items():
@@ -69,9 +69,10 @@ def variants_document(run, rows, *, k: int, cut: float) -> dict:
 
 def cmd_variants(args) -> int:
     """``python -m ragdiag variants``: dense-search variants against exact search, as a table or JSON."""
-    from .cli import UsageError, _encoder, _load, _progress_bar, _store
+    from .cli.common import UsageError, cli_encoder, load_inputs, progress_bar, open_store
     from .retrieval.ann import HNSWParams
-    from .variants import VARIANT_KINDS, format_variant_rows, run_variants, variant_rows
+    from .retrieval.variant_kinds import VARIANT_KINDS
+    from .variants import format_variant_rows, run_variants, variant_rows
 
     bases = [b.strip().lower() for b in args.variants.split(",") if b.strip()]
     unknown = [b for b in bases if b not in VARIANT_KINDS]
@@ -84,13 +85,13 @@ def cmd_variants(args) -> int:
         hnsw = HNSWParams(args.hnsw_m, args.hnsw_ef_construction, args.hnsw_ef_search)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    corpus, truth = _load(args)
+    corpus, truth = load_inputs(args)
     args.model = None
-    encoder = _encoder(args)
+    encoder = cli_encoder(args)
     try:
         run = run_variants(corpus, truth, strategy=args.strategy, variants=_variant_names(models, bases),
-                           encoder=encoder, store=_store(args), rescore=args.rescore, hnsw=hnsw,
-                           repeats=args.repeats, progress=_progress_bar())
+                           encoder=encoder, store=open_store(args), rescore=args.rescore, hnsw=hnsw,
+                           repeats=args.repeats, progress=progress_bar())
         rows = variant_rows(run, k=args.k, phrasing=args.phrasing)
     except ValueError as exc:
         raise UsageError(str(exc)) from None

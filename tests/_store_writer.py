@@ -27,7 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ragdiag.encoder import EncoderStamp  # noqa: E402
+from ragdiag.encoder.protocols import EncoderStamp  # noqa: E402
 
 
 class FakeEncoder:

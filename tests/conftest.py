@@ -57,7 +57,8 @@ def truth(corpus) -> GroundTruth:
 @pytest.fixture(scope="session")
 def encoder():
     """The real all-MiniLM-L6-v2 encoder (loaded once; skipped when the weights are not installed)."""
-    from ragdiag.encoder import Encoder, ModelUnavailable
+    from ragdiag.encoder.model import Encoder
+    from ragdiag.encoder.resolve import ModelUnavailable
 
     try:
         return Encoder()

@@ -64,14 +64,14 @@ class FakeEncoder(FakeTokenizer):
         return zlib.crc32(token.encode("utf-8")) % self.dim
 
     def check_no_collisions(self, texts: Sequence[str]) -> None:
-        from ragdiag.retrieval import tokenize
+        from ragdiag.retrieval.bm25 import tokenize
 
         vocab = {t for text in texts for t in tokenize(text)}
         slots = {self._index(t) for t in vocab}
         assert len(slots) == len(vocab), "FakeEncoder hash collision: change dim"
 
     def encode(self, texts: Sequence[str], *, progress=None) -> np.ndarray:
-        from ragdiag.retrieval import tokenize
+        from ragdiag.retrieval.bm25 import tokenize
 
         texts = list(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -86,7 +86,7 @@ class FakeEncoder(FakeTokenizer):
 
     @property
     def stamp(self):
-        from ragdiag.encoder import EncoderStamp
+        from ragdiag.encoder.protocols import EncoderStamp
 
         return EncoderStamp(model="FAKE-bag-of-words", weights_sha256="0" * 64, dim=self.dim,
                             max_seq_length=self.max_seq_length, pooling="none", normalize=True, precision="fp32")

@@ -12,9 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragdiag.adapters import evaluate_store, map_hits, query_vectors
+from ragdiag.adapters.base import evaluate_store, map_hits, query_vectors
 from ragdiag.defaults import KS, TOP
-from ragdiag.evaluate import evaluate, summary_rows
+from ragdiag.evaluate import evaluate
+from ragdiag.summary import summary_rows
 from ragdiag.external import ExternalHit
 
 NEED_CHROMA = "chromadb is not installed (optional: pip install -r requirements-vectordb.txt)"
@@ -159,7 +160,7 @@ def test_eval_store_command_on_a_qdrant_folder(tiny_folder, tmp_path, monkeypatc
     from fakes import fake_encoder
 
     from ragdiag.adapters import QdrantAdapter
-    from ragdiag.cli import main
+    from ragdiag.cli.parser import main
     from ragdiag.corpus import load_corpus
     from ragdiag.truth import default_truth_path, load_truth
 

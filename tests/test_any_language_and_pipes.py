@@ -49,7 +49,7 @@ def test_eval_run_reads_standard_input(tiny_folder, tmp_path):
 
 
 def test_standard_input_is_bounded(tiny_folder, monkeypatch, capsys):
-    from ragdiag.cli import main
+    from ragdiag.cli.parser import main
 
     monkeypatch.setenv("RAGDIAG_MAX_RUN_BYTES", "100")
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"{}\n" * 1000)))

@@ -177,7 +177,7 @@ pytestmark = pytest.mark.model
 
 
 def test_overview_table_equals_library(tiny, library):
-    from ragdiag.evaluate import summary_rows
+    from ragdiag.summary import summary_rows
 
     at = app()
     assert [t.value for t in at.title] == ["Overview"]
@@ -195,7 +195,7 @@ def test_overview_table_equals_library(tiny, library):
 
 
 def test_overview_widgets_filter_and_phrasing(tiny, library):
-    from ragdiag.evaluate import summary_rows
+    from ragdiag.summary import summary_rows
 
     at = app()
     at.multiselect(key="strategies").set_value(["E"]).run()
@@ -216,7 +216,7 @@ def test_overview_from_url(tiny):
 
 
 def test_compare_counts_and_verdict(tiny, library):
-    from ragdiag.results import compare, compare_in_family, pairwise
+    from ragdiag.compare.comparisons import compare, compare_in_family, pairwise
 
     at = app("app_pages/compare.py", a="E/dense", b="A/dense", k="1")
     comp = compare_in_family(library, "E/dense", "A/dense", k=1)
@@ -255,7 +255,7 @@ def test_compare_defaults_to_the_primary_k(tiny, library):
 
 
 def test_chunking_page_and_document_viewer(tiny, library):
-    from ragdiag.results import chunking_rows
+    from ragdiag.summary import chunking_rows
 
     at = app("app_pages/chunking.py")
     table = at.dataframe[0].value
@@ -294,8 +294,8 @@ def _expected_counts(row):
 
 
 def test_threshold_row_equals_sweep_and_slider_moves_it(tiny, library):
-    from ragdiag.results import gate_inputs_for, sweep_table
-    from ragdiag.threshold import bluffs_at, distance_samples, rate_rows
+    from ragdiag.threshold.gate import bluffs_at, distance_samples, gate_inputs_for, sweep_table
+    from ragdiag.threshold.rates import rate_rows
     from ui.frames import distance_frame, under_cut_counts
 
     at = app("app_pages/threshold.py", config="E/hybrid", cut="0.5")
@@ -322,8 +322,8 @@ def test_threshold_row_equals_sweep_and_slider_moves_it(tiny, library):
 
 
 def test_threshold_zero_bluffs_shows_the_upper_bound_and_the_chooser(tiny, library):
-    from ragdiag.results import gate_inputs_for
-    from ragdiag.threshold import Goal, cut_choice
+    from ragdiag.threshold.gate import gate_inputs_for
+    from ragdiag.threshold.choice import Goal, cut_choice
 
     at = app("app_pages/threshold.py", config="E/hybrid", cut="0.05")
     shown = texts(at).replace("\\", "")  # markdown escapes
@@ -430,7 +430,7 @@ def test_unavailable_retriever_is_listed_with_reason(tiny, monkeypatch):
 
 
 def test_export_page_offers_report_and_tables(tiny, library):
-    from ragdiag.report import build_report
+    from ragdiag.report.build import build_report
 
     at = app("app_pages/export.py", config="E/hybrid", cut=0.6, keep=4)
     assert [t.value for t in at.title] == ["Export"]
@@ -444,9 +444,9 @@ def test_external_run_page_evaluates_and_compares(tiny, library, tmp_path):
     from dataclasses import replace
 
     from ragdiag.defaults import PRIMARY_K
-    from ragdiag.evaluate import summary_rows
+    from ragdiag.summary import summary_rows
     from ragdiag.external import parse_run, run_result
-    from ragdiag.results import compare
+    from ragdiag.compare.comparisons import compare
 
     # A run made of the library's own E/bm25 top 5, as text-only hits.
     res, chunks = library.result("E/bm25"), library.indexes["E"].chunks

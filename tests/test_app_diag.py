@@ -122,7 +122,7 @@ def test_cost_page_measures_on_request_and_equals_library(tiny, library):
     assert not at.exception, [e.value for e in at.exception]
     table = frame_with(at, "ms/query median")
     assert table["config"].tolist() == [c.label for c in library.results]
-    from ragdiag.evaluate import summary_rows
+    from ragdiag.summary import summary_rows
 
     recall = {r.config: str(r.recall[4]) for r in summary_rows(library)}
     assert table["R@4"].tolist() == [recall[c] for c in table["config"]]

@@ -382,7 +382,7 @@ def test_edits():
 # ----- command line ---------------------------------------------------------------------------------
 
 def _cli(capsys, *args):
-    from ragdiag.cli import main
+    from ragdiag.cli.parser import main
 
     capsys.readouterr()
     rc = main(list(args))

@@ -16,16 +16,13 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from ragdiag.defaults import TOP
-from ragdiag.evaluate import Config, ConfigResult, _config_result, evaluate
-from ragdiag.retrieval import (
-    BM25Retriever,
-    DenseRetriever,
-    HybridRetriever,
-    QueryBatch,
-    RerankRetriever,
-    cosine_distances,
-    ranks_from_orders,
-)
+from ragdiag.evaluation import Config, ConfigResult
+from ragdiag.evaluate import _config_result, evaluate
+from ragdiag.retrieval.bm25 import BM25Retriever
+from ragdiag.retrieval.dense import DenseRetriever, cosine_distances
+from ragdiag.retrieval.hybrid import HybridRetriever, ranks_from_orders
+from ragdiag.retrieval.base import QueryBatch
+from ragdiag.retrieval.rerank import RerankRetriever
 from ragdiag.retrieval.search import Search, _select, block_search, search, target_ranks_from_orders
 from ragdiag.retrieval.vectors import VectorFile, save_vectors
 

@@ -1,7 +1,7 @@
 """Tests for the CLI on the tiny corpus folder (conftest.py ``tiny_folder``).
 
 Runs that evaluate load the real model and are marked ``model``; they call
-``ragdiag.cli.main`` in-process (the libraries are imported once) and one
+``ragdiag.cli.parser.main`` in-process (the libraries are imported once) and one
 bad-input run goes through ``python -m ragdiag`` to check the entry point.
 Bad input is rejected before any model is loaded, so those tests are fast.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ragdiag.cli import main
+from ragdiag.cli.parser import main
 from ragdiag.corpus import load_corpus
 
 REPO = Path(__file__).resolve().parent.parent
@@ -97,7 +97,7 @@ def test_compare_prints_the_paired_test_over_questions(tiny_folder, capsys):
 def test_compare_json_counts_questions_and_p_is_the_sign_flip_of_the_discordant_queries(tiny_folder, capsys):
     from collections import Counter
 
-    from ragdiag.compare import sign_flip_test
+    from ragdiag.compare.paired import sign_flip_test
 
     code, out, err = run_main(capsys, "compare", "C/dense", "C/bm25", "--k", "4", "--corpus", tiny_folder,
                               "--no-cache", "--json")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ragdiag.cli import main
+from ragdiag.cli.parser import main
 
 pytestmark = pytest.mark.model
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ragdiag.cli import main
+from ragdiag.cli.parser import main
 
 
 def run_main(capsys, *argv):

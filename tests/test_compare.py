@@ -35,9 +35,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from ragdiag.compare import FAMILIES, compare, compare_in_family, family, family_rows, pairwise
+from ragdiag.compare.comparisons import FAMILIES, compare, compare_in_family, family, family_rows, pairwise
 from ragdiag.defaults import PRIMARY_K
-from ragdiag.evaluate import Config, ConfigResult, Evaluation
+from ragdiag.evaluation import Config, ConfigResult, Evaluation
 from ragdiag.rows import PairRow
 from ragdiag.truth import Query
 

@@ -8,14 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragdiag.corpus import (
-    DEFAULT_CORPUS,
-    CorpusError,
-    Section,
-    load_corpus,
-    make_document,
-    split_sections,
-)
+from ragdiag.corpus import DEFAULT_CORPUS, Section, load_corpus, make_document, split_sections
+from ragdiag.corpus_walk import CorpusError
 
 FAST = settings(max_examples=150, deadline=None)
 

@@ -55,3 +55,30 @@ def test_cost_rows_on_the_tiny_corpus(tiny_eval, fake_encoder):
     table = cost_rows(rows)
     assert {"ms/query median", "ms/query p95", "prompt tokens/query", "build s"} <= set(table[0])
     assert {"platform", "cpus", "python"} <= set(machine())
+
+
+def test_build_time_charges_what_each_spec_builds(tiny_corpus, tiny_truth, fake_encoder):
+    """Cost asks the registry: a quantised dense variant is not charged a BM25 index, a text-only plugin
+    (``header-bm25``, ``word-rerank`` of tests/plugin_example.py) no embedding, hybrid and rerankers both."""
+    import plugin_example  # noqa: F401 - registers header-bm25 and word-rerank
+
+    from ragdiag.evaluate import evaluate
+
+    ev = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C",
+                  retrievers="dense,bm25,hybrid,dense-int8,header-bm25,word-rerank", diagnosis_k=2)
+    rows = {r.config: r for r in costs(ev, fake_encoder, sample=2, cut=0.6, keep=2, k=2)}
+    covers = {c: r.build_covers for c, r in rows.items()}
+    assert covers == {
+        "C/dense": ("chunking", "embedding"),
+        "C/bm25": ("chunking", "bm25"),
+        "C/hybrid": ("chunking", "embedding", "bm25"),
+        "C/dense-int8": ("chunking", "embedding"),
+        "C/header-bm25": ("chunking", "bm25"),
+        "C/word-rerank": ("chunking", "bm25"),
+    }
+    tokens = ev.indexes["C"].report.audit.total_tokens
+    assert {c: r.embedded_tokens for c, r in rows.items()} == {
+        c: (tokens if "embedding" in covers[c] else 0) for c in covers}
+    assert {c for c, r in rows.items() if r.build_basis == "measured"} == {"C/bm25", "C/header-bm25", "C/word-rerank"}
+    assert rows["C/word-rerank"].latency_queries == 2  # timed without query vectors: it embeds nothing
+    assert cost_rows([rows["C/hybrid"]])[0]["build covers"] == "chunking + embedding + bm25"

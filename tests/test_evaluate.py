@@ -14,10 +14,14 @@ import numpy as np
 import pytest
 
 from ragdiag.chunking import destroyed_needles
-from ragdiag.evaluate import DIAGNOSES, Config, evaluate, interval_cells, parse_retrievers, summary_rows
+from ragdiag.evaluation import DIAGNOSES, Config
+from ragdiag.evaluate import evaluate
+from ragdiag.rows import interval_cells
+from ragdiag.summary import summary_rows
+from ragdiag.retrieval.registry import parse_retrievers
 from ragdiag.metrics import hits_at_k, reciprocal_rank
-from ragdiag.retrieval import cosine_distances
-from ragdiag.compare import clustered_rate
+from ragdiag.retrieval.dense import cosine_distances
+from ragdiag.compare.intervals import clustered_rate
 from ragdiag.stats import Interval, wilson
 
 QUERY_IDS = ["q1:course", "q1:ticket", "q2:course", "q2:ticket", "q3:course", "q3:ticket", "q4:course",

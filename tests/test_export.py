@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from ragdiag.export import DESTROYED_DOCNO, trec_id, trec_qrels, trec_run, write_trec
-from ragdiag.metrics import KS, MRR_DEPTH, hits_at_k, reciprocal_rank
+from ragdiag.defaults import KS, MRR_DEPTH
+from ragdiag.metrics import hits_at_k, reciprocal_rank
 
 # ---------------------------------------------------------------------------
 # Format, on the tiny evaluation (dense ranks [1, 4, 1, 1, 0, 0, 6, 1] for the 8 in-domain queries)
@@ -153,7 +154,7 @@ def test_metrics_equal_pytrec_eval_per_query_and_on_average(bundled_eval_c, bund
 
 @pytest.mark.model
 def test_pytrec_eval_means_equal_the_summary_table(bundled_eval_c, bundled_trec):
-    from ragdiag.evaluate import summary_rows
+    from ragdiag.summary import summary_rows
 
     rows = {r.retriever: r for r in summary_rows(bundled_eval_c)}
     for retriever, oracle in bundled_trec.items():
@@ -181,7 +182,7 @@ def tiny_eval_all(tiny_corpus, tiny_truth, fake_encoder):
 def test_ranx_and_pytrec_eval_means_equal_the_table_for_every_configuration(tiny_eval_all, tmp_path):
     pytrec_eval = pytest.importorskip("pytrec_eval")
     ranx = pytest.importorskip("ranx")
-    from ragdiag.evaluate import summary_rows
+    from ragdiag.summary import summary_rows
 
     ev = tiny_eval_all
     write_trec(ev, tmp_path, depth=MRR_DEPTH)
@@ -231,7 +232,7 @@ def test_empty_export_when_no_in_domain_queries(tiny_eval):
 
 
 def test_external_runs_are_not_exported(tiny_eval, tmp_path):
-    from ragdiag.evaluate import ExternalKey
+    from ragdiag.evaluation import ExternalKey
 
     ext = ExternalKey("other-system")
     ev = replace(tiny_eval, results={**tiny_eval.results, ext: replace(tiny_eval.result("C/dense"), config=ext)})

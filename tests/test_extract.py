@@ -15,8 +15,10 @@ from pathlib import Path
 import pypdf
 import pytest
 
-from ragdiag.corpus import CorpusError, load_corpus
-from ragdiag.extract import ExtractionError, ExtractOptions, extract, kind_for
+from ragdiag.corpus_walk import CorpusError
+from ragdiag.corpus import load_corpus
+from ragdiag.extract.base import ExtractionError, ExtractOptions
+from ragdiag.extract import extract, kind_for
 from ragdiag.extract._checks import find_furniture, join_pages, short_lines_warning, strip_furniture
 from ragdiag.ingest import format_ingest_table, ingest_folder, ingest_rows
 

@@ -18,7 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragdiag.evaluate import Config, Evaluation, _config_result, evaluate
+from ragdiag.evaluation import Config, Evaluation
+from ragdiag.evaluate import _config_result, evaluate
 from ragdiag.funnel import STAGES, format_funnel, funnel, funnel_long, funnel_rows, funnels, needle_ranks
 from ragdiag.metrics import hits_at_k
 from ragdiag.truth import Query
@@ -64,14 +65,14 @@ def _ranking(holder: int, rank: int, rng) -> np.ndarray:
     return np.array(others)
 
 
-def synthetic_eval(cases=CASES) -> Evaluation:
+def synthetic_eval(cases=CASES, columns=((3, "dense"), (4, "bm25"), (5, "hybrid"), (6, "rerank-maxsim"))) -> Evaluation:
     rng = np.random.default_rng(0)
     queries = tuple(Query(f"{c[0]}:course", c[0], "course", question_id=c[0]) for c in cases)
     holders = {c[0]: (np.array([i]) if c[1] else np.array([], dtype=np.int64)) for i, c in enumerate(cases)}
     index = _FakeIndex(holders, {c[0] for c in cases if c[2]})
     truth = SimpleNamespace(question=lambda qid: SimpleNamespace(end=100))
     results = {}
-    for col, name in ((3, "dense"), (4, "bm25"), (5, "hybrid"), (6, "rerank-maxsim")):
+    for col, name in columns:
         orders = np.stack([_ranking(i, c[col], rng) for i, c in enumerate(cases)])
         dist = np.full((len(cases), N_CHUNKS), FAR)
         for i, c in enumerate(cases):
@@ -153,6 +154,35 @@ def test_bad_arguments_say_what_to_do():
         funnel(ev, "E/hybrid").queries("lost")
 
 
+def test_a_plugin_reranker_is_funnelled_against_the_pool_its_spec_names():
+    """``word-rerank`` (tests/plugin_example.py) rescores BM25's head: its pool ranks are BM25's, not hybrid's."""
+    import plugin_example  # noqa: F401 - registers word-rerank (pool: bm25)
+
+    ev = synthetic_eval(columns=((4, "bm25"), (6, "word-rerank")))
+    f = funnel(ev, "E/word-rerank")
+    assert f.reranker and not funnel(ev, "E/bm25").reranker
+    k = f.k
+    for c in CASES:
+        r = f.stage_of(f"{c[0]}:course")
+        bm25, final = c[4] or None, c[6] or None
+        assert (r.dense_rank, r.bm25_rank, r.pool_rank, r.final_rank) == ((None,) * 4 if not c[1] else
+                                                                          (None, bm25, bm25, final))
+        if c[1]:
+            inside_before, inside_after = bool(bm25) and bm25 <= k, bool(final) and final <= k
+            assert r.rerank == ("demoted" if inside_before and not inside_after else
+                                "promoted" if inside_after and not inside_before else "")
+    # BM25 had the holder at rank 3, the reranker sank it to 31: in its pool, so ranked low, not "not in pool"
+    lost = f.stage_of("not-in-pool:course")
+    assert (lost.stage, lost.rerank) == ("ranked-low", "demoted") and "bm25 rank 3" in lost.detail
+    assert funnel(synthetic_eval(), "E/rerank-maxsim").stage_of("not-in-pool:course").stage == "not-in-pool"
+    row = {r["config"]: r for r in funnel_rows([f])}["E/word-rerank"]
+    m = ev.in_domain
+    delta = int(hits_at_k(ev.results[Config("E", "word-rerank")].needle_rank[m], k).sum()
+                - hits_at_k(ev.results[Config("E", "bm25")].needle_rank[m], k).sum())
+    assert row["promoted"] - row["demoted"] == delta and row["promoted"] >= 1 and row["demoted"] >= 2
+    assert "+%d/-%d" % (row["promoted"], row["demoted"]) in format_funnel([f])
+
+
 # ----- the tiny corpus (FAKE encoder) ---------------------------------------------------------------
 
 
@@ -178,6 +208,18 @@ def test_missing_siblings_are_computed_with_the_same_retrievers(tiny_corpus, tin
     for name in ("dense", "bm25", "hybrid"):
         assert ranks[name].tolist() == tiny_eval.result(f"C/{name}").needle_rank.tolist()
 
+
+
+def test_a_text_only_reranker_needs_no_encoder_for_its_pool(tiny_corpus, tiny_truth, fake_encoder, tiny_eval):
+    import plugin_example  # noqa: F401 - registers word-rerank (pool: bm25, embeds nothing)
+
+    only = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C", retrievers="word-rerank",
+                    diagnosis_k=2)
+    f = funnel(only, "C/word-rerank", k=2)  # no encoder: BM25's ranks need no query vectors
+    bm25 = tiny_eval.result("C/bm25").needle_rank
+    pools = {q.id: int(r) or None for q, r in zip(tiny_eval.queries, bm25)}
+    assert [r.pool_rank for r in f.rows] == [r.bm25_rank for r in f.rows] == [pools[r.query_id] for r in f.rows]
+    assert any(r.stage == "not-in-pool" for r in f.rows)  # a holder BM25 does not retrieve is outside the pool
 
 
 def test_errors_collects_configurations_without_ranks_and_keeps_the_rest(tiny_corpus, tiny_truth, fake_encoder):
@@ -211,8 +253,12 @@ class _FakeScorer:
 def test_promoted_minus_demoted_reproduces_recall_change(tiny_eval, fake_encoder, seed, k):
     from dataclasses import replace
 
-    from ragdiag.retrieval import BM25Retriever, DenseRetriever, HybridRetriever, QueryBatch, RerankRetriever
-    from ragdiag.retrieval import cosine_distances
+    from ragdiag.retrieval.bm25 import BM25Retriever
+    from ragdiag.retrieval.dense import DenseRetriever
+    from ragdiag.retrieval.hybrid import HybridRetriever
+    from ragdiag.retrieval.base import QueryBatch
+    from ragdiag.retrieval.rerank import RerankRetriever
+    from ragdiag.retrieval.dense import cosine_distances
 
     ev = tiny_eval
     index = ev.indexes["C"]
@@ -237,7 +283,7 @@ def test_promoted_minus_demoted_reproduces_recall_change(tiny_eval, fake_encoder
 
 
 def test_per_query_records_carry_stage_and_ranks(tiny_eval):
-    from ragdiag.results import PER_QUERY_COLUMNS, per_query_frame
+    from ragdiag.per_query import PER_QUERY_COLUMNS, per_query_frame
 
     df = per_query_frame(tiny_eval)
     for col in ("stage", "dense_rank", "bm25_rank", "pool_rank", "final_rank"):

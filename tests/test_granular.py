@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ragdiag.evaluate import evaluate, summary_rows
+from ragdiag.evaluate import evaluate
+from ragdiag.summary import summary_rows
 from ragdiag.granular import LEVELS, granular_rows, level_ranks, redundancy, redundancy_rows, redundant_slots
 from ragdiag.metrics import hits_at_k
 

@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragdiag.cli import main
-from ragdiag.corpus import Corpus, CorpusError, load_corpus, make_document, walk_corpus
+from ragdiag.cli.parser import main
+from ragdiag.corpus import Corpus, load_corpus, make_document
+from ragdiag.corpus_walk import CorpusError, walk_corpus
 from ragdiag.external import RunError, load_run, parse_run
 from ragdiag.limits import LimitError, Limits, read_limited
-from ragdiag.retrieval import tokenize
-from ragdiag.retrieval.bm25 import BM25Index, BM25Retriever
+from ragdiag.retrieval.bm25 import BM25Index, BM25Retriever, tokenize
 from ragdiag.retrieval.base import QueryBatch
 from ragdiag.retrieval.hybrid import HybridRetriever
 from ragdiag.serving import Access, AccessError
@@ -257,18 +257,18 @@ MEAN = {"pooling_mode_mean_tokens": True, "pooling_mode_cls_token": False, "pool
      "its pooling is lasttoken"),
 ])
 def test_encoder_refuses_pipelines_it_does_not_implement(tmp_path, modules, pooling, message):
-    from ragdiag.encoder import ModelUnavailable, read_pipeline
+    from ragdiag.encoder.resolve import ModelUnavailable, read_pipeline
 
     with pytest.raises(ModelUnavailable, match=message):
         read_pipeline(_st_folder(tmp_path, modules, pooling))
 
 
 def test_encoder_accepts_mean_and_cls(tmp_path):
-    from ragdiag.encoder import read_pipeline
+    from ragdiag.encoder.resolve import read_pipeline
 
     ok = [("Transformer", ""), ("Pooling", "1_Pooling"), ("Normalize", "2_Normalize")]
     assert read_pipeline(_st_folder(tmp_path, ok, MEAN)) == ("mean", True)
-    from ragdiag.encoder import resolve_model_dir  # the bundled model's own folder
+    from ragdiag.encoder.resolve import resolve_model_dir  # the bundled model's own folder
 
     assert read_pipeline(resolve_model_dir(None)) == ("mean", True)
 
@@ -369,19 +369,20 @@ def test_cli_unwritable_out_is_an_error(tiny_folder, tmp_path, capsys):
 
 
 def test_unusable_cache_folder_warns_and_continues(tmp_path, capsys, monkeypatch):
-    from ragdiag import cli, store
+    from ragdiag import store
+    from ragdiag.cli import common as cli
 
     def refuse(*a, **k):
         raise sqlite3.OperationalError("attempt to write a readonly database")
 
     monkeypatch.setattr(store.Store, "__init__", refuse)
     args = type("A", (), {"no_cache": False, "cache": str(tmp_path / "c")})()
-    assert cli._store(args) is None
+    assert cli.open_store(args) is None
     assert "continuing without it" in capsys.readouterr().err
 
 
 def test_report_never_overwrites_an_unrelated_markdown_twin(tmp_path):
-    from ragdiag.report import markdown_twin
+    from ragdiag.report.render import markdown_twin
 
     readme = tmp_path / "README.md"
     readme.write_text("# My project\n")
@@ -399,15 +400,15 @@ def test_report_never_overwrites_an_unrelated_markdown_twin(tmp_path):
 # ----- the store --------------------------------------------------------------------------------------
 
 def _stamp(root: str, n: int = 2):
-    from ragdiag.encoder import EncoderStamp
-    from ragdiag.store import IndexStamp
+    from ragdiag.encoder.protocols import EncoderStamp
+    from ragdiag.store.stamps import IndexStamp
 
     enc = EncoderStamp("fake", "0" * 64, 2, 8, "mean", True, "fp32")
     return IndexStamp.build(enc, corpus_sha256="a" * 64, corpus_root=root, chunking={"name": "C"}, n_chunks=n)
 
 
 class Ones:  # a FAKE encoder: every text maps to the same unit vector
-    from ragdiag.encoder import EncoderStamp
+    from ragdiag.encoder.protocols import EncoderStamp
 
     stamp = EncoderStamp("fake", "0" * 64, 2, 8, "mean", True, "fp32")
 
@@ -490,7 +491,7 @@ def test_served_config_is_safe_by_default():
 
 def test_report_carries_the_evaluation_notes(tiny_corpus, fake_encoder):
     from ragdiag.evaluate import evaluate
-    from ragdiag.report import build_report
+    from ragdiag.report.build import build_report
 
     data = json.loads(json.dumps(__import__("conftest").TINY_TRUTH))
     data["ood"].append({"id": "o3", "kind": "far", "query": "量子色動力学"})

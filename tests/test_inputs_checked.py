@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import TINY_TRUTH
-from ragdiag.cli import main
+from ragdiag.cli.parser import main
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragdiag.encoder import DEVICE_ENV, Encoder, physical_cores, select_device
+from ragdiag.encoder.hardware import DEVICE_ENV, physical_cores, select_device
+from ragdiag.encoder.model import Encoder
 
 REPO = Path(__file__).resolve().parent.parent
 HEAVY = ("torch", "transformers", "sentence_transformers", "streamlit", "pandas")
@@ -39,7 +40,7 @@ def test_import_ragdiag_loads_no_heavy_library():
 
 def test_library_modules_load_no_torch_at_import():
     got = _loaded_after("import ragdiag.cli, ragdiag.encoder, ragdiag.evaluate, ragdiag.store, ragdiag.snapshot, "
-                        "ragdiag.progressive, ragdiag.audit, ragdiag.results")
+                        "ragdiag.progressive, ragdiag.audit, ragdiag.per_query")
     assert not any(got["modules"][m] for m in ("torch", "transformers", "streamlit", "pandas")), got["modules"]
 
 
@@ -148,7 +149,7 @@ def test_warm_eval_never_imports_torch(tiny_folder, tmp_path):
     cache = tmp_path / "cache"
     argv = ["eval", "--corpus", str(tiny_folder), "--cache", str(cache), "--strategies", "C,E",
             "--retrievers", "dense,bm25,hybrid,rerank-maxsim"]
-    code = f"from ragdiag.cli import main\nrc = main({argv!r})\nassert rc == 0, rc"
+    code = f"from ragdiag.cli.parser import main\nrc = main({argv!r})\nassert rc == 0, rc"
     cold = _loaded_after(code)
     assert cold["modules"]["torch"]  # the first run had to embed
     warm = _loaded_after(code)

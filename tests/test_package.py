@@ -39,10 +39,11 @@ def test_verbs_keep_their_names_whatever_was_imported_first():
     code = "\n".join([
         "import ragdiag.evaluate, ragdiag.compare",  # the modules first: they do not shadow the verbs
         "import ragdiag",
-        "from ragdiag.evaluate import Config, Evaluation, evaluate as ev_fn",
-        "from ragdiag.compare import clustered_rate",
+        "from ragdiag.evaluate import evaluate as ev_fn",
+        "from ragdiag.evaluation import Config, Evaluation",
+        "from ragdiag.compare.intervals import clustered_rate",
         "assert ragdiag.evaluate is ev_fn and ragdiag.Config is Config, ragdiag.evaluate",
-        "from ragdiag.results import compare",
+        "from ragdiag.compare.comparisons import compare",
         "assert ragdiag.compare is compare, ragdiag.compare",
         "from ragdiag import evaluate, Evaluation as E",
         "assert evaluate is ev_fn and E is Evaluation",

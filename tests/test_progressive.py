@@ -11,6 +11,17 @@ import pytest
 from ragdiag.progressive import Scheduler, first_order, merge_evaluations
 
 
+def one_by_one(work):
+    """A pass computing ``work(name, report)`` for each name of its order (nothing shared between names)."""
+
+    def run(order, report, publish):
+        for name in order:
+            if not publish(name, work(name, report)):
+                return
+
+    return run
+
+
 class Gate:
     """Work that blocks each name until the test releases it (records the order names start in)."""
 
@@ -36,7 +47,7 @@ class Gate:
 
 def test_runs_in_order_and_a_picked_name_jumps_the_queue():
     gate = Gate()
-    s = Scheduler(list("ABCE"), gate, order=first_order(list("ABCE"), first=["E"]))
+    s = Scheduler(list("ABCE"), one_by_one(gate), order=first_order(list("ABCE"), first=["E"]))
     gate.wait_started(1)
     assert gate.started == ["E"]
     st = s.state()
@@ -59,7 +70,7 @@ def test_runs_in_order_and_a_picked_name_jumps_the_queue():
 
 def test_a_failure_is_recorded_and_the_rest_go_on():
     gate = Gate()
-    s = Scheduler(list("DA"), gate)
+    s = Scheduler(list("DA"), one_by_one(gate))
     gate.release["D"].set()
     gate.release["A"].set()
     assert s.wait(["D", "A"], timeout=10)
@@ -70,7 +81,7 @@ def test_a_failure_is_recorded_and_the_rest_go_on():
 
 def test_wait_times_out_while_work_is_unfinished():
     gate = Gate()
-    s = Scheduler(["A"], gate)
+    s = Scheduler(["A"], one_by_one(gate))
     assert not s.wait(["A"], timeout=0.2)
     gate.release["A"].set()
     assert s.wait(["A"], timeout=10)
@@ -83,13 +94,13 @@ def test_prepare_runs_first_and_its_failure_does_not_stop_the_work():
         seen.append("prepare")
         raise OSError("snapshot unreadable")
 
-    s = Scheduler(["A"], lambda n, r: seen.append(n), prepare=prepare)
+    s = Scheduler(["A"], one_by_one(lambda n, r: seen.append(n)), prepare=prepare)
     assert s.wait(["A"], timeout=10) and seen == ["prepare", "A"]
 
 
 def test_order_must_name_the_same_strategies():
     with pytest.raises(ValueError, match="exactly the names"):
-        Scheduler(["A", "B"], lambda n, r: n, order=["A"], start=False)
+        Scheduler(["A", "B"], one_by_one(lambda n, r: n), order=["A"], start=False)
 
 
 def test_first_order_keeps_the_picked_then_cheapest():
@@ -98,7 +109,8 @@ def test_first_order_keeps_the_picked_then_cheapest():
 
 
 def test_merging_per_strategy_evaluations_equals_one_evaluation(tiny_corpus, tiny_truth, fake_encoder):
-    from ragdiag.evaluate import evaluate, summary_rows
+    from ragdiag.evaluate import evaluate
+    from ragdiag.summary import summary_rows
 
     names = "dense,bm25,hybrid,dense-int8"
     whole = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="A,C", retrievers=names)
@@ -130,7 +142,7 @@ def test_evaluate_reports_each_strategy_as_it_finishes(tiny_corpus, tiny_truth, 
 
 @pytest.mark.model
 def test_cli_eval_streams_each_strategy_to_stderr(tiny_folder, tmp_path, capsys):
-    from ragdiag.cli import main
+    from ragdiag.cli.parser import main
 
     code = main(["eval", "--corpus", str(tiny_folder), "--cache", str(tmp_path / "c"), "--strategies", "A,C",
                  "--retrievers", "dense,bm25"])
@@ -225,13 +237,6 @@ def test_a_pass_that_skips_its_running_name_records_it_as_failed():
     assert set(s.state().failed) == {"A", "B"} and "without computing" in s.state().failed["A"]
 
 
-def test_the_scheduler_takes_work_or_a_pass_not_both():
-    with pytest.raises(ValueError, match="exactly one"):
-        Scheduler(["A"], lambda n, r: n, run_pass=lambda o, r, p: None, start=False)
-    with pytest.raises(ValueError, match="exactly one"):
-        Scheduler(["A"], start=False)
-
-
 class FakeSharedModel:
     """A FAKE run-level model (what a cross-encoder is to a real run): counts how often it is built."""
 
@@ -268,14 +273,15 @@ def test_one_pass_builds_the_run_level_model_once_per_strategy_work_builds_it_pe
     assert FakeSharedModel.builds == 1 and s.passes == 1
 
     FakeSharedModel.builds = 0  # the old way: one evaluation per strategy
-    old = Scheduler(list("ACE"), lambda name, report: evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder,
-                                                               strategies=[name], retrievers=names))
+    old = Scheduler(list("ACE"), one_by_one(lambda name, report: evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder,
+                                                                          strategies=[name], retrievers=names)))
     assert old.wait("ACE", timeout=60)
     assert FakeSharedModel.builds == 3
 
 
 def test_the_parts_of_one_pass_merge_into_the_whole_evaluation(tiny_corpus, tiny_truth, fake_encoder):
-    from ragdiag.evaluate import evaluate, summary_rows
+    from ragdiag.evaluate import evaluate
+    from ragdiag.summary import summary_rows
     from ragdiag.progressive import evaluation_pass
 
     names = "dense,bm25,hybrid,dense-int8"
@@ -305,7 +311,7 @@ class FakeTokenEncoder:
 
     def __new__(cls, base):
         from fakes import FakeEncoder
-        from ragdiag.retrieval import tokenize
+        from ragdiag.retrieval.bm25 import tokenize
 
         class _Fake(FakeEncoder):
             def __init__(self):

@@ -21,16 +21,21 @@ from typing import Sequence
 import numpy as np
 import pytest
 
-from ragdiag.cli import main
+from ragdiag.cli.parser import main
 from ragdiag.corpus import Corpus, make_document
-from ragdiag.encoder import EncoderStamp
-from ragdiag.evaluate import Config, evaluate
-from ragdiag.report import PairRow, build_report, default_config, write_report
+from ragdiag.encoder.protocols import EncoderStamp
+from ragdiag.evaluation import Config
+from ragdiag.evaluate import evaluate
+from ragdiag.report.sections import PairRow
+from ragdiag.report.build import build_report, default_config
+from ragdiag.report.render import write_report
 from ragdiag.defaults import PRIMARY_K
-from ragdiag.results import compare, compare_in_family, family, sweep_table, write_outputs
-from ragdiag.retrieval import tokenize
-from ragdiag.results import gate_inputs_for
-from ragdiag.threshold import bluffs_at, rate_rows
+from ragdiag.compare.comparisons import compare, compare_in_family, family
+from ragdiag.threshold.gate import sweep_table
+from ragdiag.export import write_outputs
+from ragdiag.retrieval.bm25 import tokenize
+from ragdiag.threshold.gate import bluffs_at, gate_inputs_for
+from ragdiag.threshold.rates import rate_rows
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = "<script>alert(1)</script>"
@@ -290,7 +295,7 @@ def test_zero_bluffs_shows_the_upper_bound(ev):
 
 def test_the_cut_chooser_is_in_the_report(ev, report, md_text):
     from ragdiag.defaults import DEFAULT_MAX_BLUFF
-    from ragdiag.threshold import Goal, cut_choice
+    from ragdiag.threshold.choice import Goal, cut_choice
 
     choice = cut_choice(gate_inputs_for(ev, "C/dense", keep=KEEP), Goal(max_bluff=DEFAULT_MAX_BLUFF))
     assert report.choice == choice.as_json()
@@ -350,7 +355,7 @@ def test_report_bad_config_exits_2_before_loading_anything(tiny_folder, tmp_path
 
 @pytest.mark.model
 def test_python_m_ragdiag_report_writes_both_files(tiny_folder, tmp_path):
-    from ragdiag.encoder import ModelUnavailable, resolve_model_dir
+    from ragdiag.encoder.resolve import ModelUnavailable, resolve_model_dir
 
     try:
         resolve_model_dir(None)

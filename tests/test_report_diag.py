@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 from ragdiag.funnel import STAGES, funnels
-from ragdiag.report import build_report
+from ragdiag.report.build import build_report
 
 
 def test_report_carries_funnel_hubs_and_cost(tiny_eval, fake_encoder):
@@ -37,8 +37,7 @@ def test_report_without_costs_says_how_to_get_them(tiny_eval):
 def test_hub_text_is_escaped(tiny_eval):
     from dataclasses import replace
 
-    from ragdiag.report_diag import DiagSections
-    from ragdiag.report.diag import HubRow
+    from ragdiag.report.diag import DiagSections, HubRow
 
     d = DiagSections("C/dense", 4, 0.6, 4, (), (), (HubRow("x", 3, 3, 9.0, "", "", 0, "<script>alert(1)</script>"),),
                      (), None, None)
@@ -49,8 +48,8 @@ def test_hub_text_is_escaped(tiny_eval):
 
 def test_report_carries_the_variants_against_exact_search(tiny_corpus, tiny_truth, fake_encoder):
     from ragdiag.evaluate import evaluate
-    from ragdiag.report_diag import variant_rows
-    from ragdiag.results import compare
+    from ragdiag.report.diag import variant_rows
+    from ragdiag.compare.comparisons import compare
 
     ev = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C",
                   retrievers="dense,bm25,dense-int8,dense-binary")

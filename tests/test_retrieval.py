@@ -16,26 +16,11 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from ragdiag.chunking import STRATEGIES, chunk_corpus
-from ragdiag.retrieval import (
-    BM25Index,
-    BM25Retriever,
-    CrossEncoderScorer,
-    DenseRetriever,
-    HybridRetriever,
-    MaxSimScorer,
-    QueryBatch,
-    Ranking,
-    RerankRetriever,
-    Retriever,
-    Unavailable,
-    lucene_idf,
-    maxsim,
-    normalisation_check,
-    ranks_from_orders,
-    rrf_fuse,
-    tokenize,
-    top_k_desc,
-)
+from ragdiag.retrieval.bm25 import BM25Index, BM25Retriever, lucene_idf, tokenize
+from ragdiag.retrieval.rerank import CrossEncoderScorer, MaxSimScorer, RerankRetriever, maxsim
+from ragdiag.retrieval.dense import DenseRetriever, normalisation_check
+from ragdiag.retrieval.hybrid import HybridRetriever, ranks_from_orders, rrf_fuse
+from ragdiag.retrieval.base import QueryBatch, Ranking, Retriever, Unavailable, top_k_desc
 
 # ---------------------------------------------------------------------------
 # BM25
@@ -407,7 +392,7 @@ def random_cross_encoder_dir(tmp_path_factory):
     """A cross-encoder with RANDOM weights built from the MiniLM config: for plumbing only."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
-    from ragdiag.encoder import ModelUnavailable, resolve_model_dir
+    from ragdiag.encoder.resolve import ModelUnavailable, resolve_model_dir
 
     try:
         minilm = resolve_model_dir(None)

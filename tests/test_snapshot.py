@@ -25,7 +25,8 @@ from ragdiag.snapshot import (
     verify_sample,
     write_snapshot,
 )
-from ragdiag.store import Store, text_sha256
+from ragdiag.store import Store
+from ragdiag.store.keys import text_sha256
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _store_writer import FakeEncoder  # noqa: E402

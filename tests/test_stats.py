@@ -410,21 +410,10 @@ def test_holm_permutation_equivariant(raw):
 # questions as the unit (ragdiag.compare)
 # ---------------------------------------------------------------------------
 
-from ragdiag.compare import (  # noqa: E402
-    Difference,
-    QuestionTest,
-    bootstrap_difference,
-    clustered_mean,
-    clustered_rate,
-    clustered_wilson,
-    paired_test,
-    question_differences,
-    questions_needed,
-    rate_interval,
-    sign_flip_test,
-    upper_bound_words,
-    verdict,
-)
+from ragdiag.compare.paired import (Difference, QuestionTest, bootstrap_difference, paired_test, question_differences,
+                                    sign_flip_test, verdict)
+from ragdiag.compare.intervals import (clustered_mean, clustered_rate, clustered_wilson, questions_needed,
+                                       rate_interval, upper_bound_words)
 
 
 @pytest.mark.parametrize(

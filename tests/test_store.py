@@ -26,16 +26,11 @@ from hypothesis import strategies as st
 
 from ragdiag import PIPELINE_VERSION
 from ragdiag.chunking import chunk_corpus, parse_strategies
-from ragdiag.store import (
-    CurrentState,
-    IndexStamp,
-    Store,
-    current_stamps,
-    format_status_table,
-    record_evaluation,
-    resolve_root,
-    text_sha256,
-)
+from ragdiag.store.staleness import CurrentState, format_status_table
+from ragdiag.store.stamps import IndexStamp
+from ragdiag.store import Store
+from ragdiag.store.glue import current_stamps, record_evaluation
+from ragdiag.store.keys import resolve_root, text_sha256
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _store_writer import FakeEncoder, texts_range  # noqa: E402

@@ -39,7 +39,7 @@ def test_format_rows_takes_typed_rows_with_cells():
 
 
 def test_results_still_exports_format_rows():
-    from ragdiag.results import format_rows as again
+    from ragdiag.tables import format_rows as again
 
     assert again is format_rows
 

@@ -9,23 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragdiag.threshold import (
-    Bluff,
-    bluffs_at,
-    default_cuts,
-    distance_samples,
-    gate,
-    gate_inputs,
-    sweep,
-    GateInputs,
-    Goal,
-    MAX_DISTANCE,
-    choose_cut,
-    conformal_cut,
-    cross_validate,
-    cut_choice,
-    rate_rows,
-)
+from ragdiag.threshold.gate import (Bluff, bluffs_at, default_cuts, distance_samples, gate_inputs, sweep, GateInputs,
+                                    MAX_DISTANCE)
+from ragdiag.threshold import gate
+from ragdiag.threshold.choice import Goal, choose_cut, conformal_cut, cross_validate, cut_choice
+from ragdiag.threshold.rates import rate_rows
 from ragdiag.rows import OUTCOME_KEYS, SweepRow
 from ragdiag.threshold.choice import _folds
 from ragdiag.truth import Query
@@ -268,7 +256,7 @@ def test_histogram_and_sweep_agree_on_random_gates(keep, kinds, data):
 
 
 def test_rate_rows_counts_intervals_and_zero_bluff_bound():
-    from ragdiag.compare import rate_interval
+    from ragdiag.compare.intervals import rate_interval
 
     inputs = hand_inputs()
     rows = rate_rows(inputs, [0.1, 0.6])
@@ -372,7 +360,7 @@ def test_cross_validation_folds_keep_questions_whole_and_are_seeded():
 
 
 def test_sweep_on_the_tiny_evaluation(tiny_eval):
-    from ragdiag.results import sweep_table
+    from ragdiag.threshold.gate import sweep_table
 
     table = sweep_table(tiny_eval, "C/dense", keep=2, cuts=[0.5, 0.6, 1.0, 1.01])
     # answered needs a holder among the top 2 under the cut. Needle distances of the hits in the top 2:

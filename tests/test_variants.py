@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from ragdiag.retrieval import QueryBatch
+from ragdiag.retrieval.base import QueryBatch
 from ragdiag.retrieval.ann import HNSWParams, neighbour_overlap
 from ragdiag.retrieval.quantized import (
     BinaryRetriever,
@@ -23,15 +23,9 @@ from ragdiag.retrieval.quantized import (
     hamming_distances,
     rescore_shortlist,
 )
-from ragdiag.variants import (
-    Variant,
-    cut_percentile,
-    nearest_chunk_distances,
-    pareto_front,
-    parse_variant,
-    run_variants,
-    variant_rows,
-)
+from ragdiag.retrieval.variant_kinds import Variant, parse_variant
+from ragdiag.model_cut import cut_percentile, nearest_chunk_distances
+from ragdiag.variants import pareto_front, run_variants, variant_rows
 
 
 def unit(rows):
@@ -121,7 +115,7 @@ def test_rescoring_reorders_only_the_shortlist():
 
 
 def test_rescore_with_full_shortlist_equals_exact_search():
-    from ragdiag.retrieval import DenseRetriever
+    from ragdiag.retrieval.dense import DenseRetriever
 
     x = random_unit(60, 16, 5)
     q = random_unit(4, 16, 6)
@@ -174,7 +168,7 @@ def test_hnsw_is_deterministic_and_matches_faiss_search():
 def test_hnsw_unavailable_without_faiss(monkeypatch):
     import builtins
 
-    from ragdiag.retrieval import Unavailable
+    from ragdiag.retrieval.base import Unavailable
     from ragdiag.retrieval.ann import faiss_module
 
     real = builtins.__import__
@@ -251,7 +245,7 @@ def test_variant_baseline_agrees_with_evaluate(tiny_variants, tiny_eval):
 
 def test_variant_rows_recall_and_verdicts(tiny_variants):
     from ragdiag.metrics import hits_at_k
-    from ragdiag.results import compare
+    from ragdiag.compare.comparisons import compare
 
     rows = {r["variant"]: r for r in variant_rows(tiny_variants, k=2)}
     ev = tiny_variants.evaluation
@@ -303,7 +297,8 @@ def use_encoder():
 
 
 def test_use_model_loads_offline_reads_german_and_has_its_own_store_space(tmp_path, use_encoder):
-    from ragdiag.store import Store, encoder_space
+    from ragdiag.store import Store
+    from ragdiag.store.stamps import encoder_space
 
     enc = use_encoder
     v = enc.encode(["The dog runs in the park.", "Der Hund läuft im Park.", "Stock markets fell sharply."])
@@ -328,7 +323,7 @@ def test_use_model_loads_offline_reads_german_and_has_its_own_store_space(tmp_pa
 def test_variants_cli_json_and_table(tiny_folder, capsys):
     import json
 
-    from ragdiag.cli import main
+    from ragdiag.cli.parser import main
 
     code = main(["variants", "--corpus", str(tiny_folder), "--no-cache", "--strategy", "C", "--k", "2",
                  "--models", "minilm,/no/such/model", "--variants", "dense-int8,dense-binary", "--json"])
@@ -347,7 +342,7 @@ def test_variants_cli_json_and_table(tiny_folder, capsys):
 
 @given(arrays(np.float32, (3, 9), elements=st.sampled_from([0.0, 0.25, 0.5, 1.0])), st.integers(1, 9))
 def test_top_k_exact_equals_the_full_stable_sort(scores, depth):
-    from ragdiag.retrieval import top_k_desc
+    from ragdiag.retrieval.base import top_k_desc
     from ragdiag.retrieval.quantized import top_k_exact
 
     np.testing.assert_array_equal(top_k_exact(scores, depth), top_k_desc(scores, depth))
@@ -368,7 +363,8 @@ def test_depth_rankings_are_the_heads_of_full_rankings():
 
 
 def test_eval_runs_variants_by_name_with_the_same_numbers(tiny_corpus, tiny_truth, fake_encoder, tiny_variants):
-    from ragdiag.evaluate import Config, evaluate
+    from ragdiag.evaluation import Config
+    from ragdiag.evaluate import evaluate
 
     names = "dense,dense-int8,dense-int8-rescore,dense-binary,dense-binary-rescore"
     ev = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C", retrievers=names)
@@ -418,7 +414,7 @@ def test_german_corpus_truth_is_valid_and_use_retrieves_across_languages(use_enc
 
 def test_summary_stamps_separate_variants(tiny_corpus, tiny_truth, fake_encoder):
     from ragdiag.evaluate import evaluate
-    from ragdiag.results import summary_document
+    from ragdiag.export import summary_document
 
     ev = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C",
                   retrievers="dense,dense-int8,dense-binary-rescore")

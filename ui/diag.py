@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ragdiag.evaluate import Evaluation
+from ragdiag.evaluation import Evaluation
 
 __all__ = ["funnels_for", "costs_for"]
 

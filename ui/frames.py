@@ -18,11 +18,11 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from ragdiag.evaluate import Config, Evaluation
-from ragdiag.evaluation import parse_key
-from ragdiag.metrics import KS
+from ragdiag.evaluation import Config, Evaluation, parse_key
+from ragdiag.defaults import KS
 from ragdiag.rows import PairRow, RateRow, SummaryRow, SweepRow
-from ragdiag.threshold import DistanceSamples, SweepTable, gate
+from ragdiag.threshold.gate import DistanceSamples, SweepTable
+from ragdiag.threshold import gate
 
 __all__ = [
     "OUTCOMES",
@@ -317,7 +317,7 @@ def index_stamp_rows(ev: Evaluation, recorded: Sequence = ()) -> pd.DataFrame:
     store's catalogue (``recorded``, :class:`~ragdiag.store.IndexStamp` rows)
     holds the same index, its chunk count and creation time are shown.
     """
-    from ragdiag.store import evaluation_stamps
+    from ragdiag.store.stamps import evaluation_stamps
 
     enc = dict(ev.encoder_stamp or {})
     stamps = evaluation_stamps(ev)

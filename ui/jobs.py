@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from ragdiag.corpus import Corpus
-from ragdiag.evaluate import Evaluation
+from ragdiag.evaluation import Evaluation
 from ragdiag.truth import GroundTruth
 from ui.state import Settings, _encoder, _file_sha, _store, load_inputs, operator_settings, read_inputs, settings
 
@@ -75,7 +75,7 @@ def _background(corpus_root: str, truth_path: str, strategies: tuple[str, ...], 
                 corpus_sha: str, truth_sha: str, cache: str | None, first: str, _corpus: Corpus,
                 _truth: GroundTruth) -> _Background:
     from ragdiag.progressive import Scheduler, evaluation_pass, first_order
-    from ragdiag.store import record_evaluation
+    from ragdiag.store.glue import record_evaluation
 
     encoder = _encoder()  # cheap: the model itself loads on the first vector to compute
     notes: list[str] = []
@@ -112,7 +112,7 @@ def _job(s: Settings, corpus: Corpus, truth: GroundTruth) -> _Background:
 
 
 def _background_for(s: Settings, corpus: Corpus, truth: GroundTruth) -> _Background:
-    from ragdiag.encoder import ModelUnavailable
+    from ragdiag.encoder.resolve import ModelUnavailable
 
     try:
         return _job(s, corpus, truth)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ragdiag.evaluate import Evaluation
+from ragdiag.evaluation import Evaluation
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _nearest(token: str, config: str, cache: str | None, _ev: Evaluation):
-    from ragdiag.variants import gate_chunk_vectors, nearest_chunk_distances
+    from ragdiag.model_cut import gate_chunk_vectors, nearest_chunk_distances
     from ui.state import _store
 
     return nearest_chunk_distances(gate_chunk_vectors(_ev, config, store=_store(cache)))
@@ -17,7 +17,7 @@ def _nearest(token: str, config: str, cache: str | None, _ev: Evaluation):
 
 def model_cut_caption(ev: Evaluation, token: str, config: str, cut: float, container=st) -> None:
     """One caption: which model's distances the cut is on, and the cut's percentile among nearest-chunk distances."""
-    from ragdiag.variants import cut_percentile, gate_model
+    from ragdiag.model_cut import cut_percentile, gate_model
     from ui.state import settings
 
     model = gate_model(ev, config)

@@ -21,8 +21,11 @@ from ui.html import md_text
 from ui.serving import install as _close_protocol
 
 from ragdiag.chunking import parse_strategies
-from ragdiag.corpus import DEFAULT_CORPUS, Corpus, CorpusError, load_corpus
-from ragdiag.evaluate import TOP, Evaluation, parse_retrievers
+from ragdiag.corpus import DEFAULT_CORPUS, Corpus, load_corpus
+from ragdiag.corpus_walk import CorpusError
+from ragdiag.defaults import TOP
+from ragdiag.evaluation import Evaluation
+from ragdiag.retrieval.registry import parse_retrievers
 from ragdiag.defaults import DEFAULT_CUT, DEFAULT_KEEP
 from ragdiag.limits import LimitError, Limits, read_limited
 from ragdiag.serving import Access, AccessError
@@ -158,7 +161,7 @@ def sidebar() -> None:
 
 def _folder_signature(root: str) -> str:
     """Cheap change detector for a corpus folder: names, sizes and mtimes (bounded like loading)."""
-    from ragdiag.corpus import walk_corpus
+    from ragdiag.corpus_walk import walk_corpus
 
     h = hashlib.sha256()
     p = Path(root)
@@ -255,7 +258,7 @@ def load_inputs(s: Settings | None = None) -> tuple[Corpus, GroundTruth]:
 # ----- models and the store ---------------------------------------------------
 
 def _encoder():
-    from ragdiag.encoder import ENCODER_ENV
+    from ragdiag.models import ENCODER_ENV
 
     return _encoder_for(os.environ.get(ENCODER_ENV, ""))
 
@@ -263,7 +266,7 @@ def _encoder():
 @st.cache_resource(max_entries=2, show_spinner=False)
 def _encoder_for(spec: str):
     """The encoder named by ``RAGDIAG_ENCODER`` (``spec``, the cache key), else MiniLM."""
-    from ragdiag.encoder import load_encoder
+    from ragdiag.models import load_encoder
 
     return load_encoder()
 
@@ -292,8 +295,8 @@ def sweep_for(token: str, config: str, keep: int, _ev: Evaluation):
 
     Computed once per evaluation: a slider move reuses all three.
     """
-    from ragdiag.results import gate_inputs_for
-    from ragdiag.threshold import default_cuts, rate_rows, sweep
+    from ragdiag.threshold.gate import default_cuts, gate_inputs_for, sweep
+    from ragdiag.threshold.rates import rate_rows
     from ui.frames import sweep_frame
 
     inputs = gate_inputs_for(_ev, config, keep=keep)
@@ -304,7 +307,7 @@ def sweep_for(token: str, config: str, keep: int, _ev: Evaluation):
 @st.cache_resource(max_entries=64, show_spinner=False)
 def choice_for(token: str, config: str, keep: int, goal, _ev: Evaluation):
     """:func:`ragdiag.threshold.cut_choice` (cross-validated, so not free) once per evaluation, configuration and goal."""
-    from ragdiag.threshold import cut_choice
+    from ragdiag.threshold.choice import cut_choice
 
     return cut_choice(sweep_for(token, config, keep, _ev)[0], goal)
 
@@ -312,7 +315,7 @@ def choice_for(token: str, config: str, keep: int, goal, _ev: Evaluation):
 @st.cache_resource(max_entries=64, show_spinner=False)
 def distances_for(token: str, config: str, keep: int, _ev: Evaluation):
     """The gate's own per-query values (what the histograms plot), for one configuration and keep."""
-    from ragdiag.threshold import distance_samples
+    from ragdiag.threshold.gate import distance_samples
     from ui.frames import distance_frame
 
     return distance_frame(distance_samples(sweep_for(token, config, keep, _ev)[0]), keep=keep)
@@ -327,7 +330,7 @@ def config_labels(ev: Evaluation) -> list[str]:
 
 def default_config(ev: Evaluation) -> str:
     """The library's rule (:func:`ragdiag.report.default_config`), as a label."""
-    from ragdiag.report import default_config as rule
+    from ragdiag.report.build import default_config as rule
 
     return rule(ev).label
 

@@ -21,13 +21,17 @@ def _adapter(args):
 
 def cmd_eval_store(args) -> int:
     """``python -m ragdiag eval-store``: a vector database's answers scored like a ragdiag configuration."""
-    from .. import cli
+    from ..cli import common as cli
     from ..defaults import TOP
-    from ..evaluate import Config, Evaluation, evaluate
-    from ..results import compare, format_rows, format_summary, sweep_table
-    from . import evaluate_store, query_vectors
+    from ..evaluation import Config, Evaluation
+    from ..evaluate import evaluate
+    from ..compare.comparisons import compare
+    from ..tables import format_rows
+    from ..summary import format_summary
+    from ..threshold.gate import sweep_table
+    from .base import evaluate_store, query_vectors
 
-    from ..cli._common import _check_out_folder
+    from ..cli.common import _check_out_folder
 
     _check_out_folder(args.out)
     try:
@@ -35,8 +39,8 @@ def cmd_eval_store(args) -> int:
         against = Config.parse(args.compare) if args.compare else None
     except (ImportError, ValueError) as exc:
         raise cli.UsageError(str(exc)) from None
-    corpus, truth = cli._load(args)
-    encoder, store = cli._encoder(args), cli._store(args)
+    corpus, truth = cli.load_inputs(args)
+    encoder, store = cli.cli_encoder(args), cli.open_store(args)
     if against is not None:
         ev = evaluate(corpus, truth, encoder=encoder, strategies=[against.strategy], retrievers=[against.retriever],
                       store=store, cross_encoder=args.cross_encoder, diagnosis_k=args.k)
@@ -65,7 +69,7 @@ def cmd_eval_store(args) -> int:
         print(f"\nthreshold sweep of {res.config.label} (keep {args.keep})")
         print(format_rows(sweep_table(ev, res.config, keep=args.keep,
                                       cuts=[0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]).rows()))
-    cli._write_outputs(ev, args.out)
+    cli.write_results(ev, args.out)
     return 0
 
 

@@ -152,11 +152,6 @@ class NeedleCheck:
         """The needle passes every loader rule."""
         return not self.problems
 
-    @property
-    def destroyed_by(self) -> tuple[str, ...]:
-        """The strategies that cut the needle (no chunk holds it whole)."""
-        return tuple(c.strategy for c in self.chunking if not c.whole)
-
 
 @lru_cache(maxsize=512)
 def _chunks(doc: Document, strategy: Strategy) -> tuple[Chunk, ...]:

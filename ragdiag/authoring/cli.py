@@ -5,12 +5,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..cli.common import UsageError
+
 __all__ = ["register"]
 
 
 def _corpus_for(args, truth_file: Path | None = None):
-    from ..cli import UsageError
-    from ..corpus import CorpusError, load_corpus
+    from ..corpus_walk import CorpusError
+    from ..corpus import load_corpus
 
     folder = args.corpus
     if folder is None and truth_file is not None:  # kb.truth.json -> kb/ beside it, when there is one
@@ -28,7 +30,6 @@ def _corpus_for(args, truth_file: Path | None = None):
 
 
 def _open(path: str):
-    from ..cli import UsageError
     from .save import open_truth
 
     p = Path(path)
@@ -80,11 +81,10 @@ def cmd_stats(args) -> int:
 
 def cmd_suggest(args) -> int:
     """``truth suggest --out FILE``: write candidate needles and near out-of-domain queries to start from."""
-    from ..cli import UsageError
     from .save import dumps
     from .suggest import suggest, to_truth_data
 
-    from ..cli._common import _check_out_file
+    from ..cli.common import _check_out_file
 
     out = Path(args.out)
     if out.exists() and not args.force:

@@ -2,18 +2,13 @@
 
 One module per group of subcommands: :mod:`~ragdiag.cli.evaluating` (``eval``,
 ``compare``, ``pairs``, ``report``), :mod:`~ragdiag.cli.gate` (``sweep``,
-``threshold``), :mod:`~ragdiag.cli.external` (``eval-run``),
+``threshold``), :mod:`~ragdiag.cli.regress` (``gate``, the regression gate for CI),
+:mod:`~ragdiag.cli.external` (``eval-run``),
 :mod:`~ragdiag.cli.data` (``ingest``, ``index``), :mod:`~ragdiag.cli.diag`
-(``funnel``, ``hubs``, ``cost``); the parser and :func:`main` are in
-:mod:`~ragdiag.cli.parser`, what they share in :mod:`~ragdiag.cli._common`.
-Other packages' subcommands (``eval-store``, ``truth``, ``variants``) use the
-shared helpers re-exported here (``UsageError``, ``_load``, ``_encoder``...).
+(``funnel``, ``hubs``, ``cost``). The parser and :func:`ragdiag.cli.parser.main`
+are in :mod:`~ragdiag.cli.parser`, at the top; what every subcommand shares, here
+and in other packages (``eval-store``, ``truth``, ``variants``), is the public
+surface of :mod:`~ragdiag.cli.common` (``UsageError``, ``load_inputs``,
+``open_store``, ``cli_encoder``, ``evaluate_args``, ``write_results``,
+``progress_bar``), which imports no subcommand.
 """
-
-from __future__ import annotations
-
-# The helpers the eval-store, truth and variants subcommands use, where they have always been imported from.
-from ._common import UsageError, _encoder, _evaluate, _load, _progress_bar, _store, _write_outputs  # noqa: F401
-from .parser import build_parser, main
-
-__all__ = ["main", "build_parser", "UsageError"]

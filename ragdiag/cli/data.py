@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ._common import UsageError, _encoder, _store
+from .common import UsageError, cli_encoder, open_store
 
 __all__ = ["cmd_index", "cmd_ingest"]
 
@@ -22,7 +22,9 @@ def _corpus_only(args):
 
 def cmd_index(args) -> int:
     """``index status|clear``: list the stored indexes (stale ones marked), or remove them."""
-    from ..store import DB_NAME, _chunking_label, current_stamps, format_status_table, resolve_root
+    from ..store.glue import current_stamps
+    from ..store.keys import DB_NAME, resolve_root
+    from ..store.staleness import _chunking_label, format_status_table
 
     if args.no_cache:
         raise UsageError("the index commands need the store (drop --no-cache)")
@@ -33,13 +35,13 @@ def cmd_index(args) -> int:
         print(f"no store at {str(root)!r}: nothing is indexed there" + ("" if args.action == "status" else
                                                                         "; nothing removed"))
         return 0
-    store = _store(args)
+    store = open_store(args)
     if store is None:
         raise UsageError(f"the store at {str(root)!r} cannot be opened")
     if args.action == "status":
         current = None
         try:
-            current = current_stamps(_corpus_only(args), _encoder(args))
+            current = current_stamps(_corpus_only(args), cli_encoder(args))
         except UsageError as exc:
             print(f"warning: cannot judge staleness against the current corpus/model: {exc}", file=sys.stderr)
         print(format_status_table(store.status(current)))
@@ -55,7 +57,7 @@ def cmd_index(args) -> int:
             print(f"  {Path(s.model).name or s.model} {s.precision} {_chunking_label(s.chunking)} ({s.n_chunks} chunks)")
         print(store.clear(corpus_root=args.corpus))
         return 0
-    current = current_stamps(_corpus_only(args), _encoder(args)) if args.stale else None
+    current = current_stamps(_corpus_only(args), cli_encoder(args)) if args.stale else None
     if not args.stale:
         n = len(store.indexes())
         print(f"removing everything in the store {str(store.root)!r}: {n} index(es), their vectors and cached pair "
@@ -67,7 +69,7 @@ def cmd_index(args) -> int:
 
 def cmd_ingest(args) -> int:
     """``ingest DIR``: load a folder and print every file's status; exit 1 when nothing loads."""
-    from ..corpus import CorpusError
+    from ..corpus_walk import CorpusError
     from ..ingest import format_ingest_table, ingest_folder
 
     import math

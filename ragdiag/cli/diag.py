@@ -12,8 +12,8 @@ __all__ = ["register"]
 
 def _configs(args, encoder=None):
     from ..chunking import parse_strategies
-    from ._common import UsageError, _evaluate
-    from ..evaluate import parse_retrievers
+    from .common import UsageError, evaluate_args
+    from ..retrieval.registry import parse_retrievers
 
     try:
         strategies = [s.name for s in parse_strategies(args.strategies)]
@@ -24,7 +24,7 @@ def _configs(args, encoder=None):
         raise UsageError(f"--cut must be a cosine distance in (0, 2], e.g. {DEFAULT_CUT}; got {args.cut}")
     if args.keep < 1:
         raise UsageError(f"--keep must be at least 1, got {args.keep}")
-    ev = _evaluate(args, strategies, retrievers, encoder=encoder)
+    ev = evaluate_args(args, strategies, retrievers, encoder=encoder)
     for name, reason in ev.unavailable.items():
         print(f"unavailable: {name}: {reason}", file=sys.stderr)
     return ev
@@ -38,7 +38,7 @@ def _dump(doc) -> None:
 
 def cmd_funnel(args) -> int:
     """``funnel``: the first stage at which each answerable query was lost, per configuration."""
-    from ._common import UsageError
+    from .common import UsageError
     from ..funnel import STAGES, format_funnel, funnels, stage_records
 
     ev = _configs(args)
@@ -71,10 +71,10 @@ def cmd_funnel(args) -> int:
 
 def cmd_hubs(args) -> int:
     """``hubs``: chunks in the top k of unusually many queries, boilerplate flagged."""
-    from ._common import UsageError
-    from ..evaluate import parse_key
+    from .common import UsageError
+    from ..evaluation import parse_key
     from ..hubs import hub_rows, hubness, hubs
-    from ..results import format_rows
+    from ..tables import format_rows
 
     try:
         cfg = parse_key(args.config)
@@ -98,13 +98,13 @@ def cmd_hubs(args) -> int:
 
 def cmd_cost(args) -> int:
     """``cost``: build time, per-query latency and tokens, measured on this machine."""
-    from ._common import UsageError, _encoder
+    from .common import UsageError, cli_encoder
     from ..cost import cost_rows, costs, machine
-    from ..results import format_rows
+    from ..tables import format_rows
 
     if args.sample < 1:
         raise UsageError(f"--sample must be at least 1 query, got {args.sample}")
-    encoder = _encoder(args)  # one encoder: the evaluation and the measurement share its loaded model
+    encoder = cli_encoder(args)  # one encoder: the evaluation and the measurement share its loaded model
     ev = _configs(args, encoder)
     items = costs(ev, encoder, k=args.k, cut=args.cut, keep=args.keep, sample=args.sample,
                   cross_encoder=args.cross_encoder)

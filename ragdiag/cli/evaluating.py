@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 from ..defaults import ALPHA, DEFAULT_CUT, PRIMARY_K
-from ._common import (UsageError, _check_out_file, _check_out_folder, _check_report_out, _encoder, _evaluate,
-                      _known_config, _load, _print_unavailable, _write_outputs)
+from .common import (UsageError, _check_out_file, _check_out_folder, _check_report_out, _known_config,
+                     _print_unavailable, cli_encoder, evaluate_args, load_inputs, write_results)
 
 __all__ = ["cmd_eval", "cmd_compare", "cmd_pairs", "cmd_report"]
 
@@ -15,8 +15,9 @@ __all__ = ["cmd_eval", "cmd_compare", "cmd_pairs", "cmd_report"]
 def cmd_eval(args) -> int:
     """``eval``: every strategy x retriever; the tables on stdout, the files in ``--out``."""
     from ..chunking import parse_strategies
-    from ..evaluate import parse_retrievers
-    from ..results import chunking_rows, format_rows, format_summary
+    from ..retrieval.registry import parse_retrievers
+    from ..summary import chunking_rows, format_summary
+    from ..tables import format_rows
 
     try:
         strategies = [s.name for s in parse_strategies(args.strategies)]
@@ -24,7 +25,7 @@ def cmd_eval(args) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     _check_out_folder(args.out)
-    ev = _evaluate(args, strategies, retrievers, stream=True)
+    ev = evaluate_args(args, strategies, retrievers, stream=True)
     n_in = int(ev.in_domain.sum())
     print(f"corpus {ev.corpus.name}: {len(ev.corpus.documents)} documents, {ev.corpus.n_chars:,} characters; "
           f"{len(ev.truth.questions)} questions, {n_in} in-domain queries, {len(ev.queries) - n_in} ood")
@@ -41,7 +42,7 @@ def cmd_eval(args) -> int:
             items = ", ".join(f"{d.question_id} (cut at {','.join(map(str, d.cuts))})" for d in idx.report.destroyed)
             print(f"destroyed by {name}: {items}")
     _print_unavailable(ev)
-    _write_outputs(ev, args.out)
+    write_results(ev, args.out)
     return 0
 
 
@@ -50,8 +51,9 @@ def cmd_compare(args) -> int:
     import json
 
     from ..chunking import parse_strategies
-    from ..evaluate import parse_key, parse_retrievers
-    from ..results import check_phrasing, compare, compare_in_family
+    from ..evaluation import parse_key
+    from ..retrieval.registry import parse_retrievers
+    from ..compare.comparisons import check_phrasing, compare, compare_in_family
 
     try:
         a, b = parse_key(args.a), parse_key(args.b)
@@ -63,11 +65,11 @@ def cmd_compare(args) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     _known_config(a, "CONFIG_A"), _known_config(b, "CONFIG_B")
-    loaded = _load(args)
+    loaded = load_inputs(args)
     known = ("all", *loaded[1].phrasings)
     if args.phrasing not in known:  # before any model is loaded: an unknown phrasing would test 0 queries
         raise UsageError(f"unknown phrasing {args.phrasing!r}; choose one of: {', '.join(known)}")
-    ev = _evaluate(args, strategies, retrievers, loaded)
+    ev = evaluate_args(args, strategies, retrievers, loaded)
     for cfg in (a, b):
         if cfg.retriever in ev.unavailable:
             raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
@@ -98,8 +100,10 @@ def cmd_pairs(args) -> int:
     import json
 
     from ..chunking import parse_strategies
-    from ..evaluate import parse_key, parse_retrievers
-    from ..results import check_phrasing, family, family_rows, format_rows
+    from ..evaluation import parse_key
+    from ..retrieval.registry import parse_retrievers
+    from ..compare.comparisons import check_phrasing, family, family_rows
+    from ..tables import format_rows
 
     try:
         strategies = [s.name for s in parse_strategies(args.strategies)]
@@ -110,11 +114,11 @@ def cmd_pairs(args) -> int:
     if baseline is not None:
         strategies = sorted({*strategies, baseline.strategy})
         retrievers = sorted({*retrievers, baseline.retriever})
-    loaded = _load(args)
+    loaded = load_inputs(args)
     known = ("all", *loaded[1].phrasings)
     if args.phrasing not in known:
         raise UsageError(f"unknown phrasing {args.phrasing!r}; choose one of: {', '.join(known)}")
-    ev = _evaluate(args, strategies, retrievers, loaded)
+    ev = evaluate_args(args, strategies, retrievers, loaded)
     try:
         check_phrasing(ev, args.phrasing)
         fam = family(ev, k=args.k, phrasing=args.phrasing, baseline=baseline)
@@ -140,8 +144,10 @@ def cmd_pairs(args) -> int:
 def cmd_report(args) -> int:
     """``report``: one self-contained HTML report and its Markdown twin."""
     from ..chunking import STRATEGIES, parse_strategies
-    from ..evaluate import parse_key, parse_retrievers
-    from ..report import build_report, default_config, write_report
+    from ..evaluation import parse_key
+    from ..retrieval.registry import parse_retrievers
+    from ..report.build import build_report, default_config
+    from ..report.render import write_report
 
     try:
         cfg = parse_key(args.config) if args.config else None
@@ -158,7 +164,7 @@ def cmd_report(args) -> int:
     out = Path(args.out)
     if out.suffix.lower() == ".md":
         raise UsageError(f"--out names the HTML file (e.g. report.html); the Markdown is written beside it, got {out}")
-    from ..report import markdown_twin
+    from ..report.render import markdown_twin
 
     try:
         md = markdown_twin(out, args.md)
@@ -171,8 +177,8 @@ def cmd_report(args) -> int:
     if cfg is not None:  # the named configuration is always evaluated, with the others asked for
         strategies = sorted({*strategies, cfg.strategy}, key=list(STRATEGIES).index)
         retrievers = list(dict.fromkeys([*retrievers, cfg.retriever]))
-    encoder = _encoder(args)  # one encoder: the evaluation and the cost measurement share its loaded model
-    ev = _evaluate(args, strategies, retrievers, encoder=encoder)
+    encoder = cli_encoder(args)  # one encoder: the evaluation and the cost measurement share its loaded model
+    ev = evaluate_args(args, strategies, retrievers, encoder=encoder)
     if cfg is None:
         cfg = default_config(ev)
         print(f"no --config: reporting {cfg.label}", file=sys.stderr)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from ._common import UsageError, _check_out_folder, _evaluate, _keep, _known_config, _load, _write_outputs
+from .common import UsageError, _check_out_folder, evaluate_args, _keep, _known_config, load_inputs, write_results
 
 __all__ = ["cmd_eval_run", "STDIN"]
 
@@ -27,9 +27,12 @@ def cmd_eval_run(args) -> int:
     """``eval-run RUN.jsonl``: another system's results scored like a configuration (``ext/NAME``)."""
     from collections import Counter
 
-    from ..evaluate import Evaluation, parse_key
+    from ..evaluation import Evaluation, parse_key
     from ..external import RunError, attach_run, decode_run, load_run, parse_run
-    from ..results import compare, format_rows, format_summary, sweep_table
+    from ..compare.comparisons import compare
+    from ..tables import format_rows
+    from ..summary import format_summary
+    from ..threshold.gate import sweep_table
 
     against = None
     if args.compare:
@@ -40,11 +43,11 @@ def cmd_eval_run(args) -> int:
     _keep(args.keep)
     _check_out_folder(args.out)
     if against is not None:
-        ev = _evaluate(args, [against.strategy], [against.retriever])
+        ev = evaluate_args(args, [against.strategy], [against.retriever])
         if against.retriever in ev.unavailable:
             raise UsageError(f"{against.label} cannot run: {ev.unavailable[against.retriever]}")
     else:
-        corpus, truth = _load(args)
+        corpus, truth = load_inputs(args)
         ev = Evaluation(corpus, truth, truth.queries, {}, {}, diagnosis_k=args.k)
     try:
         if args.run in STDIN:  # a pipeline: standard input, bounded like a file
@@ -74,6 +77,6 @@ def cmd_eval_run(args) -> int:
         print(f"\nthreshold sweep of {cfg.label} (keep {keep})")
         print(format_rows(sweep_table(ev, cfg, keep=keep,
                                       cuts=[round(x, 3) for x in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)]).rows()))
-    _write_outputs(ev, args.out)
+    write_results(ev, args.out)
     return 0
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from ._common import UsageError, _evaluate, _keep, _known_config
+from .common import UsageError, evaluate_args, _keep, _known_config
 
 __all__ = ["cmd_sweep", "cmd_threshold"]
 
 
 def _gate_config(args):
-    from ..evaluate import parse_key
+    from ..evaluation import parse_key
 
     try:
         cfg = parse_key(args.config)
@@ -16,7 +16,7 @@ def _gate_config(args):
         raise UsageError(str(exc)) from None
     _known_config(cfg, "CONFIG")
     _keep(args.keep)
-    ev = _evaluate(args, [cfg.strategy], [cfg.retriever])
+    ev = evaluate_args(args, [cfg.strategy], [cfg.retriever])
     if cfg.retriever in ev.unavailable:
         raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
     return ev, cfg
@@ -26,9 +26,11 @@ def cmd_sweep(args) -> int:
     """``sweep CONFIG``: the abstention table (answered, kept wrong, bluffs...) over a range of cuts."""
     import json
 
-    from ..compare import upper_bound_words
-    from ..results import check_cuts, format_rows, gate_inputs_for, sweep_cuts
-    from ..threshold import GATE_DISTANCE, bluffs_at, rate_rows, sweep
+    from ..compare.intervals import upper_bound_words
+    from ..threshold.gate import check_cuts, gate_inputs_for, sweep_cuts
+    from ..tables import format_rows
+    from ..threshold.gate import GATE_DISTANCE, bluffs_at, sweep
+    from ..threshold.rates import rate_rows
 
     try:
         cuts = sweep_cuts(args.start, args.stop, args.step)
@@ -71,8 +73,8 @@ def cmd_threshold(args) -> int:
     """``threshold CONFIG``: the cut for a goal, in sample, cross-validated and conformal."""
     import json
 
-    from ..results import gate_inputs_for
-    from ..threshold import GATE_DISTANCE, Goal, cut_choice
+    from ..threshold.gate import GATE_DISTANCE, gate_inputs_for
+    from ..threshold.choice import Goal, cut_choice
 
     try:
         goal = Goal(max_bluff=args.max_bluff, min_answered=args.min_answered)
@@ -80,11 +82,16 @@ def cmd_threshold(args) -> int:
         raise UsageError(str(exc).replace("max_bluff", "--max-bluff").replace("min_answered", "--min-answered")) from None
     if not 2 <= args.folds <= 20:
         raise UsageError(f"--folds must be between 2 and 20, got {args.folds}")
+    export = getattr(args, "export", None)
+    if export:
+        _check_export(export)  # before any work
     ev, cfg = _gate_config(args)
     try:
         choice = cut_choice(gate_inputs_for(ev, cfg, keep=args.keep), goal, folds=args.folds)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if export:
+        _write_export(export, ev, cfg, choice, args.keep)
     if args.json:
         print(json.dumps({"config": cfg.label, "keep": args.keep, **choice.as_json()}, indent=2))
         return 0
@@ -103,6 +110,50 @@ def cmd_threshold(args) -> int:
     print("conformal: " + (f"cut {choice.conformal_cut:.4f} ({choice.conformal})" if choice.conformal_cut is not None
                            else choice.conformal))
     return 0
+
+
+def _check_export(path: str) -> None:
+    """``--export`` must be a writable file that is absent or an earlier ragdiag thresholds export."""
+    from pathlib import Path
+
+    from ..threshold.export import is_thresholds_export
+    from .common import _check_out_file
+
+    out = Path(path)
+    try:
+        _check_out_file(out)
+    except UsageError as exc:
+        raise UsageError(str(exc).replace("--out", "--export")) from None
+    if out.exists():
+        try:
+            ours = is_thresholds_export(out.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            ours = False
+        if not ours:
+            raise UsageError(f"--export {path!r} exists and is not an earlier ragdiag thresholds export; "
+                             "refusing to overwrite it (choose another file name)")
+
+
+def _write_export(path: str, ev, cfg, choice, keep: int) -> None:
+    import sys
+    from pathlib import Path
+
+    from ..threshold.export import thresholds_yaml
+
+    if choice.cut is None:
+        raise UsageError("no cut reaches this goal on this set: nothing exported (relax the goal)")
+    # The model whose distances the gate read: a dense@MODEL variant's own, else the run's encoder.
+    model = (ev.retriever_stamps.get(cfg.label) or {}).get("model") or dict(ev.encoder_stamp)
+    describe = None
+    try:
+        from ..recommend import describe_config  # agreed interface; absent on older branches
+
+        describe = describe_config(cfg)
+    except (ImportError, AttributeError, ValueError):
+        pass
+    Path(path).write_text(thresholds_yaml(choice, config=cfg.label, keep=keep, model=model, describe=describe),
+                          encoding="utf-8")
+    print(f"wrote {path}", file=sys.stderr)
 
 
 def _rates_line(cells: dict) -> str:

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ..defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K
-from ._common import UsageError
+from .common import UsageError
 from .data import cmd_index, cmd_ingest
 from .evaluating import cmd_compare, cmd_eval, cmd_pairs, cmd_report
 from .external import cmd_eval_run
@@ -107,6 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep", type=int, default=DEFAULT_KEEP, help=f"keep at most N chunks (default {DEFAULT_KEEP})")
     p.add_argument("--folds", type=int, default=5, help="cross-validation folds, grouped by question (default 5)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--export", metavar="FILE", default=None,
+                   help="write the chosen cut as YAML for your stack: cosine distance (Chroma, pgvector <=>) and "
+                        "similarity = 1 - distance (Qdrant score_threshold, LlamaIndex similarity_cutoff, LangChain "
+                        "score_threshold), with the keep, the rates and the model it belongs to; only an earlier "
+                        "export is ever overwritten")
     p.set_defaults(func=cmd_threshold)
 
     p = sub.add_parser("report", help="one self-contained HTML report (and its Markdown) of a run")
@@ -150,6 +155,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_eval_store(sub, common)
 
+    from .regress import register as register_gate
+
+    register_gate(sub, common)  # the regression gate for CI
+
     p = sub.add_parser("index", help="list or clear stored indexes")
     common(p)
     p.add_argument("action", choices=["status", "clear"])
@@ -174,10 +183,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); return the exit status.
 
-    0: done; 1: the command ran and found a failure (e.g. ``ingest`` loaded nothing); 2: bad input
-    (the message says what to change); 130: interrupted.
+    0: done; 1: the command ran and found a failure (e.g. ``ingest`` loaded nothing, ``gate`` failed); 2: bad
+    input (the message says what to change); 3: ``gate`` inconclusive; 130: interrupted.
     """
-    from ..encoder import offline
+    from ..encoder.resolve import offline
 
     offline()
     from ..retrieval.registry import load_plugins  # plugins register retrievers and strategies before help is built
@@ -191,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "k", 1) < 1:
         parser.error("--k must be >= 1")
-    from ..encoder import ModelUnavailable
+    from ..encoder.resolve import ModelUnavailable
 
     from .ranges import check_ranges
 

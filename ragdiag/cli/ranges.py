@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ._common import UsageError
+from .common import UsageError
 
 __all__ = ["check_ranges"]
 

@@ -20,7 +20,7 @@ from .intervals import power_words
 from .paired import QuestionTest, paired_test, question_differences, verdict
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..evaluate import Config, Evaluation
+    from ..evaluation import Config, Evaluation
 
 __all__ = [
     "Comparison",

@@ -8,21 +8,19 @@ One job per module; every name is re-exported here, so ``from ragdiag.encoder im
   weights hash and pooling pipeline (:func:`read_pipeline`); :class:`ModelUnavailable`.
 - :mod:`~ragdiag.encoder.hardware`: :func:`select_device`, :func:`physical_cores`, :func:`bf16_supported`.
 - :mod:`~ragdiag.encoder.model`: :class:`Encoder` (lazy load, token layout, the encode loop).
-- :mod:`~ragdiag.encoder.loader`: :func:`load_encoder` and its ``RAGDIAG_ENCODER`` seam.
 
+Loading one by name (and the ``RAGDIAG_ENCODER`` seam) is :func:`ragdiag.models.load_encoder`.
 Nothing here imports torch or transformers until a model is loaded, and nothing ever reaches the network.
 """
 
 # _weights_hash stays importable from here (the reranker stamps its weights with it).
 from .hardware import DEVICE_ENV, bf16_supported, physical_cores, select_device
-from .loader import ENCODER_ENV, load_encoder
 from .model import Encoder
 from .protocols import (ENCODER_FIELDS, EncoderStamp, ProgressFn, ReportsDevice, SupportsTokenSink, TextEncoder,
                         loaded_device)
-from .resolve import (DEFAULT_MODEL, ModelUnavailable, _weights_hash, offline,
-                      read_pipeline, resolve_model_dir)
+from .resolve import DEFAULT_MODEL, ModelUnavailable, _weights_hash, offline, read_pipeline, resolve_model_dir
 
-__all__ = ["Encoder", "load_encoder", "ENCODER_ENV", "TextEncoder", "SupportsTokenSink", "ModelUnavailable",
+__all__ = ["Encoder", "TextEncoder", "SupportsTokenSink", "ModelUnavailable",
            "DEFAULT_MODEL", "resolve_model_dir", "offline", "select_device", "physical_cores", "DEVICE_ENV",
            "EncoderStamp", "ENCODER_FIELDS", "ReportsDevice", "loaded_device", "read_pipeline", "bf16_supported",
            "ProgressFn"]

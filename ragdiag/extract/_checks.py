@@ -11,7 +11,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
-from . import ExtractionError
+from .base import ExtractionError
 
 __all__ = [
     "Deadline",

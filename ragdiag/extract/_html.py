@@ -26,7 +26,7 @@ import bs4
 from bs4 import BeautifulSoup
 from bs4.element import Comment, Declaration, Doctype, NavigableString, ProcessingInstruction, Tag
 
-from . import ExtractionError, ExtractOptions, Extracted
+from .base import ExtractionError, ExtractOptions, Extracted
 from ._checks import Deadline, replacement_warning
 
 VERSION = 1

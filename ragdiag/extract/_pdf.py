@@ -18,7 +18,7 @@ from pathlib import Path
 import pypdf
 from pypdf.errors import DependencyError, FileNotDecryptedError, LimitReachedError
 
-from . import ExtractionError, ExtractOptions, Extracted
+from .base import ExtractionError, ExtractOptions, Extracted
 from ._checks import (
     Deadline,
     find_furniture,

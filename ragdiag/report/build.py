@@ -12,14 +12,16 @@ import datetime as _dt
 
 import numpy as np
 
-from ..defaults import DEFAULT_MAX_BLUFF, PREFERRED_CONFIGS, PRIMARY_K
-from ..evaluate import Config, Evaluation, summary_rows
-from ..evaluation import parse_key
-from ..metrics import KS
-from ..compare import compare_in_family, family
+from ..compare.comparisons import compare_in_family, family
+from ..defaults import DEFAULT_KEEP, DEFAULT_MAX_BLUFF, KS, PREFERRED_CONFIGS, PRIMARY_K
+from ..evaluation import Config, Evaluation, parse_key
 from ..export import summary_document
-from ..results import chunking_rows
-from ..threshold import DEFAULT_KEEP, Goal, bluffs_at, cut_choice, default_cuts, gate_inputs_for, rate_rows, sweep
+from ..retrieval.registry import retriever_spec
+from ..summary import chunking_rows, summary_rows
+from ..threshold.choice import Goal, cut_choice
+from ..threshold.gate import bluffs_at, default_cuts, gate_inputs_for, sweep
+from ..threshold.rates import rate_rows
+from .diag import diag_sections
 from .gate import Curve, GateSection
 from .model import Report
 from .sections import (BluffRow, BluffSection, ChunkingRow, ComparisonSection, CostSection, DestroyedNeedle,
@@ -31,13 +33,14 @@ __all__ = ["build_report", "default_config"]
 
 def default_config(ev: Evaluation) -> Config:
     """The configuration a report is about when none is named: the first of ``PREFERRED_CONFIGS``
-    evaluated, else the first hybrid configuration, else the first evaluated one (a fixed rule, not the best scorer)."""
+    evaluated, else the first configuration whose retriever fuses rankings (its spec's ``fuses``: hybrid), else the
+    first evaluated one (a fixed rule, not the best scorer)."""
     if not ev.results:
         raise ValueError("nothing was evaluated")
     for label in PREFERRED_CONFIGS:
         if Config.parse(label) in ev.results:
             return Config.parse(label)
-    return next((c for c in ev.results if c.retriever == "hybrid"), next(iter(ev.results)))
+    return next((c for c in ev.results if not c.external and retriever_spec(c.retriever).fuses), next(iter(ev.results)))
 
 
 def _recall_rows(ev: Evaluation) -> tuple[RecallRow, ...]:
@@ -175,8 +178,6 @@ def build_report(ev: Evaluation, *, config: Config | str, cut: float, keep: int 
     :func:`ragdiag.cost.costs` rows when measured). Raises ``ValueError`` for a
     configuration that was not evaluated, a cut outside (0, 2] or a bad ``keep``.
     """
-    from .diag import diag_sections
-
     cfg = parse_key(config) if isinstance(config, str) else config
     if cfg not in ev.results:
         reason = ev.unavailable.get(cfg.retriever)

@@ -10,10 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from ..compare.comparisons import family
+from ..compare.paired import Difference
 from ..defaults import PRIMARY_K, SEED
-from ..evaluate import Config, Evaluation
-from ..evaluation import parse_key
+from ..evaluation import Config, Evaluation, parse_key
 from ..funnel import STAGES, funnels
+from ..hubs import hubs
+from ..retrieval.registry import variant_baseline
+from ..summary import summary_rows
 from ..tables import Table
 
 __all__ = ["DiagSections", "FunnelRow", "HubRow", "CostLine", "VariantRow", "diag_sections", "variant_rows",
@@ -161,22 +165,20 @@ class DiagSections:
 
 
 def variant_rows(ev: Evaluation, *, k: int = PRIMARY_K) -> list[VariantRow]:
-    """Every evaluated dense variant (a configuration with a retriever stamp) against ``S/dense``, Holm within."""
-    from ..compare import Difference
-    from ..evaluate import summary_rows
-    from ..results import family
-
+    """Every evaluated variant (a configuration with a retriever stamp) against the retriever its spec makes it a
+    variant of (:func:`~ragdiag.retrieval.registry.variant_baseline`: ``S/dense``), Holm within."""
     rows: list[VariantRow] = []
     by_strategy: dict[str, list[Config]] = {}
     for label in getattr(ev, "retriever_stamps", {}):
         cfg = Config.parse(label)
-        if cfg.retriever != "dense" and Config(cfg.strategy, "dense") in ev.results and cfg in ev.results:
-            by_strategy.setdefault(cfg.strategy, []).append(cfg)
+        base = variant_baseline(cfg.retriever)
+        if base and Config(cfg.strategy, base) in ev.results and cfg in ev.results:
+            by_strategy.setdefault((cfg.strategy, base), []).append(cfg)
     if not by_strategy:
         return rows
     recall = {r.config: r.recall.get(k) for r in summary_rows(ev, ks=(k,))}  # the table's own intervals
-    for strategy, variants in by_strategy.items():
-        base = Config(strategy, "dense")
+    for (strategy, name), variants in by_strategy.items():
+        base = Config(strategy, name)
         for c in family(ev, k=k, baseline=base, configs=[base, *variants]):
             stamp = ev.retriever_stamps.get(c.b.label, {})
             d = c.test.difference  # baseline minus variant: the variant's difference is its negation
@@ -204,7 +206,7 @@ def _funnel_rows(ev: Evaluation, *, k: int, cut: float, keep: int) -> tuple[list
         stages = tuple(f"{iv.successes} [{iv.low * iv.trials:.0f}–{iv.high * iv.trials:.0f}]" if iv.trials else "0"
                        for iv in (ivs[s] for s in STAGES))
         rows.append(FunnelRow(c.label, len(f.rows), stages,
-                              f"+{f.promoted}/-{f.demoted}" if c.retriever.startswith("rerank-") else "–"))
+                              f"+{f.promoted}/-{f.demoted}" if f.reranker else "–"))
     return rows, skipped
 
 
@@ -223,8 +225,6 @@ def _cost_line(c) -> CostLine:
 def diag_sections(ev: Evaluation, config: Config | str, *, cut: float, keep: int, k: int = PRIMARY_K,
                   costs: Sequence | None = None, machine: dict | None = None) -> DiagSections:
     """The funnel of every configuration, the worst hubs of ``config`` and (when given) the measured costs."""
-    from ..hubs import hubs
-
     cfg = parse_key(config) if isinstance(config, str) else config
     rows, skipped = _funnel_rows(ev, k=k, cut=cut, keep=keep)
     variants = tuple(variant_rows(ev, k=k))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
+from ..compare.intervals import upper_bound_words
 from ..rows import RateCell, SweepRow
 from ..svg import Line, line_chart
 from ..tables import Table
@@ -63,8 +64,6 @@ class GateSection:
 
     def bluff_words(self) -> str:
         """Bluffs at the cut in words; at 0 the upper bound, never a bare success message."""
-        from ..compare import upper_bound_words
-
         s = self.row
         parts = [upper_bound_words(s.bluffs, self.n_ood, "out-of-domain queries bluff")]
         parts += [upper_bound_words(s.bluffs_by_kind.get(kind, 0), n, f"{kind} ones")

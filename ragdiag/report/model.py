@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..evaluate import Config
+from ..evaluation import Config
 from .gate import Curve, GateRow, GateSection
-from .sections import (BluffRow, BluffSection, ComparisonSection, CostSection, DestroyedNeedle, NeedleSection,
-                       PairRow, Provenance, RecallSection)
+from .sections import (BluffRow, BluffSection, ComparisonSection, CostSection, DestroyedNeedle, NeedleSection, PairRow,
+                       Provenance, RecallSection)
 
 __all__ = ["Report"]
 

@@ -19,7 +19,7 @@ from markupsafe import Markup
 
 from ..stats import Interval
 from ..tables import md_line, md_table
-from ..threshold import GATE_DISTANCE
+from ..threshold.gate import GATE_DISTANCE
 from .diag import COST_MEANS, FUNNEL_MEANS, HUB_MEANS, VARIANT_MEANS
 from .sections import CutText
 from .words import MEANS, f3

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..defaults import ALPHA
-from ..metrics import KS
+from ..defaults import ALPHA, KS
 from ..stats import Interval
 from ..svg import IntervalSeries, interval_chart
 from ..tables import Table

@@ -8,6 +8,7 @@ from .rerank import CrossEncoderScorer, MaxSimScorer, RerankRetriever, maxsim
 
 from .registry import (BuildContext, RetrieverSpec, load_plugins, parse_retrievers, register_retriever,
                        retriever_names, retriever_spec)
+from . import builtin  # noqa: E402,F401 - registers dense, bm25, hybrid, the rerankers and the dense variants, first
 
 __all__ = [
     "QueryBatch", "Ranking", "Retriever", "Unavailable", "top_k_desc",

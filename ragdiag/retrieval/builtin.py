@@ -9,6 +9,7 @@ from .dense import DenseRetriever
 from .hybrid import HybridRetriever
 from .registry import BuildContext, RetrieverSpec, RunContext, register_retriever
 from .rerank import CrossEncoderScorer, MaxSimScorer, RerankRetriever
+from .variant_specs import build_dense_variant, variant_specs
 
 __all__: list[str] = []
 
@@ -44,27 +45,26 @@ def _cross_encoder(run: RunContext) -> CrossEncoderScorer:
 def _dense(ctx: BuildContext):
     if ctx.param is None:
         return DenseRetriever(ctx.vectors)
-    from .variant_specs import build_dense_variant  # dense@MODEL: another embedding model
-
-    return build_dense_variant(ctx)
+    return build_dense_variant(ctx)  # dense@MODEL: another embedding model
 
 
 register_retriever(RetrieverSpec(
     "dense", build=_dense, parametric=True,
     description="exact cosine search on all-MiniLM-L6-v2 unit vectors; dense@use or dense@FOLDER for another model"))
 register_retriever(RetrieverSpec(
-    "bm25", build=lambda ctx: BM25Retriever(list(ctx.texts)),
+    "bm25", build=lambda ctx: BM25Retriever(list(ctx.texts)), embeds=False, builds=("bm25",),
     description="BM25 (Lucene idf, k1=1.2, b=0.75) on the embedded texts"))
 register_retriever(RetrieverSpec(
     "hybrid", build=lambda ctx: HybridRetriever([ctx.retriever("dense"), ctx.retriever("bm25")]),
-    requires=("dense", "bm25"), description="reciprocal rank fusion of dense and bm25 (k=60)"))
+    requires=("dense", "bm25"), fuses=("dense", "bm25"), embeds=False,
+    description="reciprocal rank fusion of dense and bm25 (k=60)"))
 register_retriever(RetrieverSpec(
     "rerank-maxsim", build=lambda ctx: _rerank(ctx, _maxsim_scorer(ctx.run)), requires=("hybrid",),
-    prepare=_prepare_maxsim,
+    pool="hybrid", embeds=False, prepare=_prepare_maxsim,
     description=f"MaxSim on MiniLM wordpiece vectors over the hybrid top {RERANK_HEAD}"))
 register_retriever(RetrieverSpec(
     "rerank-ce", build=lambda ctx: _rerank(ctx, _cross_encoder(ctx.run)), requires=("hybrid",),
-    prepare=_cross_encoder,
+    pool="hybrid", embeds=False, prepare=_cross_encoder,
     description=f"cross-encoder over the hybrid top {RERANK_HEAD} (a model you supply)"))
-
-from . import variant_specs  # noqa: E402,F401 - dense-int8, dense-binary, dense-hnsw (+ -rescore, @MODEL)
+for _spec in variant_specs():  # dense-int8, dense-binary, dense-hnsw (+ -rescore, @MODEL)
+    register_retriever(_spec)

@@ -16,6 +16,10 @@ import paths) are imported by :func:`load_plugins`, which the CLI and the
 dashboard call at start, so a retriever defined outside the package shows up
 everywhere without editing any file of ragdiag.
 
+The built-ins (:mod:`ragdiag.retrieval.builtin`) are registered when the
+package :mod:`ragdiag.retrieval` is first imported, so they come first
+whatever module imports first.
+
 A *parametric* spec accepts ``name@param`` (``dense@mpnet``): ``ctx.param``
 holds the text after ``@``.
 """
@@ -43,6 +47,10 @@ __all__ = [
     "build_retriever",
     "index_context",
     "PLUGINS_ENV",
+    "pipeline_specs",
+    "embeds",
+    "builds",
+    "variant_baseline",
 ]
 
 PLUGINS_ENV = "RAGDIAG_PLUGINS"
@@ -72,6 +80,26 @@ class RetrieverSpec:
         embedded: load a model (``run.shared``), ask for the wordpiece vectors of
         the embedding pass (``run.token_sinks``), register a per-strategy cleanup.
         May raise :class:`~ragdiag.retrieval.Unavailable`.
+
+    What the analyses (funnel, cost, report) need to know, so that they never
+    decide by a retriever's name:
+
+    pool : str, optional
+        The retriever whose ranking this one rescores (a reranker's candidate
+        pool, e.g. ``"hybrid"``: it reorders that ranking's head); None: its
+        own ranking is its pool. Listed in ``requires``.
+    fuses : tuple of str
+        The rankings it fuses (``hybrid``: ``("dense", "bm25")``); listed in ``requires``.
+    embeds : bool
+        Whether it ranks with the run encoder's embeddings itself (query and chunk
+        vectors). A retriever that only reads text (BM25-like) says False: it is
+        charged no embedding time, and its queries are not embedded when timed.
+    builds : tuple of str
+        The index structures it builds itself beyond the embeddings, by the
+        names the cost measurement times (``"bm25"``: a BM25 index of the chunk texts).
+    variant_of : str, optional
+        The retriever it is a cheaper or quantised version of (``dense-int8``:
+        ``"dense"``); the report compares it with that one.
     """
 
     name: str
@@ -81,10 +109,28 @@ class RetrieverSpec:
     default: bool = True
     parametric: bool = False
     prepare: Callable[["RunContext"], None] | None = None
+    pool: str | None = None
+    fuses: tuple[str, ...] = ()
+    embeds: bool = True
+    builds: tuple[str, ...] = ()
+    variant_of: str | None = None
 
     def __post_init__(self):
         if not self.name or self.name != self.name.strip().lower() or any(c in self.name for c in "/,@ "):
             raise ValueError(f"retriever name {self.name!r} must be lower case with no '/', ',', '@' or spaces")
+        missing = [n for n in ((self.pool,) if self.pool else ()) + tuple(self.fuses) if n not in self.requires]
+        if missing:
+            raise ValueError(f"retriever {self.name!r}: {', '.join(missing)} (its pool or a ranking it fuses) "
+                             "must be listed in requires, so it is built first")
+
+    def stage_inputs(self) -> tuple[str, ...]:
+        """The rankings before this one in its pipeline: its pool, then what the pool (or it) fuses.
+
+        >>> RetrieverSpec("my-reranker", build=None, requires=("hybrid",), pool="hybrid").stage_inputs()
+        ('hybrid', 'dense', 'bm25')
+        """
+        fused = retriever_spec(self.pool).fuses if self.pool else self.fuses
+        return tuple(dict.fromkeys(((self.pool,) if self.pool else ()) + tuple(fused)))
 
 
 @dataclass
@@ -178,7 +224,6 @@ _REGISTRY: dict[str, RetrieverSpec] = {}
 
 def register_retriever(spec: RetrieverSpec, *, replace: bool = False) -> RetrieverSpec:
     """Add ``spec`` to the registry (at import of the module that defines it)."""
-    _ensure_builtins()  # built-ins first, whatever imports first
     old = _REGISTRY.get(spec.name)
     if old is not None and old != spec and not replace:
         raise ValueError(f"retriever {spec.name!r} is already registered; pass replace=True to redefine it")
@@ -186,13 +231,43 @@ def register_retriever(spec: RetrieverSpec, *, replace: bool = False) -> Retriev
     return spec
 
 
-def _ensure_builtins() -> None:
-    from . import builtin  # noqa: F401 - registers dense, bm25, hybrid and the rerankers
+def pipeline_specs(name: str) -> tuple[RetrieverSpec, ...]:
+    """The spec of ``name`` and of everything it requires, transitively, dependencies first, each once."""
+    out: dict[str, RetrieverSpec] = {}
+
+    def visit(n: str) -> None:
+        spec = retriever_spec(n)
+        if spec.name in out:
+            return
+        for dep in spec.requires:
+            visit(dep)
+        out[spec.name] = spec
+
+    visit(name)
+    return tuple(out.values())
+
+
+def embeds(name: str) -> bool:
+    """Does building and running ``name`` embed with the run's encoder (itself or through what it requires)?"""
+    return any(s.embeds for s in pipeline_specs(name))
+
+
+def builds(name: str) -> tuple[str, ...]:
+    """The index structures built for ``name`` beyond the embeddings (its own and its requirements')."""
+    return tuple(dict.fromkeys(b for s in pipeline_specs(name) for b in s.builds))
+
+
+def variant_baseline(name: str) -> str | None:
+    """The retriever ``name`` is compared with as a variant: its spec's ``variant_of``; for ``base@MODEL``
+    of a spec without one, ``base`` (the same search with the default model); else None."""
+    spec = retriever_spec(name)
+    if spec.variant_of:
+        return spec.variant_of
+    return spec.name if "@" in name else None
 
 
 def retriever_spec(name: str) -> RetrieverSpec:
     """The spec for ``name`` (``dense@mpnet`` resolves to the parametric ``dense``)."""
-    _ensure_builtins()
     base, at, param = name.partition("@")
     spec = _REGISTRY.get(base)
     if spec is None or (at and not (spec.parametric and param)):
@@ -203,7 +278,6 @@ def retriever_spec(name: str) -> RetrieverSpec:
 
 def retriever_names(*, default_only: bool = False) -> tuple[str, ...]:
     """Registered names in registration order (built-ins first)."""
-    _ensure_builtins()
     return tuple(n for n, s in _REGISTRY.items() if s.default or not default_only)
 
 

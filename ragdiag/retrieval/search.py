@@ -29,7 +29,7 @@ import numpy as np
 
 from .base import QueryBatch, Retriever
 
-__all__ = ["Search", "BLOCK_ELEMENTS", "MAX_BLOCK_CHUNKS", "block_size", "top_k_blocks", "block_search", "search",
+__all__ = ["Search", "BLOCK_ELEMENTS", "MAX_BLOCK_CHUNKS", "block_size", "block_search", "search",
            "full_scores", "target_ranks_from_orders", "from_full"]
 
 #: Scores held at once, (queries x chunks of one block): 4M values, 32 MB in float64.
@@ -88,11 +88,6 @@ def _merge(pos: np.ndarray, sc: np.ndarray, depth: int) -> tuple[np.ndarray, np.
 def _blocks(n: int, block: int):
     for start in range(0, n, block):
         yield start, min(n, start + block)
-
-
-def top_k_blocks(score: Scorer, n: int, n_queries: int, depth: int, *, block: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(order, scores)``: each query's ``depth`` best chunks of ``n``, best first, ties by position."""
-    return _pass(score, n, n_queries, depth, None, block=block)[:2]
 
 
 def _pass(score: Scorer, n: int, nq: int, depth: int, thresholds, *, block: int, watch=None):

@@ -1,8 +1,9 @@
 """Dense variants in the retriever registry: precision, index and model, by name.
 
 ``dense-int8``, ``dense-int8-rescore``, ``dense-binary``, ``dense-binary-rescore``
-and ``dense-hnsw`` are registered here (not part of the default set: name them,
-e.g. ``--retrievers dense,dense-int8``); ``dense`` itself takes a model after
+and ``dense-hnsw`` are specified here (:func:`variant_specs`; :mod:`.builtin`
+registers them; not part of the default set: name them, e.g.
+``--retrievers dense,dense-int8``); ``dense`` itself takes a model after
 ``@`` (``dense@use``, ``dense@/path/to/model``), and so does every variant
 (``dense-binary-rescore@use``). A model other than the run's encoder embeds the
 chunks and the queries itself (through the store, under its own stamp), and its
@@ -13,10 +14,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..encoder.resolve import DEFAULT_MODEL, ModelUnavailable
+from ..models import load_encoder, model_label
+from .ann import HNSWParams
 from .base import QueryBatch, Ranking, Unavailable
-from .registry import BuildContext, RetrieverSpec, register_retriever
+from .quantized import DEFAULT_RESCORE
+from .registry import BuildContext, RetrieverSpec
+from .variant_kinds import Variant, build_variant
 
-__all__ = ["build_dense_variant", "ModelRetriever"]
+__all__ = ["build_dense_variant", "ModelRetriever", "variant_specs"]
 
 _DESCRIPTIONS = {
     "dense-int8": "8-bit scalar codes calibrated on the corpus (1 byte per dimension); @MODEL for another model",
@@ -62,12 +68,6 @@ class ModelRetriever:
 
 def build_dense_variant(ctx: BuildContext):
     """Build ``ctx.name`` (``BASE[@MODEL]``) for one strategy; Unavailable when the model or library is missing."""
-    from ..encoder import ModelUnavailable
-    from ..models import load_encoder, model_label
-    from ..variants import Variant, build_variant
-    from .ann import HNSWParams
-    from .quantized import DEFAULT_RESCORE
-
     base = ctx.name.partition("@")[0]
     variant = Variant(base, ctx.param)
     rescore = int(ctx.options.get("rescore", DEFAULT_RESCORE))
@@ -95,12 +95,12 @@ def build_dense_variant(ctx: BuildContext):
 
 def _is_default(ctx: BuildContext) -> bool:
     """Is the run's encoder the bundled MiniLM (so ``@minilm`` can reuse the run's vectors)?"""
-    from ..encoder import DEFAULT_MODEL
-
     stamp = getattr(ctx.encoder, "stamp", None)
     return stamp is None or getattr(stamp, "model", DEFAULT_MODEL) in (DEFAULT_MODEL, "all-MiniLM-L6-v2")
 
 
-for _name, _description in _DESCRIPTIONS.items():
-    register_retriever(RetrieverSpec(_name, build=build_dense_variant, description=_description, default=False,
-                                     parametric=True))
+def variant_specs() -> list[RetrieverSpec]:
+    """The specs of the dense variants (not default: named to be run), each a version of ``dense``."""
+    return [RetrieverSpec(name, build=build_dense_variant, description=description, default=False,
+                          parametric=True, variant_of="dense")
+            for name, description in _DESCRIPTIONS.items()]

@@ -23,7 +23,7 @@ from typing import Any, Callable, ClassVar, Sequence
 
 import numpy as np
 
-from ..encoder import ProgressFn
+from ..encoder.protocols import ProgressFn
 from .engine import Engine
 from .keys import _canonical, _chunks, _score_crc, _vector_crc, payload_space, text_sha256
 from .stamps import _stamp_dict, encoder_space

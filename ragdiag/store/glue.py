@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..chunking import chunk_corpus, parse_strategies
 from .stamps import IndexStamp, evaluation_stamps, index_stamp
-
-if TYPE_CHECKING:
-    from . import Store
 
 __all__ = ["current_stamps", "record_evaluation"]
 
@@ -19,14 +17,12 @@ def current_stamps(corpus: Any, encoder: Any, strategies: Any = None) -> list[In
     ``stamp``); chunk counts come from chunking the corpus (pure and fast).
     Pass the result to :meth:`Store.status` or :meth:`Store.clear`.
     """
-    from ..chunking import chunk_corpus, parse_strategies
-
     stamp = encoder.stamp
     return [index_stamp(stamp, corpus, s.params(), len(chunk_corpus(corpus, s))) for s in parse_strategies(strategies)]
 
 
-def record_evaluation(store: Store, evaluation: Any) -> list[IndexStamp]:
-    """Record one catalogue row per strategy index of an :class:`~ragdiag.evaluate.Evaluation`.
+def record_evaluation(store: Any, evaluation: Any) -> list[IndexStamp]:
+    """Record in ``store`` (a :class:`~ragdiag.store.Store`) one catalogue row per strategy index of an evaluation.
 
     Each row counts the chunks whose vectors the store actually holds. Returns
     the stamps as recorded; nothing when the encoder had no stamp.

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from .. import PIPELINE_VERSION
-from ..encoder import ENCODER_FIELDS
+from ..encoder.protocols import ENCODER_FIELDS
+from ..tables import align
 from .stamps import IndexStamp, _stamp_dict
 
 __all__ = ["CurrentState", "IndexStatus", "format_status_table"]
@@ -167,7 +168,6 @@ def format_status_table(statuses: Sequence[IndexStatus]) -> str:
         chunking = _chunking_label(s.chunking)
         rows.append((state, Path(s.model).name or s.model, s.precision, str(s.dim), chunking, s.corpus_root,
                      str(s.n_chunks), s.created[:19].replace("T", " "), why))
-    from ..tables import align
 
     lines = align(rows, last_free=True)
     n_stale = sum(st.stale for st in statuses)

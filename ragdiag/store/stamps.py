@@ -18,7 +18,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .. import PIPELINE_VERSION
-from ..encoder import ENCODER_FIELDS, EncoderStamp, ReportsDevice, TextEncoder, loaded_device
+from ..encoder.protocols import ENCODER_FIELDS, EncoderStamp, ReportsDevice, TextEncoder, loaded_device
 from .keys import _canonical, _now_iso, payload_space
 
 __all__ = ["IndexStamp", "corpus_extractors", "encoder_space", "evaluation_stamps", "index_stamp", "run_stamp"]

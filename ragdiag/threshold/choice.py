@@ -7,7 +7,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..compare import rate_interval
+from ..compare.intervals import rate_interval
 from ..defaults import SEED
 from ..rows import RateCell, RateRow
 from .gate import GATE_DISTANCE, MAX_DISTANCE, GateInputs
@@ -202,7 +202,7 @@ def cut_choice(inputs: GateInputs, goal: Goal, *, folds: int = 5, seed: int | No
     """Choose a cut for ``goal`` and report it in sample, cross-validated and (bluff goals) conformal."""
     from ..validate import require_type
 
-    require_type(inputs, GateInputs, "inputs", hint="make them with ragdiag.results.gate_inputs_for")
+    require_type(inputs, GateInputs, "inputs", hint="make them with ragdiag.threshold.gate_inputs_for")
     require_type(goal, Goal, "goal", hint="e.g. Goal(max_bluff=0.05)")
     seed = SEED if seed is None else seed
     cut = choose_cut(inputs, goal)

@@ -28,7 +28,7 @@ from ..defaults import DEFAULT_KEEP
 from ..rows import SweepRow
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..evaluate import Config, Evaluation
+    from ..evaluation import Config, Evaluation
 
 __all__ = [
     "GateInputs",
@@ -168,7 +168,7 @@ def sweep(inputs: GateInputs, cuts: Sequence[float] | np.ndarray | None = None) 
     """
     from ..validate import require_type
 
-    require_type(inputs, GateInputs, "inputs", hint="make them with ragdiag.results.gate_inputs_for")
+    require_type(inputs, GateInputs, "inputs", hint="make them with ragdiag.threshold.gate_inputs_for")
     cuts = default_cuts() if cuts is None else check_cuts(cuts)
     ind = inputs.in_domain
     answered = _count_below(np.sort(inputs.good[ind]), cuts)

@@ -6,7 +6,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ..compare import clustered_wilson, question_groups, rate_interval
+from ..compare.intervals import clustered_wilson, rate_interval
+from ..compare.paired import question_groups
 from ..rows import OUTCOME_KEYS, RateCell, RateRow
 from ..stats import Interval
 from .gate import GateInputs

@@ -1,4 +1,9 @@
-"""What every subcommand shares: loading inputs, the store and the encoder, evaluating, checking options."""
+"""What every subcommand shares: loading inputs, the store and the encoder, evaluating, checking options.
+
+The public names (``__all__``) are the surface the subcommands of other
+packages (``eval-store``, ``truth``, ``variants``) use; this module imports no
+subcommand, so they can import it without a cycle through the parser.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +11,14 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["UsageError"]
+__all__ = ["UsageError", "progress_bar", "load_inputs", "open_store", "cli_encoder", "evaluate_args", "write_results"]
 
 
 class UsageError(Exception):
     """Bad input: printed without a traceback, exit status 2."""
 
 
-def _progress_bar():
+def progress_bar():
     """A progress callback drawing one tqdm bar per stage on stderr."""
     from tqdm import tqdm
 
@@ -39,8 +44,14 @@ def _progress_bar():
     return update
 
 
-def _load(args):
-    from ..corpus import CorpusError, load_corpus
+def load_inputs(args):
+    """The corpus and ground truth ``--corpus`` and ``--truth`` name (the truth beside the corpus by default).
+
+    A file that fails to load is a warning on stderr; a corpus or truth that cannot be used is a
+    :class:`UsageError`.
+    """
+    from ..corpus_walk import CorpusError
+    from ..corpus import load_corpus
     from ..truth import TruthError, default_truth_path, load_truth
 
     try:
@@ -57,13 +68,14 @@ def _load(args):
     return corpus, truth
 
 
-def _store(args):
+def open_store(args):
     """The store, or None (``--no-cache``, or a cache folder that cannot be used: a warning, and results anyway)."""
     if getattr(args, "no_cache", False):
         return None
     import sqlite3
 
-    from ..store import Store, resolve_root
+    from ..store import Store
+    from ..store.keys import resolve_root
 
     root = resolve_root(args.cache)
     if root.exists() and not root.is_dir():
@@ -159,8 +171,10 @@ def _print_notes(ev) -> None:
         print(f"note: {note}", file=sys.stderr)
 
 
-def _encoder(args):
-    from ..encoder import ModelUnavailable, load_encoder
+def cli_encoder(args):
+    """The encoder of ``--model`` and ``--precision`` (:func:`ragdiag.models.load_encoder`); Ray's: ``--engine ray``."""
+    from ..encoder.resolve import ModelUnavailable
+    from ..models import load_encoder
 
     try:
         encoder = load_encoder(args.model, precision=getattr(args, "precision", "fp32"))
@@ -181,20 +195,20 @@ def _print_strategy_rows(partial) -> None:
     """After each strategy: its rows on stderr at once (the final tables still go to stdout)."""
     from dataclasses import replace
 
-    from ..results import format_summary
+    from ..summary import format_summary
 
     name = list(partial.indexes)[-1]
     view = replace(partial, results={c: r for c, r in partial.results.items() if c.strategy == name})
     print(f"\nstrategy {name} done ({len(partial.indexes)} so far):\n{format_summary(view)}", file=sys.stderr)
 
 
-def _evaluate(args, strategies, retrievers, loaded=None, *, stream: bool = False, encoder=None):
+def evaluate_args(args, strategies, retrievers, loaded=None, *, stream: bool = False, encoder=None):
     """Evaluate with the CLI's encoder (``encoder``: one the caller goes on using, so the model loads once)."""
     from ..evaluate import evaluate
 
-    corpus, truth = loaded or _load(args)
-    encoder = encoder if encoder is not None else _encoder(args)
-    store = _store(args)
+    corpus, truth = loaded or load_inputs(args)
+    encoder = encoder if encoder is not None else cli_encoder(args)
+    store = open_store(args)
     if store is not None and not getattr(args, "no_snapshot", False):
         from ..snapshot import seed_from_snapshot
 
@@ -202,7 +216,7 @@ def _evaluate(args, strategies, retrievers, loaded=None, *, stream: bool = False
                            log=lambda msg: print(msg, file=sys.stderr))
     t = time.perf_counter()
     ev = evaluate(corpus, truth, encoder=encoder, strategies=strategies, retrievers=retrievers, store=store,
-                  cross_encoder=args.cross_encoder, progress=_progress_bar(), diagnosis_k=args.k,
+                  cross_encoder=args.cross_encoder, progress=progress_bar(), diagnosis_k=args.k,
                   on_strategy=_print_strategy_rows if stream and len(strategies) > 1 else None)
     _print_notes(ev)
     embedded = sum(idx.embedded for idx in ev.indexes.values())
@@ -211,14 +225,15 @@ def _evaluate(args, strategies, retrievers, loaded=None, *, stream: bool = False
     print(f"embedded {embedded} of {total} chunk vectors ({total - embedded} reused from {cache}); "
           f"evaluation took {time.perf_counter() - t:.1f} s", file=sys.stderr)
     if store is not None:
-        from ..store import record_evaluation
+        from ..store.glue import record_evaluation
 
         record_evaluation(store, ev)
     return ev
 
 
-def _write_outputs(ev, out: str | None) -> None:
-    from ..results import write_outputs
+def write_results(ev, out: str | None) -> None:
+    """Write ``eval --out``'s files (:func:`ragdiag.export.write_outputs`) when ``out`` is given, naming each."""
+    from ..export import write_outputs
 
     if out:
         for path in write_outputs(ev, out):

@@ -1,0 +1,93 @@
+"""The gate's report as Markdown (a pull-request comment, a CI job summary) and as JUnit XML.
+
+JUnit: one ``testcase`` per check in one ``testsuite`` named ``ragdiag gate``.
+A failing check has a ``failure`` element (message: the check's sentence; text:
+the questions lost); an inconclusive one a ``skipped`` element with the same
+message (CI shows it as neither passed nor failed; ``strict`` makes it a
+``failure``); every case carries its sentence in ``system-out``.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from .checks import Check, GateReport
+
+__all__ = ["gate_markdown", "gate_junit"]
+
+_ICON = {"pass": "✅ pass", "fail": "❌ fail", "inconclusive": "⚠️ inconclusive"}
+
+
+def _md(text: str) -> str:
+    """Text for a Markdown table cell or list item: pipes and newlines escaped, markup characters neutralised."""
+    out = " ".join(str(text).split())
+    for ch in "\\`*_[]<|":
+        out = out.replace(ch, "\\" + ch)
+    return out
+
+
+def _items(title: str, items) -> list[str]:
+    if not items:
+        return []
+    lines = [f"**{title}** ({len(items)}):", ""]
+    for i in items:
+        where = f" — {_md(i.where)}" if i.where else ""
+        lines.append(f"- **{_md(i.id)}** {_md(i.text)}{where}")
+    return lines + [""]
+
+
+def _lost_title(c: Check) -> tuple[str, str]:
+    if c.name == "destroyed needles":
+        return "Newly destroyed (where the cut fell)", "Destroyed in the baseline, whole now"
+    if c.name == "bluffs":
+        return "Newly bluffing (out-of-domain queries now given sources)", "No longer bluffing"
+    return f"Newly lost ({c.metric})", f"Newly found ({c.metric})"
+
+
+def gate_markdown(report: GateReport) -> str:
+    """The report as GitHub-flavoured Markdown: the verdict first, then each check, the queries lost and found."""
+    r = report
+    verdict = _ICON[r.verdict] + (" (strict: counted as a failure)" if r.verdict == "inconclusive" and r.strict
+                                  else "")
+    lines = [f"## ragdiag gate: {verdict}", "",
+             f"`{r.candidate.config}` ({_md(r.candidate.source)}) against the baseline "
+             f"`{r.baseline.config}` ({_md(r.baseline.source)}): {r.baseline.questions} questions, "
+             f"one-sided α = {r.alpha:g}, margin {100 * r.margin:g} points, cut {r.cut:g}, keep {r.keep}.", "",
+             "| check | baseline | candidate | verdict |", "|---|---:|---:|---|"]
+    for c in r.checks:
+        fmt = (lambda v: f"{v:g}") if c.test is None else (lambda v: f"{100 * v:.1f}%")
+        lines.append(f"| {c.metric} | {fmt(c.baseline)} | {fmt(c.candidate)} | {_ICON[c.verdict]} |")
+    lines.append("")
+    for c in r.checks:
+        lines += [f"### {c.name}: {c.verdict}", "", c.sentence, ""]
+        lost, found = _lost_title(c)
+        lines += _items(lost, c.lost) + _items(found, c.found)
+    lines += ["<details><summary>About this comparison</summary>", ""]
+    lines.append("- what changed: " + ("; ".join(r.changes) if r.changes else "nothing in the stamps"))
+    lines.append(f"- ground truth sha256 `{r.baseline.truth_sha256[:16]}` ({_md(r.baseline.truth_source)})")
+    lines.append(f"- model: {_md(r.candidate.model.get('model', '?'))}")
+    lines += [f"- {n}" for n in r.notes]
+    lines += ["- exit codes: 0 pass, 1 fail, 3 inconclusive (1 with --strict), 2 could not compare", "",
+              "</details>", ""]
+    return "\n".join(lines)
+
+
+def gate_junit(report: GateReport) -> str:
+    """The report as JUnit XML: one ``testcase`` per check (see the module notes for the mapping)."""
+    r = report
+    failures = sum(c.verdict == "fail" or (c.verdict == "inconclusive" and r.strict) for c in r.checks)
+    skipped = sum(c.verdict == "inconclusive" and not r.strict for c in r.checks)
+    suite = ET.Element("testsuite", name="ragdiag gate", tests=str(len(r.checks)), failures=str(failures),
+                       errors="0", skipped=str(skipped))
+    for c in r.checks:
+        case = ET.SubElement(suite, "testcase", classname=f"ragdiag.gate.{r.candidate.config}", name=c.name)
+        body = "\n".join(f"{i.id}: {i.text}" + (f" ({i.where})" if i.where else "") for i in c.lost)
+        if c.verdict == "fail" or (c.verdict == "inconclusive" and r.strict):
+            el = ET.SubElement(case, "failure", message=c.sentence, type=c.verdict)
+            el.text = body or c.sentence
+        elif c.verdict == "inconclusive":
+            ET.SubElement(case, "skipped", message=c.sentence)
+        out = ET.SubElement(case, "system-out")
+        out.text = c.sentence + ("\nlost:\n" + body if body else "")
+    ET.indent(suite)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"

@@ -1,0 +1,55 @@
+"""``thresholds.yaml``: the cut in each consumer's units and direction, built by a pure function."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import yaml
+
+from ragdiag.threshold.choice import Goal, cut_choice
+from ragdiag.threshold.gate import GateInputs
+from ragdiag.threshold.export import is_thresholds_export, thresholds_document, thresholds_yaml
+
+MODEL = {"model": "sentence-transformers/all-MiniLM-L6-v2", "weights_sha256": "7e54b3bc" + "0" * 56, "dim": 384}
+
+# Two questions (one phrasing each) and four out-of-domain queries; distances chosen by hand.
+INPUTS = GateInputs(("a", "b", "o1", "o2", "o3", "o4"), np.array([True, True, False, False, False, False]),
+                    first=np.array([0.20, 0.30, 0.45, 0.55, 0.65, 0.75]),
+                    good=np.array([0.20, 0.35, np.inf, np.inf, np.inf, np.inf]), keep=4)
+
+
+def test_cut_and_similarity_forms_keep_the_same_chunks():
+    # max_bluff 0.25 of 4 ood: 1 bluff allowed -> the cut is the 2nd smallest ood distance, 0.55
+    choice = cut_choice(INPUTS, Goal(max_bluff=0.25), folds=2)
+    doc = yaml.safe_load(thresholds_yaml(choice, config="E/dense", keep=4, model=MODEL))
+    cut, sim = doc["cut"]["cosine_distance"], doc["cut"]["cosine_similarity"]
+    assert cut == 0.55 and sim == 1 - 0.55
+    # ragdiag keeps d < cut; a similarity consumer keeps s >= sim: the same chunks except a score equal to it
+    for d in INPUTS.first:
+        if not np.isclose(d, cut):
+            assert (d < cut) == (1 - d >= sim)
+    assert doc["rates"]["in_sample"]["bluffs"]["count"] == 1
+    assert doc["rates"]["in_sample"]["answered"]["count"] == 2
+    qdrant = doc["consumers"]["qdrant"]
+    assert (qdrant["limit"], qdrant["score_threshold"], qdrant["keep_if"]) == (4, sim, f"score >= {sim} (inclusive)")
+    assert doc["consumers"]["chroma"]["keep_if"] == "distance < 0.55"
+    assert doc["model"]["weights_sha256"] == MODEL["weights_sha256"] and "invalid" in doc["valid_only_for_this_model"]
+
+
+def test_no_cut_no_export_and_the_model_must_be_named():
+    impossible = cut_choice(INPUTS, Goal(min_answered=1.0), folds=2)  # every answerable answered: cut 0.35+
+    assert impossible.cut is not None
+    none = cut_choice(GateInputs(("a",), np.array([True]), np.array([0.2]), np.array([np.inf]), 4),
+                      Goal(min_answered=1.0), folds=2)
+    assert none.cut is None
+    with pytest.raises(ValueError, match="nothing to export"):
+        thresholds_document(none, config="E/dense", keep=4, model=MODEL)
+    with pytest.raises(ValueError, match="model"):
+        thresholds_document(impossible, config="E/dense", keep=4, model={})
+
+
+def test_only_an_export_is_recognised():
+    choice = cut_choice(INPUTS, Goal(max_bluff=0.25), folds=2)
+    assert is_thresholds_export(thresholds_yaml(choice, config="E/dense", keep=4, model=MODEL))
+    for other in ("", "a: 1\n", "- 1\n", "ragdiag_thresholds: 2\n", ":\n  - ["):
+        assert not is_thresholds_export(other)
