@@ -51,8 +51,8 @@ def test_clients_are_not_told_the_server_path_of_the_app(monkeypatch):
     from streamlit.runtime.app_session import AppSession
 
     import ui.serving
-    import ui.state  # noqa: F401 - installs the served protocol
 
+    ui.serving.install()  # as the launcher does before the server starts (ui.serve.main)
     msg = ForwardMsg()  # what Streamlit's builder puts in a new session message (a real one needs a server)
     msg.new_session.main_script_path = str(ROOT / "app.py")
     monkeypatch.setitem(ui.serving._ORIGINAL, "new_session", lambda self, *a, **k: msg)

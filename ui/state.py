@@ -31,7 +31,7 @@ from ragdiag.limits import LimitError, Limits, read_limited
 from ragdiag.serving import Access, AccessError
 from ragdiag.truth import GroundTruth, TruthError, default_truth_path, load_truth
 
-_close_protocol()  # a client's clear-cache clears only its own session; clients get no server path
+_close_protocol(script_path=False)  # a client's clear-cache clears only its own session (ui.serve: more)
 
 __all__ = [
     "FAVICON",
