@@ -1,89 +1,255 @@
-"""Compare: two configurations on the same questions (exact sign-flip test), within the family on screen (Holm)."""
+"""Compare: the question asked fixes the comparisons, and every verdict stands beside the interval it was decided with.
 
+- What should we ship? -> comparison with the best, and the recommendation (ragdiag.recommend).
+- What does each chunking switch do? -> the design's contrasts per retriever, one family (ragdiag.compare.effects).
+- Is the candidate better than what we run? -> the operator's declared baseline against each other configuration.
+- Explore every pair -> exploratory: all pairs, simultaneous intervals, Benjamini-Hochberg q-values, no colours.
+"""
+
+import altair as alt
 import pandas as pd
 import streamlit as st
 
-from ragdiag.defaults import KS, PRIMARY_K
-from ragdiag.compare.comparisons import compare, compare_in_family, family, family_rows
-from ui.frames import pairwise_matrix
-from ui.charts import pairwise_heatmap
+from ragdiag.compare.baseline import declared_baseline
+from ragdiag.compare.best import best
+from ragdiag.compare.comparisons import compare, compare_in_family, family
+from ragdiag.compare.effects import effects
+from ragdiag.compare.intervals import RECALL_INTERVAL_WORDS, clustered_rate
+from ragdiag.defaults import ALPHA, KS, PRIMARY_K
+from ragdiag.metrics import hits_at_k
+from ragdiag.recommend import describe_config, recommend
 from ui.html import md_text
 from ui.state import config_labels, default_config, evaluation
 
+ACCENT, GREY = "#1f77b4", "#b0b0b0"
 st.title("Compare")
 ev, token = evaluation()
-labels = config_labels(ev)
-if len(labels) < 2:
+labels = [c.label for c in ev.results if not c.external] or config_labels(ev)
+if len(config_labels(ev)) < 2:
     st.info("Only one configuration was evaluated: there is nothing to compare.")
     st.stop()
+try:
+    declared = declared_baseline()
+except ValueError as exc:  # a project file that cannot be read: say so, offer no planned family
+    declared = None
+    st.caption(f"No baseline: {exc}")
+if declared is not None and declared.config not in config_labels(ev):
+    st.caption(f"The declared baseline {declared.words()} was not evaluated here.")
+    declared = None
 
-c1, c2, c3, c4 = st.columns([3, 3, 1, 2])
-first = default_config(ev)
-second = next((x for x in ("A/dense", "E/dense", "C/hybrid") if x in labels and x != first),
-              next(x for x in labels if x != first))
-a = c1.selectbox("Configuration A", labels, index=labels.index(first), key="a", bind="query-params")
-b = c2.selectbox("Configuration B", labels, index=labels.index(second), key="b", bind="query-params")
-k = c3.selectbox("k", list(KS), index=list(KS).index(PRIMARY_K), key="k", bind="query-params",
-                 help=f"R@{PRIMARY_K} (the gate's keep) carries the verdicts; other k are descriptive")
-phrasing = c4.segmented_control("Phrasing", ["all", *ev.truth.phrasings], default="all", key="phrasing",
-                                bind="query-params", required=True) or "all"
-families = {"all pairs": False, "A against each other (planned)": True}
-fam = st.segmented_control("Family (Holm correction within it)", list(families), default="all pairs", key="family",
-                           bind="query-params", required=True) or "all pairs"
-planned = families[fam]
+VIEWS = {"ship": "What should we ship?", "switches": "What does each chunking switch do?",
+         **({"baseline": "Is the candidate better than what we run?"} if declared else {}),
+         "pairs": "Explore every pair"}
+# the question itself is the option (and the URL's ?view=): a link opens the view by its words
+KEYS = {words: key for key, words in VIEWS.items()}
+view = KEYS[st.segmented_control("Question", list(KEYS), default=VIEWS["ship"], key="view", bind="query-params",
+                                 required=True) or VIEWS["ship"]]
+if declared is None:
+    st.caption("A planned comparison against what you run needs a baseline declared before looking: start the "
+               "dashboard with RAGDIAG_BASELINE=STRATEGY/RETRIEVER, or put `baseline = \"E/hybrid\"` under "
+               "`[ragdiag]` in ragdiag.toml.")
+
+
+def pct(x: float) -> str:
+    """A share as a whole percentage."""
+    return f"{100 * x:.0f}%"
+
+
+def rate(cell) -> str:
+    """``55% (42–67)``: the one format for a rate."""
+    return "–" if cell.rate is None else f"{100 * cell.rate:.0f}% ({100 * cell.low:.0f}–{100 * cell.high:.0f})"
+
+
+@st.cache_resource(max_entries=16, show_spinner="Comparing every configuration with the best…")
+def best_for(token: str, k: int, _ev):
+    """Comparison with the best and the recommendation, once per evaluation."""
+    return best(_ev, k=k, configs=[c for c in _ev.results if not c.external]), recommend(_ev, k=k)
+
+
+@st.cache_resource(max_entries=16, show_spinner="Testing the switch contrasts…")
+def effects_for(token: str, k: int, _ev):
+    """The design's contrasts as one family, once per evaluation."""
+    return effects(_ev, k=k)
 
 
 @st.cache_resource(max_entries=32, show_spinner="Testing the family…")
-def family_for(token: str, k: int, phrasing: str, baseline: str | None, _ev):
-    """The family on screen, computed once per evaluation and choice (every test of it, Holm within it)."""
+def family_for(token: str, k: int | None, phrasing: str, baseline: str | None, _ev):
+    """The family on screen: all pairs (exploratory) or the declared baseline against each other."""
     return family(_ev, k=k, phrasing=phrasing, baseline=baseline)
 
 
-comparisons = family_for(token, k, phrasing, a if planned else None, ev)
+def titled(chart: alt.Chart, title: str, subtitle: str) -> alt.Chart:
+    """A finding as the title, the measure as the subtitle, never clipped (anchored left, wrapped by width)."""
+    return chart.properties(title=alt.TitleParams(title, subtitle=subtitle, anchor="start", limit=0),
+                            width="container")
 
-if a == b:
-    st.info("Choose two different configurations.")
-else:
-    comp = compare_in_family(ev, a, b, k=k, phrasing=phrasing, planned=planned, comparisons=comparisons)
-    t = comp.test
-    m1, m2, m3, m4, m5 = st.columns(5)
-    m1.metric(f"wins of {a}", t.wins, help=f"questions on which {a} finds more phrasings in its top {k} than {b}")
-    m2.metric(f"losses of {a}", t.losses, help=f"questions on which {b} finds more phrasings in its top {k}")
+
+def pair_details(comp, *, coloured: bool) -> None:
+    """Counts, the verdict with its interval, power, MRR and the discordant queries of one pair."""
+    t, d = comp.test, comp.difference()
+    a, b = comp.a.label, comp.b.label
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric(f"wins of {a}", t.wins, help=f"questions on which {a} finds more phrasings in its top k than {b}")
+    m2.metric(f"losses of {a}", t.losses, help=f"questions on which {b} finds more phrasings")
     m3.metric("ties", t.ties, help="questions on which both find the same number of phrasings")
-    m4.metric("p (Holm)", f"{comp.p_holm:.4g}",
-              help=f"exact sign-flip test over questions, raw p = {t.p:.4g}; Holm within {comp.family_name}")
-    m5.metric(f"R@{k} difference", f"{t.difference.estimate:+.3f}",
-              help=f"95% question bootstrap interval [{t.difference.low:+.3f}, {t.difference.high:+.3f}]")
-    {"different": st.success, "not shown different": st.info}.get(comp.status, st.caption)(comp.verdict)
-    st.caption(comp.power)
-    mrr = compare(ev, a, b, k=None, phrasing=phrasing)
-    st.caption(f"MRR (descriptive): {mrr.test.difference} over {mrr.test.n_questions} questions, "
-               f"exact sign-flip p = {mrr.test.p:.4g}.")
+    m4.metric("p adjusted", f"{comp.p_shown:.3g}", help=f"{comp.correction}; the pair alone: p = {t.p:.3g}")
+    say = ({"different": st.success, "not shown different": st.info}.get(comp.status, st.write) if coloured
+           else st.write)
+    say(comp.verdict)
+    st.caption(f"Simultaneous interval {d['estimate']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}] ({comp.method}); "
+               f"the pair alone, unadjusted: {t.difference}. {comp.power}")
+    mrr = compare(ev, comp.a, comp.b, k=None, phrasing=comp.phrasing)
+    md = mrr.difference()
+    st.caption(f"MRR (descriptive, this pair alone): {md['estimate']:+.3f} [{md['low']:+.3f}, {md['high']:+.3f}], "
+               f"sign-flip p = {mrr.test.p:.3g}.")
+    with st.expander(f"Discordant queries ({len(comp.wins) + len(comp.losses)})"):
+        texts = {q.id: q.text for q in ev.queries}
+        ra, rb = ev.result(comp.a), ev.result(comp.b)
+        cols = st.columns(2)
+        for col, title, ids, cfg in ((cols[0], f"{a} finds, {b} misses", comp.wins, a),
+                                     (cols[1], f"{b} finds, {a} misses", comp.losses, b)):
+            with col:
+                st.markdown(f"**{md_text(title)}** ({len(ids)})")
+                for qid in ids:
+                    i = ev.query_index(qid)
+                    ranks = f"rank {int(ra.needle_rank[i]) or '–'} vs {int(rb.needle_rank[i]) or '–'}"
+                    st.page_link("app_pages/inspector.py", label=md_text(f"{qid} · {ranks} · {texts[qid][:90]}"),
+                                 icon=":material/search:", query_params={"q": qid, "config": cfg})
 
-    st.subheader("Discordant queries")
-    st.caption("Queries where exactly one of the two finds the needle in its top k. Open one in the inspector.")
-    texts = {q.id: q.text for q in ev.queries}
-    ra, rb = ev.result(a), ev.result(b)
-    cols = st.columns(2)
-    for col, title, ids, cfg in ((cols[0], f"{a} finds, {b} misses", comp.wins, a),
-                                 (cols[1], f"{b} finds, {a} misses", comp.losses, b)):
-        with col:
-            st.markdown(f"**{title}** ({len(ids)})")
-            for qid in ids:
-                i = ev.query_index(qid)
-                ranks = f"rank {int(ra.needle_rank[i]) or '–'} vs {int(rb.needle_rank[i]) or '–'}"
-                st.page_link("app_pages/inspector.py", label=md_text(f"{qid} · {ranks} · {texts[qid][:90]}"),
-                             icon=":material/search:", query_params={"q": qid, "config": cfg})
 
-st.subheader("The family on screen")
-rows = family_rows(comparisons)
-st.caption(f"{len(rows)} comparisons at R@{k} over questions; p corrected with Holm within this family"
-           + ("" if k == PRIMARY_K else f" (descriptive: verdicts are at R@{PRIMARY_K})") + ".")
-st.altair_chart(pairwise_heatmap(pairwise_matrix(rows)))
-with st.expander("The family as a table"):
-    st.dataframe(pd.DataFrame([r.cells() for r in rows]), hide_index=True,
-                 column_config={"p": st.column_config.NumberColumn(format="%.4f"),
-                                "p_holm": st.column_config.NumberColumn("p (Holm)", format="%.4f"),
-                                "difference": st.column_config.NumberColumn(format="%+.3f"),
-                                "low": st.column_config.NumberColumn(format="%+.3f"),
-                                "high": st.column_config.NumberColumn(format="%+.3f")})
+if view == "ship":
+    res, rec = best_for(token, PRIMARY_K, ev)
+    st.success(rec.sentence())
+    st.caption(f"Why: {rec.why} Cut ({rec.cut_method}): {rec.guarantee or 'no guarantee'}. Lost: {rate(rec.lost)} "
+               f"of answerable queries." + (f" Runner-up {describe_config(rec.runner_up)} ({rec.runner_up}): "
+                                            f"answered {rate(rec.runner_up_rates['answered'])}, bluffs "
+                                            f"{rate(rec.runner_up_rates['bluffs'])} at its cut."
+                                            if rec.runner_up_rates else ""))
+    groups = ev.groups(ev.in_domain)
+    recall = {c.label: clustered_rate(hits_at_k(ev.result(c).needle_rank[ev.in_domain], PRIMARY_K), groups)
+              for c in ev.results if not c.external}
+    rows = sorted(res.rows, key=lambda r: -r.mean)
+    df = pd.DataFrame([{"configuration": describe_config(r.config), "code": r.config,
+                        "R@4": recall[r.config].estimate, "low": recall[r.config].low, "high": recall[r.config].high,
+                        "tier": "best set" if r.in_best_set else "shown worse than the best",
+                        "difference to best": r.estimate, "simultaneous low": r.low, "simultaneous high": r.high,
+                        "p adjusted": "–" if r.p_adjusted is None else f"{r.p_adjusted:.3f}"} for r in rows])
+    n_set = len(res.best_set)
+    base = alt.Chart(df).encode(y=alt.Y("code:N", sort=list(df["code"]), title=None))
+    colour = alt.Color("tier:N", scale=alt.Scale(domain=["best set", "shown worse than the best"],
+                                                 range=[ACCENT, GREY]), legend=alt.Legend(orient="bottom", title=None))
+    chart = (base.mark_rule().encode(x=alt.X("low:Q", title=f"R@{PRIMARY_K} (questions answered in the top 4)",
+                                             scale=alt.Scale(domain=[0, 1])), x2="high:Q", color=colour)
+             + base.mark_point(filled=True, size=60).encode(
+                 x="R@4:Q", color=colour, tooltip=["configuration", "code", alt.Tooltip("R@4:Q", format=".2f")]))
+    st.altair_chart(titled(chart.properties(height=alt.Step(20)),
+                           f"{n_set} of {len(df)} configurations are not shown worse than the best",
+                           f"R@{PRIMARY_K} with its {RECALL_INTERVAL_WORDS.split(' (')[0]}; the tier is simultaneous "
+                           f"over all {len(df)} ({res.method})"), width="stretch")
+    st.dataframe(df.drop(columns=["low", "high"]), hide_index=True, column_config={
+        "R@4": st.column_config.NumberColumn(format="%.2f"),
+        "difference to best": st.column_config.NumberColumn(format="%+.3f"),
+        "simultaneous low": st.column_config.NumberColumn(format="%+.3f"),
+        "simultaneous high": st.column_config.NumberColumn(format="%+.3f")})
+    st.caption(f"Comparison with the best at R@{PRIMARY_K}: a configuration is in the best set when its simultaneous "
+               f"interval of the difference to the best reaches 0 (adjusted p ≥ {ALPHA}).")
+
+elif view == "switches":
+    try:
+        res = effects_for(token, PRIMARY_K, ev)
+    except ValueError:  # no two strategies differ by one switch with the same retriever
+        st.info("Evaluate two strategies that differ by one switch (e.g. E and C, with the same retriever) to see "
+                "what it does.")
+        st.stop()
+    shown = [r for r in res.rows if r.status == "different"]
+    for r in shown:
+        st.success(r.sentence())
+    if not shown:
+        st.info(f"No switch is shown to change R@{PRIMARY_K} within the {len(res.rows)} contrasts; the table gives "
+                "each contrast's difference and interval.")
+    df = pd.DataFrame([{"switch": r.switch, "contrast": f"{r.contrast} · {r.retriever}", "retriever": r.retriever,
+                        "wins": r.wins, "losses": r.losses, "ties": r.ties, "difference": r.estimate,
+                        "low": r.low, "high": r.high, "p": r.p, "p adjusted": r.p_adjusted,
+                        "destroyed": " / ".join(f"{s}: {n}" for s, n in r.destroyed.items()), "status": r.status}
+                       for r in res.rows])
+    means = df.groupby("switch")["difference"].mean()
+    words = ", ".join(f"{s} {100 * v:+.0f}" for s, v in means.items())
+    base = alt.Chart(df).encode(y=alt.Y("contrast:N", sort=list(df["contrast"]), title=None))
+    colour = alt.Color("switch:N", legend=alt.Legend(orient="bottom", title=None),  # no red: red means a loss
+                       scale=alt.Scale(domain=["boundaries", "header", "overlap"],
+                                       range=["#1f77b4", "#2ca02c", "#9467bd"]))
+    chart = (alt.Chart(pd.DataFrame({"x": [0]})).mark_rule(color="black").encode(x="x:Q")
+             + base.mark_rule().encode(x=alt.X("low:Q", title=f"difference in R@{PRIMARY_K} (with − without)"),
+                                       x2="high:Q", color=colour)
+             + base.mark_point(filled=True, size=60).encode(x="difference:Q", color=colour,
+                                                            tooltip=["contrast", "wins", "losses", "destroyed"]))
+    st.altair_chart(titled(chart.properties(height=alt.Step(20)),
+                           f"Mean difference per switch, points: {words}",
+                           f"each switch alone, per retriever, {len(df)} contrasts simultaneous over questions "
+                           f"({res.method})"), width="stretch")
+    table = df.drop(columns=["contrast"]).assign(contrast=[r.contrast for r in res.rows])
+    table = table[["switch", "contrast", *[c for c in table.columns if c not in ("switch", "contrast")]]]
+    st.dataframe(table, hide_index=True,
+                 column_config={c: st.column_config.NumberColumn(format="%+.3f") for c in ("difference", "low", "high")}
+                 | {c: st.column_config.NumberColumn(format="%.3f") for c in ("p", "p adjusted")})
+    st.caption("p: the contrast alone (exact sign-flip over questions); p adjusted, low and high: simultaneous within "
+               "the family. destroyed: needles no chunk holds whole under each strategy (recall capped at 0).")
+
+else:
+    c1, c2, c3 = st.columns([4, 1, 2])
+    k = c2.selectbox("k", list(KS), index=list(KS).index(PRIMARY_K), key="k", bind="query-params",
+                     help=f"R@{PRIMARY_K} (the gate's keep) carries the verdicts; other k are descriptive")
+    phrasing = c3.segmented_control("Phrasing", ["all", *ev.truth.phrasings], default="all", key="phrasing",
+                                    bind="query-params", required=True) or "all"
+    everything = config_labels(ev)
+    if view == "baseline":
+        st.markdown(f"Baseline: **{md_text(describe_config(declared.config))}** ({declared.config}), declared by "
+                    f"`{declared.source}` before looking; the candidates are every other configuration.")
+        others = [x for x in everything if x != declared.config]
+        cand = c1.selectbox("Candidate", others, key="b", bind="query-params")
+        fam = family_for(token, k, phrasing, declared.config, ev)
+        comp = compare_in_family(ev, cand, declared.config, k=k, phrasing=phrasing, comparisons=fam)
+        pair_details(comp, coloured=True)
+        rows = [{"candidate": c.b.label, "configuration": describe_config(c.b.label),
+                 "difference": c.difference()["estimate"], "low": c.difference()["low"],
+                 "high": c.difference()["high"], "p adjusted": c.p_adjusted, "status": c.status} for c in fam]
+        st.subheader(f"Every candidate against {declared.config}")
+        st.caption(f"{len(fam)} comparisons at R@{k} (baseline minus candidate), simultaneous within this planned "
+                   "family.")
+        st.dataframe(pd.DataFrame(rows), hide_index=True)
+    else:
+        first = default_config(ev)
+        second = next((x for x in ("A/dense", "E/dense", "C/hybrid") if x in everything and x != first),
+                      next(x for x in everything if x != first))
+        ca, cb = c1.columns(2)
+        a = ca.selectbox("Configuration A", everything, index=everything.index(first), key="a", bind="query-params")
+        b = cb.selectbox("Configuration B", everything, index=everything.index(second), key="b",
+                         bind="query-params")
+        fam = family_for(token, k, phrasing, None, ev)
+        st.caption(f"Exploratory: all {len(fam)} pairs at R@{k}; intervals simultaneous over the {len(fam)}, "
+                   "q-values (Benjamini-Hochberg) to sort what to look at, not verdicts."
+                   + ("" if k == PRIMARY_K else f" Descriptive: verdicts are at R@{PRIMARY_K}."))
+        if a == b:
+            st.info("Choose two different configurations.")
+        else:
+            pair_details(compare_in_family(ev, a, b, k=k, phrasing=phrasing, comparisons=fam), coloured=False)
+        beats: dict[str, list[str]] = {x: [] for x in everything}
+        for c in fam:
+            if c.status == "different":
+                winner, loser = (c.a.label, c.b.label) if c.difference()["estimate"] > 0 else (c.b.label, c.a.label)
+                beats[winner].append(loser)
+        mask = ev.mask(phrasing) & ev.in_domain
+        table = []
+        for x in everything:
+            ranks = ev.result(x).needle_rank[mask]
+            iv = clustered_rate(hits_at_k(ranks, k), ev.groups(mask))
+            table.append({"configuration": describe_config(x), "code": x, f"R@{k}": iv.estimate,
+                          "beats, after correction": ", ".join(sorted(beats[x])) or "–", "n": len(beats[x])})
+        st.subheader("Which configurations each one beats, after correction")
+        st.dataframe(pd.DataFrame(table).sort_values(f"R@{k}", ascending=False), hide_index=True,
+                     column_config={f"R@{k}": st.column_config.NumberColumn(format="%.2f")})
+        with st.expander("Every pair, with q-values"):
+            st.dataframe(pd.DataFrame([{"a": c.a.label, "b": c.b.label, "wins": c.test.wins, "losses": c.test.losses,
+                                        "difference": c.difference()["estimate"], "low": c.difference()["low"],
+                                        "high": c.difference()["high"], "p": c.test.p, "p adjusted": c.p_adjusted,
+                                        "q": c.q_value} for c in fam]), hide_index=True)

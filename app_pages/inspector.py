@@ -6,7 +6,6 @@ import pandas as pd
 import streamlit as st
 
 from ragdiag.citations import Answer, CharLocator, cite
-from ragdiag.defaults import PRIMARY_K
 from ui.diag_frames import stage_frame
 from ragdiag.funnel import STAGES
 from ragdiag.hubs import crowding
@@ -29,13 +28,14 @@ with st.container(border=True):
                                 "and out-of-domain queries that bluff.")
     g1, g2, g3 = st.columns([3, 1, 1])
     cut, keep = cut_keep_sliders(g1, g2)
+    k = keep  # the gate's k is its keep: the stage, the outcome and the citations below all read the same top k
     stage = g3.selectbox("Lost at stage", ["any", *STAGES], key="stage", bind="query-params",
-                         help=f"Answerable queries whose answer this configuration lost first at this stage "
-                              f"(k = {PRIMARY_K}, at this cut and keep): see the funnel on the Overview.")
+                         help="Answerable queries whose answer this configuration lost first at this stage "
+                              "(k = keep, at this cut): see the funnel on the Overview.")
 
-fs = {f.config.label: f for f in funnels_for(token, PRIMARY_K, cut, keep, ev)}
+fs = {f.config.label: f for f in funnels_for(token, k, cut, keep, ev)}
 
-qf = query_frame(ev, config, cut=cut, keep=keep)
+qf = query_frame(ev, config, cut=cut, keep=keep, k=k)
 shown = qf
 if search.strip():
     needle = search.strip().lower()
@@ -73,17 +73,18 @@ else:
     st.markdown(f"**Out-of-domain query** ({query.kind}): the corpus does not answer it; any source is a bluff.")
 
 st.subheader("Per configuration")
-st.dataframe(per_config_frame(ev, qi, cut=cut, keep=keep), hide_index=True,
+st.dataframe(per_config_frame(ev, qi, cut=cut, keep=keep, k=k), hide_index=True,
              column_config={"needle_distance": st.column_config.NumberColumn("needle distance", format="%.3f"),
                             "top1_distance": st.column_config.NumberColumn("top-1 distance", format="%.3f")})
 st.caption("rank: of the first chunk holding the needle whole (empty: none in the list). diagnosis: destroyed "
            "(no chunk holds it), truncated (the window cuts it), ranked-low, hit, not-retrieved (BM25: the chunk "
-           "shares no word with the query). at the cut: what the gate does.")
+           "shares no word with the query). at the cut: the query's outcome (the stage that lost the answer, or what "
+           "the gate does: refused, kept-but-wrong, answered; out-of-domain: bluff or abstained) at k = keep.")
 
 if query.in_domain and fs:
     st.subheader("Where it was lost")
     st.dataframe(stage_frame(list(fs.values()), qid), hide_index=True, key="stages")
-    st.caption(f"stage: the first stage that lost the answer (k = {PRIMARY_K}, cut {cut:.3f}, keep {keep}). "
+    st.caption(f"stage: the first stage that lost the answer (k = {k}, cut {cut:.3f}, keep {keep}). "
                "Ranks of the first chunk holding the needle: dense and bm25 (hybrid's inputs), pool (the ranking "
                "the top 25 is cut from: hybrid for rerankers), final. rerank: promoted into or demoted out of the "
                "top k by the reranker.")
@@ -93,8 +94,8 @@ chunks = ev.indexes[res.config.strategy].chunks
 if query.in_domain and config in fs and fs[config].stage_of(qid).stage in ("ranked-low", "not-in-pool", "truncated"):
     st.subheader(f"What crowded the answer out under {config}")
     st.caption(f"The chunks ranked above the first chunk holding the needle, with how many queries have each in "
-               f"their top {PRIMARY_K} (k-occurrence; ratio to the expectation if uniform) and boilerplate flags.")
-    st.dataframe(pd.DataFrame(crowding(ev, config, qi, k=PRIMARY_K)), hide_index=True, key="crowding",
+               f"their top {k} (k-occurrence; ratio to the expectation if uniform) and boilerplate flags.")
+    st.dataframe(pd.DataFrame(crowding(ev, config, qi, k=k)), hide_index=True, key="crowding",
                  column_config={"distance": st.column_config.NumberColumn(format="%.3f")})
 st.subheader(f"Top hits of {config}")
 hits = top_hits(ev, config, qi, n=10)

@@ -31,7 +31,7 @@ def gate_panel():
     inputs, table, curve = sweep_for(token, config, int(keep), ev)
     row = table.row(cut)
     rates = rate_rows(inputs, [cut])[0]
-    n = {"answered": table.n_in, "kept_wrong": table.n_in, "refused": table.n_in, "bluffs": table.n_ood,
+    n = {"answered": table.n_in, "wrong_sources": table.n_in, "no_answer": table.n_in, "bluffs": table.n_ood,
          **{f"bluffs_{k}": v for k, v in table.n_by_kind.items()}}
 
     st.markdown(f"**At cut {cut:.3f}, keeping at most {keep}** ({table.n_in} answerable, {table.n_ood} out-of-domain)")
@@ -92,7 +92,7 @@ for label, cells in (("in sample (chosen and measured on the same queries)",
                      (f"cross-validated ({choice.folds} folds grouped by question, seed {choice.seed})",
                       choice.cross_validated)):
     if cells:
-        records.append({"estimate": label, **{k: cells[k].words() for k in ("answered", "kept_wrong", "bluffs")}})
+        records.append({"estimate": label, **{k: cells[k].words() for k in ("answered", "wrong_sources", "bluffs")}})
 st.dataframe(pd.DataFrame(records), hide_index=True, key="choice")
 st.markdown("**Conformal:** " + md_text(f"cut {choice.conformal_cut:.4f}, {choice.conformal}"
                                        if choice.conformal_cut is not None else choice.conformal))

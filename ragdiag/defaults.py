@@ -8,7 +8,7 @@ from __future__ import annotations
 
 __all__ = [
     "DEFAULT_CUT", "DEFAULT_KEEP", "KS", "PRIMARY_K", "MRR_DEPTH", "TOP", "RERANK_HEAD",
-    "DEFAULT_STRATEGY", "PREFERRED_CONFIGS", "ALPHA", "SEED", "DEFAULT_MAX_BLUFF",
+    "DEFAULT_STRATEGY", "PREFERRED_CONFIGS", "ALPHA", "SEED", "DEFAULT_MAX_BLUFF", "PRACTICAL_MARGIN",
 ]
 
 #: The abstention cut: keep chunks whose cosine distance to the query is below this.
@@ -36,3 +36,6 @@ ALPHA = 0.05
 SEED = 20261130
 #: The goal the cut chooser starts from: a bluff rate of at most this (out-of-domain queries given sources).
 DEFAULT_MAX_BLUFF = 0.05
+#: A difference of recall this small is given up for a simpler or cheaper configuration (the recommendation), and
+#: a candidate within it of its baseline passes the regression gate (non-inferiority): 5 points.
+PRACTICAL_MARGIN = 0.05

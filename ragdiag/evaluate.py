@@ -190,6 +190,7 @@ def evaluate(
     diagnosis_k: int = TOP,
     rerank_head: int = RERANK_HEAD,
     on_strategy: Callable[[Evaluation], None] | None = None,
+    retriever_options: dict | None = None,
 ) -> Evaluation:
     """Run every (strategy x retriever) configuration on every query of ``truth``.
 
@@ -201,6 +202,8 @@ def evaluate(
     ``progress`` receives :class:`~ragdiag.progress.ProgressEvent` records.
     ``on_strategy(partial)``, when given, receives the evaluation of the
     strategies finished so far, after each strategy (to show rows early).
+    ``retriever_options``: more build options for the registry's retrievers
+    (e.g. ``rescore``, ``hnsw`` for the dense variants).
     """
     from .store.stamps import run_stamp  # here, not at import: the store is not needed to import this module
     from .validate import positive_int, require_type
@@ -223,7 +226,8 @@ def evaluate(
     timings["embed_queries"] = time.perf_counter() - t0
     batch = QueryBatch(tuple(q.text for q in queries), qvecs)
 
-    options = {"cross_encoder": cross_encoder, "rerank_head": rerank_head, "progress": progress}
+    options = {**(retriever_options or {}), "cross_encoder": cross_encoder, "rerank_head": rerank_head,
+               "progress": progress}
     run = RunContext(encoder=encoder, store=store, options=options)
     unavailable: dict[str, str] = {}
     for name in names:

@@ -24,7 +24,10 @@ from .truth import GroundTruth, Query
 __all__ = ["Config", "ExternalKey", "ResultKey", "parse_key", "StrategyIndex", "ConfigResult", "Evaluation",
            "DIAGNOSES", "EXTERNAL"]
 
-DIAGNOSES = ("hit", "ranked-low", "truncated", "destroyed")
+#: Every value of :attr:`ConfigResult.diagnosis`: the retrieval record at ``Evaluation.diagnosis_k`` (no gate;
+#: ``not-retrieved``: BM25 or an external run never returned a holder; ``missing``: the external run lacks the
+#: query). A query's outcome at the gate's k, keep and cut is the ladder of :mod:`ragdiag.outcomes`.
+DIAGNOSES = ("hit", "ranked-low", "truncated", "destroyed", "not-retrieved", "missing", "ood")
 EXTERNAL = "ext"  # the strategy column of an external run in tables and files
 
 
@@ -166,7 +169,7 @@ class ConfigResult:
     top_scores: np.ndarray  # retriever's scores
     top_distance: np.ndarray  # cosine distances
     top_holds: np.ndarray  # bool: does that chunk hold the query's needle
-    diagnosis: tuple[str, ...]  # per query; "ood" for ood queries
+    diagnosis: tuple[str, ...]  # per query, one of DIAGNOSES ("ood" for ood queries)
     seconds: float = 0.0
     # Per query, how many of the top positions were really retrieved (BM25: chunks sharing a word with the
     # query); None: all of them. Exports stop there, so other tools count what ragdiag counts.

@@ -21,7 +21,15 @@ query's needle whole (the study's rule).
   judged, has a relevant document, and scores 0. With it, the default means
   of ranx and pytrec_eval (``success@k``/``hit_rate@k`` and ``recip_rank``/
   ``mrr@20``) equal ragdiag's R@k and MRR for every configuration.
+* A query the retriever returned **nothing** for (BM25 when the query shares
+  no word with any chunk) gets one run line for the sentinel document
+  :data:`NOTHING_DOCNO`, which is never relevant: TREC tools average only over
+  the queries a run has lines for (ranx refuses a run that lacks a query of the
+  qrels), so without it the means would leave those misses out.
 * Out-of-domain queries have no needle and are not exported at all.
+
+``write_trec`` also writes ``README.txt`` beside the files: ragdiag's R@k is
+``success@k`` (pytrec_eval) / ``hit_rate@k`` (ranx), not TREC's ``recall@k``.
 
 Identifiers are single whitespace-free fields in TREC files; a chunk or query
 id holding whitespace (a document file name with a space) is percent-encoded,
@@ -45,7 +53,7 @@ from .per_query import per_query_frame
 from .summary import chunking_rows, summary_rows
 
 __all__ = [
-    "trec_run", "trec_qrels", "write_trec", "trec_zip", "trec_id", "DESTROYED_DOCNO",
+    "trec_run", "trec_qrels", "write_trec", "trec_zip", "trec_id", "DESTROYED_DOCNO", "NOTHING_DOCNO", "TREC_README",
     "summary_document", "summary_json", "per_query_parquet", "write_outputs",
     "GATE_INPUTS_FILE", "GATE_INPUT_COLUMNS", "gate_input_rows", "write_gate_inputs",
 ]
@@ -53,6 +61,28 @@ __all__ = [
 #: The relevant "document" of a query whose needle no chunk holds whole: no chunk id has this form
 #: (chunk ids are ``STRATEGY:doc:NNNN``), so no run retrieves it and the query counts as a miss.
 DESTROYED_DOCNO = "ragdiag-no-chunk-holds-the-needle"
+
+#: The one run line of a query the retriever returned nothing for: never relevant, so the query scores 0
+#: in every TREC tool instead of being left out of its mean.
+NOTHING_DOCNO = "ragdiag-nothing-retrieved"
+
+#: ``trec/README.txt``: what the files are and which TREC measure equals which ragdiag number.
+TREC_README = """TREC files written by ragdiag (eval --out)
+
+<strategy>_<retriever>.run  one run per configuration: qid Q0 docno rank score run_name, top 20,
+                            score = 1/rank (TREC tools re-sort by score)
+<strategy>.qrels            chunk-level judgements: a chunk is relevant when it holds the needle whole
+
+ragdiag's R@k is success@k, the share of queries with a relevant chunk in the top k (the hit rate):
+  pytrec_eval: success_k        ranx: hit_rate@k
+It is not TREC's recall@k (the share of relevant documents retrieved). MRR is recip_rank (pytrec_eval)
+and mrr@20 (ranx). The default means of both tools equal ragdiag's numbers for every configuration:
+- a query whose needle no chunk holds whole is judged with ragdiag-no-chunk-holds-the-needle, which no
+  run retrieves (it counts as a miss, as in ragdiag);
+- a query the retriever returned nothing for has one run line for ragdiag-nothing-retrieved, never
+  relevant (so it counts as a miss instead of being left out of the mean).
+Out-of-domain queries have no needle and are not in these files.
+"""
 
 # Every printable ASCII character except '%' stays as is; whitespace, '%' and non-ASCII are encoded.
 _SAFE = "".join(c for c in string.punctuation if c != "%")
@@ -105,6 +135,8 @@ def trec_run(ev: Evaluation, config: Config | str, *, depth: int = 20, run_name:
         shown = depth if res.retrieved is None else min(depth, int(res.retrieved[i]))
         for rank, pos in enumerate(res.top_order[i, :shown], 1):
             lines.append(f"{qid} Q0 {trec_id(chunks[int(pos)].id)} {rank} {1.0 / rank:.12g} {name}")
+        if shown == 0:  # nothing retrieved: a sentinel line, so the query counts (as a miss) in every TREC mean
+            lines.append(f"{qid} Q0 {NOTHING_DOCNO} 1 1 {name}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -135,7 +167,7 @@ def trec_qrels(ev: Evaluation, strategy: str) -> str:
 def write_trec(ev: Evaluation, out_dir: str | Path, *, depth: int = 20) -> list[str]:
     """Write ``<strategy>_<retriever>.run`` per configuration and ``<strategy>.qrels`` per strategy.
 
-    Returns the paths written (runs first, in evaluation order, then qrels).
+    Returns the paths written (runs first, in evaluation order, then qrels, then ``README.txt``).
     External runs (``ext/NAME``) are skipped: their hits are not our chunks.
     """
     out = Path(out_dir)
@@ -150,6 +182,10 @@ def write_trec(ev: Evaluation, out_dir: str | Path, *, depth: int = 20) -> list[
     for name in ev.indexes:
         path = out / f"{name}.qrels"
         path.write_text(trec_qrels(ev, name), encoding="utf-8")
+        paths.append(str(path))
+    if paths:
+        path = out / "README.txt"
+        path.write_text(TREC_README, encoding="utf-8")
         paths.append(str(path))
     return paths
 

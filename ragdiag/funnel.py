@@ -1,23 +1,18 @@
 """Where each answerable query was lost: one stage per query and configuration, in pipeline order.
 
-Stages, checked in this order; a query gets the first that applies:
+The stage is the query's rung of the outcome ladder (:mod:`ragdiag.outcomes`,
+defined there once: destroyed, truncated, not-in-pool, ranked-low, refused,
+kept-but-wrong, answered) at this funnel's ``k``, ``keep`` and ``cut``. The
+funnel adds what the ladder does not need:
 
-1. ``destroyed``: no chunk holds the needle whole (the chunking cut it).
-2. ``truncated``: the needle is not in the top ``k`` and every chunk holding it
-   is cut by the encoder window before the needle ends (the diagnosis rule of
-   :mod:`ragdiag.evaluate`).
-3. ``not-in-pool``: the holder is not among the ``pool`` candidates (25,
-   :data:`ragdiag.defaults.RERANK_HEAD`) of the ranking its spec names as its
-   ``pool`` (a reranker: the ranking whose head it rescored), else of its own
-   ranking. For one that ``fuses`` rankings (hybrid) the row says which input had it.
-4. ``ranked-low``: in the pool, but below ``k`` after the final ranking. For a
-   reranker, ``demoted`` marks a holder the reranker moved from inside ``k``
-   (pool rank <= k) to outside (reranker inversion); ``promoted`` marks the
-   reverse (those queries go on to the gate).
-5. ``refused`` / ``kept-but-wrong``: the needle is in the top ``k``, and the
-   gate of :mod:`ragdiag.threshold` at the chosen cut keeps nothing, or keeps
-   chunks none of which holds the needle.
-6. ``answered``: the gate keeps a chunk holding the needle.
+* ``pool``: :data:`ragdiag.defaults.RERANK_HEAD` (25) candidates of the
+  ranking its spec names as its ``pool`` (a reranker: the ranking whose head
+  it rescored), else of its own ranking (what it would hand to a reranker).
+  For one that ``fuses`` rankings (hybrid) the row says which input had the
+  holder and at what rank.
+* For a reranker, ``demoted`` marks a holder the reranker moved from inside
+  ``k`` (pool rank <= k) to outside (reranker inversion); ``promoted`` marks
+  the reverse (those queries go on to the gate).
 
 Ranks at each stage (1-based, of the best-ranked chunk holding the needle, over
 the full ranking): ``dense_rank`` and ``bm25_rank`` (under those retrievers where
@@ -26,7 +21,7 @@ computed with the same retrievers otherwise), ``pool_rank`` (the rank the pool i
 rank for a reranker, the configuration's own rank otherwise) and ``final_rank``.
 
 Counts are per query; a question has several phrasings, so intervals
-resample questions (:func:`ragdiag.clustered.question_bootstrap`).
+are clustered Wilson over questions (:func:`ragdiag.compare.intervals.clustered_share`).
 """
 
 from __future__ import annotations
@@ -36,15 +31,15 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .clustered import question_bootstrap
+from .compare.intervals import clustered_share
 from .defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K, RERANK_HEAD, SEED
 from .evaluation import Config, Evaluation, parse_key
+from .outcomes import LADDER, query_outcomes
 from .retrieval.base import QueryBatch
 from .retrieval.hybrid import ranks_from_orders
 from .retrieval.registry import RunContext, build_retriever, embeds, index_context, retriever_spec
 from .stats import Interval
 from .tables import format_rows
-from .threshold.gate import gate
 
 __all__ = [
     "STAGES",
@@ -59,7 +54,8 @@ __all__ = [
     "needle_ranks",
 ]
 
-STAGES = ("destroyed", "truncated", "not-in-pool", "ranked-low", "refused", "kept-but-wrong", "answered")
+#: The stages of the funnel: the rungs of :data:`ragdiag.outcomes.LADDER`.
+STAGES = LADDER
 #: The stage-rank columns (``per_query.csv``): the rank under the retriever each is named after.
 RANK_COLUMNS = ("dense_rank", "bm25_rank")
 
@@ -127,9 +123,9 @@ class Funnel:
         return [r.query_id for r in self.rows if r.stage == stage]
 
     def intervals(self, *, seed: int = SEED) -> dict[str, Interval]:
-        """Per stage: the share of queries, 95% question-bootstrap interval (resampling questions)."""
+        """Per stage: the share of queries with the clustered Wilson interval over questions (``seed`` unused)."""
         clusters = [r.question_id for r in self.rows]
-        return {s: question_bootstrap([r.stage == s for r in self.rows], clusters, seed=seed) for s in STAGES}
+        return {s: clustered_share([r.stage == s for r in self.rows], clusters) for s in STAGES}
 
     def stage_of(self, query_id: str) -> QueryStage:
         """The row of one answerable query (KeyError for an ood or unknown query)."""
@@ -228,6 +224,8 @@ def funnel(ev: Evaluation, config: Config | str, *, k: int = PRIMARY_K, cut: flo
     if ranks is None and inputs:
         ranks = needle_ranks(ev, cfg.strategy, inputs, encoder=encoder, store=store)
     fused = retriever_spec(spec.pool).fuses if reranker else spec.fuses
+    pool_ranks = np.asarray(ranks[spec.pool]) if reranker else res.needle_rank
+    ladder = query_outcomes(ev, cfg, k=k, keep=keep, cut=cut, pool=pool, pool_rank=pool_ranks)
     rows = []
     for i, q in enumerate(ev.queries):
         if not q.in_domain:
@@ -238,23 +236,20 @@ def funnel(ev: Evaluation, config: Config | str, *, k: int = PRIMARY_K, cut: flo
         stage_ranks = {n: int(ranks[n][i]) for n in inputs}
         stage_ranks[cfg.retriever] = final
         dense_rank, bm25_rank = (stage_ranks.get(c.removesuffix("_rank")) or None for c in RANK_COLUMNS)
-        pool_rank = stage_ranks[spec.pool] if reranker else final
+        pool_rank = int(pool_ranks[i])
         rerank = ""
         if reranker and holders.size:
             inside_before, inside_after = 1 <= pool_rank <= k, 1 <= final <= k
             rerank = "demoted" if inside_before and not inside_after else (
                 "promoted" if inside_after and not inside_before else "")
-        hit = 1 <= final <= k
+        stage = ladder[i].outcome
         detail = ""
-        if not holders.size:
-            stage = "destroyed"
+        if stage == "destroyed":
             cuts = [d.cuts for d in index.report.destroyed if d.question_id == q.question_id]
             detail = f"cut at {', '.join(map(str, cuts[0]))}" if cuts and cuts[0] else "no chunk holds it whole"
-        elif not hit and index.truncated_before_needle(q.question_id, question.end):
-            stage = "truncated"
+        elif stage == "truncated":
             detail = f"every holder is cut by the encoder window before character {question.end}"
-        elif not 1 <= pool_rank <= pool:
-            stage = "not-in-pool"
+        elif stage == "not-in-pool":
             if reranker:
                 detail = f"{spec.pool} rank {pool_rank}, outside the {pool} candidates reranked"
             elif fused:
@@ -264,20 +259,13 @@ def funnel(ev: Evaluation, config: Config | str, *, k: int = PRIMARY_K, cut: flo
                           + (f"; {' and '.join(had)} had it" if had else "; neither input had it in its top %d" % pool))
             else:
                 detail = f"rank {pool_rank}, outside the top {pool}"
-        elif not hit:
-            stage = "ranked-low"
+        elif stage == "ranked-low":
             detail = f"rank {final} > k = {k}" + (f" ({spec.pool} rank {pool_rank})" if reranker else "")
-        else:
-            kept = gate(res, i, cut=cut, keep=keep)
-            if not kept:
-                stage = "refused"
-                detail = f"nothing in the top {keep} is closer than {cut:g}"
-            elif any(pos in set(holders.tolist()) for pos, _ in kept):
-                stage = "answered"
-            else:
-                stage = "kept-but-wrong"
-                d = res.needle_distance[i]
-                detail = f"the holder is at distance {d:.3f} (>= cut {cut:g}) or outside the top {keep}"
+        elif stage == "refused":
+            detail = f"nothing in the top {min(k, keep)} is closer than {cut:g}"
+        elif stage == "kept-but-wrong":
+            d = res.needle_distance[i]
+            detail = f"the holder is at distance {d:.3f} (>= cut {cut:g}) or outside the top {min(k, keep)}"
         rows.append(QueryStage(q.id, q.question_id, q.phrasing, stage, rerank, dense_rank, bm25_rank,
                                pool_rank or None, final or None, detail))
     return Funnel(cfg, k, float(cut), keep, pool, tuple(rows))
@@ -378,12 +366,13 @@ def format_funnel(items: Sequence[Funnel], *, seed: int = SEED) -> str:
     return head + "\n" + format_rows(table)
 
 
-STAGE_COLUMNS = ("stage", *RANK_COLUMNS, "pool_rank", "final_rank")
+#: The funnel's rank columns of ``per_query`` (:func:`stage_columns`).
+STAGE_COLUMNS = (*RANK_COLUMNS, "pool_rank", "final_rank")
 
 
 def stage_columns(ev: Evaluation, *, k: int = PRIMARY_K, cut: float = DEFAULT_CUT, keep: int = DEFAULT_KEEP,
                   encoder=None, store=None) -> dict[tuple[str, str], dict]:
-    """``(config label, query id) -> {stage, dense_rank, bm25_rank, pool_rank, final_rank}`` for ``per_query``.
+    """``(config label, query id) -> {dense_rank, bm25_rank, pool_rank, final_rank}`` for ``per_query``.
 
     Answerable queries of ragdiag configurations only. A configuration whose
     first-stage ranks cannot be had (a reranker or hybrid evaluated without
@@ -392,7 +381,6 @@ def stage_columns(ev: Evaluation, *, k: int = PRIMARY_K, cut: float = DEFAULT_CU
     out: dict[tuple[str, str], dict] = {}
     for f in funnels(ev, k=k, cut=cut, keep=keep, encoder=encoder, store=store, errors={}):
         for r in f.rows:
-            out[(f.config.label, r.query_id)] = {"stage": r.stage, "dense_rank": r.dense_rank,
-                                                 "bm25_rank": r.bm25_rank, "pool_rank": r.pool_rank,
-                                                 "final_rank": r.final_rank}
+            out[(f.config.label, r.query_id)] = {"dense_rank": r.dense_rank, "bm25_rank": r.bm25_rank,
+                                                 "pool_rank": r.pool_rank, "final_rank": r.final_rank}
     return out

@@ -16,8 +16,8 @@ needle, and recall stays a share of queries in [0, 1], never above 1.
 **Redundancy.** A top-k slot is redundant when its chunk's text overlaps a
 higher-ranked chunk of the same list (same document) by more than half of the
 shorter of the two: wasted context. Per configuration: the share of the top-k
-slots of every query that are redundant, with a 95% question-bootstrap
-interval (all phrasings of one question resampled together).
+slots of every query that are redundant, with a 95% clustered Wilson
+interval over questions (all phrasings of one question one unit).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from typing import Sequence
 
 import numpy as np
 
-from .clustered import query_clusters, question_bootstrap
-from .compare.intervals import clustered_rate
-from .defaults import KS, PRIMARY_K, SEED
+from .clustered import query_clusters
+from .compare.intervals import clustered_rate, clustered_share
+from .defaults import KS, PRIMARY_K
 from .evaluation import Config, Evaluation, parse_key
 from .metrics import hits_at_k
 from .rows import GranularRow, RedundancyRow
@@ -104,7 +104,7 @@ def redundant_slots(spans: Sequence[tuple[str, int, int]]) -> np.ndarray:
     return out
 
 
-def redundancy(ev: Evaluation, config: Config | str, *, k: int = PRIMARY_K, seed: int = SEED) -> Interval:
+def redundancy(ev: Evaluation, config: Config | str, *, k: int = PRIMARY_K) -> Interval:
     """Share of the top-k slots (over all queries) whose text repeats a higher-ranked chunk's, question-clustered."""
     res = ev.result(config)
     if res.config.external:
@@ -119,15 +119,15 @@ def redundancy(ev: Evaluation, config: Config | str, *, k: int = PRIMARY_K, seed
         for i in range(len(ev.queries))
     ], dtype=np.float64)
     slots = np.full(len(ev.queries), float(min(k, res.top_order.shape[1])))
-    return question_bootstrap(per_query, query_clusters(ev.queries), slots, seed=seed)
+    return clustered_share(per_query, query_clusters(ev.queries), slots)
 
 
-def redundancy_rows(ev: Evaluation, *, k: int = PRIMARY_K, seed: int = SEED) -> list[RedundancyRow]:
+def redundancy_rows(ev: Evaluation, *, k: int = PRIMARY_K) -> list[RedundancyRow]:
     """One :class:`~ragdiag.rows.RedundancyRow` per ragdiag configuration: redundant slots of the top k."""
     rows = []
     for cfg in ev.results:
         if cfg.external:
             continue
-        iv = redundancy(ev, cfg, k=k, seed=seed)
+        iv = redundancy(ev, cfg, k=k)
         rows.append(RedundancyRow(cfg.label, k, iv.successes, iv.trials, iv))
     return rows

@@ -1,8 +1,9 @@
 """One row per (configuration, query): the records behind ``per_query.csv`` and ``per_query.parquet``.
 
-A record carries the rank and diagnosis of :mod:`ragdiag.evaluate` and the
-funnel's stage and stage ranks (:func:`ragdiag.funnel.stage_columns`);
-:mod:`ragdiag.export` writes them.
+A record carries the rank of :mod:`ragdiag.evaluate`, the query's outcome
+(:func:`ragdiag.outcomes.query_outcomes` at the gate's k, keep and cut) and the
+funnel's stage ranks (:func:`ragdiag.funnel.stage_columns`); :mod:`ragdiag.export`
+writes them.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import numpy as np
 from .evaluation import Evaluation
 from .funnel import STAGE_COLUMNS, stage_columns
 from .metrics import reciprocal_rank
+from .outcomes import query_outcomes
 from .rows import QueryRow
 
 __all__ = ["PER_QUERY_COLUMNS", "per_query_records", "per_query_frame"]
@@ -19,22 +21,27 @@ __all__ = ["PER_QUERY_COLUMNS", "per_query_records", "per_query_frame"]
 #: The columns of ``per_query.csv`` / ``per_query.parquet``, in order.
 PER_QUERY_COLUMNS = (
     "strategy", "retriever", "query_id", "question_id", "phrasing", "needle_rank",
-    "diagnosis", "needle_distance", "top1_distance", "top1_chunk", "reciprocal_rank",
-    # the funnel (ragdiag.funnel): first stage lost at the primary k and default gate, ranks at each stage
-    "stage", "dense_rank", "bm25_rank", "pool_rank", "final_rank",
+    # the outcome ladder (ragdiag.outcomes) at the gate's k, keep and cut; the chunks the gate keeps there
+    "outcome", "kept", "needle_distance", "top1_distance", "top1_chunk", "reciprocal_rank",
+    # the funnel (ragdiag.funnel): ranks at each stage
+    "dense_rank", "bm25_rank", "pool_rank", "final_rank",
 )
 
 
 def per_query_records(ev: Evaluation) -> list[QueryRow]:
     """One :class:`~ragdiag.rows.QueryRow` per (configuration, query); ``needle_rank`` None when absent.
 
-    ``stage`` and the stage ranks come from :func:`ragdiag.funnel.stage_columns`
-    (answerable queries only; empty for ood queries and external runs).
+    ``outcome`` and ``kept`` come from :func:`ragdiag.outcomes.query_outcomes`
+    at :data:`~ragdiag.defaults.PRIMARY_K`, :data:`~ragdiag.defaults.DEFAULT_KEEP`
+    and :data:`~ragdiag.defaults.DEFAULT_CUT` (empty for external runs); the
+    stage ranks from :func:`ragdiag.funnel.stage_columns` (answerable queries
+    only; empty for ood queries and external runs).
     """
     stages = stage_columns(ev)
     out = []
     for cfg, res in ev.results.items():
         rr = reciprocal_rank(res.needle_rank)
+        ladder = None if cfg.external else query_outcomes(ev, cfg)
         for i, q in enumerate(ev.queries):
             rank = int(res.needle_rank[i])
             nd = float(res.needle_distance[i])
@@ -45,7 +52,8 @@ def per_query_records(ev: Evaluation) -> list[QueryRow]:
                 question_id=q.question_id or "",
                 phrasing=q.phrasing,
                 needle_rank=rank if rank > 0 else None,
-                diagnosis=res.diagnosis[i],
+                outcome=ladder[i].outcome if ladder else None,
+                kept=ladder[i].kept if ladder else None,
                 needle_distance=None if np.isnan(nd) else round(nd, 6),
                 top1_distance=None if np.isnan(res.top1_distance[i]) else round(float(res.top1_distance[i]), 6),
                 top1_chunk=ev.hit_label(cfg, int(res.top_order[i, 0])),
@@ -60,6 +68,6 @@ def per_query_frame(ev: Evaluation):
     import pandas as pd
 
     df = pd.DataFrame([r.cells() for r in per_query_records(ev)], columns=list(PER_QUERY_COLUMNS))
-    for col in ("needle_rank", "dense_rank", "bm25_rank", "pool_rank", "final_rank"):
+    for col in ("needle_rank", "kept", "dense_rank", "bm25_rank", "pool_rank", "final_rank"):
         df[col] = df[col].astype("Int64")
     return df

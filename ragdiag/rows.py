@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 #: The outcomes of a :class:`RateRow`, in column order.
-OUTCOME_KEYS = ("answered", "kept_wrong", "refused", "bluffs", "bluffs_near", "bluffs_far")
+OUTCOME_KEYS = ("answered", "wrong_sources", "no_answer", "bluffs", "bluffs_near", "bluffs_far")
 
 
 def _flat(name: str, iv: Interval) -> dict:
@@ -94,8 +94,12 @@ class SummaryRow:
 
 @dataclass(frozen=True)
 class SweepRow:
-    """Gate counts at one cut: in-domain ``answered + kept_wrong + refused``, ood ``bluffs + ood_refused``.
+    """Gate counts at one cut: in-domain ``answered + wrong_sources + no_answer``, ood ``bluffs + abstained``.
 
+    ``wrong_sources``: answerable queries given sources, none holding the
+    answer; ``no_answer``: answerable queries given nothing (whatever their rung
+    of :data:`ragdiag.outcomes.LADDER`: the ladder's ``kept-but-wrong`` and
+    ``refused`` are the part of these whose needle was in the top k).
     ``lost`` is the answerable queries not answered; ``bluffs_by_kind`` the
     bluffs per out-of-domain kind (columns ``bluffs_near``, ``bluffs_far``).
 
@@ -105,11 +109,11 @@ class SweepRow:
 
     cut: float
     answered: int
-    kept_wrong: int
-    refused: int
+    wrong_sources: int
+    no_answer: int
     lost: int
     bluffs: int
-    ood_refused: int
+    abstained: int
     bluffs_by_kind: Mapping[str, int]
 
     def cells(self) -> dict:
@@ -155,8 +159,8 @@ class RateRow:
 
     cut: float
     answered: RateCell
-    kept_wrong: RateCell
-    refused: RateCell
+    wrong_sources: RateCell
+    no_answer: RateCell
     bluffs: RateCell
     bluffs_near: RateCell
     bluffs_far: RateCell
@@ -178,10 +182,15 @@ class RateRow:
 
 @dataclass(frozen=True)
 class PairRow:
-    """One paired comparison of a family: ``a`` against ``b`` over questions, Holm within the family.
+    """One paired comparison of a family: ``a`` against ``b`` over questions, simultaneous within the family.
 
     ``wins``, ``losses`` and ``ties`` count questions; ``difference`` is the
-    mean difference ``a - b`` with its question-bootstrap bounds ``low``/``high``.
+    mean difference ``a - b`` with the bounds ``low``/``high`` of the interval
+    of kind ``kind`` (``simultaneous``: the one ``status`` was decided with;
+    ``status`` is ``different`` exactly when it excludes 0). ``p_adjusted`` is
+    the family's max-T adjusted p, ``q_value`` the Benjamini-Hochberg q
+    (exploratory), ``low_unadjusted``/``high_unadjusted`` the pair-alone
+    question-bootstrap interval.
     """
 
     a: str
@@ -190,12 +199,16 @@ class PairRow:
     losses: int
     ties: int
     p: float
-    p_holm: float | None
+    p_adjusted: float | None
     difference: float
     low: float
     high: float
     status: str
     n_questions: int
+    kind: str = "simultaneous"
+    q_value: float | None = None
+    low_unadjusted: float | None = None
+    high_unadjusted: float | None = None
 
     def cells(self) -> dict:
         """The flat row, columns in field order."""
@@ -258,10 +271,12 @@ class RedundancyRow:
 
 @dataclass(frozen=True)
 class QueryRow:
-    """One (configuration, query) outcome: the needle's rank and distance, the diagnosis and the funnel stage.
+    """One (configuration, query): the needle's rank and distance, its outcome and the funnel's ranks.
 
-    ``None`` where a value does not apply (no needle found, an ood query, a stage
-    column of an external run).
+    ``outcome``: the query's rung of :data:`ragdiag.outcomes.LADDER` (ood:
+    ``bluff`` / ``abstained``) at the gate's k, keep and cut; ``kept``: the
+    chunks the gate keeps there. ``None`` where a value does not apply (no
+    needle found, an ood query, an external run).
     """
 
     strategy: str
@@ -270,12 +285,12 @@ class QueryRow:
     question_id: str
     phrasing: str
     needle_rank: int | None
-    diagnosis: str
+    outcome: str | None
+    kept: int | None
     needle_distance: float | None
     top1_distance: float | None
     top1_chunk: str
     reciprocal_rank: float | None
-    stage: str | None
     dense_rank: int | None
     bm25_rank: int | None
     pool_rank: int | None

@@ -18,13 +18,17 @@ from dataclasses import dataclass
 from html import escape
 from typing import Sequence
 
-__all__ = ["PALETTE", "IntervalSeries", "Line", "interval_chart", "line_chart"]
+__all__ = ["PALETTE", "IntervalSeries", "Line", "Step", "Dot", "interval_chart", "line_chart", "waterfall_chart",
+           "dot_chart", "LOSS", "MUTED"]
 
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
 DASHES = ("", "6 3", "2 3", "8 3 2 3")
 _FONT = "font-family=\"system-ui, -apple-system, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif\""
 _AXIS = "#6b7280"
 _GRID = "#e5e7eb"
+#: Red means loss (destroyed, refused, bluffs); grey is everything not compared.
+LOSS = "#C62828"
+MUTED = "#9ca3af"
 
 
 @dataclass(frozen=True)
@@ -142,8 +146,12 @@ def interval_chart(categories: Sequence[str], series: Sequence[IntervalSeries], 
 
 def line_chart(x: Sequence[float], lines: Sequence[Line], *, label: str, x_label: str = "", y_label: str = "",
                y_max: float = 1.0, y_format=lambda t: f"{100 * t:.0f}%", marker: float | None = None,
-               marker_label: str = "", width: int = 720, height: int = 320) -> str:
+               marker_label: str = "", width: int = 720, height: int = 320, goal: float | None = None,
+               goal_label: str = "", second_marker: float | None = None, second_label: str = "") -> str:
     """Lines over a numeric x axis, with an optional vertical marker (e.g. the chosen cut).
+
+    ``goal`` draws a horizontal red rule at that y (e.g. the bluff rate a team accepts), labelled
+    ``goal_label``; ``second_marker`` a second, dotted vertical line (e.g. a proposed cut beside the chosen one).
 
     >>> s = line_chart([0.0, 0.5, 1.0], [Line("answered", [0.0, 0.5, 1.0])], label="sweep", marker=0.5,
     ...                marker_label="cut 0.5")
@@ -183,14 +191,23 @@ def line_chart(x: Sequence[float], lines: Sequence[Line], *, label: str, x_label
         dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
         out.append(f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="2.2" '
                    f'stroke-linejoin="round"{dash_attr}><title>{_e(ln.name)}</title></polyline>')
-    if marker is not None and x0 <= marker <= x1:
-        mx = px(float(marker))
-        out.append(f'<line x1="{_n(mx)}" y1="{_n(top - 16)}" x2="{_n(mx)}" y2="{_n(bottom)}" stroke="#111827" '
-                   f'stroke-width="1.2" stroke-dasharray="3 3"/>')
+    if goal is not None and 0 <= goal <= y_max:
+        gy = py(float(goal))
+        out.append(f'<line x1="{_n(left)}" y1="{_n(gy)}" x2="{_n(right)}" y2="{_n(gy)}" stroke="{LOSS}" '
+                   f'stroke-width="1.4" stroke-dasharray="7 4"><title>{_e(goal_label)}</title></line>')
+        out.append(f'<text x="{_n(right - 4)}" y="{_n(gy - 5)}" text-anchor="end" fill="{LOSS}" '
+                   f'font-weight="600">{_e(goal_label)}</text>')
+    for value, text, row, dash in ((marker, marker_label, 0, "3 3"), (second_marker, second_label, 1, "1 3")):
+        if value is None or not x0 <= value <= x1:
+            continue
+        mx = px(float(value))
+        ty = top - 8 - 14 * row
+        out.append(f'<line x1="{_n(mx)}" y1="{_n(ty - 8)}" x2="{_n(mx)}" y2="{_n(bottom)}" stroke="#111827" '
+                   f'stroke-width="1.2" stroke-dasharray="{dash}"/>')
         anchor = "end" if mx > (left + right) / 2 else "start"
         dx = -6 if anchor == "end" else 6
-        out.append(f'<text x="{_n(mx + dx)}" y="{_n(top - 8)}" text-anchor="{anchor}" fill="#111827" '
-                   f'font-weight="600">{_e(marker_label)}</text>')
+        out.append(f'<text x="{_n(mx + dx)}" y="{_n(ty)}" text-anchor="{anchor}" fill="#111827" '
+                   f'font-weight="600">{_e(text)}</text>')
     out += _legend([ln.name for ln in lines], left, 18, dashed=True)
     out.append("</svg>")
     return "\n".join(out)
@@ -206,3 +223,129 @@ def _nice_step(raw: float) -> float:
             return m * mag
     return 10 * mag
 
+
+
+@dataclass(frozen=True)
+class Step:
+    """One bar of a :func:`waterfall_chart`: ``count`` items lost at this step (or the total, for an end bar)."""
+
+    name: str
+    count: int
+    total: bool = False  # an end bar (drawn from zero in the accent colour), not a loss
+
+
+def waterfall_chart(steps: Sequence[Step], *, label: str, of: int, width: int = 540, row: int = 30,
+                    label_width: int = 200) -> str:
+    """A horizontal waterfall: where ``of`` items go, one loss per row, floating where the last row ended.
+
+    Total rows (``Step(total=True)``) are drawn from zero in the accent colour; losses in red, each
+    with its count and share of ``of``.
+
+    >>> s = waterfall_chart([Step("in", 10, True), Step("lost", 3), Step("kept", 7, True)], label="flow", of=10)
+    >>> s.count("<rect"), ">-3 (30%)<" in s
+    (3, True)
+    """
+    if of < 1:
+        raise ValueError("waterfall_chart needs a positive total")
+    left, right, top = float(label_width), width - 86.0, 14.0
+    height = int(top + row * len(steps) + 28)
+    px = lambda v: left + (right - left) * v / of  # noqa: E731
+    out = _open(width, height, label)
+    level = of
+    for i, st in enumerate(steps):
+        y = top + row * i
+        if st.total:
+            a, b, color, text = 0, st.count, PALETTE[0], f"{st.count} ({100 * st.count / of:.0f}%)"
+            level = st.count
+        else:
+            a, b, color = level - st.count, level, LOSS
+            text = f"-{st.count} ({100 * st.count / of:.0f}%)" if st.count else "0"
+            level -= st.count
+        w = max(px(b) - px(a), 1.5 if st.count else 0.0)
+        out.append(f"<g><title>{_e(st.name)}: {_e(text)}</title>")
+        out.append(f'<text x="{_n(left - 8)}" y="{_n(y + row / 2 + 4)}" text-anchor="end" fill="#111827">'
+                   f"{_e(st.name)}</text>")
+        out.append(f'<rect x="{_n(px(a))}" y="{_n(y + 5)}" width="{_n(w)}" height="{_n(row - 10)}" fill="{color}" '
+                   f'rx="2"/>')
+        out.append(f'<text x="{_n(px(b) + 6)}" y="{_n(y + row / 2 + 4)}" fill="{_AXIS if not st.count else color}" '
+                   f'font-weight="600">{_e(text)}</text>')
+        out.append("</g>")
+        if i + 1 < len(steps):  # the connector: where the next bar starts
+            out.append(f'<line x1="{_n(px(level))}" y1="{_n(y + row - 5)}" x2="{_n(px(level))}" '
+                       f'y2="{_n(y + row + 5)}" stroke="{_AXIS}" stroke-dasharray="2 2"/>')
+    base = top + row * len(steps)
+    out.append(f'<line x1="{_n(left)}" y1="{_n(base)}" x2="{_n(right)}" y2="{_n(base)}" stroke="{_AXIS}"/>')
+    for t in (0, 0.25, 0.5, 0.75, 1.0):
+        out.append(f'<text x="{_n(px(t * of))}" y="{_n(base + 15)}" text-anchor="middle" fill="{_AXIS}">'
+                   f"{100 * t:.0f}%</text>")
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+@dataclass(frozen=True)
+class Dot:
+    """One row of a :func:`dot_chart`: an estimate with its interval; ``tier`` 0 accent, 1 dark, 2 grey."""
+
+    name: str
+    estimate: float
+    low: float
+    high: float
+    tier: int = 2
+    note: str = ""  # grey text on the second line (e.g. the configuration's code)
+    sub: str = ""  # a second line of the label, before the note
+
+
+def dot_chart(dots: Sequence[Dot], *, label: str, x_min: float, x_max: float, x_format=lambda t: f"{t:g}",
+              reference: float | None = None, x_label: str = "", width: int = 540, row: int = 26,
+              label_width: int = 250) -> str:
+    """A dot plot with interval rules, one row per item, in the order given (sort before calling).
+
+    >>> s = dot_chart([Dot("a", 0.5, 0.3, 0.7, 0), Dot("b", 0.2, 0.1, 0.4)], label="rank", x_min=0, x_max=1)
+    >>> s.count("<circle"), "a" in s
+    (2, True)
+    """
+    if not x_max > x_min:
+        raise ValueError("dot_chart needs x_max > x_min")
+    left, right, top = float(label_width), width - 14.0, 8.0
+    height = int(top + row * len(dots) + (40 if x_label else 24))
+    px = lambda v: left + (right - left) * (min(max(float(v), x_min), x_max) - x_min) / (x_max - x_min)  # noqa: E731
+    colors = (PALETTE[0], "#1f2937", MUTED)
+    out = _open(width, height, label)
+    base = top + row * len(dots)
+    step = _nice_step((x_max - x_min) / 5)
+    t = math.ceil(x_min / step) * step
+    while t <= x_max + 1e-9:
+        out.append(f'<line x1="{_n(px(t))}" y1="{_n(top)}" x2="{_n(px(t))}" y2="{_n(base)}" stroke="{_GRID}"/>')
+        out.append(f'<text x="{_n(px(t))}" y="{_n(base + 15)}" text-anchor="middle" fill="{_AXIS}">'
+                   f"{_e(x_format(round(t, 10)))}</text>")
+        t = round(t + step, 10)
+    if reference is not None and x_min <= reference <= x_max:
+        out.append(f'<line x1="{_n(px(reference))}" y1="{_n(top)}" x2="{_n(px(reference))}" y2="{_n(base)}" '
+                   f'stroke="{_AXIS}" stroke-width="1.2"/>')
+    for i, d in enumerate(dots):
+        y = top + row * i + row / 2
+        color = colors[min(max(d.tier, 0), 2)]
+        weight = ' font-weight="600"' if d.tier == 0 else ""
+        tip = f"{d.name} {d.sub} {d.note}: {x_format(d.estimate)} [{x_format(d.low)}, {x_format(d.high)}]"
+        out.append(f"<g><title>{_e(tip)}</title>")
+        if d.sub or d.note:  # two lines: the name, then the sub-label and the grey note
+            note = f'<tspan fill="{_AXIS}"> {_e(d.note)}</tspan>' if d.note else ""
+            out.append(f'<text x="{_n(left - 10)}" y="{_n(y - 2)}" text-anchor="end" fill="#111827"{weight}>'
+                       f"{_e(d.name)}</text>")
+            out.append(f'<text x="{_n(left - 10)}" y="{_n(y + 11)}" text-anchor="end" fill="#374151" '
+                       f'font-size="11">{_e(d.sub)}{note}</text>')
+        else:
+            out.append(f'<text x="{_n(left - 10)}" y="{_n(y + 4)}" text-anchor="end" fill="#111827"{weight}>'
+                       f"{_e(d.name)}</text>")
+        if _ok(d.estimate):
+            out.append(f'<line x1="{_n(px(d.low))}" y1="{_n(y)}" x2="{_n(px(d.high))}" y2="{_n(y)}" '
+                       f'stroke="{color}" stroke-width="2.2"/>')
+            out.append(f'<circle cx="{_n(px(d.estimate))}" cy="{_n(y)}" r="5" fill="{color}" stroke="#fff" '
+                       f'stroke-width="1.5"/>')
+        out.append("</g>")
+    out.append(f'<line x1="{_n(left)}" y1="{_n(base)}" x2="{_n(right)}" y2="{_n(base)}" stroke="{_AXIS}"/>')
+    if x_label:
+        out.append(f'<text x="{_n((left + right) / 2)}" y="{height - 6}" text-anchor="middle" fill="{_AXIS}">'
+                   f"{_e(x_label)}</text>")
+    out.append("</svg>")
+    return "\n".join(out)

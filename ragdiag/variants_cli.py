@@ -1,17 +1,24 @@
-"""``python -m ragdiag variants``: model x precision x index for one strategy, as a table or JSON."""
+"""``python -m ragdiag variants``: model x precision x index for one strategy, as a table or JSON.
+
+The variants are the registry's retrievers (``dense-int8``, ``dense-hnsw``,
+``dense@use``...), evaluated by the same path as ``eval --retrievers`` and
+compared with :func:`ragdiag.variants.variant_rows` (the family "exact search
+against each variant", simultaneous intervals and adjusted p).
+"""
 
 from __future__ import annotations
 
 import json
 import sys
 
-from .defaults import DEFAULT_CUT, DEFAULT_STRATEGY, PRIMARY_K, TOP
+from .defaults import DEFAULT_CUT, DEFAULT_STRATEGY, PRIMARY_K
+from .model_cut import gate_chunk_vectors
 
 __all__ = ["register", "cmd_variants", "variants_document"]
 
 
 def register(sub, common) -> None:
-    """Add the ``variants`` subcommand to the CLI's subparsers."""
+    """Add the ``variants`` subcommand to the CLI's subparsers (a view over an evaluation of the registry's variants)."""
     from .retrieval.quantized import DEFAULT_RESCORE
     from .retrieval.variant_kinds import VARIANT_KINDS
 
@@ -33,7 +40,6 @@ def register(sub, common) -> None:
     p.add_argument("--hnsw-m", type=int, default=16, help="HNSW graph degree M (default 16)")
     p.add_argument("--hnsw-ef-construction", type=int, default=200, help="HNSW build beam (default 200)")
     p.add_argument("--hnsw-ef-search", type=int, default=64, help="HNSW search beam (default 64)")
-    p.add_argument("--repeats", type=int, default=3, help="searches timed per variant; the median is shown")
     p.add_argument("--cut", type=float, default=DEFAULT_CUT,
                    help=f"a distance cut to read per model as a percentile of nearest-chunk distances "
                         f"(default {DEFAULT_CUT})")
@@ -41,85 +47,109 @@ def register(sub, common) -> None:
     p.set_defaults(func=cmd_variants)
 
 
-def _variant_names(models: list[str], bases: list[str]) -> list[str]:
-    from .models import model_label
+def variants_document(ev, rows, *, strategy: str, k: int, phrasing: str, cut: float, store=None) -> dict:
+    """What ``variants --json`` prints.
 
-    return [b if model_label(m) == "minilm" else f"{b}@{m}" for m in models for b in bases]
-
-
-def variants_document(run, rows, *, k: int, cut: float) -> dict:
-    """What ``variants --json`` prints: rows (intervals flattened), stamps, unavailable, cut percentiles."""
-    from .rows import interval_cells
-    from .model_cut import cut_percentile, nearest_chunk_distances
+    ``rows``: one object per variant (:meth:`ragdiag.variants.VariantRow.cells`);
+    ``family``: the comparisons the p is adjusted within (simultaneous, max-T); ``stamps``: what
+    made each variant's numbers; ``unavailable``: variants that could not run,
+    with the reason; ``cut_percentile``: per model, the cut as a percentile of
+    the strategy's nearest-chunk distances.
+    """
+    from .model_cut import cut_percentile, gate_model, nearest_chunk_distances
+    from .variants import variant_configs
 
     cuts = {}
-    for label, index in run.model_indexes.items():
-        if len(index.vectors) > 1:
-            cuts[label] = {"cut": cut, "percentile": round(cut_percentile(cut, nearest_chunk_distances(index.vectors)), 2)}
+    for cfg in variant_configs(ev, strategy):
+        model = gate_model(ev, cfg)
+        if model in cuts:
+            continue
+        try:
+            vectors = gate_chunk_vectors(ev, cfg, store=store)
+        except Exception as exc:  # noqa: BLE001 - a reading, not a result: say why it is missing
+            cuts[model] = {"cut": cut, "percentile": None, "reason": str(exc)}
+            continue
+        if len(vectors) > 1:
+            cuts[model] = {"cut": cut, "percentile": round(cut_percentile(cut, nearest_chunk_distances(vectors)), 2)}
+    n = len(rows) - 1
     return {
-        "strategy": run.strategy,
+        "strategy": strategy,
         "k": k,
-        "baseline": run.config(run.baseline).label,
-        "rows": [interval_cells(r) for r in rows],
-        "stamps": {name: info.stamp for name, info in run.info.items()},
-        "unavailable": run.unavailable,
+        "phrasing": phrasing,
+        "baseline": rows[0].config if rows else None,
+        "family": (f"{rows[0].config} against each of the {n} other variant{'s' if n != 1 else ''} "
+                   "(simultaneous intervals, max-T over questions)") if rows else "",
+        "rows": [r.cells() for r in rows],
+        "stamps": {r.config: r.stamp for r in rows if r.stamp},
+        "unavailable": {name: reason for name, reason in ev.unavailable.items()},
         "cut_percentile": cuts,
     }
 
 
 def cmd_variants(args) -> int:
-    """``python -m ragdiag variants``: dense-search variants against exact search, as a table or JSON."""
-    from .cli.common import UsageError, cli_encoder, load_inputs, progress_bar, open_store
+    """``python -m ragdiag variants``: dense-search variants evaluated like any retriever, against exact search."""
+    from .chunking import parse_strategies
+    from .cli.common import UsageError, evaluate_args
     from .retrieval.ann import HNSWParams
     from .retrieval.variant_kinds import VARIANT_KINDS
-    from .variants import format_variant_rows, run_variants, variant_rows
+    from .variants import format_variant_rows, variant_names, variant_rows
 
     bases = [b.strip().lower() for b in args.variants.split(",") if b.strip()]
     unknown = [b for b in bases if b not in VARIANT_KINDS]
     if unknown or not bases:
         raise UsageError(f"unknown variant {', '.join(unknown) or '(none)'}; choose from {','.join(VARIANT_KINDS)}")
     models = [m.strip() for m in args.models.split(",") if m.strip()] or ["minilm"]
-    if args.rescore < 1 or args.repeats < 1:
-        raise UsageError("--rescore and --repeats must be at least 1")
+    if args.rescore < 1:
+        raise UsageError("--rescore must be at least 1")
     try:
         hnsw = HNSWParams(args.hnsw_m, args.hnsw_ef_construction, args.hnsw_ef_search)
+        strategies = parse_strategies(args.strategy)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    corpus, truth = load_inputs(args)
+    if len(strategies) != 1:
+        raise UsageError(f"variants are compared within one strategy; got {args.strategy!r}")
+    strategy = strategies[0].name
+    names = list(dict.fromkeys(["dense", *variant_names(models, bases)]))
     args.model = None
-    encoder = cli_encoder(args)
+    args.cross_encoder = None
+    ev = evaluate_args(args, [strategy], names, retriever_options={"rescore": args.rescore, "hnsw": hnsw})
     try:
-        run = run_variants(corpus, truth, strategy=args.strategy, variants=_variant_names(models, bases),
-                           encoder=encoder, store=open_store(args), rescore=args.rescore, hnsw=hnsw,
-                           repeats=args.repeats, progress=progress_bar())
-        rows = variant_rows(run, k=args.k, phrasing=args.phrasing)
+        rows = variant_rows(ev, strategy, k=args.k, phrasing=args.phrasing)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    store = _store_of(args)
+    doc = variants_document(ev, rows, strategy=strategy, k=args.k, phrasing=args.phrasing, cut=args.cut, store=store)
     if args.json:
         from .export import _json_default
 
-        print(json.dumps(variants_document(run, rows, k=args.k, cut=args.cut), indent=2, default=_json_default))
+        print(json.dumps(doc, indent=2, default=_json_default))
         return 0
-    doc = variants_document(run, rows, k=args.k, cut=args.cut)
-    print(f"strategy {run.strategy}: {int(run.evaluation.mask(args.phrasing).sum())} in-domain queries "
+    print(f"strategy {strategy}: {int(ev.mask(args.phrasing).sum())} in-domain queries "
           f"(phrasing {args.phrasing}); recall at k = {args.k}; "
-          f"baseline {doc['baseline']} (exact search, float32, default model)")
-    print(format_variant_rows(rows, k=args.k))
-    print(f"\nB/vec: bytes searched per chunk (+ float32 bytes kept for rescoring); ms/q: search of the top {TOP}, queries "
-          f"already embedded; overlap@{PRIMARY_K}: share of the exact top {PRIMARY_K} of the same model that the "
-          "variant returns; * Pareto-optimal (recall, memory incl. rescoring vectors, time).")
-    print("\nverdicts against the baseline (paired, question-level):")
+          f"baseline {doc['baseline']} (exact search, float32, the run's model); {doc['family']}")
+    print(format_variant_rows(rows))
+    print(f"\nB/vec: bytes searched per chunk (+ float32 bytes kept for rescoring); ms/q: the evaluation's ranking "
+          f"time per query, queries already embedded; overlap@{args.k}: share of the exact top {args.k} of the same "
+          "model that the variant returns; * Pareto-optimal (recall, memory incl. rescoring vectors, time).")
+    print("\nverdicts against the baseline (paired, question-level, simultaneous within the family):")
     for r in rows:
-        if r["p"] is not None:
-            print(f"  {r['verdict']}")
-    hnsw_stamp = next((i.stamp for i in run.info.values() if i.variant.index == "hnsw"), None)
-    if hnsw_stamp:
-        print(f"\nHNSW: {hnsw_stamp['library']}, M {hnsw_stamp['M']}, ef_construction {hnsw_stamp['ef_construction']}, "
-              f"ef_search {hnsw_stamp['ef_search']}, one thread")
+        if r.p is not None:
+            print(f"  {r.verdict}")
+    hnsw_stamp = next((r.stamp for r in rows if r.index == "hnsw" and r.stamp), None)
+    if hnsw_stamp and "M" in hnsw_stamp:
+        print(f"\nHNSW: {hnsw_stamp.get('library')}, M {hnsw_stamp['M']}, ef_construction "
+              f"{hnsw_stamp['ef_construction']}, ef_search {hnsw_stamp['ef_search']}")
     for label, c in doc["cut_percentile"].items():
-        print(f"cut {c['cut']:g} with {label}: percentile {c['percentile']:.1f} of the {run.strategy} chunks' "
-              "distances to their nearest other chunk (a cosine cut belongs to one model; the percentile "
-              "is the reading that carries over)")
-    for name, reason in run.unavailable.items():
+        if c["percentile"] is not None:
+            print(f"cut {c['cut']:g} with {label}: percentile {c['percentile']:.1f} of the {strategy} chunks' "
+                  "distances to their nearest other chunk (a cosine cut belongs to one model; the percentile "
+                  "is the reading that carries over)")
+    for name, reason in ev.unavailable.items():
         print(f"\nunavailable: {name}: {reason}", file=sys.stdout)
     return 0
+
+
+def _store_of(args):
+    from .cli.common import open_store
+
+    return open_store(args)

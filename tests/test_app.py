@@ -215,43 +215,60 @@ def test_overview_from_url(tiny):
     assert table["queries"].tolist() == [4]
 
 
-def test_compare_counts_and_verdict(tiny, library):
+def test_compare_explore_every_pair_says_what_the_library_says(tiny, library):
     from ragdiag.compare.comparisons import compare, compare_in_family, pairwise
 
-    at = app("app_pages/compare.py", a="E/dense", b="A/dense", k="1")
+    at = app("app_pages/compare.py", view="Explore every pair", a="E/dense", b="A/dense", k="1")
     comp = compare_in_family(library, "E/dense", "A/dense", k=1)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["wins of E/dense"] == str(comp.test.wins)  # questions
     assert metrics["losses of E/dense"] == str(comp.test.losses)
     assert metrics["ties"] == str(comp.test.ties)
     assert comp.test.n_questions == 4
-    assert metrics["p (Holm)"] == f"{comp.p_holm:.4g}"
+    assert metrics["p adjusted"] == f"{comp.p_adjusted:.3g}"
     shown = texts(at)
-    assert comp.verdict in shown  # the library's words, Holm within the family on screen
-    assert "descriptive only (p = " in comp.verdict and "Holm over 15 comparisons" in comp.verdict  # k = 1
+    assert comp.verdict in shown  # the library's words, simultaneous within the family on screen
+    assert "descriptive only" in comp.verdict and "simultaneous over 15 comparisons" in comp.verdict  # k = 1
     assert comp.power in shown
-    assert "indistinguishable" not in shown
+    assert not at.success and comp.verdict not in [e.value for e in at.info]  # exploratory: never coloured
     links = [e for e in at.get("page_link")]
     assert len(links) == len(comp.wins) + len(comp.losses)
     pairs = pairwise(library, k=1)
-    assert f"{len(pairs)} comparisons at R@1" in shown and "descriptive" in shown  # k = 1 is not the primary k
-    # the planned family: A against each other configuration (5 comparisons), its own Holm
-    at.segmented_control(key="family").set_value("A against each other (planned)").run()
-    planned = compare_in_family(library, "E/dense", "A/dense", k=1, planned=True)
-    assert planned.family == 5 and planned.verdict in texts(at)
+    assert f"all {len(pairs)} pairs at R@1" in shown and "Descriptive" in shown  # k = 1 is not the primary k
+    table = frame_with(at, "beats, after correction")
+    assert set(table["code"]) == {c.label for c in library.results}
+    assert "simultaneous" in shown and "MRR (descriptive, this pair alone)" in shown
+    # no declared baseline: the planned question is not offered
+    assert "Is the candidate better than what we run?" not in at.segmented_control(key="view").options
     at.selectbox(key="k").set_value(20).run()
     assert str(compare(library, "E/dense", "A/dense", k=20).test.wins) == {m.label: m.value for m in at.metric}[
         "wins of E/dense"]
 
 
-def test_compare_defaults_to_the_primary_k(tiny, library):
-    from ragdiag.defaults import PRIMARY_K
+def test_compare_defaults_to_what_to_ship_and_switches(tiny, library):
+    from ragdiag.compare import effects
+    from ragdiag.recommend import recommend
 
-    at = app("app_pages/compare.py", a="E/dense", b="A/dense")
-    assert at.selectbox(key="k").value == PRIMARY_K
+    at = app("app_pages/compare.py")
+    assert at.segmented_control(key="view").value == "What should we ship?"
+    assert recommend(library).sentence() in [e.value for e in at.success]
+    at.segmented_control(key="view").set_value("What does each chunking switch do?").run()
+    assert not at.exception
+    # the tiny run has A and E only: they differ by two switches, so no contrast of the design exists
+    with pytest.raises(ValueError, match="no contrast"):
+        effects(library)
+    assert any("differ by one switch" in e.value for e in at.info)
+
+
+def test_compare_planned_family_needs_a_declared_baseline(tiny, library, monkeypatch):
+    from ragdiag.compare.comparisons import compare_in_family
+
+    monkeypatch.setenv("RAGDIAG_BASELINE", "E/hybrid")
+    at = app("app_pages/compare.py", view="Is the candidate better than what we run?", b="A/dense")
     shown = texts(at)
-    assert f"at R@{PRIMARY_K} over 4 questions: " in shown
-    assert "not shown different (p = " in shown or "is ahead (p = " in shown
+    assert "declared by `RAGDIAG_BASELINE`" in shown or "declared by RAGDIAG_BASELINE" in shown
+    planned = compare_in_family(library, "A/dense", "E/hybrid", baseline="E/hybrid")
+    assert planned.family == 5 and planned.verdict in shown
 
 
 def test_chunking_page_and_document_viewer(tiny, library):
@@ -288,7 +305,7 @@ def _rates_table(at):
 
 
 def _expected_counts(row):
-    return {"answered": row.answered, "kept but wrong": row.kept_wrong, "refused by the cut": row.refused,
+    return {"answered": row.answered, "wrong sources": row.wrong_sources, "no answer": row.no_answer,
             "bluffs (all out-of-domain)": row.bluffs, "bluffs (near)": row.bluffs_by_kind["near"],
             "bluffs (far)": row.bluffs_by_kind["far"]}
 

@@ -151,6 +151,25 @@ def test_power_equals_enumeration(n, a, b):
     assert sign_test_power(n, p_win, p_loss) == pytest.approx(_power_brute(n, p_win, p_loss), abs=1e-9)
 
 
+def test_resolvable_with_phrasings_and_a_family_matches_the_exact_test():
+    from ragdiag.authoring.power import resolvable
+    from ragdiag.compare import sign_flip_test
+
+    r = resolvable(32, 2, family_size=276)
+    assert (r.alone, r.family) == (0.12, 0.25)
+    assert r.as_json() == {"alone": 0.12, "family": {"size": 276, "points": 0.25}, "questions": 32, "phrasings": 2,
+                           "k": 4}
+    # the best case with 2 phrasings: one phrasing flipped per discordant question, all one way; 6 such questions
+    # (a difference of 6/64 = 9.4 points) already reach p = 2/64 < 0.05, the sign test on 6 of 6
+    assert sign_flip_test([1] * 6 + [0] * 26) == 2 / 64
+    # 80% power needs P(Bin(32, 2 * delta) >= 6) >= 0.8: delta = 0.12 does, 0.115 does not
+    assert sign_test_power(32, 0.24, 0.0) >= 0.8 > sign_test_power(32, 0.23, 0.0)
+    # a family of 276 at alpha / 276: 14 one-way questions are needed (2 / 2^14 < 0.05 / 276 < 2 / 2^13)
+    assert 2 / 2**14 < 0.05 / 276 < 2 / 2**13
+    assert sign_test_power(32, 0.5, 0.0, alpha=0.05 / 276) >= 0.8 > sign_test_power(32, 0.49, 0.0, alpha=0.05 / 276)
+    assert "under about 12 points cannot be told apart alone" in r.words() and "family of 276" in r.words()
+
+
 def test_resolvable_difference():
     assert resolvable_difference(5) is None  # five wins of five: p = 0.0625 > 0.05
     assert resolvable_difference(32) == 24.0
@@ -405,7 +424,10 @@ def test_cli_check_stats_suggest(tmp_path, capsys):
     assert "error: question q03, needle: needle is 9 characters" in out
     assert "error: question q06, queries.ticket: query 'ticket' is empty" in out
     rc, out, _ = _cli(capsys, "truth", "stats", str(BUNDLED_TRUTH))
-    assert rc == 0 and "a difference in R@4 smaller than about 24 points" in out and "phrasings missing: none" in out
+    assert rc == 0 and "under about 12 points cannot be told apart alone" in out and "phrasings missing: none" in out
+    rc, out, _ = _cli(capsys, "truth", "stats", str(BUNDLED_TRUTH), "--json", "--family-size", "276")
+    assert rc == 0 and json.loads(out)["resolvable"]["alone"] == 0.12
+    assert json.loads(out)["resolvable"]["family"] == {"size": 276, "points": 0.25}
     cand = tmp_path / "cand.json"
     rc, out, _ = _cli(capsys, "truth", "suggest", "-n", "6", "--out", str(cand))
     assert rc == 0 and "6 candidate needles" in out

@@ -22,7 +22,7 @@ from ragdiag.corpus import load_corpus
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIGS = ("C/dense", "C/bm25", "C/hybrid")
-PER_QUERY_HEAD = ["strategy", "retriever", "query_id", "question_id", "phrasing", "needle_rank", "diagnosis",
+PER_QUERY_HEAD = ["strategy", "retriever", "query_id", "question_id", "phrasing", "needle_rank", "outcome", "kept",
                   "needle_distance", "top1_distance"]
 
 
@@ -69,12 +69,12 @@ def test_eval_prints_the_table_and_writes_outputs(tiny_folder, tmp_path, capsys)
     assert len(rows) == 3 * 10
     assert {r["phrasing"] for r in rows} == {"course", "ticket", "ood"}
     for r in rows:
-        if r["diagnosis"] in ("destroyed", "ood", "not-retrieved"):
+        if r["outcome"] in ("destroyed", "bluff", "abstained"):
             assert r["needle_rank"] == "", r  # absent, not 0
-        else:
+        elif r["outcome"] not in ("not-in-pool", "truncated"):  # BM25's not retrieved: no rank either
             assert int(r["needle_rank"]) >= 1
         assert (r["question_id"] == "") == (r["phrasing"] == "ood")
-    assert {r["diagnosis"] for r in rows if r["query_id"].startswith("q3:")} == {"destroyed"}
+    assert {r["outcome"] for r in rows if r["query_id"].startswith("q3:")} == {"destroyed"}
     # the store was used
     assert any((tmp_path / "cache").iterdir())
 
@@ -90,7 +90,7 @@ def test_compare_prints_the_paired_test_over_questions(tiny_folder, capsys):
     assert int(m[1]) + int(m[2]) + int(m[3]) == 4  # questions, not the 8 queries
     verdict = out.splitlines()[1]
     assert verdict.startswith("C/dense vs C/bm25 at R@4 over 4 questions: ")
-    assert "not shown different (p = " in verdict or "is ahead (p = " in verdict
+    assert ": not shown different: " in verdict or " is ahead: wins " in verdict
 
 
 @pytest.mark.model
@@ -105,8 +105,10 @@ def test_compare_json_counts_questions_and_p_is_the_sign_flip_of_the_discordant_
     doc = json.loads(out)
     assert doc["unit"] == "question" and doc["n_questions"] == 4 and doc["phrasings_per_question"] == 2
     assert doc["wins"] + doc["losses"] + doc["ties"] == 4
-    assert doc["p_holm"] is None  # no family requested
-    assert set(doc["difference"]) == {"estimate", "low", "high"}
+    assert doc["family_size"] == 1 and doc["p_adjusted"] == doc["p"]  # no family: the pair alone, exact
+    assert set(doc["difference"]) == {"estimate", "low", "high", "kind"} and doc["difference"]["kind"] == "simultaneous"
+    assert (doc["status"] == "different") == (doc["difference"]["low"] > 0 or doc["difference"]["high"] < 0)
+    assert set(doc["mrr"]["difference"]) == {"estimate", "low", "high", "kind"}
     # rebuild each question's difference from the discordant queries the JSON lists
     plus = Counter(q.split(":")[0] for q in doc["discordant_queries"]["a_finds"])
     minus = Counter(q.split(":")[0] for q in doc["discordant_queries"]["b_finds"])
@@ -119,7 +121,10 @@ def test_compare_json_counts_questions_and_p_is_the_sign_flip_of_the_discordant_
                               "--no-cache", "--json", "--family", "all", "--strategies", "C",
                               "--retrievers", "dense,bm25,hybrid")
     fam = json.loads(out)
-    assert fam["family_size"] == 3 and fam["p_holm"] >= fam["p"] == doc["p"]
+    assert fam["family_size"] == 3 and fam["p_adjusted"] >= fam["p"] == doc["p"]
+    code, out, err = run_main(capsys, "compare", "C/dense", "C/bm25", "--corpus", tiny_folder, "--no-cache",
+                              "--family", "planned")
+    assert code == 2 and "needs a baseline declared before looking" in err
 
 
 @pytest.mark.model
@@ -130,7 +135,9 @@ def test_pairs_lists_the_family_over_questions(tiny_folder, capsys):
     doc = json.loads(out)
     assert doc["unit"] == "question" and doc["family_size"] == 3 and doc["k"] == 4
     for r in doc["rows"]:
-        assert r["wins"] + r["losses"] + r["ties"] == 4 and r["p_holm"] >= r["p"]
+        assert r["wins"] + r["losses"] + r["ties"] == 4 and r["p_adjusted"] >= r["p"]
+        assert (r["status"] == "different") == (r["difference"]["low"] > 0 or r["difference"]["high"] < 0)
+        assert r["difference"]["kind"] == "simultaneous" and "low" in r["mrr"]["difference"]
     code, out, err = run_main(capsys, "pairs", "--strategies", "C", "--retrievers", "dense,bm25,hybrid",
                               "--baseline", "C/hybrid", "--corpus", tiny_folder, "--no-cache", "--json")
     doc = json.loads(out)
@@ -145,7 +152,7 @@ def test_sweep_prints_the_table(tiny_folder, capsys):
     lines = out.splitlines()
     assert lines[0].startswith("C/dense: the gate keeps at most 2 chunks") and "8 answerable queries, 2 out-of-domain" in lines[0]
     assert "dense model" in lines[0]  # the distance the gate uses is named
-    assert lines[1].split() == ["cut", "answered", "kept_wrong", "refused", "lost", "bluffs", "ood_refused",
+    assert lines[1].split() == ["cut", "answered", "wrong_sources", "no_answer", "lost", "bluffs", "abstained",
                                 "bluffs_near", "bluffs_far"]
     table = []
     for line in lines[3:]:
@@ -154,9 +161,9 @@ def test_sweep_prints_the_table(tiny_folder, capsys):
         table.append([float(x) for x in line.split()])
     assert len(table) == 25  # 0.3 to 0.9 by 0.025
     assert table[0][0] == 0.3 and table[-1][0] == 0.9
-    for cut, answered, kept_wrong, refused, lost, bluffs, ood_refused, near, far in table:
-        assert answered + kept_wrong + refused == 8 and lost == 8 - answered
-        assert bluffs + ood_refused == 2 and near + far == bluffs
+    for cut, answered, wrong_sources, no_answer, lost, bluffs, abstained, near, far in table:
+        assert answered + wrong_sources + no_answer == 8 and lost == 8 - answered
+        assert bluffs + abstained == 2 and near + far == bluffs
     assert "bluffing out-of-domain queries at cut 0.95:" in out
     assert "out-of-domain queries bluff" in out
 
@@ -169,8 +176,8 @@ def test_sweep_and_threshold_json(tiny_folder, capsys):
     doc = json.loads(out)
     assert [r["cut"] for r in doc["rows"]] == pytest.approx([0.5, 0.6, 0.7, 0.8, 0.9, 1.0])
     for row in doc["rows"]:
-        assert set(row) == {"cut", "answered", "kept_wrong", "refused", "bluffs", "bluffs_near", "bluffs_far"}
-        assert row["answered"]["count"] + row["kept_wrong"]["count"] + row["refused"]["count"] == 8
+        assert set(row) == {"cut", "answered", "wrong_sources", "no_answer", "bluffs", "bluffs_near", "bluffs_far"}
+        assert row["answered"]["count"] + row["wrong_sources"]["count"] + row["no_answer"]["count"] == 8
         assert row["bluffs_near"]["count"] + row["bluffs_far"]["count"] == row["bluffs"]["count"]
         for key, cell in row.items():
             if key != "cut":

@@ -24,8 +24,15 @@ Per question (hits of the first minus the second, summed over its phrasings):
 * B vs C: q1 -2, q2 0, q3 -2, q4 -2 -> wins 0, losses 3, ties 1; only all-equal
   signs reach 6: p = 2/8 = 0.25. Difference (2 - 8) / 8 = -0.75.
 
-Holm over the three raw p (0.5, 0.5, 0.25): the smallest times 3 = 0.75, then
-0.5 times 2 = 1.0, then max(1.0, 0.5) = 1.0: adjusted (1.0, 1.0, 0.75).
+Alone, each pair's interval inverts its exact sign-flip test: A vs B has |S| = 3
+of 8 queries and the null's largest value 5 has tail 2/8 >= 0.05, so c = 5 and
+the interval is (3 +/- 5) / 8 = [-0.25, 1.0]; B vs C: |S| = 6, null {6: 2/8, 2: 6/8},
+c = 6, interval (-6 +/- 6) / 8 = [-1.5, 0.0] (touches 0: not shown different, p 0.25).
+
+Within a family (never looser than each pair alone), the adjusted p and the simultaneous intervals come from the
+(3!)^4 = 1296 arrangements of the three systems within each question (one
+block: the statistic is max |S| over the pairs, Tukey's range); the tests below
+recount them by brute force, independently of the library.
 """
 
 from __future__ import annotations
@@ -38,7 +45,6 @@ import pytest
 from ragdiag.compare.comparisons import FAMILIES, compare, compare_in_family, family, family_rows, pairwise
 from ragdiag.defaults import PRIMARY_K
 from ragdiag.evaluation import Config, ConfigResult, Evaluation
-from ragdiag.rows import PairRow
 from ragdiag.truth import Query
 
 HITS = {"A": [1, 1, 1, 0, 0, 0, 1, 1], "B": [0, 0, 1, 1, 0, 0, 0, 0], "C": [1] * 8}
@@ -61,33 +67,68 @@ def ev() -> Evaluation:
     return Evaluation(corpus=None, truth=truth, queries=queries, indexes={}, results=results)
 
 
+def _oracle(ev, pairs, k=PRIMARY_K):
+    """Brute force over every arrangement of the systems within each question: adjusted p and c (in queries)."""
+    import itertools
+
+    systems = sorted({c for pr in pairs for c in pr})
+    mask = ev.in_domain
+    qs = sorted({q.question_id for q in ev.queries if q.in_domain})
+    hits = {c: (ev.result(c).needle_rank[mask] > 0) & (ev.result(c).needle_rank[mask] <= k) for c in systems}
+    qids = [q.question_id for q in ev.queries if q.in_domain]
+    Y = {c: [int(sum(h for h, g in zip(hits[c], qids) if g == q)) for q in qs] for c in systems}
+    per_q = [list(itertools.permutations([Y[c][i] for c in systems])) for i in range(len(qs))]
+    maxes = []
+    for combo in itertools.product(*per_q):
+        tot = {c: sum(col[j] for col in combo) for j, c in enumerate(systems)}
+        maxes.append(max(abs(tot[a] - tot[b]) for a, b in pairs))
+    n = len(maxes)
+    tail = lambda t: sum(m >= t for m in maxes) / n  # noqa: E731
+    c = max(v for v in set(maxes) if tail(v) >= 0.05)
+    obs = {pr: sum(Y[pr[0]]) - sum(Y[pr[1]]) for pr in pairs}
+    return {pr: tail(abs(s)) for pr, s in obs.items()}, c, obs
+
+
 @pytest.mark.parametrize("k", [1, PRIMARY_K, 20])
-def test_family_rows_hand_computed(ev, k):
+def test_family_rows_agree_with_a_brute_force_max_t(ev, k):
     rows = family_rows(family(ev, k=k))
-    descriptive = k != PRIMARY_K
-    status = "descriptive" if descriptive else "not shown different"
-    assert rows == [
-        PairRow("A/dense", "B/dense", 2, 1, 1, 0.5, 1.0, 0.375, rows[0].low, rows[0].high, status, 4),
-        PairRow("A/dense", "C/dense", 0, 2, 2, 0.5, 1.0, -0.375, rows[1].low, rows[1].high, status, 4),
-        PairRow("B/dense", "C/dense", 0, 3, 1, 0.25, 0.75, -0.75, rows[2].low, rows[2].high, status, 4),
-    ]
-    assert rows[0].cells() == {"a": "A/dense", "b": "B/dense", "wins": 2, "losses": 1, "ties": 1, "p": 0.5,
-                               "p_holm": 1.0, "difference": 0.375, "low": rows[0].low, "high": rows[0].high,
-                               "status": status, "n_questions": 4}
-    # B never finds what C misses: every resampling of questions gives a difference below 0
-    assert rows[2].high < 0 and rows[2].low >= -1.0
+    pairs = [("A/dense", "B/dense"), ("A/dense", "C/dense"), ("B/dense", "C/dense")]
+    p_adj, c, obs = _oracle(ev, pairs, k)
+    assert [(r.a, r.b, r.wins, r.losses, r.ties, r.p, r.difference, r.n_questions) for r in rows] == [
+        ("A/dense", "B/dense", 2, 1, 1, 0.5, 0.375, 4),
+        ("A/dense", "C/dense", 0, 2, 2, 0.5, -0.375, 4),
+        ("B/dense", "C/dense", 0, 3, 1, 0.25, -0.75, 4)]
+    for r, pr in zip(rows, pairs):
+        alone = compare(ev, *pr, k=k)
+        # never looser than the pair alone: the larger p, and the interval that reaches 0 if either does
+        assert r.p_adjusted == pytest.approx(max(p_adj[pr], alone.test.p), abs=1e-12)
+        fam = ((obs[pr] - c) / 8, (obs[pr] + c) / 8)
+        fam_excludes = fam[0] > 0 or fam[1] < 0
+        expected = fam if not fam_excludes else (alone.difference()["low"], alone.difference()["high"])
+        assert (r.low, r.high) == pytest.approx(expected, abs=1e-12)
+        assert r.kind == "simultaneous" and (r.status == "different") == (r.low > 0 or r.high < 0)
+        assert (r.status == "different") == (r.p_adjusted < 0.05)
+    # the exploratory q-values: BH of (0.5, 0.5, 0.25) = (0.5, 0.5, 0.5)
+    assert [r.q_value for r in rows] == [0.5, 0.5, 0.5]
+    assert rows[0].cells()["p_adjusted"] == rows[0].p_adjusted
     assert pairwise(ev, k=k) == rows
 
 
-def test_compare_lists_the_discordant_queries(ev):
+def test_compare_alone_inverts_the_exact_sign_flip_test(ev):
     c = compare(ev, "A/dense", "B/dense", k=PRIMARY_K)
     assert c.wins == ("q1:course", "q1:ticket", "q4:course", "q4:ticket")
     assert c.losses == ("q2:ticket",)
     assert (c.test.wins, c.test.losses, c.test.ties, c.test.p, c.test.phrasings) == (2, 1, 1, 0.5, 2)
-    assert c.p_holm is None and c.p_shown == 0.5 and c.metric == f"R@{PRIMARY_K}"
-    assert c.verdict.startswith(f"A/dense vs B/dense at R@{PRIMARY_K} over 4 questions: not shown different (p = 0.500)")
+    assert c.p_adjusted == 0.5 and c.family == 1 and c.metric == f"R@{PRIMARY_K}"
+    assert c.difference() == {"estimate": 0.375, "low": -0.25, "high": 1.0, "kind": "simultaneous"}
+    assert c.verdict == (f"A/dense vs B/dense at R@{PRIMARY_K} over 4 questions: not shown different: +38 points "
+                         "(-25 to +100), this pair alone, sign-flip p = 0.500; A/dense wins 2 questions, loses 1")
+    bc = compare(ev, "B/dense", "C/dense")
+    assert bc.difference() == {"estimate": -0.75, "low": -1.5, "high": 0.0, "kind": "simultaneous"}
+    assert bc.status == "not shown different" and bc.p_adjusted == 0.25
     mrr = compare(ev, "A/dense", "B/dense", k=None)  # ranks are 1 or absent: MRR equals the hits
-    assert mrr.metric == "MRR" and mrr.status == "descriptive" and mrr.test.p == 0.5
+    assert mrr.metric == "MRR" and not mrr.primary and mrr.test.p == 0.5 and "descriptive only" in mrr.verdict
+    assert mrr.difference()["low"] == pytest.approx(-0.25) and mrr.difference()["high"] == pytest.approx(1.0)
 
 
 def test_compare_by_phrasing_counts_one_query_per_question(ev):
@@ -99,31 +140,40 @@ def test_compare_by_phrasing_counts_one_query_per_question(ev):
         compare(ev, "B/dense", "C/dense", k=0)
 
 
-def test_compare_in_family_keeps_the_family_p_in_either_direction(ev):
+def test_compare_in_family_keeps_the_family_in_either_direction(ev):
     ab = compare_in_family(ev, "A/dense", "B/dense")
     ba = compare_in_family(ev, "B/dense", "A/dense")
-    assert (ab.p_holm, ab.family, ab.family_name) == (1.0, 3, "all 3 pairs")
-    assert (ba.a.label, ba.test.wins, ba.test.losses, ba.p_holm, ba.family) == ("B/dense", 1, 2, 1.0, 3)
+    assert (ab.family, ab.family_name) == (3, "all 3 pairs")
+    assert (ba.a.label, ba.test.wins, ba.test.losses, ba.p_adjusted, ba.family) == ("B/dense", 1, 2, ab.p_adjusted, 3)
     assert ba.test.difference.estimate == -0.375
-    planned = compare_in_family(ev, "B/dense", "C/dense", planned=True)  # B against A and C: Holm over 2
-    assert (planned.family, planned.p_holm, planned.family_name) == (2, 0.5, "B/dense against each other configuration")
+    assert ba.difference()["low"] == -ab.difference()["high"] and ba.difference()["high"] == -ab.difference()["low"]
+    assert ba.wins == ab.losses
+    planned = compare_in_family(ev, "B/dense", "C/dense", baseline="B/dense")  # B against A and C
+    p_adj, c, _ = _oracle(ev, [("B/dense", "A/dense"), ("B/dense", "C/dense")])
+    assert (planned.family, planned.family_name) == (2, "B/dense against each other configuration")
+    assert planned.p_adjusted == pytest.approx(max(p_adj[("B/dense", "C/dense")], planned.test.p))
 
 
 def test_planned_family_is_the_baseline_against_each_other(ev):
     fam = family(ev, baseline="C/dense", k=PRIMARY_K)
-    assert [(c.a.label, c.b.label, c.test.p, c.p_holm) for c in fam] == [
-        ("C/dense", "A/dense", 0.5, 0.5), ("C/dense", "B/dense", 0.25, 0.5)]
+    p_adj, _, _ = _oracle(ev, [("C/dense", "A/dense"), ("C/dense", "B/dense")])
+    assert [(c.a.label, c.b.label, c.test.p) for c in fam] == [("C/dense", "A/dense", 0.5), ("C/dense", "B/dense", 0.25)]
+    assert [c.p_adjusted for c in fam] == pytest.approx([max(p_adj[("C/dense", "A/dense")], 0.5),
+                                                         max(p_adj[("C/dense", "B/dense")], 0.25)])
     assert FAMILIES == ("all pairs", "planned")
 
 
-def test_summary_mentions_the_family(ev):
+def test_summary_and_json_name_the_family_and_the_interval(ev):
     c = compare_in_family(ev, "B/dense", "C/dense", k=PRIMARY_K)
     text = c.summary()
     assert text.startswith(f"B/dense vs C/dense at R@{PRIMARY_K} (all), over 4 questions: wins 0, losses 3, ties 1; "
-                           "exact sign-flip test p = 0.25, Holm p = 0.75 within all 3 pairs (3); difference -0.75 [")
+                           "exact sign-flip test p = 0.25, adjusted p = ")
+    assert "(simultaneous, exact (1,296 arrangements))" in text and "unadjusted question bootstrap" in text
     doc = c.as_json()
-    assert (doc["p"], doc["p_holm"], doc["family_size"], doc["discordant_queries"]["b_finds"]) == (
-        0.25, 0.75, 3, ["q1:course", "q1:ticket", "q3:course", "q3:ticket", "q4:course", "q4:ticket"])
+    assert (doc["p"], doc["family_size"], doc["discordant_queries"]["b_finds"]) == (
+        0.25, 3, ["q1:course", "q1:ticket", "q3:course", "q3:ticket", "q4:course", "q4:ticket"])
+    assert set(doc["difference"]) == {"estimate", "low", "high", "kind"} and doc["difference"]["kind"] == "simultaneous"
+    assert doc["status"] == ("different" if doc["difference"]["high"] < 0 else "not shown different")
 
 
 @pytest.mark.parametrize("df", [1, 2, 5, 31, 100, 10_000])

@@ -14,8 +14,8 @@ from urllib.parse import unquote
 import numpy as np
 import pytest
 
-from ragdiag.export import DESTROYED_DOCNO, trec_id, trec_qrels, trec_run, write_trec
 from ragdiag.defaults import KS, MRR_DEPTH
+from ragdiag.export import DESTROYED_DOCNO, NOTHING_DOCNO, trec_id, trec_qrels, trec_run, write_trec
 from ragdiag.metrics import hits_at_k, reciprocal_rank
 
 # ---------------------------------------------------------------------------
@@ -91,9 +91,11 @@ def test_trec_ids_with_whitespace_are_encoded_reversibly():
 def test_write_trec(tiny_eval, tmp_path):
     paths = write_trec(tiny_eval, tmp_path / "trec")
     names = [Path(p).name for p in paths]
-    assert names == ["C_dense.run", "C_bm25.run", "C_hybrid.run", "C.qrels"]
+    assert names == ["C_dense.run", "C_bm25.run", "C_hybrid.run", "C.qrels", "README.txt"]
     assert Path(paths[0]).read_text() == trec_run(tiny_eval, "C/dense")
-    assert Path(paths[-1]).read_text() == trec_qrels(tiny_eval, "C")
+    assert Path(paths[-2]).read_text() == trec_qrels(tiny_eval, "C")
+    readme = Path(paths[-1]).read_text()
+    assert "R@k is success@k" in readme and "hit_rate@k" in readme and NOTHING_DOCNO in readme
 
 
 def test_pytrec_eval_agrees_on_the_tiny_evaluation(tiny_eval, tmp_path):
@@ -109,7 +111,7 @@ def test_pytrec_eval_agrees_on_the_tiny_evaluation(tiny_eval, tmp_path):
                            "q4:course", "q4:ticket"]
     assert [out[q]["recip_rank"] for q in sorted(out)] == pytest.approx([1, 1 / 4, 1, 1, 0, 0, 1 / 6, 1])
     assert [out[q]["success_4"] for q in sorted(out)] == [1, 1, 1, 1, 0, 0, 0, 1]
-    assert len(paths) == 4
+    assert len(paths) == 5
 
 
 # ---------------------------------------------------------------------------
@@ -223,6 +225,18 @@ def test_destroyed_queries_are_judged_with_a_placeholder_no_run_retrieves(tiny_e
     assert [res.diagnosis[i] for i in (4, 5)] == ["destroyed", "destroyed"]
 
 
+def test_a_query_with_nothing_retrieved_gets_the_sentinel_line(tiny_eval):
+    # pretend BM25 retrieved nothing for the first query: its run still has one line, never relevant
+    res = tiny_eval.result("C/bm25")
+    retrieved = np.array(res.retrieved if res.retrieved is not None else [res.top_order.shape[1]] * len(res.needle_rank))
+    retrieved[0] = 0
+    ev = replace(tiny_eval, results={**tiny_eval.results, res.config: replace(res, retrieved=retrieved)})
+    lines = [line.split() for line in trec_run(ev, "C/bm25").splitlines()]
+    first = [f for f in lines if f[0] == "q1:course"]
+    assert first == [["q1:course", "Q0", NOTHING_DOCNO, "1", "1", "ragdiag-C-bm25"]]
+    assert {f[0] for f in lines} == {q.id for q in tiny_eval.queries if q.in_domain}
+
+
 def test_empty_export_when_no_in_domain_queries(tiny_eval):
     # only ood queries left: nothing to write, and no stray newline
     res = tiny_eval.result("C/dense")
@@ -238,4 +252,5 @@ def test_external_runs_are_not_exported(tiny_eval, tmp_path):
     ev = replace(tiny_eval, results={**tiny_eval.results, ext: replace(tiny_eval.result("C/dense"), config=ext)})
     with pytest.raises(ValueError, match="external run"):
         trec_run(ev, ext)
-    assert [Path(p).name for p in write_trec(ev, tmp_path)] == ["C_dense.run", "C_bm25.run", "C_hybrid.run", "C.qrels"]
+    assert [Path(p).name for p in write_trec(ev, tmp_path)] == ["C_dense.run", "C_bm25.run", "C_hybrid.run", "C.qrels",
+                                                                   "README.txt"]

@@ -282,20 +282,21 @@ def test_promoted_minus_demoted_reproduces_recall_change(tiny_eval, fake_encoder
     assert sum(f.counts().values()) == int(m.sum())
 
 
-def test_per_query_records_carry_stage_and_ranks(tiny_eval):
+def test_per_query_records_carry_the_funnel_stage_as_outcome_and_ranks(tiny_eval):
     from ragdiag.per_query import PER_QUERY_COLUMNS, per_query_frame
 
     df = per_query_frame(tiny_eval)
-    for col in ("stage", "dense_rank", "bm25_rank", "pool_rank", "final_rank"):
+    for col in ("outcome", "kept", "dense_rank", "bm25_rank", "pool_rank", "final_rank"):
         assert col in PER_QUERY_COLUMNS and col in df.columns
+    assert "stage" not in df.columns and "diagnosis" not in df.columns  # one vocabulary
     fs = {f.config.label: f for f in funnels(tiny_eval)}
     for _, row in df.iterrows():
         label = f"{row['strategy']}/{row['retriever']}"
         if row["phrasing"] == "ood":
-            assert pd.isna(row["stage"])
+            assert row["outcome"] == ("bluff" if row["kept"] else "abstained")
             continue
         expected = fs[label].stage_of(row["query_id"])
-        assert row["stage"] == expected.stage
+        assert row["outcome"] == expected.stage
         final = None if row["final_rank"] is pd.NA else int(row["final_rank"])
         assert final == expected.final_rank
 

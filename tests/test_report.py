@@ -26,11 +26,10 @@ from ragdiag.corpus import Corpus, make_document
 from ragdiag.encoder.protocols import EncoderStamp
 from ragdiag.evaluation import Config
 from ragdiag.evaluate import evaluate
-from ragdiag.report.sections import PairRow
 from ragdiag.report.build import build_report, default_config
 from ragdiag.report.render import write_report
 from ragdiag.defaults import PRIMARY_K
-from ragdiag.compare.comparisons import compare, compare_in_family, family
+from ragdiag.compare.comparisons import compare
 from ragdiag.threshold.gate import sweep_table
 from ragdiag.export import write_outputs
 from ragdiag.retrieval.bm25 import tokenize
@@ -168,7 +167,7 @@ def md_rows(md: str, first_cell: str) -> list[list[str]]:
 def test_fixture_has_what_the_report_must_show(report):
     assert report.destroyed_counts == {"A": 5, "C": 0}
     assert report.bluffs and report.bluffs[0].query_id == "o1"
-    assert 0 < report.sweep_row.answered < report.n_in and report.sweep_row.refused > 0
+    assert 0 < report.sweep_row.answered < report.n_in and report.sweep_row.no_answer > 0
 
 
 def test_html_is_self_contained(html_text):
@@ -177,14 +176,16 @@ def test_html_is_self_contained(html_text):
     lowered = html_text.lower()
     for bad in ("<script", "<link", "@import", "url(", "<iframe", "<img", " src=", " href="):
         assert bad not in lowered, bad
-    assert lowered.count("<svg") == 2  # the recall chart and the trade-off curve
+    assert lowered.count("<svg") == 3  # the waterfall, the alternatives and the trade-off curve
 
 
 def test_untrusted_text_is_escaped(html_text, md_text):
     escaped = html.escape(SCRIPT)
     assert SCRIPT not in html_text and escaped in html_text
     assert html_text.count(escaped) >= 3  # in a destroyed needle, its section title, the bluffing ood query
-    assert not re.search(r"(?<!\\)<", md_text)  # every < of corpus or query text is backslash-escaped
+    # every < of corpus or query text is backslash-escaped (the appendix's own <details> tags are ours)
+    plain = re.sub(r"</?(details|summary)>", "", md_text)
+    assert not re.search(r"(?<!\\)<", plain)
     assert r"\<script\>alert(1)\</script\>" in md_text
 
 
@@ -205,8 +206,8 @@ def test_recall_numbers_are_those_of_summary_json(summary, html_text, md_text):
 def test_sweep_row_and_bluffs_are_the_librarys(ev, report, html_text, md_text):
     expected = sweep_table(ev, "C/dense", keep=KEEP, cuts=[CUT]).row(CUT)
     s = report.sweep_row
-    assert (s.cut, s.answered, s.kept_wrong, s.refused, s.lost, s.bluffs) == tuple(
-        getattr(expected, key) for key in ("cut", "answered", "kept_wrong", "refused", "lost", "bluffs"))
+    assert (s.cut, s.answered, s.wrong_sources, s.no_answer, s.lost, s.bluffs) == tuple(
+        getattr(expected, key) for key in ("cut", "answered", "wrong_sources", "no_answer", "lost", "bluffs"))
     assert dict(s.bluffs_by_kind) == {"near": expected.bluffs_by_kind["near"], "far": expected.bluffs_by_kind["far"]}
     cells = table_rows(html_text, "tradeoff")
     rates = rate_rows(gate_inputs_for(ev, "C/dense", keep=KEEP), [CUT])[0]
@@ -216,7 +217,7 @@ def test_sweep_row_and_bluffs_are_the_librarys(ev, report, html_text, md_text):
         assert c.count == getattr(expected, key)
         return f"{c.count} ({100 * c.rate:.0f}% [{100 * c.low:.0f}, {100 * c.high:.0f}])"
 
-    want = [f"{CUT:g}", cell("answered"), cell("kept_wrong"), cell("refused"), str(expected.lost), cell("bluffs")]
+    want = [f"{CUT:g}", cell("answered"), cell("wrong_sources"), cell("no_answer"), str(expected.lost), cell("bluffs")]
     assert cells == [want]
     assert [[c.replace("\\", "") for c in row] for row in md_rows(md_text, f"{CUT:g}")] == [want]  # md escapes [ ]
     bluffs = bluffs_at(ev.result("C/dense"), ev.queries, cut=CUT, keep=KEEP)
@@ -246,56 +247,38 @@ def test_phrasings_are_not_independent_queries(ev):
     c = compare(ev, "C/dense", "A/dense", k=20)
     assert (c.test.wins, c.test.losses, c.test.ties) == (5, 0, 3)
     assert c.test.p == 2 / 32
-    assert c.status == "descriptive"  # R@20 is not the primary k
-    assert "descriptive only (p = 0.062)" in c.verdict
+    assert not c.primary and c.status == "not shown different"  # the status follows the interval at every k
+    assert "sign-flip p = 0.062" in c.verdict and c.verdict.endswith(f"descriptive only: verdicts are at R@{PRIMARY_K}")
 
 
-def test_comparisons_survivors_and_plain_sentences(ev, report, html_text, md_text):
-    fam = family(ev, k=report.k)
-    assert report.k == PRIMARY_K
-    assert len(report.pairs) == len(fam) == 6
-    surviving = {(c.a.label, c.b.label) for c in fam if c.status == "different"}
-    assert {(p.a, p.b) for p in report.survivors} == surviving
-    for c in fam:  # every pair carries the library's verdict words
-        (p,) = [p for p in report.pairs if (p.a, p.b) == (c.a.label, c.b.label)]
-        assert p.verdict == c.verdict and p.p_holm == c.p_holm
-    if surviving:
-        rows = table_rows(html_text, "survivors")
-        assert len(rows) == len(surviving)
-    rest = [c for c in fam if c.status != "different"]
-    assert rest
-    for c in rest:  # the ones that are not shown different get the library's sentence, in both formats
-        assert html.escape(c.verdict) in html_text and c.verdict in md_text.replace("\\", "")
-    nq = fam[0].test.n_questions
-    assert f"6 pairs of configurations were tested at R@{PRIMARY_K} on the same {nq} questions" in html_text
-    assert "indistinguishable" not in html_text and "indistinguishable" not in md_text
-    # always the verdict of the chosen configuration against its best competitor, Holm within all pairs
-    expected = compare_in_family(ev, "C/dense", report.competitor, k=report.k)
-    assert report.headline == expected.verdict and html.escape(report.headline) in html_text
-    assert report.headline_power == expected.power and expected.power in md_text.replace("\\", "")
+def test_alternatives_are_the_comparison_with_the_best(ev, report, html_text, md_text):
+    from ragdiag.compare.best import best
 
-
-def test_a_long_family_is_counted_not_listed(report):
-    many = tuple(PairRow(f"X{i}", f"Y{i}", 20, 1, 1, 14, 1.0, 1.0, f"X{i} vs Y{i}: not shown different", "not shown different")
-                 for i in range(30))
-    big = dataclasses.replace(report, comparison=dataclasses.replace(report.comparison, pairs=(*report.pairs, *many)))
-    md = big.to_markdown()
-    assert "36 pairs of configurations were tested" in md and "are not shown different" in md
-    assert "X3 vs Y3" not in md and "X3 vs Y3" not in big.to_html()
+    result = best(ev, k=report.k)
+    a = report.alternatives
+    assert report.k == PRIMARY_K and a.best == result.best and a.best_set == result.best_set
+    by = {r.config: r for r in result.rows}
+    for row in a.all_rows:  # the library's simultaneous differences, the best at 0 against itself
+        want = (0.0, 0.0, 0.0) if row.config == result.best else (by[row.config].estimate, by[row.config].low,
+                                                                    by[row.config].high)
+        assert (row.estimate, row.low, row.high) == want and row.in_best_set == by[row.config].in_best_set
+    assert len(table_rows(html_text, "alternatives-table")) == len(result.rows)
+    assert html.escape(a.sentence()) in html_text and a.sentence() in md_text.replace("\\", "")
+    assert "Holm over" not in html_text  # no all-pairs family in the report
 
 
 def test_zero_bluffs_shows_the_upper_bound(ev):
     r = build_report(ev, config="C/dense", cut=0.01, keep=KEEP)
     assert r.sweep_row.bluffs == 0
     md = r.to_markdown().replace("\\", "")
-    assert "0 of 2 out-of-domain queries bluff: the rate could still be up to 84.2% (95% upper bound)" in md
+    assert "0 of 2 off-topic queries bluff: the rate could still be up to 84.2% (95% upper bound)" in md
     assert "No out-of-domain query gets a source" not in md
     assert "dense model" in md  # the distance the gate uses is named
 
 
 def test_the_cut_chooser_is_in_the_report(ev, report, md_text):
     from ragdiag.defaults import DEFAULT_MAX_BLUFF
-    from ragdiag.threshold.choice import Goal, cut_choice
+    from ragdiag.threshold import Goal, cut_choice
 
     choice = cut_choice(gate_inputs_for(ev, "C/dense", keep=KEEP), Goal(max_bluff=DEFAULT_MAX_BLUFF))
     assert report.choice == choice.as_json()
@@ -315,17 +298,19 @@ def test_provenance_stamps(report, summary, html_text, md_text):
     assert "tiny-report.truth.json" in html_text
 
 
-def test_only_one_configuration_has_no_competitor(ev):
+def test_only_one_configuration_has_no_runner_up(ev):
     ev1 = dataclasses.replace(ev, results={Config("C", "dense"): ev.results[Config("C", "dense")]})
-    r = build_report(ev1, config=Config("C", "dense"), cut=CUT)
-    assert r.competitor is None and r.pairs == () and "only configuration" in r.headline
-    assert "nothing to compare" in r.to_markdown() and r.to_html().count("<svg") == 2
+    r = build_report(ev1)
+    assert r.headline.recommended and r.headline.against is None and r.alternatives.m == 1
+    assert all(not c.change for c in r.headline.cards())
+    assert r.to_html().count("<svg") == 3 and "against" not in r.to_markdown().split("## Where")[0]
 
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"config": "E/hybrid", "cut": 0.6}, "E/hybrid was not evaluated"),
     ({"config": "C/dense", "cut": 0.0}, "cut must be"),
     ({"config": "C/dense", "cut": 0.6, "keep": 0}, "keep must be"),
+    ({"max_bluff": 1.5}, "max_bluff must be"),
     ({"config": "C-dense", "cut": 0.6}, "STRATEGY/RETRIEVER"),
 ])
 def test_build_report_rejects_bad_input(ev, kwargs, message):
@@ -355,7 +340,7 @@ def test_report_bad_config_exits_2_before_loading_anything(tiny_folder, tmp_path
 
 @pytest.mark.model
 def test_python_m_ragdiag_report_writes_both_files(tiny_folder, tmp_path):
-    from ragdiag.encoder.resolve import ModelUnavailable, resolve_model_dir
+    from ragdiag.encoder import ModelUnavailable, resolve_model_dir
 
     try:
         resolve_model_dir(None)
@@ -370,5 +355,192 @@ def test_python_m_ragdiag_report_writes_both_files(tiny_folder, tmp_path):
     assert out.is_file() and md.is_file()
     assert f"wrote {out}" in proc.stdout and f"wrote {md}" in proc.stdout
     text = out.read_text(encoding="utf-8")
-    assert "C/hybrid on tiny" in text and "<svg" in text and "sentence-transformers/all-MiniLM-L6-v2" in text
+    assert "<svg" in text and "sentence-transformers/all-MiniLM-L6-v2" in text
+    from ragdiag.recommend import STRATEGY_WORDS
+
+    assert f"Ship {STRATEGY_WORDS['C']}" in text  # the recommendation, in words
     assert "| C/hybrid |" in md.read_text(encoding="utf-8")
+
+
+# -- the first screen, the story and the appendix ------------------------------------------------------------------
+
+def _first_screen(html_text: str) -> str:
+    """The header and the cards: everything before the story, as text."""
+    head = html_text.split('<div class="story">', 1)[0].split("<body>", 1)[1]
+    return html.unescape(re.sub(r"<[^>]+>", " ", head))
+
+
+def test_headline_figures_are_the_recommendations(tiny_eval):
+    # one source of numbers: the dashboard's Summary reads ragdiag.recommend.recommend; the report must show
+    # the same configuration, cut and rates for the same evaluation (FAKE encoder)
+    from ragdiag.recommend import recommend
+    from ragdiag.report.words import rate_text
+
+    rec = recommend(tiny_eval)
+    r = build_report(tiny_eval)
+    html_text, md = r.to_html(), r.to_markdown().replace("\\", "")
+    h = r.headline
+    assert (h.config, h.cut, h.answered, h.bluffs, h.lost) == (rec.config, rec.cut, rec.answered, rec.bluffs,
+                                                               rec.lost)
+    assert h.recommended and h.against == rec.runner_up and dict(h.against_rates or {}) == (rec.runner_up_rates or {})
+    screen = _first_screen(html_text)
+    assert f"Ship {rec.words} at cut {rec.cut:.4g}" in screen
+    for name in ("answered", "bluffs", "lost"):  # each card: the percentage and its interval, in both formats
+        cell = getattr(rec, name)
+        pct, lo_hi = rate_text(cell).split(" ", 1)
+        card = re.search(rf'<div class="card {name}".*?</div></div>', html_text, re.S).group(0)
+        assert f">{pct}<" in card and f"{100 * cell.low:.0f}–{100 * cell.high:.0f}%" in card
+        assert f"{pct} ({100 * cell.low:.0f}–{100 * cell.high:.0f}%)" in md.split("## Where")[0]
+        assert f"{cell.count} of " in card
+
+
+def test_first_screen_has_no_stamps_and_no_other_k(ev, report, html_text, summary):
+    screen = _first_screen(html_text)
+    assert report.headline.words.lower() in screen.lower() and "%" in screen  # may open the sentence
+    for stamp in (summary["corpus"]["sha256"][:12], "FAKE-bag-of-words", "ragdiag 0.", "pipeline", "torch",
+                  "platform", "load", "R@20", "R@1 ", "R@8", "MRR"):
+        assert stamp not in screen, stamp
+    assert f"k = {KEEP}" in screen  # the gate's k, said once
+
+
+def test_named_configuration_is_compared_with_the_recommendation(ev):
+    from ragdiag.recommend import recommend
+
+    rec = recommend(ev, keep=KEEP)
+    other = next(c.label for c in ev.results if c.label != rec.config)
+    r = build_report(ev, config=other, cut=CUT, keep=KEEP)
+    h = r.headline
+    assert not h.recommended and h.against == rec.config and h.against_kind == "recommendation"
+    assert h.sentence().startswith(h.words[:1].upper() + h.words[1:]) and "as chosen for this report" in h.sentence()
+    assert f"The recommendation is {rec.words} ({rec.config})" in h.basis()
+    answered = h.cards()[0]
+    assert answered.against_cell == rec.answered and answered.delta == pytest.approx(
+        100 * (h.answered.rate - rec.answered.rate))
+
+
+def test_story_then_collapsed_appendix_in_both_formats(report, html_text, md_text):
+    story, appendix = html_text.split('<details id="appendix">', 1)
+    assert "<details id=\"appendix\" open" not in html_text  # collapsed on screen
+    assert story.count("<svg") >= 3 and "<svg" not in appendix.split("</details>", 1)[0].split("<table")[0]
+    for section in ("provenance", "recall", "destroyed", "costs", "funnel", "hubs", "cut", "bluffs"):
+        assert f'<section id="{section}"' in appendix, section
+    for section in ("flow", "alternatives", "tradeoff"):
+        assert f'<section id="{section}"' in story, section
+    # the Markdown says the same in the same order: its headings are the HTML's h2, in order
+    h2 = [html.unescape(re.sub(r"<[^>]+>", "", t)) for t in re.findall(r"<h2>(.*?)</h2>", html_text)]
+    md_h2 = [line[3:].replace("\\", "") for line in md_text.splitlines() if line.startswith("## ")]
+    assert h2 == md_h2
+    assert md_text.index("<details>") > md_text.index("## Where to set the cut")
+
+
+def test_busy_machine_is_said(ev):
+    quiet = build_report(ev, config="C/dense", cut=CUT, machine={"cpus": 2, "load_average_1min": 0.3})
+    busy = build_report(ev, config="C/dense", cut=CUT, machine={"cpus": 2, "load_average_1min": 6.75})
+    assert quiet.busy == "" and "busy machine (load 6.75 on 2 CPUs)" in busy.busy
+    assert busy.busy in busy.to_html() and busy.busy in busy.to_markdown()
+
+
+def test_print_stylesheet_opens_the_appendix(html_text):
+    css = html_text.split("<style>", 1)[1].split("</style>", 1)[0]
+    print_css = css.split("@media print{", 1)[1]
+    assert "details#appendix::details-content{content-visibility:visible" in print_css
+    assert "break-inside:avoid-page" in print_css and "break-before:page" in print_css
+    assert "@page{" in css
+
+
+NOT_SHOWN = "not shown different"
+# an interval as the report writes it: "(-3 to +12)", ", -3 to +12", "[-0.25, +0.05]"
+INTERVAL = re.compile(r"([+-]?\d+(?:\.\d+)?)%?\s*(?:to|,)\s*([+-]?\d+(?:\.\d+)?)")
+
+
+def _excludes_zero(text: str) -> bool:
+    return any(not float(lo) <= 0 <= float(hi) for lo, hi in INTERVAL.findall(text))
+
+
+def _tables(text: str) -> list[list[list[str]]]:
+    """Every table of an HTML page or a Markdown text as rows of cell texts (the header row first)."""
+    out = []
+    for t in re.findall(r"<table[^>]*>(.*?)</table>", text, re.S):
+        out.append([[html.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row,
+                                                                                  re.S)]
+                    for row in re.findall(r"<tr[^>]*>(.*?)</tr>", t, re.S)])
+    block: list[list[str]] = []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"):
+            cells = [c.strip().replace("\\", "") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+            if not all(set(c) <= set("-:") for c in cells):
+                block.append(cells)
+        elif block:
+            out.append(block)
+            block = []
+    return out
+
+
+def contradictions(text: str) -> list[str]:
+    """Sentences and table rows that say "not shown different" beside an interval that excludes zero.
+
+    A sentence: the intervals written after the words. A table row: its "difference" cells.
+    """
+    bad = []
+    for table in _tables(text):
+        head = [h.lower() for h in table[0]]
+        cols = [i for i, h in enumerate(head) if "difference" in h]
+        for row in table[1:]:
+            if any(c.lower() == NOT_SHOWN for c in row) and any(_excludes_zero(row[i]) for i in cols if i < len(row)):
+                bad.append(" | ".join(row))
+    prose = re.sub(r"<table.*?</table>", "", text, flags=re.S)
+    prose = "\n".join(line for line in prose.splitlines() if not line.startswith("|"))
+    prose = html.unescape(re.sub(r"<[^>]+>", "\n", prose)).replace("\\", "")
+    for sentence in re.split(r"\n|(?<=[.;])\s", prose):
+        low = sentence.lower()
+        if NOT_SHOWN in low and _excludes_zero(low.split(NOT_SHOWN, 1)[1]):
+            bad.append(sentence.strip())
+    return bad
+
+
+def test_the_contradiction_check_can_fail():
+    assert contradictions("<li>Overlap (D vs C, dense): not shown different, -12 points, -20 to -3 within 9.</li>")
+    assert contradictions("| a | difference [95%] | verdict |\n|---|---|---|\n| x | -0.25 [-0.50, -0.01] | "
+                          "not shown different |\n")
+    assert not contradictions("| a | R@4 | difference | verdict |\n|---|---|---|---|\n| x | 0.5 [0.1, 0.9] | "
+                              "-0.25 [-0.50, +0.01] | not shown different |\n")
+    assert contradictions("<p>E/hybrid vs F/rerank: not shown different (p = 1.000): -0.14 [-0.25, -0.03]</p>")
+    assert not contradictions("<li>Header: not shown different, +3 points, -4 to +9 within the 9 contrasts.</li>")
+
+
+def test_no_verdict_contradicts_its_interval(report, html_text, md_text, tiny_corpus, tiny_truth, fake_encoder):
+    assert contradictions(html_text) == [] and contradictions(md_text) == []
+    variants = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C",
+                        retrievers="dense,bm25,dense-int8,dense-binary")
+    r = build_report(variants, config="C/dense", cut=0.6, k=2)
+    assert "not shown different" in r.to_html()  # the check has verdicts to read
+    assert contradictions(r.to_html()) == [] and contradictions(r.to_markdown()) == []
+
+
+def test_cards_compare_with_a_declared_baseline(ev):
+    from ragdiag.recommend import recommend
+
+    rec = recommend(ev, keep=KEEP)
+    base = next(c.label for c in ev.results if c.label not in (rec.config, rec.runner_up))
+    r = build_report(ev, keep=KEEP, baseline=base, baseline_source="RAGDIAG_BASELINE")
+    h = r.headline
+    assert h.recommended and h.against == base and h.against_kind == "baseline declared by RAGDIAG_BASELINE"
+    rates = build_report(ev, config=base, keep=KEEP).headline  # the baseline at its own cut for the same goal
+    assert h.against_cut == rates.cut and dict(h.against_rates) == {"answered": rates.answered,
+                                                                     "bluffs": rates.bluffs, "lost": rates.lost}
+    assert "against the baseline declared by RAGDIAG_BASELINE" in r.to_html()
+    with pytest.raises(ValueError, match="was not evaluated"):
+        build_report(ev, keep=KEEP, baseline="E/hybrid")
+
+
+def test_a_truth_without_off_topic_queries_still_reports():
+    from ragdiag.truth import parse_truth
+
+    corpus, raw = _fixture()
+    raw["ood"] = []
+    ev0 = evaluate(corpus, parse_truth(raw, corpus, source="no-ood.json"), encoder=BagOfWords(), strategies="C",
+                   retrievers="dense,bm25")
+    r = build_report(ev0)
+    assert "no off-topic queries were asked, so bluffing is not measured" in r.headline.sentence()
+    assert r.headline.cards()[1].value == "n/a" and r.effects is None  # one strategy: no contrast of the design
+    assert "bluffing cannot be measured" in r.to_html() and "bluffing cannot be measured" in r.to_markdown()

@@ -49,18 +49,22 @@ def test_hub_text_is_escaped(tiny_eval):
 def test_report_carries_the_variants_against_exact_search(tiny_corpus, tiny_truth, fake_encoder):
     from ragdiag.evaluate import evaluate
     from ragdiag.report.diag import variant_rows
-    from ragdiag.compare.comparisons import compare
+    from ragdiag.compare.comparisons import family
+    from ragdiag.evaluation import Config
 
     ev = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C",
                   retrievers="dense,bm25,dense-int8,dense-binary")
     rows = {r.config: r for r in variant_rows(ev, k=2)}
     assert set(rows) == {"C/dense-int8", "C/dense-binary"}  # bm25 is no variant of dense
+    base = Config("C", "dense")
+    fam = {c.b.label: c for c in family(ev, k=2, baseline=base, configs=[base, *map(Config.parse, rows)])}
     for label, row in rows.items():
-        plain = compare(ev, "C/dense", label, k=2)
-        d = plain.test.difference
-        # the row is the variant minus the baseline, Holm within the family of two
+        c = fam[label]
+        d = c.interval  # the simultaneous interval of the family, the one the status was decided with
+        # the row is the variant minus the baseline
         assert row.difference == f"{-d.estimate:+.2f} [{-d.high:+.2f}, {-d.low:+.2f}]"
-        assert row.p_holm >= plain.test.p
+        assert row.p_holm == c.p_adjusted and row.status == c.status
+        assert (row.status == "different") == (not d.low <= 0 <= d.high)
         assert row.bytes == ev.retriever_stamps[label]["bytes_per_vector"]
     report = build_report(ev, config="C/dense", cut=0.6, k=2)
     html, md = report.to_html(), report.to_markdown()

@@ -47,18 +47,18 @@ def test_sweep_row_cells_name_one_column_per_ood_kind():
     # at 0.55: a answered (0.5), b kept but wrong (0.3), c refused (0.6); n (0.35) and f (0.1) bluff
     row = sweep(GATE, [0.55]).row(0.55)
     assert row == SweepRow(0.55, 1, 1, 1, 2, 2, 0, {"near": 1, "far": 1})
-    assert row.cells() == {"cut": 0.55, "answered": 1, "kept_wrong": 1, "refused": 1, "lost": 2, "bluffs": 2,
-                           "ood_refused": 0, "bluffs_near": 1, "bluffs_far": 1}
+    assert row.cells() == {"cut": 0.55, "answered": 1, "wrong_sources": 1, "no_answer": 1, "lost": 2, "bluffs": 2,
+                           "abstained": 0, "bluffs_near": 1, "bluffs_far": 1}
 
 
 def test_rate_row_cells_nest_one_cell_per_outcome():
     row = rate_rows(GATE, [0.2])[0]  # only f (0.1) is under 0.2: one far bluff, every answerable query refused
     assert isinstance(row, RateRow) and list(row.outcomes()) == list(OUTCOME_KEYS)
-    assert (row.refused.count, row.refused.rate, row.answered.count, row.bluffs.count) == (3, 1.0, 0, 1)
+    assert (row.no_answer.count, row.no_answer.rate, row.answered.count, row.bluffs.count) == (3, 1.0, 0, 1)
     assert row.bluffs_far == RateCell(1, 1.0, pytest.approx(0.025), 1.0)  # 1 of 1: the exact bound 0.025 ** 1
     assert row.bluffs_near == RateCell(0, 0.0, 0.0, pytest.approx(0.975))
     assert row.cells()["bluffs_near"] == {"count": 0, "rate": 0.0, "low": 0.0, "high": row.bluffs_near.high}
-    assert row.outcome("refused") is row.refused
+    assert row.outcome("no_answer") is row.no_answer
     with pytest.raises(ValueError, match="unknown outcome 'lost'"):
         row.outcome("lost")
 
@@ -98,8 +98,9 @@ def test_query_rows_are_the_per_query_columns(tiny_eval):
     assert tuple(f.name for f in dataclasses.fields(QueryRow)) == PER_QUERY_COLUMNS
     rows = {(r.strategy, r.retriever, r.query_id): r for r in per_query_records(tiny_eval)}
     a = rows[("C", "dense", "q3:course")]  # q3's needle is destroyed by C: no rank, no distance
-    assert (a.needle_rank, a.diagnosis, a.needle_distance, a.reciprocal_rank, a.question_id) == (
+    assert (a.needle_rank, a.outcome, a.needle_distance, a.reciprocal_rank, a.question_id) == (
         None, "destroyed", None, 0.0, "q3")
-    o = rows[("C", "dense", "o1")]
-    assert (o.question_id, o.phrasing, o.diagnosis, o.reciprocal_rank, o.stage) == ("", "ood", "ood", None, None)
+    o = rows[("C", "dense", "o1")]  # o1's closest chunk is the zebra one at 0.6985: over the default cut 0.6
+    assert (o.question_id, o.phrasing, o.outcome, o.kept, o.reciprocal_rank, o.final_rank) == (
+        "", "ood", "abstained", 0, None, None)
     assert list(a.cells()) == list(PER_QUERY_COLUMNS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -411,7 +412,7 @@ def test_holm_permutation_equivariant(raw):
 # ---------------------------------------------------------------------------
 
 from ragdiag.compare.paired import (Difference, QuestionTest, bootstrap_difference, paired_test, question_differences,
-                                    sign_flip_test, verdict)
+                                    sign_flip_test, verdict, verdict_status)
 from ragdiag.compare.intervals import (clustered_mean, clustered_rate, clustered_wilson, questions_needed,
                                        rate_interval, upper_bound_words)
 
@@ -530,6 +531,64 @@ def test_clustered_interval_covers_where_per_query_wilson_falls_short(p, rho):
     assert (iv.low, iv.high) == pytest.approx((low[0], high[0]))
 
 
+@pytest.mark.parametrize("p", [0.1, 0.5, 0.9])
+@pytest.mark.parametrize("rho", [0.0, 0.5, 1.0])
+def test_clustered_wilson_covers_at_every_rate_and_correlation(p, rho):
+    # 2,000 seeded draws of 32 questions x 2 phrasings; rho = share of questions whose phrasings copy one coin
+    rng = np.random.default_rng(20261130)
+    hits = _correlated_hits(rng, 2000, 32, 2, p, rho)
+    _, low, high = clustered_wilson(hits.sum(axis=2), np.full(32, 2))
+    covered = ((low <= p) & (p <= high)).mean()
+    assert covered >= 0.935, covered  # 95% nominal; 2,000 draws give a standard error of 0.005
+    # at zero events the upper bound is the exact one on the 32 questions, never 0
+    zero = clustered_wilson(np.zeros((1, 32)), np.full(32, 2))
+    assert zero[2][0] == pytest.approx(1 - 0.025 ** (1 / 32)) and zero[1][0] == 0.0
+
+
+def _family_draw(rng, ps, questions, phrasings, shared):
+    """Hits of len(ps) systems: on a share ``shared`` of questions every system reads one difficulty draw."""
+    k = len(ps)
+    u = rng.random((questions, 1, 1))
+    own = rng.random((questions, phrasings, k))
+    mix = rng.random((questions, 1, 1)) < shared
+    z = np.where(mix, np.broadcast_to(u, own.shape), own)
+    return (z < np.asarray(ps)).reshape(questions * phrasings, k).T.astype(float)
+
+
+@pytest.mark.parametrize("shared", [0.0, 0.5, 0.9])
+def test_simultaneous_intervals_cover_every_true_difference_at_once(shared):
+    from ragdiag.compare import max_t
+
+    # four systems of true recall 0.45, 0.5, 0.6, 0.7 on 32 questions x 2 phrasings; 300 seeded data sets, each
+    # with its own max-T over the 6 pairs: all six intervals must hold their true difference together 95% of the time
+    rng = np.random.default_rng(20261201)
+    ps = [0.45, 0.5, 0.6, 0.7]
+    pairs = list(itertools.combinations(range(4), 2))
+    groups = np.repeat(np.arange(32), 2)
+    held = 0
+    for _ in range(300):
+        rows, _ = max_t(_family_draw(rng, ps, 32, 2, shared), groups, pairs, draws=1000, seed=int(rng.integers(1 << 31)))
+        held += all(r.low <= ps[r.a] - ps[r.b] <= r.high for r in rows)
+    assert held / 300 >= 0.92, held / 300  # 95% nominal; the standard error of 300 draws is 0.013
+
+
+def test_simultaneous_intervals_under_the_null_are_exact():
+    from ragdiag.compare import max_t
+
+    # identical systems (the null): the family rejects anything in at most alpha of the data sets, by
+    # exchangeability; two blocks (as the chunking contrasts use) as well as one
+    rng = np.random.default_rng(5)
+    groups = np.repeat(np.arange(12), 2)
+    wrong = 0
+    for _ in range(200):
+        v = _family_draw(rng, [0.5] * 4, 12, 2, 0.3)
+        rows, _ = max_t(v, groups, [(0, 1), (2, 3)], blocks=[[0, 1], [2, 3]], draws=400,
+                        seed=int(rng.integers(1 << 31)))
+        wrong += any(r.low > 0 or r.high < 0 for r in rows)
+        assert all((r.low > 0 or r.high < 0) == (r.p_adjusted < 0.05) for r in rows)
+    assert wrong / 200 <= 0.05 + 0.035, wrong / 200
+
+
 def test_clustered_rate_with_one_phrasing_is_wilson_with_t():
     iv = clustered_rate([1] * 20 + [0] * 12, list(range(32)))
     w = wilson(20, 32)
@@ -580,12 +639,17 @@ def test_questions_needed_is_connors_formula_for_one_phrasing():
 
 def test_verdict_words_and_rule():
     t = QuestionTest(7, 1, 24, 0.052, Difference(0.17, -0.01, 0.34), 2)
-    status, text = verdict("E/hybrid", "A/hybrid", t, metric="R@4")
-    assert status == "not shown different"
-    assert text.endswith("not shown different (p = 0.052): +0.17 [-0.01, +0.34]")
-    status, text = verdict("E/hybrid", "A/hybrid", t, metric="R@4", p_adjusted=0.01, family=276)
-    assert status == "different" and "E/hybrid is ahead (p = 0.010, Holm over 276 comparisons)" in text
-    status, _ = verdict("A/hybrid", "E/hybrid", QuestionTest(1, 7, 24, 0.001, Difference(-0.2, -0.3, -0.1), 2),
-                        metric="R@4")
-    assert status == "different"
-    assert verdict("E/hybrid", "A/hybrid", t, metric="R@20", primary=False)[0] == "descriptive"
+    text = verdict("E/hybrid", "A/hybrid", t, Difference(0.17, -0.01, 0.34), metric="R@4", p_adjusted=0.052)
+    assert text == ("E/hybrid vs A/hybrid at R@4 over 32 questions: not shown different: +17 points (-1 to +34), "
+                    "this pair alone, sign-flip p = 0.052; E/hybrid wins 7 questions, loses 1")
+    text = verdict("E/hybrid", "A/hybrid", t, Difference(0.17, 0.01, 0.33), metric="R@4", p_adjusted=0.01, family=276)
+    assert "E/hybrid is ahead: wins 7 questions, loses 1 (+17 points, +1 to +33; simultaneous over 276 comparisons " \
+           "(p = 0.010 adjusted))" in text
+    text = verdict("A/hybrid", "E/hybrid", QuestionTest(1, 7, 24, 0.001, Difference(-0.2, -0.3, -0.1), 2),
+                   Difference(-0.2, -0.3, -0.1), metric="R@4")
+    assert "E/hybrid is ahead: wins 7 questions, loses 1" in text
+    assert verdict_status(Difference(0.1, 0.0, 0.2)) == "not shown different"  # touching 0 is not excluding it
+    assert "descriptive only" in verdict("E/hybrid", "A/hybrid", t, Difference(0.17, -0.01, 0.34), metric="R@20",
+                                         primary=False)
+
+

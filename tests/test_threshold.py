@@ -29,19 +29,19 @@ def fake_result(top_distance, top_holds, top_order=None, *, needle_distance=None
 
 def brute_force(result, in_domain, cuts, keep):
     """The gate applied query by query, cut by cut: the definition the sweep must equal."""
-    counts = {k: [] for k in ("answered", "kept_wrong", "refused", "bluffs", "ood_refused")}
+    counts = {k: [] for k in ("answered", "wrong_sources", "no_answer", "bluffs", "abstained")}
     for cut in cuts:
         c = dict.fromkeys(counts, 0)
         for i, ind in enumerate(in_domain):
             kept = [j for j in range(keep) if result.top_distance[i, j] < cut]
             if not ind:
-                c["bluffs" if kept else "ood_refused"] += 1
+                c["bluffs" if kept else "abstained"] += 1
             elif not kept:
-                c["refused"] += 1
+                c["no_answer"] += 1
             elif any(result.top_holds[i, j] for j in kept):
                 c["answered"] += 1
             else:
-                c["kept_wrong"] += 1
+                c["wrong_sources"] += 1
         for k in counts:
             counts[k].append(c[k])
     return counts
@@ -59,7 +59,7 @@ HAND = fake_result(
 )
 HAND_IN = np.array([True, True, True, False, False])
 HAND_TABLE = [
-    # cut: answered, kept_wrong, refused, bluffs, ood_refused  (kept iff distance < cut)
+    # cut: answered, wrong_sources, no_answer, bluffs, abstained  (kept iff distance < cut)
     (0.1, 0, 0, 3, 0, 2),  # nothing strictly under 0.1
     (0.2, 0, 0, 3, 1, 1),  # o2's 0.1 passes: a bluff
     (0.25, 0, 1, 2, 1, 1),  # a keeps its 0.2 non-holder
@@ -91,10 +91,10 @@ def test_sweep_hand_table(row):
     cut, *expected = row
     table = sweep(gate_inputs(HAND, list("abcde"), HAND_IN, keep=2), [c for c, *_ in HAND_TABLE])
     got = table.row(cut)
-    answered, kept_wrong, refused, bluffs, ood_refused = expected
-    assert got == SweepRow(cut, answered, kept_wrong, refused, 3 - answered, bluffs, ood_refused, {})
-    assert got.cells() == {"cut": cut, "answered": answered, "kept_wrong": kept_wrong, "refused": refused,
-                           "lost": 3 - answered, "bluffs": bluffs, "ood_refused": ood_refused}
+    answered, wrong_sources, no_answer, bluffs, abstained = expected
+    assert got == SweepRow(cut, answered, wrong_sources, no_answer, 3 - answered, bluffs, abstained, {})
+    assert got.cells() == {"cut": cut, "answered": answered, "wrong_sources": wrong_sources, "no_answer": no_answer,
+                           "lost": 3 - answered, "bluffs": bluffs, "abstained": abstained}
 
 
 def test_sweep_equals_brute_force_on_hand_table():
@@ -132,7 +132,7 @@ def test_sweep_equals_brute_force(case):
     # monotone in the cut: a looser gate answers more, refuses less, bluffs more
     for k in ("answered", "bluffs"):
         assert (np.diff(getattr(table, k)) >= 0).all(), k
-    for k in ("refused", "ood_refused"):
+    for k in ("no_answer", "abstained"):
         assert (np.diff(getattr(table, k)) <= 0).all(), k
     # and it agrees with gate(), one query at a time
     for i, ind in enumerate(in_domain):
@@ -228,7 +228,7 @@ def test_histogram_counts_under_the_cut_equal_the_table_row(cut):
     row = sweep(inputs, [cut]).row(cut)
     under = under_cut_counts(distance_frame(distance_samples(inputs), keep=2), cut)
     assert under["answer"] == row.answered
-    assert under["kept"] == row.answered + row.kept_wrong
+    assert under["kept"] == row.answered + row.wrong_sources
     assert (under["near"], under["far"]) == (row.bluffs_by_kind["near"], row.bluffs_by_kind["far"])
     assert under["near"] + under["far"] == row.bluffs
 
@@ -251,7 +251,7 @@ def test_histogram_and_sweep_agree_on_random_gates(keep, kinds, data):
         row = sweep(inputs, [cut]).row(cut)
         under = under_cut_counts(frame, cut)
         assert under.get("answer", 0) == row.answered
-        assert under.get("kept", 0) == row.answered + row.kept_wrong
+        assert under.get("kept", 0) == row.answered + row.wrong_sources
         assert under.get("near", 0) + under.get("far", 0) == row.bluffs
 
 
@@ -262,7 +262,7 @@ def test_rate_rows_counts_intervals_and_zero_bluff_bound():
     rows = rate_rows(inputs, [0.1, 0.6])
     assert rows[0].bluffs.cells() == {"count": 0, "rate": 0.0, "low": 0.0, "high": pytest.approx(1 - 0.025 ** 0.5)}
     r = rows[1]
-    assert (r.answered.count, r.kept_wrong.count, r.refused.count) == (1, 1, 1)
+    assert (r.answered.count, r.wrong_sources.count, r.no_answer.count) == (1, 1, 1)
     assert (r.bluffs.count, r.bluffs_near.count, r.bluffs_far.count) == (2, 1, 1)
     assert r.bluffs_near.high == rate_interval(1, 1).high
     for cell in r.outcomes().values():
@@ -319,6 +319,36 @@ def test_conformal_cut_guarantee_by_simulation():
     assert conformal_cut(g, a)[0] == sets[0, j - 1]
 
 
+def test_conformal_guarantee_chance_of_exceeding_the_goal_matches_simulation():
+    from ragdiag.threshold import conformal_guarantee, exceed_chance, in_sample_words
+
+    # the realised bluff rate of the conformal cut is F(s_(j)) ~ Beta(j, n + 1 - j); with uniform distances it is
+    # s_(j) itself: count the seeded sets where it exceeds the goal
+    rng = np.random.default_rng(11)
+    for a, n in ((0.05, 30), (0.1, 30), (0.1, 60)):
+        j = int(np.floor(a * (n + 1)))
+        realised = np.sort(rng.random((20_000, n)), axis=1)[:, j - 1]
+        assert exceed_chance(j, n, a) == pytest.approx((realised > a).mean(), abs=0.012)
+    assert exceed_chance(1, 30, 0.05) == pytest.approx(0.95 ** 30)  # Beta(1, 30): P(X > a) = (1 - a)^30
+    words = conformal_guarantee(1, 30, 0.05)
+    assert "on average over sets of off-topic queries" in words and "is 21%" in words and "1/31 = 3.2%" in words
+    # the in-sample cut for a 5% goal: the 2nd smallest of 30, so a new query bluffs with probability 2/31
+    assert "2/31 = 6.5%" in in_sample_words(30, 0.05) and in_sample_words(30, 0.05).startswith("in sample (optimistic)")
+    sets = np.sort(rng.random((20_000, 30)), axis=1)
+    assert (rng.random(20_000) < sets[:, 1]).mean() == pytest.approx(2 / 31, abs=0.005)
+
+
+def test_cut_choice_proposes_the_conformal_cut_for_a_bluff_goal():
+    n = 30
+    g = GateInputs(tuple(map(str, range(n))), np.zeros(n, bool), np.arange(1, n + 1) / 100, np.full(n, np.inf), 4)
+    choice = cut_choice(g, Goal(max_bluff=0.05))
+    doc = choice.as_json()
+    assert doc["proposed"]["cut"] == 0.01 and doc["proposed"]["method"] == "conformal"
+    assert "chance that the realised rate exceeds 5.0%" in doc["proposed"]["guarantee"]
+    assert doc["cut"] == 0.02 and doc["in_sample_label"] == "in sample (optimistic)"  # the in-sample cut: 2nd smallest
+    assert cut_choice(g, Goal(min_answered=0.5)).proposed is None
+
+
 def test_cross_validation_folds_keep_questions_whole_and_are_seeded():
     rng = np.random.default_rng(0)
     n_q, n_ood = 20, 15
@@ -336,7 +366,7 @@ def test_cross_validation_folds_keep_questions_whole_and_are_seeded():
     assert cross_validate(inputs, Goal(max_bluff=0.1), seed=1) == (cv, cuts)
     assert len(cuts) == 5
     # the pooled held-out outcomes, query by query: each fold under the cut chosen on the other four
-    answered = kept_wrong = refused = bluffs = 0
+    answered = wrong_sources = no_answer = bluffs = 0
     for f in range(5):
         train = folds != f
         rest = GateInputs(tuple(np.array(groups)[train]), ind[train], first[train], good[train], 4,
@@ -348,11 +378,11 @@ def test_cross_validation_folds_keep_questions_whole_and_are_seeded():
                 bluffs += kept
             else:
                 answered += ans
-                kept_wrong += kept and not ans
-                refused += not kept
-    assert (cv["answered"].count, cv["kept_wrong"].count, cv["refused"].count, cv["bluffs"].count) == (
-        answered, kept_wrong, refused, bluffs)
-    assert answered > 0 and refused > 0
+                wrong_sources += kept and not ans
+                no_answer += not kept
+    assert (cv["answered"].count, cv["wrong_sources"].count, cv["no_answer"].count, cv["bluffs"].count) == (
+        answered, wrong_sources, no_answer, bluffs)
+    assert answered > 0 and no_answer > 0
     choice = cut_choice(inputs, Goal(max_bluff=0.1))
     assert choice.cut == choose_cut(inputs, Goal(max_bluff=0.1))
     assert choice.in_sample.bluffs.count <= 1  # floor(0.1 * 15)
@@ -369,4 +399,4 @@ def test_sweep_on_the_tiny_evaluation(tiny_eval):
     # o1 reaches the zebra chunk at 0.6985; o2 shares no word (distance 1.0, kept only past 1.0)
     assert table.bluffs.tolist() == [0, 0, 1, 2]
     expected = brute_force(tiny_eval.result("C/dense"), tiny_eval.in_domain, [0.5, 0.6, 1.0, 1.01], 2)
-    assert (table.kept_wrong.tolist(), table.refused.tolist()) == (expected["kept_wrong"], expected["refused"])
+    assert (table.wrong_sources.tolist(), table.no_answer.tolist()) == (expected["wrong_sources"], expected["no_answer"])

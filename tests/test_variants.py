@@ -23,9 +23,9 @@ from ragdiag.retrieval.quantized import (
     hamming_distances,
     rescore_shortlist,
 )
-from ragdiag.retrieval.variant_kinds import Variant, parse_variant
 from ragdiag.model_cut import cut_percentile, nearest_chunk_distances
-from ragdiag.variants import pareto_front, run_variants, variant_rows
+from ragdiag.retrieval.variant_kinds import Variant, parse_variant
+from ragdiag.variants import pareto_front, variant_names, variant_rows
 
 
 def unit(rows):
@@ -229,41 +229,67 @@ def test_variant_names():
 # ----- the variants table on the tiny corpus (FAKE encoder: plumbing) ----------------------
 
 
+VARIANTS = "dense,dense-int8,dense-int8-rescore,dense-binary,dense-binary-rescore,dense-hnsw,dense@/no/such/model"
+
+
 @pytest.fixture(scope="module")
 def tiny_variants(tiny_corpus, tiny_truth, fake_encoder):
-    return run_variants(tiny_corpus, tiny_truth, strategy="C", encoder=fake_encoder,
-                        variants=["dense-int8", "dense-int8-rescore", "dense-binary", "dense-binary-rescore",
-                                  "dense-hnsw", "dense@/no/such/model"], repeats=1)
+    """The variants of C evaluated like any retriever (the registry, the same evaluate path as eval)."""
+    from ragdiag.evaluate import evaluate
+
+    return evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C", retrievers=VARIANTS)
 
 
 def test_variant_baseline_agrees_with_evaluate(tiny_variants, tiny_eval):
-    ours = tiny_variants.evaluation.result("C/dense")
+    ours = tiny_variants.result("C/dense")
     theirs = tiny_eval.result("C/dense")
     np.testing.assert_array_equal(ours.needle_rank, theirs.needle_rank)
     np.testing.assert_allclose(ours.top_distance, theirs.top_distance)
 
 
 def test_variant_rows_recall_and_verdicts(tiny_variants):
+    from ragdiag.compare.comparisons import family
+    from ragdiag.evaluation import Config
     from ragdiag.metrics import hits_at_k
-    from ragdiag.compare.comparisons import compare
 
-    rows = {r["variant"]: r for r in variant_rows(tiny_variants, k=2)}
-    ev = tiny_variants.evaluation
-    assert rows["C/dense"]["verdict"] == "baseline"
-    base = tiny_variants.config("dense")
+    ev = tiny_variants
+    rows = {r.config: r for r in variant_rows(ev, "C", k=2)}
+    assert rows["C/dense"].status == "baseline" and rows["C/dense"].p is None
+    base = Config("C", "dense")
+    others = [c for c in ev.results if c != base]
+    # the same family and correction as every planned comparison: the baseline against each variant, max-T
+    fam = {c.b.label: c for c in family(ev, k=2, baseline=base, configs=[base, *others])}
+    assert set(fam) == set(rows) - {"C/dense"}
     for label, row in rows.items():
-        cfg = tiny_variants.config(label.split("/", 1)[1])
-        hits = hits_at_k(ev.result(cfg).needle_rank[ev.in_domain], 2)
-        assert row["R@2"].successes == int(hits.sum()) and row["R@2"].trials == int(ev.in_domain.sum())
+        hits = hits_at_k(ev.result(label).needle_rank[ev.in_domain], 2)
+        assert row.recall.successes == int(hits.sum()) and row.recall.trials == int(ev.in_domain.sum())
         if label != "C/dense":
-            assert row["p"] == compare(ev, cfg, base, k=2).test.p
-    assert rows["C/dense"]["bytes_per_vector"] == 4 * 4096
-    assert rows["C/dense-int8"]["bytes_per_vector"] == 4096
-    assert rows["C/dense-binary"]["bytes_per_vector"] == 512
-    assert rows["C/dense-binary-rescore"]["rescore_bytes"] == 4 * 4096
-    assert any(r["pareto"] for r in rows.values())
+            c = fam[label]
+            assert (row.p, row.p_adjusted, row.status) == (c.test.p, c.p_adjusted, c.status)
+            assert (row.wins, row.losses) == (c.test.losses, c.test.wins)  # the variant's side of the pair
+            d = c.difference()  # baseline minus variant, simultaneous: the row holds its negation
+            assert (row.difference["estimate"], row.difference["low"], row.difference["high"]) == pytest.approx(
+                (-d["estimate"], -d["high"], -d["low"]))
+            assert row.difference["kind"] == d["kind"] == "simultaneous"
+    assert rows["C/dense"].bytes_per_vector == 4 * 4096
+    assert rows["C/dense-int8"].bytes_per_vector == 4096
+    assert rows["C/dense-binary"].bytes_per_vector == 512
+    assert rows["C/dense-binary-rescore"].rescore_bytes == 4 * 4096
+    assert rows["C/dense-int8"].rescore_bytes == 0
+    assert any(r.pareto for r in rows.values())
+    assert rows["C/dense"].overlap == 1.0
     if "C/dense-hnsw" in rows:  # FAISS installed: a graph over 8 chunks is exact
-        assert rows["C/dense-hnsw"]["overlap@4"] == 1.0
+        assert rows["C/dense-hnsw"].overlap == 1.0
+    cells = rows["C/dense-int8"].cells()
+    assert cells["R@2_low"] <= cells["R@2"] <= cells["R@2_high"] and cells["variant"] == "C/dense-int8"
+
+
+def test_variant_rows_need_the_baseline(tiny_corpus, tiny_truth, fake_encoder):
+    from ragdiag.evaluate import evaluate
+
+    ev = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C", retrievers="dense-int8")
+    with pytest.raises(ValueError, match="C/dense .* was not evaluated"):
+        variant_rows(ev, "C")
 
 
 def test_missing_model_is_unavailable_with_reason(tiny_variants):
@@ -272,12 +298,17 @@ def test_missing_model_is_unavailable_with_reason(tiny_variants):
 
 
 def test_stamps_separate_variants(tiny_variants):
-    stamps = {name: info.stamp for name, info in tiny_variants.info.items()}
+    stamps = {r.config.split("/", 1)[1]: r.stamp for r in variant_rows(tiny_variants, "C") if r.stamp}
     assert stamps["dense-int8"]["precision"] == "int8" and stamps["dense-binary"]["precision"] == "binary"
     assert stamps["dense-int8-rescore"]["rescore"] == 50 and stamps["dense-int8"]["rescore"] is None
     if "dense-hnsw" in stamps:
         assert stamps["dense-hnsw"]["index"] == "hnsw" and stamps["dense-hnsw"]["M"] == 16
     assert len({repr(sorted(s.items())) for s in stamps.values()}) == len(stamps)
+
+
+def test_variant_names_of_models_and_bases():
+    assert variant_names(["minilm", "use"], ["dense", "dense-int8"]) == ["dense", "dense-int8", "dense@use",
+                                                                        "dense-int8@use"]
 
 
 # ----- the second model ------------------------------------------------------------------------
@@ -319,25 +350,34 @@ def test_use_model_loads_offline_reads_german_and_has_its_own_store_space(tmp_pa
 # ----- the CLI (real MiniLM on the tiny corpus) -------------------------------------------------
 
 
-@pytest.mark.model
-def test_variants_cli_json_and_table(tiny_folder, capsys):
+def test_variants_cli_json_and_table(tiny_folder, capsys, monkeypatch):
     import json
 
     from ragdiag.cli.parser import main
 
+    monkeypatch.setenv("RAGDIAG_ENCODER", "fakes:fake_encoder")  # the FAKE encoder of tests/fakes.py
     code = main(["variants", "--corpus", str(tiny_folder), "--no-cache", "--strategy", "C", "--k", "2",
-                 "--models", "minilm,/no/such/model", "--variants", "dense-int8,dense-binary", "--json"])
+                 "--models", "minilm,/no/such/model", "--variants", "dense-int8,dense-binary", "--rescore", "3",
+                 "--json"])
     out, err = capsys.readouterr()
     assert code == 0, err
     doc = json.loads(out)
     rows = {r["variant"]: r for r in doc["rows"]}
     assert set(rows) == {"C/dense", "C/dense-int8", "C/dense-binary"}
-    assert rows["C/dense-binary"]["bytes_per_vector"] == 48 and rows["C/dense"]["bytes_per_vector"] == 1536
+    assert doc["baseline"] == "C/dense" and "simultaneous" in doc["family"] and (doc["k"], doc["phrasing"]) == (2, "all")
+    # float32: 4 bytes per dimension; sign bits: 1 / 8 byte per dimension
+    assert rows["C/dense"]["bytes_per_vector"] == 32 * rows["C/dense-binary"]["bytes_per_vector"] > 0
     assert 0 <= rows["C/dense-int8"]["R@2_low"] <= rows["C/dense-int8"]["R@2"] <= rows["C/dense-int8"]["R@2_high"]
+    assert rows["C/dense"]["status"] == "baseline" and rows["C/dense-int8"]["p_adjusted"] is not None
     assert "dense-int8@/no/such/model" in doc["unavailable"]
-    assert doc["stamps"]["dense-int8"]["model"]["model"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert doc["stamps"]["C/dense-int8"]["precision"] == "int8"
+    code = main(["variants", "--corpus", str(tiny_folder), "--no-cache", "--strategy", "C", "--variants",
+                 "dense-int8-rescore,dense", "--rescore", "3", "--json"])
+    doc = json.loads(capsys.readouterr()[0])
+    assert code == 0 and doc["stamps"]["C/dense-int8-rescore"]["rescore"] == 3  # the option reaches the registry
     code = main(["variants", "--corpus", str(tiny_folder), "--no-cache", "--strategy", "C", "--variants", "dense-int4"])
     assert code == 2 and "unknown variant dense-int4" in capsys.readouterr().err
+
 
 
 @given(arrays(np.float32, (3, 9), elements=st.sampled_from([0.0, 0.25, 0.5, 1.0])), st.integers(1, 9))
@@ -362,15 +402,9 @@ def test_depth_rankings_are_the_heads_of_full_rankings():
 # ----- through the registry: eval runs the same variants ----------------------------------------
 
 
-def test_eval_runs_variants_by_name_with_the_same_numbers(tiny_corpus, tiny_truth, fake_encoder, tiny_variants):
+def test_config_names_of_variants_parse():
     from ragdiag.evaluation import Config
-    from ragdiag.evaluate import evaluate
 
-    names = "dense,dense-int8,dense-int8-rescore,dense-binary,dense-binary-rescore"
-    ev = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C", retrievers=names)
-    for name in names.split(","):
-        np.testing.assert_array_equal(ev.result(Config("C", name)).needle_rank,
-                                      tiny_variants.evaluation.result(Config("C", name)).needle_rank)
     assert Config.parse("E/dense-binary-rescore@use") == Config("E", "dense-binary-rescore@use")
 
 

@@ -12,24 +12,27 @@ pytestmark = pytest.mark.model
 def test_variants_page_equals_library(tiny):  # noqa: F811
     from ragdiag.corpus import load_corpus
     from ragdiag.defaults import PRIMARY_K
+    from ragdiag.evaluate import evaluate
     from ragdiag.store import Store
     from ragdiag.truth import load_truth
-    from ragdiag.variants import run_variants, variant_rows
+    from ragdiag.variants import variant_rows
     from ui.state import _encoder
 
     at = app("app_pages/variants.py", vstrategy="E", vkinds=["dense-int8", "dense-binary", "dense-binary-rescore"])
     frame = frame_with(at, f"R@{PRIMARY_K}")
     corpus = load_corpus(tiny["root"])
     truth = load_truth(tiny["truth"], corpus)
-    with Store(tiny["cache"]) as store:
-        run = run_variants(corpus, truth, strategy="E", encoder=_encoder(), store=store,
-                           variants=["dense-int8", "dense-binary", "dense-binary-rescore"], repeats=1)
-    rows = {r["variant"]: r for r in variant_rows(run)}
+    with Store(tiny["cache"]) as store:  # the same evaluate path the page's shared job runs
+        ev = evaluate(corpus, truth, encoder=_encoder(), store=store, strategies="E",
+                      retrievers="dense,dense-int8,dense-binary,dense-binary-rescore")
+    rows = {r.config: r for r in variant_rows(ev, "E")}
     assert set(frame["variant"]) == set(rows) == {"E/dense", "E/dense-int8", "E/dense-binary", "E/dense-binary-rescore"}
     for _, shown in frame.iterrows():
         lib = rows[shown["variant"]]
-        assert shown[f"R@{PRIMARY_K}"] == pytest.approx(lib[f"R@{PRIMARY_K}"].estimate)
-        assert shown["bytes/vector"] == lib["bytes_per_vector"]
+        assert shown[f"R@{PRIMARY_K}"] == pytest.approx(lib.recall.estimate)
+        assert shown["bytes/vector"] == lib.bytes_per_vector
+        assert (shown["verdict"], shown["adjusted p"] if lib.p_adjusted is not None else None) == (
+            lib.status, lib.p_adjusted if lib.p_adjusted is None else pytest.approx(lib.p_adjusted))
     assert "is percentile" in texts(at) and "baseline" in set(frame["vs baseline"])
 
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from ragdiag.defaults import ALPHA
 
-__all__ = ["recall_chart", "distance_histogram", "tradeoff_chart", "pairwise_heatmap", "chunk_size_chart"]
+__all__ = ["recall_chart", "distance_histogram", "tradeoff_chart", "chunk_size_chart"]
 
 OUTCOME_COLORS = {
     "answered": "#2e7d32",
-    "kept but wrong": "#f9a825",
-    "refused": "#78909c",
+    "wrong sources": "#f9a825",
+    "no answer": "#78909c",
     "bluffs (near ood)": "#c62828",
     "bluffs (far ood)": "#ff7043",
     "bluffs (all ood)": "#6a1b9a",
@@ -68,7 +67,7 @@ def distance_histogram(df: pd.DataFrame, *, cut: float | None = None, step: floa
 
 
 def tradeoff_chart(df: pd.DataFrame, *, cut: float | None = None) -> alt.Chart:
-    """Rates of answered, kept-but-wrong, refused and near/far bluffs against the cut, with 95% bands
+    """Rates of answered, wrong sources, no answer and near/far bluffs against the cut, with 95% bands
     (``frames.sweep_frame`` with rates)."""
     color = alt.Color("outcome:N", scale=alt.Scale(domain=list(OUTCOME_COLORS), range=list(OUTCOME_COLORS.values())),
                       legend=alt.Legend(orient="bottom", title=None, labelLimit=300, columns=3))
@@ -84,27 +83,6 @@ def tradeoff_chart(df: pd.DataFrame, *, cut: float | None = None) -> alt.Chart:
     )
     chart = band + lines if cut is None else band + lines + _cut_rule(cut)
     return chart.properties(height=260, title="Trade-off: what the gate does at each cut (95% bands)")
-
-
-def pairwise_heatmap(df: pd.DataFrame) -> alt.Chart:
-    """Holm-corrected p of every pair; cell text is the row configuration's wins/losses (``frames.pairwise_matrix``)."""
-    order = list(dict.fromkeys([*df["a"], *df["b"]])) if len(df) else []
-    base = alt.Chart(df).encode(
-        x=alt.X("b:N", title=None, sort=order, axis=alt.Axis(labelAngle=-45, orient="top")),
-        y=alt.Y("a:N", title=None, sort=order),
-        tooltip=["a:N", "b:N", "wins:Q", "losses:Q", "ties:Q", alt.Tooltip("p:Q", format=".4f"),
-                 alt.Tooltip("p_holm:Q", format=".4f", title="p (Holm)")],
-    )
-    rect = base.mark_rect(stroke="white", strokeWidth=1).encode(
-        color=alt.Color("p_holm:Q", title="p (Holm)",
-                        scale=alt.Scale(domain=[0, ALPHA, 1], range=["#1b5e20", "#a5d6a7", "#f5f5f5"]))
-    )
-    text = base.mark_text(fontSize=11).encode(
-        text="label:N",
-        color=alt.condition(f"datum.p_holm < {ALPHA}", alt.value("white"), alt.value("black")),
-    )
-    return (rect + text).properties(width=alt.Step(64), height=alt.Step(28),
-                                    title="Row vs column: wins/losses of the row over questions; colour = Holm p within the family shown")
 
 
 def chunk_size_chart(sizes: pd.DataFrame) -> alt.Chart:

@@ -3,11 +3,9 @@
 Dashboard-only presentation: it lives under ``ui/``, outside the library.
 
 Every number here is read from an :class:`~ragdiag.evaluate.Evaluation`, from
-the typed rows of :mod:`ragdiag.rows` (:func:`~ragdiag.rows.summary_rows`, ...) or
-:mod:`ragdiag.threshold`; these functions only reshape them into frames and
-decide per query what the gate does (with the same rule as the sweep:
-``answered`` iff a chunk holding the needle among the top ``keep`` is under
-the cut, ``kept`` iff any of them is).
+the typed rows of :mod:`ragdiag.rows` (:func:`~ragdiag.rows.summary_rows`, ...),
+:mod:`ragdiag.threshold` or :mod:`ragdiag.outcomes` (a query's outcome: the
+ladder the sweep and the funnel count); these functions only reshape them into frames.
 """
 
 from __future__ import annotations
@@ -20,16 +18,14 @@ import pandas as pd
 
 from ragdiag.evaluation import Config, Evaluation, parse_key
 from ragdiag.defaults import KS
-from ragdiag.rows import PairRow, RateRow, SummaryRow, SweepRow
+from ragdiag.outcomes import query_outcomes
+from ragdiag.rows import RateRow, SummaryRow, SweepRow
 from ragdiag.threshold.gate import DistanceSamples, SweepTable
-from ragdiag.threshold import gate
 
 __all__ = [
-    "OUTCOMES",
     "filter_configs",
     "recall_table",
     "recall_long",
-    "pairwise_matrix",
     "chunk_sizes",
     "size_summary",
     "truncated_chunks",
@@ -41,16 +37,11 @@ __all__ = [
     "distance_series",
     "under_cut_counts",
     "rates_frame",
-    "gate_outcome",
     "query_frame",
     "per_config_frame",
     "top_hits",
     "index_stamp_rows",
 ]
-
-# What the gate does to one query at a cut (in-domain: first three; ood: last two).
-OUTCOMES = ("answered", "kept but wrong", "refused by the cut", "bluff", "refused (ood)")
-
 
 def filter_configs(labels: Iterable[str], strategies: Sequence[str] | None = None,
                    retrievers: Sequence[str] | None = None) -> list[str]:
@@ -93,23 +84,6 @@ def recall_long(rows: Sequence[SummaryRow], *, ks: Sequence[int] = KS) -> pd.Dat
         for r in rows for k in ks
     ]
     return pd.DataFrame.from_records(records, columns=["config", "k", "recall", "low", "high", "hits", "queries"])
-
-
-def pairwise_matrix(rows: Sequence[PairRow]) -> pd.DataFrame:
-    """:func:`~ragdiag.compare.pairwise` rows in both directions (row config vs column config).
-
-    >>> m = pairwise_matrix([PairRow("A/x", "E/x", 1, 5, 2, 0.2, 0.4, -0.5, -0.8, -0.1, "not shown different", 8)])
-    >>> m[["a", "b", "wins", "losses", "p_holm"]].values.tolist()
-    [['A/x', 'E/x', 1, 5, 0.4], ['E/x', 'A/x', 5, 1, 0.4]]
-    """
-    records = []
-    for r in rows:
-        cells = r.cells()
-        records.append(cells)
-        records.append({**cells, "a": r.b, "b": r.a, "wins": r.losses, "losses": r.wins})
-    df = pd.DataFrame.from_records(records, columns=["a", "b", "wins", "losses", "ties", "p", "p_holm"])
-    df["label"] = [f"+{w}/-{l}" for w, l in zip(df["wins"], df["losses"])]
-    return df
 
 
 def chunk_sizes(ev: Evaluation) -> pd.DataFrame:
@@ -182,14 +156,14 @@ def segments(start: int, end: int, spans: Iterable[tuple[int, int, str]]) -> lis
     return out
 
 
-CURVE_OUTCOMES = {"answered": "answered", "kept_wrong": "kept but wrong", "refused": "refused",
+CURVE_OUTCOMES = {"answered": "answered", "wrong_sources": "wrong sources", "no_answer": "no answer",
                   "bluffs_near": "bluffs (near ood)", "bluffs_far": "bluffs (far ood)", "bluffs": "bluffs (all ood)"}
 
 
 def sweep_frame(table: SweepTable, rates: Sequence[RateRow] | None = None) -> pd.DataFrame:
     """The sweep in long form for the trade-off curve: cut, outcome, queries, and (with ``rates``,
     :func:`ragdiag.threshold.rate_rows` over the same cuts) the rate with its 95% band."""
-    series = {"answered": table.answered, "kept_wrong": table.kept_wrong, "refused": table.refused,
+    series = {"answered": table.answered, "wrong_sources": table.wrong_sources, "no_answer": table.no_answer,
               "bluffs": table.bluffs, **{f"bluffs_{k}": v for k, v in table.bluffs_by_kind.items()}}
     frames = []
     for key, values in series.items():
@@ -230,7 +204,7 @@ def under_cut_counts(frame: pd.DataFrame, cut: float) -> dict[str, int]:
 
 def rates_frame(cell: RateRow, table_row: SweepRow, n: dict) -> pd.DataFrame:
     """One :func:`~ragdiag.threshold.rate_rows` row as a table: outcome, cut, count, of, rate, 95% interval."""
-    labels = {"answered": "answered", "kept_wrong": "kept but wrong", "refused": "refused by the cut",
+    labels = {"answered": "answered", "wrong_sources": "wrong sources", "no_answer": "no answer",
               "bluffs": "bluffs (all out-of-domain)", "bluffs_near": "bluffs (near)", "bluffs_far": "bluffs (far)"}
     records = []
     for key, label in labels.items():
@@ -243,28 +217,24 @@ def rates_frame(cell: RateRow, table_row: SweepRow, n: dict) -> pd.DataFrame:
                                                        "95% high"])
 
 
-def gate_outcome(result, query_index: int, in_domain: bool, *, cut: float, keep: int) -> str:
-    """What the gate does to one query (the sweep's rule, for a single query)."""
-    kept = gate(result, query_index, cut=cut, keep=keep)
-    if not in_domain:
-        return "bluff" if kept else "refused (ood)"
-    if not kept:
-        return "refused by the cut"
-    holds = result.top_holds[query_index, :keep]
-    dist = result.top_distance[query_index, :keep]
-    return "answered" if bool((holds & (dist < cut)).any()) else "kept but wrong"
+def _outcomes(ev: Evaluation, config, *, k: int, cut: float, keep: int) -> list:
+    """The ladder outcome of every query (:func:`ragdiag.outcomes.query_outcomes`); None for an external run."""
+    if parse_key(config).external if isinstance(config, str) else config.external:
+        return [None] * len(ev.queries)
+    return [o.outcome for o in query_outcomes(ev, config, k=k, keep=keep, cut=cut)]
 
 
-def query_frame(ev: Evaluation, config: Config | str, *, cut: float, keep: int) -> pd.DataFrame:
-    """Every query with its diagnosis and gate outcome under ``config`` at ``cut``."""
+def query_frame(ev: Evaluation, config: Config | str, *, cut: float, keep: int, k: int | None = None) -> pd.DataFrame:
+    """Every query with its diagnosis and outcome under ``config`` (the ladder at ``k``, default ``keep``)."""
     res = ev.result(config)
+    outcomes = _outcomes(ev, res.config, k=keep if k is None else k, cut=cut, keep=keep)
     records = []
     for i, q in enumerate(ev.queries):
-        outcome = gate_outcome(res, i, q.in_domain, cut=cut, keep=keep)
+        outcome = outcomes[i]
         records.append({
             "query_id": q.id, "phrasing": q.phrasing, "text": q.text, "diagnosis": res.diagnosis[i],
             "rank": int(res.needle_rank[i]) or None, "outcome": outcome,
-            "failure": outcome not in ("answered", "refused (ood)"),
+            "failure": outcome is not None and outcome not in ("answered", "abstained"),
         })
     df = pd.DataFrame.from_records(records, columns=["query_id", "phrasing", "text", "diagnosis", "rank", "outcome",
                                                      "failure"])
@@ -272,11 +242,12 @@ def query_frame(ev: Evaluation, config: Config | str, *, cut: float, keep: int) 
     return df
 
 
-def per_config_frame(ev: Evaluation, query_index: int, *, cut: float, keep: int) -> pd.DataFrame:
-    """One query under every configuration: rank, distances, diagnosis, and the gate at ``cut``."""
-    q = ev.queries[query_index]
+def per_config_frame(ev: Evaluation, query_index: int, *, cut: float, keep: int,
+                     k: int | None = None) -> pd.DataFrame:
+    """One query under every configuration: rank, distances, diagnosis, and its outcome (the ladder at ``k``)."""
     records = []
     for cfg, res in ev.results.items():
+        outcome = _outcomes(ev, cfg, k=keep if k is None else k, cut=cut, keep=keep)[query_index]
         rank = int(res.needle_rank[query_index])
         nd = float(res.needle_distance[query_index])
         records.append({
@@ -285,7 +256,7 @@ def per_config_frame(ev: Evaluation, query_index: int, *, cut: float, keep: int)
             "needle_distance": None if np.isnan(nd) else nd,
             "top1_distance": float(res.top1_distance[query_index]),
             "diagnosis": res.diagnosis[query_index],
-            "at the cut": gate_outcome(res, query_index, q.in_domain, cut=cut, keep=keep),
+            "at the cut": outcome,
         })
     df = pd.DataFrame.from_records(records, columns=["config", "rank", "needle_distance", "top1_distance",
                                                      "diagnosis", "at the cut"])

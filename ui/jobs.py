@@ -22,7 +22,7 @@ from ragdiag.evaluation import Evaluation
 from ragdiag.truth import GroundTruth
 from ui.state import Settings, _encoder, _file_sha, _store, load_inputs, operator_settings, read_inputs, settings
 
-__all__ = ["evaluation", "first_strategy", "start_operator_job", "url_strategies"]
+__all__ = ["evaluation", "evaluation_of", "first_strategy", "start_operator_job", "url_strategies"]
 
 
 @dataclass
@@ -177,4 +177,40 @@ def evaluation(need=None, want=None) -> tuple[Evaluation, str]:
     ev, ready = bg.merged()
     if not state.finished:
         _poll(bg, ready)
+    return ev, f"{bg.token}:{','.join(ready)}"
+
+
+def evaluation_of(strategies: tuple[str, ...], retrievers: tuple[str, ...]) -> tuple[Evaluation, str]:
+    """The shared job of these inputs for other ``strategies`` and ``retrievers`` (the Variants page's), waited for.
+
+    The same job as :func:`evaluation` (one per input set and retriever set, shared by every session, the
+    store reused), started on first use; the page waits, with a progress bar, until it is done.
+    """
+    s = settings()
+    corpus, truth = load_inputs(s)
+    from ragdiag.encoder import ModelUnavailable
+
+    try:
+        bg = _background(s.corpus, str(s.truth_path), tuple(strategies), tuple(retrievers), corpus.sha256,
+                         _file_sha(s.truth_path), s.cache, strategies[0], corpus, truth)
+    except ModelUnavailable as exc:
+        st.error(str(exc))
+        st.stop()
+    sched = bg.scheduler
+    need = list(strategies)
+    if not sched.wait(need, timeout=0):
+        bar = st.progress(0.0, text="Starting…")
+        while not sched.wait(need, timeout=1.0):
+            state = sched.state()
+            frac = state.done / state.total if state.total else 0.0
+            bar.progress(min(max(frac, 0.0), 1.0), text=state.describe())
+        bar.empty()
+    state = sched.state()
+    for name in need:
+        if name in state.failed:
+            st.error(f"Strategy {name} could not be evaluated: {state.failed[name]}")
+            st.stop()
+    for note in bg.notes:
+        st.caption(note)
+    ev, ready = bg.merged()
     return ev, f"{bg.token}:{','.join(ready)}"

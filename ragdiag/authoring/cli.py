@@ -75,7 +75,17 @@ def cmd_stats(args) -> int:
 
     opened = _open(args.file)
     corpus = _corpus_for(args, opened.path)
-    print(format_coverage(coverage(opened.data, corpus, k=args.k)))
+    if args.family_size is not None and args.family_size < 1:
+        from ..cli import UsageError
+
+        raise UsageError(f"--family-size must be at least 1, got {args.family_size}")
+    cov = coverage(opened.data, corpus, k=args.k, family_size=args.family_size)
+    if args.json:
+        import json
+
+        print(json.dumps(cov.as_json(), indent=2))
+        return 0
+    print(format_coverage(cov))
     return 0
 
 
@@ -131,6 +141,10 @@ def register(sub) -> None:
     s.add_argument("--corpus", help=corpus_help)
     s.add_argument("--k", type=int, default=PRIMARY_K,
                    help=f"the recall cut-off named in the resolution sentence (default {PRIMARY_K})")
+    s.add_argument("--family-size", type=int, default=None,
+                   help="comparisons in the family a verdict is corrected within (default: every pair of the "
+                        "default configurations)")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
     s.set_defaults(func=cmd_stats)
 
     g = tsub.add_parser("suggest", help="candidate needles and near out-of-domain queries to start from")

@@ -9,7 +9,7 @@ from ..corpus import Corpus
 from ..defaults import ALPHA, PRIMARY_K
 from ..tables import align
 from .checks import check_needle
-from .power import resolution_sentence, resolvable_difference
+from .power import Resolution, resolvable, resolution_sentence, resolvable_difference
 
 __all__ = ["Coverage", "SectionRow", "coverage", "format_coverage", "DEFAULT_PHRASINGS"]
 
@@ -40,6 +40,16 @@ class Coverage:
     far: int
     resolvable: float | None  # points of R@k, see power.resolvable_difference
     sentence: str
+    resolution: Resolution | None = None  # alone and within the family, with the phrasings (power.resolvable)
+
+    def as_json(self) -> dict:
+        """The ``truth stats --json`` document."""
+        return {"questions": self.n_questions, "entries": self.n_entries, "phrasings": list(self.phrasings),
+                "missing": [list(m) for m in self.missing], "ood": {"near": self.near, "far": self.far},
+                "resolvable": None if self.resolution is None else self.resolution.as_json(),
+                "sentence": self.sentence,
+                "documents": [{"document": d, "chars": c, "sections": n, "questions": q}
+                              for d, c, n, q in self.by_document()]}
 
     def by_document(self) -> list[tuple[str, int, int, int]]:
         """``(doc_id, chars, sections, questions)`` per document."""
@@ -59,8 +69,14 @@ def phrasing_names(data: dict) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names)) or DEFAULT_PHRASINGS
 
 
-def coverage(data: dict, corpus: Corpus, *, k: int = PRIMARY_K, alpha: float = ALPHA) -> Coverage:
-    """Questions per document and section, missing phrasings, near/far balance, and the resolvable difference."""
+def coverage(data: dict, corpus: Corpus, *, k: int = PRIMARY_K, alpha: float = ALPHA,
+             family_size: int | None = None) -> Coverage:
+    """Questions per document and section, missing phrasings, near/far balance, and the resolvable difference.
+
+    The resolvable difference is that of the test actually used: the phrasings
+    per question, alone and within a family of ``family_size`` comparisons
+    (default: every pair of the default configurations).
+    """
     counts: Counter = Counter()
     valid = 0
     questions = [q for q in data.get("questions") or [] if isinstance(q, dict)]
@@ -82,6 +98,7 @@ def coverage(data: dict, corpus: Corpus, *, k: int = PRIMARY_K, alpha: float = A
             if not (isinstance(texts.get(p), str) and texts[p].strip()):
                 missing.append((str(q.get("id") or f"#{n}"), p))
     ood = [o for o in data.get("ood") or [] if isinstance(o, dict)]
+    resolution = resolvable(valid, max(1, len(names)), k=k, family_size=family_size, alpha=alpha)
     return Coverage(
         sections=tuple(rows),
         n_questions=valid,
@@ -91,7 +108,8 @@ def coverage(data: dict, corpus: Corpus, *, k: int = PRIMARY_K, alpha: float = A
         near=sum(o.get("kind") == "near" for o in ood),
         far=sum(o.get("kind") == "far" for o in ood),
         resolvable=resolvable_difference(valid, alpha=alpha) if valid else None,
-        sentence=resolution_sentence(valid, k, alpha=alpha),
+        sentence=resolution.words() if valid else resolution_sentence(valid, k, alpha=alpha),
+        resolution=resolution,
     )
 
 

@@ -30,10 +30,13 @@ from functools import lru_cache
 import numpy as np
 from scipy.stats import binom
 
-from ..defaults import ALPHA
+from dataclasses import dataclass
+
+from ..defaults import ALPHA, PRIMARY_K
 from ..stats import sign_test_counts
 
-__all__ = ["sign_test_power", "resolvable_difference", "resolution_sentence"]
+__all__ = ["sign_test_power", "resolvable_difference", "resolution_sentence", "Resolution", "resolvable",
+           "default_family_size"]
 
 
 @lru_cache(maxsize=4096)
@@ -130,6 +133,86 @@ def resolvable_difference(n: int, *, alpha: float = ALPHA, power: float = 0.8,
         if sign_test_power(n, (psi + delta) / 2, (psi - delta) / 2, alpha=alpha) >= power:
             return half_points / 2
     return None
+
+
+def default_family_size() -> int:
+    """Pairs among the default configurations (every strategy x default retriever): the "all pairs" family."""
+    from ..chunking import DEFAULT_STRATEGIES
+    from ..retrieval.registry import retriever_names
+
+    m = len(DEFAULT_STRATEGIES) * len(retriever_names(default_only=True))
+    return m * (m - 1) // 2
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """What ``n`` questions in ``phrasings`` phrasings can resolve: alone, and within a family of ``family_size``.
+
+    ``alone`` and ``family`` are the smallest differences in recall (shares, not
+    points) the exact sign-flip test detects with 80% power in the most
+    favourable case; ``None`` when no difference can be.
+    """
+
+    n: int
+    phrasings: int
+    k: int
+    alone: float | None
+    family_size: int
+    family: float | None
+
+    def as_json(self) -> dict:
+        """``{"alone": share, "family": {"size": M, "points": share}}`` (the ``truth stats --json`` form)."""
+        return {"alone": self.alone, "family": {"size": self.family_size, "points": self.family},
+                "questions": self.n, "phrasings": self.phrasings, "k": self.k}
+
+    def words(self) -> str:
+        """What can be told apart alone and within the family, in one sentence.
+
+        >>> Resolution(32, 2, 4, 0.12, 276, 0.25).words()[:97]
+        'with 32 questions in 2 phrasings, a difference in R@4 under about 12 points cannot be told apart '
+        """
+        each = f" in {self.phrasings} phrasings" if self.phrasings > 1 else ""
+        head = f"with {self.n} questions{each}, "
+        how = "exact sign-flip test, 80% power, even if every disagreement went one way"
+        if self.alone is None:
+            return (f"{head}no difference in R@{self.k} can be told apart, alone or within a family of "
+                    f"{self.family_size} comparisons ({how})")
+        alone = f"a difference in R@{self.k} under about {100 * self.alone:g} points cannot be told apart alone"
+        if self.family is None:
+            return f"{head}{alone}; within a family of {self.family_size} comparisons no difference can ({how})"
+        return (f"{head}{alone}; within a family of {self.family_size} comparisons, under about "
+                f"{100 * self.family:g} points ({how})")
+
+
+def resolvable(n: int, phrasings: int = 1, *, k: int = PRIMARY_K, family_size: int | None = None,
+               alpha: float = ALPHA, power: float = 0.8) -> Resolution:
+    """The smallest resolvable difference alone and within a family, from the test actually used.
+
+    With ``P`` phrasings a question's difference is ``d`` in ``-P..P`` and the
+    test is the exact sign-flip test over questions; its most favourable case
+    is one phrasing flipped per discordant question, all the same way (every
+    non-zero ``d`` counts the same for the signs, so more questions of
+    magnitude 1 beat fewer of magnitude P): a recall difference ``delta`` is
+    then ``P * delta`` discordant questions, and the resolvable difference is
+    the sign test's divided by ``P``. Within a family of ``M`` comparisons the
+    level is ``alpha / M`` (Bonferroni, which the family's max-T never needs more
+    than: the figure errs on the side of "cannot be told apart").
+
+    >>> r = resolvable(32, 2, family_size=276)
+    >>> r.alone, r.family
+    (0.12, 0.25)
+    """
+    if n < 0 or phrasings < 1:
+        raise ValueError(f"need n >= 0 questions and at least one phrasing, got {n}, {phrasings}")
+    m = default_family_size() if family_size is None else int(family_size)
+    if m < 1:
+        raise ValueError(f"family_size must be at least 1, got {family_size}")
+
+    def share(a: float) -> float | None:
+        d = resolvable_difference(n, alpha=a, power=power) if n else None
+        return None if d is None else round(d / 100 / phrasings, 6)
+
+    return Resolution(n, phrasings, k, share(alpha), m, share(alpha / m))
 
 
 def resolution_sentence(n: int, k: int, *, alpha: float = ALPHA, power: float = 0.8) -> str:

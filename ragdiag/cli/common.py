@@ -202,8 +202,10 @@ def _print_strategy_rows(partial) -> None:
     print(f"\nstrategy {name} done ({len(partial.indexes)} so far):\n{format_summary(view)}", file=sys.stderr)
 
 
-def evaluate_args(args, strategies, retrievers, loaded=None, *, stream: bool = False, encoder=None):
-    """Evaluate with the CLI's encoder (``encoder``: one the caller goes on using, so the model loads once)."""
+def evaluate_args(args, strategies, retrievers, loaded=None, *, stream: bool = False, encoder=None,
+                  retriever_options: dict | None = None):
+    """Evaluate with the CLI's encoder (``encoder``: one the caller goes on using, so the model loads once;
+    ``retriever_options``: build options of the registry's retrievers, e.g. the dense variants' ``rescore``)."""
     from ..evaluate import evaluate
 
     corpus, truth = loaded or load_inputs(args)
@@ -217,7 +219,8 @@ def evaluate_args(args, strategies, retrievers, loaded=None, *, stream: bool = F
     t = time.perf_counter()
     ev = evaluate(corpus, truth, encoder=encoder, strategies=strategies, retrievers=retrievers, store=store,
                   cross_encoder=args.cross_encoder, progress=progress_bar(), diagnosis_k=args.k,
-                  on_strategy=_print_strategy_rows if stream and len(strategies) > 1 else None)
+                  on_strategy=_print_strategy_rows if stream and len(strategies) > 1 else None,
+                  retriever_options=retriever_options)
     _print_notes(ev)
     embedded = sum(idx.embedded for idx in ev.indexes.values())
     total = sum(len(idx.chunks) for idx in ev.indexes.values())

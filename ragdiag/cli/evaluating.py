@@ -46,8 +46,24 @@ def cmd_eval(args) -> int:
     return 0
 
 
+def _baseline(args):
+    """The declared baseline (``--baseline``, ``RAGDIAG_BASELINE`` or ``ragdiag.toml``), or None."""
+    from ..compare import declared_baseline
+
+    try:
+        return declared_baseline(getattr(args, "baseline", None))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _print_comparison(c) -> None:
+    print(c.summary())
+    print(c.verdict)
+    print(c.power)
+
+
 def cmd_compare(args) -> int:
-    """``compare A B``: the paired sign-flip test over questions (Holm within ``--family``)."""
+    """``compare A B``: the paired sign-flip test over questions, the interval simultaneous within ``--family``."""
     import json
 
     from ..chunking import parse_strategies
@@ -55,8 +71,16 @@ def cmd_compare(args) -> int:
     from ..retrieval.registry import parse_retrievers
     from ..compare.comparisons import check_phrasing, compare, compare_in_family
 
+    declared = _baseline(args) if args.family == "planned" else None
+    if args.family == "planned" and declared is None:
+        raise UsageError("--family planned needs a baseline declared before looking: --baseline CONFIG, "
+                         "RAGDIAG_BASELINE, or baseline = \"CONFIG\" under [ragdiag] in ragdiag.toml")
     try:
         a, b = parse_key(args.a), parse_key(args.b)
+        base = parse_key(declared.config) if declared else None
+        if base is not None and base not in (a, b):
+            raise ValueError(f"the planned family compares the declared baseline {declared.words()} with each "
+                             f"other configuration: one of CONFIG_A, CONFIG_B must be {base.label}")
         if args.family == "none":
             strategies, retrievers = sorted({a.strategy, b.strategy}), sorted({a.retriever, b.retriever})
         else:  # the family's members: the configurations asked for (default: all), always with A and B
@@ -79,15 +103,27 @@ def cmd_compare(args) -> int:
         if args.family == "none":
             c = compare(ev, a, b, k=k, phrasing=args.phrasing)
         else:
-            c = compare_in_family(ev, a, b, k=k, phrasing=args.phrasing, planned=args.family == "planned")
+            c = compare_in_family(ev, a, b, k=k, phrasing=args.phrasing, baseline=base)
+        mrr = None if args.mrr else compare(ev, a, b, k=None, phrasing=args.phrasing)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.json:
-        print(json.dumps(c.as_json(), indent=2))
+        doc = c.as_json()
+        if declared is not None:
+            doc["baseline"] = {"config": declared.config, "declared_by": declared.source}
+        if mrr is not None:
+            d = mrr.difference()
+            doc["mrr"] = {"difference": d, "p": mrr.test.p, "status": mrr.status, "descriptive": True,
+                          "difference_unadjusted": mrr.as_json()["difference_unadjusted"]}
+        print(json.dumps(doc, indent=2))
         return 0
-    print(c.summary())
-    print(c.verdict)
-    print(c.power)
+    if declared is not None:
+        print(f"baseline: {declared.words()}")
+    _print_comparison(c)
+    if mrr is not None:
+        d = mrr.difference()
+        print(f"MRR (descriptive, this pair alone): {d['estimate']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}], "
+              f"sign-flip p = {mrr.test.p:.4g}; {mrr.test.difference} unadjusted")
     if c.wins:
         print(f"  queries {a.label} finds, {b.label} misses: {', '.join(c.wins)}")
     if c.losses:
@@ -96,19 +132,20 @@ def cmd_compare(args) -> int:
 
 
 def cmd_pairs(args) -> int:
-    """``pairs``: every comparison of a family (all pairs, or ``--baseline`` against each), Holm within."""
+    """``pairs``: every comparison of a family (all pairs, or the declared baseline against each), simultaneous."""
     import json
 
     from ..chunking import parse_strategies
+    from ..compare.comparisons import check_phrasing, family, pair_json
     from ..evaluation import parse_key
     from ..retrieval.registry import parse_retrievers
-    from ..compare.comparisons import check_phrasing, family, family_rows
     from ..tables import format_rows
 
+    declared = _baseline(args) if args.baseline else None
     try:
         strategies = [s.name for s in parse_strategies(args.strategies)]
         retrievers = parse_retrievers(args.retrievers)
-        baseline = parse_key(args.baseline) if args.baseline else None
+        baseline = parse_key(declared.config) if declared else None
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if baseline is not None:
@@ -122,23 +159,50 @@ def cmd_pairs(args) -> int:
     try:
         check_phrasing(ev, args.phrasing)
         fam = family(ev, k=args.k, phrasing=args.phrasing, baseline=baseline)
+        mrr = {frozenset((c.a, c.b)): c for c in family(ev, k=None, phrasing=args.phrasing, baseline=baseline)}
     except (ValueError, KeyError) as exc:
         raise UsageError(str(exc)) from None
-    rows = [r.cells() for r in family_rows(fam)]
+    rows = []
+    for c in fam:
+        row = pair_json(c)
+        m = mrr[frozenset((c.a, c.b))]
+        sign = 1.0 if m.a == c.a else -1.0
+        md = m.difference()
+        row["mrr"] = {"difference": {"estimate": sign * md["estimate"],
+                                     "low": min(sign * md["low"], sign * md["high"]),
+                                     "high": max(sign * md["low"], sign * md["high"]), "kind": md["kind"]},
+                      "p_adjusted": m.p_adjusted, "descriptive": True}
+        rows.append(row)
+    name = fam[0].family_name if fam else "no comparisons"
+    exploratory = baseline is None
     if args.json:
-        print(json.dumps({"unit": "question", "k": args.k, "phrasing": args.phrasing,
-                          "family": fam[0].family_name if fam else "", "family_size": len(fam),
+        print(json.dumps({"unit": "question", "k": args.k, "phrasing": args.phrasing, "family": name,
+                          "family_size": len(fam), "exploratory": exploratory,
+                          "baseline": None if declared is None else {"config": declared.config,
+                                                                     "declared_by": declared.source},
+                          "correction": "max-T over questions (randomised Tukey HSD), simultaneous intervals"
+                                        + ("; Benjamini-Hochberg q-values for exploring" if exploratory else ""),
+                          "null": fam[0].method if fam else "",
                           "shown_different": sum(c.status == "different" for c in fam), "rows": rows}, indent=2))
         return 0
-    name = fam[0].family_name if fam else "no comparisons"
-    print(f"{name} at R@{args.k} ({args.phrasing}), over questions; Holm within this family")
-    print(format_rows([{k: r[k] for k in ("a", "b", "wins", "losses", "ties", "p", "p_holm", "difference", "low",
-                                          "high", "status")} for r in rows]))
-    below = sum(c.p_holm < ALPHA for c in fam)
-    print(f"\n{below} of {len(fam)} with Holm p < {ALPHA}" + (" (shown different)" if fam and fam[0].primary
-                                                           else f" (descriptive: verdicts are at R@{PRIMARY_K})"))
+    if declared is not None:
+        print(f"baseline: {declared.words()}")
+    print(f"{name} at R@{args.k} ({args.phrasing}), over questions; intervals simultaneous within this family "
+          f"(max-T, {fam[0].method if fam else '-'})" + ("; exploratory: q = Benjamini-Hochberg" if exploratory else ""))
+    table = []
+    for c, r in zip(fam, rows):
+        d, md = r["difference"], r["mrr"]["difference"]
+        table.append({"a": c.a.label, "b": c.b.label, "wins": c.test.wins, "losses": c.test.losses,
+                      "ties": c.test.ties, "p": round(c.test.p, 4), "p adjusted": round(c.p_adjusted, 4),
+                      **({"q": round(c.q_value, 4)} if exploratory else {}),
+                      "difference": round(d["estimate"], 3), "low": round(d["low"], 3), "high": round(d["high"], 3),
+                      "status": c.status, "MRR diff": round(md["estimate"], 3),
+                      "MRR low": round(md["low"], 3), "MRR high": round(md["high"], 3)})
+    print(format_rows(table))
+    below = sum(c.status == "different" for c in fam)
+    print(f"\n{below} of {len(fam)} shown different (simultaneous interval excludes 0, adjusted p < {ALPHA})"
+          + ("" if args.k == PRIMARY_K else f"; descriptive: verdicts are at R@{PRIMARY_K}"))
     return 0
-
 
 
 def cmd_report(args) -> int:
@@ -146,7 +210,7 @@ def cmd_report(args) -> int:
     from ..chunking import STRATEGIES, parse_strategies
     from ..evaluation import parse_key
     from ..retrieval.registry import parse_retrievers
-    from ..report.build import build_report, default_config
+    from ..report.build import build_report
     from ..report.render import write_report
 
     try:
@@ -157,8 +221,16 @@ def cmd_report(args) -> int:
         raise UsageError(str(exc)) from None
     import math
 
-    if not (math.isfinite(args.cut) and 0 < args.cut <= 2):
+    if args.cut is not None and not (math.isfinite(args.cut) and 0 < args.cut <= 2):
         raise UsageError(f"--cut must be a cosine distance in (0, 2], e.g. {DEFAULT_CUT}; got {args.cut}")
+    if not (math.isfinite(args.max_bluff) and 0 < args.max_bluff < 1):
+        raise UsageError(f"--max-bluff must be a rate in (0, 1), e.g. 0.05; got {args.max_bluff}")
+    from ..compare.baseline import declared_baseline
+
+    try:
+        baseline = declared_baseline(args.baseline)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if args.keep < 1:
         raise UsageError(f"--keep must be at least 1, got {args.keep}")
     out = Path(args.out)
@@ -179,23 +251,25 @@ def cmd_report(args) -> int:
         retrievers = list(dict.fromkeys([*retrievers, cfg.retriever]))
     encoder = cli_encoder(args)  # one encoder: the evaluation and the cost measurement share its loaded model
     ev = evaluate_args(args, strategies, retrievers, encoder=encoder)
-    if cfg is None:
-        cfg = default_config(ev)
-        print(f"no --config: reporting {cfg.label}", file=sys.stderr)
-    if cfg.retriever in ev.unavailable:
+    if cfg is not None and cfg.retriever in ev.unavailable:
         raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
-    cost_items = machine_info = None
-    if not args.no_cost:  # measured on this machine: build time, latency, tokens (ragdiag.cost)
-        from ..cost import costs, machine
+    from ..cost import costs, machine
 
-        cost_items = costs(ev, encoder, cut=args.cut, keep=args.keep, cross_encoder=args.cross_encoder)
-        machine_info = machine()
+    cost_items = None
+    if not args.no_cost:  # measured on this machine: build time, latency, tokens (ragdiag.cost)
+        cost_items = costs(ev, encoder, cut=DEFAULT_CUT if args.cut is None else args.cut, keep=args.keep,
+                           cross_encoder=args.cross_encoder)
+    machine_info = machine()  # the run's own timings are in the report too: a busy machine is said
     try:
-        report = build_report(ev, config=cfg, cut=args.cut, keep=args.keep, k=args.k, costs=cost_items,
-                              machine=machine_info)
+        report = build_report(ev, config=cfg, cut=args.cut, keep=args.keep, k=args.k, max_bluff=args.max_bluff,
+                              costs=cost_items, machine=machine_info,
+                              baseline=baseline.config if baseline else None,
+                              baseline_source=baseline.source if baseline else "the operator")
         paths = write_report(report, out, md=md)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    h = report.headline
+    print(f"{'recommendation' if h.recommended else 'report on'}: {h.config} at cut {h.cut:.4g}", file=sys.stderr)
     for path in paths:
         print(f"wrote {path}")
     return 0

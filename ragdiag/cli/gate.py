@@ -96,19 +96,26 @@ def cmd_threshold(args) -> int:
         print(json.dumps({"config": cfg.label, "keep": args.keep, **choice.as_json()}, indent=2))
         return 0
     print(f"{cfg.label}, keep {args.keep}; distance: {GATE_DISTANCE}")
-    print(f"rule: {choice.rule}")
+    proposed = choice.proposed
+    if proposed is not None:  # a bluff goal: the conformal cut is the one that meets it for new queries
+        print("proposed (conformal): " + (f"cut {proposed['cut']:.4f}: {choice.conformal}"
+                                          if proposed["cut"] is not None else choice.conformal))
+        if choice.conformal_rates is not None:
+            print(f"  cut {proposed['cut']:.4f}: " + _rates_line(choice.conformal_rates.outcomes()))
+    print(f"in sample (optimistic), rule: {choice.rule}")
     if choice.cut is None:
         print("no cut reaches this goal on this set")
     else:
-        print(f"cut: {choice.cut:.4f}")
-        print("in sample:        " + _rates_line(choice.in_sample.outcomes()))
+        print(f"  cut {choice.cut:.4f}: " + _rates_line(choice.in_sample.outcomes()))
+        if proposed is not None and proposed.get("in_sample"):
+            print(f"  {proposed['in_sample']}")
     if choice.cross_validated:
         print(f"cross-validated ({choice.folds} folds grouped by question, seed {choice.seed}): "
               + _rates_line(choice.cross_validated))
     for note in choice.notes:
         print(f"note: {note}")
-    print("conformal: " + (f"cut {choice.conformal_cut:.4f} ({choice.conformal})" if choice.conformal_cut is not None
-                           else choice.conformal))
+    if proposed is None:
+        print("conformal: " + choice.conformal)
     return 0
 
 
@@ -162,5 +169,5 @@ def _rates_line(cells: dict) -> str:
         rate = "n/a" if c.rate is None else f"{c.rate:.3f}"
         return f"{name} {c.count} = {rate} [{c.low:.3f}, {c.high:.3f}]"
 
-    return "; ".join(one(n) for n in ("answered", "kept_wrong", "bluffs") if n in cells)
+    return "; ".join(one(n) for n in ("answered", "wrong_sources", "bluffs") if n in cells)
 

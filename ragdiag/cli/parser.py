@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K
+from ..defaults import DEFAULT_CUT, DEFAULT_KEEP, DEFAULT_MAX_BLUFF, PRIMARY_K
 from .common import UsageError
 from .data import cmd_index, cmd_ingest
 from .evaluating import cmd_compare, cmd_eval, cmd_pairs, cmd_report
@@ -69,19 +69,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--phrasing", default="all", help="all, or one phrasing of the ground truth (e.g. course)")
     p.add_argument("--mrr", action="store_true", help="compare reciprocal ranks (MRR) instead of R@k")
     p.add_argument("--family", choices=["none", "all", "planned"], default="none",
-                   help="Holm-correct within a family: all pairs of the evaluated configurations, or the planned "
-                        "family (CONFIG_A against each other configuration); default: this pair alone")
+                   help="the interval simultaneous within a family: all pairs of the evaluated configurations "
+                        "(exploratory), or the planned family (the declared baseline against each other "
+                        "configuration); default: this pair alone")
+    p.add_argument("--baseline", default=None, help="with --family planned: the baseline, declared before looking "
+                                                    "(also RAGDIAG_BASELINE, or [ragdiag] baseline in ragdiag.toml)")
     p.add_argument("--strategies", default=None, help="with --family: the family's strategies (default: all six)")
     p.add_argument("--retrievers", default=None, help="with --family: the family's retrievers (default: all)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_compare, k=PRIMARY_K)
 
     p = sub.add_parser("pairs", help="every paired comparison of a family (all pairs, or --baseline against each "
-                                     "other), over questions, Holm within it")
+                                     "other), over questions, simultaneous intervals within it")
     common(p)
     p.add_argument("--strategies", default=None, help="comma-separated, e.g. A,C,E (default: all six)")
     p.add_argument("--retrievers", default=None, help="comma-separated (default: all)")
-    p.add_argument("--baseline", default=None, help="planned family: this configuration against each other one")
+    p.add_argument("--baseline", default=None, help="planned family: this configuration (declared before looking) "
+                                                    "against each other one")
     p.add_argument("--phrasing", default="all", help="all, or one phrasing of the ground truth")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_pairs, k=PRIMARY_K)
@@ -117,9 +121,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="one self-contained HTML report (and its Markdown) of a run")
     common(p)
     p.add_argument("--config", default=None,
-                   help="the configuration the report is about, e.g. E/hybrid (default: E/hybrid when evaluated)")
-    p.add_argument("--cut", type=float, default=DEFAULT_CUT, help=f"abstention cut (cosine distance, default {DEFAULT_CUT})")
+                   help="the configuration the report is about, e.g. E/hybrid (default: the recommendation)")
+    p.add_argument("--cut", type=float, default=None,
+                   help="abstention cut (cosine distance; default: the cut proposed for the goal, conformal)")
+    p.add_argument("--max-bluff", type=float, default=DEFAULT_MAX_BLUFF,
+                   help=f"the goal: a bluff rate of at most this (default {DEFAULT_MAX_BLUFF})")
     p.add_argument("--keep", type=int, default=4, help="the gate keeps at most N chunks under the cut (default 4)")
+    p.add_argument("--baseline", default=None,
+                   help="what you run now, declared before looking: the cards compare with it instead of the "
+                        "runner-up (default: $RAGDIAG_BASELINE or ragdiag.toml, else none)")
     p.add_argument("--strategies", default=None, help=_strategy_help())
     p.add_argument("--retrievers", default=None,
                    help=_retriever_help())
@@ -173,6 +183,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .diag import register
 
     register(sub, common)  # funnel, hubs, cost
+
+    from .verdicts import register as register_verdicts
+
+    register_verdicts(sub, common)  # best, recommend, effects
 
     from ..variants_cli import register as register_variants
 

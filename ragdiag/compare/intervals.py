@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 from statistics import NormalDist
+from typing import Sequence
 
 import numpy as np
 
@@ -13,6 +14,8 @@ from ..stats import Interval, wilson
 from .paired import _groups, _sums
 
 __all__ = [
+    "RECALL_INTERVAL_WORDS",
+    "clustered_share",
     "clustered_rate",
     "clustered_wilson",
     "clustered_mean",
@@ -21,6 +24,12 @@ __all__ = [
     "questions_needed",
     "power_words",
 ]
+
+
+#: How every recall (and share) interval is made, in words for a caption: not plain Wilson over queries.
+RECALL_INTERVAL_WORDS = ("95% Wilson interval on the effective number of questions (Kish design effect: the "
+                         "phrasings of a question fail together, so they count as less than independent queries; "
+                         "at 0 or all hits, the exact bound over the questions)")
 
 
 @lru_cache(maxsize=1024)
@@ -108,6 +117,13 @@ def clustered_wilson(successes, sizes, *, confidence: float = 0.95):
     Returns
     -------
     (estimate, low, high) : arrays of shape ``successes.shape[:-1]``
+
+    Notes
+    -----
+    At 0 events (or all) the interval is the exact Clopper-Pearson bound on
+    the ``G`` questions, :math:`1 - (\\alpha/2)^{1/G}` (the worst case, every
+    phrasing copying its question): "0 of 64 queries" over 32 questions could
+    still be 10.9%, not 0.
     """
     y = np.asarray(successes, dtype=np.float64)
     m = np.asarray(sizes, dtype=np.float64)
@@ -129,8 +145,11 @@ def clustered_wilson(successes, sizes, *, confidence: float = 0.95):
     denom = 1.0 + z2 / n_eff
     center = (p + z2 / (2 * n_eff)) / denom
     half = z * np.sqrt(p * (1 - p) / n_eff + z2 / (4 * n_eff**2)) / denom
-    low = np.where(k == 0, 0.0, np.maximum(0.0, center - half))
-    high = np.where(k == n, 1.0, np.minimum(1.0, center + half))
+    tail = (1.0 - confidence) / 2.0
+    # at 0 (or all) events Wilson's far bound is below the exact one: Clopper-Pearson on the G questions
+    exact_high = 1.0 - tail ** (1.0 / G) if G else 1.0
+    low = np.where(k == 0, 0.0, np.where(k == n, tail ** (1.0 / G) if G else 0.0, np.maximum(0.0, center - half)))
+    high = np.where(k == n, 1.0, np.where(k == 0, exact_high, np.minimum(1.0, center + half)))
     return p, low, high
 
 
@@ -210,7 +229,8 @@ def upper_bound_words(count: int, n: int, what: str, *, confidence: float = 0.95
 # ---------------------------------------------------------------------------
 
 
-def questions_needed(d, phrasings: int, *, alpha: float = ALPHA, power: float = 0.8) -> float | None:
+def questions_needed(d, phrasings: int, *, alpha: float = ALPHA, power: float = 0.8,
+                     z: float | None = None) -> float | None:
     """Questions needed for the paired test to detect the observed difference with ``power``.
 
     Parameters
@@ -219,6 +239,10 @@ def questions_needed(d, phrasings: int, *, alpha: float = ALPHA, power: float = 
         Per-question differences (:func:`question_differences`) on the current set.
     phrasings : int
         Phrasings per question (P); the difference per question is ``d / P``.
+    z : float, optional
+        The test's critical value on the standardised sum (default: the two-sided
+        normal quantile at ``alpha``, the pair alone). A family's max-T test rejects
+        this pair when ``|sum d| > c``, i.e. at ``z = c / sqrt(sum d^2)``.
 
     Returns
     -------
@@ -252,23 +276,87 @@ def questions_needed(d, phrasings: int, *, alpha: float = ALPHA, power: float = 
     if delta == 0:
         return None
     pi = float((x**2).mean())
-    za = NormalDist().inv_cdf(1 - alpha / 2)
+    za = NormalDist().inv_cdf(1 - alpha / 2) if z is None else float(z)
     zb = NormalDist().inv_cdf(power)
     return (za * math.sqrt(pi) + zb * math.sqrt(max(pi - delta**2, 0.0))) ** 2 / delta**2
 
 
-def power_words(d, phrasings: int, *, alpha: float = ALPHA, power: float = 0.8) -> str:
-    """The sample size of :func:`questions_needed` in a sentence a product owner reads."""
+def power_words(d, phrasings: int, *, alpha: float = ALPHA, power: float = 0.8, family_size: int = 1,
+                z_family: float | None = None, reached: bool | None = None) -> str:
+    """Questions needed in a sentence: "alone: N; within this family of M: N'" (the test actually used).
+
+    ``z_family`` is the family's critical value for this pair (see :func:`questions_needed`);
+    ``reached`` whether the family's verdict is "different" now. "Enough" is only
+    said of the family's own test, and never beside a verdict the family did not reach.
+
+    >>> power_words([1] * 6 + [-1] * 2 + [0] * 24, 1)
+    'To detect a difference of 0.12 80% of the time takes about 124 questions (this pair alone); there are 32.'
+    """
     n_now = len(d)
     need = questions_needed(d, phrasings, alpha=alpha, power=power)
     if need is None:
         return (f"No difference was observed on these {n_now} questions: no number of questions "
                 "would detect one that is not there.")
-    n = math.ceil(need)
     each = f" (each in {phrasings} phrasings)" if phrasings > 1 else ""
-    diff = float(np.mean(np.asarray(d, dtype=float) / phrasings))
-    if n <= n_now:
-        return (f"A difference of {diff:+.2f} needs about {n} questions{each} to be detected {power:.0%} of the "
-                f"time; these {n_now} are enough.")
-    return (f"To detect a difference of {diff:+.2f} {power:.0%} of the time would take about {n} questions{each}; "
-            f"there are {n_now}.")
+    diff = abs(float(np.mean(np.asarray(d, dtype=float) / phrasings)))
+    alone = math.ceil(need)
+    if family_size <= 1 or z_family is None:
+        enough = "; these are enough" if alone <= n_now and reached is not False else f"; there are {n_now}"
+        return (f"To detect a difference of {diff:.2f} {power:.0%} of the time takes about {alone} questions{each} "
+                f"(this pair alone){enough}.")
+    fam = math.ceil(questions_needed(d, phrasings, alpha=alpha, power=power, z=z_family))
+    tail = ("; these are enough" if fam <= n_now and reached else f"; there are {n_now}")
+    return (f"To detect a difference of {diff:.2f} {power:.0%} of the time: alone: {alone} questions{each}; "
+            f"within this family of {family_size}: {fam}{tail}.")
+
+
+def clustered_share(successes: Sequence[float] | np.ndarray, clusters: Sequence | np.ndarray,
+                    trials: Sequence[float] | np.ndarray | None = None, *, confidence: float = 0.95) -> Interval:
+    """Share ``sum(successes) / sum(trials)`` with the clustered Wilson interval over questions.
+
+    Parameters
+    ----------
+    successes : array_like of float
+        Per item (query or slot), ``0 <= successes <= trials``.
+    clusters : array_like
+        Each item's question (its cluster); ood queries are their own.
+    trials : array_like of float, optional
+        Per item; default 1 each.
+    confidence : float, keyword-only
+        Two-sided level in ``(0, 1)``.
+
+    Returns
+    -------
+    Interval
+        The plain ratio as the estimate; bounds from
+        :func:`clustered_wilson` on the per-question sums (exact
+        bound at 0 or all events). No trials at all: ``Interval(nan, 0, 1, 0, 0)``.
+
+    Examples
+    --------
+    >>> iv = clustered_share([1, 1, 0, 0], ["a", "a", "b", "b"])
+    >>> iv.estimate, iv.successes, iv.trials
+    (0.5, 2, 4)
+    >>> zero = clustered_share([0] * 64, [f"q{i // 2}" for i in range(64)])
+    >>> zero.low, round(zero.high, 3)  # 0 of 64 queries over 32 questions: the exact bound on 32
+    (0.0, 0.109)
+    """
+    s = np.asarray(successes, dtype=np.float64)
+    t = np.ones_like(s) if trials is None else np.asarray(trials, dtype=np.float64)
+    labels = np.asarray(clusters, dtype=object)
+    if not (s.ndim == t.ndim == labels.ndim == 1) or not (len(s) == len(t) == len(labels)):
+        raise ValueError(f"successes, trials and clusters must be 1-D of one length, got {len(s)}, {len(t)}, "
+                         f"{len(labels)}")
+    if (s < 0).any() or (s > t).any():
+        raise ValueError("each item needs 0 <= successes <= trials")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    total_s, total_t = float(s.sum()), float(t.sum())
+    if total_t == 0:
+        return Interval(float("nan"), 0.0, 1.0, 0, 0)
+    _, inverse = np.unique(labels.astype(str), return_inverse=True)
+    cs = np.bincount(inverse, weights=s)
+    ct = np.bincount(inverse, weights=t)
+    keep = ct > 0
+    est, low, high = clustered_wilson(cs[keep], ct[keep], confidence=confidence)
+    return Interval(float(est), float(low), float(high), int(round(total_s)), int(round(total_t)))

@@ -14,7 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..defaults import ALPHA, SEED
+from ..defaults import SEED
 
 __all__ = [
     "QuestionTest",
@@ -25,6 +25,7 @@ __all__ = [
     "paired_test",
     "bootstrap_difference",
     "verdict",
+    "verdict_status",
     "BOOTSTRAP_DRAWS",
     "MONTE_CARLO_DRAWS",
 ]
@@ -34,6 +35,8 @@ BOOTSTRAP_DRAWS = 10_000
 #: Sign-flip draws when real-valued differences are too many to enumerate (more than 40 non-zero questions).
 MONTE_CARLO_DRAWS = 200_000
 _EXACT_REAL_LIMIT = 40
+#: A per-question difference smaller than this is a tie (floating-point residue of summed reciprocal ranks).
+_TIE_TOLERANCE = 1e-9
 
 
 # ---------------------------------------------------------------------------
@@ -84,6 +87,8 @@ def question_differences(a, b, groups) -> np.ndarray:
     --------
     >>> question_differences([1, 1, 0, 1], [0, 0, 0, 1], ["q1", "q1", "q2", "q2"]).tolist()
     [2.0, 0.0]
+    >>> question_differences([1 / 3, 1 / 2], [1 / 2, 1 / 3], ["q1", "q1"]).tolist()  # residue is a tie
+    [0.0]
     """
     x = np.asarray(a, dtype=np.float64)
     y = np.asarray(b, dtype=np.float64)
@@ -93,6 +98,8 @@ def question_differences(a, b, groups) -> np.ndarray:
         raise ValueError("a and b must not contain NaN; drop or impute missing queries in both first")
     g = _groups(groups, x.size)
     d, _ = _sums(x - y, g)
+    # reciprocal ranks leave floating-point residue (1/3 - 1/2 + 1/2 - 1/3 = 5.6e-17): a tie, not a win
+    d[np.abs(d) < _TIE_TOLERANCE] = 0.0
     return d
 
 
@@ -316,40 +323,66 @@ def _fmt_p(p: float) -> str:
     return f"{p:.2g}" if p < 0.001 else f"{p:.3f}"
 
 
-def verdict(a: str, b: str, test: QuestionTest, *, metric: str, p_adjusted: float | None = None,
-            family: int = 1, primary: bool = True, alpha: float = ALPHA) -> tuple[str, str]:
-    """The one rule and the words for a paired comparison, used by the CLI, the dashboard and the report.
+def verdict_status(interval: Difference) -> str:
+    """``different`` exactly when ``interval`` excludes 0, else ``not shown different``.
+
+    >>> verdict_status(Difference(0.2, 0.01, 0.4)), verdict_status(Difference(0.2, 0.0, 0.4))
+    ('different', 'not shown different')
+    """
+    return "different" if interval.low > 0 or interval.high < 0 else "not shown different"
+
+
+def _points(x: float) -> str:
+    return f"{round(100 * x) + 0:+d}"
+
+
+def verdict(a: str, b: str, test: QuestionTest, interval: Difference, *, metric: str,
+            p_adjusted: float | None = None, family: int = 1, primary: bool = True,
+            primary_k: int | None = None) -> str:
+    """The one sentence for a paired comparison, used by the CLI, the dashboard and the report.
+
+    Effect first, uncertainty second, the correction last. The status is
+    :func:`verdict_status` of ``interval``: the interval printed is the one the
+    verdict was decided with (simultaneous within the ``family``), so "not shown
+    different" never stands beside an interval that excludes 0.
 
     Parameters
     ----------
     a, b : str
         Labels of the two systems (the difference is ``a - b``).
     test : QuestionTest
+        Wins, losses and ties over questions.
+    interval : Difference
+        The simultaneous interval of ``a - b`` within the family (for one pair: its exact sign-flip inversion).
     metric : str
         What was compared, e.g. ``"R@4"``.
     p_adjusted : float, optional
-        Holm-adjusted p within the family on screen (``family`` comparisons);
-        the raw p when the pair is tested alone.
+        The adjusted p within the family (the raw p when the pair is tested alone).
     primary : bool
-        Only the primary k carries a verdict; other k are descriptive.
-
-    Returns
-    -------
-    (status, sentence)
-        ``status`` is ``"different"``, ``"not shown different"`` or ``"descriptive"``.
+        Only the primary k carries a verdict; other k are said to be descriptive.
 
     Examples
     --------
     >>> t = QuestionTest(7, 1, 24, 0.052, Difference(0.17, -0.01, 0.34), 2)
-    >>> verdict("E/hybrid", "A/hybrid", t, metric="R@4")[1]
-    'E/hybrid vs A/hybrid at R@4 over 32 questions: not shown different (p = 0.052): +0.17 [-0.01, +0.34]'
+    >>> verdict("E/hybrid", "A/hybrid", t, Difference(0.17, -0.02, 0.36), metric="R@4", p_adjusted=0.06, family=15)
+    'E/hybrid vs A/hybrid at R@4 over 32 questions: not shown different: +17 points (-2 to +36), simultaneous \
+over 15 comparisons (p = 0.060 adjusted); E/hybrid wins 7 questions, loses 1'
+    >>> verdict("E/hybrid", "A/hybrid", t, Difference(0.17, 0.02, 0.32), metric="R@4", p_adjusted=0.03)
+    'E/hybrid vs A/hybrid at R@4 over 32 questions: E/hybrid is ahead: wins 7 questions, loses 1 (+17 points, \
++2 to +32; this pair alone, sign-flip p = 0.030)'
     """
+    status = verdict_status(interval)
     p = test.p if p_adjusted is None else float(p_adjusted)
-    ptext = f"p = {_fmt_p(p)}" + (f", Holm over {family} comparisons" if family > 1 else "")
+    where = (f"simultaneous over {family} comparisons (p = {_fmt_p(p)} adjusted)" if family > 1
+             else f"this pair alone, sign-flip p = {_fmt_p(p)}")
     head = f"{a} vs {b} at {metric} over {test.n_questions} questions"
-    if not primary:
-        return "descriptive", f"{head}: descriptive only ({ptext}): {test.difference}"
-    if p < alpha:
-        better = a if test.difference.estimate > 0 else b
-        return "different", f"{head}: {better} is ahead ({ptext}): {test.difference}"
-    return "not shown different", f"{head}: not shown different ({ptext}): {test.difference}"
+    note = "" if primary else (f"; descriptive only: verdicts are at R@{primary_k}" if primary_k else
+                               "; descriptive only")
+    span = f"{_points(interval.estimate)} points, {_points(interval.low)} to {_points(interval.high)}"
+    if status == "different":
+        ahead_a = interval.estimate > 0
+        better = a if ahead_a else b
+        w, l = (test.wins, test.losses) if ahead_a else (test.losses, test.wins)
+        return f"{head}: {better} is ahead: wins {w} questions, loses {l} ({span}; {where}){note}"
+    return (f"{head}: not shown different: {_points(interval.estimate)} points ({_points(interval.low)} to "
+            f"{_points(interval.high)}), {where}; {a} wins {test.wins} questions, loses {test.losses}{note}")

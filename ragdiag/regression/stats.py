@@ -45,11 +45,12 @@ from statistics import NormalDist
 import numpy as np
 
 from ..compare.paired import question_differences, question_groups
+from ..defaults import PRACTICAL_MARGIN
 
 __all__ = ["PairedGate", "paired_gate", "score_test", "DEFAULT_MARGIN", "VERDICTS"]
 
 #: Default non-inferiority margin: the candidate may be at most 5 points (0.05) worse and still pass.
-DEFAULT_MARGIN = 0.05
+DEFAULT_MARGIN = PRACTICAL_MARGIN
 #: The largest joint sign-flip grid (cells) :func:`paired_gate` builds; beyond it, see the notes in its body.
 MAX_GRID = 4_000_000
 #: The most questions :func:`paired_gate` looks for when it says how many would decide an inconclusive result.

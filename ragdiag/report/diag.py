@@ -12,7 +12,7 @@ from typing import Sequence
 
 from ..compare.comparisons import family
 from ..compare.paired import Difference
-from ..defaults import PRIMARY_K, SEED
+from ..defaults import PRIMARY_K
 from ..evaluation import Config, Evaluation, parse_key
 from ..funnel import STAGES, funnels
 from ..hubs import hubs
@@ -28,10 +28,11 @@ WORST_HUBS = 10
 
 FUNNEL_MEANS = ("Each answerable query gets the first stage of the pipeline that lost its answer: destroyed by the "
                 "chunking, truncated by the encoder window, not in the pool (the top 25 a reranker rescores), "
-                "ranked below k, refused or kept-but-wrong by the gate at the cut, or answered. Counts are over all "
-                "phrasings; intervals are 95% percentile bootstraps that resample questions (a question's phrasings "
-                f"together, seed {SEED}). For a reranker, promoted/demoted count the queries it moved into/out of "
-                "the top k: their difference is its change in R@k over hybrid.")
+                "ranked below k, refused or kept-but-wrong by the gate at the cut, or answered (the outcome ladder "
+                "of the first screen's waterfall, for every configuration). Counts are over all phrasings; "
+                "intervals are 95% clustered Wilson over questions (a question's phrasings together), exact at zero. "
+                "For a reranker, promoted/demoted count the queries it moved into/out of the top k: their "
+                "difference is its change in R@k over hybrid.")
 HUB_MEANS = ("A hub is in the top k of many more queries than a chunk would be if all were equally likely "
              "(ratio = k-occurrence / expected). Boilerplate-like text (navigation, licence lines, reference lists, "
              "code-only or table-only chunks) is flagged; displaced counts the answerable queries it sat in while "
@@ -41,8 +42,8 @@ COST_MEANS = ("Index build time, query latency one query at a time (median and p
               "Pareto-optimal: no other configuration has at least its recall at no more cost.")
 VARIANT_MEANS = ("each evaluated variant of the dense retriever (another embedding model, int8 or binary "
                  "vectors, an approximate HNSW index) against exact full-precision search on the same strategy, "
-                 "paired over questions at the primary k, Holm-corrected within this family (the baseline "
-                 "against each variant). The stamp says what made each variant's numbers.")
+                 "paired over questions at the primary k, with simultaneous intervals and adjusted p within this "
+                 "family (the baseline against each variant). The stamp says what made each variant's numbers.")
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ class CostLine:
 
 @dataclass(frozen=True)
 class VariantRow:
-    """A dense variant against exact search on its strategy: recalls, difference [95%], Holm p, stamp."""
+    """A dense variant against exact search on its strategy: recalls, difference [simultaneous 95%], adjusted p."""
 
     config: str
     recall: str
@@ -127,7 +128,7 @@ class DiagSections:
 
     def funnel_table(self) -> Table:
         """Counts per stage of every configuration."""
-        headers = ["configuration", "queries", *STAGES, "promoted/demoted"]
+        headers = ["configuration", "queries", *STAGES, "promoted / demoted"]
         return Table.of(headers, ([r.config, r.queries, *r.stages, r.moved] for r in self.funnel),
                         numeric=range(1, len(headers) - 1), id="funnel-table")
 
@@ -152,7 +153,8 @@ class DiagSections:
     def variant_table(self) -> Table:
         """Each variant against its exact dense baseline."""
         key = f"R@{self.k}"
-        return Table.of(["variant", key, "baseline", f"{key} of baseline", "difference [95%]", "Holm p", "verdict",
+        return Table.of(["variant", key, "baseline", f"{key} of baseline", "difference [simultaneous 95%]",
+                         "adjusted p", "verdict",
                          "bytes/vector", "stamp"],
                         ([v.config, v.recall, v.baseline, v.baseline_recall, v.difference, f"{v.p_holm:.3g}",
                           v.status, v.bytes, v.stamp] for v in self.variants),
@@ -166,7 +168,8 @@ class DiagSections:
 
 def variant_rows(ev: Evaluation, *, k: int = PRIMARY_K) -> list[VariantRow]:
     """Every evaluated variant (a configuration with a retriever stamp) against the retriever its spec makes it a
-    variant of (:func:`~ragdiag.retrieval.registry.variant_baseline`: ``S/dense``), Holm within."""
+    variant of (:func:`~ragdiag.retrieval.registry.variant_baseline`: ``S/dense``), simultaneous within that family
+    (the interval and adjusted p the status was decided with)."""
     rows: list[VariantRow] = []
     by_strategy: dict[str, list[Config]] = {}
     for label in getattr(ev, "retriever_stamps", {}):
@@ -181,10 +184,11 @@ def variant_rows(ev: Evaluation, *, k: int = PRIMARY_K) -> list[VariantRow]:
         base = Config(strategy, name)
         for c in family(ev, k=k, baseline=base, configs=[base, *variants]):
             stamp = ev.retriever_stamps.get(c.b.label, {})
-            d = c.test.difference  # baseline minus variant: the variant's difference is its negation
-            rows.append(VariantRow(
+            d = c.interval or c.test.difference  # the simultaneous interval the status was decided with
+            p_adj = c.p_adjusted if c.p_adjusted is not None else c.test.p
+            rows.append(VariantRow(  # baseline minus variant: the variant's difference is its negation
                 c.b.label, str(recall[c.b.label]), base.label, str(recall[base.label]),
-                str(Difference(-d.estimate, -d.high, -d.low)), float(c.p_holm), c.status,
+                str(Difference(-d.estimate, -d.high, -d.low)), float(p_adj), c.status,
                 stamp.get("bytes_per_vector", "–"),
                 ", ".join(f"{key}={stamp[key]}" for key in ("precision", "index", "rescore", "M", "ef_search")
                           if stamp.get(key) is not None)))

@@ -9,7 +9,7 @@ from ..compare.intervals import upper_bound_words
 from ..rows import RateCell, SweepRow
 from ..svg import Line, line_chart
 from ..tables import Table
-from .words import plural
+from .words import cut_text, plural
 
 # The gate row and its rates are the library's own rows (ragdiag.rows), not copies.
 GateRow = SweepRow
@@ -23,8 +23,8 @@ class Curve:
 
     cuts: tuple[float, ...]
     answered: tuple[int, ...]
-    kept_wrong: tuple[int, ...]
-    refused: tuple[int, ...]
+    wrong_sources: tuple[int, ...]
+    no_answer: tuple[int, ...]
     bluffs: tuple[int, ...]
 
 
@@ -38,15 +38,17 @@ class GateSection:
     n_in: int
     n_ood: int
     row: GateRow
-    rates: Mapping[str, RateCell]  # answered, kept_wrong, refused, bluffs
+    rates: Mapping[str, RateCell]  # answered, wrong_sources, no_answer, bluffs
     curve: Curve
     ood_kinds: Mapping[str, int]  # ood kind -> queries
-    choice: dict  # threshold.CutChoice.as_json() for the default goal ({} when not computed)
+    choice: dict  # threshold.CutChoice.as_json() for the goal ({} when not computed)
+    max_bluff: float | None = None  # the goal, drawn across the curve
+    proposed: float | None = None  # the proposed cut when it is not the report's
 
     @property
     def cut_text(self) -> str:
         """The cut as the report writes it."""
-        return f"{self.cut:g}"
+        return cut_text(self.cut)
 
     def _rate(self, outcome: str, count: int) -> str:
         c = self.rates.get(outcome)
@@ -57,17 +59,19 @@ class GateSection:
     def table(self) -> Table:
         """The one-row trade-off table: counts with their rates and intervals."""
         s = self.row
-        return Table.of(["cut", "answered", "kept but wrong", "refused", "lost", "bluffs"],
-                        [[f"{s.cut:g}", self._rate("answered", s.answered), self._rate("kept_wrong", s.kept_wrong),
-                          self._rate("refused", s.refused), s.lost, self._rate("bluffs", s.bluffs)]],
+        return Table.of(["cut", "answered", "wrong sources", "no answer", "lost", "bluffs"],
+                        [[cut_text(s.cut), self._rate("answered", s.answered),
+                          self._rate("wrong_sources", s.wrong_sources), self._rate("no_answer", s.no_answer),
+                          s.lost, self._rate("bluffs", s.bluffs)]],
                         numeric=range(6), id="tradeoff")
 
-    def bluff_words(self) -> str:
-        """Bluffs at the cut in words; at 0 the upper bound, never a bare success message."""
+    def bluff_words(self, *, by_kind: bool = True) -> str:
+        """Bluffs at the cut in words (per off-topic kind too with ``by_kind``); at 0 the upper bound, never a
+        bare success message."""
         s = self.row
-        parts = [upper_bound_words(s.bluffs, self.n_ood, "out-of-domain queries bluff")]
+        parts = [upper_bound_words(s.bluffs, self.n_ood, "off-topic queries bluff")]
         parts += [upper_bound_words(s.bluffs_by_kind.get(kind, 0), n, f"{kind} ones")
-                  for kind, n in self.ood_kinds.items() if n]
+                  for kind, n in self.ood_kinds.items() if n and by_kind]
         return "; ".join(parts) + "."
 
     def choice_words(self) -> str:
@@ -77,8 +81,11 @@ class GateSection:
             return ""
 
         def rates(cells):
-            return ", ".join(f"{name.replace('_', ' ')} {cells[name]['count']} ({100 * cells[name]['rate']:.0f}% "
-                             f"[{100 * cells[name]['low']:.0f}, {100 * cells[name]['high']:.0f}])"
+            def one(c):  # a rate over no queries (no off-topic query was asked) has no percentage
+                return "n/a" if c["rate"] is None else \
+                    f"{100 * c['rate']:.0f}% [{100 * c['low']:.0f}, {100 * c['high']:.0f}]"
+
+            return ", ".join(f"{name.replace('_', ' ')} {cells[name]['count']} ({one(cells[name])})"
                              for name in ("answered", "bluffs"))
 
         cv = c["cross_validation"]
@@ -101,12 +108,16 @@ class GateSection:
         n_in, n_ood = max(self.n_in, 1), self.n_ood
         lines = [
             Line(f"answered (of {self.n_in})", [v / n_in for v in c.answered]),
-            Line(f"kept but wrong (of {self.n_in})", [v / n_in for v in c.kept_wrong]),
-            Line(f"refused (of {self.n_in})", [v / n_in for v in c.refused]),
+            Line(f"wrong sources (of {self.n_in})", [v / n_in for v in c.wrong_sources]),
+            Line(f"no answer (of {self.n_in})", [v / n_in for v in c.no_answer]),
         ]
         if n_ood:
             lines.append(Line(f"bluffs (of {n_ood})", [v / n_ood for v in c.bluffs]))
         mark = f"cut {self.cut_text}: {self.row.answered} answered, {plural(self.row.bluffs, 'bluff')}"
+        goal = self.max_bluff if n_ood else None
+        second = self.proposed if self.proposed is not None and abs(self.proposed - self.cut) > 1e-9 else None
         return line_chart(c.cuts, lines, label=f"Abstention trade-off of {self.config} (keep {self.keep})",
                           x_label="cut (cosine distance)", y_label="share of queries", marker=self.cut,
-                          marker_label=mark, width=960, height=340)
+                          marker_label=mark, width=960, height=280, goal=goal,
+                          goal_label=f"goal: at most {100 * (goal or 0):g}% bluffs",
+                          second_marker=second, second_label=f"proposed cut {cut_text(second)}" if second else "")

@@ -6,15 +6,22 @@ from dataclasses import dataclass
 
 from ..evaluation import Config
 from .gate import Curve, GateRow, GateSection
-from .sections import (BluffRow, BluffSection, ComparisonSection, CostSection, DestroyedNeedle, NeedleSection, PairRow,
-                       Provenance, RecallSection)
+from .sections import (BluffRow, BluffSection, CostSection, DestroyedNeedle, NeedleSection, Provenance,
+                       RecallSection)
+from .story import AlternativesSection, EffectsSection, FlowSection, Headline
 
-__all__ = ["Report"]
+__all__ = ["Report", "BUSY_LOAD"]
+
+#: A machine whose 1-minute load average per CPU is at least this was busy while timings were measured.
+BUSY_LOAD = 0.7
 
 
 @dataclass(frozen=True)
 class Report:
     """Everything the report shows, one typed section each; ``to_html``/``to_markdown`` only format it.
+
+    The first screen is ``headline``; the story ``flow``, ``gate`` (the trade-off), ``alternatives`` and
+    ``effects``; the appendix the rest.
 
     The properties below the fields are shortcuts into the sections (the names earlier versions had).
     """
@@ -24,9 +31,12 @@ class Report:
     keep: int
     k: int
     generated: str
+    headline: Headline
+    flow: FlowSection
+    alternatives: AlternativesSection | None
+    effects: EffectsSection | None
     provenance: Provenance
     recall: RecallSection
-    comparison: ComparisonSection
     needles: NeedleSection
     gate: GateSection
     bluffing: BluffSection
@@ -49,31 +59,6 @@ class Report:
     def n_questions(self) -> int:
         """Questions (needles) of the ground truth."""
         return self.needles.n_questions
-
-    @property
-    def pairs(self) -> tuple[PairRow, ...]:
-        """The whole family of paired comparisons."""
-        return self.comparison.pairs
-
-    @property
-    def survivors(self) -> tuple[PairRow, ...]:
-        """Pairs shown different after Holm correction."""
-        return self.comparison.survivors
-
-    @property
-    def competitor(self) -> str | None:
-        """The chosen configuration's best competitor (None when it is the only one)."""
-        return self.comparison.competitor
-
-    @property
-    def headline(self) -> str:
-        """The verdict of the chosen configuration against its best competitor."""
-        return self.comparison.headline
-
-    @property
-    def headline_power(self) -> str:
-        """The questions needed to detect the headline difference."""
-        return self.comparison.headline_power
 
     @property
     def destroyed(self) -> tuple[DestroyedNeedle, ...]:
@@ -116,6 +101,16 @@ class Report:
     def destroyed_here(self) -> int:
         """Needles destroyed by the chosen configuration's strategy."""
         return self.destroyed_counts.get(self.config.strategy, 0)
+
+    @property
+    def busy(self) -> str:
+        """When the costs were measured on a loaded machine, the words that say so ("" otherwise)."""
+        m = (getattr(self.diag, "machine", None) or {})
+        load, cpus = m.get("load_average_1min"), m.get("cpus")
+        if load is None or not cpus or load / cpus < BUSY_LOAD:
+            return ""
+        return (f"Measured on a busy machine (load {load:g} on {cpus} CPUs): timings are slower than on an idle "
+                f"one; compare them with each other, not with another machine.")
 
     def to_html(self) -> str:
         """The self-contained HTML report."""

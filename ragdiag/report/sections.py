@@ -9,58 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..defaults import ALPHA, KS
+from ..defaults import KS
 from ..stats import Interval
-from ..svg import IntervalSeries, interval_chart
 from ..tables import Table
-from .words import f3, p_text, pct, secs, thousands, timing_name
+from .words import f3, pct, secs, thousands, timing_name
 
-__all__ = ["PairRow", "DestroyedNeedle", "CutText", "BluffRow", "Provenance", "RecallRow", "RecallSection",
-           "ComparisonSection", "NeedleSection", "BluffSection", "ChunkingRow", "RankingRow", "CostSection",
-           "LIST_ALL_UP_TO"]
-
-LIST_ALL_UP_TO = 6  # at most this many indistinguishable pairs get a sentence each; more are counted
-
-
-@dataclass(frozen=True)
-class PairRow:
-    """One paired comparison of the family: ``a`` against ``b`` at R@k, raw and Holm-adjusted p."""
-
-    a: str
-    b: str
-    k: int
-    wins: int
-    losses: int
-    ties: int
-    p: float
-    p_holm: float
-    verdict: str = ""  # Comparison.verdict: the one rule and words (ragdiag.compare.verdict)
-    status: str = ""  # "different", "not shown different" or "descriptive"
-
-    @property
-    def survives(self) -> bool:
-        """Shown different after Holm correction within the family (adjusted p < ``ALPHA``, primary k)."""
-        return self.status == "different" if self.status else self.p_holm < ALPHA
-
-    @property
-    def n(self) -> int:
-        """Questions compared (wins + losses + ties)."""
-        return self.wins + self.losses + self.ties
-
-    @property
-    def better(self) -> str:
-        """The configuration with more wins (``a`` on a tie)."""
-        return self.a if self.wins >= self.losses else self.b
-
-    @property
-    def worse(self) -> str:
-        """The other configuration."""
-        return self.b if self.wins >= self.losses else self.a
-
-    def sentence(self) -> str:
-        """The library's verdict with the wins, losses and raw p."""
-        return f"{self.verdict} (+{self.wins}/-{self.losses} questions, raw p = {p_text(self.p)})."
-
+__all__ = ["DestroyedNeedle", "CutText", "BluffRow", "Provenance", "RecallRow", "RecallSection", "NeedleSection",
+           "BluffSection", "ChunkingRow", "RankingRow", "CostSection"]
 
 @dataclass(frozen=True)
 class CutText:
@@ -153,20 +108,13 @@ class RecallRow:
 
 @dataclass(frozen=True)
 class RecallSection:
-    """Recall of every configuration, the chosen one highlighted, charted beside its best competitor."""
+    """Recall of every configuration at every k, the chosen one highlighted (the appendix's full table)."""
 
     rows: tuple[RecallRow, ...]
     chosen: str
-    chart_configs: tuple[str, ...]
-    competitor_k: int | None  # the k the competitor was chosen by; None without a competitor
     n_in: int
     unavailable: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = ()
-
-    @property
-    def caption(self) -> str:
-        """The charted configurations, ``"C/dense and A/bm25"``."""
-        return " and ".join(self.chart_configs)
 
     def row(self, label: str) -> RecallRow:
         """The row of configuration ``label``."""
@@ -178,76 +126,6 @@ class RecallSection:
                         ([r.config, *r.recall, f3(r.mrr), r.destroyed, thousands(r.chunks)] for r in self.rows),
                         numeric=range(1, len(KS) + 4), id="recall-table",
                         row_class=("chosen" if r.config == self.chosen else "" for r in self.rows))
-
-    def svg(self) -> str:
-        """The recall chart (inline SVG)."""
-        series = [IntervalSeries(label, [i.estimate for i in r.recall], [i.low for i in r.recall],
-                                 [i.high for i in r.recall])
-                  for label in self.chart_configs for r in (self.row(label),)]
-        return interval_chart([f"R@{k}" for k in KS], series,
-                              label=f"Recall at k with 95% intervals over questions: {', '.join(self.chart_configs)}",
-                              y_label="recall", width=960, height=300)
-
-
-@dataclass(frozen=True)
-class ComparisonSection:
-    """The whole family of paired comparisons at R@k (Holm over all of it) and the headline verdict."""
-
-    k: int
-    chosen: str
-    pairs: tuple[PairRow, ...]
-    competitor: str | None
-    headline: str  # Comparison.verdict of the chosen config against its best competitor
-    headline_power: str  # the questions needed to detect the headline difference
-    n_in: int
-
-    @property
-    def survivors(self) -> tuple[PairRow, ...]:
-        """Pairs shown different after Holm correction, smallest adjusted p first."""
-        return tuple(sorted((p for p in self.pairs if p.survives), key=lambda p: (p.p_holm, p.better, p.worse)))
-
-    @property
-    def indistinguishable(self) -> tuple[PairRow, ...]:
-        """Pairs not shown different."""
-        return tuple(p for p in self.pairs if not p.survives)
-
-    @property
-    def listed(self) -> tuple[PairRow, ...]:
-        """The pairs not shown different, when few enough to get a sentence each."""
-        rest = self.indistinguishable
-        return rest if len(rest) <= LIST_ALL_UP_TO else ()
-
-    def family_sentence(self) -> str:
-        """How many pairs were tested, how, and how many survive the correction."""
-        m, s = len(self.pairs), len(self.survivors)
-        if m == 0:
-            return "Only one configuration was evaluated: there is nothing to compare."
-        rest = m - s
-        nq = self.pairs[0].n
-        head = (f"{m} pair{'s' if m != 1 else ''} of configurations were tested at R@{self.k} on the same "
-                f"{nq} questions ({self.n_in} queries; exact two-sided sign-flip test over questions, Holm "
-                f"correction over all {m}).")
-        if s == 0:
-            return head + f" None survives the correction: all {m} are not shown different on these {nq} questions."
-        return head + (f" {s} survive{'s' if s == 1 else ''}; the other {rest} "
-                       f"{'is' if rest == 1 else 'are'} not shown different on these {nq} questions."
-                       if rest else f" All {m} survive.")
-
-    def headline_note(self) -> str:
-        """Whether the headline pair survives Holm within the whole family ("" without a competitor)."""
-        pair = {self.chosen, self.competitor}
-        p = next((p for p in self.pairs if {p.a, p.b} == pair), None) if self.competitor else None
-        if p is None:
-            return ""
-        verdict = "survives" if p.survives else "does not survive"
-        return (f"Counted as one of the {len(self.pairs)} pairs of the family, this comparison {verdict} Holm "
-                f"correction (Holm p = {p_text(p.p_holm)}).")
-
-    def survivor_table(self) -> Table:
-        """The pairs that survive, better first."""
-        return Table.of(["better", "worse", "wins", "losses", "ties", "p", "Holm p"],
-                        ([p.better, p.worse, max(p.wins, p.losses), min(p.wins, p.losses), p.ties, p_text(p.p),
-                          p_text(p.p_holm)] for p in self.survivors), numeric=range(2, 7), id="survivors")
 
 
 @dataclass(frozen=True)

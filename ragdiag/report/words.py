@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-__all__ = ["MEANS", "plural", "p_text", "f3", "pct", "thousands", "secs", "timing_name"]
+__all__ = ["MEANS", "plural", "p_text", "f3", "pct", "thousands", "secs", "timing_name", "pct_cell", "pct_range",
+           "rate_text", "points", "signed_points", "pp", "cut_text"]
 
 
 def plural(n: int, word: str) -> str:
@@ -23,6 +24,59 @@ def f3(x) -> str:
 def pct(x) -> str:
     """A share as a percentage with one decimal; ``n/a`` for None or NaN."""
     return "n/a" if x is None or x != x else f"{100 * x:.1f}%"
+
+
+def pct_cell(cell) -> str:
+    """A rate cell's estimate as a whole percentage, ``"55%"`` (``"n/a"`` over no queries)."""
+    return "n/a" if cell is None or cell.rate is None else f"{100 * cell.rate:.0f}%"
+
+
+def pct_range(cell) -> str:
+    """A rate cell's 95% interval, ``"42–67%"``."""
+    return "n/a" if cell is None or cell.rate is None else f"{100 * cell.low:.0f}–{100 * cell.high:.0f}%"
+
+
+def rate_text(cell) -> str:
+    """The one format of a rate everywhere: ``"55% (42–67)"``.
+
+    >>> from ragdiag.rows import RateCell
+    >>> rate_text(RateCell(35, 35 / 64, 0.42, 0.67))
+    '55% (42–67)'
+    """
+    if cell is None or cell.rate is None:
+        return "n/a"
+    return f"{100 * cell.rate:.0f}% ({100 * cell.low:.0f}–{100 * cell.high:.0f})"
+
+
+def points(n: int, of: int) -> str:
+    """``n`` of ``of`` as a whole percentage."""
+    return "n/a" if of == 0 else f"{100 * n / of:.0f}%"
+
+
+def signed_points(d: float) -> str:
+    """A difference of shares in points, ``"+5 points"``, ``"-3 points"``, ``"0 points"``."""
+    r = round(d)
+    return "0 points" if r == 0 else f"{r:+d} point{'' if abs(r) == 1 else 's'}"
+
+
+def cut_text(cut: float) -> str:
+    """A cut as every section writes it (four significant digits).
+
+    >>> cut_text(0.524987), cut_text(0.6)
+    ('0.525', '0.6')
+    """
+    return f"{cut:.4g}"
+
+
+def pp(x: float) -> str:
+    """A signed bound in points: whole points, one decimal under 1 so that a bound near zero keeps its side.
+
+    >>> pp(12.4), pp(-0.3), pp(0.0)
+    ('+12', '-0.3', '0')
+    """
+    if round(x, 1) == 0:
+        return "0"
+    return f"{x:+.1f}" if abs(x) < 1 else f"{x:+.0f}"
 
 
 def thousands(x) -> str:
@@ -54,19 +108,20 @@ MEANS = {
                "chunk of the top k (success@k, the hit rate); intervals are 95% Wilson on the effective number of "
                "questions (phrasings of a question are correlated, so they count as less than independent queries). "
                "Overlapping intervals do not make two "
-               "configurations equal: the paired comparisons below decide."),
-    "comparisons": ("Each pair is compared on the same questions, the unit of the test (the phrasings of a "
-                    "question fail together, so they are not independent): a question's difference is its hits at "
-                    "R@{k} summed over its phrasings, and the exact sign-flip test asks whether the signs could be "
-                    "coin flips. Holm correction keeps the chance of any false difference in the whole family "
-                    "under 5%. 'Not shown different' means these questions cannot tell the two apart, not that "
-                    "they are equal: the interval of the difference says how large a difference is still possible."),
+               "configurations equal: the comparison with the best decides."),
+    "best": ("Each configuration is compared with the best on the same questions, the unit of the test (the "
+             "phrasings of a question fail together): a question's difference is its hits at R@{k} summed over its "
+             "phrasings, and one max-T permutation over questions gives intervals that hold simultaneously for "
+             "every configuration. The best set is every configuration whose interval reaches 0: not shown worse "
+             "than the best, which is not the same as equal to it."),
     "destroyed": ("A destroyed needle is cut in two by the chunker: no chunk holds the answer whole, so no "
                   "retriever can find it, whatever its quality. It looks exactly like a bad retriever; overlap "
                   "or boundary-aware cuts fix it."),
     "cut": ("The gate keeps at most {keep} chunks closer than the cut. Answered: a kept chunk holds the needle. "
-            "Kept but wrong: sources are given, none holds the answer. Refused: nothing kept, the user gets NO "
-            "ANSWER. Lost = kept but wrong + refused. Bluffs: out-of-domain queries that still get sources. "
+            "Wrong sources: sources are given, none holds the answer. No answer: nothing kept, the user gets NO "
+            "ANSWER. Lost = wrong sources + no answer (whatever the stage that lost the answer; the funnel's "
+            "refused and kept-but-wrong are the part of these whose answer was in the top k). Bluffs: "
+            "out-of-domain queries that still get sources. "
             "Where to stand is a product decision; the bluff column is the price of answering more."),
     "bluffs": ("These queries are not covered by the corpus, yet at this cut they get sources: a model would "
                "answer them from unrelated text. The closest ones are the most dangerous."),

@@ -13,7 +13,8 @@ from ..rows import RateCell, RateRow
 from .gate import GATE_DISTANCE, MAX_DISTANCE, GateInputs
 from .rates import _answerable_cells, rate_rows
 
-__all__ = ["Goal", "choose_cut", "conformal_cut", "cross_validate", "CutChoice", "cut_choice", "NO_OOD"]
+__all__ = ["Goal", "choose_cut", "conformal_cut", "conformal_guarantee", "exceed_chance", "cross_validate",
+           "CutChoice", "cut_choice", "in_sample_words", "NO_OOD"]
 
 #: What every surface says when the ground truth has no out-of-domain query.
 NO_OOD = "The ground truth has no out-of-domain queries, so bluffing cannot be measured: add some."
@@ -89,8 +90,8 @@ def conformal_cut(inputs: GateInputs, max_bluff: float) -> tuple[float | None, s
     .. [2] A. Angelopoulos, S. Bates, "A gentle introduction to conformal prediction", arXiv:2107.07511.
 
     >>> g = GateInputs(tuple("abcdefghij"), np.zeros(10, bool), first=np.arange(1, 11) / 10, good=np.full(10, np.inf), keep=4)
-    >>> conformal_cut(g, 0.1)
-    (0.1, 'the 1st smallest of 10 out-of-domain distances: P(a new one bluffs) <= 1/11 <= 10.0%')
+    >>> conformal_cut(g, 0.1)[0]
+    0.1
     >>> conformal_cut(g, 0.05)[0] is None
     True
     """
@@ -104,8 +105,51 @@ def conformal_cut(inputs: GateInputs, max_bluff: float) -> tuple[float | None, s
         return None, why
     j = min(j, n)
     suffix = {1: "st", 2: "nd", 3: "rd"}.get(j if j < 20 else j % 10, "th")
-    return float(ood[j - 1]), (f"the {j}{suffix} smallest of {n} out-of-domain distances: P(a new one bluffs) "
-                               f"<= {j}/{n + 1} <= {max_bluff:.1%}")
+    return float(ood[j - 1]), (f"the {j}{suffix} smallest of {n} out-of-domain distances: "
+                               + conformal_guarantee(j, n, max_bluff))
+
+
+def exceed_chance(j: int, n: int, goal: float) -> float:
+    """Chance that the realised bluff rate of the ``j``-th smallest of ``n`` off-topic distances exceeds ``goal``.
+
+    For continuous distances the probability that a new off-topic query falls
+    below the ``j``-th order statistic of ``n`` is distributed Beta(j, n + 1 - j)
+    over calibration sets, so this is ``1 - I_goal(j, n + 1 - j)`` (the
+    regularised incomplete beta function).
+
+    >>> round(exceed_chance(1, 30, 0.05), 4)  # 0.95 ** 30
+    0.2146
+    """
+    if not 1 <= j <= n:
+        raise ValueError(f"need 1 <= j <= n, got j={j}, n={n}")
+    from scipy.special import betainc  # scipy.special only: no scipy.stats import on every run
+
+    return float(1.0 - betainc(j, n + 1 - j, goal))
+
+
+def conformal_guarantee(j: int, n: int, goal: float) -> str:
+    """The guarantee of the conformal cut (the ``j``-th smallest of ``n`` off-topic distances) in words.
+
+    >>> conformal_guarantee(1, 30, 0.05)
+    'on average over sets of off-topic queries, a new off-topic query bluffs with probability at most 1/31 = 3.2% \
+(goal 5.0%); with these 30 off-topic queries, the chance that the realised rate exceeds 5.0% is 21%'
+    """
+    return (f"on average over sets of off-topic queries, a new off-topic query bluffs with probability at most "
+            f"{j}/{n + 1} = {j / (n + 1):.1%} (goal {goal:.1%}); with these {n} off-topic queries, the chance that "
+            f"the realised rate exceeds {goal:.1%} is {exceed_chance(j, n, goal):.0%}")
+
+
+def in_sample_words(n: int, goal: float) -> str:
+    """What the in-sample cut for a bluff goal really gives (it is optimistic).
+
+    >>> in_sample_words(30, 0.05)
+    'in sample (optimistic): 1 of 30 off-topic queries bluff here, but a new one bluffs with probability 2/31 = 6.5% on average'
+    """
+    m = int(np.floor(goal * n + 1e-12))
+    if m >= n:
+        return "in sample (optimistic): every off-topic query may bluff"
+    return (f"in sample (optimistic): {m} of {n} off-topic queries bluff here, but a new one bluffs with "
+            f"probability {m + 1}/{n + 1} = {(m + 1) / (n + 1):.1%} on average")
 
 
 def _n_questions(inputs: GateInputs) -> int:
@@ -149,7 +193,17 @@ class CutChoice:
     n_ood: int
     folds: int
     seed: int
+    conformal_rates: RateRow | None = None  # rate_rows at the conformal cut
     notes: tuple[str, ...] = ()  # what could not be measured on this set, in words (no ood queries, too few questions)
+
+    @property
+    def proposed(self) -> dict | None:
+        """The cut to use for a bluff goal: the conformal one, with its guarantee in words (``None``: no goal of bluffs)."""
+        if self.goal.max_bluff is None:
+            return None
+        return {"cut": self.conformal_cut, "method": "conformal", "guarantee": self.conformal,
+                "rates": None if self.conformal_rates is None else self.conformal_rates.cells(),
+                "in_sample": in_sample_words(self.n_ood, self.goal.max_bluff) if self.n_ood else None}
 
     def as_json(self) -> dict:
         """The choice as a JSON document (``threshold --json``); rate cells as ``{count, rate, low, high}``."""
@@ -159,7 +213,8 @@ class CutChoice:
                 "cross_validated": {k: v.cells() for k, v in self.cross_validated.items()},
                 "cross_validation": {"folds": self.folds, "grouped_by": "question", "seed": self.seed,
                                      "fold_cuts": list(self.fold_cuts)},
-                "conformal_cut": self.conformal_cut, "conformal": self.conformal,
+                "conformal_cut": self.conformal_cut, "conformal": self.conformal, "proposed": self.proposed,
+                "in_sample_label": "in sample (optimistic)",
                 "distance": GATE_DISTANCE, "answerable": self.n_in, "out_of_domain": self.n_ood,
                 "notes": list(self.notes)}
 
@@ -170,7 +225,7 @@ def cross_validate(inputs: GateInputs, goal: Goal, *, folds: int = 5,
 
     Each fold's cut is chosen by :func:`choose_cut` on the other folds and
     applied to the fold; the held-out outcomes are pooled over the folds.
-    Returns (``{outcome: RateCell}`` for answered, kept_wrong, refused and bluffs; the fold cuts).
+    Returns (``{outcome: RateCell}`` for answered, wrong_sources, no_answer and bluffs; the fold cuts).
     """
     seed = SEED if seed is None else seed
     n_q = _n_questions(inputs)
@@ -224,4 +279,5 @@ def cut_choice(inputs: GateInputs, goal: Goal, *, folds: int = 5, seed: int | No
     else:
         c_cut, c_text = None, "a conformal cut certifies a bluff rate: state the goal as --max-bluff"
     return CutChoice(goal, goal.rule, cut, in_sample, cv, fold_cuts, c_cut, c_text,
-                     int(inputs.in_domain.sum()), int((~inputs.in_domain).sum()), folds, seed, tuple(notes))
+                     int(inputs.in_domain.sum()), int((~inputs.in_domain).sum()), folds, seed,
+                     None if c_cut is None else rate_rows(inputs, [c_cut])[0], tuple(notes))

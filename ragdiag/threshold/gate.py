@@ -4,14 +4,18 @@ The retriever always returns something; the gate is the only part that can
 say no. It keeps at most ``keep`` chunks of the ranked list (its top
 ``keep``), only those whose cosine distance is under the cut (``d < cut``).
 
-For each query two numbers decide everything:
+For each query two numbers decide everything (:func:`ragdiag.outcomes.gate_values`):
 
 * ``first`` - the smallest distance among its top ``keep`` (anything kept iff ``cut > first``);
 * ``good``  - the smallest distance among those of its top ``keep`` that hold the
   needle (answered iff ``cut > good``; ``inf`` when none does, and for ood queries).
 
 So the sweep sorts each once and counts with ``searchsorted``: O((n + m) log n)
-for n queries and m cuts.
+for n queries and m cuts. Its counts are those of the outcome ladder of
+:mod:`ragdiag.outcomes` (``answered``, ``bluff``, ``abstained``, and the
+gate's rungs ``refused`` / ``kept-but-wrong`` in :attr:`SweepTable.gate_rungs`),
+plus what the gate hands an answerable query whatever its rung:
+``wrong_sources`` (sources, none holding the answer) and ``no_answer`` (nothing).
 
 This module holds the gate and its sweep; :mod:`.rates` the rates with
 intervals; :mod:`.choice` a cut chosen for a stated goal.
@@ -25,6 +29,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from ..defaults import DEFAULT_KEEP
+from ..outcomes import gate_values
 from ..rows import SweepRow
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -70,6 +75,8 @@ class GateInputs:
     keep: int
     groups: tuple[str, ...] = ()  # the question of each query (ood: the query itself); () = each query alone
     kinds: tuple = ()  # ood kind per query ("near", "far", ...; None in-domain); () = unknown
+    # answerable queries whose needle is in the top k (the ladder's gate rungs); None = unknown
+    reached: np.ndarray | None = None
 
     def group_ids(self) -> tuple[str, ...]:
         """The question of each query (each query its own when ``groups`` is empty)."""
@@ -81,12 +88,16 @@ class GateInputs:
 
 
 def gate_inputs(result, query_ids: Sequence[str], in_domain: np.ndarray, *, keep: int = DEFAULT_KEEP,
-                groups: Sequence[str] | None = None, kinds: Sequence | None = None) -> GateInputs:
+                groups: Sequence[str] | None = None, kinds: Sequence | None = None,
+                k: int | None = None) -> GateInputs:
     """Per query ``first`` and ``good`` for a :class:`~ragdiag.evaluate.ConfigResult`.
 
     ``groups`` names the question of each query (phrasings of one question are
     one unit for intervals and cross-validation); ``kinds`` the out-of-domain
-    kind (near/far) of each query.
+    kind (near/far) of each query. ``k``: the retriever hands the gate its top
+    ``k`` (the gate looks at its top ``min(k, keep)``; ``None``: the whole
+    ranking, so its top ``keep``); with ``k`` the inputs also know which
+    answerable queries have the needle in the top ``k`` (``reached``).
 
     >>> from types import SimpleNamespace
     >>> r = SimpleNamespace(top_distance=np.array([[0.3, 0.2, 0.1], [0.4, 0.5, 0.6]]),
@@ -97,14 +108,17 @@ def gate_inputs(result, query_ids: Sequence[str], in_domain: np.ndarray, *, keep
     """
     if keep < 1:
         raise ValueError(f"keep must be at least 1, got {keep}")
-    keep = min(keep, result.top_distance.shape[1])  # a corpus with fewer chunks than keep: keep them all
-    d = result.top_distance[:, :keep]
-    holds = result.top_holds[:, :keep]
-    first = d.min(axis=1)
-    good = np.where(holds, d, np.inf).min(axis=1)
+    # a corpus with fewer chunks than keep: keep them all
+    window = min(keep if k is None else k, keep, result.top_distance.shape[1])
+    first, good = gate_values(result.top_distance, result.top_holds, k=k, keep=keep)
     good[~np.asarray(in_domain)] = np.inf
-    return GateInputs(tuple(query_ids), np.asarray(in_domain, dtype=bool), first, good, keep,
-                      tuple(groups) if groups is not None else (), tuple(kinds) if kinds is not None else ())
+    reached = None
+    if k is not None:
+        rank = np.asarray(result.needle_rank)
+        reached = np.asarray(in_domain, dtype=bool) & (rank >= 1) & (rank <= k)
+    return GateInputs(tuple(query_ids), np.asarray(in_domain, dtype=bool), first, good, window,
+                      tuple(groups) if groups is not None else (), tuple(kinds) if kinds is not None else (),
+                      reached)
 
 
 def default_cuts(step: float = 0.005) -> np.ndarray:
@@ -114,18 +128,28 @@ def default_cuts(step: float = 0.005) -> np.ndarray:
 
 @dataclass(frozen=True)
 class SweepTable:
-    """Counts per cut. In-domain: answered + kept_wrong + refused == n_in; ood: bluffs + ood_refused == n_ood."""
+    """Counts per cut. Answerable: answered + wrong_sources + no_answer == n_in; ood: bluffs + abstained == n_ood.
+
+    ``wrong_sources``: answerable queries the gate gives sources, none holding
+    the answer; ``no_answer``: answerable queries it gives nothing (whatever
+    their rung of :data:`ragdiag.outcomes.LADDER`). ``gate_rungs`` (when the
+    inputs know ``k``): per cut the ladder's ``refused``, ``kept-but-wrong`` and
+    ``answered`` counts among the ``n_reached`` answerable queries whose
+    needle is in the top ``k``.
+    """
 
     cuts: np.ndarray
     answered: np.ndarray
-    kept_wrong: np.ndarray
-    refused: np.ndarray
+    wrong_sources: np.ndarray
+    no_answer: np.ndarray
     bluffs: np.ndarray
-    ood_refused: np.ndarray
+    abstained: np.ndarray
     n_in: int
     n_ood: int
     bluffs_by_kind: dict = field(default_factory=dict)  # ood kind -> bluffs per cut
     n_by_kind: dict = field(default_factory=dict)  # ood kind -> queries
+    gate_rungs: dict = field(default_factory=dict)  # "refused", "kept-but-wrong", "answered" -> count per cut
+    n_reached: int | None = None
 
     def index(self, cut: float) -> int:
         """Position of ``cut`` in ``cuts`` (``ValueError`` when the sweep did not compute it)."""
@@ -140,11 +164,11 @@ class SweepTable:
         return SweepRow(
             cut=float(self.cuts[i]),
             answered=int(self.answered[i]),
-            kept_wrong=int(self.kept_wrong[i]),
-            refused=int(self.refused[i]),
+            wrong_sources=int(self.wrong_sources[i]),
+            no_answer=int(self.no_answer[i]),
             lost=int(self.n_in - self.answered[i]),
             bluffs=int(self.bluffs[i]),
-            ood_refused=int(self.ood_refused[i]),
+            abstained=int(self.abstained[i]),
             bluffs_by_kind={k: int(v[i]) for k, v in self.bluffs_by_kind.items()},
         )
 
@@ -163,7 +187,7 @@ def sweep(inputs: GateInputs, cuts: Sequence[float] | np.ndarray | None = None) 
 
     >>> g = GateInputs(("a", "b", "o"), np.array([True, True, False]),
     ...                first=np.array([0.2, 0.3, 0.4]), good=np.array([0.2, np.inf, np.inf]), keep=4)
-    >>> t = sweep(g, [0.25, 0.5]); t.answered.tolist(), t.kept_wrong.tolist(), t.bluffs.tolist()
+    >>> t = sweep(g, [0.25, 0.5]); t.answered.tolist(), t.wrong_sources.tolist(), t.bluffs.tolist()
     ([1, 1], [0, 1], [0, 1])
     """
     from ..validate import require_type
@@ -182,17 +206,26 @@ def sweep(inputs: GateInputs, cuts: Sequence[float] | np.ndarray | None = None) 
             sel = ~ind & (kinds == kind)
             by_kind[kind] = _count_below(np.sort(inputs.first[sel]), cuts)
             n_by_kind[kind] = int(sel.sum())
+    rungs, n_reached = {}, None
+    if inputs.reached is not None:
+        # The needle is in the top k: the ladder's gate rungs (answered needs a holder kept, so it is reached).
+        reached = inputs.reached
+        n_reached = int(reached.sum())
+        kept_reached = _count_below(np.sort(inputs.first[reached]), cuts)
+        rungs = {"refused": n_reached - kept_reached, "kept-but-wrong": kept_reached - answered, "answered": answered}
     return SweepTable(
         cuts=cuts,
         answered=answered,
-        kept_wrong=kept_any - answered,
-        refused=n_in - kept_any,
+        wrong_sources=kept_any - answered,
+        no_answer=n_in - kept_any,
         bluffs=bluffs,
-        ood_refused=n_ood - bluffs,
+        abstained=n_ood - bluffs,
         n_in=n_in,
         n_ood=n_ood,
         bluffs_by_kind=by_kind,
         n_by_kind=n_by_kind,
+        gate_rungs=rungs,
+        n_reached=n_reached,
     )
 
 
@@ -268,8 +301,9 @@ def distance_samples(inputs: GateInputs) -> DistanceSamples:
 # ---------------------------------------------------------------------------
 
 
-def gate_inputs_for(ev: Evaluation, config: Config | str, *, keep: int = DEFAULT_KEEP) -> GateInputs:
-    """The gate's per-query values for ``config`` (with each query's question and ood kind)."""
+def gate_inputs_for(ev: Evaluation, config: Config | str, *, keep: int = DEFAULT_KEEP,
+                    k: int | None = None) -> GateInputs:
+    """The gate's per-query values for ``config`` (with each query's question and ood kind; ``k``: see :func:`gate_inputs`)."""
     from ..evaluation import Evaluation as _Evaluation
     from ..validate import positive_int, require_type
 
@@ -281,12 +315,13 @@ def gate_inputs_for(ev: Evaluation, config: Config | str, *, keep: int = DEFAULT
                          "distances (eval-run --distances)")
     return gate_inputs(res, [q.id for q in ev.queries], ev.in_domain, keep=keep,
                        groups=[q.question_id or q.id for q in ev.queries],
-                       kinds=[None if q.in_domain else (q.kind or "ood") for q in ev.queries])
+                       kinds=[None if q.in_domain else (q.kind or "ood") for q in ev.queries], k=k)
 
 
-def sweep_table(ev: Evaluation, config: Config | str, *, keep: int = DEFAULT_KEEP, cuts=None) -> SweepTable:
-    """The sweep of ``config`` over ``cuts`` (default :func:`default_cuts`)."""
-    return sweep(gate_inputs_for(ev, config, keep=keep), cuts)
+def sweep_table(ev: Evaluation, config: Config | str, *, keep: int = DEFAULT_KEEP, cuts=None,
+                k: int | None = None) -> SweepTable:
+    """The sweep of ``config`` over ``cuts`` (default :func:`default_cuts`; ``k``: see :func:`gate_inputs`)."""
+    return sweep(gate_inputs_for(ev, config, keep=keep, k=k), cuts)
 
 
 def check_cuts(cuts) -> np.ndarray:

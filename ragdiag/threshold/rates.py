@@ -16,14 +16,14 @@ __all__ = ["OUTCOME_KEYS", "rate_rows"]
 
 
 def _answerable_cells(inputs: GateInputs, answered: np.ndarray, kept: np.ndarray) -> dict[str, list]:
-    """Answered / kept_wrong / refused intervals over questions, from per-(row, answerable query) masks."""
+    """Answered / wrong_sources / no_answer intervals over questions, from per-(row, answerable query) masks."""
     ind = inputs.in_domain
     groups = question_groups([g for g, i in zip(inputs.group_ids(), ind) if i])
     n_g = int(groups.max()) + 1 if groups.size else 0
     sizes = np.bincount(groups, minlength=n_g) if n_g else np.zeros(0)
     onehot = (groups[:, None] == np.arange(n_g)[None, :]).astype(np.float64)  # (queries, questions)
     cells: dict[str, list] = {}
-    for name, mask in (("answered", answered), ("kept_wrong", kept & ~answered), ("refused", ~kept)):
+    for name, mask in (("answered", answered), ("wrong_sources", kept & ~answered), ("no_answer", ~kept)):
         counts = mask.sum(axis=1)
         if n_g:
             est, low, high = clustered_wilson(mask.astype(np.float64) @ onehot, sizes)
@@ -47,7 +47,7 @@ def rate_rows(inputs: GateInputs, cuts: Sequence[float] | np.ndarray) -> list[Ra
     >>> g = GateInputs(("a", "b", "o"), np.array([True, True, False]),
     ...                first=np.array([0.2, 0.3, 0.4]), good=np.array([0.2, np.inf, np.inf]), keep=4)
     >>> r = rate_rows(g, [0.5])[0]
-    >>> r.answered.count, r.answered.rate, r.kept_wrong.count, r.bluffs.count, r.bluffs.rate
+    >>> r.answered.count, r.answered.rate, r.wrong_sources.count, r.bluffs.count, r.bluffs.rate
     (1, 0.5, 1, 1, 1.0)
     >>> round(r.bluffs.low, 3)  # 1 of 1: the exact lower bound 0.025 ** (1 / 1)
     0.025

@@ -1,0 +1,139 @@
+"""Subcommands ``best`` and ``recommend``: what to ship, decided by the question each answers."""
+
+from __future__ import annotations
+
+import sys
+
+from ..defaults import DEFAULT_KEEP, DEFAULT_MAX_BLUFF, PRIMARY_K
+from .common import UsageError, _keep, evaluate_args, load_inputs
+
+__all__ = ["register", "cmd_best", "cmd_recommend", "cmd_effects"]
+
+
+def _configs(args):
+    from ..chunking import parse_strategies
+    from ..retrieval.registry import parse_retrievers
+
+    try:
+        return [s.name for s in parse_strategies(args.strategies)], parse_retrievers(args.retrievers)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _pct(cell) -> str:
+    if cell.rate is None:
+        return "n/a"
+    return f"{cell.count} = {100 * cell.rate:.1f}% ({100 * cell.low:.1f}–{100 * cell.high:.1f}%)"
+
+
+def cmd_best(args) -> int:
+    """``best``: the best configuration at R@k and the set not shown worse than it (simultaneous)."""
+    import json
+
+    from ..compare import best
+    from ..recommend import describe_config
+    from ..tables import format_rows
+
+    strategies, retrievers = _configs(args)
+    ev = evaluate_args(args, strategies, retrievers, load_inputs(args))
+    res = best(ev, k=args.k, configs=[c for c in ev.results if not c.external])
+    if args.json:
+        print(json.dumps(res.as_json(), indent=2))
+        return 0
+    print(f"Best at R@{res.k}: {describe_config(res.best)} ({res.best}). Not shown worse than it, simultaneously "
+          f"over {len(res.rows)} configurations ({res.method}): {', '.join(res.best_set)}.")
+    rows = sorted(res.rows, key=lambda r: -r.mean)
+    print(format_rows([{"config": r.config, f"R@{res.k}": round(r.mean, 3),
+                        "difference to best": round(r.estimate, 3), "low (simultaneous)": round(r.low, 3),
+                        "high (simultaneous)": round(r.high, 3),
+                        "p adjusted": "-" if r.p_adjusted is None else round(r.p_adjusted, 4),
+                        "best set": "yes" if r.in_best_set else "no"} for r in rows]))
+    return 0
+
+
+def cmd_recommend(args) -> int:
+    """``recommend``: the configuration to ship and its cut for the bluff goal, with the rates at that cut."""
+    import json
+
+    from ..recommend import recommend
+
+    strategies, retrievers = _configs(args)
+    _keep(args.keep)
+    if not 0 < args.max_bluff < 1:
+        raise UsageError(f"--max-bluff must be a rate in (0, 1), e.g. {DEFAULT_MAX_BLUFF}; got {args.max_bluff}")
+    ev = evaluate_args(args, strategies, retrievers, load_inputs(args))
+    try:
+        rec = recommend(ev, k=args.k, keep=args.keep, max_bluff=args.max_bluff)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps(rec.as_json(), indent=2))
+        return 0
+    print(rec.sentence())
+    print(f"why: {rec.why}")
+    if rec.guarantee:
+        print(f"cut ({rec.cut_method}): {rec.guarantee}")
+    print(f"answered {_pct(rec.answered)}; lost {_pct(rec.lost)}; bluffs {_pct(rec.bluffs)}")
+    if rec.runner_up_rates is not None:
+        r = rec.runner_up_rates
+        print(f"runner-up {rec.runner_up} at its cut {rec.runner_up_cut:.3f}: answered {_pct(r['answered'])}; "
+              f"lost {_pct(r['lost'])}; bluffs {_pct(r['bluffs'])}", file=sys.stdout)
+    return 0
+
+
+def cmd_effects(args) -> int:
+    """``effects``: what each chunking switch does, the design's contrasts per retriever as one family."""
+    import json
+
+    from ..compare import effects
+    from ..tables import format_rows
+
+    strategies, retrievers = _configs(args)
+    ev = evaluate_args(args, strategies, retrievers, load_inputs(args))
+    try:
+        res = effects(ev, k=args.k, strategies=strategies, retrievers=[r for r in retrievers if r not in ev.unavailable])
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps(res.as_json(), indent=2))
+        return 0
+    print(f"{res.family} at R@{res.k} over {res.n_questions} questions; {res.correction}")
+    for r in res.rows:
+        if r.status == "different":
+            print(r.sentence())
+    print(format_rows([{"switch": r.switch, "contrast": r.contrast, "retriever": r.retriever, "wins": r.wins,
+                        "losses": r.losses, "ties": r.ties, "p": round(r.p, 4), "p adjusted": round(r.p_adjusted, 4),
+                        "difference": round(r.estimate, 3), "low": round(r.low, 3), "high": round(r.high, 3),
+                        "destroyed": " / ".join(f"{s} {n}" for s, n in r.destroyed.items()), "status": r.status}
+                       for r in res.rows]))
+    return 0
+
+
+def register(sub, common) -> None:
+    """Add ``best``, ``recommend`` and ``effects`` to the subparsers ``sub``."""
+    p = sub.add_parser("best", help="the best configuration at R@k and the set not shown worse than it "
+                                    "(comparison with the best, simultaneous over the configurations shown)")
+    common(p)
+    p.add_argument("--strategies", default=None, help="comma-separated (default: all six)")
+    p.add_argument("--retrievers", default=None, help="comma-separated (default: all)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_best, k=PRIMARY_K)
+
+    p = sub.add_parser("recommend", help="the configuration to ship (simplest or cheapest of the best set) and the "
+                                         "cut for a bluff goal, with the rates at that cut")
+    common(p)
+    p.add_argument("--strategies", default=None, help="comma-separated (default: all six)")
+    p.add_argument("--retrievers", default=None, help="comma-separated (default: all)")
+    p.add_argument("--keep", type=int, default=DEFAULT_KEEP, help=f"the gate keeps at most N chunks (default {DEFAULT_KEEP})")
+    p.add_argument("--max-bluff", type=float, default=DEFAULT_MAX_BLUFF,
+                   help=f"goal: at most this share of off-topic queries get sources (default {DEFAULT_MAX_BLUFF})")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_recommend, k=PRIMARY_K)
+
+    p = sub.add_parser("effects", help="what each chunking switch does: boundaries C-A, D-B; header E-C, F-D; "
+                                       "overlap B-A, D-C, F-E, per retriever, one family (simultaneous)")
+    common(p)
+    p.add_argument("--strategies", default=None, help="comma-separated (default: all six)")
+    p.add_argument("--retrievers", default=None, help="comma-separated (default: all)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_effects, k=PRIMARY_K)

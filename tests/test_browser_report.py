@@ -1,0 +1,124 @@
+"""What a reader of the report sees: the HTML report of the bundled corpus in headless Chromium (Playwright).
+
+The evaluation uses the FAKE bag-of-words encoder of ``test_report.py`` (no model weights) over all six
+strategies of the bundled corpus with dense, BM25 and hybrid retrieval: 18 configurations, the layout of a
+real run. The browser is Debian's ``/usr/bin/chromium``; screenshots and the printed PDF go to
+``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]
+
+pytestmark = [pytest.mark.browser]
+
+if not Path(CHROMIUM).exists():
+    pytest.skip(f"{CHROMIUM} is missing (scripts/browser-deps.sh installs Debian's chromium)", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -r requirements-dev.txt)")
+
+# Text nodes that start above ``px`` (from the top of the page), joined.
+TEXT_ABOVE = """(px) => {
+  const out = [];
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walk.nextNode()) {
+    const n = walk.currentNode;
+    if (!n.textContent.trim()) continue;
+    const range = document.createRange(); range.selectNodeContents(n);
+    const r = range.getBoundingClientRect();
+    if (r.height > 0 && r.top + window.scrollY < px && !n.parentElement.closest('svg')) out.push(n.textContent);
+  }
+  return out.join(' ');
+}"""
+# Every table (and figure) wider than the element that holds it: [id, scrollWidth, container width].
+TOO_WIDE = """() => {
+  const bad = [];
+  for (const el of document.querySelectorAll('table, figure, svg')) {
+    const box = el.parentElement;
+    const avail = box.clientWidth;
+    const w = Math.max(el.scrollWidth, el.getBoundingClientRect().width);
+    if (w > avail + 1 || box.scrollWidth > box.clientWidth + 1) bad.push([el.id || el.tagName, w, avail]);
+  }
+  return bad;
+}"""
+
+
+@pytest.fixture(scope="module")
+def report_file(tmp_path_factory):
+    from test_report import BagOfWords
+
+    from ragdiag.corpus import load_corpus
+    from ragdiag.evaluate import evaluate
+    from ragdiag.report import build_report
+    from ragdiag.truth import default_truth_path, load_truth
+
+    corpus = load_corpus(str(ROOT / "data" / "sklearn-user-guide"))
+    truth = load_truth(default_truth_path(corpus.root), corpus)
+    ev = evaluate(corpus, truth, encoder=BagOfWords(), strategies="A,B,C,D,E,F", retrievers="dense,bm25,hybrid")
+    report = build_report(ev, machine={"cpus": 2, "load_average_1min": 6.0})
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    out.write_text(report.to_html(), encoding="utf-8")
+    return out, report
+
+
+@pytest.fixture(scope="module")
+def browser():
+    pw = sync_api.sync_playwright().start()
+    try:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+    except Exception as exc:  # noqa: BLE001 - a browser that cannot start here is an environment problem
+        pw.stop()
+        pytest.skip(f"chromium could not start: {exc}")
+    try:
+        yield b
+    finally:
+        b.close()
+        pw.stop()
+
+
+def test_report_reads_in_one_minute_and_prints_clean(browser, report_file):
+    path, report = report_file
+    ARTIFACTS.mkdir(exist_ok=True)
+    ctx = browser.new_context(viewport={"width": 1200, "height": 900})
+    page = ctx.new_page()
+    try:
+        page.goto(path.as_uri())
+        page.screenshot(path=str(ARTIFACTS / "report-first-screen.png"))
+        # the first screen: the recommendation in words, percentages with intervals, no stamp, no other k
+        first = page.evaluate(TEXT_ABOVE, 900)
+        h = report.headline
+        assert h.words in first and f"cut {h.cut:.4g}" in first
+        for card in h.cards():
+            assert card.value in first and card.interval in first
+        for stamp in ("sha256", "ragdiag 0.", "pipeline", "platform", "load", "R@20", "R@1 ", "R@8", "MRR"):
+            assert stamp not in first, stamp
+        # the story, then the appendix, collapsed, within 1,800 px, with at least 3 charts before it
+        top = page.evaluate("() => document.getElementById('appendix').getBoundingClientRect().top + scrollY")
+        assert top <= 1800, top
+        assert page.evaluate("() => document.getElementById('appendix').open") is False
+        charts = page.evaluate("(y) => [...document.querySelectorAll('svg')].filter(s => "
+                               "s.getBoundingClientRect().bottom + scrollY <= y).length", top)
+        assert charts >= 3
+        assert not page.locator("#provenance").is_visible()
+        # every table and chart fits its container at 1200 px, the appendix opened
+        page.evaluate("() => document.getElementById('appendix').open = true")
+        assert page.evaluate(TOO_WIDE) == []
+        page.screenshot(path=str(ARTIFACTS / "report-full.png"), full_page=True)
+        # in print (A4 less margins, about 700 px): the appendix shows without a click and nothing is cut
+        page.evaluate("() => document.getElementById('appendix').open = false")
+        page.emulate_media(media="print")
+        page.set_viewport_size({"width": 700, "height": 1000})
+        assert page.locator("#provenance").is_visible() and page.locator("#destroyed-table").is_visible()
+        assert page.evaluate(TOO_WIDE) == []
+        pdf = page.pdf(format="A4", margin={"top": "14mm", "bottom": "14mm", "left": "12mm", "right": "12mm"})
+        (ARTIFACTS / "report.pdf").write_bytes(pdf)
+        assert pdf.count(b"/Type /Page") - pdf.count(b"/Type /Pages") >= 3
+    finally:
+        ctx.close()
