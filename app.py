@@ -1,7 +1,8 @@
-"""ragdiag dashboard: page config, corpus/ground-truth choice, and the st.navigation router.
+"""ragdiag dashboard: page config, the navigation by job, the sidebar's data and context, and the router.
 
-Run with ``streamlit run app.py``. Pages live in ``app_pages/``; each reads its
-widgets (bound to the URL), calls the library, and draws.
+Run with ``streamlit run app.py``. Pages live in ``app_pages/``; each reads the
+shared context (configuration, cut, keep: :mod:`ui.context`, kept in the URL),
+calls the library, and draws.
 
 Environment (all optional): ``RAGDIAG_CORPUS`` and ``RAGDIAG_TRUTH`` (the
 sidebar's defaults), ``RAGDIAG_STRATEGIES`` (e.g. ``A,E``),
@@ -16,27 +17,38 @@ chunking strategies),
 import streamlit as st
 
 from ragdiag.retrieval.registry import load_plugins
+from ui.context import context_sidebar
 from ui.state import FAVICON, sidebar
 
 load_plugins()  # idempotent: a module is imported once per process
 
 st.set_page_config(page_title="ragdiag", page_icon=FAVICON, layout="wide")
 
-PAGES = [
-    st.Page("app_pages/overview.py", title="Overview", icon=":material/table_chart:", default=True),
-    st.Page("app_pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
-    st.Page("app_pages/chunking.py", title="Chunking", icon=":material/content_cut:"),
-    st.Page("app_pages/threshold.py", title="Threshold", icon=":material/tune:"),
-    st.Page("app_pages/inspector.py", title="Inspector", icon=":material/search:"),
-    st.Page("app_pages/hubs.py", title="Hubs", icon=":material/hub:"),
-    st.Page("app_pages/cost.py", title="Cost", icon=":material/speed:"),
-    st.Page("app_pages/documents.py", title="Documents", icon=":material/description:"),
-    st.Page("app_pages/ground_truth.py", title="Ground truth", icon=":material/edit_note:"),
-    st.Page("app_pages/external.py", title="External run", icon=":material/upload_file:"),
-    st.Page("app_pages/variants.py", title="Variants", icon=":material/stacked_bar_chart:"),
-    st.Page("app_pages/export.py", title="Export", icon=":material/download:"),
-]
+PAGES = {
+    "Results": [
+        st.Page("app_pages/summary.py", title="Summary", icon=":material/flag:", default=True),
+        st.Page("app_pages/overview.py", title="Overview", icon=":material/table_chart:"),
+        st.Page("app_pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
+    ],
+    "Decide the cut": [
+        st.Page("app_pages/threshold.py", title="Threshold", icon=":material/tune:"),
+    ],
+    "Diagnose": [
+        st.Page("app_pages/inspector.py", title="Inspector", icon=":material/search:"),
+        st.Page("app_pages/chunking.py", title="Chunking", icon=":material/content_cut:"),
+        st.Page("app_pages/hubs.py", title="Hubs", icon=":material/hub:"),
+        st.Page("app_pages/cost.py", title="Cost", icon=":material/speed:"),
+        st.Page("app_pages/variants.py", title="Variants", icon=":material/stacked_bar_chart:"),
+    ],
+    "Data and more": [
+        st.Page("app_pages/documents.py", title="Documents", icon=":material/description:"),
+        st.Page("app_pages/ground_truth.py", title="Ground truth", icon=":material/edit_note:"),
+        st.Page("app_pages/external.py", title="External run", icon=":material/upload_file:"),
+        st.Page("app_pages/export.py", title="Export", icon=":material/download:"),
+    ],
+}
 
 page = st.navigation(PAGES)
+context_sidebar()
 sidebar()
 page.run()

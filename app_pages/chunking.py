@@ -7,7 +7,8 @@ from ragdiag.summary import chunking_rows
 from ui.frames import chunk_sizes, destroyed_frame, size_summary, truncated_chunks
 from ui.charts import chunk_size_chart
 from ui.html import chunk_map_html, md_text
-from ui.state import evaluation, text_part
+from ui.jobs import evaluation
+from ui.state import text_part
 
 st.title("Chunking")
 ev, token = evaluation()

@@ -19,7 +19,10 @@ from ragdiag.defaults import ALPHA, KS, PRIMARY_K
 from ragdiag.metrics import hits_at_k
 from ragdiag.recommend import describe_config, recommend
 from ui.html import md_text
-from ui.state import config_labels, default_config, evaluation
+from ui import cache
+from ui.context import context
+from ui.jobs import evaluation
+from ui.state import config_labels
 
 ACCENT, GREY = "#1f77b4", "#b0b0b0"
 st.title("Compare")
@@ -60,22 +63,24 @@ def rate(cell) -> str:
     return "–" if cell.rate is None else f"{100 * cell.rate:.0f}% ({100 * cell.low:.0f}–{100 * cell.high:.0f})"
 
 
-@st.cache_resource(max_entries=16, show_spinner="Comparing every configuration with the best…")
-def best_for(token: str, k: int, _ev):
-    """Comparison with the best and the recommendation, once per evaluation."""
-    return best(_ev, k=k, configs=[c for c in _ev.results if not c.external]), recommend(_ev, k=k)
+def best_for(token: str, k: int, ev):
+    """Comparison with the best and the recommendation, once per evaluation (held by :mod:`ui.cache`)."""
+    with st.spinner("Comparing every configuration with the best…"):
+        return cache.by_evaluation("best", token, (k,), lambda: (
+            best(ev, k=k, configs=[c for c in ev.results if not c.external]), recommend(ev, k=k)))
 
 
-@st.cache_resource(max_entries=16, show_spinner="Testing the switch contrasts…")
-def effects_for(token: str, k: int, _ev):
+def effects_for(token: str, k: int, ev):
     """The design's contrasts as one family, once per evaluation."""
-    return effects(_ev, k=k)
+    with st.spinner("Testing the switch contrasts…"):
+        return cache.by_evaluation("effects", token, (k,), lambda: effects(ev, k=k))
 
 
-@st.cache_resource(max_entries=32, show_spinner="Testing the family…")
-def family_for(token: str, k: int | None, phrasing: str, baseline: str | None, _ev):
+def family_for(token: str, k: int | None, phrasing: str, baseline: str | None, ev):
     """The family on screen: all pairs (exploratory) or the declared baseline against each other."""
-    return family(_ev, k=k, phrasing=phrasing, baseline=baseline)
+    with st.spinner("Testing the family…"):
+        return cache.by_evaluation("family", token, (k, phrasing, baseline),
+                                   lambda: family(ev, k=k, phrasing=phrasing, baseline=baseline))
 
 
 def titled(chart: alt.Chart, title: str, subtitle: str) -> alt.Chart:
@@ -218,7 +223,7 @@ else:
                    "family.")
         st.dataframe(pd.DataFrame(rows), hide_index=True)
     else:
-        first = default_config(ev)
+        first = context(ev, token).config  # the sidebar's configuration (the recommended one by default)
         second = next((x for x in ("A/dense", "E/dense", "C/hybrid") if x in everything and x != first),
                       next(x for x in everything if x != first))
         ca, cb = c1.columns(2)

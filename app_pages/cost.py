@@ -7,7 +7,9 @@ from ragdiag.defaults import PRIMARY_K
 from ui.diag_frames import cost_frame
 from ui.diag import costs_for
 from ui.diag_charts import pareto_chart
-from ui.state import cut_keep_sliders, evaluation
+from ui.context import context
+from ui.fmt import dash_missing, drop_constant, highlight_row, rate
+from ui.jobs import evaluation
 
 st.title("Cost")
 st.caption(f"Per configuration: index build time, query latency (one query at a time, from its text to the ranked "
@@ -16,8 +18,10 @@ st.caption(f"Per configuration: index build time, query latency (one query at a 
            f"embedding model's tokenizer). Quality is span R@{PRIMARY_K}. A configuration is Pareto-optimal when no "
            f"other has at least its recall at no more cost.")
 ev, token = evaluation()
-c1, c2, c3 = st.columns([3, 1, 1])
-cut, keep = cut_keep_sliders(c1, c2)
+ctx = context(ev, token)
+cut, keep = ctx.cut, ctx.keep
+c1, c3 = st.columns([4, 1])
+c1.caption(f"Prompts at the context's cut {cut:.3f}, keeping at most {keep} chunks (sidebar).")
 sample = c3.number_input("Queries timed", 1, 500, LATENCY_SAMPLE, key="sample", bind="query-params")
 if not st.toggle("Measure now (timings take a while: every configuration is run query by query)", key="measure"):
     st.info("Timings are measured on this machine when you ask for them.")
@@ -30,7 +34,16 @@ quality = f"R@{PRIMARY_K}"
 left, right = st.columns(2)
 left.altair_chart(pareto_chart(frame, "ms/query median", "Pareto (latency)", quality), width="stretch")
 right.altair_chart(pareto_chart(frame, "prompt tokens/query", "Pareto (prompt)", quality), width="stretch")
-shown = frame.assign(**{quality: [str(r.recall) for r in items]}).drop(columns=["low", "high"])
-st.dataframe(shown, hide_index=True, key="cost_table",
+share = f"{quality} (share of queries)"
+shown = (frame.assign(**{share: [rate(r.recall) for r in items], "Pareto (latency)": frame["Pareto (latency)"].map(
+             {True: "yes", False: ""}), "Pareto (prompt)": frame["Pareto (prompt)"].map({True: "yes", False: ""})})
+         .sort_values([quality, "config"], ascending=[False, True])
+         .drop(columns=[quality, "low", "high"]).rename(columns={"config": "configuration"}))
+shown = shown[["configuration", share, *[c for c in shown.columns if c not in ("configuration", share)]]]
+shown, same = drop_constant(dash_missing(shown), keep=["configuration"])
+st.dataframe(highlight_row(shown, "configuration", ctx.config), hide_index=True, key="cost_table",
              column_config={c: st.column_config.NumberColumn(format="%.2f")
                             for c in ("ms/query median", "ms/query p95", "build s", "prompt tokens/query")})
+if same:
+    st.caption("Same on every row: " + "; ".join(f"{k} {v}" for k, v in same.items()) + f". Sorted by {quality}; "
+               "the context's configuration highlighted.")

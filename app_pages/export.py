@@ -4,9 +4,11 @@ import streamlit as st
 
 from ragdiag.export import trec_zip
 from ragdiag.report.build import build_report
-from ragdiag.per_query import per_query_frame
 from ragdiag.export import per_query_parquet, summary_json
-from ui.state import config_select, cut_keep_sliders, evaluation
+from ragdiag.per_query import per_query_frame
+from ui import cache
+from ui.context import config_words, context
+from ui.jobs import evaluation
 
 st.title("Export")
 st.caption("Everything here is computed by the library for the evaluation on screen; nothing is recomputed "
@@ -15,22 +17,27 @@ st.caption("Everything here is computed by the library for the evaluation on scr
 ev, token = evaluation()
 
 
-@st.cache_data(max_entries=16, show_spinner="Building the report…")
-def _report(token: str, config: str, cut: float, keep: int, _ev) -> tuple[str, str]:
-    report = build_report(_ev, config=config, cut=cut, keep=keep)
-    return report.to_html(), report.to_markdown()
+def _report(token: str, config: str, cut: float, keep: int, ev) -> tuple[str, str]:
+    def build():
+        report = build_report(ev, config=config, cut=cut, keep=keep)
+        return report.to_html(), report.to_markdown()
+
+    with st.spinner("Building the report…"):
+        return cache.data_by_evaluation("report", token, (config, cut, keep), build)
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
-def _tables(token: str, _ev) -> tuple[bytes, bytes, bytes, bytes]:
-    csv = per_query_frame(_ev).to_csv(index=False).encode("utf-8")
-    return csv, per_query_parquet(_ev), summary_json(_ev).encode("utf-8"), trec_zip(_ev)
+def _tables(token: str, ev) -> tuple[bytes, bytes, bytes, bytes]:
+    def build():
+        csv = per_query_frame(ev).to_csv(index=False).encode("utf-8")
+        return csv, per_query_parquet(ev), summary_json(ev).encode("utf-8"), trec_zip(ev)
+
+    return cache.data_by_evaluation("tables", token, (), build)
 
 
 st.subheader("Report for product owners")
-left, right = st.columns([2, 3])
-config = config_select(ev, container=left)
-cut, keep = cut_keep_sliders(right)
+ctx = context(ev, token)
+config, cut, keep = ctx.config, ctx.cut, ctx.keep
+st.caption(f"About {config_words(config)} at cut {cut:.4f}, keeping at most {keep} chunks (the sidebar's context).")
 html, markdown = _report(token, config, cut, keep, ev)
 b1, b2 = st.columns(2)
 b1.download_button("Download report (HTML)", html, file_name="ragdiag-report.html", mime="text/html",

@@ -16,7 +16,9 @@ from ragdiag.compare.comparisons import compare
 from ragdiag.threshold.gate import sweep_table
 from ui.frames import recall_table
 from ui.html import md_text
-from ui.state import access, config_select, cut_keep_sliders, evaluation
+from ui.context import context
+from ui.jobs import evaluation
+from ui.state import access
 
 st.title("External run")
 st.markdown(
@@ -90,7 +92,9 @@ st.caption("diagnoses: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items(
 
 st.subheader("Paired comparison with a ragdiag configuration")
 a, b = st.columns([2, 1])
-other = config_select(ev, "Compare with", key="run_vs", container=a)
+ours = [c.label for c in ev.results if not c.external]
+other = a.selectbox("Compare with", ours, index=ours.index(context(ev, token).config)
+                    if context(ev, token).config in ours else 0, key="run_vs", bind="query-params")
 k = b.selectbox("k", list(KS), index=list(KS).index(PRIMARY_K), key="run_k")
 c = compare(view, result.config, other, k=k)
 t = c.test
@@ -111,6 +115,8 @@ st.dataframe(per_query[per_query["phrasing"] != "ood"], hide_index=True)
 
 if run.distances:
     st.subheader("Threshold")
-    cut, keep = cut_keep_sliders()
+    ctx = context(ev, token)
+    cut, keep = ctx.cut, ctx.keep
+    st.caption(f"At the context's cut {cut:.4f}, keeping at most {keep} chunks (sidebar).")
     table = sweep_table(view, result.config, keep=keep, cuts=[cut])
     st.dataframe(pd.DataFrame([table.row(cut).cells()]), hide_index=True)

@@ -5,8 +5,6 @@ named after the corpus folder beside it); no other path can be typed here.
 Everything typed lives in the session, so reruns and page switches lose nothing.
 """
 
-import copy
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -15,20 +13,16 @@ from ragdiag.authoring.checks import check_needle, check_truth, closest_chunks, 
 from ragdiag.authoring.coverage import coverage, phrasing_names
 from ragdiag.authoring.edit import add_ood, add_question, next_id, remove_entry, update_queries
 from ragdiag.authoring.leakage import leakage
-from ragdiag.authoring.save import ConflictError, backup_path, merge, open_truth, renumber_new_ids, save_truth
 from ragdiag.authoring.suggest import suggest
 from ragdiag.authoring.text import document_sentences
 from ragdiag.defaults import PRIMARY_K
 from ragdiag.serving import AccessError
 from ui.html import md_text
 from ui.state import access, load_corpus_only, settings
+from ui.truth_editor import (CONFLICT, file_state, keep_widgets, pop_message, reload, restore_widgets, save,
+                             save_target, say)
 
-# Widget values copied to plain session keys, so a page switch (which drops widget state) loses nothing.
-PERSIST = ("gt_doc", "gt_sec", "gt_sent", "gt_span", "gt_new_id", "gt_ood_text", "gt_ood_kind", "gt_sugg_n",
-           "gt_edit")
-for _k in PERSIST:
-    if _k not in st.session_state and f"_keep_{_k}" in st.session_state:
-        st.session_state[_k] = st.session_state[f"_keep_{_k}"]
+restore_widgets()
 
 st.title("Ground truth")
 if access().locked:  # the read-only presentation mode writes nothing on the server
@@ -39,34 +33,18 @@ conf = settings()
 corpus = load_corpus_only(conf)
 
 
-def save_target() -> tuple[Path, str | None]:
-    """The file this page writes: :meth:`ragdiag.serving.Access.truth_target` (the configured truth file, or the
-    one beside the corpus folder when the access check allows it); never a path typed by a visitor."""
-    chosen = conf.truth_path
-    try:
-        target = access().truth_target(conf.corpus, chosen)
-    except AccessError as exc:
-        st.error(f"Cannot edit a ground truth here: {exc}.")
-        st.stop()
-    if target == chosen:
-        return target, None
-    return target, (f"This page writes only the configured ground-truth file or the one beside the corpus "
-                    f"folder; it edits {target.name}, not {chosen.name}.")
-
-
-target, note = save_target()
+try:
+    target, note = save_target(conf)
+except AccessError as exc:  # the file beside a visitor's corpus is outside the allowed roots
+    st.error(f"Cannot edit a ground truth here: {md_text(exc)}.")
+    st.stop()
 if note:
     st.warning(note)
-files = st.session_state.setdefault("gt_files", {})
-key = str(target)
-if key not in files:
-    try:
-        opened = open_truth(target)
-    except ValueError as exc:
-        st.error(f"Cannot open {target.name}: {exc}")
-        st.stop()
-    files[key] = {"base": opened, "data": copy.deepcopy(opened.data)}
-state = files[key]
+try:
+    state = file_state(target)
+except ValueError as exc:
+    st.error(f"Cannot open {target.name}: {exc}")
+    st.stop()
 data: dict = state["data"]
 base = state["base"]
 
@@ -86,54 +64,17 @@ if base.sha256 is None:
     st.info(f"There is no {target.name} yet: this page starts a new one, and Save creates it.")
 
 
-def _save() -> None:
-    try:
-        state["base"] = save_truth(target, state["data"], expected_sha256=state["base"].sha256, fmt=state["base"].fmt)
-        state["data"] = copy.deepcopy(state["base"].data)
-        st.session_state["gt_msg"] = ("success", f"Saved {target.name}; the previous version is kept as "
-                                                 f"{backup_path(target).name}.")
-        st.session_state.pop("gt_conflict", None)
-    except ConflictError as exc:
-        st.session_state["gt_conflict"] = str(exc)
-    except (OSError, ValueError) as exc:
-        st.session_state["gt_msg"] = ("error", f"Not saved: {exc}")
-
-
-def _reload(keep_mine: bool) -> None:
-    try:
-        disk = open_truth(target)
-    except ValueError as exc:
-        st.session_state["gt_msg"] = ("error", f"Cannot reload: {exc}")
-        return
-    if keep_mine and disk.sha256 is None:  # the file was deleted: keep everything typed, save creates it again
-        st.session_state["gt_msg"] = ("info", f"{target.name} was deleted on disk; your version is kept; save "
-                                              "to write it again.")
-    elif keep_mine:
-        mine, renamed = renumber_new_ids(state["base"].data, state["data"], disk.data)
-        merged, conflicts = merge(state["base"].data, mine, disk.data)
-        state["data"] = merged
-        note = f" Both sides changed {', '.join(conflicts)}: your version is kept." if conflicts else ""
-        note += "".join(f" {old} was added on disk too: yours is now {new}." for old, new in renamed.items())
-        st.session_state["gt_msg"] = ("info", "Reloaded from disk with your edits applied on top; save again." + note)
-    else:
-        state["data"] = copy.deepcopy(disk.data)
-        for k in [k for k in st.session_state if str(k).startswith(("gt_ed_", "_keep_gt_ed_"))]:
-            del st.session_state[k]  # edit boxes show the file again
-        st.session_state["gt_msg"] = ("info", "Reloaded from disk; your unsaved edits were discarded.")
-    state["base"] = disk
-    st.session_state.pop("gt_conflict", None)
-
-
 cols = st.columns([1, 1, 4])
-cols[0].button("Save", type="primary", on_click=_save, key="gt_save", disabled=not dirty and base.sha256 is not None)
-cols[1].button("Reload from disk", on_click=_reload, args=(False,), key="gt_reload",
+cols[0].button("Save", type="primary", on_click=save, args=(target, state), key="gt_save",
+               disabled=not dirty and base.sha256 is not None)
+cols[1].button("Reload from disk", on_click=reload, args=(target, state, False), key="gt_reload",
                help="Discard unsaved edits and read the file again.")
-if "gt_conflict" in st.session_state:
-    st.error(st.session_state["gt_conflict"])
+if CONFLICT in st.session_state:
+    st.error(st.session_state[CONFLICT])
     c1, c2 = st.columns(2)
-    c1.button("Reload and keep my edits", on_click=_reload, args=(True,), key="gt_merge")
-    c2.button("Reload and discard my edits", on_click=_reload, args=(False,), key="gt_discard")
-msg = st.session_state.pop("gt_msg", None)
+    c1.button("Reload and keep my edits", on_click=reload, args=(target, state, True), key="gt_merge")
+    c2.button("Reload and discard my edits", on_click=reload, args=(target, state, False), key="gt_discard")
+msg = pop_message()
 if msg:
     getattr(st, msg[0])(msg[1])
 
@@ -210,13 +151,13 @@ with tab_add:
             _set_data(add_question(state["data"], qid, needle, {n: st.session_state[f"gt_new_{n}"].strip()
                                                                for n in names}))
         except ValueError as exc:
-            st.session_state["gt_msg"] = ("error", str(exc))
+            say("error", str(exc))
             return
         for n in names:
             st.session_state[f"gt_new_{n}"] = ""
         st.session_state["gt_new_id"] = ""
         st.session_state.pop("gt_draft_hint", None)
-        st.session_state["gt_msg"] = ("success", f"Added {qid} (not saved yet).")
+        say("success", f"Added {qid} (not saved yet).")
 
     st.button("Add question", on_click=_add, disabled=not ready, key="gt_add",
               help=None if ready else "Needs a valid needle and every phrasing.")
@@ -267,7 +208,7 @@ with tab_q:
 
         def _delete(qid=chosen) -> None:
             _set_data(remove_entry(state["data"], "questions", qid))
-            st.session_state["gt_msg"] = ("info", f"Deleted {qid} (not saved yet).")
+            say("info", f"Deleted {qid} (not saved yet).")
 
         c1, c2 = st.columns(2)
         c1.button("Apply changes", on_click=_apply, key="gt_apply")
@@ -301,7 +242,7 @@ with tab_ood:
         oid = next_id(state["data"], "o")
         _set_data(add_ood(state["data"], oid, st.session_state["gt_ood_kind"], st.session_state["gt_ood_text"].strip()))
         st.session_state["gt_ood_text"] = ""
-        st.session_state["gt_msg"] = ("success", f"Added {oid} (not saved yet).")
+        say("success", f"Added {oid} (not saved yet).")
 
     st.button("Add out-of-domain query", on_click=_add_ood, disabled=not text.strip(), key="gt_add_ood")
     if ood:
@@ -332,7 +273,7 @@ with tab_sugg:
             st.session_state["gt_sent"] = next(j for j, s in enumerate(sents_) if s.start == c.start)
             st.session_state["gt_span"] = "this sentence"
             st.session_state["gt_draft_hint"] = c.draft
-            st.session_state["gt_msg"] = ("info", f"Loaded the candidate from {c.doc_id} into 'Add a question'.")
+            say("info", f"Loaded the candidate from {c.doc_id} into 'Add a question'.")
 
         for j, c in enumerate(sugg.questions):
             a, b = st.columns([6, 1])
@@ -374,10 +315,4 @@ with tab_cov:
     else:
         st.success("No problems: the file loads, and no query copies its needle.")
 
-for _k in PERSIST:
-    if _k in st.session_state:
-        st.session_state[f"_keep_{_k}"] = st.session_state[_k]
-for _n in names:
-    _k = f"gt_new_{_n}"
-    if _k in st.session_state:
-        st.session_state[f"_keep_{_k}"] = st.session_state[_k]
+keep_widgets(names)

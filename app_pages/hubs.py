@@ -6,7 +6,10 @@ from ragdiag.defaults import KS, PRIMARY_K
 from ui.diag_frames import hub_frame, inspector_url
 from ragdiag.hubs import HUB_MIN_CLUSTERS, HUB_RATIO, hubness, hubs
 from ui.diag_charts import hub_chart
-from ui.state import config_select, evaluation
+from ui.context import context
+from ui.html import md_text
+from ui.fmt import dash_missing, drop_constant
+from ui.jobs import evaluation
 
 st.title("Hubs")
 st.caption("A hub is a chunk that reaches the top k of an unusually large share of queries: its k-occurrence "
@@ -20,7 +23,8 @@ if not labels:
     st.info("No configuration of ours was evaluated (external runs have no chunks of ours).")
     st.stop()
 c1, c2, c3 = st.columns([2, 1, 1])
-config = config_select(ev, container=c1)
+config = context(ev, token).config
+c1.caption(f"Configuration {config} (sidebar).")
 if config not in labels:
     st.info(f"{config} is an external run: its hits are not chunks of ours. Choose another configuration.")
     st.stop()
@@ -41,9 +45,16 @@ if not items:
     st.stop()
 frame = hub_frame(items)
 st.altair_chart(hub_chart(frame), width="stretch")
-st.dataframe(frame, hide_index=True, key="hub_table",
-             column_config={"expected": st.column_config.NumberColumn(format="%.3f"),
+shown = frame.rename(columns={"doc_id": "document", "occurrences": "occurrences (queries)",
+                              "questions": "questions (in whose top k)", "expected": "expected (queries)",
+                              "hub": "hub", "displaced": "displaced (queries)"})
+shown["hub"] = shown["hub"].map({True: "yes", False: ""})
+shown, same = drop_constant(dash_missing(shown), keep=["chunk"])
+st.dataframe(shown, hide_index=True, key="hub_table",
+             column_config={"expected (queries)": st.column_config.NumberColumn(format="%.3f"),
                             "ratio": st.column_config.NumberColumn(format="%.1f")})
+if same:
+    st.caption("Same on every row: " + "; ".join(f"{md_text(k)} {md_text(v)}" for k, v in same.items()) + ".")
 
 displaced = [(h, q) for h in items for q in h.displaced]
 st.subheader(f"Queries displaced ({len(displaced)})")

@@ -1,58 +1,32 @@
-"""Overview: what was loaded, and how each configuration retrieves (recall@k with intervals)."""
+"""Overview: how each configuration retrieves (recall at the gate's k) and where answerable queries are lost."""
 
 import pandas as pd
 import streamlit as st
 
+from ragdiag.defaults import KS, PRIMARY_K
+from ragdiag.funnel import STAGES, funnel_rows
+from ragdiag.granular import granular_rows, redundancy_rows
 from ragdiag.summary import summary_rows
-from ui.frames import filter_configs, index_stamp_rows, recall_long, recall_table
-from ui.charts import recall_chart
+from ui.about import about_run
+from ui.context import config_words, context
+from ui.diag import funnels_for
+from ui.diag_frames import funnel_frame, granular_frame, stage_queries_frame
+from ui.fmt import highlight_row, rate
+from ui.frames import filter_configs, recall_long
 from ui.html import md_text
-from ui.state import access, evaluation, first_strategy, load_inputs, recorded_stamps, settings, url_strategies
+from ui.jobs import evaluation, first_strategy, url_strategies
+from ui.overview_charts import funnel_stack, funnel_waterfall, recall_dots
+from ui.state import access, load_inputs, settings
+from ui.tables import funnel_view, recall_view
 
 st.title("Overview")
 corpus, truth = load_inputs()
-
-left, right = st.columns(2)
-with left:
-    st.subheader("Corpus")
-    st.caption(f"{md_text(corpus.name if access().locked else corpus.root)} · sha256 {corpus.sha256[:12]}")
-    c1, c2, c3 = st.columns(3)
-    c1.metric("documents", len(corpus.documents))
-    c2.metric("characters", f"{corpus.n_chars:,}")
-    c3.metric("sections", corpus.n_sections)
-    if corpus.failures:
-        st.warning(f"{len(corpus.failures)} file(s) could not be loaded; the others are searchable.")
-        st.table(pd.DataFrame([{"file": md_text(f.path), "reason": md_text(f.reason)} for f in corpus.failures]),
-                 hide_index=True)  # a table renders Markdown: data is escaped
-with right:
-    st.subheader("Ground truth")
-    st.caption(md_text(truth.source))
-    n_in = sum(1 for q in truth.queries if q.in_domain)
-    c1, c2, c3 = st.columns(3)
-    c1.metric("questions", len(truth.questions))
-    c2.metric("in-domain queries", n_in, help="phrasings: " + ", ".join(truth.phrasings))
-    c3.metric("out-of-domain", len(truth.ood))
-    st.caption("phrasings: " + ", ".join(truth.phrasings))
-
 # The table needs one strategy: the first the URL names, else the default; the rest follow in the background.
 s = settings()
 named = url_strategies(s)
 ev, token = evaluation(need=named[:1] or [first_strategy(s)], want=named)
+ctx = context(ev, token)
 
-with st.expander("Model and index stamps"):
-    st.caption("Vectors of two models are not comparable: every index is stamped with the model, weights, "
-               "pipeline and extractor versions, corpus hash and chunking it was built with.")
-    st.dataframe(index_stamp_rows(ev, recorded_stamps()), hide_index=True)
-    if getattr(ev, "retriever_stamps", None):  # dense variants: precision, index parameters, model
-        st.caption("Variants of dense search: what made each configuration's numbers")
-        st.json(ev.retriever_stamps, expanded=False)
-
-for name, reason in ev.unavailable.items():
-    st.warning(f"Retriever **{md_text(name)}** is unavailable: {md_text(reason)}")
-for note in getattr(ev, "notes", {}).values():
-    st.warning(md_text(note))
-
-st.subheader("Recall")
 strategies = list(s.strategies)  # every configured one, ready or not: picking one moves it to the front
 retrievers = list(dict.fromkeys(c.retriever for c in ev.results))
 f1, f2, f3 = st.columns([2, 2, 1])
@@ -71,39 +45,52 @@ if not rows:
     st.info("Choose at least one strategy and one retriever.")
     st.stop()
 
-st.caption(f"{rows[0].queries} in-domain queries ({phrasing}). R@k: share whose needle is whole in a chunk "
-           "of the top k, with its 95% Wilson interval. destroyed: needles no chunk holds (recall capped at 0).")
-st.dataframe(
-    recall_table(rows), hide_index=True, height=min(38 + 35 * len(rows), 880),
-    column_config={"MRR": st.column_config.NumberColumn(format="%.3f")},
-)
-st.altair_chart(recall_chart(recall_long(rows)), width="stretch")
+best = max(rows, key=lambda r: (r.recall[PRIMARY_K].estimate, r.mrr.estimate))
+mine = next((r for r in rows if r.config == ctx.config), None)
+headline = (f"At k = {PRIMARY_K}, **{md_text(config_words(best.config))}** finds the answer for "
+            f"{rate(best.recall[PRIMARY_K])} of {best.queries} queries ({phrasing})")
+if mine is not None and mine.config != best.config:
+    headline += f"; the context's {md_text(config_words(mine.config))}: {rate(mine.recall[PRIMARY_K])}"
+st.markdown(headline + ".")
+st.altair_chart(recall_dots(recall_long(rows, ks=[PRIMARY_K]), k=PRIMARY_K, chosen=ctx.config,
+                            title=f"Recall at k = {PRIMARY_K}: {best.config} leads with "
+                                  f"{100 * best.recall[PRIMARY_K].estimate:.0f}%"))
+table, constant = recall_view(rows, ks=KS, primary=PRIMARY_K)
+st.dataframe(highlight_row(table, "configuration", ctx.config), hide_index=True, key="recall_table",
+             height=min(38 + 35 * len(table), 880))
+st.caption(f"{rows[0].queries} answerable queries ({phrasing}: questions × phrasings)"
+           + "".join(f"; {md_text(k)}: {v}" for k, v in constant.items() if k != "queries")
+           + ". R@k: share whose answer (needle) is whole in a chunk of the top k, 95% Wilson interval in points. "
+             "destroyed: questions whose needle no chunk holds (recall capped at 0). Sorted by "
+             f"R@{PRIMARY_K}; the context's configuration highlighted.")
 
 # ----- the funnel: where each answerable query was lost ----------------------------------------------
-import pandas as pd  # noqa: E402
-
-from ragdiag.defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K  # noqa: E402
-from ui.diag_frames import funnel_frame, granular_frame, stage_queries_frame  # noqa: E402
-from ragdiag.funnel import STAGES, funnel_rows  # noqa: E402
-from ragdiag.granular import granular_rows, redundancy_rows  # noqa: E402
-from ui.diag import funnels_for  # noqa: E402
-from ui.diag_charts import funnel_chart  # noqa: E402
-
-st.subheader("Where answers were lost")
-fs = [f for f in funnels_for(token, PRIMARY_K, DEFAULT_CUT, DEFAULT_KEEP, ev) if f.config.label in shown]
+fs = [f for f in funnels_for(token, ctx.keep, ctx.cut, ctx.keep, ev) if f.config.label in shown]  # k = keep
 if fs:
+    frame = funnel_frame(fs)
+    ff = {f.config.label: f for f in fs}
+    chosen = ctx.config if ctx.config in ff else fs[0].config.label
+    n_ans = ff[chosen].counts().get("answered", 0)
+    st.subheader(f"Where answers are lost: {md_text(chosen)} answers {n_ans} of {len(ff[chosen].rows)} "
+                 f"answerable queries")
+    left, right = st.columns([3, 2])
+    left.altair_chart(funnel_stack(frame, chosen=chosen), width="stretch")
+    right.altair_chart(funnel_waterfall(frame, chosen), width="stretch")
     st.caption(f"Every answerable query gets the first stage that lost its answer, in pipeline order: destroyed by "
                f"the chunking, truncated by the encoder window, not in the pool (the top 25 a reranker rescores), "
-               f"ranked below k = {PRIMARY_K}, refused or kept-but-wrong by the gate (cut {DEFAULT_CUT}, keep "
-               f"{DEFAULT_KEEP}), or answered. Counts are over all phrasings; bars are 95% intervals that resample "
-               f"questions (a question's phrasings together). Click a bar to open its queries in the Inspector.")
-    st.altair_chart(funnel_chart(funnel_frame(fs)), width="stretch")
-    st.dataframe(pd.DataFrame(funnel_rows(fs)), hide_index=True, key="funnel_table")
+               f"ranked below k = keep = {ctx.keep}, refused or kept-but-wrong by the gate (cut {ctx.cut:.3f}, keep "
+               f"{ctx.keep}), or answered. Counts are over all phrasings.")
+    ftable, fconst = funnel_view(funnel_rows(fs))
+    st.dataframe(highlight_row(ftable, "configuration", chosen), hide_index=True, key="funnel_table")
+    if fconst:
+        st.caption("Same on every row: " + "; ".join(f"{md_text(k)} {v}" for k, v in fconst.items()) + ".")
     stage = st.selectbox("Queries lost at", list(STAGES), index=STAGES.index("ranked-low"), key="lost_at",
                          bind="query-params")
     sq = stage_queries_frame(fs, ev, stage)
     st.caption(f"{len(sq)} (configuration, query) pairs at **{stage}**; open one in the Inspector.")
-    st.dataframe(sq, hide_index=True, key="stage_queries",
+    sq = sq.rename(columns={"config": "configuration", "query_id": "query", "dense_rank": "dense rank",
+                            "bm25_rank": "BM25 rank", "pool_rank": "pool rank", "final_rank": "final rank"})
+    st.dataframe(sq.astype(object).where(sq.notna(), "–"), hide_index=True, key="stage_queries",
                  column_config={"inspect": st.column_config.LinkColumn("inspect", display_text="open")})
 
 with st.expander("Recall at every granularity, and redundancy of the top k"):
@@ -117,6 +104,23 @@ with st.expander("Recall at every granularity, and redundancy of the top k"):
     red = [r for r in redundancy_rows(ev, k=PRIMARY_K) if r.config in shown]
     st.caption(f"Redundancy: share of the top-{PRIMARY_K} slots (all queries) whose text overlaps a higher-ranked "
                "chunk by more than half of the shorter one (wasted context); 95% interval resampling questions.")
-    st.dataframe(pd.DataFrame([{"config": r.config, "k": r.k, "redundant slots": r.redundant_slots, "slots": r.slots,
-                                "redundancy": str(r.redundancy)} for r in red]), hide_index=True,
-                 key="redundancy_table")
+    st.dataframe(pd.DataFrame([{"configuration": r.config, "redundant slots": r.redundant_slots,
+                                "slots": r.slots, "redundancy (share of slots)": rate(r.redundancy)} for r in red]),
+                 hide_index=True, key="redundancy_table")
+
+with st.expander("Inputs: corpus and ground truth"):
+    n_in = sum(1 for q in truth.queries if q.in_domain)
+    st.caption(f"Corpus {md_text(corpus.name if access().locked else corpus.root)} · sha256 {corpus.sha256[:12]}")
+    c1, c2, c3, c4, c5, c6 = st.columns(6)
+    c1.metric("documents", len(corpus.documents))
+    c2.metric("characters", f"{corpus.n_chars:,}")
+    c3.metric("sections", corpus.n_sections)
+    c4.metric("questions", len(truth.questions))
+    c5.metric("in-domain queries", n_in, help="phrasings: " + ", ".join(truth.phrasings))
+    c6.metric("out-of-domain", len(truth.ood))
+    st.caption(md_text(truth.source) + " · phrasings: " + ", ".join(truth.phrasings))
+    if corpus.failures:
+        st.caption(f"{len(corpus.failures)} file(s) could not be loaded; the others are searchable.")
+        st.table(pd.DataFrame([{"file": md_text(f.path), "reason": md_text(f.reason)} for f in corpus.failures]),
+                 hide_index=True)  # a table renders Markdown: data is escaped
+about_run(ev)

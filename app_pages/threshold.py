@@ -1,98 +1,147 @@
-"""Threshold: where to put the distance cut, how sure we are of what it does, and who still bluffs there."""
+"""Threshold: the goal, the cut that meets it (one click applies it), and what the cut on screen does."""
 
 import pandas as pd
 import streamlit as st
 
 from ragdiag.compare.intervals import upper_bound_words
-from ragdiag.defaults import DEFAULT_KEEP, DEFAULT_MAX_BLUFF
-from ragdiag.threshold.gate import GATE_DISTANCE, bluffs_at
+from ragdiag.defaults import DEFAULT_CUT, DEFAULT_MAX_BLUFF
 from ragdiag.threshold.choice import Goal
+from ragdiag.threshold.gate import GATE_DISTANCE, bluffs_at, sweep
+from ragdiag.threshold.export import thresholds_yaml
 from ragdiag.threshold.rates import rate_rows
-from ui.frames import distance_series, rates_frame, under_cut_counts
-from ui.charts import distance_histogram, tradeoff_chart
+from ui import cache
+from ui.about import about_run
+from ui.context import config_words, context, use
+from ui.fmt import pct, rate, share
+from ui.gate_charts import mirrored_histogram, tradeoff_curve, x_extent
 from ui.html import md_text, quote_html
+from ui.jobs import evaluation
 from ui.model_cut import model_cut_caption
-from ui.state import choice_for, config_select, cut_keep_sliders, distances_for, evaluation, sweep_for
 
 st.title("Threshold")
-st.caption("The retriever always returns something; the gate is the only part that can say no. It keeps at most "
-           "N chunks, only those closer than the cut. Answerable queries should keep their answer; "
-           "out-of-domain queries should get nothing (otherwise they bluff).")
-st.caption(f"Distance: {GATE_DISTANCE}.")
 ev, token = evaluation()
-config = config_select(ev)
+ctx = context(ev, token)
+config, cut, keep = ctx.config, ctx.cut, ctx.keep
+inputs, table, curve = cache.sweep_for(token, config, keep, ev)
+row = sweep(inputs, [cut]).row(cut)
+rates = rate_rows(inputs, [cut])[0]
+n_in, n_ood = table.n_in, table.n_ood
 
-
-@st.fragment
-def gate_panel():
-    """Reruns alone when the cut or keep moves: only the gate is evaluated; the sweep is cached."""
-    c1, c2 = st.columns([3, 1])
-    cut, keep = cut_keep_sliders(c1, c2)
-    inputs, table, curve = sweep_for(token, config, int(keep), ev)
-    row = table.row(cut)
-    rates = rate_rows(inputs, [cut])[0]
-    n = {"answered": table.n_in, "wrong_sources": table.n_in, "no_answer": table.n_in, "bluffs": table.n_ood,
-         **{f"bluffs_{k}": v for k, v in table.n_by_kind.items()}}
-
-    st.markdown(f"**At cut {cut:.3f}, keeping at most {keep}** ({table.n_in} answerable, {table.n_ood} out-of-domain)")
-    st.table(rates_frame(rates, row, n), hide_index=True)
-    st.caption("95% intervals: answerable rates over questions (a question's phrasings are one unit); "
-               "out-of-domain rates Wilson, with the exact upper bound at 0 events.")
-    model_cut_caption(ev, token, config, cut)
-
-    dist = distances_for(token, config, int(keep), ev)
-    under = under_cut_counts(dist, cut)
-    names = distance_series(int(keep))
-    h, t = st.columns(2)
-    h.altair_chart(distance_histogram(dist, cut=cut), width="stretch")
-    h.caption("Under the cut: " + "; ".join(f"{names.get(k, k)}: {v}" for k, v in under.items()))
-    t.altair_chart(tradeoff_chart(curve, cut=cut), width="stretch")
-
-    bluffs = bluffs_at(ev.result(config), ev.queries, cut=cut, keep=int(keep))
-    st.subheader(f"Bluffs at {cut:.3f}: {len(bluffs)} of {table.n_ood} out-of-domain queries get sources")
-    words = [upper_bound_words(row.bluffs, table.n_ood, "out-of-domain queries bluff")]
-    words += [upper_bound_words(row.bluffs_by_kind[k], v, f"{k} ones") for k, v in table.n_by_kind.items() if v]
-    (st.warning if bluffs else st.info)("; ".join(words) + ".")
-    chunks = ev.indexes[ev.result(config).config.strategy].chunks
-    texts = {q.id: q.text for q in ev.queries}
-    for b in bluffs:
-        pos, dist_ = b.kept[0]
-        chunk = chunks[pos]
-        with st.container(border=True):
-            st.markdown(f"**{md_text(b.query_id)}** ({md_text(b.kind or 'ood')}) — closest source at distance **{dist_:.3f}**, "
-                        f"{len(b.kept)} kept")
-            st.text(texts[b.query_id])
-            st.caption(f"nearest miss: {md_text(chunk.id)} · {md_text(chunk.doc_id)} › {md_text(chunk.section or '(preamble)')}")
-            st.html(quote_html(chunk.content, base=chunk.start, max_height=160))
-            st.page_link("app_pages/inspector.py", label=f"Inspect {md_text(b.query_id)}", icon=":material/search:",
-                         query_params={"q": b.query_id, "config": config, "cut": f"{cut:g}", "keep": str(keep)})
-
-
-gate_panel()
-keep = int(st.session_state.get("keep", DEFAULT_KEEP))  # the fragment's keep slider (reruns of it alone keep it)
-
-st.subheader("Choose a cut for a goal")
-g1, g2 = st.columns([2, 1])
-kind = g1.segmented_control("Goal", ["bluff rate at most", "answered at least"], default="bluff rate at most",
-                            key="goal", required=True) or "bluff rate at most"
-target = g2.number_input("rate", min_value=0.0, max_value=1.0, step=0.01, key="goal_rate",
-                         value=DEFAULT_MAX_BLUFF if kind == "bluff rate at most" else 0.5)
-goal = Goal(max_bluff=target) if kind == "bluff rate at most" else Goal(min_answered=target)
-choice = choice_for(token, config, keep, goal, ev)
-st.markdown(f"**Rule:** {md_text(choice.rule)}.")
-for note in choice.notes:
+# ----- the goal first, and the cut that meets it -------------------------------------------------
+g1, g2, g3 = st.columns([2, 1, 2], vertical_alignment="bottom")
+kind = g1.segmented_control("Goal", ["bluffs at most", "answered at least"], default="bluffs at most",
+                            key="goal", required=True) or "bluffs at most"
+target_pct = g2.number_input("percent of queries", min_value=0.0, max_value=100.0, step=1.0,
+                             key="goal_bluffs" if kind == "bluffs at most" else "goal_answered",
+                             value=100 * DEFAULT_MAX_BLUFF if kind == "bluffs at most" else 50.0)
+target = target_pct / 100
+goal = Goal(max_bluff=target) if kind == "bluffs at most" else Goal(min_answered=target)
+choice = cache.choice_for(token, config, keep, goal, ev)
+# For a bluff goal the library proposes the conformal cut (a guarantee for new off-topic queries); the in-sample
+# rule's cut is optimistic. Too few off-topic queries for a conformal cut: the in-sample one, said so.
+conformal = goal.max_bluff is not None and choice.conformal_cut is not None
+proposed = choice.conformal_cut if conformal else choice.cut
+for note in choice.notes:  # what this set cannot measure (no off-topic queries, too few questions)
     st.info(md_text(note))
-if choice.cut is None:
-    st.warning("No cut reaches this goal on this set.")
+if proposed is None:
+    g3.warning("No cut reaches this goal on this set.")
 else:
-    st.markdown(f"**Proposed cut: {choice.cut:.4f}**")
-records = []
-for label, cells in (("in sample (chosen and measured on the same queries)",
-                      choice.in_sample.outcomes() if choice.in_sample else None),
-                     (f"cross-validated ({choice.folds} folds grouped by question, seed {choice.seed})",
-                      choice.cross_validated)):
-    if cells:
-        records.append({"estimate": label, **{k: cells[k].words() for k in ("answered", "wrong_sources", "bluffs")}})
-st.dataframe(pd.DataFrame(records), hide_index=True, key="choice")
-st.markdown("**Conformal:** " + md_text(f"cut {choice.conformal_cut:.4f}, {choice.conformal}"
-                                       if choice.conformal_cut is not None else choice.conformal))
+    g3.button(f"Use this cut: {proposed:.4f}", type="primary", key="use_cut", on_click=use,
+              kwargs={"cut": proposed}, disabled=abs(proposed - cut) < 1e-9,
+              help="Sets the cut of the context (sidebar and URL) for every page.")
+
+def _meets(count: int, total: int) -> bool:
+    share_ = count / total if total else 0.0
+    return share_ <= target + 1e-12 if goal.max_bluff is not None else share_ >= target - 1e-12
+
+
+measured, total = (row.bluffs, n_ood) if goal.max_bluff is not None else (row.answered, n_in)
+what = "off-topic queries get sources" if goal.max_bluff is not None else "answerable queries are answered"
+goal_words = f"{'at most' if goal.max_bluff is not None else 'at least'} {target:.0%}"
+if _meets(measured, total):
+    st.markdown(f"At the cut on screen, **{cut:.4f}**, {share(measured, total)} {what} "
+                f"({pct(measured / total if total else None)}): it meets the goal of {goal_words}.")
+else:
+    st.markdown(f":red[**At the cut on screen, {cut:.4f}, {share(measured, total)} {what} "
+                f"({pct(measured / total if total else None)}): it misses the goal of {goal_words}.**]")
+key = "bluffs" if goal.max_bluff is not None else "answered"
+cv = choice.cross_validated.get(key)
+ins = choice.in_sample.outcome(key) if choice.in_sample else None
+if conformal:
+    at = choice.conformal_rates.outcome(key) if getattr(choice, "conformal_rates", None) else None
+    st.markdown(f"Proposed cut **{proposed:.4f}** (conformal): {md_text(choice.conformal)}"
+                + (f"; here {rate(at)} {key}" if at else "") + ".")
+if choice.cut is not None:
+    sentence = (f"{'The in-sample rule' if conformal else 'Proposed cut'} **{choice.cut:.4f}** ({md_text(choice.rule)})"
+                f": in sample (optimistic) {rate(ins)} {key}"
+                + (f"; cross-validated ({choice.folds} folds by question) {rate(cv)}" if cv else "") + ".")
+    if cv is not None and cv.rate is not None and not (cv.rate <= target + 1e-12 if goal.max_bluff is not None
+                                                       else cv.rate >= target - 1e-12):
+        sentence += f" :red[On questions it was not chosen on, that rule misses the goal ({pct(cv.rate)} {key}).]"
+    (st.caption if conformal else st.markdown)(sentence)
+
+# the chooser's result as the thresholds file a service reads (what `threshold --export` writes)
+if choice.cut is not None:
+    model = (ev.retriever_stamps.get(config) or {}).get("model") or dict(ev.encoder_stamp)
+    st.download_button("Download the thresholds (YAML)", key="export_thresholds", mime="application/x-yaml",
+                       data=thresholds_yaml(choice, config=config, keep=keep, model=model,
+                                            describe=config_words(config)),
+                       file_name=f"thresholds-{config.replace('/', '-')}.yaml",
+                       help="The goal, the proposed cut with its guarantee, the in-sample and cross-validated "
+                            "figures and the model the distances belong to.")
+
+# ----- what the cut on screen does ----------------------------------------------------------------
+st.caption(f"Configuration **{md_text(config_words(config))}** · keep at most {keep} chunks · {GATE_DISTANCE}.")
+lo, hi = x_extent(cache.distances_for(token, config, keep, ev)["distance"], cut, DEFAULT_CUT,
+                  *(c for c in (choice.cut, choice.conformal_cut) if c is not None), pad=0.03)
+h, t = st.columns(2)
+dist = cache.distances_for(token, config, keep, ev)
+h.altair_chart(mirrored_histogram(dist, cut=cut), width="stretch")
+t.altair_chart(tradeoff_curve(curve, cut=cut, goal=target, goal_kind="bluffs" if goal.max_bluff is not None
+                              else "answered", extent=(lo, hi),
+                              markers={"default": DEFAULT_CUT, "in sample": choice.cut, "proposed": proposed,
+                                       "conformal": choice.conformal_cut},
+                              title=f"Answered {pct(row.answered / n_in if n_in else None)}, bluffs "
+                                    f"{pct(row.bluffs / n_ood if n_ood else None)} at cut {cut:.3f}"),
+               width="stretch")
+
+labels = {"answered": ("answered", n_in), "wrong_sources": ("sources, none holding the answer", n_in),
+          "no_answer": ("NO ANSWER (nothing under the cut)", n_in), "bluffs": ("bluffs (off-topic, all)", n_ood),
+          "bluffs_near": ("bluffs (off-topic, near)", table.n_by_kind.get("near", 0)),
+          "bluffs_far": ("bluffs (off-topic, far)", table.n_by_kind.get("far", 0))}
+records = [{"outcome": name, "queries": rates.outcome(key).count, "of (queries)": n,
+            "share (95% interval)": rate(rates.outcome(key))} for key, (name, n) in labels.items() if n]
+if not conformal and choice.cut is not None and choice.in_sample is not None:
+    for r in records:
+        key = next(k for k, (name, _) in labels.items() if name == r["outcome"])
+        r["at the proposed cut"] = rate(choice.in_sample.outcome(key))
+        if key in choice.cross_validated:
+            r["proposed, cross-validated"] = rate(choice.cross_validated[key])
+st.dataframe(pd.DataFrame(records), hide_index=True, key="rates")
+st.caption(f"At cut {cut:.4f}, keep {keep}: {n_in} answerable and {n_ood} off-topic queries (questions × phrasings). "
+           "95% intervals: answerable shares over questions (a question's phrasings are one unit); off-topic Wilson, "
+           "with the exact upper bound at 0 events.")
+if not conformal:
+    st.caption("Conformal: " + md_text(choice.conformal))
+model_cut_caption(ev, token, config, cut)
+
+bluffs = bluffs_at(ev.result(config), ev.queries, cut=cut, keep=keep)
+st.subheader(f"{share(len(bluffs), n_ood)} off-topic queries get sources at cut {cut:.3f}")
+words = [upper_bound_words(row.bluffs, n_ood, "out-of-domain queries bluff")]
+words += [upper_bound_words(row.bluffs_by_kind[k], v, f"{k} ones") for k, v in table.n_by_kind.items() if v]
+st.caption("; ".join(words) + ".")
+chunks = ev.indexes[ev.result(config).config.strategy].chunks
+texts = {q.id: q.text for q in ev.queries}
+for b in bluffs:
+    pos, dist_ = b.kept[0]
+    chunk = chunks[pos]
+    with st.container(border=True):
+        st.markdown(f"**{md_text(b.query_id)}** ({md_text(b.kind or 'off-topic')}) — closest source at distance "
+                    f"**{dist_:.3f}**, {len(b.kept)} kept")
+        st.text(texts[b.query_id])
+        st.caption(f"nearest miss: {md_text(chunk.id)} · {md_text(chunk.doc_id)} › "
+                   f"{md_text(chunk.section or '(preamble)')}")
+        st.html(quote_html(chunk.content, base=chunk.start, max_height=160))
+        st.page_link("app_pages/inspector.py", label=f"Inspect {md_text(b.query_id)}", icon=":material/search:",
+                     query_params={"q": b.query_id})
+about_run(ev)

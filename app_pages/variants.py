@@ -5,12 +5,13 @@ import pandas as pd
 import streamlit as st
 
 from ragdiag.chunking import STRATEGIES
-from ragdiag.defaults import DEFAULT_CUT, DEFAULT_STRATEGY, PRIMARY_K
+from ragdiag.defaults import DEFAULT_STRATEGY, PRIMARY_K
 from ragdiag.models import MODEL_ALIASES
 from ragdiag.model_cut import gate_model
 from ragdiag.retrieval.variant_kinds import VARIANT_KINDS
 from ragdiag.serving import AccessError
 from ragdiag.variants import variant_configs, variant_names, variant_rows
+from ui.context import gate_settings
 from ui.html import md_text
 from ui.jobs import evaluation_of
 from ui.model_cut import model_cut_caption
@@ -90,7 +91,7 @@ for r in rows:
         (st.info if r.status == "not shown different" else st.warning)(r.verdict)
 
 st.subheader("A cut belongs to one model")
-cut = st.slider("Cut (cosine distance)", 0.0, 1.0, DEFAULT_CUT, step=0.005, format="%.3f", key="vcut")
+cut = gate_settings()[0]  # the context's cut (sidebar)
 seen = set()
 for cfg in variant_configs(ev, strategy):
     model = gate_model(ev, cfg)

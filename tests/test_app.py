@@ -122,7 +122,7 @@ def library(tiny):
     from ragdiag.evaluate import evaluate
     from ragdiag.store import Store
     from ragdiag.truth import load_truth
-    from ui.state import _encoder
+    from ui.cache import encoder as _encoder
 
     corpus = load_corpus(tiny["root"])
     truth = load_truth(tiny["truth"], corpus)
@@ -135,14 +135,14 @@ def app(page: str | None = None, **params):
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(APP, default_timeout=120)
-    if page:  # open the entry point, then the page with its URL parameters (as a link would)
-        at.run()
-        assert not at.exception, [e.value for e in at.exception]
-        at.switch_page(page)
-    at.query_params.clear()
-    at.query_params.update(params)
+    at.query_params.update({k: v for k, v in params.items()})  # the URL a link opens
     at.run()
     assert not at.exception, [e.value for e in at.exception]
+    if page:  # the entry point (the Summary), then the page, the URL's parameters still there
+        settle(at)
+        at.switch_page(page)
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
     return settle(at)
 
 
@@ -159,8 +159,9 @@ def settle(at, seconds: float = 120.0):
 
 
 def frame_with(at, column: str):
-    """The first dataframe shown that has ``column``."""
-    return next(d.value for d in at.dataframe if column in d.value.columns)
+    """The first dataframe shown that has ``column`` (a styled one as its data)."""
+    frames = [d.value.data if hasattr(d.value, "data") else d.value for d in at.dataframe]
+    return next(f for f in frames if column in f.columns)
 
 
 def texts(at) -> str:
@@ -177,42 +178,21 @@ pytestmark = pytest.mark.model
 
 
 def test_overview_table_equals_library(tiny, library):
+    """The real model's smoke test of the Overview (the fake-encoder tests check the rest)."""
     from ragdiag.summary import summary_rows
+    from ui.fmt import rate
 
-    at = app()
+    at = app("app_pages/overview.py")
     assert [t.value for t in at.title] == ["Overview"]
-    table = frame_with(at, "R@20")
+    table = frame_with(at, "R@20 (share of queries)")
     expected = {r.config: r for r in summary_rows(library)}
-    assert set(table["config"]) == set(expected)
-    row = table.set_index("config").loc["E/hybrid"]
-    assert row["R@20"] == str(expected["E/hybrid"].recall[20])
-    assert row["MRR"] == pytest.approx(expected["E/hybrid"].mrr.estimate)
-    assert table.set_index("config").loc["A/dense", "destroyed"] == 1  # the tea needle straddles 512
-    assert table.set_index("config").loc["E/dense", "destroyed"] == 0
-    shown = texts(at)
-    assert "documents 3" in shown and "questions 4" in shown and "out-of-domain 2" in shown
+    assert set(table["configuration"]) == set(expected)
+    row = table.set_index("configuration").loc["E/hybrid"]
+    assert row["R@20 (share of queries)"] == rate(expected["E/hybrid"].recall[20])
+    assert row["MRR"] == f"{expected['E/hybrid'].mrr.estimate:.3f}"
+    assert table.set_index("configuration").loc["A/dense", "destroyed (questions)"] == 1  # the tea needle
+    assert table.set_index("configuration").loc["E/dense", "destroyed (questions)"] == 0
     assert at.multiselect(key="strategies").value == ["A", "E"]
-
-
-def test_overview_widgets_filter_and_phrasing(tiny, library):
-    from ragdiag.summary import summary_rows
-
-    at = app()
-    at.multiselect(key="strategies").set_value(["E"]).run()
-    table = frame_with(at, "R@20")
-    assert set(table["config"]) == {"E/dense", "E/bm25", "E/hybrid"}
-    at.segmented_control(key="phrasing").set_value("ticket").run()
-    table = frame_with(at, "R@20").set_index("config")
-    ticket = {r.config: r for r in summary_rows(library, phrasing="ticket")}
-    assert (table["queries"] == 4).all()
-    assert table.loc["E/dense", "R@1"] == str(ticket["E/dense"].recall[1])
-
-
-def test_overview_from_url(tiny):
-    at = app(strategies=["A"], retrievers=["bm25"], phrasing="course")
-    table = frame_with(at, "R@20")
-    assert list(table["config"]) == ["A/bm25"]
-    assert table["queries"].tolist() == [4]
 
 
 def test_compare_explore_every_pair_says_what_the_library_says(tiny, library):
@@ -299,97 +279,39 @@ def test_untrusted_text_is_escaped(tiny):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body and "<script>" not in body
 
 
-def _rates_table(at):
-    df = next(d.value for d in at.table if "outcome" in d.value.columns)
-    return {r["outcome"]: r for r in df.to_dict("records")}
-
-
-def _expected_counts(row):
-    return {"answered": row.answered, "wrong sources": row.wrong_sources, "no answer": row.no_answer,
-            "bluffs (all out-of-domain)": row.bluffs, "bluffs (near)": row.bluffs_by_kind["near"],
-            "bluffs (far)": row.bluffs_by_kind["far"]}
-
-
-def test_threshold_row_equals_sweep_and_slider_moves_it(tiny, library):
-    from ragdiag.threshold.gate import bluffs_at, distance_samples, gate_inputs_for, sweep_table
-    from ragdiag.threshold.rates import rate_rows
-    from ui.frames import distance_frame, under_cut_counts
+def test_threshold_rates_equal_the_sweep_and_the_proposal_applies(tiny, library):
+    """The real model's smoke test of the Threshold page."""
+    from ragdiag.threshold import Goal, cut_choice, gate_inputs_for, sweep
 
     at = app("app_pages/threshold.py", config="E/hybrid", cut="0.5")
-    shown = _rates_table(at)
-    expected = sweep_table(library, "E/hybrid", keep=4).row(0.5)
-    assert {k: v["queries"] for k, v in shown.items()} == _expected_counts(expected)
-    rates = rate_rows(gate_inputs_for(library, "E/hybrid", keep=4), [0.5])[0]
-    assert shown["answered"]["95% high"] == pytest.approx(rates.answered.high)
-    at.slider(key="cut").set_value(0.9).run()
-    assert not at.exception
-    expected_hi = sweep_table(library, "E/hybrid", keep=4).row(0.9)
-    assert {k: v["queries"] for k, v in _rates_table(at).items()} == _expected_counts(expected_hi)
-    assert expected_hi != expected
-    n_bluffs = len(bluffs_at(library.result("E/hybrid"), library.queries, cut=0.9, keep=4))
-    assert f"Bluffs at 0.900: {n_bluffs} of 2" in texts(at)
-    # the histogram plots the gate's values: its counts under the cut are the table's
-    under = under_cut_counts(distance_frame(distance_samples(gate_inputs_for(library, "E/hybrid", keep=4)), keep=4), 0.9)
-    assert under["answer"] == expected_hi.answered and under["near"] == expected_hi.bluffs_by_kind["near"]
-    assert f"answerable: closest of the top 4 holding the answer: {under['answer']}" in texts(at)
+    df = frame_with(at, "outcome")
+    shown = {r["outcome"]: r["queries"] for r in df.to_dict("records")}
+    inputs = gate_inputs_for(library, "E/hybrid", keep=4)
+    row = sweep(inputs, [0.5]).row(0.5)
+    assert shown["answered"] == row.answered and shown["NO ANSWER (nothing under the cut)"] == row.no_answer
+    assert shown["bluffs (off-topic, all)"] == row.bluffs
     assert "dense model" in texts(at)  # the distance is named
-    at.slider(key="keep").set_value(1).run()
-    expected_k1 = sweep_table(library, "E/hybrid", keep=1).row(0.9)
-    assert {k: v["queries"] for k, v in _rates_table(at).items()} == _expected_counts(expected_k1)
-
-
-def test_threshold_zero_bluffs_shows_the_upper_bound_and_the_chooser(tiny, library):
-    from ragdiag.threshold.gate import gate_inputs_for
-    from ragdiag.threshold.choice import Goal, cut_choice
-
-    at = app("app_pages/threshold.py", config="E/hybrid", cut="0.05")
-    shown = texts(at).replace("\\", "")  # markdown escapes
-    assert "0 of 2 out-of-domain queries bluff: the rate could still be up to 84.2% (95% upper bound)" in shown
-    assert not at.success  # never a bare success message
-    choice = cut_choice(gate_inputs_for(library, "E/hybrid", keep=4), Goal(max_bluff=0.05))
-    assert f"Proposed cut: {choice.cut:.4f}" in shown
-    assert "cannot certify a bluff rate of 5.0% with 2 out-of-domain queries: it takes at least 19" in shown
+    choice = cut_choice(inputs, Goal(max_bluff=0.05))
+    at.button(key="use_cut").click().run()
+    settle(at)
+    assert at.number_input(key="cut").value == choice.cut
 
 
 def test_inspector_query_from_url_and_citations(tiny, library):
-    from ui.frames import per_config_frame
-
+    """The real model's smoke test of the Inspector."""
     at = app("app_pages/inspector.py", q="q2:course", config="E/hybrid", cut="1")
     shown = texts(at)
     assert "How should chain lubricant be applied?" in shown
     assert "#char=" in shown and "bike" in shown
-    frame = frame_with(at, "at the cut")
-    expected = per_config_frame(library, library.query_index("q2:course"), cut=1.0, keep=4)
-    assert frame["config"].tolist() == expected["config"].tolist()
-    assert frame["diagnosis"].tolist() == expected["diagnosis"].tolist()
-    assert frame["rank"].fillna(0).astype(int).tolist() == expected["rank"].fillna(0).astype(int).tolist()
+    frame = frame_with(at, "outcome")
+    assert frame["configuration"].iloc[0] == "E/hybrid"
+    assert set(frame["configuration"]) == {c.label for c in library.results}
     # the needle is highlighted (escaped text inside our own <mark>)
     assert any("<mark" in h.proto.body and "Chain lubricant" in h.proto.body for h in at.html)
     # cut 1: everything passes, so there is a prompt with numbered sources
     assert any("[1]" in c.value and "Question: How should chain lubricant be applied?" in c.value for c in at.code)
-
-
-def test_inspector_no_answer_and_switching_queries(tiny):
     at = app("app_pages/inspector.py", q="o1", config="E/dense", cut="0.05")
-    assert any(e.value == "NO ANSWER" for e in at.error)
     assert "NO ANSWER: no source within cosine distance 0.05" in texts(at)
-    at.selectbox(key="q").set_value("q3:ticket").run()
-    assert "how do i know my starter is ready for baking bread" in texts(at)
-
-
-def test_inspector_search_and_failures(tiny, library):
-    from ui.frames import query_frame
-
-    at = app("app_pages/inspector.py", config="A/dense")
-    at.text_input(key="search").set_value("starter").run()
-    assert at.selectbox(key="q").options == ["q3:course", "q3:ticket"]
-    at.text_input(key="search").set_value("").run()
-    at.checkbox(key="failures").check().run()
-    expected = query_frame(library, "A/dense", cut=0.6, keep=4)
-    failing = expected[expected["failure"]]["query_id"].tolist()
-    # A destroys q1: it is a failure at any cut, so the list is never empty here
-    assert "q1:course" in failing
-    assert at.selectbox(key="q").options == failing
 
 
 def test_documents_page_status_filter_and_pages(tiny):
@@ -435,21 +357,23 @@ def test_unavailable_retriever_is_listed_with_reason(tiny, monkeypatch):
     """rerank-ce needs a cross-encoder on this machine; when it cannot load it is listed, not dropped."""
     monkeypatch.setenv("RAGDIAG_STRATEGIES", "E")
     monkeypatch.setenv("RAGDIAG_RETRIEVERS", "dense,rerank-ce")
-    at = app()
-    configs = set(frame_with(at, "R@20")["config"])
-    warnings = [w.value for w in at.warning if "rerank" in w.value]
+    at = app("app_pages/overview.py")
+    configs = set(frame_with(at, "R@20 (share of queries)")["configuration"])
+    assert not at.warning  # an expected absence is not a warning
+    said = [c.value for c in at.caption if "rerank-ce" in c.value]
     if "E/rerank-ce" in configs:  # a cross-encoder is installed here: it ran
-        assert not warnings
+        assert not said
     else:
         assert configs == {"E/dense"}
-        assert len(warnings) == 1 and "unavailable" in warnings[0]
-        assert "cross" in warnings[0].lower()  # the reason names the missing cross-encoder
+        assert len(said) == 1 and "Not in this run" in said[0]  # once, quietly, in "About this run"
+        assert "cross" in said[0].lower()  # the reason names the missing cross-encoder
+        assert "E/rerank-ce" not in at.selectbox(key="config").options
 
 
 def test_export_page_offers_report_and_tables(tiny, library):
     from ragdiag.report.build import build_report
 
-    at = app("app_pages/export.py", config="E/hybrid", cut=0.6, keep=4)
+    at = app("app_pages/export.py", config="E/hybrid", cut="0.6", keep="4")
     assert [t.value for t in at.title] == ["Export"]
     labels = [b.proto.label for b in at.get("download_button")]
     assert "Download report (HTML)" in labels and "per_query.parquet" in labels and any("TREC" in l for l in labels)
@@ -481,7 +405,8 @@ def test_external_run_page_evaluates_and_compares(tiny, library, tmp_path):
     table = frame_with(at, "R@20").set_index("config")
     assert table.loc["ext/mine", "R@1"] == str(row.recall[1])
     assert table.loc["ext/mine", "R@4"] == str(row.recall[4])
-    comp = compare(view, expected.config, "E/hybrid", k=PRIMARY_K)  # the page opens at the primary k
+    other = at.selectbox(key="run_vs").value  # the context's configuration (the recommended one)
+    comp = compare(view, expected.config, other, k=PRIMARY_K)  # the page opens at the primary k
     test = comp.test
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["ext/mine wins"] == str(test.wins) and metrics["ties"] == str(test.ties)

@@ -26,61 +26,66 @@ def test_overview_funnel_equals_library(tiny, library):
     from ui.diag_frames import stage_queries_frame
     from ragdiag.funnel import STAGES, funnel_rows
 
-    at = app()
-    table = frame_with(at, "kept-but-wrong")
-    expected = funnel_rows(_funnels(library))
-    assert _records(table) == [{k: v for k, v in r.items()} for r in expected]
-    for r in _records(table):
-        assert sum(r[s] for s in STAGES) == r["queries"] == 8
+    at = app("app_pages/overview.py")
+    table = frame_with(at, "configuration")
+    table = next(f for f in (d.value.data if hasattr(d.value, "data") else d.value for d in at.dataframe)
+                 if any(f"{s} (queries)" in f.columns for s in STAGES))
+    expected = {r["config"]: r for r in funnel_rows(_funnels(library))}
+    assert set(table["configuration"]) == set(expected)
+    for r in _records(table):  # a column the table drops is the same on every row (its caption says so)
+        for s in STAGES:
+            if f"{s} (queries)" in r:
+                assert r[f"{s} (queries)"] == expected[r["configuration"]][s]
+        assert sum(expected[r["configuration"]][s] for s in STAGES) == 8
     assert any(c.proto.spec and "href" in c.proto.spec for c in at.get("vega_lite_chart"))
     at.selectbox(key="lost_at").set_value("destroyed").run()
     shown = frame_with(at, "inspect")
     lib = stage_queries_frame(_funnels(library), library, "destroyed")
-    assert shown["query_id"].tolist() == lib["query_id"].tolist()
+    assert shown["query"].tolist() == lib["query_id"].tolist()
     assert shown["inspect"].tolist() == lib["inspect"].tolist()
-    assert set(shown.loc[shown["config"] == "A/dense", "query_id"]) == {"q1:course", "q1:ticket"}  # straddles 512
+    assert set(shown.loc[shown["configuration"] == "A/dense", "query"]) == {"q1:course", "q1:ticket"}  # straddles 512
     assert "inspector?q=q1%3Acourse&config=A%2Fdense" in shown["inspect"].tolist()
 
 
 def test_overview_funnel_follows_the_filters_and_url(tiny, library):
-    at = app(strategies=["E"], retrievers=["hybrid"], lost_at="answered")
-    table = frame_with(at, "kept-but-wrong")
-    assert table["config"].tolist() == ["E/hybrid"]
+    at = app("app_pages/overview.py", strategies="E", retrievers="hybrid", lost_at="answered")
+    table = frame_with(at, "answered (queries)")
+    assert table["configuration"].tolist() == ["E/hybrid"]
     shown = frame_with(at, "inspect")
     f = {x.config.label: x for x in _funnels(library)}["E/hybrid"]
-    assert shown["query_id"].tolist() == f.queries("answered")
+    assert shown["query"].tolist() == f.queries("answered")
 
 
 def test_overview_granularity_and_redundancy_equal_library(tiny, library):
     from ragdiag.granular import granular_rows, redundancy_rows
 
-    at = app()
+    from ui.fmt import rate
+
+    at = app("app_pages/overview.py")
     table = frame_with(at, "level")
     rows = granular_rows(library)
     assert len(table) == len(rows)
     for shown, r in zip(table.to_dict("records"), rows):
-        assert (shown["config"], shown["level"]) == (r.config, r.level)
-        assert shown["R@4"] == str(r.recall[4]) and shown["R@1"] == str(r.recall[1])
+        assert (shown["configuration"], shown["level"]) == (r.config, r.level)
+        assert shown["R@4 (share of queries)"] == rate(r.recall[4])
     red = frame_with(at, "redundant slots")
     lib = redundancy_rows(library, k=4)
-    assert red["redundancy"].tolist() == [str(r.redundancy) for r in lib]
+    assert red["redundancy (share of slots)"].tolist() == [rate(r.redundancy) for r in lib]
 
 
 def test_inspector_shows_the_stage_per_configuration(tiny, library):
-    from ui.diag_frames import stage_frame
-
     at = app("app_pages/inspector.py", q="q1:course", config="A/dense")
-    shown = frame_with(at, "pool_rank")
-    expected = stage_frame(_funnels(library), "q1:course")
-    assert shown["config"].tolist() == expected["config"].tolist()
-    assert shown["stage"].tolist() == expected["stage"].tolist()
-    assert shown.set_index("config").loc["A/dense", "stage"] == "destroyed"
+    shown = frame_with(at, "outcome").set_index("configuration")["outcome"].to_dict()
+    expected = {f.config.label: f.stage_of("q1:course").stage for f in _funnels(library)}
+    assert shown == expected  # one vocabulary: the funnel's stages
+    assert shown["A/dense"] == "destroyed"
 
 
 def test_inspector_stage_filter_from_url(tiny, library):
     fs = {f.config.label: f for f in _funnels(library)}
     at = app("app_pages/inspector.py", config="A/dense", stage="destroyed")
-    assert at.selectbox(key="q").options == fs["A/dense"].queries("destroyed")
+    shown = [o.split(" · ")[0] for o in at.selectbox(key="q").options]  # "id · outcome · text"
+    assert shown == fs["A/dense"].queries("destroyed")
     for label, f in fs.items():
         lost = [r for r in f.rows if r.stage in ("ranked-low", "not-in-pool")]
         if lost:  # a query lost at ranking: the chunks above its holder are listed
@@ -100,35 +105,38 @@ def test_hubs_page_equals_library(tiny, library):
 
     at = app("app_pages/hubs.py", config="E/hybrid")
     assert [t.value for t in at.title] == ["Hubs"]
-    table = frame_with(at, "occurrences")
+    table = frame_with(at, "occurrences (queries)")
     expected = hub_rows(hubs(library, "E/hybrid", k=4, top=20))
     assert table["chunk"].tolist() == [r["chunk"] for r in expected]
-    assert table["occurrences"].tolist() == [r["occurrences"] for r in expected]
+    assert table["occurrences (queries)"].tolist() == [r["occurrences"] for r in expected]
+    assert "config" not in table.columns and "None" not in table.astype(str).to_numpy().ravel().tolist()
     assert table["ratio"].tolist() == pytest.approx([r["ratio"] for r in expected])
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["hubs"] == str(sum(h.hub for h in hubs(library, "E/hybrid", k=4, top=None)))
     at.selectbox(key="k").set_value(1).run()
-    table = frame_with(at, "occurrences")
-    assert table["occurrences"].tolist() == [r["occurrences"] for r in hub_rows(hubs(library, "E/hybrid", k=1))]
+    table = frame_with(at, "occurrences (queries)")
+    assert table["occurrences (queries)"].tolist() == [r["occurrences"] for r in hub_rows(hubs(library, "E/hybrid", k=1))]
 
 
 def test_cost_page_measures_on_request_and_equals_library(tiny, library):
     from ragdiag.cost import pareto, prompt_tokens
-    from ui.state import _encoder
+    from ui.cache import encoder as _encoder
 
     at = app("app_pages/cost.py", sample="3")
     assert any("when you ask" in i.value for i in at.info)
     at.toggle(key="measure").set_value(True).run()
     assert not at.exception, [e.value for e in at.exception]
-    table = frame_with(at, "ms/query median")
-    assert table["config"].tolist() == [c.label for c in library.results]
+    table = frame_with(at, "ms/query median").set_index("configuration")
+    assert set(table.index) == {c.label for c in library.results}
     from ragdiag.summary import summary_rows
+    from ui.fmt import rate
 
-    recall = {r.config: str(r.recall[4]) for r in summary_rows(library)}
-    assert table["R@4"].tolist() == [recall[c] for c in table["config"]]
+    rows = {r.config: r for r in summary_rows(library)}
+    assert table["R@4 (share of queries)"].to_dict() == {c: rate(rows[c].recall[4]) for c in table.index}
+    est = [rows[c].recall[4].estimate for c in table.index]
+    assert est == sorted(est, reverse=True)  # sorted by the primary measure
     assert table["prompt tokens/query"].tolist() == pytest.approx(
-        [prompt_tokens(library, c, _encoder(), cut=0.6, keep=4).mean() for c in table["config"]])
-    assert (table["timed queries"] == 3).all()
-    est = [float(s.split()[0]) for s in table["R@4"]]
-    assert table["Pareto (latency)"].tolist() == pareto(est, table["ms/query median"]).tolist()
+        [prompt_tokens(library, c, _encoder(), cut=0.6, keep=4).mean() for c in table.index])
+    assert "timed queries" not in table.columns and "timed queries 3" in texts(at)  # constant: said once
+    assert [v == "yes" for v in table["Pareto (latency)"]] == pareto(est, table["ms/query median"]).tolist()
     assert "Measured on" in texts(at)

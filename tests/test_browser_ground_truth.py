@@ -74,9 +74,11 @@ def test_write_a_question_save_reload_evaluate(gt_server, page):  # noqa: F811 -
     page.get_by_role("tab", name="Questions (5)").wait_for(timeout=COLD_TIMEOUT_MS)
     assert "saved" in main_text(page)
     # evaluate: the Overview runs on the saved file
-    page.goto(url)
+    page.goto(f"{url}/overview")
     recall_grid(page).wait_for(timeout=COLD_TIMEOUT_MS)
     wait_idle(page)
+    page.get_by_text("Inputs: corpus and ground truth").click()
+    page.get_by_text("in-domain queries").first.wait_for()
     text = main_text(page)
     assert re.search(r"questions\s+5\b", text), text[:500]
     assert re.search(r"in-domain queries\s+10\b", text)

@@ -75,8 +75,8 @@ def _type(page, label: str, value: str) -> None:
 def test_visitor_cannot_read_outside_the_roots(served, page):
     url, secret = served["url"], served["secret"]
     page.goto(url)
-    page.get_by_text("Recall", exact=True).wait_for(timeout=COLD_TIMEOUT_MS)
-    wait_idle(page)
+    page.get_by_role("heading", name="Summary").wait_for(timeout=COLD_TIMEOUT_MS)
+    wait_idle(page, COLD_TIMEOUT_MS)
     # the sidebar's fields: a secret folder, a system folder, a device
     for path in (str(secret), "/etc", "/dev/zero", str(served["base"])):
         _type(page, "Corpus folder", path)

@@ -60,7 +60,11 @@ def test_warm_up_evaluates_the_configured_data_and_a_first_visit_finds_it_done(c
     assert not at.exception, [e.value for e in at.exception]
     page = " ".join(str(getattr(e, "value", "")) for e in [*at.caption, *at.info, *at.markdown])
     assert "still computing" not in page  # the first view found every strategy ready
-    shown = set(at.dataframe[1].value["config"])  # [0] is the stamps table
+    at.switch_page("app_pages/overview.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    frames = [d.value.data if hasattr(d.value, "data") else d.value for d in at.dataframe]
+    shown = set(next(f for f in frames if "configuration" in f.columns)["configuration"])
     assert {"A/dense", "A/hybrid", "E/dense", "E/bm25"} <= shown
     assert job.scheduler.passes == 1  # the page used the warm job: nothing was computed again
 
@@ -96,12 +100,24 @@ def test_main_runs_streamlit_on_the_app_with_the_given_options_and_warms_unless_
     assert calls == [["streamlit", "run", str(ROOT / "app.py"), "--server.port", "8600"]]
     assert warmed.wait(5)
 
-    warmed.clear()
+    # Whether main() starts the warm-up thread at all: threads it creates are recorded, not run.
+    created: list[str] = []
+
+    class RecordingThread:
+        def __init__(self, *, target, name, daemon):
+            created.append(name)
+
+        def start(self):
+            pass
+
+    monkeypatch.setattr(serve.threading, "Thread", RecordingThread)
     monkeypatch.setenv("RAGDIAG_WARM", "0")
     assert serve.main([]) == 0
     assert calls[-1] == ["streamlit", "run", str(ROOT / "app.py")]
-    time.sleep(0.2)
-    assert not warmed.is_set()
+    assert created == []  # told not to warm: no thread at all
+    monkeypatch.delenv("RAGDIAG_WARM")
+    assert serve.main([]) == 0
+    assert created == ["ragdiag-warm"]  # the same call without the setting does start one
 
 
 def _free_port() -> int:

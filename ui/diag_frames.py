@@ -17,7 +17,7 @@ import pandas as pd
 
 from ragdiag.funnel import STAGES, Funnel, funnel_long
 
-__all__ = ["inspector_url", "funnel_frame", "stage_queries_frame", "stage_frame", "hub_frame", "granular_frame",
+__all__ = ["inspector_url", "funnel_frame", "stage_queries_frame", "hub_frame", "granular_frame",
            "cost_frame"]
 
 INSPECTOR = "inspector"
@@ -61,24 +61,6 @@ def stage_queries_frame(items: Sequence[Funnel], ev, stage: str) -> pd.DataFrame
     return df
 
 
-def stage_frame(items: Sequence[Funnel], query_id: str) -> pd.DataFrame:
-    """One query under every configuration: its stage and the ranks at each stage."""
-    records = []
-    for f in items:
-        try:
-            r = f.stage_of(query_id)
-        except KeyError:
-            continue
-        records.append({"config": f.config.label, "stage": r.stage, "rerank": r.rerank, "dense_rank": r.dense_rank,
-                        "bm25_rank": r.bm25_rank, "pool_rank": r.pool_rank, "final_rank": r.final_rank,
-                        "detail": r.detail})
-    df = pd.DataFrame.from_records(records, columns=["config", "stage", "rerank", "dense_rank", "bm25_rank",
-                                                     "pool_rank", "final_rank", "detail"])
-    for c in ("dense_rank", "bm25_rank", "pool_rank", "final_rank"):
-        df[c] = df[c].astype("Int64")
-    return df
-
-
 def hub_frame(items) -> pd.DataFrame:
     """The hub table: one row per :class:`~ragdiag.hubs.Hub`, columns in display order."""
     from ragdiag.hubs import hub_rows
@@ -90,9 +72,12 @@ def hub_frame(items) -> pd.DataFrame:
 
 def granular_frame(rows: Sequence[dict], ks: Sequence[int]) -> pd.DataFrame:
     """:func:`ragdiag.granular.granular_rows` as shown: one row per (configuration, level), ``R@k`` interval text."""
+    from ui.fmt import rate
+
+    cols = ["configuration", "level", "queries", *(f"R@{k} (share of queries)" for k in ks)]
     return pd.DataFrame.from_records(
-        [{"config": r.config, "level": r.level, "queries": r.queries, **{f"R@{k}": str(r.recall[k]) for k in ks}}
-         for r in rows], columns=["config", "level", "queries", *(f"R@{k}" for k in ks)])
+        [{"configuration": r.config, "level": r.level, "queries": r.queries,
+          **{f"R@{k} (share of queries)": rate(r.recall[k]) for k in ks}} for r in rows], columns=cols)
 
 
 def cost_frame(items) -> pd.DataFrame:

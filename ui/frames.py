@@ -16,10 +16,10 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from ragdiag.evaluation import Config, Evaluation, parse_key
+from ragdiag.evaluation import Config, Evaluation
+from ragdiag.evaluation import parse_key
 from ragdiag.defaults import KS
-from ragdiag.outcomes import query_outcomes
-from ragdiag.rows import RateRow, SummaryRow, SweepRow
+from ragdiag.rows import RateRow, SummaryRow
 from ragdiag.threshold.gate import DistanceSamples, SweepTable
 
 __all__ = [
@@ -36,9 +36,6 @@ __all__ = [
     "distance_frame",
     "distance_series",
     "under_cut_counts",
-    "rates_frame",
-    "query_frame",
-    "per_config_frame",
     "top_hits",
     "index_stamp_rows",
 ]
@@ -200,69 +197,6 @@ def distance_frame(samples: DistanceSamples, *, keep: int) -> pd.DataFrame:
 def under_cut_counts(frame: pd.DataFrame, cut: float) -> dict[str, int]:
     """Per histogram key, the values strictly under ``cut`` (what the gate keeps)."""
     return {k: int((g["distance"] < cut).sum()) for k, g in frame.groupby("key", sort=False)}
-
-
-def rates_frame(cell: RateRow, table_row: SweepRow, n: dict) -> pd.DataFrame:
-    """One :func:`~ragdiag.threshold.rate_rows` row as a table: outcome, cut, count, of, rate, 95% interval."""
-    labels = {"answered": "answered", "wrong_sources": "wrong sources", "no_answer": "no answer",
-              "bluffs": "bluffs (all out-of-domain)", "bluffs_near": "bluffs (near)", "bluffs_far": "bluffs (far)"}
-    records = []
-    for key, label in labels.items():
-        if n.get(key, 0) == 0:
-            continue
-        c = cell.outcome(key)
-        records.append({"outcome": label, "cut": table_row.cut, "queries": c.count, "of": n[key],
-                        "rate": c.rate, "95% low": c.low, "95% high": c.high})
-    return pd.DataFrame.from_records(records, columns=["outcome", "cut", "queries", "of", "rate", "95% low",
-                                                       "95% high"])
-
-
-def _outcomes(ev: Evaluation, config, *, k: int, cut: float, keep: int) -> list:
-    """The ladder outcome of every query (:func:`ragdiag.outcomes.query_outcomes`); None for an external run."""
-    if parse_key(config).external if isinstance(config, str) else config.external:
-        return [None] * len(ev.queries)
-    return [o.outcome for o in query_outcomes(ev, config, k=k, keep=keep, cut=cut)]
-
-
-def query_frame(ev: Evaluation, config: Config | str, *, cut: float, keep: int, k: int | None = None) -> pd.DataFrame:
-    """Every query with its diagnosis and outcome under ``config`` (the ladder at ``k``, default ``keep``)."""
-    res = ev.result(config)
-    outcomes = _outcomes(ev, res.config, k=keep if k is None else k, cut=cut, keep=keep)
-    records = []
-    for i, q in enumerate(ev.queries):
-        outcome = outcomes[i]
-        records.append({
-            "query_id": q.id, "phrasing": q.phrasing, "text": q.text, "diagnosis": res.diagnosis[i],
-            "rank": int(res.needle_rank[i]) or None, "outcome": outcome,
-            "failure": outcome is not None and outcome not in ("answered", "abstained"),
-        })
-    df = pd.DataFrame.from_records(records, columns=["query_id", "phrasing", "text", "diagnosis", "rank", "outcome",
-                                                     "failure"])
-    df["rank"] = df["rank"].astype("Int64")
-    return df
-
-
-def per_config_frame(ev: Evaluation, query_index: int, *, cut: float, keep: int,
-                     k: int | None = None) -> pd.DataFrame:
-    """One query under every configuration: rank, distances, diagnosis, and its outcome (the ladder at ``k``)."""
-    records = []
-    for cfg, res in ev.results.items():
-        outcome = _outcomes(ev, cfg, k=keep if k is None else k, cut=cut, keep=keep)[query_index]
-        rank = int(res.needle_rank[query_index])
-        nd = float(res.needle_distance[query_index])
-        records.append({
-            "config": cfg.label,
-            "rank": rank or None,
-            "needle_distance": None if np.isnan(nd) else nd,
-            "top1_distance": float(res.top1_distance[query_index]),
-            "diagnosis": res.diagnosis[query_index],
-            "at the cut": outcome,
-        })
-    df = pd.DataFrame.from_records(records, columns=["config", "rank", "needle_distance", "top1_distance",
-                                                     "diagnosis", "at the cut"])
-    df["rank"] = df["rank"].astype("Int64")
-    df["needle_distance"] = df["needle_distance"].astype("Float64")
-    return df
 
 
 def top_hits(ev: Evaluation, config: Config | str, query_index: int, *, n: int = 10) -> pd.DataFrame:

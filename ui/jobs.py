@@ -1,7 +1,7 @@
 """The shared background evaluation: one job per input set, shared by every browser session.
 
-The job (held by ``st.cache_resource``, the app's only global state) seeds the
-store from the shipped index, then evaluates the configured strategies in one
+The job (held by :func:`ui.cache.background`, the app's only global state) seeds
+the store from the shipped index, then evaluates the configured strategies in one
 pass (:func:`ragdiag.progressive.evaluation_pass`): the first configuration's
 strategy first, each strategy's tables shown as soon as it is ranked, the
 run-level work (query vectors, shared models) done once. Picking a strategy
@@ -11,44 +11,16 @@ the store whatever happens.
 
 from __future__ import annotations
 
-import threading
-import uuid
-from dataclasses import dataclass, field
-
 import streamlit as st
 
 from ragdiag.corpus import Corpus
 from ragdiag.evaluation import Evaluation
 from ragdiag.truth import GroundTruth
-from ui.state import Settings, _encoder, _file_sha, _store, load_inputs, operator_settings, read_inputs, settings
+from ui import cache
+from ui.background import Background
+from ui.state import Settings, _file_sha, load_inputs, operator_settings, read_inputs, settings
 
-__all__ = ["evaluation", "evaluation_of", "first_strategy", "start_operator_job", "url_strategies"]
-
-
-@dataclass
-class _Background:
-    """One input set's background job, shared by every browser session (held by ``st.cache_resource``).
-
-    ``scheduler`` evaluates the strategies (:mod:`ragdiag.progressive`);
-    ``notes`` are its messages for the page (e.g. whether the shipped index was used).
-    """
-
-    scheduler: object
-    notes: list = field(default_factory=list)
-    token: str = field(default_factory=lambda: uuid.uuid4().hex)
-    _merged: tuple = field(default=((), None), repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def merged(self) -> tuple[Evaluation, tuple[str, ...]]:
-        """The evaluation of the strategies ready now, merged once per ready set (every session reuses it)."""
-        from ragdiag.progressive import merge_evaluations
-
-        parts = self.scheduler.results()
-        ready = tuple(parts)
-        with self._lock:
-            if self._merged[0] != ready:
-                self._merged = (ready, merge_evaluations(list(parts.values())))
-            return self._merged[1], ready
+__all__ = ["evaluation", "evaluation_of", "first_strategy", "job_notes", "start_operator_job", "url_strategies"]
 
 
 def first_strategy(s: Settings) -> str:
@@ -70,48 +42,13 @@ def url_strategies(s: Settings) -> list[str]:
     return named
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
-def _background(corpus_root: str, truth_path: str, strategies: tuple[str, ...], retrievers: tuple[str, ...],
-                corpus_sha: str, truth_sha: str, cache: str | None, first: str, _corpus: Corpus,
-                _truth: GroundTruth) -> _Background:
-    from ragdiag.progressive import Scheduler, evaluation_pass, first_order
-    from ragdiag.store.glue import record_evaluation
-
-    encoder = _encoder()  # cheap: the model itself loads on the first vector to compute
-    notes: list[str] = []
-    try:
-        store = _store(cache)
-    except Exception as exc:  # noqa: BLE001 - a cache folder that cannot be used: results anyway, stored nowhere
-        notes.append(f"The cache folder cannot be used ({getattr(exc, 'strerror', None) or exc}); "
-                     "everything is computed and nothing is stored.")
-        store = None
-
-    def prepare(report) -> None:
-        from ragdiag.snapshot import seed_from_snapshot
-
-        report("checking the shipped index", 0, 0)
-        if store is not None:  # nothing to seed without a store
-            seed_from_snapshot(store, _corpus, _truth, encoder, strategies=strategies, log=notes.append)
-
-    def stamp(part: Evaluation) -> None:
-        try:  # stamp the index in the store's catalogue, as the CLI does
-            if store is not None:
-                record_evaluation(store, part)
-        except Exception as exc:  # noqa: BLE001 - the catalogue is bookkeeping; the results stand
-            notes.append(f"Could not record the index stamps of {', '.join(part.indexes)} in the store: {exc}")
-
-    run_pass = evaluation_pass(_corpus, _truth, encoder=encoder, retrievers=retrievers, store=store, on_part=stamp)
-    return _Background(Scheduler(strategies, run_pass=run_pass, order=first_order(strategies, first=[first]),
-                                 prepare=prepare), notes)
-
-
-def _job(s: Settings, corpus: Corpus, truth: GroundTruth) -> _Background:
+def _job(s: Settings, corpus: Corpus, truth: GroundTruth) -> Background:
     """The shared job of these inputs, started on first use."""
-    return _background(s.corpus, str(s.truth_path), s.strategies, s.retrievers, corpus.sha256,
+    return cache.background(s.corpus, str(s.truth_path), s.strategies, s.retrievers, corpus.sha256,
                        _file_sha(s.truth_path), s.cache, first_strategy(s), corpus, truth)
 
 
-def _background_for(s: Settings, corpus: Corpus, truth: GroundTruth) -> _Background:
+def _background_for(s: Settings, corpus: Corpus, truth: GroundTruth) -> Background:
     from ragdiag.encoder.resolve import ModelUnavailable
 
     try:
@@ -121,7 +58,7 @@ def _background_for(s: Settings, corpus: Corpus, truth: GroundTruth) -> _Backgro
         st.stop()
 
 
-def start_operator_job() -> _Background:
+def start_operator_job() -> Background:
     """Start the operator's configured evaluation (the one every visitor gets first) before anyone visits.
 
     The same shared job a first page view would start, from the environment
@@ -134,7 +71,7 @@ def start_operator_job() -> _Background:
 
 
 @st.fragment(run_every=1.5)
-def _poll(bg: _Background, shown: tuple[str, ...]) -> None:
+def _poll(bg: Background, shown: tuple[str, ...]) -> None:
     """While strategies are still computing: one status line, and a rerun of the page when one is ready."""
     state = bg.scheduler.state()
     if state.ready != shown or state.finished:
@@ -157,6 +94,8 @@ def evaluation(need=None, want=None) -> tuple[Evaluation, str]:
     bg = _background_for(s, corpus, truth)
     sched = bg.scheduler
     named = url_strategies(s)
+    if need is None and want is None and not named:  # no configuration chosen: the recommended one is over all
+        need = list(s.strategies)
     want = [n for n in (want if want is not None else named) if n in s.strategies]
     need = [n for n in (need if need is not None else want) if n in s.strategies] or [first_strategy(s)]
     sched.prioritize(*need, *want)
@@ -172,12 +111,17 @@ def evaluation(need=None, want=None) -> tuple[Evaluation, str]:
         if name in state.failed:
             st.error(f"Strategy {name} could not be evaluated: {state.failed[name]}")
             st.stop()
-    for note in bg.notes:
-        st.caption(note)
     ev, ready = bg.merged()
     if not state.finished:
         _poll(bg, ready)
     return ev, f"{bg.token}:{','.join(ready)}"
+
+
+def job_notes() -> list[str]:
+    """The shared job's messages (e.g. that the store was seeded from the shipped index): for "About this run"."""
+    s = settings()
+    corpus, truth = load_inputs(s)
+    return list(_background_for(s, corpus, truth).notes)
 
 
 def evaluation_of(strategies: tuple[str, ...], retrievers: tuple[str, ...]) -> tuple[Evaluation, str]:
@@ -188,10 +132,10 @@ def evaluation_of(strategies: tuple[str, ...], retrievers: tuple[str, ...]) -> t
     """
     s = settings()
     corpus, truth = load_inputs(s)
-    from ragdiag.encoder import ModelUnavailable
+    from ragdiag.encoder.resolve import ModelUnavailable
 
     try:
-        bg = _background(s.corpus, str(s.truth_path), tuple(strategies), tuple(retrievers), corpus.sha256,
+        bg = cache.background(s.corpus, str(s.truth_path), tuple(strategies), tuple(retrievers), corpus.sha256,
                          _file_sha(s.truth_path), s.cache, strategies[0], corpus, truth)
     except ModelUnavailable as exc:
         st.error(str(exc))
@@ -210,7 +154,5 @@ def evaluation_of(strategies: tuple[str, ...], retrievers: tuple[str, ...]) -> t
         if name in state.failed:
             st.error(f"Strategy {name} could not be evaluated: {state.failed[name]}")
             st.stop()
-    for note in bg.notes:
-        st.caption(note)
     ev, ready = bg.merged()
     return ev, f"{bg.token}:{','.join(ready)}"

@@ -7,23 +7,16 @@ import streamlit as st
 from ragdiag.evaluation import Evaluation
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
-def _nearest(token: str, config: str, cache: str | None, _ev: Evaluation):
-    from ragdiag.model_cut import gate_chunk_vectors, nearest_chunk_distances
-    from ui.state import _store
-
-    return nearest_chunk_distances(gate_chunk_vectors(_ev, config, store=_store(cache)))
-
-
 def model_cut_caption(ev: Evaluation, token: str, config: str, cut: float, container=st) -> None:
     """One caption: which model's distances the cut is on, and the cut's percentile among nearest-chunk distances."""
     from ragdiag.model_cut import cut_percentile, gate_model
+    from ui import cache
     from ui.state import settings
 
     model = gate_model(ev, config)
     strategy = config.split("/", 1)[0]
     try:
-        pct = cut_percentile(cut, _nearest(token, config, settings().cache, ev))
+        pct = cut_percentile(cut, cache.nearest_distances(token, config, settings().cache, ev))
         reading = (f"Cut {cut:.3f} is percentile **{pct:.1f}** of the {strategy} chunks' distances to their "
                    "nearest other chunk, a reading that carries over to another model.")
     except Exception as exc:  # noqa: BLE001 - the note is informative; the page stands without it

@@ -1,11 +1,8 @@
-"""Settings, cached loaders and shared widgets (with :mod:`ui.jobs`, the only places the app caches).
+"""Settings, inputs and the data sidebar: what the dashboard evaluates, loaded through :mod:`ui.cache`.
 
-Heavy imports (torch, transformers, the encoder) happen inside the loaders,
-never at import time. Caches are bounded and keyed by content (corpus sha256,
-ground-truth file sha256) plus the chosen strategies and retrievers; big
-objects are passed as ``_``-prefixed arguments with a token standing in for
-them in the key. The shared background evaluation lives in :mod:`ui.jobs`;
-its functions are importable from here too, as pages always did.
+The caches themselves live in :mod:`ui.cache`; the shared background
+evaluation in :mod:`ui.jobs`; the configuration, cut and keep every page uses
+in :mod:`ui.context`.
 """
 
 from __future__ import annotations
@@ -17,11 +14,12 @@ from pathlib import Path
 
 import streamlit as st
 
+from ui import cache
 from ui.html import md_text
 from ui.serving import install as _close_protocol
 
 from ragdiag.chunking import parse_strategies
-from ragdiag.corpus import DEFAULT_CORPUS, Corpus, load_corpus
+from ragdiag.corpus import DEFAULT_CORPUS, Corpus
 from ragdiag.corpus_walk import CorpusError
 from ragdiag.defaults import TOP
 from ragdiag.evaluation import Evaluation
@@ -29,7 +27,7 @@ from ragdiag.retrieval.registry import parse_retrievers
 from ragdiag.defaults import DEFAULT_CUT, DEFAULT_KEEP
 from ragdiag.limits import LimitError, Limits, read_limited
 from ragdiag.serving import Access, AccessError
-from ragdiag.truth import GroundTruth, TruthError, default_truth_path, load_truth
+from ragdiag.truth import GroundTruth, TruthError, default_truth_path
 
 _close_protocol(script_path=False)  # a client's clear-cache clears only its own session (ui.serve: more)
 
@@ -45,28 +43,10 @@ __all__ = [
     "load_inputs",
     "read_inputs",
     "load_corpus_only",
-    "evaluation",
-    "first_strategy",
-    "url_strategies",
-    "sweep_for",
-    "choice_for",
-    "config_select",
-    "cut_keep_sliders",
+    "config_labels",
+    "default_config",
     "TOP",
 ]
-
-#: Names defined in :mod:`ui.jobs` and importable from here (``from ui.state import evaluation``).
-_JOBS = frozenset({"evaluation", "first_strategy", "url_strategies"})
-
-
-def __getattr__(name: str):
-    """The background job's functions, from :mod:`ui.jobs` (imported on first use: it imports this module)."""
-    if name in _JOBS:
-        from ui import jobs
-
-        return getattr(jobs, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 #: The page icon: a file served by this server (a ``:material/...:`` icon makes every browser fetch it from a
 #: font server outside, which an air-gapped team sees fail).
@@ -75,6 +55,8 @@ FAVICON = Path(__file__).with_name("favicon.png")
 #: Every registered default retriever (rerankers included); RAGDIAG_RETRIEVERS narrows it.
 DEFAULT_RETRIEVERS = None
 CORPUS_KEY, TRUTH_KEY = "corpus_path", "truth_path"
+#: Session key of the retrievers that could not run in this session's evaluation (kept out of pickers).
+UNAVAILABLE_KEY = "_unavailable_retrievers"
 
 
 @dataclass(frozen=True)
@@ -135,6 +117,12 @@ def _settings(corpus: str, truth: str, *, report: bool = False) -> Settings:
     return Settings(corpus.strip(), truth.strip(), strategies, retrievers, os.environ.get("RAGDIAG_CACHE") or None)
 
 
+def _ran(s: Settings) -> str:
+    """The retrievers that run (one that could not, e.g. without its weights offline, is said in "About this run")."""
+    gone = set(st.session_state.get(UNAVAILABLE_KEY, ()))
+    return ",".join(r for r in s.retrievers if r not in gone)
+
+
 def sidebar() -> None:
     """Corpus folder and ground-truth file (paths on the server)."""
     acc = access()
@@ -143,7 +131,7 @@ def sidebar() -> None:
         if acc.locked:  # presentation mode: the operator's data, no path fields
             s = settings(report=True)
             st.caption(f"corpus **{md_text(Path(s.corpus).name)}** · ground truth **{md_text(s.truth_path.name)}**  \n"
-                       f"strategies {','.join(s.strategies)} · retrievers {','.join(s.retrievers)}")
+                       f"strategies {','.join(s.strategies)} · retrievers {_ran(s)}")
             return
         st.text_input("Corpus folder", value=acc.corpus, key=CORPUS_KEY, max_chars=4096,
                       help="A folder of documents on the server (.md, .txt, .html, .pdf), under the folders "
@@ -153,7 +141,7 @@ def sidebar() -> None:
                       help="JSON or YAML with questions (verbatim needles) and out-of-domain queries. "
                            "Empty: the file named after the corpus folder, beside it.")
         s = settings(report=True)
-        st.caption(f"strategies {','.join(s.strategies)} · retrievers {','.join(s.retrievers)}  \n"
+        st.caption(f"strategies {','.join(s.strategies)} · retrievers {_ran(s)}  \n"
                    f"cache {s.cache or '.ragdiag-cache'}")
 
 
@@ -199,22 +187,12 @@ def _check_access(s: Settings) -> None:
         st.stop()
 
 
-@st.cache_resource(max_entries=4, show_spinner="Loading the corpus…")
-def _corpus(root: str, signature: str) -> Corpus:
-    return load_corpus(root)
-
-
-@st.cache_resource(max_entries=4, show_spinner=False)
-def _truth(path: str, file_sha: str, corpus_sha: str, _corpus: Corpus) -> GroundTruth:
-    return load_truth(path, _corpus)
-
-
 def _corpus_of(s: Settings) -> Corpus:
-    return _corpus(s.corpus, _folder_signature(s.corpus))
+    return cache.corpus(s.corpus, _folder_signature(s.corpus))
 
 
 def _truth_of(s: Settings, corpus: Corpus) -> GroundTruth:
-    return _truth(str(s.truth_path), _file_sha(s.truth_path), corpus.sha256, corpus)
+    return cache.truth(str(s.truth_path), _file_sha(s.truth_path), corpus.sha256, corpus)
 
 
 def read_inputs(s: Settings) -> tuple[Corpus, GroundTruth]:
@@ -257,25 +235,9 @@ def load_inputs(s: Settings | None = None) -> tuple[Corpus, GroundTruth]:
 
 # ----- models and the store ---------------------------------------------------
 
-def _encoder():
-    from ragdiag.models import ENCODER_ENV
-
-    return _encoder_for(os.environ.get(ENCODER_ENV, ""))
-
-
-@st.cache_resource(max_entries=2, show_spinner=False)
-def _encoder_for(spec: str):
-    """The encoder named by ``RAGDIAG_ENCODER`` (``spec``, the cache key), else MiniLM."""
-    from ragdiag.models import load_encoder
-
-    return load_encoder()
-
-
-@st.cache_resource(max_entries=2, show_spinner=False)
-def _store(root: str | None):
-    from ragdiag.store import Store
-
-    return Store(root)
+#: The encoder and the store (held by :mod:`ui.cache`), under the names the pages used.
+_encoder = cache.encoder
+_store = cache.store
 
 
 def recorded_stamps(s: Settings | None = None) -> list:
@@ -285,40 +247,6 @@ def recorded_stamps(s: Settings | None = None) -> list:
         return list(_store(s.cache).indexes())
     except Exception:  # noqa: BLE001 - the catalogue is informative only
         return []
-
-
-# ----- derived, cached per evaluation ------------------------------------------
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def sweep_for(token: str, config: str, keep: int, _ev: Evaluation):
-    """The gate's inputs for one configuration and keep, the sweep over every cut and its long frame with rates.
-
-    Computed once per evaluation: a slider move reuses all three.
-    """
-    from ragdiag.threshold.gate import default_cuts, gate_inputs_for, sweep
-    from ragdiag.threshold.rates import rate_rows
-    from ui.frames import sweep_frame
-
-    inputs = gate_inputs_for(_ev, config, keep=keep)
-    table = sweep(inputs)
-    return inputs, table, sweep_frame(table, rate_rows(inputs, default_cuts()))
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def choice_for(token: str, config: str, keep: int, goal, _ev: Evaluation):
-    """:func:`ragdiag.threshold.cut_choice` (cross-validated, so not free) once per evaluation, configuration and goal."""
-    from ragdiag.threshold.choice import cut_choice
-
-    return cut_choice(sweep_for(token, config, keep, _ev)[0], goal)
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def distances_for(token: str, config: str, keep: int, _ev: Evaluation):
-    """The gate's own per-query values (what the histograms plot), for one configuration and keep."""
-    from ragdiag.threshold.gate import distance_samples
-    from ui.frames import distance_frame
-
-    return distance_frame(distance_samples(sweep_for(token, config, keep, _ev)[0]), keep=keep)
 
 
 # ----- shared widgets ------------------------------------------------------------
@@ -333,24 +261,6 @@ def default_config(ev: Evaluation) -> str:
     from ragdiag.report.build import default_config as rule
 
     return rule(ev).label
-
-
-def config_select(ev: Evaluation, label: str = "Configuration", *, key: str = "config",
-                  default: str | None = None, container=st) -> str:
-    """A configuration picker bound to the URL (``?config=``); defaults to the report's rule."""
-    labels = config_labels(ev)
-    default = default if default in labels else default_config(ev)
-    return container.selectbox(label, labels, index=labels.index(default), key=key, bind="query-params",
-                               help="strategy/retriever")
-
-
-def cut_keep_sliders(container=st, keep_container=None) -> tuple[float, int]:
-    """The gate's two settings, bound to the URL (``cut``, ``keep``)."""
-    keep_container = keep_container or container
-    cut = container.slider("Cut (cosine distance): keep chunks closer than this", 0.0, 1.0, DEFAULT_CUT,
-                           step=0.005, format="%.3f", key="cut", bind="query-params")
-    keep = keep_container.slider("Keep at most N chunks", 1, TOP, DEFAULT_KEEP, key="keep", bind="query-params")
-    return round(float(cut), 6), int(keep)
 
 
 #: Long documents go to the browser in parts of this many characters, never in one piece.

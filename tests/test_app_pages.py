@@ -1,0 +1,283 @@
+"""The dashboard's decision pages, headless, on the FAKE encoder (fast selection): Summary, Overview, Threshold,
+Compare and Inspector show the library's numbers, and the shared context (configuration, cut, keep) moves them.
+
+``RAGDIAG_ENCODER=fakes:fake_encoder`` makes the app embed with the bag-of-words
+:class:`fakes.FakeEncoder`, so these tests run in seconds without model weights;
+the oracle is the library's own evaluation with the same fake. The real model's
+path through every page stays in ``tests/test_app.py`` (marker ``model``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from test_app import ENV, write_tiny_corpus
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+
+
+@pytest.fixture(scope="module")
+def fake_app(tmp_path_factory):
+    """Tiny corpus, truth and cache; the app's environment points at them and at the FAKE encoder."""
+    base = tmp_path_factory.mktemp("fakeapp")
+    root, truth = write_tiny_corpus(base)
+    env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache"),
+           "RAGDIAG_ENCODER": "fakes:fake_encoder"}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    yield {"root": root, "truth": truth}
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+@pytest.fixture(scope="module")
+def lib(fake_app):
+    """The library's evaluation of the same inputs with the same FAKE encoder (the oracle)."""
+    from fakes import fake_encoder
+    from ragdiag.corpus import load_corpus
+    from ragdiag.evaluate import evaluate
+    from ragdiag.truth import load_truth
+
+    corpus = load_corpus(fake_app["root"])
+    truth = load_truth(fake_app["truth"], corpus)
+    return evaluate(corpus, truth, encoder=fake_encoder(), strategies="A,E", retrievers="dense,bm25,hybrid")
+
+
+def texts(at) -> str:
+    parts = [e.value for e in at.markdown] + [e.value for e in at.caption] + [e.value for e in at.text]
+    parts += [e.proto.body for e in at.html] + [e.value for e in at.code]
+    parts += [f"{m.label} {m.value}" for m in at.metric]
+    parts += [e.value for kind in ("error", "warning", "info", "success") for e in getattr(at, kind)]
+    parts += [e.value for e in at.title] + [e.value for e in at.subheader]
+    return "\n".join(str(p) for p in parts).replace("\\", "")
+
+
+def run(at):
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    deadline = time.monotonic() + 60  # until the shared job has every strategy (it says so while computing)
+    while "still computing" in texts(at) and time.monotonic() < deadline:
+        at.run(timeout=60)
+        assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def app(page: str | None = None, **params):
+    """The app opened at ``page`` with URL parameters ``params`` (as a link opens it)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(params)
+    run(at)
+    if page:
+        at.switch_page(page)
+        run(at)
+    return at
+
+
+def rec_of(lib):
+    from ragdiag.recommend import recommend
+
+    return recommend(lib)
+
+
+# ----- Summary -------------------------------------------------------------------------------------
+
+def test_summary_names_the_recommendation_in_words_with_its_rates(fake_app, lib):
+    from ui.fmt import rate
+
+    rec = rec_of(lib)
+    at = app()
+    assert [t.value for t in at.title] == ["Summary"]
+    shown = texts(at)
+    assert f"Ship **{rec.words}** at cut {rec.cut:.4f}" in shown
+    assert [m.value for m in at.metric] == [rate(rec.answered), rate(rec.bluffs), rate(rec.lost)]
+    assert not at.warning and not at.error  # no warning on a first screen
+
+
+def test_summary_deltas_are_against_the_runner_up(fake_app, lib):
+    from ui.fmt import points
+
+    rec = rec_of(lib)
+    at = app()
+    deltas = [m.proto.delta for m in at.metric]
+    if rec.runner_up_rates:
+        want = [points(getattr(rec, k).rate - rec.runner_up_rates[k].rate) for k in ("answered", "bluffs", "lost")]
+        assert deltas == [f"{w} vs runner-up" for w in want]
+    else:
+        assert deltas == ["", "", ""]
+
+
+def test_summary_use_button_sets_the_context(fake_app, lib):
+    rec = rec_of(lib)
+    at = app()
+    at.button(key="use_recommended").click()
+    run(at)
+    assert at.number_input(key="cut").value == rec.cut
+    assert at.query_params["config"] == [rec.config] or at.query_params["config"] == rec.config
+    assert at.button(key="use_recommended").disabled  # applied: nothing left to apply
+
+
+# ----- Overview ------------------------------------------------------------------------------------
+
+def test_overview_recall_table_is_the_library_sorted_by_the_gates_k(fake_app, lib):
+    from ragdiag.defaults import PRIMARY_K
+    from ragdiag.summary import summary_rows
+    from ui.fmt import rate
+
+    at = app("app_pages/overview.py")
+    table = next(d.value for d in at.dataframe if "configuration" in d.value.columns
+                 and f"R@{PRIMARY_K} (share of queries)" in d.value.columns)
+    table = table.data if hasattr(table, "data") else table
+    rows = {r.config: r for r in summary_rows(lib)}
+    assert set(table["configuration"]) == set(rows)
+    est = [rows[c].recall[PRIMARY_K].estimate for c in table["configuration"]]
+    assert est == sorted(est, reverse=True)
+    for _, r in table.iterrows():
+        assert r[f"R@{PRIMARY_K} (share of queries)"] == rate(rows[r["configuration"]].recall[PRIMARY_K])
+    assert table.set_index("configuration").loc["A/dense", "destroyed (questions)"] == 1  # the tea needle
+    assert "None" not in table.astype(str).to_numpy().ravel().tolist()
+
+
+def test_overview_filters_from_the_url(fake_app):
+    at = app("app_pages/overview.py", strategies="E", retrievers="bm25")
+    table = next(d.value for d in at.dataframe if "configuration" in d.value.columns)
+    table = table.data if hasattr(table, "data") else table
+    assert list(table["configuration"]) == ["E/bm25"]
+
+
+def test_overview_funnel_counts_are_the_librarys(fake_app, lib):
+    from ragdiag.defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K
+    from ragdiag.funnel import funnels
+
+    at = app("app_pages/overview.py", config="A/dense")
+    fs = {f.config.label: f for f in funnels(lib, k=PRIMARY_K, cut=DEFAULT_CUT, keep=DEFAULT_KEEP)}
+    n = fs["A/dense"].counts().get("answered", 0)
+    assert f"A/dense answers {n} of {len(fs['A/dense'].rows)} answerable queries" in texts(at)
+    table = next(d.value for d in at.dataframe if "configuration" in d.value.columns
+                 and any(c.endswith("(queries)") and not c.startswith("found") for c in d.value.columns))
+    table = table.data if hasattr(table, "data") else table
+    assert set(table["configuration"]) == set(fs)
+    for stage in ("destroyed", "answered", "refused"):
+        col = f"{stage} (queries)"
+        if col in table.columns:
+            assert dict(zip(table["configuration"], table[col])) == {c: f.counts().get(stage, 0) for c, f in fs.items()}
+
+
+# ----- Threshold -----------------------------------------------------------------------------------
+
+def _rates(at):
+    df = next(d.value for d in at.dataframe if "outcome" in d.value.columns)
+    return {r["outcome"]: r for r in df.to_dict("records")}
+
+
+def test_threshold_rates_equal_the_sweep_at_the_context_cut(fake_app, lib):
+    from ragdiag.threshold import gate_inputs_for, sweep
+    from ui.fmt import rate
+    from ragdiag.threshold import rate_rows
+
+    at = app("app_pages/threshold.py", config="E/hybrid", cut="0.7")
+    inputs = gate_inputs_for(lib, "E/hybrid", keep=4)
+    row = sweep(inputs, [0.7]).row(0.7)
+    shown = _rates(at)
+    assert shown["answered"]["queries"] == row.answered
+    assert shown["NO ANSWER (nothing under the cut)"]["queries"] == row.no_answer
+    assert shown["bluffs (off-topic, all)"]["queries"] == row.bluffs
+    assert shown["answered"]["share (95% interval)"] == rate(rate_rows(inputs, [0.7])[0].answered)
+
+
+def test_threshold_use_this_cut_applies_the_proposal_exactly(fake_app, lib):
+    from ragdiag.threshold import Goal, cut_choice, gate_inputs_for
+
+    at = app("app_pages/threshold.py", config="E/hybrid", cut="1")
+    choice = cut_choice(gate_inputs_for(lib, "E/hybrid", keep=4), Goal(max_bluff=0.05))
+    assert "misses the goal of at most 5%" in texts(at)  # at cut 1 every off-topic query gets sources
+    at.button(key="use_cut").click()
+    run(at)
+    assert at.number_input(key="cut").value == choice.cut
+    assert float(at.query_params["cut"][0] if isinstance(at.query_params["cut"], list)
+                 else at.query_params["cut"]) == choice.cut
+    assert f"At the cut on screen, **{choice.cut:.4f}**, 0 of 2 off-topic queries get sources" in texts(at)
+    assert "meets the goal" in texts(at)
+    assert "Download the thresholds (YAML)" in [b.proto.label for b in at.get("download_button")]
+
+
+def test_threshold_answered_goal(fake_app, lib):
+    from ragdiag.threshold import Goal, cut_choice, gate_inputs_for
+
+    at = app("app_pages/threshold.py", config="E/hybrid", cut="0.05")
+    at.segmented_control(key="goal").set_value("answered at least")
+    run(at)
+    choice = cut_choice(gate_inputs_for(lib, "E/hybrid", keep=4), Goal(min_answered=0.5))
+    assert f"Use this cut: {choice.cut:.4f}" in [b.label for b in at.button]
+    assert "0 of 8 answerable queries are answered (0%): it misses the goal of at least 50%" in texts(at)
+
+
+# ----- Compare -------------------------------------------------------------------------------------
+
+def test_compare_counts_are_the_librarys(fake_app, lib):
+    from ragdiag.compare.comparisons import compare
+
+    at = app("app_pages/compare.py", view="Explore every pair", a="E/dense", b="A/dense")
+    c = compare(lib, "E/dense", "A/dense", k=4)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["wins of E/dense"] == str(c.test.wins)
+    assert metrics["losses of E/dense"] == str(c.test.losses)
+
+
+def test_compare_starts_from_the_context(fake_app):
+    at = app("app_pages/compare.py", view="Explore every pair", config="E/bm25")
+    assert at.selectbox(key="a").value == "E/bm25"
+
+
+# ----- Inspector -----------------------------------------------------------------------------------
+
+def test_inspector_answers_in_one_sentence(fake_app):
+    at = app("app_pages/inspector.py", q="q1:course", config="A/dense")
+    verdict = at.error[0].value.replace("\\", "")
+    assert verdict.startswith("**blind 512-char cuts, dense retrieval (A/dense)** — Lost: no chunk holds the answer "
+                              "whole, the chunking cut it")
+    assert "Answered under: E/" in verdict
+
+
+def test_inspector_pins_and_uses_one_vocabulary(fake_app):
+    from ui.inspect_words import OUTCOMES
+
+    at = app("app_pages/inspector.py", q="q2:course", config="E/bm25")
+    frame = at.dataframe[0].value
+    frame = frame.data if hasattr(frame, "data") else frame
+    assert frame["configuration"].iloc[0] == "E/bm25"
+    assert set(frame["outcome"]) <= set(OUTCOMES)
+    assert "None" not in frame.astype(str).to_numpy().ravel().tolist()
+
+
+def test_inspector_next_failure_and_off_topic(fake_app, lib):
+    from ragdiag.funnel import funnels
+
+    at = app("app_pages/inspector.py", q="q1:course", config="A/dense", cut="0.05")
+    assert "· destroyed ·" in at.selectbox(key="q").format_func("q1:course")
+    at.button(key="next_failure").click()
+    run(at)
+    nxt = at.selectbox(key="q").value
+    assert nxt != "q1:course" and at.query_params["q"] in (nxt, [nxt])
+    assert at.error  # a failure is said as one (red) sentence
+    at = app("app_pages/inspector.py", q="o1", config="E/dense", cut="0.05")
+    assert "Abstained, as it should: the corpus does not answer it and nothing was closer than the cut 0.050" in \
+        texts(at)
+
+
+def test_context_survives_a_change_of_page(fake_app):
+    at = app("app_pages/threshold.py", config="E/bm25", cut="0.55")
+    at.switch_page("app_pages/inspector.py")
+    run(at)
+    assert at.selectbox(key="config").value == "E/bm25"
+    assert at.number_input(key="cut").value == pytest.approx(0.55)
+    assert "cut 0.550" in texts(at)

@@ -1,0 +1,162 @@
+"""The decision screens as a person sees them: Chromium at 1400 × 900 on the bundled corpus.
+
+Checks what the first screen holds (the recommendation in words, with a
+percentage and its interval; no seeding note, warning or Deploy button), the
+sidebar's job sections, the Threshold page's "Use this cut" button above the
+fold and what it does to the URL, and every chart on the Summary, Threshold and
+Compare pages, read from the SVG's ARIA labels: at most 8 legend values, no
+clipped title, no legend cut off, no continuous y axis shorter than 200 px.
+Uses the real model (the bundled corpus's shipped index seeds an empty cache).
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from test_browser import ARGS, ARTIFACTS, CHROMIUM, COLD_TIMEOUT_MS, sync_api, start_server, stop_server, wait_idle
+
+pytestmark = [pytest.mark.browser, pytest.mark.model]
+
+WIDTH, HEIGHT = 1400, 900
+RATE = re.compile(r"\d+% \(\d+–\d+\)")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    base = tmp_path_factory.mktemp("decide")
+    proc, url = start_server({"RAGDIAG_CACHE": str(base / "cache")}, base / "streamlit.log")
+    try:
+        yield url
+    finally:
+        stop_server(proc)
+
+
+@pytest.fixture(scope="module")
+def page(server):
+    pw = sync_api.sync_playwright().start()
+    try:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+    except Exception as exc:  # noqa: BLE001 - a browser that cannot start here is an environment problem
+        pw.stop()
+        pytest.skip(f"chromium could not start: {exc}")
+    ctx = b.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    p = ctx.new_page()
+    p.set_default_timeout(60_000)
+    ARTIFACTS.mkdir(exist_ok=True)
+    try:
+        yield p
+    finally:
+        ctx.close()
+        b.close()
+        pw.stop()
+
+
+def open_page(page, url: str, heading: str) -> None:
+    """Open ``url`` and wait until the page is drawn with every strategy (no progress bar, no status line)."""
+    page.goto(url)
+    page.get_by_role("heading", name=heading).wait_for(timeout=COLD_TIMEOUT_MS)
+    page.wait_for_function("""() => !document.querySelector('[data-testid="stProgress"]')
+        && !document.body.innerText.includes('Strategies still computing')
+        && !document.querySelector('[data-testid="stStatusWidget"]')""", timeout=COLD_TIMEOUT_MS, polling=1000)
+    page.wait_for_timeout(1500)
+    wait_idle(page, COLD_TIMEOUT_MS)
+
+
+def first_screen(page) -> list[dict]:
+    """Visible text blocks of the main area inside the 1400 × 900 viewport (what is seen without scrolling)."""
+    return page.evaluate("""(h) => {
+        const out = [];
+        for (const el of document.querySelectorAll('[data-testid="stMain"] [data-testid="stMarkdownContainer"],'
+                                                   + '[data-testid="stMain"] [data-testid="stMetric"],'
+                                                   + '[data-testid="stMain"] [data-testid="stAlert"],'
+                                                   + '[data-testid="stMain"] [data-testid="stCaptionContainer"]')) {
+            const r = el.getBoundingClientRect();
+            if (r.height > 0 && r.top < h && r.bottom > 0) out.push({text: el.innerText, kind: el.dataset.testid});
+        }
+        return out;
+    }""", HEIGHT)
+
+
+def chart_problems(page) -> list[str]:
+    """Each drawn chart's legend sizes, title and legend clipping and y-axis heights, from the SVG."""
+    page.wait_for_timeout(500)
+    return page.evaluate("""() => {
+        const bad = [];
+        document.querySelectorAll('[data-testid="stVegaLiteChart"] svg').forEach((svg, i) => {
+            if (svg.getBoundingClientRect().width === 0) return;
+            // inside the chart's own element (what the page shows of it), give or take a glyph's overhang
+            const box = svg.closest('[data-testid="stVegaLiteChart"]').getBoundingClientRect();
+            const within = (r) => r.left >= box.left - 4 && r.right <= box.right + 4
+                                && r.top >= box.top - 4 && r.bottom <= box.bottom + 4;
+            svg.querySelectorAll('[aria-label]').forEach((el) => {
+                const label = el.getAttribute('aria-label');
+                const r = el.getBoundingClientRect();
+                const m = label.match(/with (\\d+) values/);
+                if (/legend/i.test(label) && m && Number(m[1]) > 8) bad.push(`chart ${i}: ${label.slice(0, 80)}`);
+                if (/legend/i.test(label) && !within(r)) bad.push(`chart ${i}: legend cut off: ${label.slice(0, 60)}`);
+                if (/^Title text/.test(label) && !within(r)) bad.push(`chart ${i}: title clipped: ${label}`);
+                if (/^Y-axis/.test(label) && /linear scale/.test(label) && r.height < 200)
+                    bad.push(`chart ${i}: y axis ${Math.round(r.height)} px: ${label.slice(0, 60)}`);
+            });
+            svg.querySelectorAll('text').forEach((t) => {  // a title text that ends in an ellipsis was cut
+                if (t.closest('.role-title') && /…$/.test(t.textContent)) bad.push(`chart ${i}: title cut: ${t.textContent}`);
+            });
+        });
+        return bad;
+    }""")
+
+
+def n_charts(page) -> int:
+    return page.locator('[data-testid="stVegaLiteChart"] svg').count()
+
+
+def test_summary_first_screen_says_what_to_ship(server, page):
+    open_page(page, server, "Summary")
+    blocks = first_screen(page)
+    text = "\n".join(b["text"] for b in blocks)
+    page.screenshot(path=str(ARTIFACTS / "decide-summary.png"))
+    ship = next(b["text"] for b in blocks if b["text"].startswith("Ship "))
+    assert "retrieval" in ship or "BM25" in ship  # the configuration in words, not a code
+    assert RATE.search(text), text  # a percentage with its interval
+    assert sum(b["kind"] == "stMetric" for b in blocks) == 3
+    assert not [b for b in blocks if b["kind"] == "stAlert"], text  # no warning on a first screen
+    assert "shipped index" not in text and "seeded" not in text.lower()
+    assert page.get_by_text("Deploy", exact=True).count() == 0
+    assert page.locator('[data-testid="stAppDeployButton"]').count() == 0
+    nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
+    for section in ("Results", "Decide the cut", "Diagnose", "Data and more"):
+        assert section in nav, nav
+    assert chart_problems(page) == []
+
+
+def test_threshold_use_this_cut_is_above_the_fold_and_sets_the_url(server, page):
+    open_page(page, f"{server}/threshold", "Threshold")
+    button = page.get_by_role("button", name=re.compile(r"^Use this cut"))
+    box = button.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= HEIGHT
+    page.screenshot(path=str(ARTIFACTS / "decide-threshold.png"))
+    proposed = float(re.search(r"([0-9.]+)$", button.inner_text()).group(1))
+    assert n_charts(page) >= 2
+    assert chart_problems(page) == []
+    button.click()
+    page.wait_for_function("() => new URLSearchParams(location.search).has('cut')", timeout=30_000)
+    wait_idle(page)
+    cut = float(parse_qs(urlparse(page.url).query)["cut"][0])
+    assert round(cut, 4) == proposed
+    assert "meets the goal" in page.locator('[data-testid="stMain"]').inner_text()
+
+
+def test_compare_charts_are_readable(server, page):
+    open_page(page, f"{server}/compare", "Compare")
+    page.locator('[data-testid="stVegaLiteChart"] svg').first.wait_for(timeout=COLD_TIMEOUT_MS)
+    assert chart_problems(page) == []
+
+
+def test_inspector_first_screen_answers_in_a_sentence(server, page):
+    open_page(page, f"{server}/inspector", "Inspector")
+    text = "\n".join(b["text"] for b in first_screen(page))
+    page.screenshot(path=str(ARTIFACTS / "decide-inspector.png"))
+    assert re.search(r"— (Answered|Lost|Bluff|Abstained)", text), text

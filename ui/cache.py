@@ -1,0 +1,148 @@
+"""Every cache of the dashboard, in one module.
+
+Library objects that are shared and never mutated (the corpus, the ground
+truth, the encoder, the store, the background job, sweeps, funnels) are held
+in ``st.cache_resource``; tables (DataFrames, bytes) in ``st.cache_data``.
+Every cache is bounded (``max_entries``) and keyed by content: a corpus
+signature or sha256, a ground-truth file sha256, the evaluation's token (one
+per background job and set of ready strategies) and the frozen settings. Big
+objects are passed as ``_``-prefixed arguments, which Streamlit does not hash.
+Heavy imports (torch, the encoder) happen inside the loaders, never at import.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable
+
+import streamlit as st
+
+from ragdiag.corpus import Corpus, load_corpus
+from ragdiag.evaluation import Evaluation
+from ragdiag.truth import GroundTruth, load_truth
+from ui.background import Background, start_background
+
+__all__ = ["corpus", "truth", "encoder", "store", "background", "sweep_for", "choice_for", "distances_for",
+           "funnels", "costs", "nearest_distances", "by_evaluation", "data_by_evaluation"]
+
+
+# ----- inputs, models, the store, the shared job --------------------------------------------------
+
+@st.cache_resource(max_entries=4, show_spinner="Loading the corpus…")
+def corpus(root: str, signature: str) -> Corpus:
+    """The corpus under ``root`` (``signature``: names, sizes and mtimes of its files, so an edit reloads it)."""
+    return load_corpus(root)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def truth(path: str, file_sha: str, corpus_sha: str, _corpus: Corpus) -> GroundTruth:
+    """The ground truth at ``path`` located in ``_corpus`` (keyed by both hashes)."""
+    return load_truth(path, _corpus)
+
+
+def encoder():
+    """The encoder named by ``RAGDIAG_ENCODER`` (the seam tests use for a fake), else MiniLM; one per process."""
+    from ragdiag.models import ENCODER_ENV
+
+    return _encoder_for(os.environ.get(ENCODER_ENV, ""))
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def _encoder_for(spec: str):
+    from ragdiag.models import load_encoder
+
+    return load_encoder()
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def store(root: str | None):
+    """The on-disk store of vectors and indexes under ``root`` (default folder when None)."""
+    from ragdiag.store import Store
+
+    return Store(root)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def background(corpus_root: str, truth_path: str, strategies: tuple[str, ...], retrievers: tuple[str, ...],
+               corpus_sha: str, truth_sha: str, cache: str | None, first: str, _corpus: Corpus,
+               _truth: GroundTruth) -> Background:
+    """The shared background job of one input set (the app's only global state), started on first use."""
+    return start_background(_corpus, _truth, strategies=strategies, retrievers=retrievers, first=first,
+                            encoder=encoder(), open_store=lambda: store(cache))
+
+
+# ----- derived, per evaluation (``token`` names the evaluation) -------------------------------------
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def sweep_for(token: str, config: str, keep: int, _ev: Evaluation):
+    """The gate's inputs for one configuration and keep, the sweep over every cut and its long frame with rates.
+
+    Computed once per evaluation: a change of cut reuses all three.
+    """
+    from ragdiag.threshold.gate import default_cuts, gate_inputs_for, sweep
+    from ragdiag.threshold.rates import rate_rows
+    from ui.frames import sweep_frame
+
+    inputs = gate_inputs_for(_ev, config, keep=keep)
+    table = sweep(inputs)
+    return inputs, table, sweep_frame(table, rate_rows(inputs, default_cuts()))
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def choice_for(token: str, config: str, keep: int, goal, _ev: Evaluation):
+    """:func:`~ragdiag.threshold.choice.cut_choice` (cross-validated, so not free) once per evaluation,
+    configuration and goal."""
+    from ragdiag.threshold.choice import cut_choice
+
+    return cut_choice(sweep_for(token, config, keep, _ev)[0], goal)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def distances_for(token: str, config: str, keep: int, _ev: Evaluation):
+    """The gate's own per-query values (what the histograms plot), for one configuration and keep: a frame."""
+    from ragdiag.threshold.gate import distance_samples
+    from ui.frames import distance_frame
+
+    return distance_frame(distance_samples(sweep_for(token, config, keep, _ev)[0]), keep=keep)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def funnels(token: str, k: int, cut: float, keep: int, cache: str | None, _ev: Evaluation):
+    """:func:`ragdiag.funnel.funnels` of every configuration (first-stage ranks computed when not evaluated)."""
+    from ragdiag.funnel import funnels as compute
+
+    try:
+        return compute(_ev, k=k, cut=cut, keep=keep)
+    except ValueError:  # a reranker or hybrid without S/dense evaluated: embed the queries to rank them
+        return compute(_ev, k=k, cut=cut, keep=keep, encoder=encoder(), store=store(cache))
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def costs(token: str, k: int, cut: float, keep: int, sample: int, _ev: Evaluation):
+    """:func:`ragdiag.cost.costs` of every configuration and the machine, measured once per evaluation and settings."""
+    from ragdiag.cost import costs as measure, machine
+
+    return measure(_ev, encoder(), k=k, cut=cut, keep=keep, sample=sample), machine()
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def nearest_distances(token: str, config: str, cache: str | None, _ev: Evaluation):
+    """Each chunk's distance to its nearest other chunk under ``config``'s gate model (the cut's percentile)."""
+    from ragdiag.model_cut import gate_chunk_vectors, nearest_chunk_distances
+
+    return nearest_chunk_distances(gate_chunk_vectors(_ev, config, store=store(cache)))
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def by_evaluation(name: str, token: str, params: tuple, _compute: Callable[[], object]):
+    """A library result a page computes from the evaluation ``token`` (``name`` and ``params`` key it), held once.
+
+    ``_compute`` is called on a miss; its result must not be mutated by the caller.
+    """
+    return _compute()
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def data_by_evaluation(name: str, token: str, params: tuple, _compute: Callable[[], object]):
+    """Like :func:`by_evaluation` for tables and bytes (each session gets its own copy)."""
+    return _compute()

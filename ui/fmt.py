@@ -1,0 +1,86 @@
+"""One grammar for every table and sentence: ``55% (42–67)``, a dash for nothing, plain headers, the chosen row marked.
+
+Counts go in their own column; a rate's cell holds the percentage and its 95%
+interval in points. Pure functions over values and DataFrames (no streamlit).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+import pandas as pd
+
+__all__ = ["DASH", "pct", "rate", "interval", "points", "share", "ordinal", "drop_constant", "dash_missing",
+           "highlight_row", "ACCENT", "ACCENT_BG"]
+
+DASH = "–"
+#: The chosen configuration in charts and tables (everything else grey).
+ACCENT = "#1565c0"
+ACCENT_BG = "background-color: #e3f2fd; font-weight: 600"
+
+
+def _missing(x) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def pct(x: float | None, digits: int = 0) -> str:
+    """``0.5469`` -> ``"55%"``; ``None`` -> a dash."""
+    return DASH if _missing(x) else f"{100 * x:.{digits}f}%"
+
+
+def interval(estimate: float | None, low: float, high: float) -> str:
+    """``"55% (42–67)"``: the estimate and its 95% interval in points (a dash when there is no estimate)."""
+    if _missing(estimate):
+        return DASH
+    return f"{100 * estimate:.0f}% ({100 * low:.0f}–{100 * high:.0f})"
+
+
+def rate(cell) -> str:
+    """A :class:`~ragdiag.rows.RateCell` or :class:`~ragdiag.stats.Interval` as ``"55% (42–67)"``."""
+    if cell is None:
+        return DASH
+    est = getattr(cell, "rate", None) if hasattr(cell, "rate") else getattr(cell, "estimate", None)
+    return interval(est, cell.low, cell.high)
+
+
+def points(delta: float | None) -> str:
+    """A difference of two rates in percentage points, signed: ``"+5 pts"`` (a dash when unknown)."""
+    return DASH if _missing(delta) else f"{100 * delta:+.0f} pts"
+
+
+def share(count: int, total: int) -> str:
+    """``"3 of 30"``."""
+    return f"{count} of {total}"
+
+
+def ordinal(n: int) -> str:
+    """``1`` -> ``"1st"``, ``10`` -> ``"10th"``, ``22`` -> ``"22nd"``."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def dash_missing(df: pd.DataFrame) -> pd.DataFrame:
+    """Every missing value (None, NaN) shown as a dash, never "None"."""
+    return df.astype(object).where(df.notna(), DASH)
+
+
+def drop_constant(df: pd.DataFrame, keep: Iterable[str] = ()) -> tuple[pd.DataFrame, dict]:
+    """Drop columns with one value on every row (state them once, in a caption): ``(frame, {column: value})``.
+
+    Tables of a single row keep every column; columns in ``keep`` are never dropped.
+    """
+    if len(df) < 2:
+        return df, {}
+    keep = set(keep)
+    const = {c: df[c].iloc[0] for c in df.columns
+             if c not in keep and df[c].astype(str).nunique(dropna=False) == 1}
+    return df.drop(columns=list(const)), const
+
+
+def highlight_row(df: pd.DataFrame, column: str, value) -> "pd.io.formats.style.Styler":
+    """The frame styled with the row whose ``column`` equals ``value`` marked (the chosen configuration)."""
+    def mark(row):
+        return [ACCENT_BG if row[column] == value else ""] * len(row)
+
+    return df.style.apply(mark, axis=1)

@@ -1,0 +1,163 @@
+"""The Threshold page's two charts, as pure builders: the mirrored histogram and the trade-off.
+
+Both trim x to the data, keep titles and legends outside a plot area of at
+least 240 px, and use red only for what goes wrong (off-topic queries that get
+sources).
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+__all__ = ["PLOT_HEIGHT", "FIT_X", "x_extent", "mirrored_bins", "mirrored_histogram", "tradeoff_wide", "tradeoff_curve"]
+
+PLOT_HEIGHT = 260
+#: The width fits the column; the height is the plot's own, titles, axes and legends come on top of it.
+FIT_X = alt.AutoSizeParams(type="fit-x", contains="padding")
+ANSWERABLE, NEAR, FAR = "answerable", "off-topic, near", "off-topic, far"
+SERIES_COLORS = {ANSWERABLE: "#546e7a", NEAR: "#c62828", FAR: "#ef9a9a"}
+MARKER_COLORS = {"default": "#757575", "in sample": "#90a4ae", "proposed": "#1565c0", "conformal": "#6a1b9a",
+                 "on screen": "#212121"}
+
+
+def x_extent(values, *extra: float, pad: float = 0.02) -> tuple[float, float]:
+    """The x range a chart of these distances needs: the data and ``extra`` marks, padded, within [0, 1]."""
+    v = np.asarray([x for x in [*np.asarray(values, dtype=float).ravel(), *extra] if np.isfinite(x)])
+    if v.size == 0:
+        return 0.0, 1.0
+    lo, hi = float(v.min()) - pad, float(v.max()) + pad
+    return round(max(0.0, lo), 3), round(min(1.0, hi), 3)
+
+
+def mirrored_bins(frame: pd.DataFrame, *, step: float = 0.02) -> pd.DataFrame:
+    """Histogram bins of the gate's values (``frames.distance_frame``): answerable counts above zero, off-topic
+    below, near stacked first then far. Columns: series, start, end, count, y0, y1 (the bar's extent)."""
+    parts = []
+    below = {}  # bin -> how far down the off-topic bars of that bin already reach
+    keys = {"answer": ANSWERABLE, "near": NEAR, "far": FAR, "ood": NEAR}
+    for key, name in keys.items():
+        d = frame.loc[frame["key"] == key, "distance"].to_numpy(dtype=float)
+        d = d[np.isfinite(d)]
+        if d.size == 0:
+            continue
+        counts = pd.Series(np.floor(d / step).astype(int)).value_counts().sort_index()
+        if name == ANSWERABLE:
+            y0, y1 = np.zeros(len(counts)), counts.to_numpy()
+        else:
+            y0 = np.array([below.get(b, 0) for b in counts.index], dtype=float)
+            y1 = y0 - counts.to_numpy()
+            below.update(dict(zip(counts.index, y1)))
+        parts.append(pd.DataFrame({"series": name, "start": counts.index * step, "end": (counts.index + 1) * step,
+                                   "count": counts.to_numpy(), "y0": y0, "y1": y1}))
+    cols = ["series", "start", "end", "count", "y0", "y1"]
+    return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
+
+
+def _counts_text(frame: pd.DataFrame, cut: float, y_top: float, y_bottom: float) -> pd.DataFrame:
+    answer = frame.loc[frame["key"] == "answer", "distance"].to_numpy(dtype=float)
+    ood = frame.loc[frame["key"].isin(["near", "far", "ood"]), "distance"].to_numpy(dtype=float)
+    return pd.DataFrame([
+        {"x": cut, "y": y_top, "text": f"answered {int((answer < cut).sum())} ←", "align": "right"},
+        {"x": cut, "y": y_top, "text": f"→ lost {int((answer >= cut).sum())}", "align": "left"},
+        {"x": cut, "y": y_bottom, "text": f"bluff {int((ood < cut).sum())} ←", "align": "right"},
+        {"x": cut, "y": y_bottom, "text": f"→ refused {int((ood >= cut).sum())}", "align": "left"},
+    ])
+
+
+def mirrored_histogram(frame: pd.DataFrame, *, cut: float, step: float = 0.02, title: str | None = None) -> alt.Chart:
+    """Answerable queries' closest answer-holding chunk above the axis, off-topic queries' closest chunk below
+    (near and far shaded), the cut across both and the counts on each side of it."""
+    bins = mirrored_bins(frame, step=step)
+    lo, hi = x_extent(frame["distance"], cut, pad=step)
+    top = max(1, int(bins["y1"].max())) if len(bins) else 1
+    bottom = min(-1, int(bins["y1"].min())) if len(bins) else -1
+    y_top, y_bottom = top * 1.25, bottom * 1.25
+    x = alt.X("start:Q", title="distance of the closest chunk (cosine)", scale=alt.Scale(domain=[lo, hi], nice=False))
+    color = alt.Color("series:N", title=None,
+                      scale=alt.Scale(domain=list(SERIES_COLORS), range=list(SERIES_COLORS.values())),
+                      legend=alt.Legend(orient="top", labelLimit=0))
+    bars = alt.Chart(bins).mark_bar(binSpacing=0, stroke="white", strokeWidth=0.5).encode(
+        x=x, x2="end:Q", y2="y0:Q",
+        y=alt.Y("y1:Q", title="queries (answerable ↑, off-topic ↓)",
+                scale=alt.Scale(domain=[y_bottom * 1.1, y_top * 1.1]),
+                axis=alt.Axis(labelExpr="abs(datum.value)", tickMinStep=1, format="d")),
+        color=color,
+        tooltip=["series:N", alt.Tooltip("start:Q", format=".3f", title="from"),
+                 alt.Tooltip("end:Q", format=".3f", title="to"), alt.Tooltip("count:Q", title="queries")],
+    )
+    zero = alt.Chart(pd.DataFrame({"y": [0]})).mark_rule(color="#9e9e9e").encode(y="y:Q")
+    rule = alt.Chart(pd.DataFrame({"cut": [cut]})).mark_rule(color="black", strokeDash=[4, 3], strokeWidth=2).encode(
+        x="cut:Q", tooltip=[alt.Tooltip("cut:Q", format=".4f")])
+    text = _counts_text(frame, cut, y_top, y_bottom)
+    answered = int((frame.loc[frame["key"] == "answer", "distance"] < cut).sum())
+    holders = np.isfinite(frame.loc[frame["key"] == "answer", "distance"].to_numpy(dtype=float)).sum()
+    missing = int((frame["key"] == "kept").sum() - holders)
+    bluffs = int((frame.loc[frame["key"].isin(["near", "far", "ood"]), "distance"] < cut).sum())
+    labels = [alt.Chart(text[text["align"] == a]).mark_text(align=a, dx=-6 if a == "right" else 6, fontSize=12)
+              .encode(x="x:Q", y="y:Q", text="text:N") for a in ("right", "left")]
+    return alt.layer(bars, zero, rule, *labels).properties(
+        height=PLOT_HEIGHT, autosize=FIT_X,
+        title=alt.TitleParams(title or f"At cut {cut:.3f}: {answered} answerable answered, {bluffs} off-topic bluff",
+                              anchor="start",
+                              subtitle=[f"answerable: the closest chunk holding the answer ({missing} with none",
+                                        "in the top keep are lost at any cut); off-topic: the closest chunk"]))
+
+
+def tradeoff_wide(curve: pd.DataFrame) -> pd.DataFrame:
+    """One row per cut: answered and bluffs, each as a count and a rate (from ``frames.sweep_frame`` with rates)."""
+    parts = []
+    for outcome, name in (("answered", "answered"), ("bluffs (all ood)", "bluffs")):
+        part = curve[curve["outcome"] == outcome][["cut", "queries", "rate", "low", "high"]].copy()
+        part.insert(1, "measure", name)
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def tradeoff_curve(curve: pd.DataFrame, *, cut: float, goal: float | None = None, goal_kind: str = "bluffs",
+                   markers: dict[str, float | None] | None = None, extent: tuple[float, float] | None = None,
+                   title: str | None = None) -> alt.Chart:
+    """Answered and bluffs (share of their queries, 95% bands) against the cut; the goal as a line; the
+    default, proposed and conformal cuts as labelled rules; a tooltip on the curve with the counts."""
+    long = tradeoff_wide(curve)
+    lo, hi = extent or (0.0, 1.0)
+    long = long[(long["cut"] >= lo) & (long["cut"] <= hi)]
+    colors = {"answered": SERIES_COLORS[ANSWERABLE], "bluffs": SERIES_COLORS[NEAR]}
+    x = alt.X("cut:Q", title="cut (cosine distance)", scale=alt.Scale(domain=[lo, hi], nice=False))
+    color = alt.Color("measure:N", title=None, scale=alt.Scale(domain=list(colors), range=list(colors.values())),
+                      legend=alt.Legend(orient="top", labelLimit=0))
+    quiet = alt.Color("measure:N", legend=None, scale=alt.Scale(domain=list(colors), range=list(colors.values())))
+    base = alt.Chart(long)
+    band = base.mark_area(opacity=0.15, interpolate="step-after").encode(x=x, y="low:Q", y2="high:Q", color=quiet)
+    line = base.mark_line(interpolate="step-after").encode(
+        x=x, y=alt.Y("rate:Q", title="share of its queries", scale=alt.Scale(domain=[0, 1]),
+                     axis=alt.Axis(format="%")), color=color)
+    hover = base.mark_point(size=80, opacity=0).encode(
+        x=x, y="rate:Q", color=quiet,
+        tooltip=[alt.Tooltip("cut:Q", format=".4f"), "measure:N", alt.Tooltip("queries:Q", title="queries"),
+                 alt.Tooltip("rate:Q", format=".1%"), alt.Tooltip("low:Q", format=".1%", title="95% low"),
+                 alt.Tooltip("high:Q", format=".1%", title="95% high")])
+    layers = [band, line, hover]
+    if goal is not None:
+        layers.append(alt.Chart(pd.DataFrame({"goal": [goal], "text": [f"goal: {goal_kind} {goal:.0%}"]}))
+                      .mark_rule(color=colors["bluffs" if goal_kind == "bluffs" else "answered"], strokeDash=[2, 2])
+                      .encode(y="goal:Q", tooltip=["text:N"]))
+    at: dict[float, list[str]] = {}  # cuts that coincide share one rule, named together
+    for n, c in {"on screen": cut, **(markers or {})}.items():
+        if c is not None and lo <= c <= hi:
+            at.setdefault(round(float(c), 4), []).append(n)
+    marks = pd.DataFrame([{"name": " = ".join(ns), "cut": c, "kind": ns[-1]} for c, ns in at.items()])
+    if len(marks):
+        mcolor = alt.Color("kind:N", legend=None, scale=alt.Scale(domain=list(MARKER_COLORS),
+                                                                  range=list(MARKER_COLORS.values())))
+        layers.append(alt.Chart(marks).mark_rule(strokeDash=[4, 3], strokeWidth=1.5).encode(
+            x="cut:Q", color=mcolor, tooltip=["name:N", alt.Tooltip("cut:Q", format=".4f")]))
+        layers.append(alt.Chart(marks).mark_text(angle=270, align="right", baseline="bottom", dx=-4, dy=-2,
+                                                 fontSize=11).encode(x="cut:Q", y=alt.value(0), text="name:N",
+                                                                     color=mcolor))
+    return alt.layer(*layers).resolve_scale(color="independent").properties(
+        height=PLOT_HEIGHT, autosize=FIT_X,
+        title=alt.TitleParams(title or "Answered and bluffs at every cut", anchor="start",
+                              subtitle=["share of answerable and of off-topic queries, 95% bands;",
+                                        "hover the curve for counts"]))
