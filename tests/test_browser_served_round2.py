@@ -58,7 +58,7 @@ def test_no_request_leaves_the_server_and_no_server_path_reaches_the_browser(ser
     page.on("websocket", lambda ws: ws.on("framereceived",
                                           lambda f: frames.append(f if isinstance(f, bytes) else f.encode())))
     try:
-        page.goto(url)
+        page.goto(f"{url}/overview")
         page.get_by_role("heading", name="Overview").wait_for(timeout=COLD_TIMEOUT_MS)
         wait_settled(page)
         page.goto(f"{url}/inspector?q=q1%3Acourse")
