@@ -109,8 +109,6 @@ def test_library_module_graph_has_no_cycle():
     assert cycles(runtime_graph("ragdiag")) == []
 
 
-@pytest.mark.xfail(strict=False, reason="ui.state <-> ui.jobs (a module __getattr__ re-export) is being removed "
-                                        "with the dashboard's plumbing")
 def test_dashboard_module_graph_has_no_cycle():
     assert cycles(runtime_graph("ui")) == []
 

@@ -161,9 +161,24 @@ def test_sweep_prints_the_table(tiny_folder, capsys):
         table.append([float(x) for x in line.split()])
     assert len(table) == 25  # 0.3 to 0.9 by 0.025
     assert table[0][0] == 0.3 and table[-1][0] == 0.9
+    # every row against a brute-force gate over the same evaluation: top 2 ranked, kept when closer than the cut
+    import ragdiag
+    from ragdiag.threshold.gate import gate
+
+    corpus = ragdiag.load_corpus(tiny_folder)
+    truth = ragdiag.load_truth(Path(tiny_folder).parent / "tiny.truth.json", corpus)
+    ev = ragdiag.evaluate(corpus, truth, encoder=ragdiag.load_encoder(),
+                          strategies="C", retrievers="dense")
+    res = ev.result("C/dense")
     for cut, answered, wrong_sources, no_answer, lost, bluffs, abstained, near, far in table:
-        assert answered + wrong_sources + no_answer == 8 and lost == 8 - answered
-        assert bluffs + abstained == 2 and near + far == bluffs
+        kept = [gate(res, i, cut=cut, keep=2) for i in range(len(ev.queries))]
+        holds = [any(res.top_holds[i, list(res.top_order[i]).index(o)] for o, _ in k) for i, k in enumerate(kept)]
+        inside = [q.in_domain for q in ev.queries]
+        assert answered == sum(h for h, d in zip(holds, inside) if d), cut
+        assert wrong_sources == sum(bool(k) and not h for k, h, d in zip(kept, holds, inside) if d), cut
+        assert no_answer == sum(not k for k, d in zip(kept, inside) if d) and lost == 8 - answered, cut
+        assert bluffs == sum(bool(k) for k, d in zip(kept, inside) if not d) and abstained == 2 - bluffs, cut
+        assert near + far == bluffs
     assert "bluffing out-of-domain queries at cut 0.95:" in out
     assert "out-of-domain queries bluff" in out
 

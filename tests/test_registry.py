@@ -135,6 +135,7 @@ def test_plugin_appears_in_the_dashboard(tiny_folder, tmp_path, monkeypatch):
     monkeypatch.setenv("RAGDIAG_RETRIEVERS", "dense,header-bm25")
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
     at.run()
+    at.switch_page("app_pages/overview.py").run()
     assert not at.exception, [e.value for e in at.exception]
     shown = {str(v) for d in at.dataframe for v in d.value.astype(str).to_numpy().ravel()}
     assert {"P/dense", "P/header-bm25"} <= shown
