@@ -18,11 +18,11 @@ import streamlit as st
 
 from ragdiag.retrieval.registry import load_plugins
 from ui.context import context_sidebar
-from ui.state import sidebar
+from ui.state import FAVICON, sidebar
 
 load_plugins()  # idempotent: a module is imported once per process
 
-st.set_page_config(page_title="ragdiag", page_icon=":material/troubleshoot:", layout="wide")
+st.set_page_config(page_title="ragdiag", page_icon=FAVICON, layout="wide")
 
 PAGES = {
     "Results": [

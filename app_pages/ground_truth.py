@@ -16,6 +16,8 @@ from ragdiag.authoring.leakage import leakage
 from ragdiag.authoring.suggest import suggest
 from ragdiag.authoring.text import document_sentences
 from ragdiag.defaults import PRIMARY_K
+from ragdiag.serving import AccessError
+from ui.html import md_text
 from ui.state import access, load_corpus_only, settings
 from ui.truth_editor import (CONFLICT, file_state, keep_widgets, pop_message, reload, restore_widgets, save,
                              save_target, say)
@@ -31,7 +33,11 @@ conf = settings()
 corpus = load_corpus_only(conf)
 
 
-target, note = save_target(conf)
+try:
+    target, note = save_target(conf)
+except AccessError as exc:  # the file beside a visitor's corpus is outside the allowed roots
+    st.error(f"Cannot edit a ground truth here: {md_text(exc)}.")
+    st.stop()
 if note:
     st.warning(note)
 try:
@@ -106,10 +112,10 @@ with tab_add:
     chk = check_needle(needle, corpus) if needle else None
     if chk is not None:
         if chk.ok:
-            st.success(f"Occurs exactly once ({doc.id} @{chk.start}), {len(needle)} characters (40 to 250), "
+            st.success(f"Occurs exactly once ({md_text(doc.id)} @{chk.start}), {len(needle)} characters (40 to 250), "
                        "not a heading.")
         for p in chk.problems:
-            st.error(p)
+            st.error(md_text(p))
         if chk.chunking:
             rows = []
             for c in chk.chunking:
@@ -120,7 +126,7 @@ with tab_add:
             st.dataframe(pd.DataFrame(rows), hide_index=True)
     drafts = st.session_state.get("gt_draft_hint")
     if drafts:
-        st.info(f"Draft from the suggestion (a template: rewrite it as a person would ask): {drafts}")
+        st.info(f"Draft from the suggestion (a template: rewrite it as a person would ask): {md_text(drafts)}")
     texts = {}
     for name in names:
         if f"gt_new_{name}" not in st.session_state and f"_keep_gt_new_{name}" in st.session_state:
@@ -130,10 +136,10 @@ with tab_add:
                                          "support ticket. Don't copy the needle.")
         if texts[name].strip() and needle:
             lk = leakage(texts[name], needle)
-            (st.warning if lk.warn else st.caption)(f"Leakage: {lk}" + (" — rewrite it in other words" if lk.warn else ""))
+            (st.warning if lk.warn else st.caption)(f"Leakage: {md_text(lk)}" + (" — rewrite it in other words" if lk.warn else ""))
     taken_by = [str(q.get("id")) for q in data.get("questions") or [] if isinstance(q, dict) and q.get("needle") == needle]
     if taken_by:
-        st.warning(f"This needle is already question {', '.join(taken_by)}.")
+        st.warning(f"This needle is already question {md_text(', '.join(taken_by))}.")
     suggested_id = next_id(data, "q")
     st.text_input("Id", key="gt_new_id", placeholder=suggested_id)
     ready = bool(chk and chk.ok and not taken_by and all(t.strip() for t in texts.values()))
@@ -194,7 +200,7 @@ with tab_q:
             st.session_state[f"_keep_{k}"] = edited[name]
             if edited[name].strip() and isinstance(q.get("needle"), str):
                 lk = leakage(edited[name], q["needle"])
-                (st.warning if lk.warn else st.caption)(f"Leakage: {lk}")
+                (st.warning if lk.warn else st.caption)(f"Leakage: {md_text(lk)}")
 
         def _apply(qid=chosen, keys=tuple(edited)) -> None:
             values = {n: st.session_state.get(f"gt_ed_{qid}_{n}", "").strip() for n in keys}
@@ -222,13 +228,14 @@ with tab_ood:
     if text.strip():
         m = near_ood_matches(text, corpus, top=1)
         if m and m[0].warn:
-            st.warning(f"One sentence holds {m[0].share:.0%} of its content words ({', '.join(m[0].shared)}): "
-                       f"{m[0].sentence.doc_id}: {m[0].sentence.text[:200]!r}. Confirm it does not answer the query.")
+            st.warning(f"One sentence holds {m[0].share:.0%} of its content words "
+                       f"({md_text(', '.join(m[0].shared))}): {md_text(m[0].sentence.doc_id)}: "
+                       f"{md_text(repr(m[0].sentence.text[:200]))}. Confirm it does not answer the query.")
         if kind == "near":
             st.caption("Closest chunks by BM25 (strategy E; the embedding model is not loaded on this page). "
                        "Confirm that none answers the query:")
             for chunk, score in closest_chunks(text, corpus):
-                with st.expander(f"{chunk.header} · BM25 {score:.2f}"):
+                with st.expander(f"{md_text(chunk.header)} · BM25 {score:.2f}"):
                     st.text(chunk.content)
 
     def _add_ood() -> None:
@@ -270,7 +277,7 @@ with tab_sugg:
 
         for j, c in enumerate(sugg.questions):
             a, b = st.columns([6, 1])
-            a.markdown(f"**{c.doc_id} › {c.section}** · " + " · ".join(c.why))
+            a.markdown(f"**{md_text(c.doc_id)} › {md_text(c.section)}** · " + " · ".join(md_text(w) for w in c.why))
             a.text(c.needle)
             b.button("Use", key=f"gt_use_{j}", on_click=_use, args=(c,), disabled=c.needle in used)
         st.caption("Near out-of-domain candidates (the corpus's vocabulary, a combination it does not discuss):")
@@ -285,7 +292,7 @@ with tab_sugg:
 
 with tab_cov:
     cov = coverage(data, corpus, k=PRIMARY_K)
-    st.markdown(f"**{cov.sentence}.**")
+    st.markdown(f"**{md_text(cov.sentence)}.**")
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("valid questions", cov.n_questions)
     c2.metric("phrasings missing", len(cov.missing))
@@ -298,7 +305,7 @@ with tab_cov:
                                     "characters": r.chars, "questions": r.questions} for r in cov.sections]),
                      hide_index=True)
     if cov.missing:
-        st.warning("Phrasings missing: " + ", ".join(f"{qid} {p}" for qid, p in cov.missing))
+        st.warning("Phrasings missing: " + md_text(", ".join(f"{qid} {p}" for qid, p in cov.missing)))
     problems = check_truth(data, corpus, source=target.name)
     if problems:
         st.caption(f"{sum(p.severity == 'error' for p in problems)} error(s) (the file will not load until they are "

@@ -121,5 +121,6 @@ with st.expander("Inputs: corpus and ground truth"):
     st.caption(md_text(truth.source) + " · phrasings: " + ", ".join(truth.phrasings))
     if corpus.failures:
         st.caption(f"{len(corpus.failures)} file(s) could not be loaded; the others are searchable.")
-        st.table(pd.DataFrame([{"file": f.path, "reason": f.reason} for f in corpus.failures]), hide_index=True)
+        st.table(pd.DataFrame([{"file": md_text(f.path), "reason": md_text(f.reason)} for f in corpus.failures]),
+                 hide_index=True)  # a table renders Markdown: data is escaped
 about_run(ev)

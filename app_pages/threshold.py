@@ -41,6 +41,8 @@ choice = cache.choice_for(token, config, keep, goal, ev)
 # rule's cut is optimistic. Too few off-topic queries for a conformal cut: the in-sample one, said so.
 conformal = goal.max_bluff is not None and choice.conformal_cut is not None
 proposed = choice.conformal_cut if conformal else choice.cut
+for note in choice.notes:  # what this set cannot measure (no off-topic queries, too few questions)
+    st.info(md_text(note))
 if proposed is None:
     g3.warning("No cut reaches this goal on this set.")
 else:

@@ -9,10 +9,13 @@ from ragdiag.defaults import DEFAULT_STRATEGY, PRIMARY_K
 from ragdiag.models import MODEL_ALIASES
 from ragdiag.model_cut import gate_model
 from ragdiag.retrieval.variant_kinds import VARIANT_KINDS
+from ragdiag.serving import AccessError
 from ragdiag.variants import variant_configs, variant_names, variant_rows
 from ui.context import gate_settings
+from ui.html import md_text
 from ui.jobs import evaluation_of
 from ui.model_cut import model_cut_caption
+from ui.state import access
 
 st.title("Variants")
 st.caption("Which embedding model, which precision, which index? Each variant is a retriever of the registry over "
@@ -25,12 +28,24 @@ names = list(STRATEGIES)
 c1, c2, c3 = st.columns([1, 3, 3])
 strategy = c1.selectbox("Strategy", names, index=names.index(DEFAULT_STRATEGY), key="vstrategy",
                         bind="query-params")
-models = c2.multiselect("Models", list(MODEL_ALIASES), default=["minilm"], key="vmodels", bind="query-params",
-                        help="; ".join(f"{k}: {v[0]}" for k, v in MODEL_ALIASES.items()))
+acc = access()
+models = c2.multiselect("Models", [*MODEL_ALIASES, *acc.models], default=["minilm"], key="vmodels",
+                        bind="query-params", help="; ".join(f"{k}: {v[0]}" for k, v in MODEL_ALIASES.items()))
 bases = c3.multiselect("Precision / index", list(VARIANT_KINDS), default=list(VARIANT_KINDS), key="vkinds",
                        bind="query-params")
-with st.expander("Another model"):
-    extra = st.text_input("A local sentence-transformers folder or a hub id already in the cache", key="vextra")
+# Locked: no name can be typed (only the aliases and RAGDIAG_MODELS above); unlocked: a name passes the access
+# check (a cached hub id or a folder under the allowed roots), one answer whether or not it exists.
+extra = ""
+if not acc.locked:
+    with st.expander("Another model"):
+        extra = st.text_input("A folder under the allowed roots or a hub id already in the cache", key="vextra",
+                              max_chars=4096)
+        if extra.strip():
+            try:
+                extra = acc.model(extra)
+            except AccessError as exc:
+                st.error(f"Cannot load that model: {md_text(exc)}.")
+                extra = ""
 models = [*models, *([extra.strip()] if extra.strip() else [])] or ["minilm"]
 retrievers = tuple(dict.fromkeys(["dense", *variant_names(models, bases or ["dense"])]))
 

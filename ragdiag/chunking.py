@@ -343,6 +343,10 @@ def chunk_document(doc: Document, strategy: Strategy) -> list[Chunk]:
 
 def chunk_corpus(corpus: Corpus, strategy: Strategy) -> tuple[Chunk, ...]:
     """All chunks of all documents, in document order."""
+    from .validate import require_type
+
+    require_type(corpus, Corpus, "corpus", hint="load it with ragdiag.corpus.load_corpus")
+    require_type(strategy, Strategy, "strategy", hint="e.g. ragdiag.chunking.STRATEGIES['E']")
     return tuple(c for doc in corpus.documents for c in chunk_document(doc, strategy))
 
 

@@ -206,7 +206,15 @@ def evaluate(
     (e.g. ``rescore``, ``hnsw`` for the dense variants).
     """
     from .store.stamps import run_stamp  # here, not at import: the store is not needed to import this module
+    from .validate import positive_int, require_type
 
+    require_type(corpus, Corpus, "corpus", hint="load it with ragdiag.corpus.load_corpus")
+    require_type(truth, GroundTruth, "truth", hint="load it with ragdiag.truth.load_truth")
+    positive_int(diagnosis_k, "diagnosis_k")
+    positive_int(rerank_head, "rerank_head")
+    for name in ("encode", "count_tokens"):
+        if not callable(getattr(encoder, name, None)):
+            raise TypeError(f"encoder must be an encoder (with encode and count_tokens), got {type(encoder).__name__}")
     strats = parse_strategies(strategies)
     names = parse_retrievers(retrievers)
     queries = truth.queries

@@ -191,6 +191,31 @@ def _map_docs(hits: dict, first_line: dict, corpus, problems: list[str]) -> tupl
     return out, tuple(notes)
 
 
+#: The most problems a run keeps as text; the rest are counted (an 18 MB upload of ``{}`` lines is 6 million).
+MAX_PROBLEMS = 1000
+
+
+class _Problems(list):
+    """A list of problem strings that keeps the first ``cap`` and counts the others."""
+
+    def __init__(self, cap: int = MAX_PROBLEMS):
+        super().__init__()
+        self.cap, self.dropped = cap, 0
+
+    def append(self, item: str) -> None:
+        if len(self) < self.cap:
+            super().append(item)
+        else:
+            self.dropped += 1
+
+    def extend(self, items) -> None:
+        for item in items:
+            self.append(item)
+
+    def done(self) -> list[str]:
+        return list(self) + ([f"... and {self.dropped:,} more problem(s) of the same kinds"] if self.dropped else [])
+
+
 def parse_run(lines, truth: GroundTruth, *, name: str = "external", source: str = "<run>",
               distances: bool = False, corpus=None) -> ExternalRun:
     """Validate run lines against ``truth``; every problem is reported with its line number.
@@ -200,10 +225,10 @@ def parse_run(lines, truth: GroundTruth, *, name: str = "external", source: str 
     the closest ids, and offsets past the end of their document are problems too.
     """
     known = {q.id for q in truth.queries}
-    problems: list[str] = []
+    problems = _Problems()  # bounded: the first MAX_PROBLEMS as text, the rest counted
     hits: dict[str, tuple[ExternalHit, ...]] = {}
     first_line: dict[str, int] = {}
-    unknown: list[str] = []
+    unknown = _Problems()
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -235,7 +260,7 @@ def parse_run(lines, truth: GroundTruth, *, name: str = "external", source: str 
         hits[qid] = tuple(h for h in parsed if h is not None)
     if unknown:
         sample = ", ".join(sorted(known)[:4])
-        problems.extend(unknown)
+        problems.extend(unknown.done())
         problems.append(f"query ids must be those of the ground truth ({truth.source}), e.g. {sample}")
     if not first_line and not problems:
         problems.append("no queries in the run (empty file?)")
@@ -244,11 +269,16 @@ def parse_run(lines, truth: GroundTruth, *, name: str = "external", source: str 
             if any(h.score is None for h in hs):
                 problems.append(f"query {qid!r}: --distances needs a 'score' on every hit")
                 break
+            bad = next((h.score for h in hs if not 0.0 <= h.score <= 2.0), None)
+            if bad is not None:  # a cosine distance is 1 - cos, in [0, 2]; anything else is another kind of score
+                problems.append(f"query {qid!r}: score {bad:g} is not a cosine distance (they lie in [0, 2]); "
+                                "without --distances scores are only ranked")
+                break
     notes: tuple[str, ...] = ()
     if corpus is not None and not problems:
         hits, notes = _map_docs(hits, first_line, corpus, problems)
-    if problems:
-        raise RunError(source, problems)
+    if problems or problems.dropped:
+        raise RunError(source, problems.done())
     missing = tuple(q.id for q in truth.queries if q.id not in hits)
     return ExternalRun(name, hits, missing, source, distances, notes)
 

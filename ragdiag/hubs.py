@@ -219,6 +219,12 @@ class Hub:
 def hubs(ev: Evaluation, config: Config | str, *, k: int = PRIMARY_K, top: int | None = 20,
          only_hubs: bool = False) -> list[Hub]:
     """Chunks of ``config`` by k-occurrence, most frequent first (ties: more questions, then chunk order)."""
+    from .validate import positive_int, require_type
+
+    require_type(ev, Evaluation, "ev", hint="the result of ragdiag.evaluate.evaluate")
+    positive_int(k, "k")
+    if top is not None:
+        positive_int(top, "top")
     res = ev.result(config)
     cfg = res.config
     if cfg.external:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Mapping
 
-__all__ = ["Limits", "LimitError", "read_limited", "read_input", "file_kind", "ENV"]
+__all__ = ["Limits", "LimitError", "read_limited", "read_stream_limited", "read_input", "file_kind", "ENV"]
 
 # field -> environment variable that overrides it
 ENV = {
@@ -112,6 +112,25 @@ def read_limited(path: str | os.PathLike, limit: int, *, what: str = "file", env
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def read_stream_limited(stream, limit: int, *, what: str = "input", env_var: str | None = None) -> bytes:
+    """At most ``limit`` bytes of a binary ``stream`` (standard input in a pipeline), else :class:`LimitError`.
+
+    >>> import io
+    >>> read_stream_limited(io.BytesIO(b"abc"), 3)
+    b'abc'
+    """
+    chunks, total = [], 0
+    while True:
+        block = stream.read(min(1 << 20, limit + 1 - total))
+        if not block:
+            return b"".join(chunks)
+        chunks.append(block)
+        total += len(block)
+        if total > limit:
+            hint = f" (set {env_var} to raise the limit)" if env_var else ""
+            raise LimitError(f"{what} is over the limit of {limit:,} bytes{hint}")
 
 
 def read_input(path: str | os.PathLike, key: str, *, what: str, limits: "Limits | None" = None,

@@ -69,6 +69,31 @@ class _EncodeActor:
         return {"pos": np.concatenate(pos), "vector": np.concatenate(vec)}
 
 
+#: Seconds to wait for a named Ray head's port to answer before giving up (ray.init itself waits minutes).
+CONNECT_TIMEOUT_S = 10.0
+
+
+def _reachable(address: str | None, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """:class:`RayUnavailable` unless ``address`` (``host:port`` or ``ray://host:port``) accepts a connection.
+
+    ``None`` and ``auto`` (a local instance, or the cluster this machine belongs to) are left to Ray.
+    """
+    import socket
+
+    if not address or address == "auto" or address.startswith("local"):
+        return
+    rest = address.split("://", 1)[-1]
+    host, sep, port = rest.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        raise RayUnavailable(f"cannot reach Ray at {address!r}: use host:port, ray://host:port or auto")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            pass
+    except (OSError, ValueError) as exc:
+        raise RayUnavailable(f"cannot reach Ray at {address!r} within {timeout:g} s: "
+                             f"{getattr(exc, 'strerror', None) or exc}") from None
+
+
 class RayEncoder:
     """The in-process encoder with ``encode`` on Ray (see the module doc)."""
 
@@ -83,6 +108,7 @@ class RayEncoder:
         self._weights = getattr(stamp, "weights_sha256", None)
         ray = _ray()
         if init and not ray.is_initialized():
+            _reachable(address)
             package = str(Path(__file__).resolve().parent)
             try:
                 ray.init(address=address, ignore_reinit_error=True, include_dashboard=False,

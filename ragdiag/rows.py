@@ -142,6 +142,16 @@ class RateCell:
         """``{count, rate, low, high}``."""
         return _plain(self)
 
+    def words(self) -> str:
+        """``count · rate [low, high]``; over 0 queries ``count · no queries`` (there is no rate to show).
+
+        >>> RateCell(3, 0.75, 0.3, 0.95).words(), RateCell(0, None, 0.0, 1.0).words()
+        ('3 · 0.750 [0.300, 0.950]', '0 · no queries')
+        """
+        if self.rate is None:
+            return f"{self.count} · no queries"
+        return f"{self.count} · {self.rate:.3f} [{self.low:.3f}, {self.high:.3f}]"
+
 
 @dataclass(frozen=True)
 class RateRow:

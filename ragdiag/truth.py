@@ -31,6 +31,7 @@ __all__ = [
     "GroundTruth",
     "TruthError",
     "load_truth",
+    "decode_truth",
     "parse_truth",
     "default_truth_path",
     "truth_sha256",
@@ -191,6 +192,9 @@ def _entry_id(raw: object, label: str, n: int, fields: str, problems: list[str])
 
 def parse_truth(data: dict, corpus: Corpus, *, source: str = "<data>") -> GroundTruth:
     """Validate a parsed ground-truth mapping against ``corpus``."""
+    from .validate import require_type
+
+    require_type(corpus, Corpus, "corpus", hint="load it with ragdiag.corpus.load_corpus")
     problems: list[str] = []
     if not isinstance(data, dict):
         raise TruthError(source, ["top level must be an object with 'questions' and 'ood' lists"])
@@ -329,17 +333,13 @@ def _yaml_load(text: str):
     return yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass
 
 
-def load_truth(path: str | Path, corpus: Corpus, *, limits: Limits | None = None) -> GroundTruth:
-    """Read and validate a ground-truth file (``.json``, or ``.yaml``/``.yml``; UTF-8, a BOM is accepted).
+def decode_truth(raw: bytes, path: str | Path):
+    """The data of a ground-truth file's bytes (JSON, or YAML by ``path``'s suffix), not yet validated.
 
-    Only a regular file of at most ``limits.max_truth_bytes`` is read; duplicate keys are errors.
+    UTF-8 with or without a byte-order mark; a key written twice in one object is an error (never "the last
+    one wins"). Raises :class:`TruthError` with one problem naming the format that failed.
     """
     path = Path(path)
-    try:
-        raw = read_input(path, "max_truth_bytes", what="ground-truth file", limits=limits,
-                         hint="pass --truth with a ground-truth JSON file")
-    except ValueError as exc:
-        raise TruthError(str(path), [str(exc)]) from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -371,6 +371,21 @@ def load_truth(path: str | Path, corpus: Corpus, *, limits: Limits | None = None
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or type(exc).__name__
         raise TruthError(str(path), [f"invalid YAML{where}: {problem}"]) from None
+    return data
+
+
+def load_truth(path: str | Path, corpus: Corpus, *, limits: Limits | None = None) -> GroundTruth:
+    """Read and validate a ground-truth file (``.json``, or ``.yaml``/``.yml``; UTF-8, a BOM is accepted).
+
+    Only a regular file of at most ``limits.max_truth_bytes`` is read; duplicate keys are errors.
+    """
+    path = Path(path)
+    try:
+        raw = read_input(path, "max_truth_bytes", what="ground-truth file", limits=limits,
+                         hint="pass --truth with a ground-truth JSON file")
+    except ValueError as exc:
+        raise TruthError(str(path), [str(exc)]) from None
+    data = decode_truth(raw, path)
     return parse_truth(data, corpus, source=path.name)
 
 

@@ -40,11 +40,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(env_extra: dict[str, str], log_path: Path) -> tuple[subprocess.Popen, str]:
-    """``streamlit run app.py`` on a free local port; returns (process, base url) once it is healthy."""
+def start_server(env_extra: dict[str, str], log_path: Path, *,
+                 launcher: list[str] | None = None) -> tuple[subprocess.Popen, str]:
+    """``streamlit run app.py`` (or ``launcher``'s arguments, e.g. ``-m ui.serve``) on a free local port;
+    returns (process, base url) once it is healthy."""
     port = free_port()
     env = {**os.environ, **env_extra, "PYTHONUNBUFFERED": "1"}
-    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
+    run = launcher if launcher is not None else ["-m", "streamlit", "run", str(ROOT / "app.py")]
+    cmd = [sys.executable, *run, "--server.port", str(port),
            "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
            "--server.fileWatcherType", "none"]
     log = open(log_path, "wb")  # noqa: SIM115 - closed by stop_server

@@ -82,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
         threading.Thread(target=warm, name=_THREAD, daemon=True).start()
     from streamlit.web import cli
 
+    from ui.serving import install
+
+    install()  # before the first session: its messages too go out without the server path
     sys.argv = ["streamlit", "run", str(APP), *args]
     return cli.main(prog_name="streamlit")
 

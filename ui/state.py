@@ -16,6 +16,7 @@ import streamlit as st
 
 from ui import cache
 from ui.html import md_text
+from ui.serving import install as _close_protocol
 
 from ragdiag.chunking import parse_strategies
 from ragdiag.corpus import DEFAULT_CORPUS, Corpus
@@ -28,7 +29,10 @@ from ragdiag.limits import LimitError, Limits, read_limited
 from ragdiag.serving import Access, AccessError
 from ragdiag.truth import GroundTruth, TruthError, default_truth_path
 
+_close_protocol(script_path=False)  # a client's clear-cache clears only its own session (ui.serve: more)
+
 __all__ = [
+    "FAVICON",
     "DEFAULT_CUT",
     "DEFAULT_KEEP",
     "DEFAULT_RETRIEVERS",
@@ -43,6 +47,10 @@ __all__ = [
     "default_config",
     "TOP",
 ]
+
+#: The page icon: a file served by this server (a ``:material/...:`` icon makes every browser fetch it from a
+#: font server outside, which an air-gapped team sees fail).
+FAVICON = Path(__file__).with_name("favicon.png")
 
 #: Every registered default retriever (rerankers included); RAGDIAG_RETRIEVERS narrows it.
 DEFAULT_RETRIEVERS = None

@@ -9,13 +9,11 @@ visitor typed across reruns and page switches and talks to
 from __future__ import annotations
 
 import copy
-import os
 from pathlib import Path
 
 import streamlit as st
 
-from ragdiag.authoring.save import ConflictError, backup_path, merge, open_truth, save_truth
-from ragdiag.truth import default_truth_path
+from ragdiag.authoring.save import ConflictError, backup_path, merge, open_truth, renumber_new_ids, save_truth
 from ui.state import Settings
 
 __all__ = ["PERSIST", "restore_widgets", "keep_widgets", "save_target", "file_state", "save", "reload", "say",
@@ -44,17 +42,19 @@ def keep_widgets(phrasings) -> None:
 
 
 def save_target(conf: Settings) -> tuple[Path, str | None]:
-    """The file this page writes: the server's configured truth file, or ``<corpus>.truth.json`` beside the folder.
+    """The file this page writes: :meth:`ragdiag.serving.Access.truth_target` (the configured truth file, or the
+    one beside the corpus folder when the access check allows it), and a note when that is not the file in use.
 
-    Never a path typed by a visitor: a sidebar path that is neither is not written (a note says so).
+    Never a path typed by a visitor; :class:`~ragdiag.serving.AccessError` when no file may be written.
     """
-    allowed = [Path(p) for p in (os.environ.get("RAGDIAG_TRUTH", "").strip(),) if p]
-    allowed.append(default_truth_path(conf.corpus))
+    from ui.state import access
+
     chosen = conf.truth_path
-    if any(chosen.resolve() == a.resolve() for a in allowed):
-        return chosen, None
-    return allowed[0], (f"This page writes only the configured ground-truth file or the one beside the corpus "
-                        f"folder; it edits {allowed[0].name}, not {chosen.name}.")
+    target = access().truth_target(conf.corpus, chosen)
+    if target == chosen:
+        return target, None
+    return target, (f"This page writes only the configured ground-truth file or the one beside the corpus "
+                    f"folder; it edits {target.name}, not {chosen.name}.")
 
 
 def file_state(target: Path) -> dict:
@@ -103,9 +103,11 @@ def reload(target: Path, state: dict, keep_mine: bool) -> None:
     if keep_mine and disk.sha256 is None:  # the file was deleted: keep everything typed, save creates it again
         say("info", f"{target.name} was deleted on disk; your version is kept; save to write it again.")
     elif keep_mine:
-        merged, conflicts = merge(state["base"].data, state["data"], disk.data)
+        mine, renamed = renumber_new_ids(state["base"].data, state["data"], disk.data)
+        merged, conflicts = merge(state["base"].data, mine, disk.data)
         state["data"] = merged
         note = f" Both sides changed {', '.join(conflicts)}: your version is kept." if conflicts else ""
+        note += "".join(f" {old} was added on disk too: yours is now {new}." for old, new in renamed.items())
         say("info", "Reloaded from disk with your edits applied on top; save again." + note)
     else:
         state["data"] = copy.deepcopy(disk.data)

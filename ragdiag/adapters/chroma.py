@@ -41,7 +41,9 @@ class ChromaAdapter:
     distances = True
 
     def __init__(self, path: str | Path, collection: str = "ragdiag", *, name: str | None = None):
-        self.client = _client(path)
+        from ._paths import existing_store
+
+        self.client = _client(existing_store(path, "chroma.sqlite3", "Chroma"))  # reading creates nothing
         try:
             self.collection = self.client.get_collection(collection, embedding_function=None)
         except Exception as exc:  # noqa: BLE001 - chromadb raises its own NotFoundError types

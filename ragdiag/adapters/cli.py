@@ -31,6 +31,9 @@ def cmd_eval_store(args) -> int:
     from ..threshold.gate import sweep_table
     from .base import evaluate_store, query_vectors
 
+    from ..cli.common import _check_out_folder
+
+    _check_out_folder(args.out)
     try:
         adapter = _adapter(args)
         against = Config.parse(args.compare) if args.compare else None

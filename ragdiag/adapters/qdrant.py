@@ -18,23 +18,42 @@ from ..external import ExternalHit
 __all__ = ["QdrantAdapter"]
 
 
-def _client(path: str | Path | None = None, url: str | None = None, api_key: str | None = None):
+def _client(path: str | Path | None = None, url: str | None = None, api_key: str | None = None,
+            timeout: int | None = None):
     try:
         from qdrant_client import QdrantClient
     except ImportError:
         raise ImportError("the Qdrant adapter needs qdrant-client: pip install -r requirements-vectordb.txt") from None
     if (path is None) == (url is None):
         raise ValueError("give Qdrant either a local path (embedded) or a server url, not both")
-    return QdrantClient(url=url, api_key=api_key) if url else QdrantClient(path=str(path))
+    if url:
+        return QdrantClient(url=url, api_key=api_key, check_compatibility=False,
+                            **({"timeout": timeout} if timeout else {}))
+    return QdrantClient(path=str(path))
 
 
 class QdrantAdapter:
     """Query an existing Qdrant collection (local folder or server) with ragdiag's query vectors."""
 
     def __init__(self, collection: str = "ragdiag", *, path: str | Path | None = None, url: str | None = None,
-                 api_key: str | None = None, text_key: str = "text", name: str | None = None):
-        self.client = _client(path, url, api_key)
-        if not self.client.collection_exists(collection):
+                 api_key: str | None = None, text_key: str = "text", name: str | None = None,
+                 timeout: int = 10):
+        from ._paths import existing_store
+
+        if (path is None) == (url is None):
+            raise ValueError("give Qdrant either a local path (embedded) or a server url, not both")
+        if path is not None:
+            path = existing_store(path, "meta.json", "Qdrant")  # reading creates nothing
+        try:
+            self.client = _client(path, url, api_key, timeout=timeout)
+            exists = self.client.collection_exists(collection)
+        except ImportError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - httpx/grpc/qdrant errors of an unreachable or odd server
+            where = f"the Qdrant server at {url!r}" if url else f"the Qdrant folder {str(path)!r}"
+            raise ValueError(f"cannot read {where}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                             .rstrip(": ")) from None
+        if not exists:
             known = ", ".join(c.name for c in self.client.get_collections().collections) or "none"
             raise ValueError(f"no Qdrant collection {collection!r} at {url or path} (collections there: {known})")
         params = self.client.get_collection(collection).config.params.vectors

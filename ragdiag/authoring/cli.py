@@ -33,6 +33,8 @@ def _open(path: str):
     from .save import open_truth
 
     p = Path(path)
+    if p.exists() and not p.is_file():
+        raise UsageError(f"{path}: not a regular file (a folder, device or pipe); name a .json or .yaml file")
     if not p.is_file():
         raise UsageError(f"{path}: no such file; start one with `python -m ragdiag truth suggest` or on the "
                          "dashboard's Ground truth page")
@@ -92,15 +94,25 @@ def cmd_suggest(args) -> int:
     from .save import dumps
     from .suggest import suggest, to_truth_data
 
+    from ..cli.common import _check_out_file
+
     out = Path(args.out)
     if out.exists() and not args.force:
         raise UsageError(f"{out} exists; pass --force to replace it, or another --out")
     if args.n < 1:
         raise UsageError(f"-n must be at least 1, got {args.n}")
+    if args.ood is not None and args.ood < 0:
+        raise UsageError(f"--ood must be 0 or more, got {args.ood}")
+    if not out.parent.is_dir():
+        raise UsageError(f"--out {str(out)!r}: the folder {str(out.parent)!r} does not exist")
+    _check_out_file(out)
     corpus = _corpus_for(args)
     sugg = suggest(corpus, args.n, n_ood=args.ood)
     fmt = "yaml" if out.suffix.lower() in (".yaml", ".yml") else "json"
-    out.write_text(dumps(to_truth_data(sugg), fmt), encoding="utf-8")
+    try:
+        out.write_text(dumps(to_truth_data(sugg), fmt), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {str(out)!r}: {exc.strerror or exc}") from None
     for note in sugg.notes:
         print(f"note: {note}", file=sys.stderr)
     print(f"wrote {out}: {len(sugg.questions)} candidate needles ({sugg.eligible} eligible sentences in "

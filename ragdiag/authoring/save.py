@@ -6,14 +6,19 @@
 - Atomically: the new text goes to a temporary file in the same folder, is
   flushed to disk, and replaces the file with one ``os.replace``; a crash at
   any point leaves either the old file or the new one, never half of one.
-- The previous version is kept beside it (``kb.truth.prev.json``).
+- The previous version is kept beside it (``kb.truth.prev.json``). The file keeps
+  its permission bits, and a symlinked file stays a symlink (its target is
+  what is rewritten).
 - Optimistic concurrency: :func:`save_truth` takes the SHA-256 of the bytes
   that were opened and refuses (:class:`ConflictError`) when the file on disk
   is no longer those bytes (changed, created or deleted since). The check and
   the replace run under an exclusive lock (``fcntl.flock`` on a ``.lock`` file
   beside it), so two writers cannot both pass the check.
 - :func:`merge` re-applies one's own edits onto the file as it now is
-  (three-way, entries matched by id), so a refused save loses nothing.
+  (three-way, entries matched by id), so a refused save loses nothing; an
+  entry both sides added under the same new id (two editors both given
+  ``o03``) keeps the other side's id and one's own is renumbered
+  (:func:`renumber_new_ids`), so neither entry is lost.
 """
 
 from __future__ import annotations
@@ -27,7 +32,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Opened", "ConflictError", "open_truth", "save_truth", "dumps", "merge", "backup_path", "new_truth"]
+__all__ = ["Opened", "ConflictError", "open_truth", "save_truth", "dumps", "merge", "renumber_new_ids", "backup_path",
+           "new_truth"]
 
 
 class ConflictError(ValueError):
@@ -57,13 +63,15 @@ def new_truth() -> dict:
     return {"questions": [], "ood": []}
 
 
-def _parse(text: str, fmt: str, path: Path) -> dict:
-    if fmt == "yaml":
-        import yaml
+def _parse(raw: bytes, path: Path) -> dict:
+    from ..truth import TruthError, decode_truth
 
-        data = yaml.safe_load(text)
-    else:
-        data = json.loads(text)
+    try:
+        data = decode_truth(raw, path)  # the loader's own reading: BOM accepted, duplicate keys refused
+    except TruthError as exc:
+        fmt = _fmt(path).upper()
+        problem = exc.problems[0].removeprefix(f"invalid {fmt} ")
+        raise ValueError(f"{path.name} is not valid {fmt}: {problem}; fix it by hand first") from None
     if data is None:
         data = new_truth()
     if not isinstance(data, dict):
@@ -83,20 +91,18 @@ def _read(path: Path) -> bytes | None:
 
 
 def open_truth(path: str | Path) -> Opened:
-    """Read a ground-truth file (JSON or YAML); a missing file opens as a new, empty one."""
+    """Read a ground-truth file (JSON or YAML); a missing file opens as a new, empty one.
+
+    Raises ValueError for a file that does not read (its format named, e.g. ``invalid JSON at line 3``),
+    a key written twice in one object, a top level that is not a mapping, or something not a regular file.
+    """
     path = Path(path)
+    if path.exists() and not path.is_file():
+        raise ValueError(f"{path.name} is not a regular file (a folder, device or pipe)")
     raw = _read(path)
     if raw is None:
         return Opened(path, _fmt(path), None, new_truth())
-    try:
-        data = _parse(raw.decode("utf-8"), _fmt(path), path)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path.name} is not valid {_fmt(path).upper()}: {exc}; fix it by hand first") from None
-    except Exception as exc:  # yaml.YAMLError
-        if isinstance(exc, ValueError):
-            raise
-        raise ValueError(f"{path.name} is not valid YAML: {exc}; fix it by hand first") from None
-    return Opened(path, _fmt(path), _sha(raw), data)
+    return Opened(path, _fmt(path), _sha(raw), _parse(raw, path))
 
 
 def dumps(data: dict, fmt: str) -> str:
@@ -129,9 +135,22 @@ def _locked(path: Path):
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
+def _mode(path: Path) -> int:
+    """The permission bits ``path`` has (a new file: what ``open`` would give it under the umask)."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def _atomic_write(path: Path, raw: bytes) -> None:
+    mode = _mode(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
             fh.flush()
@@ -155,9 +174,11 @@ def save_truth(path: str | Path, data: dict, *, expected_sha256: str | None, fmt
     ``expected_sha256`` is :attr:`Opened.sha256` (None: the file did not exist). Raises
     :class:`ConflictError` when the file on disk differs. Returns the file as now opened.
     """
-    path = Path(path)
+    given = path = Path(path)
     fmt = fmt or _fmt(path)
     raw = dumps(data, fmt).encode("utf-8")
+    if path.is_symlink():  # rewrite the link's target, so the link stays a link
+        path = path.resolve()
     if not path.parent.is_dir():
         raise ValueError(f"folder {str(path.parent)!r} does not exist")
     with _locked(path):
@@ -169,7 +190,7 @@ def save_truth(path: str | Path, data: dict, *, expected_sha256: str | None, fmt
         if current is not None:
             _atomic_write(backup_path(path), current)
         _atomic_write(path, raw)
-    return Opened(path, fmt, _sha(raw), copy.deepcopy(data))
+    return Opened(given, fmt, _sha(raw), copy.deepcopy(data))
 
 
 def _key(entry: object, n: int) -> str:
@@ -200,14 +221,56 @@ def _merge_list(base: list, mine: list, theirs: list, conflicts: list[str]) -> l
     return out
 
 
+def _entries(data: dict, key: str) -> dict[str, object]:
+    value = data.get(key)
+    return {e["id"]: e for e in value if isinstance(e, dict) and isinstance(e.get("id"), str) and e["id"]} \
+        if isinstance(value, list) else {}
+
+
+def renumber_new_ids(base: dict, mine: dict, theirs: dict) -> tuple[dict, dict[str, str]]:
+    """``mine`` with each entry it added under an id that ``theirs`` also added (for another entry) renumbered.
+
+    Two editors who open the same file both get the next free id (``o03``) for what they add; whoever merges
+    second keeps every entry: the other side's ``o03`` stays, one's own becomes the next id free on both
+    sides. Returns the new mapping and ``{old id: new id}``.
+
+    >>> base = {"ood": [{"id": "o01"}]}
+    >>> mine = {"ood": [{"id": "o01"}, {"id": "o02", "query": "a"}]}
+    >>> theirs = {"ood": [{"id": "o01"}, {"id": "o02", "query": "b"}]}
+    >>> renumber_new_ids(base, mine, theirs)[1]
+    {'o02': 'o03'}
+    """
+    import re
+
+    from .edit import ids, next_id
+
+    out = copy.deepcopy(mine)
+    renamed: dict[str, str] = {}
+    base_ids = ids(base)
+    taken = ids(mine) | ids(theirs)
+    theirs_entries = {**_entries(theirs, "questions"), **_entries(theirs, "ood")}
+    for key in ("questions", "ood"):
+        for entry in out.get(key) if isinstance(out.get(key), list) else ():
+            eid = entry.get("id") if isinstance(entry, dict) else None
+            if not isinstance(eid, str) or eid in base_ids or eid not in theirs_entries or theirs_entries[eid] == entry:
+                continue
+            m = re.fullmatch(r"(.*?)(\d+)", eid)
+            new = next_id({"ood": [{"id": i} for i in taken]}, m.group(1) if m else f"{eid}-")
+            entry["id"] = renamed[eid] = new
+            taken.add(new)
+    return out, renamed
+
+
 def merge(base: dict, mine: dict, theirs: dict) -> tuple[dict, list[str]]:
     """Three-way merge of ground truths: ``mine`` edited ``base``, ``theirs`` is the file now.
 
     Entries of ``questions`` and ``ood`` are matched by id; an entry only one
     side changed (added, edited, deleted) takes that side's version; one both
     changed differently takes mine and its id is returned in the conflicts.
-    Other top-level keys follow the same rule.
+    An entry both sides added under one id is two entries: mine is renumbered
+    first (:func:`renumber_new_ids`). Other top-level keys follow the same rule.
     """
+    mine = renumber_new_ids(base, mine, theirs)[0]
     conflicts: list[str] = []
     out: dict = {}
     for key in dict.fromkeys([*theirs, *mine]):

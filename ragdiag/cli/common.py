@@ -89,10 +89,12 @@ def open_store(args):
 
 
 def _check_out_folder(out: str | None) -> None:
-    """``--out`` must be a folder we can write, checked before any work is done."""
+    """``--out`` must be a folder we can write, checked before any work is done (by writing a probe file there)."""
     if not out:
         return
     import os
+    import shutil
+    import tempfile
 
     path = Path(out)
     if path.exists() and not path.is_dir():
@@ -102,18 +104,46 @@ def _check_out_folder(out: str | None) -> None:
         probe = probe.parent
     if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
         raise UsageError(f"--out {out!r} cannot be written ({str(probe)!r} is not a writable folder)")
+    created = None if path.exists() else next((p for p in [path, *path.parents] if p.parent == probe), path)
+    try:  # access() says yes to root in /proc and on read-only mounts: only a write tells
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise UsageError(f"--out {out!r} cannot be written ({exc.strerror or exc})") from None
+    finally:
+        if created is not None and created.is_dir():
+            shutil.rmtree(created, ignore_errors=True)  # created again when the outputs are written
 
 
 def _check_out_file(out: Path) -> None:
+    """``out`` can be written: not a folder, not a special file (``/dev/null``), its folder writable."""
     import os
 
     if out.is_dir():
         raise UsageError(f"--out names {str(out)!r}, which is a folder; pass a file name like report.html")
+    if out.exists() and not out.is_file():
+        raise UsageError(f"--out names {str(out)!r}, which is not a regular file (a device, pipe or socket); "
+                         "pass a file name like report.html")
     probe = out.parent
     while not probe.exists():
         probe = probe.parent
     if (out.exists() and not os.access(out, os.W_OK)) or not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
         raise UsageError(f"--out {str(out)!r} cannot be written (no write permission)")
+
+
+def _check_report_out(out: Path) -> None:
+    """An existing ``--out`` page is overwritten only when it is an earlier ragdiag report."""
+    _check_out_file(out)
+    if out.exists():
+        try:
+            with open(out, encoding="utf-8", errors="replace") as f:
+                head = f.read(4096).lower()
+        except OSError as exc:
+            raise UsageError(f"--out {str(out)!r} cannot be read ({exc.strerror or exc})") from None
+        if "ragdiag report" not in head and "ragdiag retrieval report" not in head:
+            raise UsageError(f"{str(out)!r} exists and is not a ragdiag report; it is not overwritten. "
+                             "Name another file with --out")
 
 
 def _keep(value: int) -> int:

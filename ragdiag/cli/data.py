@@ -5,24 +5,43 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .common import UsageError, cli_encoder, load_inputs, open_store
+from .common import UsageError, cli_encoder, open_store
 
 __all__ = ["cmd_index", "cmd_ingest"]
 
 
+def _corpus_only(args):
+    """The corpus of ``--corpus`` (staleness is judged on the corpus and the model; the truth plays no part)."""
+    from ..corpus import CorpusError, load_corpus
+
+    try:
+        return load_corpus(args.corpus)
+    except CorpusError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def cmd_index(args) -> int:
     """``index status|clear``: list the stored indexes (stale ones marked), or remove them."""
-    from ..store.staleness import _chunking_label, format_status_table
     from ..store.glue import current_stamps
+    from ..store.keys import DB_NAME, resolve_root
+    from ..store.staleness import _chunking_label, format_status_table
 
-    store = open_store(args) if not args.no_cache else None
-    if store is None:
+    if args.no_cache:
         raise UsageError("the index commands need the store (drop --no-cache)")
+    root = resolve_root(args.cache)
+    if not (root / DB_NAME).is_file():  # status reads and clear removes: neither creates a store
+        if root.exists() and not root.is_dir():
+            raise UsageError(f"--cache names {str(root)!r}, which is a file, not a store folder")
+        print(f"no store at {str(root)!r}: nothing is indexed there" + ("" if args.action == "status" else
+                                                                        "; nothing removed"))
+        return 0
+    store = open_store(args)
+    if store is None:
+        raise UsageError(f"the store at {str(root)!r} cannot be opened")
     if args.action == "status":
         current = None
         try:
-            corpus, truth = load_inputs(args)
-            current = current_stamps(corpus, cli_encoder(args))
+            current = current_stamps(_corpus_only(args), cli_encoder(args))
         except UsageError as exc:
             print(f"warning: cannot judge staleness against the current corpus/model: {exc}", file=sys.stderr)
         print(format_status_table(store.status(current)))
@@ -38,8 +57,7 @@ def cmd_index(args) -> int:
             print(f"  {Path(s.model).name or s.model} {s.precision} {_chunking_label(s.chunking)} ({s.n_chunks} chunks)")
         print(store.clear(corpus_root=args.corpus))
         return 0
-    corpus, truth = load_inputs(args) if args.stale else (None, None)
-    current = current_stamps(corpus, cli_encoder(args)) if args.stale else None
+    current = current_stamps(_corpus_only(args), cli_encoder(args)) if args.stale else None
     if not args.stale:
         n = len(store.indexes())
         print(f"removing everything in the store {str(store.root)!r}: {n} index(es), their vectors and cached pair "

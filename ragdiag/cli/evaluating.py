@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 from ..defaults import ALPHA, DEFAULT_CUT, PRIMARY_K
-from .common import (UsageError, _check_out_file, _check_out_folder, _known_config, _print_unavailable, cli_encoder,
-                     evaluate_args, load_inputs, write_results)
+from .common import (UsageError, _check_out_file, _check_out_folder, _check_report_out, _known_config,
+                     _print_unavailable, cli_encoder, evaluate_args, load_inputs, write_results)
 
 __all__ = ["cmd_eval", "cmd_compare", "cmd_pairs", "cmd_report"]
 
@@ -242,7 +242,7 @@ def cmd_report(args) -> int:
         md = markdown_twin(out, args.md)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    _check_out_file(out)
+    _check_report_out(out)
     _check_out_file(md)
     if cfg is not None:
         _known_config(cfg, "--config")

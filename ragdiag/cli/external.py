@@ -6,7 +6,21 @@ import sys
 
 from .common import UsageError, _check_out_folder, evaluate_args, _keep, _known_config, load_inputs, write_results
 
-__all__ = ["cmd_eval_run"]
+__all__ = ["cmd_eval_run", "STDIN"]
+
+#: Run-file names that mean standard input.
+STDIN = ("-", "/dev/stdin")
+
+
+def _stdin_bytes() -> bytes:
+    from ..external import RunError
+    from ..limits import ENV, LimitError, Limits, read_stream_limited
+
+    try:
+        return read_stream_limited(sys.stdin.buffer, Limits.from_env().max_run_bytes, what="standard input",
+                                   env_var=ENV["max_run_bytes"])
+    except (LimitError, ValueError, OSError) as exc:
+        raise RunError("stdin", [str(exc)]) from None
 
 
 def cmd_eval_run(args) -> int:
@@ -14,7 +28,7 @@ def cmd_eval_run(args) -> int:
     from collections import Counter
 
     from ..evaluation import Evaluation, parse_key
-    from ..external import RunError, attach_run, load_run
+    from ..external import RunError, attach_run, decode_run, load_run, parse_run
     from ..compare.comparisons import compare
     from ..tables import format_rows
     from ..summary import format_summary
@@ -36,7 +50,11 @@ def cmd_eval_run(args) -> int:
         corpus, truth = load_inputs(args)
         ev = Evaluation(corpus, truth, truth.queries, {}, {}, diagnosis_k=args.k)
     try:
-        run = load_run(args.run, ev.truth, name=args.name, distances=args.distances, corpus=ev.corpus)
+        if args.run in STDIN:  # a pipeline: standard input, bounded like a file
+            run = parse_run(decode_run(_stdin_bytes(), "stdin"), ev.truth, name=args.name or "stdin", source="stdin",
+                            distances=args.distances, corpus=ev.corpus)
+        else:
+            run = load_run(args.run, ev.truth, name=args.name, distances=args.distances, corpus=ev.corpus)
     except RunError as exc:
         raise UsageError(str(exc)) from None
     ev = attach_run(ev, run)

@@ -109,8 +109,11 @@ def cmd_threshold(args) -> int:
         print(f"  cut {choice.cut:.4f}: " + _rates_line(choice.in_sample.outcomes()))
         if proposed is not None and proposed.get("in_sample"):
             print(f"  {proposed['in_sample']}")
-    print(f"cross-validated ({choice.folds} folds grouped by question, seed {choice.seed}): "
-          + _rates_line(choice.cross_validated))
+    if choice.cross_validated:
+        print(f"cross-validated ({choice.folds} folds grouped by question, seed {choice.seed}): "
+              + _rates_line(choice.cross_validated))
+    for note in choice.notes:
+        print(f"note: {note}")
     if proposed is None:
         print("conformal: " + choice.conformal)
     return 0

@@ -151,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("eval-run", help="evaluate another system's results (JSON Lines) against the ground truth")
     common(p)
-    p.add_argument("run", metavar="RUN.jsonl")
+    p.add_argument("run", metavar="RUN.jsonl", help="the run file; - or /dev/stdin reads standard input")
     p.add_argument("--name", help="name of the run in tables (default: file name)")
     p.add_argument("--distances", action="store_true",
                    help="hit scores are cosine distances (lower = closer): enables the threshold sweep")
@@ -216,7 +216,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--k must be >= 1")
     from ..encoder.resolve import ModelUnavailable
 
+    from .ranges import check_ranges
+
     try:
+        check_ranges(args)
         return args.func(args)
     except (UsageError, ModelUnavailable) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -92,6 +92,8 @@ class GateSection:
         head = f"Suggested cut for a bluff rate of at most {100 * c['goal']['max_bluff']:.0f}% ({c['rule']}): "
         if c["cut"] is None:
             text = head + "no cut reaches it on this set."
+        elif not c["cross_validated"]:  # too few questions to hold any out (the notes say so)
+            text = head + f"{c['cut']:.4f}; in sample {rates(c['in_sample'])}. " + " ".join(c.get("notes", ()))
         else:
             text = (head + f"{c['cut']:.4f}; in sample {rates(c['in_sample'])}; on queries it was not chosen on "
                     f"({cv['folds']}-fold cross-validation grouped by question, seed {cv['seed']}) "

@@ -2,7 +2,8 @@
 
 score(q, d) = sum over query tokens t of idf(t) * tf(t,d) * (k1 + 1) / (tf(t,d) + k1 * (1 - b + b * |d| / avgdl))
 idf(t) = ln(1 + (N - n_t + 0.5) / (n_t + 0.5)); tokens from :func:`tokenize` (Unicode words,
-NFKC-normalised and case-folded; Chinese and Japanese as overlapping character bigrams).
+NFKC-normalised and case-folded; scripts written without spaces between words, Chinese, Japanese, Thai,
+Lao, Khmer and Myanmar, as overlapping character bigrams).
 
 A chunk that shares no token with the query scores 0 and is not *retrieved*
 (as in Lucene, which never returns it); a query with no token known to the
@@ -32,8 +33,11 @@ __all__ = ["tokenize", "lucene_idf", "BM25Index", "BM25Retriever"]
 _INDEX_BLOCK = 8192  # texts tokenised per step while indexing
 _SEARCH_ELEMENTS = 1 << 19  # BM25 scores per block: small enough to stay in cache
 
-# Scripts written without spaces between words: Han, Hiragana, Katakana (and their extensions).
-_CJK = "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff"
+# Scripts written without spaces between words: Han, Hiragana, Katakana (and their extensions), and the
+# Southeast Asian scripts Thai, Lao, Khmer (and Khmer symbols) and Myanmar (and its extensions A and B). A whole
+# unspaced run as one token would be a sentence-long "word" that no query repeats; bigrams match, as for CJK.
+_CJK = ("\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff"
+        "\u0e00-\u0e7f\u0e80-\u0eff\u1780-\u17ff\u19e0-\u19ff\u1000-\u109f\uaa60-\uaa7f\ua9e0-\ua9ff")
 
 
 def _mark_class() -> str:
@@ -66,15 +70,15 @@ _GREEK = str.maketrans("άέήίόύώϊϋΐΰ", "αεηιουωιυιυ")
 
 
 def tokenize(text: str) -> list[str]:
-    """Unicode word tokens: NFKC-normalised, case-folded (Greek without accents); runs of CJK characters
-    as character bigrams.
+    """Unicode word tokens: NFKC-normalised, case-folded (Greek without accents); runs of CJK, Thai, Lao,
+    Khmer or Myanmar characters as character bigrams.
 
     On ASCII text these are exactly the lowercase ``[a-z0-9]+`` runs.
 
     >>> tokenize("SGDClassifier's l1_ratio=0.15")
     ['sgdclassifier', 's', 'l1', 'ratio', '0', '15']
-    >>> tokenize("Die GRÖSSE der Straße"), tokenize("机器学习")
-    (['die', 'grösse', 'der', 'strasse'], ['机器', '器学', '学习'])
+    >>> tokenize("Die GRÖSSE der Straße"), tokenize("机器学习"), tokenize("แมวกิน")
+    (['die', 'grösse', 'der', 'strasse'], ['机器', '器学', '学习'], ['แม', 'มว', 'วก', 'กิ', 'ิน'])
     """
     token, cjk_run = _patterns()
     out: list[str] = []

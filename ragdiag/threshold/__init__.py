@@ -30,7 +30,7 @@ from .gate import (
     sweep_table,
 )
 from .rates import OUTCOME_KEYS, rate_rows
-from .choice import (CutChoice, Goal, choose_cut, conformal_cut, conformal_guarantee, cross_validate, cut_choice,
-                     exceed_chance, in_sample_words)
+from .choice import (NO_OOD, CutChoice, Goal, choose_cut, conformal_cut, conformal_guarantee, cross_validate,
+                     cut_choice, exceed_chance, in_sample_words)
 
 __all__ = ["DEFAULT_CUT", "DEFAULT_KEEP", *_gate.__all__, *_rates.__all__, *_choice.__all__]

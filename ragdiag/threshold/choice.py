@@ -14,7 +14,10 @@ from .gate import GATE_DISTANCE, MAX_DISTANCE, GateInputs
 from .rates import _answerable_cells, rate_rows
 
 __all__ = ["Goal", "choose_cut", "conformal_cut", "conformal_guarantee", "exceed_chance", "cross_validate",
-           "CutChoice", "cut_choice", "in_sample_words"]
+           "CutChoice", "cut_choice", "in_sample_words", "NO_OOD"]
+
+#: What every surface says when the ground truth has no out-of-domain query.
+NO_OOD = "The ground truth has no out-of-domain queries, so bluffing cannot be measured: add some."
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,8 @@ def choose_cut(inputs: GateInputs, goal: Goal) -> float | None:
     ind = inputs.in_domain
     if goal.max_bluff is not None:
         ood = np.sort(inputs.first[~ind])
+        if not ood.size:  # no out-of-domain query: a bluff rate cannot be measured, so no cut reaches the goal
+            return None
         m = int(np.floor(goal.max_bluff * ood.size + 1e-12))
         return float(ood[m]) if m < ood.size else MAX_DISTANCE
     good = np.sort(inputs.good[ind])
@@ -147,6 +152,10 @@ def in_sample_words(n: int, goal: float) -> str:
             f"probability {m + 1}/{n + 1} = {(m + 1) / (n + 1):.1%} on average")
 
 
+def _n_questions(inputs: GateInputs) -> int:
+    return len({g for g, i in zip(inputs.group_ids(), inputs.in_domain) if i})
+
+
 def _folds(inputs: GateInputs, n_folds: int, seed: int) -> np.ndarray:
     """Fold of each query: whole questions (all phrasings) per fold; answerable and ood stratified."""
     rng = np.random.default_rng(seed)
@@ -185,6 +194,7 @@ class CutChoice:
     folds: int
     seed: int
     conformal_rates: RateRow | None = None  # rate_rows at the conformal cut
+    notes: tuple[str, ...] = ()  # what could not be measured on this set, in words (no ood queries, too few questions)
 
     @property
     def proposed(self) -> dict | None:
@@ -205,7 +215,8 @@ class CutChoice:
                                      "fold_cuts": list(self.fold_cuts)},
                 "conformal_cut": self.conformal_cut, "conformal": self.conformal, "proposed": self.proposed,
                 "in_sample_label": "in sample (optimistic)",
-                "distance": GATE_DISTANCE, "answerable": self.n_in, "out_of_domain": self.n_ood}
+                "distance": GATE_DISTANCE, "answerable": self.n_in, "out_of_domain": self.n_ood,
+                "notes": list(self.notes)}
 
 
 def cross_validate(inputs: GateInputs, goal: Goal, *, folds: int = 5,
@@ -217,6 +228,12 @@ def cross_validate(inputs: GateInputs, goal: Goal, *, folds: int = 5,
     Returns (``{outcome: RateCell}`` for answered, wrong_sources, no_answer and bluffs; the fold cuts).
     """
     seed = SEED if seed is None else seed
+    n_q = _n_questions(inputs)
+    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
+        raise ValueError(f"folds must be an integer >= 2, got {folds!r}")
+    if n_q < 2:  # a cut chosen on no question cannot be held out on one
+        raise ValueError(f"cross-validation needs at least 2 answerable questions; this set has {n_q}: there is no "
+                         "held-out estimate")
     fold = _folds(inputs, folds, seed)
     ind = inputs.in_domain
     answered = np.zeros(ind.size, dtype=bool)  # per query, under the cut chosen without its fold
@@ -238,14 +255,29 @@ def cross_validate(inputs: GateInputs, goal: Goal, *, folds: int = 5,
 
 def cut_choice(inputs: GateInputs, goal: Goal, *, folds: int = 5, seed: int | None = None) -> CutChoice:
     """Choose a cut for ``goal`` and report it in sample, cross-validated and (bluff goals) conformal."""
+    from ..validate import require_type
+
+    require_type(inputs, GateInputs, "inputs", hint="make them with ragdiag.threshold.gate_inputs_for")
+    require_type(goal, Goal, "goal", hint="e.g. Goal(max_bluff=0.05)")
     seed = SEED if seed is None else seed
     cut = choose_cut(inputs, goal)
     in_sample = None if cut is None else rate_rows(inputs, [cut])[0]
-    cv, fold_cuts = cross_validate(inputs, goal, folds=folds, seed=seed)
+    notes = [NO_OOD] if not (~inputs.in_domain).any() else []
+    try:
+        cv, fold_cuts = cross_validate(inputs, goal, folds=folds, seed=seed)
+    except ValueError as exc:
+        if _n_questions(inputs) >= 2:
+            raise
+        cv, fold_cuts = {}, ()
+        notes.append(f"{str(exc)[0].upper()}{str(exc)[1:]}.")
+    n_q = _n_questions(inputs)
+    if 2 <= n_q < folds:
+        notes.append(f"{folds}-fold cross-validation over {n_q} questions: {folds - n_q} fold(s) hold no answerable "
+                     f"question (in effect leave-one-question-out)")
     if goal.max_bluff is not None:
         c_cut, c_text = conformal_cut(inputs, goal.max_bluff)
     else:
         c_cut, c_text = None, "a conformal cut certifies a bluff rate: state the goal as --max-bluff"
     return CutChoice(goal, goal.rule, cut, in_sample, cv, fold_cuts, c_cut, c_text,
                      int(inputs.in_domain.sum()), int((~inputs.in_domain).sum()), folds, seed,
-                     None if c_cut is None else rate_rows(inputs, [c_cut])[0])
+                     None if c_cut is None else rate_rows(inputs, [c_cut])[0], tuple(notes))

@@ -190,7 +190,10 @@ def sweep(inputs: GateInputs, cuts: Sequence[float] | np.ndarray | None = None) 
     >>> t = sweep(g, [0.25, 0.5]); t.answered.tolist(), t.wrong_sources.tolist(), t.bluffs.tolist()
     ([1, 1], [0, 1], [0, 1])
     """
-    cuts = default_cuts() if cuts is None else np.asarray(cuts, dtype=np.float64)
+    from ..validate import require_type
+
+    require_type(inputs, GateInputs, "inputs", hint="make them with ragdiag.threshold.gate_inputs_for")
+    cuts = default_cuts() if cuts is None else check_cuts(cuts)
     ind = inputs.in_domain
     answered = _count_below(np.sort(inputs.good[ind]), cuts)
     kept_any = _count_below(np.sort(inputs.first[ind]), cuts)
@@ -301,6 +304,11 @@ def distance_samples(inputs: GateInputs) -> DistanceSamples:
 def gate_inputs_for(ev: Evaluation, config: Config | str, *, keep: int = DEFAULT_KEEP,
                     k: int | None = None) -> GateInputs:
     """The gate's per-query values for ``config`` (with each query's question and ood kind; ``k``: see :func:`gate_inputs`)."""
+    from ..evaluation import Evaluation as _Evaluation
+    from ..validate import positive_int, require_type
+
+    require_type(ev, _Evaluation, "ev", hint="the result of ragdiag.evaluate.evaluate")
+    positive_int(keep, "keep")
     res = ev.result(config)
     if res.config.external and not ev.external[res.config.retriever].distances:
         raise ValueError(f"{res.config.label} has no distances: the sweep needs hit scores that are cosine "
