@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from ragdiag.summary import chunking_rows
+from ragdiag.analyses.summary import chunking_rows
 from ui.frames import chunk_sizes, destroyed_frame, size_summary, truncated_chunks
 from ui.charts import chunk_size_chart
 from ui.html import chunk_map_html, md_text

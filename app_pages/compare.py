@@ -1,7 +1,7 @@
 """Compare: the question asked fixes the comparisons, and every verdict stands beside the interval it was decided with.
 
-- What should we ship? -> comparison with the best, and the recommendation (ragdiag.recommend).
-- What does each chunking switch do? -> the design's contrasts per retriever, one family (ragdiag.compare.effects).
+- What should we ship? -> comparison with the best, and the recommendation (ragdiag.analyses.recommend).
+- What does each chunking switch do? -> the design's contrasts per retriever, one family (ragdiag.analyses.compare.effects).
 - Is the candidate better than what we run? -> the operator's declared baseline against each other configuration.
 - Explore every pair -> exploratory: all pairs, simultaneous intervals, Benjamini-Hochberg q-values, no colours.
 """
@@ -10,14 +10,14 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from ragdiag.compare.baseline import declared_baseline
-from ragdiag.compare.best import best
-from ragdiag.compare.comparisons import compare, compare_in_family, family
-from ragdiag.compare.effects import effects
-from ragdiag.compare.intervals import RECALL_INTERVAL_WORDS, clustered_rate
-from ragdiag.defaults import ALPHA, KS, PRIMARY_K
-from ragdiag.metrics import hits_at_k
-from ragdiag.recommend import describe_config, recommend
+from ragdiag.analyses.compare.baseline import declared_baseline
+from ragdiag.analyses.compare.best import best
+from ragdiag.analyses.compare.comparisons import compare, compare_in_family, family
+from ragdiag.analyses.compare.effects import effects
+from ragdiag.analyses.compare.intervals import RECALL_INTERVAL_WORDS, clustered_rate
+from ragdiag.core.defaults import ALPHA, KS, PRIMARY_K
+from ragdiag.core.metrics import hits_at_k
+from ragdiag.analyses.recommend import describe_config, recommend
 from ui.html import md_text
 from ui import cache
 from ui.context import context

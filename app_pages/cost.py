@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from ragdiag.cost import LATENCY_SAMPLE
-from ragdiag.defaults import PRIMARY_K
+from ragdiag.analyses.cost import LATENCY_SAMPLE
+from ragdiag.core.defaults import PRIMARY_K
 from ui.diag_frames import cost_frame
 from ui.diag import costs_for
 from ui.diag_charts import pareto_chart

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from ragdiag.ingest import STATUSES, ingest_rows
+from ragdiag.documents.ingest import STATUSES, ingest_rows
 from ui.html import md_text, pages_html
 from ui.state import load_corpus_only, text_part
 

@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from ragdiag.export import trec_zip
-from ragdiag.report.build import build_report
-from ragdiag.export import per_query_parquet, summary_json
-from ragdiag.per_query import per_query_frame
+from ragdiag.present.export import trec_zip
+from ragdiag.present.report.build import build_report
+from ragdiag.present.export import per_query_parquet, summary_json
+from ragdiag.present.per_query import per_query_frame
 from ui import cache
 from ui.context import config_words, context
 from ui.jobs import evaluation

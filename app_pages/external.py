@@ -6,14 +6,14 @@ from collections import Counter
 import pandas as pd
 import streamlit as st
 
-from ragdiag.defaults import PRIMARY_K
-from ragdiag.summary import summary_rows
-from ragdiag.external import RunError, attach_run, decode_run, load_run, parse_run
-from ragdiag.limits import ENV as LIMIT_ENV, LimitError, Limits
-from ragdiag.serving import AccessError
-from ragdiag.defaults import KS
-from ragdiag.compare.comparisons import compare
-from ragdiag.threshold.gate import sweep_table
+from ragdiag.core.defaults import PRIMARY_K
+from ragdiag.analyses.summary import summary_rows
+from ragdiag.evaluation.external import RunError, attach_run, decode_run, load_run, parse_run
+from ragdiag.core.limits import ENV as LIMIT_ENV, LimitError, Limits
+from ragdiag.present.serving import AccessError
+from ragdiag.core.defaults import KS
+from ragdiag.analyses.compare.comparisons import compare
+from ragdiag.analyses.threshold.gate import sweep_table
 from ui.frames import recall_table
 from ui.html import md_text
 from ui.context import context

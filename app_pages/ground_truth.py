@@ -15,8 +15,8 @@ from ragdiag.authoring.edit import add_ood, add_question, next_id, remove_entry,
 from ragdiag.authoring.leakage import leakage
 from ragdiag.authoring.suggest import suggest
 from ragdiag.authoring.text import document_sentences
-from ragdiag.defaults import PRIMARY_K
-from ragdiag.serving import AccessError
+from ragdiag.core.defaults import PRIMARY_K
+from ragdiag.present.serving import AccessError
 from ui.html import md_text
 from ui.state import access, load_corpus_only, settings
 from ui.truth_editor import (CONFLICT, file_state, keep_widgets, pop_message, reload, restore_widgets, save,

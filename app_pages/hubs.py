@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from ragdiag.defaults import KS, PRIMARY_K
+from ragdiag.core.defaults import KS, PRIMARY_K
 from ui.diag_frames import hub_frame, inspector_url
-from ragdiag.hubs import HUB_MIN_CLUSTERS, HUB_RATIO, hubness, hubs
+from ragdiag.analyses.hubs import HUB_MIN_CLUSTERS, HUB_RATIO, hubness, hubs
 from ui.diag_charts import hub_chart
 from ui.context import context
 from ui.html import md_text

@@ -5,10 +5,10 @@ import html
 import pandas as pd
 import streamlit as st
 
-from ragdiag.citations import Answer, CharLocator, cite
-from ragdiag.outcomes import query_outcomes
-from ragdiag.hubs import crowding
-from ragdiag.threshold.gate import gate
+from ragdiag.index.citations import Answer, CharLocator, cite
+from ragdiag.analyses.outcomes import query_outcomes
+from ragdiag.analyses.hubs import crowding
+from ragdiag.analyses.threshold.gate import gate
 from ui import cache
 from ui.about import about_run
 from ui.context import config_words, context, url_synced, write_url

@@ -3,10 +3,10 @@
 import pandas as pd
 import streamlit as st
 
-from ragdiag.defaults import KS, PRIMARY_K
-from ragdiag.funnel import STAGES, funnel_rows
-from ragdiag.granular import granular_rows, redundancy_rows
-from ragdiag.summary import summary_rows
+from ragdiag.core.defaults import KS, PRIMARY_K
+from ragdiag.analyses.funnel import STAGES, funnel_rows
+from ragdiag.analyses.granular import granular_rows, redundancy_rows
+from ragdiag.analyses.summary import summary_rows
 from ui.about import about_run
 from ui.context import config_words, context
 from ui.diag import funnels_for

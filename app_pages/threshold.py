@@ -3,12 +3,12 @@
 import pandas as pd
 import streamlit as st
 
-from ragdiag.compare.intervals import upper_bound_words
-from ragdiag.defaults import DEFAULT_CUT, DEFAULT_MAX_BLUFF
-from ragdiag.threshold.choice import Goal
-from ragdiag.threshold.gate import GATE_DISTANCE, bluffs_at, sweep
-from ragdiag.threshold.export import thresholds_yaml
-from ragdiag.threshold.rates import rate_rows
+from ragdiag.analyses.compare.intervals import upper_bound_words
+from ragdiag.core.defaults import DEFAULT_CUT, DEFAULT_MAX_BLUFF
+from ragdiag.analyses.threshold.choice import Goal
+from ragdiag.analyses.threshold.gate import GATE_DISTANCE, bluffs_at, sweep
+from ragdiag.analyses.threshold.export import thresholds_yaml
+from ragdiag.analyses.threshold.rates import rate_rows
 from ui import cache
 from ui.about import about_run
 from ui.context import config_words, context, use

@@ -4,13 +4,13 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from ragdiag.chunking import STRATEGIES
-from ragdiag.defaults import DEFAULT_STRATEGY, PRIMARY_K
-from ragdiag.models import MODEL_ALIASES
-from ragdiag.model_cut import gate_model
+from ragdiag.index.chunking import STRATEGIES
+from ragdiag.core.defaults import DEFAULT_STRATEGY, PRIMARY_K
+from ragdiag.index.models import MODEL_ALIASES
+from ragdiag.analyses.model_cut import gate_model
 from ragdiag.retrieval.variant_kinds import VARIANT_KINDS
-from ragdiag.serving import AccessError
-from ragdiag.variants import variant_configs, variant_names, variant_rows
+from ragdiag.present.serving import AccessError
+from ragdiag.analyses.variants import variant_configs, variant_names, variant_rows
 from ui.context import gate_settings
 from ui.html import md_text
 from ui.jobs import evaluation_of

@@ -30,13 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rank_bm25 import BM25Okapi  # noqa: E402
 
-from ragdiag.chunking import STRATEGIES, chunk_corpus  # noqa: E402
-from ragdiag.corpus import load_corpus  # noqa: E402
-from ragdiag.defaults import TOP  # noqa: E402
+from ragdiag.index.chunking import STRATEGIES, chunk_corpus  # noqa: E402
+from ragdiag.documents.corpus import load_corpus  # noqa: E402
+from ragdiag.core.defaults import TOP  # noqa: E402
 from ragdiag.retrieval.bm25 import BM25Retriever
 from ragdiag.retrieval.base import QueryBatch, top_k_desc  # noqa: E402
 from ragdiag.retrieval.bm25 import tokenize  # noqa: E402
-from ragdiag.truth import default_truth_path, load_truth  # noqa: E402
+from ragdiag.documents.truth import default_truth_path, load_truth  # noqa: E402
 
 
 class LuceneBM25Okapi(BM25Okapi):

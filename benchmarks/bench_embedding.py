@@ -6,7 +6,7 @@ Measured side by side in one process, medians of ``--repeats`` runs:
 
 * chunk embedding throughput on the bundled corpus (strategy E's embedded texts,
   the first ``--chunks``): ``SentenceTransformer.encode`` with its defaults
-  (batch 32, sorted by characters) vs ``ragdiag.encoder.Encoder`` (sorted by
+  (batch 32, sorted by characters) vs ``ragdiag.index.encoder.Encoder`` (sorted by
   wordpieces, small batches), per precision this CPU supports;
 * drift of each precision against fp32 over the ground-truth queries: mean
   cosine of chunk vectors and top-10 overlap of dense retrieval;
@@ -33,12 +33,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 warnings.filterwarnings("ignore")
 
-from ragdiag.chunking import STRATEGIES, chunk_corpus  # noqa: E402
-from ragdiag.corpus import load_corpus  # noqa: E402
-from ragdiag.encoder.model import Encoder
-from ragdiag.encoder.hardware import bf16_supported
-from ragdiag.encoder.resolve import offline  # noqa: E402
-from ragdiag.truth import default_truth_path, load_truth  # noqa: E402
+from ragdiag.index.chunking import STRATEGIES, chunk_corpus  # noqa: E402
+from ragdiag.documents.corpus import load_corpus  # noqa: E402
+from ragdiag.index.encoder.model import Encoder
+from ragdiag.index.encoder.hardware import bf16_supported
+from ragdiag.index.encoder.resolve import offline  # noqa: E402
+from ragdiag.documents.truth import default_truth_path, load_truth  # noqa: E402
 
 
 def timed(fn, repeats: int) -> tuple[float, object]:

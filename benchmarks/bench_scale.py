@@ -66,15 +66,15 @@ class Sampler(threading.Thread):
 def one(n_chunks: int, n_queries: int, workdir: str) -> dict:
     from synthetic import make_kb, write_vectors
 
-    from ragdiag.defaults import TOP
-    from ragdiag.evaluation import Config
-    from ragdiag.evaluate import _config_result
+    from ragdiag.core.defaults import TOP
+    from ragdiag.evaluation.records import Config
+    from ragdiag.evaluation.evaluate import _config_result
     from ragdiag.retrieval.bm25 import BM25Retriever
     from ragdiag.retrieval.dense import DenseRetriever
     from ragdiag.retrieval.hybrid import HybridRetriever
     from ragdiag.retrieval.base import QueryBatch
     from ragdiag.retrieval.vectors import VectorFile
-    from ragdiag.truth import Query
+    from ragdiag.documents.truth import Query
 
     sampler = Sampler()
     sampler.start()

@@ -3,7 +3,7 @@
 Run: ``python benchmarks/bench_variants.py [--strategy E] [--models minilm,use] [--repeats 5] [--scale 20] [--embed-chunks 50]``
 
 Part 1, the bundled corpus: every variant (model x precision x index) of one
-strategy through :func:`ragdiag.variants.run_variants` (vectors from the store
+strategy through :func:`ragdiag.analyses.variants.run_variants` (vectors from the store
 when ``$RAGDIAG_CACHE`` holds them): recall@4 with its interval, the paired
 verdict against exact MiniLM, bytes per vector, search ms per query for the top 20 (median of
 ``--repeats``), build seconds, neighbour overlap@4.
@@ -30,14 +30,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ragdiag.chunking import STRATEGIES, chunk_corpus  # noqa: E402
-from ragdiag.corpus import load_corpus  # noqa: E402
-from ragdiag.defaults import PRIMARY_K, TOP  # noqa: E402
+from ragdiag.index.chunking import STRATEGIES, chunk_corpus  # noqa: E402
+from ragdiag.documents.corpus import load_corpus  # noqa: E402
+from ragdiag.core.defaults import PRIMARY_K, TOP  # noqa: E402
 from ragdiag.retrieval.base import QueryBatch, Unavailable  # noqa: E402
 from ragdiag.retrieval.ann import HNSWParams, neighbour_overlap  # noqa: E402
-from ragdiag.truth import default_truth_path, load_truth  # noqa: E402
+from ragdiag.documents.truth import default_truth_path, load_truth  # noqa: E402
 from ragdiag.retrieval.variant_kinds import VARIANT_KINDS, Variant, build_variant
-from ragdiag.variants import run_variants, variant_rows  # noqa: E402
+from ragdiag.analyses.variants import run_variants, variant_rows  # noqa: E402
 
 
 def median_time(fn, repeats: int) -> float:
@@ -57,8 +57,8 @@ def main() -> None:
     ap.add_argument("--scale", type=int, default=20, help="scale-up factor of part 2 (0: skip)")
     ap.add_argument("--embed-chunks", type=int, default=50, help="chunks embedded per model in part 3 (0: skip)")
     args = ap.parse_args()
-    from ragdiag.encoder.model import Encoder
-    from ragdiag.store import Store
+    from ragdiag.index.encoder.model import Encoder
+    from ragdiag.index.store import Store
 
     corpus = load_corpus()
     truth = load_truth(default_truth_path(corpus.root), corpus)
@@ -122,7 +122,7 @@ def main() -> None:
     print(f"\n## Embedding cost: {len(texts)} chunks of strategy {run.strategy}, median of {max(1, args.repeats // 2)}\n")
     print("| model | dims | ms per chunk |")
     print("|---|---:|---:|")
-    from ragdiag.models import load_encoder
+    from ragdiag.index.models import load_encoder
 
     for m in models:
         try:

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EAGER = ("import sys\nfrom ragdiag.encoder import Encoder, offline\noffline()\nEncoder().model\n"
+EAGER = ("import sys\nfrom ragdiag.index.encoder import Encoder, offline\noffline()\nEncoder().model\n"
          "from ragdiag.cli.parser import main\nsys.exit(main(sys.argv[1:]))\n")
 LAZY = "import sys\nfrom ragdiag.cli.parser import main\nsys.exit(main(sys.argv[1:]))\n"
 

@@ -11,10 +11,13 @@ torch, pandas or streamlit)::
     print(ragdiag.compare(ev, "E/hybrid", "E/dense").verdict)
     ragdiag.write_outputs(ev, "out")
 
-``ragdiag.evaluate`` and ``ragdiag.compare`` name the verbs even after the
-modules of the same name are imported; the modules are read with
-``from ragdiag.evaluate import ...`` or :func:`importlib.import_module`
-(``import ragdiag.evaluate as m`` binds the verb, not the module).
+The library reads in pipeline order, one package a stage: ``core`` (defaults,
+statistics, metrics, tables) -> ``documents`` (corpus, extraction, ground
+truth) -> ``index`` (chunking, encoder, store) -> ``retrieval`` ->
+``evaluation`` (running the configurations) -> ``analyses`` (comparisons, the
+gate, the outcome ladder, funnel, cost, the recommendation) -> ``present``
+(report, exports, the regression gate) -> ``cli``. Each package imports only
+the ones before it (import-linter checks it with the tests).
 """
 
 import sys
@@ -28,25 +31,25 @@ PIPELINE_VERSION = "1"
 
 # name -> the module that defines it
 _VERBS = {
-    "load_corpus": "corpus",
-    "load_truth": "truth",
-    "load_encoder": "models",
-    "evaluate": "evaluate",
-    "summary_rows": "summary",
-    "compare": "compare",
-    "family": "compare",
-    "gate_inputs_for": "threshold",
-    "sweep": "threshold",
-    "cut_choice": "threshold",
-    "write_outputs": "export",
-    "build_report": "report",
-    "write_report": "report",
-    "load_run": "external",
-    "attach_run": "external",
-    "Config": "evaluation",
-    "ExternalKey": "evaluation",
-    "Evaluation": "evaluation",
-    "Store": "store",
+    "load_corpus": "documents.corpus",
+    "load_truth": "documents.truth",
+    "load_encoder": "index.models",
+    "evaluate": "evaluation.evaluate",
+    "summary_rows": "analyses.summary",
+    "compare": "analyses.compare",
+    "family": "analyses.compare",
+    "gate_inputs_for": "analyses.threshold",
+    "sweep": "analyses.threshold",
+    "cut_choice": "analyses.threshold",
+    "write_outputs": "present.export",
+    "build_report": "present.report",
+    "write_report": "present.report",
+    "load_run": "evaluation.external",
+    "attach_run": "evaluation.external",
+    "Config": "evaluation.records",
+    "ExternalKey": "evaluation.records",
+    "Evaluation": "evaluation.records",
+    "Store": "index.store",
 }
 
 __all__ = ["__version__", "PIPELINE_VERSION", *_VERBS]

@@ -7,16 +7,16 @@
 
 The baseline is an ``eval --out`` folder kept in the repository (or fetched
 from the last accepted build); the candidate is another folder, or an
-:class:`~ragdiag.evaluate.Evaluation` computed in the test. The checks and
-their statistics are those of ``python -m ragdiag gate`` (:mod:`ragdiag.regression`).
+:class:`~ragdiag.evaluation.evaluate.Evaluation` computed in the test. The checks and
+their statistics are those of ``python -m ragdiag gate`` (:mod:`ragdiag.present.regression`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from .defaults import ALPHA
-from .regression.stats import DEFAULT_MARGIN
+from .core.defaults import ALPHA
+from .present.regression.stats import DEFAULT_MARGIN
 
 __all__ = ["assert_no_regression"]
 
@@ -51,12 +51,12 @@ def assert_no_regression(baseline_dir, candidate, *, config: str, candidate_conf
     AssertionError
         On a failing check (a newly destroyed needle, a rate shown worse), or inconclusive with ``strict``.
     ValueError
-        When the runs cannot be compared (:class:`~ragdiag.regression.RunError`: different ground truths,
+        When the runs cannot be compared (:class:`~ragdiag.present.regression.RunError`: different ground truths,
         missing files).
     """
-    from .regression.checks import gate_report
-    from .regression.render import gate_markdown
-    from .regression.runs import load_run, run_from_evaluation
+    from .present.regression.checks import gate_report
+    from .present.regression.render import gate_markdown
+    from .present.regression.runs import load_run, run_from_evaluation
 
     cand_config = candidate_config or config
     baseline = load_run(baseline_dir, config)

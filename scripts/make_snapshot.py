@@ -17,14 +17,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ragdiag.corpus import DEFAULT_CORPUS, load_corpus  # noqa: E402
-from ragdiag.encoder.model import Encoder
-from ragdiag.encoder.resolve import offline  # noqa: E402
-from ragdiag.evaluate import evaluate  # noqa: E402
-from ragdiag.snapshot import SNAPSHOT_PATH, describe, write_snapshot  # noqa: E402
-from ragdiag.store import Store
-from ragdiag.store.glue import record_evaluation  # noqa: E402
-from ragdiag.truth import default_truth_path, load_truth  # noqa: E402
+from ragdiag.documents.corpus import DEFAULT_CORPUS, load_corpus  # noqa: E402
+from ragdiag.index.encoder.model import Encoder
+from ragdiag.index.encoder.resolve import offline  # noqa: E402
+from ragdiag.evaluation.evaluate import evaluate  # noqa: E402
+from ragdiag.index.snapshot import SNAPSHOT_PATH, describe, write_snapshot  # noqa: E402
+from ragdiag.index.store import Store
+from ragdiag.index.store.glue import record_evaluation  # noqa: E402
+from ragdiag.documents.truth import default_truth_path, load_truth  # noqa: E402
 
 LIMIT = 10_000_000
 

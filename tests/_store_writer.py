@@ -27,7 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ragdiag.encoder.protocols import EncoderStamp  # noqa: E402
+from ragdiag.index.encoder.protocols import EncoderStamp  # noqa: E402
 
 
 class FakeEncoder:
@@ -68,7 +68,7 @@ def texts_range(start: int, stop: int) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from ragdiag.store import Store
+    from ragdiag.index.store import Store
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("root")

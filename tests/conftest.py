@@ -7,8 +7,8 @@ import os
 import pytest
 from hypothesis import settings
 
-from ragdiag.corpus import DEFAULT_CORPUS, Corpus, load_corpus
-from ragdiag.truth import GroundTruth, load_truth
+from ragdiag.documents.corpus import DEFAULT_CORPUS, Corpus, load_corpus
+from ragdiag.documents.truth import GroundTruth, load_truth
 
 from fakes import FakeEncoder, FakeTokenizer  # noqa: F401 - re-exported for the tests
 
@@ -57,8 +57,8 @@ def truth(corpus) -> GroundTruth:
 @pytest.fixture(scope="session")
 def encoder():
     """The real all-MiniLM-L6-v2 encoder (loaded once; skipped when the weights are not installed)."""
-    from ragdiag.encoder.model import Encoder
-    from ragdiag.encoder.resolve import ModelUnavailable
+    from ragdiag.index.encoder.model import Encoder
+    from ragdiag.index.encoder.resolve import ModelUnavailable
 
     try:
         return Encoder()
@@ -127,7 +127,7 @@ TINY_TRUTH = {
 @pytest.fixture(scope="session")
 def tiny_corpus() -> Corpus:
     """Two hand-made documents (see ``TINY_DOCS``)."""
-    from ragdiag.corpus import make_document
+    from ragdiag.documents.corpus import make_document
 
     docs = tuple(make_document(doc_id, text, path=f"{doc_id}.md") for doc_id, text in TINY_DOCS.items())
     return Corpus(root="tiny", documents=docs, name="tiny")
@@ -136,7 +136,7 @@ def tiny_corpus() -> Corpus:
 @pytest.fixture(scope="session")
 def tiny_truth(tiny_corpus) -> GroundTruth:
     """Four questions (hit, ranked-low, destroyed, truncated cases) and two ood queries."""
-    from ragdiag.truth import parse_truth
+    from ragdiag.documents.truth import parse_truth
 
     return parse_truth(TINY_TRUTH, tiny_corpus, source="tiny.truth.json")
 
@@ -153,7 +153,7 @@ def fake_encoder() -> FakeEncoder:
 @pytest.fixture(scope="session")
 def tiny_eval(tiny_corpus, tiny_truth, fake_encoder):
     """The tiny corpus evaluated with the FAKE encoder: strategy C, dense/bm25/hybrid, diagnosis at k = 2."""
-    from ragdiag.evaluate import evaluate
+    from ragdiag.evaluation.evaluate import evaluate
 
     return evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C",
                     retrievers="dense,bm25,hybrid", diagnosis_k=2)
@@ -170,11 +170,11 @@ def bundled_eval_c(corpus, truth, encoder):
     """
     import os
 
-    from ragdiag.evaluate import evaluate
+    from ragdiag.evaluation.evaluate import evaluate
 
     store = None
     if os.environ.get("RAGDIAG_TEST_STORE"):
-        from ragdiag.store import Store
+        from ragdiag.index.store import Store
 
         store = Store(os.environ["RAGDIAG_TEST_STORE"])
     return evaluate(corpus, truth, encoder=encoder, strategies="C", retrievers="dense,bm25,hybrid", store=store)

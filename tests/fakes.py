@@ -86,7 +86,7 @@ class FakeEncoder(FakeTokenizer):
 
     @property
     def stamp(self):
-        from ragdiag.encoder.protocols import EncoderStamp
+        from ragdiag.index.encoder.protocols import EncoderStamp
 
         return EncoderStamp(model="FAKE-bag-of-words", weights_sha256="0" * 64, dim=self.dim,
                             max_seq_length=self.max_seq_length, pooling="none", normalize=True, precision="fp32")

@@ -18,8 +18,8 @@ import re
 
 import numpy as np
 
-from ragdiag.chunking import Strategy, register_spanner, register_strategy
-from ragdiag.defaults import RERANK_HEAD
+from ragdiag.index.chunking import Strategy, register_spanner, register_strategy
+from ragdiag.core.defaults import RERANK_HEAD
 from ragdiag.retrieval.bm25 import BM25Retriever, tokenize
 from ragdiag.retrieval.registry import RetrieverSpec, register_retriever
 from ragdiag.retrieval.rerank import RerankRetriever

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from ragdiag.adapters.base import evaluate_store, map_hits, query_vectors
-from ragdiag.defaults import KS, TOP
-from ragdiag.evaluate import evaluate
-from ragdiag.summary import summary_rows
-from ragdiag.external import ExternalHit
+from ragdiag.core.defaults import KS, TOP
+from ragdiag.evaluation.evaluate import evaluate
+from ragdiag.analyses.summary import summary_rows
+from ragdiag.evaluation.external import ExternalHit
 
 NEED_CHROMA = "chromadb is not installed (optional: pip install -r requirements-vectordb.txt)"
 NEED_QDRANT = "qdrant-client is not installed (optional: pip install -r requirements-vectordb.txt)"
@@ -134,7 +134,7 @@ def test_real_database_tiny_corpus(build, mapped_by, tmp_path, tiny_corpus, tiny
 @pytest.mark.parametrize("build, mapped_by", BUILDERS)
 def test_real_database_bundled_corpus_same_recall_as_dense(build, mapped_by, tmp_path, corpus, truth, encoder):
     """Strategy E of the bundled corpus, vectors from the store: the database's recall is ragdiag's dense recall."""
-    from ragdiag.store import Store
+    from ragdiag.index.store import Store
 
     with Store() as store:
         ev = evaluate(corpus, truth, encoder=encoder, strategies="E", retrievers="dense", store=store)
@@ -161,8 +161,8 @@ def test_eval_store_command_on_a_qdrant_folder(tiny_folder, tmp_path, monkeypatc
 
     from ragdiag.adapters import QdrantAdapter
     from ragdiag.cli.parser import main
-    from ragdiag.corpus import load_corpus
-    from ragdiag.truth import default_truth_path, load_truth
+    from ragdiag.documents.corpus import load_corpus
+    from ragdiag.documents.truth import default_truth_path, load_truth
 
     monkeypatch.setenv("RAGDIAG_ENCODER", "fakes:fake_encoder")
     corpus = load_corpus(tiny_folder)

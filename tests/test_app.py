@@ -118,10 +118,10 @@ def tiny(tmp_path_factory):
 @pytest.fixture(scope="module")
 def library(tiny):
     """The library's own evaluation of the same inputs (oracle for the numbers the pages show)."""
-    from ragdiag.corpus import load_corpus
-    from ragdiag.evaluate import evaluate
-    from ragdiag.store import Store
-    from ragdiag.truth import load_truth
+    from ragdiag.documents.corpus import load_corpus
+    from ragdiag.evaluation.evaluate import evaluate
+    from ragdiag.index.store import Store
+    from ragdiag.documents.truth import load_truth
     from ui.cache import encoder as _encoder
 
     corpus = load_corpus(tiny["root"])
@@ -179,7 +179,7 @@ pytestmark = pytest.mark.model
 
 def test_overview_table_equals_library(tiny, library):
     """The real model's smoke test of the Overview (the fake-encoder tests check the rest)."""
-    from ragdiag.summary import summary_rows
+    from ragdiag.analyses.summary import summary_rows
     from ui.fmt import rate
 
     at = app("app_pages/overview.py")
@@ -196,7 +196,7 @@ def test_overview_table_equals_library(tiny, library):
 
 
 def test_compare_explore_every_pair_says_what_the_library_says(tiny, library):
-    from ragdiag.compare.comparisons import compare, compare_in_family, pairwise
+    from ragdiag.analyses.compare.comparisons import compare, compare_in_family, pairwise
 
     at = app("app_pages/compare.py", view="Explore every pair", a="E/dense", b="A/dense", k="1")
     comp = compare_in_family(library, "E/dense", "A/dense", k=1)
@@ -226,8 +226,8 @@ def test_compare_explore_every_pair_says_what_the_library_says(tiny, library):
 
 
 def test_compare_defaults_to_what_to_ship_and_switches(tiny, library):
-    from ragdiag.compare import effects
-    from ragdiag.recommend import recommend
+    from ragdiag.analyses.compare import effects
+    from ragdiag.analyses.recommend import recommend
 
     at = app("app_pages/compare.py")
     assert at.segmented_control(key="view").value == "What should we ship?"
@@ -241,7 +241,7 @@ def test_compare_defaults_to_what_to_ship_and_switches(tiny, library):
 
 
 def test_compare_planned_family_needs_a_declared_baseline(tiny, library, monkeypatch):
-    from ragdiag.compare.comparisons import compare_in_family
+    from ragdiag.analyses.compare.comparisons import compare_in_family
 
     monkeypatch.setenv("RAGDIAG_BASELINE", "E/hybrid")
     at = app("app_pages/compare.py", view="Is the candidate better than what we run?", b="A/dense")
@@ -252,7 +252,7 @@ def test_compare_planned_family_needs_a_declared_baseline(tiny, library, monkeyp
 
 
 def test_chunking_page_and_document_viewer(tiny, library):
-    from ragdiag.summary import chunking_rows
+    from ragdiag.analyses.summary import chunking_rows
 
     at = app("app_pages/chunking.py")
     table = at.dataframe[0].value
@@ -281,7 +281,7 @@ def test_untrusted_text_is_escaped(tiny):
 
 def test_threshold_rates_equal_the_sweep_and_the_proposal_applies(tiny, library):
     """The real model's smoke test of the Threshold page."""
-    from ragdiag.threshold import Goal, cut_choice, gate_inputs_for, sweep
+    from ragdiag.analyses.threshold import Goal, cut_choice, gate_inputs_for, sweep
 
     at = app("app_pages/threshold.py", config="E/hybrid", cut="0.5")
     df = frame_with(at, "outcome")
@@ -316,8 +316,8 @@ def test_inspector_query_from_url_and_citations(tiny, library):
 
 def test_documents_page_status_filter_and_pages(tiny):
     """The fixture knowledge base: failures keep their reason, PDFs show their page boundaries."""
-    from ragdiag.corpus import load_corpus
-    from ragdiag.ingest import ingest_rows
+    from ragdiag.documents.corpus import load_corpus
+    from ragdiag.documents.ingest import ingest_rows
 
     kb = ROOT / "tests" / "fixtures" / "kb"
     expected = ingest_rows(load_corpus(kb))
@@ -371,7 +371,7 @@ def test_unavailable_retriever_is_listed_with_reason(tiny, monkeypatch):
 
 
 def test_export_page_offers_report_and_tables(tiny, library):
-    from ragdiag.report.build import build_report
+    from ragdiag.present.report.build import build_report
 
     at = app("app_pages/export.py", config="E/hybrid", cut="0.6", keep="4")
     assert [t.value for t in at.title] == ["Export"]
@@ -384,10 +384,10 @@ def test_export_page_offers_report_and_tables(tiny, library):
 def test_external_run_page_evaluates_and_compares(tiny, library, tmp_path):
     from dataclasses import replace
 
-    from ragdiag.defaults import PRIMARY_K
-    from ragdiag.summary import summary_rows
-    from ragdiag.external import parse_run, run_result
-    from ragdiag.compare.comparisons import compare
+    from ragdiag.core.defaults import PRIMARY_K
+    from ragdiag.analyses.summary import summary_rows
+    from ragdiag.evaluation.external import parse_run, run_result
+    from ragdiag.analyses.compare.comparisons import compare
 
     # A run made of the library's own E/bm25 top 5, as text-only hits.
     res, chunks = library.result("E/bm25"), library.indexes["E"].chunks

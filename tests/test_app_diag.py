@@ -13,7 +13,7 @@ pytestmark = pytest.mark.model
 
 
 def _funnels(library, cut=0.6, keep=4):
-    from ragdiag.funnel import funnels
+    from ragdiag.analyses.funnel import funnels
 
     return funnels(library, k=4, cut=cut, keep=keep)
 
@@ -24,7 +24,7 @@ def _records(df: pd.DataFrame) -> list[dict]:
 
 def test_overview_funnel_equals_library(tiny, library):
     from ui.diag_frames import stage_queries_frame
-    from ragdiag.funnel import STAGES, funnel_rows
+    from ragdiag.analyses.funnel import STAGES, funnel_rows
 
     at = app("app_pages/overview.py")
     table = frame_with(at, "configuration")
@@ -57,7 +57,7 @@ def test_overview_funnel_follows_the_filters_and_url(tiny, library):
 
 
 def test_overview_granularity_and_redundancy_equal_library(tiny, library):
-    from ragdiag.granular import granular_rows, redundancy_rows
+    from ragdiag.analyses.granular import granular_rows, redundancy_rows
 
     from ui.fmt import rate
 
@@ -89,7 +89,7 @@ def test_inspector_stage_filter_from_url(tiny, library):
     for label, f in fs.items():
         lost = [r for r in f.rows if r.stage in ("ranked-low", "not-in-pool")]
         if lost:  # a query lost at ranking: the chunks above its holder are listed
-            from ragdiag.hubs import crowding
+            from ragdiag.analyses.hubs import crowding
 
             r = lost[0]
             at = app("app_pages/inspector.py", q=r.query_id, config=label)
@@ -101,7 +101,7 @@ def test_inspector_stage_filter_from_url(tiny, library):
 
 
 def test_hubs_page_equals_library(tiny, library):
-    from ragdiag.hubs import hub_rows, hubs
+    from ragdiag.analyses.hubs import hub_rows, hubs
 
     at = app("app_pages/hubs.py", config="E/hybrid")
     assert [t.value for t in at.title] == ["Hubs"]
@@ -119,7 +119,7 @@ def test_hubs_page_equals_library(tiny, library):
 
 
 def test_cost_page_measures_on_request_and_equals_library(tiny, library):
-    from ragdiag.cost import pareto, prompt_tokens
+    from ragdiag.analyses.cost import pareto, prompt_tokens
     from ui.cache import encoder as _encoder
 
     at = app("app_pages/cost.py", sample="3")
@@ -128,7 +128,7 @@ def test_cost_page_measures_on_request_and_equals_library(tiny, library):
     assert not at.exception, [e.value for e in at.exception]
     table = frame_with(at, "ms/query median").set_index("configuration")
     assert set(table.index) == {c.label for c in library.results}
-    from ragdiag.summary import summary_rows
+    from ragdiag.analyses.summary import summary_rows
     from ui.fmt import rate
 
     rows = {r.config: r for r in summary_rows(library)}

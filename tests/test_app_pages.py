@@ -42,9 +42,9 @@ def fake_app(tmp_path_factory):
 def lib(fake_app):
     """The library's evaluation of the same inputs with the same FAKE encoder (the oracle)."""
     from fakes import fake_encoder
-    from ragdiag.corpus import load_corpus
-    from ragdiag.evaluate import evaluate
-    from ragdiag.truth import load_truth
+    from ragdiag.documents.corpus import load_corpus
+    from ragdiag.evaluation.evaluate import evaluate
+    from ragdiag.documents.truth import load_truth
 
     corpus = load_corpus(fake_app["root"])
     truth = load_truth(fake_app["truth"], corpus)
@@ -84,7 +84,7 @@ def app(page: str | None = None, **params):
 
 
 def rec_of(lib):
-    from ragdiag.recommend import recommend
+    from ragdiag.analyses.recommend import recommend
 
     return recommend(lib)
 
@@ -129,8 +129,8 @@ def test_summary_use_button_sets_the_context(fake_app, lib):
 # ----- Overview ------------------------------------------------------------------------------------
 
 def test_overview_recall_table_is_the_library_sorted_by_the_gates_k(fake_app, lib):
-    from ragdiag.defaults import PRIMARY_K
-    from ragdiag.summary import summary_rows
+    from ragdiag.core.defaults import PRIMARY_K
+    from ragdiag.analyses.summary import summary_rows
     from ui.fmt import rate
 
     at = app("app_pages/overview.py")
@@ -155,8 +155,8 @@ def test_overview_filters_from_the_url(fake_app):
 
 
 def test_overview_funnel_counts_are_the_librarys(fake_app, lib):
-    from ragdiag.defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K
-    from ragdiag.funnel import funnels
+    from ragdiag.core.defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K
+    from ragdiag.analyses.funnel import funnels
 
     at = app("app_pages/overview.py", config="A/dense")
     fs = {f.config.label: f for f in funnels(lib, k=PRIMARY_K, cut=DEFAULT_CUT, keep=DEFAULT_KEEP)}
@@ -180,9 +180,9 @@ def _rates(at):
 
 
 def test_threshold_rates_equal_the_sweep_at_the_context_cut(fake_app, lib):
-    from ragdiag.threshold import gate_inputs_for, sweep
+    from ragdiag.analyses.threshold import gate_inputs_for, sweep
     from ui.fmt import rate
-    from ragdiag.threshold import rate_rows
+    from ragdiag.analyses.threshold import rate_rows
 
     at = app("app_pages/threshold.py", config="E/hybrid", cut="0.7")
     inputs = gate_inputs_for(lib, "E/hybrid", keep=4)
@@ -195,7 +195,7 @@ def test_threshold_rates_equal_the_sweep_at_the_context_cut(fake_app, lib):
 
 
 def test_threshold_use_this_cut_applies_the_proposal_exactly(fake_app, lib):
-    from ragdiag.threshold import Goal, cut_choice, gate_inputs_for
+    from ragdiag.analyses.threshold import Goal, cut_choice, gate_inputs_for
 
     at = app("app_pages/threshold.py", config="E/hybrid", cut="1")
     choice = cut_choice(gate_inputs_for(lib, "E/hybrid", keep=4), Goal(max_bluff=0.05))
@@ -211,7 +211,7 @@ def test_threshold_use_this_cut_applies_the_proposal_exactly(fake_app, lib):
 
 
 def test_threshold_answered_goal(fake_app, lib):
-    from ragdiag.threshold import Goal, cut_choice, gate_inputs_for
+    from ragdiag.analyses.threshold import Goal, cut_choice, gate_inputs_for
 
     at = app("app_pages/threshold.py", config="E/hybrid", cut="0.05")
     at.segmented_control(key="goal").set_value("answered at least")
@@ -224,7 +224,7 @@ def test_threshold_answered_goal(fake_app, lib):
 # ----- Compare -------------------------------------------------------------------------------------
 
 def test_compare_counts_are_the_librarys(fake_app, lib):
-    from ragdiag.compare.comparisons import compare
+    from ragdiag.analyses.compare.comparisons import compare
 
     at = app("app_pages/compare.py", view="Explore every pair", a="E/dense", b="A/dense")
     c = compare(lib, "E/dense", "A/dense", k=4)
@@ -260,7 +260,7 @@ def test_inspector_pins_and_uses_one_vocabulary(fake_app):
 
 
 def test_inspector_next_failure_and_off_topic(fake_app, lib):
-    from ragdiag.funnel import funnels
+    from ragdiag.analyses.funnel import funnels
 
     at = app("app_pages/inspector.py", q="q1:course", config="A/dense", cut="0.05")
     assert "· destroyed ·" in at.selectbox(key="q").format_func("q1:course")

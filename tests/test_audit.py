@@ -1,4 +1,4 @@
-"""Tests for ragdiag.audit: plumbing with a fake tokenizer, then the real encoder on the bundled corpus."""
+"""Tests for ragdiag.index.audit: plumbing with a fake tokenizer, then the real encoder on the bundled corpus."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from ragdiag.audit import audit_tokens, chunk_report
-from ragdiag.chunking import STRATEGIES, Chunk, chunk_corpus, chunk_document, parse_strategies
-from ragdiag.corpus import make_document
+from ragdiag.index.audit import audit_tokens, chunk_report
+from ragdiag.index.chunking import STRATEGIES, Chunk, chunk_corpus, chunk_document, parse_strategies
+from ragdiag.documents.corpus import make_document
 
 # ---------------------------------------------------------------------------
 # Plumbing: FakeTokenizer counts whitespace words + 2 (see conftest.py)

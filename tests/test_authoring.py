@@ -21,10 +21,10 @@ from ragdiag.authoring.power import resolvable_difference, resolution_sentence, 
 from ragdiag.authoring.save import ConflictError, backup_path, merge, open_truth, save_truth
 from ragdiag.authoring.suggest import suggest, to_truth_data
 from ragdiag.authoring.text import content_words, sentences
-from ragdiag.chunking import STRATEGIES, chunk_document, destroyed_needles
-from ragdiag.corpus import Corpus, load_corpus, make_document
-from ragdiag.stats import sign_test_counts
-from ragdiag.truth import NEEDLE_MAX, NEEDLE_MIN, parse_truth
+from ragdiag.index.chunking import STRATEGIES, chunk_document, destroyed_needles
+from ragdiag.documents.corpus import Corpus, load_corpus, make_document
+from ragdiag.core.stats import sign_test_counts
+from ragdiag.documents.truth import NEEDLE_MAX, NEEDLE_MIN, parse_truth
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED_TRUTH = ROOT / "data" / "sklearn-user-guide.truth.json"
@@ -153,7 +153,7 @@ def test_power_equals_enumeration(n, a, b):
 
 def test_resolvable_with_phrasings_and_a_family_matches_the_exact_test():
     from ragdiag.authoring.power import resolvable
-    from ragdiag.compare import sign_flip_test
+    from ragdiag.analyses.compare import sign_flip_test
 
     r = resolvable(32, 2, family_size=276)
     assert (r.alone, r.family) == (0.12, 0.25)

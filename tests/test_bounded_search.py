@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from ragdiag.defaults import TOP
-from ragdiag.evaluation import Config, ConfigResult
-from ragdiag.evaluate import _config_result, evaluate
+from ragdiag.core.defaults import TOP
+from ragdiag.evaluation.records import Config, ConfigResult
+from ragdiag.evaluation.evaluate import _config_result, evaluate
 from ragdiag.retrieval.bm25 import BM25Retriever
 from ragdiag.retrieval.dense import DenseRetriever, cosine_distances
 from ragdiag.retrieval.hybrid import HybridRetriever, ranks_from_orders
@@ -316,7 +316,7 @@ def test_config_result_reads_distances_of_on_disk_vectors(tiny_corpus, tiny_trut
 @pytest.mark.model
 def test_bundled_corpus_equals_the_full_matrix_path(corpus, truth, encoder):
     """All six strategies of the bundled corpus (vectors from the store), dense, BM25 and hybrid."""
-    from ragdiag.store import Store
+    from ragdiag.index.store import Store
 
     with Store() as store:
         ev = evaluate(corpus, truth, encoder=encoder, retrievers="dense,bm25,hybrid", store=store)

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from ragdiag.recommend import RETRIEVER_WORDS, STRATEGY_WORDS
+from ragdiag.analyses.recommend import RETRIEVER_WORDS, STRATEGY_WORDS
 
 from test_browser import ARGS, ARTIFACTS, CHROMIUM, COLD_TIMEOUT_MS, sync_api, start_server, stop_server, wait_idle
 

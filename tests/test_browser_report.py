@@ -54,10 +54,10 @@ TOO_WIDE = """() => {
 def report_file(tmp_path_factory):
     from test_report import BagOfWords
 
-    from ragdiag.corpus import load_corpus
-    from ragdiag.evaluate import evaluate
-    from ragdiag.report import build_report
-    from ragdiag.truth import default_truth_path, load_truth
+    from ragdiag.documents.corpus import load_corpus
+    from ragdiag.evaluation.evaluate import evaluate
+    from ragdiag.present.report import build_report
+    from ragdiag.documents.truth import default_truth_path, load_truth
 
     corpus = load_corpus(str(ROOT / "data" / "sklearn-user-guide"))
     truth = load_truth(default_truth_path(corpus.root), corpus)

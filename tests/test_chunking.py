@@ -1,4 +1,4 @@
-"""Tests for ragdiag.chunking: strategies A..F on tiny hand-checked documents, and invariants."""
+"""Tests for ragdiag.index.chunking: strategies A..F on tiny hand-checked documents, and invariants."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from ragdiag.chunking import (
+from ragdiag.index.chunking import (
     STRATEGIES,
     Destroyed,
     Strategy,
@@ -17,7 +17,7 @@ from ragdiag.chunking import (
     destroyed_needles,
     parse_strategies,
 )
-from ragdiag.corpus import make_document
+from ragdiag.documents.corpus import make_document
 
 
 def strat(name: str, size: int, overlap: int = 64) -> Strategy:

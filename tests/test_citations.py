@@ -1,11 +1,11 @@
-"""Tests for ragdiag.citations: exact quotes and locators, the grounded prompt, NO ANSWER."""
+"""Tests for ragdiag.index.citations: exact quotes and locators, the grounded prompt, NO ANSWER."""
 
 from __future__ import annotations
 
 import pytest
 
-from ragdiag.chunking import STRATEGIES, chunk_document
-from ragdiag.citations import (
+from ragdiag.index.chunking import STRATEGIES, chunk_document
+from ragdiag.index.citations import (
     PROMPT_RULES,
     Answer,
     CharLocator,
@@ -16,7 +16,7 @@ from ragdiag.citations import (
     build_prompt,
     cite,
 )
-from ragdiag.corpus import Corpus, make_document
+from ragdiag.documents.corpus import Corpus, make_document
 
 TEXT = (
     "# Guide\n\n"
@@ -66,7 +66,7 @@ def test_page_locator_for_documents_with_pages(corpus):
     doc = corpus.document("manual")
     start = doc.text.index("the answer")
     end = start + len("the answer lives here")
-    from ragdiag.chunking import Chunk
+    from ragdiag.index.chunking import Chunk
 
     chunk = Chunk("C:manual:0001", "manual", "", "Manual", start, end, doc.text[start:end], doc.text[start:end])
     (c,) = cite("where is the answer?", [(chunk, 0.2)], corpus, cut=0.5).citations

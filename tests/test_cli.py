@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from ragdiag.cli.parser import main
-from ragdiag.corpus import load_corpus
+from ragdiag.documents.corpus import load_corpus
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIGS = ("C/dense", "C/bm25", "C/hybrid")
@@ -97,7 +97,7 @@ def test_compare_prints_the_paired_test_over_questions(tiny_folder, capsys):
 def test_compare_json_counts_questions_and_p_is_the_sign_flip_of_the_discordant_queries(tiny_folder, capsys):
     from collections import Counter
 
-    from ragdiag.compare.paired import sign_flip_test
+    from ragdiag.analyses.compare.paired import sign_flip_test
 
     code, out, err = run_main(capsys, "compare", "C/dense", "C/bm25", "--k", "4", "--corpus", tiny_folder,
                               "--no-cache", "--json")
@@ -163,7 +163,7 @@ def test_sweep_prints_the_table(tiny_folder, capsys):
     assert table[0][0] == 0.3 and table[-1][0] == 0.9
     # every row against a brute-force gate over the same evaluation: top 2 ranked, kept when closer than the cut
     import ragdiag
-    from ragdiag.threshold.gate import gate
+    from ragdiag.analyses.threshold.gate import gate
 
     corpus = ragdiag.load_corpus(tiny_folder)
     truth = ragdiag.load_truth(Path(tiny_folder).parent / "tiny.truth.json", corpus)

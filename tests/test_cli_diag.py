@@ -19,9 +19,9 @@ def run_main(capsys, *argv):
 
 @pytest.fixture(scope="module")
 def tiny_library(tiny_folder, encoder):
-    from ragdiag.corpus import load_corpus
-    from ragdiag.evaluate import evaluate
-    from ragdiag.truth import default_truth_path, load_truth
+    from ragdiag.documents.corpus import load_corpus
+    from ragdiag.evaluation.evaluate import evaluate
+    from ragdiag.documents.truth import default_truth_path, load_truth
 
     corpus = load_corpus(tiny_folder)
     truth = load_truth(default_truth_path(tiny_folder), corpus)
@@ -29,7 +29,7 @@ def tiny_library(tiny_folder, encoder):
 
 
 def test_funnel_json_equals_the_library(tiny_folder, tiny_library, tmp_path, capsys):
-    from ragdiag.funnel import STAGES, funnels
+    from ragdiag.analyses.funnel import STAGES, funnels
 
     code, out, err = run_main(capsys, "funnel", "--corpus", tiny_folder, "--cache", tmp_path / "cache",
                               "--strategies", "C", "--retrievers", "dense,bm25,hybrid", "--json")
@@ -56,7 +56,7 @@ def test_funnel_table_and_stage_list(tiny_folder, tmp_path, capsys):
 
 
 def test_hubs_json_equals_the_library(tiny_folder, tiny_library, tmp_path, capsys):
-    from ragdiag.hubs import hub_rows, hubs
+    from ragdiag.analyses.hubs import hub_rows, hubs
 
     code, out, err = run_main(capsys, "hubs", "--corpus", tiny_folder, "--cache", tmp_path / "cache",
                               "--config", "C/hybrid", "--top", "5", "--json")

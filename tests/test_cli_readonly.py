@@ -62,7 +62,7 @@ def test_index_status_on_a_new_folder_creates_nothing(tmp_path, capsys):
 
 @pytest.mark.model
 def test_index_clear_stale_does_not_need_a_valid_truth(tmp_path, capsys, tiny_folder):
-    from ragdiag.store import Store
+    from ragdiag.index.store import Store
 
     corpus = tmp_path / "kb"
     corpus.mkdir()

@@ -1,4 +1,4 @@
-"""Comparisons of an evaluation's configurations (ragdiag.compare): exact values on a hand-checkable fixture.
+"""Comparisons of an evaluation's configurations (ragdiag.analyses.compare): exact values on a hand-checkable fixture.
 
 Four questions asked in two phrasings each, plus one out-of-domain query, and
 three configurations whose needle is either first (rank 1) or not found (0),
@@ -42,10 +42,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from ragdiag.compare.comparisons import FAMILIES, compare, compare_in_family, family, family_rows, pairwise
-from ragdiag.defaults import PRIMARY_K
-from ragdiag.evaluation import Config, ConfigResult, Evaluation
-from ragdiag.truth import Query
+from ragdiag.analyses.compare.comparisons import FAMILIES, compare, compare_in_family, family, family_rows, pairwise
+from ragdiag.core.defaults import PRIMARY_K
+from ragdiag.evaluation.records import Config, ConfigResult, Evaluation
+from ragdiag.documents.truth import Query
 
 HITS = {"A": [1, 1, 1, 0, 0, 0, 1, 1], "B": [0, 0, 1, 1, 0, 0, 0, 0], "C": [1] * 8}
 
@@ -180,6 +180,6 @@ def test_summary_and_json_name_the_family_and_the_interval(ev):
 def test_t_quantile_matches_scipy_stats(df):
     from scipy import stats
 
-    from ragdiag.compare.intervals import _t_quantile
+    from ragdiag.analyses.compare.intervals import _t_quantile
 
     assert _t_quantile(0.95, df) == pytest.approx(stats.t.ppf(0.975, df), rel=1e-12)

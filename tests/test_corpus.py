@@ -1,4 +1,4 @@
-"""Tests for ragdiag.corpus: loading, canonical text, titles and sections."""
+"""Tests for ragdiag.documents.corpus: loading, canonical text, titles and sections."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragdiag.corpus import DEFAULT_CORPUS, Section, load_corpus, make_document, split_sections
-from ragdiag.corpus_walk import CorpusError
+from ragdiag.documents.corpus import DEFAULT_CORPUS, Section, load_corpus, make_document, split_sections
+from ragdiag.documents.walk import CorpusError
 
 FAST = settings(max_examples=150, deadline=None)
 

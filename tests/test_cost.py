@@ -1,11 +1,11 @@
-"""Tests for ragdiag.cost: prompt tokens, the Pareto front, and the measured rows (values, never timings)."""
+"""Tests for ragdiag.analyses.cost: prompt tokens, the Pareto front, and the measured rows (values, never timings)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from ragdiag.cost import cost_rows, costs, machine, pareto, prompt_tokens
+from ragdiag.analyses.cost import cost_rows, costs, machine, pareto, prompt_tokens
 
 FRONT = [
     ("one point", [0.5], [1.0], [True]),
@@ -23,8 +23,8 @@ def test_pareto(name, q, c, expected):
 
 
 def test_prompt_tokens_count_the_gates_prompt(tiny_eval, fake_encoder):
-    from ragdiag.citations import Answer, cite
-    from ragdiag.threshold import gate
+    from ragdiag.index.citations import Answer, cite
+    from ragdiag.analyses.threshold import gate
 
     res = tiny_eval.result("C/dense")
     chunks = tiny_eval.indexes["C"].chunks
@@ -62,7 +62,7 @@ def test_build_time_charges_what_each_spec_builds(tiny_corpus, tiny_truth, fake_
     (``header-bm25``, ``word-rerank`` of tests/plugin_example.py) no embedding, hybrid and rerankers both."""
     import plugin_example  # noqa: F401 - registers header-bm25 and word-rerank
 
-    from ragdiag.evaluate import evaluate
+    from ragdiag.evaluation.evaluate import evaluate
 
     ev = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C",
                   retrievers="dense,bm25,hybrid,dense-int8,header-bm25,word-rerank", diagnosis_k=2)

@@ -1,4 +1,4 @@
-"""Tests for ragdiag.evaluate and ragdiag.metrics.
+"""Tests for ragdiag.evaluation.evaluate and ragdiag.core.metrics.
 
 Plumbing: the tiny hand-made corpus of conftest.py evaluated with the FAKE
 bag-of-words encoder (cosines countable by hand). One integration path: the
@@ -13,16 +13,16 @@ import math
 import numpy as np
 import pytest
 
-from ragdiag.chunking import destroyed_needles
-from ragdiag.evaluation import DIAGNOSES, Config
-from ragdiag.evaluate import evaluate
-from ragdiag.rows import interval_cells
-from ragdiag.summary import summary_rows
+from ragdiag.index.chunking import destroyed_needles
+from ragdiag.evaluation.records import DIAGNOSES, Config
+from ragdiag.evaluation.evaluate import evaluate
+from ragdiag.evaluation.rows import interval_cells
+from ragdiag.analyses.summary import summary_rows
 from ragdiag.retrieval.registry import parse_retrievers
-from ragdiag.metrics import hits_at_k, reciprocal_rank
+from ragdiag.core.metrics import hits_at_k, reciprocal_rank
 from ragdiag.retrieval.dense import cosine_distances
-from ragdiag.compare.intervals import clustered_rate
-from ragdiag.stats import Interval, wilson
+from ragdiag.analyses.compare.intervals import clustered_rate
+from ragdiag.core.stats import Interval, wilson
 
 QUERY_IDS = ["q1:course", "q1:ticket", "q2:course", "q2:ticket", "q3:course", "q3:ticket", "q4:course",
              "q4:ticket", "o1", "o2"]

@@ -1,4 +1,4 @@
-"""Tests for ragdiag.export, and pytrec_eval as the oracle for ragdiag.metrics.
+"""Tests for ragdiag.present.export, and pytrec_eval as the oracle for ragdiag.core.metrics.
 
 The format tests use the tiny corpus evaluated with the FAKE encoder
 (conftest.py); the oracle cross-check uses the real-model evaluation of the
@@ -14,9 +14,9 @@ from urllib.parse import unquote
 import numpy as np
 import pytest
 
-from ragdiag.defaults import KS, MRR_DEPTH
-from ragdiag.export import DESTROYED_DOCNO, NOTHING_DOCNO, trec_id, trec_qrels, trec_run, write_trec
-from ragdiag.metrics import hits_at_k, reciprocal_rank
+from ragdiag.core.defaults import KS, MRR_DEPTH
+from ragdiag.present.export import DESTROYED_DOCNO, NOTHING_DOCNO, trec_id, trec_qrels, trec_run, write_trec
+from ragdiag.core.metrics import hits_at_k, reciprocal_rank
 
 # ---------------------------------------------------------------------------
 # Format, on the tiny evaluation (dense ranks [1, 4, 1, 1, 0, 0, 6, 1] for the 8 in-domain queries)
@@ -156,7 +156,7 @@ def test_metrics_equal_pytrec_eval_per_query_and_on_average(bundled_eval_c, bund
 
 @pytest.mark.model
 def test_pytrec_eval_means_equal_the_summary_table(bundled_eval_c, bundled_trec):
-    from ragdiag.summary import summary_rows
+    from ragdiag.analyses.summary import summary_rows
 
     rows = {r.retriever: r for r in summary_rows(bundled_eval_c)}
     for retriever, oracle in bundled_trec.items():
@@ -174,7 +174,7 @@ def test_pytrec_eval_means_equal_the_summary_table(bundled_eval_c, bundled_trec)
 @pytest.fixture(scope="module")
 def tiny_eval_all(tiny_corpus, tiny_truth, fake_encoder):
     """The tiny corpus under all six strategies (FAKE encoder): blind cuts (A, B) destroy needles too."""
-    from ragdiag.evaluate import evaluate
+    from ragdiag.evaluation.evaluate import evaluate
 
     return evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="A,B,C,D,E,F",
                     retrievers="dense,bm25,hybrid", diagnosis_k=2)
@@ -184,7 +184,7 @@ def tiny_eval_all(tiny_corpus, tiny_truth, fake_encoder):
 def test_ranx_and_pytrec_eval_means_equal_the_table_for_every_configuration(tiny_eval_all, tmp_path):
     pytrec_eval = pytest.importorskip("pytrec_eval")
     ranx = pytest.importorskip("ranx")
-    from ragdiag.summary import summary_rows
+    from ragdiag.analyses.summary import summary_rows
 
     ev = tiny_eval_all
     write_trec(ev, tmp_path, depth=MRR_DEPTH)
@@ -246,7 +246,7 @@ def test_empty_export_when_no_in_domain_queries(tiny_eval):
 
 
 def test_external_runs_are_not_exported(tiny_eval, tmp_path):
-    from ragdiag.evaluation import ExternalKey
+    from ragdiag.evaluation.records import ExternalKey
 
     ext = ExternalKey("other-system")
     ev = replace(tiny_eval, results={**tiny_eval.results, ext: replace(tiny_eval.result("C/dense"), config=ext)})

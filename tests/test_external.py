@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from ragdiag.cli.parser import main
-from ragdiag.evaluation import Evaluation
-from ragdiag.summary import summary_rows
-from ragdiag.external import RunError, attach_run, parse_run, run_result
-from ragdiag.compare.comparisons import compare
-from ragdiag.threshold.gate import sweep_table
-from ragdiag.compare.intervals import clustered_rate
+from ragdiag.evaluation.records import Evaluation
+from ragdiag.analyses.summary import summary_rows
+from ragdiag.evaluation.external import RunError, attach_run, parse_run, run_result
+from ragdiag.analyses.compare.comparisons import compare
+from ragdiag.analyses.threshold.gate import sweep_table
+from ragdiag.analyses.compare.intervals import clustered_rate
 
 
 def _lines(rows) -> list[str]:
@@ -201,7 +201,7 @@ def test_attach_run_returns_a_new_evaluation_and_leaves_the_old_one(tiny_eval):
 
 
 def test_external_key_is_not_a_configuration():
-    from ragdiag.evaluation import Config, ExternalKey, parse_key
+    from ragdiag.evaluation.records import Config, ExternalKey, parse_key
 
     key = ExternalKey.parse(" ext/my run ")
     assert (key.label, key.strategy, key.retriever, key.external, str(key)) == ("ext/my run", "ext", "my run", True,
@@ -231,7 +231,7 @@ def test_an_attached_run_is_written_as_ext_name_in_every_file(tiny_eval, tmp_pat
     """Files keep naming a run as before: strategy ``ext``, retriever NAME, label ``ext/NAME``; no TREC run."""
     import csv
 
-    from ragdiag.export import write_outputs
+    from ragdiag.present.export import write_outputs
 
     res = tiny_eval.result("C/dense")
     rows = [{"query_id": q.id, "hits": [_chunk_hit(tiny_eval, "C", p, score=float(d))
@@ -251,7 +251,7 @@ def test_an_attached_run_is_written_as_ext_name_in_every_file(tiny_eval, tmp_pat
 
 def test_a_report_can_name_an_external_run_as_the_competitor(tiny_eval):
     """A run copied from C/bm25 ties with it, so it is a competitor of C/bm25 in the report."""
-    from ragdiag.report.build import build_report
+    from ragdiag.present.report.build import build_report
 
     res = tiny_eval.result("C/bm25")
     rows = [{"query_id": q.id, "hits": [_chunk_hit(tiny_eval, "C", p) for p in res.top_order[i]]}

@@ -15,12 +15,12 @@ from pathlib import Path
 import pypdf
 import pytest
 
-from ragdiag.corpus_walk import CorpusError
-from ragdiag.corpus import load_corpus
-from ragdiag.extract.base import ExtractionError, ExtractOptions
-from ragdiag.extract import extract, kind_for
-from ragdiag.extract._checks import find_furniture, join_pages, short_lines_warning, strip_furniture
-from ragdiag.ingest import format_ingest_table, ingest_folder, ingest_rows
+from ragdiag.documents.walk import CorpusError
+from ragdiag.documents.corpus import load_corpus
+from ragdiag.documents.extract.base import ExtractionError, ExtractOptions
+from ragdiag.documents.extract import extract, kind_for
+from ragdiag.documents.extract._checks import find_furniture, join_pages, short_lines_warning, strip_furniture
+from ragdiag.documents.ingest import format_ingest_table, ingest_folder, ingest_rows
 
 KB = Path(__file__).parent / "fixtures" / "kb"
 COMPARISON = KB / "pdf" / "comparison.pdf"

@@ -1,4 +1,4 @@
-"""Tests for ragdiag.funnel: one stage per answerable query, in pipeline order.
+"""Tests for ragdiag.analyses.funnel: one stage per answerable query, in pipeline order.
 
 Table-driven: each row of ``CASES`` is one question with one phrasing, placed
 by hand in FAKE rankings (a synthetic evaluation: hand-set ranks and
@@ -18,11 +18,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragdiag.evaluation import Config, Evaluation
-from ragdiag.evaluate import _config_result, evaluate
-from ragdiag.funnel import STAGES, format_funnel, funnel, funnel_long, funnel_rows, funnels, needle_ranks
-from ragdiag.metrics import hits_at_k
-from ragdiag.truth import Query
+from ragdiag.evaluation.records import Config, Evaluation
+from ragdiag.evaluation.evaluate import _config_result, evaluate
+from ragdiag.analyses.funnel import STAGES, format_funnel, funnel, funnel_long, funnel_rows, funnels, needle_ranks
+from ragdiag.core.metrics import hits_at_k
+from ragdiag.documents.truth import Query
 
 N_CHUNKS = 60
 FAR, NEAR = 0.9, 0.3
@@ -283,7 +283,7 @@ def test_promoted_minus_demoted_reproduces_recall_change(tiny_eval, fake_encoder
 
 
 def test_per_query_records_carry_the_funnel_stage_as_outcome_and_ranks(tiny_eval):
-    from ragdiag.per_query import PER_QUERY_COLUMNS, per_query_frame
+    from ragdiag.present.per_query import PER_QUERY_COLUMNS, per_query_frame
 
     df = per_query_frame(tiny_eval)
     for col in ("outcome", "kept", "dense_rank", "bm25_rank", "pool_rank", "final_rank"):

@@ -13,8 +13,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragdiag.external import RunError, load_run, parse_run
-from ragdiag.truth import TruthError, load_truth
+from ragdiag.evaluation.external import RunError, load_run, parse_run
+from ragdiag.documents.truth import TruthError, load_truth
 
 from conftest import TINY_TRUTH
 

@@ -1,13 +1,13 @@
-"""Tests for ragdiag.granular: recall at document/section/span level, redundancy, and credit-once recall."""
+"""Tests for ragdiag.analyses.granular: recall at document/section/span level, redundancy, and credit-once recall."""
 
 from __future__ import annotations
 
 import pytest
 
-from ragdiag.evaluate import evaluate
-from ragdiag.summary import summary_rows
-from ragdiag.granular import LEVELS, granular_rows, level_ranks, redundancy, redundancy_rows, redundant_slots
-from ragdiag.metrics import hits_at_k
+from ragdiag.evaluation.evaluate import evaluate
+from ragdiag.analyses.summary import summary_rows
+from ragdiag.analyses.granular import LEVELS, granular_rows, level_ranks, redundancy, redundancy_rows, redundant_slots
+from ragdiag.core.metrics import hits_at_k
 
 SLOTS = [
     ("distinct docs", [("a", 0, 100), ("b", 0, 100)], [False, False]),
@@ -67,8 +67,8 @@ NEEDLE = "Quokkas smile broadly whenever tourists approach."  # 49 characters
 
 @pytest.fixture(scope="module")
 def overlap_eval(fake_encoder):
-    from ragdiag.corpus import Corpus, make_document
-    from ragdiag.truth import parse_truth
+    from ragdiag.documents.corpus import Corpus, make_document
+    from ragdiag.documents.truth import parse_truth
 
     filler = " ".join(f"w{i:03d}" for i in range(91))  # 454 characters
     text = filler + " " + NEEDLE + " " + " ".join(f"z{i:03d}" for i in range(120)) + "\n"

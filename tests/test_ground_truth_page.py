@@ -78,8 +78,8 @@ def test_pick_a_needle_write_phrasings_save(tiny):
     assert data["questions"][-1]["needle"] == NEW_NEEDLE
     assert data["maintainer"] == "kept as is" and data["questions"][0]["note"] == "also kept"
     assert (truth.parent / "tiny.truth.prev.json").read_bytes() == before
-    from ragdiag.corpus import load_corpus
-    from ragdiag.truth import load_truth
+    from ragdiag.documents.corpus import load_corpus
+    from ragdiag.documents.truth import load_truth
 
     assert len(load_truth(truth, load_corpus(root)).questions) == 5
 
@@ -206,8 +206,8 @@ def test_twenty_questions_and_ten_ood_on_an_unseen_corpus(tmp_path, monkeypatch,
     """
     import shutil
 
-    from ragdiag.evaluate import evaluate
-    from ragdiag.truth import load_truth
+    from ragdiag.evaluation.evaluate import evaluate
+    from ragdiag.documents.truth import load_truth
 
     root = tmp_path / "kb"
     shutil.copytree(ROOT / "tests" / "fixtures" / "kb", root)

@@ -16,15 +16,15 @@ import numpy as np
 import pytest
 
 from ragdiag.cli.parser import main
-from ragdiag.corpus import Corpus, load_corpus, make_document
-from ragdiag.corpus_walk import CorpusError, walk_corpus
-from ragdiag.external import RunError, load_run, parse_run
-from ragdiag.limits import LimitError, Limits, read_limited
+from ragdiag.documents.corpus import Corpus, load_corpus, make_document
+from ragdiag.documents.walk import CorpusError, walk_corpus
+from ragdiag.evaluation.external import RunError, load_run, parse_run
+from ragdiag.core.limits import LimitError, Limits, read_limited
 from ragdiag.retrieval.bm25 import BM25Index, BM25Retriever, tokenize
 from ragdiag.retrieval.base import QueryBatch
 from ragdiag.retrieval.hybrid import HybridRetriever
-from ragdiag.serving import Access, AccessError
-from ragdiag.truth import TruthError, default_truth_path, load_truth, needle_length, parse_truth
+from ragdiag.present.serving import Access, AccessError
+from ragdiag.documents.truth import TruthError, default_truth_path, load_truth, needle_length, parse_truth
 
 HAS_MKFIFO = hasattr(os, "mkfifo")
 
@@ -218,7 +218,7 @@ def test_query_with_no_known_token_is_reported_and_hybrid_ignores_bm25_for_it():
 
 
 def test_evaluation_notes_queries_bm25_cannot_match(tiny_corpus, fake_encoder):
-    from ragdiag.evaluate import evaluate
+    from ragdiag.evaluation.evaluate import evaluate
 
     data = json.loads(json.dumps(__import__("conftest").TINY_TRUTH))
     data["ood"].append({"id": "o3", "kind": "far", "query": "量子色動力学"})
@@ -257,18 +257,18 @@ MEAN = {"pooling_mode_mean_tokens": True, "pooling_mode_cls_token": False, "pool
      "its pooling is lasttoken"),
 ])
 def test_encoder_refuses_pipelines_it_does_not_implement(tmp_path, modules, pooling, message):
-    from ragdiag.encoder.resolve import ModelUnavailable, read_pipeline
+    from ragdiag.index.encoder.resolve import ModelUnavailable, read_pipeline
 
     with pytest.raises(ModelUnavailable, match=message):
         read_pipeline(_st_folder(tmp_path, modules, pooling))
 
 
 def test_encoder_accepts_mean_and_cls(tmp_path):
-    from ragdiag.encoder.resolve import read_pipeline
+    from ragdiag.index.encoder.resolve import read_pipeline
 
     ok = [("Transformer", ""), ("Pooling", "1_Pooling"), ("Normalize", "2_Normalize")]
     assert read_pipeline(_st_folder(tmp_path, ok, MEAN)) == ("mean", True)
-    from ragdiag.encoder.resolve import resolve_model_dir  # the bundled model's own folder
+    from ragdiag.index.encoder.resolve import resolve_model_dir  # the bundled model's own folder
 
     assert read_pipeline(resolve_model_dir(None)) == ("mean", True)
 
@@ -369,7 +369,7 @@ def test_cli_unwritable_out_is_an_error(tiny_folder, tmp_path, capsys):
 
 
 def test_unusable_cache_folder_warns_and_continues(tmp_path, capsys, monkeypatch):
-    from ragdiag import store
+    from ragdiag.index import store
     from ragdiag.cli import common as cli
 
     def refuse(*a, **k):
@@ -382,7 +382,7 @@ def test_unusable_cache_folder_warns_and_continues(tmp_path, capsys, monkeypatch
 
 
 def test_report_never_overwrites_an_unrelated_markdown_twin(tmp_path):
-    from ragdiag.report.render import markdown_twin
+    from ragdiag.present.report.render import markdown_twin
 
     readme = tmp_path / "README.md"
     readme.write_text("# My project\n")
@@ -400,15 +400,15 @@ def test_report_never_overwrites_an_unrelated_markdown_twin(tmp_path):
 # ----- the store --------------------------------------------------------------------------------------
 
 def _stamp(root: str, n: int = 2):
-    from ragdiag.encoder.protocols import EncoderStamp
-    from ragdiag.store.stamps import IndexStamp
+    from ragdiag.index.encoder.protocols import EncoderStamp
+    from ragdiag.index.store.stamps import IndexStamp
 
     enc = EncoderStamp("fake", "0" * 64, 2, 8, "mean", True, "fp32")
     return IndexStamp.build(enc, corpus_sha256="a" * 64, corpus_root=root, chunking={"name": "C"}, n_chunks=n)
 
 
 class Ones:  # a FAKE encoder: every text maps to the same unit vector
-    from ragdiag.encoder.protocols import EncoderStamp
+    from ragdiag.index.encoder.protocols import EncoderStamp
 
     stamp = EncoderStamp("fake", "0" * 64, 2, 8, "mean", True, "fp32")
 
@@ -417,7 +417,7 @@ class Ones:  # a FAKE encoder: every text maps to the same unit vector
 
 
 def test_index_clear_corpus_clears_that_corpus_only(tmp_path, capsys):
-    from ragdiag.store import Store
+    from ragdiag.index.store import Store
 
     a, b = str(tmp_path / "kb_a"), str(tmp_path / "kb_b")
     with Store(tmp_path / "cache") as store:
@@ -433,7 +433,7 @@ def test_index_clear_corpus_clears_that_corpus_only(tmp_path, capsys):
 
 
 def test_store_deleted_during_a_run_is_noticed(tmp_path):
-    from ragdiag.store import Store
+    from ragdiag.index.store import Store
 
     with Store(tmp_path / "cache") as store:
         store.embed(Ones(), ["a"])
@@ -490,8 +490,8 @@ def test_served_config_is_safe_by_default():
 
 
 def test_report_carries_the_evaluation_notes(tiny_corpus, fake_encoder):
-    from ragdiag.evaluate import evaluate
-    from ragdiag.report.build import build_report
+    from ragdiag.evaluation.evaluate import evaluate
+    from ragdiag.present.report.build import build_report
 
     data = json.loads(json.dumps(__import__("conftest").TINY_TRUTH))
     data["ood"].append({"id": "o3", "kind": "far", "query": "量子色動力学"})

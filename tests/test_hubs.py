@@ -1,11 +1,11 @@
-"""Tests for ragdiag.hubs: boilerplate flags (table-driven), k-occurrence, hubs and crowding."""
+"""Tests for ragdiag.analyses.hubs: boilerplate flags (table-driven), k-occurrence, hubs and crowding."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from ragdiag.hubs import HUB_RATIO, boilerplate_flags, crowding, hubness, hubs, k_occurrence
+from ragdiag.analyses.hubs import HUB_RATIO, boilerplate_flags, crowding, hubness, hubs, k_occurrence
 
 TEXTS = [
     ("prose", "The kernel cache size has a strong impact on run times for larger problems.", ()),
@@ -96,7 +96,7 @@ def test_crowding_lists_the_chunks_above_the_holder(tiny_eval):
 
 def test_boilerplate_on_a_real_readme_and_html_page(kb_corpus):
     """Unseen real documents (the fixture knowledge base): link lists, licence lines and code are flagged."""
-    from ragdiag.chunking import STRATEGIES, chunk_corpus
+    from ragdiag.index.chunking import STRATEGIES, chunk_corpus
 
     by_folder: dict[str, list] = {}
     for c in chunk_corpus(kb_corpus, STRATEGIES["E"]):

@@ -25,7 +25,7 @@ def run_main(capsys, *argv):
 
 
 def _gate(n_in_questions: int, n_ood: int):
-    from ragdiag.threshold import GateInputs
+    from ragdiag.analyses.threshold import GateInputs
 
     ids = tuple(f"q{i}:course" for i in range(n_in_questions)) + tuple(f"o{i}" for i in range(n_ood))
     ind = np.array([True] * n_in_questions + [False] * n_ood)
@@ -37,7 +37,7 @@ def _gate(n_in_questions: int, n_ood: int):
 # ----- a truth without out-of-domain queries; too few questions for cross-validation -------------------------
 
 def test_a_bluff_goal_without_ood_queries_has_nothing_to_measure_and_says_so():
-    from ragdiag.threshold import NO_OOD, Goal, cut_choice
+    from ragdiag.analyses.threshold import NO_OOD, Goal, cut_choice
 
     choice = cut_choice(_gate(6, 0), Goal(max_bluff=0.05))
     assert choice.cut is None and NO_OOD in choice.notes
@@ -46,7 +46,7 @@ def test_a_bluff_goal_without_ood_queries_has_nothing_to_measure_and_says_so():
 
 
 def test_cross_validation_over_one_question_says_it_cannot():
-    from ragdiag.threshold import Goal, cross_validate, cut_choice
+    from ragdiag.analyses.threshold import Goal, cross_validate, cut_choice
 
     with pytest.raises(ValueError, match="needs at least 2 answerable questions; this set has 1"):
         cross_validate(_gate(1, 3), Goal(min_answered=0.5), folds=5)
@@ -117,7 +117,7 @@ def test_a_ray_head_that_does_not_answer_is_a_message_not_a_hang():
     pytest.importorskip("ray")
     code = ("import sys; sys.path.insert(0, 'tests')\n"
             "from fakes import FakeEncoder\n"
-            "from ragdiag.ray_engine import RayEncoder, RayUnavailable\n"
+            "from ragdiag.index.ray_engine import RayEncoder, RayUnavailable\n"
             "try:\n    RayEncoder(FakeEncoder(), address='127.0.0.1:1')\n"
             "except RayUnavailable as exc:\n    print('refused:', exc)\n")
     try:
@@ -130,8 +130,8 @@ def test_a_ray_head_that_does_not_answer_is_a_message_not_a_hang():
 # ----- the library's public arguments ---------------------------------------------------------------------
 
 def test_library_arguments_are_checked_with_their_names(tiny_corpus, tiny_truth, fake_encoder):
-    from ragdiag.evaluate import evaluate
-    from ragdiag.threshold import Goal, cut_choice, sweep
+    from ragdiag.evaluation.evaluate import evaluate
+    from ragdiag.analyses.threshold import Goal, cut_choice, sweep
 
     with pytest.raises(ValueError, match="diagnosis_k must be an integer >= 1, got 0"):
         evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="A", retrievers="bm25", diagnosis_k=0)
@@ -150,10 +150,10 @@ def test_library_arguments_are_checked_with_their_names(tiny_corpus, tiny_truth,
 
 
 def test_more_library_entry_points_name_a_wrong_argument(tiny_corpus, tiny_truth):
-    from ragdiag.chunking import STRATEGIES, chunk_corpus
-    from ragdiag.hubs import hubs
-    from ragdiag.threshold import gate_inputs_for
-    from ragdiag.truth import parse_truth
+    from ragdiag.index.chunking import STRATEGIES, chunk_corpus
+    from ragdiag.analyses.hubs import hubs
+    from ragdiag.analyses.threshold import gate_inputs_for
+    from ragdiag.documents.truth import parse_truth
 
     with pytest.raises(TypeError, match="corpus must be a Corpus, got str"):
         parse_truth(TINY_TRUTH, "data/corpus")

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragdiag.encoder.hardware import DEVICE_ENV, physical_cores, select_device
-from ragdiag.encoder.model import Encoder
+from ragdiag.index.encoder.hardware import DEVICE_ENV, physical_cores, select_device
+from ragdiag.index.encoder.model import Encoder
 
 REPO = Path(__file__).resolve().parent.parent
 HEAVY = ("torch", "transformers", "sentence_transformers", "streamlit", "pandas")
@@ -39,8 +39,8 @@ def test_import_ragdiag_loads_no_heavy_library():
 
 
 def test_library_modules_load_no_torch_at_import():
-    got = _loaded_after("import ragdiag.cli, ragdiag.encoder, ragdiag.evaluate, ragdiag.store, ragdiag.snapshot, "
-                        "ragdiag.progressive, ragdiag.audit, ragdiag.per_query")
+    got = _loaded_after("import ragdiag.cli, ragdiag.index.encoder, ragdiag.evaluation.evaluate, ragdiag.index.store, ragdiag.index.snapshot, "
+                        "ragdiag.evaluation.progressive, ragdiag.index.audit, ragdiag.present.per_query")
     assert not any(got["modules"][m] for m in ("torch", "transformers", "streamlit", "pandas")), got["modules"]
 
 
@@ -84,8 +84,8 @@ def test_torch_loads_with_sleeping_openmp_workers_unless_the_operator_chose(pres
     env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
     if preset:
         env["OMP_WAIT_POLICY"] = preset
-    code = ("import os\nfrom ragdiag.encoder.hardware import import_torch\nimport_torch()\n"
-            "from ragdiag.cost import machine\n"
+    code = ("import os\nfrom ragdiag.index.encoder.hardware import import_torch\nimport_torch()\n"
+            "from ragdiag.analyses.cost import machine\n"
             "print('policy', os.environ['OMP_WAIT_POLICY'], machine()['omp_wait_policy'])")
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, env=env,
                           timeout=600)
@@ -94,7 +94,7 @@ def test_torch_loads_with_sleeping_openmp_workers_unless_the_operator_chose(pres
 
 
 def test_machine_reports_no_torch_settings_when_torch_never_loaded():
-    got = _loaded_after("from ragdiag.cost import machine\nm = machine()\n"
+    got = _loaded_after("from ragdiag.analyses.cost import machine\nm = machine()\n"
                         "print('keys', 'torch_threads' in m, 'omp_wait_policy' in m)")
     assert not got["modules"]["torch"] and "keys False False" in got["stdout"]
 
@@ -109,7 +109,7 @@ def test_encoder_rejects_an_unknown_device():
 
 @pytest.mark.model
 def test_encoder_stamp_and_token_counts_need_no_torch():
-    code = ("from ragdiag.encoder import Encoder\n"
+    code = ("from ragdiag.index.encoder import Encoder\n"
             "e = Encoder()\n"
             "s = e.stamp\n"
             "print(s.dim, s.max_seq_length, s.pooling, e.count_tokens(['Support vector machines.'])[0], e.loaded)")
@@ -121,7 +121,7 @@ def test_encoder_stamp_and_token_counts_need_no_torch():
 @pytest.mark.model
 def test_lazy_encoder_matches_the_loaded_model(corpus):
     """The stamp read from files equals the loaded model's; tokenizers' counts equal transformers'."""
-    from ragdiag.chunking import STRATEGIES, chunk_corpus
+    from ragdiag.index.chunking import STRATEGIES, chunk_corpus
 
     enc = Encoder()
     before = enc.stamp
@@ -164,7 +164,7 @@ def test_warm_eval_never_imports_torch(tiny_folder, tmp_path):
 
 def test_a_model_missing_from_the_hf_cache_is_unavailable_without_importing_the_hub(tmp_path):
     code = (f"import os\nos.environ['HF_HUB_CACHE'] = {str(tmp_path)!r}\n"
-            "from ragdiag.encoder import resolve_model_dir, ModelUnavailable\n"
+            "from ragdiag.index.encoder import resolve_model_dir, ModelUnavailable\n"
             "try:\n    resolve_model_dir('cross-encoder/ms-marco-MiniLM-L-6-v2', kind='cross-encoder')\n"
             "except ModelUnavailable as exc:\n    print('UNAVAILABLE', exc)\n"
             "import sys\nprint('HUB', 'huggingface_hub' in sys.modules)")
@@ -187,8 +187,8 @@ def test_passes_at_once_give_the_one_pass_vectors_in_order(corpus):
     """Two single-thread passes at once: the same vectors, wordpiece vectors, order and progress as one pass."""
     import threading
 
-    from ragdiag.chunking import STRATEGIES, chunk_corpus
-    from ragdiag.store.stamps import run_stamp
+    from ragdiag.index.chunking import STRATEGIES, chunk_corpus
+    from ragdiag.index.store.stamps import run_stamp
 
     texts = [c.embed_text for c in chunk_corpus(corpus, STRATEGIES["C"])][:70]
     one, two = Encoder(passes=1, threads=2), Encoder(passes=2, threads=2)

@@ -1,4 +1,4 @@
-"""Tests for ragdiag.outcomes: one ladder, and every consumer agrees with it query by query.
+"""Tests for ragdiag.analyses.outcomes: one ladder, and every consumer agrees with it query by query.
 
 Evaluations used: RANDOM synthetic ones (hand-made rankings and distances drawn by Hypothesis, not produced by any
 retriever; holders, destroyed and truncated needles set by hand), the table-driven synthetic one of
@@ -15,13 +15,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragdiag.evaluate import _config_result
-from ragdiag.evaluation import Config, Evaluation
-from ragdiag.funnel import funnel
-from ragdiag.outcomes import (BEFORE_GATE, LADDER, OOD_OUTCOMES, OUTCOMES, gate_values, ladder_codes,
+from ragdiag.evaluation.evaluate import _config_result
+from ragdiag.evaluation.records import Config, Evaluation
+from ragdiag.analyses.funnel import funnel
+from ragdiag.analyses.outcomes import (BEFORE_GATE, LADDER, OOD_OUTCOMES, OUTCOMES, gate_values, ladder_codes,
                               outcome_counts, query_outcomes)
-from ragdiag.threshold import GateInputs, gate_inputs_for, rate_rows, sweep
-from ragdiag.truth import Query
+from ragdiag.analyses.threshold import GateInputs, gate_inputs_for, rate_rows, sweep
+from ragdiag.documents.truth import Query
 from test_funnel import synthetic_eval
 
 N_CHUNKS = 30

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ragdiag.chunking import STRATEGIES, chunk_document
-from ragdiag.citations import PageLocator, cite
+from ragdiag.index.chunking import STRATEGIES, chunk_document
+from ragdiag.index.citations import PageLocator, cite
 
 KB = Path(__file__).parent / "fixtures" / "kb"
 

@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pytest
 
-from ragdiag.progressive import Scheduler, first_order, merge_evaluations
+from ragdiag.evaluation.progressive import Scheduler, first_order, merge_evaluations
 
 
 def one_by_one(work):
@@ -109,8 +109,8 @@ def test_first_order_keeps_the_picked_then_cheapest():
 
 
 def test_merging_per_strategy_evaluations_equals_one_evaluation(tiny_corpus, tiny_truth, fake_encoder):
-    from ragdiag.evaluate import evaluate
-    from ragdiag.summary import summary_rows
+    from ragdiag.evaluation.evaluate import evaluate
+    from ragdiag.analyses.summary import summary_rows
 
     names = "dense,bm25,hybrid,dense-int8"
     whole = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="A,C", retrievers=names)
@@ -130,7 +130,7 @@ def test_merging_per_strategy_evaluations_equals_one_evaluation(tiny_corpus, tin
 
 
 def test_evaluate_reports_each_strategy_as_it_finishes(tiny_corpus, tiny_truth, fake_encoder):
-    from ragdiag.evaluate import evaluate
+    from ragdiag.evaluation.evaluate import evaluate
 
     seen = []
     ev = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="A,C,E", retrievers="dense,bm25",
@@ -261,8 +261,8 @@ def _register_fake_model_retriever():
 
 def test_one_pass_builds_the_run_level_model_once_per_strategy_work_builds_it_per_strategy(
         tiny_corpus, tiny_truth, fake_encoder):
-    from ragdiag.evaluate import evaluate
-    from ragdiag.progressive import evaluation_pass
+    from ragdiag.evaluation.evaluate import evaluate
+    from ragdiag.evaluation.progressive import evaluation_pass
 
     _register_fake_model_retriever()
     names = "dense,fake-model-dense"
@@ -280,9 +280,9 @@ def test_one_pass_builds_the_run_level_model_once_per_strategy_work_builds_it_pe
 
 
 def test_the_parts_of_one_pass_merge_into_the_whole_evaluation(tiny_corpus, tiny_truth, fake_encoder):
-    from ragdiag.evaluate import evaluate
-    from ragdiag.summary import summary_rows
-    from ragdiag.progressive import evaluation_pass
+    from ragdiag.evaluation.evaluate import evaluate
+    from ragdiag.analyses.summary import summary_rows
+    from ragdiag.evaluation.progressive import evaluation_pass
 
     names = "dense,bm25,hybrid,dense-int8"
     whole = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="A,C,E", retrievers=names)
@@ -338,8 +338,8 @@ class FakeTokenEncoder:
 
 
 def test_maxsim_computes_each_query_s_wordpieces_once_per_pass(tiny_corpus, tiny_truth, fake_encoder):
-    from ragdiag.evaluate import evaluate
-    from ragdiag.progressive import evaluation_pass
+    from ragdiag.evaluation.evaluate import evaluate
+    from ragdiag.evaluation.progressive import evaluation_pass
 
     enc = FakeTokenEncoder(fake_encoder)
     names = "hybrid,rerank-maxsim"

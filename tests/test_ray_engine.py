@@ -38,9 +38,9 @@ def local_ray():
 @pytest.mark.model
 def test_ray_vectors_are_the_in_process_vectors(corpus, encoder, local_ray, tmp_path):
     """A subset of the bundled corpus (60 chunks of strategy C), the real model, through the store both ways."""
-    from ragdiag.chunking import STRATEGIES, chunk_corpus
-    from ragdiag.ray_engine import RayEncoder
-    from ragdiag.store import Store
+    from ragdiag.index.chunking import STRATEGIES, chunk_corpus
+    from ragdiag.index.ray_engine import RayEncoder
+    from ragdiag.index.store import Store
 
     texts = [c.embed_text for c in chunk_corpus(corpus, STRATEGIES["C"])[:60]]
     ray_encoder = RayEncoder(encoder, actors=2, runtime_env=local_ray)

@@ -13,18 +13,18 @@ import json
 import numpy as np
 import pytest
 
-from ragdiag.compare.best import best
-from ragdiag.compare.comparisons import compare, family
-from ragdiag.compare.effects import CONTRASTS, effects
-from ragdiag.defaults import ALPHA, PRACTICAL_MARGIN, PRIMARY_K
-from ragdiag.recommend import complexity_key, describe_config, recommend
-from ragdiag.stats import Interval
+from ragdiag.analyses.compare.best import best
+from ragdiag.analyses.compare.comparisons import compare, family
+from ragdiag.analyses.compare.effects import CONTRASTS, effects
+from ragdiag.core.defaults import ALPHA, PRACTICAL_MARGIN, PRIMARY_K
+from ragdiag.analyses.recommend import complexity_key, describe_config, recommend
+from ragdiag.core.stats import Interval
 
 
 @pytest.fixture(scope="module")
 def six(tiny_corpus, tiny_truth, fake_encoder):
     """The tiny corpus under all six strategies, dense/bm25/hybrid, with the FAKE encoder."""
-    from ragdiag.evaluate import evaluate
+    from ragdiag.evaluation.evaluate import evaluate
 
     return evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="A,B,C,D,E,F",
                     retrievers="dense,bm25,hybrid", diagnosis_k=2)
@@ -94,7 +94,7 @@ def test_describe_and_the_order_of_simplicity():
 
 
 def _cost(config: str, ms: float) -> "object":
-    from ragdiag.cost import CostRow
+    from ragdiag.analyses.cost import CostRow
 
     return CostRow(config, Interval(0.5, 0.2, 0.8, 4, 8), PRIMARY_K, 1.0, "measured", ms, ms, 8, 0, 0.0, 0.6, 4)
 
@@ -131,8 +131,8 @@ def test_recommend_takes_the_simplest_of_the_best_set_or_the_cheapest_measured(s
 def test_recommend_with_enough_off_topic_queries_uses_the_conformal_cut(six):
     from dataclasses import replace
 
-    from ragdiag.threshold.choice import conformal_cut
-    from ragdiag.threshold.gate import gate_inputs_for
+    from ragdiag.analyses.threshold.choice import conformal_cut
+    from ragdiag.analyses.threshold.gate import gate_inputs_for
 
     # 20 copies of the two off-topic queries (exchangeable draws are all the cut needs): 40 >= 1/0.05 - 1
     ood = [i for i, q in enumerate(six.queries) if not q.in_domain]

@@ -18,9 +18,9 @@ import pytest
 
 import plugin_example  # noqa: F401 - registers header-bm25 and strategy P
 from fakes import FakeEncoder
-from ragdiag.chunking import STRATEGIES, Strategy, chunk_corpus, parse_strategies, register_spanner
-from ragdiag.evaluation import Config
-from ragdiag.evaluate import evaluate
+from ragdiag.index.chunking import STRATEGIES, Strategy, chunk_corpus, parse_strategies, register_spanner
+from ragdiag.evaluation.records import Config
+from ragdiag.evaluation.evaluate import evaluate
 from ragdiag.retrieval.base import Unavailable
 from ragdiag.retrieval.registry import (RetrieverSpec, parse_retrievers, register_retriever, retriever_names,
                                         retriever_spec)
@@ -49,7 +49,7 @@ def test_a_name_cannot_be_registered_twice_by_accident():
     with pytest.raises(ValueError, match="already registered"):
         register_retriever(RetrieverSpec("dense", build=lambda ctx: None))
     with pytest.raises(ValueError, match="upper-case"):
-        from ragdiag.chunking import register_strategy
+        from ragdiag.index.chunking import register_strategy
 
         register_strategy(Strategy("p2", boundaries=True, header=False, overlap=False))
     with pytest.raises(ValueError, match="unknown span algorithm"):
@@ -155,7 +155,7 @@ class FakePairScorer:
 
 
 def test_progress_events_are_records_for_every_stage(tiny_corpus, tiny_truth):
-    from ragdiag.progress import ProgressEvent
+    from ragdiag.core.progress import ProgressEvent
     from ragdiag.retrieval.builtin import _rerank
 
     register_retriever(RetrieverSpec("rerank-length", build=lambda ctx: _rerank(ctx, FakePairScorer()),

@@ -92,8 +92,8 @@ def _failures(xml_text: str) -> list[str]:
 
 def test_eval_out_stamps_the_truth_and_the_gate(runs):
     summary = json.loads((runs["out"] / "summary.json").read_text())
-    from ragdiag.corpus import load_corpus
-    from ragdiag.truth import load_truth, truth_sha256
+    from ragdiag.documents.corpus import load_corpus
+    from ragdiag.documents.truth import load_truth, truth_sha256
 
     truth = load_truth(runs["truth"], load_corpus(runs["folder"]))
     assert summary["truth"]["sha256"] == truth_sha256(truth)
@@ -190,7 +190,7 @@ def test_real_model_unchanged_passes_and_blind_cuts_fail(tmp_path, capsys):
 
 
 def test_pytest_helper_passes_unchanged_and_raises_with_the_summary(runs, tiny_eval):
-    from ragdiag.regression import RunError
+    from ragdiag.present.regression import RunError
     from ragdiag.testing import assert_no_regression
 
     report = assert_no_regression(runs["out"], runs["out"], config="C/dense")
@@ -205,10 +205,10 @@ def test_pytest_helper_takes_an_evaluation(runs):
     """The candidate computed in the test (the same corpus, FAKE encoder): unchanged, so it passes."""
     import sys
 
-    from ragdiag.corpus import load_corpus
-    from ragdiag.evaluate import evaluate
+    from ragdiag.documents.corpus import load_corpus
+    from ragdiag.evaluation.evaluate import evaluate
     from ragdiag.testing import assert_no_regression
-    from ragdiag.truth import load_truth
+    from ragdiag.documents.truth import load_truth
 
     sys.path.insert(0, str(Path(__file__).parent))
     from fakes import fake_encoder

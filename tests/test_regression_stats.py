@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from ragdiag.compare.paired import sign_flip_test
+from ragdiag.analyses.compare.paired import sign_flip_test
 from statistics import NormalDist
 
-from ragdiag.regression.stats import paired_gate, score_test
+from ragdiag.present.regression.stats import paired_gate, score_test
 
 
 def _brute(d, n, delta):

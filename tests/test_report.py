@@ -1,4 +1,4 @@
-"""Tests for the shareable report (ragdiag/report/, ragdiag/svg.py, ``python -m ragdiag report``).
+"""Tests for the shareable report (ragdiag/present/report/, ragdiag/core/svg.py, ``python -m ragdiag report``).
 
 Plumbing tests build an Evaluation of a tiny hand-made corpus with a FAKE
 bag-of-words encoder, so they run in a second; the numbers in the report must
@@ -22,19 +22,19 @@ import numpy as np
 import pytest
 
 from ragdiag.cli.parser import main
-from ragdiag.corpus import Corpus, make_document
-from ragdiag.encoder.protocols import EncoderStamp
-from ragdiag.evaluation import Config
-from ragdiag.evaluate import evaluate
-from ragdiag.report.build import build_report, default_config
-from ragdiag.report.render import write_report
-from ragdiag.defaults import PRIMARY_K
-from ragdiag.compare.comparisons import compare
-from ragdiag.threshold.gate import sweep_table
-from ragdiag.export import write_outputs
+from ragdiag.documents.corpus import Corpus, make_document
+from ragdiag.index.encoder.protocols import EncoderStamp
+from ragdiag.evaluation.records import Config
+from ragdiag.evaluation.evaluate import evaluate
+from ragdiag.present.report.build import build_report, default_config
+from ragdiag.present.report.render import write_report
+from ragdiag.core.defaults import PRIMARY_K
+from ragdiag.analyses.compare.comparisons import compare
+from ragdiag.analyses.threshold.gate import sweep_table
+from ragdiag.present.export import write_outputs
 from ragdiag.retrieval.bm25 import tokenize
-from ragdiag.threshold.gate import bluffs_at, gate_inputs_for
-from ragdiag.threshold.rates import rate_rows
+from ragdiag.analyses.threshold.gate import bluffs_at, gate_inputs_for
+from ragdiag.analyses.threshold.rates import rate_rows
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = "<script>alert(1)</script>"
@@ -119,7 +119,7 @@ def _fixture():
 
 @pytest.fixture(scope="module")
 def ev():
-    from ragdiag.truth import parse_truth
+    from ragdiag.documents.truth import parse_truth
 
     corpus, raw = _fixture()
     truth = parse_truth(raw, corpus, source="tiny-report.truth.json")
@@ -252,7 +252,7 @@ def test_phrasings_are_not_independent_queries(ev):
 
 
 def test_alternatives_are_the_comparison_with_the_best(ev, report, html_text, md_text):
-    from ragdiag.compare.best import best
+    from ragdiag.analyses.compare.best import best
 
     result = best(ev, k=report.k)
     a = report.alternatives
@@ -277,8 +277,8 @@ def test_zero_bluffs_shows_the_upper_bound(ev):
 
 
 def test_the_cut_chooser_is_in_the_report(ev, report, md_text):
-    from ragdiag.defaults import DEFAULT_MAX_BLUFF
-    from ragdiag.threshold import Goal, cut_choice
+    from ragdiag.core.defaults import DEFAULT_MAX_BLUFF
+    from ragdiag.analyses.threshold import Goal, cut_choice
 
     choice = cut_choice(gate_inputs_for(ev, "C/dense", keep=KEEP), Goal(max_bluff=DEFAULT_MAX_BLUFF))
     assert report.choice == choice.as_json()
@@ -340,7 +340,7 @@ def test_report_bad_config_exits_2_before_loading_anything(tiny_folder, tmp_path
 
 @pytest.mark.model
 def test_python_m_ragdiag_report_writes_both_files(tiny_folder, tmp_path):
-    from ragdiag.encoder import ModelUnavailable, resolve_model_dir
+    from ragdiag.index.encoder import ModelUnavailable, resolve_model_dir
 
     try:
         resolve_model_dir(None)
@@ -356,7 +356,7 @@ def test_python_m_ragdiag_report_writes_both_files(tiny_folder, tmp_path):
     assert f"wrote {out}" in proc.stdout and f"wrote {md}" in proc.stdout
     text = out.read_text(encoding="utf-8")
     assert "<svg" in text and "sentence-transformers/all-MiniLM-L6-v2" in text
-    from ragdiag.recommend import STRATEGY_WORDS
+    from ragdiag.analyses.recommend import STRATEGY_WORDS
 
     assert f"Ship {STRATEGY_WORDS['C']}" in text  # the recommendation, in words
     assert "| C/hybrid |" in md.read_text(encoding="utf-8")
@@ -371,10 +371,10 @@ def _first_screen(html_text: str) -> str:
 
 
 def test_headline_figures_are_the_recommendations(tiny_eval):
-    # one source of numbers: the dashboard's Summary reads ragdiag.recommend.recommend; the report must show
+    # one source of numbers: the dashboard's Summary reads ragdiag.analyses.recommend.recommend; the report must show
     # the same configuration, cut and rates for the same evaluation (FAKE encoder)
-    from ragdiag.recommend import recommend
-    from ragdiag.report.words import rate_text
+    from ragdiag.analyses.recommend import recommend
+    from ragdiag.present.report.words import rate_text
 
     rec = recommend(tiny_eval)
     r = build_report(tiny_eval)
@@ -404,7 +404,7 @@ def test_first_screen_has_no_stamps_and_no_other_k(ev, report, html_text, summar
 
 
 def test_named_configuration_is_compared_with_the_recommendation(ev):
-    from ragdiag.recommend import recommend
+    from ragdiag.analyses.recommend import recommend
 
     rec = recommend(ev, keep=KEEP)
     other = next(c.label for c in ev.results if c.label != rec.config)
@@ -518,7 +518,7 @@ def test_no_verdict_contradicts_its_interval(report, html_text, md_text, tiny_co
 
 
 def test_cards_compare_with_a_declared_baseline(ev):
-    from ragdiag.recommend import recommend
+    from ragdiag.analyses.recommend import recommend
 
     rec = recommend(ev, keep=KEEP)
     base = next(c.label for c in ev.results if c.label not in (rec.config, rec.runner_up))
@@ -534,7 +534,7 @@ def test_cards_compare_with_a_declared_baseline(ev):
 
 
 def test_a_truth_without_off_topic_queries_still_reports():
-    from ragdiag.truth import parse_truth
+    from ragdiag.documents.truth import parse_truth
 
     corpus, raw = _fixture()
     raw["ood"] = []

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 
-from ragdiag.funnel import STAGES, funnels
-from ragdiag.report.build import build_report
+from ragdiag.analyses.funnel import STAGES, funnels
+from ragdiag.present.report.build import build_report
 
 
 def test_report_carries_funnel_hubs_and_cost(tiny_eval, fake_encoder):
-    from ragdiag.cost import costs, machine
-    from ragdiag.hubs import hubs
+    from ragdiag.analyses.cost import costs, machine
+    from ragdiag.analyses.hubs import hubs
 
     items = costs(tiny_eval, fake_encoder, sample=2)
     r = build_report(tiny_eval, config="C/hybrid", cut=0.6, keep=4, costs=items, machine=machine())
@@ -37,7 +37,7 @@ def test_report_without_costs_says_how_to_get_them(tiny_eval):
 def test_hub_text_is_escaped(tiny_eval):
     from dataclasses import replace
 
-    from ragdiag.report.diag import DiagSections, HubRow
+    from ragdiag.present.report.diag import DiagSections, HubRow
 
     d = DiagSections("C/dense", 4, 0.6, 4, (), (), (HubRow("x", 3, 3, 9.0, "", "", 0, "<script>alert(1)</script>"),),
                      (), None, None)
@@ -47,10 +47,10 @@ def test_hub_text_is_escaped(tiny_eval):
 
 
 def test_report_carries_the_variants_against_exact_search(tiny_corpus, tiny_truth, fake_encoder):
-    from ragdiag.evaluate import evaluate
-    from ragdiag.report.diag import variant_rows
-    from ragdiag.compare.comparisons import family
-    from ragdiag.evaluation import Config
+    from ragdiag.evaluation.evaluate import evaluate
+    from ragdiag.present.report.diag import variant_rows
+    from ragdiag.analyses.compare.comparisons import family
+    from ragdiag.evaluation.records import Config
 
     ev = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C",
                   retrievers="dense,bm25,dense-int8,dense-binary")

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from ragdiag.chunking import STRATEGIES, chunk_corpus
+from ragdiag.index.chunking import STRATEGIES, chunk_corpus
 from ragdiag.retrieval.bm25 import BM25Index, BM25Retriever, lucene_idf, tokenize
 from ragdiag.retrieval.rerank import CrossEncoderScorer, MaxSimScorer, RerankRetriever, maxsim
 from ragdiag.retrieval.dense import DenseRetriever, normalisation_check
@@ -392,7 +392,7 @@ def random_cross_encoder_dir(tmp_path_factory):
     """A cross-encoder with RANDOM weights built from the MiniLM config: for plumbing only."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
-    from ragdiag.encoder.resolve import ModelUnavailable, resolve_model_dir
+    from ragdiag.index.encoder.resolve import ModelUnavailable, resolve_model_dir
 
     try:
         minilm = resolve_model_dir(None)

@@ -1,4 +1,4 @@
-"""Typed rows (ragdiag.rows): fields are the columns, ``cells()`` the flat dict that files and tables are made of."""
+"""Typed rows (ragdiag.evaluation.rows): fields are the columns, ``cells()`` the flat dict that files and tables are made of."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from ragdiag.rows import OUTCOME_KEYS, ChunkingRow, RateCell, RateRow, SummaryRow, SweepRow, interval_cells
-from ragdiag.stats import Interval
-from ragdiag.summary import chunking_rows, summary_rows
-from ragdiag.threshold.gate import GateInputs, sweep
-from ragdiag.threshold.rates import rate_rows
+from ragdiag.evaluation.rows import OUTCOME_KEYS, ChunkingRow, RateCell, RateRow, SummaryRow, SweepRow, interval_cells
+from ragdiag.core.stats import Interval
+from ragdiag.analyses.summary import chunking_rows, summary_rows
+from ragdiag.analyses.threshold.gate import GateInputs, sweep
+from ragdiag.analyses.threshold.rates import rate_rows
 
 
 def test_summary_row_cells_are_the_flat_table(tiny_eval):
@@ -83,7 +83,7 @@ def test_rows_compare_threshold_and_results_load_no_heavy_library():
     from pathlib import Path
 
     heavy = ("pandas", "torch", "streamlit", "transformers")
-    code = ("import sys, json, ragdiag.rows, ragdiag.compare, ragdiag.threshold, ragdiag.per_query, ragdiag.export\n"
+    code = ("import sys, json, ragdiag.evaluation.rows, ragdiag.analyses.compare, ragdiag.analyses.threshold, ragdiag.present.per_query, ragdiag.present.export\n"
             f"print(json.dumps([m for m in {heavy!r} if m in sys.modules]))")
     out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parent.parent,
                          capture_output=True, text=True, timeout=300)
@@ -92,8 +92,8 @@ def test_rows_compare_threshold_and_results_load_no_heavy_library():
 
 
 def test_query_rows_are_the_per_query_columns(tiny_eval):
-    from ragdiag.per_query import PER_QUERY_COLUMNS, per_query_records
-    from ragdiag.rows import QueryRow
+    from ragdiag.present.per_query import PER_QUERY_COLUMNS, per_query_records
+    from ragdiag.evaluation.rows import QueryRow
 
     assert tuple(f.name for f in dataclasses.fields(QueryRow)) == PER_QUERY_COLUMNS
     rows = {(r.strategy, r.retriever, r.query_id): r for r in per_query_records(tiny_eval)}

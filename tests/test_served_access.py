@@ -55,7 +55,7 @@ def kb2(tmp_path, monkeypatch):
 # ----- the library's rule ---------------------------------------------------------------------------------
 
 def test_the_truth_beside_a_visitors_corpus_passes_the_access_check(tmp_path):
-    from ragdiag.serving import Access, AccessError
+    from ragdiag.present.serving import Access, AccessError
 
     kb, kb2 = tmp_path / "kb", tmp_path / "kb2"
     acc = Access.from_env({"RAGDIAG_CORPUS": str(kb), "RAGDIAG_ROOTS": str(kb2)})
@@ -71,7 +71,7 @@ def test_the_truth_beside_a_visitors_corpus_passes_the_access_check(tmp_path):
 
 
 def test_a_model_name_passes_the_access_check_and_is_no_oracle(tmp_path):
-    from ragdiag.serving import Access, AccessError
+    from ragdiag.present.serving import Access, AccessError
 
     model = tmp_path / "allowed" / "model"
     model.mkdir(parents=True)

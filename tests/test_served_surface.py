@@ -61,7 +61,7 @@ def test_clients_are_not_told_the_server_path_of_the_app(monkeypatch):
 
 
 def test_an_upload_of_millions_of_bad_lines_keeps_a_bounded_list(tiny_truth):
-    from ragdiag.external import MAX_PROBLEMS, RunError, parse_run
+    from ragdiag.evaluation.external import MAX_PROBLEMS, RunError, parse_run
 
     with pytest.raises(RunError) as exc:
         parse_run(["{}"] * 200_000, tiny_truth)

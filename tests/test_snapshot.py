@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragdiag import snapshot as snap_mod
-from ragdiag.snapshot import (
+from ragdiag.index import snapshot as snap_mod
+from ragdiag.index.snapshot import (
     MIN_COSINE,
     SNAPSHOT_ENV,
     SNAPSHOT_PATH,
@@ -25,8 +25,8 @@ from ragdiag.snapshot import (
     verify_sample,
     write_snapshot,
 )
-from ragdiag.store import Store
-from ragdiag.store.keys import text_sha256
+from ragdiag.index.store import Store
+from ragdiag.index.store.keys import text_sha256
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _store_writer import FakeEncoder  # noqa: E402
@@ -54,7 +54,7 @@ def fake_snapshot(tmp_path_factory, corpus, truth):
 
 
 def _all_texts(corpus, truth):
-    from ragdiag.chunking import chunk_corpus, parse_strategies
+    from ragdiag.index.chunking import chunk_corpus, parse_strategies
 
     return [c.embed_text for s in parse_strategies(None) for c in chunk_corpus(corpus, s)] + [q.text for q in truth.queries]
 
@@ -79,8 +79,8 @@ def test_seeds_an_empty_store_and_then_stays_out_of_the_way(fake_snapshot, corpu
 
 
 def test_a_users_own_corpus_is_never_prefilled(fake_snapshot, tiny_folder, tmp_path):
-    from ragdiag.corpus import load_corpus
-    from ragdiag.truth import load_truth
+    from ragdiag.documents.corpus import load_corpus
+    from ragdiag.documents.truth import load_truth
 
     corpus = load_corpus(tiny_folder)
     truth = load_truth(tiny_folder.with_name("tiny.truth.json"), corpus)
@@ -149,7 +149,7 @@ def test_vectors_that_disagree_with_the_model_are_refused(fake_snapshot, corpus,
 
 def test_scores_round_trip(corpus, truth, tmp_path):
     """MaxSim scores the maker's store holds are shipped and seeded under the same identity."""
-    from ragdiag.chunking import STRATEGIES, chunk_corpus
+    from ragdiag.index.chunking import STRATEGIES, chunk_corpus
 
     enc = FakeSnapEncoder()
     identity = snap_mod.maxsim_identity(enc.stamp.as_dict())

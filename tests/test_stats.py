@@ -1,4 +1,4 @@
-"""Tests for ragdiag.stats (scipy is used only as an oracle here)."""
+"""Tests for ragdiag.core.stats (scipy is used only as an oracle here)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binomtest
 
-from ragdiag.stats import (
+from ragdiag.core.stats import (
     Interval,
     SignTest,
     holm,
@@ -408,12 +408,12 @@ def test_holm_permutation_equivariant(raw):
 
 
 # ---------------------------------------------------------------------------
-# questions as the unit (ragdiag.compare)
+# questions as the unit (ragdiag.analyses.compare)
 # ---------------------------------------------------------------------------
 
-from ragdiag.compare.paired import (Difference, QuestionTest, bootstrap_difference, paired_test, question_differences,
+from ragdiag.analyses.compare.paired import (Difference, QuestionTest, bootstrap_difference, paired_test, question_differences,
                                     sign_flip_test, verdict, verdict_status)
-from ragdiag.compare.intervals import (clustered_mean, clustered_rate, clustered_wilson, questions_needed,
+from ragdiag.analyses.compare.intervals import (clustered_mean, clustered_rate, clustered_wilson, questions_needed,
                                        rate_interval, upper_bound_words)
 
 
@@ -557,7 +557,7 @@ def _family_draw(rng, ps, questions, phrasings, shared):
 
 @pytest.mark.parametrize("shared", [0.0, 0.5, 0.9])
 def test_simultaneous_intervals_cover_every_true_difference_at_once(shared):
-    from ragdiag.compare import max_t
+    from ragdiag.analyses.compare import max_t
 
     # four systems of true recall 0.45, 0.5, 0.6, 0.7 on 32 questions x 2 phrasings; 300 seeded data sets, each
     # with its own max-T over the 6 pairs: all six intervals must hold their true difference together 95% of the time
@@ -573,7 +573,7 @@ def test_simultaneous_intervals_cover_every_true_difference_at_once(shared):
 
 
 def test_simultaneous_intervals_under_the_null_are_exact():
-    from ragdiag.compare import max_t
+    from ragdiag.analyses.compare import max_t
 
     # identical systems (the null): the family rejects anything in at most alpha of the data sets, by
     # exchangeability; two blocks (as the chunking contrasts use) as well as one

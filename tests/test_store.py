@@ -1,4 +1,4 @@
-"""Tests for ragdiag.store: caching, stamps and staleness, and surviving crashes and corruption.
+"""Tests for ragdiag.index.store: caching, stamps and staleness, and surviving crashes and corruption.
 
 Everything but one test uses :class:`FakeEncoder` (a hash-seeded FAKE, for
 plumbing only); ``test_real_encoder_second_embed_computes_nothing`` uses the
@@ -25,12 +25,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ragdiag import PIPELINE_VERSION
-from ragdiag.chunking import chunk_corpus, parse_strategies
-from ragdiag.store.staleness import CurrentState, format_status_table
-from ragdiag.store.stamps import IndexStamp
-from ragdiag.store import Store
-from ragdiag.store.glue import current_stamps, record_evaluation
-from ragdiag.store.keys import resolve_root, text_sha256
+from ragdiag.index.chunking import chunk_corpus, parse_strategies
+from ragdiag.index.store.staleness import CurrentState, format_status_table
+from ragdiag.index.store.stamps import IndexStamp
+from ragdiag.index.store import Store
+from ragdiag.index.store.glue import current_stamps, record_evaluation
+from ragdiag.index.store.keys import resolve_root, text_sha256
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _store_writer import FakeEncoder, texts_range  # noqa: E402

@@ -1,4 +1,4 @@
-"""The one place for text tables and escaping (ragdiag/tables.py) and the report's template environment."""
+"""The one place for text tables and escaping (ragdiag/core/tables.py) and the report's template environment."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from ragdiag.tables import MD_SPECIAL, Table, align, format_rows, md_escape, md_line, md_table
+from ragdiag.core.tables import MD_SPECIAL, Table, align, format_rows, md_escape, md_line, md_table
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -39,7 +39,7 @@ def test_format_rows_takes_typed_rows_with_cells():
 
 
 def test_results_still_exports_format_rows():
-    from ragdiag.tables import format_rows as again
+    from ragdiag.core.tables import format_rows as again
 
     assert again is format_rows
 
@@ -100,8 +100,8 @@ def test_the_dashboard_and_the_report_share_one_markdown_escaper():
 
 def test_report_templates_ship_in_the_package():
     conf = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
-    globs = conf["tool"]["setuptools"]["package-data"]["ragdiag.report"]
-    folder = REPO / "ragdiag" / "report"
+    globs = conf["tool"]["setuptools"]["package-data"]["ragdiag.present.report"]
+    folder = REPO / "ragdiag" / "present" / "report"
     files = [p.relative_to(folder).as_posix() for p in (folder / "templates").iterdir()]
     assert files and all(any(fnmatch(f, g) for g in globs) for f in files)
     assert any(d.startswith("jinja2==") for d in conf["project"]["dependencies"])
@@ -110,7 +110,7 @@ def test_report_templates_ship_in_the_package():
 def test_report_environment_escapes_html_only_and_rejects_unknown_names():
     from jinja2 import UndefinedError
 
-    from ragdiag.report.render import environment
+    from ragdiag.present.report.render import environment
 
     env = environment()
     assert env.autoescape("report.html.j2") and not env.autoescape("report.md.j2")

@@ -1,4 +1,4 @@
-"""Tests for ragdiag.threshold: the abstention gate and the sweep of its cut."""
+"""Tests for ragdiag.analyses.threshold: the abstention gate and the sweep of its cut."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragdiag.threshold.gate import (Bluff, bluffs_at, default_cuts, distance_samples, gate_inputs, sweep, GateInputs,
+from ragdiag.analyses.threshold.gate import (Bluff, bluffs_at, default_cuts, distance_samples, gate_inputs, sweep, GateInputs,
                                     MAX_DISTANCE)
-from ragdiag.threshold import gate
-from ragdiag.threshold.choice import Goal, choose_cut, conformal_cut, cross_validate, cut_choice
-from ragdiag.threshold.rates import rate_rows
-from ragdiag.rows import OUTCOME_KEYS, SweepRow
-from ragdiag.threshold.choice import _folds
-from ragdiag.truth import Query
+from ragdiag.analyses.threshold import gate
+from ragdiag.analyses.threshold.choice import Goal, choose_cut, conformal_cut, cross_validate, cut_choice
+from ragdiag.analyses.threshold.rates import rate_rows
+from ragdiag.evaluation.rows import OUTCOME_KEYS, SweepRow
+from ragdiag.analyses.threshold.choice import _folds
+from ragdiag.documents.truth import Query
 
 
 def fake_result(top_distance, top_holds, top_order=None, *, needle_distance=None, top1=None):
@@ -256,7 +256,7 @@ def test_histogram_and_sweep_agree_on_random_gates(keep, kinds, data):
 
 
 def test_rate_rows_counts_intervals_and_zero_bluff_bound():
-    from ragdiag.compare.intervals import rate_interval
+    from ragdiag.analyses.compare.intervals import rate_interval
 
     inputs = hand_inputs()
     rows = rate_rows(inputs, [0.1, 0.6])
@@ -320,7 +320,7 @@ def test_conformal_cut_guarantee_by_simulation():
 
 
 def test_conformal_guarantee_chance_of_exceeding_the_goal_matches_simulation():
-    from ragdiag.threshold import conformal_guarantee, exceed_chance, in_sample_words
+    from ragdiag.analyses.threshold import conformal_guarantee, exceed_chance, in_sample_words
 
     # the realised bluff rate of the conformal cut is F(s_(j)) ~ Beta(j, n + 1 - j); with uniform distances it is
     # s_(j) itself: count the seeded sets where it exceeds the goal
@@ -390,7 +390,7 @@ def test_cross_validation_folds_keep_questions_whole_and_are_seeded():
 
 
 def test_sweep_on_the_tiny_evaluation(tiny_eval):
-    from ragdiag.threshold.gate import sweep_table
+    from ragdiag.analyses.threshold.gate import sweep_table
 
     table = sweep_table(tiny_eval, "C/dense", keep=2, cuts=[0.5, 0.6, 1.0, 1.01])
     # answered needs a holder among the top 2 under the cut. Needle distances of the hits in the top 2:

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import yaml
 
-from ragdiag.threshold.choice import Goal, cut_choice
-from ragdiag.threshold.gate import GateInputs
-from ragdiag.threshold.export import is_thresholds_export, thresholds_document, thresholds_yaml
+from ragdiag.analyses.threshold.choice import Goal, cut_choice
+from ragdiag.analyses.threshold.gate import GateInputs
+from ragdiag.analyses.threshold.export import is_thresholds_export, thresholds_document, thresholds_yaml
 
 MODEL = {"model": "sentence-transformers/all-MiniLM-L6-v2", "weights_sha256": "7e54b3bc" + "0" * 56, "dim": 384}
 

@@ -1,4 +1,4 @@
-"""Tests for ragdiag.truth: the bundled ground truth, and every validation rule on a tiny corpus."""
+"""Tests for ragdiag.documents.truth: the bundled ground truth, and every validation rule on a tiny corpus."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import json
 import pytest
 import yaml
 
-from ragdiag.corpus import DEFAULT_CORPUS, Corpus, make_document
-from ragdiag.truth import GroundTruth, TruthError, default_truth_path, load_truth, parse_truth
+from ragdiag.documents.corpus import DEFAULT_CORPUS, Corpus, make_document
+from ragdiag.documents.truth import GroundTruth, TruthError, default_truth_path, load_truth, parse_truth
 
 # ---------------------------------------------------------------------------
 # The bundled ground truth

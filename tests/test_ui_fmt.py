@@ -7,8 +7,8 @@ import math
 import pandas as pd
 import pytest
 
-from ragdiag.rows import RateCell
-from ragdiag.stats import wilson
+from ragdiag.evaluation.rows import RateCell
+from ragdiag.core.stats import wilson
 
 
 def test_a_rate_reads_one_way():

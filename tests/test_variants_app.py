@@ -10,12 +10,12 @@ pytestmark = pytest.mark.model
 
 
 def test_variants_page_equals_library(tiny):  # noqa: F811
-    from ragdiag.corpus import load_corpus
-    from ragdiag.defaults import PRIMARY_K
-    from ragdiag.evaluate import evaluate
-    from ragdiag.store import Store
-    from ragdiag.truth import load_truth
-    from ragdiag.variants import variant_rows
+    from ragdiag.documents.corpus import load_corpus
+    from ragdiag.core.defaults import PRIMARY_K
+    from ragdiag.evaluation.evaluate import evaluate
+    from ragdiag.index.store import Store
+    from ragdiag.documents.truth import load_truth
+    from ragdiag.analyses.variants import variant_rows
     from ui.state import _encoder
 
     at = app("app_pages/variants.py", vstrategy="E", vkinds=["dense-int8", "dense-binary", "dense-binary-rescore"])

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragdiag.compare import best, compare, effects, family
-from ragdiag.defaults import ALPHA, PRIMARY_K
+from ragdiag.analyses.compare import best, compare, effects, family
+from ragdiag.core.defaults import ALPHA, PRIMARY_K
 
 pytestmark = pytest.mark.model
 
@@ -27,9 +27,9 @@ DATA = Path(__file__).resolve().parent.parent / "data"
 @pytest.fixture(scope="module")
 def bundled_all(corpus, truth, encoder, tmp_path_factory):
     """The bundled corpus, every strategy and default retriever, vectors seeded from the shipped index."""
-    from ragdiag.evaluate import evaluate
-    from ragdiag.snapshot import seed_from_snapshot
-    from ragdiag.store import Store
+    from ragdiag.evaluation.evaluate import evaluate
+    from ragdiag.index.snapshot import seed_from_snapshot
+    from ragdiag.index.store import Store
 
     store = Store(tmp_path_factory.mktemp("store-bundled"))
     seed_from_snapshot(store, corpus, truth, encoder)
@@ -39,9 +39,9 @@ def bundled_all(corpus, truth, encoder, tmp_path_factory):
 @pytest.fixture(scope="module")
 def haushalt(encoder):
     """``data/de-haushalt``, every strategy with dense, bm25 and hybrid."""
-    from ragdiag.corpus import load_corpus
-    from ragdiag.evaluate import evaluate
-    from ragdiag.truth import load_truth
+    from ragdiag.documents.corpus import load_corpus
+    from ragdiag.evaluation.evaluate import evaluate
+    from ragdiag.documents.truth import load_truth
 
     corpus = load_corpus(DATA / "de-haushalt")
     truth = load_truth(DATA / "de-haushalt.truth.json", corpus)
@@ -81,7 +81,7 @@ def test_no_verdict_contradicts_its_interval_on_every_pair(which, request):
 
 
 def test_effects_reproduce_the_study_and_p_is_recomputable_from_per_query_csv(bundled_all, tmp_path):
-    from ragdiag.export import write_outputs
+    from ragdiag.present.export import write_outputs
 
     res = effects(bundled_all)
     rows = res.rows
@@ -133,9 +133,9 @@ def test_effects_reproduce_the_study_and_p_is_recomputable_from_per_query_csv(bu
 def test_trec_means_equal_ragdiag_on_de_haushalt_for_every_configuration(haushalt, tmp_path):
     pytrec_eval = pytest.importorskip("pytrec_eval")
     ranx = pytest.importorskip("ranx")
-    from ragdiag.export import NOTHING_DOCNO, write_trec
-    from ragdiag.defaults import KS, MRR_DEPTH
-    from ragdiag.summary import summary_rows
+    from ragdiag.present.export import NOTHING_DOCNO, write_trec
+    from ragdiag.core.defaults import KS, MRR_DEPTH
+    from ragdiag.analyses.summary import summary_rows
 
     ev = haushalt
     write_trec(ev, tmp_path, depth=MRR_DEPTH)
@@ -166,7 +166,7 @@ def test_trec_means_equal_ragdiag_on_de_haushalt_for_every_configuration(haushal
 
 
 def test_recommend_json_contract(bundled_all):
-    from ragdiag.recommend import describe_config, recommend
+    from ragdiag.analyses.recommend import describe_config, recommend
 
     rec = recommend(bundled_all)
     doc = json.loads(json.dumps(rec.as_json()))
@@ -179,8 +179,8 @@ def test_recommend_json_contract(bundled_all):
     assert doc["bluffs"]["count"] <= 0.05 * 30  # the bundled truth has 30 off-topic queries
     # the bundled best set is wide (its simplest member, B/dense, has R@4 27 points under the best): the
     # recommendation gives up at most PRACTICAL_MARGIN of the best's recall for simplicity
-    from ragdiag.compare import best
-    from ragdiag.defaults import PRACTICAL_MARGIN
+    from ragdiag.analyses.compare import best
+    from ragdiag.core.defaults import PRACTICAL_MARGIN
 
     res = best(bundled_all)
     means = {r.config: r.mean for r in res.rows}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ragdiag.evaluation import Evaluation
+from ragdiag.evaluation.records import Evaluation
 from ui.html import md_text
 
 __all__ = ["about_run"]

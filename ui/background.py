@@ -1,7 +1,7 @@
 """The shared background evaluation's record and how one is started (no caching here: :mod:`ui.cache` holds it).
 
 A job seeds the store from the shipped index, then evaluates the configured
-strategies in one pass (:func:`ragdiag.progressive.evaluation_pass`): the first
+strategies in one pass (:func:`ragdiag.evaluation.progressive.evaluation_pass`): the first
 configuration's strategy first, each strategy's tables shown as soon as it is
 ranked, the run-level work (query vectors, shared models) done once.
 """
@@ -12,9 +12,9 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 
-from ragdiag.corpus import Corpus
-from ragdiag.evaluation import Evaluation
-from ragdiag.truth import GroundTruth
+from ragdiag.documents.corpus import Corpus
+from ragdiag.evaluation.records import Evaluation
+from ragdiag.documents.truth import GroundTruth
 
 __all__ = ["Background", "start_background"]
 
@@ -23,7 +23,7 @@ __all__ = ["Background", "start_background"]
 class Background:
     """One input set's background job, shared by every browser session (held by :func:`ui.cache.background`).
 
-    ``scheduler`` evaluates the strategies (:mod:`ragdiag.progressive`);
+    ``scheduler`` evaluates the strategies (:mod:`ragdiag.evaluation.progressive`);
     ``notes`` are its messages for the page (e.g. whether the shipped index was used).
     """
 
@@ -35,7 +35,7 @@ class Background:
 
     def merged(self) -> tuple[Evaluation, tuple[str, ...]]:
         """The evaluation of the strategies ready now, merged once per ready set (every session reuses it)."""
-        from ragdiag.progressive import merge_evaluations
+        from ragdiag.evaluation.progressive import merge_evaluations
 
         parts = self.scheduler.results()
         ready = tuple(parts)
@@ -52,8 +52,8 @@ def start_background(corpus: Corpus, truth: GroundTruth, *, strategies: tuple[st
     ``open_store`` returns the store (or raises when the cache folder cannot be
     used: then everything is computed and nothing is stored, and a note says so).
     """
-    from ragdiag.progressive import Scheduler, evaluation_pass, first_order
-    from ragdiag.store.glue import record_evaluation
+    from ragdiag.evaluation.progressive import Scheduler, evaluation_pass, first_order
+    from ragdiag.index.store.glue import record_evaluation
 
     notes: list[str] = []
     try:
@@ -64,7 +64,7 @@ def start_background(corpus: Corpus, truth: GroundTruth, *, strategies: tuple[st
         store = None
 
     def prepare(report) -> None:
-        from ragdiag.snapshot import seed_from_snapshot
+        from ragdiag.index.snapshot import seed_from_snapshot
 
         report("checking the shipped index", 0, 0)
         if store is not None:  # nothing to seed without a store

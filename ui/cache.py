@@ -17,9 +17,9 @@ from typing import Callable
 
 import streamlit as st
 
-from ragdiag.corpus import Corpus, load_corpus
-from ragdiag.evaluation import Evaluation
-from ragdiag.truth import GroundTruth, load_truth
+from ragdiag.documents.corpus import Corpus, load_corpus
+from ragdiag.evaluation.records import Evaluation
+from ragdiag.documents.truth import GroundTruth, load_truth
 from ui.background import Background, start_background
 
 __all__ = ["corpus", "truth", "encoder", "store", "background", "sweep_for", "choice_for", "distances_for",
@@ -42,14 +42,14 @@ def truth(path: str, file_sha: str, corpus_sha: str, _corpus: Corpus) -> GroundT
 
 def encoder():
     """The encoder named by ``RAGDIAG_ENCODER`` (the seam tests use for a fake), else MiniLM; one per process."""
-    from ragdiag.models import ENCODER_ENV
+    from ragdiag.index.models import ENCODER_ENV
 
     return _encoder_for(os.environ.get(ENCODER_ENV, ""))
 
 
 @st.cache_resource(max_entries=2, show_spinner=False)
 def _encoder_for(spec: str):
-    from ragdiag.models import load_encoder
+    from ragdiag.index.models import load_encoder
 
     return load_encoder()
 
@@ -57,7 +57,7 @@ def _encoder_for(spec: str):
 @st.cache_resource(max_entries=2, show_spinner=False)
 def store(root: str | None):
     """The on-disk store of vectors and indexes under ``root`` (default folder when None)."""
-    from ragdiag.store import Store
+    from ragdiag.index.store import Store
 
     return Store(root)
 
@@ -79,8 +79,8 @@ def sweep_for(token: str, config: str, keep: int, _ev: Evaluation):
 
     Computed once per evaluation: a change of cut reuses all three.
     """
-    from ragdiag.threshold.gate import default_cuts, gate_inputs_for, sweep
-    from ragdiag.threshold.rates import rate_rows
+    from ragdiag.analyses.threshold.gate import default_cuts, gate_inputs_for, sweep
+    from ragdiag.analyses.threshold.rates import rate_rows
     from ui.frames import sweep_frame
 
     inputs = gate_inputs_for(_ev, config, keep=keep)
@@ -90,9 +90,9 @@ def sweep_for(token: str, config: str, keep: int, _ev: Evaluation):
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def choice_for(token: str, config: str, keep: int, goal, _ev: Evaluation):
-    """:func:`~ragdiag.threshold.choice.cut_choice` (cross-validated, so not free) once per evaluation,
+    """:func:`~ragdiag.analyses.threshold.choice.cut_choice` (cross-validated, so not free) once per evaluation,
     configuration and goal."""
-    from ragdiag.threshold.choice import cut_choice
+    from ragdiag.analyses.threshold.choice import cut_choice
 
     return cut_choice(sweep_for(token, config, keep, _ev)[0], goal)
 
@@ -100,7 +100,7 @@ def choice_for(token: str, config: str, keep: int, goal, _ev: Evaluation):
 @st.cache_data(max_entries=64, show_spinner=False)
 def distances_for(token: str, config: str, keep: int, _ev: Evaluation):
     """The gate's own per-query values (what the histograms plot), for one configuration and keep: a frame."""
-    from ragdiag.threshold.gate import distance_samples
+    from ragdiag.analyses.threshold.gate import distance_samples
     from ui.frames import distance_frame
 
     return distance_frame(distance_samples(sweep_for(token, config, keep, _ev)[0]), keep=keep)
@@ -108,8 +108,8 @@ def distances_for(token: str, config: str, keep: int, _ev: Evaluation):
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def funnels(token: str, k: int, cut: float, keep: int, cache: str | None, _ev: Evaluation):
-    """:func:`ragdiag.funnel.funnels` of every configuration (first-stage ranks computed when not evaluated)."""
-    from ragdiag.funnel import funnels as compute
+    """:func:`ragdiag.analyses.funnel.funnels` of every configuration (first-stage ranks computed when not evaluated)."""
+    from ragdiag.analyses.funnel import funnels as compute
 
     try:
         return compute(_ev, k=k, cut=cut, keep=keep)
@@ -119,8 +119,8 @@ def funnels(token: str, k: int, cut: float, keep: int, cache: str | None, _ev: E
 
 @st.cache_resource(max_entries=8, show_spinner=False)
 def costs(token: str, k: int, cut: float, keep: int, sample: int, _ev: Evaluation):
-    """:func:`ragdiag.cost.costs` of every configuration and the machine, measured once per evaluation and settings."""
-    from ragdiag.cost import costs as measure, machine
+    """:func:`ragdiag.analyses.cost.costs` of every configuration and the machine, measured once per evaluation and settings."""
+    from ragdiag.analyses.cost import costs as measure, machine
 
     return measure(_ev, encoder(), k=k, cut=cut, keep=keep, sample=sample), machine()
 
@@ -128,7 +128,7 @@ def costs(token: str, k: int, cut: float, keep: int, sample: int, _ev: Evaluatio
 @st.cache_resource(max_entries=16, show_spinner=False)
 def nearest_distances(token: str, config: str, cache: str | None, _ev: Evaluation):
     """Each chunk's distance to its nearest other chunk under ``config``'s gate model (the cut's percentile)."""
-    from ragdiag.model_cut import gate_chunk_vectors, nearest_chunk_distances
+    from ragdiag.analyses.model_cut import gate_chunk_vectors, nearest_chunk_distances
 
     return nearest_chunk_distances(gate_chunk_vectors(_ev, config, store=store(cache)))
 

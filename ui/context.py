@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ragdiag.defaults import DEFAULT_CUT, DEFAULT_KEEP, TOP
-from ragdiag.evaluation import Evaluation
+from ragdiag.core.defaults import DEFAULT_CUT, DEFAULT_KEEP, TOP
+from ragdiag.evaluation.records import Evaluation
 from ui.state import UNAVAILABLE_KEY as _UNAVAILABLE, Settings, settings
 
 __all__ = ["Context", "context", "gate_settings", "context_sidebar", "use", "config_words", "remember_unavailable",
@@ -35,7 +35,7 @@ class Context:
 
 def config_words(label: str) -> str:
     """A configuration in words ("paragraph cuts + section header, hybrid retrieval"), the code after it."""
-    from ragdiag.recommend import describe_config
+    from ragdiag.analyses.recommend import describe_config
 
     try:
         return f"{describe_config(label)} ({label})"
@@ -156,9 +156,9 @@ def context(ev: Evaluation, token: str) -> Context:
 
 
 def recommendation(ev: Evaluation, token: str):
-    """The library's :func:`~ragdiag.recommend.recommend` at the gate's k and default keep, once per evaluation."""
-    from ragdiag.defaults import DEFAULT_KEEP, PRIMARY_K
-    from ragdiag.recommend import recommend
+    """The library's :func:`~ragdiag.analyses.recommend.recommend` at the gate's k and default keep, once per evaluation."""
+    from ragdiag.core.defaults import DEFAULT_KEEP, PRIMARY_K
+    from ragdiag.analyses.recommend import recommend
     from ui import cache
 
     return cache.by_evaluation("recommend", token, (PRIMARY_K, DEFAULT_KEEP),

@@ -2,8 +2,8 @@
 
 Dashboard-only presentation: it lives under ``ui/``, outside the library.
 
-Every number is read from :mod:`ragdiag.funnel`, :mod:`ragdiag.hubs`,
-:mod:`ragdiag.granular` and :mod:`ragdiag.cost`; these only reshape.
+Every number is read from :mod:`ragdiag.analyses.funnel`, :mod:`ragdiag.analyses.hubs`,
+:mod:`ragdiag.analyses.granular` and :mod:`ragdiag.analyses.cost`; these only reshape.
 Links to the inspector are relative page URLs with the inspector's URL
 parameters (``q``, ``config``, ``stage``).
 """
@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 import pandas as pd
 
-from ragdiag.funnel import STAGES, Funnel, funnel_long
+from ragdiag.analyses.funnel import STAGES, Funnel, funnel_long
 
 __all__ = ["inspector_url", "funnel_frame", "stage_queries_frame", "hub_frame", "granular_frame",
            "cost_frame"]
@@ -62,8 +62,8 @@ def stage_queries_frame(items: Sequence[Funnel], ev, stage: str) -> pd.DataFrame
 
 
 def hub_frame(items) -> pd.DataFrame:
-    """The hub table: one row per :class:`~ragdiag.hubs.Hub`, columns in display order."""
-    from ragdiag.hubs import hub_rows
+    """The hub table: one row per :class:`~ragdiag.analyses.hubs.Hub`, columns in display order."""
+    from ragdiag.analyses.hubs import hub_rows
 
     cols = ["config", "chunk", "doc_id", "section", "occurrences", "questions", "expected", "ratio", "hub",
             "boilerplate", "holds needle of", "displaced", "displaced queries", "preview"]
@@ -71,7 +71,7 @@ def hub_frame(items) -> pd.DataFrame:
 
 
 def granular_frame(rows: Sequence[dict], ks: Sequence[int]) -> pd.DataFrame:
-    """:func:`ragdiag.granular.granular_rows` as shown: one row per (configuration, level), ``R@k`` interval text."""
+    """:func:`ragdiag.analyses.granular.granular_rows` as shown: one row per (configuration, level), ``R@k`` interval text."""
     from ui.fmt import rate
 
     cols = ["configuration", "level", "queries", *(f"R@{k} (share of queries)" for k in ks)]
@@ -81,7 +81,7 @@ def granular_frame(rows: Sequence[dict], ks: Sequence[int]) -> pd.DataFrame:
 
 
 def cost_frame(items) -> pd.DataFrame:
-    """:func:`ragdiag.cost.costs` rows with recall split into estimate and bounds (for the chart)."""
+    """:func:`ragdiag.analyses.cost.costs` rows with recall split into estimate and bounds (for the chart)."""
     records = []
     for r in items:
         records.append({"config": r.config, f"R@{r.k}": r.recall.estimate, "low": r.recall.low,

@@ -37,7 +37,7 @@ def interval(estimate: float | None, low: float, high: float) -> str:
 
 
 def rate(cell) -> str:
-    """A :class:`~ragdiag.rows.RateCell` or :class:`~ragdiag.stats.Interval` as ``"55% (42–67)"``."""
+    """A :class:`~ragdiag.evaluation.rows.RateCell` or :class:`~ragdiag.core.stats.Interval` as ``"55% (42–67)"``."""
     if cell is None:
         return DASH
     est = getattr(cell, "rate", None) if hasattr(cell, "rate") else getattr(cell, "estimate", None)

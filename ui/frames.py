@@ -2,9 +2,9 @@
 
 Dashboard-only presentation: it lives under ``ui/``, outside the library.
 
-Every number here is read from an :class:`~ragdiag.evaluate.Evaluation`, from
-the typed rows of :mod:`ragdiag.rows` (:func:`~ragdiag.rows.summary_rows`, ...),
-:mod:`ragdiag.threshold` or :mod:`ragdiag.outcomes` (a query's outcome: the
+Every number here is read from an :class:`~ragdiag.evaluation.evaluate.Evaluation`, from
+the typed rows of :mod:`ragdiag.evaluation.rows` (:func:`~ragdiag.evaluation.rows.summary_rows`, ...),
+:mod:`ragdiag.analyses.threshold` or :mod:`ragdiag.analyses.outcomes` (a query's outcome: the
 ladder the sweep and the funnel count); these functions only reshape them into frames.
 """
 
@@ -16,11 +16,11 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from ragdiag.evaluation import Config, Evaluation
-from ragdiag.evaluation import parse_key
-from ragdiag.defaults import KS
-from ragdiag.rows import RateRow, SummaryRow
-from ragdiag.threshold.gate import DistanceSamples, SweepTable
+from ragdiag.evaluation.records import Config, Evaluation
+from ragdiag.evaluation.records import parse_key
+from ragdiag.core.defaults import KS
+from ragdiag.evaluation.rows import RateRow, SummaryRow
+from ragdiag.analyses.threshold.gate import DistanceSamples, SweepTable
 
 __all__ = [
     "filter_configs",
@@ -54,7 +54,7 @@ def filter_configs(labels: Iterable[str], strategies: Sequence[str] | None = Non
 def recall_table(rows: Sequence[SummaryRow], *, ks: Sequence[int] = KS) -> pd.DataFrame:
     """The recall table as shown: ``R@k`` cells are the library's interval text ``est [low, high]``.
 
-    >>> from ragdiag.stats import Interval, wilson
+    >>> from ragdiag.core.stats import Interval, wilson
     >>> row = SummaryRow("E/hybrid", "E", "hybrid", "all", 4, {1: wilson(2, 4)}, Interval(0.5, 0.2, 0.8, 0, 4),
     ...                  0, 9, 100, 0.1, 0, 0.0)
     >>> recall_table([row], ks=[1]).to_dict("records")
@@ -159,7 +159,7 @@ CURVE_OUTCOMES = {"answered": "answered", "wrong_sources": "wrong sources", "no_
 
 def sweep_frame(table: SweepTable, rates: Sequence[RateRow] | None = None) -> pd.DataFrame:
     """The sweep in long form for the trade-off curve: cut, outcome, queries, and (with ``rates``,
-    :func:`ragdiag.threshold.rate_rows` over the same cuts) the rate with its 95% band."""
+    :func:`ragdiag.analyses.threshold.rate_rows` over the same cuts) the rate with its 95% band."""
     series = {"answered": table.answered, "wrong_sources": table.wrong_sources, "no_answer": table.no_answer,
               "bluffs": table.bluffs, **{f"bluffs_{k}": v for k, v in table.bluffs_by_kind.items()}}
     frames = []
@@ -218,11 +218,11 @@ def top_hits(ev: Evaluation, config: Config | str, query_index: int, *, n: int =
 def index_stamp_rows(ev: Evaluation, recorded: Sequence = ()) -> pd.DataFrame:
     """The stamp of each strategy's index (model, pipeline, extractors, corpus, chunking).
 
-    Built the way :func:`ragdiag.store.record_evaluation` writes it; when the
-    store's catalogue (``recorded``, :class:`~ragdiag.store.IndexStamp` rows)
+    Built the way :func:`ragdiag.index.store.record_evaluation` writes it; when the
+    store's catalogue (``recorded``, :class:`~ragdiag.index.store.IndexStamp` rows)
     holds the same index, its chunk count and creation time are shown.
     """
-    from ragdiag.store.stamps import evaluation_stamps
+    from ragdiag.index.store.stamps import evaluation_stamps
 
     enc = dict(ev.encoder_stamp or {})
     stamps = evaluation_stamps(ev)

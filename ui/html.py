@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 from typing import Sequence
 
-from ragdiag.tables import md_escape
+from ragdiag.core.tables import md_escape
 from ui.frames import segments
 
 __all__ = ["quote_html", "chunk_map_html", "pages_html", "md_text", "BOX"]

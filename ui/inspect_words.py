@@ -1,6 +1,6 @@
 """The Inspector's words: one outcome per (configuration, query) in one vocabulary, and why, in one sentence.
 
-The vocabulary is the library's ladder (:mod:`ragdiag.outcomes`): answerable
+The vocabulary is the library's ladder (:mod:`ragdiag.analyses.outcomes`): answerable
 queries are destroyed → truncated → not-in-pool → ranked-low → refused /
 kept-but-wrong / answered, at the gate's k, cut and keep; off-topic queries are
 a bluff (the gate passes a source) or abstained. Pure functions (no streamlit).
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ragdiag.outcomes import OUTCOMES, QueryOutcome
+from ragdiag.analyses.outcomes import OUTCOMES, QueryOutcome
 from ui.fmt import DASH, ordinal
 
 __all__ = ["OUTCOMES", "FAILURES", "Outcome", "outcome_of", "sentence", "outcome_frame", "answered_under"]
@@ -38,7 +38,7 @@ class Outcome:
 
 
 def outcome_of(q: QueryOutcome, config: str, detail: str = "") -> Outcome:
-    """The Inspector's record of one :class:`~ragdiag.outcomes.QueryOutcome` under ``config`` (``detail``: the
+    """The Inspector's record of one :class:`~ragdiag.analyses.outcomes.QueryOutcome` under ``config`` (``detail``: the
     funnel's words on where the answer went, e.g. where the chunking cut it)."""
     return Outcome(config, q.outcome, q.needle_rank if q.in_domain else None, q.needle_distance,
                    float("inf") if q.closest is None else q.closest, q.kept, detail, q.k, q.keep, q.cut)

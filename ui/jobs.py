@@ -2,7 +2,7 @@
 
 The job (held by :func:`ui.cache.background`, the app's only global state) seeds
 the store from the shipped index, then evaluates the configured strategies in one
-pass (:func:`ragdiag.progressive.evaluation_pass`): the first configuration's
+pass (:func:`ragdiag.evaluation.progressive.evaluation_pass`): the first configuration's
 strategy first, each strategy's tables shown as soon as it is ranked, the
 run-level work (query vectors, shared models) done once. Picking a strategy
 that is not ready moves it to the front; what was embedded before is kept in
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ragdiag.corpus import Corpus
-from ragdiag.evaluation import Evaluation
-from ragdiag.truth import GroundTruth
+from ragdiag.documents.corpus import Corpus
+from ragdiag.evaluation.records import Evaluation
+from ragdiag.documents.truth import GroundTruth
 from ui import cache
 from ui.background import Background
 from ui.state import Settings, _file_sha, load_inputs, operator_settings, read_inputs, settings
@@ -25,7 +25,7 @@ __all__ = ["evaluation", "evaluation_of", "first_strategy", "job_notes", "start_
 
 def first_strategy(s: Settings) -> str:
     """The strategy a first look starts with: the default one when configured, else the first."""
-    from ragdiag.defaults import DEFAULT_STRATEGY
+    from ragdiag.core.defaults import DEFAULT_STRATEGY
 
     return DEFAULT_STRATEGY if DEFAULT_STRATEGY in s.strategies else s.strategies[0]
 
@@ -49,7 +49,7 @@ def _job(s: Settings, corpus: Corpus, truth: GroundTruth) -> Background:
 
 
 def _background_for(s: Settings, corpus: Corpus, truth: GroundTruth) -> Background:
-    from ragdiag.encoder.resolve import ModelUnavailable
+    from ragdiag.index.encoder.resolve import ModelUnavailable
 
     try:
         return _job(s, corpus, truth)
@@ -132,7 +132,7 @@ def evaluation_of(strategies: tuple[str, ...], retrievers: tuple[str, ...]) -> t
     """
     s = settings()
     corpus, truth = load_inputs(s)
-    from ragdiag.encoder.resolve import ModelUnavailable
+    from ragdiag.index.encoder.resolve import ModelUnavailable
 
     try:
         bg = cache.background(s.corpus, str(s.truth_path), tuple(strategies), tuple(retrievers), corpus.sha256,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ragdiag.evaluation import Evaluation
+from ragdiag.evaluation.records import Evaluation
 
 
 def model_cut_caption(ev: Evaluation, token: str, config: str, cut: float, container=st) -> None:
     """One caption: which model's distances the cut is on, and the cut's percentile among nearest-chunk distances."""
-    from ragdiag.model_cut import cut_percentile, gate_model
+    from ragdiag.analyses.model_cut import cut_percentile, gate_model
     from ui import cache
     from ui.state import settings
 

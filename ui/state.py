@@ -18,16 +18,16 @@ from ui import cache
 from ui.html import md_text
 from ui.serving import install as _close_protocol
 
-from ragdiag.chunking import parse_strategies
-from ragdiag.corpus import DEFAULT_CORPUS, Corpus
-from ragdiag.corpus_walk import CorpusError
-from ragdiag.defaults import TOP
-from ragdiag.evaluation import Evaluation
+from ragdiag.index.chunking import parse_strategies
+from ragdiag.documents.corpus import DEFAULT_CORPUS, Corpus
+from ragdiag.documents.walk import CorpusError
+from ragdiag.core.defaults import TOP
+from ragdiag.evaluation.records import Evaluation
 from ragdiag.retrieval.registry import parse_retrievers
-from ragdiag.defaults import DEFAULT_CUT, DEFAULT_KEEP
-from ragdiag.limits import LimitError, Limits, read_limited
-from ragdiag.serving import Access, AccessError
-from ragdiag.truth import GroundTruth, TruthError, default_truth_path
+from ragdiag.core.defaults import DEFAULT_CUT, DEFAULT_KEEP
+from ragdiag.core.limits import LimitError, Limits, read_limited
+from ragdiag.present.serving import Access, AccessError
+from ragdiag.documents.truth import GroundTruth, TruthError, default_truth_path
 
 _close_protocol(script_path=False)  # a client's clear-cache clears only its own session (ui.serve: more)
 
@@ -149,7 +149,7 @@ def sidebar() -> None:
 
 def _folder_signature(root: str) -> str:
     """Cheap change detector for a corpus folder: names, sizes and mtimes (bounded like loading)."""
-    from ragdiag.corpus_walk import walk_corpus
+    from ragdiag.documents.walk import walk_corpus
 
     h = hashlib.sha256()
     p = Path(root)
@@ -198,8 +198,8 @@ def _truth_of(s: Settings, corpus: Corpus) -> GroundTruth:
 def read_inputs(s: Settings) -> tuple[Corpus, GroundTruth]:
     """Corpus and ground truth of ``s`` (cached), or the error a page would show: outside a page, e.g. at start-up.
 
-    Raises :class:`~ragdiag.serving.AccessError`, :class:`~ragdiag.corpus.CorpusError` or
-    :class:`~ragdiag.truth.TruthError`.
+    Raises :class:`~ragdiag.present.serving.AccessError`, :class:`~ragdiag.documents.corpus.CorpusError` or
+    :class:`~ragdiag.documents.truth.TruthError`.
     """
     _allowed(s)
     corpus = _corpus_of(s)
@@ -257,8 +257,8 @@ def config_labels(ev: Evaluation) -> list[str]:
 
 
 def default_config(ev: Evaluation) -> str:
-    """The library's rule (:func:`ragdiag.report.default_config`), as a label."""
-    from ragdiag.report.build import default_config as rule
+    """The library's rule (:func:`ragdiag.present.report.default_config`), as a label."""
+    from ragdiag.present.report.build import default_config as rule
 
     return rule(ev).label
 

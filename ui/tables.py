@@ -7,8 +7,8 @@ from typing import Sequence
 
 import pandas as pd
 
-from ragdiag.funnel import STAGES
-from ragdiag.rows import SummaryRow
+from ragdiag.analyses.funnel import STAGES
+from ragdiag.evaluation.rows import SummaryRow
 from ui.fmt import DASH, drop_constant, rate
 
 __all__ = ["recall_view", "funnel_view"]

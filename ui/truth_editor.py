@@ -42,10 +42,10 @@ def keep_widgets(phrasings) -> None:
 
 
 def save_target(conf: Settings) -> tuple[Path, str | None]:
-    """The file this page writes: :meth:`ragdiag.serving.Access.truth_target` (the configured truth file, or the
+    """The file this page writes: :meth:`ragdiag.present.serving.Access.truth_target` (the configured truth file, or the
     one beside the corpus folder when the access check allows it), and a note when that is not the file in use.
 
-    Never a path typed by a visitor; :class:`~ragdiag.serving.AccessError` when no file may be written.
+    Never a path typed by a visitor; :class:`~ragdiag.present.serving.AccessError` when no file may be written.
     """
     from ui.state import access
 

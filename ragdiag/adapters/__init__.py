@@ -2,7 +2,7 @@
 
 An adapter answers a batch of query vectors with each query's hits (text,
 and where it has them the document and offsets). The hits are mapped back to
-the corpus and scored exactly like an external run (:mod:`ragdiag.external`);
+the corpus and scored exactly like an external run (:mod:`ragdiag.evaluation.external`);
 hits that map to no place of the corpus are reported, never counted silently.
 Chroma and Qdrant adapters need the optional packages of
 ``requirements-vectordb.txt``; another store is one small class

@@ -23,8 +23,8 @@ from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from ..defaults import TOP
-from ..external import ExternalHit, ExternalRun, attach_run
+from ..core.defaults import TOP
+from ..evaluation.external import ExternalHit, ExternalRun, attach_run
 
 __all__ = ["VectorStoreAdapter", "HitMapping", "StoreEvaluation", "map_hits", "store_run", "evaluate_store",
            "query_vectors"]

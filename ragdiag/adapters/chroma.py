@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..external import ExternalHit
+from ..evaluation.external import ExternalHit
 
 __all__ = ["ChromaAdapter"]
 

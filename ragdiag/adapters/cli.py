@@ -22,13 +22,13 @@ def _adapter(args):
 def cmd_eval_store(args) -> int:
     """``python -m ragdiag eval-store``: a vector database's answers scored like a ragdiag configuration."""
     from ..cli import common as cli
-    from ..defaults import TOP
-    from ..evaluation import Config, Evaluation
-    from ..evaluate import evaluate
-    from ..compare.comparisons import compare
-    from ..tables import format_rows
-    from ..summary import format_summary
-    from ..threshold.gate import sweep_table
+    from ..core.defaults import TOP
+    from ..evaluation.records import Config, Evaluation
+    from ..evaluation.evaluate import evaluate
+    from ..analyses.compare.comparisons import compare
+    from ..core.tables import format_rows
+    from ..analyses.summary import format_summary
+    from ..analyses.threshold.gate import sweep_table
     from .base import evaluate_store, query_vectors
 
     from ..cli.common import _check_out_folder

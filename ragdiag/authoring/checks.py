@@ -1,6 +1,6 @@
 """Every problem of a ground-truth file, as records naming the entry and the field.
 
-The loader's rules are :func:`ragdiag.truth.parse_truth`'s: they are run, never
+The loader's rules are :func:`ragdiag.documents.truth.parse_truth`'s: they are run, never
 re-implemented, and each message it reports becomes a :class:`Problem` (errors).
 On top come the authoring warnings the loader does not know:
 
@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable
 
-from ..chunking import STRATEGIES, Chunk, Strategy, chunk_document, destroyed_needles, parse_strategies
-from ..corpus import Corpus, Document, make_document
-from ..truth import TruthError, parse_truth
+from ..index.chunking import STRATEGIES, Chunk, Strategy, chunk_document, destroyed_needles, parse_strategies
+from ..documents.corpus import Corpus, Document, make_document
+from ..documents.truth import TruthError, parse_truth
 from .leakage import Leakage, leakage
 from .text import Sentence, content_words, corpus_sentences
 

@@ -11,8 +11,8 @@ __all__ = ["register"]
 
 
 def _corpus_for(args, truth_file: Path | None = None):
-    from ..corpus_walk import CorpusError
-    from ..corpus import load_corpus
+    from ..documents.walk import CorpusError
+    from ..documents.corpus import load_corpus
 
     folder = args.corpus
     if folder is None and truth_file is not None:  # kb.truth.json -> kb/ beside it, when there is one
@@ -123,7 +123,7 @@ def cmd_suggest(args) -> int:
 
 def register(sub) -> None:
     """Add ``truth`` and its subcommands to the main parser's subparsers."""
-    from ..defaults import PRIMARY_K
+    from ..core.defaults import PRIMARY_K
 
     p = sub.add_parser("truth", help="check, measure or start a ground truth (no LLM)")
     tsub = p.add_subparsers(dest="truth_command", required=True, metavar="ACTION")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from ..corpus import Corpus
-from ..defaults import ALPHA, PRIMARY_K
-from ..tables import align
+from ..documents.corpus import Corpus
+from ..core.defaults import ALPHA, PRIMARY_K
+from ..core.tables import align
 from .checks import check_needle
 from .power import Resolution, resolvable, resolution_sentence, resolvable_difference
 

@@ -4,7 +4,7 @@ Two configurations answer the same ``n`` questions. Per question, independently,
 only A hits with probability ``p_win``, only B with ``p_loss``; the difference in
 recall is ``delta = p_win - p_loss`` and the two disagree on a share
 ``psi = p_win + p_loss``. The exact two-sided sign test
-(:func:`ragdiag.stats.sign_test_counts`) rejects at ``alpha`` when, among the
+(:func:`ragdiag.core.stats.sign_test_counts`) rejects at ``alpha`` when, among the
 ``m`` discordant questions, the wins ``w`` fall in its rejection region. Its power
 is summed exactly::
 
@@ -32,8 +32,8 @@ from scipy.stats import binom
 
 from dataclasses import dataclass
 
-from ..defaults import ALPHA, PRIMARY_K
-from ..stats import sign_test_counts
+from ..core.defaults import ALPHA, PRIMARY_K
+from ..core.stats import sign_test_counts
 
 __all__ = ["sign_test_power", "resolvable_difference", "resolution_sentence", "Resolution", "resolvable",
            "default_family_size"]
@@ -137,7 +137,7 @@ def resolvable_difference(n: int, *, alpha: float = ALPHA, power: float = 0.8,
 
 def default_family_size() -> int:
     """Pairs among the default configurations (every strategy x default retriever): the "all pairs" family."""
-    from ..chunking import DEFAULT_STRATEGIES
+    from ..index.chunking import DEFAULT_STRATEGIES
     from ..retrieval.registry import retriever_names
 
     m = len(DEFAULT_STRATEGIES) * len(retriever_names(default_only=True))

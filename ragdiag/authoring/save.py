@@ -2,7 +2,7 @@
 
 - The file is written as it was read: JSON (2-space indent) or YAML, keeping
   every key ragdiag does not understand (the data is the parsed mapping itself;
-  nothing is rebuilt from :class:`ragdiag.truth.GroundTruth`).
+  nothing is rebuilt from :class:`ragdiag.documents.truth.GroundTruth`).
 - Atomically: the new text goes to a temporary file in the same folder, is
   flushed to disk, and replaces the file with one ``os.replace``; a crash at
   any point leaves either the old file or the new one, never half of one.
@@ -64,7 +64,7 @@ def new_truth() -> dict:
 
 
 def _parse(raw: bytes, path: Path) -> dict:
-    from ..truth import TruthError, decode_truth
+    from ..documents.truth import TruthError, decode_truth
 
     try:
         data = decode_truth(raw, path)  # the loader's own reading: BOM accepted, duplicate keys refused

@@ -6,7 +6,7 @@ person write the question.
 
 A sentence is **eligible** when it passes the loader's rules (occurs exactly
 once, 40-250 characters, not a heading; checked with
-:func:`ragdiag.truth.parse_truth`), reads as a self-contained prose sentence
+:func:`ragdiag.documents.truth.parse_truth`), reads as a self-contained prose sentence
 (starts with a capital, digit or backtick and ends with ``.``, ``!`` or ``?``;
 at least six words; mostly letters, no display maths, no table or block-quote
 markup, brackets, quotes and backticks balanced; not a literature reference;
@@ -53,9 +53,9 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from ..corpus import Corpus
-from ..defaults import SEED
-from ..truth import NEEDLE_MAX, NEEDLE_MIN
+from ..documents.corpus import Corpus
+from ..core.defaults import SEED
+from ..documents.truth import NEEDLE_MAX, NEEDLE_MIN
 from .checks import check_needle, near_ood_matches
 from .coverage import DEFAULT_PHRASINGS
 from .text import Sentence, _norm, content_words, corpus_sentences

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..corpus import Corpus, Document
+from ..documents.corpus import Corpus, Document
 
 __all__ = ["Sentence", "sentences", "document_sentences", "corpus_sentences", "content_words", "STOPWORDS"]
 

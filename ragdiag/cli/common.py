@@ -50,9 +50,9 @@ def load_inputs(args):
     A file that fails to load is a warning on stderr; a corpus or truth that cannot be used is a
     :class:`UsageError`.
     """
-    from ..corpus_walk import CorpusError
-    from ..corpus import load_corpus
-    from ..truth import TruthError, default_truth_path, load_truth
+    from ..documents.walk import CorpusError
+    from ..documents.corpus import load_corpus
+    from ..documents.truth import TruthError, default_truth_path, load_truth
 
     try:
         corpus = load_corpus(args.corpus)
@@ -74,8 +74,8 @@ def open_store(args):
         return None
     import sqlite3
 
-    from ..store import Store
-    from ..store.keys import resolve_root
+    from ..index.store import Store
+    from ..index.store.keys import resolve_root
 
     root = resolve_root(args.cache)
     if root.exists() and not root.is_dir():
@@ -154,7 +154,7 @@ def _keep(value: int) -> int:
 
 def _known_config(cfg, what: str):
     """A configuration ragdiag can evaluate (not an external run's ``ext/...`` label): checked by the registries."""
-    from ..chunking import STRATEGIES
+    from ..index.chunking import STRATEGIES
     from ..retrieval.registry import retriever_spec
 
     try:
@@ -172,16 +172,16 @@ def _print_notes(ev) -> None:
 
 
 def cli_encoder(args):
-    """The encoder of ``--model`` and ``--precision`` (:func:`ragdiag.models.load_encoder`); Ray's: ``--engine ray``."""
-    from ..encoder.resolve import ModelUnavailable
-    from ..models import load_encoder
+    """The encoder of ``--model`` and ``--precision`` (:func:`ragdiag.index.models.load_encoder`); Ray's: ``--engine ray``."""
+    from ..index.encoder.resolve import ModelUnavailable
+    from ..index.models import load_encoder
 
     try:
         encoder = load_encoder(args.model, precision=getattr(args, "precision", "fp32"))
     except (ModelUnavailable, ValueError) as exc:
         raise UsageError(str(exc)) from None
     if getattr(args, "engine", "local") == "ray":
-        from ..ray_engine import RayEncoder, RayUnavailable
+        from ..index.ray_engine import RayEncoder, RayUnavailable
 
         try:
             return RayEncoder(encoder, address=args.ray_address, actors=args.ray_actors,
@@ -195,7 +195,7 @@ def _print_strategy_rows(partial) -> None:
     """After each strategy: its rows on stderr at once (the final tables still go to stdout)."""
     from dataclasses import replace
 
-    from ..summary import format_summary
+    from ..analyses.summary import format_summary
 
     name = list(partial.indexes)[-1]
     view = replace(partial, results={c: r for c, r in partial.results.items() if c.strategy == name})
@@ -206,13 +206,13 @@ def evaluate_args(args, strategies, retrievers, loaded=None, *, stream: bool = F
                   retriever_options: dict | None = None):
     """Evaluate with the CLI's encoder (``encoder``: one the caller goes on using, so the model loads once;
     ``retriever_options``: build options of the registry's retrievers, e.g. the dense variants' ``rescore``)."""
-    from ..evaluate import evaluate
+    from ..evaluation.evaluate import evaluate
 
     corpus, truth = loaded or load_inputs(args)
     encoder = encoder if encoder is not None else cli_encoder(args)
     store = open_store(args)
     if store is not None and not getattr(args, "no_snapshot", False):
-        from ..snapshot import seed_from_snapshot
+        from ..index.snapshot import seed_from_snapshot
 
         seed_from_snapshot(store, corpus, truth, encoder, strategies=strategies,
                            log=lambda msg: print(msg, file=sys.stderr))
@@ -228,15 +228,15 @@ def evaluate_args(args, strategies, retrievers, loaded=None, *, stream: bool = F
     print(f"embedded {embedded} of {total} chunk vectors ({total - embedded} reused from {cache}); "
           f"evaluation took {time.perf_counter() - t:.1f} s", file=sys.stderr)
     if store is not None:
-        from ..store.glue import record_evaluation
+        from ..index.store.glue import record_evaluation
 
         record_evaluation(store, ev)
     return ev
 
 
 def write_results(ev, out: str | None) -> None:
-    """Write ``eval --out``'s files (:func:`ragdiag.export.write_outputs`) when ``out`` is given, naming each."""
-    from ..export import write_outputs
+    """Write ``eval --out``'s files (:func:`ragdiag.present.export.write_outputs`) when ``out`` is given, naming each."""
+    from ..present.export import write_outputs
 
     if out:
         for path in write_outputs(ev, out):

@@ -12,7 +12,7 @@ __all__ = ["cmd_index", "cmd_ingest"]
 
 def _corpus_only(args):
     """The corpus of ``--corpus`` (staleness is judged on the corpus and the model; the truth plays no part)."""
-    from ..corpus import CorpusError, load_corpus
+    from ..documents.corpus import CorpusError, load_corpus
 
     try:
         return load_corpus(args.corpus)
@@ -22,9 +22,9 @@ def _corpus_only(args):
 
 def cmd_index(args) -> int:
     """``index status|clear``: list the stored indexes (stale ones marked), or remove them."""
-    from ..store.glue import current_stamps
-    from ..store.keys import DB_NAME, resolve_root
-    from ..store.staleness import _chunking_label, format_status_table
+    from ..index.store.glue import current_stamps
+    from ..index.store.keys import DB_NAME, resolve_root
+    from ..index.store.staleness import _chunking_label, format_status_table
 
     if args.no_cache:
         raise UsageError("the index commands need the store (drop --no-cache)")
@@ -69,8 +69,8 @@ def cmd_index(args) -> int:
 
 def cmd_ingest(args) -> int:
     """``ingest DIR``: load a folder and print every file's status; exit 1 when nothing loads."""
-    from ..corpus_walk import CorpusError
-    from ..ingest import format_ingest_table, ingest_folder
+    from ..documents.walk import CorpusError
+    from ..documents.ingest import format_ingest_table, ingest_folder
 
     import math
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import sys
 
-from ..defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K, SEED
+from ..core.defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K, SEED
 
 __all__ = ["register"]
 
 
 def _configs(args, encoder=None):
-    from ..chunking import parse_strategies
+    from ..index.chunking import parse_strategies
     from .common import UsageError, evaluate_args
     from ..retrieval.registry import parse_retrievers
 
@@ -31,7 +31,7 @@ def _configs(args, encoder=None):
 
 
 def _dump(doc) -> None:
-    from ..export import _json_default
+    from ..present.export import _json_default
 
     print(json.dumps(doc, indent=2, default=_json_default))
 
@@ -39,7 +39,7 @@ def _dump(doc) -> None:
 def cmd_funnel(args) -> int:
     """``funnel``: the first stage at which each answerable query was lost, per configuration."""
     from .common import UsageError
-    from ..funnel import STAGES, format_funnel, funnels, stage_records
+    from ..analyses.funnel import STAGES, format_funnel, funnels, stage_records
 
     ev = _configs(args)
     try:
@@ -72,9 +72,9 @@ def cmd_funnel(args) -> int:
 def cmd_hubs(args) -> int:
     """``hubs``: chunks in the top k of unusually many queries, boilerplate flagged."""
     from .common import UsageError
-    from ..evaluation import parse_key
-    from ..hubs import hub_rows, hubness, hubs
-    from ..tables import format_rows
+    from ..evaluation.records import parse_key
+    from ..analyses.hubs import hub_rows, hubness, hubs
+    from ..core.tables import format_rows
 
     try:
         cfg = parse_key(args.config)
@@ -99,8 +99,8 @@ def cmd_hubs(args) -> int:
 def cmd_cost(args) -> int:
     """``cost``: build time, per-query latency and tokens, measured on this machine."""
     from .common import UsageError, cli_encoder
-    from ..cost import cost_rows, costs, machine
-    from ..tables import format_rows
+    from ..analyses.cost import cost_rows, costs, machine
+    from ..core.tables import format_rows
 
     if args.sample < 1:
         raise UsageError(f"--sample must be at least 1 query, got {args.sample}")

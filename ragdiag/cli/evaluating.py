@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..defaults import ALPHA, DEFAULT_CUT, PRIMARY_K
+from ..core.defaults import ALPHA, DEFAULT_CUT, PRIMARY_K
 from .common import (UsageError, _check_out_file, _check_out_folder, _check_report_out, _known_config,
                      _print_unavailable, cli_encoder, evaluate_args, load_inputs, write_results)
 
@@ -14,10 +14,10 @@ __all__ = ["cmd_eval", "cmd_compare", "cmd_pairs", "cmd_report"]
 
 def cmd_eval(args) -> int:
     """``eval``: every strategy x retriever; the tables on stdout, the files in ``--out``."""
-    from ..chunking import parse_strategies
+    from ..index.chunking import parse_strategies
     from ..retrieval.registry import parse_retrievers
-    from ..summary import chunking_rows, format_summary
-    from ..tables import format_rows
+    from ..analyses.summary import chunking_rows, format_summary
+    from ..core.tables import format_rows
 
     try:
         strategies = [s.name for s in parse_strategies(args.strategies)]
@@ -48,7 +48,7 @@ def cmd_eval(args) -> int:
 
 def _baseline(args):
     """The declared baseline (``--baseline``, ``RAGDIAG_BASELINE`` or ``ragdiag.toml``), or None."""
-    from ..compare import declared_baseline
+    from ..analyses.compare import declared_baseline
 
     try:
         return declared_baseline(getattr(args, "baseline", None))
@@ -66,10 +66,10 @@ def cmd_compare(args) -> int:
     """``compare A B``: the paired sign-flip test over questions, the interval simultaneous within ``--family``."""
     import json
 
-    from ..chunking import parse_strategies
-    from ..evaluation import parse_key
+    from ..index.chunking import parse_strategies
+    from ..evaluation.records import parse_key
     from ..retrieval.registry import parse_retrievers
-    from ..compare.comparisons import check_phrasing, compare, compare_in_family
+    from ..analyses.compare.comparisons import check_phrasing, compare, compare_in_family
 
     declared = _baseline(args) if args.family == "planned" else None
     if args.family == "planned" and declared is None:
@@ -135,11 +135,11 @@ def cmd_pairs(args) -> int:
     """``pairs``: every comparison of a family (all pairs, or the declared baseline against each), simultaneous."""
     import json
 
-    from ..chunking import parse_strategies
-    from ..compare.comparisons import check_phrasing, family, pair_json
-    from ..evaluation import parse_key
+    from ..index.chunking import parse_strategies
+    from ..analyses.compare.comparisons import check_phrasing, family, pair_json
+    from ..evaluation.records import parse_key
     from ..retrieval.registry import parse_retrievers
-    from ..tables import format_rows
+    from ..core.tables import format_rows
 
     declared = _baseline(args) if args.baseline else None
     try:
@@ -207,11 +207,11 @@ def cmd_pairs(args) -> int:
 
 def cmd_report(args) -> int:
     """``report``: one self-contained HTML report and its Markdown twin."""
-    from ..chunking import STRATEGIES, parse_strategies
-    from ..evaluation import parse_key
+    from ..index.chunking import STRATEGIES, parse_strategies
+    from ..evaluation.records import parse_key
     from ..retrieval.registry import parse_retrievers
-    from ..report.build import build_report
-    from ..report.render import write_report
+    from ..present.report.build import build_report
+    from ..present.report.render import write_report
 
     try:
         cfg = parse_key(args.config) if args.config else None
@@ -225,7 +225,7 @@ def cmd_report(args) -> int:
         raise UsageError(f"--cut must be a cosine distance in (0, 2], e.g. {DEFAULT_CUT}; got {args.cut}")
     if not (math.isfinite(args.max_bluff) and 0 < args.max_bluff < 1):
         raise UsageError(f"--max-bluff must be a rate in (0, 1), e.g. 0.05; got {args.max_bluff}")
-    from ..compare.baseline import declared_baseline
+    from ..analyses.compare.baseline import declared_baseline
 
     try:
         baseline = declared_baseline(args.baseline)
@@ -236,7 +236,7 @@ def cmd_report(args) -> int:
     out = Path(args.out)
     if out.suffix.lower() == ".md":
         raise UsageError(f"--out names the HTML file (e.g. report.html); the Markdown is written beside it, got {out}")
-    from ..report.render import markdown_twin
+    from ..present.report.render import markdown_twin
 
     try:
         md = markdown_twin(out, args.md)
@@ -253,10 +253,10 @@ def cmd_report(args) -> int:
     ev = evaluate_args(args, strategies, retrievers, encoder=encoder)
     if cfg is not None and cfg.retriever in ev.unavailable:
         raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
-    from ..cost import costs, machine
+    from ..analyses.cost import costs, machine
 
     cost_items = None
-    if not args.no_cost:  # measured on this machine: build time, latency, tokens (ragdiag.cost)
+    if not args.no_cost:  # measured on this machine: build time, latency, tokens (ragdiag.analyses.cost)
         cost_items = costs(ev, encoder, cut=DEFAULT_CUT if args.cut is None else args.cut, keep=args.keep,
                            cross_encoder=args.cross_encoder)
     machine_info = machine()  # the run's own timings are in the report too: a busy machine is said

@@ -13,8 +13,8 @@ STDIN = ("-", "/dev/stdin")
 
 
 def _stdin_bytes() -> bytes:
-    from ..external import RunError
-    from ..limits import ENV, LimitError, Limits, read_stream_limited
+    from ..evaluation.external import RunError
+    from ..core.limits import ENV, LimitError, Limits, read_stream_limited
 
     try:
         return read_stream_limited(sys.stdin.buffer, Limits.from_env().max_run_bytes, what="standard input",
@@ -27,12 +27,12 @@ def cmd_eval_run(args) -> int:
     """``eval-run RUN.jsonl``: another system's results scored like a configuration (``ext/NAME``)."""
     from collections import Counter
 
-    from ..evaluation import Evaluation, parse_key
-    from ..external import RunError, attach_run, decode_run, load_run, parse_run
-    from ..compare.comparisons import compare
-    from ..tables import format_rows
-    from ..summary import format_summary
-    from ..threshold.gate import sweep_table
+    from ..evaluation.records import Evaluation, parse_key
+    from ..evaluation.external import RunError, attach_run, decode_run, load_run, parse_run
+    from ..analyses.compare.comparisons import compare
+    from ..core.tables import format_rows
+    from ..analyses.summary import format_summary
+    from ..analyses.threshold.gate import sweep_table
 
     against = None
     if args.compare:

@@ -8,7 +8,7 @@ __all__ = ["cmd_sweep", "cmd_threshold"]
 
 
 def _gate_config(args):
-    from ..evaluation import parse_key
+    from ..evaluation.records import parse_key
 
     try:
         cfg = parse_key(args.config)
@@ -26,11 +26,11 @@ def cmd_sweep(args) -> int:
     """``sweep CONFIG``: the abstention table (answered, kept wrong, bluffs...) over a range of cuts."""
     import json
 
-    from ..compare.intervals import upper_bound_words
-    from ..threshold.gate import check_cuts, gate_inputs_for, sweep_cuts
-    from ..tables import format_rows
-    from ..threshold.gate import GATE_DISTANCE, bluffs_at, sweep
-    from ..threshold.rates import rate_rows
+    from ..analyses.compare.intervals import upper_bound_words
+    from ..analyses.threshold.gate import check_cuts, gate_inputs_for, sweep_cuts
+    from ..core.tables import format_rows
+    from ..analyses.threshold.gate import GATE_DISTANCE, bluffs_at, sweep
+    from ..analyses.threshold.rates import rate_rows
 
     try:
         cuts = sweep_cuts(args.start, args.stop, args.step)
@@ -73,8 +73,8 @@ def cmd_threshold(args) -> int:
     """``threshold CONFIG``: the cut for a goal, in sample, cross-validated and conformal."""
     import json
 
-    from ..threshold.gate import GATE_DISTANCE, gate_inputs_for
-    from ..threshold.choice import Goal, cut_choice
+    from ..analyses.threshold.gate import GATE_DISTANCE, gate_inputs_for
+    from ..analyses.threshold.choice import Goal, cut_choice
 
     try:
         goal = Goal(max_bluff=args.max_bluff, min_answered=args.min_answered)
@@ -123,7 +123,7 @@ def _check_export(path: str) -> None:
     """``--export`` must be a writable file that is absent or an earlier ragdiag thresholds export."""
     from pathlib import Path
 
-    from ..threshold.export import is_thresholds_export
+    from ..analyses.threshold.export import is_thresholds_export
     from .common import _check_out_file
 
     out = Path(path)
@@ -145,7 +145,7 @@ def _write_export(path: str, ev, cfg, choice, keep: int) -> None:
     import sys
     from pathlib import Path
 
-    from ..threshold.export import thresholds_yaml
+    from ..analyses.threshold.export import thresholds_yaml
 
     if choice.cut is None:
         raise UsageError("no cut reaches this goal on this set: nothing exported (relax the goal)")
@@ -153,7 +153,7 @@ def _write_export(path: str, ev, cfg, choice, keep: int) -> None:
     model = (ev.retriever_stamps.get(cfg.label) or {}).get("model") or dict(ev.encoder_stamp)
     describe = None
     try:
-        from ..recommend import describe_config  # agreed interface; absent on older branches
+        from ..analyses.recommend import describe_config  # agreed interface; absent on older branches
 
         describe = describe_config(cfg)
     except (ImportError, AttributeError, ValueError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..defaults import DEFAULT_CUT, DEFAULT_KEEP, DEFAULT_MAX_BLUFF, PRIMARY_K
+from ..core.defaults import DEFAULT_CUT, DEFAULT_KEEP, DEFAULT_MAX_BLUFF, PRIMARY_K
 from .common import UsageError
 from .data import cmd_index, cmd_ingest
 from .evaluating import cmd_compare, cmd_eval, cmd_pairs, cmd_report
@@ -18,7 +18,7 @@ DESCRIPTION = "``python -m ragdiag``: the same results as the dashboard, headles
 
 
 def _strategy_help() -> str:
-    from ..chunking import DEFAULT_STRATEGIES, STRATEGIES
+    from ..index.chunking import DEFAULT_STRATEGIES, STRATEGIES
 
     return f"comma-separated from {','.join(STRATEGIES)} (default: {','.join(DEFAULT_STRATEGIES)})"
 
@@ -188,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_verdicts(sub, common)  # best, recommend, effects
 
-    from ..variants_cli import register as register_variants
+    from .variants import register as register_variants
 
     register_variants(sub, common)
     return parser
@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     0: done; 1: the command ran and found a failure (e.g. ``ingest`` loaded nothing, ``gate`` failed); 2: bad
     input (the message says what to change); 3: ``gate`` inconclusive; 130: interrupted.
     """
-    from ..encoder.resolve import offline
+    from ..index.encoder.resolve import offline
 
     offline()
     from ..retrieval.registry import load_plugins  # plugins register retrievers and strategies before help is built
@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "k", 1) < 1:
         parser.error("--k must be >= 1")
-    from ..encoder.resolve import ModelUnavailable
+    from ..index.encoder.resolve import ModelUnavailable
 
     from .ranges import check_ranges
 

@@ -42,7 +42,7 @@ def check_ranges(args) -> None:
             raise UsageError(f"--{name.replace('_', '-')} must be a finite number, got {v}")
     stage = getattr(args, "stage", None)
     if stage is not None:
-        from ..funnel import STAGES
+        from ..analyses.funnel import STAGES
 
         if stage not in STAGES:
             raise UsageError(f"--stage must be one of {', '.join(STAGES)}; got {stage!r}")

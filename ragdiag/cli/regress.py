@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..defaults import ALPHA
+from ..core.defaults import ALPHA
 from .common import UsageError
 
 __all__ = ["register", "cmd_gate"]
@@ -19,7 +19,7 @@ A changed corpus, model or chunking is what is being tested: it is reported, not
 
 def register(sub, common) -> None:
     """Add ``gate`` to the subparsers ``sub`` (``common`` adds the corpus/truth/model options)."""
-    from ..regression.stats import DEFAULT_MARGIN
+    from ..present.regression.stats import DEFAULT_MARGIN
 
     p = sub.add_parser(
         "gate", help="regression gate for CI: a candidate run against a baseline run, over the same questions",
@@ -49,7 +49,7 @@ def register(sub, common) -> None:
 
 
 def _config(text: str, what: str) -> str:
-    from ..evaluation import parse_key
+    from ..evaluation.records import parse_key
     from .common import _known_config
 
     try:
@@ -74,10 +74,10 @@ def cmd_gate(args) -> int:
     import json
     import math
 
-    from ..regression.checks import gate_report
-    from ..regression.render import gate_junit, gate_markdown
-    from ..regression.runs import RunError, load_run, run_from_evaluation
-    from ..truth import truth_sha256
+    from ..present.regression.checks import gate_report
+    from ..present.regression.render import gate_junit, gate_markdown
+    from ..present.regression.runs import RunError, load_run, run_from_evaluation
+    from ..documents.truth import truth_sha256
 
     config = _config(args.config, "--config")
     cand_config = _config(args.candidate_config, "--candidate-config") if args.candidate_config else config

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import sys
 
-from ..defaults import DEFAULT_KEEP, DEFAULT_MAX_BLUFF, PRIMARY_K
+from ..core.defaults import DEFAULT_KEEP, DEFAULT_MAX_BLUFF, PRIMARY_K
 from .common import UsageError, _keep, evaluate_args, load_inputs
 
 __all__ = ["register", "cmd_best", "cmd_recommend", "cmd_effects"]
 
 
 def _configs(args):
-    from ..chunking import parse_strategies
+    from ..index.chunking import parse_strategies
     from ..retrieval.registry import parse_retrievers
 
     try:
@@ -30,9 +30,9 @@ def cmd_best(args) -> int:
     """``best``: the best configuration at R@k and the set not shown worse than it (simultaneous)."""
     import json
 
-    from ..compare import best
-    from ..recommend import describe_config
-    from ..tables import format_rows
+    from ..analyses.compare import best
+    from ..analyses.recommend import describe_config
+    from ..core.tables import format_rows
 
     strategies, retrievers = _configs(args)
     ev = evaluate_args(args, strategies, retrievers, load_inputs(args))
@@ -55,7 +55,7 @@ def cmd_recommend(args) -> int:
     """``recommend``: the configuration to ship and its cut for the bluff goal, with the rates at that cut."""
     import json
 
-    from ..recommend import recommend
+    from ..analyses.recommend import recommend
 
     strategies, retrievers = _configs(args)
     _keep(args.keep)
@@ -85,8 +85,8 @@ def cmd_effects(args) -> int:
     """``effects``: what each chunking switch does, the design's contrasts per retriever as one family."""
     import json
 
-    from ..compare import effects
-    from ..tables import format_rows
+    from ..analyses.compare import effects
+    from ..core.tables import format_rows
 
     strategies, retrievers = _configs(args)
     ev = evaluate_args(args, strategies, retrievers, load_inputs(args))

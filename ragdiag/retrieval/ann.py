@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..defaults import TOP
+from ..core.defaults import TOP
 from .base import QueryBatch, Ranking, Unavailable
 
 __all__ = ["HNSWParams", "HNSWRetriever", "faiss_module", "neighbour_overlap", "INSTALL_HINT"]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..defaults import RERANK_HEAD
-from ..progress import ProgressEvent
+from ..core.defaults import RERANK_HEAD
+from ..core.progress import ProgressEvent
 from .bm25 import BM25Retriever
 from .dense import DenseRetriever
 from .hybrid import HybridRetriever

@@ -183,7 +183,7 @@ class BuildContext:
     """Everything a :class:`RetrieverSpec` may use to build a retriever for one strategy."""
 
     name: str  # as asked for, with any @param
-    strategy: Any  # ragdiag.chunking.Strategy
+    strategy: Any  # ragdiag.index.chunking.Strategy
     chunks: tuple  # the strategy's chunks, in chunk-id order
     texts: tuple[str, ...]  # what was embedded for each chunk
     vectors: np.ndarray  # the default encoder's unit vectors of the chunks
@@ -320,7 +320,7 @@ def build_retriever(name: str, ctx: BuildContext) -> Retriever:
 
 
 def index_context(index: Any, run: RunContext) -> BuildContext:
-    """A build context for one evaluated strategy's index (``ragdiag.evaluate.StrategyIndex``).
+    """A build context for one evaluated strategy's index (``ragdiag.evaluation.evaluate.StrategyIndex``).
 
     Evaluation, cost measurement and the funnel build retrievers through it,
     so a retriever is always built the same way, from its registry entry.

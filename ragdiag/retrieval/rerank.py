@@ -13,8 +13,8 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-from ..encoder.model import Encoder
-from ..encoder.resolve import ModelUnavailable, resolve_model_dir
+from ..index.encoder.model import Encoder
+from ..index.encoder.resolve import ModelUnavailable, resolve_model_dir
 from .base import QueryBatch, Ranking, Retriever, Unavailable
 from .search import Search, search as _search
 
@@ -108,7 +108,7 @@ class CrossEncoderScorer:
     """A sentence-transformers CrossEncoder loaded offline; raises Unavailable otherwise."""
 
     def __init__(self, model: str | None = None, *, batch_size: int = 32):
-        from ..encoder.resolve import _weights_hash
+        from ..index.encoder.resolve import _weights_hash
 
         name = model or DEFAULT_CROSS_ENCODER
         try:
@@ -116,7 +116,7 @@ class CrossEncoderScorer:
         except ModelUnavailable as exc:
             raise Unavailable("rerank-ce", str(exc)) from None
         try:
-            from ..encoder.hardware import import_torch, select_device
+            from ..index.encoder.hardware import import_torch, select_device
 
             import_torch()  # before sentence-transformers, which imports it too
             from sentence_transformers import CrossEncoder

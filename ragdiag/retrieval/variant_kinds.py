@@ -3,7 +3,7 @@
 A :class:`Variant` is one point of model x precision x index (``dense-int8@use``);
 :func:`build_variant` makes its retriever over a model's chunk vectors. The
 registry (:mod:`ragdiag.retrieval.variant_specs`) and the variants table
-(:mod:`ragdiag.variants`) both read them from here.
+(:mod:`ragdiag.analyses.variants`) both read them from here.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..models import model_label, split_model
+from ..index.models import model_label, split_model
 from .ann import HNSWParams, HNSWRetriever
 from .quantized import DEFAULT_RESCORE, BinaryRetriever, ExactRetriever, Int8Retriever
 

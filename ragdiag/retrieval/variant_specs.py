@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..encoder.resolve import DEFAULT_MODEL, ModelUnavailable
-from ..models import load_encoder, model_label
+from ..index.encoder.resolve import DEFAULT_MODEL, ModelUnavailable
+from ..index.models import load_encoder, model_label
 from .ann import HNSWParams
 from .base import QueryBatch, Ranking, Unavailable
 from .quantized import DEFAULT_RESCORE

@@ -1,0 +1,261 @@
+"""What to ship: one configuration and one cut, computed once and read by every surface.
+
+The written rule:
+
+1. **The best set** at the primary k: the configurations not shown worse than
+   the best, simultaneously over every configuration evaluated
+   (:func:`ragdiag.analyses.compare.best`, comparison with the best).
+2. **The shortlist**: the members of the best set whose R@k is within
+   :data:`ragdiag.core.defaults.PRACTICAL_MARGIN` (5 points) of the best's. The
+   best set alone is what the questions cannot separate; with a few dozen
+   questions it is wide (17 of 24 on the bundled corpus), and its simplest
+   member can answer far fewer questions than the best: not shown worse is
+   not shown as good, so only a small, stated loss is traded for simplicity.
+3. **The configuration**: the cheapest of the shortlist when its cost was
+   measured (:mod:`ragdiag.analyses.cost`: median ms per query, then build time),
+   otherwise the simplest by a fixed order: retriever ``dense < bm25 < hybrid
+   < rerankers < others``, then fewer chunking switches (boundaries, header,
+   overlap), then the strategy's name.
+4. **The cut** for the goal (at most :data:`ragdiag.core.defaults.DEFAULT_MAX_BLUFF`
+   bluffs): the split-conformal cut (:func:`ragdiag.analyses.threshold.conformal_cut`),
+   whose guarantee holds for new off-topic queries; when the set has too few
+   off-topic queries to certify the goal, the in-sample cut (optimistic, and
+   said so); without any off-topic query, the default cut.
+5. **The rates at that cut**: answered, lost (answerable but not answered) and
+   bluffs, each with its 95% interval (answerable rates over questions with
+   the clustered Wilson interval used for recall; bluffs over off-topic
+   queries, exact bound at 0), and the runner-up's rates at its own cut for
+   the same goal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+import numpy as np
+
+from ..core.defaults import DEFAULT_CUT, DEFAULT_KEEP, DEFAULT_MAX_BLUFF, PRACTICAL_MARGIN, PRIMARY_K
+from ..evaluation.rows import RateCell
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .cost import CostRow
+    from ..evaluation.records import Config, Evaluation
+
+__all__ = ["describe_config", "complexity_key", "Recommendation", "recommend", "STRATEGY_WORDS", "RETRIEVER_WORDS",
+           "RULE"]
+
+#: The built-in strategies in words.
+STRATEGY_WORDS = {
+    "A": "blind 512-char cuts",
+    "B": "blind cuts + overlap",
+    "C": "paragraph cuts",
+    "D": "paragraph cuts + overlap",
+    "E": "paragraph cuts + section header",
+    "F": "paragraph cuts + section header + overlap",
+}
+#: The built-in retrievers in words.
+RETRIEVER_WORDS = {
+    "dense": "dense retrieval",
+    "bm25": "BM25",
+    "hybrid": "hybrid retrieval",
+    "rerank-ce": "hybrid + cross-encoder rerank",
+    "rerank-maxsim": "hybrid + MaxSim rerank",
+}
+_RETRIEVER_ORDER = ("dense", "bm25", "hybrid", "rerank-ce", "rerank-maxsim")
+#: The rule in words (what ``why`` starts from).
+RULE = ("the simplest or cheapest member of the best set (configurations not shown worse than the best at "
+        f"R@{PRIMARY_K}, simultaneously over all evaluated) whose R@{PRIMARY_K} is within "
+        f"{100 * PRACTICAL_MARGIN:g} points of the best's: measured cost when available (median ms per query, "
+        "then build time), else dense < BM25 < hybrid < rerankers, then fewer chunking switches")
+
+
+def _label(config) -> tuple[str, str, str]:
+    label = config if isinstance(config, str) else config.label
+    strategy, _, retriever = label.partition("/")
+    return label, strategy, retriever
+
+
+def describe_config(config: Config | str) -> str:
+    """A configuration in words, e.g. ``"paragraph cuts + section header, hybrid retrieval"`` for ``E/hybrid``.
+
+    Other strategies are described by their switches, other retrievers by
+    their registered description (else their name); an external run by its name.
+
+    >>> describe_config("E/hybrid")
+    'paragraph cuts + section header, hybrid retrieval'
+    >>> describe_config("A/rerank-ce")
+    'blind 512-char cuts, hybrid + cross-encoder rerank'
+    """
+    label, strategy, retriever = _label(config)
+    if strategy == "ext":
+        return f"external run {retriever}"
+    words = STRATEGY_WORDS.get(strategy)
+    if words is None:
+        from ..index.chunking import STRATEGIES
+
+        s = STRATEGIES.get(strategy)
+        words = s.description if s is not None else strategy
+    base = retriever.partition("@")[0]
+    if retriever in RETRIEVER_WORDS:
+        r_words = RETRIEVER_WORDS[retriever]
+    elif base == "dense":
+        r_words = f"dense retrieval ({retriever.partition('@')[2]})"
+    else:
+        try:
+            from ..retrieval.registry import retriever_spec
+
+            r_words = retriever_spec(retriever).description or retriever
+        except ValueError:
+            r_words = retriever
+    return f"{words}, {r_words}"
+
+
+def complexity_key(config: Config | str) -> tuple:
+    """The fixed order of simplicity: retriever (dense < bm25 < hybrid < rerankers < others), then switches.
+
+    >>> sorted(["E/hybrid", "C/dense", "A/dense", "F/bm25"], key=complexity_key)
+    ['A/dense', 'C/dense', 'F/bm25', 'E/hybrid']
+    """
+    label, strategy, retriever = _label(config)
+    base = retriever.partition("@")[0]
+    r = _RETRIEVER_ORDER.index(base) if base in _RETRIEVER_ORDER else len(_RETRIEVER_ORDER)
+    from ..index.chunking import STRATEGIES
+
+    s = STRATEGIES.get(strategy)
+    switches = int(s.boundaries) + int(s.header) + int(s.overlap) if s is not None else 9
+    return (r, "@" in retriever, switches, strategy, retriever)
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """The configuration to ship, the cut for the goal and the rates at that cut (see the module's rule)."""
+
+    config: str
+    words: str
+    why: str
+    best_set: tuple[str, ...]
+    runner_up: str | None
+    k: int
+    keep: int
+    cut: float
+    cut_method: str
+    max_bluff: float
+    answered: RateCell
+    bluffs: RateCell
+    lost: RateCell
+    runner_up_rates: dict[str, RateCell] | None
+    guarantee: str = ""
+    best: str = ""
+    runner_up_cut: float | None = None
+
+    def sentence(self) -> str:
+        """The answer in one sentence, as the screens and the report lead with it."""
+        a, b = self.answered, self.bluffs
+        pct = lambda c: "n/a" if c.rate is None else f"{100 * c.rate:.0f}% ({100 * c.low:.0f}–{100 * c.high:.0f}%)"  # noqa: E731
+        return (f"Ship {self.words} ({self.config}) at cut {self.cut:.3f}: {pct(a)} of answerable queries answered; "
+                f"{b.count} off-topic queries still get sources, {pct(b)}.")
+
+    def as_json(self) -> dict:
+        """The ``recommend --json`` document (rates as ``{count, rate, low, high}``)."""
+        return {
+            "config": self.config, "words": self.words, "why": self.why, "best": self.best,
+            "best_set": list(self.best_set), "runner_up": self.runner_up, "k": self.k, "keep": self.keep,
+            "cut": self.cut, "cut_method": self.cut_method, "guarantee": self.guarantee,
+            "goal": {"max_bluff": self.max_bluff},
+            "answered": self.answered.cells(), "bluffs": self.bluffs.cells(), "lost": self.lost.cells(),
+            "runner_up_cut": self.runner_up_cut,
+            "runner_up_rates": None if self.runner_up_rates is None
+            else {k: v.cells() for k, v in self.runner_up_rates.items()},
+            "sentence": self.sentence(),
+        }
+
+
+def _gate_cut(inputs, max_bluff: float) -> tuple[float, str, str]:
+    from .threshold import Goal, choose_cut, conformal_cut, in_sample_words
+
+    n_ood = int((~inputs.in_domain).sum())
+    if n_ood == 0:
+        return DEFAULT_CUT, "default (no off-topic queries to choose a cut from)", ""
+    cut, words = conformal_cut(inputs, max_bluff)
+    if cut is not None:
+        return cut, "conformal", words.split(": ", 1)[1]
+    return (float(choose_cut(inputs, Goal(max_bluff=max_bluff))), "in sample (optimistic)",
+            f"{words}; {in_sample_words(n_ood, max_bluff)}")
+
+
+def _rates(ev: Evaluation, config: str, keep: int, max_bluff: float):
+    from .compare import clustered_rate
+    from .threshold import gate_inputs_for, rate_rows
+
+    inputs = gate_inputs_for(ev, config, keep=keep)
+    cut, method, guarantee = _gate_cut(inputs, max_bluff)
+    row = rate_rows(inputs, [cut])[0]
+    ind = inputs.in_domain
+    groups = [g for g, i in zip(inputs.group_ids(), ind) if i]
+    lost = ~(inputs.good[ind] < cut)
+    return cut, method, guarantee, {"answered": row.answered, "bluffs": row.bluffs,
+                                    "lost": RateCell.of(clustered_rate(lost, groups))}
+
+
+def _measured(costs: Sequence[CostRow] | None, members: Sequence[str]) -> Mapping[str, tuple] | None:
+    if not costs:
+        return None
+    by = {c.config: c for c in costs}
+    if not all(m in by and np.isfinite(by[m].latency_median_ms) for m in members):
+        return None
+    return {m: (by[m].latency_median_ms, by[m].build_s) for m in members}
+
+
+def recommend(ev: Evaluation, *, k: int = PRIMARY_K, keep: int = DEFAULT_KEEP, max_bluff: float = DEFAULT_MAX_BLUFF,
+              costs: Sequence[CostRow] | None = None) -> Recommendation:
+    """The configuration to ship and its cut, by the module's written rule.
+
+    Parameters
+    ----------
+    ev : Evaluation
+        Only ragdiag configurations are candidates (external runs are compared, not shipped).
+    costs : sequence of CostRow, optional
+        Measured costs (:func:`ragdiag.analyses.cost.costs`); used when every member of the best set was timed.
+    """
+    if not 0 < max_bluff < 1:
+        raise ValueError(f"max_bluff must be a rate in (0, 1), got {max_bluff}")
+    if keep < 1:
+        raise ValueError(f"keep must be at least 1, got {keep}")
+    from .compare import best
+
+    configs = [c for c in ev.results if not c.external]
+    if not configs:
+        raise ValueError("no ragdiag configuration was evaluated: nothing to recommend")
+    result = best(ev, k=k, configs=configs)
+    means = {r.config: r.mean for r in result.rows}
+    top = means[result.best]
+    # float tolerance: a member exactly PRACTICAL_MARGIN below the best is on the shortlist
+    members = [m for m in result.best_set if means[m] >= top - PRACTICAL_MARGIN - 1e-12]
+    measured = _measured(costs, members)
+    if measured is not None:
+        order = sorted(members, key=lambda m: (*measured[m], complexity_key(m)))
+        basis = "the cheapest by measured cost (median ms per query, then build time)"
+    else:
+        order = sorted(members, key=complexity_key)
+        basis = "the simplest (no measured cost: dense < BM25 < hybrid < rerankers, then fewer chunking switches)"
+    chosen = order[0]
+    if len(order) > 1:
+        runner = order[1]
+    else:
+        others = {c: m for c, m in means.items() if c != chosen}
+        runner = min(others, key=lambda c: (-others[c], complexity_key(c))) if others else None
+    cut, method, guarantee, rates = _rates(ev, chosen, keep, max_bluff)
+    runner_rates = runner_cut = None
+    if runner is not None:
+        runner_cut, _, _, runner_rates = _rates(ev, runner, keep, max_bluff)
+    n_set = len(result.best_set)
+    shortlist = (f"{len(members)} of them within {100 * PRACTICAL_MARGIN:g} points of its R@{k} "
+                 f"({100 * top:.0f}%)")
+    why = (f"{n_set} of {len(configs)} configurations are not shown worse than the best ({result.best}) at "
+           f"R@{k}, simultaneously over all {len(configs)}; {shortlist}; {chosen} is {basis}. Cut: {method}"
+           + (f" for at most {max_bluff:.0%} bluffs" if method != "default (no off-topic queries to choose a cut from)"
+              else "") + ".")
+    return Recommendation(chosen, describe_config(chosen), why, result.best_set, runner, k, keep, float(cut), method,
+                          max_bluff, rates["answered"], rates["bluffs"], rates["lost"], runner_rates, guarantee,
+                          result.best, runner_cut)

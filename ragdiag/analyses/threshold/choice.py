@@ -1,0 +1,283 @@
+"""A cut chosen by a written rule: in sample, cross-validated over questions, and conformal."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from ..compare.intervals import rate_interval
+from ...core.defaults import SEED
+from ...evaluation.rows import RateCell, RateRow
+from .gate import GATE_DISTANCE, MAX_DISTANCE, GateInputs
+from .rates import _answerable_cells, rate_rows
+
+__all__ = ["Goal", "choose_cut", "conformal_cut", "conformal_guarantee", "exceed_chance", "cross_validate",
+           "CutChoice", "cut_choice", "in_sample_words", "NO_OOD"]
+
+#: What every surface says when the ground truth has no out-of-domain query.
+NO_OOD = "The ground truth has no out-of-domain queries, so bluffing cannot be measured: add some."
+
+
+@dataclass(frozen=True)
+class Goal:
+    """What the cut must achieve: a bluff rate of at most ``max_bluff``, or answered at least ``min_answered``."""
+
+    max_bluff: float | None = None
+    min_answered: float | None = None
+
+    def __post_init__(self):
+        if (self.max_bluff is None) == (self.min_answered is None):
+            raise ValueError("state exactly one goal: max_bluff (e.g. 0.05) or min_answered (e.g. 0.5)")
+        for name in ("max_bluff", "min_answered"):
+            v = getattr(self, name)
+            if v is not None and not (np.isfinite(v) and 0 <= v <= 1):
+                raise ValueError(f"{name} must be a rate in [0, 1], got {v}")
+
+    @property
+    def rule(self) -> str:
+        """The rule in words, as the CLI, the dashboard and the report print it."""
+        if self.max_bluff is not None:
+            return (f"the largest cut at which at most {self.max_bluff:.1%} of the out-of-domain queries bluff "
+                    "(in this set): the most answers the bluff budget allows")
+        return (f"the smallest cut at which at least {self.min_answered:.1%} of the answerable queries are "
+                "answered (in this set): the fewest bluffs that reach the goal")
+
+
+def choose_cut(inputs: GateInputs, goal: Goal) -> float | None:
+    """The cut :attr:`Goal.rule` gives on ``inputs`` (``None``: no cut reaches the goal).
+
+    Exact, not on a grid: with ``m = floor(a * n_ood)`` bluffs allowed the cut is
+    the ``(m+1)``-th smallest out-of-domain distance (the gate keeps ``d < cut``,
+    so that query and all above it are refused); for ``min_answered = b`` it is
+    just above the ``ceil(b * n_in)``-th smallest answer distance.
+
+    >>> g = GateInputs(("a", "b", "o1", "o2"), np.array([True, True, False, False]),
+    ...                first=np.array([0.2, 0.3, 0.4, 0.5]), good=np.array([0.2, 0.35, np.inf, np.inf]), keep=4)
+    >>> choose_cut(g, Goal(max_bluff=0.5)), choose_cut(g, Goal(max_bluff=0.0))
+    (0.5, 0.4)
+    """
+    ind = inputs.in_domain
+    if goal.max_bluff is not None:
+        ood = np.sort(inputs.first[~ind])
+        if not ood.size:  # no out-of-domain query: a bluff rate cannot be measured, so no cut reaches the goal
+            return None
+        m = int(np.floor(goal.max_bluff * ood.size + 1e-12))
+        return float(ood[m]) if m < ood.size else MAX_DISTANCE
+    good = np.sort(inputs.good[ind])
+    r = int(np.ceil(goal.min_answered * good.size - 1e-12))
+    if r == 0:
+        return 0.0
+    if r > np.isfinite(good).sum():
+        return None
+    return float(np.nextafter(good[r - 1], np.inf))
+
+
+def conformal_cut(inputs: GateInputs, max_bluff: float) -> tuple[float | None, str]:
+    """Split-conformal cut: a new out-of-domain query exchangeable with these bluffs with probability <= ``max_bluff``.
+
+    With the ``n`` out-of-domain distances sorted, ``s_(1) <= ... <= s_(n)``, and
+    ``j = floor(a (n + 1))``, the cut ``s_(j)`` keeps a new query (``d < s_(j)``)
+    only when it ranks among the ``j`` smallest of the ``n + 1``, which has
+    probability at most ``j / (n + 1) <= a`` (marginally over the set and the
+    new query). When ``j = 0`` (fewer than ``1/a - 1`` out-of-domain queries) no
+    cut above 0 can be certified.
+
+    References
+    ----------
+    .. [1] V. Vovk, A. Gammerman, G. Shafer, *Algorithmic Learning in a Random World* (2005).
+    .. [2] A. Angelopoulos, S. Bates, "A gentle introduction to conformal prediction", arXiv:2107.07511.
+
+    >>> g = GateInputs(tuple("abcdefghij"), np.zeros(10, bool), first=np.arange(1, 11) / 10, good=np.full(10, np.inf), keep=4)
+    >>> conformal_cut(g, 0.1)[0]
+    0.1
+    >>> conformal_cut(g, 0.05)[0] is None
+    True
+    """
+    ood = np.sort(inputs.first[~inputs.in_domain])
+    n = ood.size
+    j = int(np.floor(max_bluff * (n + 1) + 1e-12))
+    if j == 0:
+        need = int(np.ceil(1 / max_bluff - 1)) if max_bluff > 0 else None
+        why = (f"cannot certify a bluff rate of {max_bluff:.1%} with {n} out-of-domain queries: it takes at least "
+               + (f"{need} (1/a - 1)" if need is not None else "infinitely many (a = 0)"))
+        return None, why
+    j = min(j, n)
+    suffix = {1: "st", 2: "nd", 3: "rd"}.get(j if j < 20 else j % 10, "th")
+    return float(ood[j - 1]), (f"the {j}{suffix} smallest of {n} out-of-domain distances: "
+                               + conformal_guarantee(j, n, max_bluff))
+
+
+def exceed_chance(j: int, n: int, goal: float) -> float:
+    """Chance that the realised bluff rate of the ``j``-th smallest of ``n`` off-topic distances exceeds ``goal``.
+
+    For continuous distances the probability that a new off-topic query falls
+    below the ``j``-th order statistic of ``n`` is distributed Beta(j, n + 1 - j)
+    over calibration sets, so this is ``1 - I_goal(j, n + 1 - j)`` (the
+    regularised incomplete beta function).
+
+    >>> round(exceed_chance(1, 30, 0.05), 4)  # 0.95 ** 30
+    0.2146
+    """
+    if not 1 <= j <= n:
+        raise ValueError(f"need 1 <= j <= n, got j={j}, n={n}")
+    from scipy.special import betainc  # scipy.special only: no scipy.stats import on every run
+
+    return float(1.0 - betainc(j, n + 1 - j, goal))
+
+
+def conformal_guarantee(j: int, n: int, goal: float) -> str:
+    """The guarantee of the conformal cut (the ``j``-th smallest of ``n`` off-topic distances) in words.
+
+    >>> conformal_guarantee(1, 30, 0.05)
+    'on average over sets of off-topic queries, a new off-topic query bluffs with probability at most 1/31 = 3.2% \
+(goal 5.0%); with these 30 off-topic queries, the chance that the realised rate exceeds 5.0% is 21%'
+    """
+    return (f"on average over sets of off-topic queries, a new off-topic query bluffs with probability at most "
+            f"{j}/{n + 1} = {j / (n + 1):.1%} (goal {goal:.1%}); with these {n} off-topic queries, the chance that "
+            f"the realised rate exceeds {goal:.1%} is {exceed_chance(j, n, goal):.0%}")
+
+
+def in_sample_words(n: int, goal: float) -> str:
+    """What the in-sample cut for a bluff goal really gives (it is optimistic).
+
+    >>> in_sample_words(30, 0.05)
+    'in sample (optimistic): 1 of 30 off-topic queries bluff here, but a new one bluffs with probability 2/31 = 6.5% on average'
+    """
+    m = int(np.floor(goal * n + 1e-12))
+    if m >= n:
+        return "in sample (optimistic): every off-topic query may bluff"
+    return (f"in sample (optimistic): {m} of {n} off-topic queries bluff here, but a new one bluffs with "
+            f"probability {m + 1}/{n + 1} = {(m + 1) / (n + 1):.1%} on average")
+
+
+def _n_questions(inputs: GateInputs) -> int:
+    return len({g for g, i in zip(inputs.group_ids(), inputs.in_domain) if i})
+
+
+def _folds(inputs: GateInputs, n_folds: int, seed: int) -> np.ndarray:
+    """Fold of each query: whole questions (all phrasings) per fold; answerable and ood stratified."""
+    rng = np.random.default_rng(seed)
+    fold = np.zeros(len(inputs.query_ids), dtype=np.int64)
+    groups = np.array(inputs.group_ids(), dtype=object)
+    for part in (inputs.in_domain, ~inputs.in_domain):
+        names = list(dict.fromkeys(groups[part].tolist()))
+        order = rng.permutation(len(names))
+        assign = {names[i]: r % n_folds for r, i in enumerate(order)}
+        for i in np.flatnonzero(part):
+            fold[i] = assign[groups[i]]
+    return fold
+
+
+def _subset(inputs: GateInputs, sel: np.ndarray) -> GateInputs:
+    idx = np.flatnonzero(sel)
+    pick = lambda t: tuple(t[i] for i in idx) if t else ()  # noqa: E731
+    return GateInputs(pick(inputs.query_ids), inputs.in_domain[sel], inputs.first[sel], inputs.good[sel],
+                      inputs.keep, pick(inputs.groups), pick(inputs.kinds))
+
+
+@dataclass(frozen=True)
+class CutChoice:
+    """A cut chosen by a written rule, with in-sample, cross-validated and conformal figures."""
+
+    goal: Goal
+    rule: str
+    cut: float | None
+    in_sample: RateRow | None  # rate_rows at the cut
+    cross_validated: Mapping[str, RateCell]  # pooled held-out counts and rates over the folds, per outcome
+    fold_cuts: tuple
+    conformal_cut: float | None
+    conformal: str
+    n_in: int
+    n_ood: int
+    folds: int
+    seed: int
+    conformal_rates: RateRow | None = None  # rate_rows at the conformal cut
+    notes: tuple[str, ...] = ()  # what could not be measured on this set, in words (no ood queries, too few questions)
+
+    @property
+    def proposed(self) -> dict | None:
+        """The cut to use for a bluff goal: the conformal one, with its guarantee in words (``None``: no goal of bluffs)."""
+        if self.goal.max_bluff is None:
+            return None
+        return {"cut": self.conformal_cut, "method": "conformal", "guarantee": self.conformal,
+                "rates": None if self.conformal_rates is None else self.conformal_rates.cells(),
+                "in_sample": in_sample_words(self.n_ood, self.goal.max_bluff) if self.n_ood else None}
+
+    def as_json(self) -> dict:
+        """The choice as a JSON document (``threshold --json``); rate cells as ``{count, rate, low, high}``."""
+        return {"goal": {"max_bluff": self.goal.max_bluff, "min_answered": self.goal.min_answered},
+                "rule": self.rule, "cut": self.cut,
+                "in_sample": None if self.in_sample is None else self.in_sample.cells(),
+                "cross_validated": {k: v.cells() for k, v in self.cross_validated.items()},
+                "cross_validation": {"folds": self.folds, "grouped_by": "question", "seed": self.seed,
+                                     "fold_cuts": list(self.fold_cuts)},
+                "conformal_cut": self.conformal_cut, "conformal": self.conformal, "proposed": self.proposed,
+                "in_sample_label": "in sample (optimistic)",
+                "distance": GATE_DISTANCE, "answerable": self.n_in, "out_of_domain": self.n_ood,
+                "notes": list(self.notes)}
+
+
+def cross_validate(inputs: GateInputs, goal: Goal, *, folds: int = 5,
+                   seed: int | None = None) -> tuple[dict[str, RateCell], tuple]:
+    """Question-grouped ``folds``-fold estimate of what the rule's cut does to queries it was not chosen on.
+
+    Each fold's cut is chosen by :func:`choose_cut` on the other folds and
+    applied to the fold; the held-out outcomes are pooled over the folds.
+    Returns (``{outcome: RateCell}`` for answered, wrong_sources, no_answer and bluffs; the fold cuts).
+    """
+    seed = SEED if seed is None else seed
+    n_q = _n_questions(inputs)
+    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
+        raise ValueError(f"folds must be an integer >= 2, got {folds!r}")
+    if n_q < 2:  # a cut chosen on no question cannot be held out on one
+        raise ValueError(f"cross-validation needs at least 2 answerable questions; this set has {n_q}: there is no "
+                         "held-out estimate")
+    fold = _folds(inputs, folds, seed)
+    ind = inputs.in_domain
+    answered = np.zeros(ind.size, dtype=bool)  # per query, under the cut chosen without its fold
+    kept = np.zeros(ind.size, dtype=bool)
+    cuts = []
+    for f in range(folds):
+        train, test = fold != f, fold == f
+        cut = choose_cut(_subset(inputs, train), goal)
+        cuts.append(cut)
+        if cut is None:  # the goal is unreachable on the training folds: the gate refuses everything
+            continue
+        answered[test] = inputs.good[test] < cut
+        kept[test] = inputs.first[test] < cut
+    cells = _answerable_cells(inputs, answered[ind][None, :], kept[ind][None, :])
+    out = {k: RateCell.of(v[0]) for k, v in cells.items()}
+    out["bluffs"] = RateCell.of(rate_interval(int(kept[~ind].sum()), int((~ind).sum())))
+    return out, tuple(cuts)
+
+
+def cut_choice(inputs: GateInputs, goal: Goal, *, folds: int = 5, seed: int | None = None) -> CutChoice:
+    """Choose a cut for ``goal`` and report it in sample, cross-validated and (bluff goals) conformal."""
+    from ...core.validate import require_type
+
+    require_type(inputs, GateInputs, "inputs", hint="make them with ragdiag.analyses.threshold.gate_inputs_for")
+    require_type(goal, Goal, "goal", hint="e.g. Goal(max_bluff=0.05)")
+    seed = SEED if seed is None else seed
+    cut = choose_cut(inputs, goal)
+    in_sample = None if cut is None else rate_rows(inputs, [cut])[0]
+    notes = [NO_OOD] if not (~inputs.in_domain).any() else []
+    try:
+        cv, fold_cuts = cross_validate(inputs, goal, folds=folds, seed=seed)
+    except ValueError as exc:
+        if _n_questions(inputs) >= 2:
+            raise
+        cv, fold_cuts = {}, ()
+        notes.append(f"{str(exc)[0].upper()}{str(exc)[1:]}.")
+    n_q = _n_questions(inputs)
+    if 2 <= n_q < folds:
+        notes.append(f"{folds}-fold cross-validation over {n_q} questions: {folds - n_q} fold(s) hold no answerable "
+                     f"question (in effect leave-one-question-out)")
+    if goal.max_bluff is not None:
+        c_cut, c_text = conformal_cut(inputs, goal.max_bluff)
+    else:
+        c_cut, c_text = None, "a conformal cut certifies a bluff rate: state the goal as --max-bluff"
+    return CutChoice(goal, goal.rule, cut, in_sample, cv, fold_cuts, c_cut, c_text,
+                     int(inputs.in_domain.sum()), int((~inputs.in_domain).sum()), folds, seed,
+                     None if c_cut is None else rate_rows(inputs, [c_cut])[0], tuple(notes))

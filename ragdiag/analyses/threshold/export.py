@@ -1,0 +1,181 @@
+"""The chosen cut, exported for the stack it goes into: ``thresholds.yaml`` in each consumer's units and direction.
+
+ragdiag's gate keeps at most ``keep`` chunks whose cosine distance to the
+query is **strictly below** the cut (``d < cut``). Vector stores and frameworks
+spell the same rule differently:
+
+* cosine distance (``1 - cosine similarity``): Chroma in cosine space
+  (``{"hnsw:space": "cosine"}``; its ``query`` returns distances and takes no
+  threshold: filter ``distance < cut``), pgvector's ``<=>`` operator
+  (``WHERE embedding <=> :q < cut``). Same units, same strict direction.
+* cosine similarity (``1 - distance``): Qdrant ``score_threshold`` on a
+  ``Cosine`` collection, LlamaIndex ``SimilarityPostprocessor(similarity_cutoff=...)``,
+  LangChain ``search_type="similarity_score_threshold"`` with
+  ``search_kwargs={"score_threshold": ...}``. They keep a result whose score is
+  **at least** the threshold (LlamaIndex drops a node when ``score < cutoff``;
+  LangChain keeps ``similarity >= score_threshold``; Qdrant returns scores equal
+  to the threshold), so the same cut is ``similarity > 1 - cut`` here and
+  ``similarity >= 1 - cut`` there: they differ only for a score equal to the
+  threshold in every digit. LangChain's score is the store's *relevance* score:
+  it equals cosine similarity only where the store maps cosine distance ``d``
+  to ``1 - d`` (its default cosine relevance function); some stores rescale it.
+
+A cut belongs to one embedding model: distances of another model (or another
+precision of the same one) are on another scale, and the cut means nothing
+there. The export names the model and its weights hash for that reason.
+
+:func:`thresholds_yaml` is a pure function (the CLI writes its text; the
+dashboard can offer it as a download); :func:`is_thresholds_export` tells an
+earlier export from any other file, which is never overwritten.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from .choice import CutChoice
+from .gate import GATE_DISTANCE
+
+__all__ = ["EXPORT_KEY", "EXPORT_FORMAT", "thresholds_document", "thresholds_yaml", "is_thresholds_export"]
+
+#: The top-level key that marks a ragdiag thresholds export (and its format version).
+EXPORT_KEY = "ragdiag_thresholds"
+#: The format version written under :data:`EXPORT_KEY`.
+EXPORT_FORMAT = 1
+
+_HEADER = ("# ragdiag thresholds export: the abstention cut chosen for one configuration, in each consumer's units.\n"
+           "# Valid only for the embedding model named below. Regenerate with `python -m ragdiag threshold CONFIG "
+           "--max-bluff A --export FILE`.\n")
+
+
+def _num(x: float | None, digits: int = 10) -> float | None:
+    return None if x is None else float(f"{x:.{digits}g}")
+
+
+def _cells(row) -> dict | None:
+    if row is None:
+        return None
+    return {k: {kk: _num(vv) if isinstance(vv, float) else vv for kk, vv in v.items()}
+            for k, v in row.items() if isinstance(v, dict)}
+
+
+def thresholds_document(choice: CutChoice, *, config: str, keep: int, model: Mapping,
+                        describe: str | None = None) -> dict:
+    """The export as a plain mapping (:func:`thresholds_yaml` dumps it).
+
+    Parameters
+    ----------
+    choice : CutChoice
+        From :func:`ragdiag.analyses.threshold.cut_choice`; its ``cut`` must not be None.
+    config : str
+        The configuration the cut was chosen for (``E/hybrid``).
+    keep : int
+        The gate's keep (top k passed to the consumer).
+    model : mapping
+        The stamp of the model whose distances the gate read: ``model`` (name),
+        ``weights_sha256``, and, when known, ``dim``, ``precision``, ``normalize``, ``pooling``.
+    describe : str, optional
+        The configuration in words.
+    """
+    if choice.cut is None:
+        raise ValueError("no cut reaches this goal on this set: there is nothing to export")
+    if keep < 1:
+        raise ValueError(f"keep must be at least 1, got {keep}")
+    if not model.get("model"):
+        raise ValueError("the model the cut belongs to must be named (model stamp without 'model')")
+    cut = float(choice.cut)  # exact: rounded, it could move past the query the rule put it on
+    sim = 1.0 - cut
+    name = model["model"]
+    return {
+        EXPORT_KEY: EXPORT_FORMAT,
+        "config": config,
+        **({"describe": describe} if describe else {}),
+        "model": {k: model.get(k) for k in ("model", "weights_sha256", "dim", "precision", "pooling", "normalize")
+                  if model.get(k) is not None},
+        "valid_only_for_this_model": (f"This cut is a cosine distance of {name}'s embeddings (weights sha256 "
+                                      f"{str(model.get('weights_sha256') or 'unknown')[:12]}...). Under another "
+                                      "model, or another precision of this one, distances are on another scale "
+                                      "and the cut is invalid: choose it again with ragdiag."),
+        "goal": {k: v for k, v in (("max_bluff", choice.goal.max_bluff), ("min_answered", choice.goal.min_answered))
+                 if v is not None},
+        "rule": choice.rule,
+        "keep": keep,
+        "cut": {
+            "cosine_distance": cut,
+            "cosine_similarity": sim,
+            "kept_when": f"cosine distance < {cut} (strict), among the top {keep}",
+            "distance": GATE_DISTANCE,
+        },
+        "rates": {
+            "unit": "queries; answerable intervals over questions (95%), out-of-domain intervals Wilson (95%)",
+            "answerable_queries": choice.n_in,
+            "out_of_domain_queries": choice.n_ood,
+            "in_sample": _cells(choice.in_sample.cells() if choice.in_sample is not None else None),
+            "cross_validated": {"folds": choice.folds, "grouped_by": "question", "seed": choice.seed,
+                                **_cells({k: v.cells() for k, v in choice.cross_validated.items()})},
+            "conformal_cut": _num(choice.conformal_cut),
+            "conformal": choice.conformal,
+        },
+        "consumers": {
+            "chroma": {"units": "cosine distance (collection metadata {'hnsw:space': 'cosine'})",
+                       "n_results": keep, "keep_if": f"distance < {cut}",
+                       "note": "query() returns distances and takes no threshold: filter the results"},
+            "pgvector": {"units": "cosine distance (operator <=>)",
+                         "sql": f"SELECT ... ORDER BY embedding <=> :query LIMIT {keep}, keeping rows with "
+                                f"embedding <=> :query < {cut}",
+                         "keep_if": f"embedding <=> :query < {cut}"},
+            "qdrant": {"units": "cosine similarity (collection distance Cosine; score = 1 - distance)",
+                       "limit": keep, "score_threshold": sim,
+                       "keep_if": f"score >= {sim} (inclusive)"},
+            "llamaindex": {"units": "cosine similarity (node.score)", "similarity_top_k": keep,
+                           "postprocessor": f"SimilarityPostprocessor(similarity_cutoff={sim})",
+                           "keep_if": f"score >= {sim} (a node is dropped when score < cutoff)"},
+            "langchain": {"units": "relevance score = 1 - cosine distance (the store's cosine relevance function; "
+                                   "check that yours is not rescaled)",
+                          "search_type": "similarity_score_threshold",
+                          "search_kwargs": {"k": keep, "score_threshold": sim},
+                          "keep_if": f"relevance >= {sim} (inclusive)"},
+        },
+        "direction": ("ragdiag keeps distance < cut, i.e. similarity > 1 - cut (strict); the similarity "
+                      "consumers keep similarity >= threshold (inclusive): they differ only for a score equal "
+                      "to the threshold in every digit. The values are exact, not rounded: a cut chosen for a "
+                      "bluff budget sits on the distance of an out-of-domain query, and a score computed with "
+                      "other rounding (float32 in a database) may land on either side of it"),
+        "hybrid_and_rerank": ("for bm25, hybrid and reranked rankings the gate compares the dense model's "
+                              "cosine distance of each kept chunk, not the fused or reranked score: filter on "
+                              "that similarity"),
+    }
+
+
+def thresholds_yaml(choice: CutChoice, *, config: str, keep: int, model: Mapping, describe: str | None = None) -> str:
+    """The export as YAML text (:func:`thresholds_document` with a header comment); pure: nothing is written.
+
+    >>> import numpy as np
+    >>> from ragdiag.analyses.threshold.choice import Goal, cut_choice
+    >>> from ragdiag.analyses.threshold.gate import GateInputs
+    >>> g = GateInputs(("a", "b", "o1", "o2"), np.array([True, True, False, False]),
+    ...                first=np.array([0.2, 0.3, 0.4, 0.5]), good=np.array([0.2, 0.35, np.inf, np.inf]), keep=4)
+    >>> text = thresholds_yaml(cut_choice(g, Goal(max_bluff=0.5), folds=2), config="E/dense", keep=4,
+    ...                        model={"model": "all-MiniLM-L6-v2", "weights_sha256": "7e54"})
+    >>> "cosine_distance: 0.5" in text and "score_threshold: 0.5" in text and is_thresholds_export(text)
+    True
+    """
+    import yaml
+
+    doc = thresholds_document(choice, config=config, keep=keep, model=model, describe=describe)
+    return _HEADER + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
+
+
+def is_thresholds_export(text: str) -> bool:
+    """Whether ``text`` is a ragdiag thresholds export (the only kind of file ``--export`` overwrites).
+
+    >>> is_thresholds_export("ragdiag_thresholds: 1\\nconfig: E/dense\\n"), is_thresholds_export("a: 1\\n")
+    (True, False)
+    """
+    import yaml
+
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return False
+    return isinstance(doc, dict) and doc.get(EXPORT_KEY) == EXPORT_FORMAT

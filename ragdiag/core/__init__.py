@@ -1,0 +1,1 @@
+"""Foundations every stage uses: defaults, exact statistics, per-query metrics, text tables, SVG, progress events, input limits and argument checks."""

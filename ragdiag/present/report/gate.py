@@ -1,0 +1,123 @@
+"""The abstention gate at the report's cut: its counts and rates, the suggested cut, the trade-off curve."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from ...analyses.compare.intervals import upper_bound_words
+from ...evaluation.rows import RateCell, SweepRow
+from ...core.svg import Line, line_chart
+from ...core.tables import Table
+from .words import cut_text, plural
+
+# The gate row and its rates are the library's own rows (ragdiag.evaluation.rows), not copies.
+GateRow = SweepRow
+
+__all__ = ["GateRow", "RateCell", "Curve", "GateSection"]
+
+
+@dataclass(frozen=True)
+class Curve:
+    """The gate's outcome counts at every cut of the sweep."""
+
+    cuts: tuple[float, ...]
+    answered: tuple[int, ...]
+    wrong_sources: tuple[int, ...]
+    no_answer: tuple[int, ...]
+    bluffs: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class GateSection:
+    """Abstention of ``config`` at ``cut`` (keep ``keep``): counts, rates, the cut chooser, the curve."""
+
+    config: str
+    cut: float
+    keep: int
+    n_in: int
+    n_ood: int
+    row: GateRow
+    rates: Mapping[str, RateCell]  # answered, wrong_sources, no_answer, bluffs
+    curve: Curve
+    ood_kinds: Mapping[str, int]  # ood kind -> queries
+    choice: dict  # threshold.CutChoice.as_json() for the goal ({} when not computed)
+    max_bluff: float | None = None  # the goal, drawn across the curve
+    proposed: float | None = None  # the proposed cut when it is not the report's
+
+    @property
+    def cut_text(self) -> str:
+        """The cut as the report writes it."""
+        return cut_text(self.cut)
+
+    def _rate(self, outcome: str, count: int) -> str:
+        c = self.rates.get(outcome)
+        if c is None or c.rate is None:
+            return str(count)
+        return f"{count} ({100 * c.rate:.0f}% [{100 * c.low:.0f}, {100 * c.high:.0f}])"
+
+    def table(self) -> Table:
+        """The one-row trade-off table: counts with their rates and intervals."""
+        s = self.row
+        return Table.of(["cut", "answered", "wrong sources", "no answer", "lost", "bluffs"],
+                        [[cut_text(s.cut), self._rate("answered", s.answered),
+                          self._rate("wrong_sources", s.wrong_sources), self._rate("no_answer", s.no_answer),
+                          s.lost, self._rate("bluffs", s.bluffs)]],
+                        numeric=range(6), id="tradeoff")
+
+    def bluff_words(self, *, by_kind: bool = True) -> str:
+        """Bluffs at the cut in words (per off-topic kind too with ``by_kind``); at 0 the upper bound, never a
+        bare success message."""
+        s = self.row
+        parts = [upper_bound_words(s.bluffs, self.n_ood, "off-topic queries bluff")]
+        parts += [upper_bound_words(s.bluffs_by_kind.get(kind, 0), n, f"{kind} ones")
+                  for kind, n in self.ood_kinds.items() if n and by_kind]
+        return "; ".join(parts) + "."
+
+    def choice_words(self) -> str:
+        """The cut chooser for the default goal: the rule, in sample vs cross-validated, and the conformal cut."""
+        c = self.choice
+        if not c:
+            return ""
+
+        def rates(cells):
+            def one(c):  # a rate over no queries (no off-topic query was asked) has no percentage
+                return "n/a" if c["rate"] is None else \
+                    f"{100 * c['rate']:.0f}% [{100 * c['low']:.0f}, {100 * c['high']:.0f}]"
+
+            return ", ".join(f"{name.replace('_', ' ')} {cells[name]['count']} ({one(cells[name])})"
+                             for name in ("answered", "bluffs"))
+
+        cv = c["cross_validation"]
+        head = f"Suggested cut for a bluff rate of at most {100 * c['goal']['max_bluff']:.0f}% ({c['rule']}): "
+        if c["cut"] is None:
+            text = head + "no cut reaches it on this set."
+        elif not c["cross_validated"]:  # too few questions to hold any out (the notes say so)
+            text = head + f"{c['cut']:.4f}; in sample {rates(c['in_sample'])}. " + " ".join(c.get("notes", ()))
+        else:
+            text = (head + f"{c['cut']:.4f}; in sample {rates(c['in_sample'])}; on queries it was not chosen on "
+                    f"({cv['folds']}-fold cross-validation grouped by question, seed {cv['seed']}) "
+                    f"{rates(c['cross_validated'])}.")
+        conformal = (f" Conformal cut {c['conformal_cut']:.4f} ({c['conformal']})."
+                     if c["conformal_cut"] is not None else f" Conformal: {c['conformal']}.")
+        return text + conformal
+
+    def svg(self) -> str:
+        """The trade-off curve over all cuts (inline SVG), the report's cut marked."""
+        c = self.curve
+        n_in, n_ood = max(self.n_in, 1), self.n_ood
+        lines = [
+            Line(f"answered (of {self.n_in})", [v / n_in for v in c.answered]),
+            Line(f"wrong sources (of {self.n_in})", [v / n_in for v in c.wrong_sources]),
+            Line(f"no answer (of {self.n_in})", [v / n_in for v in c.no_answer]),
+        ]
+        if n_ood:
+            lines.append(Line(f"bluffs (of {n_ood})", [v / n_ood for v in c.bluffs]))
+        mark = f"cut {self.cut_text}: {self.row.answered} answered, {plural(self.row.bluffs, 'bluff')}"
+        goal = self.max_bluff if n_ood else None
+        second = self.proposed if self.proposed is not None and abs(self.proposed - self.cut) > 1e-9 else None
+        return line_chart(c.cuts, lines, label=f"Abstention trade-off of {self.config} (keep {self.keep})",
+                          x_label="cut (cosine distance)", y_label="share of queries", marker=self.cut,
+                          marker_label=mark, width=960, height=280, goal=goal,
+                          goal_label=f"goal: at most {100 * (goal or 0):g}% bluffs",
+                          second_marker=second, second_label=f"proposed cut {cut_text(second)}" if second else "")

@@ -1,0 +1,125 @@
+"""The frozen :class:`Report`: the report's sections, computed by the library, formatted by the templates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...evaluation.records import Config
+from .gate import Curve, GateRow, GateSection
+from .sections import (BluffRow, BluffSection, CostSection, DestroyedNeedle, NeedleSection, Provenance,
+                       RecallSection)
+from .story import AlternativesSection, EffectsSection, FlowSection, Headline
+
+__all__ = ["Report", "BUSY_LOAD"]
+
+#: A machine whose 1-minute load average per CPU is at least this was busy while timings were measured.
+BUSY_LOAD = 0.7
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything the report shows, one typed section each; ``to_html``/``to_markdown`` only format it.
+
+    The first screen is ``headline``; the story ``flow``, ``gate`` (the trade-off), ``alternatives`` and
+    ``effects``; the appendix the rest.
+
+    The properties below the fields are shortcuts into the sections (the names earlier versions had).
+    """
+
+    config: Config
+    cut: float
+    keep: int
+    k: int
+    generated: str
+    headline: Headline
+    flow: FlowSection
+    alternatives: AlternativesSection | None
+    effects: EffectsSection | None
+    provenance: Provenance
+    recall: RecallSection
+    needles: NeedleSection
+    gate: GateSection
+    bluffing: BluffSection
+    costs: CostSection
+    diag: object | None = None  # ragdiag.present.report.diag.DiagSections: funnel, hubs, cost, variants
+
+    # -- shortcuts ------------------------------------------------------------
+
+    @property
+    def n_in(self) -> int:
+        """Answerable queries."""
+        return self.gate.n_in
+
+    @property
+    def n_ood(self) -> int:
+        """Out-of-domain queries."""
+        return self.gate.n_ood
+
+    @property
+    def n_questions(self) -> int:
+        """Questions (needles) of the ground truth."""
+        return self.needles.n_questions
+
+    @property
+    def destroyed(self) -> tuple[DestroyedNeedle, ...]:
+        """Every destroyed needle of every strategy."""
+        return self.needles.needles
+
+    @property
+    def destroyed_counts(self) -> dict[str, int]:
+        """Strategy -> destroyed needles (zeros included)."""
+        return dict(self.needles.counts)
+
+    @property
+    def sweep_row(self) -> GateRow:
+        """The gate's counts at the cut."""
+        return self.gate.row
+
+    @property
+    def curve(self) -> Curve:
+        """The gate's counts at every cut of the sweep."""
+        return self.gate.curve
+
+    @property
+    def choice(self) -> dict:
+        """``CutChoice.as_json()`` for the default goal."""
+        return self.gate.choice
+
+    @property
+    def bluffs(self) -> tuple[BluffRow, ...]:
+        """The out-of-domain queries that get sources at the cut."""
+        return self.bluffing.rows
+
+    # -- derived --------------------------------------------------------------
+
+    def provenance_groups(self) -> tuple[tuple, tuple, tuple]:
+        """(label, value) pairs of the corpus, the ground truth, and the model and software (with the date)."""
+        p = self.provenance
+        return p.corpus, p.truth, (*p.model, ("generated", self.generated))
+
+    @property
+    def destroyed_here(self) -> int:
+        """Needles destroyed by the chosen configuration's strategy."""
+        return self.destroyed_counts.get(self.config.strategy, 0)
+
+    @property
+    def busy(self) -> str:
+        """When the costs were measured on a loaded machine, the words that say so ("" otherwise)."""
+        m = (getattr(self.diag, "machine", None) or {})
+        load, cpus = m.get("load_average_1min"), m.get("cpus")
+        if load is None or not cpus or load / cpus < BUSY_LOAD:
+            return ""
+        return (f"Measured on a busy machine (load {load:g} on {cpus} CPUs): timings are slower than on an idle "
+                f"one; compare them with each other, not with another machine.")
+
+    def to_html(self) -> str:
+        """The self-contained HTML report."""
+        from .render import render
+
+        return render(self, "report.html.j2")
+
+    def to_markdown(self) -> str:
+        """The Markdown twin of the report."""
+        from .render import render
+
+        return render(self, "report.md.j2")

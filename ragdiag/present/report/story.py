@@ -1,0 +1,328 @@
+"""The report's first two screens: the headline and its cards, where the questions go, the alternatives
+considered and what each chunking switch bought.
+
+Each section holds the library's numbers (the recommendation, the outcome ladder, the comparison with
+the best, the design contrasts) and says how they read, once for the HTML and the Markdown template.
+Nothing here computes a statistic; every verdict is the library's, in the sentence grammar of the
+product: the effect first, its interval, the correction last.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from ...evaluation.rows import RateCell
+from ...core.svg import Dot, Step, dot_chart, waterfall_chart
+from ...core.tables import Table
+from .words import cut_text, pct_cell, pct_range, points, pp, signed_points
+
+__all__ = ["Card", "Headline", "FlowSection", "AltRow", "AlternativesSection", "EffectsSection", "LADDER_WORDS"]
+
+#: How each rung of the outcome ladder reads, in pipeline order (``{k}``: the gate's keep).
+LADDER_WORDS = {
+    "destroyed": "destroyed by the chunking",
+    "truncated": "cut off by the encoder window",
+    "not-in-pool": "not found (outside the top 25)",
+    "ranked-low": "ranked too low (below {k})",
+    "refused": "refused by the gate",
+    "kept-but-wrong": "kept, but the wrong chunks",
+    "answered": "answered",
+}
+
+
+@dataclass(frozen=True)
+class Card:
+    """One headline figure: a rate with its interval, its count, and its change against a comparator."""
+
+    name: str  # "answered", "bluffs", "lost"
+    title: str
+    cell: RateCell
+    of: int
+    unit: str  # "answerable queries", "off-topic queries"
+    against: str | None = None  # the comparator's words ("the runner-up, ...")
+    against_cell: RateCell | None = None
+    higher_is_better: bool = True
+
+    @property
+    def value(self) -> str:
+        """``"55%"``."""
+        return pct_cell(self.cell)
+
+    @property
+    def interval(self) -> str:
+        """``"42–67%"`` (95%, over questions)."""
+        return pct_range(self.cell)
+
+    @property
+    def count(self) -> str:
+        """``"35 of 64 answerable queries"``."""
+        return f"{self.cell.count} of {self.of} {self.unit}"
+
+    @property
+    def delta(self) -> float | None:
+        """The change in points against the comparator (None without one)."""
+        if self.against_cell is None or self.cell.rate is None or self.against_cell.rate is None:
+            return None
+        return 100 * (self.cell.rate - self.against_cell.rate)
+
+    @property
+    def better(self) -> bool | None:
+        """Whether the change is for the better (None when there is no change to judge)."""
+        d = self.delta
+        if d is None or round(d) == 0:
+            return None
+        return (d > 0) == self.higher_is_better
+
+    @property
+    def change(self) -> str:
+        """``"+5 points against the runner-up X (50%)"``, or "" without a comparator."""
+        d = self.delta
+        if d is None:
+            return ""
+        if round(d) == 0:
+            return f"the same as {self.against} ({pct_cell(self.against_cell)})"
+        return f"{signed_points(d)} against {self.against} ({pct_cell(self.against_cell)})"
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The recommendation in words and the three cards at the gate's k."""
+
+    config: str
+    words: str
+    cut: float
+    cut_method: str
+    max_bluff: float
+    k: int
+    keep: int
+    n_in: int
+    n_ood: int
+    n_questions: int
+    answered: RateCell
+    bluffs: RateCell
+    lost: RateCell
+    why: str
+    against: str | None  # the comparator's code (runner-up or declared baseline)
+    against_words: str | None
+    against_kind: str  # "runner-up" or "declared baseline"
+    against_rates: Mapping[str, RateCell] | None
+    against_cut: float | None  # the comparator's rates are at its own cut for the same goal
+    recommended: bool  # the report's configuration and cut are the recommendation
+    rec_config: str
+    rec_words: str
+    rec_cut: float
+    guarantee: str = ""  # the recommended cut's guarantee in words (conformal)
+    proposed_cut: float | None = None  # the cut proposed for the goal for this configuration
+
+    @property
+    def goal_text(self) -> str:
+        """``"at most 5% bluffs"``."""
+        return f"at most {100 * self.max_bluff:g}% bluffs"
+
+    def cut_words(self) -> str:
+        """How the cut was chosen, with its guarantee in words when it has one."""
+        if self.cut_method == "named":
+            proposed = "" if self.proposed_cut is None else \
+                f"; the cut proposed for a goal of {self.goal_text} is {cut_text(self.proposed_cut)} (dotted line)"
+            return f"The cut {cut_text(self.cut)} was named for this report{proposed}."
+        head = f"The cut {cut_text(self.cut)} is the {self.cut_method} cut for a goal of {self.goal_text}"
+        guaranteed = self.guarantee and self.cut_method == "conformal" and self.recommended
+        return head + (f": {self.guarantee}." if guaranteed else ".")
+
+    def _bluff_words(self) -> str:
+        if self.n_ood == 0:
+            return "no off-topic queries were asked, so bluffing is not measured"
+        b = self.bluffs
+        verb = "gets" if b.count == 1 else "get"
+        rate = f"the rate could be up to {100 * b.high:.0f}%" if b.count == 0 else \
+            f"{pct_cell(b)}, {pct_range(b)}"
+        return f"{b.count} in {self.n_ood} off-topic queries still {verb} sources ({rate}); goal: {self.goal_text}"
+
+    def sentence(self) -> str:
+        """The headline: the configuration in words, the cut and the goal, the rates with intervals."""
+        a = self.answered
+        rates = (f"{pct_cell(a)} of answerable queries answered ({pct_range(a)}); {self._bluff_words()}.")
+        if self.recommended:
+            return f"Ship {self.words} at cut {cut_text(self.cut)}: {rates}"
+        return f"{self.words[:1].upper() + self.words[1:]} at cut {cut_text(self.cut)}, as chosen for this report: {rates}"
+
+    def basis(self) -> str:
+        """How the configuration and the cut were chosen, and what the cards compare against."""
+        at = "" if self.against is None or self.against_cut is None else \
+            f" The cards compare with the {self.against_kind} ({self.against}) at its cut {cut_text(self.against_cut)}."
+        why = f"Why: {self.why}" if self.recommended else (
+            f"The recommendation is {self.rec_words} ({self.rec_config}) at cut {cut_text(self.rec_cut)}: "
+            f"{self.why}")
+        return f"{why} Rates at the gate's k = {self.keep} (at most {self.keep} chunks kept); intervals 95% over " \
+               f"questions ({self.n_in} answerable queries = {self.n_questions} questions × their phrasings).{at}"
+
+    def cards(self) -> tuple[Card, Card, Card]:
+        """Answered, bluffs and lost, each against the comparator when there is one."""
+        r = self.against_rates or {}
+        who = None
+        if self.against:
+            who = f"the {self.against_kind}, {self.against_words}"
+
+        def card(name, title, cell, of, unit, up):
+            return Card(name, title, cell, of, unit, who if name in r else None, r.get(name), up)
+
+        return (card("answered", "answered", self.answered, self.n_in, "answerable queries answered", True),
+                card("bluffs", "bluffs", self.bluffs, self.n_ood, "off-topic queries given sources", False),
+                card("lost", "lost", self.lost, self.n_in, "answerable queries not answered", False))
+
+
+@dataclass(frozen=True)
+class FlowSection:
+    """Where the answerable queries of one configuration go, rung by rung of the outcome ladder."""
+
+    config: str
+    words: str
+    k: int
+    cut: float
+    n_in: int
+    counts: Mapping[str, int]  # ladder outcome -> queries (answerable ones)
+    n_ood: int
+    bluffs: int
+
+    def steps(self) -> tuple[tuple[str, int], ...]:
+        """(words, count) per rung, "truncated" left out when it is zero."""
+        return tuple((LADDER_WORDS[s].format(k=self.k), self.counts.get(s, 0)) for s in LADDER_WORDS
+                     if s != "answered" and (s != "truncated" or self.counts.get(s, 0)))
+
+    def sentence(self) -> str:
+        """The flow in words: the largest loss named."""
+        losses = [(n, w) for w, n in self.steps() if n]
+        answered = self.counts.get("answered", 0)
+        head = (f"Of {self.n_in} answerable queries, {answered} {'is' if answered == 1 else 'are'} answered "
+                f"({points(answered, self.n_in)})")
+        if not losses:
+            return head + "."
+        n, w = max(losses)
+        ood = (f" Of {self.n_ood} off-topic queries, {self.bluffs} still {'gets' if self.bluffs == 1 else 'get'} "
+               f"sources and {self.n_ood - self.bluffs} {'gets' if self.n_ood - self.bluffs == 1 else 'get'} NO "
+               f"ANSWER." if self.n_ood else "")
+        return head + f"; the largest loss is {w}: {n} ({points(n, self.n_in)}).{ood}"
+
+    def svg(self) -> str:
+        """The waterfall (inline SVG)."""
+        steps = [Step("answerable queries", self.n_in, True)]
+        steps += [Step(w, n) for w, n in self.steps()]
+        steps.append(Step("answered", self.counts.get("answered", 0), True))
+        return waterfall_chart(steps, of=max(self.n_in, 1),
+                               label=f"Where the {self.n_in} answerable queries go under {self.config} at cut "
+                                     f"{cut_text(self.cut)}")
+
+    def table(self) -> Table:
+        """The same flow as a table (Markdown)."""
+        rows = [["answerable queries", self.n_in, "100%"]]
+        rows += [[w, f"-{n}", points(n, self.n_in)] for w, n in self.steps()]
+        rows.append(["answered", self.counts.get("answered", 0), points(self.counts.get("answered", 0), self.n_in)])
+        return Table.of(["step", "queries", "share"], rows, numeric=(1, 2), id="flow-table")
+
+
+@dataclass(frozen=True)
+class AltRow:
+    """One configuration considered: its difference to the best at R@k, with the simultaneous interval."""
+
+    config: str
+    words: str
+    estimate: float
+    low: float
+    high: float
+    in_best_set: bool
+    recall: float  # its R@k
+
+
+@dataclass(frozen=True)
+class AlternativesSection:
+    """The best set (not shown worse than the best) and a few others, sorted."""
+
+    k: int
+    best: str
+    chosen: str
+    rows: tuple[AltRow, ...]  # the ones shown, best first
+    best_set: tuple[str, ...]
+    m: int  # configurations compared (the family)
+    hidden_in_set: int  # members of the best set not drawn
+    hidden: int  # configurations outside the best set not drawn
+    all_rows: tuple[AltRow, ...] = ()  # every configuration compared (the appendix's table)
+
+    def sentence(self) -> str:
+        """The best set in words."""
+        n = len(self.best_set)
+        who = "it" if n == 1 else "they"
+        head = (f"{n} of {self.m} configurations {'is' if n == 1 else 'are'} not shown worse than the best at "
+                f"R@{self.k}, {self.best} (simultaneous over {self.m}): {who} form the best set.")
+        left = [f"{self.hidden_in_set} more of the best set" if self.hidden_in_set else "",
+                f"{self.hidden} further behind" if self.hidden else ""]
+        left = [x for x in left if x]
+        return head + (f" Not drawn: {' and '.join(left)} (all in the appendix)." if left else "")
+
+    def svg(self) -> str:
+        """A sorted dot plot: difference to the best in points, simultaneous intervals."""
+        dots = [Dot(r.words.partition(", ")[0], 100 * r.estimate, 100 * r.low, 100 * r.high,
+                    0 if r.config == self.chosen else (1 if r.in_best_set else 2), r.config,
+                    r.words.partition(", ")[2]) for r in self.rows]
+        lo = min([d.low for d in dots] + [0.0])
+        hi = max([d.high for d in dots] + [0.0])
+        pad = max(2.0, 0.05 * (hi - lo))
+        return dot_chart(dots, label=f"Difference to the best at R@{self.k}, in points", x_min=lo - pad,
+                         x_max=hi + pad, reference=0.0, x_format=lambda t: f"{t:+g}" if t else "0",
+                         x_label=f"points of R@{self.k} behind the best", width=560, row=28, label_width=300)
+
+    def table(self) -> Table:
+        """Every configuration compared, as a table."""
+        return Table.of(["configuration", "code", f"R@{self.k}", "difference to the best (simultaneous 95%)",
+                         "best set"],
+                        ([r.words, r.config, f"{100 * r.recall:.0f}%",
+                          f"{signed_points(100 * r.estimate)} ({pp(100 * r.low)} to {pp(100 * r.high)})",
+                          "yes" if r.in_best_set else "no"] for r in self.all_rows or self.rows),
+                        numeric=(2,), id="alternatives-table",
+                        row_class=("chosen" if r.config == self.chosen else "" for r in self.all_rows or self.rows))
+
+
+@dataclass(frozen=True)
+class EffectsSection:
+    """What each chunking switch bought: the design's contrasts as one family (:func:`ragdiag.analyses.compare.effects`).
+
+    The story shows the contrasts under the report's retriever, in the library's verdict sentences; the
+    appendix every contrast of the family.
+    """
+
+    k: int
+    retriever: str
+    rows: tuple  # ragdiag.analyses.compare.effects.EffectRow, every contrast of the family
+    correction: str
+    n_questions: int
+    retriever_words: str = ""
+
+    @property
+    def m(self) -> int:
+        """Contrasts in the family."""
+        return len(self.rows)
+
+    def shown(self) -> tuple:
+        """The contrasts under the report's retriever, in the design's order."""
+        return tuple(r for r in self.rows if r.retriever == self.retriever)
+
+    def sentences(self) -> tuple[str, ...]:
+        """The library's verdict for each contrast shown."""
+        return tuple(r.sentence() for r in self.shown())
+
+    def summary(self) -> str:
+        """The family in one sentence: how many contrasts, how many shown different."""
+        n = sum(r.status == "different" for r in self.rows)
+        others = self.m - len(self.shown())
+        return (f"R@{self.k} over {self.n_questions} questions, each switch alone; {self.m} contrasts in one family "
+                f"(every retriever), {n} shown different." + (f" The {others} under other retrievers are in the "
+                                                                f"appendix." if others else ""))
+
+    def table(self) -> Table:
+        """Every contrast of the family (appendix)."""
+        return Table.of(["switch", "contrast", "retriever", "better", "worse", "same",
+                         "difference (simultaneous 95%)", "adjusted p", "destroyed", "verdict"],
+                        ([r.switch, r.contrast, r.retriever, r.wins, r.losses, r.ties,
+                          f"{signed_points(100 * r.estimate)} ({pp(100 * r.low)} to {pp(100 * r.high)})",
+                          f"{r.p_adjusted:.3g}", ", ".join(f"{s} {n}" for s, n in r.destroyed.items()), r.status]
+                         for r in self.rows), numeric=(3, 4, 5, 7), id="effects-table")
