@@ -224,6 +224,9 @@ def test_inspector_and_escaped_text(server, page):
     wait_settled(page)
     page.get_by_text("Citation preview").wait_for()  # the page's last section: drawn whole, not mid-rerun
     page.get_by_text("Answer (needle)").first.wait_for()
+    # setting the shared context from the URL reruns the page once; wait for its locator to be drawn again
+    page.get_by_text("#char=", exact=False).first.wait_for()
+    wait_idle(page)
     text = main_text(page)
     assert "Answer (needle)" in text, text
     assert "#char=" in text, text
