@@ -216,4 +216,4 @@ def tradeoff_curve(curve: pd.DataFrame, *, cut: float, goal: float | None = None
         height=PLOT_HEIGHT, autosize=FIT_X,
         title=alt.TitleParams(title or "Answered and bluffs at every cut", anchor="start",
                               subtitle=["share of answerable and of off-topic queries, 95% bands;",
-                                        "hover the curve for counts"]))
+                                        "hover the curve for counts and the queries that change"]))
