@@ -93,7 +93,10 @@ def documents_view(rows: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     first, then warnings, then by path; a dash for nothing; constant columns dropped (``file`` and ``status`` kept)."""
     df = rows.assign(_order=rows["status"].map(_STATUS_ORDER).fillna(3)).sort_values(["_order", "path"])
     df = df.drop(columns="_order").rename(columns={
-        "path": "file", "id": "document", "characters": "size (characters)"})
+        "path": "file", "id": "document", "characters": "size (characters)"}).replace("", None).astype(object)
+    for c in ("pages", "size (characters)", "sections"):  # counts, not floats: a file without pages has a dash
+        if c in df.columns:
+            df[c] = pd.Series([None if pd.isna(v) else int(v) for v in df[c]], index=df.index, dtype=object)
     return drop_constant(dash_missing(df.reset_index(drop=True)), keep=["file", "status"])
 
 
