@@ -298,6 +298,8 @@ def _grammar_problems(at, page: str) -> list[str]:
         cells = df.astype(str).to_numpy().ravel().tolist()
         if "None" in cells or "nan" in cells:
             problems.append(f"{page} table {i}: a missing value shown as None/nan")
+        problems += [f"{page} table {i}: a count shown as a float in {c!r}" for c in df.columns
+                     if df[c].dtype == object and any(re.fullmatch(r"\d+\.0", str(v)) for v in df[c])]
         problems += [f"{page} table {i}: snake_case header {c!r}" for c in df.columns
                      if re.search(r"[a-z]_[a-z]", str(c))]
         if len(df) > 1:

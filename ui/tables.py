@@ -47,7 +47,7 @@ def funnel_view(funnel_rows: Sequence[dict]) -> tuple[pd.DataFrame, dict]:
     return drop_constant(df.astype(object).where(df.notna(), DASH), keep=["configuration"])
 
 
-def chunking_view(rows: Sequence, *, chosen: str | None = None) -> tuple[pd.DataFrame, dict]:
+def chunking_view(rows: Sequence) -> tuple[pd.DataFrame, dict]:
     """Per strategy (:class:`~ragdiag.evaluation.rows.ChunkingRow`): what it costs and destroys, fewest destroyed
     needles first (then fewest embedded wordpieces); constant columns dropped (``strategy`` always kept)."""
     records = [{
@@ -103,9 +103,10 @@ def documents_view(rows: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
 def ranks_view(queries: Sequence[str], phrasings: Sequence[str], ranks: Sequence, diagnoses: Sequence[str]
                ) -> tuple[pd.DataFrame, dict]:
     """Per answerable query: the needle's rank (a dash when not retrieved) and the diagnosis; best rank first."""
-    records = [{"query": q, "phrasing": p, "needle rank (position)": int(r) if r else None, "diagnosis": d}
+    rank = "needle rank (position)"
+    records = [{"query": q, "phrasing": p, rank: int(r) if r else DASH, "diagnosis": d}
                for q, p, r, d in zip(queries, phrasings, ranks, diagnoses) if p != "ood"]
-    records.sort(key=lambda r: (r["needle rank (position)"] is None, r["needle rank (position)"] or 0, r["query"]))
+    records.sort(key=lambda r: (r[rank] == DASH, 0 if r[rank] == DASH else r[rank], r["query"]))
     df = pd.DataFrame.from_records(records, columns=["query", "phrasing", "needle rank (position)", "diagnosis"])
     return drop_constant(dash_missing(df), keep=["query"])
 
