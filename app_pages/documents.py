@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from ragdiag.documents.ingest import STATUSES, ingest_rows
+from ui.fmt import DASH
 from ui.html import md_text, pages_html
 from ui.state import load_corpus_only, text_part
 from ui.tables import documents_view
@@ -21,8 +22,8 @@ shown = rows[rows["status"].isin(chosen)]
 view, constant = documents_view(shown)
 st.dataframe(view, hide_index=True, column_config={"reason": st.column_config.TextColumn(width="large")})
 if constant:
-    st.caption("Same on every file shown: " + "; ".join(f"{md_text(k)} {md_text(v)}" for k, v in constant.items())
-               + ".")
+    st.caption("Same on every file shown: " + "; ".join(f"no {md_text(k)}" if v == DASH else f"{md_text(k)} {md_text(v)}"
+                                                         for k, v in constant.items()) + ".")
 
 st.subheader("Canonical text")
 ids = [i for i in shown["id"] if i] or [d.id for d in corpus.documents]
