@@ -12,7 +12,7 @@ from ragdiag.retrieval.variant_kinds import VARIANT_KINDS
 from ragdiag.present.serving import AccessError
 from ragdiag.analyses.variants import variant_configs, variant_names, variant_rows
 from ui.context import gate_settings
-from ui.fmt import dash_missing, drop_constant, said_once
+from ui.fmt import DASH, dash_missing, drop_constant, rate, said_once
 from ui.html import md_text
 from ui.jobs import evaluation_of
 from ui.model_cut import model_cut_caption
@@ -57,24 +57,37 @@ phrasing = st.segmented_control("Phrasing", ["all", *ev.truth.phrasings], defaul
                                 bind="query-params", required=True) or "all"
 rows = variant_rows(ev, strategy, k=PRIMARY_K, phrasing=phrasing)
 key = f"R@{PRIMARY_K}"
+def _difference(d: dict | None) -> str:
+    # the family's simultaneous interval, the one the verdict was decided with
+    if d is None:
+        return DASH
+    return f"{100 * d['estimate']:+.0f} pts ({100 * d['low']:+.0f} to {100 * d['high']:+.0f})"
+
+
+# the chart's numbers
 frame = pd.DataFrame([{
+    "variant": r.config, "model": r.model, key: r.recall.estimate, "low": r.recall.low, "high": r.recall.high,
+    "bytes/vector": r.bytes_per_vector, "ms/query": r.ms_per_query,
+} for r in rows])
+# the table, in the one grammar: rates with intervals, units in the headers, a dash for nothing
+table = pd.DataFrame([{
     "variant": r.config, "model": r.model, "precision": r.precision, "index": r.index,
-    key: r.recall.estimate, "low": r.recall.low, "high": r.recall.high,
-    "vs baseline": "baseline" if r.p is None else f"+{r.wins}/-{r.losses}",
-    "adjusted p": r.p_adjusted, "verdict": r.status, "bytes/vector": r.bytes_per_vector, "+ rescore bytes": r.rescore_bytes,
-    "ms/query": r.ms_per_query, f"overlap@{PRIMARY_K}": r.overlap, "truncated": r.truncated,
+    f"R@{PRIMARY_K} (queries)": rate(r.recall),
+    "difference to baseline (simultaneous)": _difference(r.difference),
+    "questions won / lost": "baseline" if r.p is None else f"+{r.wins}/-{r.losses}",
+    "adjusted p": DASH if r.p_adjusted is None else f"{r.p_adjusted:.3g}", "verdict": r.status,
+    "bytes per vector": DASH if r.bytes_per_vector is None else f"{r.bytes_per_vector:g}",
+    "rescore bytes": r.rescore_bytes, "ms per query": round(r.ms_per_query, 3),
+    f"overlap@{PRIMARY_K} (share)": DASH if r.overlap is None else f"{r.overlap:.3f}",
+    "truncated (chunks)": DASH if r.truncated is None else r.truncated,
     "Pareto": "★" if r.pareto else "",
 } for r in rows])
-shown_frame, same = drop_constant(dash_missing(frame), keep=["variant"])
+shown_frame, same = drop_constant(dash_missing(table), keep=["variant"])
 if same:
     st.caption(md_text(said_once(same, "Every variant")))
-st.dataframe(shown_frame, hide_index=True, column_config={
-    key: st.column_config.NumberColumn(format="%.3f"), "low": st.column_config.NumberColumn(format="%.3f"),
-    "high": st.column_config.NumberColumn(format="%.3f"), "adjusted p": st.column_config.NumberColumn(format="%.4f"),
-    "ms/query": st.column_config.NumberColumn(format="%.3f"),
-})
-st.caption("bytes/vector: what the search reads per chunk (rescoring variants also keep the float32 vectors, "
-           "often on disk). ms/query: the evaluation's ranking time per query, the queries already embedded. "
+st.dataframe(shown_frame, hide_index=True)
+st.caption("bytes per vector: what the search reads per chunk (rescoring variants also keep the float32 vectors, "
+           "often on disk). ms per query: the evaluation's ranking time per query, the queries already embedded. "
            f"overlap@{PRIMARY_K}: share of the exact top {PRIMARY_K} of the same model that the variant returns "
            "(below 1: the precision or the index loses neighbours; a model's own misses do not show here). "
            "★ Pareto-optimal: no other variant is at least as good on recall, memory (codes plus any rescoring "
