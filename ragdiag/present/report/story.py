@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
+from ...analyses.compare.power import Resolution
 from ...evaluation.rows import RateCell
 from ...core.svg import Dot, Step, dot_chart, waterfall_chart
 from ...core.tables import Table
@@ -247,6 +248,26 @@ class AlternativesSection:
     hidden_in_set: int  # members of the best set not drawn
     hidden: int  # configurations outside the best set not drawn
     all_rows: tuple[AltRow, ...] = ()  # every configuration compared (the appendix's table)
+    resolution: Resolution | None = None  # what the questions resolve, alone and within the m(m-1)/2 pairs
+    margin: float | None = None  # the recommendation's practical margin (a share)
+    margin_needs: tuple[int | None, int | None] = (None, None)  # questions that margin needs, alone / in the family
+
+    def power_sentence(self) -> str:
+        """What these questions can resolve, alone and within the family, and what the margin would need ("")."""
+        r = self.resolution
+        if r is None or r.n == 0:
+            return ""
+        each = f" ({r.phrasings} phrasings each)" if r.phrasings > 1 else ""
+        pts = lambda x: "nothing" if x is None else f"about {100 * x:g} points"  # noqa: E731
+        head = (f"What these {r.n} questions{each} can resolve at R@{r.k}, with 80% power even if every "
+                f"disagreement went one way: alone: {pts(r.alone)}; within these {r.family_size} comparisons: "
+                f"{pts(r.family)}.")
+        if self.margin is None:
+            return head
+        q = lambda x: f"more than {100_000:,}" if x is None else f"{x:,}"  # noqa: E731
+        alone, fam = self.margin_needs
+        return (head + f" Resolving the {100 * self.margin:g}-point margin of the recommendation would take, alone: "
+                       f"{q(alone)} questions; within these {r.family_size} comparisons: {q(fam)}.")
 
     def sentence(self) -> str:
         """The best set in words."""
