@@ -282,8 +282,8 @@ def test_power_sentence_is_the_tests_own_alone_and_within_the_pairs(ev, report, 
     assert sign_test_power(alone, 0.1, 0.0) >= 0.8 > sign_test_power(alone - 1, 0.1, 0.0)
     assert fam > alone  # the family's level alpha / pairs needs more one-way questions
     s = a.power_sentence()
-    assert f"alone: about {100 * want.alone:g} points; within these {pairs} comparisons" in s
-    assert f"alone: {alone} questions; within these {pairs} comparisons: {fam:,}." in s
+    assert f"alone: about {100 * want.alone:g} points; within these {pairs} comparisons: about {100 * want.family:g}." in s
+    assert f"alone: {alone} questions; within these {pairs}: {fam:,}." in s
     assert html.escape(s) in html_text and s in md_text.replace("\\", "")
 
 

@@ -176,20 +176,20 @@ _NO_OOD = "default (no off-topic queries to choose a cut from)"
 
 def _why(chosen: str, top: str, means: Mapping[str, float], k: int, n_members: int, basis: tuple[str, str],
          n_set: int, n_configs: int) -> str:
-    """Why this configuration, in one short sentence, then the best set it was chosen from."""
+    """Why this configuration, in one sentence: not shown worse than the best, within the margin, simplest or cheapest."""
     margin = f"{100 * PRACTICAL_MARGIN:g} points"
     word, detail = basis
+    at = f"{100 * means[top]:.0f}% at R@{k}"
     if chosen != top:
-        head = (f"{chosen} is not shown worse than the best ({top}, {100 * means[top]:.0f}% at R@{k}), is within "
-                f"{margin} of it ({100 * means[chosen]:.0f}%), and is the {word} of the {n_members} that are "
-                f"({detail})")
-    elif n_members > 1:
-        head = (f"{chosen} has the best R@{k} ({100 * means[top]:.0f}%) and is the {word} of the {n_members} "
-                f"configurations not shown worse and within {margin} of it ({detail})")
-    else:
-        head = f"{chosen} has the best R@{k} ({100 * means[top]:.0f}%); nothing not shown worse is within {margin} of it"
-    return (f"{head}. {n_set} of {n_configs} configurations are not shown worse than the best, simultaneously over "
-            f"all {n_configs}.")
+        return (f"{chosen} is not shown worse than the best ({top}, {at}), is within {margin} of it "
+                f"({100 * means[chosen]:.0f}%), and is the {word} of the {n_members} that are ({detail}).")
+    if n_members > 1:
+        return (f"{chosen} is the best ({at}) and the {word} of the {n_members} configurations not shown worse "
+                f"and within {margin} of it ({detail}).")
+    if n_set == 1:
+        return f"{chosen} is the best ({at}) and the only one not shown worse (simultaneous over all {n_configs})."
+    return (f"{chosen} is the best ({at}); none of the {n_set - 1} others not shown worse (of {n_configs}, "
+            f"simultaneous over all) is within {margin} of it.")
 
 
 def _gate_cut(inputs, max_bluff: float) -> tuple[float, str, str]:
@@ -256,10 +256,10 @@ def recommend(ev: Evaluation, *, k: int = PRIMARY_K, keep: int = DEFAULT_KEEP, m
     measured = _measured(costs, members)
     if measured is not None:
         order = sorted(members, key=lambda m: (*measured[m], complexity_key(m)))
-        basis = ("cheapest", "by measured cost: median ms per query, then build time")
+        basis = ("cheapest", "by measured cost")
     else:
         order = sorted(members, key=complexity_key)
-        basis = ("simplest", "no measured cost: dense < BM25 < hybrid < rerankers, then fewer chunking switches")
+        basis = ("simplest", "no measured cost; dense < BM25 < hybrid < rerankers")
     chosen = order[0]
     if len(order) > 1:
         runner = order[1]
