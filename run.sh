@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One-command set-up for a fresh machine (Python 3.11 with venv).
-#   ./run.sh dashboard [--corpus DIR] [--truth FILE] [--roots DIR:DIR] [--locked] [--no-warm] [--address A]
+#   ./run.sh dashboard [--corpus DIR] [--truth FILE] [--roots DIR:DIR] [--locked] [--no-warm] [--baseline CONFIG]
+#                      [--address A]
 #                      [--port N]
 #                        install into .venv and start the dashboard (default: the bundled corpus, on 127.0.0.1)
 #   ./run.sh test        install into .venv (with test tools) and run the whole test suite
@@ -36,6 +37,7 @@ case "${1:-}" in
         --roots) export RAGDIAG_ROOTS="$2"; shift 2 ;;
         --locked) export RAGDIAG_LOCKED=1; shift ;;
         --no-warm) export RAGDIAG_WARM=0; shift ;;
+        --baseline) export RAGDIAG_BASELINE="$2"; shift 2 ;;
         --address) pass+=(--server.address "$2"); shift 2 ;;
         --port) pass+=(--server.port "$2"); shift 2 ;;
         *) pass+=("$1"); shift ;;

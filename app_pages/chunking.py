@@ -1,27 +1,39 @@
 """Chunking: what each strategy costs and destroys, and where its cuts fall in a document."""
 
-import pandas as pd
 import streamlit as st
 
 from ragdiag.analyses.summary import chunking_rows
 from ui.frames import chunk_sizes, destroyed_frame, size_summary, truncated_chunks
 from ui.charts import chunk_size_chart
+from ui.context import context
+from ui.fmt import highlight_row
 from ui.html import chunk_map_html, md_text
 from ui.jobs import evaluation
+from ui.tables import chunking_view, destroyed_view, sizes_view, truncated_view
 from ui.state import text_part
 
 st.title("Chunking")
 ev, token = evaluation()
 
-st.caption("Per strategy: chunks, embedded wordpieces (header share), chunks longer than the encoder window "
-           "(truncated, and the characters it never reads), and needles no chunk holds whole (destroyed).")
-st.dataframe(pd.DataFrame([r.cells() for r in chunking_rows(ev)]), hide_index=True,
-             column_config={"header_share": st.column_config.NumberColumn("header share", format="percent")})
+
+def same_caption(constant: dict) -> None:
+    """Columns with one value on every row, said once instead of shown."""
+    if constant:
+        st.caption("Same on every row: " + "; ".join(f"{md_text(k)} {md_text(v)}" for k, v in constant.items()) + ".")
+
+
+chosen = context(ev, token).config.split("/", 1)[0]
+table, constant = chunking_view(chunking_rows(ev))
+st.caption("Per strategy, fewest destroyed needles first: needles no chunk holds whole (destroyed), chunks, embedded "
+           "wordpieces (the share spent on section headers), chunks longer than the encoder window (truncated, "
+           f"and the characters it never reads). Highlighted: {md_text(chosen)}, the sidebar's configuration.")
+st.dataframe(highlight_row(table, "strategy", chosen), hide_index=True, key="chunking_table")
+same_caption(constant)
 
 sizes = chunk_sizes(ev)
 left, right = st.columns([3, 2])
 left.altair_chart(chunk_size_chart(sizes), width="stretch")
-right.dataframe(size_summary(sizes), hide_index=True)
+right.dataframe(sizes_view(size_summary(sizes)), hide_index=True)
 
 destroyed = destroyed_frame(ev)
 t1, t2 = st.columns(2)
@@ -30,7 +42,9 @@ with t1:
     if destroyed.empty:
         st.caption("No strategy destroys a needle.")
     else:
-        st.dataframe(destroyed, hide_index=True)
+        dview, dconst = destroyed_view(destroyed)
+        st.dataframe(dview, hide_index=True)
+        same_caption(dconst)
 with t2:
     st.markdown("**Truncated chunks** (longer than the encoder window)")
     trunc_strategy = st.selectbox("Strategy", list(ev.indexes), key="trunc", bind="query-params",
@@ -40,7 +54,9 @@ with t2:
         st.caption(f"No chunk of {trunc_strategy} is longer than the window.")
     else:
         st.caption(f"{len(trunc)} chunks, {int(trunc['chars_lost'].sum()):,} characters never embedded.")
-        st.dataframe(trunc, hide_index=True)
+        tview, tconst = truncated_view(trunc)
+        st.dataframe(tview, hide_index=True)
+        same_caption(tconst)
 
 st.subheader("Document viewer")
 docs = [d.id for d in ev.corpus.documents]

@@ -18,6 +18,7 @@ from ragdiag.analyses.compare.intervals import RECALL_INTERVAL_WORDS, clustered_
 from ragdiag.core.defaults import ALPHA, KS, PRIMARY_K
 from ragdiag.core.metrics import hits_at_k
 from ragdiag.analyses.recommend import describe_config, recommend
+from ui.fmt import drop_constant, said_once
 from ui.html import md_text
 from ui import cache
 from ui.context import context
@@ -151,7 +152,10 @@ if view == "ship":
                            f"{n_set} of {len(df)} configurations are not shown worse than the best",
                            f"R@{PRIMARY_K} with its {RECALL_INTERVAL_WORDS.split(' (')[0]}; the tier is simultaneous "
                            f"over all {len(df)} ({res.method})"), width="stretch")
-    st.dataframe(df.drop(columns=["low", "high"]), hide_index=True, column_config={
+    best_table, best_same = drop_constant(df.drop(columns=["low", "high"]), keep=["configuration", "code"])
+    if best_same:
+        st.caption(md_text(said_once(best_same)))
+    st.dataframe(best_table, hide_index=True, column_config={
         "R@4": st.column_config.NumberColumn(format="%.2f"),
         "difference to best": st.column_config.NumberColumn(format="%+.3f"),
         "simultaneous low": st.column_config.NumberColumn(format="%+.3f"),

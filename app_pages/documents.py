@@ -4,8 +4,10 @@ import pandas as pd
 import streamlit as st
 
 from ragdiag.documents.ingest import STATUSES, ingest_rows
+from ui.fmt import DASH
 from ui.html import md_text, pages_html
 from ui.state import load_corpus_only, text_part
+from ui.tables import documents_view
 
 st.title("Documents")
 corpus = load_corpus_only()
@@ -17,11 +19,11 @@ st.caption(f"{len(rows)} files: " + ", ".join(f"{counts.get(s, 0)} {s}" for s in
            + ". A failed file keeps its reason; the others stay searchable.")
 chosen = st.multiselect("Status", list(STATUSES), default=list(STATUSES), key="status", bind="query-params")
 shown = rows[rows["status"].isin(chosen)]
-st.dataframe(shown, hide_index=True, column_config={
-    "pages": st.column_config.NumberColumn(format="%d"),
-    "characters": st.column_config.NumberColumn(format="%d"),
-    "reason": st.column_config.TextColumn(width="large"),
-})
+view, constant = documents_view(shown)
+st.dataframe(view, hide_index=True, column_config={"reason": st.column_config.TextColumn(width="large")})
+if constant:
+    st.caption("Same on every file shown: " + "; ".join(f"no {md_text(k)}" if v == DASH else f"{md_text(k)} {md_text(v)}"
+                                                         for k, v in constant.items()) + ".")
 
 st.subheader("Canonical text")
 ids = [i for i in shown["id"] if i] or [d.id for d in corpus.documents]

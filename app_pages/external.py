@@ -3,7 +3,6 @@
 import re
 from collections import Counter
 
-import pandas as pd
 import streamlit as st
 
 from ragdiag.core.defaults import PRIMARY_K
@@ -13,8 +12,9 @@ from ragdiag.core.limits import ENV as LIMIT_ENV, LimitError, Limits
 from ragdiag.present.serving import AccessError
 from ragdiag.core.defaults import KS
 from ragdiag.analyses.compare.comparisons import compare
-from ragdiag.analyses.threshold.gate import sweep_table
-from ui.frames import recall_table
+from ragdiag.analyses.threshold.gate import gate_inputs_for, sweep_table
+from ragdiag.analyses.threshold.rates import rate_rows
+from ui.tables import gate_view, ranks_view, recall_view
 from ui.html import md_text
 from ui.context import context
 from ui.jobs import evaluation
@@ -86,7 +86,8 @@ if run.missing:
 
 rows = [r for r in summary_rows(view) if r.config == result.config.label]
 st.subheader(f"Recall of {md_text(result.config.label)}")
-st.dataframe(recall_table(rows), hide_index=True)
+recall, _ = recall_view(rows, ks=KS, primary=PRIMARY_K)
+st.dataframe(recall, hide_index=True, key="run_recall")
 counts = Counter(d for d in result.diagnosis if d != "ood")
 st.caption("diagnoses: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
 
@@ -105,13 +106,11 @@ m3.metric("ties", t.ties)
 m4.metric("exact sign-flip p (questions)", f"{t.p:.3g}")
 st.markdown(f"**{md_text(c.verdict)}**")
 
-per_query = pd.DataFrame({
-    "query": [q.id for q in view.queries],
-    "phrasing": [q.phrasing for q in view.queries],
-    "needle rank": [int(r) if r else None for r in result.needle_rank],
-    "diagnosis": list(result.diagnosis),
-})
-st.dataframe(per_query[per_query["phrasing"] != "ood"], hide_index=True)
+per_query, same = ranks_view([q.id for q in view.queries], [q.phrasing for q in view.queries],
+                             result.needle_rank, list(result.diagnosis))
+st.caption(f"Per answerable query of {md_text(result.config.label)}, best needle rank first (a dash: the needle "
+           "is not among its hits)." + "".join(f" Every row: {md_text(k)} {md_text(v)}." for k, v in same.items()))
+st.dataframe(per_query, hide_index=True, key="run_ranks")
 
 if run.distances:
     st.subheader("Threshold")
@@ -119,4 +118,5 @@ if run.distances:
     cut, keep = ctx.cut, ctx.keep
     st.caption(f"At the context's cut {cut:.4f}, keeping at most {keep} chunks (sidebar).")
     table = sweep_table(view, result.config, keep=keep, cuts=[cut])
-    st.dataframe(pd.DataFrame([table.row(cut).cells()]), hide_index=True)
+    rates = rate_rows(gate_inputs_for(view, result.config, keep=keep), [cut])[0]
+    st.dataframe(gate_view(rates, table.row(cut)), hide_index=True, key="run_gate")

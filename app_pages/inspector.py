@@ -13,7 +13,7 @@ from ui import cache
 from ui.about import about_run
 from ui.context import config_words, context, url_synced, write_url
 from ui.diag import funnels_for
-from ui.fmt import highlight_row
+from ui.fmt import dash_missing, drop_constant, highlight_row, said_once
 from ui.frames import top_hits
 from ui.html import md_text, quote_html
 from ui.inspect_words import FAILURES, OUTCOMES, answered_under, outcome_frame, outcome_of, sentence
@@ -116,9 +116,13 @@ if query.in_domain and o.outcome in ("ranked-low", "not-in-pool", "truncated"):
                  column_config={"distance": st.column_config.NumberColumn(format="%.3f")})
 st.subheader(f"Top hits of {config}")
 hits = top_hits(ev, config, qi, n=10)
-st.dataframe(hits.drop(columns=["position"]), hide_index=True,
+shown_hits, same_hits = drop_constant(hits.drop(columns=["position"]).rename(columns={"doc_id": "document"}),
+                                      keep=["rank"])
+st.dataframe(shown_hits, hide_index=True,
              column_config={"score": st.column_config.NumberColumn(format="%.4f"),
                             "distance": st.column_config.NumberColumn(format="%.3f")})
+if same_hits:
+    st.caption(md_text(said_once(same_hits, "Every hit")))
 for _, h in hits.head(keep).iterrows():
     c = chunks[int(h["position"])]
     mark = " · holds the answer" if h["holds needle"] else ""

@@ -11,7 +11,7 @@ from ui.about import about_run
 from ui.context import config_words, context
 from ui.diag import funnels_for
 from ui.diag_frames import funnel_frame, granular_frame, stage_queries_frame
-from ui.fmt import highlight_row, rate
+from ui.fmt import dash_missing, drop_constant, highlight_row, rate, said_once
 from ui.frames import filter_configs, recall_long
 from ui.html import md_text
 from ui.jobs import evaluation, first_strategy, url_strategies
@@ -98,15 +98,21 @@ with st.expander("Recall at every granularity, and redundancy of the top k"):
                "span: a chunk holding the needle whole (the table above). High document and low span recall: the "
                "retriever finds the place but the chunking splits the answer. A query is credited once, at its "
                "first qualifying chunk, however many chunks hold its needle. 95% Wilson intervals.")
-    st.dataframe(granular_frame([r for r in granular_rows(ev, phrasing=phrasing) if r.config in shown],
-                                ks=[1, PRIMARY_K, 20]),
-                 hide_index=True, key="granular_table")
+    gtable, gsame = drop_constant(dash_missing(granular_frame(
+        [r for r in granular_rows(ev, phrasing=phrasing) if r.config in shown], ks=[1, PRIMARY_K, 20])),
+        keep=["configuration", "config"])
+    st.dataframe(gtable, hide_index=True, key="granular_table")
+    if gsame:
+        st.caption(md_text(said_once(gsame)))
     red = [r for r in redundancy_rows(ev, k=PRIMARY_K) if r.config in shown]
     st.caption(f"Redundancy: share of the top-{PRIMARY_K} slots (all queries) whose text overlaps a higher-ranked "
                "chunk by more than half of the shorter one (wasted context); 95% interval resampling questions.")
-    st.dataframe(pd.DataFrame([{"configuration": r.config, "redundant slots": r.redundant_slots,
-                                "slots": r.slots, "redundancy (share of slots)": rate(r.redundancy)} for r in red]),
-                 hide_index=True, key="redundancy_table")
+    rtable, rsame = drop_constant(pd.DataFrame([{"configuration": r.config, "redundant slots": r.redundant_slots,
+                                                 "slots": r.slots, "redundancy (share of slots)": rate(r.redundancy)}
+                                                for r in red]), keep=["configuration"])
+    st.dataframe(rtable, hide_index=True, key="redundancy_table")
+    if rsame:
+        st.caption(md_text(said_once(rsame)))
 
 with st.expander("Inputs: corpus and ground truth"):
     n_in = sum(1 for q in truth.queries if q.in_domain)

@@ -101,6 +101,10 @@ t.altair_chart(tradeoff_curve(curve, cut=cut, goal=target, goal_kind="bluffs" if
                               else "answered", extent=(lo, hi),
                               markers={"default": DEFAULT_CUT, "in sample": choice.cut, "proposed": proposed,
                                        "conformal": choice.conformal_cut},
+                              queries={"answered": ([q for q, i in zip(inputs.query_ids, inputs.in_domain) if i],
+                                                    inputs.good[inputs.in_domain]),
+                                       "bluffs": ([q for q, i in zip(inputs.query_ids, inputs.in_domain) if not i],
+                                                  inputs.first[~inputs.in_domain])},
                               title=f"Answered {pct(row.answered / n_in if n_in else None)}, bluffs "
                                     f"{pct(row.bluffs / n_ood if n_ood else None)} at cut {cut:.3f}"),
                width="stretch")

@@ -12,6 +12,7 @@ from ragdiag.retrieval.variant_kinds import VARIANT_KINDS
 from ragdiag.present.serving import AccessError
 from ragdiag.analyses.variants import variant_configs, variant_names, variant_rows
 from ui.context import gate_settings
+from ui.fmt import dash_missing, drop_constant, said_once
 from ui.html import md_text
 from ui.jobs import evaluation_of
 from ui.model_cut import model_cut_caption
@@ -64,7 +65,10 @@ frame = pd.DataFrame([{
     "ms/query": r.ms_per_query, f"overlap@{PRIMARY_K}": r.overlap, "truncated": r.truncated,
     "Pareto": "★" if r.pareto else "",
 } for r in rows])
-st.dataframe(frame, hide_index=True, column_config={
+shown_frame, same = drop_constant(dash_missing(frame), keep=["variant"])
+if same:
+    st.caption(md_text(said_once(same, "Every variant")))
+st.dataframe(shown_frame, hide_index=True, column_config={
     key: st.column_config.NumberColumn(format="%.3f"), "low": st.column_config.NumberColumn(format="%.3f"),
     "high": st.column_config.NumberColumn(format="%.3f"), "adjusted p": st.column_config.NumberColumn(format="%.4f"),
     "ms/query": st.column_config.NumberColumn(format="%.3f"),

@@ -256,9 +256,15 @@ def test_chunking_page_and_document_viewer(tiny, library):
 
     at = app("app_pages/chunking.py")
     table = at.dataframe[0].value
-    assert table.to_dict("records") == [
-        {k: (pytest.approx(v) if isinstance(v, float) else v) for k, v in r.cells().items()} for r in chunking_rows(library)
-    ]
+    table = (table.data if hasattr(table, "data") else table).set_index("strategy")
+    rows = {r.strategy: r for r in chunking_rows(library)}
+    assert set(table.index) == set(rows)
+    for s, r in rows.items():
+        assert table.loc[s, "chunks"] == r.chunks
+        if "destroyed needles (questions)" in table.columns:
+            assert table.loc[s, "destroyed needles (questions)"] == r.destroyed
+        if "embedded (wordpieces)" in table.columns:
+            assert table.loc[s, "embedded (wordpieces)"] == r.embedded_tokens
     # the document with a destroyed needle is chosen first; A shows the cut inside it
     assert at.selectbox(key="doc").value == "tea"
     at.selectbox(key="strategy").set_value("A").run()
@@ -325,11 +331,13 @@ def test_documents_page_status_filter_and_pages(tiny):
     at.text_input(key="corpus_path").set_value(str(kb)).run()
     assert not at.exception
     table = at.dataframe[0].value
-    assert table["path"].tolist() == [r["path"] for r in expected]
-    assert table["status"].tolist() == [r["status"] for r in expected]
+    order = {"failed": 0, "warning": 1, "ok": 2}  # failures first, then by path
+    expected_shown = sorted(expected, key=lambda r: (order[r["status"]], r["path"]))
+    assert table["file"].tolist() == [r["path"] for r in expected_shown]
+    assert table["status"].tolist() == [r["status"] for r in expected_shown]
     at.multiselect(key="status").set_value(["failed"]).run()
     table = at.dataframe[0].value
-    failed = [r for r in expected if r["status"] == "failed"]
+    failed = [r for r in expected_shown if r["status"] == "failed"]
     assert table["reason"].tolist() == [r["reason"] for r in failed]
     at.multiselect(key="status").set_value(["ok", "warning"]).run()
     at.selectbox(key="doc").set_value("pdf/comparison").run()
@@ -402,9 +410,11 @@ def test_external_run_page_evaluates_and_compares(tiny, library, tmp_path):
     expected = run_result(library, parse_run(lines, library.truth, name="mine"))
     view = replace(library, results={**library.results, expected.config: expected})
     row = {r.config: r for r in summary_rows(view)}["ext/mine"]
-    table = frame_with(at, "R@20").set_index("config")
-    assert table.loc["ext/mine", "R@1"] == str(row.recall[1])
-    assert table.loc["ext/mine", "R@4"] == str(row.recall[4])
+    from ui.fmt import rate
+
+    table = frame_with(at, "R@20 (share of queries)").set_index("configuration")
+    assert table.loc["ext/mine", "R@1 (share of queries)"] == rate(row.recall[1])
+    assert table.loc["ext/mine", "R@4 (share of queries)"] == rate(row.recall[4])
     other = at.selectbox(key="run_vs").value  # the context's configuration (the recommended one)
     comp = compare(view, expected.config, other, k=PRIMARY_K)  # the page opens at the primary k
     test = comp.test

@@ -281,3 +281,86 @@ def test_context_survives_a_change_of_page(fake_app):
     assert at.selectbox(key="config").value == "E/bm25"
     assert at.number_input(key="cut").value == pytest.approx(0.55)
     assert "cut 0.550" in texts(at)
+
+
+# ----- Every table in the one grammar -------------------------------------------------------------
+
+def _frames(at) -> list:
+    return [d.value.data if hasattr(d.value, "data") else d.value for d in at.dataframe]
+
+
+def _grammar_problems(at, page: str) -> list[str]:
+    """Tables showing "None", a snake_case header or a column with one value on every row."""
+    import re
+
+    problems = []
+    for i, df in enumerate(_frames(at)):
+        cells = df.astype(str).to_numpy().ravel().tolist()
+        if "None" in cells or "nan" in cells:
+            problems.append(f"{page} table {i}: a missing value shown as None/nan")
+        problems += [f"{page} table {i}: a count shown as a float in {c!r}" for c in df.columns
+                     if df[c].dtype == object and any(re.fullmatch(r"\d+\.0", str(v)) for v in df[c])]
+        problems += [f"{page} table {i}: snake_case header {c!r}" for c in df.columns
+                     if re.search(r"[a-z]_[a-z]", str(c))]
+        if len(df) > 1:
+            problems += [f"{page} table {i}: constant column {c!r}" for c in df.columns
+                         if c not in ("status",) and df[c].astype(str).nunique() == 1]
+    return problems
+
+
+def _run_file(lib, path):
+    import json
+
+    res, chunks = lib.result("E/bm25"), lib.indexes["E"].chunks
+    lines = [json.dumps({"query_id": q.id, "hits": [{"text": chunks[int(p)].content} for p in res.top_order[i, :5]]})
+             for i, q in enumerate(lib.queries)]
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+def test_no_table_shows_none_snake_case_or_a_constant_column(fake_app, lib, tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGDIAG_ROOTS", str(tmp_path))
+    problems, seen = [], {}
+    for page in ("chunking", "documents", "export", "summary", "overview", "threshold", "inspector", "compare",
+                 "cost", "hubs", "variants"):
+        at = app(f"app_pages/{page}.py", config="A/dense")
+        problems += _grammar_problems(at, page)
+        seen[page] = len(at.dataframe)
+    at = app("app_pages/external.py")
+    at.text_input(key="run_path").set_value(str(_run_file(lib, tmp_path / "mine.jsonl"))).run()
+    assert not at.exception, [e.value for e in at.exception]
+    problems += _grammar_problems(at, "external")
+    seen["external"] = len(at.dataframe)
+    assert not problems, "\n".join(problems)
+    assert seen["chunking"] >= 2 and seen["documents"] == 1 and seen["external"] >= 2  # the check saw the tables
+
+
+def test_chunking_table_is_the_librarys_fewest_destroyed_first_with_the_context_marked(fake_app, lib):
+    from ragdiag.analyses.summary import chunking_rows
+
+    at = app("app_pages/chunking.py", config="E/bm25")
+    df = _frames(at)[0]
+    rows = {r.strategy: r for r in chunking_rows(lib)}
+    assert list(df["strategy"]) == sorted(rows, key=lambda s: (rows[s].destroyed, rows[s].embedded_tokens, s))
+    assert df.set_index("strategy").loc["A", "destroyed needles (questions)"] == rows["A"].destroyed == 1
+    assert df.set_index("strategy").loc["E", "chunks"] == rows["E"].chunks
+
+
+def test_external_run_tables_say_rates_with_intervals_and_dashes(fake_app, lib, tmp_path, monkeypatch):
+    from ragdiag.core.defaults import PRIMARY_K
+
+    monkeypatch.setenv("RAGDIAG_ROOTS", str(tmp_path))
+    at = app("app_pages/external.py")
+    at.text_input(key="run_path").set_value(str(_run_file(lib, tmp_path / "mine.jsonl"))).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    recall = next(df for df in _frames(at) if "configuration" in df.columns)
+    assert list(recall["configuration"]) == ["ext/mine"]
+    assert recall[f"R@{PRIMARY_K} (share of queries)"].iloc[0].endswith(")")  # "55% (42–67)"
+    assert recall["destroyed (questions)"].iloc[0] == "–"  # no chunking of ours: a dash, not None
+    ranks = next(df for df in _frames(at) if "query" in df.columns)
+    if "needle rank (position)" in ranks.columns:
+        numeric = [r for r in ranks["needle rank (position)"] if r != "–"]
+        assert numeric == sorted(numeric)
+    else:  # the same rank on every row is said once, above the table
+        assert "Every row: needle rank (position)" in texts(at)

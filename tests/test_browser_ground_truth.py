@@ -79,6 +79,8 @@ def test_write_a_question_save_reload_evaluate(gt_server, page):  # noqa: F811 -
     wait_idle(page)
     page.get_by_text("Inputs: corpus and ground truth").click()
     page.get_by_text("in-domain queries").first.wait_for()
+    # a strategy finishing reruns the page: wait for the metric itself rather than read mid-rerun
+    page.locator('[data-testid="stMetric"]').filter(has_text=re.compile(r"questions\s*5\s*$")).first.wait_for()
     text = main_text(page)
     assert re.search(r"questions\s+5\b", text), text[:500]
     assert re.search(r"in-domain queries\s+10\b", text)

@@ -94,7 +94,7 @@ def test_locked_mode_has_no_path_fields_and_ignores_url_parameters(served, monke
     at = app("app_pages/ground_truth.py")
     assert not at.button and "served read-only" in texts(at)  # nothing on the server can be written
     at = app("app_pages/documents.py", corpus_path=str(served["secret"]))
-    assert set(at.dataframe[0].value["id"]) == {"tea", "bike", "bread"}
+    assert set(at.dataframe[0].value["document"]) == {"tea", "bike", "bread"}
     assert "corpus **tiny**" in " ".join(c.value for c in at.sidebar.caption)
 
 
@@ -120,8 +120,8 @@ def test_run_file_doc_names_are_mapped_in_the_page(served, monkeypatch):
     at = app("app_pages/external.py")
     at.text_input(key="run_path").set_value(str(run)).run()
     assert "mapped to corpus ids" in texts(at) and "'tea.md' -\\> 'tea'" in texts(at)
-    per_query = next(d.value for d in at.dataframe if "needle rank" in d.value.columns)
-    assert per_query.set_index("query").loc["q1:course", "needle rank"] == 1  # counted, not silently missed
+    per_query = next(d.value for d in at.dataframe if "needle rank (position)" in d.value.columns)
+    assert str(per_query.set_index("query").loc["q1:course", "needle rank (position)"]) == "1"  # counted, not missed
     bad = served["base"] / "bad.jsonl"
     bad.write_text(json.dumps({"query_id": "q1:course", "hits": [{"text": "x", "doc": "teaa.md"}]}), encoding="utf-8")
     at.text_input(key="run_path").set_value(str(bad)).run()

@@ -80,3 +80,25 @@ def test_off_topic_sentences():
                                "0.600 (closest 0.497): a model would answer from them.")
     quiet = Outcome("E/hybrid", "abstained", None, None, 0.71, 0, "", 4, 4, 0.6)
     assert sentence(quiet).startswith("Abstained, as it should")
+
+
+def test_tradeoff_tooltip_names_the_queries_that_change_outcome_at_each_step():
+    from ui.gate_charts import tradeoff_curve
+
+    cuts = [0.3, 0.4, 0.5, 0.6]
+    curve = pd.DataFrame([{"cut": c, "outcome": o, "queries": q, "rate": q / 5, "low": 0.0, "high": 1.0}
+                          for c in cuts for o, q in (("answered", sum(v < c for v in (0.35, 0.45, 0.46, 0.47, 0.48))),
+                                                     ("bluffs (all ood)", int(c > 0.55)))])
+    chart = tradeoff_curve(curve, cut=0.5, extent=(0.3, 0.6), markers={"default": 0.5, "proposed": 0.51},
+                           queries={"answered": (["a1", "a2", "a3", "a4", "a5"], [0.35, 0.45, 0.46, 0.47, 0.48]),
+                                    "bluffs": (["o1"], [0.55])})
+    spec = chart.to_dict()
+    rows = next(v for v in spec["datasets"].values() if v and "changes here" in v[0])
+    said = {(r["measure"], r["cut"]): r["changes here"] for r in rows}
+    assert said[("answered", 0.4)] == "a1"
+    assert said[("answered", 0.5)] == "a2, a3, a4 +1 more"  # 4 between 0.4 and 0.5, closest first
+    assert said[("answered", 0.6)] == "–" and said[("bluffs", 0.6)] == "o1"
+    # the markers 0.5 (on screen = default) and 0.51 (proposed) are too close to share a row of labels
+    marks = next(v for v in spec["datasets"].values() if v and "name" in v[0] and "y" in v[0])
+    ys = {m["name"]: m["y"] for m in marks}
+    assert len(set(ys.values())) == len(ys) == 2

@@ -25,7 +25,14 @@ def about_run(ev: Evaluation, *, expanded: bool = False) -> None:
             st.caption(md_text(note))
         st.caption("Vectors of two models are not comparable: every index is stamped with the model, weights, "
                    "pipeline and extractor versions, corpus hash and chunking it was built with.")
-        st.dataframe(index_stamp_rows(ev, recorded_stamps()), hide_index=True)
+        from ui.fmt import dash_missing, drop_constant
+
+        stamps = index_stamp_rows(ev, recorded_stamps())
+        if not stamps.empty:
+            stamps, same = drop_constant(dash_missing(stamps), keep=["strategy"])
+            if same:
+                st.caption("Every index: " + "; ".join(f"{md_text(k)} {md_text(v)}" for k, v in same.items()) + ".")
+            st.dataframe(stamps, hide_index=True)
         if getattr(ev, "retriever_stamps", None):  # dense variants: precision, index parameters, model
             st.caption("Variants of dense search: what made each configuration's numbers")
             st.json(ev.retriever_stamps, expanded=False)

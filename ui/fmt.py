@@ -12,7 +12,7 @@ from typing import Iterable
 import pandas as pd
 
 __all__ = ["DASH", "pct", "rate", "interval", "points", "share", "ordinal", "drop_constant", "dash_missing",
-           "highlight_row", "ACCENT", "ACCENT_BG"]
+           "highlight_row", "said_once", "ACCENT", "ACCENT_BG"]
 
 DASH = "–"
 #: The chosen configuration in charts and tables (everything else grey).
@@ -84,3 +84,11 @@ def highlight_row(df: pd.DataFrame, column: str, value) -> "pd.io.formats.style.
         return [ACCENT_BG if row[column] == value else ""] * len(row)
 
     return df.style.apply(mark, axis=1)
+
+
+def said_once(constant: dict, lead: str = "Same on every row") -> str:
+    """The columns :func:`drop_constant` dropped, as one caption: ``"Same on every row: tier best set."``
+    (empty when none). Markdown-sensitive text is the caller's to escape."""
+    if not constant:
+        return ""
+    return f"{lead}: " + "; ".join(f"{k} {DASH if _missing(v) else v}" for k, v in constant.items()) + "."

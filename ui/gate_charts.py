@@ -11,7 +11,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-__all__ = ["PLOT_HEIGHT", "FIT_X", "x_extent", "mirrored_bins", "mirrored_histogram", "tradeoff_wide", "tradeoff_curve"]
+__all__ = ["PLOT_HEIGHT", "FIT_X", "x_extent", "mirrored_bins", "mirrored_histogram", "tradeoff_wide", "flips",
+           "label_lanes", "tradeoff_curve"]
 
 PLOT_HEIGHT = 260
 #: The width fits the column; the height is the plot's own, titles, axes and legends come on top of it.
@@ -115,12 +116,61 @@ def tradeoff_wide(curve: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
+def flips(cuts, ids, values, *, show: int = 3) -> list[str]:
+    """Per cut of the sorted grid ``cuts``: the queries whose value is in ``[previous cut, cut)`` (they change
+    outcome between the previous step and this one; under the first cut: every value below it), closest first,
+    ``show`` named and the rest as ``+N more``; a dash when none.
+
+    >>> flips([0.2, 0.4, 0.6], ["a", "b", "c", "d"], [0.1, 0.3, 0.35, 0.9], show=1)
+    ['a', 'b +1 more', '–']
+    """
+    cuts = np.asarray(cuts, dtype=float)
+    values = np.asarray(values, dtype=float)
+    order = np.argsort(values, kind="stable")
+    ids, values = [ids[i] for i in order], values[order]
+    out, prev = [], -np.inf
+    for c in cuts:
+        lo, hi = np.searchsorted(values, prev, side="left"), np.searchsorted(values, c, side="left")
+        names = ids[lo:hi]
+        more = f" +{len(names) - show} more" if len(names) > show else ""
+        out.append(", ".join(names[:show]) + more if names else "–")
+        prev = c
+    return out
+
+
+def label_lanes(cuts, *, lo: float, hi: float, gap: float = 0.22) -> list[int]:
+    """A lane (text row) per marker label so that labels of cuts closer than ``gap`` of the x range do not
+    overlap: in order of the cut, each takes the first lane whose last label is far enough.
+
+    >>> label_lanes([0.5, 0.52, 0.9, 0.51], lo=0.0, hi=1.0)
+    [0, 2, 0, 1]
+    """
+    width = max(hi - lo, 1e-9) * gap
+    last: list[float] = []
+    lanes = [0] * len(cuts)
+    for i in sorted(range(len(cuts)), key=lambda i: cuts[i]):
+        lane = next((j for j, x in enumerate(last) if cuts[i] - x >= width), len(last))
+        if lane == len(last):
+            last.append(cuts[i])
+        else:
+            last[lane] = cuts[i]
+        lanes[i] = lane
+    return lanes
+
+
 def tradeoff_curve(curve: pd.DataFrame, *, cut: float, goal: float | None = None, goal_kind: str = "bluffs",
                    markers: dict[str, float | None] | None = None, extent: tuple[float, float] | None = None,
-                   title: str | None = None) -> alt.Chart:
+                   title: str | None = None, queries: dict[str, tuple] | None = None) -> alt.Chart:
     """Answered and bluffs (share of their queries, 95% bands) against the cut; the goal as a line; the
-    default, proposed and conformal cuts as labelled rules; a tooltip on the curve with the counts."""
+    default, proposed and conformal cuts as labelled rules (labels in lanes, never over one another); a tooltip
+    on the curve with the counts and, given ``queries`` (``{"answered": (ids, values), "bluffs": (ids,
+    values)}``: the gate's value of each query), the queries that change outcome from the previous step."""
     long = tradeoff_wide(curve)
+    if queries and len(long):
+        long["changes here"] = "–"
+        for measure, (ids, values) in queries.items():
+            sel = long["measure"] == measure
+            long.loc[sel, "changes here"] = flips(long.loc[sel, "cut"].to_numpy(), list(ids), values)
     lo, hi = extent or (0.0, 1.0)
     long = long[(long["cut"] >= lo) & (long["cut"] <= hi)]
     colors = {"answered": SERIES_COLORS[ANSWERABLE], "bluffs": SERIES_COLORS[NEAR]}
@@ -137,7 +187,9 @@ def tradeoff_curve(curve: pd.DataFrame, *, cut: float, goal: float | None = None
         x=x, y="rate:Q", color=quiet,
         tooltip=[alt.Tooltip("cut:Q", format=".4f"), "measure:N", alt.Tooltip("queries:Q", title="queries"),
                  alt.Tooltip("rate:Q", format=".1%"), alt.Tooltip("low:Q", format=".1%", title="95% low"),
-                 alt.Tooltip("high:Q", format=".1%", title="95% high")])
+                 alt.Tooltip("high:Q", format=".1%", title="95% high"),
+                 *([alt.Tooltip("changes here:N", title="change from the previous step")]
+                   if "changes here" in long.columns else [])])
     layers = [band, line, hover]
     if goal is not None:
         layers.append(alt.Chart(pd.DataFrame({"goal": [goal], "text": [f"goal: {goal_kind} {goal:.0%}"]}))
@@ -148,16 +200,20 @@ def tradeoff_curve(curve: pd.DataFrame, *, cut: float, goal: float | None = None
         if c is not None and lo <= c <= hi:
             at.setdefault(round(float(c), 4), []).append(n)
     marks = pd.DataFrame([{"name": " = ".join(ns), "cut": c, "kind": ns[-1]} for c, ns in at.items()])
+    if len(marks):  # labels beside their rule, one lane (14 px) per neighbour too close to share a row
+        marks["y"] = [8 + 14 * lane for lane in label_lanes(marks["cut"].tolist(), lo=lo, hi=hi)]
+        marks["right"] = marks["cut"] > lo + 0.7 * (hi - lo)  # near the right edge: the label goes left of it
     if len(marks):
         mcolor = alt.Color("kind:N", legend=None, scale=alt.Scale(domain=list(MARKER_COLORS),
                                                                   range=list(MARKER_COLORS.values())))
         layers.append(alt.Chart(marks).mark_rule(strokeDash=[4, 3], strokeWidth=1.5).encode(
             x="cut:Q", color=mcolor, tooltip=["name:N", alt.Tooltip("cut:Q", format=".4f")]))
-        layers.append(alt.Chart(marks).mark_text(angle=270, align="right", baseline="bottom", dx=-4, dy=-2,
-                                                 fontSize=11).encode(x="cut:Q", y=alt.value(0), text="name:N",
-                                                                     color=mcolor))
+        for right, part in marks.groupby("right"):
+            layers.append(alt.Chart(part).mark_text(align="right" if right else "left", baseline="middle",
+                                                    dx=-4 if right else 4, fontSize=11).encode(
+                x="cut:Q", y=alt.Y("y:Q", scale=None), text="name:N", color=mcolor))
     return alt.layer(*layers).resolve_scale(color="independent").properties(
         height=PLOT_HEIGHT, autosize=FIT_X,
         title=alt.TitleParams(title or "Answered and bluffs at every cut", anchor="start",
                               subtitle=["share of answerable and of off-topic queries, 95% bands;",
-                                        "hover the curve for counts"]))
+                                        "hover the curve for counts and the queries that change"]))

@@ -99,6 +99,15 @@ def evaluation(need=None, want=None) -> tuple[Evaluation, str]:
     want = [n for n in (want if want is not None else named) if n in s.strategies]
     need = [n for n in (need if need is not None else want) if n in s.strategies] or [first_strategy(s)]
     sched.prioritize(*need, *want)
+    state = _wait_for(sched, need)
+    ev, ready = bg.merged()
+    if not state.finished:
+        _poll(bg, ready)
+    return ev, f"{bg.token}:{','.join(ready)}"
+
+
+def _wait_for(sched, need: list[str]):
+    """Wait for the strategies ``need`` with a progress bar; stop the page with the reason if one failed."""
     if not sched.wait(need, timeout=0):
         bar = st.progress(0.0, text="Starting…")
         while not sched.wait(need, timeout=1.0):  # once a second: each redraw costs the browser work
@@ -111,10 +120,7 @@ def evaluation(need=None, want=None) -> tuple[Evaluation, str]:
         if name in state.failed:
             st.error(f"Strategy {name} could not be evaluated: {state.failed[name]}")
             st.stop()
-    ev, ready = bg.merged()
-    if not state.finished:
-        _poll(bg, ready)
-    return ev, f"{bg.token}:{','.join(ready)}"
+    return state
 
 
 def job_notes() -> list[str]:
@@ -142,17 +148,6 @@ def evaluation_of(strategies: tuple[str, ...], retrievers: tuple[str, ...]) -> t
         st.stop()
     sched = bg.scheduler
     need = list(strategies)
-    if not sched.wait(need, timeout=0):
-        bar = st.progress(0.0, text="Starting…")
-        while not sched.wait(need, timeout=1.0):
-            state = sched.state()
-            frac = state.done / state.total if state.total else 0.0
-            bar.progress(min(max(frac, 0.0), 1.0), text=state.describe())
-        bar.empty()
-    state = sched.state()
-    for name in need:
-        if name in state.failed:
-            st.error(f"Strategy {name} could not be evaluated: {state.failed[name]}")
-            st.stop()
+    _wait_for(sched, need)
     ev, ready = bg.merged()
     return ev, f"{bg.token}:{','.join(ready)}"

@@ -22,6 +22,7 @@ __all__ = [
     "question_groups",
     "question_differences",
     "sign_flip_test",
+    "sign_sum_counts",
     "paired_test",
     "bootstrap_difference",
     "verdict",
@@ -108,6 +109,26 @@ def question_differences(a, b, groups) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 
+def sign_sum_counts(mags: np.ndarray) -> np.ndarray:
+    """Exact counts of sign patterns by their sum: ``counts[s + total]`` patterns of ``+/-mags`` sum to ``s``.
+
+    Convolution over the positive integer magnitudes ``mags``; Python ints
+    (object dtype) stay exact at any size.
+
+    >>> sign_sum_counts(np.array([1, 2])).tolist()  # -3, -1, +1, +3
+    [1, 0, 1, 0, 1, 0, 1]
+    """
+    total = int(np.sum(mags))
+    counts = np.zeros(2 * total + 1, dtype=object)
+    counts[total] = 1
+    for m in np.asarray(mags, dtype=np.int64).tolist():
+        nxt = np.zeros_like(counts)
+        nxt[m:] += counts[:-m]
+        nxt[:-m] += counts[m:]
+        counts = nxt
+    return counts
+
+
 def _integer_null_tail(d: np.ndarray) -> Fraction:
     """P(|sum of independent +/-|d_i|| >= |sum d|) exactly, by convolving integer counts."""
     mags = np.abs(d).astype(np.int64)
@@ -116,14 +137,7 @@ def _integer_null_tail(d: np.ndarray) -> Fraction:
     total = int(mags.sum())
     if mags.size == 0 or observed == 0:
         return Fraction(1)
-    # counts[s + total] = number of sign patterns with sum s; Python ints stay exact at any size.
-    counts = np.zeros(2 * total + 1, dtype=object)
-    counts[total] = 1
-    for m in mags.tolist():
-        nxt = np.zeros_like(counts)
-        nxt[m:] += counts[:-m]
-        nxt[:-m] += counts[m:]
-        counts = nxt
+    counts = sign_sum_counts(mags)
     sums = np.arange(-total, total + 1)
     tail = sum(counts[np.abs(sums) >= observed].tolist())
     return Fraction(int(tail), 2 ** int(mags.size))

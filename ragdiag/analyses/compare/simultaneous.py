@@ -53,6 +53,7 @@ from typing import Sequence
 import numpy as np
 
 from ...core.defaults import ALPHA, SEED
+from .paired import sign_sum_counts
 
 __all__ = ["MaxT", "SimultaneousRow", "max_t", "MAX_T_DRAWS", "EXACT_LIMIT", "bh_qvalues", "integer_units", "block_scales"]
 
@@ -144,13 +145,7 @@ def _sign_flip_null(d: np.ndarray, alpha: float) -> MaxT:
     """Exact null of ``|sum s_g d_g|`` for integer ``d`` by convolution (one pair: the sign-flip test)."""
     mags = np.abs(d[d != 0]).astype(np.int64)
     total = int(mags.sum())
-    counts = np.zeros(2 * total + 1, dtype=object)
-    counts[total] = 1
-    for m in mags.tolist():
-        nxt = np.zeros_like(counts)
-        nxt[m:] += counts[:-m]
-        nxt[:-m] += counts[m:]
-        counts = nxt
+    counts = sign_sum_counts(mags)
     sums = np.abs(np.arange(-total, total + 1))
     values = np.arange(total + 1)
     weights = np.array([sum(counts[sums == v].tolist()) for v in values], dtype=object)
