@@ -17,7 +17,7 @@ from ragdiag.authoring.checks import check_needle, check_truth, loader_problems,
 from ragdiag.authoring.coverage import coverage, format_coverage
 from ragdiag.authoring.edit import add_ood, add_question, next_id
 from ragdiag.authoring.leakage import LEAKAGE_WARN, leakage
-from ragdiag.authoring.power import resolvable_difference, resolution_sentence, sign_test_power
+from ragdiag.analyses.compare.power import resolvable_difference, resolution_sentence, sign_test_power
 from ragdiag.authoring.save import ConflictError, backup_path, merge, open_truth, save_truth
 from ragdiag.authoring.suggest import suggest, to_truth_data
 from ragdiag.authoring.text import content_words, sentences
@@ -152,7 +152,7 @@ def test_power_equals_enumeration(n, a, b):
 
 
 def test_resolvable_with_phrasings_and_a_family_matches_the_exact_test():
-    from ragdiag.authoring.power import resolvable
+    from ragdiag.analyses.compare.power import resolvable
     from ragdiag.analyses.compare import sign_flip_test
 
     r = resolvable(32, 2, family_size=276)
@@ -168,6 +168,23 @@ def test_resolvable_with_phrasings_and_a_family_matches_the_exact_test():
     assert 2 / 2**14 < 0.05 / 276 < 2 / 2**13
     assert sign_test_power(32, 0.5, 0.0, alpha=0.05 / 276) >= 0.8 > sign_test_power(32, 0.49, 0.0, alpha=0.05 / 276)
     assert "under about 12 points cannot be told apart alone" in r.words() and "family of 276" in r.words()
+
+
+def test_questions_to_resolve_is_resolvable_read_the_other_way():
+    from ragdiag.analyses.compare.power import questions_to_resolve, resolvable
+
+    for alpha in (0.05, 0.05 / 276):
+        for n in (8, 20, 32, 64):
+            r = resolvable(n, 2, family_size=1, alpha=alpha)
+            if r.alone is None:
+                continue
+            # n questions resolve r.alone: they are enough for it, and not for half a point less
+            need = questions_to_resolve(r.alone, 2, alpha=alpha)
+            assert need <= n and questions_to_resolve(r.alone - 0.0025, 2, alpha=alpha) > need - 1
+            assert resolvable(need, 2, family_size=1, alpha=alpha).alone <= r.alone
+    assert questions_to_resolve(0.05, 1) > questions_to_resolve(0.05, 2)  # a second phrasing flips more
+    with pytest.raises(ValueError, match="share of recall"):
+        questions_to_resolve(5, 2)  # points, not a share
 
 
 def test_resolvable_difference():

@@ -76,6 +76,6 @@ def test_own_doc_sees_through_dataclass_and_inherited_docstrings():
 
 def test_walk_finds_the_modules():
     # The walk sees subpackages and plain modules alike; a broken walk would check nothing.
-    assert {"ragdiag.documents.corpus", "ragdiag.retrieval.bm25", "ragdiag.authoring.power", "ui.html"} <= set(MODULES)
+    assert {"ragdiag.documents.corpus", "ragdiag.retrieval.bm25", "ragdiag.analyses.compare.power", "ui.html"} <= set(MODULES)
     assert not any(m.endswith("__main__") for m in MODULES)
 

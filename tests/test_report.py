@@ -267,6 +267,26 @@ def test_alternatives_are_the_comparison_with_the_best(ev, report, html_text, md
     assert "Holm over" not in html_text  # no all-pairs family in the report
 
 
+def test_power_sentence_is_the_tests_own_alone_and_within_the_pairs(ev, report, html_text, md_text):
+    from ragdiag.analyses.compare.power import questions_to_resolve, resolvable, sign_test_power
+
+    a = report.alternatives
+    pairs = a.m * (a.m - 1) // 2
+    phrasings = len(ev.truth.phrasings)
+    want = resolvable(report.n_questions, phrasings, k=report.k, family_size=pairs)
+    assert a.resolution == want and pairs > 1 and phrasings == 2
+    alone, fam = a.margin_needs
+    # the most favourable case of the sign test: 2 * 5 points = 10% of the questions flip one way;
+    # alone six such questions reach p = 2/64, so 80% power needs P(Bin(n, 0.1) >= 6) >= 0.8: first at n = 78
+    assert alone == questions_to_resolve(0.05, 2) == 78
+    assert sign_test_power(alone, 0.1, 0.0) >= 0.8 > sign_test_power(alone - 1, 0.1, 0.0)
+    assert fam > alone  # the family's level alpha / pairs needs more one-way questions
+    s = a.power_sentence()
+    assert f"alone: about {100 * want.alone:g} points; within these {pairs} comparisons: about {100 * want.family:g}." in s
+    assert f"alone: {alone} questions; within these {pairs}: {fam:,}." in s
+    assert html.escape(s) in html_text and s in md_text.replace("\\", "")
+
+
 def test_zero_bluffs_shows_the_upper_bound(ev):
     r = build_report(ev, config="C/dense", cut=0.01, keep=KEEP)
     assert r.sweep_row.bluffs == 0
@@ -302,6 +322,7 @@ def test_only_one_configuration_has_no_runner_up(ev):
     ev1 = dataclasses.replace(ev, results={Config("C", "dense"): ev.results[Config("C", "dense")]})
     r = build_report(ev1)
     assert r.headline.recommended and r.headline.against is None and r.alternatives.m == 1
+    assert r.alternatives.power_sentence() == ""  # no pair, nothing to resolve
     assert all(not c.change for c in r.headline.cards())
     assert r.to_html().count("<svg") == 3 and "against" not in r.to_markdown().split("## Where")[0]
 

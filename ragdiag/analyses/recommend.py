@@ -171,12 +171,33 @@ class Recommendation:
         }
 
 
+_NO_OOD = "default (no off-topic queries to choose a cut from)"
+
+
+def _why(chosen: str, top: str, means: Mapping[str, float], k: int, n_members: int, basis: tuple[str, str],
+         n_set: int, n_configs: int) -> str:
+    """Why this configuration, in one sentence: not shown worse than the best, within the margin, simplest or cheapest."""
+    margin = f"{100 * PRACTICAL_MARGIN:g} points"
+    word, detail = basis
+    at = f"{100 * means[top]:.0f}% at R@{k}"
+    if chosen != top:
+        return (f"{chosen} is not shown worse than the best ({top}, {at}), is within {margin} of it "
+                f"({100 * means[chosen]:.0f}%), and is the {word} of the {n_members} that are ({detail}).")
+    if n_members > 1:
+        return (f"{chosen} is the best ({at}) and the {word} of the {n_members} configurations not shown worse "
+                f"and within {margin} of it ({detail}).")
+    if n_set == 1:
+        return f"{chosen} is the best ({at}) and the only one not shown worse (simultaneous over all {n_configs})."
+    return (f"{chosen} is the best ({at}); none of the {n_set - 1} others not shown worse (of {n_configs}, "
+            f"simultaneous over all) is within {margin} of it.")
+
+
 def _gate_cut(inputs, max_bluff: float) -> tuple[float, str, str]:
     from .threshold import Goal, choose_cut, conformal_cut, in_sample_words
 
     n_ood = int((~inputs.in_domain).sum())
     if n_ood == 0:
-        return DEFAULT_CUT, "default (no off-topic queries to choose a cut from)", ""
+        return DEFAULT_CUT, _NO_OOD, ""
     cut, words = conformal_cut(inputs, max_bluff)
     if cut is not None:
         return cut, "conformal", words.split(": ", 1)[1]
@@ -235,10 +256,10 @@ def recommend(ev: Evaluation, *, k: int = PRIMARY_K, keep: int = DEFAULT_KEEP, m
     measured = _measured(costs, members)
     if measured is not None:
         order = sorted(members, key=lambda m: (*measured[m], complexity_key(m)))
-        basis = "the cheapest by measured cost (median ms per query, then build time)"
+        basis = ("cheapest", "by measured cost")
     else:
         order = sorted(members, key=complexity_key)
-        basis = "the simplest (no measured cost: dense < BM25 < hybrid < rerankers, then fewer chunking switches)"
+        basis = ("simplest", "no measured cost; dense < BM25 < hybrid < rerankers")
     chosen = order[0]
     if len(order) > 1:
         runner = order[1]
@@ -249,13 +270,8 @@ def recommend(ev: Evaluation, *, k: int = PRIMARY_K, keep: int = DEFAULT_KEEP, m
     runner_rates = runner_cut = None
     if runner is not None:
         runner_cut, _, _, runner_rates = _rates(ev, runner, keep, max_bluff)
-    n_set = len(result.best_set)
-    shortlist = (f"{len(members)} of them within {100 * PRACTICAL_MARGIN:g} points of its R@{k} "
-                 f"({100 * top:.0f}%)")
-    why = (f"{n_set} of {len(configs)} configurations are not shown worse than the best ({result.best}) at "
-           f"R@{k}, simultaneously over all {len(configs)}; {shortlist}; {chosen} is {basis}. Cut: {method}"
-           + (f" for at most {max_bluff:.0%} bluffs" if method != "default (no off-topic queries to choose a cut from)"
-              else "") + ".")
+    why = _why(chosen, result.best, means, k, len(members), basis, len(result.best_set), len(configs))
+    why += " Cut: " + method + (f" for at most {max_bluff:.0%} bluffs" if method != _NO_OOD else "") + "."
     return Recommendation(chosen, describe_config(chosen), why, result.best_set, runner, k, keep, float(cut), method,
                           max_bluff, rates["answered"], rates["bluffs"], rates["lost"], runner_rates, guarantee,
                           result.best, runner_cut)

@@ -9,7 +9,7 @@ from ..documents.corpus import Corpus
 from ..core.defaults import ALPHA, PRIMARY_K
 from ..core.tables import align
 from .checks import check_needle
-from .power import Resolution, resolvable, resolution_sentence, resolvable_difference
+from ..analyses.compare.power import Resolution, resolvable, resolution_sentence, resolvable_difference
 
 __all__ = ["Coverage", "SectionRow", "coverage", "format_coverage", "DEFAULT_PHRASINGS"]
 

@@ -13,6 +13,8 @@ as the unit and its phrasings as a cluster.
 - :func:`clustered_mean` -- a cluster-robust interval for a mean in [0, 1] (MRR).
 - :func:`rate_interval` -- Wilson with the exact bound at 0 (or all) events, and :func:`upper_bound_words`.
 - :func:`questions_needed` -- questions needed for 80% power, given a difference and its discordance.
+- :func:`resolvable`, :func:`questions_to_resolve` -- what a number of questions can resolve, alone and within a
+  family, by the exact power of the test (the most favourable case), and the questions a difference needs.
 - :func:`verdict` -- the one rule and the one set of words for a paired comparison.
 - :func:`max_t` -- simultaneous intervals and adjusted p of a family from one max-statistic permutation
   (an interval excludes 0 exactly when the adjusted p is below alpha); :func:`bh_qvalues` for exploring.
@@ -23,13 +25,14 @@ as the unit and its phrasings as a cluster.
 
 Modules: :mod:`.paired` (tests and the verdict), :mod:`.intervals` (intervals
 and power), :mod:`.comparisons` (comparisons of an evaluation), :mod:`.simultaneous`
-(max-T), :mod:`.best` (comparison with the best).
+(max-T), :mod:`.best` (comparison with the best), :mod:`.power` (exact power of the sign test).
 """
 
 from __future__ import annotations
 
 from . import paired as _paired, intervals as _intervals, comparisons as _comparisons
 from . import simultaneous as _simultaneous, best as _best, baseline as _baseline, effects as _effects
+from . import power as _power
 from .paired import (
     BOOTSTRAP_DRAWS,
     MONTE_CARLO_DRAWS,
@@ -70,6 +73,8 @@ from .simultaneous import EXACT_LIMIT, MAX_T_DRAWS, MaxT, SimultaneousRow, bh_qv
 from .best import BestResult, BestRow, best, difference_dict, outcome_matrix
 from .effects import CONTRASTS, SWITCH_WORDS, EffectRow, EffectsResult, effects
 from .baseline import BASELINE_ENV, PROJECT_FILE, DeclaredBaseline, declared_baseline
+from .power import (Resolution, default_family_size, questions_to_resolve, resolution_sentence, resolvable,
+                    resolvable_difference, sign_test_power)
 
 __all__ = [*_paired.__all__, *_intervals.__all__, *_comparisons.__all__, *_simultaneous.__all__, *_best.__all__,
-           *_baseline.__all__, *_effects.__all__]
+           *_baseline.__all__, *_effects.__all__, *_power.__all__]

@@ -16,7 +16,9 @@ import numpy as np
 from ...analyses.compare.best import best
 from ...analyses.compare.effects import effects
 from ...analyses.compare.intervals import clustered_rate
-from ...core.defaults import DEFAULT_CUT, DEFAULT_KEEP, DEFAULT_MAX_BLUFF, KS, PREFERRED_CONFIGS, PRIMARY_K
+from ...analyses.compare.power import questions_to_resolve, resolvable
+from ...core.defaults import (DEFAULT_CUT, DEFAULT_KEEP, DEFAULT_MAX_BLUFF, KS, PRACTICAL_MARGIN,
+                              PREFERRED_CONFIGS, PRIMARY_K)
 from ...evaluation.records import Config, Evaluation, parse_key
 from ..export import summary_document
 from ...analyses.outcomes import LADDER, outcome_counts, query_outcomes
@@ -217,10 +219,19 @@ def _alternatives(ev: Evaluation, chosen: str, runner_up: str | None, k: int,
         return AltRow(r.config, describe_config(r.config), 0.0 if top else r.estimate, 0.0 if top else r.low,
                       0.0 if top else r.high, r.in_best_set, r.mean)
 
+    # the power of the test the best set is decided with: over questions, every phrasing, all pairs as the family
+    m = len(result.rows)
+    phrasings = max(1, len(ev.truth.phrasings))
+    pairs = m * (m - 1) // 2
+    res, needs = None, (None, None)
+    if pairs:
+        res = resolvable(result.n_questions, phrasings, k=k, family_size=pairs, alpha=result.alpha)
+        needs = (questions_to_resolve(PRACTICAL_MARGIN, phrasings, alpha=result.alpha),
+                 questions_to_resolve(PRACTICAL_MARGIN, phrasings, alpha=result.alpha / pairs))
     return AlternativesSection(k, result.best, chosen, tuple(alt(r) for r in drawn), result.best_set,
-                               len(result.rows), sum(r.config not in pick for r in members),
+                               m, sum(r.config not in pick for r in members),
                                sum(r.config not in pick for r in rows if not r.in_best_set),
-                               tuple(alt(r) for r in rows))
+                               tuple(alt(r) for r in rows), res, PRACTICAL_MARGIN, needs)
 
 
 def _flow(ev: Evaluation, cfg: Config, k: int, cut: float, keep: int) -> FlowSection:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
+from ...analyses.compare.power import Resolution
 from ...evaluation.rows import RateCell
 from ...core.svg import Dot, Step, dot_chart, waterfall_chart
 from ...core.tables import Table
@@ -40,7 +41,7 @@ class Card:
     cell: RateCell
     of: int
     unit: str  # "answerable queries", "off-topic queries"
-    against: str | None = None  # the comparator's words ("the runner-up, ...")
+    against: str | None = None  # the comparator ("the runner-up"; the basis names it in words)
     against_cell: RateCell | None = None
     higher_is_better: bool = True
 
@@ -76,7 +77,7 @@ class Card:
 
     @property
     def change(self) -> str:
-        """``"+5 points against the runner-up X (50%)"``, or "" without a comparator."""
+        """``"+5 points against the runner-up (50%)"``, or "" without a comparator."""
         d = self.delta
         if d is None:
             return ""
@@ -150,7 +151,8 @@ class Headline:
     def basis(self) -> str:
         """How the configuration and the cut were chosen, and what the cards compare against."""
         at = "" if self.against is None or self.against_cut is None else \
-            f" The cards compare with the {self.against_kind} ({self.against}) at its cut {cut_text(self.against_cut)}."
+            (f" The cards compare with the {self.against_kind}, {self.against_words} ({self.against}), at its cut "
+             f"{cut_text(self.against_cut)}.")
         why = f"Why: {self.why}" if self.recommended else (
             f"The recommendation is {self.rec_words} ({self.rec_config}) at cut {cut_text(self.rec_cut)}: "
             f"{self.why}")
@@ -161,8 +163,8 @@ class Headline:
         """Answered, bluffs and lost, each against the comparator when there is one."""
         r = self.against_rates or {}
         who = None
-        if self.against:
-            who = f"the {self.against_kind}, {self.against_words}"
+        if self.against:  # named in words once, in the basis above the cards
+            who = f"the {self.against_kind}"
 
         def card(name, title, cell, of, unit, up):
             return Card(name, title, cell, of, unit, who if name in r else None, r.get(name), up)
@@ -247,17 +249,39 @@ class AlternativesSection:
     hidden_in_set: int  # members of the best set not drawn
     hidden: int  # configurations outside the best set not drawn
     all_rows: tuple[AltRow, ...] = ()  # every configuration compared (the appendix's table)
+    resolution: Resolution | None = None  # what the questions resolve, alone and within the m(m-1)/2 pairs
+    margin: float | None = None  # the recommendation's practical margin (a share)
+    margin_needs: tuple[int | None, int | None] = (None, None)  # questions that margin needs, alone / in the family
+
+    def power_sentence(self) -> str:
+        """What these questions can resolve, alone and within the family, and what the margin would need ("")."""
+        r = self.resolution
+        if r is None or r.n == 0:
+            return ""
+        each = f" ({r.phrasings} phrasings each)" if r.phrasings > 1 else ""
+        pts = lambda x, unit="": "nothing" if x is None else f"about {100 * x:g}{unit}"  # noqa: E731
+        head = (f"What {r.n} questions{each} resolve at R@{r.k} (80% power, at best): alone: {pts(r.alone, ' points')}; "
+                f"within these {r.family_size} comparisons: {pts(r.family)}.")
+        if self.margin is None:
+            return head
+        q = lambda x: f"over {100_000:,}" if x is None else f"{x:,}"  # noqa: E731
+        alone, fam = self.margin_needs
+        return head + f" The {100 * self.margin:g}-point margin needs, alone: {q(alone)} questions; within these " \
+                      f"{r.family_size}: {q(fam)}."
 
     def sentence(self) -> str:
         """The best set in words."""
         n = len(self.best_set)
         who = "it" if n == 1 else "they"
-        head = (f"{n} of {self.m} configurations {'is' if n == 1 else 'are'} not shown worse than the best at "
+        return (f"{n} of {self.m} configurations {'is' if n == 1 else 'are'} not shown worse than the best at "
                 f"R@{self.k}, {self.best} (simultaneous over {self.m}): {who} form the best set.")
+
+    def not_drawn(self) -> str:
+        """What the dot plot leaves out ("" when it draws every configuration)."""
         left = [f"{self.hidden_in_set} more of the best set" if self.hidden_in_set else "",
                 f"{self.hidden} further behind" if self.hidden else ""]
         left = [x for x in left if x]
-        return head + (f" Not drawn: {' and '.join(left)} (all in the appendix)." if left else "")
+        return f"Not drawn: {' and '.join(left)} (all in the appendix)." if left else ""
 
     def svg(self) -> str:
         """A sorted dot plot: difference to the best in points, simultaneous intervals."""

@@ -13,6 +13,9 @@ is summed exactly::
 where ``R_m`` is found with the same exact test, so the figure is consistent
 with the verdicts the Compare page gives.
 
+The report, the Compare page and ``truth stats`` read these figures (the
+ground-truth authoring tools import them from here).
+
 :func:`resolvable_difference` is the smallest difference (in points of recall,
 on a 0.5-point grid) reached with the given power (80% by default). Without a
 discordance it takes the most favourable case, ``psi = delta`` (every
@@ -32,11 +35,11 @@ from scipy.stats import binom
 
 from dataclasses import dataclass
 
-from ..core.defaults import ALPHA, PRIMARY_K
-from ..core.stats import sign_test_counts
+from ...core.defaults import ALPHA, PRIMARY_K
+from ...core.stats import sign_test_counts
 
 __all__ = ["sign_test_power", "resolvable_difference", "resolution_sentence", "Resolution", "resolvable",
-           "default_family_size"]
+           "default_family_size", "questions_to_resolve"]
 
 
 @lru_cache(maxsize=4096)
@@ -137,8 +140,8 @@ def resolvable_difference(n: int, *, alpha: float = ALPHA, power: float = 0.8,
 
 def default_family_size() -> int:
     """Pairs among the default configurations (every strategy x default retriever): the "all pairs" family."""
-    from ..index.chunking import DEFAULT_STRATEGIES
-    from ..retrieval.registry import retriever_names
+    from ...index.chunking import DEFAULT_STRATEGIES
+    from ...retrieval.registry import retriever_names
 
     m = len(DEFAULT_STRATEGIES) * len(retriever_names(default_only=True))
     return m * (m - 1) // 2
@@ -238,3 +241,54 @@ def _min_discordant(alpha: float) -> int:
     while _critical(m, alpha) < 0:
         m += 1
     return m
+
+
+def questions_to_resolve(difference: float, phrasings: int = 1, *, alpha: float = ALPHA, power: float = 0.8,
+                         limit: int = 100_000) -> int | None:
+    """Fewest questions on which a difference in recall of ``difference`` (a share) can be resolved with ``power``.
+
+    The most favourable case of :func:`resolvable` read the other way: with ``P``
+    phrasings, ``P * difference`` of the questions disagree, all the same way, and
+    the exact test rejects once at least ``m0`` of them do (``m0``: the fewest
+    one-way discordant questions that reach ``alpha``). Power is then
+    ``P(Bin(n, P * difference) >= m0)``, non-decreasing in ``n``, so the answer is
+    a lower bound: a real pair, whose disagreements go both ways, needs more.
+
+    Parameters
+    ----------
+    difference : float
+        In (0, 1]: e.g. 0.05 for 5 points of recall.
+    phrasings : int
+        Phrasings per question.
+    alpha, power : float, keyword-only
+        The test's level (``alpha / M`` within a family of ``M``) and the power asked for.
+    limit : int, keyword-only
+        Give up (None) beyond this many questions.
+
+    Examples
+    --------
+    Six one-way questions reach p = 2/64 at alpha 0.05; with 2 phrasings a 5-point
+    difference makes 10% of the questions disagree, and ``P(Bin(n, 0.1) >= 6) >= 0.8``
+    first holds at n = 78:
+
+    >>> questions_to_resolve(0.05, 2)
+    78
+    """
+    if not 0 < difference <= 1:
+        raise ValueError(f"difference is a share of recall in (0, 1], e.g. 0.05; got {difference}")
+    if phrasings < 1 or not 0 < power < 1:
+        raise ValueError(f"need at least one phrasing and power in (0, 1); got {phrasings}, {power}")
+    share = min(1.0, phrasings * difference)
+    m0 = _min_discordant(alpha)
+    if m0 > limit or binom.sf(m0 - 1, limit, share) < power:
+        return None
+    lo, hi = m0, limit  # power(lo - 1) < power <= power(hi): bisect on the monotone power
+    if binom.sf(m0 - 1, lo, share) >= power:
+        return lo
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if binom.sf(m0 - 1, mid, share) >= power:
+            hi = mid
+        else:
+            lo = mid
+    return hi
