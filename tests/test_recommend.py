@@ -124,6 +124,11 @@ def test_recommend_takes_the_simplest_of_the_best_set_or_the_cheapest_measured(s
         costly[members[-1]] = 1.0
         cheap = recommend(six, k=2, costs=[_cost(m, ms) for m, ms in costly.items()])
         assert cheap.config == members[-1] and "measured cost" in cheap.why
+        # latencies within 25% are a tie (timing noise): the simplest of the tied ones wins
+        close = {m: 10.0 for m in members}
+        close[members[-1]] = 9.0
+        tied = recommend(six, k=2, costs=[_cost(m, ms) for m, ms in close.items()])
+        assert tied.config == min(members, key=complexity_key)
     with pytest.raises(ValueError, match="max_bluff"):
         recommend(six, max_bluff=0.0)
 

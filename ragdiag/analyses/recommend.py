@@ -12,10 +12,13 @@ The written rule:
    member can answer far fewer questions than the best: not shown worse is
    not shown as good, so only a small, stated loss is traded for simplicity.
 3. **The configuration**: the cheapest of the shortlist when its cost was
-   measured (:mod:`ragdiag.analyses.cost`: median ms per query, then build time),
-   otherwise the simplest by a fixed order: retriever ``dense < bm25 < hybrid
-   < rerankers < others``, then fewer chunking switches (boundaries, header,
-   overlap), then the strategy's name.
+   measured (:mod:`ragdiag.analyses.cost`: median ms per query), latencies
+   within :data:`COST_TIE` (25%) of each other counting as equally cheap
+   (timings on a shared machine move by that much between runs, so a 2%
+   difference must not decide what ships); among equally cheap ones, and
+   when nothing was measured, the simplest by a fixed order: retriever
+   ``dense < bm25 < hybrid < rerankers < others``, then fewer chunking
+   switches (boundaries, header, overlap), then the strategy's name.
 4. **The cut** for the goal (at most :data:`ragdiag.core.defaults.DEFAULT_MAX_BLUFF`
    bluffs): the split-conformal cut (:func:`ragdiag.analyses.threshold.conformal_cut`),
    whose guarantee holds for new off-topic queries; when the set has too few
@@ -43,7 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..evaluation.records import Config, Evaluation
 
 __all__ = ["describe_config", "complexity_key", "Recommendation", "recommend", "STRATEGY_WORDS", "RETRIEVER_WORDS",
-           "RULE"]
+           "RULE", "COST_TIE", "cost_tier"]
 
 #: The built-in strategies in words.
 STRATEGY_WORDS = {
@@ -67,7 +70,7 @@ _RETRIEVER_ORDER = ("dense", "bm25", "hybrid", "rerank-ce", "rerank-maxsim")
 RULE = ("the simplest or cheapest member of the best set (configurations not shown worse than the best at "
         f"R@{PRIMARY_K}, simultaneously over all evaluated) whose R@{PRIMARY_K} is within "
         f"{100 * PRACTICAL_MARGIN:g} points of the best's: measured cost when available (median ms per query, "
-        "then build time), else dense < BM25 < hybrid < rerankers, then fewer chunking switches")
+        "within 25% counted as equal), then dense < BM25 < hybrid < rerankers, then fewer chunking switches")
 
 
 def _label(config) -> tuple[str, str, str]:
@@ -219,13 +222,30 @@ def _rates(ev: Evaluation, config: str, keep: int, max_bluff: float):
                                     "lost": RateCell.of(clustered_rate(lost, groups))}
 
 
-def _measured(costs: Sequence[CostRow] | None, members: Sequence[str]) -> Mapping[str, tuple] | None:
+#: Median latencies within this ratio of each other count as equally cheap (run-to-run noise on a shared machine).
+COST_TIE = 0.25
+
+
+def cost_tier(latency_ms: float, cheapest_ms: float) -> int:
+    """The cost step of a latency: 0 within :data:`COST_TIE` of the cheapest, then one step per further 25%.
+
+    >>> [cost_tier(x, 10.0) for x in (10.0, 12.4, 12.6, 16.0, 100.0)]
+    [0, 0, 1, 2, 10]
+    """
+    if cheapest_ms <= 0 or latency_ms <= cheapest_ms:
+        return 0
+    return int(np.floor(np.log(latency_ms / cheapest_ms) / np.log1p(COST_TIE) + 1e-12))
+
+
+def _measured(costs: Sequence[CostRow] | None, members: Sequence[str]) -> Mapping[str, int] | None:
+    """Each member's cost tier, or None unless every member's latency was measured."""
     if not costs:
         return None
     by = {c.config: c for c in costs}
     if not all(m in by and np.isfinite(by[m].latency_median_ms) for m in members):
         return None
-    return {m: (by[m].latency_median_ms, by[m].build_s) for m in members}
+    cheapest = min(by[m].latency_median_ms for m in members)
+    return {m: cost_tier(by[m].latency_median_ms, cheapest) for m in members}
 
 
 def recommend(ev: Evaluation, *, k: int = PRIMARY_K, keep: int = DEFAULT_KEEP, max_bluff: float = DEFAULT_MAX_BLUFF,
@@ -255,8 +275,8 @@ def recommend(ev: Evaluation, *, k: int = PRIMARY_K, keep: int = DEFAULT_KEEP, m
     members = [m for m in result.best_set if means[m] >= top - PRACTICAL_MARGIN - 1e-12]
     measured = _measured(costs, members)
     if measured is not None:
-        order = sorted(members, key=lambda m: (*measured[m], complexity_key(m)))
-        basis = ("cheapest", "by measured cost")
+        order = sorted(members, key=lambda m: (measured[m], complexity_key(m)))
+        basis = ("cheapest", f"by measured cost; latencies within {COST_TIE:.0%} count as equal, then the simplest")
     else:
         order = sorted(members, key=complexity_key)
         basis = ("simplest", "no measured cost; dense < BM25 < hybrid < rerankers")
