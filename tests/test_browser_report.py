@@ -12,17 +12,10 @@ from pathlib import Path
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
-ROOT = Path(__file__).resolve().parent.parent
-ARTIFACTS = ROOT / "test-artifacts"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
+# the browser and its launch settings are the dashboard tests' (skipped there when chromium or playwright is missing)
+from test_browser import ARTIFACTS, ROOT, browser  # noqa: F401 - browser is a fixture
 
 pytestmark = [pytest.mark.browser]
-
-if not Path(CHROMIUM).exists():
-    pytest.skip(f"{CHROMIUM} is missing (scripts/browser-deps.sh installs Debian's chromium)", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -r requirements-dev.txt)")
 
 # Text nodes that start above ``px`` (from the top of the page), joined.
 TEXT_ABOVE = """(px) => {
@@ -66,21 +59,6 @@ def report_file(tmp_path_factory):
     out = tmp_path_factory.mktemp("report") / "report.html"
     out.write_text(report.to_html(), encoding="utf-8")
     return out, report
-
-
-@pytest.fixture(scope="module")
-def browser():
-    pw = sync_api.sync_playwright().start()
-    try:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-    except Exception as exc:  # noqa: BLE001 - a browser that cannot start here is an environment problem
-        pw.stop()
-        pytest.skip(f"chromium could not start: {exc}")
-    try:
-        yield b
-    finally:
-        b.close()
-        pw.stop()
 
 
 def test_report_reads_in_one_minute_and_prints_clean(browser, report_file):
