@@ -15,7 +15,7 @@ rec = recommendation(ev, token)
 ctx = context(ev, token)
 
 st.markdown(f"### Ship **{md_text(rec.words)}** at cut {rec.cut:.4f}")
-st.markdown(f"{rate(rec.answered)} of questions answered; {rate(rec.bluffs)} of off-topic queries still get "
+st.markdown(f"{rate(rec.answered)} of answerable queries answered; {rate(rec.bluffs)} of off-topic queries still get "
             f"sources; {rate(rec.lost)} lost. <span style='color:#757575'>{md_text(rec.config)} · keep at most "
             f"{rec.keep} chunks · k = {rec.k}</span>", unsafe_allow_html=True)
 
@@ -25,11 +25,13 @@ for col, key, label, better_up in ((c1, "answered", "answered", True), (c2, "blu
                                    (c3, "lost", "lost", False)):
     cell = getattr(rec, key)
     other = ru.get(key)
-    delta = None
+    delta, colour, arrow = None, "normal" if better_up else "inverse", "auto"
     if other is not None and cell.rate is not None and other.rate is not None:
         delta = f"{points(cell.rate - other.rate)} vs runner-up"
+        if round(100 * (cell.rate - other.rate)) == 0:  # no change is neither good nor bad: grey, no arrow
+            delta, colour, arrow = "same as the runner-up", "off", "off"
     col.metric(f"{label} (share of queries, 95% interval)", rate(cell), delta=delta,
-               delta_color="normal" if better_up else "inverse", border=True,
+               delta_color=colour, delta_arrow=arrow, border=True,
                help=f"{cell.count} queries; the difference is in percentage points.")
 if rec.runner_up:
     st.caption(f"Runner-up: {md_text(config_words(rec.runner_up))}"
