@@ -46,5 +46,5 @@ if len(rec.best_set) > 1:
     with st.expander(f"{len(rec.best_set)} configurations are not shown worse than the best at k = {rec.k}"):
         st.markdown("\n".join(f"- {md_text(config_words(c))}" for c in rec.best_set))
 st.caption(f"Cut chosen by: {md_text(rec.cut_method)} (goal: at most {pct(rec.max_bluff)} bluffs)."
-           + (f" {md_text(rec.guarantee)}" if getattr(rec, "guarantee", "") else ""))
+           + (f" {md_text(rec.guarantee[:1].upper() + rec.guarantee[1:])}." if rec.guarantee else ""))
 about_run(ev)
