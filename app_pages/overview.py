@@ -53,8 +53,8 @@ if mine is not None and mine.config != best.config:
     headline += f"; the context's {md_text(config_words(mine.config))}: {rate(mine.recall[PRIMARY_K])}"
 st.markdown(headline + ".")
 st.altair_chart(recall_dots(recall_long(rows, ks=[PRIMARY_K]), k=PRIMARY_K, chosen=ctx.config,
-                            title=f"Recall at k = {PRIMARY_K}: {best.config} leads with "
-                                  f"{100 * best.recall[PRIMARY_K].estimate:.0f}%"))
+                            title=f"Recall at k = {PRIMARY_K}: highest estimate {best.config} "
+                                  f"({100 * best.recall[PRIMARY_K].estimate:.0f}%); Compare says which differ"))
 table, constant = recall_view(rows, ks=KS, primary=PRIMARY_K)
 st.dataframe(highlight_row(table, "configuration", ctx.config), hide_index=True, key="recall_table",
              height=min(38 + 35 * len(table), 880))

@@ -61,7 +61,7 @@ def _counts_text(frame: pd.DataFrame, cut: float, y_top: float, y_bottom: float)
     ood = frame.loc[frame["key"].isin(["near", "far", "ood"]), "distance"].to_numpy(dtype=float)
     return pd.DataFrame([
         {"x": cut, "y": y_top, "text": f"answered {int((answer < cut).sum())} ←", "align": "right"},
-        {"x": cut, "y": y_top, "text": f"→ lost {int((answer >= cut).sum())}", "align": "left"},
+        {"x": cut, "y": y_top, "text": f"→ over the cut {int((answer >= cut).sum())}", "align": "left"},
         {"x": cut, "y": y_bottom, "text": f"bluff {int((ood < cut).sum())} ←", "align": "right"},
         {"x": cut, "y": y_bottom, "text": f"→ refused {int((ood >= cut).sum())}", "align": "left"},
     ])
@@ -102,8 +102,8 @@ def mirrored_histogram(frame: pd.DataFrame, *, cut: float, step: float = 0.02, t
         height=PLOT_HEIGHT, autosize=FIT_X,
         title=alt.TitleParams(title or f"At cut {cut:.3f}: {answered} answerable answered, {bluffs} off-topic bluff",
                               anchor="start",
-                              subtitle=[f"answerable: the closest chunk holding the answer ({missing} with none",
-                                        "in the top keep are lost at any cut); off-topic: the closest chunk"]))
+                              subtitle=[f"answerable: the closest chunk holding the answer ({missing} with none in the top",
+                                        "keep are not answered at any cut); off-topic: the closest chunk"]))
 
 
 def tradeoff_wide(curve: pd.DataFrame) -> pd.DataFrame:

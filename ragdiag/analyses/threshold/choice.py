@@ -14,7 +14,7 @@ from .gate import GATE_DISTANCE, MAX_DISTANCE, GateInputs
 from .rates import _answerable_cells, rate_rows
 
 __all__ = ["Goal", "choose_cut", "conformal_cut", "conformal_guarantee", "exceed_chance", "cross_validate",
-           "CutChoice", "cut_choice", "in_sample_words", "NO_OOD"]
+           "CutChoice", "cut_choice", "in_sample_words", "NO_OOD", "CUT_DECIMALS"]
 
 #: What every surface says when the ground truth has no out-of-domain query.
 NO_OOD = "The ground truth has no out-of-domain queries, so bluffing cannot be measured: add some."
@@ -74,6 +74,10 @@ def choose_cut(inputs: GateInputs, goal: Goal) -> float | None:
     return float(np.nextafter(good[r - 1], np.inf))
 
 
+#: A proposed cut has this many decimals, rounded down (every surface prints at least 3).
+CUT_DECIMALS = 3
+
+
 def conformal_cut(inputs: GateInputs, max_bluff: float) -> tuple[float | None, str]:
     """Split-conformal cut: a new out-of-domain query exchangeable with these bluffs with probability <= ``max_bluff``.
 
@@ -82,7 +86,10 @@ def conformal_cut(inputs: GateInputs, max_bluff: float) -> tuple[float | None, s
     only when it ranks among the ``j`` smallest of the ``n + 1``, which has
     probability at most ``j / (n + 1) <= a`` (marginally over the set and the
     new query). When ``j = 0`` (fewer than ``1/a - 1`` out-of-domain queries) no
-    cut above 0 can be certified.
+    cut above 0 can be certified. The cut is ``s_(j)`` rounded *down* to
+    :data:`CUT_DECIMALS` decimals: any lower cut keeps the guarantee, and the
+    value people read, type into a slider or a vector store is then the cut
+    itself (``s_(j)`` printed rounded up would let the j-th query through).
 
     References
     ----------
@@ -105,7 +112,8 @@ def conformal_cut(inputs: GateInputs, max_bluff: float) -> tuple[float | None, s
         return None, why
     j = min(j, n)
     suffix = {1: "st", 2: "nd", 3: "rd"}.get(j if j < 20 else j % 10, "th")
-    return float(ood[j - 1]), (f"the {j}{suffix} smallest of {n} out-of-domain distances: "
+    cut = np.floor(float(ood[j - 1]) * 10 ** CUT_DECIMALS) / 10 ** CUT_DECIMALS
+    return float(cut), (f"the {j}{suffix} smallest of {n} out-of-domain distances, rounded down: "
                                + conformal_guarantee(j, n, max_bluff))
 
 
