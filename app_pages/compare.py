@@ -18,7 +18,7 @@ from ragdiag.analyses.compare.intervals import RECALL_INTERVAL_WORDS, clustered_
 from ragdiag.core.defaults import ALPHA, KS, PRIMARY_K
 from ragdiag.core.metrics import hits_at_k
 from ragdiag.analyses.recommend import describe_config, recommend
-from ui.fmt import drop_constant, said_once
+from ui.fmt import drop_constant, rate, said_once
 from ui.html import md_text
 from ui import cache
 from ui.context import context
@@ -59,16 +59,14 @@ def pct(x: float) -> str:
     return f"{100 * x:.0f}%"
 
 
-def rate(cell) -> str:
-    """``55% (42–67)``: the one format for a rate."""
-    return "–" if cell.rate is None else f"{100 * cell.rate:.0f}% ({100 * cell.low:.0f}–{100 * cell.high:.0f})"
-
-
 def best_for(token: str, k: int, ev):
     """Comparison with the best and the recommendation, once per evaluation (held by :mod:`ui.cache`)."""
     with st.spinner("Comparing every configuration with the best…"):
-        return cache.by_evaluation("best", token, (k,), lambda: (
-            best(ev, k=k, configs=[c for c in ev.results if not c.external]), recommend(ev, k=k)))
+        def both():
+            res = best(ev, k=k, configs=[c for c in ev.results if not c.external])
+            return res, recommend(ev, k=k, best_result=res)
+
+        return cache.by_evaluation("best", token, (k,), both)
 
 
 def effects_for(token: str, k: int, ev):

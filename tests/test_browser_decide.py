@@ -18,7 +18,7 @@ import pytest
 
 from ragdiag.analyses.recommend import RETRIEVER_WORDS, STRATEGY_WORDS
 
-from test_browser import ARGS, ARTIFACTS, CHROMIUM, COLD_TIMEOUT_MS, sync_api, start_server, stop_server, wait_idle
+from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, browser, start_server, stop_server, wait_idle  # noqa: F401 - browser is a fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
 
@@ -37,14 +37,8 @@ def server(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def page(server):
-    pw = sync_api.sync_playwright().start()
-    try:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-    except Exception as exc:  # noqa: BLE001 - a browser that cannot start here is an environment problem
-        pw.stop()
-        pytest.skip(f"chromium could not start: {exc}")
-    ctx = b.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+def page(server, browser):
+    ctx = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
     p = ctx.new_page()
     p.set_default_timeout(60_000)
     ARTIFACTS.mkdir(exist_ok=True)
@@ -52,8 +46,6 @@ def page(server):
         yield p
     finally:
         ctx.close()
-        b.close()
-        pw.stop()
 
 
 def open_page(page, url: str, heading: str) -> None:

@@ -155,3 +155,11 @@ def test_recommend_with_enough_off_topic_queries_uses_the_conformal_cut(six):
     cut, words = conformal_cut(gate_inputs_for(ev, rec.config), 0.05)
     assert rec.cut_method == "conformal" and rec.cut == cut
     assert "chance that the realised rate exceeds 5.0%" in rec.guarantee
+
+
+def test_recommend_reuses_a_comparison_with_the_best_it_is_given(six):
+    """The report and the Compare page pass the comparison they draw: the same recommendation, computed once."""
+    res = best(six, k=2, configs=[c for c in six.results if not c.external])
+    assert recommend(six, k=2, best_result=res) == recommend(six, k=2)
+    with pytest.raises(ValueError, match="best_result"):
+        recommend(six, k=4, best_result=res)  # another k: not the comparison this recommendation needs

@@ -249,7 +249,7 @@ def _measured(costs: Sequence[CostRow] | None, members: Sequence[str]) -> Mappin
 
 
 def recommend(ev: Evaluation, *, k: int = PRIMARY_K, keep: int = DEFAULT_KEEP, max_bluff: float = DEFAULT_MAX_BLUFF,
-              costs: Sequence[CostRow] | None = None) -> Recommendation:
+              costs: Sequence[CostRow] | None = None, best_result=None) -> Recommendation:
     """The configuration to ship and its cut, by the module's written rule.
 
     Parameters
@@ -258,6 +258,9 @@ def recommend(ev: Evaluation, *, k: int = PRIMARY_K, keep: int = DEFAULT_KEEP, m
         Only ragdiag configurations are candidates (external runs are compared, not shipped).
     costs : sequence of CostRow, optional
         Measured costs (:func:`ragdiag.analyses.cost.costs`); used when every member of the best set was timed.
+    best_result : BestResult, optional
+        :func:`ragdiag.analyses.compare.best` of the same evaluation at ``k`` over its ragdiag configurations,
+        when the caller already has it (the report and the Compare page draw it too).
     """
     if not 0 < max_bluff < 1:
         raise ValueError(f"max_bluff must be a rate in (0, 1), got {max_bluff}")
@@ -268,7 +271,9 @@ def recommend(ev: Evaluation, *, k: int = PRIMARY_K, keep: int = DEFAULT_KEEP, m
     configs = [c for c in ev.results if not c.external]
     if not configs:
         raise ValueError("no ragdiag configuration was evaluated: nothing to recommend")
-    result = best(ev, k=k, configs=configs)
+    result = best_result if best_result is not None else best(ev, k=k, configs=configs)
+    if result.k != k or {r.config for r in result.rows} != {c.label for c in configs}:
+        raise ValueError("best_result must be the comparison with the best at this k over every ragdiag configuration")
     means = {r.config: r.mean for r in result.rows}
     top = means[result.best]
     # float tolerance: a member exactly PRACTICAL_MARGIN below the best is on the shortlist

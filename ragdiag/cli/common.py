@@ -11,11 +11,20 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["UsageError", "progress_bar", "load_inputs", "open_store", "cli_encoder", "evaluate_args", "write_results"]
+__all__ = ["UsageError", "progress_bar", "load_inputs", "open_store", "cli_encoder", "evaluate_args", "write_results",
+           "add_selection"]
 
 
 class UsageError(Exception):
     """Bad input: printed without a traceback, exit status 2."""
+
+
+def add_selection(p, strategies: str = "comma-separated (default: all six)",
+                  retrievers: str = "comma-separated (default: all)") -> None:
+    """Add ``--strategies``, ``--retrievers`` and ``--json`` to the subparser ``p`` (the family a command compares)."""
+    p.add_argument("--strategies", default=None, help=strategies)
+    p.add_argument("--retrievers", default=None, help=retrievers)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def progress_bar():

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ..core.defaults import DEFAULT_CUT, DEFAULT_KEEP, DEFAULT_MAX_BLUFF, PRIMARY_K
-from .common import UsageError
+from .common import UsageError, add_selection
 from .data import cmd_index, cmd_ingest
 from .evaluating import cmd_compare, cmd_eval, cmd_pairs, cmd_report
 from .external import cmd_eval_run
@@ -82,12 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("pairs", help="every paired comparison of a family (all pairs, or --baseline against each "
                                      "other), over questions, simultaneous intervals within it")
     common(p)
-    p.add_argument("--strategies", default=None, help="comma-separated, e.g. A,C,E (default: all six)")
-    p.add_argument("--retrievers", default=None, help="comma-separated (default: all)")
+    add_selection(p, strategies="comma-separated, e.g. A,C,E (default: all six)")
     p.add_argument("--baseline", default=None, help="planned family: this configuration (declared before looking) "
                                                     "against each other one")
     p.add_argument("--phrasing", default="all", help="all, or one phrasing of the ground truth")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_pairs, k=PRIMARY_K)
 
     p = sub.add_parser("sweep", help="the abstention threshold table for one configuration")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from ..core.defaults import DEFAULT_KEEP, DEFAULT_MAX_BLUFF, PRIMARY_K
-from .common import UsageError, _keep, evaluate_args, load_inputs
+from .common import UsageError, _keep, add_selection, evaluate_args, load_inputs
 
 __all__ = ["register", "cmd_best", "cmd_recommend", "cmd_effects"]
 
@@ -114,26 +114,20 @@ def register(sub, common) -> None:
     p = sub.add_parser("best", help="the best configuration at R@k and the set not shown worse than it "
                                     "(comparison with the best, simultaneous over the configurations shown)")
     common(p)
-    p.add_argument("--strategies", default=None, help="comma-separated (default: all six)")
-    p.add_argument("--retrievers", default=None, help="comma-separated (default: all)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_selection(p)
     p.set_defaults(func=cmd_best, k=PRIMARY_K)
 
     p = sub.add_parser("recommend", help="the configuration to ship (simplest or cheapest of the best set) and the "
                                          "cut for a bluff goal, with the rates at that cut")
     common(p)
-    p.add_argument("--strategies", default=None, help="comma-separated (default: all six)")
-    p.add_argument("--retrievers", default=None, help="comma-separated (default: all)")
+    add_selection(p)
     p.add_argument("--keep", type=int, default=DEFAULT_KEEP, help=f"the gate keeps at most N chunks (default {DEFAULT_KEEP})")
     p.add_argument("--max-bluff", type=float, default=DEFAULT_MAX_BLUFF,
                    help=f"goal: at most this share of off-topic queries get sources (default {DEFAULT_MAX_BLUFF})")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_recommend, k=PRIMARY_K)
 
     p = sub.add_parser("effects", help="what each chunking switch does: boundaries C-A, D-B; header E-C, F-D; "
                                        "overlap B-A, D-C, F-E, per retriever, one family (simultaneous)")
     common(p)
-    p.add_argument("--strategies", default=None, help="comma-separated (default: all six)")
-    p.add_argument("--retrievers", default=None, help="comma-separated (default: all)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_selection(p)
     p.set_defaults(func=cmd_effects, k=PRIMARY_K)

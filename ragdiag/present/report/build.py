@@ -204,11 +204,10 @@ def _headline(ev: Evaluation, rec: Recommendation, cfg: Config | None, cut: floa
                     recommended, rec.config, rec.words, rec.cut, rec.guarantee, proposed)
 
 
-def _alternatives(ev: Evaluation, chosen: str, runner_up: str | None, k: int,
+def _alternatives(ev: Evaluation, result, chosen: str, runner_up: str | None,
                   shown: int = ALTERNATIVES_SHOWN) -> AlternativesSection:
     """The top of the best set, the chosen configuration and its runner-up, and the first two outside the set,
-    sorted by recall, from the comparison with the best."""
-    result = best(ev, k=k, configs=[c for c in ev.results if not c.external])
+    sorted by recall, from the comparison with the best (``result``)."""
     rows = sorted(result.rows, key=lambda r: (r.config != result.best, -r.mean, r.config))
     members = [r for r in rows if r.in_best_set]
     outside = [r.config for r in rows if not r.in_best_set]
@@ -225,10 +224,10 @@ def _alternatives(ev: Evaluation, chosen: str, runner_up: str | None, k: int,
     pairs = m * (m - 1) // 2
     res, needs = None, (None, None)
     if pairs:
-        res = resolvable(result.n_questions, phrasings, k=k, family_size=pairs, alpha=result.alpha)
+        res = resolvable(result.n_questions, phrasings, k=result.k, family_size=pairs, alpha=result.alpha)
         needs = (questions_to_resolve(PRACTICAL_MARGIN, phrasings, alpha=result.alpha),
                  questions_to_resolve(PRACTICAL_MARGIN, phrasings, alpha=result.alpha / pairs))
-    return AlternativesSection(k, result.best, chosen, tuple(alt(r) for r in drawn), result.best_set,
+    return AlternativesSection(result.k, result.best, chosen, tuple(alt(r) for r in drawn), result.best_set,
                                m, sum(r.config not in pick for r in members),
                                sum(r.config not in pick for r in rows if not r.in_best_set),
                                tuple(alt(r) for r in rows), res, PRACTICAL_MARGIN, needs)
@@ -290,7 +289,8 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
             raise ValueError(f"the declared baseline {baseline} was not evaluated")
 
     needles = _needle_section(ev)
-    rec = recommend(ev, k=k, keep=keep, max_bluff=max_bluff, costs=costs)
+    compared = best(ev, k=k, configs=[c for c in ev.results if not c.external])
+    rec = recommend(ev, k=k, keep=keep, max_bluff=max_bluff, costs=costs, best_result=compared)
     head = _headline(ev, rec, cfg, cut, keep, needles.n_questions,
                      None if baseline is None else (baseline, baseline_source))
     cfg, cut = parse_key(head.config), head.cut
@@ -303,7 +303,7 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
         generated=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         headline=head,
         flow=_flow(ev, cfg, k, cut, keep),
-        alternatives=_alternatives(ev, cfg.label, head.against, k),
+        alternatives=_alternatives(ev, compared, cfg.label, head.against),
         effects=_effects(ev, cfg, k),
         provenance=_provenance(ev),
         recall=recall,
