@@ -12,7 +12,9 @@ from ragdiag.core.limits import ENV as LIMIT_ENV, LimitError, Limits
 from ragdiag.present.serving import AccessError
 from ragdiag.core.defaults import KS
 from ragdiag.analyses.compare.comparisons import compare
-from ragdiag.analyses.threshold.gate import gate_inputs_for, sweep_table
+from ragdiag.analyses.threshold.gate import sweep_table
+from ragdiag.analyses.gate_table import gate_table
+from ragdiag.core.gate import Gate
 from ragdiag.analyses.threshold.rates import rate_rows
 from ui.tables import gate_view, ranks_view, recall_view
 from ui.html import md_text
@@ -117,6 +119,6 @@ if run.distances:
     ctx = context(ev, token)
     cut, keep = ctx.cut, ctx.keep
     st.caption(f"At the context's cut {cut:.4f}, keeping at most {keep} chunks (sidebar).")
-    table = sweep_table(view, result.config, keep=keep, cuts=[cut])
-    rates = rate_rows(gate_inputs_for(view, result.config, keep=keep), [cut])[0]
+    table = sweep_table(view, result.config, Gate(keep), cuts=[cut])
+    rates = rate_rows(gate_table(view, result.config, Gate(keep)), [cut])[0]
     st.dataframe(gate_view(rates, table.row(cut)), hide_index=True, key="run_gate")

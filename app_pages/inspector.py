@@ -6,9 +6,10 @@ import pandas as pd
 import streamlit as st
 
 from ragdiag.index.citations import Answer, CharLocator, cite
-from ragdiag.analyses.outcomes import query_outcomes
+from ragdiag.analyses.gate_table import query_outcomes
 from ragdiag.analyses.hubs import crowding
-from ragdiag.analyses.threshold.gate import gate
+from ragdiag.analyses.threshold.gate import kept_chunks
+from ragdiag.core.gate import Gate
 from ui import cache
 from ui.about import about_run
 from ui.context import config_words, context, url_synced, write_url
@@ -34,7 +35,7 @@ def outcomes(label: str) -> dict:
     def compute():
         detail = {r.query_id: r.detail for r in fs[label].rows} if label in fs else {}
         return {o.query_id: outcome_of(o, label, detail.get(o.query_id, ""))
-                for o in query_outcomes(ev, label, k=k, keep=keep, cut=cut)}
+                for o in query_outcomes(ev, label, Gate(keep, cut, k))}
 
     return cache.by_evaluation("outcomes", token, (label, k, keep, cut), compute)
 
@@ -133,7 +134,7 @@ for _, h in hits.head(keep).iterrows():
     st.html(quote_html(c.content, base=c.start, needle=needle_span))
 
 st.subheader("Citation preview")
-kept = [(chunks[pos], d) for pos, d in gate(res, qi, cut=cut, keep=keep)]
+kept = [(chunks[pos], d) for pos, d in kept_chunks(res, qi, Gate(keep, cut))]
 answer = cite(query.text, kept, ev.corpus, cut=cut, keep=keep)
 if isinstance(answer, Answer):
     st.caption(f"{len(answer.citations)} source(s) pass the cut {cut:.3f}. The model writes [n]; the server "

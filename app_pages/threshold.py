@@ -5,6 +5,7 @@ import streamlit as st
 
 from ragdiag.analyses.compare.intervals import upper_bound_words
 from ragdiag.core.defaults import DEFAULT_CUT, DEFAULT_MAX_BLUFF
+from ragdiag.core.gate import Gate
 from ragdiag.analyses.threshold.choice import Goal
 from ragdiag.analyses.threshold.gate import GATE_DISTANCE, bluffs_at, sweep
 from ragdiag.analyses.threshold.export import thresholds_yaml
@@ -102,9 +103,9 @@ t.altair_chart(tradeoff_curve(curve, cut=cut, goal=target, goal_kind="bluffs" if
                               markers={"default": DEFAULT_CUT, "in sample": choice.cut, "proposed": proposed,
                                        "conformal": choice.conformal_cut},
                               queries={"answered": ([q for q, i in zip(inputs.query_ids, inputs.in_domain) if i],
-                                                    inputs.good[inputs.in_domain]),
+                                                    inputs.closest_holder[inputs.in_domain]),
                                        "bluffs": ([q for q, i in zip(inputs.query_ids, inputs.in_domain) if not i],
-                                                  inputs.first[~inputs.in_domain])},
+                                                  inputs.closest[~inputs.in_domain])},
                               title=f"Answered {pct(row.answered / n_in if n_in else None)}, bluffs "
                                     f"{pct(row.bluffs / n_ood if n_ood else None)} at cut {cut:.3f}"),
                width="stretch")
@@ -129,7 +130,7 @@ if not conformal:
     st.caption("Conformal: " + md_text(choice.conformal))
 model_cut_caption(ev, token, config, cut)
 
-bluffs = bluffs_at(ev.result(config), ev.queries, cut=cut, keep=keep)
+bluffs = bluffs_at(ev.result(config), ev.queries, Gate(keep, cut))
 st.subheader(f"{share(len(bluffs), n_ood)} off-topic queries get sources at cut {cut:.3f}")
 words = [upper_bound_words(row.bluffs, n_ood, "out-of-domain queries bluff")]
 words += [upper_bound_words(row.bluffs_by_kind[k], v, f"{k} ones") for k, v in table.n_by_kind.items() if v]

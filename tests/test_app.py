@@ -287,12 +287,14 @@ def test_untrusted_text_is_escaped(tiny):
 
 def test_threshold_rates_equal_the_sweep_and_the_proposal_applies(tiny, library):
     """The real model's smoke test of the Threshold page."""
-    from ragdiag.analyses.threshold import Goal, cut_choice, gate_inputs_for, sweep
+    from ragdiag.analyses.threshold import Goal, cut_choice, sweep
+    from ragdiag.analyses.gate_table import gate_table
+    from ragdiag.core.gate import Gate
 
     at = app("app_pages/threshold.py", config="E/hybrid", cut="0.5")
     df = frame_with(at, "outcome")
     shown = {r["outcome"]: r["queries"] for r in df.to_dict("records")}
-    inputs = gate_inputs_for(library, "E/hybrid", keep=4)
+    inputs = gate_table(library, "E/hybrid", Gate(4))
     row = sweep(inputs, [0.5]).row(0.5)
     assert shown["answered"] == row.answered and shown["NO ANSWER (nothing under the cut)"] == row.no_answer
     assert shown["bluffs (off-topic, all)"] == row.bluffs

@@ -182,12 +182,14 @@ def _rates(at):
 
 
 def test_threshold_rates_equal_the_sweep_at_the_context_cut(fake_app, lib):
-    from ragdiag.analyses.threshold import gate_inputs_for, sweep
+    from ragdiag.analyses.threshold import sweep
+    from ragdiag.analyses.gate_table import gate_table
+    from ragdiag.core.gate import Gate
     from ui.fmt import rate
     from ragdiag.analyses.threshold import rate_rows
 
     at = app("app_pages/threshold.py", config="E/hybrid", cut="0.7")
-    inputs = gate_inputs_for(lib, "E/hybrid", keep=4)
+    inputs = gate_table(lib, "E/hybrid", Gate(4))
     row = sweep(inputs, [0.7]).row(0.7)
     shown = _rates(at)
     assert shown["answered"]["queries"] == row.answered
@@ -197,10 +199,12 @@ def test_threshold_rates_equal_the_sweep_at_the_context_cut(fake_app, lib):
 
 
 def test_threshold_use_this_cut_applies_the_proposal_exactly(fake_app, lib):
-    from ragdiag.analyses.threshold import Goal, cut_choice, gate_inputs_for
+    from ragdiag.analyses.threshold import Goal, cut_choice
+    from ragdiag.analyses.gate_table import gate_table
+    from ragdiag.core.gate import Gate
 
     at = app("app_pages/threshold.py", config="E/hybrid", cut="1")
-    choice = cut_choice(gate_inputs_for(lib, "E/hybrid", keep=4), Goal(max_bluff=0.05))
+    choice = cut_choice(gate_table(lib, "E/hybrid", Gate(4)), Goal(max_bluff=0.05))
     assert "misses the goal of at most 5%" in texts(at)  # at cut 1 every off-topic query gets sources
     at.button(key="use_cut").click()
     run(at)
@@ -213,12 +217,14 @@ def test_threshold_use_this_cut_applies_the_proposal_exactly(fake_app, lib):
 
 
 def test_threshold_answered_goal(fake_app, lib):
-    from ragdiag.analyses.threshold import Goal, cut_choice, gate_inputs_for
+    from ragdiag.analyses.threshold import Goal, cut_choice
+    from ragdiag.analyses.gate_table import gate_table
+    from ragdiag.core.gate import Gate
 
     at = app("app_pages/threshold.py", config="E/hybrid", cut="0.05")
     at.segmented_control(key="goal").set_value("answered at least")
     run(at)
-    choice = cut_choice(gate_inputs_for(lib, "E/hybrid", keep=4), Goal(min_answered=0.5))
+    choice = cut_choice(gate_table(lib, "E/hybrid", Gate(4)), Goal(min_answered=0.5))
     assert f"Use this cut: {choice.cut:.4f}" in [b.label for b in at.button]
     assert "0 of 8 answerable queries are answered (0%): it misses the goal of at least 50%" in texts(at)
 

@@ -163,7 +163,8 @@ def test_sweep_prints_the_table(tiny_folder, capsys):
     assert table[0][0] == 0.3 and table[-1][0] == 0.9
     # every row against a brute-force gate over the same evaluation: top 2 ranked, kept when closer than the cut
     import ragdiag
-    from ragdiag.analyses.threshold.gate import gate
+    from ragdiag.analyses.threshold.gate import kept_chunks
+    from ragdiag.core.gate import Gate
 
     corpus = ragdiag.load_corpus(tiny_folder)
     truth = ragdiag.load_truth(Path(tiny_folder).parent / "tiny.truth.json", corpus)
@@ -171,7 +172,7 @@ def test_sweep_prints_the_table(tiny_folder, capsys):
                           strategies="C", retrievers="dense")
     res = ev.result("C/dense")
     for cut, answered, wrong_sources, no_answer, lost, bluffs, abstained, near, far in table:
-        kept = [gate(res, i, cut=cut, keep=2) for i in range(len(ev.queries))]
+        kept = [kept_chunks(res, i, Gate(2, cut)) for i in range(len(ev.queries))]
         holds = [any(res.top_holds[i, list(res.top_order[i]).index(o)] for o, _ in k) for i, k in enumerate(kept)]
         inside = [q.in_domain for q in ev.queries]
         assert answered == sum(h for h, d in zip(holds, inside) if d), cut

@@ -24,13 +24,14 @@ def test_pareto(name, q, c, expected):
 
 def test_prompt_tokens_count_the_gates_prompt(tiny_eval, fake_encoder):
     from ragdiag.index.citations import Answer, cite
-    from ragdiag.analyses.threshold import gate
+    from ragdiag.analyses.threshold import kept_chunks
+    from ragdiag.core.gate import Gate
 
     res = tiny_eval.result("C/dense")
     chunks = tiny_eval.indexes["C"].chunks
     got = prompt_tokens(tiny_eval, "C/dense", fake_encoder, cut=0.6, keep=2)
     for i, q in enumerate(tiny_eval.queries):
-        kept = [(chunks[p], d) for p, d in gate(res, i, cut=0.6, keep=2)]
+        kept = [(chunks[p], d) for p, d in kept_chunks(res, i, Gate(2, 0.6))]
         answer = cite(q.text, kept, tiny_eval.corpus, cut=0.6, keep=2)
         expected = int(fake_encoder.count_tokens([answer.prompt])[0]) if isinstance(answer, Answer) else 0
         assert got[i] == expected

@@ -25,13 +25,13 @@ def run_main(capsys, *argv):
 
 
 def _gate(n_in_questions: int, n_ood: int):
-    from ragdiag.analyses.threshold import GateInputs
+    from ragdiag.analyses.gate_table import GateTable
 
     ids = tuple(f"q{i}:course" for i in range(n_in_questions)) + tuple(f"o{i}" for i in range(n_ood))
     ind = np.array([True] * n_in_questions + [False] * n_ood)
     first = np.linspace(0.2, 0.6, len(ids))
     good = np.where(ind, first, np.inf)
-    return GateInputs(ids, ind, first=first, good=good, keep=4)
+    return GateTable(ids, ind, closest=first, closest_holder=good, window=4)
 
 
 # ----- a truth without out-of-domain queries; too few questions for cross-validation -------------------------
@@ -141,9 +141,9 @@ def test_library_arguments_are_checked_with_their_names(tiny_corpus, tiny_truth,
         evaluate(tiny_corpus, TINY_TRUTH, encoder=fake_encoder)
     with pytest.raises(TypeError, match="encoder must be an encoder"):
         evaluate(tiny_corpus, tiny_truth, encoder="minilm")
-    with pytest.raises(ValueError, match="a cut must be a finite cosine distance in \\[0, 2\\], got nan"):
+    with pytest.raises(ValueError, match="cut must be a finite cosine distance in \\[0, 2\\], got nan"):
         sweep(_gate(3, 2), [0.5, float("nan")])
-    with pytest.raises(TypeError, match="inputs must be a GateInputs, got dict"):
+    with pytest.raises(TypeError, match="inputs must be a GateTable, got dict"):
         sweep({}, [0.5])
     with pytest.raises(TypeError, match="goal must be a Goal, got float"):
         cut_choice(_gate(3, 2), 0.05)
@@ -152,7 +152,7 @@ def test_library_arguments_are_checked_with_their_names(tiny_corpus, tiny_truth,
 def test_more_library_entry_points_name_a_wrong_argument(tiny_corpus, tiny_truth):
     from ragdiag.index.chunking import STRATEGIES, chunk_corpus
     from ragdiag.analyses.hubs import hubs
-    from ragdiag.analyses.threshold import gate_inputs_for
+    from ragdiag.analyses.gate_table import gate_table
     from ragdiag.documents.truth import parse_truth
 
     with pytest.raises(TypeError, match="corpus must be a Corpus, got str"):
@@ -164,4 +164,4 @@ def test_more_library_entry_points_name_a_wrong_argument(tiny_corpus, tiny_truth
     with pytest.raises(TypeError, match="ev must be an Evaluation, got GroundTruth"):
         hubs(tiny_truth, "E/dense")
     with pytest.raises(TypeError, match="ev must be an Evaluation, got dict"):
-        gate_inputs_for({}, "E/dense")
+        gate_table({}, "E/dense")

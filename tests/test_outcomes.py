@@ -19,8 +19,10 @@ from ragdiag.evaluation.evaluate import _config_result
 from ragdiag.evaluation.records import Config, Evaluation
 from ragdiag.analyses.funnel import funnel
 from ragdiag.analyses.outcomes import (BEFORE_GATE, LADDER, OOD_OUTCOMES, OUTCOMES, gate_values, ladder_codes,
-                              outcome_counts, query_outcomes)
-from ragdiag.analyses.threshold import GateInputs, gate_inputs_for, rate_rows, sweep
+                              outcome_counts)
+from ragdiag.analyses.threshold import rate_rows, sweep
+from ragdiag.analyses.gate_table import GateTable, gate_table, query_outcomes
+from ragdiag.core.gate import Gate
 from ragdiag.documents.truth import Query
 from test_funnel import synthetic_eval
 
@@ -56,20 +58,20 @@ def random_eval(seed: int, n_in: int = 10, n_ood: int = 5) -> Evaluation:
     return Evaluation(corpus=None, truth=truth, queries=queries, indexes={"E": index}, results={cfg: res})
 
 
-def _one(inputs: GateInputs, i: int) -> GateInputs:
+def _one(inputs: GateTable, i: int) -> GateTable:
     """The gate inputs of query ``i`` alone (so the sweep's counts say what it does to that query)."""
     sel = np.arange(len(inputs.query_ids)) == i
     reached = None if inputs.reached is None else inputs.reached[sel]
-    return GateInputs((inputs.query_ids[i],), inputs.in_domain[sel], inputs.first[sel], inputs.good[sel],
-                      inputs.keep, reached=reached)
+    return GateTable((inputs.query_ids[i],), inputs.in_domain[sel], inputs.closest[sel], inputs.closest_holder[sel],
+                      inputs.window, reached=reached)
 
 
 def check_agreement(ev: Evaluation, label: str, k: int, keep: int, cut: float) -> None:
     """Sweep, rate masks, funnel and per-query outcomes agree at (k, keep, cut), query by query."""
-    outs = query_outcomes(ev, label, k=k, keep=keep, cut=cut)
+    outs = query_outcomes(ev, label, Gate(keep, cut, k))
     assert [o.query_id for o in outs] == [q.id for q in ev.queries]
     counts = outcome_counts(outs)
-    inputs = gate_inputs_for(ev, label, keep=keep, k=k)
+    inputs = gate_table(ev, label, Gate(keep, k=k))
     table = sweep(inputs, [cut])
     # the sweep's counts are the ladder's
     assert table.answered[0] == counts["answered"]
@@ -127,10 +129,10 @@ def test_fake_encoder_evaluation_agrees(tiny_eval, k, keep, cut):
 def test_issue_case_needle_sixth_at_keep_eight():
     """A needle ranked 6th and under the cut: answered at k = keep = 8, ranked-low at k = 4, whatever keep."""
     ev = synthetic_eval([("six", True, False, 6, 6, 6, 6, 0.3, 0.3, "", "", "")])
-    at8 = query_outcomes(ev, "E/dense", k=8, keep=8, cut=0.6)[0]
+    at8 = query_outcomes(ev, "E/dense", Gate(8, 0.6, 8))[0]
     assert (at8.outcome, at8.needle_rank, at8.kept) == ("answered", 6, 2)  # rank 1 (0.3) and the needle (0.3)
     for keep in (4, 8):  # the gate is handed the top 4: the needle never reaches it
-        assert query_outcomes(ev, "E/dense", k=4, keep=keep, cut=0.6)[0].outcome == "ranked-low"
+        assert query_outcomes(ev, "E/dense", Gate(keep, 0.6, 4))[0].outcome == "ranked-low"
     assert funnel(ev, "E/dense", k=8, keep=8, cut=0.6).rows[0].stage == "answered"
 
 
@@ -154,19 +156,19 @@ HAND = [
 
 def test_ladder_codes_hand_table():
     cols = list(zip(*HAND))
-    codes = ladder_codes(final_rank=np.array(cols[0]), pool_rank=np.array(cols[1]), first=np.array(cols[2]),
-                         good=np.array(cols[3]), destroyed=np.array(cols[4]), truncated=np.array(cols[5]),
-                         in_domain=np.array(cols[6]), k=4, pool=25, cut=0.5)
+    codes = ladder_codes(final_rank=np.array(cols[0]), pool_rank=np.array(cols[1]), closest=np.array(cols[2]),
+                         closest_holder=np.array(cols[3]), destroyed=np.array(cols[4]), truncated=np.array(cols[5]),
+                         in_domain=np.array(cols[6]), k=4, pool=25, gate=Gate(4, 0.5))
     assert [OUTCOMES[c] for c in codes] == list(cols[7])
 
 
 def test_gate_values_look_at_the_top_min_k_keep():
     d = np.array([[0.4, 0.3, 0.2, 0.1]])
     h = np.array([[False, False, False, True]])
-    assert [v.tolist() for v in gate_values(d, h, k=4, keep=4)] == [[0.1], [0.1]]
-    assert [v.tolist() for v in gate_values(d, h, k=2, keep=4)] == [[0.3], [np.inf]]  # handed the top 2
-    assert [v.tolist() for v in gate_values(d, h, k=4, keep=3)] == [[0.2], [np.inf]]  # keeps 3
-    assert [v.tolist() for v in gate_values(d, h, keep=9)] == [[0.1], [0.1]]  # fewer chunks than keep: all
+    assert [v.tolist() for v in gate_values(d, h, gate=Gate(4, k=4))] == [[0.1], [0.1]]
+    assert [v.tolist() for v in gate_values(d, h, gate=Gate(4, k=2))] == [[0.3], [np.inf]]  # handed the top 2
+    assert [v.tolist() for v in gate_values(d, h, gate=Gate(3, k=4))] == [[0.2], [np.inf]]  # keeps 3
+    assert [v.tolist() for v in gate_values(d, h, gate=Gate(9))] == [[0.1], [0.1]]  # fewer chunks than keep: all
 
 
 def test_counts_list_every_outcome_and_reject_unknown_names():
@@ -176,10 +178,12 @@ def test_counts_list_every_outcome_and_reject_unknown_names():
 
 
 def test_bad_parameters_are_value_errors(tiny_eval):
-    for kwargs, message in (({"k": 0}, "k must be between"), ({"keep": 0}, "keep must be at least 1"),
-                            ({"k": 4, "pool": 2}, "the pool")):
+    for make, message in ((lambda: Gate(4, k=0), "k must be a whole number from 1 to 20"),
+                          (lambda: Gate(0), "keep must be a whole number from 1 to 20")):
         with pytest.raises(ValueError, match=message):
-            query_outcomes(tiny_eval, "C/dense", **kwargs)
+            make()
+    with pytest.raises(ValueError, match="the pool"):
+        query_outcomes(tiny_eval, "C/dense", Gate(4), pool=2)
 
 
 def test_a_corpus_smaller_than_k_ranks_every_chunk(tiny_folder):
@@ -192,6 +196,6 @@ def test_a_corpus_smaller_than_k_ranks_every_chunk(tiny_folder):
     ev = ragdiag.evaluate(corpus, truth, encoder=fake_encoder(), strategies="E", retrievers="dense")
     res = ev.result("E/dense")
     width = res.top_distance.shape[1]
-    out = query_outcomes(ev, "E/dense", k=width + 2, keep=width + 2, cut=2.0)
-    same = query_outcomes(ev, "E/dense", k=width, keep=width, cut=2.0)
+    out = query_outcomes(ev, "E/dense", Gate(width + 2, 2.0, width + 2))
+    same = query_outcomes(ev, "E/dense", Gate(width, 2.0, width))
     assert [o.outcome for o in out] == [o.outcome for o in same]

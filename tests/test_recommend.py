@@ -137,7 +137,7 @@ def test_recommend_with_enough_off_topic_queries_uses_the_conformal_cut(six):
     from dataclasses import replace
 
     from ragdiag.analyses.threshold.choice import conformal_cut
-    from ragdiag.analyses.threshold.gate import gate_inputs_for
+    from ragdiag.analyses.gate_table import gate_table
 
     # 20 copies of the two off-topic queries (exchangeable draws are all the cut needs): 40 >= 1/0.05 - 1
     ood = [i for i, q in enumerate(six.queries) if not q.in_domain]
@@ -152,7 +152,7 @@ def test_recommend_with_enough_off_topic_queries_uses_the_conformal_cut(six):
                for c, r in six.results.items()}
     ev = replace(six, queries=queries, results=results)
     rec = recommend(ev, k=2)
-    cut, words = conformal_cut(gate_inputs_for(ev, rec.config), 0.05)
+    cut, words = conformal_cut(gate_table(ev, rec.config), 0.05)
     assert rec.cut_method == "conformal" and rec.cut == cut
     assert "chance that the realised rate exceeds 5.0%" in rec.guarantee
 

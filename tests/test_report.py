@@ -33,7 +33,9 @@ from ragdiag.analyses.compare.comparisons import compare
 from ragdiag.analyses.threshold.gate import sweep_table
 from ragdiag.present.export import write_outputs
 from ragdiag.retrieval.bm25 import tokenize
-from ragdiag.analyses.threshold.gate import bluffs_at, gate_inputs_for
+from ragdiag.analyses.threshold.gate import bluffs_at
+from ragdiag.analyses.gate_table import gate_table
+from ragdiag.core.gate import Gate
 from ragdiag.analyses.threshold.rates import rate_rows
 
 REPO = Path(__file__).resolve().parent.parent
@@ -204,13 +206,13 @@ def test_recall_numbers_are_those_of_summary_json(summary, html_text, md_text):
 
 
 def test_sweep_row_and_bluffs_are_the_librarys(ev, report, html_text, md_text):
-    expected = sweep_table(ev, "C/dense", keep=KEEP, cuts=[CUT]).row(CUT)
+    expected = sweep_table(ev, "C/dense", Gate(KEEP), cuts=[CUT]).row(CUT)
     s = report.sweep_row
     assert (s.cut, s.answered, s.wrong_sources, s.no_answer, s.lost, s.bluffs) == tuple(
         getattr(expected, key) for key in ("cut", "answered", "wrong_sources", "no_answer", "lost", "bluffs"))
     assert dict(s.bluffs_by_kind) == {"near": expected.bluffs_by_kind["near"], "far": expected.bluffs_by_kind["far"]}
     cells = table_rows(html_text, "tradeoff")
-    rates = rate_rows(gate_inputs_for(ev, "C/dense", keep=KEEP), [CUT])[0]
+    rates = rate_rows(gate_table(ev, "C/dense", Gate(KEEP)), [CUT])[0]
 
     def cell(key):  # the count with its rate and 95% interval, as the report writes it
         c = rates.outcome(key)
@@ -220,7 +222,7 @@ def test_sweep_row_and_bluffs_are_the_librarys(ev, report, html_text, md_text):
     want = [f"{CUT:g}", cell("answered"), cell("wrong_sources"), cell("no_answer"), str(expected.lost), cell("bluffs")]
     assert cells == [want]
     assert [[c.replace("\\", "") for c in row] for row in md_rows(md_text, f"{CUT:g}")] == [want]  # md escapes [ ]
-    bluffs = bluffs_at(ev.result("C/dense"), ev.queries, cut=CUT, keep=KEEP)
+    bluffs = bluffs_at(ev.result("C/dense"), ev.queries, Gate(KEEP, CUT))
     assert len(bluffs) == expected.bluffs == len(table_rows(html_text, "bluffs-table"))
     first = table_rows(html_text, "bluffs-table")[0]
     chunk = ev.indexes["C"].chunks[bluffs[0].kept[0][0]]
@@ -300,7 +302,7 @@ def test_the_cut_chooser_is_in_the_report(ev, report, md_text):
     from ragdiag.core.defaults import DEFAULT_MAX_BLUFF
     from ragdiag.analyses.threshold import Goal, cut_choice
 
-    choice = cut_choice(gate_inputs_for(ev, "C/dense", keep=KEEP), Goal(max_bluff=DEFAULT_MAX_BLUFF))
+    choice = cut_choice(gate_table(ev, "C/dense", Gate(KEEP)), Goal(max_bluff=DEFAULT_MAX_BLUFF))
     assert report.choice == choice.as_json()
     md = md_text.replace("\\", "")
     assert f"Suggested cut for a bluff rate of at most {100 * DEFAULT_MAX_BLUFF:.0f}%" in md

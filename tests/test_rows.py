@@ -10,7 +10,8 @@ import pytest
 from ragdiag.evaluation.rows import OUTCOME_KEYS, ChunkingRow, RateCell, RateRow, SummaryRow, SweepRow, interval_cells
 from ragdiag.core.stats import Interval
 from ragdiag.analyses.summary import chunking_rows, summary_rows
-from ragdiag.analyses.threshold.gate import GateInputs, sweep
+from ragdiag.analyses.threshold.gate import sweep
+from ragdiag.analyses.gate_table import GateTable
 from ragdiag.analyses.threshold.rates import rate_rows
 
 
@@ -38,9 +39,9 @@ def test_interval_cells_still_flattens_dict_rows():
         "config": "E/dense", "R@4": 0.25, "R@4_low": 0.1, "R@4_high": 0.6, "p": None}
 
 
-GATE = GateInputs(("a", "b", "c", "n", "f"), np.array([True, True, True, False, False]),
-                  first=np.array([0.2, 0.3, 0.6, 0.35, 0.1]), good=np.array([0.5, np.inf, 0.6, np.inf, np.inf]),
-                  keep=2, kinds=(None, None, None, "near", "far"))
+GATE = GateTable(("a", "b", "c", "n", "f"), np.array([True, True, True, False, False]),
+                  closest=np.array([0.2, 0.3, 0.6, 0.35, 0.1]), closest_holder=np.array([0.5, np.inf, 0.6, np.inf, np.inf]),
+                  window=2, kinds=(None, None, None, "near", "far"))
 
 
 def test_sweep_row_cells_name_one_column_per_ood_kind():

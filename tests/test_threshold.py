@@ -9,9 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragdiag.analyses.threshold.gate import (Bluff, bluffs_at, default_cuts, distance_samples, gate_inputs, sweep, GateInputs,
-                                    MAX_DISTANCE)
-from ragdiag.analyses.threshold import gate
+from ragdiag.analyses.threshold.gate import (Bluff, bluffs_at, default_cuts, distance_samples, sweep,
+                                             MAX_DISTANCE)
+from ragdiag.analyses.gate_table import table_from, GateTable
+from ragdiag.core.gate import Gate
+from ragdiag.analyses.threshold import kept_chunks
 from ragdiag.analyses.threshold.choice import Goal, choose_cut, conformal_cut, cross_validate, cut_choice
 from ragdiag.analyses.threshold.rates import rate_rows
 from ragdiag.evaluation.rows import OUTCOME_KEYS, SweepRow
@@ -72,24 +74,24 @@ HAND_TABLE = [
 
 
 def test_gate_inputs_hand_computed():
-    g = gate_inputs(HAND, ["a", "b", "c", "o1", "o2"], HAND_IN, keep=2)
-    assert g.first.tolist() == [0.2, 0.3, 0.6, 0.35, 0.1]
-    assert g.good.tolist() == [0.5, np.inf, 0.6, np.inf, np.inf]
-    assert g.keep == 2 and g.query_ids == ("a", "b", "c", "o1", "o2")
+    g = table_from(HAND, ["a", "b", "c", "o1", "o2"], HAND_IN, Gate(2))
+    assert g.closest.tolist() == [0.2, 0.3, 0.6, 0.35, 0.1]
+    assert g.closest_holder.tolist() == [0.5, np.inf, 0.6, np.inf, np.inf]
+    assert g.window == 2 and g.query_ids == ("a", "b", "c", "o1", "o2")
     # keep 3: a's third chunk (0.1, a holder) now counts
-    assert gate_inputs(HAND, list("abcde"), HAND_IN, keep=3).good.tolist()[0] == 0.1
+    assert table_from(HAND, list("abcde"), HAND_IN, Gate(3)).closest_holder.tolist()[0] == 0.1
 
 
 def test_ood_queries_never_count_as_answered_even_on_a_holder():
     r = fake_result([[0.1], [0.1]], [[1], [1]])
-    g = gate_inputs(r, ["a", "o"], np.array([True, False]), keep=1)
-    assert g.good.tolist() == [0.1, np.inf]
+    g = table_from(r, ["a", "o"], np.array([True, False]), Gate(1))
+    assert g.closest_holder.tolist() == [0.1, np.inf]
 
 
 @pytest.mark.parametrize("row", HAND_TABLE, ids=[str(r[0]) for r in HAND_TABLE])
 def test_sweep_hand_table(row):
     cut, *expected = row
-    table = sweep(gate_inputs(HAND, list("abcde"), HAND_IN, keep=2), [c for c, *_ in HAND_TABLE])
+    table = sweep(table_from(HAND, list("abcde"), HAND_IN, Gate(2)), [c for c, *_ in HAND_TABLE])
     got = table.row(cut)
     answered, wrong_sources, no_answer, bluffs, abstained = expected
     assert got == SweepRow(cut, answered, wrong_sources, no_answer, 3 - answered, bluffs, abstained, {})
@@ -99,7 +101,7 @@ def test_sweep_hand_table(row):
 
 def test_sweep_equals_brute_force_on_hand_table():
     cuts = [c for c, *_ in HAND_TABLE]
-    table = sweep(gate_inputs(HAND, list("abcde"), HAND_IN, keep=2), cuts)
+    table = sweep(table_from(HAND, list("abcde"), HAND_IN, Gate(2)), cuts)
     bf = brute_force(HAND, HAND_IN, cuts, 2)
     for k, v in bf.items():
         assert getattr(table, k).tolist() == v, k
@@ -124,7 +126,7 @@ def gate_cases(draw):
 @given(gate_cases())
 def test_sweep_equals_brute_force(case):
     result, in_domain, cuts, keep = case
-    table = sweep(gate_inputs(result, [str(i) for i in range(len(in_domain))], in_domain, keep=keep), cuts)
+    table = sweep(table_from(result, [str(i) for i in range(len(in_domain))], in_domain, Gate(keep)), cuts)
     bf = brute_force(result, in_domain, cuts, keep)
     for k, v in bf.items():
         assert getattr(table, k).tolist() == v, k
@@ -139,7 +141,7 @@ def test_sweep_equals_brute_force(case):
         if not ind:
             continue
         for cut, ans in zip(cuts, _answered_each(result, i, cuts, keep)):
-            kept = gate(result, i, cut=cut, keep=keep)
+            kept = kept_chunks(result, i, Gate(keep, cut))
             assert ans == any(result.top_holds[i, p] for p, _ in kept)
 
 
@@ -150,7 +152,7 @@ def _answered_each(result, i, cuts, keep):
 def test_sweep_default_cuts_and_rows():
     cuts = default_cuts()
     assert cuts[0] == 0.0 and cuts[-1] == 1.0 and len(cuts) == 201
-    table = sweep(gate_inputs(HAND, list("abcde"), HAND_IN, keep=2))
+    table = sweep(table_from(HAND, list("abcde"), HAND_IN, Gate(2)))
     rows = table.rows()
     assert len(rows) == 201
     # no threshold at all (cut 1.0 keeps every distance < 1): both ood queries bluff
@@ -158,7 +160,7 @@ def test_sweep_default_cuts_and_rows():
 
 
 def test_row_with_a_cut_not_in_the_sweep_raises():
-    table = sweep(gate_inputs(HAND, list("abcde"), HAND_IN, keep=2), [0.2, 0.5])
+    table = sweep(table_from(HAND, list("abcde"), HAND_IN, Gate(2)), [0.2, 0.5])
     with pytest.raises(ValueError, match="not in this sweep"):
         table.row(0.3)
     assert table.row(0.5).bluffs == 2
@@ -166,23 +168,23 @@ def test_row_with_a_cut_not_in_the_sweep_raises():
 
 @pytest.mark.parametrize("keep", [0, -1])
 def test_gate_keep_is_validated(keep):
-    with pytest.raises(ValueError, match="keep must be at least 1"):
-        gate_inputs(HAND, list("abcde"), HAND_IN, keep=keep)
+    with pytest.raises(ValueError, match="keep must be a whole number from 1 to 20"):
+        table_from(HAND, list("abcde"), HAND_IN, Gate(keep))
 
 
 def test_gate_keep_above_the_list_keeps_the_whole_list():
     """A corpus with fewer chunks than keep: the gate keeps what there is (tiny corpora work everywhere)."""
-    wide = gate_inputs(HAND, list("abcde"), HAND_IN, keep=4)
-    exact = gate_inputs(HAND, list("abcde"), HAND_IN, keep=3)
-    assert wide.keep == 3
-    assert wide.first.tolist() == exact.first.tolist() and wide.good.tolist() == exact.good.tolist()
+    wide = table_from(HAND, list("abcde"), HAND_IN, Gate(4))
+    exact = table_from(HAND, list("abcde"), HAND_IN, Gate(3))
+    assert wide.window == 3
+    assert wide.closest.tolist() == exact.closest.tolist() and wide.closest_holder.tolist() == exact.closest_holder.tolist()
 
 
 def test_gate_keeps_under_the_cut_in_rank_order():
     r = fake_result([[0.4, 0.2, 0.3, 0.1]], [[0, 0, 0, 0]], top_order=[[7, 3, 5, 9]])
-    assert gate(r, 0, cut=0.35, keep=3) == [(3, 0.2), (5, 0.3)]  # 0.1 is fourth: not kept with keep 3
-    assert gate(r, 0, cut=0.3, keep=3) == [(3, 0.2)]  # 0.3 is not strictly under 0.3
-    assert gate(r, 0, cut=0.1, keep=4) == []
+    assert kept_chunks(r, 0, Gate(3, 0.35)) == [(3, 0.2), (5, 0.3)]  # 0.1 is fourth: not kept with keep 3
+    assert kept_chunks(r, 0, Gate(3, 0.3)) == [(3, 0.2)]  # 0.3 is not strictly under 0.3
+    assert kept_chunks(r, 0, Gate(4, 0.1)) == []
 
 
 def test_bluffs_at_orders_by_the_closest_kept_chunk():
@@ -197,12 +199,12 @@ def test_bluffs_at_orders_by_the_closest_kept_chunk():
         [[1, 0], [0, 0], [0, 0], [0, 0]],
         top_order=[[0, 1], [2, 3], [4, 5], [6, 7]],
     )
-    bluffs = bluffs_at(r, queries, cut=0.5, keep=2)
+    bluffs = bluffs_at(r, queries, Gate(2, 0.5))
     # o2 closest at 0.25, then o1 at 0.3; o3 keeps nothing; the in-domain query is no bluff
     assert [b.query_id for b in bluffs] == ["o2", "o1"]
     assert bluffs[0] == Bluff("o2", "near", ((4, 0.25),))
     assert bluffs[1].kept == ((3, 0.3), (2, 0.45))  # closest first, not rank order
-    assert bluffs_at(r, queries, cut=0.2, keep=2) == []
+    assert bluffs_at(r, queries, Gate(2, 0.2)) == []
 
 
 HAND_KINDS = (None, None, None, "near", "far")
@@ -210,7 +212,7 @@ HAND_GROUPS = ("qa", "qa", "qb", "o1", "o2")  # a and b: two phrasings of one qu
 
 
 def hand_inputs(keep=2):
-    return gate_inputs(HAND, ["a", "b", "c", "o1", "o2"], HAND_IN, keep=keep, groups=HAND_GROUPS, kinds=HAND_KINDS)
+    return table_from(HAND, ["a", "b", "c", "o1", "o2"], HAND_IN, Gate(keep), groups=HAND_GROUPS, kinds=HAND_KINDS)
 
 
 def test_distance_samples_are_the_gates_own_values():
@@ -244,7 +246,7 @@ def test_histogram_and_sweep_agree_on_random_gates(keep, kinds, data):
                                     min_size=n, max_size=n)))
     holds = np.array(data.draw(st.lists(st.lists(st.booleans(), min_size=4, max_size=4), min_size=n, max_size=n)))
     ind = np.array([k[0] for k in kinds])
-    inputs = gate_inputs(fake_result(d, holds), [str(i) for i in range(n)], ind, keep=keep,
+    inputs = table_from(fake_result(d, holds), [str(i) for i in range(n)], ind, Gate(keep),
                          kinds=[None if i else k for i, (_, k) in zip(ind, kinds)])
     frame = distance_frame(distance_samples(inputs), keep=keep)
     for cut in (0.0, 0.25, 0.5, 0.75, 1.0, 1.5):
@@ -288,7 +290,7 @@ def test_choose_cut_by_the_written_rule():
 @given(st.lists(st.floats(0, 1, allow_nan=False), min_size=1, max_size=30), st.floats(0, 1))
 def test_choose_cut_is_the_largest_cut_within_the_bluff_budget(ood, a):
     n = len(ood)
-    inputs = GateInputs(tuple(map(str, range(n))), np.zeros(n, bool), np.array(ood), np.full(n, np.inf), 4)
+    inputs = GateTable(tuple(map(str, range(n))), np.zeros(n, bool), np.array(ood), np.full(n, np.inf), 4)
     cut = choose_cut(inputs, Goal(max_bluff=a))
     bluffs = lambda c: int((np.array(ood) < c).sum())  # noqa: E731
     assert bluffs(cut) <= a * n + 1e-9
@@ -301,7 +303,7 @@ def test_conformal_cut_and_when_it_cannot_certify():
     cut, why = conformal_cut(inputs, 0.05)  # 2 ood queries: 1/0.05 - 1 = 19 needed
     assert cut is None and "at least 19" in why
     n = 30
-    g = GateInputs(tuple(map(str, range(n))), np.zeros(n, bool), np.arange(1, n + 1) / 100, np.full(n, np.inf), 4)
+    g = GateTable(tuple(map(str, range(n))), np.zeros(n, bool), np.arange(1, n + 1) / 100, np.full(n, np.inf), 4)
     assert conformal_cut(g, 0.05)[0] == 0.01  # j = floor(0.05 * 31) = 1
     assert conformal_cut(g, 0.1)[0] == 0.03  # j = floor(3.1) = 3
 
@@ -315,7 +317,7 @@ def test_conformal_cut_guarantee_by_simulation():
     new = rng.random(4000)
     rate = (new < sets[:, j - 1]).mean()
     assert rate <= a + 0.015  # j / (n + 1) = 0.0968, plus sampling noise
-    g = GateInputs(tuple(map(str, range(n))), np.zeros(n, bool), sets[0], np.full(n, np.inf), 4)
+    g = GateTable(tuple(map(str, range(n))), np.zeros(n, bool), sets[0], np.full(n, np.inf), 4)
     cut = conformal_cut(g, a)[0]
     # the order statistic rounded down to 3 decimals: never above it (the guarantee holds), within 0.001 below it
     assert cut == np.floor(sets[0, j - 1] * 1000) / 1000 and sets[0, j - 1] - 0.001 < cut <= sets[0, j - 1]
@@ -325,10 +327,10 @@ def test_conformal_cut_guarantee_by_simulation():
 def test_the_proposed_cut_is_the_number_printed():
     """An order statistic printed with 3 or 4 decimals rounds up past itself and lets that query through."""
     first = np.array([0.52498711, 0.61, 0.7])
-    g = GateInputs(("o1", "o2", "o3"), np.zeros(3, bool), first, np.full(3, np.inf), 4)
+    g = GateTable(("o1", "o2", "o3"), np.zeros(3, bool), first, np.full(3, np.inf), 4)
     cut = conformal_cut(g, 0.5)[0]  # j = floor(0.5 * 4) = 2: s_(2) = 0.61
     assert cut == 0.61
-    g1 = GateInputs(("o1", "o2", "o3"), np.zeros(3, bool), first, np.full(3, np.inf), 4)
+    g1 = GateTable(("o1", "o2", "o3"), np.zeros(3, bool), first, np.full(3, np.inf), 4)
     cut1 = conformal_cut(g1, 0.25)[0]  # j = 1: s_(1) = 0.52498711 -> 0.524
     assert cut1 == 0.524 and float(f"{cut1:.4f}") == cut1 and (first < float(f"{cut1:.3f}")).sum() == 0
 
@@ -354,7 +356,7 @@ def test_conformal_guarantee_chance_of_exceeding_the_goal_matches_simulation():
 
 def test_cut_choice_proposes_the_conformal_cut_for_a_bluff_goal():
     n = 30
-    g = GateInputs(tuple(map(str, range(n))), np.zeros(n, bool), np.arange(1, n + 1) / 100, np.full(n, np.inf), 4)
+    g = GateTable(tuple(map(str, range(n))), np.zeros(n, bool), np.arange(1, n + 1) / 100, np.full(n, np.inf), 4)
     choice = cut_choice(g, Goal(max_bluff=0.05))
     doc = choice.as_json()
     assert doc["proposed"]["cut"] == 0.01 and doc["proposed"]["method"] == "conformal"
@@ -370,7 +372,7 @@ def test_cross_validation_folds_keep_questions_whole_and_are_seeded():
     ind = np.array([True] * (2 * n_q) + [False] * n_ood)
     first = rng.random(ind.size)
     good = np.where(ind & (rng.random(ind.size) < 0.7), first, np.inf)
-    inputs = GateInputs(groups, ind, first, good, 4, groups)
+    inputs = GateTable(groups, ind, first, good, 4, groups)
     folds = _folds(inputs, 5, 1)
     for q in range(n_q):
         assert folds[2 * q] == folds[2 * q + 1]  # both phrasings in one fold
@@ -383,7 +385,7 @@ def test_cross_validation_folds_keep_questions_whole_and_are_seeded():
     answered = wrong_sources = no_answer = bluffs = 0
     for f in range(5):
         train = folds != f
-        rest = GateInputs(tuple(np.array(groups)[train]), ind[train], first[train], good[train], 4,
+        rest = GateTable(tuple(np.array(groups)[train]), ind[train], first[train], good[train], 4,
                           tuple(np.array(groups)[train]))
         c = choose_cut(rest, Goal(max_bluff=0.1))
         for i in np.flatnonzero(folds == f):
@@ -406,7 +408,7 @@ def test_cross_validation_folds_keep_questions_whole_and_are_seeded():
 def test_sweep_on_the_tiny_evaluation(tiny_eval):
     from ragdiag.analyses.threshold.gate import sweep_table
 
-    table = sweep_table(tiny_eval, "C/dense", keep=2, cuts=[0.5, 0.6, 1.0, 1.01])
+    table = sweep_table(tiny_eval, "C/dense", Gate(2), cuts=[0.5, 0.6, 1.0, 1.01])
     # answered needs a holder among the top 2 under the cut. Needle distances of the hits in the top 2:
     # q1:course 0.5477, q2:course 0.4226, q2:ticket 0.4037, q4:ticket 0.0004 (see test_evaluate.py)
     assert table.answered.tolist() == [3, 4, 4, 4]

@@ -7,15 +7,15 @@ import pytest
 import yaml
 
 from ragdiag.analyses.threshold.choice import Goal, cut_choice
-from ragdiag.analyses.threshold.gate import GateInputs
+from ragdiag.analyses.gate_table import GateTable
 from ragdiag.analyses.threshold.export import is_thresholds_export, thresholds_document, thresholds_yaml
 
 MODEL = {"model": "sentence-transformers/all-MiniLM-L6-v2", "weights_sha256": "7e54b3bc" + "0" * 56, "dim": 384}
 
 # Two questions (one phrasing each) and four out-of-domain queries; distances chosen by hand.
-INPUTS = GateInputs(("a", "b", "o1", "o2", "o3", "o4"), np.array([True, True, False, False, False, False]),
-                    first=np.array([0.20, 0.30, 0.45, 0.55, 0.65, 0.75]),
-                    good=np.array([0.20, 0.35, np.inf, np.inf, np.inf, np.inf]), keep=4)
+INPUTS = GateTable(("a", "b", "o1", "o2", "o3", "o4"), np.array([True, True, False, False, False, False]),
+                    closest=np.array([0.20, 0.30, 0.45, 0.55, 0.65, 0.75]),
+                    closest_holder=np.array([0.20, 0.35, np.inf, np.inf, np.inf, np.inf]), window=4)
 
 
 def test_cut_and_similarity_forms_keep_the_same_chunks():
@@ -25,7 +25,7 @@ def test_cut_and_similarity_forms_keep_the_same_chunks():
     cut, sim = doc["cut"]["cosine_distance"], doc["cut"]["cosine_similarity"]
     assert cut == 0.55 and sim == 1 - 0.55
     # ragdiag keeps d < cut; a similarity consumer keeps s >= sim: the same chunks except a score equal to it
-    for d in INPUTS.first:
+    for d in INPUTS.closest:
         if not np.isclose(d, cut):
             assert (d < cut) == (1 - d >= sim)
     assert doc["rates"]["in_sample"]["bluffs"]["count"] == 1
@@ -39,7 +39,7 @@ def test_cut_and_similarity_forms_keep_the_same_chunks():
 def test_no_cut_no_export_and_the_model_must_be_named():
     impossible = cut_choice(INPUTS, Goal(min_answered=1.0), folds=2)  # every answerable answered: cut 0.35+
     assert impossible.cut is not None
-    none = cut_choice(GateInputs(("a",), np.array([True]), np.array([0.2]), np.array([np.inf]), 4),
+    none = cut_choice(GateTable(("a",), np.array([True]), np.array([0.2]), np.array([np.inf]), 4),
                       Goal(min_answered=1.0), folds=2)
     assert none.cut is None
     with pytest.raises(ValueError, match="nothing to export"):

@@ -79,11 +79,13 @@ def sweep_for(token: str, config: str, keep: int, _ev: Evaluation):
 
     Computed once per evaluation: a change of cut reuses all three.
     """
-    from ragdiag.analyses.threshold.gate import default_cuts, gate_inputs_for, sweep
+    from ragdiag.analyses.threshold.gate import default_cuts, sweep
+    from ragdiag.analyses.gate_table import gate_table
+    from ragdiag.core.gate import Gate
     from ragdiag.analyses.threshold.rates import rate_rows
     from ui.frames import sweep_frame
 
-    inputs = gate_inputs_for(_ev, config, keep=keep)
+    inputs = gate_table(_ev, config, Gate(keep))
     table = sweep(inputs)
     return inputs, table, sweep_frame(table, rate_rows(inputs, default_cuts()))
 

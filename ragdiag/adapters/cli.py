@@ -29,6 +29,7 @@ def cmd_eval_store(args) -> int:
     from ..core.tables import format_rows
     from ..analyses.summary import format_summary
     from ..analyses.threshold.gate import sweep_table
+    from ..core.gate import Gate
     from .base import evaluate_store, query_vectors
 
     from ..cli.common import _check_out_folder
@@ -67,7 +68,7 @@ def cmd_eval_store(args) -> int:
         print(c.verdict)
     if res.run.distances:
         print(f"\nthreshold sweep of {res.config.label} (keep {args.keep})")
-        print(format_rows(sweep_table(ev, res.config, keep=args.keep,
+        print(format_rows(sweep_table(ev, res.config, Gate(args.keep),
                                       cuts=[0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]).rows()))
     cli.write_results(ev, args.out)
     return 0

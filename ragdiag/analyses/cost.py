@@ -48,7 +48,8 @@ from ..core.metrics import hits_at_k
 from ..retrieval.base import QueryBatch, Unavailable
 from ..retrieval.registry import RunContext, build_retriever, builds, embeds, index_context, pipeline_specs
 from ..core.stats import Interval
-from .threshold.gate import gate
+from ..core.gate import Gate
+from .threshold.gate import kept_chunks
 
 __all__ = [
     "machine",
@@ -91,7 +92,7 @@ def prompt_tokens(ev: Evaluation, config: Config | str, encoder, *, cut: float =
     chunks = ev.indexes[res.config.strategy].chunks
     prompts, where = [], []
     for i, q in enumerate(ev.queries):
-        kept = [(chunks[p], d) for p, d in gate(res, i, cut=cut, keep=keep)]
+        kept = [(chunks[p], d) for p, d in kept_chunks(res, i, Gate(keep, cut))]
         answer = cite(q.text, kept, ev.corpus, cut=cut, keep=keep)
         if isinstance(answer, Answer):
             prompts.append(answer.prompt)

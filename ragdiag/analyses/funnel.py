@@ -34,7 +34,9 @@ import numpy as np
 from .compare.intervals import clustered_share
 from ..core.defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K, RERANK_HEAD, SEED
 from ..evaluation.records import Config, Evaluation, parse_key
-from .outcomes import LADDER, query_outcomes
+from ..core.gate import Gate
+from .gate_table import query_outcomes
+from .outcomes import LADDER
 from ..retrieval.base import QueryBatch
 from ..retrieval.hybrid import ranks_from_orders
 from ..retrieval.registry import RunContext, build_retriever, embeds, index_context, retriever_spec
@@ -225,7 +227,7 @@ def funnel(ev: Evaluation, config: Config | str, *, k: int = PRIMARY_K, cut: flo
         ranks = needle_ranks(ev, cfg.strategy, inputs, encoder=encoder, store=store)
     fused = retriever_spec(spec.pool).fuses if reranker else spec.fuses
     pool_ranks = np.asarray(ranks[spec.pool]) if reranker else res.needle_rank
-    ladder = query_outcomes(ev, cfg, k=k, keep=keep, cut=cut, pool=pool, pool_rank=pool_ranks)
+    ladder = query_outcomes(ev, cfg, Gate(keep, cut, k), pool=pool, pool_rank=pool_ranks)
     rows = []
     for i, q in enumerate(ev.queries):
         if not q.in_domain:

@@ -35,21 +35,18 @@ that still get sources) and ``no_answer`` (an answerable query given nothing:
 :attr:`QueryOutcome.kept` says which for one query.
 
 The rule is written once, on arrays (:func:`ladder_codes`, :func:`gate_values`);
-:func:`query_outcomes` applies it to one configuration of an evaluation, and
+:func:`ragdiag.analyses.gate_table.gate_table` applies it to one configuration of an evaluation, and
 the sweep of :mod:`ragdiag.analyses.threshold` counts it over every cut at once.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
 import numpy as np
 
-from ..core.defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K, RERANK_HEAD, TOP
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..evaluation.records import Config, Evaluation
+from ..core.gate import Gate
 
 __all__ = [
     "LADDER",
@@ -59,7 +56,6 @@ __all__ = [
     "QueryOutcome",
     "gate_values",
     "ladder_codes",
-    "query_outcomes",
     "outcome_counts",
 ]
 
@@ -67,7 +63,7 @@ __all__ = [
 LADDER = ("destroyed", "truncated", "not-in-pool", "ranked-low", "refused", "kept-but-wrong", "answered")
 #: The outcomes of an out-of-domain query: the gate keeps something (``bluff``) or nothing.
 OOD_OUTCOMES = ("bluff", "abstained")
-#: Every outcome :func:`query_outcomes` produces (:data:`LADDER`, then :data:`OOD_OUTCOMES`).
+#: Every outcome the ladder produces (:data:`LADDER`, then :data:`OOD_OUTCOMES`).
 OUTCOMES = LADDER + OOD_OUTCOMES
 #: The rungs that lose the answer before the gate (the needle is not in the top ``k``).
 BEFORE_GATE = LADDER[:4]
@@ -75,52 +71,42 @@ BEFORE_GATE = LADDER[:4]
 _CODE = {name: i for i, name in enumerate(OUTCOMES)}
 
 
-def _window(k: int, keep: int, width: int) -> int:
-    if k < 1:
-        raise ValueError(f"k must be at least 1, got {k}")
-    if keep < 1:
-        raise ValueError(f"keep must be at least 1, got {keep}")
-    return min(k, keep, width)
+def gate_values(top_distance: np.ndarray, top_holds: np.ndarray, *, gate: Gate) -> tuple[np.ndarray, np.ndarray]:
+    """Per query, the two distances the gate compares with the cut, over its window (:meth:`Gate.window`).
 
-
-def gate_values(top_distance: np.ndarray, top_holds: np.ndarray, *, k: int | None = None,
-                keep: int = DEFAULT_KEEP) -> tuple[np.ndarray, np.ndarray]:
-    """Per query, the two distances the gate compares with the cut, over its top ``min(k, keep)``.
-
-    ``first``: the smallest distance there (the gate keeps something iff
-    ``first < cut``); ``good``: the smallest distance of a chunk holding the
-    needle there (answered iff ``good < cut``; ``inf`` when none does). ``k``
-    ``None``: the gate's top ``keep`` (a ranking handed on whole).
+    ``closest``: the smallest distance there (the gate keeps something iff
+    ``closest < cut``); ``closest_holder``: the smallest distance of a chunk
+    holding the needle there (answered iff ``closest_holder < cut``; ``inf``
+    when none does).
 
     >>> d = np.array([[0.3, 0.2, 0.1], [0.4, 0.5, 0.6]])
     >>> h = np.array([[False, True, True], [False, False, False]])
-    >>> [v.tolist() for v in gate_values(d, h, keep=2)]  # the 0.1 holder is third: not kept
+    >>> [v.tolist() for v in gate_values(d, h, gate=Gate(keep=2))]  # the 0.1 holder is third: not kept
     [[0.2, 0.4], [0.2, inf]]
-    >>> [v.tolist() for v in gate_values(d, h, k=1, keep=2)]  # handed only the top 1
+    >>> [v.tolist() for v in gate_values(d, h, gate=Gate(keep=2, k=1))]  # handed only the top 1
     [[0.3, 0.4], [inf, inf]]
     """
-    width = top_distance.shape[1]
-    w = _window(keep if k is None else k, keep, width)
+    w = gate.window(top_distance.shape[1])
     d = top_distance[:, :w]
-    first = d.min(axis=1) if w else np.full(len(d), np.inf)
-    good = np.where(top_holds[:, :w], d, np.inf).min(axis=1) if w else np.full(len(d), np.inf)
-    return first, good
+    closest = d.min(axis=1) if w else np.full(len(d), np.inf)
+    holder = np.where(top_holds[:, :w], d, np.inf).min(axis=1) if w else np.full(len(d), np.inf)
+    return closest, holder
 
 
 def ladder_codes(*, in_domain: np.ndarray, destroyed: np.ndarray, truncated: np.ndarray,
-                 final_rank: np.ndarray, pool_rank: np.ndarray, first: np.ndarray, good: np.ndarray,
-                 k: int, pool: int, cut: float) -> np.ndarray:
+                 final_rank: np.ndarray, pool_rank: np.ndarray, closest: np.ndarray, closest_holder: np.ndarray,
+                 k: int, pool: int, gate: Gate) -> np.ndarray:
     """The outcome of every query as an index into :data:`OUTCOMES` (the rule of the module notes, on arrays).
 
     ``final_rank`` and ``pool_rank``: 1-based rank of the best chunk holding the
     needle in the final ranking and in the ranking the pool is cut from (0: not
-    ranked). ``first`` and ``good``: :func:`gate_values` over the same ``k``.
+    ranked). ``closest`` and ``closest_holder``: :func:`gate_values` at the same ``gate``.
 
     >>> codes = ladder_codes(in_domain=np.array([True, True, True, False]),
     ...     destroyed=np.array([False, False, False, False]), truncated=np.array([False, False, False, False]),
     ...     final_rank=np.array([1, 9, 2, 0]), pool_rank=np.array([1, 9, 2, 0]),
-    ...     first=np.array([0.2, 0.3, 0.3, 0.5]), good=np.array([0.2, np.inf, np.inf, np.inf]),
-    ...     k=4, pool=25, cut=0.4)
+    ...     closest=np.array([0.2, 0.3, 0.3, 0.5]), closest_holder=np.array([0.2, np.inf, np.inf, np.inf]),
+    ...     k=4, pool=25, gate=Gate(keep=4, cut=0.4))
     >>> [OUTCOMES[c] for c in codes]
     ['answered', 'ranked-low', 'kept-but-wrong', 'abstained']
     """
@@ -128,7 +114,7 @@ def ladder_codes(*, in_domain: np.ndarray, destroyed: np.ndarray, truncated: np.
     final_rank, pool_rank = np.asarray(final_rank), np.asarray(pool_rank)
     in_top = (final_rank >= 1) & (final_rank <= k)
     in_pool = (pool_rank >= 1) & (pool_rank <= pool)
-    kept, answered = np.asarray(first) < cut, np.asarray(good) < cut
+    kept, answered = gate.under(closest), gate.under(closest_holder)
     conditions = [
         ~in_domain & kept,
         ~in_domain,
@@ -166,59 +152,6 @@ class QueryOutcome:
     cut: float
     kept: int = 0
     in_domain: bool = True
-
-
-def _pool_ranks(ev: Evaluation, config) -> np.ndarray:
-    """The rank the pool is cut from: the configuration's own (a reranker keeps its base order past its head)."""
-    return np.asarray(ev.result(config).needle_rank)
-
-
-def query_outcomes(ev: Evaluation, config: Config | str, *, k: int = PRIMARY_K, keep: int = DEFAULT_KEEP,
-                   cut: float = DEFAULT_CUT, pool: int = RERANK_HEAD,
-                   pool_rank: np.ndarray | None = None) -> tuple[QueryOutcome, ...]:
-    """Every query of ``ev`` (answerable and out-of-domain, in order) with its outcome under ``config``.
-
-    ``pool_rank``: per query, the first-stage rank the pool is cut from (a
-    reranker's base ranking); default the configuration's own needle rank,
-    which gives the same rung when ``pool`` is the reranker's head (it
-    reorders only its head, the tail keeps the base order).
-    """
-    res = ev.result(config)
-    if res.config.external:
-        raise ValueError(f"{res.config.label} is an external run: the ladder needs ragdiag's chunks "
-                         "(destroyed, truncated); use a ragdiag configuration")
-    width = res.top_distance.shape[1]
-    # fewer ranks than TOP means the corpus has fewer chunks: every chunk is ranked, so any k sees them all
-    if k < 1 or (k > width and width >= TOP):
-        raise ValueError(f"k must be between 1 and {width} (the ranks kept per query), got {k}")
-    if keep < 1:
-        raise ValueError(f"keep must be at least 1, got {keep}")
-    if pool < k:
-        raise ValueError(f"the pool ({pool}) must hold at least k ({k}) candidates")
-    index = ev.indexes[res.config.strategy]
-    queries = ev.queries
-    in_domain = np.array([q.in_domain for q in queries], dtype=bool)
-    destroyed = np.array([q.in_domain and not index.holders[q.question_id].size for q in queries], dtype=bool)
-    truncated = np.array([q.in_domain and bool(index.holders[q.question_id].size)
-                          and index.truncated_before_needle(q.question_id, ev.truth.question(q.question_id).end)
-                          for q in queries], dtype=bool)
-    final = np.asarray(res.needle_rank)
-    pool_rank = _pool_ranks(ev, res.config) if pool_rank is None else np.asarray(pool_rank)
-    first, good = gate_values(res.top_distance, res.top_holds, k=k, keep=keep)
-    good = np.where(in_domain, good, np.inf)
-    codes = ladder_codes(in_domain=in_domain, destroyed=destroyed, truncated=truncated, final_rank=final,
-                         pool_rank=pool_rank, first=first, good=good, k=k, pool=pool, cut=cut)
-    w = min(k, keep, width)
-    n_kept = (res.top_distance[:, :w] < cut).sum(axis=1)
-    out = []
-    for i, q in enumerate(queries):
-        nd = float(res.needle_distance[i])
-        out.append(QueryOutcome(
-            query_id=q.id, question_id=q.question_id or q.id, outcome=OUTCOMES[codes[i]],
-            needle_rank=int(final[i]) or None, closest=float(first[i]) if np.isfinite(first[i]) else None,
-            needle_distance=None if np.isnan(nd) else nd, k=k, keep=keep, cut=float(cut),
-            kept=int(n_kept[i]), in_domain=bool(q.in_domain)))
-    return tuple(out)
 
 
 def outcome_counts(outcomes: Iterable[QueryOutcome | str]) -> dict[str, int]:

@@ -210,14 +210,16 @@ def _gate_cut(inputs, max_bluff: float) -> tuple[float, str, str]:
 
 def _rates(ev: Evaluation, config: str, keep: int, max_bluff: float):
     from .compare import clustered_rate
-    from .threshold import gate_inputs_for, rate_rows
+    from ..core.gate import Gate
+    from .gate_table import gate_table
+    from .threshold import rate_rows
 
-    inputs = gate_inputs_for(ev, config, keep=keep)
+    inputs = gate_table(ev, config, Gate(keep))
     cut, method, guarantee = _gate_cut(inputs, max_bluff)
     row = rate_rows(inputs, [cut])[0]
     ind = inputs.in_domain
     groups = [g for g, i in zip(inputs.group_ids(), ind) if i]
-    lost = ~(inputs.good[ind] < cut)
+    lost = ~(inputs.closest_holder[ind] < cut)
     return cut, method, guarantee, {"answered": row.answered, "bluffs": row.bluffs,
                                     "lost": RateCell.of(clustered_rate(lost, groups))}
 

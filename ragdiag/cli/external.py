@@ -33,6 +33,7 @@ def cmd_eval_run(args) -> int:
     from ..core.tables import format_rows
     from ..analyses.summary import format_summary
     from ..analyses.threshold.gate import sweep_table
+    from ..core.gate import Gate
 
     against = None
     if args.compare:
@@ -75,7 +76,7 @@ def cmd_eval_run(args) -> int:
     if run.distances:
         keep = min(args.keep, ev.results[cfg].top_distance.shape[1])
         print(f"\nthreshold sweep of {cfg.label} (keep {keep})")
-        print(format_rows(sweep_table(ev, cfg, keep=keep,
+        print(format_rows(sweep_table(ev, cfg, Gate(keep),
                                       cuts=[round(x, 3) for x in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)]).rows()))
     write_results(ev, args.out)
     return 0

@@ -27,7 +27,9 @@ def cmd_sweep(args) -> int:
     import json
 
     from ..analyses.compare.intervals import upper_bound_words
-    from ..analyses.threshold.gate import check_cuts, gate_inputs_for, sweep_cuts
+    from ..analyses.gate_table import gate_table
+    from ..analyses.threshold.gate import check_cuts, sweep_cuts
+    from ..core.gate import Gate
     from ..core.tables import format_rows
     from ..analyses.threshold.gate import GATE_DISTANCE, bluffs_at, sweep
     from ..analyses.threshold.rates import rate_rows
@@ -40,7 +42,7 @@ def cmd_sweep(args) -> int:
         raise UsageError(str(exc)) from None
     ev, cfg = _gate_config(args)
     try:
-        inputs = gate_inputs_for(ev, cfg, keep=args.keep)
+        inputs = gate_table(ev, cfg, Gate(args.keep))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.json:
@@ -60,7 +62,7 @@ def cmd_sweep(args) -> int:
                 *((f"bluffs_{k}", table.n_by_kind[k], f"{k} out-of-domain queries bluff") for k in table.n_by_kind))))
         res = ev.result(cfg)
         chunks = ev.indexes[cfg.strategy].chunks
-        bluffs = bluffs_at(res, ev.queries, cut=args.cut, keep=args.keep)
+        bluffs = bluffs_at(res, ev.queries, Gate(args.keep, args.cut))
         print(f"bluffing out-of-domain queries at cut {args.cut:g}: {len(bluffs)}")
         for b in bluffs:
             pos, d = b.kept[0]
@@ -73,7 +75,9 @@ def cmd_threshold(args) -> int:
     """``threshold CONFIG``: the cut for a goal, in sample, cross-validated and conformal."""
     import json
 
-    from ..analyses.threshold.gate import GATE_DISTANCE, gate_inputs_for
+    from ..analyses.gate_table import gate_table
+    from ..analyses.threshold.gate import GATE_DISTANCE
+    from ..core.gate import Gate
     from ..analyses.threshold.choice import Goal, cut_choice
 
     try:
@@ -87,7 +91,7 @@ def cmd_threshold(args) -> int:
         _check_export(export)  # before any work
     ev, cfg = _gate_config(args)
     try:
-        choice = cut_choice(gate_inputs_for(ev, cfg, keep=args.keep), goal, folds=args.folds)
+        choice = cut_choice(gate_table(ev, cfg, Gate(args.keep)), goal, folds=args.folds)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if export:

@@ -324,20 +324,21 @@ def gate_input_rows(ev: Evaluation, *, keep: int | None = None) -> list[dict]:
     runs without distances are left out.
     """
     from ..core.defaults import DEFAULT_KEEP
-    from ..analyses.threshold.gate import gate_inputs_for
+    from ..analyses.gate_table import gate_table
+    from ..core.gate import Gate
 
     keep = DEFAULT_KEEP if keep is None else keep
     rows = []
     for cfg in ev.results:
         try:
-            inputs = gate_inputs_for(ev, cfg, keep=keep)
+            inputs = gate_table(ev, cfg, Gate(keep))
         except ValueError:  # an external run without distances: nothing to gate
             continue
         for i, q in enumerate(ev.queries):
             rows.append({"strategy": cfg.strategy, "retriever": cfg.retriever, "query_id": q.id,
                          "question_id": q.question_id or "", "kind": "answerable" if q.in_domain else (q.kind or "ood"),
-                         "keep": inputs.keep, "first": repr(float(inputs.first[i])),
-                         "good": repr(float(inputs.good[i])), "text": q.text})
+                         "keep": inputs.window, "first": repr(float(inputs.closest[i])),
+                         "good": repr(float(inputs.closest_holder[i])), "text": q.text})
     return rows
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from ..evaluation.records import Evaluation
 from ..analyses.funnel import STAGE_COLUMNS, stage_columns
 from ..core.metrics import reciprocal_rank
-from ..analyses.outcomes import query_outcomes
+from ..analyses.gate_table import query_outcomes
 from ..evaluation.rows import QueryRow
 
 __all__ = ["PER_QUERY_COLUMNS", "per_query_records", "per_query_frame"]

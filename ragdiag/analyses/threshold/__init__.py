@@ -1,7 +1,8 @@
 """Abstention: a distance gate, the sweep of its cut, its rates with intervals, and a cut chosen for a goal.
 
-- :mod:`.gate` -- :class:`GateInputs`, :func:`sweep` (:class:`SweepTable`), :func:`bluffs_at`, and the sweep of
-  an evaluation's configuration (:func:`gate_inputs_for`, :func:`sweep_table`, :func:`check_cuts`, :func:`sweep_cuts`).
+- :mod:`.gate` -- :func:`sweep` (:class:`SweepTable`) of a :class:`~ragdiag.analyses.gate_table.GateTable`,
+  :func:`bluffs_at`, :func:`kept_chunks`, and the sweep of an evaluation's configuration (:func:`sweep_table`,
+  :func:`check_cuts`, :func:`sweep_cuts`).
 - :mod:`.rates` -- :func:`rate_rows`: every outcome's rate with its 95% interval at each cut.
 - :mod:`.choice` -- :func:`cut_choice`: the cut a :class:`Goal` gives, in sample, cross-validated and conformal.
 """
@@ -9,22 +10,18 @@
 from __future__ import annotations
 
 from . import gate as _gate, rates as _rates, choice as _choice
-from ...core.defaults import DEFAULT_CUT, DEFAULT_KEEP
 from .gate import (
     GATE_DISTANCE,
     MAX_DISTANCE,
     MAX_SWEEP_ROWS,
     Bluff,
     DistanceSamples,
-    GateInputs,
     SweepTable,
     bluffs_at,
     check_cuts,
     default_cuts,
     distance_samples,
-    gate,
-    gate_inputs,
-    gate_inputs_for,
+    kept_chunks,
     sweep,
     sweep_cuts,
     sweep_table,
@@ -33,4 +30,4 @@ from .rates import OUTCOME_KEYS, rate_rows
 from .choice import (NO_OOD, CutChoice, Goal, choose_cut, conformal_cut, conformal_guarantee, cross_validate,
                      cut_choice, exceed_chance, in_sample_words)
 
-__all__ = ["DEFAULT_CUT", "DEFAULT_KEEP", *_gate.__all__, *_rates.__all__, *_choice.__all__]
+__all__ = [*_gate.__all__, *_rates.__all__, *_choice.__all__]

@@ -10,7 +10,8 @@ import numpy as np
 from ..compare.intervals import rate_interval
 from ...core.defaults import SEED
 from ...evaluation.rows import RateCell, RateRow
-from .gate import GATE_DISTANCE, MAX_DISTANCE, GateInputs
+from ..gate_table import GateTable
+from .gate import GATE_DISTANCE, MAX_DISTANCE
 from .rates import _answerable_cells, rate_rows
 
 __all__ = ["Goal", "choose_cut", "conformal_cut", "conformal_guarantee", "exceed_chance", "cross_validate",
@@ -45,7 +46,7 @@ class Goal:
                 "answered (in this set): the fewest bluffs that reach the goal")
 
 
-def choose_cut(inputs: GateInputs, goal: Goal) -> float | None:
+def choose_cut(inputs: GateTable, goal: Goal) -> float | None:
     """The cut :attr:`Goal.rule` gives on ``inputs`` (``None``: no cut reaches the goal).
 
     Exact, not on a grid: with ``m = floor(a * n_ood)`` bluffs allowed the cut is
@@ -53,19 +54,19 @@ def choose_cut(inputs: GateInputs, goal: Goal) -> float | None:
     so that query and all above it are refused); for ``min_answered = b`` it is
     just above the ``ceil(b * n_in)``-th smallest answer distance.
 
-    >>> g = GateInputs(("a", "b", "o1", "o2"), np.array([True, True, False, False]),
-    ...                first=np.array([0.2, 0.3, 0.4, 0.5]), good=np.array([0.2, 0.35, np.inf, np.inf]), keep=4)
+    >>> g = GateTable(("a", "b", "o1", "o2"), np.array([True, True, False, False]),
+    ...                closest=np.array([0.2, 0.3, 0.4, 0.5]), closest_holder=np.array([0.2, 0.35, np.inf, np.inf]), window=4)
     >>> choose_cut(g, Goal(max_bluff=0.5)), choose_cut(g, Goal(max_bluff=0.0))
     (0.5, 0.4)
     """
     ind = inputs.in_domain
     if goal.max_bluff is not None:
-        ood = np.sort(inputs.first[~ind])
+        ood = np.sort(inputs.closest[~ind])
         if not ood.size:  # no out-of-domain query: a bluff rate cannot be measured, so no cut reaches the goal
             return None
         m = int(np.floor(goal.max_bluff * ood.size + 1e-12))
         return float(ood[m]) if m < ood.size else MAX_DISTANCE
-    good = np.sort(inputs.good[ind])
+    good = np.sort(inputs.closest_holder[ind])
     r = int(np.ceil(goal.min_answered * good.size - 1e-12))
     if r == 0:
         return 0.0
@@ -78,7 +79,7 @@ def choose_cut(inputs: GateInputs, goal: Goal) -> float | None:
 CUT_DECIMALS = 3
 
 
-def conformal_cut(inputs: GateInputs, max_bluff: float) -> tuple[float | None, str]:
+def conformal_cut(inputs: GateTable, max_bluff: float) -> tuple[float | None, str]:
     """Split-conformal cut: a new out-of-domain query exchangeable with these bluffs with probability <= ``max_bluff``.
 
     With the ``n`` out-of-domain distances sorted, ``s_(1) <= ... <= s_(n)``, and
@@ -96,13 +97,13 @@ def conformal_cut(inputs: GateInputs, max_bluff: float) -> tuple[float | None, s
     .. [1] V. Vovk, A. Gammerman, G. Shafer, *Algorithmic Learning in a Random World* (2005).
     .. [2] A. Angelopoulos, S. Bates, "A gentle introduction to conformal prediction", arXiv:2107.07511.
 
-    >>> g = GateInputs(tuple("abcdefghij"), np.zeros(10, bool), first=np.arange(1, 11) / 10, good=np.full(10, np.inf), keep=4)
+    >>> g = GateTable(tuple("abcdefghij"), np.zeros(10, bool), closest=np.arange(1, 11) / 10, closest_holder=np.full(10, np.inf), window=4)
     >>> conformal_cut(g, 0.1)[0]
     0.1
     >>> conformal_cut(g, 0.05)[0] is None
     True
     """
-    ood = np.sort(inputs.first[~inputs.in_domain])
+    ood = np.sort(inputs.closest[~inputs.in_domain])
     n = ood.size
     j = int(np.floor(max_bluff * (n + 1) + 1e-12))
     if j == 0:
@@ -160,11 +161,11 @@ def in_sample_words(n: int, goal: float) -> str:
             f"probability {m + 1}/{n + 1} = {(m + 1) / (n + 1):.1%} on average")
 
 
-def _n_questions(inputs: GateInputs) -> int:
+def _n_questions(inputs: GateTable) -> int:
     return len({g for g, i in zip(inputs.group_ids(), inputs.in_domain) if i})
 
 
-def _folds(inputs: GateInputs, n_folds: int, seed: int) -> np.ndarray:
+def _folds(inputs: GateTable, n_folds: int, seed: int) -> np.ndarray:
     """Fold of each query: whole questions (all phrasings) per fold; answerable and ood stratified."""
     rng = np.random.default_rng(seed)
     fold = np.zeros(len(inputs.query_ids), dtype=np.int64)
@@ -178,11 +179,11 @@ def _folds(inputs: GateInputs, n_folds: int, seed: int) -> np.ndarray:
     return fold
 
 
-def _subset(inputs: GateInputs, sel: np.ndarray) -> GateInputs:
+def _subset(inputs: GateTable, sel: np.ndarray) -> GateTable:
     idx = np.flatnonzero(sel)
     pick = lambda t: tuple(t[i] for i in idx) if t else ()  # noqa: E731
-    return GateInputs(pick(inputs.query_ids), inputs.in_domain[sel], inputs.first[sel], inputs.good[sel],
-                      inputs.keep, pick(inputs.groups), pick(inputs.kinds))
+    return GateTable(pick(inputs.query_ids), inputs.in_domain[sel], inputs.closest[sel], inputs.closest_holder[sel],
+                      inputs.window, pick(inputs.groups), pick(inputs.kinds))
 
 
 @dataclass(frozen=True)
@@ -227,7 +228,7 @@ class CutChoice:
                 "notes": list(self.notes)}
 
 
-def cross_validate(inputs: GateInputs, goal: Goal, *, folds: int = 5,
+def cross_validate(inputs: GateTable, goal: Goal, *, folds: int = 5,
                    seed: int | None = None) -> tuple[dict[str, RateCell], tuple]:
     """Question-grouped ``folds``-fold estimate of what the rule's cut does to queries it was not chosen on.
 
@@ -253,19 +254,19 @@ def cross_validate(inputs: GateInputs, goal: Goal, *, folds: int = 5,
         cuts.append(cut)
         if cut is None:  # the goal is unreachable on the training folds: the gate refuses everything
             continue
-        answered[test] = inputs.good[test] < cut
-        kept[test] = inputs.first[test] < cut
+        answered[test] = inputs.closest_holder[test] < cut
+        kept[test] = inputs.closest[test] < cut
     cells = _answerable_cells(inputs, answered[ind][None, :], kept[ind][None, :])
     out = {k: RateCell.of(v[0]) for k, v in cells.items()}
     out["bluffs"] = RateCell.of(rate_interval(int(kept[~ind].sum()), int((~ind).sum())))
     return out, tuple(cuts)
 
 
-def cut_choice(inputs: GateInputs, goal: Goal, *, folds: int = 5, seed: int | None = None) -> CutChoice:
+def cut_choice(inputs: GateTable, goal: Goal, *, folds: int = 5, seed: int | None = None) -> CutChoice:
     """Choose a cut for ``goal`` and report it in sample, cross-validated and (bluff goals) conformal."""
     from ...core.validate import require_type
 
-    require_type(inputs, GateInputs, "inputs", hint="make them with ragdiag.analyses.threshold.gate_inputs_for")
+    require_type(inputs, GateTable, "inputs", hint="make them with ragdiag.analyses.threshold.gate_table")
     require_type(goal, Goal, "goal", hint="e.g. Goal(max_bluff=0.05)")
     seed = SEED if seed is None else seed
     cut = choose_cut(inputs, goal)

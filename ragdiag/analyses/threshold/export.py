@@ -152,9 +152,9 @@ def thresholds_yaml(choice: CutChoice, *, config: str, keep: int, model: Mapping
 
     >>> import numpy as np
     >>> from ragdiag.analyses.threshold.choice import Goal, cut_choice
-    >>> from ragdiag.analyses.threshold.gate import GateInputs
-    >>> g = GateInputs(("a", "b", "o1", "o2"), np.array([True, True, False, False]),
-    ...                first=np.array([0.2, 0.3, 0.4, 0.5]), good=np.array([0.2, 0.35, np.inf, np.inf]), keep=4)
+    >>> from ragdiag.analyses.threshold.gate import GateTable
+    >>> g = GateTable(("a", "b", "o1", "o2"), np.array([True, True, False, False]),
+    ...                closest=np.array([0.2, 0.3, 0.4, 0.5]), closest_holder=np.array([0.2, 0.35, np.inf, np.inf]), window=4)
     >>> text = thresholds_yaml(cut_choice(g, Goal(max_bluff=0.5), folds=2), config="E/dense", keep=4,
     ...                        model={"model": "all-MiniLM-L6-v2", "weights_sha256": "7e54"})
     >>> "cosine_distance: 0.5" in text and "score_threshold: 0.5" in text and is_thresholds_export(text)

@@ -4,11 +4,12 @@ The retriever always returns something; the gate is the only part that can
 say no. It keeps at most ``keep`` chunks of the ranked list (its top
 ``keep``), only those whose cosine distance is under the cut (``d < cut``).
 
-For each query two numbers decide everything (:func:`ragdiag.analyses.outcomes.gate_values`):
+For each query two numbers of its gate table decide everything
+(:class:`ragdiag.analyses.gate_table.GateTable`):
 
-* ``first`` - the smallest distance among its top ``keep`` (anything kept iff ``cut > first``);
-* ``good``  - the smallest distance among those of its top ``keep`` that hold the
-  needle (answered iff ``cut > good``; ``inf`` when none does, and for ood queries).
+* ``closest`` - the smallest distance in the gate's window (anything kept iff ``closest < cut``);
+* ``closest_holder`` - the smallest distance there of a chunk holding the
+  needle (answered iff ``closest_holder < cut``; ``inf`` when none does, and for ood queries).
 
 So the sweep sorts each once and counts with ``searchsorted``: O((n + m) log n)
 for n queries and m cuts. Its counts are those of the outcome ladder of
@@ -28,17 +29,14 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from ...core.defaults import DEFAULT_KEEP
-from ..outcomes import gate_values
+from ...core.gate import MAX_CUT, Gate, check_cut_array, count_under
+from ..gate_table import GateTable, gate_table
 from ...evaluation.rows import SweepRow
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...evaluation.records import Config, Evaluation
 
 __all__ = [
-    "GateInputs",
-    "gate_inputs",
-    "gate_inputs_for",
     "SweepTable",
     "sweep",
     "sweep_table",
@@ -46,7 +44,7 @@ __all__ = [
     "sweep_cuts",
     "MAX_SWEEP_ROWS",
     "MAX_DISTANCE",
-    "gate",
+    "kept_chunks",
     "Bluff",
     "bluffs_at",
     "DistanceSamples",
@@ -56,69 +54,7 @@ __all__ = [
 ]
 
 #: Used for a cut that nothing can reach past: cosine distances of unit vectors lie in [0, 2].
-MAX_DISTANCE = 2.0
-
-
-@dataclass(frozen=True)
-class GateInputs:
-    """What the gate compares with the cut, per query: ``first`` and ``good`` (see the module notes).
-
-    ``first`` is the smallest distance among the top ``keep``; ``good`` the
-    smallest among those of them holding the needle (``inf``: none, and for
-    out-of-domain queries).
-    """
-
-    query_ids: tuple[str, ...]
-    in_domain: np.ndarray  # bool
-    first: np.ndarray  # min distance among top-keep
-    good: np.ndarray  # min distance among top-keep holders (inf: none)
-    keep: int
-    groups: tuple[str, ...] = ()  # the question of each query (ood: the query itself); () = each query alone
-    kinds: tuple = ()  # ood kind per query ("near", "far", ...; None in-domain); () = unknown
-    # answerable queries whose needle is in the top k (the ladder's gate rungs); None = unknown
-    reached: np.ndarray | None = None
-
-    def group_ids(self) -> tuple[str, ...]:
-        """The question of each query (each query its own when ``groups`` is empty)."""
-        return self.groups or self.query_ids
-
-    def kind_of(self) -> tuple:
-        """The ood kind of each query (``None`` for all when ``kinds`` is empty)."""
-        return self.kinds or (None,) * len(self.query_ids)
-
-
-def gate_inputs(result, query_ids: Sequence[str], in_domain: np.ndarray, *, keep: int = DEFAULT_KEEP,
-                groups: Sequence[str] | None = None, kinds: Sequence | None = None,
-                k: int | None = None) -> GateInputs:
-    """Per query ``first`` and ``good`` for a :class:`~ragdiag.evaluation.evaluate.ConfigResult`.
-
-    ``groups`` names the question of each query (phrasings of one question are
-    one unit for intervals and cross-validation); ``kinds`` the out-of-domain
-    kind (near/far) of each query. ``k``: the retriever hands the gate its top
-    ``k`` (the gate looks at its top ``min(k, keep)``; ``None``: the whole
-    ranking, so its top ``keep``); with ``k`` the inputs also know which
-    answerable queries have the needle in the top ``k`` (``reached``).
-
-    >>> from types import SimpleNamespace
-    >>> r = SimpleNamespace(top_distance=np.array([[0.3, 0.2, 0.1], [0.4, 0.5, 0.6]]),
-    ...                     top_holds=np.array([[False, True, True], [False, False, False]]))
-    >>> g = gate_inputs(r, ["a", "o"], np.array([True, False]), keep=2)  # a's 0.1 holder is third: not kept
-    >>> g.first.tolist(), g.good.tolist()
-    ([0.2, 0.4], [0.2, inf])
-    """
-    if keep < 1:
-        raise ValueError(f"keep must be at least 1, got {keep}")
-    # a corpus with fewer chunks than keep: keep them all
-    window = min(keep if k is None else k, keep, result.top_distance.shape[1])
-    first, good = gate_values(result.top_distance, result.top_holds, k=k, keep=keep)
-    good[~np.asarray(in_domain)] = np.inf
-    reached = None
-    if k is not None:
-        rank = np.asarray(result.needle_rank)
-        reached = np.asarray(in_domain, dtype=bool) & (rank >= 1) & (rank <= k)
-    return GateInputs(tuple(query_ids), np.asarray(in_domain, dtype=bool), first, good, window,
-                      tuple(groups) if groups is not None else (), tuple(kinds) if kinds is not None else (),
-                      reached)
+MAX_DISTANCE = MAX_CUT
 
 
 def default_cuts(step: float = 0.005) -> np.ndarray:
@@ -177,41 +113,36 @@ class SweepTable:
         return [self.row(float(c)) for c in self.cuts]
 
 
-def _count_below(sorted_values: np.ndarray, cuts: np.ndarray) -> np.ndarray:
-    # values strictly under each cut
-    return np.searchsorted(sorted_values, cuts, side="left")
-
-
-def sweep(inputs: GateInputs, cuts: Sequence[float] | np.ndarray | None = None) -> SweepTable:
+def sweep(inputs: GateTable, cuts: Sequence[float] | np.ndarray | None = None) -> SweepTable:
     """Gate outcomes for every cut at once.
 
-    >>> g = GateInputs(("a", "b", "o"), np.array([True, True, False]),
-    ...                first=np.array([0.2, 0.3, 0.4]), good=np.array([0.2, np.inf, np.inf]), keep=4)
+    >>> g = GateTable(("a", "b", "o"), np.array([True, True, False]),
+    ...                closest=np.array([0.2, 0.3, 0.4]), closest_holder=np.array([0.2, np.inf, np.inf]), window=4)
     >>> t = sweep(g, [0.25, 0.5]); t.answered.tolist(), t.wrong_sources.tolist(), t.bluffs.tolist()
     ([1, 1], [0, 1], [0, 1])
     """
     from ...core.validate import require_type
 
-    require_type(inputs, GateInputs, "inputs", hint="make them with ragdiag.analyses.threshold.gate_inputs_for")
+    require_type(inputs, GateTable, "inputs", hint="make it with ragdiag.analyses.gate_table.gate_table")
     cuts = default_cuts() if cuts is None else check_cuts(cuts)
     ind = inputs.in_domain
-    answered = _count_below(np.sort(inputs.good[ind]), cuts)
-    kept_any = _count_below(np.sort(inputs.first[ind]), cuts)
-    bluffs = _count_below(np.sort(inputs.first[~ind]), cuts)
+    answered = count_under(np.sort(inputs.closest_holder[ind]), cuts)
+    kept_any = count_under(np.sort(inputs.closest[ind]), cuts)
+    bluffs = count_under(np.sort(inputs.closest[~ind]), cuts)
     n_in, n_ood = int(ind.sum()), int((~ind).sum())
     kinds = np.array([k or "ood" for k in inputs.kind_of()], dtype=object)
     by_kind, n_by_kind = {}, {}
     if inputs.kinds:
         for kind in ("near", "far", *sorted(set(kinds[~ind].tolist()) - {"near", "far"})):
             sel = ~ind & (kinds == kind)
-            by_kind[kind] = _count_below(np.sort(inputs.first[sel]), cuts)
+            by_kind[kind] = count_under(np.sort(inputs.closest[sel]), cuts)
             n_by_kind[kind] = int(sel.sum())
     rungs, n_reached = {}, None
     if inputs.reached is not None:
         # The needle is in the top k: the ladder's gate rungs (answered needs a holder kept, so it is reached).
         reached = inputs.reached
         n_reached = int(reached.sum())
-        kept_reached = _count_below(np.sort(inputs.first[reached]), cuts)
+        kept_reached = count_under(np.sort(inputs.closest[reached]), cuts)
         rungs = {"refused": n_reached - kept_reached, "kept-but-wrong": kept_reached - answered, "answered": answered}
     return SweepTable(
         cuts=cuts,
@@ -229,11 +160,12 @@ def sweep(inputs: GateInputs, cuts: Sequence[float] | np.ndarray | None = None) 
     )
 
 
-def gate(result, query_index: int, *, cut: float, keep: int = DEFAULT_KEEP) -> list[tuple[int, float]]:
-    """The chunks the gate keeps for one query: ``[(chunk position, distance)]``, ranked order."""
-    order = result.top_order[query_index, :keep]
-    dist = result.top_distance[query_index, :keep]
-    return [(int(o), float(d)) for o, d in zip(order, dist) if d < cut]
+def kept_chunks(result, query_index: int, gate: Gate) -> list[tuple[int, float]]:
+    """The chunks ``gate`` keeps for one query: ``[(chunk position, distance)]``, ranked order (:meth:`Gate.kept`)."""
+    kept = gate.kept(result.top_distance[query_index])[0]
+    order = result.top_order[query_index]
+    dist = result.top_distance[query_index]
+    return [(int(order[j]), float(dist[j])) for j in np.flatnonzero(kept)]
 
 
 @dataclass(frozen=True)
@@ -245,13 +177,13 @@ class Bluff:
     kept: tuple[tuple[int, float], ...]  # (chunk position, distance), closest first
 
 
-def bluffs_at(result, queries, *, cut: float, keep: int = DEFAULT_KEEP) -> list[Bluff]:
-    """Ood queries that still get sources at ``cut``, closest (most dangerous) first."""
+def bluffs_at(result, queries, gate: Gate) -> list[Bluff]:
+    """Ood queries that still get sources at ``gate``, closest (most dangerous) first."""
     out = []
     for i, q in enumerate(queries):
         if q.in_domain:
             continue
-        kept = gate(result, i, cut=cut, keep=keep)
+        kept = kept_chunks(result, i, gate)
         if kept:
             out.append(Bluff(q.id, q.kind, tuple(sorted(kept, key=lambda x: x[1]))))
     return sorted(out, key=lambda b: b.kept[0][1])
@@ -279,21 +211,21 @@ class DistanceSamples:
     ood: dict  # kind -> distances
 
     def under(self, cut: float) -> dict:
-        """Counts strictly under ``cut`` per series (the gate keeps ``d < cut``)."""
-        out = {"answer": int((self.answer < cut).sum()), "kept": int((self.kept < cut).sum())}
-        out.update({k: int((v < cut).sum()) for k, v in self.ood.items()})
-        return out
+        """Counts strictly under ``cut`` per series (:func:`ragdiag.core.gate.count_under`): what the histograms label."""
+        cuts = check_cut_array(cut)
+        series = {"answer": self.answer, "kept": self.kept, **self.ood}
+        return {k: int(count_under(np.sort(v), cuts)[0]) for k, v in series.items()}
 
 
-def distance_samples(inputs: GateInputs) -> DistanceSamples:
+def distance_samples(inputs: GateTable) -> DistanceSamples:
     """The values the gate compares with the cut, per population (see :class:`DistanceSamples`)."""
     ind = inputs.in_domain
-    good = inputs.good[ind]
+    good = inputs.closest_holder[ind]
     kinds = np.array([k or "ood" for k in inputs.kind_of()], dtype=object)
     ood = {}
     for kind in dict.fromkeys(kinds[~ind].tolist()):
-        ood[str(kind)] = inputs.first[~ind & (kinds == kind)]
-    return DistanceSamples(good[np.isfinite(good)], inputs.first[ind], ood)
+        ood[str(kind)] = inputs.closest[~ind & (kinds == kind)]
+    return DistanceSamples(good[np.isfinite(good)], inputs.closest[ind], ood)
 
 
 # ---------------------------------------------------------------------------
@@ -301,40 +233,18 @@ def distance_samples(inputs: GateInputs) -> DistanceSamples:
 # ---------------------------------------------------------------------------
 
 
-def gate_inputs_for(ev: Evaluation, config: Config | str, *, keep: int = DEFAULT_KEEP,
-                    k: int | None = None) -> GateInputs:
-    """The gate's per-query values for ``config`` (with each query's question and ood kind; ``k``: see :func:`gate_inputs`)."""
-    from ...evaluation.records import Evaluation as _Evaluation
-    from ...core.validate import positive_int, require_type
-
-    require_type(ev, _Evaluation, "ev", hint="the result of ragdiag.evaluation.evaluate.evaluate")
-    positive_int(keep, "keep")
-    res = ev.result(config)
-    if res.config.external and not ev.external[res.config.retriever].distances:
-        raise ValueError(f"{res.config.label} has no distances: the sweep needs hit scores that are cosine "
-                         "distances (eval-run --distances)")
-    return gate_inputs(res, [q.id for q in ev.queries], ev.in_domain, keep=keep,
-                       groups=[q.question_id or q.id for q in ev.queries],
-                       kinds=[None if q.in_domain else (q.kind or "ood") for q in ev.queries], k=k)
-
-
-def sweep_table(ev: Evaluation, config: Config | str, *, keep: int = DEFAULT_KEEP, cuts=None,
-                k: int | None = None) -> SweepTable:
-    """The sweep of ``config`` over ``cuts`` (default :func:`default_cuts`; ``k``: see :func:`gate_inputs`)."""
-    return sweep(gate_inputs_for(ev, config, keep=keep, k=k), cuts)
+def sweep_table(ev: Evaluation, config: Config | str, gate: Gate | None = None, *, cuts=None) -> SweepTable:
+    """The sweep of ``config``'s gate table over ``cuts`` (default :func:`default_cuts`)."""
+    return sweep(gate_table(ev, config, gate), cuts)
 
 
 def check_cuts(cuts) -> np.ndarray:
-    """Cuts as an array, each finite and a cosine distance in [0, 2], else ``ValueError``.
+    """Cuts as an array, each a finite cosine distance in [0, 2] (:func:`ragdiag.core.gate.check_cut_array`).
 
     >>> check_cuts(0.5).tolist()
     [0.5]
     """
-    arr = np.atleast_1d(np.asarray(cuts, dtype=np.float64))
-    bad = ~np.isfinite(arr) | (arr < 0) | (arr > MAX_DISTANCE)
-    if bad.any():
-        raise ValueError(f"a cut must be a finite cosine distance in [0, {MAX_DISTANCE:g}], got {float(arr[bad][0])}")
-    return arr
+    return check_cut_array(cuts)
 
 
 #: The most rows a sweep from the command line may have.

@@ -10,12 +10,12 @@ from ..compare.intervals import clustered_wilson, rate_interval
 from ..compare.paired import question_groups
 from ...evaluation.rows import OUTCOME_KEYS, RateCell, RateRow
 from ...core.stats import Interval
-from .gate import GateInputs
+from ..gate_table import GateTable
 
 __all__ = ["OUTCOME_KEYS", "rate_rows"]
 
 
-def _answerable_cells(inputs: GateInputs, answered: np.ndarray, kept: np.ndarray) -> dict[str, list]:
+def _answerable_cells(inputs: GateTable, answered: np.ndarray, kept: np.ndarray) -> dict[str, list]:
     """Answered / wrong_sources / no_answer intervals over questions, from per-(row, answerable query) masks."""
     ind = inputs.in_domain
     groups = question_groups([g for g, i in zip(inputs.group_ids(), ind) if i])
@@ -34,7 +34,7 @@ def _answerable_cells(inputs: GateInputs, answered: np.ndarray, kept: np.ndarray
     return cells
 
 
-def rate_rows(inputs: GateInputs, cuts: Sequence[float] | np.ndarray) -> list[RateRow]:
+def rate_rows(inputs: GateTable, cuts: Sequence[float] | np.ndarray) -> list[RateRow]:
     """Per cut, a :class:`~ragdiag.evaluation.rows.RateRow`: count, rate and 95% interval of every outcome.
 
     Answerable rates are over answerable queries with the clustered Wilson
@@ -44,8 +44,8 @@ def rate_rows(inputs: GateInputs, cuts: Sequence[float] | np.ndarray) -> list[Ra
 
     Examples
     --------
-    >>> g = GateInputs(("a", "b", "o"), np.array([True, True, False]),
-    ...                first=np.array([0.2, 0.3, 0.4]), good=np.array([0.2, np.inf, np.inf]), keep=4)
+    >>> g = GateTable(("a", "b", "o"), np.array([True, True, False]),
+    ...                closest=np.array([0.2, 0.3, 0.4]), closest_holder=np.array([0.2, np.inf, np.inf]), window=4)
     >>> r = rate_rows(g, [0.5])[0]
     >>> r.answered.count, r.answered.rate, r.wrong_sources.count, r.bluffs.count, r.bluffs.rate
     (1, 0.5, 1, 1, 1.0)
@@ -54,13 +54,13 @@ def rate_rows(inputs: GateInputs, cuts: Sequence[float] | np.ndarray) -> list[Ra
     """
     cuts = np.asarray(cuts, dtype=np.float64)
     ind = inputs.in_domain
-    first_in, good_in = inputs.first[ind], inputs.good[ind]
+    first_in, good_in = inputs.closest[ind], inputs.closest_holder[ind]
     answered = good_in[None, :] < cuts[:, None]  # (cuts, answerable queries)
     kept = first_in[None, :] < cuts[:, None]
     cells = _answerable_cells(inputs, answered, kept)
     kinds = np.array([k or "ood" for k in inputs.kind_of()], dtype=object)
     for name, sel in (("bluffs", ~ind), ("bluffs_near", ~ind & (kinds == "near")), ("bluffs_far", ~ind & (kinds == "far"))):
-        vals = inputs.first[sel]
+        vals = inputs.closest[sel]
         n = int(sel.sum())
         cells[name] = [rate_interval(int((vals < c).sum()), n) for c in cuts]
     return [RateRow(float(c), **{k: RateCell.of(cells[k][i]) for k in OUTCOME_KEYS}) for i, c in enumerate(cuts)]

@@ -21,13 +21,15 @@ from ...core.defaults import (DEFAULT_CUT, DEFAULT_KEEP, DEFAULT_MAX_BLUFF, KS, 
                               PREFERRED_CONFIGS, PRIMARY_K)
 from ...evaluation.records import Config, Evaluation, parse_key
 from ..export import summary_document
-from ...analyses.outcomes import LADDER, outcome_counts, query_outcomes
+from ...analyses.outcomes import LADDER, outcome_counts
 from ...analyses.recommend import Recommendation, describe_config, recommend
 from ...retrieval.registry import retriever_spec
 from ...evaluation.rows import RateCell
 from ...analyses.summary import chunking_rows, summary_rows
 from ...analyses.threshold.choice import Goal, cut_choice
-from ...analyses.threshold.gate import bluffs_at, default_cuts, gate_inputs_for, sweep
+from ...analyses.gate_table import gate_table, query_outcomes
+from ...analyses.threshold.gate import bluffs_at, default_cuts, sweep
+from ...core.gate import Gate
 from ...analyses.threshold.rates import rate_rows
 from .diag import diag_sections
 from .gate import Curve, GateSection
@@ -117,7 +119,7 @@ def _needle_section(ev: Evaluation) -> NeedleSection:
 
 def _gate_section(ev: Evaluation, cfg: Config, cut: float, keep: int, max_bluff: float,
                   proposed: float | None) -> GateSection:
-    inputs = gate_inputs_for(ev, cfg, keep=keep)  # once: the row, the rates, the choice and the curve read it
+    inputs = gate_table(ev, cfg, Gate(keep))  # once: the row, the rates, the choice and the curve read it
     row = sweep(inputs, [cut]).row(cut)
     rates = dict(rate_rows(inputs, [cut])[0].outcomes())
     choice = cut_choice(inputs, Goal(max_bluff=max_bluff)).as_json()
@@ -135,7 +137,7 @@ def _gate_section(ev: Evaluation, cfg: Config, cut: float, keep: int, max_bluff:
 def _bluff_section(ev: Evaluation, cfg: Config, cut: float, keep: int, n_ood: int) -> BluffSection:
     chunks = ev.indexes[cfg.strategy].chunks
     rows = []
-    for b in bluffs_at(ev.result(cfg), ev.queries, cut=cut, keep=keep):
+    for b in bluffs_at(ev.result(cfg), ev.queries, Gate(keep, cut)):
         pos, dist = b.kept[0]
         c = chunks[pos]
         q = ev.queries[ev.query_index(b.query_id)]
@@ -155,17 +157,17 @@ def _cost_section(ev: Evaluation, n_queries: int) -> CostSection:
 
 def _rates_at(ev: Evaluation, cfg: Config, cut: float, keep: int) -> dict[str, RateCell]:
     """Answered, bluffs and lost of ``cfg`` at a cut named for the report, as the recommendation computes them."""
-    inputs = gate_inputs_for(ev, cfg, keep=keep)
+    inputs = gate_table(ev, cfg, Gate(keep))
     row = rate_rows(inputs, [cut])[0]
     ind = inputs.in_domain
     groups = [g for g, i in zip(inputs.group_ids(), ind) if i]
-    lost = ~(inputs.good[ind] < cut)
+    lost = ~(inputs.closest_holder[ind] < cut)
     return {"answered": row.answered, "bluffs": row.bluffs, "lost": RateCell.of(clustered_rate(lost, groups))}
 
 
 def _proposed_cut(ev: Evaluation, cfg: Config, keep: int, max_bluff: float) -> tuple[float, str]:
     """The cut proposed for a bluff goal (the conformal one; in sample when too few off-topic queries certify it)."""
-    c = cut_choice(gate_inputs_for(ev, cfg, keep=keep), Goal(max_bluff=max_bluff))
+    c = cut_choice(gate_table(ev, cfg, Gate(keep)), Goal(max_bluff=max_bluff))
     if c.conformal_cut is not None:
         return float(c.conformal_cut), "conformal"
     if c.cut is not None:
@@ -196,7 +198,7 @@ def _headline(ev: Evaluation, rec: Recommendation, cfg: Config | None, cut: floa
         rates = _rates_at(ev, cfg, cut, keep)
         against, against_cut, kind = rec.config, rec.cut, "recommendation"
         against_rates = {"answered": rec.answered, "bluffs": rec.bluffs, "lost": rec.lost}
-    inputs = gate_inputs_for(ev, cfg, keep=keep)
+    inputs = gate_table(ev, cfg, Gate(keep))
     n_in, n_ood = int(inputs.in_domain.sum()), int((~inputs.in_domain).sum())
     return Headline(cfg.label, describe_config(cfg), float(cut), method, rec.max_bluff, rec.k, keep, n_in, n_ood,
                     n_questions, rates["answered"], rates["bluffs"], rates["lost"], rec.why,
@@ -235,7 +237,7 @@ def _alternatives(ev: Evaluation, result, chosen: str, runner_up: str | None,
 
 def _flow(ev: Evaluation, cfg: Config, k: int, cut: float, keep: int) -> FlowSection:
     """The outcome ladder of ``cfg`` at the report's cut: every query of the truth, counted per rung."""
-    counts = outcome_counts(query_outcomes(ev, cfg, k=k, keep=keep, cut=cut))
+    counts = outcome_counts(query_outcomes(ev, cfg, Gate(keep, cut, k)))
     n_in = sum(counts[s] for s in LADDER)
     return FlowSection(cfg.label, describe_config(cfg), k, cut, n_in, {s: counts[s] for s in LADDER},
                        counts["bluff"] + counts["abstained"], counts["bluff"])
