@@ -330,9 +330,9 @@ def test_access_allows_only_the_configured_data_and_roots(tmp_path):
 # ----- CLI: numbers, outputs, caches -----------------------------------------------------------------
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["sweep", "C/dense", "--cut", "5"], "a cut must be a finite cosine distance in [0, 2], got 5.0"),
-    (["sweep", "C/dense", "--cut", "-1"], "a cut must be a finite cosine distance in [0, 2], got -1.0"),
-    (["sweep", "C/dense", "--cut", "nan"], "a cut must be a finite cosine distance in [0, 2], got nan"),
+    (["sweep", "C/dense", "--cut", "5"], "cut must be a finite cosine distance in [0, 2], got 5.0"),
+    (["sweep", "C/dense", "--cut", "-1"], "cut must be a finite cosine distance in [0, 2], got -1.0"),
+    (["sweep", "C/dense", "--cut", "nan"], "cut must be a finite cosine distance in [0, 2], got nan"),
     (["sweep", "C/dense", "--step", "1e-9"], "rows from 0.3 to 0.9; at most 2001"),
     (["sweep", "C/dense", "--stop", "inf"], "--stop must be a finite number"),
     (["sweep", "C/dense", "--keep", "0"], "--keep must be at least 1"),
