@@ -18,6 +18,7 @@ from ragdiag.analyses.compare.intervals import RECALL_INTERVAL_WORDS, clustered_
 from ragdiag.core.defaults import ALPHA, KS, PRIMARY_K
 from ragdiag.core.metrics import hits_at_k
 from ragdiag.analyses.recommend import describe_config, recommend
+from ragdiag.core.gate import Gate
 from ui.fmt import drop_constant, rate, said_once
 from ui.html import md_text
 from ui import cache
@@ -64,7 +65,7 @@ def best_for(token: str, k: int, ev):
     with st.spinner("Comparing every configuration with the best…"):
         def both():
             res = best(ev, k=k, configs=[c for c in ev.results if not c.external])
-            return res, recommend(ev, k=k, best_result=res)
+            return res, recommend(ev, Gate(k=k), best_result=res)
 
         return cache.by_evaluation("best", token, (k,), both)
 

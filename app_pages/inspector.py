@@ -135,7 +135,7 @@ for _, h in hits.head(keep).iterrows():
 
 st.subheader("Citation preview")
 kept = [(chunks[pos], d) for pos, d in kept_chunks(res, qi, Gate(keep, cut))]
-answer = cite(query.text, kept, ev.corpus, cut=cut, keep=keep)
+answer = cite(query.text, kept, ev.corpus, Gate(keep, cut))
 if isinstance(answer, Answer):
     st.caption(f"{len(answer.citations)} source(s) pass the cut {cut:.3f}. The model writes [n]; the server "
                "attaches document, section and locator.")

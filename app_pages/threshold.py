@@ -5,7 +5,7 @@ import streamlit as st
 
 from ragdiag.analyses.compare.intervals import upper_bound_words
 from ragdiag.core.defaults import DEFAULT_CUT, DEFAULT_MAX_BLUFF
-from ragdiag.core.gate import Gate
+from ragdiag.core.gate import Gate, cut_text
 from ragdiag.analyses.threshold.choice import Goal
 from ragdiag.analyses.threshold.gate import GATE_DISTANCE, bluffs_at, sweep
 from ragdiag.analyses.threshold.export import thresholds_yaml
@@ -41,7 +41,7 @@ choice = cache.choice_for(token, config, keep, goal, ev)
 # For a bluff goal the library proposes the conformal cut (a guarantee for new off-topic queries); the in-sample
 # rule's cut is optimistic. Too few off-topic queries for a conformal cut: the in-sample one, said so.
 conformal = goal.max_bluff is not None and choice.conformal_cut is not None
-proposed = choice.conformal_cut if conformal else choice.cut
+proposed = choice.proposal.cut  # what `threshold` proposes and `--export` writes
 for note in choice.notes:  # what this set cannot measure (no off-topic queries, too few questions)
     st.info(md_text(note))
 if proposed is None:
@@ -81,15 +81,15 @@ if choice.cut is not None:
         sentence += f" :red[On questions it was not chosen on, that rule misses the goal ({pct(cv.rate)} {key}).]"
     (st.caption if conformal else st.markdown)(sentence)
 
-# the chooser's result as the thresholds file a service reads (what `threshold --export` writes)
-if choice.cut is not None:
-    model = (ev.retriever_stamps.get(config) or {}).get("model") or dict(ev.encoder_stamp)
-    st.download_button("Download the thresholds (YAML)", key="export_thresholds", mime="application/x-yaml",
-                       data=thresholds_yaml(choice, config=config, keep=keep, model=model,
-                                            describe=config_words(config)),
-                       file_name=f"thresholds-{config.replace('/', '-')}.yaml",
-                       help="The goal, the proposed cut with its guarantee, the in-sample and cross-validated "
-                            "figures and the model the distances belong to.")
+# the cut on screen as the thresholds file a service reads (`threshold --export` writes the proposed one)
+model = (ev.retriever_stamps.get(config) or {}).get("model") or dict(ev.encoder_stamp)
+st.download_button(f"Download the thresholds at cut {cut_text(cut)} (YAML)", key="export_thresholds",
+                   mime="application/x-yaml",
+                   data=thresholds_yaml(cache.sweep_for(token, config, keep, ev)[0], choice, config=config, model=model,
+                                        describe=config_words(config), cut=cut),
+                   file_name=f"thresholds-{config.replace('/', '-')}.yaml",
+                   help="The cut on screen in every consumer's units, the rates at it, the goal, the proposal with "
+                        "its guarantee and the model the distances belong to.")
 
 # ----- what the cut on screen does ----------------------------------------------------------------
 st.caption(f"Configuration **{md_text(config_words(config))}** · keep at most {keep} chunks · {GATE_DISTANCE}.")

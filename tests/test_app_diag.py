@@ -127,6 +127,7 @@ def test_hubs_page_equals_library(tiny, library):
 
 def test_cost_page_measures_on_request_and_equals_library(tiny, library):
     from ragdiag.analyses.cost import pareto, prompt_tokens
+    from ragdiag.core.gate import Gate
     from ui.cache import encoder as _encoder
 
     at = app("app_pages/cost.py", sample="3")
@@ -143,7 +144,7 @@ def test_cost_page_measures_on_request_and_equals_library(tiny, library):
     est = [rows[c].recall[4].estimate for c in table.index]
     assert est == sorted(est, reverse=True)  # sorted by the primary measure
     assert table["prompt tokens/query"].tolist() == pytest.approx(
-        [prompt_tokens(library, c, _encoder(), cut=0.6, keep=4).mean() for c in table.index])
+        [prompt_tokens(library, c, _encoder(), Gate(4, 0.6)).mean() for c in table.index])
     assert "timed queries" not in table.columns and "timed queries 3" in texts(at)  # constant: said once
     assert [v == "yes" for v in table["Pareto (latency)"]] == pareto(est, table["ms/query median"]).tolist()
     assert "Measured on" in texts(at)

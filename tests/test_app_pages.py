@@ -203,6 +203,8 @@ def test_threshold_use_this_cut_applies_the_proposal_exactly(fake_app, lib):
     from ragdiag.analyses.gate_table import gate_table
     from ragdiag.core.gate import Gate
 
+    from ragdiag.core.gate import cut_text
+
     at = app("app_pages/threshold.py", config="E/hybrid", cut="1")
     choice = cut_choice(gate_table(lib, "E/hybrid", Gate(4)), Goal(max_bluff=0.05))
     assert "misses the goal of at most 5%" in texts(at)  # at cut 1 every off-topic query gets sources
@@ -213,7 +215,9 @@ def test_threshold_use_this_cut_applies_the_proposal_exactly(fake_app, lib):
                  else at.query_params["cut"]) == choice.cut
     assert f"At the cut on screen, **{choice.cut:.4f}**, 0 of 2 off-topic queries get sources" in texts(at)
     assert "meets the goal" in texts(at)
-    assert "Download the thresholds (YAML)" in [b.proto.label for b in at.get("download_button")]
+    # the download carries exactly the cut on screen (here the proposal, after "Use this cut")
+    assert f"Download the thresholds at cut {cut_text(choice.proposal.cut)} (YAML)" in [
+        b.proto.label for b in at.get("download_button")]
 
 
 def test_threshold_answered_goal(fake_app, lib):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragdiag.index.chunking import STRATEGIES, chunk_document
+from ragdiag.core.gate import Gate
 from ragdiag.index.citations import (
     PROMPT_RULES,
     Answer,
@@ -45,7 +46,7 @@ def chunks_e(corpus):
 
 def test_quote_is_exactly_the_document_text_and_never_the_header(corpus, chunks_e):
     kept = [(c, 0.1 * (i + 1)) for i, c in enumerate(chunks_e)]
-    ans = cite("how do I install?", kept, corpus, cut=1.0, keep=10)
+    ans = cite("how do I install?", kept, corpus, Gate(10, 1.0))
     assert isinstance(ans, Answer)
     assert len(ans.citations) == len(chunks_e) == 3
     doc = corpus.document("guide")
@@ -69,7 +70,7 @@ def test_page_locator_for_documents_with_pages(corpus):
     from ragdiag.index.chunking import Chunk
 
     chunk = Chunk("C:manual:0001", "manual", "", "Manual", start, end, doc.text[start:end], doc.text[start:end])
-    (c,) = cite("where is the answer?", [(chunk, 0.2)], corpus, cut=0.5).citations
+    (c,) = cite("where is the answer?", [(chunk, 0.2)], corpus, Gate(cut=0.5)).citations
     # offset 55 lies on page 2 (pages start at 0, 40, 80)
     assert c.locators == (PageLocator(2), CharLocator(start, end))
     assert c.fragment == "#page=2"
@@ -98,19 +99,19 @@ def test_citation_fragment_prefers_a_page_whatever_the_order():
 
 def test_no_answer_when_nothing_is_under_the_cut(corpus, chunks_e):
     kept = [(chunks_e[0], 0.5), (chunks_e[1], 0.7)]
-    ans = cite("what is the capital of France?", kept, corpus, cut=0.5)
+    ans = cite("what is the capital of France?", kept, corpus, Gate(cut=0.5))
     assert isinstance(ans, NoAnswer)
     assert not hasattr(ans, "prompt")  # the pipeline never reaches a model
     assert (ans.cut, ans.keep, ans.query) == (0.5, 4, "what is the capital of France?")
     assert ans.message.startswith("NO ANSWER")
     assert "0.5" in ans.message and "capital of France" in ans.message
-    assert isinstance(cite("q", [], corpus, cut=0.9), NoAnswer)
+    assert isinstance(cite("q", [], corpus, Gate(cut=0.9)), NoAnswer)
 
 
 def test_chunks_at_or_over_the_cut_are_never_cited(corpus, chunks_e):
     # the caller passes everything; 0.4 is exactly the cut -> dropped; 0.9 is over -> dropped
     kept = [(chunks_e[0], 0.4), (chunks_e[1], 0.39), (chunks_e[2], 0.9)]
-    ans = cite("install", kept, corpus, cut=0.4)
+    ans = cite("install", kept, corpus, Gate(cut=0.4))
     assert [c.chunk_id for c in ans.citations] == [chunks_e[1].id]
     assert ans.citations[0].index == 1  # renumbered from 1
     assert "[2]" not in ans.prompt
@@ -118,13 +119,13 @@ def test_chunks_at_or_over_the_cut_are_never_cited(corpus, chunks_e):
 
 def test_keep_limits_the_number_of_citations(corpus, chunks_e):
     kept = [(c, 0.1) for c in chunks_e]
-    ans = cite("q", kept, corpus, cut=0.5, keep=2)
+    ans = cite("q", kept, corpus, Gate(2, 0.5))
     assert [c.chunk_id for c in ans.citations] == [chunks_e[0].id, chunks_e[1].id]
 
 
 def test_prompt_rules_then_numbered_sources_then_question_last(corpus, chunks_e):
     query = "How do I install it?"
-    ans = cite(query, [(chunks_e[1], 0.2), (chunks_e[2], 0.3)], corpus, cut=0.5)
+    ans = cite(query, [(chunks_e[1], 0.2), (chunks_e[2], 0.3)], corpus, Gate(cut=0.5))
     p = ans.prompt
     assert p == build_prompt(query, ans.citations)
     assert p.startswith(PROMPT_RULES)

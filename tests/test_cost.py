@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragdiag.analyses.cost import cost_rows, costs, machine, pareto, prompt_tokens
+from ragdiag.analyses.cost import at_gate, cost_rows, costs, machine, pareto, prompt_tokens
+from ragdiag.core.gate import Gate
 
 FRONT = [
     ("one point", [0.5], [1.0], [True]),
@@ -29,18 +30,18 @@ def test_prompt_tokens_count_the_gates_prompt(tiny_eval, fake_encoder):
 
     res = tiny_eval.result("C/dense")
     chunks = tiny_eval.indexes["C"].chunks
-    got = prompt_tokens(tiny_eval, "C/dense", fake_encoder, cut=0.6, keep=2)
+    got = prompt_tokens(tiny_eval, "C/dense", fake_encoder, Gate(2, 0.6))
     for i, q in enumerate(tiny_eval.queries):
         kept = [(chunks[p], d) for p, d in kept_chunks(res, i, Gate(2, 0.6))]
-        answer = cite(q.text, kept, tiny_eval.corpus, cut=0.6, keep=2)
+        answer = cite(q.text, kept, tiny_eval.corpus, Gate(2, 0.6))
         expected = int(fake_encoder.count_tokens([answer.prompt])[0]) if isinstance(answer, Answer) else 0
         assert got[i] == expected
-    assert (prompt_tokens(tiny_eval, "C/dense", fake_encoder, cut=0.0) == 0).all()  # nothing passes: no prompt
-    assert (prompt_tokens(tiny_eval, "C/dense", fake_encoder, cut=1.01, keep=2) > 0).all()
+    assert (prompt_tokens(tiny_eval, "C/dense", fake_encoder, Gate(cut=0.0)) == 0).all()  # nothing passes: no prompt
+    assert (prompt_tokens(tiny_eval, "C/dense", fake_encoder, Gate(2, 1.01)) > 0).all()
 
 
 def test_cost_rows_on_the_tiny_corpus(tiny_eval, fake_encoder):
-    rows = costs(tiny_eval, fake_encoder, sample=4, cut=0.6, keep=2, k=2)
+    rows = costs(tiny_eval, fake_encoder, Gate(2, 0.6, 2), sample=4)
     assert [r.config for r in rows] == [c.label for c in tiny_eval.results]
     for r in rows:
         assert r.latency_queries == 4
@@ -48,8 +49,7 @@ def test_cost_rows_on_the_tiny_corpus(tiny_eval, fake_encoder):
         assert r.build_s >= 0 and r.build_basis
         tokens = tiny_eval.indexes["C"].report.audit.total_tokens
         assert r.embedded_tokens == (0 if r.config == "C/bm25" else tokens)
-        assert r.prompt_tokens == pytest.approx(prompt_tokens(tiny_eval, r.config, fake_encoder, cut=0.6,
-                                                              keep=2).mean())
+        assert r.prompt_tokens == pytest.approx(prompt_tokens(tiny_eval, r.config, fake_encoder, Gate(2, 0.6)).mean())
     on = pareto([r.recall.estimate for r in rows], [r.latency_median_ms for r in rows])
     assert [r.pareto_latency for r in rows] == on.tolist()
     assert any(r.pareto_latency for r in rows) and any(r.pareto_prompt for r in rows)
@@ -67,7 +67,7 @@ def test_build_time_charges_what_each_spec_builds(tiny_corpus, tiny_truth, fake_
 
     ev = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C",
                   retrievers="dense,bm25,hybrid,dense-int8,header-bm25,word-rerank", diagnosis_k=2)
-    rows = {r.config: r for r in costs(ev, fake_encoder, sample=2, cut=0.6, keep=2, k=2)}
+    rows = {r.config: r for r in costs(ev, fake_encoder, Gate(2, 0.6, 2), sample=2)}
     covers = {c: r.build_covers for c, r in rows.items()}
     assert covers == {
         "C/dense": ("chunking", "embedding"),

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from ragdiag.index.chunking import STRATEGIES, chunk_document
+from ragdiag.core.gate import Gate
 from ragdiag.index.citations import PageLocator, cite
 
 KB = Path(__file__).parent / "fixtures" / "kb"
@@ -40,7 +41,7 @@ def test_pdf_citations_point_at_the_page_holding_the_quote(strategy, kb, pypdf_p
     chunks = chunk_document(doc, STRATEGIES[strategy])
     checked = 0
     for chunk in chunks:
-        answer = cite("q", [(chunk, 0.1)], corpus, cut=0.5)
+        answer = cite("q", [(chunk, 0.1)], corpus, Gate(cut=0.5))
         citation = answer.citations[0]
         page = next(loc.page for loc in citation.locators if isinstance(loc, PageLocator))
         assert citation.fragment == f"#page={page}"
@@ -57,6 +58,6 @@ def test_markdown_citations_have_no_page(kb):
     corpus = kb
     doc = next(d for d in corpus.documents if d.kind == "markdown")
     chunk = chunk_document(doc, STRATEGIES["C"])[0]
-    citation = cite("q", [(chunk, 0.1)], corpus, cut=0.5).citations[0]
+    citation = cite("q", [(chunk, 0.1)], corpus, Gate(cut=0.5)).citations[0]
     assert citation.fragment == f"#char={chunk.start},{chunk.end}"
     assert not any(isinstance(loc, PageLocator) for loc in citation.locators)

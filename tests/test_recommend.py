@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from ragdiag.analyses.compare.best import best
+from ragdiag.core.gate import Gate
 from ragdiag.analyses.compare.comparisons import compare, family
 from ragdiag.analyses.compare.effects import CONTRASTS, effects
 from ragdiag.core.defaults import ALPHA, PRACTICAL_MARGIN, PRIMARY_K
@@ -101,7 +102,7 @@ def _cost(config: str, ms: float) -> "object":
 
 def test_recommend_takes_the_simplest_of_the_best_set_or_the_cheapest_measured(six):
     """The simplest (or cheapest measured) member of the best set within PRACTICAL_MARGIN of the best's recall."""
-    rec = recommend(six, k=2)
+    rec = recommend(six, Gate(k=2))
     res = best(six, k=2)
     assert rec.best_set == res.best_set and rec.config in rec.best_set
     means = {r.config: r.mean for r in res.rows}
@@ -122,12 +123,12 @@ def test_recommend_takes_the_simplest_of_the_best_set_or_the_cheapest_measured(s
     if len(members) > 1:
         costly = {m: 10.0 for m in members}
         costly[members[-1]] = 1.0
-        cheap = recommend(six, k=2, costs=[_cost(m, ms) for m, ms in costly.items()])
+        cheap = recommend(six, Gate(k=2), costs=[_cost(m, ms) for m, ms in costly.items()])
         assert cheap.config == members[-1] and "measured cost" in cheap.why
         # latencies within 25% are a tie (timing noise): the simplest of the tied ones wins
         close = {m: 10.0 for m in members}
         close[members[-1]] = 9.0
-        tied = recommend(six, k=2, costs=[_cost(m, ms) for m, ms in close.items()])
+        tied = recommend(six, Gate(k=2), costs=[_cost(m, ms) for m, ms in close.items()])
         assert tied.config == min(members, key=complexity_key)
     with pytest.raises(ValueError, match="max_bluff"):
         recommend(six, max_bluff=0.0)
@@ -151,7 +152,7 @@ def test_recommend_with_enough_off_topic_queries_uses_the_conformal_cut(six):
                           retrieved=None if r.retrieved is None else np.asarray(r.retrieved)[keep])
                for c, r in six.results.items()}
     ev = replace(six, queries=queries, results=results)
-    rec = recommend(ev, k=2)
+    rec = recommend(ev, Gate(k=2))
     cut, words = conformal_cut(gate_table(ev, rec.config), 0.05)
     assert rec.cut_method == "conformal" and rec.cut == cut
     assert "chance that the realised rate exceeds 5.0%" in rec.guarantee
@@ -160,6 +161,6 @@ def test_recommend_with_enough_off_topic_queries_uses_the_conformal_cut(six):
 def test_recommend_reuses_a_comparison_with_the_best_it_is_given(six):
     """The report and the Compare page pass the comparison they draw: the same recommendation, computed once."""
     res = best(six, k=2, configs=[c for c in six.results if not c.external])
-    assert recommend(six, k=2, best_result=res) == recommend(six, k=2)
+    assert recommend(six, Gate(k=2), best_result=res) == recommend(six, Gate(k=2))
     with pytest.raises(ValueError, match="best_result"):
-        recommend(six, k=4, best_result=res)  # another k: not the comparison this recommendation needs
+        recommend(six, Gate(k=4), best_result=res)  # another k: not the comparison this recommendation needs

@@ -331,7 +331,7 @@ def test_only_one_configuration_has_no_runner_up(ev):
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"config": "E/hybrid", "cut": 0.6}, "E/hybrid was not evaluated"),
-    ({"config": "C/dense", "cut": 0.0}, "cut must be"),
+    ({"config": "C/dense", "cut": -0.1}, "cut must be"),
     ({"config": "C/dense", "cut": 0.6, "keep": 0}, "keep must be"),
     ({"max_bluff": 1.5}, "max_bluff must be"),
     ({"config": "C-dense", "cut": 0.6}, "STRATEGY/RETRIEVER"),
@@ -429,7 +429,7 @@ def test_first_screen_has_no_stamps_and_no_other_k(ev, report, html_text, summar
 def test_named_configuration_is_compared_with_the_recommendation(ev):
     from ragdiag.analyses.recommend import recommend
 
-    rec = recommend(ev, keep=KEEP)
+    rec = recommend(ev, Gate(KEEP))
     other = next(c.label for c in ev.results if c.label != rec.config)
     r = build_report(ev, config=other, cut=CUT, keep=KEEP)
     h = r.headline
@@ -543,7 +543,7 @@ def test_no_verdict_contradicts_its_interval(report, html_text, md_text, tiny_co
 def test_cards_compare_with_a_declared_baseline(ev):
     from ragdiag.analyses.recommend import recommend
 
-    rec = recommend(ev, keep=KEEP)
+    rec = recommend(ev, Gate(KEEP))
     base = next(c.label for c in ev.results if c.label not in (rec.config, rec.runner_up))
     r = build_report(ev, keep=KEEP, baseline=base, baseline_source="RAGDIAG_BASELINE")
     h = r.headline

@@ -18,10 +18,24 @@ INPUTS = GateTable(("a", "b", "o1", "o2", "o3", "o4"), np.array([True, True, Fal
                     closest_holder=np.array([0.20, 0.35, np.inf, np.inf, np.inf, np.inf]), window=4)
 
 
-def test_cut_and_similarity_forms_keep_the_same_chunks():
-    # max_bluff 0.25 of 4 ood: 1 bluff allowed -> the cut is the 2nd smallest ood distance, 0.55
+def test_the_export_carries_the_proposed_cut_and_the_in_sample_one_only_by_name():
+    # max_bluff 0.25 of 4 ood: conformal j = floor(0.25 * 5) = 1 -> the smallest ood distance, 0.45 (0 bluffs);
+    # in sample 1 bluff is allowed -> the 2nd smallest, 0.55 (optimistic: a new one bluffs with chance 2/5)
     choice = cut_choice(INPUTS, Goal(max_bluff=0.25), folds=2)
-    doc = yaml.safe_load(thresholds_yaml(choice, config="E/dense", keep=4, model=MODEL))
+    doc = yaml.safe_load(thresholds_yaml(INPUTS, choice, config="E/dense", model=MODEL))
+    assert doc["cut"]["cosine_distance"] == choice.proposal.cut == choice.as_json()["proposed"]["cut"] == 0.45
+    assert doc["cut"]["method"] == "conformal" and "1/5" in doc["cut"]["guarantee"]
+    assert doc["rates"]["at_this_cut"]["bluffs"]["count"] == 0
+    optimistic = yaml.safe_load(thresholds_yaml(INPUTS, choice, config="E/dense", model=MODEL, rule="in-sample"))
+    assert optimistic["cut"]["cosine_distance"] == 0.55 and "optimistic" in optimistic["cut"]["label"]
+    assert optimistic["rates"]["at_this_cut"]["bluffs"]["count"] == 1
+    on_screen = yaml.safe_load(thresholds_yaml(INPUTS, choice, config="E/dense", model=MODEL, cut=0.3))
+    assert on_screen["cut"]["cosine_distance"] == 0.3 and "not the proposal" in on_screen["cut"]["method"]
+
+
+def test_cut_and_similarity_forms_keep_the_same_chunks():
+    choice = cut_choice(INPUTS, Goal(max_bluff=0.25), folds=2)
+    doc = yaml.safe_load(thresholds_yaml(INPUTS, choice, config="E/dense", model=MODEL, rule="in-sample"))
     cut, sim = doc["cut"]["cosine_distance"], doc["cut"]["cosine_similarity"]
     assert cut == 0.55 and sim == 1 - 0.55
     # ragdiag keeps d < cut; a similarity consumer keeps s >= sim: the same chunks except a score equal to it
@@ -39,17 +53,17 @@ def test_cut_and_similarity_forms_keep_the_same_chunks():
 def test_no_cut_no_export_and_the_model_must_be_named():
     impossible = cut_choice(INPUTS, Goal(min_answered=1.0), folds=2)  # every answerable answered: cut 0.35+
     assert impossible.cut is not None
-    none = cut_choice(GateTable(("a",), np.array([True]), np.array([0.2]), np.array([np.inf]), 4),
-                      Goal(min_answered=1.0), folds=2)
+    ONE = GateTable(("a",), np.array([True]), np.array([0.2]), np.array([np.inf]), 4)
+    none = cut_choice(ONE, Goal(min_answered=1.0), folds=2)
     assert none.cut is None
     with pytest.raises(ValueError, match="nothing to export"):
-        thresholds_document(none, config="E/dense", keep=4, model=MODEL)
+        thresholds_document(ONE, none, config="E/dense", model=MODEL)
     with pytest.raises(ValueError, match="model"):
-        thresholds_document(impossible, config="E/dense", keep=4, model={})
+        thresholds_document(INPUTS, impossible, config="E/dense", model={})
 
 
 def test_only_an_export_is_recognised():
     choice = cut_choice(INPUTS, Goal(max_bluff=0.25), folds=2)
-    assert is_thresholds_export(thresholds_yaml(choice, config="E/dense", keep=4, model=MODEL))
+    assert is_thresholds_export(thresholds_yaml(INPUTS, choice, config="E/dense", model=MODEL))
     for other in ("", "a: 1\n", "- 1\n", "ragdiag_thresholds: 2\n", ":\n  - ["):
         assert not is_thresholds_export(other)

@@ -157,12 +157,12 @@ def context(ev: Evaluation, token: str) -> Context:
 
 def recommendation(ev: Evaluation, token: str):
     """The library's :func:`~ragdiag.analyses.recommend.recommend` at the gate's k and default keep, once per evaluation."""
-    from ragdiag.core.defaults import DEFAULT_KEEP, PRIMARY_K
+    from ragdiag.core.gate import Gate
     from ragdiag.analyses.recommend import recommend
     from ui import cache
 
-    return cache.by_evaluation("recommend", token, (PRIMARY_K, DEFAULT_KEEP),
-                               lambda: recommend(ev, k=PRIMARY_K, keep=DEFAULT_KEEP))
+    return cache.by_evaluation("recommend", token, Gate(),
+                               lambda: recommend(ev))
 
 
 def use(*, config: str | None = None, cut: float | None = None, keep: int | None = None) -> None:

@@ -42,7 +42,7 @@ import numpy as np
 from ..index.chunking import chunk_corpus
 from ..index.citations import Answer, cite
 from .compare.intervals import clustered_rate
-from ..core.defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K, RERANK_HEAD, SEED, TOP
+from ..core.defaults import RERANK_HEAD, SEED, TOP
 from ..evaluation.records import Config, Evaluation, parse_key
 from ..core.metrics import hits_at_k
 from ..retrieval.base import QueryBatch, Unavailable
@@ -58,6 +58,7 @@ __all__ = [
     "measure_build",
     "CostRow",
     "costs",
+    "at_gate",
     "cost_rows",
     "pareto",
     "LATENCY_SAMPLE",
@@ -83,17 +84,17 @@ def machine() -> dict:
     return info
 
 
-def prompt_tokens(ev: Evaluation, config: Config | str, encoder, *, cut: float = DEFAULT_CUT,
-                  keep: int = DEFAULT_KEEP) -> np.ndarray:
-    """Per query: wordpieces of the prompt the gate would send at ``cut`` (0: NO ANSWER)."""
+def prompt_tokens(ev: Evaluation, config: Config | str, encoder, gate: Gate | None = None) -> np.ndarray:
+    """Per query: wordpieces of the prompt ``gate`` would send (0: NO ANSWER)."""
+    gate = Gate() if gate is None else gate
     res = ev.result(config)
     if res.config.external:
         raise ValueError(f"{res.config.label} is an external run: there are no chunks of ours to cite")
     chunks = ev.indexes[res.config.strategy].chunks
     prompts, where = [], []
     for i, q in enumerate(ev.queries):
-        kept = [(chunks[p], d) for p, d in kept_chunks(res, i, Gate(keep, cut))]
-        answer = cite(q.text, kept, ev.corpus, cut=cut, keep=keep)
+        kept = [(chunks[p], d) for p, d in kept_chunks(res, i, gate)]
+        answer = cite(q.text, kept, ev.corpus, gate)
         if isinstance(answer, Answer):
             prompts.append(answer.prompt)
             where.append(i)
@@ -229,10 +230,15 @@ def pareto(quality: Sequence[float], cost: Sequence[float]) -> np.ndarray:
     return out
 
 
-def costs(ev: Evaluation, encoder, *, configs: Sequence[Config | str] | None = None, k: int = PRIMARY_K,
-          cut: float = DEFAULT_CUT, keep: int = DEFAULT_KEEP, sample: int = LATENCY_SAMPLE, seed: int = SEED,
-          cross_encoder: str | None = None) -> list[CostRow]:
-    """Measure every (or each given) ragdiag configuration; Pareto flags over the configurations measured."""
+def costs(ev: Evaluation, encoder, gate: Gate | None = None, *, configs: Sequence[Config | str] | None = None,
+          sample: int = LATENCY_SAMPLE, seed: int = SEED, cross_encoder: str | None = None) -> list[CostRow]:
+    """Measure every (or each given) ragdiag configuration at ``gate``; Pareto flags over the configurations measured.
+
+    Recall is at the gate's ``k``; prompt tokens are what the gate sends (:func:`at_gate` prices the same
+    measurement at another gate without timing anything again).
+    """
+    gate = Gate() if gate is None else gate
+    k = gate.k
     chosen = [parse_key(c) if isinstance(c, str) else c for c in (configs or ev.results)]
     chosen = [c for c in chosen if not c.external]
     measured = {s: measure_build(ev, s, encoder, seed=seed, retrievers=[c.retriever for c in chosen if c.strategy == s])
@@ -258,14 +264,32 @@ def costs(ev: Evaluation, encoder, *, configs: Sequence[Config | str] | None = N
             build_basis=basis, latency_median_ms=float(np.median(lat)) if lat.size else float("nan"),
             latency_p95_ms=float(np.percentile(lat, 95)) if lat.size else float("nan"), latency_queries=int(lat.size),
             embedded_tokens=int(ev.indexes[cfg.strategy].report.audit.total_tokens) if embedding else 0,
-            prompt_tokens=float(prompt_tokens(ev, cfg, encoder, cut=cut, keep=keep).mean()), cut=cut, keep=keep,
+            prompt_tokens=float(prompt_tokens(ev, cfg, encoder, gate).mean()), cut=gate.cut, keep=gate.keep,
             build_covers=covers,
         ))
         run.strategy_done()  # drop per-strategy state (MaxSim's token vectors)
+    return _with_pareto(rows)
+
+
+def _with_pareto(rows: Sequence[CostRow]) -> list[CostRow]:
     quality = [r.recall.estimate for r in rows]
     on_lat = pareto(quality, [r.latency_median_ms for r in rows])
     on_prompt = pareto(quality, [r.prompt_tokens for r in rows])
     return [replace(r, pareto_latency=bool(a), pareto_prompt=bool(b)) for r, a, b in zip(rows, on_lat, on_prompt)]
+
+
+def at_gate(rows: Sequence[CostRow], ev: Evaluation, encoder, gate: Gate) -> list[CostRow]:
+    """The same measurement priced at ``gate``: prompt tokens (and the Pareto flags) recounted, timings kept.
+
+    Build time and latency do not depend on the cut; what the gate sends does. A
+    report measures once, decides its cut, then prices the rows there, so its
+    cost table is at the cut every other section uses.
+    """
+    if any(r.k != gate.k for r in rows):
+        raise ValueError(f"the costs were measured at R@{rows[0].k}; measure them again at k = {gate.k}")
+    priced = [replace(r, cut=gate.cut, keep=gate.keep,
+                      prompt_tokens=float(prompt_tokens(ev, r.config, encoder, gate).mean())) for r in rows]
+    return _with_pareto(priced)
 
 
 def cost_rows(items: Sequence[CostRow]) -> list[dict]:

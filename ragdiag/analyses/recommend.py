@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
-from ..core.defaults import DEFAULT_CUT, DEFAULT_KEEP, DEFAULT_MAX_BLUFF, PRACTICAL_MARGIN, PRIMARY_K
+from ..core.defaults import DEFAULT_CUT, DEFAULT_MAX_BLUFF, PRACTICAL_MARGIN, PRIMARY_K
+from ..core.gate import Gate
 from ..evaluation.rows import RateCell
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -174,7 +175,6 @@ class Recommendation:
         }
 
 
-_NO_OOD = "default (no off-topic queries to choose a cut from)"
 
 
 def _why(chosen: str, top: str, means: Mapping[str, float], k: int, n_members: int, basis: tuple[str, str],
@@ -195,33 +195,15 @@ def _why(chosen: str, top: str, means: Mapping[str, float], k: int, n_members: i
             f"simultaneous over all) is within {margin} of it.")
 
 
-def _gate_cut(inputs, max_bluff: float) -> tuple[float, str, str]:
-    from .threshold import Goal, choose_cut, conformal_cut, in_sample_words
-
-    n_ood = int((~inputs.in_domain).sum())
-    if n_ood == 0:
-        return DEFAULT_CUT, _NO_OOD, ""
-    cut, words = conformal_cut(inputs, max_bluff)
-    if cut is not None:
-        return cut, "conformal", words.split(": ", 1)[1]
-    return (float(choose_cut(inputs, Goal(max_bluff=max_bluff))), "in sample (optimistic)",
-            f"{words}; {in_sample_words(n_ood, max_bluff)}")
-
-
-def _rates(ev: Evaluation, config: str, keep: int, max_bluff: float):
-    from .compare import clustered_rate
-    from ..core.gate import Gate
+def _rates(ev: Evaluation, config: str, gate: Gate, max_bluff: float):
+    """The proposed cut of ``config`` for the bluff goal (:func:`~ragdiag.analyses.threshold.propose_cut`) and the
+    three cards at it (:func:`~ragdiag.analyses.threshold.rates_at`)."""
     from .gate_table import gate_table
-    from .threshold import rate_rows
+    from .threshold import Goal, propose_cut, rates_at
 
-    inputs = gate_table(ev, config, Gate(keep))
-    cut, method, guarantee = _gate_cut(inputs, max_bluff)
-    row = rate_rows(inputs, [cut])[0]
-    ind = inputs.in_domain
-    groups = [g for g, i in zip(inputs.group_ids(), ind) if i]
-    lost = ~(inputs.closest_holder[ind] < cut)
-    return cut, method, guarantee, {"answered": row.answered, "bluffs": row.bluffs,
-                                    "lost": RateCell.of(clustered_rate(lost, groups))}
+    table = gate_table(ev, config, gate)
+    p = propose_cut(table, Goal(max_bluff=max_bluff), default=DEFAULT_CUT)
+    return p.cut, p.method, p.guarantee, rates_at(table, p.cut)
 
 
 #: Median latencies within this ratio of each other count as equally cheap (run-to-run noise on a shared machine).
@@ -250,7 +232,7 @@ def _measured(costs: Sequence[CostRow] | None, members: Sequence[str]) -> Mappin
     return {m: cost_tier(by[m].latency_median_ms, cheapest) for m in members}
 
 
-def recommend(ev: Evaluation, *, k: int = PRIMARY_K, keep: int = DEFAULT_KEEP, max_bluff: float = DEFAULT_MAX_BLUFF,
+def recommend(ev: Evaluation, gate: Gate | None = None, *, max_bluff: float = DEFAULT_MAX_BLUFF,
               costs: Sequence[CostRow] | None = None, best_result=None) -> Recommendation:
     """The configuration to ship and its cut, by the module's written rule.
 
@@ -258,6 +240,9 @@ def recommend(ev: Evaluation, *, k: int = PRIMARY_K, keep: int = DEFAULT_KEEP, m
     ----------
     ev : Evaluation
         Only ragdiag configurations are candidates (external runs are compared, not shipped).
+    gate : Gate, optional
+        Its ``k`` (recall at which configurations are compared) and ``keep``; its cut is what this decides
+        (the proposed cut for the bluff goal). Default :class:`~ragdiag.core.gate.Gate`.
     costs : sequence of CostRow, optional
         Measured costs (:func:`ragdiag.analyses.cost.costs`); used when every member of the best set was timed.
     best_result : BestResult, optional
@@ -266,9 +251,12 @@ def recommend(ev: Evaluation, *, k: int = PRIMARY_K, keep: int = DEFAULT_KEEP, m
     """
     if not 0 < max_bluff < 1:
         raise ValueError(f"max_bluff must be a rate in (0, 1), got {max_bluff}")
-    if keep < 1:
-        raise ValueError(f"keep must be at least 1, got {keep}")
+    from ..core.validate import require_type
     from .compare import best
+    from .threshold.choice import NO_OOD_METHOD
+
+    gate = Gate() if gate is None else require_type(gate, Gate, "gate", hint="e.g. Gate(keep=4)")
+    k, keep = gate.k, gate.keep
 
     configs = [c for c in ev.results if not c.external]
     if not configs:
@@ -293,12 +281,12 @@ def recommend(ev: Evaluation, *, k: int = PRIMARY_K, keep: int = DEFAULT_KEEP, m
     else:
         others = {c: m for c, m in means.items() if c != chosen}
         runner = min(others, key=lambda c: (-others[c], complexity_key(c))) if others else None
-    cut, method, guarantee, rates = _rates(ev, chosen, keep, max_bluff)
+    cut, method, guarantee, rates = _rates(ev, chosen, gate, max_bluff)
     runner_rates = runner_cut = None
     if runner is not None:
-        runner_cut, _, _, runner_rates = _rates(ev, runner, keep, max_bluff)
+        runner_cut, _, _, runner_rates = _rates(ev, runner, gate, max_bluff)
     why = _why(chosen, result.best, means, k, len(members), basis, len(result.best_set), len(configs))
-    why += " Cut: " + method + (f" for at most {max_bluff:.0%} bluffs" if method != _NO_OOD else "") + "."
+    why += " Cut: " + method + (f" for at most {max_bluff:.0%} bluffs" if method != NO_OOD_METHOD else "") + "."
     return Recommendation(chosen, describe_config(chosen), why, result.best_set, runner, k, keep, float(cut), method,
                           max_bluff, rates["answered"], rates["bluffs"], rates["lost"], runner_rates, guarantee,
                           result.best, runner_cut)

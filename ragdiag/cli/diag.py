@@ -100,13 +100,14 @@ def cmd_cost(args) -> int:
     """``cost``: build time, per-query latency and tokens, measured on this machine."""
     from .common import UsageError, cli_encoder
     from ..analyses.cost import cost_rows, costs, machine
+    from ..core.gate import Gate
     from ..core.tables import format_rows
 
     if args.sample < 1:
         raise UsageError(f"--sample must be at least 1 query, got {args.sample}")
     encoder = cli_encoder(args)  # one encoder: the evaluation and the measurement share its loaded model
     ev = _configs(args, encoder)
-    items = costs(ev, encoder, k=args.k, cut=args.cut, keep=args.keep, sample=args.sample,
+    items = costs(ev, encoder, Gate.from_options(keep=args.keep, cut=args.cut, k=args.k), sample=args.sample,
                   cross_encoder=args.cross_encoder)
     rows = cost_rows(items)
     if args.json:

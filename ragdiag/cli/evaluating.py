@@ -254,17 +254,19 @@ def cmd_report(args) -> int:
     if cfg is not None and cfg.retriever in ev.unavailable:
         raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
     from ..analyses.cost import costs, machine
+    from ..core.gate import Gate
 
     cost_items = None
     if not args.no_cost:  # measured on this machine: build time, latency, tokens (ragdiag.analyses.cost)
-        cost_items = costs(ev, encoder, cut=DEFAULT_CUT if args.cut is None else args.cut, keep=args.keep,
+        # timed once here; the report prices what its gate sends at the cut it decides (at_gate)
+        cost_items = costs(ev, encoder, Gate.from_options(keep=args.keep, cut=args.cut, k=args.k),
                            cross_encoder=args.cross_encoder)
     machine_info = machine()  # the run's own timings are in the report too: a busy machine is said
     try:
         report = build_report(ev, config=cfg, cut=args.cut, keep=args.keep, k=args.k, max_bluff=args.max_bluff,
                               costs=cost_items, machine=machine_info,
                               baseline=baseline.config if baseline else None,
-                              baseline_source=baseline.source if baseline else "the operator")
+                              baseline_source=baseline.source if baseline else "the operator", encoder=encoder)
         paths = write_report(report, out, md=md)
     except ValueError as exc:
         raise UsageError(str(exc)) from None

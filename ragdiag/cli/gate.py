@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..core.gate import cut_text
 from .common import UsageError, evaluate_args, _keep, _known_config
 
 __all__ = ["cmd_sweep", "cmd_threshold"]
@@ -91,11 +92,12 @@ def cmd_threshold(args) -> int:
         _check_export(export)  # before any work
     ev, cfg = _gate_config(args)
     try:
-        choice = cut_choice(gate_table(ev, cfg, Gate(args.keep)), goal, folds=args.folds)
+        table = gate_table(ev, cfg, Gate(args.keep))
+        choice = cut_choice(table, goal, folds=args.folds)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if export:
-        _write_export(export, ev, cfg, choice, args.keep)
+        _write_export(export, ev, cfg, table, choice, args.export_rule)
     if args.json:
         print(json.dumps({"config": cfg.label, "keep": args.keep, **choice.as_json()}, indent=2))
         return 0
@@ -145,26 +147,22 @@ def _check_export(path: str) -> None:
                              "refusing to overwrite it (choose another file name)")
 
 
-def _write_export(path: str, ev, cfg, choice, keep: int) -> None:
+def _write_export(path: str, ev, cfg, table, choice, rule: str) -> None:
     import sys
     from pathlib import Path
 
-    from ..analyses.threshold.export import thresholds_yaml
+    from ..analyses.recommend import describe_config
+    from ..analyses.threshold.export import export_cut, thresholds_yaml
 
-    if choice.cut is None:
-        raise UsageError("no cut reaches this goal on this set: nothing exported (relax the goal)")
+    try:
+        cut, method = export_cut(choice, rule)
+    except ValueError as exc:
+        raise UsageError(f"{exc}: nothing exported (relax the goal)") from None
     # The model whose distances the gate read: a dense@MODEL variant's own, else the run's encoder.
     model = (ev.retriever_stamps.get(cfg.label) or {}).get("model") or dict(ev.encoder_stamp)
-    describe = None
-    try:
-        from ..analyses.recommend import describe_config  # agreed interface; absent on older branches
-
-        describe = describe_config(cfg)
-    except (ImportError, AttributeError, ValueError):
-        pass
-    Path(path).write_text(thresholds_yaml(choice, config=cfg.label, keep=keep, model=model, describe=describe),
-                          encoding="utf-8")
-    print(f"wrote {path}", file=sys.stderr)
+    Path(path).write_text(thresholds_yaml(table, choice, config=cfg.label, model=model, describe=describe_config(cfg),
+                                          rule=rule), encoding="utf-8")
+    print(f"wrote {path}: cut {cut_text(cut)} ({method})", file=sys.stderr)
 
 
 def _rates_line(cells: dict) -> str:

@@ -110,10 +110,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--folds", type=int, default=5, help="cross-validation folds, grouped by question (default 5)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--export", metavar="FILE", default=None,
-                   help="write the chosen cut as YAML for your stack: cosine distance (Chroma, pgvector <=>) and "
-                        "similarity = 1 - distance (Qdrant score_threshold, LlamaIndex similarity_cutoff, LangChain "
-                        "score_threshold), with the keep, the rates and the model it belongs to; only an earlier "
-                        "export is ever overwritten")
+                   help="write the proposed cut (the one printed as 'proposed') as YAML for your stack: cosine "
+                        "distance (Chroma, pgvector <=>) and similarity = 1 - distance (Qdrant score_threshold, "
+                        "LlamaIndex similarity_cutoff, LangChain score_threshold), with the keep, the rates at that "
+                        "cut and the model it belongs to; only an earlier export is ever overwritten")
+    p.add_argument("--export-rule", choices=("proposed", "in-sample"), default="proposed",
+                   help="which cut --export writes: the proposed one (default; conformal for a bluff goal) or the "
+                        "in-sample one, labelled optimistic in the file")
     p.set_defaults(func=cmd_threshold)
 
     p = sub.add_parser("report", help="one self-contained HTML report (and its Markdown) of a run")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from ..core.defaults import DEFAULT_KEEP, DEFAULT_MAX_BLUFF, PRIMARY_K
+from ..core.gate import Gate
 from .common import UsageError, _keep, add_selection, evaluate_args, load_inputs
 
 __all__ = ["register", "cmd_best", "cmd_recommend", "cmd_effects"]
@@ -61,9 +62,13 @@ def cmd_recommend(args) -> int:
     _keep(args.keep)
     if not 0 < args.max_bluff < 1:
         raise UsageError(f"--max-bluff must be a rate in (0, 1), e.g. {DEFAULT_MAX_BLUFF}; got {args.max_bluff}")
+    try:
+        gate = Gate.from_options(keep=args.keep, k=args.k)
+    except ValueError as exc:
+        raise UsageError(f"--{exc}") from None
     ev = evaluate_args(args, strategies, retrievers, load_inputs(args))
     try:
-        rec = recommend(ev, k=args.k, keep=args.keep, max_bluff=args.max_bluff)
+        rec = recommend(ev, gate, max_bluff=args.max_bluff)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.json:

@@ -31,7 +31,7 @@ import numpy as np
 
 from .defaults import DEFAULT_CUT, DEFAULT_KEEP, TOP
 
-__all__ = ["Gate", "GateError", "MIN_CUT", "MAX_CUT", "MAX_K", "check_cut", "check_cut_array", "count_under",
+__all__ = ["Gate", "GateError", "MIN_CUT", "MAX_CUT", "MAX_K", "check_cut", "check_cut_array", "count_under", "under_each",
            "CUT_DECIMALS", "cut_text"]
 
 #: Cosine distances of unit vectors lie in [0, 2]: a cut outside this range is not a cut.
@@ -87,6 +87,20 @@ def check_cut_array(cuts: Any, name: str = "cut") -> np.ndarray:
     if bad.any():
         check_cut(float(arr[bad][0]), name)
     return arr
+
+
+def _under(values, cut):
+    # The gate's rule, the only place it is written: a chunk is kept when its distance is strictly under the cut.
+    return values < cut
+
+
+def under_each(values: Any, cuts: Any) -> np.ndarray:
+    """A (cuts, values) mask: value ``j`` strictly under cut ``i`` (:meth:`Gate.under` for many cuts at once).
+
+    >>> under_each([0.2, 0.5], [0.5, 0.6]).tolist()
+    [[True, False], [True, True]]
+    """
+    return _under(np.asarray(values, dtype=np.float64)[None, :], np.atleast_1d(np.asarray(cuts, dtype=np.float64))[:, None])
 
 
 def count_under(sorted_values: np.ndarray, cuts: np.ndarray) -> np.ndarray:
@@ -199,7 +213,7 @@ class Gate:
 
     def under(self, distances: Any) -> np.ndarray:
         """Which distances are strictly under the cut: the only test of "kept" in ragdiag (``d < cut``)."""
-        return np.asarray(distances, dtype=np.float64) < self.cut
+        return _under(np.asarray(distances, dtype=np.float64), self.cut)
 
     def kept(self, top_distance: np.ndarray) -> np.ndarray:
         """Per query and rank, whether the gate keeps that chunk: in the window *and* under the cut.

@@ -17,6 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
+
+from ..core.gate import Gate
 from .chunking import Chunk
 from ..documents.corpus import Corpus
 
@@ -135,12 +138,15 @@ def build_prompt(query: str, citations: Sequence[Citation]) -> str:
     return f"{PROMPT_RULES}\n\nSources:\n\n{sources}\n\nQuestion: {query}"
 
 
-def cite(query: str, kept: Sequence[tuple[Chunk, float]], corpus: Corpus, *, cut: float, keep: int = 4) -> Answer | NoAnswer:
-    """Citations for the chunks the gate kept (``[(chunk, distance)]`` in rank order).
+def cite(query: str, kept: Sequence[tuple[Chunk, float]], corpus: Corpus, gate: Gate) -> Answer | NoAnswer:
+    """Citations for the chunks ``gate`` keeps of ``kept`` (``[(chunk, distance)]`` in rank order).
 
-    Chunks at or past the cut are not cited, whatever the caller passed.
+    The gate's own rule applies (:meth:`ragdiag.core.gate.Gate.kept`: its top
+    ``min(k, keep)``, then under the cut), whatever the caller passed.
     """
-    passed = [(c, d) for c, d in kept if d < cut][:keep]
+    mask = gate.kept(np.array([d for _, d in kept], dtype=np.float64))[0] if kept else []
+    passed = [ck for ck, ok in zip(kept, mask) if ok]
+    cut, keep = gate.cut, gate.keep
     if not passed:
         return NoAnswer(query, cut, keep)
     citations = []

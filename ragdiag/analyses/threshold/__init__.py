@@ -26,8 +26,9 @@ from .gate import (
     sweep_cuts,
     sweep_table,
 )
-from .rates import OUTCOME_KEYS, rate_rows
-from .choice import (NO_OOD, CutChoice, Goal, choose_cut, conformal_cut, conformal_guarantee, cross_validate,
+from .rates import OUTCOME_KEYS, rate_rows, rates_at
+from .choice import (IN_SAMPLE, NO_OOD, NO_OOD_METHOD, PROPOSED, CutChoice, Goal, Proposal, choose_cut, conformal_cut,
+                     conformal_guarantee, cross_validate, propose_cut,
                      cut_choice, exceed_chance, in_sample_words)
 
 __all__ = [*_gate.__all__, *_rates.__all__, *_choice.__all__]

@@ -15,7 +15,8 @@ from .gate import GATE_DISTANCE, MAX_DISTANCE
 from .rates import _answerable_cells, rate_rows
 
 __all__ = ["Goal", "choose_cut", "conformal_cut", "conformal_guarantee", "exceed_chance", "cross_validate",
-           "CutChoice", "cut_choice", "in_sample_words", "NO_OOD", "CUT_DECIMALS"]
+           "CutChoice", "cut_choice", "in_sample_words", "NO_OOD", "CUT_DECIMALS", "Proposal", "propose_cut",
+           "PROPOSED", "IN_SAMPLE", "NO_OOD_METHOD"]
 
 #: What every surface says when the ground truth has no out-of-domain query.
 NO_OOD = "The ground truth has no out-of-domain queries, so bluffing cannot be measured: add some."
@@ -118,6 +119,62 @@ def conformal_cut(inputs: GateTable, max_bluff: float) -> tuple[float | None, st
                                + conformal_guarantee(j, n, max_bluff))
 
 
+#: How a proposal's cut was had (:attr:`Proposal.method`).
+PROPOSED, IN_SAMPLE = "conformal", "in sample (optimistic)"
+#: The method of a bluff-goal proposal when the ground truth has no off-topic query to choose a cut from.
+NO_OOD_METHOD = "default (no off-topic queries to choose a cut from)"
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """The cut ragdiag proposes for a goal, how it was had, and what it guarantees (in words).
+
+    The one decision every surface reads: ``threshold --json``'s ``proposed``,
+    the thresholds export, the recommendation, the report and the dashboard.
+    ``cut`` is ``None`` only when no cut reaches the goal (``reason`` says why).
+    """
+
+    cut: float | None
+    method: str  # PROPOSED (conformal), IN_SAMPLE, NO_OOD_METHOD, or "in sample" for an answered goal
+    guarantee: str  # the guarantee (conformal) or why the cut is optimistic, in words; "" when none applies
+    goal: Goal
+
+    @property
+    def optimistic(self) -> bool:
+        """Whether the cut was fitted to these very queries (its rates flatter it on new ones)."""
+        return self.method == IN_SAMPLE
+
+
+def propose_cut(inputs: GateTable, goal: Goal, *, default: float | None = None) -> Proposal:
+    """The cut to propose for ``goal``: conformal for a bluff goal, else the rule's cut (see :class:`Proposal`).
+
+    For ``max_bluff``: the conformal cut (:func:`conformal_cut`), which holds for
+    new off-topic queries; when there are too few off-topic queries to certify
+    it, the in-sample cut, labelled optimistic; with no off-topic query at all,
+    ``default`` (``None``: no cut). For ``min_answered``: the rule's cut
+    (:func:`choose_cut`), the fewest bluffs that reach the goal.
+
+    >>> g = GateTable(tuple("abcdefghij"), np.zeros(10, bool), closest=np.arange(1, 11) / 10,
+    ...               closest_holder=np.full(10, np.inf), window=4)
+    >>> p = propose_cut(g, Goal(max_bluff=0.1)); p.cut, p.method
+    (0.1, 'conformal')
+    >>> p = propose_cut(g, Goal(max_bluff=0.05)); p.cut, p.method
+    (0.1, 'in sample (optimistic)')
+    """
+    if goal.max_bluff is None:
+        cut = choose_cut(inputs, goal)
+        return Proposal(cut, "in sample", "" if cut is not None else "no cut reaches this goal on this set", goal)
+    n_ood = int((~inputs.in_domain).sum())
+    if n_ood == 0:
+        return Proposal(default, NO_OOD_METHOD, NO_OOD, goal)
+    cut, words = conformal_cut(inputs, goal.max_bluff)
+    if cut is not None:
+        return Proposal(cut, PROPOSED, words.split(": ", 1)[1], goal)
+    fitted = choose_cut(inputs, goal)
+    return Proposal(None if fitted is None else float(fitted), IN_SAMPLE,
+                    f"{words}; {in_sample_words(n_ood, goal.max_bluff)}", goal)
+
+
 def exceed_chance(j: int, n: int, goal: float) -> float:
     """Chance that the realised bluff rate of the ``j``-th smallest of ``n`` off-topic distances exceeds ``goal``.
 
@@ -204,6 +261,7 @@ class CutChoice:
     seed: int
     conformal_rates: RateRow | None = None  # rate_rows at the conformal cut
     notes: tuple[str, ...] = ()  # what could not be measured on this set, in words (no ood queries, too few questions)
+    proposal: Proposal | None = None  # the cut proposed for the goal (propose_cut): what is exported and shown
 
     @property
     def proposed(self) -> dict | None:
@@ -213,6 +271,15 @@ class CutChoice:
         return {"cut": self.conformal_cut, "method": "conformal", "guarantee": self.conformal,
                 "rates": None if self.conformal_rates is None else self.conformal_rates.cells(),
                 "in_sample": in_sample_words(self.n_ood, self.goal.max_bluff) if self.n_ood else None}
+
+    def proposed_rates(self) -> RateRow | None:
+        """The rates at :attr:`proposal`'s cut (the conformal or the in-sample row it came from)."""
+        p = self.proposal
+        if p is None or p.cut is None:
+            return None
+        if p.method == PROPOSED:
+            return self.conformal_rates
+        return self.in_sample if self.cut is not None and p.cut == self.cut else None
 
     def as_json(self) -> dict:
         """The choice as a JSON document (``threshold --json``); rate cells as ``{count, rate, low, high}``."""
@@ -254,8 +321,8 @@ def cross_validate(inputs: GateTable, goal: Goal, *, folds: int = 5,
         cuts.append(cut)
         if cut is None:  # the goal is unreachable on the training folds: the gate refuses everything
             continue
-        answered[test] = inputs.closest_holder[test] < cut
-        kept[test] = inputs.closest[test] < cut
+        answered[test] = inputs.answered(cut)[test]
+        kept[test] = inputs.given_sources(cut)[test]
     cells = _answerable_cells(inputs, answered[ind][None, :], kept[ind][None, :])
     out = {k: RateCell.of(v[0]) for k, v in cells.items()}
     out["bluffs"] = RateCell.of(rate_interval(int(kept[~ind].sum()), int((~ind).sum())))
@@ -289,4 +356,5 @@ def cut_choice(inputs: GateTable, goal: Goal, *, folds: int = 5, seed: int | Non
         c_cut, c_text = None, "a conformal cut certifies a bluff rate: state the goal as --max-bluff"
     return CutChoice(goal, goal.rule, cut, in_sample, cv, fold_cuts, c_cut, c_text,
                      int(inputs.in_domain.sum()), int((~inputs.in_domain).sum()), folds, seed,
-                     None if c_cut is None else rate_rows(inputs, [c_cut])[0], tuple(notes))
+                     None if c_cut is None else rate_rows(inputs, [c_cut])[0], tuple(notes),
+                     propose_cut(inputs, goal))

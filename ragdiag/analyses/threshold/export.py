@@ -33,10 +33,14 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from .choice import CutChoice
+from ...core.gate import check_cut
+from ..gate_table import GateTable
+from .choice import IN_SAMPLE, PROPOSED, CutChoice
 from .gate import GATE_DISTANCE
+from .rates import rate_rows
 
-__all__ = ["EXPORT_KEY", "EXPORT_FORMAT", "thresholds_document", "thresholds_yaml", "is_thresholds_export"]
+__all__ = ["EXPORT_KEY", "EXPORT_FORMAT", "EXPORT_RULES", "export_cut", "thresholds_document", "thresholds_yaml",
+           "is_thresholds_export"]
 
 #: The top-level key that marks a ragdiag thresholds export (and its format version).
 EXPORT_KEY = "ragdiag_thresholds"
@@ -59,31 +63,66 @@ def _cells(row) -> dict | None:
             for k, v in row.items() if isinstance(v, dict)}
 
 
-def thresholds_document(choice: CutChoice, *, config: str, keep: int, model: Mapping,
-                        describe: str | None = None) -> dict:
+#: What ``--export-rule`` can name: the proposed cut (default), or the in-sample cut (labelled optimistic in the file).
+EXPORT_RULES = ("proposed", "in-sample")
+
+
+def export_cut(choice: CutChoice, rule: str = "proposed") -> tuple[float, str]:
+    """The cut an export carries and its label: the proposal (:attr:`CutChoice.proposal`), or the in-sample cut.
+
+    ``ValueError`` when that cut does not exist (no cut reaches the goal; no in-sample cut).
+    """
+    if rule not in EXPORT_RULES:
+        raise ValueError(f"the export rule must be one of {', '.join(EXPORT_RULES)}, got {rule!r}")
+    if rule == "in-sample":
+        if choice.cut is None:
+            raise ValueError("no cut reaches this goal on this set: there is nothing to export")
+        return float(choice.cut), IN_SAMPLE
+    p = choice.proposal
+    if p is None or p.cut is None:
+        raise ValueError("no cut reaches this goal on this set: there is nothing to export"
+                         + (f" ({p.guarantee})" if p is not None and p.guarantee else ""))
+    return float(p.cut), p.method
+
+
+def thresholds_document(table: GateTable, choice: CutChoice, *, config: str, model: Mapping,
+                        describe: str | None = None, rule: str = "proposed", cut: float | None = None) -> dict:
     """The export as a plain mapping (:func:`thresholds_yaml` dumps it).
 
     Parameters
     ----------
+    table : GateTable
+        The configuration's gate table (:func:`ragdiag.analyses.gate_table.gate_table`): its keep is exported,
+        and the rates are computed from it at the exported cut.
     choice : CutChoice
-        From :func:`ragdiag.analyses.threshold.cut_choice`; its ``cut`` must not be None.
+        From :func:`ragdiag.analyses.threshold.cut_choice` on the same table.
     config : str
         The configuration the cut was chosen for (``E/hybrid``).
-    keep : int
-        The gate's keep (top k passed to the consumer).
     model : mapping
         The stamp of the model whose distances the gate read: ``model`` (name),
         ``weights_sha256``, and, when known, ``dim``, ``precision``, ``normalize``, ``pooling``.
     describe : str, optional
         The configuration in words.
+    rule : {"proposed", "in-sample"}
+        Which cut: the proposal (the conformal cut for a bluff goal, with its guarantee) or, named explicitly,
+        the in-sample cut (labelled optimistic in the file).
+    cut : float, optional
+        A cut chosen by a person (the dashboard's cut on screen), exported instead, labelled as chosen.
     """
-    if choice.cut is None:
-        raise ValueError("no cut reaches this goal on this set: there is nothing to export")
-    if keep < 1:
-        raise ValueError(f"keep must be at least 1, got {keep}")
+    keep = table.gate.keep if table.gate is not None else table.window
     if not model.get("model"):
         raise ValueError("the model the cut belongs to must be named (model stamp without 'model')")
-    cut = float(choice.cut)  # exact: rounded, it could move past the query the rule put it on
+    if cut is None:
+        cut, method = export_cut(choice, rule)
+    else:  # the cut on screen: the proposal's own label when it is the proposal
+        cut = check_cut(cut)
+        p = choice.proposal
+        method = p.method if p is not None and p.cut is not None and cut == p.cut else \
+            "chosen by a person (not the proposal)"
+    label = {PROPOSED: "proposed (conformal): holds for new off-topic queries", IN_SAMPLE:
+             "in sample (optimistic): fitted to these off-topic queries; new ones bluff more often"}.get(method, method)
+    at = rate_rows(table, [cut])[0]
+    cut = float(cut)  # exact: a proposed cut is already rounded down; an in-sample one sits on a query's distance
     sim = 1.0 - cut
     name = model["model"]
     return {
@@ -101,6 +140,9 @@ def thresholds_document(choice: CutChoice, *, config: str, keep: int, model: Map
         "rule": choice.rule,
         "keep": keep,
         "cut": {
+            "method": method,
+            "label": label,
+            **({"guarantee": choice.proposal.guarantee} if method == PROPOSED and choice.proposal else {}),
             "cosine_distance": cut,
             "cosine_similarity": sim,
             "kept_when": f"cosine distance < {cut} (strict), among the top {keep}",
@@ -110,6 +152,8 @@ def thresholds_document(choice: CutChoice, *, config: str, keep: int, model: Map
             "unit": "queries; answerable intervals over questions (95%), out-of-domain intervals Wilson (95%)",
             "answerable_queries": choice.n_in,
             "out_of_domain_queries": choice.n_ood,
+            "at_this_cut": _cells(at.cells()),
+            "in_sample_cut": _num(choice.cut),
             "in_sample": _cells(choice.in_sample.cells() if choice.in_sample is not None else None),
             "cross_validated": {"folds": choice.folds, "grouped_by": "question", "seed": choice.seed,
                                 **_cells({k: v.cells() for k, v in choice.cross_validated.items()})},
@@ -147,22 +191,23 @@ def thresholds_document(choice: CutChoice, *, config: str, keep: int, model: Map
     }
 
 
-def thresholds_yaml(choice: CutChoice, *, config: str, keep: int, model: Mapping, describe: str | None = None) -> str:
+def thresholds_yaml(table: GateTable, choice: CutChoice, *, config: str, model: Mapping, describe: str | None = None,
+                    rule: str = "proposed", cut: float | None = None) -> str:
     """The export as YAML text (:func:`thresholds_document` with a header comment); pure: nothing is written.
 
     >>> import numpy as np
     >>> from ragdiag.analyses.threshold.choice import Goal, cut_choice
-    >>> from ragdiag.analyses.threshold.gate import GateTable
+    >>> from ragdiag.analyses.gate_table import GateTable
     >>> g = GateTable(("a", "b", "o1", "o2"), np.array([True, True, False, False]),
     ...                closest=np.array([0.2, 0.3, 0.4, 0.5]), closest_holder=np.array([0.2, 0.35, np.inf, np.inf]), window=4)
-    >>> text = thresholds_yaml(cut_choice(g, Goal(max_bluff=0.5), folds=2), config="E/dense", keep=4,
+    >>> text = thresholds_yaml(g, cut_choice(g, Goal(max_bluff=0.5), folds=2), config="E/dense",
     ...                        model={"model": "all-MiniLM-L6-v2", "weights_sha256": "7e54"})
-    >>> "cosine_distance: 0.5" in text and "score_threshold: 0.5" in text and is_thresholds_export(text)
+    >>> "cosine_distance: 0.4" in text and "score_threshold: 0.6" in text and is_thresholds_export(text)
     True
     """
     import yaml
 
-    doc = thresholds_document(choice, config=config, keep=keep, model=model, describe=describe)
+    doc = thresholds_document(table, choice, config=config, model=model, describe=describe, rule=rule, cut=cut)
     return _HEADER + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
 
 

@@ -9,10 +9,11 @@ import numpy as np
 from ..compare.intervals import clustered_wilson, rate_interval
 from ..compare.paired import question_groups
 from ...evaluation.rows import OUTCOME_KEYS, RateCell, RateRow
+from ...core.gate import under_each
 from ...core.stats import Interval
 from ..gate_table import GateTable
 
-__all__ = ["OUTCOME_KEYS", "rate_rows"]
+__all__ = ["OUTCOME_KEYS", "rate_rows", "rates_at"]
 
 
 def _answerable_cells(inputs: GateTable, answered: np.ndarray, kept: np.ndarray) -> dict[str, list]:
@@ -54,13 +55,33 @@ def rate_rows(inputs: GateTable, cuts: Sequence[float] | np.ndarray) -> list[Rat
     """
     cuts = np.asarray(cuts, dtype=np.float64)
     ind = inputs.in_domain
-    first_in, good_in = inputs.closest[ind], inputs.closest_holder[ind]
-    answered = good_in[None, :] < cuts[:, None]  # (cuts, answerable queries)
-    kept = first_in[None, :] < cuts[:, None]
+    answered = under_each(inputs.closest_holder[ind], cuts)  # (cuts, answerable queries)
+    kept = under_each(inputs.closest[ind], cuts)
     cells = _answerable_cells(inputs, answered, kept)
     kinds = np.array([k or "ood" for k in inputs.kind_of()], dtype=object)
     for name, sel in (("bluffs", ~ind), ("bluffs_near", ~ind & (kinds == "near")), ("bluffs_far", ~ind & (kinds == "far"))):
         vals = inputs.closest[sel]
         n = int(sel.sum())
-        cells[name] = [rate_interval(int((vals < c).sum()), n) for c in cuts]
+        cells[name] = [rate_interval(int(c), n) for c in under_each(vals, cuts).sum(axis=1)]
     return [RateRow(float(c), **{k: RateCell.of(cells[k][i]) for k in OUTCOME_KEYS}) for i, c in enumerate(cuts)]
+
+
+def rates_at(table: GateTable, cut: float) -> dict[str, RateCell]:
+    """Answered, bluffs and lost at one cut, each with its interval: the three cards every surface shows.
+
+    ``lost`` is every answerable query not answered (``1 - answered``, over
+    questions with the clustered interval), whatever its rung.
+
+    >>> g = GateTable(("a", "b", "o"), np.array([True, True, False]),
+    ...               closest=np.array([0.2, 0.3, 0.4]), closest_holder=np.array([0.2, np.inf, np.inf]), window=4)
+    >>> r = rates_at(g, 0.5)
+    >>> r["answered"].count, r["lost"].count, r["bluffs"].count
+    (1, 1, 1)
+    """
+    from ..compare.intervals import clustered_rate
+
+    row = rate_rows(table, [cut])[0]
+    ind = table.in_domain
+    groups = [g for g, i in zip(table.group_ids(), ind) if i]
+    lost = ~table.answered(cut)[ind]
+    return {"answered": row.answered, "bluffs": row.bluffs, "lost": RateCell.of(clustered_rate(lost, groups))}

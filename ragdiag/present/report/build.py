@@ -1,7 +1,7 @@
 """Gather a :class:`~ragdiag.present.report.model.Report` from an evaluation.
 
 The only place the report reads the library's results (``recommend``, ``best``,
-``effects``, ``query_outcomes``, ``summary_rows``, ``sweep``, ``rate_rows``,
+``effects``, ``gate_table``, ``summary_rows``, ``sweep``, ``rate_rows``,
 ``chunking_rows``): each ``_...`` function below turns them into the typed
 sections of :mod:`ragdiag.present.report.story`, :mod:`ragdiag.present.report.sections` and
 :mod:`ragdiag.present.report.gate`.
@@ -15,7 +15,6 @@ import numpy as np
 
 from ...analyses.compare.best import best
 from ...analyses.compare.effects import effects
-from ...analyses.compare.intervals import clustered_rate
 from ...analyses.compare.power import questions_to_resolve, resolvable
 from ...core.defaults import (DEFAULT_CUT, DEFAULT_KEEP, DEFAULT_MAX_BLUFF, KS, PRACTICAL_MARGIN,
                               PREFERRED_CONFIGS, PRIMARY_K)
@@ -24,13 +23,14 @@ from ..export import summary_document
 from ...analyses.outcomes import LADDER, outcome_counts
 from ...analyses.recommend import Recommendation, describe_config, recommend
 from ...retrieval.registry import retriever_spec
-from ...evaluation.rows import RateCell
 from ...analyses.summary import chunking_rows, summary_rows
 from ...analyses.threshold.choice import Goal, cut_choice
-from ...analyses.gate_table import gate_table, query_outcomes
+from ...analyses.cost import at_gate
+from ...analyses.gate_table import GateTable, gate_table
+from ...analyses.threshold.choice import propose_cut
 from ...analyses.threshold.gate import bluffs_at, default_cuts, sweep
 from ...core.gate import Gate
-from ...analyses.threshold.rates import rate_rows
+from ...analyses.threshold.rates import rate_rows, rates_at
 from .diag import diag_sections
 from .gate import Curve, GateSection
 from .model import Report
@@ -117,9 +117,9 @@ def _needle_section(ev: Evaluation) -> NeedleSection:
     return NeedleSection(tuple(needles), tuple(counts), len(ev.truth.questions))
 
 
-def _gate_section(ev: Evaluation, cfg: Config, cut: float, keep: int, max_bluff: float,
+def _gate_section(inputs: GateTable, cfg: Config, gate: Gate, max_bluff: float,
                   proposed: float | None) -> GateSection:
-    inputs = gate_table(ev, cfg, Gate(keep))  # once: the row, the rates, the choice and the curve read it
+    cut, keep = gate.cut, gate.keep
     row = sweep(inputs, [cut]).row(cut)
     rates = dict(rate_rows(inputs, [cut])[0].outcomes())
     choice = cut_choice(inputs, Goal(max_bluff=max_bluff)).as_json()
@@ -134,10 +134,10 @@ def _gate_section(ev: Evaluation, cfg: Config, cut: float, keep: int, max_bluff:
                        max_bluff, proposed)
 
 
-def _bluff_section(ev: Evaluation, cfg: Config, cut: float, keep: int, n_ood: int) -> BluffSection:
+def _bluff_section(ev: Evaluation, cfg: Config, gate: Gate, n_ood: int) -> BluffSection:
     chunks = ev.indexes[cfg.strategy].chunks
     rows = []
-    for b in bluffs_at(ev.result(cfg), ev.queries, Gate(keep, cut)):
+    for b in bluffs_at(ev.result(cfg), ev.queries, gate):
         pos, dist = b.kept[0]
         c = chunks[pos]
         q = ev.queries[ev.query_index(b.query_id)]
@@ -155,33 +155,24 @@ def _cost_section(ev: Evaluation, n_queries: int) -> CostSection:
     return CostSection(chunking, tuple((key, float(v)) for key, v in ev.timings.items()), ranking, n_queries)
 
 
-def _rates_at(ev: Evaluation, cfg: Config, cut: float, keep: int) -> dict[str, RateCell]:
-    """Answered, bluffs and lost of ``cfg`` at a cut named for the report, as the recommendation computes them."""
-    inputs = gate_table(ev, cfg, Gate(keep))
-    row = rate_rows(inputs, [cut])[0]
-    ind = inputs.in_domain
-    groups = [g for g, i in zip(inputs.group_ids(), ind) if i]
-    lost = ~(inputs.closest_holder[ind] < cut)
-    return {"answered": row.answered, "bluffs": row.bluffs, "lost": RateCell.of(clustered_rate(lost, groups))}
+def _proposal(table: GateTable, max_bluff: float):
+    """The cut proposed for a bluff goal (:func:`~ragdiag.analyses.threshold.propose_cut`, as the recommendation)."""
+    return propose_cut(table, Goal(max_bluff=max_bluff), default=DEFAULT_CUT)
 
 
-def _proposed_cut(ev: Evaluation, cfg: Config, keep: int, max_bluff: float) -> tuple[float, str]:
-    """The cut proposed for a bluff goal (the conformal one; in sample when too few off-topic queries certify it)."""
-    c = cut_choice(gate_table(ev, cfg, Gate(keep)), Goal(max_bluff=max_bluff))
-    if c.conformal_cut is not None:
-        return float(c.conformal_cut), "conformal"
-    if c.cut is not None:
-        return float(c.cut), "in sample (optimistic)"
-    return DEFAULT_CUT, "default"
-
-
-def _headline(ev: Evaluation, rec: Recommendation, cfg: Config | None, cut: float | None, keep: int,
+def _headline(ev: Evaluation, rec: Recommendation, cfg: Config | None, cut: float | None, gate: Gate,
               n_questions: int, baseline: tuple[str, str] | None = None) -> Headline:
     """The recommendation against its runner-up (or the declared baseline), or the named configuration and cut
     against the recommendation."""
     rec_cfg = parse_key(rec.config)
     cfg = rec_cfg if cfg is None else cfg
-    proposed, method = (rec.cut, rec.cut_method) if cfg == rec_cfg else _proposed_cut(ev, cfg, keep, rec.max_bluff)
+    keep = gate.keep
+    table = gate_table(ev, cfg, gate)
+    if cfg == rec_cfg:
+        proposed, method = rec.cut, rec.cut_method
+    else:
+        p = _proposal(table, rec.max_bluff)
+        proposed, method = p.cut, p.method
     if cut is None:
         cut = proposed
     elif abs(cut - proposed) >= 1e-12:
@@ -192,14 +183,14 @@ def _headline(ev: Evaluation, rec: Recommendation, cfg: Config | None, cut: floa
         against, against_rates, against_cut, kind = rec.runner_up, rec.runner_up_rates, rec.runner_up_cut, "runner-up"
         if baseline is not None and baseline[0] != cfg.label:  # what the team runs, at its cut for the same goal
             against, source = baseline
-            against_cut = _proposed_cut(ev, parse_key(against), keep, rec.max_bluff)[0]
-            against_rates, kind = _rates_at(ev, parse_key(against), against_cut, keep), f"baseline declared by {source}"
+            base_table = gate_table(ev, against, gate)
+            against_cut = _proposal(base_table, rec.max_bluff).cut
+            against_rates, kind = rates_at(base_table, against_cut), f"baseline declared by {source}"
     else:
-        rates = _rates_at(ev, cfg, cut, keep)
+        rates = rates_at(table, cut)
         against, against_cut, kind = rec.config, rec.cut, "recommendation"
         against_rates = {"answered": rec.answered, "bluffs": rec.bluffs, "lost": rec.lost}
-    inputs = gate_table(ev, cfg, Gate(keep))
-    n_in, n_ood = int(inputs.in_domain.sum()), int((~inputs.in_domain).sum())
+    n_in, n_ood = table.n_answerable, table.n_ood
     return Headline(cfg.label, describe_config(cfg), float(cut), method, rec.max_bluff, rec.k, keep, n_in, n_ood,
                     n_questions, rates["answered"], rates["bluffs"], rates["lost"], rec.why,
                     against, describe_config(against) if against else None, kind, against_rates, against_cut,
@@ -235,11 +226,11 @@ def _alternatives(ev: Evaluation, result, chosen: str, runner_up: str | None,
                                tuple(alt(r) for r in rows), res, PRACTICAL_MARGIN, needs)
 
 
-def _flow(ev: Evaluation, cfg: Config, k: int, cut: float, keep: int) -> FlowSection:
-    """The outcome ladder of ``cfg`` at the report's cut: every query of the truth, counted per rung."""
-    counts = outcome_counts(query_outcomes(ev, cfg, Gate(keep, cut, k)))
+def _flow(table: GateTable, cfg: Config) -> FlowSection:
+    """The outcome ladder of ``cfg`` at the report's gate: every query of the truth, counted per rung."""
+    counts = outcome_counts(table.outcome)
     n_in = sum(counts[s] for s in LADDER)
-    return FlowSection(cfg.label, describe_config(cfg), k, cut, n_in, {s: counts[s] for s in LADDER},
+    return FlowSection(cfg.label, describe_config(cfg), table.gate.k, table.gate.cut, n_in, {s: counts[s] for s in LADDER},
                        counts["bluff"] + counts["abstained"], counts["bluff"])
 
 
@@ -256,7 +247,7 @@ def _effects(ev: Evaluation, cfg: Config, k: int) -> EffectsSection | None:
 def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: float | None = None,
                  keep: int = DEFAULT_KEEP, k: int = PRIMARY_K, max_bluff: float = DEFAULT_MAX_BLUFF, costs=None,
                  machine: dict | None = None, baseline: str | None = None,
-                 baseline_source: str = "the operator") -> Report:
+                 baseline_source: str = "the operator", encoder=None) -> Report:
     """Gather the report of ``ev``: the recommendation first, then where the questions go, the alternatives
     and the chunking switches, then the appendix.
 
@@ -265,8 +256,11 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
     verdicts are at R@``k`` (default the primary k). The cards compare the recommendation with its runner-up,
     or with ``baseline`` when one was declared (declared by ``baseline_source``, see
     :func:`ragdiag.analyses.compare.declared_baseline`). The funnel, hub and cost sections come from
-    :func:`ragdiag.present.report.diag.diag_sections` (``costs``: :func:`ragdiag.analyses.cost.costs` rows when measured).
-    Raises ``ValueError`` for a configuration that was not evaluated, a cut outside (0, 2] or a bad ``keep``.
+    :func:`ragdiag.present.report.diag.diag_sections` (``costs``: :func:`ragdiag.analyses.cost.costs` rows when
+    measured; their prompt tokens are priced at the report's cut with ``encoder``'s tokenizer when they were
+    measured at another, so every section is at one cut).
+    Raises ``ValueError`` for a configuration that was not evaluated, a cut that is not a cosine distance in
+    [0, 2], a bad ``keep`` or ``k`` (:class:`~ragdiag.core.gate.Gate`), or costs at another cut without an encoder.
     """
     if not ev.results:
         raise ValueError("nothing was evaluated")
@@ -275,14 +269,7 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
         reason = ev.unavailable.get(cfg.retriever)
         known = ", ".join(c.label for c in ev.results)
         raise ValueError(f"{cfg.label} was not evaluated" + (f" ({reason})" if reason else f"; evaluated: {known}"))
-    if cut is not None:
-        cut = float(cut)
-        if not 0.0 < cut <= 2.0:
-            raise ValueError(f"cut must be a cosine distance in (0, 2], got {cut}")
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
-    if keep < 1:
-        raise ValueError(f"keep must be >= 1, got {keep}")
+    base = Gate.from_options(keep=keep, cut=cut, k=k)  # every setting checked once, before any work
     if not 0.0 < max_bluff < 1.0:
         raise ValueError(f"max_bluff must be a rate in (0, 1), got {max_bluff}")
     if baseline is not None:
@@ -292,26 +279,33 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
 
     needles = _needle_section(ev)
     compared = best(ev, k=k, configs=[c for c in ev.results if not c.external])
-    rec = recommend(ev, k=k, keep=keep, max_bluff=max_bluff, costs=costs, best_result=compared)
-    head = _headline(ev, rec, cfg, cut, keep, needles.n_questions,
+    rec = recommend(ev, base, max_bluff=max_bluff, costs=costs, best_result=compared)
+    head = _headline(ev, rec, cfg, cut, base, needles.n_questions,
                      None if baseline is None else (baseline, baseline_source))
-    cfg, cut = parse_key(head.config), head.cut
-    gate = _gate_section(ev, cfg, cut, keep, max_bluff, head.proposed_cut)
+    cfg, decided = parse_key(head.config), base.with_cut(head.cut)  # the report's gate: every section reads it
+    table = gate_table(ev, cfg, decided)  # once: the gate section, the flow and the cards read it
+    if costs and any(c.cut != decided.cut or c.keep != decided.keep for c in costs):
+        if encoder is None:
+            raise ValueError(f"the costs were measured at cut {costs[0].cut:g}, the report is at {decided.cut:g}: "
+                             "pass encoder= to price them there (ragdiag.analyses.cost.at_gate)")
+        costs = at_gate(costs, ev, encoder, decided)
+    cut = decided.cut
+    gate = _gate_section(table, cfg, decided, max_bluff, head.proposed_cut)
     rows = _recall_rows(ev)
     recall = RecallSection(rows, cfg.label, gate.n_in, tuple(ev.unavailable.items()),
                            tuple(getattr(ev, "notes", {}).values()))
     return Report(
-        config=cfg, cut=cut, keep=keep, k=k,
+        config=cfg, cut=cut, keep=decided.keep, k=decided.k,
         generated=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         headline=head,
-        flow=_flow(ev, cfg, k, cut, keep),
+        flow=_flow(table, cfg),
         alternatives=_alternatives(ev, compared, cfg.label, head.against),
         effects=_effects(ev, cfg, k),
         provenance=_provenance(ev),
         recall=recall,
         needles=needles,
         gate=gate,
-        bluffing=_bluff_section(ev, cfg, cut, keep, gate.n_ood),
+        bluffing=_bluff_section(ev, cfg, decided, gate.n_ood),
         costs=_cost_section(ev, gate.n_in + gate.n_ood),
-        diag=diag_sections(ev, cfg, cut=cut, keep=keep, k=k, costs=costs, machine=machine),
+        diag=diag_sections(ev, cfg, cut=cut, keep=decided.keep, k=decided.k, costs=costs, machine=machine),
     )
