@@ -14,8 +14,9 @@ pytestmark = pytest.mark.model
 
 def _funnels(library, cut=0.6, keep=4):
     from ragdiag.analyses.funnel import funnels
+    from ragdiag.core.gate import Gate
 
-    return funnels(library, k=4, cut=cut, keep=keep)
+    return funnels(library, gate=Gate(keep=keep, cut=cut, k=4))
 
 
 def _records(df: pd.DataFrame) -> list[dict]:

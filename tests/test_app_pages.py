@@ -158,10 +158,11 @@ def test_overview_filters_from_the_url(fake_app):
 
 def test_overview_funnel_counts_are_the_librarys(fake_app, lib):
     from ragdiag.core.defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K
+    from ragdiag.core.gate import Gate
     from ragdiag.analyses.funnel import funnels
 
     at = app("app_pages/overview.py", config="A/dense")
-    fs = {f.config.label: f for f in funnels(lib, k=PRIMARY_K, cut=DEFAULT_CUT, keep=DEFAULT_KEEP)}
+    fs = {f.config.label: f for f in funnels(lib, gate=Gate(keep=DEFAULT_KEEP, cut=DEFAULT_CUT, k=PRIMARY_K))}
     n = fs["A/dense"].counts().get("answered", 0)
     assert f"A/dense answers {n} of {len(fs['A/dense'].rows)} answerable queries" in texts(at)
     table = next(d.value for d in at.dataframe if "configuration" in d.value.columns

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from ragdiag.evaluation.records import Config, Evaluation
 from ragdiag.evaluation.evaluate import _config_result, evaluate
+from ragdiag.core.gate import Gate
 from ragdiag.analyses.funnel import STAGES, format_funnel, funnel, funnel_long, funnel_rows, funnels, needle_ranks
 from ragdiag.core.metrics import hits_at_k
 from ragdiag.documents.truth import Query
@@ -126,8 +127,8 @@ def test_counts_sum_to_queries_and_promoted_minus_demoted_is_the_recall_change()
 
 def test_gate_stage_follows_the_cut():
     ev = synthetic_eval()
-    assert funnel(ev, "E/hybrid", cut=0.8).stage_of("refused:course").stage == "answered"
-    assert funnel(ev, "E/hybrid", cut=0.2).stage_of("answered:course").stage == "refused"
+    assert funnel(ev, "E/hybrid", gate=Gate(cut=0.8)).stage_of("refused:course").stage == "answered"
+    assert funnel(ev, "E/hybrid", gate=Gate(cut=0.2)).stage_of("answered:course").stage == "refused"
 
 
 def test_intervals_resample_questions_and_bracket_the_share():
@@ -146,10 +147,10 @@ def test_intervals_resample_questions_and_bracket_the_share():
 
 def test_bad_arguments_say_what_to_do():
     ev = synthetic_eval()
-    with pytest.raises(ValueError, match="k must be between"):
-        funnel(ev, "E/hybrid", k=0)
+    with pytest.raises(ValueError, match="k must be a whole number from 1 to 20"):
+        funnel(ev, "E/hybrid", gate=Gate(k=0))
     with pytest.raises(ValueError, match="pool"):
-        funnel(ev, "E/hybrid", k=10, pool=5)
+        funnel(ev, "E/hybrid", gate=Gate(k=10), pool=5)
     with pytest.raises(ValueError, match="unknown stage"):
         funnel(ev, "E/hybrid").queries("lost")
 
@@ -187,7 +188,7 @@ def test_a_plugin_reranker_is_funnelled_against_the_pool_its_spec_names():
 
 
 def test_tiny_corpus_stages(tiny_eval):
-    fs = {f.config.label: f for f in funnels(tiny_eval, k=2)}
+    fs = {f.config.label: f for f in funnels(tiny_eval, gate=Gate(k=2))}
     n_in = int(tiny_eval.in_domain.sum())
     for f in fs.values():
         assert sum(f.counts().values()) == n_in
@@ -215,7 +216,7 @@ def test_a_text_only_reranker_needs_no_encoder_for_its_pool(tiny_corpus, tiny_tr
 
     only = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C", retrievers="word-rerank",
                     diagnosis_k=2)
-    f = funnel(only, "C/word-rerank", k=2)  # no encoder: BM25's ranks need no query vectors
+    f = funnel(only, "C/word-rerank", gate=Gate(k=2))  # no encoder: BM25's ranks need no query vectors
     bm25 = tiny_eval.result("C/bm25").needle_rank
     pools = {q.id: int(r) or None for q, r in zip(tiny_eval.queries, bm25)}
     assert [r.pool_rank for r in f.rows] == [r.bm25_rank for r in f.rows] == [pools[r.query_id] for r in f.rows]
@@ -228,9 +229,9 @@ def test_errors_collects_configurations_without_ranks_and_keeps_the_rest(tiny_co
     # hybrid's funnel needs the dense ranks: without C/dense (and no encoder) C/hybrid cannot be had
     partial = dataclasses.replace(mixed, results={k: v for k, v in mixed.results.items() if k.label != "C/dense"})
     with pytest.raises(ValueError, match="encoder"):
-        funnels(partial, k=2)
+        funnels(partial, gate=Gate(k=2))
     errors: dict[str, str] = {}
-    got = {f.config.label for f in funnels(partial, k=2, errors=errors)}
+    got = {f.config.label for f in funnels(partial, gate=Gate(k=2), errors=errors)}
     assert set(errors) == {"C/hybrid"} and "encoder" in errors["C/hybrid"]
     assert got == {"A/dense", "A/hybrid"}
 
@@ -275,7 +276,7 @@ def test_promoted_minus_demoted_reproduces_recall_change(tiny_eval, fake_encoder
     res = _config_result(cfg, index, ev.truth, ev.queries, orders, np.stack([r.scores for r in rankings]), dist,
                          k_diag=2, seconds=0.0)
     view = replace(ev, results={**ev.results, cfg: res})
-    f = funnel(view, cfg, k=k, pool=max(5, k))
+    f = funnel(view, cfg, Gate(k=k), pool=max(5, k))
     m = ev.in_domain
     delta = int(hits_at_k(res.needle_rank[m], k).sum() - hits_at_k(hybrid_res.needle_rank[m], k).sum())
     assert f.promoted - f.demoted == delta

@@ -86,7 +86,7 @@ def check_agreement(ev: Evaluation, label: str, k: int, keep: int, cut: float) -
     assert (rates.answered.count, rates.wrong_sources.count, rates.no_answer.count, rates.bluffs.count) == (
         table.answered[0], table.wrong_sources[0], table.no_answer[0], table.bluffs[0])
     # query by query: the sweep of each query alone, and the funnel's row
-    f = funnel(ev, label, k=k, cut=cut, keep=keep)
+    f = funnel(ev, label, gate=Gate(keep=keep, cut=cut, k=k))
     stages = {r.query_id: r.stage for r in f.rows}
     assert f.counts() == {r: counts[r] for r in LADDER}
     for i, o in enumerate(outs):
@@ -133,7 +133,7 @@ def test_issue_case_needle_sixth_at_keep_eight():
     assert (at8.outcome, at8.needle_rank, at8.kept) == ("answered", 6, 2)  # rank 1 (0.3) and the needle (0.3)
     for keep in (4, 8):  # the gate is handed the top 4: the needle never reaches it
         assert query_outcomes(ev, "E/dense", Gate(keep, 0.6, 4))[0].outcome == "ranked-low"
-    assert funnel(ev, "E/dense", k=8, keep=8, cut=0.6).rows[0].stage == "answered"
+    assert funnel(ev, "E/dense", gate=Gate(keep=8, cut=0.6, k=8)).rows[0].stage == "answered"
 
 
 # Hand table of the rule on arrays (k = 4, pool = 25, cut 0.5): final rank, pool rank, first, good, flags -> outcome.

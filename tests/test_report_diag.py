@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 
+from ragdiag.core.gate import Gate
 from ragdiag.analyses.funnel import STAGES, funnels
 from ragdiag.present.report.build import build_report
 
@@ -17,7 +18,7 @@ def test_report_carries_funnel_hubs_and_cost(tiny_eval, fake_encoder):
     for section in ('id="funnel"', 'id="hubs"', 'id="cost"', 'id="funnel-table"', 'id="cost-table"'):
         assert section in html
     assert "## Where answers were lost" in md and "## Cost beside quality" in md and "## Hub chunks of C/hybrid" in md
-    fs = {f.config.label: f for f in funnels(tiny_eval, k=4, cut=0.6, keep=4)}
+    fs = {f.config.label: f for f in funnels(tiny_eval, gate=Gate(keep=4, cut=0.6, k=4))}
     rows = {row.config: row for row in r.diag.funnel}
     assert set(rows) == set(fs)
     for label, f in fs.items():

@@ -112,11 +112,13 @@ def distances_for(token: str, config: str, keep: int, _ev: Evaluation):
 def funnels(token: str, k: int, cut: float, keep: int, cache: str | None, _ev: Evaluation):
     """:func:`ragdiag.analyses.funnel.funnels` of every configuration (first-stage ranks computed when not evaluated)."""
     from ragdiag.analyses.funnel import funnels as compute
+    from ragdiag.core.gate import Gate
 
+    gate = Gate(keep, cut, k)
     try:
-        return compute(_ev, k=k, cut=cut, keep=keep)
+        return compute(_ev, gate=gate)
     except ValueError:  # a reranker or hybrid without S/dense evaluated: embed the queries to rank them
-        return compute(_ev, k=k, cut=cut, keep=keep, encoder=encoder(), store=store(cache))
+        return compute(_ev, gate=gate, encoder=encoder(), store=store(cache))
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)

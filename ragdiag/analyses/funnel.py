@@ -32,7 +32,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from .compare.intervals import clustered_share
-from ..core.defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K, RERANK_HEAD, SEED
+from ..core.defaults import RERANK_HEAD, SEED
 from ..evaluation.records import Config, Evaluation, parse_key
 from ..core.gate import Gate
 from .gate_table import query_outcomes
@@ -193,31 +193,22 @@ def needle_ranks(ev: Evaluation, strategy: str, names: Iterable[str] | None = No
     return out
 
 
-def _check(k: int, keep: int, pool: int, width: int) -> None:
-    if not 1 <= k <= width:
-        raise ValueError(f"k must be between 1 and {width} (the ranks kept per query), got {k}")
-    if not 1 <= keep <= width:
-        raise ValueError(f"keep must be between 1 and {width}, got {keep}")
-    if pool < k:
-        raise ValueError(f"the pool ({pool}) must hold at least k ({k}) candidates")
-
-
 def _fmt_rank(rank: int, pool: int) -> str:
     return f"{rank}" + (" (in its top %d)" % pool if rank <= pool else "")
 
 
-def funnel(ev: Evaluation, config: Config | str, *, k: int = PRIMARY_K, cut: float = DEFAULT_CUT,
-           keep: int = DEFAULT_KEEP, pool: int = RERANK_HEAD, encoder=None, store=None,
-           _ranks: dict[str, np.ndarray] | None = None) -> Funnel:
-    """The stage at which each answerable query was lost under ``config`` (see the module notes)."""
+def funnel(ev: Evaluation, config: Config | str, gate: Gate | None = None, *, pool: int = RERANK_HEAD, encoder=None,
+           store=None, _ranks: dict[str, np.ndarray] | None = None) -> Funnel:
+    """The stage at which each answerable query was lost under ``config`` at ``gate`` (see the module notes)."""
     res = ev.result(config)
     cfg = res.config
     if cfg.external:
         raise ValueError(f"{cfg.label} is an external run: its pipeline stages are not ours to see; "
                          "the funnel needs a ragdiag configuration (e.g. E/hybrid)")
+    gate = Gate() if gate is None else gate
     width = res.top_order.shape[1]  # a corpus with fewer chunks than k or keep: the whole list
-    k, keep = (min(k, width) if k >= 1 else k), (min(keep, width) if keep >= 1 else keep)
-    _check(k, keep, pool, width)
+    gate = Gate(min(gate.keep, width), gate.cut, min(gate.k, width))
+    k, cut, keep = gate.k, gate.cut, gate.keep
     index = ev.indexes[cfg.strategy]
     spec = retriever_spec(cfg.retriever)
     reranker = spec.pool is not None  # it rescores another ranking's head
@@ -227,7 +218,7 @@ def funnel(ev: Evaluation, config: Config | str, *, k: int = PRIMARY_K, cut: flo
         ranks = needle_ranks(ev, cfg.strategy, inputs, encoder=encoder, store=store)
     fused = retriever_spec(spec.pool).fuses if reranker else spec.fuses
     pool_ranks = np.asarray(ranks[spec.pool]) if reranker else res.needle_rank
-    ladder = query_outcomes(ev, cfg, Gate(keep, cut, k), pool=pool, pool_rank=pool_ranks)
+    ladder = query_outcomes(ev, cfg, gate, pool=pool, pool_rank=pool_ranks)
     rows = []
     for i, q in enumerate(ev.queries):
         if not q.in_domain:
@@ -264,18 +255,17 @@ def funnel(ev: Evaluation, config: Config | str, *, k: int = PRIMARY_K, cut: flo
         elif stage == "ranked-low":
             detail = f"rank {final} > k = {k}" + (f" ({spec.pool} rank {pool_rank})" if reranker else "")
         elif stage == "refused":
-            detail = f"nothing in the top {min(k, keep)} is closer than {cut:g}"
+            detail = f"nothing in the top {gate.window(width)} is closer than {cut:g}"
         elif stage == "kept-but-wrong":
             d = res.needle_distance[i]
-            detail = f"the holder is at distance {d:.3f} (>= cut {cut:g}) or outside the top {min(k, keep)}"
+            detail = f"the holder is at distance {d:.3f} (>= cut {cut:g}) or outside the top {gate.window(width)}"
         rows.append(QueryStage(q.id, q.question_id, q.phrasing, stage, rerank, dense_rank, bm25_rank,
                                pool_rank or None, final or None, detail))
     return Funnel(cfg, k, float(cut), keep, pool, tuple(rows))
 
 
-def funnels(ev: Evaluation, configs: Iterable[Config | str] | None = None, *, k: int = PRIMARY_K,
-            cut: float = DEFAULT_CUT, keep: int = DEFAULT_KEEP, pool: int = RERANK_HEAD, encoder=None,
-            store=None, errors: dict[str, str] | None = None) -> list[Funnel]:
+def funnels(ev: Evaluation, configs: Iterable[Config | str] | None = None, gate: Gate | None = None, *,
+            pool: int = RERANK_HEAD, encoder=None, store=None, errors: dict[str, str] | None = None) -> list[Funnel]:
     """:func:`funnel` of every (or each given) ragdiag configuration; external runs are skipped.
 
     A ranking's needle ranks are computed once per strategy for all the
@@ -308,7 +298,7 @@ def funnels(ev: Evaluation, configs: Iterable[Config | str] | None = None, *, k:
         try:
             inputs = retriever_spec(cfg.retriever).stage_inputs()
             ranks = ranks_of(cfg.strategy, inputs) if inputs else None
-            out.append(funnel(ev, cfg, k=k, cut=cut, keep=keep, pool=pool, _ranks=ranks))
+            out.append(funnel(ev, cfg, gate, pool=pool, _ranks=ranks))
         except ValueError as exc:
             if errors is None:
                 raise
@@ -372,8 +362,8 @@ def format_funnel(items: Sequence[Funnel], *, seed: int = SEED) -> str:
 STAGE_COLUMNS = (*RANK_COLUMNS, "pool_rank", "final_rank")
 
 
-def stage_columns(ev: Evaluation, *, k: int = PRIMARY_K, cut: float = DEFAULT_CUT, keep: int = DEFAULT_KEEP,
-                  encoder=None, store=None) -> dict[tuple[str, str], dict]:
+def stage_columns(ev: Evaluation, gate: Gate | None = None, *, encoder=None,
+                  store=None) -> dict[tuple[str, str], dict]:
     """``(config label, query id) -> {dense_rank, bm25_rank, pool_rank, final_rank}`` for ``per_query``.
 
     Answerable queries of ragdiag configurations only. A configuration whose
@@ -381,7 +371,7 @@ def stage_columns(ev: Evaluation, *, k: int = PRIMARY_K, cut: float = DEFAULT_CU
     ``S/dense`` and no ``encoder`` given) is left out, never guessed.
     """
     out: dict[tuple[str, str], dict] = {}
-    for f in funnels(ev, k=k, cut=cut, keep=keep, encoder=encoder, store=store, errors={}):
+    for f in funnels(ev, gate=gate, encoder=encoder, store=store, errors={}):
         for r in f.rows:
             out[(f.config.label, r.query_id)] = {"dense_rank": r.dense_rank, "bm25_rank": r.bm25_rank,
                                                  "pool_rank": r.pool_rank, "final_rank": r.final_rank}

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.gate import under_each
+
 from ..evaluation.records import Config, Evaluation
 from ..index.models import MODEL_ALIASES, load_encoder, model_label, split_model
 
@@ -44,7 +46,7 @@ def cut_percentile(cut: float, nearest: np.ndarray) -> float:
     nearest = np.asarray(nearest, dtype=np.float64)
     if nearest.size == 0:
         raise ValueError("no nearest-chunk distances")
-    return float(100.0 * np.mean(nearest < cut))
+    return float(100.0 * np.mean(under_each(nearest, cut)[0]))
 
 
 def model_choices() -> dict[str, str]:

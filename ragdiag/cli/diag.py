@@ -6,6 +6,7 @@ import json
 import sys
 
 from ..core.defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K, SEED
+from ..core.gate import Gate
 
 __all__ = ["register"]
 
@@ -43,7 +44,7 @@ def cmd_funnel(args) -> int:
 
     ev = _configs(args)
     try:
-        items = funnels(ev, k=args.k, cut=args.cut, keep=args.keep)
+        items = funnels(ev, gate=Gate.from_options(keep=args.keep, cut=args.cut, k=args.k))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.json:
@@ -100,7 +101,6 @@ def cmd_cost(args) -> int:
     """``cost``: build time, per-query latency and tokens, measured on this machine."""
     from .common import UsageError, cli_encoder
     from ..analyses.cost import cost_rows, costs, machine
-    from ..core.gate import Gate
     from ..core.tables import format_rows
 
     if args.sample < 1:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from ...core.gate import Gate
+
 from ...analyses.compare.comparisons import family
 from ...analyses.compare.paired import Difference
 from ...core.defaults import PRIMARY_K
@@ -195,9 +197,9 @@ def variant_rows(ev: Evaluation, *, k: int = PRIMARY_K) -> list[VariantRow]:
     return rows
 
 
-def _funnel_rows(ev: Evaluation, *, k: int, cut: float, keep: int) -> tuple[list[FunnelRow], list[str]]:
+def _funnel_rows(ev: Evaluation, gate: Gate) -> tuple[list[FunnelRow], list[str]]:
     rows, skipped, errors = [], [], {}
-    done = {f.config.label: f for f in funnels(ev, k=k, cut=cut, keep=keep, errors=errors)}
+    done = {f.config.label: f for f in funnels(ev, gate=gate, errors=errors)}
     for c in ev.results:
         if c.external:
             skipped.append(f"{c.label} (external run)")
@@ -230,7 +232,7 @@ def diag_sections(ev: Evaluation, config: Config | str, *, cut: float, keep: int
                   costs: Sequence | None = None, machine: dict | None = None) -> DiagSections:
     """The funnel of every configuration, the worst hubs of ``config`` and (when given) the measured costs."""
     cfg = parse_key(config) if isinstance(config, str) else config
-    rows, skipped = _funnel_rows(ev, k=k, cut=cut, keep=keep)
+    rows, skipped = _funnel_rows(ev, Gate(keep, cut, k))
     variants = tuple(variant_rows(ev, k=k))
     found = {c: hubs(ev, c, k=k, top=None, only_hubs=True) for c in ev.results if not c.external}
     worst = tuple(_hub_row(h) for h in found.get(cfg, [])[:WORST_HUBS])  # hubs() cuts its top the same way
