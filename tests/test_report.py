@@ -35,7 +35,7 @@ from ragdiag.present.export import write_outputs
 from ragdiag.retrieval.bm25 import tokenize
 from ragdiag.analyses.threshold.gate import bluffs_at
 from ragdiag.analyses.gate_table import gate_table
-from ragdiag.core.gate import Gate
+from ragdiag.core.gate import Gate, cut_text
 from ragdiag.analyses.threshold.rates import rate_rows
 
 REPO = Path(__file__).resolve().parent.parent
@@ -219,7 +219,7 @@ def test_sweep_row_and_bluffs_are_the_librarys(ev, report, html_text, md_text):
         assert c.count == getattr(expected, key)
         return f"{c.count} ({100 * c.rate:.0f}% [{100 * c.low:.0f}, {100 * c.high:.0f}])"
 
-    want = [f"{CUT:g}", cell("answered"), cell("wrong_sources"), cell("no_answer"), str(expected.lost), cell("bluffs")]
+    want = [cut_text(CUT), cell("answered"), cell("wrong_sources"), cell("no_answer"), str(expected.lost), cell("bluffs")]
     assert cells == [want]
     assert [[c.replace("\\", "") for c in row] for row in md_rows(md_text, f"{CUT:g}")] == [want]  # md escapes [ ]
     bluffs = bluffs_at(ev.result("C/dense"), ev.queries, Gate(KEEP, CUT))
@@ -258,7 +258,7 @@ def test_alternatives_are_the_comparison_with_the_best(ev, report, html_text, md
 
     result = best(ev, k=report.k)
     a = report.alternatives
-    assert report.k == PRIMARY_K and a.best == result.best and a.best_set == result.best_set
+    assert report.k == KEEP and a.best == result.best and a.best_set == result.best_set
     by = {r.config: r for r in result.rows}
     for row in a.all_rows:  # the library's simultaneous differences, the best at 0 against itself
         want = (0.0, 0.0, 0.0) if row.config == result.best else (by[row.config].estimate, by[row.config].low,
@@ -397,7 +397,7 @@ def test_headline_figures_are_the_recommendations(tiny_eval):
     # one source of numbers: the dashboard's Summary reads ragdiag.analyses.recommend.recommend; the report must show
     # the same configuration, cut and rates for the same evaluation (FAKE encoder)
     from ragdiag.analyses.recommend import recommend
-    from ragdiag.present.report.words import rate_text
+    from ragdiag.core.words import rate_text
 
     rec = recommend(tiny_eval)
     r = build_report(tiny_eval)

@@ -32,7 +32,7 @@ import numpy as np
 from .defaults import DEFAULT_CUT, DEFAULT_KEEP, TOP
 
 __all__ = ["Gate", "GateError", "MIN_CUT", "MAX_CUT", "MAX_K", "check_cut", "check_cut_array", "count_under", "under_each",
-           "CUT_DECIMALS", "cut_text"]
+           "CUT_DECIMALS", "cut_text", "floor_cut", "ceil_cut"]
 
 #: Cosine distances of unit vectors lie in [0, 2]: a cut outside this range is not a cut.
 MIN_CUT, MAX_CUT = 0.0, 2.0
@@ -115,6 +115,24 @@ def count_under(sorted_values: np.ndarray, cuts: np.ndarray) -> np.ndarray:
     return np.searchsorted(sorted_values, cuts, side="left")
 
 
+def floor_cut(cut: float) -> float:
+    """``cut`` rounded down to :data:`CUT_DECIMALS` (the safe side for a bluff goal: it only refuses more).
+
+    >>> floor_cut(0.52499), floor_cut(0.6)
+    (0.524, 0.6)
+    """
+    return math.floor(float(cut) * 10 ** CUT_DECIMALS + 1e-9) / 10 ** CUT_DECIMALS
+
+
+def ceil_cut(cut: float) -> float:
+    """``cut`` rounded up to :data:`CUT_DECIMALS`, at most 2 (the safe side for an answered goal: it only keeps more).
+
+    >>> ceil_cut(0.30000000000000004), ceil_cut(0.6)
+    (0.301, 0.6)
+    """
+    return min(math.ceil(float(cut) * 10 ** CUT_DECIMALS - 1e-9) / 10 ** CUT_DECIMALS, MAX_CUT)
+
+
 def cut_text(cut: float) -> str:
     """A cut as every surface prints it: :data:`CUT_DECIMALS` decimals, rounded down (never past a distance).
 
@@ -125,8 +143,7 @@ def cut_text(cut: float) -> str:
     >>> cut_text(0.524), cut_text(0.52859), cut_text(0.6)
     ('0.524', '0.528', '0.600')
     """
-    v = math.floor(float(cut) * 10 ** CUT_DECIMALS + 1e-9) / 10 ** CUT_DECIMALS
-    return f"{v:.{CUT_DECIMALS}f}"
+    return f"{floor_cut(cut):.{CUT_DECIMALS}f}"
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..compare.intervals import rate_interval
 from ...core.defaults import SEED
+from ...core.gate import CUT_DECIMALS, ceil_cut, floor_cut
 from ...evaluation.rows import RateCell, RateRow
 from ..gate_table import GateTable
 from .gate import GATE_DISTANCE, MAX_DISTANCE
@@ -76,10 +77,6 @@ def choose_cut(inputs: GateTable, goal: Goal) -> float | None:
     return float(np.nextafter(good[r - 1], np.inf))
 
 
-#: A proposed cut has this many decimals, rounded down (every surface prints at least 3).
-CUT_DECIMALS = 3
-
-
 def conformal_cut(inputs: GateTable, max_bluff: float) -> tuple[float | None, str]:
     """Split-conformal cut: a new out-of-domain query exchangeable with these bluffs with probability <= ``max_bluff``.
 
@@ -114,7 +111,7 @@ def conformal_cut(inputs: GateTable, max_bluff: float) -> tuple[float | None, st
         return None, why
     j = min(j, n)
     suffix = {1: "st", 2: "nd", 3: "rd"}.get(j if j < 20 else j % 10, "th")
-    cut = np.floor(float(ood[j - 1]) * 10 ** CUT_DECIMALS) / 10 ** CUT_DECIMALS
+    cut = floor_cut(float(ood[j - 1]))
     return float(cut), (f"the {j}{suffix} smallest of {n} out-of-domain distances, rounded down: "
                                + conformal_guarantee(j, n, max_bluff))
 
@@ -162,16 +159,17 @@ def propose_cut(inputs: GateTable, goal: Goal, *, default: float | None = None) 
     (0.1, 'in sample (optimistic)')
     """
     if goal.max_bluff is None:
-        cut = choose_cut(inputs, goal)
-        return Proposal(cut, "in sample", "" if cut is not None else "no cut reaches this goal on this set", goal)
+        cut = choose_cut(inputs, goal)  # rounded up: the printed cut keeps every answer the rule counted
+        return Proposal(None if cut is None else ceil_cut(cut), "in sample",
+                        "" if cut is not None else "no cut reaches this goal on this set", goal)
     n_ood = int((~inputs.in_domain).sum())
     if n_ood == 0:
         return Proposal(default, NO_OOD_METHOD, NO_OOD, goal)
     cut, words = conformal_cut(inputs, goal.max_bluff)
     if cut is not None:
         return Proposal(cut, PROPOSED, words.split(": ", 1)[1], goal)
-    fitted = choose_cut(inputs, goal)
-    return Proposal(None if fitted is None else float(fitted), IN_SAMPLE,
+    fitted = choose_cut(inputs, goal)  # rounded down: the printed cut lets no more off-topic queries through
+    return Proposal(None if fitted is None else floor_cut(fitted), IN_SAMPLE,
                     f"{words}; {in_sample_words(n_ood, goal.max_bluff)}", goal)
 
 

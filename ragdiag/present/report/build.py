@@ -37,7 +37,7 @@ from .model import Report
 from .story import AltRow, AlternativesSection, EffectsSection, FlowSection, Headline
 from .sections import (BluffRow, BluffSection, ChunkingRow, CostSection, DestroyedNeedle, NeedleSection,
                        Provenance, RankingRow, RecallRow, RecallSection)
-from .words import thousands
+from ...core.words import thousands
 
 __all__ = ["build_report", "default_config", "ALTERNATIVES_SHOWN"]
 
@@ -245,7 +245,7 @@ def _effects(ev: Evaluation, cfg: Config, k: int) -> EffectsSection | None:
 
 
 def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: float | None = None,
-                 keep: int = DEFAULT_KEEP, k: int = PRIMARY_K, max_bluff: float = DEFAULT_MAX_BLUFF, costs=None,
+                 keep: int = DEFAULT_KEEP, k: int | None = None, max_bluff: float = DEFAULT_MAX_BLUFF, costs=None,
                  machine: dict | None = None, baseline: str | None = None,
                  baseline_source: str = "the operator", encoder=None) -> Report:
     """Gather the report of ``ev``: the recommendation first, then where the questions go, the alternatives
@@ -253,7 +253,7 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
 
     ``config`` and ``cut`` default to the recommendation for a goal of at most ``max_bluff`` bluffs; a
     named ``config`` without a cut gets the cut proposed for it. The gate keeps at most ``keep`` chunks;
-    verdicts are at R@``k`` (default the primary k). The cards compare the recommendation with its runner-up,
+    verdicts are at R@``k`` (default ``keep``: the gate's k is its keep). The cards compare the recommendation with its runner-up,
     or with ``baseline`` when one was declared (declared by ``baseline_source``, see
     :func:`ragdiag.analyses.compare.declared_baseline`). The funnel, hub and cost sections come from
     :func:`ragdiag.present.report.diag.diag_sections` (``costs``: :func:`ragdiag.analyses.cost.costs` rows when
@@ -270,6 +270,7 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
         known = ", ".join(c.label for c in ev.results)
         raise ValueError(f"{cfg.label} was not evaluated" + (f" ({reason})" if reason else f"; evaluated: {known}"))
     base = Gate.from_options(keep=keep, cut=cut, k=k)  # every setting checked once, before any work
+    k = base.k
     if not 0.0 < max_bluff < 1.0:
         raise ValueError(f"max_bluff must be a rate in (0, 1), got {max_bluff}")
     if baseline is not None:

@@ -9,7 +9,7 @@ from ...analyses.compare.intervals import upper_bound_words
 from ...evaluation.rows import RateCell, SweepRow
 from ...core.svg import Line, line_chart
 from ...core.tables import Table
-from .words import cut_text, plural
+from ...core.words import cut_text, plural
 
 # The gate row and its rates are the library's own rows (ragdiag.evaluation.rows), not copies.
 GateRow = SweepRow

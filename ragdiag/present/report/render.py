@@ -22,7 +22,8 @@ from ...core.tables import md_line, md_table
 from ...analyses.threshold.gate import GATE_DISTANCE
 from .diag import COST_MEANS, FUNNEL_MEANS, HUB_MEANS, VARIANT_MEANS
 from .sections import CutText
-from .words import MEANS, f3
+from ...core.words import f3
+from .words import MEANS
 
 __all__ = ["render", "environment", "write_report", "markdown_twin", "MARKDOWN_SIGNATURE"]
 

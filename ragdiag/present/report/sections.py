@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from ...core.defaults import KS
 from ...core.stats import Interval
 from ...core.tables import Table
-from .words import f3, pct, secs, thousands, timing_name
+from ...core.words import f3, pct, secs, thousands
+from .words import timing_name
 
 __all__ = ["DestroyedNeedle", "CutText", "BluffRow", "Provenance", "RecallRow", "RecallSection", "NeedleSection",
            "BluffSection", "ChunkingRow", "RankingRow", "CostSection"]

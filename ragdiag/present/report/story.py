@@ -16,7 +16,7 @@ from ...analyses.compare.power import Resolution
 from ...evaluation.rows import RateCell
 from ...core.svg import Dot, Step, dot_chart, waterfall_chart
 from ...core.tables import Table
-from .words import cut_text, pct_cell, pct_range, points, pp, signed_points
+from ...core.words import cut_text, pct_cell, pct_range, points, pp, signed_points
 
 __all__ = ["Card", "Headline", "FlowSection", "AltRow", "AlternativesSection", "EffectsSection", "LADDER_WORDS"]
 
