@@ -221,7 +221,7 @@ def test_sweep_row_and_bluffs_are_the_librarys(ev, report, html_text, md_text):
 
     want = [cut_text(CUT), cell("answered"), cell("wrong_sources"), cell("no_answer"), str(expected.lost), cell("bluffs")]
     assert cells == [want]
-    assert [[c.replace("\\", "") for c in row] for row in md_rows(md_text, f"{CUT:g}")] == [want]  # md escapes [ ]
+    assert [[c.replace("\\", "") for c in row] for row in md_rows(md_text, cut_text(CUT))] == [want]  # md escapes [ ]
     bluffs = bluffs_at(ev.result("C/dense"), ev.queries, Gate(KEEP, CUT))
     assert len(bluffs) == expected.bluffs == len(table_rows(html_text, "bluffs-table"))
     first = table_rows(html_text, "bluffs-table")[0]

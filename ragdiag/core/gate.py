@@ -121,7 +121,11 @@ def floor_cut(cut: float) -> float:
     >>> floor_cut(0.52499), floor_cut(0.6)
     (0.524, 0.6)
     """
-    return math.floor(float(cut) * 10 ** CUT_DECIMALS + 1e-9) / 10 ** CUT_DECIMALS
+    x, step = float(cut), 10 ** CUT_DECIMALS
+    c = math.ceil(x * step) / step
+    while c > x:  # the largest multiple of 0.001 that is <= x, exactly (x * step is itself rounded)
+        c = round(c - 1 / step, CUT_DECIMALS)
+    return c
 
 
 def ceil_cut(cut: float) -> float:
@@ -130,7 +134,11 @@ def ceil_cut(cut: float) -> float:
     >>> ceil_cut(0.30000000000000004), ceil_cut(0.6)
     (0.301, 0.6)
     """
-    return min(math.ceil(float(cut) * 10 ** CUT_DECIMALS - 1e-9) / 10 ** CUT_DECIMALS, MAX_CUT)
+    x, step = float(cut), 10 ** CUT_DECIMALS
+    c = math.floor(x * step) / step
+    while c < x:  # the smallest multiple of 0.001 that is >= x, exactly
+        c = round(c + 1 / step, CUT_DECIMALS)
+    return min(c, MAX_CUT)
 
 
 def cut_text(cut: float) -> str:

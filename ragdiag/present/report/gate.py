@@ -93,12 +93,12 @@ class GateSection:
         if c["cut"] is None:
             text = head + "no cut reaches it on this set."
         elif not c["cross_validated"]:  # too few questions to hold any out (the notes say so)
-            text = head + f"{c['cut']:.4f}; in sample {rates(c['in_sample'])}. " + " ".join(c.get("notes", ()))
+            text = head + f"{cut_text(c['cut'])}; in sample {rates(c['in_sample'])}. " + " ".join(c.get("notes", ()))
         else:
-            text = (head + f"{c['cut']:.4f}; in sample {rates(c['in_sample'])}; on queries it was not chosen on "
+            text = (head + f"{cut_text(c['cut'])}; in sample {rates(c['in_sample'])}; on queries it was not chosen on "
                     f"({cv['folds']}-fold cross-validation grouped by question, seed {cv['seed']}) "
                     f"{rates(c['cross_validated'])}.")
-        conformal = (f" Conformal cut {c['conformal_cut']:.4f} ({c['conformal']})."
+        conformal = (f" Conformal cut {cut_text(c['conformal_cut'])} ({c['conformal']})."
                      if c["conformal_cut"] is not None else f" Conformal: {c['conformal']}.")
         return text + conformal
 
