@@ -25,7 +25,7 @@ from ragdiag.analyses.gate_table import gate_table
 from ragdiag.analyses.outcomes import outcome_counts
 from ragdiag.analyses.threshold import Goal, cut_choice, rates_at, sweep
 from ragdiag.analyses.threshold.export import thresholds_yaml
-from ragdiag.core.gate import Gate
+from ragdiag.core.gate import Gate, floor_cut
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 MODEL = {"model": "all-MiniLM-L6-v2", "weights_sha256": "0" * 64}
@@ -135,8 +135,8 @@ def test_threshold_json_and_the_export_carry_the_same_cut(corpus_dir, tmp_path, 
         assert doc["rates"]["at_this_cut"] == {k: {kk: pytest.approx(vv) for kk, vv in v.items()}
                                                for k, v in js["proposed"]["rates"].items()
                                                if k in doc["rates"]["at_this_cut"]}
-    else:  # too few off-topic queries to certify one: the in-sample cut, said optimistic in the file
-        assert cut == js["cut"] and "optimistic" in doc["cut"]["label"]
+    else:  # too few off-topic queries to certify one: the in-sample cut rounded down, said optimistic in the file
+        assert cut == floor_cut(js["cut"]) and "optimistic" in doc["cut"]["label"]
     if corpus_dir == "sklearn-user-guide":
         assert cut == 0.524  # the sample report's cut: not the in-sample 0.5285 the export carried before
     optimistic = tmp_path / "in-sample.yaml"
@@ -155,12 +155,12 @@ def test_the_report_prices_its_costs_at_the_cut_it_decides(tiny_eval, fake_encod
     report = build_report(tiny_eval, costs=measured, encoder=fake_encoder)
     assert report.cut != 0.6  # the proposal, not the default the costs were measured at
     rows = report.diag.costs
-    assert rows and {(r.cut, r.keep) for r in rows} == {(report.cut, report.keep)}
+    assert rows and report.diag.cut == report.cut and report.diag.keep == report.keep
     for r in rows:
         expected = prompt_tokens(tiny_eval, r.config, fake_encoder, Gate(report.keep, report.cut)).mean()
-        assert r.prompt_tokens == pytest.approx(expected)
+        assert r.prompt_tokens == pytest.approx(round(expected, 1))
     # timings are the measurement's own: pricing at another cut times nothing again
-    assert [r.latency_median_ms for r in rows] == [m.latency_median_ms for m in measured]
+    assert [r.median_ms for r in rows] == [round(m.latency_median_ms, 3) for m in measured]
 
 
 @given(keep=st.integers(1, 20), k=st.integers(1, 20), cut=st.floats(0, 2),
