@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
+
 from ..core.gate import cut_text
+from ..core.words import rate_text
 from .common import UsageError, evaluate_args, _keep, _known_config
 
 __all__ = ["cmd_sweep", "cmd_threshold"]
@@ -90,18 +93,25 @@ def cmd_threshold(args) -> int:
     export = getattr(args, "export", None)
     if export:
         _check_export(export)  # before any work
+    current = _current_cut(args)  # before any work: a bad value or file is one line
+    if args.bluff_cost is not None and not (math.isfinite(args.bluff_cost) and args.bluff_cost > 0):
+        raise UsageError(f"--bluff-cost must be a positive number of lost answers, got {args.bluff_cost}")
     ev, cfg = _gate_config(args)
     try:
         table = gate_table(ev, cfg, Gate(args.keep))
         choice = cut_choice(table, goal, folds=args.folds)
+        extra = _proposal_extras(table, choice, goal, args, current)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if export:
         _write_export(export, ev, cfg, table, choice, args.export_rule)
     if args.json:
-        print(json.dumps({"config": cfg.label, "keep": args.keep, **choice.as_json()}, indent=2))
+        print(json.dumps({"config": cfg.label, "keep": args.keep, **choice.as_json(),
+                          **{k: v for k, v in extra.items() if not k.endswith("_words")}}, indent=2))
         return 0
     print(f"{cfg.label}, keep {args.keep}; distance: {GATE_DISTANCE}")
+    for line in extra["proposal_words"]:
+        print(line)
     proposed = choice.proposed
     if proposed is not None:  # a bluff goal: the conformal cut is the one that meets it for new queries
         print("proposed (conformal): " + (f"cut {proposed['cut']:.4f}: {choice.conformal}"
@@ -122,7 +132,71 @@ def cmd_threshold(args) -> int:
         print(f"note: {note}")
     if proposed is None:
         print("conformal: " + choice.conformal)
+    for line in extra["more_words"]:
+        print(line)
     return 0
+
+
+def _current_cut(args):
+    """``--current VALUE --units U`` or ``--current-from FILE``: (value, units, where) or None; checked before work."""
+    from ..analyses.threshold.proposal import cut_from_file, cut_from_units
+
+    if args.current is not None and args.current_from is not None:
+        raise UsageError("give the cut you run as --current VALUE or --current-from FILE, not both")
+    try:
+        if args.current_from is not None:
+            value, units, where = cut_from_file(args.current_from)
+        elif args.current is not None:
+            value, units, where = args.current, args.units, "--current"
+        else:
+            return None
+        cut_from_units(value, units)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return value, units, where
+
+
+def _proposal_extras(table, choice, goal, args, current) -> dict:
+    """What the proposal costs (the next cuts), who decides it, the cost goal and the current cut: JSON and words."""
+    from ..analyses.threshold.proposal import audit, candidates, cost_cut, sensitivity
+
+    p = choice.proposal
+    cands = candidates(table, goal, p.cut)
+    movers = sensitivity(table, goal, p.cut)
+    out = {"candidates": [c.cells() for c in cands],
+           "sensitivity": [{"query_id": m.query_id, "distance": m.distance, "cut_without": m.cut_without,
+                            "answered_without": m.answered_without.cells(), "sentence": m.words(p.cut)}
+                           for m in movers]}
+    words = []
+    if p.cut is None:
+        words.append(f"No cut meets this goal on this set ({p.guarantee or 'unreachable'}); the closest cuts:")
+    else:
+        r = cands[0]
+        words.append(f"Proposed: cut {cut_text(p.cut)} ({p.method}): answered {rate_text(r.answered)}, lost "
+                     f"{rate_text(r.lost)}, bluffs {rate_text(r.bluffs)}.")
+        words.append("The next cuts where an outcome changes:")
+    for c in cands:
+        words.append(("  * " if c.proposed else "    ") + c.words())
+    words += [m.words(p.cut) for m in movers]
+    more = []
+    if args.bluff_cost is not None:
+        cc = cost_cut(table, args.bluff_cost, folds=args.folds)
+        out["cost"] = cc.cells()
+        more.append(f"cost goal (a bluff costs {args.bluff_cost:g} lost answers): cut {cut_text(cc.cut)}, answered "
+                    f"{rate_text(cc.answered)}, bluffs {rate_text(cc.bluffs)}; cross-validated answered "
+                    f"{rate_text(cc.cross_validated['answered'])}, bluffs {rate_text(cc.cross_validated['bluffs'])}; "
+                    f"{cc.guarantee_words}")
+    if current is not None:
+        value, units, where = current
+        cur = audit(table, value, units, goal, p.cut)
+        out["current"] = {**cur.cells(), "from": where}
+        more.append(cur.sentence())
+        for name, ids in (("gained", cur.gained), ("lost", cur.lost), ("bluffs added", cur.bluffs_added),
+                          ("bluffs removed", cur.bluffs_removed)):
+            if ids:
+                more.append(f"  {name}: {', '.join(ids)}")
+    out["proposal_words"], out["more_words"] = words, more
+    return out
 
 
 def _check_export(path: str) -> None:

@@ -117,6 +117,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--export-rule", choices=("proposed", "in-sample"), default="proposed",
                    help="which cut --export writes: the proposed one (default; conformal for a bluff goal) or the "
                         "in-sample one, labelled optimistic in the file")
+    p.add_argument("--bluff-cost", type=float, default=None, metavar="N",
+                   help="a cost goal beside the rate goal: a bluff costs as much as N lost answers; prints the cut "
+                        "that minimises N x bluffs + lost, cross-validated over questions")
+    p.add_argument("--current", type=float, default=None, metavar="VALUE",
+                   help="the cut you run today, to audit it against the proposal (see --units)")
+    p.add_argument("--units", choices=("distance", "similarity"), default="distance",
+                   help="units of --current: cosine distance (Chroma, pgvector <=>) or similarity (Qdrant "
+                        "score_threshold, LlamaIndex similarity_cutoff, LangChain score_threshold), read as 1 - s")
+    p.add_argument("--current-from", default=None, metavar="FILE",
+                   help="read the cut you run from a ragdiag export or a YAML/JSON/TOML file with one "
+                        "score_threshold, similarity_cutoff or distance_threshold")
     p.set_defaults(func=cmd_threshold)
 
     p = sub.add_parser("report", help="one self-contained HTML report (and its Markdown) of a run")

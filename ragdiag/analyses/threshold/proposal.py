@@ -1,0 +1,409 @@
+"""What a proposed cut costs, what the next cuts would give, who decides it, and the cut a team already runs.
+
+A proposal is accepted when it states both sides: the answers it loses as
+well as the bluffs it avoids. This module adds, around
+:func:`~ragdiag.analyses.threshold.choice.propose_cut`:
+
+* :func:`candidates` -- the proposed cut and the next cuts where an outcome
+  changes (each next off-topic distance lets one more off-topic query through):
+  answered and bluffs with intervals, the conformal guarantee of each, and
+  whether it meets the goal;
+* :func:`sensitivity` -- the off-topic queries that alone move the cut (leave
+  one out), by name: the query may not be off-topic at all;
+* :func:`cost_cut` -- the cut that minimises ``N x bluffs + lost`` when "a
+  bluff costs as much as N lost answers" (scikit-learn's cost-sensitive
+  threshold tuning), cross-validated over questions, with the same guarantee
+  sentence for its bluff rate;
+* :func:`audit` -- the cut a team runs today (a distance, or a similarity
+  ``s`` read as the distance ``1 - s``) against the proposal, query by query.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+
+from ...core.defaults import SEED
+from ...core.gate import MAX_CUT, check_cut, cut_text, floor_cut
+from ...core.words import rate_text
+from ...evaluation.rows import RateCell
+from ..gate_table import GateTable
+from .choice import Goal, _folds, _subset
+from .rates import rate_rows, rates_at
+
+__all__ = ["Candidate", "candidates", "Mover", "sensitivity", "CostChoice", "cost_cut", "CurrentCut", "audit",
+           "cut_from_units", "cut_from_file", "UNITS", "MOVES_AT_LEAST"]
+
+#: The units a team's own cut can be given in: a cosine distance, or a cosine similarity (distance = 1 - s).
+UNITS = ("distance", "similarity")
+#: A leave-one-out move of the cut that changes answered by at least this share is named.
+MOVES_AT_LEAST = 0.05
+
+
+def _ood_sorted(table: GateTable) -> tuple[np.ndarray, np.ndarray]:
+    ood = np.flatnonzero(~table.in_domain)
+    order = np.argsort(table.closest[ood], kind="stable")
+    return ood[order], table.closest[ood][order]
+
+
+def _guarantee(j: int, n: int) -> float | None:
+    """The conformal bound j / (n + 1) of a cut at the j-th smallest of n off-topic distances (None: n = 0)."""
+    return None if n == 0 else j / (n + 1)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One cut a person could take: its rates, its conformal guarantee and whether it meets the goal."""
+
+    cut: float
+    answered: RateCell
+    bluffs: RateCell
+    lost: RateCell
+    guarantee: float | None  # at most this share of new off-topic queries bluffs (conformal, j / (n + 1))
+    meets_goal: bool
+    proposed: bool = False
+
+    def cells(self) -> dict:
+        return {"cut": self.cut, "answered": self.answered.cells(), "bluffs": self.bluffs.cells(),
+                "lost": self.lost.cells(), "guarantee": self.guarantee, "meets_goal": self.meets_goal,
+                "proposed": self.proposed}
+
+    def words(self) -> str:
+        g = "no guarantee" if self.guarantee is None else f"new off-topic queries bluff at most {self.guarantee:.1%}"
+        return (f"cut {cut_text(self.cut)}: answered {rate_text(self.answered)}, bluffs {rate_text(self.bluffs)}; "
+                f"{g}; {'meets' if self.meets_goal else 'misses'} the goal")
+
+
+def _candidate(table: GateTable, cut: float, j: int, goal: Goal, proposed: bool = False) -> Candidate:
+    r = rates_at(table, cut)
+    n = table.n_ood
+    g = _guarantee(j, n)
+    if goal.max_bluff is not None:
+        meets = g is not None and g <= goal.max_bluff + 1e-12
+    else:
+        meets = r["answered"].rate is not None and r["answered"].rate >= goal.min_answered - 1e-12
+    return Candidate(cut, r["answered"], r["bluffs"], r["lost"], g, meets, proposed)
+
+
+def candidates(table: GateTable, goal: Goal, proposed: float | None, *, more: int = 3) -> tuple[Candidate, ...]:
+    """The proposed cut and the ``more`` next cuts where an outcome changes, in increasing order.
+
+    Each next cut sits on the next off-topic distance (rounded down, so it lets
+    exactly one more off-topic query through than the cut before it, and more
+    answers); its guarantee is the conformal bound ``j / (n + 1)`` of the
+    ``j``-th smallest of the ``n`` off-topic distances. With no proposed cut
+    (no cut meets the goal) the table starts at the smallest off-topic distance.
+
+    >>> t = GateTable(("a", "b", "o1", "o2", "o3"), np.array([True, True, False, False, False]),
+    ...               closest=np.array([0.2, 0.3, 0.25, 0.4, 0.9]),
+    ...               closest_holder=np.array([0.2, 0.35, np.inf, np.inf, np.inf]), window=4)
+    >>> [(c.cut, c.answered.count, c.bluffs.count) for c in candidates(t, Goal(max_bluff=0.25), 0.25, more=2)]
+    [(0.25, 1, 0), (0.4, 2, 1), (0.9, 2, 2)]
+    """
+    _, ood = _ood_sorted(table)
+    n = ood.size
+    out = []
+    # a cut that lets t off-topic queries through sits at or under the (t+1)-th smallest: guarantee (t+1) / (n+1)
+    if proposed is not None:
+        t = int(np.searchsorted(ood, proposed, side="left"))
+        out.append(_candidate(table, proposed, t + 1, goal, True))
+        last = proposed
+    else:
+        t, last = -1, -1.0
+    while len(out) < more + (proposed is not None) and t < n:
+        t += 1  # let the t smallest through, not the (t+1)-th
+        cut = floor_cut(float(ood[t])) if t < n else MAX_CUT
+        if (t and cut <= ood[t - 1]) or cut <= last:  # the 0.001 grid cannot separate them: no cut between
+            continue
+        out.append(_candidate(table, cut, t + 1, goal))
+        last = cut
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Mover:
+    """An off-topic query that alone moves the proposed cut: without it the cut (and answered) would be this."""
+
+    query_id: str
+    distance: float
+    cut_without: float
+    answered_without: RateCell
+    answered_with: RateCell
+
+    def words(self, cut: float) -> str:
+        return (f"{self.query_id} alone moves the cut from {cut_text(self.cut_without)} to {cut_text(cut)} "
+                f"(answered {rate_text(self.answered_without)} without it, {rate_text(self.answered_with)} with it): "
+                "inspect it, it may not be off-topic at all")
+
+
+def sensitivity(table: GateTable, goal: Goal, proposed: float | None, *,
+                at_least: float = MOVES_AT_LEAST) -> tuple[Mover, ...]:
+    """Off-topic queries whose removal alone moves the proposed cut enough to change answered by ``at_least``.
+
+    Leave one out: for each off-topic query at or under the proposed cut (only
+    those can set it), the proposal is recomputed without it.
+    """
+    from .choice import propose_cut
+
+    if proposed is None or goal.max_bluff is None:
+        return ()
+    ids, ood = _ood_sorted(table)
+    with_it = rates_at(table, proposed)["answered"]
+    out = []
+    for i, d in zip(ids, ood):
+        if d > proposed + 1e-12 and d != ood[0]:
+            break
+        keep = np.ones(len(table.query_ids), dtype=bool)
+        keep[i] = False
+        p = propose_cut(_subset(table, keep), goal)
+        if p.cut is None or p.cut == proposed:
+            continue
+        without = rates_at(table, p.cut)["answered"]
+        if abs((without.rate or 0.0) - (with_it.rate or 0.0)) >= at_least - 1e-12:
+            out.append(Mover(table.query_ids[i], float(d), float(p.cut), without, with_it))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class CostChoice:
+    """The cut that minimises ``bluff_cost x bluffs + lost`` over the ground truth's queries."""
+
+    bluff_cost: float
+    cut: float
+    cost: float
+    answered: RateCell
+    bluffs: RateCell
+    lost: RateCell
+    guarantee: float | None
+    guarantee_words: str
+    cross_validated: Mapping[str, RateCell]
+    cv_cost: float
+    folds: int
+    seed: int
+
+    def cells(self) -> dict:
+        return {"bluff_cost": self.bluff_cost, "cut": self.cut, "cost": self.cost,
+                "answered": self.answered.cells(), "bluffs": self.bluffs.cells(), "lost": self.lost.cells(),
+                "guarantee": self.guarantee, "guarantee_words": self.guarantee_words,
+                "cross_validated": {k: v.cells() for k, v in self.cross_validated.items()},
+                "cross_validated_cost": self.cv_cost, "folds": self.folds, "seed": self.seed}
+
+
+def _cost_cuts(table: GateTable) -> np.ndarray:
+    # The cost changes only where a distance is crossed: just above each one (on the 0.001 grid, rounded up) and 0.
+    from ...core.gate import ceil_cut
+
+    values = np.concatenate([table.closest, table.closest_holder])
+    values = values[np.isfinite(values)]
+    grid = {0.0, *(ceil_cut(math.nextafter(float(v), math.inf)) for v in values)}
+    return np.array(sorted(c for c in grid if c <= MAX_CUT))
+
+
+def _best_cost(table: GateTable, bluff_cost: float) -> tuple[float, float]:
+    cuts = _cost_cuts(table)
+    ind = table.in_domain
+    from ...core.gate import under_each
+
+    answered = under_each(table.closest_holder[ind], cuts).sum(axis=1)
+    bluffs = under_each(table.closest[~ind], cuts).sum(axis=1)
+    cost = bluff_cost * bluffs + (ind.sum() - answered)
+    i = int(np.argmin(cost))  # the first minimum: the lowest such cut (the fewest bluffs among equals)
+    return float(cuts[i]), float(cost[i])
+
+
+def cost_cut(table: GateTable, bluff_cost: float, *, folds: int = 5, seed: int | None = None) -> CostChoice:
+    """The cut minimising the expected cost when a bluff costs ``bluff_cost`` lost answers, with its uncertainty.
+
+    The cost is counted over the ground truth's queries as written:
+    ``bluff_cost x (off-topic queries given sources) + (answerable queries not
+    answered)``; the cut searched is every cut where a count changes (just above
+    each distance, on the 0.001 grid), the lowest on ties. Its uncertainty is a
+    question-grouped cross-validation: each fold's cut is chosen on the others
+    and applied to it.
+
+    >>> t = GateTable(("a", "b", "o1"), np.array([True, True, False]), closest=np.array([0.2, 0.3, 0.25]),
+    ...               closest_holder=np.array([0.2, 0.3, np.inf]), window=4)
+    >>> cost_cut(t, 3.0, folds=2).cut, cost_cut(t, 0.5, folds=2).cut  # one bluff against one answer
+    (0.201, 0.301)
+    """
+    if not (isinstance(bluff_cost, (int, float)) and math.isfinite(bluff_cost) and bluff_cost > 0):
+        raise ValueError(f"the cost of a bluff must be a positive number of lost answers, got {bluff_cost!r}")
+    seed = SEED if seed is None else seed
+    cut, cost = _best_cost(table, bluff_cost)
+    r = rates_at(table, cut)
+    _, ood = _ood_sorted(table)
+    j = int(np.searchsorted(ood, cut, side="left"))  # off-topic queries given sources at this cut
+    n = ood.size
+    if n == 0:
+        g, words = None, "no off-topic queries: the bluff rate cannot be measured"
+    else:  # the cut lets j through and sits at or under the (j+1)-th smallest: the conformal bound
+        g = (j + 1) / (n + 1)
+        words = (f"on average over sets of off-topic queries, a new off-topic query bluffs with probability at most "
+                 f"{j + 1}/{n + 1} = {g:.1%}")
+    # cross-validated over questions
+    fold = _folds(table, folds, seed)
+    ind = table.in_domain
+    answered = np.zeros(ind.size, dtype=bool)
+    kept = np.zeros(ind.size, dtype=bool)
+    for f in range(folds):
+        train, test = fold != f, fold == f
+        if not test.any():
+            continue
+        c, _ = _best_cost(_subset(table, train), bluff_cost)
+        answered[test] = table.answered(c)[test]
+        kept[test] = table.given_sources(c)[test]
+    from .choice import _answerable_cells
+    from ..compare.intervals import rate_interval
+
+    cells = _answerable_cells(table, answered[ind][None, :], kept[ind][None, :])
+    cv = {k: RateCell.of(v[0]) for k, v in cells.items()}
+    cv["bluffs"] = RateCell.of(rate_interval(int(kept[~ind].sum()), int((~ind).sum())))
+    cv_cost = bluff_cost * int(kept[~ind].sum()) + int((~answered[ind]).sum())
+    return CostChoice(float(bluff_cost), cut, cost, r["answered"], r["bluffs"], r["lost"], g, words, cv,
+                      float(cv_cost), folds, seed)
+
+
+def cut_from_units(value: float, units: str) -> tuple[float, str]:
+    """A team's cut in ragdiag's cosine distance, and the conversion in words.
+
+    >>> cut_from_units(0.47, "similarity")
+    (0.53, 'similarity 0.47 read as cosine distance 1 - 0.47 = 0.53 (a similarity consumer keeps s >= 0.47)')
+    """
+    if units not in UNITS:
+        raise ValueError(f"--units must be one of {', '.join(UNITS)}, got {units!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"the current cut must be a finite number, got {value!r}")
+    if units == "distance":
+        return check_cut(value, "the current cut"), f"cosine distance {value:g} (ragdiag's own units)"
+    if not -1.0 <= value <= 1.0:
+        raise ValueError(f"a cosine similarity lies in [-1, 1], got {value:g}")
+    d = round(1.0 - float(value), 12)
+    return check_cut(d, "the current cut"), (f"similarity {value:g} read as cosine distance 1 - {value:g} = {d:g} "
+                                             f"(a similarity consumer keeps s >= {value:g})")
+
+
+#: Keys a config file may hold the cut under: (key, units).
+_KEYS = (("score_threshold", "similarity"), ("similarity_cutoff", "similarity"), ("distance_threshold", "distance"))
+
+
+def _find_keys(doc, found: list) -> None:
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            if k in dict(_KEYS) and isinstance(v, (int, float)) and not isinstance(v, bool):
+                found.append((k, float(v), dict(_KEYS)[k]))
+            else:
+                _find_keys(v, found)
+    elif isinstance(doc, list):
+        for v in doc:
+            _find_keys(v, found)
+
+
+def cut_from_file(path: str | Path) -> tuple[float, str, str]:
+    """The cut a config file holds: ``(value, units, where)``; ``ValueError`` in one line when none or several.
+
+    Reads a ragdiag thresholds export (its ``cut.cosine_distance``), or a small
+    YAML, JSON or TOML file with one ``score_threshold`` / ``similarity_cutoff``
+    (similarities) or ``distance_threshold`` (a distance) anywhere in it.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"--current-from {path}: not a file")
+    if p.stat().st_size > 1_000_000:
+        raise ValueError(f"--current-from {path}: over 1 MB, not a config file")
+    text = p.read_text(encoding="utf-8", errors="replace")
+    doc = None
+    try:
+        if p.suffix.lower() == ".toml":
+            import tomllib
+
+            doc = tomllib.loads(text)
+        elif p.suffix.lower() == ".json":
+            doc = json.loads(text)
+        else:
+            import yaml
+
+            doc = yaml.safe_load(text)
+    except Exception as exc:  # noqa: BLE001 - any parse error is one line for the user
+        raise ValueError(f"--current-from {path}: cannot be read ({type(exc).__name__})") from None
+    from .export import EXPORT_KEY
+
+    if isinstance(doc, dict) and EXPORT_KEY in doc:
+        cut = (doc.get("cut") or {}).get("cosine_distance")
+        if not isinstance(cut, (int, float)):
+            raise ValueError(f"--current-from {path}: a ragdiag export without cut.cosine_distance")
+        return float(cut), "distance", "cut.cosine_distance (ragdiag export)"
+    found: list = []
+    _find_keys(doc, found)
+    if not found:
+        raise ValueError(f"--current-from {path}: no score_threshold, similarity_cutoff or distance_threshold in it")
+    if len({(v, u) for _, v, u in found}) > 1:
+        keys = ", ".join(f"{k}={v:g}" for k, v, _ in found)
+        raise ValueError(f"--current-from {path}: several cuts ({keys}); pass the one you run with --current")
+    k, v, u = found[0]
+    return v, u, k
+
+
+@dataclass(frozen=True)
+class CurrentCut:
+    """The cut a team runs today, at ragdiag's gate, against the proposal."""
+
+    value: float
+    units: str
+    cut_distance: float
+    conversion: str
+    rates: Mapping[str, RateCell]  # answered, wrong_sources, no_answer, bluffs, bluffs_near, bluffs_far
+    meets_goal: bool
+    proposed: float | None
+    gained: tuple[str, ...]  # answerable queries the proposal answers that the current cut does not
+    lost: tuple[str, ...]  # answerable queries the current cut answers that the proposal does not
+    bluffs_added: tuple[str, ...]  # off-topic queries that bluff under the proposal, not today
+    bluffs_removed: tuple[str, ...]  # off-topic queries that bluff today, not under the proposal
+
+    def cells(self) -> dict:
+        return {"value": self.value, "units": self.units, "cut_distance": self.cut_distance,
+                "conversion": self.conversion, **{k: v.cells() for k, v in self.rates.items()},
+                "meets_goal": self.meets_goal,
+                "versus_proposed": {"proposed_cut": self.proposed, "gained": list(self.gained),
+                                    "lost": list(self.lost), "bluffs_added": list(self.bluffs_added),
+                                    "bluffs_removed": list(self.bluffs_removed)}}
+
+    def sentence(self) -> str:
+        r = self.rates
+        head = (f"The cut you run today ({self.conversion}): answered {rate_text(r['answered'])}, wrong sources "
+                f"{rate_text(r['wrong_sources'])}, no answer {rate_text(r['no_answer'])}, bluffs "
+                f"{rate_text(r['bluffs'])}; it {'meets' if self.meets_goal else 'misses'} the goal.")
+        if self.proposed is None:
+            return head + " No cut is proposed for this goal."
+        if self.proposed == self.cut_distance:
+            return head + " It is the proposed cut."
+        return (head + f" The proposed cut {cut_text(self.proposed)} would answer {len(self.gained)} more and "
+                f"{len(self.lost)} fewer answerable queries, with {len(self.bluffs_added)} more and "
+                f"{len(self.bluffs_removed)} fewer bluffs.")
+
+
+def audit(table: GateTable, value: float, units: str, goal: Goal, proposed: float | None) -> CurrentCut:
+    """The cut a team runs today (``value`` in ``units``) at this gate, and what the proposal would change."""
+    cut, words = cut_from_units(value, units)
+    row = rate_rows(table, [cut])[0]
+    rates = row.outcomes()
+    if goal.max_bluff is not None:
+        meets = rates["bluffs"].rate is not None and rates["bluffs"].rate <= goal.max_bluff + 1e-12
+    else:
+        meets = rates["answered"].rate is not None and rates["answered"].rate >= goal.min_answered - 1e-12
+    ids = np.array(table.query_ids, dtype=object)
+    ind = table.in_domain
+    if proposed is None:
+        gained = lost = added = removed = ()
+    else:
+        now_a, then_a = table.answered(cut), table.answered(proposed)
+        now_b, then_b = table.given_sources(cut), table.given_sources(proposed)
+        gained = tuple(ids[ind & then_a & ~now_a])
+        lost = tuple(ids[ind & now_a & ~then_a])
+        added = tuple(ids[~ind & then_b & ~now_b])
+        removed = tuple(ids[~ind & now_b & ~then_b])
+    return CurrentCut(float(value), units, cut, words, rates, meets, proposed, gained, lost, added, removed)
