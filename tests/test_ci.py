@@ -140,7 +140,7 @@ def test_writes_summary_outputs_and_comment_file_then_one_sticky_comment(gate_ru
     summary = files["summary.md"].read_text()
     assert summary.startswith("## ragdiag gate: ✅ pass") and "| destroyed | 0 | 0 | ✅ pass |" in summary
     assert _outputs(files["output.txt"]) == {"verdict": "pass", "exit-code": "0",
-                                             "comment-file": str(tmp_path / "ragdiag-comment.md")}
+                                             "comment-file": "ragdiag-comment.md"}
     comment = (tmp_path / "ragdiag-comment.md").read_text()
     assert comment.splitlines()[0] == "<!-- ragdiag-gate C/dense -->" and comment.endswith(summary.rstrip("\n") + "\n")
     ours = [c for c in github.comments[7] if "ragdiag-gate" in c["body"]]

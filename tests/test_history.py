@@ -86,7 +86,10 @@ def test_gate_history_records_the_verdict_and_keeps_failures_out_of_the_trend(ev
         first, second = hist.runs()
         assert (first.verdict, first.accepted, second.verdict, second.accepted) == ("pass", True, "fail", False)
         assert hist.details(2)["gate"]["verdict"] == "fail" and hist.details(2)["summary"]["truth"]
-        assert [p.run.id for p in hist.trend("C/dense")] == [1]
+        # kept under the gated configuration (the slot you ship); the gate's report says what it was
+        assert [(p.run.id, p.run.accepted) for p in hist.trend("C/dense")] == [(1, True), (2, False)]
+        assert "configuration: C/dense -> A/dense" in hist.details(2)["gate"]["changes"]
+        assert hist.measures(2, "C/dense").destroyed == 3  # A's blind cuts, recorded as the candidate was
     # without FILE: beside the baseline
     assert run(capsys, "gate", out, out, "--config", "C/dense", "--history")[0] == 0
     assert (out.parent / "ragdiag-history.sqlite").is_file()
@@ -167,7 +170,7 @@ def test_show_and_list_read_as_sentences(evaluated, capsys):
     assert code == 0
     lines = text.splitlines()
     assert lines[0].split() == ["id", "time", "label", "commit", "truth_sha256", "verdict", "configs"]
-    assert lines[2].split()[-2:] == ["-", "C/dense"] and lines[3].split()[-2:] == ["fail", "A/dense"]
+    assert lines[2].split()[-2:] == ["-", "C/dense"] and lines[3].split()[-2:] == ["fail", "C/dense"]
     code, text, _ = run(capsys, "history", "show", "1", "--history", path)
     assert code == 0 and "C/dense at cut 0.6, keep 4:" in text and "destroyed needles: 0" in text
     assert "no earlier accepted run" in text

@@ -25,12 +25,12 @@ def _q(qid, rank, good, kind="answerable", first=None):
                        good if first is None else first, good)
 
 
-def make_history(path: Path, n: int = 8) -> None:
+def make_history(path: Path, n: int = 8, *, change_at: int = 6) -> None:
     """``n`` runs of E/hybrid: 10 questions x 2 phrasings and 4 off-topic queries, drifting over the runs.
 
     Run i finds the first ``4 + i % 4`` questions in the top 4 (rank 2) and the rest at rank 9; a question is
     answered when found (good 0.5 < cut 0.6); off-topic query j bluffs (first 0.55) when j < i % 3. Run 4 is a
-    failed gate candidate; from run 6 on the ground truth is another one (new hash).
+    failed gate candidate; from run ``change_at`` on the ground truth is another one (new hash).
     """
     with open_history(path) as hist:
         for i in range(1, n + 1):
@@ -39,7 +39,7 @@ def make_history(path: Path, n: int = 8) -> None:
             qs += [_q(f"o{j}", 0, 2.0, kind="far", first=0.55 if j < i % 3 else 0.7) for j in range(4)]
             run = GateRun(source=f"run{i}", config="E/hybrid", queries=tuple(qs),
                           destroyed=tuple(DestroyedRecord(f"q{j}", "d", 0, 9, (4,)) for j in range(i % 2)),
-                          truth_sha256=("a" if i < 6 else "b") * 64, truth_source="kb.truth.json", questions=10)
+                          truth_sha256=("a" if i < change_at else "b") * 64, truth_source="kb.truth.json", questions=10)
             hist.add([run], label=f"merge {i}", commit=f"{i:07x}abc", verdict="fail" if i == 4 else
                      ("pass" if i % 2 else None))
 

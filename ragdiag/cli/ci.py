@@ -171,7 +171,7 @@ def cmd_ci(args) -> int:
     Path(args.comment_file).write_text(comment, encoding="utf-8")
     _append(os.environ.get("GITHUB_STEP_SUMMARY"), markdown + "\n")
     _append(os.environ.get("GITHUB_OUTPUT"),
-            f"verdict={verdict}\nexit-code={code}\ncomment-file={Path(args.comment_file).resolve()}\n")
+            f"verdict={verdict}\nexit-code={code}\ncomment-file={args.comment_file}\n")
     print(f"ragdiag gate: {verdict} (exit code {code}); comment Markdown in {args.comment_file}", file=sys.stderr)
     token = os.environ.get("GITHUB_TOKEN", "")
     number = pull_request_number(os.environ.get("GITHUB_EVENT_PATH"))

@@ -177,6 +177,7 @@ def record_gate(path: str, baseline: str, report, candidate, *, folder: str | No
     request's branch) when GitHub sets them.
     """
     import os
+    from dataclasses import replace
 
     from ..present.history import HistoryError, default_history_path
 
@@ -187,6 +188,9 @@ def record_gate(path: str, baseline: str, report, candidate, *, folder: str | No
             summary = json.loads((Path(folder) / "summary.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             summary = None  # the gate read the folder a moment ago; the run's records are kept regardless
+    # kept under the gated configuration (the slot you ship), whatever the candidate's own name: the gate's
+    # report (kept with it) says what changed, e.g. "configuration: E/hybrid -> F/hybrid"
+    candidate = replace(candidate, config=report.baseline.config)
     try:
         with _open(path, create=True) as hist:
             run_id = hist.add([candidate], label=os.environ.get("GITHUB_HEAD_REF", ""),

@@ -164,8 +164,12 @@ class Change:
 
 
 def default_history_path(baseline: str | Path) -> Path:
-    """:data:`HISTORY_FILE` beside the baseline folder ``baseline``."""
-    return Path(baseline).resolve().parent / HISTORY_FILE
+    """:data:`HISTORY_FILE` beside the baseline folder ``baseline`` (relative when ``baseline`` is).
+
+    >>> str(default_history_path("ragdiag-baseline/"))
+    'ragdiag-history.sqlite'
+    """
+    return Path(baseline).parent / HISTORY_FILE
 
 
 def _now() -> str:
