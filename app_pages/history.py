@@ -34,7 +34,7 @@ with hist:
     last = points[-1]
     m = last.measures
     gated = f"the gate said **{last.run.verdict}**" if last.run.verdict else "not gated"
-    st.markdown(f"### Latest run {last.run.id} ({md_text(last.run.label or last.run.time)}): found in the top "
+    st.markdown(f"#### Latest run {last.run.id} ({md_text(last.run.label or last.run.time)}): found in the top "
                 f"{m.k} {rate(m.recall)}, answered {rate(m.answered)}, bluffs {rate(m.bluffs)}; {gated}")
     accepted = [p for p in points if p.run.accepted and p.segment == last.segment]
     if len(accepted) >= 2:
@@ -42,7 +42,7 @@ with hist:
         st.markdown(f"Since run {first.run.id} on this ground truth: found in the top {m.k} "
                     f"{rate(first.measures.recall)} → {rate(accepted[-1].measures.recall)}; answered "
                     f"{rate(first.measures.answered)} → {rate(accepted[-1].measures.answered)}; "
-                    f"{len(accepted)} accepted runs, {sum(not p.run.accepted for p in points)} failed candidates.")
+                    f"{len(accepted)} accepted runs; failed gate candidates: {sum(not p.run.accepted for p in points)}.")
     frame = trend_frame(points)
     event = st.altair_chart(trend_chart(frame, config=config), on_select="rerun", selection_mode=PICK,
                             key="history_chart")

@@ -80,11 +80,11 @@ def test_history_page_says_the_latest_run_in_words_with_the_librarys_numbers(app
     # run 8: 4 + 0 = 4 of 10 questions found and answered; 8 % 3 = 2 of 4 off-topic queries bluff
     assert (m.recall.successes, m.recall.trials, m.bluffs.successes) == (8, 20, 2)
     heading = at.markdown[0].value
-    assert heading == (f"### Latest run 8 (merge 8): found in the top 4 {rate(m.recall)}, answered "
+    assert heading == (f"#### Latest run 8 (merge 8): found in the top 4 {rate(m.recall)}, answered "
                        f"{rate(m.answered)}, bluffs {rate(m.bluffs)}; not gated")
     # runs 6-8 are on the new ground truth; 6 and 8 accepted (7 passed too): three accepted, one failed candidate
     assert "Since run 6 on this ground truth" in at.markdown[1].value
-    assert "3 accepted runs, 1 failed candidates" in at.markdown[1].value
+    assert "3 accepted runs; failed gate candidates: 1." in at.markdown[1].value
     [chart] = [e for e in at.main if type(e.proto).__name__ == "VegaLiteChart"]
     spec = json.loads(chart.proto.spec)
     assert len(spec["vconcat"]) == 2 and all(len(row["hconcat"]) == 2 for row in spec["vconcat"])  # 4 panels

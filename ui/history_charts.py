@@ -70,7 +70,7 @@ def _panel(frame: pd.DataFrame, title: str, rules: list[float], pick, *, width: 
            rate: bool) -> alt.LayerChart:
     data = frame[frame["measure"] == title]
     x = alt.X("run:Q", title="run", axis=alt.Axis(tickMinStep=1, format="d"),
-              scale=alt.Scale(domain=[float(frame["run"].min()) - 0.5, float(frame["run"].max()) + 0.5]))
+              scale=alt.Scale(domain=[float(frame["run"].min()) - 0.5, float(frame["run"].max()) + 0.5], nice=False))
     y_axis = alt.Axis(format=".0%") if rate else alt.Axis(tickMinStep=1, format="d")
     y = alt.Y("value:Q", title=None, axis=y_axis,
               scale=alt.Scale(domain=[0, 1]) if rate else alt.Scale(domainMin=0, nice=True))
@@ -95,7 +95,7 @@ def _panel(frame: pd.DataFrame, title: str, rules: list[float], pick, *, width: 
     return alt.layer(*layers).properties(title=title, width=width, height=height)
 
 
-def trend_chart(frame: pd.DataFrame, *, config: str, width: int = 470, height: int = 240) -> alt.VConcatChart:
+def trend_chart(frame: pd.DataFrame, *, config: str, width: int = 340, height: int = 240) -> alt.VConcatChart:
     """The four panels (two by two) of :func:`trend_frame`'s table; a click on a point picks the run."""
     pick = alt.selection_point(name=PICK, fields=["run"], on="click", clear="dblclick")
     rules = truth_changes(frame)
