@@ -201,7 +201,7 @@ def test_a_file_that_is_not_a_history_is_refused(tmp_path):
         open_history(tmp_path / "text.sqlite")
 
 
-def test_export_without_mlflow_says_how_to_install_it(tmp_path, capsys, monkeypatch):
+def test_export_without_mlflow_says_how_to_install_it(tmp_path, capsys):
     import importlib.util
 
     if importlib.util.find_spec("mlflow") is not None:
@@ -212,3 +212,27 @@ def test_export_without_mlflow_says_how_to_install_it(tmp_path, capsys, monkeypa
     code, out, err = run(capsys, "history", "export", "1", "--mlflow", f"file:{tmp_path / 'mlruns'}",
                          "--history", path)
     assert code == 2 and "pip install mlflow" in err
+
+
+def test_export_to_mlflow_writes_metrics_summary_and_table(evaluated, capsys, tmp_path, monkeypatch):
+    """Against a local file-store tracking URI; read back with MLflow's own client."""
+    mlflow = pytest.importorskip("mlflow")
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # MLflow 3 keeps the file store behind this switch
+    out, path = evaluated["out"], tmp_path / "h.sqlite"
+    run(capsys, "history", "add", out, "--history", path, "--label", "main", "--commit", "abc1234")
+    uri = (tmp_path / "mlruns").as_uri()
+    code, text, err = run(capsys, "history", "export", "1", "--mlflow", uri, "--history", path)
+    assert code == 0, err
+    client = mlflow.MlflowClient(tracking_uri=uri)
+    [found] = client.search_runs([client.get_experiment_by_name("ragdiag").experiment_id])
+    assert text.strip().endswith(f"MLflow run {found.info.run_id})")
+    with open_history(path) as hist:
+        m = hist.measures(1, "C/dense")
+    metrics = found.data.metrics
+    assert metrics["C/dense/recall_at_4"] == m.recall.estimate and metrics["C/dense/bluffs_high"] == m.bluffs.high
+    assert metrics["A/dense/destroyed"] == 3
+    assert found.data.tags["ragdiag.commit"] == "abc1234" and found.data.params["C/dense/cut"] == "0.6"
+    local = Path(client.download_artifacts(found.info.run_id, "", str(tmp_path / "art")))
+    assert json.loads((local / "summary.json").read_text()) == json.loads((out / "summary.json").read_text())
+    table = json.loads((local / "per_query.json").read_text())
+    assert len(table["data"]) == 2 * 15  # two configurations x (12 answerable + 3 out-of-domain queries)

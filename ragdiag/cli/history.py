@@ -161,9 +161,14 @@ def _export(hist, run_id: int, uri: str, experiment: str) -> int:
 
     if importlib.util.find_spec("mlflow") is None:
         raise UsageError(MLFLOW_HINT)
-    from ..present.history_mlflow import export_run
+    from mlflow.exceptions import MlflowException
 
-    run_uuid = export_run(hist, run_id, uri, experiment=experiment)
+    from ..present.history import export_mlflow
+
+    try:
+        run_uuid = export_mlflow(hist, run_id, uri, experiment=experiment)
+    except MlflowException as exc:  # e.g. MLflow 3's file store needs MLFLOW_ALLOW_FILE_STORE=true
+        raise UsageError(f"MLflow refused the export to {uri}: {exc}") from None
     print(f"exported run {run_id} to {uri} (experiment {experiment}, MLflow run {run_uuid})")
     return 0
 

@@ -38,7 +38,7 @@ from ..core.stats import Interval
 from .regression.runs import GateRun, QueryRecord, RunError, load_run
 
 __all__ = ["HISTORY_FILE", "BUSY_TIMEOUT_S", "HistoryError", "RunEntry", "Measures", "TrendPoint", "Change",
-           "History", "open_history", "default_history_path", "measures_of"]
+           "History", "open_history", "default_history_path", "measures_of", "export_mlflow"]
 
 #: The file's name when none is given: beside the baseline folder.
 HISTORY_FILE = "ragdiag-history.sqlite"
@@ -418,3 +418,53 @@ def open_history(path: str | Path, *, create: bool = True) -> History:
     except sqlite3.DatabaseError as exc:
         raise HistoryError(f"{path} cannot be opened as a history file: {exc}") from None
     return History(p, con)
+
+
+def export_mlflow(hist: History, run_id: int, tracking_uri: str, *, experiment: str = "ragdiag") -> str:
+    """Copy run ``run_id`` to MLflow; return the MLflow run's id (needs ``pip install mlflow``).
+
+    Per configuration, the metrics ``<config>/recall_at_<k>``, ``answered``,
+    ``bluffs`` (each with ``_low`` and ``_high``, the 95% interval) and
+    ``destroyed``; the stamps as tags; the run's summary (and the gate's
+    report, when gated) as JSON artifacts; the per-query outcomes as a table
+    (``per_query.json``).
+    """
+    import mlflow
+    import pandas as pd
+
+    run = hist.run(run_id)
+    details = hist.details(run_id)
+    client = mlflow.MlflowClient(tracking_uri=tracking_uri)
+    found = client.get_experiment_by_name(experiment)
+    exp_id = found.experiment_id if found is not None else client.create_experiment(experiment)
+    tags = {"ragdiag.run": str(run.id), "ragdiag.label": run.label, "ragdiag.commit": run.commit,
+            "ragdiag.truth_sha256": run.truth_sha256, "ragdiag.verdict": run.verdict or "not gated",
+            "ragdiag.version": str(details["stamps"].get("ragdiag_version", "")),
+            "ragdiag.model": str((details["stamps"].get("model") or {}).get("model", ""))}
+    made = client.create_run(exp_id, run_name=f"ragdiag run {run.id}" + (f" ({run.label})" if run.label else ""),
+                             tags=tags)
+    rid = made.info.run_id
+    rows = []
+    for config in run.configs:
+        m = hist.measures(run_id, config)
+        safe = config.replace("@", "_at_")
+        for name, iv in ((f"recall_at_{m.k}", m.recall), ("answered", m.answered), ("bluffs", m.bluffs)):
+            if iv.trials:
+                client.log_metric(rid, f"{safe}/{name}", iv.estimate)
+                client.log_metric(rid, f"{safe}/{name}_low", iv.low)
+                client.log_metric(rid, f"{safe}/{name}_high", iv.high)
+        client.log_metric(rid, f"{safe}/destroyed", m.destroyed)
+        client.log_param(rid, f"{safe}/cut", m.cut)
+        client.log_param(rid, f"{safe}/keep", m.keep)
+        for q in hist.queries(run_id, config):
+            flags = _flags(q, m.cut, m.k)
+            rows.append({"config": config, "query_id": q.query_id, "question_id": q.question_id, "kind": q.kind,
+                         "needle_rank": q.needle_rank, "closest": q.first, "closest_right": q.good,
+                         **{k.replace(" ", "_"): v for k, v in flags.items()}})
+    if details["summary"] is not None:
+        client.log_dict(rid, details["summary"], "summary.json")
+    if details["gate"] is not None:
+        client.log_dict(rid, details["gate"], "gate.json")
+    client.log_table(rid, data=pd.DataFrame(rows), artifact_file="per_query.json")
+    client.set_terminated(rid)
+    return rid
