@@ -167,9 +167,12 @@ def ragdiag_run(ragdiag_settings, pytestconfig):
         pytest.fail(f"ragdiag: {s.config} cannot run: {ev.unavailable[retriever]}", pytrace=False)
     embedded = sum(i.embedded for i in ev.indexes.values())
     total = sum(len(i.chunks) for i in ev.indexes.values())
+    store = Path(args.cache)
+    if store.is_relative_to(Path.cwd()):
+        store = store.relative_to(Path.cwd())
     pytestconfig.stash[_SUMMARY] = (f"ragdiag: {s.config} evaluated in {time.perf_counter() - t0:.1f} s; "
                                     f"{embedded} of {total} chunk vectors embedded, {total - embedded} from the "
-                                    f"store {args.cache}")
+                                    f"store {store}")
     return ev
 
 

@@ -17,6 +17,8 @@ from .common import UsageError
 
 __all__ = ["register", "cmd_history", "record_gate"]
 
+#: ``history show`` lists at most this many changes each way (``--json``: all).
+SHOW_CHANGES = 8
 MLFLOW_HINT = "the MLflow export needs mlflow: pip install mlflow (or mlflow-skinny)"
 
 
@@ -147,12 +149,17 @@ def _show(hist, run_id: int, as_json: bool) -> int:
         if prev is None:
             print("  no earlier accepted run on this ground truth to compare with")
             continue
-        print(f"  against run {prev.id}: {sum(x.better for x in ch)} better, {sum(not x.better for x in ch)} worse")
-        for x in ch:
-            sign = "+" if x.better else "-"
-            state = {"bluff": ("bluffs now", "no longer bluffs")}.get(x.measure, (f"{x.measure} now",
-                                                                                  f"no longer {x.measure}"))
-            print(f"    {sign} {x.query_id}: {state[0] if x.after else state[1]}  {x.text[:70]!r}")
+        worse, better = [x for x in ch if not x.better], [x for x in ch if x.better]
+        print(f"  against run {prev.id}: {len(worse)} changes for the worse, {len(better)} for the better "
+              "(a query found in the top k, answered, or bluffing)")
+        for group in (worse, better):
+            for x in group[:SHOW_CHANGES]:
+                state = {"bluff": ("bluffs now", "no longer bluffs")}.get(x.measure, (f"{x.measure} now",
+                                                                                      f"no longer {x.measure}"))
+                print(f"    {'+' if x.better else '-'} {x.query_id}: {state[0] if x.after else state[1]}  "
+                      f"{x.text[:60]!r}")
+            if len(group) > SHOW_CHANGES:
+                print(f"    ... and {len(group) - SHOW_CHANGES} more (history show {run_id} --json lists all)")
     return 0
 
 
