@@ -104,6 +104,10 @@ def cmd_dashboard(args) -> int:
         raise UsageError(f"the dashboard's files are not installed ({root / 'app.py'} is missing): reinstall "
                          "ragdiag from its wheel, or run ./run.sh dashboard in a checkout")
     command, env = dashboard_command(args, root)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name == "posix":  # the server replaces this process: a stop signal reaches it, no server is orphaned
+        os.execve(command[0], command, env)
     proc = subprocess.Popen(command, env=env)
     try:
         return proc.wait()
