@@ -9,7 +9,7 @@ on the command line wins::
     corpus = "kb"                  # folder of documents
     truth = "kb.truth.json"        # ground truth
     config = "E/hybrid"            # the configuration you ship
-    baseline = "ragdiag-baseline"  # the accepted run: an `ragdiag eval --out` folder
+    baseline = "ragdiag-baseline"  # the accepted run: a `ragdiag eval --out` folder
     margin = 0.05                  # non-inferiority margin (rate units)
     strict = false                 # true: an inconclusive check fails
     cache = ".ragdiag-cache"       # the store: a second session reuses every vector
@@ -55,8 +55,9 @@ _KEYS = ("corpus", "truth", "config", "baseline", "candidate", "margin", "strict
 
 
 def pytest_addoption(parser) -> None:
+    """Add the ``--ragdiag-*`` options (group ``ragdiag`` in ``pytest --help``)."""
     group = parser.getgroup("ragdiag", "ragdiag: gate retrieval against a baseline run (or [tool.ragdiag])")
-    group.addoption("--ragdiag-baseline", metavar="DIR", help="the accepted run: an `ragdiag eval --out` folder")
+    group.addoption("--ragdiag-baseline", metavar="DIR", help="the accepted run: a `ragdiag eval --out` folder")
     group.addoption("--ragdiag-config", metavar="CONFIG", help="the gated configuration, e.g. E/hybrid")
     group.addoption("--ragdiag-corpus", metavar="DIR", help="folder of documents the candidate is evaluated on")
     group.addoption("--ragdiag-truth", metavar="FILE", help="ground truth (default: <corpus>.truth.json)")
@@ -69,6 +70,7 @@ def pytest_addoption(parser) -> None:
 
 
 def pytest_configure(config) -> None:
+    """Register the ``ragdiag`` marker the plugin puts on every test that takes ``ragdiag_check``."""
     config.addinivalue_line("markers", "ragdiag: a test of the ragdiag gate (set by the plugin on ragdiag_check)")
 
 
@@ -217,6 +219,7 @@ class RagdiagCheck:
 
 
 def pytest_generate_tests(metafunc) -> None:
+    """Run a test that takes ``ragdiag_check`` once per check of the gate (:data:`CHECKS`)."""
     if "ragdiag_check" in metafunc.fixturenames:
         metafunc.parametrize("ragdiag_check", CHECKS, indirect=True, ids=[c.replace(" ", "_") for c in CHECKS])
         metafunc.definition.add_marker("ragdiag")
@@ -240,6 +243,7 @@ _SUMMARY = pytest.StashKey[str]()
 
 
 def pytest_terminal_summary(terminalreporter, config) -> None:
+    """Say how the candidate was evaluated: the time, and how many vectors came from the store."""
     line = config.stash.get(_SUMMARY, None)
     if line:
         terminalreporter.write_line(line)
