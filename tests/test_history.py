@@ -236,3 +236,30 @@ def test_export_to_mlflow_writes_metrics_summary_and_table(evaluated, capsys, tm
     assert json.loads((local / "summary.json").read_text()) == json.loads((out / "summary.json").read_text())
     table = json.loads((local / "per_query.json").read_text())
     assert len(table["data"]) == 2 * 15  # two configurations x (12 answerable + 3 out-of-domain queries)
+
+
+def test_report_includes_the_last_runs_as_one_chart(evaluated, capsys):
+    out, tmp = evaluated["out"], evaluated["tmp"]
+    path = tmp / "h.sqlite"
+    for label in ("main", "next"):
+        run(capsys, "history", "add", out, "--history", path, "--config", "C/dense", "--label", label)
+    run(capsys, "gate", out, out, "--config", "C/dense", "--candidate-config", "A/dense", "--history", path)
+    report = tmp / "report.html"
+    code, text, err = run(capsys, "report", "--corpus", evaluated["folder"], "--truth", evaluated["truth"],
+                          "--no-cache", "--strategies", "A,C", "--retrievers", "dense", "--config", "C/dense",
+                          "--no-cost", "--history", path, "--history-runs", "2", "--out", report)
+    assert code == 0, err
+    md = report.with_suffix(".md").read_text(encoding="utf-8")
+    section = md.split("## The last runs", 1)[1]
+    assert "The last 2 of 3 kept runs of C/dense." in section
+    with open_history(path) as hist:
+        m2, m3 = hist.measures(2, "C/dense"), hist.measures(3, "C/dense")
+    rows = [line for line in section.splitlines() if line.startswith("| 2 ") or line.startswith("| 3 ")]
+    pct = lambda iv: f"{100 * iv.estimate:.0f}% ({100 * iv.low:.0f}–{100 * iv.high:.0f})"  # noqa: E731
+    assert pct(m2.recall) in rows[0] and "not gated" in rows[0] and rows[0].rstrip("| ").endswith("0")
+    assert pct(m3.recall) in rows[1] and "fail" in rows[1] and rows[1].rstrip("| ").endswith("3")
+    html = report.read_text(encoding="utf-8")
+    assert '<section id="history">' in html and ">run 2</text>" in html and ">run 3</text>" in html
+    # a file that is not there is refused before any evaluation
+    code, _, err = run(capsys, "report", "--history", tmp / "absent.sqlite", "--out", tmp / "r2.html")
+    assert code == 2 and "does not exist" in err

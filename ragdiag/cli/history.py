@@ -211,3 +211,22 @@ def record_gate(path: str, baseline: str, report, candidate, *, folder: str | No
     except HistoryError as exc:
         raise UsageError(str(exc)) from None
     return run_id, path
+
+
+def add_report_options(p) -> None:
+    """``report --history FILE --history-runs N``: the report's section "The last runs"."""
+    p.add_argument("--history", metavar="FILE", default=None,
+                   help="a run history (ragdiag history): add its last runs of the report's configuration as one "
+                        "chart")
+    p.add_argument("--history-runs", metavar="N", type=int, default=10,
+                   help="with --history: how many of the last runs (default 10)")
+
+
+def check_report_history(args) -> None:
+    """``report``'s history options, before any evaluation."""
+    path = getattr(args, "history", None)
+    if path is None:
+        return
+    if getattr(args, "history_runs", 10) < 1:
+        raise UsageError(f"--history-runs must be at least 1, got {args.history_runs}")
+    _open(path, create=False).close()

@@ -138,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cost", action="store_true", help="skip measuring build time and per-query latency")
     p.add_argument("--md", default=None, help="Markdown file to write (default: --out with .md; an existing file "
                                               "there that is not a ragdiag report is never overwritten)")
+    history.add_report_options(p)  # --history FILE --history-runs N: the last runs as one chart
     p.set_defaults(func=cmd_report, k=PRIMARY_K)  # the paired comparisons carry verdicts at the primary k
 
     p = sub.add_parser("ingest", help="load a folder (Markdown, text, HTML, PDF) and report every file's status")

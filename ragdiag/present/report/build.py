@@ -30,6 +30,7 @@ from ...analyses.threshold.choice import Goal, cut_choice
 from ...analyses.threshold.gate import bluffs_at, default_cuts, gate_inputs_for, sweep
 from ...analyses.threshold.rates import rate_rows
 from .diag import diag_sections
+from .history import history_section
 from .gate import Curve, GateSection
 from .model import Report
 from .story import AltRow, AlternativesSection, EffectsSection, FlowSection, Headline
@@ -254,7 +255,7 @@ def _effects(ev: Evaluation, cfg: Config, k: int) -> EffectsSection | None:
 def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: float | None = None,
                  keep: int = DEFAULT_KEEP, k: int = PRIMARY_K, max_bluff: float = DEFAULT_MAX_BLUFF, costs=None,
                  machine: dict | None = None, baseline: str | None = None,
-                 baseline_source: str = "the operator") -> Report:
+                 baseline_source: str = "the operator", history=None, history_runs: int = 10) -> Report:
     """Gather the report of ``ev``: the recommendation first, then where the questions go, the alternatives
     and the chunking switches, then the appendix.
 
@@ -264,6 +265,8 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
     or with ``baseline`` when one was declared (declared by ``baseline_source``, see
     :func:`ragdiag.analyses.compare.declared_baseline`). The funnel, hub and cost sections come from
     :func:`ragdiag.present.report.diag.diag_sections` (``costs``: :func:`ragdiag.analyses.cost.costs` rows when measured).
+    ``history``: a run-history file (``ragdiag history``); its last ``history_runs`` runs of the report's
+    configuration become the section "The last runs" (:func:`ragdiag.present.report.history.history_section`).
     Raises ``ValueError`` for a configuration that was not evaluated, a cut outside (0, 2] or a bad ``keep``.
     """
     if not ev.results:
@@ -312,4 +315,5 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
         bluffing=_bluff_section(ev, cfg, cut, keep, gate.n_ood),
         costs=_cost_section(ev, gate.n_in + gate.n_ood),
         diag=diag_sections(ev, cfg, cut=cut, keep=keep, k=k, costs=costs, machine=machine),
+        history=None if history is None else history_section(history, cfg.label, last=history_runs),
     )
