@@ -33,7 +33,8 @@ def bundle_root() -> Path:
     built without the bundle), the checkout's path is returned and what is
     missing is reported by whoever opens a file in it.
     """
-    if (_CHECKOUT / "app.py").is_file() and (_CHECKOUT / "data").is_dir():
+    if ((_CHECKOUT / "app.py").is_file() and (_CHECKOUT / "ui" / "serve.py").is_file()
+            and (_CHECKOUT / "data" / "sklearn-user-guide").is_dir()):
         return _CHECKOUT
     spec = importlib.util.find_spec(BUNDLE_PACKAGE)
     if spec is not None and spec.submodule_search_locations:
