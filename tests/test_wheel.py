@@ -51,6 +51,7 @@ def _dist_info(zf: zipfile.ZipFile, name: str) -> str:
     return zf.read(f"ragdiag-{ragdiag.__version__}.dist-info/{name}").decode("utf-8")
 
 
+@pytest.mark.slow  # builds the sdist and the wheel: 5 to 15 s
 def test_metadata_lists_every_runtime_dependency_and_the_extras(wheel):
     meta = Parser().parsestr(_dist_info(wheel, "METADATA"))
     assert meta["Name"] == "ragdiag" and meta["Version"] == ragdiag.__version__
@@ -80,12 +81,14 @@ def test_metadata_lists_every_runtime_dependency_and_the_extras(wheel):
             assert r.specifier.contains(pins[r.name.lower()], prereleases=True), (r, pins[r.name.lower()])
 
 
+@pytest.mark.slow  # builds the sdist and the wheel: 5 to 15 s
 def test_console_script_and_pytest_plugin_are_registered(wheel):
     entry = _dist_info(wheel, "entry_points.txt")
     assert "[console_scripts]\nragdiag = ragdiag.cli.parser:main" in entry
     assert "[pytest11]\nragdiag = ragdiag.pytest_plugin" in entry
 
 
+@pytest.mark.slow  # builds the sdist and the wheel: 5 to 15 s
 def test_templates_app_and_bundled_corpus_are_inside(wheel):
     names = set(wheel.namelist())
     templates = REPO / "ragdiag" / "present" / "report" / "templates"
