@@ -29,6 +29,7 @@ PAGES = {
         st.Page("app_pages/summary.py", title="Summary", icon=":material/flag:", default=True),
         st.Page("app_pages/overview.py", title="Overview", icon=":material/table_chart:"),
         st.Page("app_pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
+        st.Page("app_pages/history.py", title="History", icon=":material/timeline:"),
     ],
     "Decide the cut": [
         st.Page("app_pages/threshold.py", title="Threshold", icon=":material/tune:"),

@@ -49,7 +49,8 @@ def assert_no_regression(baseline_dir, candidate, *, config: str, candidate_conf
     Raises
     ------
     AssertionError
-        On a failing check (a newly destroyed needle, a rate shown worse), or inconclusive with ``strict``.
+        On a failing check (a newly destroyed needle, a rate shown worse), or inconclusive with ``strict``;
+        its ``report`` attribute is the :class:`GateReport`.
     ValueError
         When the runs cannot be compared (:class:`~ragdiag.present.regression.RunError`: different ground truths,
         missing files).
@@ -66,5 +67,7 @@ def assert_no_regression(baseline_dir, candidate, *, config: str, candidate_conf
         cand = run_from_evaluation(candidate, cand_config, keep=baseline.keep, cut=baseline.cut)
     report = gate_report(baseline, cand, margin=margin, alpha=alpha, cut=cut, strict=strict)
     if report.exit_code == 1:
-        raise AssertionError("retrieval regressed against the baseline\n\n" + gate_markdown(report))
+        error = AssertionError("retrieval regressed against the baseline\n\n" + gate_markdown(report))
+        error.report = report  # each check's verdict, for the pytest plugin's one test case per check
+        raise error
     return report

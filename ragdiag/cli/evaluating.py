@@ -212,6 +212,7 @@ def cmd_report(args) -> int:
     from ..retrieval.registry import parse_retrievers
     from ..present.report.build import build_report
     from ..present.report.render import write_report
+    from .history import check_report_history
 
     try:
         cfg = parse_key(args.config) if args.config else None
@@ -243,6 +244,7 @@ def cmd_report(args) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     _check_report_out(out)
+    check_report_history(args)  # report --history: the file is a run history
     _check_out_file(md)
     if cfg is not None:
         _known_config(cfg, "--config")
@@ -266,7 +268,8 @@ def cmd_report(args) -> int:
         report = build_report(ev, config=cfg, cut=args.cut, keep=args.keep, k=args.k, max_bluff=args.max_bluff,
                               costs=cost_items, machine=machine_info,
                               baseline=baseline.config if baseline else None,
-                              baseline_source=baseline.source if baseline else "the operator", encoder=encoder)
+                              baseline_source=baseline.source if baseline else "the operator", encoder=encoder,
+                              history=getattr(args, "history", None), history_runs=getattr(args, "history_runs", 10))
         paths = write_report(report, out, md=md)
     except ValueError as exc:
         raise UsageError(str(exc)) from None

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .. import __version__
 from ..core.defaults import DEFAULT_CUT, DEFAULT_KEEP, DEFAULT_MAX_BLUFF, PRIMARY_K
+from . import ci, dashboard, history
 from .common import UsageError, add_selection
 from .data import cmd_index, cmd_ingest
 from .evaluating import cmd_compare, cmd_eval, cmd_pairs, cmd_report
@@ -32,6 +34,7 @@ def _retriever_help() -> str:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand (plugins' retrievers and strategies included in the help)."""
     parser = argparse.ArgumentParser(prog="python -m ragdiag", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"ragdiag {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def common(p, *, model=True):
@@ -149,6 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cost", action="store_true", help="skip measuring build time and per-query latency")
     p.add_argument("--md", default=None, help="Markdown file to write (default: --out with .md; an existing file "
                                               "there that is not a ragdiag report is never overwritten)")
+    history.add_report_options(p)  # --history FILE --history-runs N: the last runs as one chart
     p.set_defaults(func=cmd_report, k=PRIMARY_K)  # the paired comparisons carry verdicts at the primary k
 
     p = sub.add_parser("ingest", help="load a folder (Markdown, text, HTML, PDF) and report every file's status")
@@ -203,6 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
     from .variants import register as register_variants
 
     register_variants(sub, common)
+    for module in (dashboard, ci, history):  # serve the app; the GitHub Action's entry point; the run history
+        module.register(sub)
     return parser
 
 

@@ -45,6 +45,9 @@ def register(sub, common) -> None:
     p.add_argument("--junit", metavar="FILE", default=None, help="also write JUnit XML (one test case per check)")
     p.add_argument("--markdown", metavar="FILE", default=None,
                    help="also write the Markdown summary (for a pull-request comment or a CI job summary)")
+    p.add_argument("--history", metavar="FILE", nargs="?", const="", default=None,
+                   help="add the candidate and the verdict to this run history (ragdiag history; "
+                        "without FILE: ragdiag-history.sqlite beside BASELINE)")
     p.set_defaults(func=cmd_gate)
 
 
@@ -121,5 +124,10 @@ def cmd_gate(args) -> int:
     if args.junit:
         Path(args.junit).write_text(gate_junit(report), encoding="utf-8")
         print(f"wrote {args.junit}", file=sys.stderr)
+    if args.history is not None:
+        from .history import record_gate
+
+        run_id, path = record_gate(args.history, args.baseline, report, candidate, folder=args.candidate)
+        print(f"added run {run_id} ({report.verdict}) to {path}", file=sys.stderr)
     print(json.dumps(report.as_json(), indent=2) if args.json else markdown)
     return report.exit_code

@@ -25,6 +25,7 @@ from .walk import CorpusError, walk_corpus
 from .extract import SUPPORTED_SUFFIXES, extract
 from .extract.base import DEFAULT_MAX_PAGES, DEFAULT_TIME_LIMIT_S, ExtractOptions, ExtractionError
 from ..core.limits import ENV as LIMIT_ENV, LimitError, Limits, read_limited
+from ..core.bundle import bundle_root
 
 __all__ = [
     "Section",
@@ -39,7 +40,8 @@ __all__ = [
     "DEFAULT_CORPUS",
 ]
 
-DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "data" / "sklearn-user-guide"
+#: The bundled corpus: in the checkout's ``data/``, or in the installed wheel's ``ragdiag_bundle`` (:mod:`ragdiag.core.bundle`).
+DEFAULT_CORPUS = bundle_root() / "data" / "sklearn-user-guide"
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _H1 = re.compile(r"^# +(.+?)\s*#*\s*$")

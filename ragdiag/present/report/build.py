@@ -32,6 +32,7 @@ from ...analyses.threshold.gate import bluffs_at, default_cuts, sweep
 from ...core.gate import Gate
 from ...analyses.threshold.rates import rate_rows, rates_at
 from .diag import diag_sections
+from .history import history_section
 from .gate import Curve, GateSection
 from .model import Report
 from .story import AltRow, AlternativesSection, EffectsSection, FlowSection, Headline
@@ -247,7 +248,8 @@ def _effects(ev: Evaluation, cfg: Config, k: int) -> EffectsSection | None:
 def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: float | None = None,
                  keep: int = DEFAULT_KEEP, k: int | None = None, max_bluff: float = DEFAULT_MAX_BLUFF, costs=None,
                  machine: dict | None = None, baseline: str | None = None,
-                 baseline_source: str = "the operator", encoder=None) -> Report:
+                 baseline_source: str = "the operator", encoder=None, history=None,
+                 history_runs: int = 10) -> Report:
     """Gather the report of ``ev``: the recommendation first, then where the questions go, the alternatives
     and the chunking switches, then the appendix.
 
@@ -261,6 +263,8 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
     measured at another, so every section is at one cut).
     Raises ``ValueError`` for a configuration that was not evaluated, a cut that is not a cosine distance in
     [0, 2], a bad ``keep`` or ``k`` (:class:`~ragdiag.core.gate.Gate`), or costs at another cut without an encoder.
+    ``history``: a run-history file (``ragdiag history``); its last ``history_runs`` runs of the report's
+    configuration become the section "The last runs" (:func:`ragdiag.present.report.history.history_section`).
     """
     if not ev.results:
         raise ValueError("nothing was evaluated")
@@ -309,4 +313,5 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
         bluffing=_bluff_section(ev, cfg, decided, gate.n_ood),
         costs=_cost_section(ev, gate.n_in + gate.n_ood),
         diag=diag_sections(ev, cfg, cut=cut, keep=decided.keep, k=decided.k, costs=costs, machine=machine),
+        history=None if history is None else history_section(history, cfg.label, last=history_runs),
     )

@@ -42,6 +42,7 @@ class Report:
     bluffing: BluffSection
     costs: CostSection
     diag: object | None = None  # ragdiag.present.report.diag.DiagSections: funnel, hubs, cost, variants
+    history: object | None = None  # ragdiag.present.report.history.HistorySection: the last runs (report --history)
 
     # -- shortcuts ------------------------------------------------------------
 
