@@ -152,13 +152,16 @@ class Recommendation:
     guarantee: str = ""
     best: str = ""
     runner_up_cut: float | None = None
+    caution: str = ""  # the cut answers under half of what the retriever finds: what it costs and the next cut
 
     def sentence(self) -> str:
-        """The answer in one sentence, as the screens and the report lead with it."""
+        """The answer in one sentence, as the screens and the report lead with it (then the caution, if any)."""
+        from ..core.words import cut_text, rate_text
+
         a, b = self.answered, self.bluffs
-        pct = lambda c: "n/a" if c.rate is None else f"{100 * c.rate:.0f}% ({100 * c.low:.0f}–{100 * c.high:.0f}%)"  # noqa: E731
-        return (f"Ship {self.words} ({self.config}) at cut {self.cut:.3f}: {pct(a)} of answerable queries answered; "
-                f"{b.count} off-topic queries still get sources, {pct(b)}.")
+        head = (f"Ship {self.words} ({self.config}) at cut {cut_text(self.cut)}: {rate_text(a)} of answerable queries "
+                f"answered; {b.count} off-topic queries still get sources, {rate_text(b)}.")
+        return head + (f" {self.caution}" if self.caution else "")
 
     def as_json(self) -> dict:
         """The ``recommend --json`` document (rates as ``{count, rate, low, high}``)."""
@@ -171,6 +174,7 @@ class Recommendation:
             "runner_up_cut": self.runner_up_cut,
             "runner_up_rates": None if self.runner_up_rates is None
             else {k: v.cells() for k, v in self.runner_up_rates.items()},
+            "caution": self.caution,
             "sentence": self.sentence(),
         }
 
@@ -203,7 +207,28 @@ def _rates(ev: Evaluation, config: str, gate: Gate, max_bluff: float):
 
     table = gate_table(ev, config, gate)
     p = propose_cut(table, Goal(max_bluff=max_bluff), default=DEFAULT_CUT)
-    return p.cut, p.method, p.guarantee, rates_at(table, p.cut)
+    return p.cut, p.method, p.guarantee, rates_at(table, p.cut), table
+
+
+def _caution(table, cut: float, answered: RateCell, max_bluff: float) -> str:
+    """When the cut answers under half of the answerable queries the retriever finds (needle in its top k):
+    what the cut costs in answers, and the next cut where an outcome changes (what it would give)."""
+    from ..core.words import cut_text, rate_text
+    from .threshold import Goal
+    from .threshold.proposal import candidates
+
+    found = int(table.reached.sum()) if table.reached is not None else 0
+    if not found or answered.count * 2 >= found:
+        return ""
+    words = (f"Caution: the safety cut costs {found - answered.count} of the {found} answers the retriever finds "
+             f"(answered {answered.count}).")
+    nxt = [c for c in candidates(table, Goal(max_bluff=max_bluff), cut, more=1) if not c.proposed]
+    if nxt:
+        c = nxt[0]
+        g = "" if c.guarantee is None else f"; new off-topic queries would bluff up to {c.guarantee:.1%}"
+        words += (f" The next cut, {cut_text(c.cut)}, answers {rate_text(c.answered)} with {c.bluffs.count} "
+                  f"off-topic queries given sources{g}.")
+    return words
 
 
 #: Median latencies within this ratio of each other count as equally cheap (run-to-run noise on a shared machine).
@@ -281,12 +306,12 @@ def recommend(ev: Evaluation, gate: Gate | None = None, *, max_bluff: float = DE
     else:
         others = {c: m for c, m in means.items() if c != chosen}
         runner = min(others, key=lambda c: (-others[c], complexity_key(c))) if others else None
-    cut, method, guarantee, rates = _rates(ev, chosen, gate, max_bluff)
+    cut, method, guarantee, rates, table = _rates(ev, chosen, gate, max_bluff)
     runner_rates = runner_cut = None
     if runner is not None:
-        runner_cut, _, _, runner_rates = _rates(ev, runner, gate, max_bluff)
+        runner_cut, _, _, runner_rates, _ = _rates(ev, runner, gate, max_bluff)
     why = _why(chosen, result.best, means, k, len(members), basis, len(result.best_set), len(configs))
     why += " Cut: " + method + (f" for at most {max_bluff:.0%} bluffs" if method != NO_OOD_METHOD else "") + "."
     return Recommendation(chosen, describe_config(chosen), why, result.best_set, runner, k, keep, float(cut), method,
                           max_bluff, rates["answered"], rates["bluffs"], rates["lost"], runner_rates, guarantee,
-                          result.best, runner_cut)
+                          result.best, runner_cut, _caution(table, cut, rates["answered"], max_bluff))
