@@ -35,7 +35,6 @@ from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
-from scipy.stats import binom
 
 from ..core.defaults import ALPHA
 
@@ -116,21 +115,35 @@ def alternative(difference: float, discordance: float, pi: Sequence[float] = (1.
     return Alternative(discordance, pis, theta, difference, p)
 
 
-def _law(ms: tuple[int, ...], p: float) -> np.ndarray:
-    """Law of ``T = sum_j j W_j``, ``W_j ~ Bin(m_j, p)``, on ``0..sum j m_j``."""
+_LOG_FACT = np.cumsum(np.log(np.maximum(np.arange(MAX_QUESTIONS * 4 + 2), 1)))
+
+
+def _pmf(m: int, p: float) -> np.ndarray:
+    """``Bin(m, p)`` on ``0..m`` from log factorials (a scipy call per state costs more than the sum)."""
+    k = np.arange(m + 1)
+    if p <= 0 or p >= 1:
+        out = np.zeros(m + 1)
+        out[0 if p <= 0 else m] = 1.0
+        return out
+    return np.exp(_LOG_FACT[m] - _LOG_FACT[k] - _LOG_FACT[m - k] + k * np.log(p) + (m - k) * np.log1p(-p))
+
+
+@lru_cache(maxsize=65536)
+def _law(mags: tuple[int, ...], ms: tuple[int, ...], p: float) -> np.ndarray:
+    """Law of ``T = sum_j mags_j W_j``, ``W_j ~ Bin(m_j, p)``, on ``0..sum mags_j m_j``."""
     law = np.ones(1)
-    for j, m in enumerate(ms, 1):
+    for j, m in zip(mags, ms):
         if m:
             scaled = np.zeros(j * m + 1)
-            scaled[::j] = binom.pmf(np.arange(m + 1), m, p)
+            scaled[::j] = _pmf(m, p)
             law = np.convolve(law, scaled)
     return law
 
 
 @lru_cache(maxsize=65536)
-def _reject(ms: tuple[int, ...], alpha: float) -> np.ndarray:
-    """Boolean over ``T``: the exact sign-flip test rejects when ``S = 2T - sum j m_j`` is observed."""
-    null = _law(ms, 0.5)
+def _reject(mags: tuple[int, ...], ms: tuple[int, ...], alpha: float) -> np.ndarray:
+    """Boolean over ``T``: the exact sign-flip test rejects when ``S = 2T - sum mags_j m_j`` is observed."""
+    null = _law(mags, ms, 0.5)
     total = len(null) - 1
     a = np.abs(2 * np.arange(total + 1) - total)
     order = np.argsort(-a, kind="stable")
@@ -144,8 +157,8 @@ def _reject(ms: tuple[int, ...], alpha: float) -> np.ndarray:
 
 
 def _states(n: int, psi: float, pi: tuple[float, ...]):
-    """``(probability, (m_1..m_P))`` over the multinomial of ``n`` questions; terms under ``_EPS`` dropped."""
-    ms_mass = binom.pmf(np.arange(n + 1), n, psi)
+    """``(probability, (m_1..m_c))`` over the multinomial of ``n`` questions; terms under ``_EPS`` dropped."""
+    ms_mass = _pmf(n, psi)
     for big_m in np.flatnonzero(ms_mass > _EPS).tolist():
         yield from _split(float(ms_mass[big_m]), int(big_m), pi, ())
 
@@ -156,7 +169,7 @@ def _split(prob: float, m: int, pi: tuple[float, ...], done: tuple[int, ...]):
         return
     rest = sum(pi[1:])
     share = pi[0] / (pi[0] + rest) if pi[0] + rest > 0 else 1.0
-    pm = binom.pmf(np.arange(m + 1), m, share)
+    pm = _pmf(m, share)
     for k in np.flatnonzero(pm * prob > _EPS).tolist():
         yield from _split(prob * float(pm[k]), m - k, pi[1:], done + (k,))
 
@@ -178,18 +191,33 @@ def sign_flip_power(n: int, alt: Alternative, *, alpha: float = ALPHA) -> tuple[
     >>> sign_flip_power(6, alternative(1.0, 1.0, (1.0,)))[0], sign_flip_power(5, alternative(1.0, 1.0, (1.0,)))[0]
     (1.0, 0.0)
     """
-    if n < 0:
-        raise ValueError(f"n must be 0 or more questions, got {n}")
+    if n < 0 or n > MAX_QUESTIONS:
+        raise ValueError(f"n must be 0 to {MAX_QUESTIONS} questions, got {n}")
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-    pi = alt.pi + (0.0,) * (alt.phrasings - len(alt.pi))
+    classes = [(j, x) for j, x in enumerate(alt.pi, 1) if x > 0]  # magnitudes that occur
+    mags = tuple(j for j, _ in classes)
+    pi = tuple(x for _, x in classes)
     power = covered = 0.0
     for prob, ms in _states(n, alt.discordance, pi):
         covered += prob
         if not any(ms):
             continue
-        power += prob * float(_law(ms, alt.theta)[_reject(ms, alpha)].sum())
+        power += prob * float(_law(mags, ms, alt.theta)[_reject(mags, ms, alpha)].sum())
     return min(power, 1.0), max(0.0, 1.0 - covered)
+
+
+def _normal_guess(alt: Alternative, power: float, alpha: float) -> float:
+    """Questions by the normal approximation of the statistic (a starting point for the exact search)."""
+    from statistics import NormalDist
+
+    mean_mag = sum(j * x for j, x in enumerate(alt.pi, 1))
+    sq = sum(j * j * x for j, x in enumerate(alt.pi, 1))
+    mu = alt.discordance * mean_mag * (2 * alt.theta - 1)
+    v0 = alt.discordance * sq
+    v1 = max(v0 - mu * mu, 1e-12)
+    z = NormalDist().inv_cdf(1 - alpha / 2) * v0 ** 0.5 + NormalDist().inv_cdf(power) * v1 ** 0.5
+    return (z / mu) ** 2 if mu > 0 else float("inf")
 
 
 def questions_for_power(alt: Alternative, *, power: float = 0.8, alpha: float = ALPHA,
@@ -209,12 +237,20 @@ def questions_for_power(alt: Alternative, *, power: float = 0.8, alpha: float = 
     def ok(n: int) -> bool:
         return sign_flip_power(n, alt, alpha=alpha)[0] >= power
 
-    lo, hi = 0, 8
+    guess = _normal_guess(alt, power, alpha)
+    if guess > 4 * limit:
+        return None
+    # bracket around the normal approximation, then bisect: lo fails, hi passes
+    hi = max(1, min(limit, int(guess)))
+    lo = 0
     while not ok(hi):
-        lo, hi = hi, 2 * hi
-        if lo >= limit:
+        if hi >= limit:
             return None
-        hi = min(hi, limit)
+        lo, hi = hi, min(limit, int(hi * 1.25) + 1)
+    if lo == 0:
+        lo = hi
+        while lo > 0 and ok(lo):
+            hi, lo = lo, int(lo / 1.25)
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if ok(mid):
