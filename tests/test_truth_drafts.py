@@ -55,9 +55,9 @@ def test_no_rule_no_draft(sentence, language):
 
 
 def test_a_generic_subject_gets_no_definition(corpus):
-    from ragdiag.authoring.drafts import _specificity
+    from ragdiag.authoring.drafts import specificity
 
-    specific = _specificity(corpus)
+    specific = specificity(corpus)
     assert draft_question("The output is the class with the highest probability.", "en", specific) is None
     assert draft_question("Shrinkage is a form of regularization.", "en", specific) == ("What is shrinkage?",
                                                                                         "definition")

@@ -52,7 +52,7 @@ from ..documents.corpus import Corpus, Document
 from .leakage import Leakage, leakage
 from .text import content_words
 
-__all__ = ["Draft", "Drafts", "draft_question", "draft_suggestions", "document_language", "LANGUAGES"]
+__all__ = ["Draft", "Drafts", "DraftParts", "draft_parts", "draft_question", "specificity", "draft_suggestions", "document_language", "LANGUAGES"]
 
 #: Languages with rules; a document in another language gets no drafts.
 LANGUAGES = ("en", "de")
@@ -156,7 +156,8 @@ def _subject(raw: str, *, max_words: int = 8) -> str | None:
     words = s.split()
     if not words or len(words) > max_words or words[0].lower() in _PRONOUNS:
         return None
-    if re.search(r"[,;:]|\b(?:that|which|if|when|because|like|such|including|dass|wenn|weil|wie)\b", s):
+    if re.search(r"[,;:]|\b(?:that|which|if|when|because|like|such|including|this|these|those|its|their|"
+                 r"dass|wenn|weil|wie|dies|diese|dieser|dieses)\b", s):
         return None
     if words[0] in ("The", "A", "An", "Der", "Die", "Das", "Ein", "Eine", "Our", "Your"):
         words[0] = {"Our": "the", "Your": "the"}.get(words[0], words[0].lower())
@@ -315,7 +316,7 @@ _DE_TIME_WORDS = frozenset(_DE_TIME.strip("(?:)").split("|"))
 # ---------------------------------------------------------------------------
 
 
-def _specificity(corpus: Corpus) -> Callable[[str], bool]:
+def specificity(corpus: Corpus) -> Callable[[str], bool]:
     """A subject is specific when it names something: code, an acronym, an inner capital, or a rare word."""
     df: Counter = Counter()
     n = 0
@@ -333,17 +334,26 @@ def _specificity(corpus: Corpus) -> Callable[[str], bool]:
     return specific
 
 
-def draft_question(sentence: str, language: str | None, specific: Callable[[str], bool] = lambda s: True
-                   ) -> tuple[str, str] | None:
-    """``(question, rule)`` for a needle sentence in ``language`` (``en``, ``de``), or None when no rule applies.
+@dataclass(frozen=True)
+class DraftParts:
+    """A draft and how it was made: its ``rule`` and the ``subject`` lifted from the needle (None: none lifted)."""
 
-    >>> draft_question("The `Lasso` is a linear model that estimates sparse coefficients.", "en")
-    ('What is the `Lasso`?', 'definition')
-    >>> draft_question("Der Rahmen wird mit milder Seifenlauge gewaschen, niemals mit einem Hochdruckreiniger.", "de")
-    ('Wie wird der Rahmen gewaschen?', 'passive')
-    >>> draft_question("For a worked-out comparison, see the example below.", "en") is None
-    True
-    """
+    question: str
+    rule: str
+    subject: str | None
+
+    @property
+    def frame(self) -> str | None:
+        """The question with its subject as ``{}`` (another subject of the same frame fits it), or None."""
+        if not self.subject or self.question.count(self.subject) != 1:
+            return None
+        return self.question.replace("{", "{{").replace("}", "}}").replace(
+            self.subject.replace("{", "{{").replace("}", "}}"), "{}")
+
+
+def draft_parts(sentence: str, language: str | None, specific: Callable[[str], bool] = lambda s: True
+                ) -> DraftParts | None:
+    """:func:`draft_question` with the subject it lifted (for near misses that swap it), or None."""
     if language not in LANGUAGES:
         return None
     text = _clean(sentence)
@@ -353,8 +363,32 @@ def draft_question(sentence: str, language: str | None, specific: Callable[[str]
         if m:
             q = make(m)
             if q is not None and len(q.split()) >= 3:
-                return re.sub(r"\s+", " ", q), name
+                q = re.sub(r"\s+", " ", q)
+                raw = m.groupdict().get("s")
+                lifted = None
+                if raw:
+                    shaped = _en_subject(raw) if language == "en" else _de_subject(raw)
+                    lifted = next((x for x in (shaped, _strip_default(raw.strip()), raw.strip()) if x and x in q),
+                                  None)
+                return DraftParts(q, name, lifted)
     return None
+
+
+def draft_question(sentence: str, language: str | None, specific: Callable[[str], bool] = lambda s: True
+                   ) -> tuple[str, str] | None:
+    """``(question, rule)`` for a needle sentence in ``language`` (``en``, ``de``), or None when no rule applies.
+
+    ``specific(subject)`` says whether a definition's subject names something (default: always).
+
+    >>> draft_question("The `Lasso` is a linear model that estimates sparse coefficients.", "en")
+    ('What is the `Lasso`?', 'definition')
+    >>> draft_question("Der Rahmen wird mit milder Seifenlauge gewaschen, niemals mit einem Hochdruckreiniger.", "de")
+    ('Wie wird der Rahmen gewaschen?', 'passive')
+    >>> draft_question("For a worked-out comparison, see the example below.", "en") is None
+    True
+    """
+    parts = draft_parts(sentence, language, specific)
+    return None if parts is None else (parts.question, parts.rule)
 
 
 def draft_suggestions(corpus: Corpus, n: int = 40) -> Drafts:
@@ -364,7 +398,7 @@ def draft_suggestions(corpus: Corpus, n: int = 40) -> Drafts:
     if n < 1:
         raise ValueError(f"ask for at least one suggestion (-n 1 or more), got {n}")
     langs = {d.id: document_language(d) for d in corpus.documents}
-    specific = _specificity(corpus)
+    specific = specificity(corpus)
     drafts, undrafted = [], []
     for c in suggest(corpus, n, n_ood=0).questions:
         got = draft_question(c.needle, langs.get(c.doc_id), specific)

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from ..cli.common import UsageError
 
@@ -62,24 +63,6 @@ def cmd_plan(args) -> int:
     return 0
 
 
-def _truth_or_none(args, corpus):
-    """The ground truth named by --truth (or beside the corpus) as data, or None when there is none."""
-    from pathlib import Path
-
-    from ..documents.truth import default_truth_path
-    from .save import open_truth
-
-    path = Path(args.truth) if args.truth else default_truth_path(corpus.root)
-    if not path.is_file():
-        if args.truth:
-            raise UsageError(f"{args.truth}: no such file")
-        return None
-    try:
-        return open_truth(path).data
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-
-
 def cmd_draft(args) -> int:
     """``truth draft``: question drafts from needle suggestions, by rules per language, with their leakage."""
     from .cli import _corpus_for
@@ -104,13 +87,26 @@ def cmd_near_miss(args) -> int:
     if args.n < 1:
         raise UsageError(f"-n must be at least 1, got {args.n}")
     corpus = _corpus_for(args)
-    encoder = None
+    encoder = store = None
     if not args.no_dense:
-        from ..cli.common import cli_encoder
+        from ..cli.common import cli_encoder, open_store
+        from ..core.defaults import DEFAULT_STRATEGY
 
         args.cross_encoder = None
         encoder = cli_encoder(args)
-    res = near_misses(corpus, args.n, encoder=encoder)
+        store = open_store(args)
+        if store is not None and not args.no_snapshot:
+            from ..documents.truth import TruthError, default_truth_path, load_truth
+            from ..index.snapshot import seed_from_snapshot
+
+            try:  # the shipped index holds the bundled corpus's chunk vectors: no need to embed them again
+                truth = load_truth(default_truth_path(corpus.root), corpus)
+            except (TruthError, OSError):
+                truth = None
+            if truth is not None:
+                seed_from_snapshot(store, corpus, truth, encoder, strategies=[DEFAULT_STRATEGY],
+                                   log=lambda msg: print(msg, file=sys.stderr))
+    res = near_misses(corpus, args.n, encoder=encoder, store=store)
     if args.json:
         print(json.dumps(res.as_json(), indent=2, ensure_ascii=False))
         return 0
@@ -153,5 +149,8 @@ def register(tsub) -> None:
     m.add_argument("-n", type=int, default=30, help="candidates to keep (default 30)")
     m.add_argument("--model", help="embedding model folder or cached hub id (default: all-MiniLM-L6-v2)")
     m.add_argument("--no-dense", action="store_true", help="check with BM25 only (no model; says so)")
+    m.add_argument("--cache", help="store folder for chunk vectors (default: $RAGDIAG_CACHE or ./.ragdiag-cache)")
+    m.add_argument("--no-cache", action="store_true", help="compute every vector, store nothing")
+    m.add_argument("--no-snapshot", action="store_true", help="do not seed the store from the shipped index")
     m.add_argument("--json", action="store_true", help="print one JSON object")
     m.set_defaults(func=cmd_near_miss)
