@@ -92,3 +92,18 @@ def test_cli_bad_n(capsys):
 
     assert main(["truth", "draft", "-n", "0"]) == 2
     assert capsys.readouterr().err.strip().startswith("error: -n must be at least 1")
+
+
+def test_truth_keeps_the_source_of_an_entry(corpus, truth):
+    from ragdiag.documents.truth import TruthError, parse_truth
+
+    q = truth.questions[0]
+    data = {"questions": [{"id": "d1", "needle": q.needle, "queries": {"course": "Why?"}, "source": "draft"},
+                          {"id": "d2", "needle": truth.questions[1].needle, "queries": {"course": "How?"}}],
+            "ood": [{"id": "o1", "kind": "near", "query": "What is `pedal_torque`?", "source": "near-miss"}]}
+    got = parse_truth(data, corpus)
+    assert [x.source for x in got.questions] == ["draft", ""]
+    assert got.ood[0].source == "near-miss"
+    data["questions"][0]["source"] = "Draft!"
+    with pytest.raises(TruthError, match="question d1: 'source' must be a lowercase word"):
+        parse_truth(data, corpus)
