@@ -23,6 +23,20 @@ def _eval_options(p) -> None:
     p.add_argument("--model", help="embedding model folder or cached hub id (default: all-MiniLM-L6-v2)")
 
 
+def _corpus_for(args):
+    """The corpus ``--corpus`` names (the bundled one by default); a folder that cannot be read is a usage error."""
+    from ..documents.corpus import load_corpus
+    from ..documents.walk import CorpusError
+
+    try:
+        corpus = load_corpus(args.corpus)
+    except CorpusError as exc:
+        raise UsageError(str(exc)) from None
+    for f in corpus.failures:
+        print(f"warning: {f.path} not loaded: {f.reason}", file=sys.stderr)
+    return corpus
+
+
 def cmd_plan(args) -> int:
     """``truth plan CONFIG``: how many more questions the decision needs and where to write them."""
     from ..cli.common import evaluate_args, load_inputs
@@ -65,7 +79,6 @@ def cmd_plan(args) -> int:
 
 def cmd_draft(args) -> int:
     """``truth draft``: question drafts from needle suggestions, by rules per language, with their leakage."""
-    from .cli import _corpus_for
     from .drafts import draft_suggestions
 
     if args.n < 1:
@@ -81,7 +94,6 @@ def cmd_draft(args) -> int:
 
 def cmd_near_miss(args) -> int:
     """``truth near-miss``: off-topic questions in the corpus's own words that no chunk answers."""
-    from .cli import _corpus_for
     from .near_miss import near_misses
 
     if args.n < 1:
