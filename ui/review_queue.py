@@ -25,6 +25,8 @@ from ui.truth_editor import CONFLICT, pop_message, reload, save, say
 
 __all__ = ["plan_view", "review_queue", "KEYS"]
 
+#: Places of the plan shown before the rest is folded away.
+SHOWN = 10
 #: The queue's keys, in words (shown under it).
 KEYS = "A accept · S skip · 1–4 reject with that reason · W save the file · edit the text box, then A"
 
@@ -40,7 +42,10 @@ def plan_view(p) -> None:
     lines = [f"- **{pl.count}** in [{md_text(pl.doc)} › {md_text(pl.section or '(preamble)')}]"
              f"({_section_link(pl.doc)}): {md_text(pl.reason)}" for pl in p.where]
     if lines:
-        st.markdown("\n".join(lines))
+        st.markdown("\n".join(lines[:SHOWN]))
+    if len(lines) > SHOWN:
+        with st.expander(f"The other {len(lines) - SHOWN} places"):
+            st.markdown("\n".join(lines[SHOWN:]))
     with st.expander(f"Sections no needle covers ({len(p.uncovered)})"):
         st.markdown("\n".join(f"- [{md_text(d)} › {md_text(s or '(preamble)')}]({_section_link(d)})"
                               for d, s in p.uncovered) or "none")
