@@ -68,7 +68,7 @@ def test_page_plans_and_reviews(haushalt):
     # the plan: a count, the test it is for, and the sections no needle covers
     assert "more questions" in text or "are enough" in text
     assert "exact two-sided sign-flip test over questions" in text
-    assert "Sections no needle covers" in [e.label for e in at.expander][0]
+    assert any(e.label.startswith("Sections no needle covers") for e in at.expander)
     # the queue: the first draft, its leakage, accept
     first = at.text_input[0].value
     needle = at.code[0].value
