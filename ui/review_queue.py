@@ -51,6 +51,8 @@ def plan_view(p) -> None:
                               for d, s in p.uncovered) or "none")
     if p.slices:
         st.caption("Slices: " + md_text("; ".join(p.slices)))
+    for note in p.notes:
+        st.caption(md_text(note))
 
 
 def _drafts(corpus: Corpus, n: int):

@@ -374,6 +374,11 @@ def plan(ev, config: str, *, versus: str | None = None, decide: str = "versus", 
     except ValueError as exc:  # an external run has no chunks of ours
         hub_list = []
         notes.append(str(exc))
+    from ..analyses.compare.sources import source_effect
+
+    drafted = source_effect(ev, k=k, alpha=alpha)
+    if drafted is not None:
+        notes.append(drafted.sentence())
     where = where_to_write(ev.corpus, ev.truth, needed or 0, disagreements=dis, versus_words=words, hubs=hub_list)
     return Plan(cfg, versus, decide, k, margin, now, needed, test, basis, tuple(where),
                 tuple(uncovered_sections(ev.corpus, ev.truth)), _slices(ev, cfg, k), sizing, rng, tuple(notes))
