@@ -107,3 +107,17 @@ def test_truth_keeps_the_source_of_an_entry(corpus, truth):
     data["questions"][0]["source"] = "Draft!"
     with pytest.raises(TruthError, match="question d1: 'source' must be a lowercase word"):
         parse_truth(data, corpus)
+
+
+def test_an_accepted_draft_meets_the_leakage_check(corpus):
+    from ragdiag.authoring.checks import check_truth
+    from ragdiag.authoring.review import accept
+
+    res = draft_suggestions(corpus)
+    high = next(d for d in res.drafts if d.leakage.warn)  # e.g. the default value of `max_features`: 4 of 4 words
+    data, qid = accept({"questions": [], "ood": []}, high, high.question, "course")
+    mine = [p for p in check_truth(data, corpus) if p.item == f"question {qid}"]
+    assert any("leakage" in p.message and p.severity == "warning" for p in mine)
+    assert any("still the suggested draft" in p.message for p in mine)  # accepted as drafted: rewrite it
+    edited, qid2 = accept(data, res.drafts[1], "how do I pick this thing", "course")
+    assert not [p for p in check_truth(edited, corpus) if p.item == f"question {qid2}"]

@@ -48,9 +48,9 @@ def test_review_functions():
     data = {"questions": [], "ood": []}
     data, qid = accept(data, drafts[0], drafts[0].question, "de")
     assert data["questions"][0] == {"id": qid, "needle": drafts[0].needle, "queries": {"de": drafts[0].question},
-                                    "source": "draft"}
+                                    "source": "draft", "draft": {"de": drafts[0].question}}
     data, _ = accept(data, drafts[1], "Wie oft putze ich das?", "de")
-    assert data["questions"][1]["drafted"] == drafts[1].question  # edited: the draft it started from is kept
+    assert data["questions"][1]["draft"] == {"de": drafts[1].question}  # edited: the draft it started from is kept
     data = reject(data, drafts[2], REJECT_REASONS[0])
     assert data["rejected_drafts"][0]["reason"] == REJECT_REASONS[0]
     assert [d.needle for d in pending(drafts, data)] == [d.needle for d in drafts[3:]]

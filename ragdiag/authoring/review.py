@@ -44,16 +44,14 @@ def pending(drafts: Sequence[Draft], data: dict, skipped: Sequence[str] = ()) ->
 def accept(data: dict, draft: Draft, text: str, phrasing: str, *, qid: str | None = None) -> tuple[dict, str]:
     """``data`` with the draft as a new question (``text``: as drafted or edited) in ``phrasing``, and its id.
 
-    The question carries ``"source": "draft"``; when the text was edited, the draft it started from is kept
-    under ``"drafted"``.
+    The question carries ``"source": "draft"`` and the draft under ``"draft"`` (``{phrasing: text}``, the
+    convention of ``truth suggest``), so ``truth check`` warns while a query is still the draft unedited.
     """
     text = text.strip()
     if not text:
         raise ValueError("the question is empty: write it, or skip the draft")
     qid = qid or next_id(data, "q")
-    extra = {"source": "draft"}
-    if text != draft.question:
-        extra["drafted"] = draft.question
+    extra = {"source": "draft", "draft": {phrasing: draft.question}}
     return add_question(data, qid, draft.needle, {phrasing: text}, **extra), qid
 
 
