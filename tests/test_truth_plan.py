@@ -126,3 +126,20 @@ def test_plan_on_the_bundled_corpus(tmp_path, corpus, truth, capsys):
     assert abs(_simulated_power(planned, alt, draws=1500, seed=11) - 0.8) < 0.05
     assert sum(p["count"] for p in out["where"]) == out["questions_needed"]
     assert [(u["doc"], u["section"]) for u in out["uncovered"]] == _brute_uncovered(corpus, truth)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["E/hybrid"], "say which decision to plan for"),
+    (["E/hybrid", "--versus", "E/hybrid"], "both name E/hybrid"),
+    (["E/hybrid", "--versus", "F/hybrid", "--margin", "2"], "--margin is a difference in recall in (0, 1)"),
+    (["E/hybrid", "--decide", "gate"], "pass --baseline CONFIG2"),
+    (["E/hybrid", "--versus", "F/hybrid", "--strategies", "E,F"], "--strategies and --retrievers choose the family"),
+    (["E/hybrid", "--versus", "F/hybrid", "--baseline", "F/hybrid"], "--baseline goes with --decide gate"),
+    (["X/hybrid", "--versus", "F/hybrid"], "bad configuration 'X/hybrid'"),
+])
+def test_bad_arguments_are_one_line(argv, message, capsys):
+    from ragdiag.cli.parser import main
+
+    assert main(["truth", "plan", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and message in err and "\n" not in err

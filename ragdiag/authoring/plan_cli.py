@@ -54,8 +54,16 @@ def cmd_plan(args) -> int:
     decide = args.decide or "versus"
     if decide == "gate" and not args.baseline:
         raise UsageError("--decide gate compares CONFIG with what you run today: pass --baseline CONFIG2")
+    if decide != "best" and (args.strategies or args.retrievers):
+        raise UsageError("--strategies and --retrievers choose the family of --decide best; with --versus or "
+                         "--decide gate the configurations named are evaluated")
+    if args.baseline and decide != "gate":
+        raise UsageError("--baseline goes with --decide gate (with --versus, name the other configuration there)")
     try:
         named = [parse_key(c) for c in (args.config, args.versus, args.baseline) if c]
+        if len(named) == 2 and named[0] == named[1]:
+            raise UsageError(f"CONFIG and {'--versus' if args.versus else '--baseline'} both name {args.config}; "
+                             "name another configuration")
         if decide == "best":
             strategies = [s.name for s in parse_strategies(args.strategies)]
             retrievers = parse_retrievers(args.retrievers)
