@@ -9,7 +9,6 @@ so its conflict check holds here too.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from urllib.parse import quote
 
@@ -93,8 +92,9 @@ def review_queue(corpus: Corpus, target: Path, state: dict, *, n: int = 40) -> N
     st.markdown(f"**{md_text(d.doc_id)} › {md_text(d.section or '(preamble)')}** · rule `{d.rule}` · "
                 f"language {d.language}")
     st.code(d.needle, language=None, wrap_lines=True)
-    box = f"gt_rq_text_{hashlib.sha256(d.needle.encode()).hexdigest()[:12]}"
-    if box not in st.session_state:
+    box = "gt_rq_text"
+    if st.session_state.get("gt_rq_current") != d.needle:  # a new draft: the box shows it, edits start from it
+        st.session_state["gt_rq_current"] = d.needle
         st.session_state[box] = d.question
     text = st.text_input(f"Question (phrasing '{phrasing}'; a draft: rewrite it as a person would ask)", key=box)
     lk = leakage(text, d.needle)
