@@ -143,3 +143,12 @@ def test_bad_arguments_are_one_line(argv, message, capsys):
     assert main(["truth", "plan", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and message in err and "\n" not in err
+
+
+@pytest.mark.parametrize("m, p", [(0, 0.3), (1, 0.5), (17, 0.25), (400, 0.1), (5, 0.0), (5, 1.0)])
+def test_binomial_pmf_matches_scipy(m, p):
+    from scipy.stats import binom
+
+    from ragdiag.authoring.sizing import _pmf
+
+    np.testing.assert_allclose(_pmf(m, p), binom.pmf(np.arange(m + 1), m, p), rtol=1e-9, atol=1e-300)

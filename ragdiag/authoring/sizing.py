@@ -222,7 +222,8 @@ def _normal_guess(alt: Alternative, power: float, alpha: float) -> float:
 
 def questions_for_power(alt: Alternative, *, power: float = 0.8, alpha: float = ALPHA,
                         limit: int = MAX_QUESTIONS) -> int | None:
-    """Fewest questions ``n`` (found by doubling, then bisection) with :func:`sign_flip_power` at least ``power``.
+    """Fewest questions ``n`` with :func:`sign_flip_power` at least ``power`` (bracketed from the normal
+    approximation, then bisected).
 
     The power of a discrete test is not monotone in ``n`` (it saw-tooths by a few
     points), so the answer is the smallest ``n`` of the bisection: its power is
