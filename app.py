@@ -44,6 +44,7 @@ PAGES = {
     "Data and more": [
         st.Page("app_pages/documents.py", title="Documents", icon=":material/description:"),
         st.Page("app_pages/ground_truth.py", title="Ground truth", icon=":material/edit_note:"),
+        st.Page("app_pages/truth_review.py", title="Grow the ground truth", icon=":material/playlist_add_check:"),
         st.Page("app_pages/external.py", title="External run", icon=":material/upload_file:"),
         st.Page("app_pages/export.py", title="Export", icon=":material/download:"),
     ],

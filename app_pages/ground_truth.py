@@ -25,6 +25,7 @@ from ui.truth_editor import (CONFLICT, file_state, keep_widgets, pop_message, re
 restore_widgets()
 
 st.title("Ground truth")
+st.markdown("[How many more questions a decision needs, where to write them, and drafts to review →](truth_review)")
 if access().locked:  # the read-only presentation mode writes nothing on the server
     st.info("This dashboard is served read-only (RAGDIAG_LOCKED): the ground truth is edited on the operator's "
             "own instance, not here.")

@@ -203,6 +203,7 @@ def served(tmp_path, monkeypatch):
 NOT_A_PATH = {
     ("inspector.py", "search"): "a search over the truth's queries",
     ("ground_truth.py", "gt_new_id"): "an id",
+    ("truth_review.py", "gt_rq_text"): "the question of the draft under review",
 }
 #: Text inputs that name something on the server, each refused outside the roots.
 PATH_INPUTS = {("*", "corpus_path"), ("*", "truth_path"), ("external.py", "run_path"), ("variants.py", "vextra")}

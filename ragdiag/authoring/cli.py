@@ -154,3 +154,7 @@ def register(sub) -> None:
     g.add_argument("--out", required=True, help="file to write (.json or .yaml)")
     g.add_argument("--force", action="store_true", help="replace --out when it exists")
     g.set_defaults(func=cmd_suggest)
+
+    from .plan_cli import register as register_growth  # plan, draft, near-miss
+
+    register_growth(tsub)

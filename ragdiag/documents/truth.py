@@ -6,6 +6,10 @@ File shape (JSON; YAML with the same shape also reads; other keys are ignored)::
                     "queries": {"course": "...", "ticket": "..."}}],
      "ood": [{"id": "o01", "kind": "near", "query": "..."}]}
 
+An entry may say where it came from: ``"source": "draft"`` (a question accepted
+from a draft), ``"source": "near-miss"`` (a generated off-topic query); it is kept
+(:attr:`Question.source`, :attr:`OodQuery.source`) so results can be sliced by it.
+
 A retrieval is correct when a returned chunk holds the needle whole. Loading
 validates every rule and reports every broken one at once, naming the question
 and the rule.
@@ -79,6 +83,7 @@ class Question:
     start: int
     end: int
     section: str
+    source: str = ""  # where the question came from ("draft": accepted from a draft); "" when not said
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,21 @@ class OodQuery:
     id: str
     kind: str
     query: str
+    source: str = ""  # where it came from ("near-miss": generated, then kept); "" when not said
+
+
+_SOURCE = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+
+def _source(raw: dict, where: str, problems: list[str]) -> str:
+    """The optional ``source`` of an entry (``draft``, ``near-miss``, ...): a lowercase word, or ""."""
+    value = raw.get("source", "")
+    if value == "" or value is None:
+        return ""
+    if not isinstance(value, str) or not _SOURCE.match(value):
+        problems.append(f"{where}: 'source' must be a lowercase word such as 'draft', got {value!r}")
+        return ""
+    return value
 
 
 @dataclass(frozen=True)
@@ -252,6 +272,7 @@ def parse_truth(data: dict, corpus: Corpus, *, source: str = "<data>") -> Ground
             spots = ", ".join(f"{d.id} @{i} ({d.section_at(i).title or d.title})" for d, i in hits[:10])
             problems.append(f"{where}: needle occurs {len(hits)} times, it must occur exactly once: {spots}")
             continue
+        origin = _source(raw, where, problems)
         doc, start = hits[0]
         end = start + len(needle)
         heading = _heading_problem(doc, start, end, needle)
@@ -268,6 +289,7 @@ def parse_truth(data: dict, corpus: Corpus, *, source: str = "<data>") -> Ground
                     start=start,
                     end=end,
                     section=doc.section_at(start).title or doc.title,
+                    source=origin,
                 )
             )
 
@@ -288,7 +310,7 @@ def parse_truth(data: dict, corpus: Corpus, *, source: str = "<data>") -> Ground
         if not text.strip():
             problems.append(f"{where}: query is empty")
             continue
-        ood.append(OodQuery(oid, str(kind), text.strip()))
+        ood.append(OodQuery(oid, str(kind), text.strip(), _source(raw, where, problems)))
 
     if problems:
         raise TruthError(source, problems)

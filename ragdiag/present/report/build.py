@@ -16,6 +16,7 @@ import numpy as np
 from ...analyses.compare.best import best
 from ...analyses.compare.effects import effects
 from ...analyses.compare.power import questions_to_resolve, resolvable
+from ...analyses.compare.sources import source_effect
 from ...core.defaults import (DEFAULT_CUT, DEFAULT_KEEP, DEFAULT_MAX_BLUFF, KS, PRACTICAL_MARGIN,
                               PREFERRED_CONFIGS, PRIMARY_K)
 from ...evaluation.records import Config, Evaluation, parse_key
@@ -221,10 +222,12 @@ def _alternatives(ev: Evaluation, result, chosen: str, runner_up: str | None,
         res = resolvable(result.n_questions, phrasings, k=result.k, family_size=pairs, alpha=result.alpha)
         needs = (questions_to_resolve(PRACTICAL_MARGIN, phrasings, alpha=result.alpha),
                  questions_to_resolve(PRACTICAL_MARGIN, phrasings, alpha=result.alpha / pairs))
+    drafted = source_effect(ev, k=result.k, alpha=result.alpha)  # None unless questions came from drafts
     return AlternativesSection(result.k, result.best, chosen, tuple(alt(r) for r in drawn), result.best_set,
                                m, sum(r.config not in pick for r in members),
                                sum(r.config not in pick for r in rows if not r.in_best_set),
-                               tuple(alt(r) for r in rows), res, PRACTICAL_MARGIN, needs)
+                               tuple(alt(r) for r in rows), res, PRACTICAL_MARGIN, needs,
+                               "" if drafted is None else drafted.sentence())
 
 
 def _flow(table: GateTable, cfg: Config) -> FlowSection:

@@ -252,22 +252,24 @@ class AlternativesSection:
     resolution: Resolution | None = None  # what the questions resolve, alone and within the m(m-1)/2 pairs
     margin: float | None = None  # the recommendation's practical margin (a share)
     margin_needs: tuple[int | None, int | None] = (None, None)  # questions that margin needs, alone / in the family
+    drafts: str = ""  # how many questions came from drafts and whether the verdict holds without them ("": none)
 
     def power_sentence(self) -> str:
         """What these questions can resolve, alone and within the family, and what the margin would need ("")."""
         r = self.resolution
         if r is None or r.n == 0:
-            return ""
+            return self.drafts
         each = f" ({r.phrasings} phrasings each)" if r.phrasings > 1 else ""
         pts = lambda x, unit="": "nothing" if x is None else f"about {100 * x:g}{unit}"  # noqa: E731
         head = (f"What {r.n} questions{each} resolve at R@{r.k} (80% power, at best): alone: {pts(r.alone, ' points')}; "
                 f"within these {r.family_size} comparisons: {pts(r.family)}.")
+        drafts = f" {self.drafts}" if self.drafts else ""
         if self.margin is None:
-            return head
+            return head + drafts
         q = lambda x: f"over {100_000:,}" if x is None else f"{x:,}"  # noqa: E731
         alone, fam = self.margin_needs
         return head + f" The {100 * self.margin:g}-point margin needs, alone: {q(alone)} questions; within these " \
-                      f"{r.family_size}: {q(fam)}."
+                      f"{r.family_size}: {q(fam)}." + drafts
 
     def sentence(self) -> str:
         """The best set in words."""

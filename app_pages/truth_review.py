@@ -1,0 +1,57 @@
+"""Grow the ground truth: how many more questions a decision needs and where (the plan), then drafts to review.
+
+The plan reads the shared evaluation (:func:`ragdiag.authoring.plan.plan`, the
+power of compare's sign-flip test at the observed discordance); the review queue
+writes the configured ground-truth file through the Ground truth page's editor
+(same session copy, same save and conflict check).
+"""
+
+import streamlit as st
+
+from ragdiag.authoring.plan import plan
+from ragdiag.core.defaults import PRACTICAL_MARGIN, PRIMARY_K
+from ragdiag.present.serving import AccessError
+from ui.html import md_text
+from ui.jobs import evaluation
+from ui.review_queue import plan_view, review_queue
+from ui.state import access, config_labels, default_config, load_corpus_only, settings
+from ui.truth_editor import file_state, save_target
+
+st.title("Grow the ground truth")
+ev, token = evaluation()
+labels = [c.label for c in ev.results if not c.external] or config_labels(ev)
+if len(labels) >= 2:
+    a = default_config(ev) if default_config(ev) in labels else labels[0]
+    others = [x for x in labels if x != a]
+    pick = next((x for x in others if x.split("/")[1] == a.split("/")[1]), others[0])  # same retriever first
+    c1, c2, c3 = st.columns([2, 2, 1])
+    a = c1.selectbox("Plan for", labels, index=labels.index(a), key="gt_plan_a")
+    others = [x for x in labels if x != a]
+    b = c2.selectbox("against", others, index=others.index(pick) if pick in others else 0, key="gt_plan_b")
+    margin = c3.number_input("difference worth detecting", 0.01, 0.5, PRACTICAL_MARGIN, 0.01, key="gt_plan_margin")
+    key = (token, a, b, round(float(margin), 4))
+    if st.session_state.get("gt_plan_key") != key:
+        with st.spinner("Planning (exact power of the sign-flip test)…"):
+            st.session_state["gt_plan"] = plan(ev, a, versus=b, k=PRIMARY_K, margin=float(margin))
+        st.session_state["gt_plan_key"] = key
+    plan_view(st.session_state["gt_plan"])
+else:
+    st.info("Only one configuration was evaluated: a plan compares two.")
+
+st.subheader("Drafts to start from")
+if access().locked:
+    st.info("This dashboard is served read-only (RAGDIAG_LOCKED): drafts are reviewed on the operator's own instance.")
+    st.stop()
+conf = settings()
+corpus = load_corpus_only(conf)
+try:
+    target, note = save_target(conf)
+    state = file_state(target)
+except (AccessError, ValueError) as exc:
+    st.error(f"Cannot edit a ground truth here: {md_text(exc)}.")
+    st.stop()
+if note:
+    st.warning(note)
+st.caption(f"Question drafts from needle suggestions, by rules per language (no LLM); where no rule applies there "
+           f"is no draft. Accepted drafts are saved to **{md_text(target.name)}** with `source: draft`.")
+review_queue(corpus, target, state)
