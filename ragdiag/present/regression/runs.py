@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import math
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -98,7 +99,7 @@ def _read(path: Path, what: str) -> bytes:
     try:
         return read_limited(path, limit, what=what, env_var=ENV["max_gate_bytes"])
     except LimitError as exc:
-        raise RunError(f"{path}: {exc}") from None
+        raise RunError(str(exc).replace(f"{what} {path.name!r}", str(path), 1)) from None
     except FileNotFoundError:
         raise
     except OSError as exc:
@@ -169,6 +170,11 @@ def _stamps(summary: dict, where: str) -> dict:
                 gate=gate)
 
 
+def _shown(text: str) -> str:
+    r"""``text`` for a one-line message: control characters written as escapes (``\x00``), never sent to a terminal."""
+    return re.sub(r"[\x00-\x1f\x7f-\x9f]", lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def _csv_rows(raw: bytes, where: str, columns) -> list[dict]:
     try:
         text = raw.decode("utf-8-sig")
@@ -179,7 +185,8 @@ def _csv_rows(raw: bytes, where: str, columns) -> list[dict]:
         header = reader.fieldnames or []
         missing = [c for c in columns if c not in header]
         if missing:
-            raise RunError(f"{where}: column {missing[0]} is missing (it has: {', '.join(header)[:200] or 'none'}); "
+            have = _shown(", ".join(header))
+            raise RunError(f"{where}: column {missing[0]} is missing (it has: {have[:200] or 'none'}); "
                            "run `eval --out` again")
         rows = []
         for n, row in enumerate(reader, start=2):
@@ -285,7 +292,7 @@ def load_run(folder: str | Path, config: str) -> GateRun:
             ranks[r["query_id"]] = r
     if not ranks:
         have = sorted({f"{r['strategy']}/{r['retriever']}" for r in per_query})
-        raise RunError(f"{folder} has no results for {config}; it has: {', '.join(have)[:300] or 'none'}")
+        raise RunError(f"{folder} has no results for {config}; it has: {_shown(', '.join(have))[:300] or 'none'}")
     gate_path = path / GATE_INPUTS_FILE
     if not (gate_path.exists() or gate_path.is_symlink()):
         raise RunError(f"{folder} has no {GATE_INPUTS_FILE} (written by an older ragdiag): run `eval --out` again")
@@ -311,7 +318,8 @@ def load_run(folder: str | Path, config: str) -> GateRun:
             keeps.add(int(g["keep"]))
         except ValueError:
             raise RunError(f"{at}: keep must be a whole number from 1 to {MAX_K}, got {g['keep'][:40]!r}") from None
-        queries.append(QueryRecord(qid, g["question_id"], g["kind"], g["text"], _rank(r["needle_rank"], at),
+        pq = f"{path / 'per_query.csv'}, query {qid[:60]!r}"
+        queries.append(QueryRecord(qid, g["question_id"], g["kind"], g["text"], _rank(r["needle_rank"], pq),
                                    _distance(g["first"], at, "first"), _distance(g["good"], at, "good")))
     if not all(1 <= k <= MAX_K for k in keeps):
         raise RunError(f"{gwhere}: keep must be a whole number from 1 to {MAX_K}, got {sorted(keeps)}")
