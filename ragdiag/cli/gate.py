@@ -88,7 +88,7 @@ def cmd_threshold(args) -> int:
         raise UsageError(f"--folds must be between 2 and 20, got {args.folds}")
     export = getattr(args, "export", None)
     if export:
-        _check_export(export)  # before any work
+        _check_export(export, getattr(args, "force", False))  # before any work
     ev, cfg = _gate_config(args)
     try:
         choice = cut_choice(gate_table(ev, cfg, Gate(args.keep)), goal, folds=args.folds)
@@ -123,33 +123,20 @@ def cmd_threshold(args) -> int:
     return 0
 
 
-def _check_export(path: str) -> None:
-    """``--export`` must be a writable file that is absent or an earlier ragdiag thresholds export."""
-    from pathlib import Path
-
+def _check_export(path: str, force: bool = False) -> None:
+    """``--export`` must be a writable file that is absent or an earlier ragdiag thresholds export (or ``force``)."""
     from ..analyses.threshold.export import is_thresholds_export
-    from .common import _check_out_file
+    from ..core.files import check_output, has_signature
 
-    out = Path(path)
-    try:
-        _check_out_file(out)
-    except UsageError as exc:
-        raise UsageError(str(exc).replace("--out", "--export")) from None
-    if out.exists():
-        try:
-            ours = is_thresholds_export(out.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError):
-            ours = False
-        if not ours:
-            raise UsageError(f"--export {path!r} exists and is not an earlier ragdiag thresholds export; "
-                             "refusing to overwrite it (choose another file name)")
+    check_output(path, what="--export", force=force, ours=lambda p: has_signature(p, is_thresholds_export),
+                 example="thresholds.yaml", force_hint=None, ours_words="an earlier ragdiag thresholds export")
 
 
 def _write_export(path: str, ev, cfg, choice, keep: int) -> None:
     import sys
-    from pathlib import Path
 
     from ..analyses.threshold.export import thresholds_yaml
+    from ..core.files import atomic_write
 
     if choice.cut is None:
         raise UsageError("no cut reaches this goal on this set: nothing exported (relax the goal)")
@@ -162,8 +149,7 @@ def _write_export(path: str, ev, cfg, choice, keep: int) -> None:
         describe = describe_config(cfg)
     except (ImportError, AttributeError, ValueError):
         pass
-    Path(path).write_text(thresholds_yaml(choice, config=cfg.label, keep=keep, model=model, describe=describe),
-                          encoding="utf-8")
+    atomic_write(path, thresholds_yaml(choice, config=cfg.label, keep=keep, model=model, describe=describe))
     print(f"wrote {path}", file=sys.stderr)
 
 

@@ -139,12 +139,14 @@ def _same(a: Path, b: Path) -> bool:
 
 def check_output(path: str | os.PathLike, *, what: str = "--out", inputs: Iterable[str | os.PathLike] = (),
                  force: bool = False, ours: Callable[[Path], bool] | None = None,
-                 example: str = "out.txt") -> Path:
+                 example: str = "out.txt", force_hint: str | None = "--force",
+                 ours_words: str = "a file ragdiag wrote") -> Path:
     """``path`` as a :class:`~pathlib.Path` when it can be written, else :class:`OutputError` naming ``what``.
 
     Checked before any work: not a folder nor a special file, its folder exists
     and is writable, it is none of ``inputs``; an existing file is replaced only
-    with ``force`` or when ``ours(path)`` says ragdiag wrote it.
+    with ``force`` or when ``ours(path)`` says ragdiag wrote it (``ours_words`` says what such a file is in
+    the refusal; ``force_hint`` names the option that forces, None when the command has none).
     """
     out = Path(path)
     if not str(path):
@@ -178,8 +180,8 @@ def check_output(path: str | os.PathLike, *, what: str = "--out", inputs: Iterab
         probe.unlink()
     clean_stale_temps(folder, out.name)
     if out.exists() and not force and not (ours is not None and ours(out)):
-        raise OutputError(f"{what} {str(out)!r} exists and was not written by ragdiag; it is not replaced "
-                          "(pass --force to replace it, or name another file)")
+        hint = f"pass {force_hint} to replace it, or name another file" if force_hint else "name another file"
+        raise OutputError(f"{what} {str(out)!r} exists and is not {ours_words}: refusing to overwrite it ({hint})")
     return out
 
 
