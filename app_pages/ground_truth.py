@@ -131,7 +131,7 @@ with tab_add:
     for name in names:
         if f"gt_new_{name}" not in st.session_state and f"_keep_gt_new_{name}" in st.session_state:
             st.session_state[f"gt_new_{name}"] = st.session_state[f"_keep_gt_new_{name}"]
-        texts[name] = st.text_input(f"Phrasing '{name}'", key=f"gt_new_{name}",
+        texts[name] = st.text_input(f"Phrasing '{md_text(name)}'", key=f"gt_new_{name}",
                                     help="course: in the documents' words; ticket: as a user would write a "
                                          "support ticket. Don't copy the needle.")
         if texts[name].strip() and needle:
@@ -196,7 +196,7 @@ with tab_q:
             k = f"gt_ed_{chosen}_{name}"
             if k not in st.session_state:
                 st.session_state[k] = st.session_state.get(f"_keep_{k}", str(current.get(name, "")))
-            edited[name] = st.text_input(f"{chosen}: phrasing '{name}'", key=k)
+            edited[name] = st.text_input(f"{md_text(chosen)}: phrasing '{md_text(name)}'", key=k)
             st.session_state[f"_keep_{k}"] = edited[name]
             if edited[name].strip() and isinstance(q.get("needle"), str):
                 lk = leakage(edited[name], q["needle"])
