@@ -10,7 +10,6 @@ question id is accepted by ``truth check``; rendered, it would make every visito
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 

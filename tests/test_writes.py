@@ -288,3 +288,27 @@ def test_a_full_disk_leaves_every_previous_file_and_nothing_partial(heldout, ful
         assert code == 2 and "no space left on device" in _one_line(err), err
     assert _snapshot(disk) == before
     assert not [p for p in disk.rglob("*") if TMP_SUFFIX in p.name or p.name.endswith(".tmp")]
+
+
+def test_the_editor_says_a_full_disk_in_one_line_without_the_server_path(tmp_path, monkeypatch):
+    """The Ground truth page's save on a full disk: 'Not saved', the file name only, the file as it was."""
+    import streamlit as st
+
+    from ragdiag.authoring.save import open_truth
+    from ui import truth_editor
+
+    path = tmp_path / "kb.truth.json"
+    path.write_text(json.dumps({"questions": [], "ood": []}))
+    before = path.read_bytes()
+    state = {"base": open_truth(path), "data": {"questions": [], "ood": [{"id": "o1", "query": "q"}]}}
+
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(files, "_write_fd", full)
+    monkeypatch.setattr(st, "session_state", {})
+    truth_editor.save(path, state)
+    kind, text = truth_editor.pop_message()
+    assert kind == "error" and text.startswith("Not saved: cannot write ") and "no space left on device" in text
+    assert str(tmp_path) not in text and "its folder/kb.truth.prev.json" in text  # the backup is written first
+    assert path.read_bytes() == before

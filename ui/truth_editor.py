@@ -90,8 +90,13 @@ def save(target: Path, state: dict) -> None:
         st.session_state.pop(CONFLICT, None)
     except ConflictError as exc:
         st.session_state[CONFLICT] = str(exc)
-    except (OSError, ValueError) as exc:
-        say("error", f"Not saved: {exc}")
+    except (OSError, ValueError) as exc:  # a full disk: one line, the file as it was; no server path shown
+        text = str(exc)
+        paths = {str(target.resolve()): target.name, str(target): target.name,
+                 str(target.parent.resolve()): "its folder", str(target.parent): "its folder"}
+        for where in sorted(paths, key=len, reverse=True):  # the file before its folder
+            text = text.replace(where, paths[where])
+        say("error", f"Not saved: {md_text(text)}")
 
 
 def conflict_note(conflicts: list[str], mine: dict) -> str:

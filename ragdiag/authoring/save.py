@@ -28,7 +28,6 @@ import contextlib
 import copy
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
