@@ -161,6 +161,8 @@ MALFORMED = {
     "summary a FIFO": (_replace("summary.json", lambda p, f: os.mkfifo(p)), "summary.json"),
     "gate_inputs a link to /dev/zero": (_replace("gate_inputs.csv", lambda p, f: p.symlink_to("/dev/zero")),
                                         "gate_inputs.csv"),
+    "parquet only, damaged": (lambda f: ((f / "per_query.csv").unlink(), (f / "per_query.parquet").write_bytes(b"x")),
+                              "per_query.parquet"),
     "summary over the size limit": (lambda f: _set_summary(f, json.dumps(_summary(f)) + " " * _largest(f)),
                                     "summary.json"),
 }
@@ -192,6 +194,12 @@ def test_every_malformed_input_exits_2_with_one_line_naming_file_and_field(base_
     line = _one_line_error(err)
     assert code == 2, line
     assert str(bad) in line and field in line, line
+
+
+def test_a_folder_with_only_the_parquet_is_read(base_run, tmp_path, capsys):
+    cand = _copy(base_run, tmp_path / "cand")
+    (cand / "per_query.csv").unlink()
+    assert run(capsys, "gate", base_run, cand, "--config", CONFIG)[0] == 0
 
 
 def test_there_are_at_least_30_malformed_inputs():
