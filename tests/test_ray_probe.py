@@ -82,3 +82,34 @@ def test_a_grpc_server_answers_the_probe():
         _reachable(f"ray://127.0.0.1:{port}", timeout=5)
     finally:
         server.stop(0)
+
+
+def test_a_tls_cluster_is_only_connected_to(monkeypatch):
+    """With RAY_USE_TLS the head answers a TLS hello, not an HTTP/2 greeting: the probe stops at the connection."""
+    monkeypatch.setenv("RAY_USE_TLS", "1")
+    port, stop = _server(lambda conn: None)
+    try:
+        _reachable(f"127.0.0.1:{port}", timeout=0.5)
+    finally:
+        stop()
+
+
+@pytest.mark.ray
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed (requirements-ray.txt)")
+def test_a_real_ray_head_answers_the_probe(tmp_path):
+    """The oracle: a local Ray instance's GCS address (what ``--ray-address host:port`` names) passes the probe.
+    In a child process, so its Ray instance is its own and is shut down with it."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = ("import ray\n"
+              "ctx = ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)\n"
+              "from ragdiag.index.ray_engine import _reachable\n"
+              "_reachable(ctx.address_info['gcs_address'], timeout=10)\n"
+              "print('probe ok')\n"
+              "ray.shutdown()\n")
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "PYTHONPATH": str(root)})
+    assert proc.returncode == 0 and "probe ok" in proc.stdout, proc.stderr[-2000:]

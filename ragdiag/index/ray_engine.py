@@ -20,6 +20,8 @@ one's stamp.
 
 from __future__ import annotations
 
+import os
+
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -94,6 +96,8 @@ def _reachable(address: str | None, timeout: float = CONNECT_TIMEOUT_S) -> None:
         raise RayUnavailable(f"cannot reach Ray at {address!r}: use host:port, ray://host:port or auto")
     try:
         with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as sock:
+            if os.environ.get("RAY_USE_TLS", "").lower() in ("1", "true"):
+                return  # a TLS cluster answers a TLS hello, not this greeting: connecting is all the probe can do
             sock.settimeout(timeout)  # the read timeout: connect alone proves nothing
             try:
                 sock.sendall(_HTTP2_HELLO)
