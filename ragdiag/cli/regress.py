@@ -82,7 +82,7 @@ def cmd_gate(args) -> int:
     """``gate BASELINE [CANDIDATE] --config CONFIG``: the checks, the verdict, the exit code."""
     import json
 
-    from ..core.files import OutputError, atomic_write
+    from ..core.files import OutputError, write_all
     from ..core.gate import GateError, check_cut
     from ..present.regression.checks import check_options, gate_report
     from ..present.regression.render import gate_junit, gate_markdown
@@ -127,12 +127,13 @@ def cmd_gate(args) -> int:
     except (RunError, GateError) as exc:
         raise UsageError(f"cannot compare: {exc}") from None
     markdown = gate_markdown(report)
-    for path, text in ((args.markdown, markdown), (args.junit, gate_junit(report) if args.junit else "")):
-        if path:
-            try:
-                atomic_write(path, text)
-            except OutputError as exc:
-                raise UsageError(str(exc)) from None
-            print(f"wrote {path}", file=sys.stderr)
+    outputs = {path: text for path, text in ((args.markdown, markdown),
+                                             (args.junit, gate_junit(report) if args.junit else "")) if path}
+    try:
+        written = write_all(outputs)  # both or neither
+    except OutputError as exc:
+        raise UsageError(str(exc)) from None
+    for path in written:
+        print(f"wrote {path}", file=sys.stderr)
     print(json.dumps(report.as_json(), indent=2) if args.json else markdown)
     return report.exit_code
