@@ -290,6 +290,16 @@ def test_a_full_disk_leaves_every_previous_file_and_nothing_partial(heldout, ful
     assert not [p for p in disk.rglob("*") if TMP_SUFFIX in p.name or p.name.endswith(".tmp")]
 
 
+def test_a_new_eval_out_folder_on_a_full_disk_is_not_left_behind(heldout, full_disk, capsys, monkeypatch):
+    monkeypatch.setenv("RAGDIAG_ENCODER", "fakes:fake_encoder")
+    disk, make_full = full_disk
+    make_full()
+    code, out, err = run(capsys, "eval", "--corpus", heldout["folder"], "--truth", heldout["truth"], "--no-cache",
+                         "--strategies", "C", "--retrievers", "dense", "--out", disk / "new" / "run")
+    assert code == 2 and "no space left on device" in _one_line(err)
+    assert sorted(p.name for p in disk.iterdir()) in ([], ["filler"])
+
+
 def test_the_editor_says_a_full_disk_in_one_line_without_the_server_path(tmp_path, monkeypatch):
     """The Ground truth page's save on a full disk: 'Not saved', the file name only, the file as it was."""
     import streamlit as st

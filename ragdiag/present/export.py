@@ -296,7 +296,9 @@ def write_outputs(ev: Evaluation, out_dir, *, trec: bool = True) -> list[str]:
     in memory first and written all or none (:func:`ragdiag.core.files.write_all`):
     a full disk leaves the previous files as they were.
     """
-    from ..core.files import write_all
+    import contextlib
+
+    from ..core.files import OutputError, write_all
 
     out = Path(out_dir)
     frame = per_query_frame(ev)  # once: it runs the funnel of every configuration
@@ -308,10 +310,17 @@ def write_outputs(ev: Evaluation, out_dir, *, trec: bool = True) -> list[str]:
     }
     if trec and ev.indexes:
         files.update({out / "trec" / name: text for name, text in trec_files(ev).items()})
-    out.mkdir(parents=True, exist_ok=True)
-    if trec and ev.indexes:
-        (out / "trec").mkdir(exist_ok=True)
-    return write_all(files)
+    folders = [out, *([out / "trec"] if trec and ev.indexes else [])]
+    created = [f for f in (*reversed(out.parents), *folders) if not f.exists()]  # outermost first
+    for folder in folders:
+        folder.mkdir(parents=True, exist_ok=True)
+    try:
+        return write_all(files)
+    except OutputError:
+        for folder in reversed(created):  # nothing partial: not even an empty folder (innermost first)
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
 
 
 #: The per-query gate inputs ``eval --out`` writes beside ``per_query.csv`` (read by ``gate``).
