@@ -43,7 +43,7 @@ if note:
 try:
     state = file_state(target)
 except ValueError as exc:
-    st.error(f"Cannot open {target.name}: {exc}")
+    st.error(f"Cannot open {md_text(target.name)}: {md_text(exc)}")
     st.stop()
 data: dict = state["data"]
 base = state["base"]
@@ -58,10 +58,10 @@ def _set_data(new: dict) -> None:
 dirty = data != base.data
 n_q = len(data.get("questions") or [])
 n_o = len(data.get("ood") or [])
-st.caption(f"File **{target.name}** ({base.fmt.upper()}, the configured ground-truth file) · {n_q} questions · {n_o} "
+st.caption(f"File **{md_text(target.name)}** ({base.fmt.upper()}, the configured ground-truth file) · {n_q} questions · {n_o} "
            f"out-of-domain queries · " + ("**unsaved changes**" if dirty else "saved"))
 if base.sha256 is None:
-    st.info(f"There is no {target.name} yet: this page starts a new one, and Save creates it.")
+    st.info(f"There is no {md_text(target.name)} yet: this page starts a new one, and Save creates it.")
 
 
 cols = st.columns([1, 1, 4])
