@@ -322,3 +322,12 @@ def test_the_editor_says_a_full_disk_in_one_line_without_the_server_path(tmp_pat
     assert kind == "error" and text.startswith("Not saved: cannot write ") and "no space left on device" in text
     assert str(tmp_path) not in text and "its folder/kb.truth.prev.json" in text  # the backup is written first
     assert path.read_bytes() == before
+
+
+def test_a_link_to_a_device_is_never_replaced(tmp_path):
+    """An output that is a link to /dev/null: refused, the device left alone (root could otherwise replace it)."""
+    link = tmp_path / "summary.json"
+    link.symlink_to("/dev/null")
+    with pytest.raises(OutputError, match="character device, not a regular file"):
+        write_all({tmp_path / "a.txt": "a", link: "{}"})
+    assert Path("/dev/null").is_char_device() and not (tmp_path / "a.txt").exists()

@@ -241,6 +241,11 @@ def write_all(files: Mapping[str | os.PathLike, str | bytes], *, modes: Mapping 
     try:
         for path, data in files.items():
             current = _target(Path(path))
+            if current.exists() and not current.is_file():  # never replace a device, a pipe or a folder
+                from .limits import file_kind
+
+                raise OutputError(f"cannot write {str(path)!r}: it is a {file_kind(os.stat(current).st_mode)}, not "
+                                  "a regular file; nothing was written")
             raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
             mode = None if modes is None else modes.get(path)
             staged.append((_temp(current, raw, mode), current))
