@@ -133,6 +133,7 @@ MALFORMED = {
     "gate.cut null": (_stamp("cut", None), "gate.cut"),
     "gate.cut true": (_stamp("cut", True), "gate.cut"),
     "gate.keep text": (_stamp("keep", "4"), "gate.keep"),
+    "gate.cut a huge list": (_stamp("cut", list(range(400))), "gate.cut"),
     "gate.keep 0": (_stamp("keep", 0), "gate.keep"),
     "gate.keep 2.5": (_stamp("keep", 2.5), "gate.keep"),
     "gate.primary_k 0": (_stamp("primary_k", 0), "gate.primary_k"),
@@ -194,6 +195,7 @@ def test_every_malformed_input_exits_2_with_one_line_naming_file_and_field(base_
     line = _one_line_error(err)
     assert code == 2, line
     assert str(bad) in line and field in line, line
+    assert len(line) < 500 + len(str(bad)), line  # one short line, whatever the input holds
 
 
 def test_a_folder_with_only_the_parquet_is_read(base_run, tmp_path, capsys):
@@ -233,6 +235,12 @@ def test_the_pytest_helper_names_every_bad_argument(base_run, kwargs, name):
     args = {"baseline_dir": base_run, "candidate": base_run, "config": CONFIG, **kwargs}
     with pytest.raises(ValueError, match=rf"^{name}\b"):
         assert_no_regression(args.pop("baseline_dir"), args.pop("candidate"), **args)
+
+
+def test_a_malformed_limit_is_exit_2(base_run, capsys, monkeypatch):
+    monkeypatch.setenv("RAGDIAG_MAX_GATE_BYTES", "lots")
+    code, out, err = run(capsys, "gate", base_run, base_run, "--config", CONFIG)
+    assert code == 2 and "RAGDIAG_MAX_GATE_BYTES must be a positive integer" in _one_line_error(err)
 
 
 @pytest.mark.parametrize("cut", ["nan", "-1", "1e309", "inf", "2.5"])

@@ -95,8 +95,8 @@ class GateRun:
 # --- reading, every field checked ------------------------------------------------------------------------------
 def _read(path: Path, what: str) -> bytes:
     """The bytes of one file of the folder: a regular file under the size limit, else :class:`RunError`."""
-    limit = Limits.from_env().max_gate_bytes
     try:
+        limit = Limits.from_env().max_gate_bytes  # a malformed RAGDIAG_MAX_* is a LimitError too
         return read_limited(path, limit, what=what, env_var=ENV["max_gate_bytes"])
     except LimitError as exc:
         raise RunError(str(exc).replace(f"{what} {path.name!r}", str(path), 1)) from None
@@ -124,7 +124,7 @@ def _text(value: Any, where: str, name: str) -> str:
 
 def _whole(value: Any, where: str, name: str, *, low: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise RunError(f"{where}: {name} must be a whole number of at least {low}, got {value!r}")
+        raise RunError(f"{where}: {name} must be a whole number of at least {low}, got {_short(repr(value), 60)}")
     return value
 
 
@@ -154,7 +154,7 @@ def _stamps(summary: dict, where: str) -> dict:
     try:
         gate = Gate.from_stamp(summary["gate"], where=where)
     except GateError as exc:
-        raise RunError(str(exc)) from None
+        raise RunError(_short(str(exc))) from None
     sha = _text(truth.get("sha256"), where, "truth.sha256")
     if not sha:
         raise RunError(f"{where} has no ground-truth hash (truth.sha256; written by an older ragdiag): "
@@ -168,6 +168,11 @@ def _stamps(summary: dict, where: str) -> dict:
                 pipeline_version=_text(summary.get("pipeline_version"), where, "pipeline_version"),
                 ragdiag_version=_text(summary.get("ragdiag_version"), where, "ragdiag_version"),
                 gate=gate)
+
+
+def _short(text: str, limit: int = 300) -> str:
+    """``text`` cut to ``limit`` characters (a stamp holding a huge value still makes a one-line message)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _shown(text: str) -> str:
