@@ -331,3 +331,30 @@ def test_a_link_to_a_device_is_never_replaced(tmp_path):
     with pytest.raises(OutputError, match="character device, not a regular file"):
         write_all({tmp_path / "a.txt": "a", link: "{}"})
     assert Path("/dev/null").is_char_device() and not (tmp_path / "a.txt").exists()
+
+
+def test_a_save_killed_mid_write_leaves_the_file_and_its_temp_is_cleaned_next_time(tmp_path):
+    """``kill -9`` while the bytes are being written: the file is as it was; the next write removes the orphan."""
+    target = tmp_path / "kb.truth.json"
+    target.write_text('{"questions": [], "ood": []}\n')
+    before = target.read_bytes()
+    script = ("import os, sys, time\n"
+              "from ragdiag.core import files\n"
+              "def stuck(fd, data):\n"
+              "    os.write(fd, data[:10])\n"
+              "    print('writing', flush=True)\n"
+              "    time.sleep(600)\n"
+              "files._write_fd = stuck\n"
+              f"files.atomic_write({str(target)!r}, 'x' * 100000)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                            cwd=Path(__file__).resolve().parent.parent,
+                            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    try:
+        assert proc.stdout.readline().strip() == "writing"  # the signal: it is mid-write
+    finally:
+        proc.kill()
+        proc.wait()
+    orphans = list(tmp_path.glob(f".kb.truth.json.*{TMP_SUFFIX}"))
+    assert len(orphans) == 1 and target.read_bytes() == before
+    atomic_write(target, "{}\n")
+    assert not list(tmp_path.glob(f".*{TMP_SUFFIX}")) and target.read_text() == "{}\n"
