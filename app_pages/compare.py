@@ -37,7 +37,7 @@ try:
     declared = declared_baseline()
 except ValueError as exc:  # a project file that cannot be read: say so, offer no planned family
     declared = None
-    st.caption(f"No baseline: {exc}")
+    st.caption(f"No baseline: {md_text(exc)}")
 if declared is not None and declared.config not in config_labels(ev):
     st.caption(f"The declared baseline {declared.words()} was not evaluated here.")
     declared = None
@@ -212,7 +212,7 @@ else:
     everything = config_labels(ev)
     if view == "baseline":
         st.markdown(f"Baseline: **{md_text(describe_config(declared.config))}** ({declared.config}), declared by "
-                    f"`{declared.source}` before looking; the candidates are every other configuration.")
+                    f"`{str(declared.source).replace('`', '')}` before looking; the candidates are every other configuration.")
         others = [x for x in everything if x != declared.config]
         cand = c1.selectbox("Candidate", others, key="b", bind="query-params")
         fam = family_for(token, k, phrasing, declared.config, ev)

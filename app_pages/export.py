@@ -8,6 +8,7 @@ from ragdiag.present.export import per_query_parquet, summary_json
 from ragdiag.present.per_query import per_query_frame
 from ui import cache
 from ui.context import config_words, context
+from ui.html import md_text
 from ui.jobs import evaluation
 
 st.title("Export")
@@ -38,13 +39,19 @@ st.subheader("Report for product owners")
 ctx = context(ev, token)
 config, cut, keep = ctx.config, ctx.cut, ctx.keep
 st.caption(f"About {config_words(config)} at cut {cut:.4f}, keeping at most {keep} chunks (the sidebar's context).")
-html, markdown = _report(token, config, cut, keep, ev)
-b1, b2 = st.columns(2)
-b1.download_button("Download report (HTML)", html, file_name="ragdiag-report.html", mime="text/html",
-                   icon=":material/download:", width="stretch")
-b2.download_button("Download report (Markdown)", markdown, file_name="ragdiag-report.md", mime="text/markdown",
-                   icon=":material/download:", width="stretch")
-st.caption(f"Chosen configuration {config}, gate: keep at most {keep} chunks closer than {cut:.3f}.")
+try:
+    html, markdown = _report(token, config, cut, keep, ev)
+except ValueError as exc:  # a context the report cannot be priced at (a cut of 0 keeps nothing): said, not raised
+    html = markdown = None
+    st.info(f"No report at cut {cut:.4f}: {md_text(exc)}. A cut of 0 keeps no chunk at all; set a cut above 0 in "
+            "the sidebar (the default is 0.6). The files below do not depend on the cut.")
+if html is not None:
+    b1, b2 = st.columns(2)
+    b1.download_button("Download report (HTML)", html, file_name="ragdiag-report.html", mime="text/html",
+                       icon=":material/download:", width="stretch")
+    b2.download_button("Download report (Markdown)", markdown, file_name="ragdiag-report.md", mime="text/markdown",
+                       icon=":material/download:", width="stretch")
+    st.caption(f"Chosen configuration {md_text(config)}, gate: keep at most {keep} chunks closer than {cut:.3f}.")
 
 st.subheader("Per-query results and standard files")
 csv, parquet, summary, trec = _tables(token, ev)

@@ -73,7 +73,7 @@ try:
         st.info("No run loaded yet.")
         st.stop()
 except RunError as exc:
-    st.error(f"This run cannot be evaluated ({len(exc.problems)} problem(s)):")
+    st.error(f"This run cannot be evaluated: {md_text(str(exc).splitlines()[0].removeprefix('run '))}")
     st.code("\n".join(exc.problems[:50]), language=None)
     st.stop()
 for note in run.notes:

@@ -44,7 +44,7 @@ if note:
 try:
     state = file_state(target)
 except ValueError as exc:
-    st.error(f"Cannot open {target.name}: {exc}")
+    st.error(f"Cannot open {md_text(target.name)}: {md_text(exc)}")
     st.stop()
 data: dict = state["data"]
 base = state["base"]
@@ -59,10 +59,10 @@ def _set_data(new: dict) -> None:
 dirty = data != base.data
 n_q = len(data.get("questions") or [])
 n_o = len(data.get("ood") or [])
-st.caption(f"File **{target.name}** ({base.fmt.upper()}, the configured ground-truth file) · {n_q} questions · {n_o} "
+st.caption(f"File **{md_text(target.name)}** ({base.fmt.upper()}, the configured ground-truth file) · {n_q} questions · {n_o} "
            f"out-of-domain queries · " + ("**unsaved changes**" if dirty else "saved"))
 if base.sha256 is None:
-    st.info(f"There is no {target.name} yet: this page starts a new one, and Save creates it.")
+    st.info(f"There is no {md_text(target.name)} yet: this page starts a new one, and Save creates it.")
 
 
 cols = st.columns([1, 1, 4])
@@ -132,7 +132,7 @@ with tab_add:
     for name in names:
         if f"gt_new_{name}" not in st.session_state and f"_keep_gt_new_{name}" in st.session_state:
             st.session_state[f"gt_new_{name}"] = st.session_state[f"_keep_gt_new_{name}"]
-        texts[name] = st.text_input(f"Phrasing '{name}'", key=f"gt_new_{name}",
+        texts[name] = st.text_input(f"Phrasing '{md_text(name)}'", key=f"gt_new_{name}",
                                     help="course: in the documents' words; ticket: as a user would write a "
                                          "support ticket. Don't copy the needle.")
         if texts[name].strip() and needle:
@@ -197,7 +197,7 @@ with tab_q:
             k = f"gt_ed_{chosen}_{name}"
             if k not in st.session_state:
                 st.session_state[k] = st.session_state.get(f"_keep_{k}", str(current.get(name, "")))
-            edited[name] = st.text_input(f"{chosen}: phrasing '{name}'", key=k)
+            edited[name] = st.text_input(f"{md_text(chosen)}: phrasing '{md_text(name)}'", key=k)
             st.session_state[f"_keep_{k}"] = edited[name]
             if edited[name].strip() and isinstance(q.get("needle"), str):
                 lk = leakage(edited[name], q["needle"])

@@ -60,7 +60,7 @@ displaced = [(h, q) for h in items for q in h.displaced]
 st.subheader(f"Queries displaced ({len(displaced)})")
 st.caption(f"Answerable queries with a listed chunk in their top {k} while no chunk holding their needle was.")
 for h, qid in displaced:
-    st.page_link("app_pages/inspector.py", label=f"{qid} · crowded by {h.chunk_id}", icon=":material/search:",
+    st.page_link("app_pages/inspector.py", label=f"{md_text(qid)} · crowded by {md_text(h.chunk_id)}", icon=":material/search:",
                  query_params={"q": qid, "config": config})
 if not displaced:
     st.caption("None.")

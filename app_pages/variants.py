@@ -105,7 +105,7 @@ st.altair_chart(bars + chart, width="stretch")
 st.subheader("Verdicts against the baseline")
 for r in rows:
     if r.p is not None:
-        (st.info if r.status == "not shown different" else st.warning)(r.verdict)
+        (st.info if r.status == "not shown different" else st.warning)(md_text(r.verdict))
 
 st.subheader("A cut belongs to one model")
 cut = gate_settings()[0]  # the context's cut (sidebar)
@@ -120,6 +120,6 @@ st.caption("Cosine distances of two models are not on one scale: a cut tuned for
            "survives a model change.")
 
 for name, reason in ev.unavailable.items():
-    st.warning(f"**{name}** is unavailable: {reason}")
+    st.warning(f"**{md_text(name)}** is unavailable: {md_text(reason)}")
 with st.expander("Stamps: which model, precision and index made which numbers"):
     st.json({r.config: r.stamp for r in rows if r.stamp}, expanded=False)

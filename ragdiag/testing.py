@@ -13,6 +13,7 @@ their statistics are those of ``python -m ragdiag gate`` (:mod:`ragdiag.present.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .core.defaults import ALPHA
@@ -52,22 +53,57 @@ def assert_no_regression(baseline_dir, candidate, *, config: str, candidate_conf
         On a failing check (a newly destroyed needle, a rate shown worse), or inconclusive with ``strict``;
         its ``report`` attribute is the :class:`GateReport`.
     ValueError
-        When the runs cannot be compared (:class:`~ragdiag.present.regression.RunError`: different ground truths,
-        missing files).
+        When an argument is not usable (the message names it: ``config``, ``candidate``, ``baseline_dir``,
+        ``cut``, ``margin``, ...; a ``cut`` must be a finite cosine distance in [0, 2]), or when the runs cannot
+        be compared (:class:`~ragdiag.present.regression.RunError`: different ground truths, a missing file, a
+        malformed stamp or column, named with its file and field).
     """
-    from .present.regression.checks import gate_report
+    from .core.gate import Gate
+    from .evaluation.evaluate import Evaluation
+    from .present.regression.checks import check_options, gate_report
     from .present.regression.render import gate_markdown
     from .present.regression.runs import load_run, run_from_evaluation
 
-    cand_config = candidate_config or config
+    config = _config(config, "config")
+    cand_config = config if candidate_config is None else _config(candidate_config, "candidate_config")
+    baseline_dir = _folder(baseline_dir, "baseline_dir")
+    if not isinstance(candidate, Evaluation):
+        try:
+            candidate = _folder(candidate, "candidate")
+        except ValueError:
+            raise ValueError("candidate must be an `eval --out` folder (str or Path) or an Evaluation, got "
+                             f"{type(candidate).__name__}") from None
+    check_options(margin=margin, alpha=alpha)
+    if cut is not None:
+        cut = Gate().with_cut(cut).cut  # GateError (a ValueError): "cut must be a finite cosine distance ..."
+    if not isinstance(strict, bool):
+        raise ValueError(f"strict must be True or False, got {strict!r}")
     baseline = load_run(baseline_dir, config)
-    if isinstance(candidate, (str, Path)):
-        cand = load_run(candidate, cand_config)
+    if isinstance(candidate, Evaluation):
+        cand = run_from_evaluation(candidate, cand_config, gate=baseline.gate)
     else:
-        cand = run_from_evaluation(candidate, cand_config, keep=baseline.keep, cut=baseline.cut)
+        cand = load_run(candidate, cand_config)
     report = gate_report(baseline, cand, margin=margin, alpha=alpha, cut=cut, strict=strict)
     if report.exit_code == 1:
         error = AssertionError("retrieval regressed against the baseline\n\n" + gate_markdown(report))
         error.report = report  # each check's verdict, for the pytest plugin's one test case per check
         raise error
     return report
+
+
+def _config(value, name: str) -> str:
+    from .evaluation.records import parse_key
+
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{name} must be a configuration like 'E/hybrid', got {value!r}")
+    try:
+        return parse_key(value).label
+    except ValueError as exc:
+        raise ValueError(f"{name} {value!r}: {exc}") from None
+
+
+def _folder(value, name: str) -> Path:
+    if isinstance(value, (bytes, bytearray)) or not isinstance(value, (str, os.PathLike)) or not os.fspath(value):
+        raise ValueError(f"{name} must be an `eval --out` folder (str or Path), got {type(value).__name__} "
+                         f"{value!r:.60}")
+    return Path(value)

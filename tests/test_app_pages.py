@@ -211,10 +211,10 @@ def test_threshold_use_this_cut_applies_the_proposal_exactly(fake_app, lib):
     assert "misses the goal of at most 5%" in texts(at)  # at cut 1 every off-topic query gets sources
     at.button(key="use_cut").click()
     run(at)
-    assert at.number_input(key="cut").value == choice.cut
+    assert at.number_input(key="cut").value == choice.proposal.cut
     assert float(at.query_params["cut"][0] if isinstance(at.query_params["cut"], list)
-                 else at.query_params["cut"]) == choice.cut
-    assert f"At the cut on screen, **{choice.cut:.4f}**, 0 of 2 off-topic queries get sources" in texts(at)
+                 else at.query_params["cut"]) == choice.proposal.cut
+    assert f"At the cut on screen, **{choice.proposal.cut:.4f}**, 0 of 2 off-topic queries get sources" in texts(at)
     assert "meets the goal" in texts(at)
     # the download carries exactly the cut on screen (here the proposal, after "Use this cut")
     assert f"Download the thresholds at cut {cut_text(choice.proposal.cut)} (YAML)" in [
@@ -230,7 +230,7 @@ def test_threshold_answered_goal(fake_app, lib):
     at.segmented_control(key="goal").set_value("answered at least")
     run(at)
     choice = cut_choice(gate_table(lib, "E/hybrid", Gate(4)), Goal(min_answered=0.5))
-    assert f"Use this cut: {choice.cut:.4f}" in [b.label for b in at.button]
+    assert f"Use this cut: {choice.proposal.cut:.4f}" in [b.label for b in at.button]
     assert "0 of 8 answerable queries are answered (0%): it misses the goal of at least 50%" in texts(at)
 
 

@@ -78,3 +78,27 @@ def test_cost_table(tiny_folder, tmp_path, capsys):
 def test_bad_cut_is_a_usage_error(tiny_folder, capsys):
     code, out, err = run_main(capsys, "funnel", "--corpus", tiny_folder, "--cut", "5")
     assert code == 2 and "--cut" in err
+
+
+def test_funnel_of_hybrid_alone_computes_the_dense_stage_it_reads(tiny_folder, tmp_path, capsys, monkeypatch):
+    """``--retrievers hybrid`` without dense: the funnel's dense stage is ranked from the registry, as the
+    evaluation would rank it (no internal hint about ``encoder=``); equal to the funnel of an evaluation of both."""
+    from ragdiag.analyses.funnel import funnels
+    from ragdiag.documents.corpus import load_corpus
+    from ragdiag.documents.truth import default_truth_path, load_truth
+    from ragdiag.evaluation.evaluate import evaluate
+
+    from fakes import fake_encoder
+
+    monkeypatch.setenv("RAGDIAG_ENCODER", "fakes:fake_encoder")
+    code, out, err = run_main(capsys, "funnel", "--corpus", tiny_folder, "--no-cache", "--strategies", "E",
+                              "--retrievers", "hybrid", "--json")
+    assert code == 0, err
+    got = {c["config"]: c for c in json.loads(out)["configs"]}
+    corpus = load_corpus(tiny_folder)
+    ev = evaluate(corpus, load_truth(default_truth_path(corpus.root), corpus), encoder=fake_encoder(),
+                  strategies="E", retrievers="dense,hybrid")
+    want = {f.config.label: f for f in funnels(ev)}["E/hybrid"]
+    assert list(got) == ["E/hybrid"]
+    assert {s: v["count"] for s, v in got["E/hybrid"]["stages"].items()} == {
+        s: iv.successes for s, iv in want.intervals().items()}

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from ragdiag.core.gate import Gate
 from ragdiag.cli.parser import main
 from ragdiag.present.history import HistoryError, open_history
 from ragdiag.present.regression.runs import DestroyedRecord, GateRun, QueryRecord
@@ -102,7 +103,7 @@ def _q(qid: str, rank: int, good: float, *, kind="answerable", first=None) -> Qu
 
 def _run(sha: str, queries, destroyed=()) -> GateRun:
     return GateRun(source="hand", config="E/hybrid", queries=tuple(queries), destroyed=tuple(destroyed),
-                   truth_sha256=sha, truth_source="t.json", questions=2, cut=0.6, keep=4, primary_k=4)
+                   truth_sha256=sha, truth_source="t.json", questions=2, gate=Gate(4, 0.6, 4))
 
 
 def test_changes_against_the_previous_accepted_run_on_the_same_truth(tmp_path):

@@ -108,7 +108,7 @@ def test_every_surface_reads_one_gate(evaluations, data):
     assert rec.cut == rec_choice.proposal.cut
     assert rec.answered.count == rates_at(rec_table, rec.cut)["answered"].count
     # the regression gate, stamped at this cut: its answered and bluff rates are these counts
-    run = run_from_evaluation(ev, cfg, keep=keep, cut=cut)
+    run = run_from_evaluation(ev, cfg, gate=gate.with_cut(cut))
     checks = {c.name: c for c in gate_report(run, run).checks}
     n_in, n_ood = table.n_answerable, table.n_ood
     assert checks["answered"].baseline == pytest.approx(row.answered / n_in)

@@ -63,11 +63,19 @@ def test_clients_are_not_told_the_server_path_of_the_app(monkeypatch):
 def test_an_upload_of_millions_of_bad_lines_keeps_a_bounded_list(tiny_truth):
     from ragdiag.evaluation.external import MAX_PROBLEMS, RunError, parse_run
 
+    read = []
+
+    def lines():  # counts what the parser reads: the cap is on work, not only on messages
+        for n in range(200_000):
+            read.append(n)
+            yield "{}"
+
     with pytest.raises(RunError) as exc:
-        parse_run(["{}"] * 200_000, tiny_truth)
-    problems = exc.value.problems
-    assert len(problems) == MAX_PROBLEMS + 1
-    assert problems[-1] == f"... and {200_000 - MAX_PROBLEMS:,} more problem(s) of the same kinds"
+        parse_run(lines(), tiny_truth)
+    assert len(exc.value.problems) == exc.value.count == MAX_PROBLEMS
+    assert len(read) == MAX_PROBLEMS + 1 and exc.value.stopped_at == MAX_PROBLEMS + 1
+    assert str(exc.value).startswith(f"run <run> has at least {MAX_PROBLEMS:,} problem(s); reading stopped at line "
+                                     f"{MAX_PROBLEMS + 1:,}")
 
 
 # ----- data text escaped where Streamlit renders Markdown (AppTest) -------------------------------------------

@@ -9,9 +9,10 @@ from __future__ import annotations
 import math
 from typing import Iterable
 
+import numpy as np
 import pandas as pd
 
-__all__ = ["DASH", "pct", "rate", "interval", "points", "share", "ordinal", "drop_constant", "dash_missing",
+__all__ = ["DASH", "pct", "rate", "interval", "points", "share", "ordinal", "drop_constant", "dash_missing", "one_type",
            "highlight_row", "said_once", "ACCENT", "ACCENT_BG"]
 
 DASH = "–"
@@ -61,8 +62,41 @@ def ordinal(n: int) -> str:
 
 
 def dash_missing(df: pd.DataFrame) -> pd.DataFrame:
-    """Every missing value (None, NaN) shown as a dash, never "None"."""
-    return df.astype(object).where(df.notna(), DASH)
+    """Every missing value (None, NaN) shown as a dash, never "None"; one type per column (:func:`one_type`)."""
+    return one_type(df.astype(object).where(df.notna(), DASH))
+
+
+def _kind(value) -> str:
+    """What Arrow makes of a value: numbers of any width mix, text does not mix with them."""
+    import numbers
+
+    if isinstance(value, (bool, np.bool_)):
+        return "bool"
+    if isinstance(value, numbers.Number):
+        return "number"
+    return type(value).__name__
+
+
+def one_type(df: pd.DataFrame) -> pd.DataFrame:
+    """The frame with every column of mixed Python types (integers and dashes) turned to text, so Arrow can
+    serialise it: Streamlit would otherwise log a traceback per table and convert it itself.
+
+    >>> import pyarrow as pa
+    >>> f = one_type(pd.DataFrame({"rank": [3, DASH], "n": [1, 2]}))
+    >>> f["rank"].tolist(), f["n"].tolist(), pa.Table.from_pandas(f).num_rows
+    (['3', '–'], [1, 2], 2)
+    """
+    out = df
+    for col in df.columns:
+        values = df[col]
+        if values.dtype != object:
+            continue
+        kinds = {_kind(v) for v in values if v is not None}
+        if len(kinds) > 1:
+            if out is df:
+                out = df.copy()
+            out[col] = values.map(lambda v: v if isinstance(v, str) else ("" if v is None else str(v)))
+    return out
 
 
 def drop_constant(df: pd.DataFrame, keep: Iterable[str] = ()) -> tuple[pd.DataFrame, dict]:
@@ -70,6 +104,7 @@ def drop_constant(df: pd.DataFrame, keep: Iterable[str] = ()) -> tuple[pd.DataFr
 
     Tables of a single row keep every column; columns in ``keep`` are never dropped.
     """
+    df = one_type(df)
     if len(df) < 2:
         return df, {}
     keep = set(keep)

@@ -18,6 +18,7 @@ from ragdiag.evaluation.records import Evaluation
 from ragdiag.documents.truth import GroundTruth
 from ui import cache
 from ui.background import Background
+from ui.html import md_text
 from ui.state import Settings, _file_sha, load_inputs, operator_settings, read_inputs, settings
 
 __all__ = ["evaluation", "evaluation_of", "first_strategy", "job_notes", "start_operator_job", "url_strategies"]
@@ -118,7 +119,7 @@ def _wait_for(sched, need: list[str]):
     state = sched.state()
     for name in need:
         if name in state.failed:
-            st.error(f"Strategy {name} could not be evaluated: {state.failed[name]}")
+            st.error(f"Strategy {md_text(name)} could not be evaluated: {md_text(state.failed[name])}")
             st.stop()
     return state
 

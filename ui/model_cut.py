@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ragdiag.evaluation.records import Evaluation
+from ui.html import md_text
 
 
 def model_cut_caption(ev: Evaluation, token: str, config: str, cut: float, container=st) -> None:
@@ -20,6 +21,6 @@ def model_cut_caption(ev: Evaluation, token: str, config: str, cut: float, conta
         reading = (f"Cut {cut:.3f} is percentile **{pct:.1f}** of the {strategy} chunks' distances to their "
                    "nearest other chunk, a reading that carries over to another model.")
     except Exception as exc:  # noqa: BLE001 - the note is informative; the page stands without it
-        reading = f"(The model-independent percentile could not be computed: {exc})"
-    container.caption(f"These are **{model}** cosine distances: a cut belongs to one embedding model and means "
+        reading = f"(The model-independent percentile could not be computed: {md_text(exc)})"
+    container.caption(f"These are **{md_text(model)}** cosine distances: a cut belongs to one embedding model and means "
                       f"something else for another. {reading}")

@@ -181,7 +181,7 @@ def _check_access(s: Settings) -> None:
     try:
         _allowed(s)
     except AccessError as exc:
-        st.error(f"Cannot open that: {exc}.")
+        st.error(f"Cannot open that: {md_text(exc)}.")
         st.info("Choose the configured corpus (clear the sidebar fields), or ask the operator to add the folder "
                 "to RAGDIAG_ROOTS.")
         st.stop()

@@ -14,6 +14,7 @@ from pathlib import Path
 import streamlit as st
 
 from ragdiag.authoring.save import ConflictError, backup_path, merge, open_truth, renumber_new_ids, save_truth
+from ui.html import md_text
 from ui.state import Settings
 
 __all__ = ["PERSIST", "restore_widgets", "keep_widgets", "save_target", "file_state", "save", "reload", "say",
@@ -89,8 +90,38 @@ def save(target: Path, state: dict) -> None:
         st.session_state.pop(CONFLICT, None)
     except ConflictError as exc:
         st.session_state[CONFLICT] = str(exc)
-    except (OSError, ValueError) as exc:
-        say("error", f"Not saved: {exc}")
+    except (OSError, ValueError) as exc:  # a full disk: one line, the file as it was; no server path shown
+        text = str(exc)
+        paths = {str(target.resolve()): target.name, str(target): target.name,
+                 str(target.parent.resolve()): "its folder", str(target.parent): "its folder"}
+        for where in sorted(paths, key=len, reverse=True):  # the file before its folder
+            text = text.replace(where, paths[where])
+        say("error", f"Not saved: {md_text(text)}")
+
+
+def conflict_note(conflicts: list[str], mine: dict) -> str:
+    """What a merge did with the entries both sides changed, said as it is (:func:`ragdiag.authoring.save.merge`).
+
+    An entry both changed keeps this session's version, except one this session *deleted* while the file's
+    version edited it: the merge keeps the edited entry (an edit is not lost to a deletion), so the note says
+    the deletion was dropped and how to delete it again.
+
+    >>> conflict_note(["q1"], {"questions": [{"id": "q1"}]})
+    ' Both sides changed q1: your version is kept.'
+    >>> conflict_note(["q2"], {"questions": []})
+    ' You deleted q2, which was edited on disk: the edited version is kept and your deletion was dropped; delete it again if you mean to.'
+    """
+    from ragdiag.authoring.edit import ids
+
+    have = ids(mine)
+    kept = [c for c in conflicts if c in have]
+    dropped = [c for c in conflicts if c not in have]
+    note = f" Both sides changed {md_text(', '.join(kept))}: your version is kept." if kept else ""
+    if dropped:
+        names = md_text(", ".join(dropped))
+        note += (f" You deleted {names}, which {'was' if len(dropped) == 1 else 'were'} edited on disk: the edited "
+                 "version is kept and your deletion was dropped; delete it again if you mean to.")
+    return note
 
 
 def reload(target: Path, state: dict, keep_mine: bool) -> None:
@@ -106,8 +137,9 @@ def reload(target: Path, state: dict, keep_mine: bool) -> None:
         mine, renamed = renumber_new_ids(state["base"].data, state["data"], disk.data)
         merged, conflicts = merge(state["base"].data, mine, disk.data)
         state["data"] = merged
-        note = f" Both sides changed {', '.join(conflicts)}: your version is kept." if conflicts else ""
-        note += "".join(f" {old} was added on disk too: yours is now {new}." for old, new in renamed.items())
+        note = conflict_note(conflicts, mine)
+        note += "".join(f" {md_text(old)} was added on disk too: yours is now {md_text(new)}."
+                        for old, new in renamed.items())
         say("info", "Reloaded from disk with your edits applied on top; save again." + note)
     else:
         state["data"] = copy.deepcopy(disk.data)

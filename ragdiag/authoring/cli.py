@@ -109,10 +109,12 @@ def cmd_suggest(args) -> int:
     corpus = _corpus_for(args)
     sugg = suggest(corpus, args.n, n_ood=args.ood)
     fmt = "yaml" if out.suffix.lower() in (".yaml", ".yml") else "json"
+    from ..core.files import OutputError, atomic_write
+
     try:
-        out.write_text(dumps(to_truth_data(sugg), fmt), encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot write {str(out)!r}: {exc.strerror or exc}") from None
+        atomic_write(out, dumps(to_truth_data(sugg), fmt))
+    except OutputError as exc:
+        raise UsageError(str(exc)) from None
     for note in sugg.notes:
         print(f"note: {note}", file=sys.stderr)
     print(f"wrote {out}: {len(sugg.questions)} candidate needles ({sugg.eligible} eligible sentences in "

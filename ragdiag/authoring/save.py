@@ -3,11 +3,12 @@
 - The file is written as it was read: JSON (2-space indent) or YAML, keeping
   every key ragdiag does not understand (the data is the parsed mapping itself;
   nothing is rebuilt from :class:`ragdiag.documents.truth.GroundTruth`).
-- Atomically: the new text goes to a temporary file in the same folder, is
-  flushed to disk, and replaces the file with one ``os.replace``; a crash at
-  any point leaves either the old file or the new one, never half of one.
-- The previous version is kept beside it (``kb.truth.prev.json``). The file keeps
-  its permission bits, and a symlinked file stays a symlink (its target is
+- Atomically (:func:`ragdiag.core.files.atomic_write`): the new text goes to a temporary file in the same
+  folder, is flushed to disk, and replaces the file with one ``os.replace``; a crash or a full disk at
+  any point leaves either the old file or the new one, never half of one, and the temporary files of a
+  killed save are removed by the next save.
+- The previous version is kept beside it (``kb.truth.prev.json``, with the file's permission bits). The file
+  keeps its permission bits, and a symlinked file stays a symlink (its target is
   what is rewritten).
 - Optimistic concurrency: :func:`save_truth` takes the SHA-256 of the bytes
   that were opened and refuses (:class:`ConflictError`) when the file on disk
@@ -27,10 +28,10 @@ import contextlib
 import copy
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..core.files import file_mode
 
 __all__ = ["Opened", "ConflictError", "open_truth", "save_truth", "dumps", "merge", "renumber_new_ids", "backup_path",
            "new_truth"]
@@ -135,44 +136,28 @@ def _locked(path: Path):
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
-def _mode(path: Path) -> int:
-    """The permission bits ``path`` has (a new file: what ``open`` would give it under the umask)."""
-    try:
-        return path.stat().st_mode & 0o7777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+def _atomic_write(path: Path, raw: bytes, *, mode: int | None = None) -> None:
+    """:func:`ragdiag.core.files.atomic_write`: temp file beside it, fsync, rename; the temp files of killed
+    saves cleaned first; ``mode`` (default: the file's own) kept."""
+    from ..core.files import atomic_write
+
+    atomic_write(path, raw, mode=mode)
 
 
-def _atomic_write(path: Path, raw: bytes) -> None:
-    mode = _mode(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
+def _clean_legacy_temps(path: Path) -> None:
+    """Remove ``.NAME.XXXXXX.tmp`` files an earlier ragdiag's killed save left (under the lock: no save runs)."""
+    for tmp in path.parent.glob(f".{path.name}.*.tmp"):
         with contextlib.suppress(OSError):
-            os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):  # make the rename itself durable
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+            tmp.unlink()
 
 
 def save_truth(path: str | Path, data: dict, *, expected_sha256: str | None, fmt: str | None = None) -> Opened:
     """Write ``data`` to ``path`` atomically, if the file is still what was opened (``expected_sha256``).
 
     ``expected_sha256`` is :attr:`Opened.sha256` (None: the file did not exist). Raises
-    :class:`ConflictError` when the file on disk differs. Returns the file as now opened.
+    :class:`ConflictError` when the file on disk differs, :class:`~ragdiag.core.files.OutputError` (a
+    ``ValueError``, one line) when it cannot be written (a full disk leaves the file and its backup as they
+    were). Temporary files of saves killed earlier are removed. Returns the file as now opened.
     """
     given = path = Path(path)
     fmt = fmt or _fmt(path)
@@ -182,13 +167,14 @@ def save_truth(path: str | Path, data: dict, *, expected_sha256: str | None, fmt
     if not path.parent.is_dir():
         raise ValueError(f"folder {str(path.parent)!r} does not exist")
     with _locked(path):
+        _clean_legacy_temps(path)
         current = _read(path)
         if _sha(current) != expected_sha256:
             what = "was created" if expected_sha256 is None else "was deleted" if current is None else "changed"
             raise ConflictError(f"{path.name} {what} on disk since it was opened; reload it (your edits can be "
                                 "merged onto it) before saving")
-        if current is not None:
-            _atomic_write(backup_path(path), current)
+        if current is not None:  # the backup has the original's permission bits, not the umask's
+            _atomic_write(backup_path(path), current, mode=file_mode(path))
         _atomic_write(path, raw)
     return Opened(given, fmt, _sha(raw), copy.deepcopy(data))
 

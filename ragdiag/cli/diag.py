@@ -39,12 +39,13 @@ def _dump(doc) -> None:
 
 def cmd_funnel(args) -> int:
     """``funnel``: the first stage at which each answerable query was lost, per configuration."""
-    from .common import UsageError
+    from .common import UsageError, cli_encoder
     from ..analyses.funnel import STAGES, format_funnel, funnels, stage_records
 
-    ev = _configs(args)
+    encoder = cli_encoder(args)  # one encoder: a stage another retriever ranks (E/hybrid's dense) is computed too
+    ev = _configs(args, encoder)
     try:
-        items = funnels(ev, gate=Gate.from_options(keep=args.keep, cut=args.cut, k=args.k))
+        items = funnels(ev, gate=Gate.from_options(keep=args.keep, cut=args.cut, k=args.k), encoder=encoder)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.json:

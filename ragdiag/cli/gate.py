@@ -92,7 +92,7 @@ def cmd_threshold(args) -> int:
         raise UsageError(f"--folds must be between 2 and 20, got {args.folds}")
     export = getattr(args, "export", None)
     if export:
-        _check_export(export)  # before any work
+        _check_export(export, getattr(args, "force", False))  # before any work
     current = _current_cut(args)  # before any work: a bad value or file is one line
     if args.bluff_cost is not None and not (math.isfinite(args.bluff_cost) and args.bluff_cost > 0):
         raise UsageError(f"--bluff-cost must be a positive number of lost answers, got {args.bluff_cost}")
@@ -199,34 +199,21 @@ def _proposal_extras(table, choice, goal, args, current) -> dict:
     return out
 
 
-def _check_export(path: str) -> None:
-    """``--export`` must be a writable file that is absent or an earlier ragdiag thresholds export."""
-    from pathlib import Path
-
+def _check_export(path: str, force: bool = False) -> None:
+    """``--export`` must be a writable file that is absent or an earlier ragdiag thresholds export (or ``force``)."""
     from ..analyses.threshold.export import is_thresholds_export
-    from .common import _check_out_file
+    from ..core.files import check_output, has_signature
 
-    out = Path(path)
-    try:
-        _check_out_file(out)
-    except UsageError as exc:
-        raise UsageError(str(exc).replace("--out", "--export")) from None
-    if out.exists():
-        try:
-            ours = is_thresholds_export(out.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError):
-            ours = False
-        if not ours:
-            raise UsageError(f"--export {path!r} exists and is not an earlier ragdiag thresholds export; "
-                             "refusing to overwrite it (choose another file name)")
+    check_output(path, what="--export", force=force, ours=lambda p: has_signature(p, is_thresholds_export),
+                 example="thresholds.yaml", force_hint=None, ours_words="an earlier ragdiag thresholds export")
 
 
 def _write_export(path: str, ev, cfg, table, choice, rule: str) -> None:
     import sys
-    from pathlib import Path
 
     from ..analyses.recommend import describe_config
     from ..analyses.threshold.export import export_cut, thresholds_yaml
+    from ..core.files import atomic_write
 
     try:
         cut, method = export_cut(choice, rule)
@@ -234,8 +221,8 @@ def _write_export(path: str, ev, cfg, table, choice, rule: str) -> None:
         raise UsageError(f"{exc}: nothing exported (relax the goal)") from None
     # The model whose distances the gate read: a dense@MODEL variant's own, else the run's encoder.
     model = (ev.retriever_stamps.get(cfg.label) or {}).get("model") or dict(ev.encoder_stamp)
-    Path(path).write_text(thresholds_yaml(table, choice, config=cfg.label, model=model, describe=describe_config(cfg),
-                                          rule=rule), encoding="utf-8")
+    atomic_write(path, thresholds_yaml(table, choice, config=cfg.label, model=model, describe=describe_config(cfg),
+                                       rule=rule))
     print(f"wrote {path}: cut {cut_text(cut)} ({method})", file=sys.stderr)
 
 

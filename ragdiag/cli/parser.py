@@ -232,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "k", 1) < 1:
         parser.error("--k must be >= 1")
+    from ..core.files import OutputError
     from ..index.encoder.resolve import ModelUnavailable
 
     from .ranges import check_ranges
@@ -239,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_ranges(args)
         return args.func(args)
-    except (UsageError, ModelUnavailable) as exc:
+    except (UsageError, ModelUnavailable, OutputError) as exc:  # OutputError: a write refused or failed, one line
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -48,6 +48,8 @@ def register(sub, common) -> None:
     p.add_argument("--history", metavar="FILE", nargs="?", const="", default=None,
                    help="add the candidate and the verdict to this run history (ragdiag history; "
                         "without FILE: ragdiag-history.sqlite beside BASELINE)")
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing --junit/--markdown file that ragdiag did not write")
     p.set_defaults(func=cmd_gate)
 
 
@@ -62,36 +64,46 @@ def _config(text: str, what: str) -> str:
     return _known_config(cfg, what).label
 
 
-def _check_file(value: str | None, what: str) -> None:
-    from .common import _check_out_file
+def _check_file(value: str | None, what: str, args) -> None:
+    """``--junit``/``--markdown`` checked before the comparison (:func:`ragdiag.core.files.check_output`)."""
+    from ..core.files import OutputError, check_output, has_signature
+    from ..present.regression.render import is_gate_output
+    from ..present.regression.runs import RUN_FILES
 
-    if value:
-        try:
-            _check_out_file(Path(value))
-        except UsageError as exc:
-            raise UsageError(str(exc).replace("--out", what)) from None
+    if value is None:
+        return
+    inputs = [Path(run) / name for run in (args.baseline, args.candidate) if run for name in RUN_FILES]
+    try:
+        check_output(value, what=what, inputs=inputs, force=args.force,
+                     ours=lambda p: has_signature(p, is_gate_output), example="gate.md" if what == "--markdown"
+                     else "gate.xml")
+    except OutputError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def cmd_gate(args) -> int:
     """``gate BASELINE [CANDIDATE] --config CONFIG``: the checks, the verdict, the exit code."""
     import json
-    import math
 
-    from ..present.regression.checks import gate_report
+    from ..core.files import OutputError, write_all
+    from ..core.gate import GateError, check_cut
+    from ..present.regression.checks import check_options, gate_report
     from ..present.regression.render import gate_junit, gate_markdown
     from ..present.regression.runs import RunError, load_run, run_from_evaluation
     from ..documents.truth import truth_sha256
 
     config = _config(args.config, "--config")
     cand_config = _config(args.candidate_config, "--candidate-config") if args.candidate_config else config
-    if not (math.isfinite(args.margin) and 0 <= args.margin < 1):
-        raise UsageError(f"--margin must be a difference of rates in [0, 1), e.g. 0.05 (5 points); got {args.margin}")
-    if not (math.isfinite(args.alpha) and 0 < args.alpha < 0.5):
-        raise UsageError(f"--alpha must be in (0, 0.5), e.g. 0.05; got {args.alpha}")
-    if args.cut is not None and not (math.isfinite(args.cut) and 0 < args.cut <= 2):
-        raise UsageError(f"--cut must be a cosine distance in (0, 2], e.g. 0.6; got {args.cut}")
-    _check_file(args.junit, "--junit")
-    _check_file(args.markdown, "--markdown")
+    try:
+        check_options(margin=args.margin, alpha=args.alpha)
+        if args.cut is not None:
+            check_cut(args.cut, "--cut")
+    except ValueError as exc:
+        raise UsageError(str(exc).replace("margin ", "--margin ", 1).replace("alpha ", "--alpha ", 1)) from None
+    _check_file(args.junit, "--junit", args)
+    _check_file(args.markdown, "--markdown", args)
+    if args.junit and args.markdown and Path(args.junit).absolute() == Path(args.markdown).absolute():
+        raise UsageError("--junit and --markdown name the same file; name two files")
     try:
         baseline = load_run(args.baseline, config)
         if args.candidate is not None:
@@ -111,11 +123,11 @@ def cmd_gate(args) -> int:
             ev = evaluate_args(args, [strategy], [retriever], loaded)
             if retriever in ev.unavailable:
                 raise UsageError(f"{cand_config} cannot run: {ev.unavailable[retriever]}")
-            candidate = run_from_evaluation(ev, cand_config, keep=baseline.keep, cut=baseline.cut,
+            candidate = run_from_evaluation(ev, cand_config, gate=baseline.gate,
                                             source=f"current corpus {ev.corpus.name or ev.corpus.root}")
         report = gate_report(baseline, candidate, margin=args.margin, alpha=args.alpha, cut=args.cut,
                              strict=args.strict)
-    except RunError as exc:
+    except (RunError, GateError) as exc:
         raise UsageError(f"cannot compare: {exc}") from None
     markdown = gate_markdown(report)
     if args.markdown:
@@ -129,5 +141,13 @@ def cmd_gate(args) -> int:
 
         run_id, path = record_gate(args.history, args.baseline, report, candidate, folder=args.candidate)
         print(f"added run {run_id} ({report.verdict}) to {path}", file=sys.stderr)
+    outputs = {path: text for path, text in ((args.markdown, markdown),
+                                             (args.junit, gate_junit(report) if args.junit else "")) if path}
+    try:
+        written = write_all(outputs)  # both or neither
+    except OutputError as exc:
+        raise UsageError(str(exc)) from None
+    for path in written:
+        print(f"wrote {path}", file=sys.stderr)
     print(json.dumps(report.as_json(), indent=2) if args.json else markdown)
     return report.exit_code

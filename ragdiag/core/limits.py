@@ -29,6 +29,7 @@ ENV = {
     "max_depth": "RAGDIAG_MAX_DEPTH",
     "max_truth_bytes": "RAGDIAG_MAX_TRUTH_BYTES",
     "max_run_bytes": "RAGDIAG_MAX_RUN_BYTES",
+    "max_gate_bytes": "RAGDIAG_MAX_GATE_BYTES",
 }
 
 
@@ -46,6 +47,7 @@ class Limits:
     max_depth: int = 32  # folder nesting under a corpus folder
     max_truth_bytes: int = 20_000_000  # a ground-truth file
     max_run_bytes: int = 20_000_000  # a run file (the dashboard's upload limit matches it)
+    max_gate_bytes: int = 500_000_000  # one file of an `eval --out` folder the regression gate reads
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Limits:

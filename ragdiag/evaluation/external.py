@@ -36,10 +36,14 @@ _WS = re.compile(r"\s+")
 class RunError(ValueError):
     """A run file that cannot be evaluated; ``problems`` names each bad line."""
 
-    def __init__(self, source: str, problems: list[str]):
+    def __init__(self, source: str, problems: list[str], *, count: int | None = None, stopped_at: int | None = None):
         self.source, self.problems = source, problems
+        self.count = len(problems) if count is None else count
+        self.stopped_at = stopped_at
         shown = problems[:20] + ([f"... and {len(problems) - 20} more"] if len(problems) > 20 else [])
-        super().__init__(f"run {source} has {len(problems)} problem(s):\n" + "\n".join(f"  - {p}" for p in shown))
+        how_many = (f"at least {self.count:,} problem(s); reading stopped at line {stopped_at:,} (fix these first)"
+                    if stopped_at else f"{self.count:,} problem(s)")
+        super().__init__(f"run {source} has {how_many}:\n" + "\n".join(f"  - {p}" for p in shown))
 
 
 @dataclass(frozen=True)
@@ -212,6 +216,11 @@ class _Problems(list):
         for item in items:
             self.append(item)
 
+    @property
+    def count(self) -> int:
+        """Every problem found, kept as text or not."""
+        return len(self) + self.dropped
+
     def done(self) -> list[str]:
         return list(self) + ([f"... and {self.dropped:,} more problem(s) of the same kinds"] if self.dropped else [])
 
@@ -229,7 +238,11 @@ def parse_run(lines, truth: GroundTruth, *, name: str = "external", source: str 
     hits: dict[str, tuple[ExternalHit, ...]] = {}
     first_line: dict[str, int] = {}
     unknown = _Problems()
+    stopped_at = None
     for n, line in enumerate(lines, 1):
+        if problems.count + unknown.count >= MAX_PROBLEMS:  # a cap on work, not only on messages
+            stopped_at = n
+            break
         if not line.strip():
             continue
         if n == 1:
@@ -260,8 +273,9 @@ def parse_run(lines, truth: GroundTruth, *, name: str = "external", source: str 
         hits[qid] = tuple(h for h in parsed if h is not None)
     if unknown:
         sample = ", ".join(sorted(known)[:4])
-        problems.extend(unknown.done())
-        problems.append(f"query ids must be those of the ground truth ({truth.source}), e.g. {sample}")
+        problems.extend(unknown)
+        problems.dropped += unknown.dropped
+        hint = f"query ids must be those of the ground truth ({truth.source}), e.g. {sample}"
     if not first_line and not problems:
         problems.append("no queries in the run (empty file?)")
     if distances:
@@ -278,7 +292,9 @@ def parse_run(lines, truth: GroundTruth, *, name: str = "external", source: str 
     if corpus is not None and not problems:
         hits, notes = _map_docs(hits, first_line, corpus, problems)
     if problems or problems.dropped:
-        raise RunError(source, problems.done())
+        count = problems.count
+        found = problems.done() + ([hint] if unknown else [])
+        raise RunError(source, found, count=count, stopped_at=stopped_at)
     missing = tuple(q.id for q in truth.queries if q.id not in hits)
     return ExternalRun(name, hits, missing, source, distances, notes)
 

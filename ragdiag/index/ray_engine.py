@@ -20,6 +20,8 @@ one's stamp.
 
 from __future__ import annotations
 
+import os
+
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -71,12 +73,18 @@ class _EncodeActor:
 
 #: Seconds to wait for a named Ray head's port to answer before giving up (ray.init itself waits minutes).
 CONNECT_TIMEOUT_S = 10.0
+#: What the probe sends: the HTTP/2 client preface and an empty SETTINGS frame. Ray's head (GCS, and the Ray
+#: Client server behind ``ray://``) speaks gRPC, i.e. HTTP/2, and answers this with its own SETTINGS frame at once.
+_HTTP2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
 
 
 def _reachable(address: str | None, timeout: float = CONNECT_TIMEOUT_S) -> None:
-    """:class:`RayUnavailable` unless ``address`` (``host:port`` or ``ray://host:port``) accepts a connection.
+    """:class:`RayUnavailable` unless ``address`` (``host:port`` or ``ray://host:port``) accepts a connection
+    *and answers* a gRPC (HTTP/2) greeting, each within ``timeout`` seconds.
 
-    ``None`` and ``auto`` (a local instance, or the cluster this machine belongs to) are left to Ray.
+    A port that accepts connections but never answers (a firewall's tarpit, a stuck process, another service)
+    would otherwise leave ``ray.init`` waiting for minutes. ``None`` and ``auto`` (a local instance, or the
+    cluster this machine belongs to) are left to Ray.
     """
     import socket
 
@@ -87,8 +95,19 @@ def _reachable(address: str | None, timeout: float = CONNECT_TIMEOUT_S) -> None:
     if not sep or not port.isdigit() or not host:
         raise RayUnavailable(f"cannot reach Ray at {address!r}: use host:port, ray://host:port or auto")
     try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
-            pass
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as sock:
+            if os.environ.get("RAY_USE_TLS", "").lower() in ("1", "true"):
+                return  # a TLS cluster answers a TLS hello, not this greeting: connecting is all the probe can do
+            sock.settimeout(timeout)  # the read timeout: connect alone proves nothing
+            try:
+                sock.sendall(_HTTP2_HELLO)
+                answer = sock.recv(9)
+            except (socket.timeout, TimeoutError):
+                raise RayUnavailable(f"Ray at {address!r} accepts connections but did not answer within {timeout:g} s: "
+                                     "is it a Ray head's port (e.g. host:6379, or ray://host:10001)?") from None
+            if not answer:
+                raise RayUnavailable(f"Ray at {address!r} closed the connection without answering: is it a Ray "
+                                     "head's port (e.g. host:6379, or ray://host:10001)?")
     except (OSError, ValueError) as exc:
         raise RayUnavailable(f"cannot reach Ray at {address!r} within {timeout:g} s: "
                              f"{getattr(exc, 'strerror', None) or exc}") from None

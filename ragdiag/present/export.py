@@ -55,7 +55,7 @@ from ..analyses.summary import chunking_rows, summary_rows
 __all__ = [
     "trec_run", "trec_qrels", "write_trec", "trec_zip", "trec_id", "DESTROYED_DOCNO", "NOTHING_DOCNO", "TREC_README",
     "summary_document", "summary_json", "per_query_parquet", "write_outputs",
-    "GATE_INPUTS_FILE", "GATE_INPUT_COLUMNS", "gate_input_rows", "write_gate_inputs",
+    "GATE_INPUTS_FILE", "GATE_INPUT_COLUMNS", "gate_input_rows", "write_gate_inputs", "gate_inputs_csv", "trec_files",
 ]
 
 #: The relevant "document" of a query whose needle no chunk holds whole: no chunk id has this form
@@ -164,30 +164,32 @@ def trec_qrels(ev: Evaluation, strategy: str) -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
+def trec_files(ev: Evaluation, *, depth: int = 20) -> dict[str, str]:
+    """The TREC files of ``ev`` by name: ``<strategy>_<retriever>.run`` per configuration, ``<strategy>.qrels`` per
+    strategy, then ``README.txt`` (none when there is nothing to write). External runs (``ext/NAME``) are skipped:
+    their hits are not our chunks."""
+    files = {}
+    for cfg in ev.results:
+        if not cfg.external:
+            files[f"{cfg.strategy}_{cfg.retriever}.run"] = trec_run(ev, cfg, depth=depth)
+    for name in ev.indexes:
+        files[f"{name}.qrels"] = trec_qrels(ev, name)
+    if files:
+        files["README.txt"] = TREC_README
+    return files
+
+
 def write_trec(ev: Evaluation, out_dir: str | Path, *, depth: int = 20) -> list[str]:
     """Write ``<strategy>_<retriever>.run`` per configuration and ``<strategy>.qrels`` per strategy.
 
-    Returns the paths written (runs first, in evaluation order, then qrels, then ``README.txt``).
-    External runs (``ext/NAME``) are skipped: their hits are not our chunks.
+    Returns the paths written (runs first, in evaluation order, then qrels, then ``README.txt``), all
+    written or none (:func:`ragdiag.core.files.write_all`).
     """
+    from ..core.files import write_all
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for cfg in ev.results:
-        if cfg.external:
-            continue
-        path = out / f"{cfg.strategy}_{cfg.retriever}.run"
-        path.write_text(trec_run(ev, cfg, depth=depth), encoding="utf-8")
-        paths.append(str(path))
-    for name in ev.indexes:
-        path = out / f"{name}.qrels"
-        path.write_text(trec_qrels(ev, name), encoding="utf-8")
-        paths.append(str(path))
-    if paths:
-        path = out / "README.txt"
-        path.write_text(TREC_README, encoding="utf-8")
-        paths.append(str(path))
-    return paths
+    return write_all({out / name: text for name, text in trec_files(ev, depth=depth).items()})
 
 
 def trec_zip(ev: Evaluation, *, depth: int = 20) -> bytes:
@@ -290,21 +292,35 @@ def write_outputs(ev: Evaluation, out_dir, *, trec: bool = True) -> list[str]:
     """Write ``summary.json``, ``per_query.csv``, ``per_query.parquet`` and (``trec``) TREC runs/qrels.
 
     TREC files go to ``out_dir/trec/``: ``<strategy>_<retriever>.run`` and
-    ``<strategy>.qrels``, loadable by ranx and pytrec_eval.
+    ``<strategy>.qrels``, loadable by ranx and pytrec_eval. Every file is made
+    in memory first and written all or none (:func:`ragdiag.core.files.write_all`):
+    a full disk leaves the previous files as they were.
     """
+    import contextlib
+
+    from ..core.files import OutputError, write_all
+
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    summary = out / "summary.json"
-    summary.write_text(summary_json(ev), encoding="utf-8")
-    per_query = out / "per_query.csv"
     frame = per_query_frame(ev)  # once: it runs the funnel of every configuration
-    frame.to_csv(per_query, index=False)
-    parquet = out / "per_query.parquet"
-    parquet.write_bytes(per_query_parquet(ev, frame))
-    paths = [str(summary), str(per_query), str(parquet), write_gate_inputs(ev, out)]
+    files: dict[Path, str | bytes] = {
+        out / "summary.json": summary_json(ev),
+        out / "per_query.csv": frame.to_csv(index=False),
+        out / "per_query.parquet": per_query_parquet(ev, frame),
+        out / GATE_INPUTS_FILE: gate_inputs_csv(ev),
+    }
     if trec and ev.indexes:
-        paths += write_trec(ev, out / "trec")
-    return paths
+        files.update({out / "trec" / name: text for name, text in trec_files(ev).items()})
+    folders = [out, *([out / "trec"] if trec and ev.indexes else [])]
+    created = [f for f in (*reversed(out.parents), *folders) if not f.exists()]  # outermost first
+    for folder in folders:
+        folder.mkdir(parents=True, exist_ok=True)
+    try:
+        return write_all(files)
+    except OutputError:
+        for folder in reversed(created):  # nothing partial: not even an empty folder (innermost first)
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
 
 
 #: The per-query gate inputs ``eval --out`` writes beside ``per_query.csv`` (read by ``gate``).
@@ -342,16 +358,23 @@ def gate_input_rows(ev: Evaluation, *, keep: int | None = None) -> list[dict]:
     return rows
 
 
-def write_gate_inputs(ev: Evaluation, out_dir, *, keep: int | None = None) -> str:
-    """Write :data:`GATE_INPUTS_FILE` (:func:`gate_input_rows`) into ``out_dir``; return its path."""
+def gate_inputs_csv(ev: Evaluation, *, keep: int | None = None) -> str:
+    """:data:`GATE_INPUTS_FILE`'s text (:func:`gate_input_rows` as CSV)."""
     import csv
+    import io
 
-    path = Path(out_dir) / GATE_INPUTS_FILE
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=GATE_INPUT_COLUMNS)
-        writer.writeheader()
-        writer.writerows(gate_input_rows(ev, keep=keep))
-    return str(path)
+    buf = io.StringIO(newline="")
+    writer = csv.DictWriter(buf, fieldnames=GATE_INPUT_COLUMNS)
+    writer.writeheader()
+    writer.writerows(gate_input_rows(ev, keep=keep))
+    return buf.getvalue()
+
+
+def write_gate_inputs(ev: Evaluation, out_dir, *, keep: int | None = None) -> str:
+    """Write :data:`GATE_INPUTS_FILE` (:func:`gate_input_rows`) into ``out_dir`` atomically; return its path."""
+    from ..core.files import atomic_write
+
+    return atomic_write(Path(out_dir) / GATE_INPUTS_FILE, gate_inputs_csv(ev, keep=keep))
 
 
 def _json_default(o):

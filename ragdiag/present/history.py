@@ -249,7 +249,7 @@ class History:
             run_id = int(cur.lastrowid)
             for r in runs:
                 con.execute("INSERT INTO configs VALUES (?,?,?,?,?,?)",
-                            (run_id, r.config, r.cut, r.keep, r.primary_k,
+                            (run_id, r.config, r.gate.cut, r.gate.keep, r.gate.k,
                              json.dumps([d.question_id for d in r.destroyed])))
                 con.executemany("INSERT INTO outcomes VALUES (?,?,?,?,?,?,?,?,?,?)",
                                 [(run_id, r.config, i, q.query_id, q.question_id, q.kind, q.text, q.needle_rank,

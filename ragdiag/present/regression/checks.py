@@ -17,10 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...core.defaults import ALPHA
+from ...core.gate import Gate
 from .runs import GateRun, QueryRecord, RunError
 from .stats import DEFAULT_MARGIN, VERDICTS, PairedGate, paired_gate
 
-__all__ = ["Item", "Check", "GateReport", "gate_report", "check_comparable", "EXIT_CODES"]
+__all__ = ["Item", "Check", "GateReport", "gate_report", "check_comparable", "check_options", "EXIT_CODES"]
 
 #: Exit status per verdict (``strict`` turns inconclusive into 1); 2 is "could not compare".
 EXIT_CODES = {"pass": 0, "fail": 1, "inconclusive": 3}
@@ -88,11 +89,24 @@ class GateReport:
     changes: tuple[str, ...]
     margin: float
     alpha: float
-    cut: float
-    keep: int
-    k: int
+    gate: Gate
     strict: bool = False
     notes: tuple[str, ...] = field(default=())
+
+    @property
+    def cut(self) -> float:
+        """The cut the answered and bluff checks were counted at."""
+        return self.gate.cut
+
+    @property
+    def keep(self) -> int:
+        """The most chunks the gate keeps."""
+        return self.gate.keep
+
+    @property
+    def k(self) -> int:
+        """The rank that counts as found (recall's k)."""
+        return self.gate.k
 
     @property
     def exit_code(self) -> int:
@@ -128,8 +142,8 @@ def check_comparable(baseline: GateRun, candidate: GateRun) -> list[str]:
             "rebuild the baseline on this ground truth")
     if [q.query_id for q in baseline.queries] != [q.query_id for q in candidate.queries]:
         raise RunError("the runs list different queries for the same ground-truth hash; run `eval --out` again")
-    if baseline.keep != candidate.keep:
-        raise RunError(f"the gate keeps {baseline.keep} chunks in the baseline and {candidate.keep} in the "
+    if baseline.gate.keep != candidate.gate.keep:
+        raise RunError(f"the gate keeps {baseline.gate.keep} chunks in the baseline and {candidate.gate.keep} in the "
                        "candidate: compare runs made with the same keep")
     changes = []
     if baseline.config != candidate.config:
@@ -209,16 +223,40 @@ def _destroyed_check(baseline: GateRun, candidate: GateRun) -> Check:
                  sentence, tuple(item(d) for d in new), tuple(item(d) for d in mended), None, "questions")
 
 
+def check_options(*, margin, alpha) -> tuple[float, float]:
+    """``(margin, alpha)`` as floats when they are usable, else ``ValueError`` naming the option.
+
+    ``margin``: a difference of rates in [0, 1); ``alpha``: a one-sided level in (0, 0.5).
+
+    >>> check_options(margin=0.05, alpha=0.05)
+    (0.05, 0.05)
+    """
+    import math
+    import numbers
+
+    for name, value in (("margin", margin), ("alpha", alpha)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if not 0 <= margin < 1:
+        raise ValueError(f"margin must be a difference of rates in [0, 1), e.g. 0.05 (5 points); got {margin!r}")
+    if not 0 < alpha < 0.5:
+        raise ValueError(f"alpha must be in (0, 0.5), e.g. 0.05; got {alpha!r}")
+    return float(margin), float(alpha)
+
+
 def gate_report(baseline: GateRun, candidate: GateRun, *, margin: float = DEFAULT_MARGIN, alpha: float = ALPHA,
                 cut: float | None = None, strict: bool = False) -> GateReport:
     """Run every check of ``candidate`` against ``baseline`` (:class:`RunError` when they cannot be compared).
 
-    ``cut``: the gate's cut (default: the baseline's stamped one). ``margin``:
-    non-inferiority margin in rate units; ``alpha``: one-sided level of each test.
+    ``cut``: the gate's cut (default: the baseline's stamped one), checked by
+    :class:`~ragdiag.core.gate.Gate` (:class:`~ragdiag.core.gate.GateError`, a ``ValueError``, when it is not a
+    finite cosine distance in [0, 2]). ``margin``: non-inferiority margin in rate units; ``alpha``:
+    one-sided level of each test. Every "under the cut" is :meth:`Gate.under <ragdiag.core.gate.Gate.under>`.
     """
+    margin, alpha = check_options(margin=margin, alpha=alpha)
+    gate = baseline.gate if cut is None else baseline.gate.with_cut(cut)
     changes = check_comparable(baseline, candidate)
-    cut = baseline.cut if cut is None else float(cut)
-    k = baseline.primary_k
+    cut, k = gate.cut, gate.k
     pairs = list(zip(baseline.queries, candidate.queries))
     ans = [(b, c) for b, c in pairs if b.answerable]
     ood = [(b, c) for b, c in pairs if not b.answerable]
@@ -228,20 +266,20 @@ def gate_report(baseline: GateRun, candidate: GateRun, *, margin: float = DEFAUL
     checks.append(_paired_check("recall", f"R@{k}", bq, cq, [hit(q) for q in bq], [hit(q) for q in cq],
                                 units="questions", margin=margin, alpha=alpha, higher_is_better=True,
                                 what="question"))
-    answered = lambda q: int(q.good < cut)  # noqa: E731
-    checks.append(_paired_check("answered", f"answered at cut {cut:g} (keep {baseline.keep})", bq, cq,
-                                [answered(q) for q in bq], [answered(q) for q in cq], units="questions",
+    answered = lambda qs: [int(u) for u in gate.under([q.good for q in qs])]  # noqa: E731
+    checks.append(_paired_check("answered", f"answered at cut {cut:g} (keep {gate.keep})", bq, cq,
+                                answered(bq), answered(cq), units="questions",
                                 margin=margin, alpha=alpha, higher_is_better=True, what="question"))
     if ood:
         ob, oc = [b for b, _ in ood], [c for _, c in ood]
-        bluff = lambda q: int(q.first < cut)  # noqa: E731
-        checks.append(_paired_check("bluffs", f"bluffs at cut {cut:g} (keep {baseline.keep})", ob, oc,
-                                    [bluff(q) for q in ob], [bluff(q) for q in oc], units="out-of-domain queries",
+        bluff = lambda qs: [int(u) for u in gate.under([q.first for q in qs])]  # noqa: E731
+        checks.append(_paired_check("bluffs", f"bluffs at cut {cut:g} (keep {gate.keep})", ob, oc,
+                                    bluff(ob), bluff(oc), units="out-of-domain queries",
                                     margin=margin, alpha=alpha, higher_is_better=False,
                                     what="out-of-domain query"))
     verdict = min((c.verdict for c in checks), key=VERDICTS.index)
     notes = ("worse: the exact one-sided sign-flip test over questions (fail when p < alpha); no worse than the "
              "margin: the score test (Tango's for one phrasing; pass when p < alpha); the interval's lower end is "
              "the score test's bound, its upper end the sign-flip test's (approximate away from 0)",)
-    return GateReport(verdict, tuple(checks), baseline, candidate, tuple(changes), margin, alpha, cut,
-                      baseline.keep, k, strict, notes)
+    return GateReport(verdict, tuple(checks), baseline, candidate, tuple(changes), margin, alpha, gate, strict,
+                      notes)

@@ -97,11 +97,14 @@ def markdown_twin(out: str | Path, md: str | Path | None = None) -> Path:
 
 
 def write_report(report, out: str | Path, *, md: str | Path | None = None) -> list[str]:
-    """Write ``out`` (HTML) and the Markdown (``md``, default: beside it, see :func:`markdown_twin`)."""
+    """Write ``out`` (HTML) and the Markdown (``md``, default: beside it, see :func:`markdown_twin`).
+
+    Both are written or neither (:func:`ragdiag.core.files.write_all`: a full disk leaves the previous pages).
+    """
+    from ...core.files import write_all
+
     out = Path(out)
     md = markdown_twin(out, md)
     out.parent.mkdir(parents=True, exist_ok=True)
     md.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(report.to_html(), encoding="utf-8")
-    md.write_text(report.to_markdown(), encoding="utf-8")
-    return [str(out), str(md)]
+    return write_all({out: report.to_html(), md: report.to_markdown()})
