@@ -290,7 +290,7 @@ def test_python_m_ragdiag_entry_point_reports_bad_input(tmp_path):
 
 def test_exit_statuses_of_main(tmp_path, capsys, monkeypatch):
     """0 done, 1 nothing loaded (ingest), 2 bad input, 130 interrupted: whichever module holds the command."""
-    from ragdiag.cli import parser
+    from ragdiag.cli import data
 
     broken = tmp_path / "broken"
     broken.mkdir()
@@ -301,6 +301,6 @@ def test_exit_statuses_of_main(tmp_path, capsys, monkeypatch):
     def interrupted(args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(parser, "cmd_ingest", interrupted)
+    monkeypatch.setattr(data, "cmd_ingest", interrupted)
     code, _, err = run_main(capsys, "ingest", broken)
     assert code == 130 and "interrupted" in err

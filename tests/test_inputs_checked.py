@@ -90,8 +90,8 @@ def test_threshold_and_export_pages_of_an_ood_less_truth(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize(("args", "message"), [
     (["hubs", "--top", "-1"], "--top must be at least 1, got -1"),
-    (["funnel", "--stage", "nope"], "--stage must be one of destroyed,"),
-    (["variants", "--cut", "nan"], "--cut must be a cosine distance in (0, 2], got nan"),
+    (["funnel", "--outcome", "nope"], "--outcome must be one of destroyed,"),
+    (["variants", "--cut", "nan"], "--cut must be a finite cosine distance in [0, 2], got nan"),
     (["eval", "--engine", "ray", "--ray-actors", "-1"], "--ray-actors must be at least 1, got -1"),
     (["eval", "--engine", "ray", "--ray-gpus-per-actor", "nan"], "--ray-gpus-per-actor must be a number of GPUs"),
     (["truth", "suggest", "--out", "OUT", "-n", "0"], "-n must be at least 1, got 0"),

@@ -2,9 +2,40 @@
 
 from __future__ import annotations
 
-from .common import UsageError, evaluate_args, _keep, _known_config
+from .common import UsageError, evaluate_args, _known_config
+from .options import add_evaluation, add_gate
 
-__all__ = ["cmd_sweep", "cmd_threshold"]
+__all__ = ["register", "cmd_sweep", "cmd_threshold"]
+
+
+def register(sub) -> None:
+    """Add ``sweep`` and ``threshold`` to the subparsers ``sub``."""
+    p = sub.add_parser("sweep", help="the abstention threshold table for one configuration")
+    add_evaluation(p)
+    add_gate(p, cut="also list the bluffing out-of-domain queries at this cut", k=False)
+    p.add_argument("config", metavar="CONFIG", help="e.g. E/dense")
+    p.add_argument("--start", type=float, default=0.3, help="the first cut of the table (default 0.3)")
+    p.add_argument("--stop", type=float, default=0.9, help="the last cut of the table (default 0.9)")
+    p.add_argument("--step", type=float, default=0.025, help="between two cuts of the table (default 0.025)")
+    p.add_argument("--json", action="store_true",
+                   help="print JSON rows: per cut, {count, rate, low, high} of every outcome")
+    p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("threshold", help="choose the cut for a goal (max bluff rate or min answered), "
+                                         "in sample, cross-validated and conformal")
+    add_evaluation(p)
+    add_gate(p, k=False)
+    p.add_argument("config", metavar="CONFIG", help="e.g. E/hybrid")
+    p.add_argument("--max-bluff", type=float, default=None, help="goal: bluff rate at most this (e.g. 0.05)")
+    p.add_argument("--min-answered", type=float, default=None, help="goal: answered rate at least this (e.g. 0.5)")
+    p.add_argument("--folds", type=int, default=5, help="cross-validation folds, grouped by question (default 5)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--export", metavar="FILE", default=None,
+                   help="write the chosen cut as YAML for your stack: cosine distance (Chroma, pgvector <=>) and "
+                        "similarity = 1 - distance (Qdrant score_threshold, LlamaIndex similarity_cutoff, LangChain "
+                        "score_threshold), with the keep, the rates and the model it belongs to; only an earlier "
+                        "export is ever overwritten")
+    p.set_defaults(func=cmd_threshold)
 
 
 def _gate_config(args):
@@ -15,7 +46,6 @@ def _gate_config(args):
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     _known_config(cfg, "CONFIG")
-    _keep(args.keep)
     ev = evaluate_args(args, [cfg.strategy], [cfg.retriever])
     if cfg.retriever in ev.unavailable:
         raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
@@ -28,30 +58,27 @@ def cmd_sweep(args) -> int:
 
     from ..analyses.compare.intervals import upper_bound_words
     from ..analyses.gate_table import gate_table
-    from ..analyses.threshold.gate import check_cuts, sweep_cuts
-    from ..core.gate import Gate
+    from ..analyses.threshold.gate import sweep_cuts
     from ..core.tables import format_rows
     from ..analyses.threshold.gate import GATE_DISTANCE, bluffs_at, sweep
     from ..analyses.threshold.rates import rate_rows
 
     try:
         cuts = sweep_cuts(args.start, args.stop, args.step)
-        if args.cut is not None:
-            check_cuts([args.cut])
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     ev, cfg = _gate_config(args)
     try:
-        inputs = gate_table(ev, cfg, Gate(args.keep))
+        inputs = gate_table(ev, cfg, args.gate)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.json:
-        print(json.dumps({"config": cfg.label, "keep": args.keep, "distance": GATE_DISTANCE,
+        print(json.dumps({"config": cfg.label, "keep": args.gate.keep, "distance": GATE_DISTANCE,
                           "answerable": int(inputs.in_domain.sum()), "out_of_domain": int((~inputs.in_domain).sum()),
                           "rows": [r.cells() for r in rate_rows(inputs, cuts)]}, indent=2))
         return 0
     table = sweep(inputs, cuts)
-    print(f"{cfg.label}: the gate keeps at most {args.keep} chunks closer than the cut; distance: {GATE_DISTANCE}. "
+    print(f"{cfg.label}: the gate keeps at most {args.gate.keep} chunks closer than the cut; distance: {GATE_DISTANCE}. "
           f"{table.n_in} answerable queries, {table.n_ood} out-of-domain")
     print(format_rows(table.rows()))
     if args.cut is not None:
@@ -62,7 +89,7 @@ def cmd_sweep(args) -> int:
                 *((f"bluffs_{k}", table.n_by_kind[k], f"{k} out-of-domain queries bluff") for k in table.n_by_kind))))
         res = ev.result(cfg)
         chunks = ev.indexes[cfg.strategy].chunks
-        bluffs = bluffs_at(res, ev.queries, Gate(args.keep, args.cut))
+        bluffs = bluffs_at(res, ev.queries, args.gate)
         print(f"bluffing out-of-domain queries at cut {args.cut:g}: {len(bluffs)}")
         for b in bluffs:
             pos, d = b.kept[0]
@@ -77,7 +104,6 @@ def cmd_threshold(args) -> int:
 
     from ..analyses.gate_table import gate_table
     from ..analyses.threshold.gate import GATE_DISTANCE
-    from ..core.gate import Gate
     from ..analyses.threshold.choice import Goal, cut_choice
 
     try:
@@ -91,15 +117,15 @@ def cmd_threshold(args) -> int:
         _check_export(export)  # before any work
     ev, cfg = _gate_config(args)
     try:
-        choice = cut_choice(gate_table(ev, cfg, Gate(args.keep)), goal, folds=args.folds)
+        choice = cut_choice(gate_table(ev, cfg, args.gate), goal, folds=args.folds)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if export:
-        _write_export(export, ev, cfg, choice, args.keep)
+        _write_export(export, ev, cfg, choice, args.gate.keep)
     if args.json:
-        print(json.dumps({"config": cfg.label, "keep": args.keep, **choice.as_json()}, indent=2))
+        print(json.dumps({"config": cfg.label, "keep": args.gate.keep, **choice.as_json()}, indent=2))
         return 0
-    print(f"{cfg.label}, keep {args.keep}; distance: {GATE_DISTANCE}")
+    print(f"{cfg.label}, keep {args.gate.keep}; distance: {GATE_DISTANCE}")
     proposed = choice.proposed
     if proposed is not None:  # a bluff goal: the conformal cut is the one that meets it for new queries
         print("proposed (conformal): " + (f"cut {proposed['cut']:.4f}: {choice.conformal}"
@@ -155,13 +181,9 @@ def _write_export(path: str, ev, cfg, choice, keep: int) -> None:
         raise UsageError("no cut reaches this goal on this set: nothing exported (relax the goal)")
     # The model whose distances the gate read: a dense@MODEL variant's own, else the run's encoder.
     model = (ev.retriever_stamps.get(cfg.label) or {}).get("model") or dict(ev.encoder_stamp)
-    describe = None
-    try:
-        from ..analyses.recommend import describe_config  # agreed interface; absent on older branches
+    from ..analyses.recommend import describe_config
 
-        describe = describe_config(cfg)
-    except (ImportError, AttributeError, ValueError):
-        pass
+    describe = describe_config(cfg)
     Path(path).write_text(thresholds_yaml(choice, config=cfg.label, keep=keep, model=model, describe=describe),
                           encoding="utf-8")
     print(f"wrote {path}", file=sys.stderr)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..core.defaults import ALPHA
+from ..core.defaults import ALPHA, PRACTICAL_MARGIN
 from .common import UsageError
+from .options import add_evaluation
 
 __all__ = ["register", "cmd_gate"]
 
@@ -17,26 +18,24 @@ exit codes: 0 pass; 1 fail (a newly destroyed needle, or a rate shown worse than
 A changed corpus, model or chunking is what is being tested: it is reported, not refused."""
 
 
-def register(sub, common) -> None:
-    """Add ``gate`` to the subparsers ``sub`` (``common`` adds the corpus/truth/model options)."""
-    from ..present.regression.stats import DEFAULT_MARGIN
-
+def register(sub) -> None:
+    """Add ``gate`` to the subparsers ``sub`` (the corpus/truth/model options evaluate a candidate now)."""
     p = sub.add_parser(
         "gate", help="regression gate for CI: a candidate run against a baseline run, over the same questions",
         description="Compare a candidate with a baseline `eval --out` folder for one configuration: destroyed "
                     "needles, recall at the primary k, and the abstention gate's answered and bluff rates at "
                     "the declared cut, question by question (exact one-sided sign-flip tests).",
         epilog=EPILOG, formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
-    common(p)
+    add_evaluation(p)
     p.add_argument("baseline", metavar="BASELINE", help="the accepted run: an `eval --out` folder")
     p.add_argument("candidate", metavar="CANDIDATE", nargs="?", default=None,
                    help="the run to gate: an `eval --out` folder (default: evaluate --corpus/--truth now)")
     p.add_argument("--config", required=True, help="the gated configuration, e.g. E/hybrid")
     p.add_argument("--candidate-config", default=None,
                    help="the candidate's configuration when it differs (e.g. F/hybrid; default: --config)")
-    p.add_argument("--margin", type=float, default=DEFAULT_MARGIN,
+    p.add_argument("--margin", type=float, default=PRACTICAL_MARGIN,
                    help=f"non-inferiority margin in rate units: pass when shown no worse than baseline - M "
-                        f"(default {DEFAULT_MARGIN:g} = {100 * DEFAULT_MARGIN:g} points)")
+                        f"(default {PRACTICAL_MARGIN:g} = {100 * PRACTICAL_MARGIN:g} points)")
     p.add_argument("--alpha", type=float, default=ALPHA, help=f"one-sided level of each test (default {ALPHA:g})")
     p.add_argument("--cut", type=float, default=None,
                    help="the gate's cut (cosine distance; default: the one stamped in the baseline)")
@@ -85,8 +84,6 @@ def cmd_gate(args) -> int:
         raise UsageError(f"--margin must be a difference of rates in [0, 1), e.g. 0.05 (5 points); got {args.margin}")
     if not (math.isfinite(args.alpha) and 0 < args.alpha < 0.5):
         raise UsageError(f"--alpha must be in (0, 0.5), e.g. 0.05; got {args.alpha}")
-    if args.cut is not None and not (math.isfinite(args.cut) and 0 < args.cut <= 2):
-        raise UsageError(f"--cut must be a cosine distance in (0, 2], e.g. 0.6; got {args.cut}")
     _check_file(args.junit, "--junit")
     _check_file(args.markdown, "--markdown")
     try:
