@@ -63,7 +63,11 @@ def cmd_sweep(args) -> int:
     from ..analyses.threshold.gate import GATE_DISTANCE, bluffs_at, sweep
     from ..analyses.threshold.rates import rate_rows
 
+    from ..core.gate import check_cut
+
     try:
+        for name in ("start", "stop"):  # each end a cut: named, before the table's own checks
+            check_cut(getattr(args, name), f"--{name}")
         cuts = sweep_cuts(args.start, args.stop, args.step)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
