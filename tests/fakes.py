@@ -70,7 +70,8 @@ class FakeEncoder(FakeTokenizer):
         slots = {self._index(t) for t in vocab}
         assert len(slots) == len(vocab), "FakeEncoder hash collision: change dim"
 
-    def encode(self, texts: Sequence[str], *, progress=None) -> np.ndarray:
+    def encode(self, texts: Sequence[str], *, progress=None, token_sink=None) -> np.ndarray:
+        """Bag-of-words vectors; ``token_sink(i, rows)`` also receives text ``i``'s wordpiece vectors."""
         from ragdiag.retrieval.bm25 import tokenize
 
         texts = list(texts)
@@ -78,11 +79,27 @@ class FakeEncoder(FakeTokenizer):
         for i, (text, end) in enumerate(zip(texts, self.window_ends(texts))):
             for tok in tokenize(text[:end]):
                 out[i, self._index(tok)] += 1.0
+            if token_sink is not None:
+                token_sink(i, self.token_rows(text))
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         out /= np.where(norms > 0, norms, 1.0)
         if progress is not None:
             progress(len(texts), len(texts))
         return out
+
+    def token_rows(self, text: str) -> np.ndarray:
+        """A FAKE text's wordpiece vectors: one one-hot row per token (MaxSim = shared distinct tokens)."""
+        from ragdiag.retrieval.bm25 import tokenize
+
+        tokens = tokenize(text)
+        rows = np.zeros((max(len(tokens), 1), self.dim), dtype=np.float32)
+        for i, tok in enumerate(tokens):
+            rows[i, self._index(tok)] = 1.0
+        return rows
+
+    def token_embeddings(self, texts: Sequence[str], *, progress=None) -> list[np.ndarray]:
+        """Each text's :meth:`token_rows` (what ``rerank-maxsim`` scores with)."""
+        return [self.token_rows(t) for t in texts]
 
     @property
     def stamp(self):
