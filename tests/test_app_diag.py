@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from test_app import app, frame_with, library, texts, tiny  # noqa: F401 (fixtures and helpers)
+from apptest import app, frame_with, library, texts, tiny  # noqa: F401 (fixtures and helpers)
 
 pytestmark = pytest.mark.model
 

@@ -71,7 +71,7 @@ def test_report_of_an_ood_less_truth(tmp_path, capsys, tiny_folder):
 
 @pytest.mark.model
 def test_threshold_and_export_pages_of_an_ood_less_truth(tmp_path, monkeypatch):
-    from test_app import ENV, app, texts, write_tiny_corpus
+    from apptest import ENV, app, texts, write_tiny_corpus
 
     root, truth = write_tiny_corpus(tmp_path)
     data = json.loads(truth.read_text())
