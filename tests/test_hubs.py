@@ -81,7 +81,12 @@ def test_hubs_on_the_tiny_corpus(tiny_eval):
     # the zebra chunk (position 1) holds q1's needle
     zebra = next(h for h in table if h.position == 1)
     assert zebra.holds_for == ("q1",)
-    assert isinstance(hubness(tiny_eval, "C/dense", k=2), float)
+    # hubness = the skewness of every chunk's k-occurrence (chunks in no top 2 count 0), scipy as the oracle
+    from scipy.stats import skew
+
+    n_chunks = len(tiny_eval.indexes["C"].chunks)
+    by_hand = np.bincount(res.top_order[:, :2].ravel(), minlength=n_chunks)
+    assert hubness(tiny_eval, "C/dense", k=2) == pytest.approx(skew(by_hand)) and skew(by_hand) > 0
 
 
 def test_crowding_lists_the_chunks_above_the_holder(tiny_eval):
