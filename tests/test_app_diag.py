@@ -24,19 +24,20 @@ def _records(df: pd.DataFrame) -> list[dict]:
 
 def test_overview_funnel_equals_library(tiny, library):
     from ui.diag_frames import stage_queries_frame
-    from ragdiag.analyses.funnel import STAGES, funnel_rows
+    from ragdiag.analyses.funnel import funnel_rows
+    from ragdiag.analyses.outcomes import LADDER
 
     at = app("app_pages/overview.py")
     table = frame_with(at, "configuration")
     table = next(f for f in (d.value.data if hasattr(d.value, "data") else d.value for d in at.dataframe)
-                 if any(f"{s} (queries)" in f.columns for s in STAGES))
+                 if any(f"{s} (queries)" in f.columns for s in LADDER))
     expected = {r["config"]: r for r in funnel_rows(_funnels(library))}
     assert set(table["configuration"]) == set(expected)
     for r in _records(table):  # a column the table drops is the same on every row (its caption says so)
-        for s in STAGES:
+        for s in LADDER:
             if f"{s} (queries)" in r:
                 assert r[f"{s} (queries)"] == expected[r["configuration"]][s]
-        assert sum(expected[r["configuration"]][s] for s in STAGES) == 8
+        assert sum(expected[r["configuration"]][s] for s in LADDER) == 8
     assert any(c.proto.spec and "href" in c.proto.spec for c in at.get("vega_lite_chart"))
     at.selectbox(key="lost_at").set_value("destroyed").run()
     shown = frame_with(at, "inspect")

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from ragdiag.evaluation.evaluate import _config_result
 from ragdiag.evaluation.records import Config, Evaluation
 from ragdiag.analyses.funnel import funnel
-from ragdiag.analyses.outcomes import (BEFORE_GATE, LADDER, OOD_OUTCOMES, OUTCOMES, gate_values, ladder_codes,
+from ragdiag.analyses.outcomes import (LADDER, OOD_OUTCOMES, OUTCOMES, gate_values, ladder_codes,
                               outcome_counts)
 from ragdiag.analyses.threshold import rate_rows, sweep
 from ragdiag.analyses.gate_table import GateTable, gate_table, query_outcomes
@@ -39,6 +39,10 @@ class _FakeIndex:
 
     def truncated_before_needle(self, question_id, needle_end):
         return question_id in self.truncated and bool(self.holders[question_id].size)
+
+
+#: The rungs that lose the answer before the gate (the needle is not in the top k).
+BEFORE_GATE = LADDER[:4]
 
 
 def random_eval(seed: int, n_in: int = 10, n_ood: int = 5) -> Evaluation:

@@ -185,7 +185,7 @@ def _known_config(cfg, what: str):
 
 
 def _print_notes(ev) -> None:
-    for note in getattr(ev, "notes", {}).values():
+    for note in ev.notes.values():
         print(f"note: {note}", file=sys.stderr)
 
 

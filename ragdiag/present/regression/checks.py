@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...core.defaults import ALPHA
+from ...core.defaults import ALPHA, PRACTICAL_MARGIN
 from .runs import GateRun, QueryRecord, RunError
-from .stats import DEFAULT_MARGIN, VERDICTS, PairedGate, paired_gate
+from .stats import VERDICTS, PairedGate, paired_gate
 
 __all__ = ["Item", "Check", "GateReport", "gate_report", "check_comparable", "EXIT_CODES"]
 
@@ -209,7 +209,7 @@ def _destroyed_check(baseline: GateRun, candidate: GateRun) -> Check:
                  sentence, tuple(item(d) for d in new), tuple(item(d) for d in mended), None, "questions")
 
 
-def gate_report(baseline: GateRun, candidate: GateRun, *, margin: float = DEFAULT_MARGIN, alpha: float = ALPHA,
+def gate_report(baseline: GateRun, candidate: GateRun, *, margin: float = PRACTICAL_MARGIN, alpha: float = ALPHA,
                 cut: float | None = None, strict: bool = False) -> GateReport:
     """Run every check of ``candidate`` against ``baseline`` (:class:`RunError` when they cannot be compared).
 

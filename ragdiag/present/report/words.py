@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-__all__ = ["MEANS", "plural", "p_text", "f3", "pct", "thousands", "secs", "timing_name", "pct_cell", "pct_range",
+__all__ = ["MEANS", "plural", "f3", "pct", "thousands", "secs", "timing_name", "pct_cell", "pct_range",
            "rate_text", "points", "signed_points", "pp", "cut_text"]
 
 
 def plural(n: int, word: str) -> str:
     """``"1 bluff"``, ``"2 bluffs"``."""
     return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def p_text(p: float) -> str:
-    """A p-value with 3 significant digits."""
-    return f"{p:.3g}"
 
 
 def f3(x) -> str:
