@@ -147,7 +147,7 @@ def test_cli_eval_run_needs_no_model_and_reports(tiny_folder, capsys, tmp_path):
     out, err = capsys.readouterr()
     assert rc == 0
     # 4 questions x 2 phrasings: the 4 ticket queries are absent; of the course ones only q1's holder is returned
-    assert "ext/run by the ranks (answerable queries): 4 missing, 3 not-in-pool, 0 ranked-low, 1 top 4" in out
+    assert "ext/run by the ranks at k = 4 (answerable queries): 4 missing, 3 not-in-pool, 0 ranked-low, 1 found" in out
     assert "missing from the run and count as misses" in err
     assert (tmp_path / "out" / "per_query.csv").exists()
 

@@ -3,7 +3,8 @@
 Both score another system like a configuration (``ext/NAME``) by one code
 path: :func:`external_against` and :func:`external_evaluation` (``--compare``'s configuration evaluated by
 :func:`~ragdiag.cli.common.evaluate_args`, else the inputs alone) and
-:func:`print_external` (the summary, the rungs the ranks can tell, the paired
+:func:`print_external` (the summary, the rungs the ranks can tell
+(:func:`ragdiag.evaluation.external.rank_rungs`), the paired
 comparison at the gate's k, the threshold sweep at the gate, the files).
 """
 
@@ -14,8 +15,8 @@ import sys
 from .common import UsageError, _check_out_folder, _known_config, evaluate_args, load_inputs, write_results
 from .options import add_evaluation, add_gate
 
-__all__ = ["register", "cmd_eval_run", "STDIN", "add_external_options", "external_against", "external_evaluation", "print_external",
-           "rank_rungs", "SWEEP_CUTS"]
+__all__ = ["register", "cmd_eval_run", "STDIN", "add_external_options", "external_against", "external_evaluation",
+           "print_external", "SWEEP_CUTS"]
 
 #: Run-file names that mean standard input.
 STDIN = ("-", "/dev/stdin")
@@ -75,36 +76,19 @@ def external_evaluation(args, against, *, encoder=None):
     return ev
 
 
-def rank_rungs(ev, run, k: int) -> dict[str, int]:
-    """Per answerable query, the rung its ranks can tell (an external run has no chunks, so no gate rungs).
-
-    ``missing`` (the run lacks the query), ``not-in-pool`` (no hit holds the
-    needle), ``ranked-low`` (the first holder past rank ``k``), ``top k``
-    (the first holder within it).
-    """
-    res = ev.results[run.key]
-    missing = set(run.missing)
-    counts = {"missing": 0, "not-in-pool": 0, "ranked-low": 0, f"top {k}": 0}
-    for q, rank in zip(ev.queries, res.needle_rank):
-        if not q.in_domain:
-            continue
-        rung = ("missing" if q.id in missing else "not-in-pool" if rank == 0
-                else "ranked-low" if rank > k else f"top {k}")
-        counts[rung] += 1
-    return counts
-
-
 def print_external(args, ev, run, against) -> int:
     """What ``eval-run`` and ``eval-store`` print and write for the run ``run`` attached to ``ev``."""
     from ..analyses.compare.comparisons import compare
     from ..analyses.summary import format_summary
     from ..analyses.threshold.gate import sweep_table
     from ..core.tables import format_rows
+    from ..evaluation.external import RANK_RUNGS, rank_rungs
 
     gate, cfg = args.gate, run.key
     print(format_summary(ev))
     rungs = rank_rungs(ev, run, gate.k)
-    print(f"\n{cfg.label} by the ranks (answerable queries): " + ", ".join(f"{n} {name}" for name, n in rungs.items()))
+    print(f"\n{cfg.label} by the ranks at k = {gate.k} (answerable queries): "
+          + ", ".join(f"{rungs.count(name)} {name}" for name in RANK_RUNGS))
     if against is not None:
         c = compare(ev, cfg, against, k=gate.k)
         print("\n" + c.summary())

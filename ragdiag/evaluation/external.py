@@ -28,7 +28,7 @@ from ..core.limits import Limits, read_input
 from ..documents.truth import GroundTruth
 
 __all__ = ["ExternalHit", "ExternalRun", "ExternalKey", "RunError", "load_run", "parse_run", "decode_run", "run_result",
-           "attach_run"]
+           "attach_run", "RANK_RUNGS", "rank_rungs"]
 
 _WS = re.compile(r"\s+")
 
@@ -311,6 +311,26 @@ def _holds(hit: ExternalHit, doc_id: str, start: int, end: int, needle: str) -> 
     if hit.start is not None and hit.doc is not None:
         return hit.doc == doc_id and hit.start <= start and end <= hit.end
     return _normalise(needle) in _normalise(hit.text)
+
+
+#: The rungs an external run's ranks can tell (it has no chunks of ragdiag's, so no gate rungs): the run lacks the
+#: query, no hit holds the needle, the first holder ranks past k, or within it.
+RANK_RUNGS = ("missing", "not-in-pool", "ranked-low", "found")
+
+
+def rank_rungs(ev: Evaluation, run: ExternalRun, k: int) -> tuple[str | None, ...]:
+    """Per query of ``ev`` (the run attached), its rung of :data:`RANK_RUNGS` at rank ``k``; None out of domain.
+
+    >>> from types import SimpleNamespace as NS
+    >>> ev = NS(queries=[NS(id=q, in_domain=d) for q, d in (("a", 1), ("b", 1), ("c", 1), ("d", 1), ("o", 0))],
+    ...         results={"ext/x": NS(needle_rank=np.array([1, 7, 0, 0, 0]))})
+    >>> rank_rungs(ev, NS(key="ext/x", missing=("d",)), k=4)
+    ('found', 'ranked-low', 'not-in-pool', 'missing', None)
+    """
+    ranks = ev.results[run.key].needle_rank
+    missing = set(run.missing)
+    return tuple(None if not q.in_domain else "missing" if q.id in missing else "not-in-pool" if r == 0
+                 else "ranked-low" if r > k else "found" for q, r in zip(ev.queries, ranks))
 
 
 def run_result(ev: Evaluation, run: ExternalRun, *, k_diag: int | None = None) -> ConfigResult:
