@@ -106,3 +106,22 @@ def test_truth_stats_family_size_0_is_an_error_not_a_traceback(tmp_path, capsys)
     truth.write_text("{}", encoding="utf-8")
     assert main(["truth", "stats", str(truth), "--family-size", "0"]) == 2
     assert capsys.readouterr().err == "error: --family-size must be at least 1, got 0\n"
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["nope"], "error: argument COMMAND: invalid choice: 'nope'"),
+    (["eval", "--nope"], "error: unrecognized arguments: --nope"),
+    (["eval", "--engine", "gpu"], "error: argument --engine: invalid choice: 'gpu'"),
+    (["sweep"], "error: the following arguments are required: CONFIG"),
+    (["compare", "E/x", "E/dense"], "error: bad configuration 'E/x'"),
+    (["eval", "--strategies", "Z"], "error: unknown strategy Z; choose from A,B,C,D,E,F"),
+    (["funnel", "--outcome", "nope"], "error: --outcome must be one of destroyed, truncated,"),
+    (["index", "status", "--no-cache"], "error: unrecognized arguments: --no-cache"),  # index needs the store
+])
+def test_a_bad_word_is_one_line_and_exit_2(argv, message, capsys, no_work):
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(message) and len(err.strip().splitlines()) == 1, err
