@@ -125,3 +125,23 @@ def test_a_bad_word_is_one_line_and_exit_2(argv, message, capsys, no_work):
         code = exc.code
     err = capsys.readouterr().err
     assert code == 2 and err.startswith(message) and len(err.strip().splitlines()) == 1, err
+
+
+def test_k_has_one_default_and_one_help_and_is_the_gates():
+    """Review 4 found --k at 20 on seven commands and 4 on eleven; now every --k is the gate's k."""
+    from ragdiag.cli.options import K_HELP, gate_of
+    from ragdiag.core.defaults import DEFAULT_KEEP
+
+    parser = build_parser()
+    with_k = []
+    for command, sub in _commands(parser):
+        for action in sub._actions:
+            if action.dest == "k" and action.option_strings:
+                assert (action.default, action.help) == (None, K_HELP), command
+                with_k.append(command)
+    assert {"compare", "pairs", "report", "eval-run", "eval-store", "funnel", "hubs", "cost", "best", "recommend",
+            "effects", "variants", "truth stats"} == set(with_k)
+    argv = {"eval-run": ["eval-run", "run.jsonl"], "compare": ["compare", "E/hybrid", "E/dense"]}
+    assert {c: gate_of(parser.parse_args(a)).k for c, a in argv.items()} == {"eval-run": DEFAULT_KEEP,
+                                                                              "compare": DEFAULT_KEEP}
+    assert gate_of(parser.parse_args(["recommend", "--keep", "6"])).k == 6  # the gate's k is its keep
