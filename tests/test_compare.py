@@ -55,7 +55,7 @@ def _result(cfg: Config, ranks) -> ConfigResult:
     n = len(ranks)
     z = np.zeros((n, 1))
     return ConfigResult(cfg, np.asarray(ranks, dtype=np.int64), np.full(n, np.nan), np.zeros(n),
-                        np.zeros((n, 1), dtype=np.int64), z, z, np.zeros((n, 1), dtype=bool), ("hit",) * n)
+                        np.zeros((n, 1), dtype=np.int64), z, z, np.zeros((n, 1), dtype=bool))
 
 
 @pytest.fixture(scope="module")

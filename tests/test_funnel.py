@@ -86,7 +86,7 @@ def synthetic_eval(cases=CASES, columns=((3, "dense"), (4, "bm25"), (5, "hybrid"
             if c[1]:
                 dist[i, i] = c[7]
         cfg = Config("E", name)
-        results[cfg] = _config_result(cfg, index, truth, queries, orders, -dist, dist, k_diag=20, seconds=0.0)
+        results[cfg] = _config_result(cfg, index, truth, queries, orders, -dist, dist, seconds=0.0)
     return Evaluation(corpus=None, truth=truth, queries=queries, indexes={"E": index}, results=results)
 
 
@@ -206,8 +206,7 @@ def test_tiny_corpus_stages(tiny_eval):
 
 
 def test_missing_siblings_are_computed_with_the_same_retrievers(tiny_corpus, tiny_truth, fake_encoder, tiny_eval):
-    only = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C", retrievers="hybrid",
-                    diagnosis_k=2)
+    only = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C", retrievers="hybrid")
     with pytest.raises(ValueError, match="encoder"):
         needle_ranks(only, "C")
     ranks = needle_ranks(only, "C", encoder=fake_encoder)
@@ -219,8 +218,7 @@ def test_missing_siblings_are_computed_with_the_same_retrievers(tiny_corpus, tin
 def test_a_text_only_reranker_needs_no_encoder_for_its_pool(tiny_corpus, tiny_truth, fake_encoder, tiny_eval):
     import plugin_example  # noqa: F401 - registers word-rerank (pool: bm25, embeds nothing)
 
-    only = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C", retrievers="word-rerank",
-                    diagnosis_k=2)
+    only = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C", retrievers="word-rerank")
     f = funnel(only, "C/word-rerank", k=2)  # no encoder: BM25's ranks need no query vectors
     bm25 = tiny_eval.result("C/bm25").needle_rank
     pools = {q.id: int(r) or None for q, r in zip(tiny_eval.queries, bm25)}
@@ -229,8 +227,7 @@ def test_a_text_only_reranker_needs_no_encoder_for_its_pool(tiny_corpus, tiny_tr
 
 
 def test_errors_collects_configurations_without_ranks_and_keeps_the_rest(tiny_corpus, tiny_truth, fake_encoder):
-    mixed = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="A,C", retrievers="dense,hybrid",
-                     diagnosis_k=2)
+    mixed = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="A,C", retrievers="dense,hybrid")
     # hybrid's funnel needs the dense ranks: without C/dense (and no encoder) C/hybrid cannot be had
     partial = dataclasses.replace(mixed, results={k: v for k, v in mixed.results.items() if k.label != "C/dense"})
     with pytest.raises(ValueError, match="encoder"):
@@ -278,8 +275,7 @@ def test_promoted_minus_demoted_reproduces_recall_change(tiny_eval, fake_encoder
     orders = np.stack([r.order for r in rankings])
     dist = cosine_distances(qv, index.vectors)
     cfg = Config("C", "rerank-maxsim")
-    res = _config_result(cfg, index, ev.truth, ev.queries, orders, np.stack([r.scores for r in rankings]), dist,
-                         k_diag=2, seconds=0.0)
+    res = _config_result(cfg, index, ev.truth, ev.queries, orders, np.stack([r.scores for r in rankings]), dist, seconds=0.0)
     view = replace(ev, results={**ev.results, cfg: res})
     f = funnel(view, cfg, k=k, pool=max(5, k))
     m = ev.in_domain

@@ -133,8 +133,8 @@ def test_library_arguments_are_checked_with_their_names(tiny_corpus, tiny_truth,
     from ragdiag.evaluation.evaluate import evaluate
     from ragdiag.analyses.threshold import Goal, cut_choice, sweep
 
-    with pytest.raises(ValueError, match="diagnosis_k must be an integer >= 1, got 0"):
-        evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="A", retrievers="bm25", diagnosis_k=0)
+    with pytest.raises(ValueError, match="rerank_head must be an integer >= 1, got 0"):
+        evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="A", retrievers="bm25", rerank_head=0)
     with pytest.raises(TypeError, match="corpus must be a Corpus, got str"):
         evaluate("data/corpus", tiny_truth, encoder=fake_encoder)
     with pytest.raises(TypeError, match="truth must be a GroundTruth, got dict"):

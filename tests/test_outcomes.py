@@ -58,7 +58,7 @@ def random_eval(seed: int, n_in: int = 10, n_ood: int = 5) -> Evaluation:
     orders = np.stack([rng.permutation(N_CHUNKS) for _ in queries])
     dist = np.round(rng.uniform(0.05, 0.95, size=(len(queries), N_CHUNKS)), 2)  # ties on purpose
     cfg = Config("E", "dense")
-    res = _config_result(cfg, index, truth, queries, orders, -dist, dist, k_diag=20, seconds=0.0)
+    res = _config_result(cfg, index, truth, queries, orders, -dist, dist, seconds=0.0)
     return Evaluation(corpus=None, truth=truth, queries=queries, indexes={"E": index}, results={cfg: res})
 
 

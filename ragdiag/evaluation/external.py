@@ -333,9 +333,8 @@ def rank_rungs(ev: Evaluation, run: ExternalRun, k: int) -> tuple[str | None, ..
                  else "ranked-low" if r > k else "found" for q, r in zip(ev.queries, ranks))
 
 
-def run_result(ev: Evaluation, run: ExternalRun, *, k_diag: int | None = None) -> ConfigResult:
+def run_result(ev: Evaluation, run: ExternalRun) -> ConfigResult:
     """The run as a :class:`ConfigResult` aligned with ``ev.queries`` (top positions index the run's hits)."""
-    k = k_diag or ev.diagnosis_k
     nq = len(ev.queries)
     needle_rank = np.zeros(nq, dtype=np.int64)
     needle_distance = np.full(nq, np.nan)
@@ -344,7 +343,6 @@ def run_result(ev: Evaluation, run: ExternalRun, *, k_diag: int | None = None) -
     top_scores = np.full((nq, TOP), np.nan)
     top_distance = np.full((nq, TOP), np.inf)
     top_holds = np.zeros((nq, TOP), dtype=bool)
-    diagnosis = []
     for i, q in enumerate(ev.queries):
         hs = run.hits.get(q.id, ())
         n = min(len(hs), TOP)
@@ -354,7 +352,6 @@ def run_result(ev: Evaluation, run: ExternalRun, *, k_diag: int | None = None) -
             top_distance[i, :n] = [h.score for h in hs[:n]]
             top1[i] = hs[0].score
         if not q.in_domain:
-            diagnosis.append("ood")
             continue
         question = ev.truth.question(q.question_id)
         holds = [_holds(h, question.doc_id, question.start, question.end, question.needle) for h in hs]
@@ -363,14 +360,6 @@ def run_result(ev: Evaluation, run: ExternalRun, *, k_diag: int | None = None) -
             needle_rank[i] = holds.index(True) + 1
             if run.distances:
                 needle_distance[i] = min(h.score for h, ok in zip(hs, holds) if ok)
-        if q.id in run.missing:
-            diagnosis.append("missing")
-        elif not any(holds):
-            diagnosis.append("not-retrieved")
-        elif needle_rank[i] <= k:
-            diagnosis.append("hit")
-        else:
-            diagnosis.append("ranked-low")
     return ConfigResult(
         config=run.key,
         needle_rank=needle_rank,
@@ -380,7 +369,6 @@ def run_result(ev: Evaluation, run: ExternalRun, *, k_diag: int | None = None) -
         top_scores=top_scores,
         top_distance=top_distance,
         top_holds=top_holds,
-        diagnosis=tuple(diagnosis),
     )
 
 
