@@ -170,7 +170,7 @@ def test_cli_eval_run_compares_with_a_ragdiag_configuration(tiny_folder, capsys,
     rc = main(["eval-run", str(run), "--corpus", str(tiny_folder), "--no-cache", "--compare", "C/dense"])
     out = capsys.readouterr().out
     assert rc == 0
-    assert "ext/oracle vs C/dense at R@20" in out
+    assert "ext/oracle vs C/dense at R@4" in out  # the gate's k, as `compare` (it was R@20 here)
     assert "1.000 [" in out  # the oracle run finds every needle at rank 1
 
 
