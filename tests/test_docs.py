@@ -76,6 +76,21 @@ def test_every_local_link_resolves(page):
             assert ((ROOT / page).parent / target).exists(), f"{page}: {target} does not exist"
 
 
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_anchor_names_a_heading(page):
+    text = (ROOT / page).read_text(encoding="utf-8")
+    for target, anchor in re.findall(r"\]\(([^)#\s]*\.md)?#([^)\s]+)\)", text):
+        heading_page = (ROOT / page).parent / target if target else ROOT / page
+        body = FENCE.sub("", heading_page.read_text(encoding="utf-8"))
+        slugs = {_slug(h) for h in re.findall(r"^#+ (.+)$", body, re.M)}
+        assert anchor in slugs, f"{page}: #{anchor} is no heading of {target or page}"
+
+
 def test_every_command_block_is_marked():
     unmarked = [f"{page}:{line}" for page, line, marker, _ in BLOCKS if marker is None]
     assert not unmarked, f"mark these blocks <!-- run -->, <!-- run: setup --> or <!-- not run: why -->: {unmarked}"
