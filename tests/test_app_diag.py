@@ -84,7 +84,7 @@ def test_overview_granularity_and_redundancy_equal_library(tiny, library):
 def test_inspector_shows_the_stage_per_configuration(tiny, library):
     at = app("app_pages/inspector.py", q="q1:course", config="A/dense")
     shown = frame_with(at, "outcome").set_index("configuration")["outcome"].to_dict()
-    expected = {f.config.label: f.stage_of("q1:course").stage for f in _funnels(library)}
+    expected = {f.config.label: next(r.stage for r in f.rows if r.query_id == "q1:course") for f in _funnels(library)}
     assert shown == expected  # one vocabulary: the funnel's stages
     assert shown["A/dense"] == "destroyed"
 
