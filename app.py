@@ -11,7 +11,7 @@ store's folder), ``RAGDIAG_PLUGINS`` (modules that register retrievers or
 chunking strategies),
 ``RAGDIAG_ROOTS`` (further folders visitors may open),
 ``RAGDIAG_LOCKED=1`` (no path fields at all) and the ``RAGDIAG_MAX_*`` limits
-(see ``ragdiag/serving.py`` and ``ragdiag/limits.py``).
+(see ``ragdiag/present/serving.py`` and ``ragdiag/core/limits.py``).
 """
 
 import streamlit as st

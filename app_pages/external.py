@@ -7,7 +7,7 @@ import streamlit as st
 
 from ragdiag.core.defaults import PRIMARY_K
 from ragdiag.analyses.summary import summary_rows
-from ragdiag.evaluation.external import RunError, attach_run, decode_run, load_run, parse_run
+from ragdiag.evaluation.external import RunError, attach_run, decode_run, load_run, parse_run, rank_rungs
 from ragdiag.core.limits import ENV as LIMIT_ENV, LimitError, Limits
 from ragdiag.present.serving import AccessError
 from ragdiag.core.defaults import KS
@@ -90,8 +90,8 @@ rows = [r for r in summary_rows(view) if r.config == result.config.label]
 st.subheader(f"Recall of {md_text(result.config.label)}")
 recall, _ = recall_view(rows, ks=KS, primary=PRIMARY_K)
 st.dataframe(recall, hide_index=True, key="run_recall")
-counts = Counter(d for d in result.diagnosis if d != "ood")
-st.caption("diagnoses: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+counts = Counter(r for r in rank_rungs(view, run, PRIMARY_K) if r)  # the rungs its ranks can tell
+st.caption(f"by the ranks at k = {PRIMARY_K}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
 
 st.subheader("Paired comparison with a ragdiag configuration")
 a, b = st.columns([2, 1])
@@ -109,7 +109,7 @@ m4.metric("exact sign-flip p (questions)", f"{t.p:.3g}")
 st.markdown(f"**{md_text(c.verdict)}**")
 
 per_query, same = ranks_view([q.id for q in view.queries], [q.phrasing for q in view.queries],
-                             result.needle_rank, list(result.diagnosis))
+                             result.needle_rank, list(rank_rungs(view, run, PRIMARY_K)))
 st.caption(f"Per answerable query of {md_text(result.config.label)}, best needle rank first (a dash: the needle "
            "is not among its hits)." + "".join(f" Every row: {md_text(k)} {md_text(v)}." for k, v in same.items()))
 st.dataframe(per_query, hide_index=True, key="run_ranks")

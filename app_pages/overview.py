@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from ragdiag.core.defaults import KS, PRIMARY_K
-from ragdiag.analyses.funnel import STAGES, funnel_rows
+from ragdiag.analyses.funnel import funnel_rows; from ragdiag.analyses.outcomes import LADDER as STAGES
 from ragdiag.analyses.granular import granular_rows, redundancy_rows
 from ragdiag.analyses.summary import summary_rows
 from ui.about import about_run

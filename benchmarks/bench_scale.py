@@ -8,8 +8,7 @@ planted needles and queries) and precomputed random unit vectors written to a
 ``.npy`` file and read by blocks (``VectorFile``). The stages are the ones
 ``evaluate()`` runs per strategy after chunking and embedding: build the BM25
 index, search dense, BM25 and hybrid (top 20 and the needle holder's rank), and
-assemble the per-query results (distances of the top 20 and the holders,
-diagnoses). Peak RSS per stage is sampled every 10 ms by a thread reading
+assemble the per-query results (distances of the top 20 and the holders). Peak RSS per stage is sampled every 10 ms by a thread reading
 ``/proc/self/statm``; the process peak is ``ru_maxrss``. Exits non-zero if a
 stage fails.
 """
@@ -128,7 +127,7 @@ def one(n_chunks: int, n_queries: int, workdir: str) -> dict:
         truth = SimpleNamespace(question=lambda qid: SimpleNamespace(end=0))
         for name, f in found.items():
             results[name] = _config_result(Config("S", name), index, truth, state["queries"], f, state["qv"],
-                                           k_diag=TOP, seconds=0.0)
+                                           seconds=0.0)
 
     ok = stage("synthetic corpus", corpus) and stage("random vectors to disk", vectors)
     ok = ok and stage("BM25 index", bm25_index) and stage("queries", prepare)

@@ -16,14 +16,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .core.defaults import ALPHA
-from .present.regression.stats import DEFAULT_MARGIN
+from .core.defaults import ALPHA, PRACTICAL_MARGIN
 
 __all__ = ["assert_no_regression"]
 
 
 def assert_no_regression(baseline_dir, candidate, *, config: str, candidate_config: str | None = None,
-                         margin: float = DEFAULT_MARGIN, alpha: float = ALPHA, cut: float | None = None,
+                         margin: float = PRACTICAL_MARGIN, alpha: float = ALPHA, cut: float | None = None,
                          strict: bool = False):
     """Raise ``AssertionError`` (its message: the gate's Markdown summary) when the candidate regresses.
 

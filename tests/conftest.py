@@ -152,11 +152,11 @@ def fake_encoder() -> FakeEncoder:
 
 @pytest.fixture(scope="session")
 def tiny_eval(tiny_corpus, tiny_truth, fake_encoder):
-    """The tiny corpus evaluated with the FAKE encoder: strategy C, dense/bm25/hybrid, diagnosis at k = 2."""
+    """The tiny corpus evaluated with the FAKE encoder: strategy C, dense/bm25/hybrid."""
     from ragdiag.evaluation.evaluate import evaluate
 
     return evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C",
-                    retrievers="dense,bm25,hybrid", diagnosis_k=2)
+                    retrievers="dense,bm25,hybrid")
 
 
 @pytest.fixture(scope="session")

@@ -4,11 +4,14 @@
 makes the CLI and the dashboard use :class:`FakeEncoder`, so their tests run
 in seconds without model weights. Its stamp names it (``FAKE-bag-of-words``),
 so its numbers can never pass for MiniLM's. One real-model test per surface
-stays beside these.
+stays beside these. :class:`HashEncoder` (a pseudo-random vector per text,
+changing with its "weights" and precision) is the store's tests' FAKE: what
+they check is which vectors are stored and reused, not what they mean.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Sequence
 
@@ -70,7 +73,8 @@ class FakeEncoder(FakeTokenizer):
         slots = {self._index(t) for t in vocab}
         assert len(slots) == len(vocab), "FakeEncoder hash collision: change dim"
 
-    def encode(self, texts: Sequence[str], *, progress=None) -> np.ndarray:
+    def encode(self, texts: Sequence[str], *, progress=None, token_sink=None) -> np.ndarray:
+        """Bag-of-words vectors; ``token_sink(i, rows)`` also receives text ``i``'s wordpiece vectors."""
         from ragdiag.retrieval.bm25 import tokenize
 
         texts = list(texts)
@@ -78,11 +82,27 @@ class FakeEncoder(FakeTokenizer):
         for i, (text, end) in enumerate(zip(texts, self.window_ends(texts))):
             for tok in tokenize(text[:end]):
                 out[i, self._index(tok)] += 1.0
+            if token_sink is not None:
+                token_sink(i, self.token_rows(text))
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         out /= np.where(norms > 0, norms, 1.0)
         if progress is not None:
             progress(len(texts), len(texts))
         return out
+
+    def token_rows(self, text: str) -> np.ndarray:
+        """A FAKE text's wordpiece vectors: one one-hot row per token (MaxSim = shared distinct tokens)."""
+        from ragdiag.retrieval.bm25 import tokenize
+
+        tokens = tokenize(text)
+        rows = np.zeros((max(len(tokens), 1), self.dim), dtype=np.float32)
+        for i, tok in enumerate(tokens):
+            rows[i, self._index(tok)] = 1.0
+        return rows
+
+    def token_embeddings(self, texts: Sequence[str], *, progress=None) -> list[np.ndarray]:
+        """Each text's :meth:`token_rows` (what ``rerank-maxsim`` scores with)."""
+        return [self.token_rows(t) for t in texts]
 
     @property
     def stamp(self):
@@ -97,3 +117,38 @@ def fake_encoder(model=None, **_options) -> FakeEncoder:
     if model is not None:
         raise ValueError(f"the FAKE encoder takes no model, got {model!r}")
     return FakeEncoder(dim=1024)
+
+
+class HashEncoder:
+    """A FAKE encoder for the store's plumbing tests only: a pseudo-random unit vector per text, no meaning.
+
+    Each text's vector is SHAKE-256 of (weights tag, precision, text) read as
+    uniform numbers, centred and normalised: deterministic across processes,
+    and different for a different "model" or precision. ``encoded`` counts
+    texts encoded, ``calls`` counts ``encode`` calls.
+    """
+
+    def __init__(self, dim: int = 16, *, precision: str = "fp32", weights: str = "fake-weights-1",
+                 model: str = "fake/hash-encoder", max_seq_length: int = 64):
+        from ragdiag.index.encoder.protocols import EncoderStamp
+
+        self.stamp = EncoderStamp(model=model, weights_sha256=hashlib.sha256(weights.encode()).hexdigest(), dim=dim,
+                                  max_seq_length=max_seq_length, pooling="mean", normalize=True, precision=precision)
+        self.encoded = 0
+        self.calls = 0
+
+    def vector(self, text: str) -> np.ndarray:
+        key = f"{self.stamp.weights_sha256}\0{self.stamp.precision}\0{text}".encode()
+        raw = np.frombuffer(hashlib.shake_256(key).digest(4 * self.stamp.dim), dtype="<u4")
+        v = raw / 2.0**32 - 0.5
+        return (v / np.linalg.norm(v)).astype(np.float32)
+
+    def encode(self, texts: Sequence[str], *, progress=None) -> np.ndarray:
+        self.calls += 1
+        out = np.zeros((len(texts), self.stamp.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            out[i] = self.vector(t)
+            if progress is not None and ((i + 1) % 64 == 0 or i + 1 == len(texts)):
+                progress(i + 1, len(texts))
+        self.encoded += len(texts)
+        return out

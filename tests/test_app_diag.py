@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from test_app import app, frame_with, library, texts, tiny  # noqa: F401 (fixtures and helpers)
+from apptest import app, frame_with, library, texts, tiny  # noqa: F401 (fixtures and helpers)
 
 pytestmark = pytest.mark.model
 
@@ -25,19 +25,20 @@ def _records(df: pd.DataFrame) -> list[dict]:
 
 def test_overview_funnel_equals_library(tiny, library):
     from ui.diag_frames import stage_queries_frame
-    from ragdiag.analyses.funnel import STAGES, funnel_rows
+    from ragdiag.analyses.funnel import funnel_rows
+    from ragdiag.analyses.outcomes import LADDER
 
     at = app("app_pages/overview.py")
     table = frame_with(at, "configuration")
     table = next(f for f in (d.value.data if hasattr(d.value, "data") else d.value for d in at.dataframe)
-                 if any(f"{s} (queries)" in f.columns for s in STAGES))
+                 if any(f"{s} (queries)" in f.columns for s in LADDER))
     expected = {r["config"]: r for r in funnel_rows(_funnels(library))}
     assert set(table["configuration"]) == set(expected)
     for r in _records(table):  # a column the table drops is the same on every row (its caption says so)
-        for s in STAGES:
+        for s in LADDER:
             if f"{s} (queries)" in r:
                 assert r[f"{s} (queries)"] == expected[r["configuration"]][s]
-        assert sum(expected[r["configuration"]][s] for s in STAGES) == 8
+        assert sum(expected[r["configuration"]][s] for s in LADDER) == 8
     assert any(c.proto.spec and "href" in c.proto.spec for c in at.get("vega_lite_chart"))
     at.selectbox(key="lost_at").set_value("destroyed").run()
     shown = frame_with(at, "inspect")
@@ -84,7 +85,7 @@ def test_overview_granularity_and_redundancy_equal_library(tiny, library):
 def test_inspector_shows_the_stage_per_configuration(tiny, library):
     at = app("app_pages/inspector.py", q="q1:course", config="A/dense")
     shown = frame_with(at, "outcome").set_index("configuration")["outcome"].to_dict()
-    expected = {f.config.label: f.stage_of("q1:course").stage for f in _funnels(library)}
+    expected = {f.config.label: next(r.stage for r in f.rows if r.query_id == "q1:course") for f in _funnels(library)}
     assert shown == expected  # one vocabulary: the funnel's stages
     assert shown["A/dense"] == "destroyed"
 

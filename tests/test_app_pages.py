@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from test_app import ENV, write_tiny_corpus
+from apptest import ENV, run, texts as shown, write_tiny_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -52,22 +52,8 @@ def lib(fake_app):
 
 
 def texts(at) -> str:
-    parts = [e.value for e in at.markdown] + [e.value for e in at.caption] + [e.value for e in at.text]
-    parts += [e.proto.body for e in at.html] + [e.value for e in at.code]
-    parts += [f"{m.label} {m.value}" for m in at.metric]
-    parts += [e.value for kind in ("error", "warning", "info", "success") for e in getattr(at, kind)]
-    parts += [e.value for e in at.title] + [e.value for e in at.subheader]
-    return "\n".join(str(p) for p in parts).replace("\\", "")
-
-
-def run(at):
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    deadline = time.monotonic() + 60  # until the shared job has every strategy (it says so while computing)
-    while "still computing" in texts(at) and time.monotonic() < deadline:
-        at.run(timeout=60)
-        assert not at.exception, [e.value for e in at.exception]
-    return at
+    """What the page shows (:func:`apptest.texts`), Markdown escapes removed."""
+    return shown(at).replace("\\", "")
 
 
 def app(page: str | None = None, **params):

@@ -158,23 +158,8 @@ def reports(corpus, truth, encoder):
     }
 
 
-def _table(reports) -> str:
-    head = f"{'':2} {'chunks':>6} {'tokens':>7} {'header':>6} {'share':>6} {'trunc':>5} {'lost':>5}  destroyed (cuts)"
-    lines = [head]
-    for name, r in reports.items():
-        row = r.row()
-        destroyed = " ".join(f"{d.question_id}@{','.join(map(str, d.cuts))}" for d in r.destroyed) or "-"
-        lines.append(
-            f"{name:2} {row['chunks']:>6} {row['embedded_tokens']:>7} {row['header_tokens']:>6} "
-            f"{row['header_share']:>6.1%} {row['truncated']:>5} {row['chars_lost']:>5}  {destroyed}"
-        )
-    return "\n".join(lines)
-
-
 @pytest.mark.model
-def test_bundled_corpus_audit(reports, capsys):
-    with capsys.disabled():
-        print("\n" + _table(reports))
+def test_bundled_corpus_audit(reports):
     a, b, c, d, e, f = (reports[n] for n in "ABCDEF")
     assert len(a.chunks) == len(b.chunks)
     assert len(c.chunks) == len(d.chunks) == len(e.chunks) == len(f.chunks)

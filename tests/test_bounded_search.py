@@ -4,7 +4,7 @@ The REFERENCE below is the evaluation as it was before blocks: every retriever
 ranks all chunks (a stable argsort of the full queries x chunks scores), the
 ranks matrix is inverted, the cosine distances of all chunks are computed, and
 the per-query outcome read from those. The bounded path must give the same
-ranks, top lists, scores, distances and diagnoses, ties included.
+ranks, top lists, scores and distances, ties included.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def ref_orders(scores: np.ndarray) -> np.ndarray:
     return np.argsort(-scores, axis=1, kind="stable")
 
 
-def ref_config_result(config, index, truth, queries, orders, scores, dist, *, k_diag,
+def ref_config_result(config, index, truth, queries, orders, scores, dist, *,
                       zero_is_unretrieved=False) -> ConfigResult:
     """The old ``_config_result``: full orders, full scores, full distance matrix."""
     nq = len(queries)
@@ -44,14 +44,8 @@ def ref_config_result(config, index, truth, queries, orders, scores, dist, *, k_
     needle_distance = np.full(nq, np.nan)
     top_order = orders[:, :TOP]
     top_holds = np.zeros(top_order.shape, dtype=bool)
-    diagnosis = []
     for i, q in enumerate(queries):
-        if not q.in_domain:
-            diagnosis.append("ood")
-            continue
-        h = index.holders[q.question_id]
-        question = truth.question(q.question_id)
-        unretrieved = False
+        h = index.holders[q.question_id] if q.in_domain else np.zeros(0, dtype=np.int64)
         if h.size:
             needle_rank[i] = ranks[i, h].min()
             needle_distance[i] = dist[i, h].min()
@@ -59,20 +53,9 @@ def ref_config_result(config, index, truth, queries, orders, scores, dist, *, k_
             if zero_is_unretrieved and scores[i, needle_rank[i] - 1] == 0:
                 needle_rank[i] = 0
                 top_holds[i] &= scores[i, :TOP] != 0
-                unretrieved = True
-        if h.size == 0:
-            diagnosis.append("destroyed")
-        elif unretrieved:
-            diagnosis.append("not-retrieved")
-        elif needle_rank[i] <= k_diag:
-            diagnosis.append("hit")
-        elif index.truncated_before_needle(q.question_id, question.end):
-            diagnosis.append("truncated")
-        else:
-            diagnosis.append("ranked-low")
     rows = np.arange(nq)[:, None]
     return ConfigResult(config, needle_rank, needle_distance, dist[np.arange(nq), orders[:, 0]], top_order,
-                        scores[:, :TOP], dist[rows, top_order], top_holds, tuple(diagnosis))
+                        scores[:, :TOP], dist[rows, top_order], top_holds)
 
 
 def reference_results(ev, query_vectors) -> dict:
@@ -90,8 +73,7 @@ def reference_results(ev, query_vectors) -> dict:
             scores = np.stack([r.scores for r in rankings])
             assert order.shape[1] == len(index.chunks)  # the full ranking
             cfg = Config(name, retriever.name)
-            out[cfg] = ref_config_result(cfg, index, ev.truth, ev.queries, order, scores, dist, k_diag=ev.diagnosis_k,
-                                         zero_is_unretrieved=retriever.name == "bm25")
+            out[cfg] = ref_config_result(cfg, index, ev.truth, ev.queries, order, scores, dist, zero_is_unretrieved=retriever.name == "bm25")
     return out
 
 
@@ -101,7 +83,6 @@ def assert_same_result(new: ConfigResult, ref: ConfigResult) -> None:
     np.testing.assert_array_equal(new.top_order, ref.top_order, err_msg=label)
     np.testing.assert_array_equal(new.top_scores, ref.top_scores, err_msg=label)
     np.testing.assert_array_equal(new.top_holds, ref.top_holds, err_msg=label)
-    assert new.diagnosis == ref.diagnosis, label
     # Distances: the same float64 product on a subset of columns; bit-identical with this BLAS,
     # and never further apart than a rounding of the last bit.
     for field in ("needle_distance", "top1_distance", "top_distance"):
@@ -308,8 +289,7 @@ def test_config_result_reads_distances_of_on_disk_vectors(tiny_corpus, tiny_trut
     batch = QueryBatch(tuple(q.text for q in ev.queries), qv)
     targets = [index.holders[q.question_id] if q.in_domain else np.zeros(0, np.int64) for q in ev.queries]
     found = DenseRetriever(on_disk.vectors).bounded_search(batch, depth=TOP, targets=targets)
-    res = _config_result(Config("C", "dense"), on_disk, ev.truth, ev.queries, found, qv, k_diag=ev.diagnosis_k,
-                         seconds=0.0)
+    res = _config_result(Config("C", "dense"), on_disk, ev.truth, ev.queries, found, qv, seconds=0.0)
     assert_same_result(res, ev.result("C/dense"))
 
 

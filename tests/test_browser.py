@@ -84,7 +84,7 @@ def stop_server(proc: subprocess.Popen) -> None:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    from test_app import ENV, write_tiny_corpus
+    from apptest import ENV, write_tiny_corpus
 
     base = tmp_path_factory.mktemp("browser")
     root, truth = write_tiny_corpus(base)

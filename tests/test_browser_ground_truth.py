@@ -23,7 +23,7 @@ NEW_NEEDLE = "Feed the starter equal weights of flour and water once a day."
 
 @pytest.fixture(scope="module")
 def gt_server(tmp_path_factory):
-    from test_app import ENV, write_tiny_corpus
+    from apptest import ENV, write_tiny_corpus
 
     base = tmp_path_factory.mktemp("browser-gt")
     root, truth = write_tiny_corpus(base)

@@ -31,7 +31,7 @@ def server(tmp_path_factory):
     import time
     import urllib.request
 
-    from test_app import ENV, write_tiny_corpus
+    from apptest import ENV, write_tiny_corpus
 
     base = tmp_path_factory.mktemp("browser_history")
     root, truth = write_tiny_corpus(base)

@@ -25,7 +25,7 @@ PAGES = ("", "compare", "chunking", "threshold", "inspector", "documents", "exte
 
 
 def _setup(base, **extra):
-    from test_app import ENV, write_tiny_corpus
+    from apptest import ENV, write_tiny_corpus
 
     root, truth = write_tiny_corpus(base)
     secret = base / "secret"

@@ -25,7 +25,7 @@ TRACKER = "tracker.example"
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """The tiny corpus, a truth query holding a Markdown image of an outside host."""
-    from test_app import ENV, write_tiny_corpus
+    from apptest import ENV, write_tiny_corpus
 
     base = tmp_path_factory.mktemp("browser-round2")
     root, truth = write_tiny_corpus(base)

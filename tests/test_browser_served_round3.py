@@ -33,7 +33,7 @@ PAGES = ["summary", "overview", "compare", "threshold", "inspector", "chunking",
 def served(tmp_path_factory):
     """The tiny corpus whose every question id is a Markdown image of an outside host; a folder under the allowed
     roots whose name is a Markdown link (typed as a model name on Variants)."""
-    from test_app import ENV, write_tiny_corpus
+    from apptest import ENV, write_tiny_corpus
 
     base = tmp_path_factory.mktemp("browser-round3")
     root, truth = write_tiny_corpus(base)

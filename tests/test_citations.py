@@ -13,7 +13,6 @@ from ragdiag.index.citations import (
     Citation,
     NoAnswer,
     PageLocator,
-    TimeLocator,
     build_prompt,
     cite,
 )
@@ -83,8 +82,6 @@ def test_page_locator_for_documents_with_pages(corpus):
     [
         (CharLocator(10, 42), "#char=10,42"),
         (PageLocator(7), "#page=7"),
-        (TimeLocator(1.5, 3.0), "#t=1.5,3"),
-        (TimeLocator(0, 90.25), "#t=0,90.25"),
     ],
 )
 def test_locator_fragments(locator, fragment):

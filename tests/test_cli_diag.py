@@ -29,7 +29,8 @@ def tiny_library(tiny_folder, encoder):
 
 
 def test_funnel_json_equals_the_library(tiny_folder, tiny_library, tmp_path, capsys):
-    from ragdiag.analyses.funnel import STAGES, funnels
+    from ragdiag.analyses.funnel import funnels
+    from ragdiag.analyses.outcomes import LADDER
 
     code, out, err = run_main(capsys, "funnel", "--corpus", tiny_folder, "--cache", tmp_path / "cache",
                               "--strategies", "C", "--retrievers", "dense,bm25,hybrid", "--json")
@@ -40,16 +41,16 @@ def test_funnel_json_equals_the_library(tiny_folder, tiny_library, tmp_path, cap
     assert [c["config"] for c in doc["configs"]] == list(expected)
     for c in doc["configs"]:
         f = expected[c["config"]]
-        assert {s: c["stages"][s]["count"] for s in STAGES} == f.counts()
-        assert sum(c["stages"][s]["count"] for s in STAGES) == c["queries"] == 8
+        assert {s: c["stages"][s]["count"] for s in LADDER} == f.counts()
+        assert sum(c["stages"][s]["count"] for s in LADDER) == c["queries"] == 8
         assert [r["stage"] for r in c["per_query"]] == [r.stage for r in f.rows]
-        for s in STAGES:
+        for s in LADDER:
             assert c["stages"][s]["queries"] == f.queries(s)
 
 
 def test_funnel_table_and_stage_list(tiny_folder, tmp_path, capsys):
     code, out, err = run_main(capsys, "funnel", "--corpus", tiny_folder, "--cache", tmp_path / "cache",
-                              "--strategies", "C", "--retrievers", "dense", "--stage", "destroyed")
+                              "--strategies", "C", "--retrievers", "dense", "--outcome", "destroyed")
     assert code == 0, err
     assert "not-in-pool" in out and "C/dense" in out
     assert "C/dense destroyed: q3:course, q3:ticket" in out  # q3 straddles two C chunks (conftest.py)

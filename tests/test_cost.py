@@ -66,7 +66,7 @@ def test_build_time_charges_what_each_spec_builds(tiny_corpus, tiny_truth, fake_
     from ragdiag.evaluation.evaluate import evaluate
 
     ev = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C",
-                  retrievers="dense,bm25,hybrid,dense-int8,header-bm25,word-rerank", diagnosis_k=2)
+                  retrievers="dense,bm25,hybrid,dense-int8,header-bm25,word-rerank")
     rows = {r.config: r for r in costs(ev, fake_encoder, Gate(2, 0.6, 2), sample=2)}
     covers = {c: r.build_covers for c, r in rows.items()}
     assert covers == {

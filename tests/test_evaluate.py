@@ -14,7 +14,10 @@ import numpy as np
 import pytest
 
 from ragdiag.index.chunking import destroyed_needles
-from ragdiag.evaluation.records import DIAGNOSES, Config
+from ragdiag.analyses.gate_table import query_outcomes
+from ragdiag.analyses.outcomes import LADDER, OOD_OUTCOMES
+from ragdiag.core.gate import Gate
+from ragdiag.evaluation.records import Config
 from ragdiag.evaluation.evaluate import evaluate
 from ragdiag.evaluation.rows import interval_cells
 from ragdiag.analyses.summary import summary_rows
@@ -29,21 +32,24 @@ QUERY_IDS = ["q1:course", "q1:ticket", "q2:course", "q2:ticket", "q3:course", "q
 
 # C chunk positions (see TINY_DOCS in conftest.py): 0 animal preamble, 1 zebras, 2 volcanoes, 3 long P1,
 # 4 long P2, 5 antarctica (krill x40 + penguin needle), 6 plant preamble, 7 ferns.
-# Dense with the FAKE encoder (window 38 words), diagnosis at k = 2:
-#  q1:course "Where do zebras graze?"  shares zebras (x2 in chunk 1) and graze     -> chunk 1 first      rank 1 hit
+# Dense with the FAKE encoder (window 38 words); the outcome ladder at k = keep = 2 and cut 2 (the gate keeps
+# every chunk of the window: a needle in the top 2 is answered; out-of-domain queries all get sources):
+#  q1:course "Where do zebras graze?"  shares zebras (x2 in chunk 1) and graze     -> chunk 1 first      rank 1 answered
 #  q1:ticket "volcanic ferns"          matches chunks 7 and 2 only; zeros by position: 0, then 1  rank 4 ranked-low
-#  q2:course / q2:ticket               only chunk 2 shares words                                  rank 1 hit
+#  q2:course / q2:ticket               only chunk 2 shares words                                  rank 1 answered
 #  q3:*                                the needle straddles chunks 3 and 4 (P1 | P2)              rank 0 destroyed
 #  q4:course "penguins huddle in storms": the needle words are past chunk 5's window; all scores 0,
 #                                      position order puts chunk 5 sixth                          rank 6 truncated
-#  q4:ticket "krill"                   krill x36 inside chunk 5's window                          rank 1 hit
+#  q4:ticket "krill"                   krill x36 inside chunk 5's window                          rank 1 answered
 DENSE_RANKS = [1, 4, 1, 1, 0, 0, 6, 1, 0, 0]
-DENSE_DIAGNOSES = ("hit", "ranked-low", "hit", "hit", "destroyed", "destroyed", "truncated", "hit", "ood", "ood")
-# BM25 reads the whole chunk (no window): q4:course finds the penguin sentence first -> a hit.
+DENSE_OUTCOMES = ("answered", "ranked-low", "answered", "answered", "destroyed", "destroyed", "truncated", "answered",
+                  "bluff", "bluff")
+# BM25 reads the whole chunk (no window): q4:course finds the penguin sentence first -> answered.
 # q1:ticket "volcanic ferns" shares no word with the zebras chunk: its BM25 score is 0, so BM25 does not
-# retrieve it at all (chunk order among zero scores is no evidence)              -> rank 0 not-retrieved
+# retrieve it at all (chunk order among zero scores is no evidence)              -> rank 0 not-in-pool
 BM25_RANKS = [1, 0, 1, 1, 0, 0, 1, 1, 0, 0]
-BM25_DIAGNOSES = ("hit", "not-retrieved", "hit", "hit", "destroyed", "destroyed", "hit", "hit", "ood", "ood")
+BM25_OUTCOMES = ("answered", "not-in-pool", "answered", "answered", "destroyed", "destroyed", "answered", "answered",
+                 "bluff", "bluff")
 # Hybrid, q4:course: dense ranks chunks 0..7 as 1..8 (all tied at 0); BM25 ranks chunk 5 first, then 0, 1, 2, 3, 4, 6, 7.
 #  RRF: c0 1/61 + 1/62 = 0.032522, c1 1/62 + 1/63 = 0.032002, c5 1/66 + 1/61 = 0.031545, c2 1/63 + 1/64 = 0.031498 -> rank 3
 HYBRID_RANKS = [1, 4, 1, 1, 0, 0, 3, 1, 0, 0]
@@ -65,13 +71,16 @@ TOP1_DISTANCE = {
 }
 
 
-def test_needle_ranks_and_diagnoses_dense(tiny_eval):
+def outcomes(ev, config, k: int = 2) -> tuple[str, ...]:
+    """Every query's rung of the ladder at k = keep = ``k``, cut 2 (the window kept whole)."""
+    return tuple(o.outcome for o in query_outcomes(ev, config, Gate(keep=k, cut=2.0)))
+
+
+def test_needle_ranks_and_outcomes_dense(tiny_eval):
     res = tiny_eval.result("C/dense")
     assert [q.id for q in tiny_eval.queries] == QUERY_IDS
     assert res.needle_rank.tolist() == DENSE_RANKS
-    assert res.diagnosis == DENSE_DIAGNOSES
-    # one case of each diagnosis a dense ragdiag run produces (not-retrieved: BM25; missing: external runs)
-    assert set(res.diagnosis) == set(DIAGNOSES) - {"not-retrieved", "missing"}
+    assert outcomes(tiny_eval, "C/dense") == DENSE_OUTCOMES
 
 
 @pytest.mark.parametrize(("config", "ranks"), [("C/bm25", BM25_RANKS), ("C/hybrid", HYBRID_RANKS)])
@@ -81,9 +90,9 @@ def test_needle_ranks_bm25_and_hybrid(tiny_eval, config, ranks):
 
 def test_truncation_hurts_only_the_encoder(tiny_eval):
     i = QUERY_IDS.index("q4:course")
-    assert tiny_eval.result("C/dense").diagnosis[i] == "truncated"
-    assert tiny_eval.result("C/bm25").diagnosis == BM25_DIAGNOSES
-    assert tiny_eval.result("C/hybrid").diagnosis[i] == "truncated"  # rank 3 > k = 2, window cut before the needle
+    assert outcomes(tiny_eval, "C/dense")[i] == "truncated"
+    assert outcomes(tiny_eval, "C/bm25") == BM25_OUTCOMES
+    assert outcomes(tiny_eval, "C/hybrid")[i] == "truncated"  # rank 3 > k = 2, window cut before the needle
 
 
 def test_distances_hand_computed(tiny_eval):
@@ -206,7 +215,6 @@ def test_evaluation_bookkeeping(tiny_eval):
     assert tiny_eval.encoder_stamp["model"] == "FAKE-bag-of-words"
     assert "pipeline_version" in tiny_eval.encoder_stamp
     assert tiny_eval.query_index("o2") == 9
-    assert tiny_eval.diagnosis_k == 2
     with pytest.raises(KeyError, match="not evaluated"):
         tiny_eval.result("E/dense")
     with pytest.raises(KeyError):
@@ -274,10 +282,10 @@ def test_bundled_corpus_real_model(bundled_eval_c, truth):
         assert est == sorted(est), label
         res = ev.result(label)
         ind = ev.in_domain
-        assert set(np.array(res.diagnosis)[ind]) <= set(DIAGNOSES) - {"ood"}
-        assert all(d == "ood" for d in np.array(res.diagnosis)[~ind])
+        ladder = outcomes(ev, label, k=20)
+        assert set(np.array(ladder)[ind]) <= set(LADDER) and set(np.array(ladder)[~ind]) <= set(OOD_OUTCOMES)
         # destroyed queries: one per phrasing of each destroyed question, rank 0
-        destroyed = [i for i, d in enumerate(res.diagnosis) if d == "destroyed"]
+        destroyed = [i for i, o in enumerate(ladder) if o == "destroyed"]
         assert len(destroyed) == 2 * n_destroyed
         assert (res.needle_rank[destroyed] == 0).all()
     assert ev.indexes["C"].vectors.shape == (len(index.chunks), 384)

@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from ragdiag.evaluation.records import Config, Evaluation
 from ragdiag.evaluation.evaluate import _config_result, evaluate
 from ragdiag.core.gate import Gate
-from ragdiag.analyses.funnel import STAGES, format_funnel, funnel, funnel_long, funnel_rows, funnels, needle_ranks
+from ragdiag.analyses.outcomes import LADDER
+from ragdiag.analyses.funnel import format_funnel, funnel, funnel_long, funnel_rows, funnels, needle_ranks
 from ragdiag.core.metrics import hits_at_k
 from ragdiag.documents.truth import Query
 
@@ -56,6 +57,11 @@ class _FakeIndex:
         return question_id in self.truncated
 
 
+def row_of(f, query_id: str):
+    """The funnel row of one answerable query (the test's lookup; the library has no use for one)."""
+    return next(r for r in f.rows if r.query_id == query_id)
+
+
 def _ranking(holder: int, rank: int, rng) -> np.ndarray:
     """A full FAKE ranking of N_CHUNKS positions with ``holder`` at ``rank`` (0: holder absent)."""
     others = [p for p in rng.permutation(N_CHUNKS) if p != holder]
@@ -81,7 +87,7 @@ def synthetic_eval(cases=CASES, columns=((3, "dense"), (4, "bm25"), (5, "hybrid"
             if c[1]:
                 dist[i, i] = c[7]
         cfg = Config("E", name)
-        results[cfg] = _config_result(cfg, index, truth, queries, orders, -dist, dist, k_diag=20, seconds=0.0)
+        results[cfg] = _config_result(cfg, index, truth, queries, orders, -dist, dist, seconds=0.0)
     return Evaluation(corpus=None, truth=truth, queries=queries, indexes={"E": index}, results=results)
 
 
@@ -90,8 +96,8 @@ def test_stage_table(case):
     ev = synthetic_eval()
     name = case[0]
     hybrid, rerank = funnel(ev, "E/hybrid"), funnel(ev, "E/rerank-maxsim")
-    assert hybrid.stage_of(f"{name}:course").stage == case[9]
-    r = rerank.stage_of(f"{name}:course")
+    assert row_of(hybrid, f"{name}:course").stage == case[9]
+    r = row_of(rerank, f"{name}:course")
     assert (r.stage, r.rerank) == (case[10], case[11])
 
 
@@ -108,7 +114,7 @@ def test_stage_ranks_are_the_sibling_needle_ranks():
 
 def test_hybrid_not_in_pool_says_which_input_had_it():
     ev = synthetic_eval()
-    r = funnel(ev, "E/hybrid").stage_of("not-in-pool:course")
+    r = row_of(funnel(ev, "E/hybrid"), "not-in-pool:course")
     assert "dense rank 40" in r.detail and "bm25 rank 3 (in its top 25)" in r.detail and "bm25 had it" in r.detail
 
 
@@ -127,15 +133,15 @@ def test_counts_sum_to_queries_and_promoted_minus_demoted_is_the_recall_change()
 
 def test_gate_stage_follows_the_cut():
     ev = synthetic_eval()
-    assert funnel(ev, "E/hybrid", gate=Gate(cut=0.8)).stage_of("refused:course").stage == "answered"
-    assert funnel(ev, "E/hybrid", gate=Gate(cut=0.2)).stage_of("answered:course").stage == "refused"
+    assert row_of(funnel(ev, "E/hybrid", gate=Gate(cut=0.8)), "refused:course").stage == "answered"
+    assert row_of(funnel(ev, "E/hybrid", gate=Gate(cut=0.2)), "answered:course").stage == "refused"
 
 
 def test_intervals_resample_questions_and_bracket_the_share():
     ev = synthetic_eval()
     f = funnel(ev, "E/hybrid")
     long = funnel_long([f])
-    assert [r["stage"] for r in long] == list(STAGES)
+    assert [r["stage"] for r in long] == list(LADDER)
     assert sum(r["queries"] for r in long) == len(CASES)
     for r in long:
         assert r["low"] <= r["share"] <= r["high"]
@@ -164,7 +170,7 @@ def test_a_plugin_reranker_is_funnelled_against_the_pool_its_spec_names():
     assert f.reranker and not funnel(ev, "E/bm25").reranker
     k = f.k
     for c in CASES:
-        r = f.stage_of(f"{c[0]}:course")
+        r = row_of(f, f"{c[0]}:course")
         bm25, final = c[4] or None, c[6] or None
         assert (r.dense_rank, r.bm25_rank, r.pool_rank, r.final_rank) == ((None,) * 4 if not c[1] else
                                                                           (None, bm25, bm25, final))
@@ -173,9 +179,9 @@ def test_a_plugin_reranker_is_funnelled_against_the_pool_its_spec_names():
             assert r.rerank == ("demoted" if inside_before and not inside_after else
                                 "promoted" if inside_after and not inside_before else "")
     # BM25 had the holder at rank 3, the reranker sank it to 31: in its pool, so ranked low, not "not in pool"
-    lost = f.stage_of("not-in-pool:course")
+    lost = row_of(f, "not-in-pool:course")
     assert (lost.stage, lost.rerank) == ("ranked-low", "demoted") and "bm25 rank 3" in lost.detail
-    assert funnel(synthetic_eval(), "E/rerank-maxsim").stage_of("not-in-pool:course").stage == "not-in-pool"
+    assert row_of(funnel(synthetic_eval(), "E/rerank-maxsim"), "not-in-pool:course").stage == "not-in-pool"
     row = {r["config"]: r for r in funnel_rows([f])}["E/word-rerank"]
     m = ev.in_domain
     delta = int(hits_at_k(ev.results[Config("E", "word-rerank")].needle_rank[m], k).sum()
@@ -201,8 +207,7 @@ def test_tiny_corpus_stages(tiny_eval):
 
 
 def test_missing_siblings_are_computed_with_the_same_retrievers(tiny_corpus, tiny_truth, fake_encoder, tiny_eval):
-    only = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C", retrievers="hybrid",
-                    diagnosis_k=2)
+    only = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C", retrievers="hybrid")
     with pytest.raises(ValueError, match="encoder"):
         needle_ranks(only, "C")
     ranks = needle_ranks(only, "C", encoder=fake_encoder)
@@ -214,8 +219,7 @@ def test_missing_siblings_are_computed_with_the_same_retrievers(tiny_corpus, tin
 def test_a_text_only_reranker_needs_no_encoder_for_its_pool(tiny_corpus, tiny_truth, fake_encoder, tiny_eval):
     import plugin_example  # noqa: F401 - registers word-rerank (pool: bm25, embeds nothing)
 
-    only = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C", retrievers="word-rerank",
-                    diagnosis_k=2)
+    only = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="C", retrievers="word-rerank")
     f = funnel(only, "C/word-rerank", gate=Gate(k=2))  # no encoder: BM25's ranks need no query vectors
     bm25 = tiny_eval.result("C/bm25").needle_rank
     pools = {q.id: int(r) or None for q, r in zip(tiny_eval.queries, bm25)}
@@ -224,8 +228,7 @@ def test_a_text_only_reranker_needs_no_encoder_for_its_pool(tiny_corpus, tiny_tr
 
 
 def test_errors_collects_configurations_without_ranks_and_keeps_the_rest(tiny_corpus, tiny_truth, fake_encoder):
-    mixed = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="A,C", retrievers="dense,hybrid",
-                     diagnosis_k=2)
+    mixed = evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="A,C", retrievers="dense,hybrid")
     # hybrid's funnel needs the dense ranks: without C/dense (and no encoder) C/hybrid cannot be had
     partial = dataclasses.replace(mixed, results={k: v for k, v in mixed.results.items() if k.label != "C/dense"})
     with pytest.raises(ValueError, match="encoder"):
@@ -273,8 +276,7 @@ def test_promoted_minus_demoted_reproduces_recall_change(tiny_eval, fake_encoder
     orders = np.stack([r.order for r in rankings])
     dist = cosine_distances(qv, index.vectors)
     cfg = Config("C", "rerank-maxsim")
-    res = _config_result(cfg, index, ev.truth, ev.queries, orders, np.stack([r.scores for r in rankings]), dist,
-                         k_diag=2, seconds=0.0)
+    res = _config_result(cfg, index, ev.truth, ev.queries, orders, np.stack([r.scores for r in rankings]), dist, seconds=0.0)
     view = replace(ev, results={**ev.results, cfg: res})
     f = funnel(view, cfg, Gate(k=k), pool=max(5, k))
     m = ev.in_domain
@@ -296,7 +298,7 @@ def test_per_query_records_carry_the_funnel_stage_as_outcome_and_ranks(tiny_eval
         if row["phrasing"] == "ood":
             assert row["outcome"] == ("bluff" if row["kept"] else "abstained")
             continue
-        expected = fs[label].stage_of(row["query_id"])
+        expected = row_of(fs[label], row["query_id"])
         assert row["outcome"] == expected.stage
         final = None if row["final_rank"] is pd.NA else int(row["final_rank"])
         assert final == expected.final_rank

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from test_app import TEA_NEEDLE, write_tiny_corpus
+from apptest import TEA_NEEDLE, write_tiny_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "app_pages" / "ground_truth.py")

@@ -335,11 +335,11 @@ def test_access_allows_only_the_configured_data_and_roots(tmp_path):
     (["sweep", "C/dense", "--cut", "nan"], "cut must be a finite cosine distance in [0, 2], got nan"),
     (["sweep", "C/dense", "--step", "1e-9"], "rows from 0.3 to 0.9; at most 2001"),
     (["sweep", "C/dense", "--stop", "inf"], "--stop must be a finite number"),
-    (["sweep", "C/dense", "--keep", "0"], "--keep must be at least 1"),
-    (["eval-run", "RUN", "--keep", "0", "--distances"], "--keep must be at least 1"),
+    (["sweep", "C/dense", "--keep", "0"], "--keep must be a whole number from 1 to 20, got 0"),
+    (["eval-run", "RUN", "--keep", "0", "--distances"], "--keep must be a whole number from 1 to 20, got 0"),
     (["eval-run", "RUN", "--compare", "ext/x"], "'ext/x' is not a ragdiag configuration"),
     (["compare", "C/dense", "C/bm25", "--phrasing", "nope"], "unknown phrasing 'nope'; choose one of: all,"),
-    (["report", "--cut", "nan"], "--cut must be a cosine distance"),
+    (["report", "--cut", "nan"], "--cut must be a finite cosine distance in [0, 2], got nan"),
 ])
 def test_cli_numbers_and_names_are_validated_before_any_work(tiny_folder, tmp_path, capsys, args, message):
     run = tmp_path / "run.jsonl"

@@ -15,7 +15,7 @@ import pytest
 
 from ragdiag.present.history import open_history
 from ragdiag.present.regression.runs import DestroyedRecord, GateRun, QueryRecord
-from test_app import ENV, write_tiny_corpus
+from apptest import ENV, write_tiny_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -71,7 +71,7 @@ def test_report_of_an_ood_less_truth(tmp_path, capsys, tiny_folder):
 
 @pytest.mark.model
 def test_threshold_and_export_pages_of_an_ood_less_truth(tmp_path, monkeypatch):
-    from test_app import ENV, app, texts, write_tiny_corpus
+    from apptest import ENV, app, texts, write_tiny_corpus
 
     root, truth = write_tiny_corpus(tmp_path)
     data = json.loads(truth.read_text())
@@ -90,8 +90,8 @@ def test_threshold_and_export_pages_of_an_ood_less_truth(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize(("args", "message"), [
     (["hubs", "--top", "-1"], "--top must be at least 1, got -1"),
-    (["funnel", "--stage", "nope"], "--stage must be one of destroyed,"),
-    (["variants", "--cut", "nan"], "--cut must be a cosine distance in (0, 2], got nan"),
+    (["funnel", "--outcome", "nope"], "--outcome must be one of destroyed,"),
+    (["variants", "--cut", "nan"], "--cut must be a finite cosine distance in [0, 2], got nan"),
     (["eval", "--engine", "ray", "--ray-actors", "-1"], "--ray-actors must be at least 1, got -1"),
     (["eval", "--engine", "ray", "--ray-gpus-per-actor", "nan"], "--ray-gpus-per-actor must be a number of GPUs"),
     (["truth", "suggest", "--out", "OUT", "-n", "0"], "-n must be at least 1, got 0"),
@@ -133,8 +133,8 @@ def test_library_arguments_are_checked_with_their_names(tiny_corpus, tiny_truth,
     from ragdiag.evaluation.evaluate import evaluate
     from ragdiag.analyses.threshold import Goal, cut_choice, sweep
 
-    with pytest.raises(ValueError, match="diagnosis_k must be an integer >= 1, got 0"):
-        evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="A", retrievers="bm25", diagnosis_k=0)
+    with pytest.raises(ValueError, match="rerank_head must be an integer >= 1, got 0"):
+        evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="A", retrievers="bm25", rerank_head=0)
     with pytest.raises(TypeError, match="corpus must be a Corpus, got str"):
         evaluate("data/corpus", tiny_truth, encoder=fake_encoder)
     with pytest.raises(TypeError, match="truth must be a GroundTruth, got dict"):

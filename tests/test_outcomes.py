@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from ragdiag.evaluation.evaluate import _config_result
 from ragdiag.evaluation.records import Config, Evaluation
 from ragdiag.analyses.funnel import funnel
-from ragdiag.analyses.outcomes import (BEFORE_GATE, LADDER, OOD_OUTCOMES, OUTCOMES, gate_values, ladder_codes,
+from ragdiag.analyses.outcomes import (LADDER, OOD_OUTCOMES, OUTCOMES, gate_values, ladder_codes,
                               outcome_counts)
 from ragdiag.analyses.threshold import rate_rows, sweep
 from ragdiag.analyses.gate_table import GateTable, gate_table, query_outcomes
@@ -41,6 +41,10 @@ class _FakeIndex:
         return question_id in self.truncated and bool(self.holders[question_id].size)
 
 
+#: The rungs that lose the answer before the gate (the needle is not in the top k).
+BEFORE_GATE = LADDER[:4]
+
+
 def random_eval(seed: int, n_in: int = 10, n_ood: int = 5) -> Evaluation:
     """A RANDOM synthetic evaluation: random rankings (unrelated to the distances, as BM25's), random distances,
     0-2 holders per question (0: destroyed), some questions truncated, a few ood queries."""
@@ -54,7 +58,7 @@ def random_eval(seed: int, n_in: int = 10, n_ood: int = 5) -> Evaluation:
     orders = np.stack([rng.permutation(N_CHUNKS) for _ in queries])
     dist = np.round(rng.uniform(0.05, 0.95, size=(len(queries), N_CHUNKS)), 2)  # ties on purpose
     cfg = Config("E", "dense")
-    res = _config_result(cfg, index, truth, queries, orders, -dist, dist, k_diag=20, seconds=0.0)
+    res = _config_result(cfg, index, truth, queries, orders, -dist, dist, seconds=0.0)
     return Evaluation(corpus=None, truth=truth, queries=queries, indexes={"E": index}, results={cfg: res})
 
 

@@ -29,7 +29,8 @@ def kb(kb_corpus):
 @pytest.fixture(scope="module")
 def pypdf_pages():
     """The comparison PDF's pages as pypdf extracts them (the oracle), normalised."""
-    pypdf = pytest.importorskip("pypdf")
+    import pypdf
+
     return [_norm(p.extract_text() or "") for p in pypdf.PdfReader(KB / "pdf" / "comparison.pdf").pages]
 
 

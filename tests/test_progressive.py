@@ -307,32 +307,19 @@ def test_the_parts_of_one_pass_merge_into_the_whole_evaluation(tiny_corpus, tiny
 
 
 class FakeTokenEncoder:
-    """A FAKE encoder with wordpiece vectors (one-hot per word), counting whose wordpieces it computed alone."""
+    """The FAKE encoder (wordpiece vectors: one-hot per word), counting whose wordpieces it computed alone."""
 
     def __new__(cls, base):
         from fakes import FakeEncoder
-        from ragdiag.retrieval.bm25 import tokenize
 
         class _Fake(FakeEncoder):
             def __init__(self):
                 super().__init__(max_seq_length=base.max_seq_length, dim=base.dim)
                 self.alone: list[str] = []  # texts whose wordpieces were computed by token_embeddings
 
-            def _rows(self, text):
-                rows = np.zeros((max(len(tokenize(text)), 1), self.dim), dtype=np.float32)
-                for i, tok in enumerate(tokenize(text)):
-                    rows[i, self._index(tok)] = 1.0
-                return rows
-
-            def encode(self, texts, *, progress=None, token_sink=None):
-                out = super().encode(texts, progress=progress)
-                for i, t in enumerate(texts if token_sink is not None else ()):
-                    token_sink(i, self._rows(t))
-                return out
-
             def token_embeddings(self, texts, *, progress=None):
                 self.alone.extend(texts)
-                return [self._rows(t) for t in texts]
+                return super().token_embeddings(texts, progress=progress)
 
         return _Fake()
 

@@ -28,7 +28,7 @@ def six(tiny_corpus, tiny_truth, fake_encoder):
     from ragdiag.evaluation.evaluate import evaluate
 
     return evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="A,B,C,D,E,F",
-                    retrievers="dense,bm25,hybrid", diagnosis_k=2)
+                    retrievers="dense,bm25,hybrid")
 
 
 def _excludes_zero(d: dict) -> bool:
@@ -148,7 +148,7 @@ def test_recommend_with_enough_off_topic_queries_uses_the_conformal_cut(six):
     results = {c: replace(r, needle_rank=r.needle_rank[keep], needle_distance=r.needle_distance[keep],
                           top1_distance=r.top1_distance[keep], top_order=r.top_order[keep],
                           top_distance=r.top_distance[keep], top_scores=r.top_scores[keep],
-                          top_holds=r.top_holds[keep], diagnosis=tuple(r.diagnosis[i] for i in keep),
+                          top_holds=r.top_holds[keep],
                           retrieved=None if r.retrieved is None else np.asarray(r.retrieved)[keep])
                for c, r in six.results.items()}
     ev = replace(six, queries=queries, results=results)

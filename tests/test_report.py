@@ -14,16 +14,12 @@ import json
 import re
 import subprocess
 import sys
-import zlib
 from pathlib import Path
-from typing import Sequence
 
-import numpy as np
 import pytest
 
 from ragdiag.cli.parser import main
 from ragdiag.documents.corpus import Corpus, make_document
-from ragdiag.index.encoder.protocols import EncoderStamp
 from ragdiag.evaluation.records import Config
 from ragdiag.evaluation.evaluate import evaluate
 from ragdiag.present.report.build import build_report, default_config
@@ -32,7 +28,6 @@ from ragdiag.core.defaults import PRIMARY_K
 from ragdiag.analyses.compare.comparisons import compare
 from ragdiag.analyses.threshold.gate import sweep_table
 from ragdiag.present.export import write_outputs
-from ragdiag.retrieval.bm25 import tokenize
 from ragdiag.analyses.threshold.gate import bluffs_at
 from ragdiag.analyses.gate_table import gate_table
 from ragdiag.core.gate import Gate, cut_text
@@ -44,34 +39,11 @@ CUT = 0.55
 KEEP = 2
 
 
-class BagOfWords:
-    """A FAKE encoder for plumbing tests only: crc32-hashed bag of words, L2-normalised.
+def BagOfWords():  # noqa: N802 - reads as the class it stood for
+    """The FAKE encoder (``tests/fakes.py``) with a window wide enough that nothing is truncated."""
+    from fakes import FakeEncoder
 
-    One whitespace word = one "token" (+2 specials); the window is wide enough
-    that nothing is truncated. Deterministic across processes.
-    """
-
-    max_seq_length = 10_000
-
-    def __init__(self, dim: int = 4096):
-        self.dim = dim
-        self.stamp = EncoderStamp(model="FAKE-bag-of-words", weights_sha256="ab" * 32, dim=dim,
-                                  max_seq_length=self.max_seq_length, pooling="none", normalize=True,
-                                  precision="fp32")
-
-    def count_tokens(self, texts: Sequence[str]) -> np.ndarray:
-        return np.array([len(t.split()) + 2 for t in texts], dtype=np.int64)
-
-    def window_ends(self, texts: Sequence[str]) -> np.ndarray:
-        return np.array([len(t) for t in texts], dtype=np.int64)
-
-    def encode(self, texts: Sequence[str], *, progress=None) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for tok in tokenize(text):
-                out[i, zlib.crc32(tok.encode()) % self.dim] += 1.0
-        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
-        return out
+    return FakeEncoder(max_seq_length=10_000, dim=4096)
 
 
 # Eight one-section documents. In the first five the needle starts just before character 512, so blind
@@ -314,7 +286,7 @@ def test_the_cut_chooser_is_in_the_report(ev, report, md_text):
 def test_provenance_stamps(report, summary, html_text, md_text):
     for text in (html_text, md_text.replace("\\", "")):
         assert summary["corpus"]["sha256"] in text
-        assert "FAKE-bag-of-words" in text and "abababababab..." in text
+        assert "FAKE-bag-of-words" in text and "000000000000..." in text
         assert summary["versions"]["torch"] in text and summary["versions"]["transformers"] in text
         assert report.generated in text
     assert "tiny-report.truth.json" in html_text

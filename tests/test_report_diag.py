@@ -4,7 +4,8 @@ from __future__ import annotations
 
 
 from ragdiag.core.gate import Gate
-from ragdiag.analyses.funnel import STAGES, funnels
+from ragdiag.analyses.funnel import funnels
+from ragdiag.analyses.outcomes import LADDER
 from ragdiag.present.report.build import build_report
 
 
@@ -22,7 +23,7 @@ def test_report_carries_funnel_hubs_and_cost(tiny_eval, fake_encoder):
     rows = {row.config: row for row in r.diag.funnel}
     assert set(rows) == set(fs)
     for label, f in fs.items():
-        assert [int(cell.split()[0]) for cell in rows[label].stages] == [f.counts()[s] for s in STAGES]
+        assert [int(cell.split()[0]) for cell in rows[label].stages] == [f.counts()[s] for s in LADDER]
     assert [h.chunk for h in r.diag.hubs] == [h.chunk_id for h in hubs(tiny_eval, "C/hybrid", k=4, top=10,
                                                                             only_hubs=True)]
     assert [c.config for c in r.diag.costs] == [c.config for c in items]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from test_app import APP, ENV, TRUTH, app, texts, write_tiny_corpus
+from apptest import APP, ENV, TRUTH, app, texts, write_tiny_corpus
 
 pytestmark = pytest.mark.model
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from test_app import APP, ENV, app, texts, write_tiny_corpus
+from apptest import APP, ENV, app, texts, write_tiny_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 GT_PAGE = str(ROOT / "app_pages" / "ground_truth.py")

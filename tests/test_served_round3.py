@@ -55,7 +55,7 @@ def _unescaped(fields) -> list[tuple[str, str]]:
 @pytest.fixture
 def hostile_app(tmp_path, monkeypatch):
     """The tiny corpus whose first question's id is a Markdown image of an outside host."""
-    from test_app import ENV, write_tiny_corpus
+    from apptest import ENV, write_tiny_corpus
 
     root, truth = write_tiny_corpus(tmp_path)
     data = json.loads(truth.read_text())
@@ -80,7 +80,7 @@ def test_the_hostile_id_is_accepted_by_truth_check(hostile_app):
 
 
 def _open(page: str, **params):
-    from test_app_pages import run
+    from apptest import run
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(APP, default_timeout=60)
@@ -115,7 +115,7 @@ def test_a_typed_model_name_is_escaped_in_the_variants_warning(hostile_app):
     folder = hostile_app["tmp"] / "[m](http:tracker.example)"  # under the allowed roots; not a model
     folder.mkdir()
     at = AppTest.from_file(APP, default_timeout=60)
-    from test_app_pages import run
+    from apptest import run
 
     run(at)
     at.switch_page("app_pages/variants.py")
@@ -143,7 +143,7 @@ def test_a_deleted_question_edited_elsewhere_is_said_to_be_kept_not_deleted(tmp_
     from ragdiag.authoring.save import merge, open_truth, save_truth
     from ui.truth_editor import conflict_note
 
-    from test_app import TRUTH
+    from apptest import TRUTH
 
     path = tmp_path / "kb.truth.json"
     path.write_text(json.dumps(TRUTH))
@@ -188,7 +188,7 @@ def test_no_page_renders_a_hostile_id_as_markdown(hostile_app, monkeypatch):
     body of any element holds the image unescaped; the id is shown somewhere, as text; no table needs Streamlit's
     Arrow fallback (which logs a full traceback each time: a column mixing integers and dashes)."""
     from streamlit import dataframe_util
-    from test_app_pages import run
+    from apptest import run
     from streamlit.testing.v1 import AppTest
 
     fallbacks = []

@@ -83,7 +83,7 @@ def test_an_upload_of_millions_of_bad_lines_keeps_a_bounded_list(tiny_truth):
 @pytest.fixture
 def hostile(tmp_path, monkeypatch):
     """The tiny corpus with Markdown images in a truth query, a failed file's name and a section heading."""
-    from test_app import ENV, write_tiny_corpus
+    from apptest import ENV, write_tiny_corpus
 
     root, truth = write_tiny_corpus(tmp_path)
     data = json.loads(truth.read_text())
@@ -115,7 +115,7 @@ def _unescaped(bodies) -> list[str]:
 
 @pytest.mark.model
 def test_truth_queries_and_failed_file_names_are_escaped(hostile):
-    from test_app import app
+    from apptest import app
 
     at = app("app_pages/inspector.py", q="q1:course")
     assert not _unescaped(_markdown_bodies(at)), _unescaped(_markdown_bodies(at))

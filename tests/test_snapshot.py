@@ -29,10 +29,10 @@ from ragdiag.index.store import Store
 from ragdiag.index.store.keys import text_sha256
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _store_writer import FakeEncoder  # noqa: E402
+from fakes import HashEncoder  # noqa: E402
 
 
-class FakeSnapEncoder(FakeEncoder):
+class FakeSnapEncoder(HashEncoder):
     """The FAKE hash encoder plus the tokenizer hash a snapshot stamps (plumbing tests only)."""
 
     tokenizer_sha256 = "f" * 64

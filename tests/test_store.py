@@ -1,6 +1,6 @@
 """Tests for ragdiag.index.store: caching, stamps and staleness, and surviving crashes and corruption.
 
-Everything but one test uses :class:`FakeEncoder` (a hash-seeded FAKE, for
+Everything but one test uses :class:`HashEncoder` (a hash-seeded FAKE, for
 plumbing only); ``test_real_encoder_second_embed_computes_nothing`` uses the
 real all-MiniLM-L6-v2.
 """
@@ -33,13 +33,14 @@ from ragdiag.index.store.glue import current_stamps, record_evaluation
 from ragdiag.index.store.keys import resolve_root, text_sha256
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _store_writer import FakeEncoder, texts_range  # noqa: E402
+from _store_writer import texts_range  # noqa: E402
+from fakes import HashEncoder  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 WRITER = Path(__file__).with_name("_store_writer.py")
 
 
-def expected(encoder: FakeEncoder, texts) -> np.ndarray:
+def expected(encoder: HashEncoder, texts) -> np.ndarray:
     return np.stack([encoder.vector(t) for t in texts]) if texts else np.zeros((0, encoder.stamp.dim), np.float32)
 
 
@@ -92,7 +93,7 @@ def test_root_explicit_beats_env_beats_working_directory(tmp_path, monkeypatch):
 
 
 def test_embed_computes_once_then_reuses_in_input_order(tmp_path):
-    enc = FakeEncoder()
+    enc = HashEncoder()
     texts = ["alpha", "beta", "gamma", "beta"]  # "beta" twice: computed once
     with Store(tmp_path) as store:
         first = store.embed(enc, texts)
@@ -114,12 +115,12 @@ def test_embed_computes_once_then_reuses_in_input_order(tmp_path):
 
 def test_embed_empty_input(tmp_path):
     with Store(tmp_path) as store:
-        r = store.embed(FakeEncoder(dim=8), [])
+        r = store.embed(HashEncoder(dim=8), [])
     assert r.vectors.shape == (0, 8) and (r.computed, r.reused) == (0, 0)
 
 
 def test_embed_progress_counts_only_computed_texts_across_batches(tmp_path):
-    enc = FakeEncoder()
+    enc = HashEncoder()
     calls = []
     with Store(tmp_path) as store:
         store.embed(enc, texts_range(0, 100))
@@ -134,7 +135,7 @@ def test_embed_progress_counts_only_computed_texts_across_batches(tmp_path):
 def test_embed_computes_the_longest_texts_first_across_committed_parts(tmp_path):
     """An encoder that counts tokens gets every missing text longest first, not sorted only inside each part."""
 
-    class Counting(FakeEncoder):
+    class Counting(HashEncoder):
         def __init__(self):
             super().__init__()
             self.seen: list[str] = []
@@ -156,8 +157,8 @@ def test_embed_computes_the_longest_texts_first_across_committed_parts(tmp_path)
 
 
 def test_other_model_or_precision_is_never_served(tmp_path):
-    fp32, bf16 = FakeEncoder(), FakeEncoder(precision="bf16")
-    retrained = FakeEncoder(weights="fake-weights-2")
+    fp32, bf16 = HashEncoder(), HashEncoder(precision="bf16")
+    retrained = HashEncoder(weights="fake-weights-2")
     texts = texts_range(0, 20)
     with Store(tmp_path) as store:
         store.embed(fp32, texts)
@@ -172,7 +173,7 @@ def test_other_model_or_precision_is_never_served(tmp_path):
 
 
 def test_encoder_returning_a_wrong_shape_is_rejected_and_nothing_cached(tmp_path):
-    class Broken(FakeEncoder):
+    class Broken(HashEncoder):
         def encode(self, texts, *, progress=None):
             return super().encode(texts)[:, :-1]
 
@@ -185,7 +186,7 @@ def test_encoder_returning_a_wrong_shape_is_rejected_and_nothing_cached(tmp_path
 def test_fetching_5000_vectors_reads_them_in_a_few_batched_queries(tmp_path):
     # Speed is measured in benchmarks/; what makes it fast is checked here: no encoding and
     # a bounded number of batched SELECTs (not one query per vector).
-    enc = FakeEncoder(dim=384)
+    enc = HashEncoder(dim=384)
     texts = texts_range(0, 5000)
     with Store(tmp_path) as store:
         store.embed(enc, texts)
@@ -202,7 +203,7 @@ def test_fetching_5000_vectors_reads_them_in_a_few_batched_queries(tmp_path):
 def test_one_store_shared_by_threads(tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 
-    enc = FakeEncoder()
+    enc = HashEncoder()
     with Store(tmp_path) as store, ThreadPoolExecutor(4) as pool:
         results = list(pool.map(lambda k: store.embed(enc, texts_range(k * 50, k * 50 + 200)).vectors, range(8)))
     for k, vectors in enumerate(results):
@@ -225,7 +226,7 @@ def test_one_store_shared_by_threads(tmp_path):
     ],
 )
 def test_damaged_vector_entry_is_recomputed(tmp_path, damage):
-    enc = FakeEncoder()
+    enc = HashEncoder()
     texts = ["one", "two", "three"]
     with Store(tmp_path) as store:
         store.embed(enc, texts)
@@ -252,7 +253,7 @@ def test_damaged_vector_entry_is_recomputed(tmp_path, damage):
 
 
 def test_verify_repairs_by_removing_bad_entries(tmp_path):
-    enc = FakeEncoder()
+    enc = HashEncoder()
     with Store(tmp_path) as store:
         store.embed(enc, texts_range(0, 10))
         raw_update(store, "UPDATE vectors SET crc=crc+1 WHERE text_sha IN (?, ?)",
@@ -270,7 +271,7 @@ def _flip_file(path: Path, offsets, value: int = 0xA5) -> None:
     path.write_bytes(bytes(data))
 
 
-def _fill(root: Path, enc: FakeEncoder, n: int = 300) -> Store:
+def _fill(root: Path, enc: HashEncoder, n: int = 300) -> Store:
     store = Store(root)
     store.embed(enc, texts_range(0, n))
     store.close()  # the WAL is folded into the file: damage hits the real thing
@@ -279,7 +280,7 @@ def _fill(root: Path, enc: FakeEncoder, n: int = 300) -> Store:
 
 
 def test_unreadable_database_file_is_moved_aside_and_store_starts_fresh(tmp_path):
-    enc = FakeEncoder()
+    enc = HashEncoder()
     store = _fill(tmp_path, enc)
     with open(store.path, "r+b") as f:
         f.write(b"this is not an sqlite file at all" * 4)
@@ -309,7 +310,7 @@ def _mangle_schema(path: Path, sql: str) -> None:
 )
 def test_damaged_header_or_schema_is_moved_aside(tmp_path, damage, check):
     # Each of these once escaped as an exception (found by flipping random bytes).
-    enc = FakeEncoder()
+    enc = HashEncoder()
     store = _fill(tmp_path, enc, n=50)
     if damage.startswith("header"):
         _flip_file(store.path, [18, 19], 0x0F)  # file format write/read versions 2 -> 13
@@ -324,7 +325,7 @@ def test_damaged_header_or_schema_is_moved_aside(tmp_path, damage, check):
 
 
 def test_truncated_database_file_never_crashes_or_serves_wrong_vectors(tmp_path):
-    enc = FakeEncoder()
+    enc = HashEncoder()
     store = _fill(tmp_path, enc)
     size = store.path.stat().st_size
     with open(store.path, "r+b") as f:
@@ -339,7 +340,7 @@ def test_truncated_database_file_never_crashes_or_serves_wrong_vectors(tmp_path)
 
 
 def test_corruption_found_after_open_is_handled_without_crashing(tmp_path):
-    enc = FakeEncoder()
+    enc = HashEncoder()
     store = _fill(tmp_path, enc)
     # Break the pages past the schema and the small tables (page 10 on), and skip the
     # open-time check: the damage is met while reading vectors.
@@ -361,7 +362,7 @@ def test_corruption_found_after_open_is_handled_without_crashing(tmp_path):
        value=st.integers(min_value=1, max_value=255))
 @example(offsets=[18], value=1)  # the header's write-version byte: SQLite then says "readonly database"
 def test_random_byte_flips_in_the_file_never_serve_a_wrong_vector(offsets, value):
-    enc = FakeEncoder()
+    enc = HashEncoder()
     texts = texts_range(0, 120)
     with tempfile.TemporaryDirectory() as tmp:
         store = _fill(Path(tmp), enc, n=120)
@@ -386,7 +387,7 @@ def test_writer_killed_inside_a_transaction_leaves_only_committed_batches(tmp_pa
     proc = spawn(tmp_path, "--stop", "2000", "--commit-every", "500", "--die-after-inserts", "750")
     proc.communicate(timeout=60)
     assert proc.returncode == -signal.SIGKILL
-    enc = FakeEncoder(dim=32)
+    enc = HashEncoder(dim=32)
     texts = texts_range(0, 2000)
     with Store(tmp_path) as store:
         assert store.verify().vectors == 500
@@ -410,7 +411,7 @@ def test_writer_killed_at_a_random_moment(tmp_path, seed):
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=60)
     assert still_running, "the writer finished before it was killed: give it more to write"
-    enc = FakeEncoder(dim=32)
+    enc = HashEncoder(dim=32)
     texts = texts_range(0, 30000)
     with Store(tmp_path) as store:
         check = store.verify(repair=False)
@@ -429,7 +430,7 @@ def test_two_writers_at_once_agree_with_a_single_process(tmp_path):
     computed = [int(o[0].split()[-2]) for o in outs]
     assert 4500 <= sum(computed) <= 6000  # the overlap may be computed by both, never lost
 
-    enc = FakeEncoder(dim=32)
+    enc = HashEncoder(dim=32)
     with Store(tmp_path / "single") as single:
         reference = single.embed(enc, texts_range(0, 4500)).vectors
     np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), reference[:3000])
@@ -496,7 +497,7 @@ def test_nan_scores_round_trip(tmp_path):
 # ---------------------------------------------------------------------------
 
 
-def _stamp(enc: FakeEncoder, *, corpus="c" * 64, root="/corpus", strategy="E", n=3, extractors=("markdown/1",),
+def _stamp(enc: HashEncoder, *, corpus="c" * 64, root="/corpus", strategy="E", n=3, extractors=("markdown/1",),
            pipeline=PIPELINE_VERSION) -> IndexStamp:
     return IndexStamp.build(enc.stamp, corpus_sha256=corpus, corpus_root=root,
                             chunking={"strategy": strategy, "size": 512, "overlap": 0}, n_chunks=n,
@@ -504,7 +505,7 @@ def _stamp(enc: FakeEncoder, *, corpus="c" * 64, root="/corpus", strategy="E", n
 
 
 def test_index_stamp_carries_everything_and_round_trips(tmp_path):
-    enc = FakeEncoder()
+    enc = HashEncoder()
     s = _stamp(enc)
     assert s.encoder == enc.stamp and s.as_dict().items() >= enc.stamp.as_dict().items()
     assert (s.pipeline_version, s.extractor_versions, s.corpus_root) == (PIPELINE_VERSION, ("markdown/1",), "/corpus")
@@ -522,7 +523,7 @@ def test_index_stamp_carries_everything_and_round_trips(tmp_path):
 
 
 def test_record_index_counts_what_is_held_and_upserts(tmp_path):
-    enc = FakeEncoder()
+    enc = HashEncoder()
     texts = ["c1", "c2", "c3", "c4"]
     with Store(tmp_path) as store:
         store.embed(enc, texts[:3])
@@ -537,11 +538,11 @@ def test_record_index_counts_what_is_held_and_upserts(tmp_path):
 
 
 def test_status_names_every_reason(tmp_path):
-    enc = FakeEncoder()
+    enc = HashEncoder()
     with Store(tmp_path) as store:
         base = store.record_index(_stamp(enc))
-        old_weights = store.record_index(_stamp(FakeEncoder(weights="fake-weights-0"), strategy="A"))
-        old_precision = store.record_index(_stamp(FakeEncoder(precision="bf16"), strategy="B"))
+        old_weights = store.record_index(_stamp(HashEncoder(weights="fake-weights-0"), strategy="A"))
+        old_precision = store.record_index(_stamp(HashEncoder(precision="bf16"), strategy="B"))
         old_pipeline = store.record_index(_stamp(enc, strategy="C", pipeline="0"))
         old_extractor = store.record_index(_stamp(enc, strategy="D", extractors=("markdown/0",)))
         old_corpus = store.record_index(_stamp(enc, strategy="F", corpus="0" * 64))
@@ -568,20 +569,20 @@ def test_status_names_every_reason(tmp_path):
 
 
 def test_status_against_an_explicit_current_state(tmp_path):
-    enc = FakeEncoder()
+    enc = HashEncoder()
     with Store(tmp_path) as store:
         s = store.record_index(_stamp(enc, extractors=("markdown/1", "pdf/3")))
         state = CurrentState(encoders=(enc.stamp,), corpora={"/corpus": "c" * 64},
                              extractor_versions=("markdown/1", "docx/1"))
         (st,) = store.status(state)
         assert st.stamp == s and st.reasons == ("extractor pdf no longer current",)
-        (st,) = store.status(CurrentState(encoders=FakeEncoder(model="other/model").stamp))
+        (st,) = store.status(CurrentState(encoders=HashEncoder(model="other/model").stamp))
         assert st.reasons == ("model fake/hash-encoder -> other/model",)
         assert set(st.unchecked) == {"corpus", "extractors"}
 
 
 def test_status_without_a_current_state_judges_only_the_pipeline(tmp_path):
-    enc = FakeEncoder()
+    enc = HashEncoder()
     with Store(tmp_path) as store:
         store.record_index(_stamp(enc))
         store.record_index(_stamp(enc, strategy="A", pipeline="0"))
@@ -592,7 +593,7 @@ def test_status_without_a_current_state_judges_only_the_pipeline(tmp_path):
 
 
 def test_current_stamps_and_record_evaluation_on_the_bundled_corpus(tmp_path, corpus):
-    enc = FakeEncoder()
+    enc = HashEncoder()
     current = current_stamps(corpus, enc)
     assert [s.chunking["name"] for s in current] == list("ABCDEF")
     assert {(s.corpus_root, s.corpus_sha256, s.extractor_versions) for s in current} == {
@@ -611,12 +612,12 @@ def test_current_stamps_and_record_evaluation_on_the_bundled_corpus(tmp_path, co
         by_name = {st.stamp.chunking["name"]: st for st in store.status(current)}
         assert not by_name["E"].stale and by_name["E"].unchecked == ()
         assert by_name["A"].reasons == (f"holds 0 chunks, the corpus now gives {len(indexes['A'].chunks)}",)
-        other = store.status(current_stamps(corpus, FakeEncoder(precision="bf16")))
+        other = store.status(current_stamps(corpus, HashEncoder(precision="bf16")))
         assert all(st.stale and "precision fp32 -> bf16" in st.reasons for st in other)
 
 
 def test_clear_everything(tmp_path):
-    enc = FakeEncoder(dim=128)
+    enc = HashEncoder(dim=128)
     with Store(tmp_path) as store:
         store.embed(enc, texts_range(0, 2000))
         store.scores("s", "q", ["a"], _fake_scores("q"))
@@ -630,7 +631,7 @@ def test_clear_everything(tmp_path):
 
 
 def test_clear_stale_keeps_current_and_frees_the_rest(tmp_path):
-    new, old = FakeEncoder(dim=64), FakeEncoder(dim=64, weights="fake-weights-0")
+    new, old = HashEncoder(dim=64), HashEncoder(dim=64, weights="fake-weights-0")
     shared, only_old_corpus = texts_range(0, 100), texts_range(100, 150)
     with Store(tmp_path) as store:
         # an index of the old model, an index of the old corpus with the new model, the current index
@@ -644,10 +645,13 @@ def test_clear_stale_keeps_current_and_frees_the_rest(tmp_path):
 
         with pytest.raises(ValueError, match="current"):
             store.clear(stale_only=True)
+        before = store.size_bytes()
         result = store.clear(stale_only=True, current=[_stamp(new, n=100)])
         # the old model's 100 vectors, and the 50 texts only the old corpus had
         assert (result.removed_indexes, result.removed_vectors, result.removed_scores) == (2, 150, 0)
-        assert result.freed_bytes >= 0
+        # what the files shrank by, as the store measures them; 150 float32 vectors of HashEncoder's 16 dims
+        # are 9,600 bytes, so the database shrinks once its freed pages are given back
+        assert result.freed_bytes == before - store.size_bytes() > 0
         assert store.indexes() == [current]
         r = store.embed(new, shared + ["a query"])
         assert r.computed == 0
@@ -657,7 +661,7 @@ def test_clear_stale_keeps_current_and_frees_the_rest(tmp_path):
 
 
 def test_corrupt_catalogue_row_is_skipped_and_cleared(tmp_path):
-    enc = FakeEncoder()
+    enc = HashEncoder()
     with Store(tmp_path) as store:
         store.record_index(_stamp(enc, strategy="A"))
         good = store.record_index(_stamp(enc, strategy="B"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_app import app, frame_with, texts, tiny  # noqa: F401 - fixtures and helpers shared with the app tests
+from apptest import app, frame_with, texts, tiny  # noqa: F401 - fixtures and helpers shared with the app tests
 
 pytestmark = pytest.mark.model
 

@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 import pandas as pd
 
-from ragdiag.analyses.funnel import STAGES, Funnel, funnel_long
+from ragdiag.analyses.funnel import Funnel, funnel_long; from ragdiag.analyses.outcomes import LADDER as STAGES
 
 __all__ = ["inspector_url", "funnel_frame", "stage_queries_frame", "hub_frame", "granular_frame",
            "cost_frame"]

@@ -77,6 +77,17 @@ def _kind(value) -> str:
     return type(value).__name__
 
 
+def _text(v) -> str:
+    """A cell as text: a whole float (a rank that pandas widened to float beside a missing value) without ".0"."""
+    if isinstance(v, str):
+        return v
+    if v is None:
+        return ""
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return str(int(v))
+    return str(v)
+
+
 def one_type(df: pd.DataFrame) -> pd.DataFrame:
     """The frame with every column of mixed Python types (integers and dashes) turned to text, so Arrow can
     serialise it: Streamlit would otherwise log a traceback per table and convert it itself.
@@ -95,7 +106,7 @@ def one_type(df: pd.DataFrame) -> pd.DataFrame:
         if len(kinds) > 1:
             if out is df:
                 out = df.copy()
-            out[col] = values.map(lambda v: v if isinstance(v, str) else ("" if v is None else str(v)))
+            out[col] = values.map(_text)
     return out
 
 

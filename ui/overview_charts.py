@@ -10,7 +10,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from ragdiag.analyses.funnel import STAGES
+from ragdiag.analyses.outcomes import LADDER as STAGES
 from ui.fmt import ACCENT
 from ui.gate_charts import FIT_X
 

@@ -7,7 +7,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from ragdiag.analyses.funnel import STAGES
+from ragdiag.analyses.outcomes import LADDER as STAGES
 from ragdiag.evaluation.rows import SummaryRow
 from ui.fmt import DASH, dash_missing, drop_constant, pct, rate
 

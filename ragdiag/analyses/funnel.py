@@ -44,7 +44,6 @@ from ..core.stats import Interval
 from ..core.tables import format_rows
 
 __all__ = [
-    "STAGES",
     "QueryStage",
     "Funnel",
     "funnel",
@@ -56,8 +55,6 @@ __all__ = [
     "needle_ranks",
 ]
 
-#: The stages of the funnel: the rungs of :data:`ragdiag.analyses.outcomes.LADDER`.
-STAGES = LADDER
 #: The stage-rank columns (``per_query.csv``): the rank under the retriever each is named after.
 RANK_COLUMNS = ("dense_rank", "bm25_rank")
 
@@ -97,8 +94,8 @@ class Funnel:
     rows: tuple[QueryStage, ...]
 
     def counts(self) -> dict[str, int]:
-        """Queries per stage, every stage of :data:`STAGES` present (0 when none)."""
-        out = dict.fromkeys(STAGES, 0)
+        """Queries per stage, every stage of :data:`~ragdiag.analyses.outcomes.LADDER` present (0 when none)."""
+        out = dict.fromkeys(LADDER, 0)
         for r in self.rows:
             out[r.stage] += 1
         return out
@@ -120,21 +117,14 @@ class Funnel:
 
     def queries(self, stage: str) -> list[str]:
         """Ids of the queries lost at ``stage`` (ValueError naming the stages for an unknown one)."""
-        if stage not in STAGES:
-            raise ValueError(f"unknown stage {stage!r}; choose from {', '.join(STAGES)}")
+        if stage not in LADDER:
+            raise ValueError(f"unknown stage {stage!r}; choose from {', '.join(LADDER)}")
         return [r.query_id for r in self.rows if r.stage == stage]
 
     def intervals(self, *, seed: int = SEED) -> dict[str, Interval]:
         """Per stage: the share of queries with the clustered Wilson interval over questions (``seed`` unused)."""
         clusters = [r.question_id for r in self.rows]
-        return {s: clustered_share([r.stage == s for r in self.rows], clusters) for s in STAGES}
-
-    def stage_of(self, query_id: str) -> QueryStage:
-        """The row of one answerable query (KeyError for an ood or unknown query)."""
-        for r in self.rows:
-            if r.query_id == query_id:
-                return r
-        raise KeyError(f"{query_id!r} is not an answerable query of {self.config.label}")
+        return {s: clustered_share([r.stage == s for r in self.rows], clusters) for s in LADDER}
 
 
 def _holder_ranks(orders: np.ndarray, holders: dict[str, np.ndarray], queries,
@@ -324,7 +314,7 @@ def funnel_long(items: Sequence[Funnel], *, seed: int = SEED) -> list[dict]:
     out = []
     for f in items:
         ivs = f.intervals(seed=seed)
-        for s in STAGES:
+        for s in LADDER:
             iv = ivs[s]
             out.append({"config": f.config.label, "stage": s, "queries": iv.successes, "of": iv.trials,
                         "share": iv.estimate, "low": iv.low, "high": iv.high})
@@ -343,7 +333,7 @@ def format_funnel(items: Sequence[Funnel], *, seed: int = SEED) -> str:
     for f in items:
         ivs = f.intervals(seed=seed)
         row = {"config": f.config.label, "queries": len(f.rows)}
-        for s in STAGES:
+        for s in LADDER:
             iv = ivs[s]
             row[s] = f"{iv.successes} ({iv.estimate:.2f} [{iv.low:.2f}, {iv.high:.2f}])" if iv.trials else "0"
         if f.reranker:

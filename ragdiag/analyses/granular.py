@@ -7,7 +7,7 @@ of the top k comes from the needle's document. When document recall is high
 and span recall low, the retriever finds the right place but the chunking
 splits the answer. Ranks past the kept top list (20) count as misses, so
 these are exact for every k up to 20. Intervals are the same 95% Wilson
-intervals as span recall (:func:`ragdiag.evaluation.rows.summary_rows`).
+intervals as span recall (:func:`ragdiag.analyses.summary.summary_rows`).
 
 **Credit once.** Every level credits a query once, at its first (best-ranked)
 qualifying chunk: with overlapping chunks several chunks may hold the same

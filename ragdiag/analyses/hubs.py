@@ -31,7 +31,6 @@ from ..evaluation.records import Config, Evaluation
 __all__ = [
     "HUB_RATIO",
     "HUB_MIN_CLUSTERS",
-    "BOILERPLATE",
     "boilerplate_flags",
     "k_occurrence",
     "Hub",
@@ -45,7 +44,6 @@ __all__ = [
 HUB_RATIO = 5.0
 #: ... of at least this many different questions (or ood queries).
 HUB_MIN_CLUSTERS = 3
-BOILERPLATE = ("navigation", "licence", "references", "code-only", "table-only")
 
 _LICENCE = re.compile(r"copyright|all rights reserved|spdx-license|licensed under|released under the .{0,40}licen|"
                       r"\b(bsd|mit|apache|gnu|gpl|creative commons)\b[- ]?\S*\s*licen|©|permission is hereby granted",

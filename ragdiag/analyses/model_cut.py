@@ -14,9 +14,9 @@ import numpy as np
 from ..core.gate import under_each
 
 from ..evaluation.records import Config, Evaluation
-from ..index.models import MODEL_ALIASES, load_encoder, model_label, split_model
+from ..index.models import load_encoder, model_label, split_model
 
-__all__ = ["nearest_chunk_distances", "cut_percentile", "model_choices", "gate_model", "gate_chunk_vectors"]
+__all__ = ["nearest_chunk_distances", "cut_percentile", "gate_model", "gate_chunk_vectors"]
 
 
 def nearest_chunk_distances(vectors: np.ndarray, *, block: int = 512) -> np.ndarray:
@@ -47,11 +47,6 @@ def cut_percentile(cut: float, nearest: np.ndarray) -> float:
     if nearest.size == 0:
         raise ValueError("no nearest-chunk distances")
     return float(100.0 * np.mean(under_each(nearest, cut)[0]))
-
-
-def model_choices() -> dict[str, str]:
-    """The offered model aliases and what each is, for help texts."""
-    return {k: v[0] for k, v in MODEL_ALIASES.items()}
 
 
 def gate_model(ev: Evaluation, config) -> str:

@@ -52,7 +52,6 @@ __all__ = [
     "LADDER",
     "OOD_OUTCOMES",
     "OUTCOMES",
-    "BEFORE_GATE",
     "QueryOutcome",
     "gate_values",
     "ladder_codes",
@@ -65,8 +64,6 @@ LADDER = ("destroyed", "truncated", "not-in-pool", "ranked-low", "refused", "kep
 OOD_OUTCOMES = ("bluff", "abstained")
 #: Every outcome the ladder produces (:data:`LADDER`, then :data:`OOD_OUTCOMES`).
 OUTCOMES = LADDER + OOD_OUTCOMES
-#: The rungs that lose the answer before the gate (the needle is not in the top ``k``).
-BEFORE_GATE = LADDER[:4]
 
 _CODE = {name: i for i, name in enumerate(OUTCOMES)}
 

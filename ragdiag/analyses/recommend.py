@@ -47,7 +47,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..evaluation.records import Config, Evaluation
 
 __all__ = ["describe_config", "complexity_key", "Recommendation", "recommend", "STRATEGY_WORDS", "RETRIEVER_WORDS",
-           "RULE", "COST_TIE", "cost_tier"]
+           "COST_TIE", "cost_tier"]
 
 #: The built-in strategies in words.
 STRATEGY_WORDS = {
@@ -67,11 +67,6 @@ RETRIEVER_WORDS = {
     "rerank-maxsim": "hybrid + MaxSim rerank",
 }
 _RETRIEVER_ORDER = ("dense", "bm25", "hybrid", "rerank-ce", "rerank-maxsim")
-#: The rule in words (what ``why`` starts from).
-RULE = ("the simplest or cheapest member of the best set (configurations not shown worse than the best at "
-        f"R@{PRIMARY_K}, simultaneously over all evaluated) whose R@{PRIMARY_K} is within "
-        f"{100 * PRACTICAL_MARGIN:g} points of the best's: measured cost when available (median ms per query, "
-        "within 25% counted as equal), then dense < BM25 < hybrid < rerankers, then fewer chunking switches")
 
 
 def _label(config) -> tuple[str, str, str]:

@@ -41,7 +41,7 @@ VERDICT_BY_EXIT = {0: "pass", 1: "fail", 3: "inconclusive", 2: "error"}
 
 def register(sub) -> None:
     """Add ``ci`` to the subparsers ``sub``."""
-    from ..present.regression.stats import DEFAULT_MARGIN
+    from ..core.defaults import PRACTICAL_MARGIN
 
     p = sub.add_parser("ci", help="the GitHub Action's step: gate, then write the job summary, the outputs and "
                                   "one sticky pull-request comment",
@@ -56,8 +56,8 @@ def register(sub) -> None:
     p.add_argument("--config", required=True, help="the gated configuration, e.g. E/hybrid")
     p.add_argument("--corpus", default=None, help="without --candidate: the folder of documents to evaluate")
     p.add_argument("--truth", default=None, help="without --candidate: the ground truth")
-    p.add_argument("--margin", type=float, default=DEFAULT_MARGIN,
-                   help=f"non-inferiority margin in rate units (default {DEFAULT_MARGIN:g})")
+    p.add_argument("--margin", type=float, default=PRACTICAL_MARGIN,
+                   help=f"non-inferiority margin in rate units (default {PRACTICAL_MARGIN:g})")
     p.add_argument("--strict", action="store_true", help="an inconclusive result fails the job")
     p.add_argument("--history", metavar="FILE", default=None, help="add the candidate and the verdict to this "
                                                                    "run history (ragdiag history)")
@@ -148,6 +148,12 @@ def cmd_ci(args) -> int:
     """``ci``: gate, then the job summary, the outputs, the comment file and the sticky comment."""
     import tempfile
 
+    from ..present.regression.checks import check_options
+
+    try:  # before the child gate runs: a bad number is one line here, not a comment on the pull request
+        check_options(margin=args.margin, alpha=0.05)
+    except ValueError as exc:
+        raise UsageError(f"--{exc}") from None
     if not Path(args.baseline).is_dir():
         hint = " (download the artifact into that folder first)" if not Path(args.baseline).exists() else ""
         raise UsageError(f"--baseline {args.baseline!r} is not a folder: pass an `eval --out` folder{hint}")

@@ -12,19 +12,34 @@ import time
 from pathlib import Path
 
 __all__ = ["UsageError", "progress_bar", "load_inputs", "open_store", "cli_encoder", "evaluate_args", "write_results",
-           "add_selection"]
+           "add_selection", "strategy_help", "retriever_help"]
 
 
 class UsageError(Exception):
     """Bad input: printed without a traceback, exit status 2."""
 
 
-def add_selection(p, strategies: str = "comma-separated (default: all six)",
-                  retrievers: str = "comma-separated (default: all)") -> None:
-    """Add ``--strategies``, ``--retrievers`` and ``--json`` to the subparser ``p`` (the family a command compares)."""
-    p.add_argument("--strategies", default=None, help=strategies)
-    p.add_argument("--retrievers", default=None, help=retrievers)
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+def strategy_help() -> str:
+    """``--strategies``' help from the registry (plugins' strategies included)."""
+    from ..index.chunking import DEFAULT_STRATEGIES, STRATEGIES
+
+    return f"comma-separated from {','.join(STRATEGIES)} (default: {','.join(DEFAULT_STRATEGIES)})"
+
+
+def retriever_help() -> str:
+    """``--retrievers``' help from the registry (plugins' retrievers included)."""
+    from ..retrieval.registry import retriever_names
+
+    return (f"comma-separated from {','.join(retriever_names())} "
+            f"(default: {','.join(retriever_names(default_only=True))})")
+
+
+def add_selection(p, strategies: str | None = None, retrievers: str | None = None, *, json: bool = True) -> None:
+    """Add ``--strategies``, ``--retrievers`` (help: the registries') and ``--json`` to the subparser ``p``."""
+    p.add_argument("--strategies", default=None, help=strategies or strategy_help())
+    p.add_argument("--retrievers", default=None, help=retrievers or retriever_help())
+    if json:
+        p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def progress_bar():
@@ -155,12 +170,6 @@ def _check_report_out(out: Path) -> None:
                              "Name another file with --out")
 
 
-def _keep(value: int) -> int:
-    if value < 1:
-        raise UsageError(f"--keep must be at least 1, got {value}")
-    return value
-
-
 def _known_config(cfg, what: str):
     """A configuration ragdiag can evaluate (not an external run's ``ext/...`` label): checked by the registries."""
     from ..index.chunking import STRATEGIES
@@ -176,7 +185,7 @@ def _known_config(cfg, what: str):
 
 
 def _print_notes(ev) -> None:
-    for note in getattr(ev, "notes", {}).values():
+    for note in ev.notes.values():
         print(f"note: {note}", file=sys.stderr)
 
 
@@ -227,7 +236,7 @@ def evaluate_args(args, strategies, retrievers, loaded=None, *, stream: bool = F
                            log=lambda msg: print(msg, file=sys.stderr))
     t = time.perf_counter()
     ev = evaluate(corpus, truth, encoder=encoder, strategies=strategies, retrievers=retrievers, store=store,
-                  cross_encoder=args.cross_encoder, progress=progress_bar(), diagnosis_k=args.k,
+                  cross_encoder=args.cross_encoder, progress=progress_bar(),
                   on_strategy=_print_strategy_rows if stream and len(strategies) > 1 else None,
                   retriever_options=retriever_options)
     _print_notes(ev)

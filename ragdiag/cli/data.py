@@ -6,8 +6,32 @@ import sys
 from pathlib import Path
 
 from .common import UsageError, cli_encoder, open_store
+from .options import add_inputs, add_model, add_store
 
-__all__ = ["cmd_index", "cmd_ingest"]
+__all__ = ["register", "cmd_index", "cmd_ingest"]
+
+
+def register(sub) -> None:
+    """Add ``ingest`` and ``index`` to the subparsers ``sub``."""
+    p = sub.add_parser("ingest", help="load a folder (Markdown, text, HTML, PDF) and report every file's status")
+    p.add_argument("folder", metavar="DIR")
+    p.add_argument("--max-bytes", type=int, default=None,
+                   help="size limit per file (default $RAGDIAG_MAX_FILE_BYTES or 50 MB)")
+    p.add_argument("--max-pages", type=int, default=2000, help="page limit per PDF (default 2000)")
+    p.add_argument("--time-limit", type=float, default=60.0, help="seconds per document (default 60)")
+    p.add_argument("--strip-furniture", action="store_true",
+                   help="remove repeated page headers/footers (PDF) before chunking")
+    p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("index", help="list or clear stored indexes")
+    add_inputs(p, truth=False, corpus_help="with status: the corpus staleness is judged against (default: the "
+                                           "bundled one); with clear: remove only this corpus's indexes")
+    add_store(p, no_cache=False)
+    add_model(p, cross_encoder=False)
+    p.add_argument("action", choices=["status", "clear"])
+    p.add_argument("--stale", action="store_true", help="with clear: only indexes stale against the current state")
+    p.epilog = "index clear --corpus DIR removes only that corpus's indexes; without --corpus or --stale, everything."
+    p.set_defaults(func=cmd_index)
 
 
 def _corpus_only(args):
@@ -26,8 +50,6 @@ def cmd_index(args) -> int:
     from ..index.store.keys import DB_NAME, resolve_root
     from ..index.store.staleness import _chunking_label, format_status_table
 
-    if args.no_cache:
-        raise UsageError("the index commands need the store (drop --no-cache)")
     root = resolve_root(args.cache)
     if not (root / DB_NAME).is_file():  # status reads and clear removes: neither creates a store
         if root.exists() and not root.is_dir():
@@ -72,14 +94,6 @@ def cmd_ingest(args) -> int:
     from ..documents.walk import CorpusError
     from ..documents.ingest import format_ingest_table, ingest_folder
 
-    import math
-
-    if args.max_bytes is not None and args.max_bytes < 1:
-        raise UsageError(f"--max-bytes must be at least 1, got {args.max_bytes}")
-    if args.max_pages < 1:
-        raise UsageError(f"--max-pages must be at least 1, got {args.max_pages}")
-    if not (math.isfinite(args.time_limit) and args.time_limit > 0):
-        raise UsageError(f"--time-limit must be a positive number of seconds, got {args.time_limit}")
     try:
         rows, corpus = ingest_folder(args.folder, max_bytes=args.max_bytes, strip_page_furniture=args.strip_furniture,
                                      max_pages=args.max_pages, time_limit_s=args.time_limit)

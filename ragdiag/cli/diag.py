@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import sys
 
-from ..core.defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K, SEED
-from ..core.gate import Gate
+from ..core.defaults import DEFAULT_CUT, SEED
+from .common import add_selection
+from .options import add_evaluation, add_gate, add_k
 
 __all__ = ["register"]
 
@@ -21,10 +22,6 @@ def _configs(args, encoder=None):
         retrievers = parse_retrievers(args.retrievers)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if not 0 < args.cut <= 2:
-        raise UsageError(f"--cut must be a cosine distance in (0, 2], e.g. {DEFAULT_CUT}; got {args.cut}")
-    if args.keep < 1:
-        raise UsageError(f"--keep must be at least 1, got {args.keep}")
     ev = evaluate_args(args, strategies, retrievers, encoder=encoder)
     for name, reason in ev.unavailable.items():
         print(f"unavailable: {name}: {reason}", file=sys.stderr)
@@ -38,14 +35,15 @@ def _dump(doc) -> None:
 
 
 def cmd_funnel(args) -> int:
-    """``funnel``: the first stage at which each answerable query was lost, per configuration."""
+    """``funnel``: the outcome of each answerable query on the ladder (the first rung it stops at), per configuration."""
     from .common import UsageError, cli_encoder
-    from ..analyses.funnel import STAGES, format_funnel, funnels, stage_records
+    from ..analyses.funnel import format_funnel, funnels, stage_records
+    from ..analyses.outcomes import LADDER
 
     encoder = cli_encoder(args)  # one encoder: a stage another retriever ranks (E/hybrid's dense) is computed too
     ev = _configs(args, encoder)
     try:
-        items = funnels(ev, gate=Gate.from_options(keep=args.keep, cut=args.cut, k=args.k), encoder=encoder)
+        items = funnels(ev, gate=args.gate, encoder=encoder)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.json:
@@ -55,19 +53,19 @@ def cmd_funnel(args) -> int:
             configs.append({
                 "config": f.config.label, "queries": len(f.rows),
                 "stages": {s: {"count": ivs[s].successes, "share": ivs[s].estimate, "low": ivs[s].low,
-                               "high": ivs[s].high, "queries": f.queries(s)} for s in STAGES},
+                               "high": ivs[s].high, "queries": f.queries(s)} for s in LADDER},
                 "promoted": f.promoted, "demoted": f.demoted,
                 "per_query": stage_records(f),
             })
-        _dump({"k": args.k, "cut": args.cut, "keep": args.keep, "pool": items[0].pool if items else None,
+        _dump({"k": gate.k, "cut": gate.cut, "keep": gate.keep, "pool": items[0].pool if items else None,
                "interval": f"95% percentile bootstrap over questions (phrasings resampled together), seed {SEED}",
                "configs": configs})
         return 0
     print(format_funnel(items))
-    if args.stage:
+    if args.outcome:
         for f in items:
-            ids = f.queries(args.stage) if args.stage in STAGES else []
-            print(f"\n{f.config.label} {args.stage}: {', '.join(ids) or '(none)'}")
+            ids = f.queries(args.outcome)
+            print(f"\n{f.config.label} {args.outcome}: {', '.join(ids) or '(none)'}")
     return 0
 
 
@@ -86,13 +84,14 @@ def cmd_hubs(args) -> int:
     ev = _configs(args)
     if cfg.retriever in ev.unavailable:
         raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
-    items = hubs(ev, cfg, k=args.k, top=args.top, only_hubs=args.only_hubs)
+    k = args.gate.k
+    items = hubs(ev, cfg, k=k, top=args.top, only_hubs=args.only_hubs)
     rows = hub_rows(items)
     if args.json:
-        _dump({"config": cfg.label, "k": args.k, "hubness_skew": hubness(ev, cfg, k=args.k), "chunks": rows})
+        _dump({"config": cfg.label, "k": k, "hubness_skew": hubness(ev, cfg, k=k), "chunks": rows})
         return 0
-    print(f"{cfg.label}: k-occurrence in the top {args.k} of {len(ev.queries)} queries "
-          f"(skewness {hubness(ev, cfg, k=args.k):.2f})")
+    print(f"{cfg.label}: k-occurrence in the top {k} of {len(ev.queries)} queries "
+          f"(skewness {hubness(ev, cfg, k=k):.2f})")
     print(format_rows(rows, ["chunk", "occurrences", "questions", "ratio", "hub", "boilerplate", "holds needle of",
                              "displaced", "preview"]))
     return 0
@@ -104,54 +103,48 @@ def cmd_cost(args) -> int:
     from ..analyses.cost import cost_rows, costs, machine
     from ..core.tables import format_rows
 
-    if args.sample < 1:
-        raise UsageError(f"--sample must be at least 1 query, got {args.sample}")
+    gate = args.gate
     encoder = cli_encoder(args)  # one encoder: the evaluation and the measurement share its loaded model
     ev = _configs(args, encoder)
-    items = costs(ev, encoder, Gate.from_options(keep=args.keep, cut=args.cut, k=args.k), sample=args.sample,
+    items = costs(ev, encoder, args.gate, sample=args.sample,
                   cross_encoder=args.cross_encoder)
     rows = cost_rows(items)
     if args.json:
-        _dump({"machine": machine(), "k": args.k, "cut": args.cut, "keep": args.keep,
-               "rows": [{**r, f"R@{args.k}": str(r[f"R@{args.k}"])} for r in rows]})
+        _dump({"machine": machine(), "k": gate.k, "cut": gate.cut, "keep": gate.keep,
+               "rows": [{**r, f"R@{gate.k}": str(r[f"R@{gate.k}"])} for r in rows]})
         return 0
     m = machine()
     print(f"measured on {m['processor']}, {m['cpus']} CPUs, {m['platform']} "
           f"(load average {m.get('load_average_1min', '?')}); latency over {args.sample} queries each")
-    print(format_rows([{**r, f"R@{args.k}": str(r[f"R@{args.k}"])} for r in rows]))
+    print(format_rows([{**r, f"R@{gate.k}": str(r[f"R@{gate.k}"])} for r in rows]))
     return 0
 
 
-def register(sub, common) -> None:
-    """Add ``funnel``, ``hubs`` and ``cost`` to the subparsers ``sub`` (``common`` adds the shared options)."""
-    def gate_args(p):
-        p.add_argument("--cut", type=float, default=DEFAULT_CUT, help=f"abstention cut (default {DEFAULT_CUT})")
-        p.add_argument("--keep", type=int, default=DEFAULT_KEEP, help=f"the gate keeps at most N (default {DEFAULT_KEEP})")
-        p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+def register(sub) -> None:
+    """Add ``funnel``, ``hubs`` and ``cost`` to the subparsers ``sub``."""
+    cut_help = f"abstention cut (cosine distance; default {DEFAULT_CUT})"
 
-    def which(p):
-        p.add_argument("--strategies", default=None, help="comma-separated, e.g. A,C,E (default: all six)")
-        p.add_argument("--retrievers", default=None,
-                       help="comma-separated from dense,bm25,hybrid,rerank-maxsim,rerank-ce (default: all)")
-
-    p = sub.add_parser("funnel", help="the first stage at which each answerable query was lost, per configuration")
-    common(p)
-    which(p)
-    gate_args(p)
-    p.add_argument("--stage", help="also list the queries of this stage (e.g. ranked-low)")
-    p.set_defaults(func=cmd_funnel, k=PRIMARY_K)
+    p = sub.add_parser("funnel", help="the outcome of each answerable query on the ladder, per configuration")
+    add_evaluation(p)
+    add_gate(p, cut=cut_help)
+    add_selection(p, json=False)
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--outcome", help="also list the queries of this outcome (e.g. ranked-low)")
+    p.set_defaults(func=cmd_funnel)
 
     p = sub.add_parser("hubs", help="chunks in the top k of unusually many queries, boilerplate flagged")
-    common(p)
-    gate_args(p)
+    add_evaluation(p)
+    add_k(p)
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--config", default="E/hybrid", help="the configuration (default E/hybrid)")
     p.add_argument("--top", type=int, default=20, help="how many chunks to list (default 20)")
     p.add_argument("--only-hubs", action="store_true", help="list only chunks flagged as hubs")
-    p.set_defaults(func=cmd_hubs, k=PRIMARY_K)
+    p.set_defaults(func=cmd_hubs)
 
     p = sub.add_parser("cost", help="build time, per-query latency, embedded and prompt tokens, Pareto front")
-    common(p)
-    which(p)
-    gate_args(p)
+    add_evaluation(p)
+    add_gate(p, cut=cut_help)
+    add_selection(p, json=False)
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--sample", type=int, default=16, help="queries timed per configuration (default 16)")
-    p.set_defaults(func=cmd_cost, k=PRIMARY_K)
+    p.set_defaults(func=cmd_cost)

@@ -5,11 +5,77 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..core.defaults import ALPHA, DEFAULT_CUT, PRIMARY_K
+from ..core.defaults import ALPHA, DEFAULT_MAX_BLUFF, PRIMARY_K
 from .common import (UsageError, _check_out_file, _check_out_folder, _check_report_out, _known_config,
-                     _print_unavailable, cli_encoder, evaluate_args, load_inputs, write_results)
+                     _print_unavailable, add_selection, cli_encoder, evaluate_args, load_inputs, retriever_help,
+                     strategy_help, write_results)
+from .options import add_evaluation, add_gate, add_k
 
-__all__ = ["cmd_eval", "cmd_compare", "cmd_pairs", "cmd_report"]
+__all__ = ["register", "cmd_eval", "cmd_compare", "cmd_pairs", "cmd_report"]
+
+
+def register(sub) -> None:
+    """Add ``eval``, ``compare``, ``pairs`` and ``report`` to the subparsers ``sub``."""
+    p = sub.add_parser("eval", help="evaluate strategies x retrievers; print the table")
+    add_evaluation(p)
+    p.add_argument("--strategies", default=None, help=strategy_help())
+    p.add_argument("--retrievers", default=None, help=retriever_help())
+    p.add_argument("--out", help="write summary.json and per_query.csv to this folder")
+    p.add_argument("--engine", choices=["local", "ray"], default="local",
+                   help="where chunks are embedded: in this process, or on Ray (pip install -r requirements-ray.txt)")
+    p.add_argument("--ray-address", default=None, help="with --engine ray: a cluster (e.g. auto, ray://head:10001); "
+                                                       "default: start a local instance")
+    p.add_argument("--ray-actors", type=int, default=None, help="encoder actors (default: one per CPU, or per GPU)")
+    p.add_argument("--ray-gpus-per-actor", type=float, default=0.0, help="GPUs per encoder actor (default 0: CPU)")
+    p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("compare", help="paired exact sign-flip test over questions between two configurations")
+    add_evaluation(p)
+    add_k(p)
+    p.add_argument("a", metavar="CONFIG_A", help="e.g. E/hybrid")
+    p.add_argument("b", metavar="CONFIG_B", help="e.g. E/dense")
+    p.add_argument("--phrasing", default="all", help="all, or one phrasing of the ground truth (e.g. course)")
+    p.add_argument("--mrr", action="store_true", help="compare reciprocal ranks (MRR) instead of R@k")
+    p.add_argument("--family", choices=["none", "all", "planned"], default="none",
+                   help="the interval simultaneous within a family: all pairs of the evaluated configurations "
+                        "(exploratory), or the planned family (the declared baseline against each other "
+                        "configuration); default: this pair alone")
+    p.add_argument("--baseline", default=None, help="with --family planned: the baseline, declared before looking "
+                                                    "(also RAGDIAG_BASELINE, or [ragdiag] baseline in ragdiag.toml)")
+    add_selection(p, strategies=f"with --family: the family's {strategy_help()}",
+                  retrievers=f"with --family: the family's {retriever_help()}")
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("pairs", help="every paired comparison of a family (all pairs, or --baseline against each "
+                                     "other), over questions, simultaneous intervals within it")
+    add_evaluation(p)
+    add_k(p)
+    add_selection(p)
+    p.add_argument("--baseline", default=None, help="planned family: this configuration (declared before looking) "
+                                                    "against each other one")
+    p.add_argument("--phrasing", default="all", help="all, or one phrasing of the ground truth")
+    p.set_defaults(func=cmd_pairs)
+
+    p = sub.add_parser("report", help="one self-contained HTML report (and its Markdown) of a run")
+    add_evaluation(p)
+    add_gate(p, cut="abstention cut (cosine distance; default: the cut proposed for the goal, conformal)")
+    p.add_argument("--config", default=None,
+                   help="the configuration the report is about, e.g. E/hybrid (default: the recommendation)")
+    p.add_argument("--max-bluff", type=float, default=DEFAULT_MAX_BLUFF,
+                   help=f"the goal: a bluff rate of at most this (default {DEFAULT_MAX_BLUFF})")
+    p.add_argument("--baseline", default=None,
+                   help="what you run now, declared before looking: the cards compare with it instead of the "
+                        "runner-up (default: $RAGDIAG_BASELINE or ragdiag.toml, else none)")
+    p.add_argument("--strategies", default=None, help=strategy_help())
+    p.add_argument("--retrievers", default=None, help=retriever_help())
+    p.add_argument("--out", default="report.html", help="HTML file to write; the Markdown goes beside it (.md)")
+    p.add_argument("--no-cost", action="store_true", help="skip measuring build time and per-query latency")
+    p.add_argument("--md", default=None, help="Markdown file to write (default: --out with .md; an existing file "
+                                              "there that is not a ragdiag report is never overwritten)")
+    from .history import add_report_options
+
+    add_report_options(p)  # --history FILE --history-runs N: the last runs as one chart
+    p.set_defaults(func=cmd_report)
 
 
 def cmd_eval(args) -> int:
@@ -97,7 +163,7 @@ def cmd_compare(args) -> int:
     for cfg in (a, b):
         if cfg.retriever in ev.unavailable:
             raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
-    k = None if args.mrr else args.k
+    k = None if args.mrr else args.gate.k
     try:
         check_phrasing(ev, args.phrasing)
         if args.family == "none":
@@ -158,7 +224,7 @@ def cmd_pairs(args) -> int:
     ev = evaluate_args(args, strategies, retrievers, loaded)
     try:
         check_phrasing(ev, args.phrasing)
-        fam = family(ev, k=args.k, phrasing=args.phrasing, baseline=baseline)
+        fam = family(ev, k=args.gate.k, phrasing=args.phrasing, baseline=baseline)
         mrr = {frozenset((c.a, c.b)): c for c in family(ev, k=None, phrasing=args.phrasing, baseline=baseline)}
     except (ValueError, KeyError) as exc:
         raise UsageError(str(exc)) from None
@@ -176,7 +242,7 @@ def cmd_pairs(args) -> int:
     name = fam[0].family_name if fam else "no comparisons"
     exploratory = baseline is None
     if args.json:
-        print(json.dumps({"unit": "question", "k": args.k, "phrasing": args.phrasing, "family": name,
+        print(json.dumps({"unit": "question", "k": args.gate.k, "phrasing": args.phrasing, "family": name,
                           "family_size": len(fam), "exploratory": exploratory,
                           "baseline": None if declared is None else {"config": declared.config,
                                                                      "declared_by": declared.source},
@@ -187,7 +253,7 @@ def cmd_pairs(args) -> int:
         return 0
     if declared is not None:
         print(f"baseline: {declared.words()}")
-    print(f"{name} at R@{args.k} ({args.phrasing}), over questions; intervals simultaneous within this family "
+    print(f"{name} at R@{args.gate.k} ({args.phrasing}), over questions; intervals simultaneous within this family "
           f"(max-T, {fam[0].method if fam else '-'})" + ("; exploratory: q = Benjamini-Hochberg" if exploratory else ""))
     table = []
     for c, r in zip(fam, rows):
@@ -201,7 +267,7 @@ def cmd_pairs(args) -> int:
     print(format_rows(table))
     below = sum(c.status == "different" for c in fam)
     print(f"\n{below} of {len(fam)} shown different (simultaneous interval excludes 0, adjusted p < {ALPHA})"
-          + ("" if args.k == PRIMARY_K else f"; descriptive: verdicts are at R@{PRIMARY_K}"))
+          + ("" if args.gate.k == PRIMARY_K else f"; descriptive: verdicts are at R@{PRIMARY_K}"))
     return 0
 
 
@@ -222,8 +288,6 @@ def cmd_report(args) -> int:
         raise UsageError(str(exc)) from None
     import math
 
-    if args.cut is not None and not (math.isfinite(args.cut) and 0 < args.cut <= 2):
-        raise UsageError(f"--cut must be a cosine distance in (0, 2], e.g. {DEFAULT_CUT}; got {args.cut}")
     if not (math.isfinite(args.max_bluff) and 0 < args.max_bluff < 1):
         raise UsageError(f"--max-bluff must be a rate in (0, 1), e.g. 0.05; got {args.max_bluff}")
     from ..analyses.compare.baseline import declared_baseline
@@ -232,8 +296,6 @@ def cmd_report(args) -> int:
         baseline = declared_baseline(args.baseline)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if args.keep < 1:
-        raise UsageError(f"--keep must be at least 1, got {args.keep}")
     out = Path(args.out)
     if out.suffix.lower() == ".md":
         raise UsageError(f"--out names the HTML file (e.g. report.html); the Markdown is written beside it, got {out}")
@@ -261,11 +323,11 @@ def cmd_report(args) -> int:
     cost_items = None
     if not args.no_cost:  # measured on this machine: build time, latency, tokens (ragdiag.analyses.cost)
         # timed once here; the report prices what its gate sends at the cut it decides (at_gate)
-        cost_items = costs(ev, encoder, Gate.from_options(keep=args.keep, cut=args.cut, k=args.k),
+        cost_items = costs(ev, encoder, args.gate,
                            cross_encoder=args.cross_encoder)
     machine_info = machine()  # the run's own timings are in the report too: a busy machine is said
     try:
-        report = build_report(ev, config=cfg, cut=args.cut, keep=args.keep, k=args.k, max_bluff=args.max_bluff,
+        report = build_report(ev, config=cfg, cut=args.cut, keep=args.gate.keep, k=args.gate.k, max_bluff=args.max_bluff,
                               costs=cost_items, machine=machine_info,
                               baseline=baseline.config if baseline else None,
                               baseline_source=baseline.source if baseline else "the operator", encoder=encoder,

@@ -6,9 +6,55 @@ import math
 
 from ..core.gate import cut_text
 from ..core.words import rate_text
-from .common import UsageError, evaluate_args, _keep, _known_config
+from .common import UsageError, evaluate_args, _known_config
+from .options import add_evaluation, add_gate
 
-__all__ = ["cmd_sweep", "cmd_threshold"]
+__all__ = ["register", "cmd_sweep", "cmd_threshold"]
+
+
+def register(sub) -> None:
+    """Add ``sweep`` and ``threshold`` to the subparsers ``sub``."""
+    p = sub.add_parser("sweep", help="the abstention threshold table for one configuration")
+    add_evaluation(p)
+    add_gate(p, cut="also list the bluffing out-of-domain queries at this cut", k=False)
+    p.add_argument("config", metavar="CONFIG", help="e.g. E/dense")
+    p.add_argument("--start", type=float, default=0.3, help="the first cut of the table (default 0.3)")
+    p.add_argument("--stop", type=float, default=0.9, help="the last cut of the table (default 0.9)")
+    p.add_argument("--step", type=float, default=0.025, help="between two cuts of the table (default 0.025)")
+    p.add_argument("--json", action="store_true",
+                   help="print JSON rows: per cut, {count, rate, low, high} of every outcome")
+    p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("threshold", help="choose the cut for a goal (max bluff rate or min answered), "
+                                         "in sample, cross-validated and conformal")
+    add_evaluation(p)
+    add_gate(p, k=False)
+    p.add_argument("config", metavar="CONFIG", help="e.g. E/hybrid")
+    p.add_argument("--max-bluff", type=float, default=None, help="goal: bluff rate at most this (e.g. 0.05)")
+    p.add_argument("--min-answered", type=float, default=None, help="goal: answered rate at least this (e.g. 0.5)")
+    p.add_argument("--folds", type=int, default=5, help="cross-validation folds, grouped by question (default 5)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--export", metavar="FILE", default=None,
+                   help="write the proposed cut (the one printed as 'proposed') as YAML for your stack: cosine "
+                        "distance (Chroma, pgvector <=>) and similarity = 1 - distance (Qdrant score_threshold, "
+                        "LlamaIndex similarity_cutoff, LangChain score_threshold), with the keep, the rates at that "
+                        "cut and the model it belongs to; only an earlier export is ever overwritten")
+    p.add_argument("--export-rule", choices=("proposed", "in-sample"), default="proposed",
+                   help="which cut --export writes: the proposed one (default; conformal for a bluff goal) or the "
+                        "in-sample one, labelled optimistic in the file")
+    p.add_argument("--force", action="store_true", help="replace an existing --export file that ragdiag did not write")
+    p.add_argument("--bluff-cost", type=float, default=None, metavar="N",
+                   help="a cost goal beside the rate goal: a bluff costs as much as N lost answers; prints the cut "
+                        "that minimises N x bluffs + lost, cross-validated over questions")
+    p.add_argument("--current", type=float, default=None, metavar="VALUE",
+                   help="the cut you run today, to audit it against the proposal (see --units)")
+    p.add_argument("--units", choices=("distance", "similarity"), default="distance",
+                   help="units of --current: cosine distance (Chroma, pgvector <=>) or similarity (Qdrant "
+                        "score_threshold, LlamaIndex similarity_cutoff, LangChain score_threshold), read as 1 - s")
+    p.add_argument("--current-from", default=None, metavar="FILE",
+                   help="read the cut you run from a ragdiag export or a YAML/JSON/TOML file with one "
+                        "score_threshold, similarity_cutoff or distance_threshold")
+    p.set_defaults(func=cmd_threshold)
 
 
 def _gate_config(args):
@@ -19,7 +65,6 @@ def _gate_config(args):
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     _known_config(cfg, "CONFIG")
-    _keep(args.keep)
     ev = evaluate_args(args, [cfg.strategy], [cfg.retriever])
     if cfg.retriever in ev.unavailable:
         raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
@@ -32,30 +77,31 @@ def cmd_sweep(args) -> int:
 
     from ..analyses.compare.intervals import upper_bound_words
     from ..analyses.gate_table import gate_table
-    from ..analyses.threshold.gate import check_cuts, sweep_cuts
-    from ..core.gate import Gate
+    from ..analyses.threshold.gate import sweep_cuts
     from ..core.tables import format_rows
     from ..analyses.threshold.gate import GATE_DISTANCE, bluffs_at, sweep
     from ..analyses.threshold.rates import rate_rows
 
+    from ..core.gate import check_cut
+
     try:
+        for name in ("start", "stop"):  # each end a cut: named, before the table's own checks
+            check_cut(getattr(args, name), f"--{name}")
         cuts = sweep_cuts(args.start, args.stop, args.step)
-        if args.cut is not None:
-            check_cuts([args.cut])
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     ev, cfg = _gate_config(args)
     try:
-        inputs = gate_table(ev, cfg, Gate(args.keep))
+        inputs = gate_table(ev, cfg, args.gate)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.json:
-        print(json.dumps({"config": cfg.label, "keep": args.keep, "distance": GATE_DISTANCE,
+        print(json.dumps({"config": cfg.label, "keep": args.gate.keep, "distance": GATE_DISTANCE,
                           "answerable": int(inputs.in_domain.sum()), "out_of_domain": int((~inputs.in_domain).sum()),
                           "rows": [r.cells() for r in rate_rows(inputs, cuts)]}, indent=2))
         return 0
     table = sweep(inputs, cuts)
-    print(f"{cfg.label}: the gate keeps at most {args.keep} chunks closer than the cut; distance: {GATE_DISTANCE}. "
+    print(f"{cfg.label}: the gate keeps at most {args.gate.keep} chunks closer than the cut; distance: {GATE_DISTANCE}. "
           f"{table.n_in} answerable queries, {table.n_ood} out-of-domain")
     print(format_rows(table.rows()))
     if args.cut is not None:
@@ -66,7 +112,7 @@ def cmd_sweep(args) -> int:
                 *((f"bluffs_{k}", table.n_by_kind[k], f"{k} out-of-domain queries bluff") for k in table.n_by_kind))))
         res = ev.result(cfg)
         chunks = ev.indexes[cfg.strategy].chunks
-        bluffs = bluffs_at(res, ev.queries, Gate(args.keep, args.cut))
+        bluffs = bluffs_at(res, ev.queries, args.gate)
         print(f"bluffing out-of-domain queries at cut {args.cut:g}: {len(bluffs)}")
         for b in bluffs:
             pos, d = b.kept[0]
@@ -81,7 +127,6 @@ def cmd_threshold(args) -> int:
 
     from ..analyses.gate_table import gate_table
     from ..analyses.threshold.gate import GATE_DISTANCE
-    from ..core.gate import Gate
     from ..analyses.threshold.choice import Goal, cut_choice
 
     try:
@@ -98,7 +143,7 @@ def cmd_threshold(args) -> int:
         raise UsageError(f"--bluff-cost must be a positive number of lost answers, got {args.bluff_cost}")
     ev, cfg = _gate_config(args)
     try:
-        table = gate_table(ev, cfg, Gate(args.keep))
+        table = gate_table(ev, cfg, args.gate)
         choice = cut_choice(table, goal, folds=args.folds)
         extra = _proposal_extras(table, choice, goal, args, current)
     except ValueError as exc:
@@ -106,10 +151,10 @@ def cmd_threshold(args) -> int:
     if export:
         _write_export(export, ev, cfg, table, choice, args.export_rule)
     if args.json:
-        print(json.dumps({"config": cfg.label, "keep": args.keep, **choice.as_json(),
+        print(json.dumps({"config": cfg.label, "keep": args.gate.keep, **choice.as_json(),
                           **{k: v for k, v in extra.items() if not k.endswith("_words")}}, indent=2))
         return 0
-    print(f"{cfg.label}, keep {args.keep}; distance: {GATE_DISTANCE}")
+    print(f"{cfg.label}, keep {args.gate.keep}; distance: {GATE_DISTANCE}")
     for line in extra["proposal_words"]:
         print(line)
     proposed = choice.proposed
@@ -152,7 +197,8 @@ def _current_cut(args):
             return None
         cut_from_units(value, units)
     except ValueError as exc:
-        raise UsageError(str(exc)) from None
+        msg = str(exc)
+        raise UsageError(msg if msg.startswith("--") else f"--current: {msg}") from None
     return value, units, where
 
 

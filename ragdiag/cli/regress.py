@@ -5,8 +5,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..core.defaults import ALPHA
+from ..core.defaults import ALPHA, PRACTICAL_MARGIN
 from .common import UsageError
+from .options import add_evaluation
 
 __all__ = ["register", "cmd_gate"]
 
@@ -17,26 +18,24 @@ exit codes: 0 pass; 1 fail (a newly destroyed needle, or a rate shown worse than
 A changed corpus, model or chunking is what is being tested: it is reported, not refused."""
 
 
-def register(sub, common) -> None:
-    """Add ``gate`` to the subparsers ``sub`` (``common`` adds the corpus/truth/model options)."""
-    from ..present.regression.stats import DEFAULT_MARGIN
-
+def register(sub) -> None:
+    """Add ``gate`` to the subparsers ``sub`` (the corpus/truth/model options evaluate a candidate now)."""
     p = sub.add_parser(
         "gate", help="regression gate for CI: a candidate run against a baseline run, over the same questions",
         description="Compare a candidate with a baseline `eval --out` folder for one configuration: destroyed "
                     "needles, recall at the primary k, and the abstention gate's answered and bluff rates at "
                     "the declared cut, question by question (exact one-sided sign-flip tests).",
         epilog=EPILOG, formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
-    common(p)
+    add_evaluation(p)
     p.add_argument("baseline", metavar="BASELINE", help="the accepted run: an `eval --out` folder")
     p.add_argument("candidate", metavar="CANDIDATE", nargs="?", default=None,
                    help="the run to gate: an `eval --out` folder (default: evaluate --corpus/--truth now)")
     p.add_argument("--config", required=True, help="the gated configuration, e.g. E/hybrid")
     p.add_argument("--candidate-config", default=None,
                    help="the candidate's configuration when it differs (e.g. F/hybrid; default: --config)")
-    p.add_argument("--margin", type=float, default=DEFAULT_MARGIN,
+    p.add_argument("--margin", type=float, default=PRACTICAL_MARGIN,
                    help=f"non-inferiority margin in rate units: pass when shown no worse than baseline - M "
-                        f"(default {DEFAULT_MARGIN:g} = {100 * DEFAULT_MARGIN:g} points)")
+                        f"(default {PRACTICAL_MARGIN:g} = {100 * PRACTICAL_MARGIN:g} points)")
     p.add_argument("--alpha", type=float, default=ALPHA, help=f"one-sided level of each test (default {ALPHA:g})")
     p.add_argument("--cut", type=float, default=None,
                    help="the gate's cut (cosine distance; default: the one stamped in the baseline)")
@@ -130,12 +129,6 @@ def cmd_gate(args) -> int:
     except (RunError, GateError) as exc:
         raise UsageError(f"cannot compare: {exc}") from None
     markdown = gate_markdown(report)
-    if args.markdown:
-        Path(args.markdown).write_text(markdown, encoding="utf-8")
-        print(f"wrote {args.markdown}", file=sys.stderr)
-    if args.junit:
-        Path(args.junit).write_text(gate_junit(report), encoding="utf-8")
-        print(f"wrote {args.junit}", file=sys.stderr)
     if args.history is not None:
         from .history import record_gate
 

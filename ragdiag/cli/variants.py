@@ -11,20 +11,22 @@ from __future__ import annotations
 import json
 import sys
 
-from ..core.defaults import DEFAULT_CUT, DEFAULT_STRATEGY, PRIMARY_K
+from ..core.defaults import DEFAULT_CUT, DEFAULT_STRATEGY
 from ..analyses.model_cut import gate_chunk_vectors
+from .options import add_inputs, add_k, add_store
 
 __all__ = ["register", "cmd_variants", "variants_document"]
 
 
-def register(sub, common) -> None:
+def register(sub) -> None:
     """Add the ``variants`` subcommand to the CLI's subparsers (a view over an evaluation of the registry's variants)."""
     from ..retrieval.quantized import DEFAULT_RESCORE
     from ..retrieval.variant_kinds import VARIANT_KINDS
 
     p = sub.add_parser("variants", help="embedding model x precision x index for one strategy, "
                                         "with paired verdicts against exact search with the default model")
-    common(p, model=False)
+    add_inputs(p)
+    add_store(p)
     p.add_argument("--strategy", "--strategies", dest="strategy", default=DEFAULT_STRATEGY,
                    help=f"one chunking strategy (default {DEFAULT_STRATEGY})")
     p.add_argument("--models", default="minilm",
@@ -33,7 +35,7 @@ def register(sub, common) -> None:
                         "(default: minilm)")
     p.add_argument("--variants", default=",".join(VARIANT_KINDS),
                    help=f"comma-separated from {','.join(VARIANT_KINDS)} (default: all)")
-    p.add_argument("--k", type=int, default=PRIMARY_K, help=f"recall cut-off of the verdicts (default {PRIMARY_K})")
+    add_k(p)
     p.add_argument("--phrasing", default="all", help="all, course or ticket")
     p.add_argument("--rescore", type=int, default=DEFAULT_RESCORE,
                    help=f"shortlist re-ranked by the full vectors in the *-rescore variants (default {DEFAULT_RESCORE})")
@@ -99,8 +101,6 @@ def cmd_variants(args) -> int:
     if unknown or not bases:
         raise UsageError(f"unknown variant {', '.join(unknown) or '(none)'}; choose from {','.join(VARIANT_KINDS)}")
     models = [m.strip() for m in args.models.split(",") if m.strip()] or ["minilm"]
-    if args.rescore < 1:
-        raise UsageError("--rescore must be at least 1")
     try:
         hnsw = HNSWParams(args.hnsw_m, args.hnsw_ef_construction, args.hnsw_ef_search)
         strategies = parse_strategies(args.strategy)
@@ -113,23 +113,25 @@ def cmd_variants(args) -> int:
     args.model = None
     args.cross_encoder = None
     ev = evaluate_args(args, [strategy], names, retriever_options={"rescore": args.rescore, "hnsw": hnsw})
+    k = args.gate.k
     try:
-        rows = variant_rows(ev, strategy, k=args.k, phrasing=args.phrasing)
+        rows = variant_rows(ev, strategy, k=k, phrasing=args.phrasing)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     store = _store_of(args)
-    doc = variants_document(ev, rows, strategy=strategy, k=args.k, phrasing=args.phrasing, cut=args.cut, store=store)
+    doc = variants_document(ev, rows, strategy=strategy, k=k, phrasing=args.phrasing, cut=args.gate.cut,
+                            store=store)
     if args.json:
         from ..present.export import _json_default
 
         print(json.dumps(doc, indent=2, default=_json_default))
         return 0
     print(f"strategy {strategy}: {int(ev.mask(args.phrasing).sum())} in-domain queries "
-          f"(phrasing {args.phrasing}); recall at k = {args.k}; "
+          f"(phrasing {args.phrasing}); recall at k = {k}; "
           f"baseline {doc['baseline']} (exact search, float32, the run's model); {doc['family']}")
     print(format_variant_rows(rows))
     print(f"\nB/vec: bytes searched per chunk (+ float32 bytes kept for rescoring); ms/q: the evaluation's ranking "
-          f"time per query, queries already embedded; overlap@{args.k}: share of the exact top {args.k} of the same "
+          f"time per query, queries already embedded; overlap@{k}: share of the exact top {k} of the same "
           "model that the variant returns; * Pareto-optimal (recall, memory incl. rescoring vectors, time).")
     print("\nverdicts against the baseline (paired, question-level, simultaneous within the family):")
     for r in rows:

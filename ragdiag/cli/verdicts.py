@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from ..core.defaults import DEFAULT_KEEP, DEFAULT_MAX_BLUFF, PRIMARY_K
-from ..core.gate import Gate
-from .common import UsageError, _keep, add_selection, evaluate_args, load_inputs
+from ..core.defaults import DEFAULT_MAX_BLUFF
+from .common import UsageError, add_selection, evaluate_args, load_inputs
+from .options import add_evaluation, add_gate, add_k
 
 __all__ = ["register", "cmd_best", "cmd_recommend", "cmd_effects"]
 
@@ -37,7 +37,7 @@ def cmd_best(args) -> int:
 
     strategies, retrievers = _configs(args)
     ev = evaluate_args(args, strategies, retrievers, load_inputs(args))
-    res = best(ev, k=args.k, configs=[c for c in ev.results if not c.external])
+    res = best(ev, k=args.gate.k, configs=[c for c in ev.results if not c.external])
     if args.json:
         print(json.dumps(res.as_json(), indent=2))
         return 0
@@ -59,16 +59,11 @@ def cmd_recommend(args) -> int:
     from ..analyses.recommend import recommend
 
     strategies, retrievers = _configs(args)
-    _keep(args.keep)
     if not 0 < args.max_bluff < 1:
         raise UsageError(f"--max-bluff must be a rate in (0, 1), e.g. {DEFAULT_MAX_BLUFF}; got {args.max_bluff}")
-    try:
-        gate = Gate.from_options(keep=args.keep, k=args.k)
-    except ValueError as exc:
-        raise UsageError(f"--{exc}") from None
     ev = evaluate_args(args, strategies, retrievers, load_inputs(args))
     try:
-        rec = recommend(ev, gate, max_bluff=args.max_bluff)
+        rec = recommend(ev, args.gate, max_bluff=args.max_bluff)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.json:
@@ -96,7 +91,7 @@ def cmd_effects(args) -> int:
     strategies, retrievers = _configs(args)
     ev = evaluate_args(args, strategies, retrievers, load_inputs(args))
     try:
-        res = effects(ev, k=args.k, strategies=strategies, retrievers=[r for r in retrievers if r not in ev.unavailable])
+        res = effects(ev, k=args.gate.k, strategies=strategies, retrievers=[r for r in retrievers if r not in ev.unavailable])
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.json:
@@ -114,25 +109,27 @@ def cmd_effects(args) -> int:
     return 0
 
 
-def register(sub, common) -> None:
+def register(sub) -> None:
     """Add ``best``, ``recommend`` and ``effects`` to the subparsers ``sub``."""
     p = sub.add_parser("best", help="the best configuration at R@k and the set not shown worse than it "
                                     "(comparison with the best, simultaneous over the configurations shown)")
-    common(p)
+    add_evaluation(p)
+    add_k(p)
     add_selection(p)
-    p.set_defaults(func=cmd_best, k=PRIMARY_K)
+    p.set_defaults(func=cmd_best)
 
     p = sub.add_parser("recommend", help="the configuration to ship (simplest or cheapest of the best set) and the "
                                          "cut for a bluff goal, with the rates at that cut")
-    common(p)
+    add_evaluation(p)
+    add_gate(p)
     add_selection(p)
-    p.add_argument("--keep", type=int, default=DEFAULT_KEEP, help=f"the gate keeps at most N chunks (default {DEFAULT_KEEP})")
     p.add_argument("--max-bluff", type=float, default=DEFAULT_MAX_BLUFF,
                    help=f"goal: at most this share of off-topic queries get sources (default {DEFAULT_MAX_BLUFF})")
-    p.set_defaults(func=cmd_recommend, k=PRIMARY_K)
+    p.set_defaults(func=cmd_recommend)
 
     p = sub.add_parser("effects", help="what each chunking switch does: boundaries C-A, D-B; header E-C, F-D; "
                                        "overlap B-A, D-C, F-E, per retriever, one family (simultaneous)")
-    common(p)
+    add_evaluation(p)
+    add_k(p)
     add_selection(p)
-    p.set_defaults(func=cmd_effects, k=PRIMARY_K)
+    p.set_defaults(func=cmd_effects)

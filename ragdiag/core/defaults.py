@@ -21,7 +21,7 @@ KS = (1, 4, 8, 20)
 PRIMARY_K = DEFAULT_KEEP
 #: MRR is computed over the top 20.
 MRR_DEPTH = 20
-#: How many ranked chunks per query are kept for display, diagnosis and export.
+#: How many ranked chunks per query are kept for display, the ladder and export.
 TOP = 20
 #: Rerankers rescore this many chunks of their pool ranking (the built-ins: hybrid).
 RERANK_HEAD = 25

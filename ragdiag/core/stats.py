@@ -231,11 +231,6 @@ class SignTest:
     ties: int
     p: float
 
-    @property
-    def n_discordant(self) -> int:
-        """Number of pairs that differ (``wins + losses``)."""
-        return self.wins + self.losses
-
     def __str__(self) -> str:
         p = f"{self.p:.4f}" if self.p >= 1e-4 else f"{self.p:.1e}"
         return f"+{self.wins}/-{self.losses} (ties {self.ties}), p = {p}"

@@ -3,11 +3,11 @@
 Without them a wrong type fails deep inside (``AttributeError: 'str' object has no attribute 'documents'``)
 and a NaN or zero slips through as a silent wrong answer.
 
->>> positive_int(3, "diagnosis_k")
+>>> positive_int(3, "rerank_head")
 3
->>> positive_int(0, "diagnosis_k")
+>>> positive_int(0, "rerank_head")
 Traceback (most recent call last):
-ValueError: diagnosis_k must be an integer >= 1, got 0
+ValueError: rerank_head must be an integer >= 1, got 0
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
-"""Queries x configurations -> per-query ranks, distances and diagnoses.
+"""Queries x configurations -> per-query ranks and distances.
 
 A configuration is a chunking strategy and a retriever (``E/hybrid``). For
 every configuration and query we keep the rank of the first chunk holding the
 needle (0 when none does), the top 20 with scores and cosine distances (for
-every retriever: the distance gate works whatever ranked the chunk), and a
-diagnosis. Queries are embedded once and reused across strategies.
+every retriever: the distance gate works whatever ranked the chunk). What a
+query gets at a gate is the outcome ladder's (:mod:`ragdiag.analyses.outcomes`).
+Queries are embedded once and reused across strategies.
 
 The result types (:class:`~ragdiag.evaluation.records.Config`, :class:`~ragdiag.evaluation.records.ExternalKey`,
 :class:`~ragdiag.evaluation.records.ConfigResult`, :class:`~ragdiag.evaluation.records.Evaluation`...)
@@ -111,7 +112,7 @@ def _needle_score(found: Search, i: int) -> float:
 
 def _config_result(config: Config, index: StrategyIndex, truth: GroundTruth, queries: Sequence[Query],
                    found: Search, query_vectors: np.ndarray | None, full_distances: np.ndarray | None = None, *,
-                   k_diag: int, seconds: float, zero_is_unretrieved: bool = False, distances=None) -> ConfigResult:
+                   seconds: float, zero_is_unretrieved: bool = False, distances=None) -> ConfigResult:
     """Per-query outcome from a bounded search: distances only for the top and the needle holders.
 
     ``distances(positions)`` gives (queries x positions) cosine distances (default: ``query_vectors``
@@ -135,31 +136,15 @@ def _config_result(config: Config, index: StrategyIndex, truth: GroundTruth, que
             else cosine_distances(query_vectors, rows_of(index.vectors, needed)))
     col = {int(p): j for j, p in enumerate(needed)}
     top_cols = np.searchsorted(needed, top_order)
-    diagnosis = []
     for i, q in enumerate(queries):
-        if not q.in_domain:
-            diagnosis.append("ood")
-            continue
         h = holders[i]
-        question = truth.question(q.question_id)
-        unretrieved = False
-        if h.size:
-            needle_distance[i] = dist[i, [col[int(p)] for p in h]].min()
-            top_holds[i] = np.isin(top_order[i], h)
-            if zero_is_unretrieved and needle_rank[i] and _needle_score(found, i) == 0:
-                needle_rank[i] = 0
-                top_holds[i] &= found.scores[i, :TOP] != 0
-                unretrieved = True
-        if h.size == 0:
-            diagnosis.append("destroyed")
-        elif unretrieved:
-            diagnosis.append("not-retrieved")
-        elif needle_rank[i] <= k_diag:
-            diagnosis.append("hit")
-        elif index.truncated_before_needle(q.question_id, question.end):
-            diagnosis.append("truncated")
-        else:
-            diagnosis.append("ranked-low")
+        if not q.in_domain or not h.size:
+            continue
+        needle_distance[i] = dist[i, [col[int(p)] for p in h]].min()
+        top_holds[i] = np.isin(top_order[i], h)
+        if zero_is_unretrieved and needle_rank[i] and _needle_score(found, i) == 0:  # not retrieved at all
+            needle_rank[i] = 0
+            top_holds[i] &= found.scores[i, :TOP] != 0
     rows = np.arange(nq)[:, None]
     top_distance = dist[rows, top_cols]
     return ConfigResult(
@@ -171,7 +156,6 @@ def _config_result(config: Config, index: StrategyIndex, truth: GroundTruth, que
         top_scores=found.scores[:, :TOP],
         top_distance=top_distance,
         top_holds=top_holds,
-        diagnosis=tuple(diagnosis),
         seconds=seconds,
         retrieved=(found.scores[:, :TOP] != 0).sum(axis=1) if zero_is_unretrieved else None,
     )
@@ -187,7 +171,6 @@ def evaluate(
     store=None,
     cross_encoder: str | None = None,
     progress: Progress | None = None,
-    diagnosis_k: int = TOP,
     rerank_head: int = RERANK_HEAD,
     on_strategy: Callable[[Evaluation], None] | None = None,
     retriever_options: dict | None = None,
@@ -210,7 +193,6 @@ def evaluate(
 
     require_type(corpus, Corpus, "corpus", hint="load it with ragdiag.documents.corpus.load_corpus")
     require_type(truth, GroundTruth, "truth", hint="load it with ragdiag.documents.truth.load_truth")
-    positive_int(diagnosis_k, "diagnosis_k")
     positive_int(rerank_head, "rerank_head")
     for name in ("encode", "count_tokens"):
         if not callable(getattr(encoder, name, None)):
@@ -270,7 +252,7 @@ def evaluate(
             own = getattr(retriever, "cosine_distances", None)
             own_dist = (lambda cols, own=own: own(batch)[:, cols]) if callable(own) else None
             results[cfg] = _config_result(cfg, index, truth, queries, found, qvecs, distances=own_dist,
-                                          k_diag=diagnosis_k, seconds=seconds, zero_is_unretrieved=getattr(retriever, "zero_is_unmatched", False))
+                                          seconds=seconds, zero_is_unretrieved=getattr(retriever, "zero_is_unmatched", False))
         bm25 = ctx._built.get("bm25")  # built when asked for, or as a part of hybrid and the rerankers
         if isinstance(bm25, BM25Retriever):
             silent = [q.id for q, u in zip(queries, bm25.index.unmatched(batch.texts)) if u]
@@ -282,9 +264,9 @@ def evaluate(
         run.strategy_done()
         if on_strategy is not None:
             on_strategy(Evaluation(corpus, truth, queries, dict(indexes), dict(results), dict(unavailable),
-                                   run_stamp(encoder), dict(timings), diagnosis_k,
+                                   run_stamp(encoder), dict(timings),
                                    retriever_stamps=dict(retriever_stamps), notes=dict(notes)))
     timings["total"] = time.perf_counter() - t0
-    return Evaluation(corpus, truth, queries, indexes, results, unavailable, run_stamp(encoder), timings, diagnosis_k,
+    return Evaluation(corpus, truth, queries, indexes, results, unavailable, run_stamp(encoder), timings,
                       retriever_stamps=retriever_stamps, notes=notes)
 

@@ -28,7 +28,7 @@ from ..core.limits import Limits, read_input
 from ..documents.truth import GroundTruth
 
 __all__ = ["ExternalHit", "ExternalRun", "ExternalKey", "RunError", "load_run", "parse_run", "decode_run", "run_result",
-           "attach_run"]
+           "attach_run", "RANK_RUNGS", "rank_rungs"]
 
 _WS = re.compile(r"\s+")
 
@@ -329,9 +329,28 @@ def _holds(hit: ExternalHit, doc_id: str, start: int, end: int, needle: str) -> 
     return _normalise(needle) in _normalise(hit.text)
 
 
-def run_result(ev: Evaluation, run: ExternalRun, *, k_diag: int | None = None) -> ConfigResult:
+#: The rungs an external run's ranks can tell (it has no chunks of ragdiag's, so no gate rungs): the run lacks the
+#: query, no hit holds the needle, the first holder ranks past k, or within it.
+RANK_RUNGS = ("missing", "not-in-pool", "ranked-low", "found")
+
+
+def rank_rungs(ev: Evaluation, run: ExternalRun, k: int) -> tuple[str | None, ...]:
+    """Per query of ``ev`` (the run attached), its rung of :data:`RANK_RUNGS` at rank ``k``; None out of domain.
+
+    >>> from types import SimpleNamespace as NS
+    >>> ev = NS(queries=[NS(id=q, in_domain=d) for q, d in (("a", 1), ("b", 1), ("c", 1), ("d", 1), ("o", 0))],
+    ...         results={"ext/x": NS(needle_rank=np.array([1, 7, 0, 0, 0]))})
+    >>> rank_rungs(ev, NS(key="ext/x", missing=("d",)), k=4)
+    ('found', 'ranked-low', 'not-in-pool', 'missing', None)
+    """
+    ranks = ev.results[run.key].needle_rank
+    missing = set(run.missing)
+    return tuple(None if not q.in_domain else "missing" if q.id in missing else "not-in-pool" if r == 0
+                 else "ranked-low" if r > k else "found" for q, r in zip(ev.queries, ranks))
+
+
+def run_result(ev: Evaluation, run: ExternalRun) -> ConfigResult:
     """The run as a :class:`ConfigResult` aligned with ``ev.queries`` (top positions index the run's hits)."""
-    k = k_diag or ev.diagnosis_k
     nq = len(ev.queries)
     needle_rank = np.zeros(nq, dtype=np.int64)
     needle_distance = np.full(nq, np.nan)
@@ -340,7 +359,6 @@ def run_result(ev: Evaluation, run: ExternalRun, *, k_diag: int | None = None) -
     top_scores = np.full((nq, TOP), np.nan)
     top_distance = np.full((nq, TOP), np.inf)
     top_holds = np.zeros((nq, TOP), dtype=bool)
-    diagnosis = []
     for i, q in enumerate(ev.queries):
         hs = run.hits.get(q.id, ())
         n = min(len(hs), TOP)
@@ -350,7 +368,6 @@ def run_result(ev: Evaluation, run: ExternalRun, *, k_diag: int | None = None) -
             top_distance[i, :n] = [h.score for h in hs[:n]]
             top1[i] = hs[0].score
         if not q.in_domain:
-            diagnosis.append("ood")
             continue
         question = ev.truth.question(q.question_id)
         holds = [_holds(h, question.doc_id, question.start, question.end, question.needle) for h in hs]
@@ -359,14 +376,6 @@ def run_result(ev: Evaluation, run: ExternalRun, *, k_diag: int | None = None) -
             needle_rank[i] = holds.index(True) + 1
             if run.distances:
                 needle_distance[i] = min(h.score for h, ok in zip(hs, holds) if ok)
-        if q.id in run.missing:
-            diagnosis.append("missing")
-        elif not any(holds):
-            diagnosis.append("not-retrieved")
-        elif needle_rank[i] <= k:
-            diagnosis.append("hit")
-        else:
-            diagnosis.append("ranked-low")
     return ConfigResult(
         config=run.key,
         needle_rank=needle_rank,
@@ -376,7 +385,6 @@ def run_result(ev: Evaluation, run: ExternalRun, *, k_diag: int | None = None) -
         top_scores=top_scores,
         top_distance=top_distance,
         top_holds=top_holds,
-        diagnosis=tuple(diagnosis),
     )
 
 

@@ -290,7 +290,7 @@ def evaluation_pass(corpus, truth, *, encoder, retrievers=None, store=None,
     Each strategy's own evaluation (:func:`strategy_part`) is published as
     soon as it is ranked, after ``on_part(part)`` (e.g. stamping the store's
     catalogue); ``options`` go to ``evaluate`` (``cross_encoder``,
-    ``diagnosis_k``, ``rerank_head``).
+    ``rerank_head``).
     """
     def run(order: Sequence[str], report: Report, publish: Publish) -> None:
         last: list = [None, time.perf_counter()]
@@ -345,4 +345,4 @@ def merge_evaluations(parts: Sequence[Any]):
             stamp["device_layout"] = computed["device_layout"]
     timings["total"] = sum(p.timings.get("total", 0.0) for p in parts)
     return Evaluation(first.corpus, first.truth, first.queries, indexes, results, unavailable, stamp, timings,
-                      first.diagnosis_k, retriever_stamps=stamps, notes=notes)
+                      retriever_stamps=stamps, notes=notes)

@@ -17,17 +17,12 @@ import numpy as np
 from ..index.audit import ChunkReport
 from ..index.chunking import STRATEGIES, Chunk, Strategy
 from ..documents.corpus import Corpus
-from ..core.defaults import TOP
 from ..retrieval.registry import retriever_names, retriever_spec
 from ..documents.truth import GroundTruth, Query
 
 __all__ = ["Config", "ExternalKey", "ResultKey", "parse_key", "StrategyIndex", "ConfigResult", "Evaluation",
-           "DIAGNOSES", "EXTERNAL"]
+           "EXTERNAL"]
 
-#: Every value of :attr:`ConfigResult.diagnosis`: the retrieval record at ``Evaluation.diagnosis_k`` (no gate;
-#: ``not-retrieved``: BM25 or an external run never returned a holder; ``missing``: the external run lacks the
-#: query). A query's outcome at the gate's k, keep and cut is the ladder of :mod:`ragdiag.analyses.outcomes`.
-DIAGNOSES = ("hit", "ranked-low", "truncated", "destroyed", "not-retrieved", "missing", "ood")
 EXTERNAL = "ext"  # the strategy column of an external run in tables and files
 
 
@@ -169,7 +164,6 @@ class ConfigResult:
     top_scores: np.ndarray  # retriever's scores
     top_distance: np.ndarray  # cosine distances
     top_holds: np.ndarray  # bool: does that chunk hold the query's needle
-    diagnosis: tuple[str, ...]  # per query, one of DIAGNOSES ("ood" for ood queries)
     seconds: float = 0.0
     # Per query, how many of the top positions were really retrieved (BM25: chunks sharing a word with the
     # query); None: all of them. Exports stop there, so other tools count what ragdiag counts.
@@ -193,7 +187,6 @@ class Evaluation:
     unavailable: Mapping[str, str] = field(default_factory=dict)
     encoder_stamp: Mapping = field(default_factory=dict)
     timings: Mapping[str, float] = field(default_factory=dict)
-    diagnosis_k: int = TOP
     external: Mapping = field(default_factory=dict)  # run name -> ExternalRun (see ragdiag.evaluation.external)
     retriever_stamps: Mapping = field(default_factory=dict)  # config label -> what made it (precision, index, model)
     notes: Mapping[str, str] = field(default_factory=dict)  # what the reader must know (e.g. queries BM25 cannot match)

@@ -5,11 +5,8 @@ offsets each number came from and attaches them. The quote is always exactly
 the document text at the locator (the chunk's content), never the header or
 anything else. When nothing passes the gate there is no prompt at all.
 
-Locators: :class:`CharLocator` (``#char=from,to``, always), :class:`PageLocator`
-(``#page=N``, PDF) and :class:`TimeLocator` (``#t=a,b``, W3C Media Fragments for
-audio and video). :func:`cite` emits the first two; the time locator is public
-API for a source that knows its media offsets (a transcript's cues): none of the
-bundled extractors (text, Markdown, HTML, PDF) has any, so none is produced here.
+Locators: :class:`CharLocator` (``#char=from,to``, always) and :class:`PageLocator`
+(``#page=N``, PDF).
 """
 
 from __future__ import annotations
@@ -26,7 +23,6 @@ from ..documents.corpus import Corpus
 __all__ = [
     "CharLocator",
     "PageLocator",
-    "TimeLocator",
     "Locator",
     "Citation",
     "Answer",
@@ -61,20 +57,7 @@ class PageLocator:
         return f"#page={self.page}"
 
 
-@dataclass(frozen=True)
-class TimeLocator:
-    """A media time range in seconds (W3C Media Fragments ``#t=a,b``)."""
-
-    start: float
-    end: float
-
-    @property
-    def fragment(self) -> str:
-        """The URL fragment ``#t=a,b`` in seconds (W3C Media Fragments)."""
-        return f"#t={self.start:g},{self.end:g}"
-
-
-Locator = CharLocator | PageLocator | TimeLocator
+Locator = CharLocator | PageLocator
 
 
 @dataclass(frozen=True)

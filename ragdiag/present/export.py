@@ -254,7 +254,6 @@ def summary_document(ev: Evaluation) -> dict:
         # What the regression gate (``gate``) compares: recall at this k, the gate at this cut and keep.
         "gate": {"cut": DEFAULT_CUT, "keep": DEFAULT_KEEP, "primary_k": PRIMARY_K, "distance": GATE_DISTANCE,
                  "inputs": GATE_INPUTS_FILE},
-        "diagnosis_k": ev.diagnosis_k,
         "summary": tables["all"],
         "by_phrasing": {p: t for p, t in tables.items() if p != "all"},
         "chunking": [r.cells() for r in chunking_rows(ev)],

@@ -195,11 +195,6 @@ class _CodeRetriever:
         """Bytes of the searched codes per chunk (the full vectors for rescoring are not counted here)."""
         return int(self.codes.shape[1])  # each subclass keeps its codes as one uint8 row per chunk
 
-    @property
-    def rescore_bytes_per_vector(self) -> int:
-        """Bytes per chunk of the float32 vectors a rescoring variant keeps beside the codes (0 without)."""
-        return 4 * self.dim if self.rescore else 0
-
     def stamp(self) -> dict:
         """What the run records about the index: precision, rescoring shortlist, bytes per vector."""
         return {"precision": self.kind, "rescore": self.rescore, "bytes_per_vector": self.bytes_per_vector}

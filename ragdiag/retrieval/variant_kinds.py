@@ -61,11 +61,6 @@ class Variant:
         """``exact`` or ``hnsw``."""
         return VARIANT_KINDS[self.base][2]
 
-    @property
-    def model_label(self) -> str:
-        """The model's alias in tables (``minilm`` for the default)."""
-        return model_label(self.model)
-
 
 def parse_variant(name: str) -> Variant:
     """``"dense-binary-rescore@use"`` -> ``Variant("dense-binary-rescore", "use")``."""

@@ -58,7 +58,6 @@ from .intervals import (
     upper_bound_words,
 )
 from .comparisons import (
-    FAMILIES,
     Comparison,
     check_phrasing,
     compare,

@@ -33,7 +33,6 @@ __all__ = [
     "family_rows",
     "pairwise",
     "pair_json",
-    "FAMILIES",
 ]
 
 
@@ -240,7 +239,6 @@ def compare(ev: Evaluation, a: Config | str, b: Config | str, *, k: int | None =
 
 
 #: The families a comparison can be corrected within.
-FAMILIES = ("all pairs", "planned")
 
 
 def family(ev: Evaluation, *, k: int | None = PRIMARY_K, phrasing: str = "all", baseline: Config | str | None = None,

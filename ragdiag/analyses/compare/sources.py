@@ -30,7 +30,7 @@ def without_questions(ev: Evaluation, question_ids: Iterable[str]) -> Evaluation
     results = {}
     for key, res in ev.results.items():
         sliced = {f: getattr(res, f)[keep] for f in _PER_QUERY if getattr(res, f) is not None}
-        results[key] = replace(res, **sliced, diagnosis=tuple(d for d, k in zip(res.diagnosis, keep) if k))
+        results[key] = replace(res, **sliced)
     truth = replace(ev.truth, questions=tuple(q for q in ev.truth.questions if q.id not in drop))
     return replace(ev, queries=tuple(q for q, k in zip(ev.queries, keep) if k), results=results, truth=truth)
 

@@ -13,12 +13,11 @@ Loading one by name (and the ``RAGDIAG_ENCODER`` seam) is :func:`ragdiag.index.m
 Nothing here imports torch or transformers until a model is loaded, and nothing ever reaches the network.
 """
 
-# _weights_hash stays importable from here (the reranker stamps its weights with it).
 from .hardware import DEVICE_ENV, bf16_supported, physical_cores, select_device
 from .model import Encoder
 from .protocols import (ENCODER_FIELDS, EncoderStamp, ProgressFn, ReportsDevice, SupportsTokenSink, TextEncoder,
                         loaded_device)
-from .resolve import DEFAULT_MODEL, ModelUnavailable, _weights_hash, offline, read_pipeline, resolve_model_dir
+from .resolve import DEFAULT_MODEL, ModelUnavailable, offline, read_pipeline, resolve_model_dir
 
 __all__ = ["Encoder", "TextEncoder", "SupportsTokenSink", "ModelUnavailable",
            "DEFAULT_MODEL", "resolve_model_dir", "offline", "select_device", "physical_cores", "DEVICE_ENV",

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...core.defaults import ALPHA
+from ...core.defaults import ALPHA, PRACTICAL_MARGIN
 from ...core.gate import Gate
 from .runs import GateRun, QueryRecord, RunError
-from .stats import DEFAULT_MARGIN, VERDICTS, PairedGate, paired_gate
+from .stats import VERDICTS, PairedGate, paired_gate
 
 __all__ = ["Item", "Check", "GateReport", "gate_report", "check_comparable", "check_options", "EXIT_CODES"]
 
@@ -244,7 +244,7 @@ def check_options(*, margin, alpha) -> tuple[float, float]:
     return float(margin), float(alpha)
 
 
-def gate_report(baseline: GateRun, candidate: GateRun, *, margin: float = DEFAULT_MARGIN, alpha: float = ALPHA,
+def gate_report(baseline: GateRun, candidate: GateRun, *, margin: float = PRACTICAL_MARGIN, alpha: float = ALPHA,
                 cut: float | None = None, strict: bool = False) -> GateReport:
     """Run every check of ``candidate`` against ``baseline`` (:class:`RunError` when they cannot be compared).
 

@@ -47,10 +47,8 @@ import numpy as np
 from ...analyses.compare.paired import question_differences, question_groups
 from ...core.defaults import PRACTICAL_MARGIN
 
-__all__ = ["PairedGate", "paired_gate", "score_test", "DEFAULT_MARGIN", "VERDICTS"]
+__all__ = ["PairedGate", "paired_gate", "score_test", "VERDICTS"]
 
-#: Default non-inferiority margin: the candidate may be at most 5 points (0.05) worse and still pass.
-DEFAULT_MARGIN = PRACTICAL_MARGIN
 #: The largest joint sign-flip grid (cells) :func:`paired_gate` builds; beyond it, see the notes in its body.
 MAX_GRID = 4_000_000
 #: The most questions :func:`paired_gate` looks for when it says how many would decide an inconclusive result.
@@ -223,7 +221,7 @@ def _bisect(test, lo: float, hi: float, *, rejected_at_lo: bool) -> float:
     return (lo + hi) / 2
 
 
-def paired_gate(baseline, candidate, groups, *, margin: float = DEFAULT_MARGIN, alpha: float = 0.05,
+def paired_gate(baseline, candidate, groups, *, margin: float = PRACTICAL_MARGIN, alpha: float = 0.05,
                 higher_is_better: bool = True) -> PairedGate:
     """Compare per-query 0/1 outcomes of a candidate with a baseline's, over questions.
 

@@ -16,7 +16,8 @@ from ...analyses.compare.comparisons import family
 from ...analyses.compare.paired import Difference
 from ...core.defaults import PRIMARY_K
 from ...evaluation.records import Config, Evaluation, parse_key
-from ...analyses.funnel import STAGES, funnels
+from ...analyses.funnel import funnels
+from ...analyses.outcomes import LADDER
 from ...analyses.hubs import hubs
 from ...retrieval.registry import variant_baseline
 from ...analyses.summary import summary_rows
@@ -50,11 +51,11 @@ VARIANT_MEANS = ("each evaluated variant of the dense retriever (another embeddi
 
 @dataclass(frozen=True)
 class FunnelRow:
-    """One configuration's funnel: queries, then per stage of ``STAGES`` its count with the interval."""
+    """One configuration's funnel: queries, then per rung of ``LADDER`` its count with the interval."""
 
     config: str
     queries: int
-    stages: tuple[str, ...]  # "count [low–high]" per STAGES
+    stages: tuple[str, ...]  # "count [low–high]" per LADDER
     moved: str  # "+promoted/-demoted" for a reranker, else "–"
 
 
@@ -130,7 +131,7 @@ class DiagSections:
 
     def funnel_table(self) -> Table:
         """Counts per stage of every configuration."""
-        headers = ["configuration", "queries", *STAGES, "promoted / demoted"]
+        headers = ["configuration", "queries", *LADDER, "promoted / demoted"]
         return Table.of(headers, ([r.config, r.queries, *r.stages, r.moved] for r in self.funnel),
                         numeric=range(1, len(headers) - 1), id="funnel-table")
 
@@ -210,7 +211,7 @@ def _funnel_rows(ev: Evaluation, gate: Gate) -> tuple[list[FunnelRow], list[str]
         f = done[c.label]
         ivs = f.intervals()
         stages = tuple(f"{iv.successes} [{iv.low * iv.trials:.0f}–{iv.high * iv.trials:.0f}]" if iv.trials else "0"
-                       for iv in (ivs[s] for s in STAGES))
+                       for iv in (ivs[s] for s in LADDER))
         rows.append(FunnelRow(c.label, len(f.rows), stages,
                               f"+{f.promoted}/-{f.demoted}" if f.reranker else "–"))
     return rows, skipped

@@ -99,11 +99,6 @@ class Report:
         return p.corpus, p.truth, (*p.model, ("generated", self.generated))
 
     @property
-    def destroyed_here(self) -> int:
-        """Needles destroyed by the chosen configuration's strategy."""
-        return self.destroyed_counts.get(self.config.strategy, 0)
-
-    @property
     def busy(self) -> str:
         """When the costs were measured on a loaded machine, the words that say so ("" otherwise)."""
         m = (getattr(self.diag, "machine", None) or {})

@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..cli.common import UsageError
+from .common import UsageError, _check_out_file
+from .options import add_k
 
 __all__ = ["register"]
 
@@ -30,7 +31,7 @@ def _corpus_for(args, truth_file: Path | None = None):
 
 
 def _open(path: str):
-    from .save import open_truth
+    from ..authoring.save import open_truth
 
     p = Path(path)
     if p.exists() and not p.is_file():
@@ -46,8 +47,8 @@ def _open(path: str):
 
 def cmd_check(args) -> int:
     """``truth check FILE``: print every problem; exit status 1 on an error (or any warning without --errors-only)."""
-    from .checks import Problem, check_truth
-    from .save import open_truth
+    from ..authoring.checks import Problem, check_truth
+    from ..authoring.save import open_truth
 
     if Path(args.file).is_file():
         try:
@@ -71,15 +72,11 @@ def cmd_check(args) -> int:
 
 def cmd_stats(args) -> int:
     """``truth stats FILE``: print the coverage table of a ground-truth file."""
-    from .coverage import coverage, format_coverage
+    from ..authoring.coverage import coverage, format_coverage
 
     opened = _open(args.file)
     corpus = _corpus_for(args, opened.path)
-    if args.family_size is not None and args.family_size < 1:
-        from ..cli import UsageError
-
-        raise UsageError(f"--family-size must be at least 1, got {args.family_size}")
-    cov = coverage(opened.data, corpus, k=args.k, family_size=args.family_size)
+    cov = coverage(opened.data, corpus, k=args.gate.k, family_size=args.family_size)
     if args.json:
         import json
 
@@ -91,16 +88,12 @@ def cmd_stats(args) -> int:
 
 def cmd_suggest(args) -> int:
     """``truth suggest --out FILE``: write candidate needles and near out-of-domain queries to start from."""
-    from .save import dumps
-    from .suggest import suggest, to_truth_data
-
-    from ..cli.common import _check_out_file
+    from ..authoring.save import dumps
+    from ..authoring.suggest import suggest, to_truth_data
 
     out = Path(args.out)
     if out.exists() and not args.force:
         raise UsageError(f"{out} exists; pass --force to replace it, or another --out")
-    if args.n < 1:
-        raise UsageError(f"-n must be at least 1, got {args.n}")
     if args.ood is not None and args.ood < 0:
         raise UsageError(f"--ood must be 0 or more, got {args.ood}")
     if not out.parent.is_dir():
@@ -125,8 +118,6 @@ def cmd_suggest(args) -> int:
 
 def register(sub) -> None:
     """Add ``truth`` and its subcommands to the main parser's subparsers."""
-    from ..core.defaults import PRIMARY_K
-
     p = sub.add_parser("truth", help="check, measure or start a ground truth (no LLM)")
     tsub = p.add_subparsers(dest="truth_command", required=True, metavar="ACTION")
     corpus_help = "folder of documents (default: <name> beside FILE for <name>.truth.json, else the bundled corpus)"
@@ -141,8 +132,7 @@ def register(sub) -> None:
                                       "what this many questions can resolve")
     s.add_argument("file", metavar="FILE")
     s.add_argument("--corpus", help=corpus_help)
-    s.add_argument("--k", type=int, default=PRIMARY_K,
-                   help=f"the recall cut-off named in the resolution sentence (default {PRIMARY_K})")
+    add_k(s)
     s.add_argument("--family-size", type=int, default=None,
                    help="comparisons in the family a verdict is corrected within (default: every pair of the "
                         "default configurations)")
@@ -157,6 +147,6 @@ def register(sub) -> None:
     g.add_argument("--force", action="store_true", help="replace --out when it exists")
     g.set_defaults(func=cmd_suggest)
 
-    from .plan_cli import register as register_growth  # plan, draft, near-miss
+    from .truth_plan import register as register_growth  # plan, draft, near-miss
 
     register_growth(tsub)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..cli.common import UsageError
+from .common import UsageError
 
 __all__ = ["register", "cmd_plan", "cmd_draft", "cmd_near_miss"]
 
@@ -39,18 +39,17 @@ def _corpus_for(args):
 
 def cmd_plan(args) -> int:
     """``truth plan CONFIG``: how many more questions the decision needs and where to write them."""
-    from ..cli.common import evaluate_args, load_inputs
+    from .common import evaluate_args, load_inputs
     from ..evaluation.records import parse_key
     from ..index.chunking import parse_strategies
     from ..retrieval.registry import parse_retrievers
-    from .plan import plan
+    from ..authoring.plan import plan
 
     if args.versus is None and args.decide is None:
         raise UsageError("say which decision to plan for: --versus CONFIG2, or --decide best|gate")
     if not 0 < args.margin < 1:
         raise UsageError(f"--margin is a difference in recall in (0, 1), e.g. 0.05; got {args.margin}")
-    if args.k < 1:
-        raise UsageError(f"--k must be at least 1, got {args.k}")
+    k = args.gate.k  # --k checked once by the Gate (default: the gate's keep)
     decide = args.decide or "versus"
     if decide == "gate" and not args.baseline:
         raise UsageError("--decide gate compares CONFIG with what you run today: pass --baseline CONFIG2")
@@ -77,7 +76,7 @@ def cmd_plan(args) -> int:
     args.cross_encoder = None
     ev = evaluate_args(args, strategies, retrievers, load_inputs(args))
     try:
-        p = plan(ev, args.config, versus=args.versus, decide=decide, baseline=args.baseline, k=args.k,
+        p = plan(ev, args.config, versus=args.versus, decide=decide, baseline=args.baseline, k=k,
                  margin=args.margin)
     except (ValueError, KeyError) as exc:
         raise UsageError(str(exc).strip("'\"")) from None
@@ -87,7 +86,7 @@ def cmd_plan(args) -> int:
 
 def cmd_draft(args) -> int:
     """``truth draft``: question drafts from needle suggestions, by rules per language, with their leakage."""
-    from .drafts import draft_suggestions
+    from ..authoring.drafts import draft_suggestions
 
     if args.n < 1:
         raise UsageError(f"-n must be at least 1, got {args.n}")
@@ -102,14 +101,14 @@ def cmd_draft(args) -> int:
 
 def cmd_near_miss(args) -> int:
     """``truth near-miss``: off-topic questions in the corpus's own words that no chunk answers."""
-    from .near_miss import near_misses
+    from ..authoring.near_miss import near_misses
 
     if args.n < 1:
         raise UsageError(f"-n must be at least 1, got {args.n}")
     corpus = _corpus_for(args)
     encoder = store = None
     if not args.no_dense:
-        from ..cli.common import cli_encoder, open_store
+        from .common import cli_encoder, open_store
         from ..core.defaults import DEFAULT_STRATEGY
 
         args.cross_encoder = None
@@ -136,7 +135,8 @@ def cmd_near_miss(args) -> int:
 
 def register(tsub) -> None:
     """Add ``plan``, ``draft`` and ``near-miss`` to the ``truth`` command's subparsers ``tsub``."""
-    from ..core.defaults import PRACTICAL_MARGIN, PRIMARY_K
+    from ..core.defaults import PRACTICAL_MARGIN
+    from .options import add_k
 
     p = tsub.add_parser("plan", help="how many more questions a decision needs (from the power of its test) and "
                                      "where to write them")
@@ -149,7 +149,7 @@ def register(tsub) -> None:
     p.add_argument("--baseline", metavar="CONFIG2", help="with --decide gate: what you run today")
     p.add_argument("--margin", type=float, default=PRACTICAL_MARGIN,
                    help=f"the difference in recall worth detecting (default {PRACTICAL_MARGIN})")
-    p.add_argument("--k", type=int, default=PRIMARY_K, help=f"recall at k (default {PRIMARY_K})")
+    add_k(p)
     p.add_argument("--strategies", default=None, help="with --decide best: comma-separated (default: all six)")
     p.add_argument("--retrievers", default=None, help="with --decide best: comma-separated (default: all)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
