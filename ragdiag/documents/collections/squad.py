@@ -73,14 +73,14 @@ def squad_rows(data) -> list[dict]:
 
 def _read(path: Path):
     text = read_text(path, "SQuAD file")
+    lines = [line for line in text.splitlines() if line.strip()]
     try:
+        if path.suffix.lower() == ".jsonl" or (len(lines) > 1 and lines[0].lstrip().startswith("{")
+                                               and lines[0].rstrip().endswith("}")):
+            return [json.loads(line) for line in lines]
         return json.loads(text)
-    except json.JSONDecodeError:
-        pass
-    try:
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
     except json.JSONDecodeError as exc:
-        raise CollectionError(f"{path.name} is neither JSON nor JSON Lines ({exc.msg})") from None
+        raise CollectionError(f"{path.name} is neither JSON nor JSON Lines (line {exc.lineno}: {exc.msg})") from None
 
 
 def load_squad(path: str | Path) -> Collection:
