@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from ..core.defaults import DEFAULT_CUT, DEFAULT_KEEP, DEFAULT_MAX_BLUFF, PRIMARY_K
+from .collections import add_collection_options, register as register_collections
 from .common import UsageError, add_selection
 from .data import cmd_index, cmd_ingest
 from .evaluating import cmd_compare, cmd_eval, cmd_pairs, cmd_report
@@ -60,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                        "default: start a local instance")
     p.add_argument("--ray-actors", type=int, default=None, help="encoder actors (default: one per CPU, or per GPU)")
     p.add_argument("--ray-gpus-per-actor", type=float, default=0.0, help="GPUs per encoder actor (default 0: CPU)")
+    add_collection_options(p)
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("compare", help="paired exact sign-flip test over questions between two configurations")
@@ -189,6 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .variants import register as register_variants
 
     register_variants(sub, common)
+    register_collections(sub)  # convert
     return parser
 
 
