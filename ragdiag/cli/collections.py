@@ -17,7 +17,8 @@ from pathlib import Path
 
 from .common import UsageError
 
-__all__ = ["add_collection_options", "register", "cmd_eval_collection", "cmd_convert", "open_args", "MEASURE_K"]
+__all__ = ["add_collection_options", "register", "open_for_eval", "cmd_eval_documents", "span_measures", "cmd_convert",
+           "open_args", "MEASURE_K"]
 
 #: The cut-off of the field's headline measures (nDCG@10, MAP@10, recall@10).
 MEASURE_K = 10
@@ -109,35 +110,35 @@ def write_collection_outputs(runs, out: str) -> list[str]:
     return paths
 
 
-def cmd_eval_collection(args, strategies, retrievers) -> int:
-    """``eval --collection``: a document-level collection's measures, or a span collection's full evaluation."""
-    import time
-
-    from ..documents.collections import DOCUMENT_LEVEL_NOTE, NO_OOD_NOTE
-    from .common import cli_encoder, evaluate_args, open_store, progress_bar
-
+def open_for_eval(args):
+    """``eval --collection``'s collection, its headline printed and its notes on stderr."""
     if args.corpus or args.truth:
         raise UsageError("--collection replaces --corpus and --truth: give one or the other")
     collection = open_args(args)
     print(_headline(collection))
     for note in collection.notes:
         print(f"note: {note}", file=sys.stderr)
-    if not collection.document_level:
-        from ..evaluation.collection import span_runs
-        from .evaluating import print_evaluation
+    return collection
 
-        ev = evaluate_args(args, strategies, retrievers, (collection.corpus, collection.truth), stream=True)
-        print_evaluation(ev)
-        runs = span_runs(ev, collection)
-        print_measures(runs)
-        if args.out:
-            from .common import write_results
 
-            write_results(ev, args.out)
-            for path in write_collection_outputs(runs, args.out):
-                print(f"wrote {path}")
-        return 0
+def span_measures(ev, collection, out: str | None) -> None:
+    """After ``eval``'s tables for a span collection: the measures, and their files in ``out``."""
+    from ..evaluation.collection import span_runs
+
+    runs = span_runs(ev, collection)
+    print_measures(runs)
+    if out:
+        for path in write_collection_outputs(runs, out):
+            print(f"wrote {path}")
+
+
+def cmd_eval_documents(args, collection, strategies, retrievers) -> int:
+    """``eval --collection`` with document-level judgments: the measures with their intervals, the files."""
+    import time
+
+    from ..documents.collections import DOCUMENT_LEVEL_NOTE, NO_OOD_NOTE
     from ..evaluation.collection import evaluate_collection
+    from .common import cli_encoder, open_store, progress_bar
 
     print(DOCUMENT_LEVEL_NOTE)
     if not collection.ood:

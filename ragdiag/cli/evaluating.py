@@ -9,13 +9,15 @@ from ..core.defaults import ALPHA, DEFAULT_CUT, PRIMARY_K
 from .common import (UsageError, _check_out_file, _check_out_folder, _check_report_out, _known_config,
                      _print_unavailable, cli_encoder, evaluate_args, load_inputs, write_results)
 
-__all__ = ["cmd_eval", "cmd_compare", "cmd_pairs", "cmd_report", "print_evaluation"]
+__all__ = ["cmd_eval", "cmd_compare", "cmd_pairs", "cmd_report"]
 
 
 def cmd_eval(args) -> int:
     """``eval``: every strategy x retriever; the tables on stdout, the files in ``--out``."""
     from ..index.chunking import parse_strategies
     from ..retrieval.registry import parse_retrievers
+    from ..analyses.summary import chunking_rows, format_summary
+    from ..core.tables import format_rows
 
     try:
         strategies = [s.name for s in parse_strategies(args.strategies)]
@@ -23,21 +25,15 @@ def cmd_eval(args) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     _check_out_folder(args.out)
-    if getattr(args, "collection", None):
-        from .collections import cmd_eval_collection
+    collection = None
+    if getattr(args, "collection", None):  # a collection in another format (BEIR, TREC, SQuAD...)
+        from .collections import cmd_eval_documents, open_for_eval
 
-        return cmd_eval_collection(args, strategies, retrievers)
-    ev = evaluate_args(args, strategies, retrievers, stream=True)
-    print_evaluation(ev)
-    write_results(ev, args.out)
-    return 0
-
-
-def print_evaluation(ev) -> None:
-    """``eval``'s tables: the corpus and model lines, recall per configuration and phrasing, chunking."""
-    from ..analyses.summary import chunking_rows, format_summary
-    from ..core.tables import format_rows
-
+        collection = open_for_eval(args)
+        if collection.document_level:
+            return cmd_eval_documents(args, collection, strategies, retrievers)
+    loaded = (collection.corpus, collection.truth) if collection is not None else None
+    ev = evaluate_args(args, strategies, retrievers, loaded, stream=True)
     n_in = int(ev.in_domain.sum())
     print(f"corpus {ev.corpus.name}: {len(ev.corpus.documents)} documents, {ev.corpus.n_chars:,} characters; "
           f"{len(ev.truth.questions)} questions, {n_in} in-domain queries, {len(ev.queries) - n_in} ood")
@@ -54,6 +50,12 @@ def print_evaluation(ev) -> None:
             items = ", ".join(f"{d.question_id} (cut at {','.join(map(str, d.cuts))})" for d in idx.report.destroyed)
             print(f"destroyed by {name}: {items}")
     _print_unavailable(ev)
+    write_results(ev, args.out)
+    if collection is not None:
+        from .collections import span_measures
+
+        span_measures(ev, collection, args.out)
+    return 0
 
 
 def _baseline(args):
