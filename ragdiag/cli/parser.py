@@ -192,6 +192,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_variants(sub, common)
     register_collections(sub)  # convert
+    from .slices import register as register_slices
+
+    register_slices(sub, common)
     return parser
 
 
