@@ -84,3 +84,12 @@ def test_bad_input_is_one_line_and_exit_2(examples, capsys, argv, message):
     code = main([a.format(ex=examples) for a in argv])
     err = capsys.readouterr().err
     assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_slices_of_a_collection_by_tag_and_without_tags(examples, capsys):
+    assert main(["slices", "E/bm25", "--by", "tag", "--collection", f"beir:{examples}/beir-sklearn",
+                 "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    assert "slices of E/bm25 by tag, nDCG@10" in out and {"early", "mid", "late"} <= set(out.split())
+    assert main(["slices", "E/bm25", "--by", "tag", "--collection", f"trec:{examples}/trec-sklearn"]) == 2
+    assert "has no tags" in capsys.readouterr().err

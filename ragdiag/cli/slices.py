@@ -40,16 +40,16 @@ def _collection_table(args):
     if args.by == "doc":
         raise UsageError("--by doc needs answers located in documents (span gold); this collection judges whole "
                          "documents: slice it by tag or language")
-    runs = evaluate_collection(collection, encoder=cli_encoder(args), strategies=cfg.strategy,
-                               retrievers=cfg.retriever, store=open_store(args))
-    if cfg not in runs.ranked:
-        raise UsageError(f"{cfg.label} cannot run: {runs.unavailable.get(cfg.retriever, 'unavailable')}")
     from ..documents.truth import Query
 
     queries = [Query(t.id, t.text, "query", question_id=t.id, tags=t.tags) for t in collection.topics]
     labels = slice_labels(queries, args.by)
-    if args.by == "tag" and not any(labels):
+    if args.by == "tag" and not any(labels):  # before any model is loaded
         raise UsageError("this collection has no tags: map a query field to tags with --tag-field NAME")
+    runs = evaluate_collection(collection, encoder=cli_encoder(args), strategies=cfg.strategy,
+                               retrievers=cfg.retriever, store=open_store(args))
+    if cfg not in runs.ranked:
+        raise UsageError(f"{cfg.label} cannot run: {runs.unavailable.get(cfg.retriever, 'unavailable')}")
     values = runs.values(cfg, "ndcg", k=MEASURE_K)
     return slice_table(values, runs.groups, labels, by=args.by, config=cfg.label, measure=f"nDCG@{MEASURE_K}",
                        share=False), collection
