@@ -185,6 +185,8 @@ def test_trec_files_round_trip(tmp_path):
     assert read_trec_qrels(write_trec_qrels(tmp_path / "qrels.txt", qrels)) == qrels
     lines = write_trec_run(tmp_path / "run.txt", {"q1": ["d2", "d1"]}).read_text().splitlines()
     assert lines == ["q1 Q0 d2 1 2 ragdiag", "q1 Q0 d1 2 1 ragdiag"]
+    with pytest.raises(ValueError, match="whitespace"):
+        write_trec_run(tmp_path / "bad.run", {"q1": ["my doc"]})
 
 
 # --------------------------------------------------------------------------- agreement with trec tools
@@ -252,3 +254,12 @@ def test_beir_agrees_with_the_real_model(examples, encoder):
     for cfg in jr.configs:
         for measure, values in _pytrec(jr, cfg).items():
             np.testing.assert_allclose(jr.values(cfg, measure, k=10), values, rtol=0, atol=1e-9)
+
+
+def test_irds_never_downloads_and_says_how_to_fetch(tmp_path, monkeypatch):
+    pytest.importorskip("ir_datasets")
+    monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "irds"))
+    with pytest.raises(CollectionError, match="not in the local cache.*never downloads.*IR_DATASETS_HOME"):
+        open_collection("irds:beir/scifact/test")
+    with pytest.raises(CollectionError, match="knows no collection"):
+        open_collection("irds:no-such-collection")

@@ -104,9 +104,12 @@ def write_collection_outputs(runs, out: str) -> list[str]:
     paths.append(str(path))
     for cfg in runs.configs:
         run, qrels = runs.trec(cfg)
-        paths.append(str(write_trec_run(folder / "trec" / f"{cfg.strategy}_{cfg.retriever}.run",
-                                        {q: list(d) for q, d in run.items()})))
-        paths.append(str(write_trec_qrels(folder / "trec" / f"{cfg.strategy}_{cfg.retriever}.qrels", qrels)))
+        try:
+            paths.append(str(write_trec_run(folder / "trec" / f"{cfg.strategy}_{cfg.retriever}.run",
+                                            {q: list(d) for q, d in run.items()})))
+            paths.append(str(write_trec_qrels(folder / "trec" / f"{cfg.strategy}_{cfg.retriever}.qrels", qrels)))
+        except ValueError as exc:
+            raise UsageError(f"the TREC files cannot be written: {exc}") from None
     return paths
 
 

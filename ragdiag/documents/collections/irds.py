@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -14,6 +15,31 @@ __all__ = ["load_irds"]
 
 def _home() -> Path:
     return Path(os.environ.get("IR_DATASETS_HOME") or Path.home() / ".ir_datasets")
+
+
+class _NotCached(Exception):
+    """A file ir_datasets would download (its path is the message)."""
+
+
+@contextlib.contextmanager
+def _no_download():
+    """While inside: any file ir_datasets lacks raises :class:`_NotCached` instead of being downloaded."""
+    from ir_datasets.util.download import Download
+
+    original = Download.path
+
+    def cached_only(self, force=True):
+        if self._path is None and force:
+            where = self._cache_path
+            if where is None or not os.path.exists(where):
+                raise _NotCached(where or "a file fetched at each use")
+        return original(self, force)
+
+    Download.path = cached_only
+    try:
+        yield
+    finally:
+        Download.path = original
 
 
 def load_irds(name: str) -> Collection:
@@ -34,21 +60,21 @@ def load_irds(name: str) -> Collection:
         if not getattr(ds, f"has_{part}")():
             raise CollectionError(f"ir_datasets collection {name!r} has no {part}; pick one with documents, "
                                   "queries and qrels (e.g. beir/scifact/test)")
-    os.environ["IR_DATASETS_SKIP_DOWNLOAD"] = "true"  # never fetch here: a missing file is an error below
     try:
-        docs = [collection_document(str(d.doc_id), getattr(d, "text", "") or getattr(d, "body", ""),
-                                    getattr(d, "title", "") or "")[0] for d in ds.docs_iter()]
-        queries = {str(q.query_id): (str(getattr(q, "text", "") or getattr(q, "title", "")).strip(), ())
-                   for q in ds.queries_iter()}
-        qrels: dict[str, dict[str, int]] = {}
-        for r in ds.qrels_iter():
-            qrels.setdefault(str(r.query_id), {})[str(r.doc_id)] = int(r.relevance)
-    except (OSError, IOError, RuntimeError, AssertionError) as exc:
+        with _no_download():
+            docs = [collection_document(str(d.doc_id), getattr(d, "text", "") or getattr(d, "body", ""),
+                                        getattr(d, "title", "") or "")[0] for d in ds.docs_iter()]
+            queries = {str(q.query_id): (str(getattr(q, "text", "") or getattr(q, "title", "")).strip(), ())
+                       for q in ds.queries_iter()}
+            qrels: dict[str, dict[str, int]] = {}
+            for r in ds.qrels_iter():
+                qrels.setdefault(str(r.query_id), {})[str(r.doc_id)] = int(r.relevance)
+    except _NotCached as exc:
         raise CollectionError(
-            f"ir_datasets collection {name!r} is not in the local cache ({type(exc).__name__}). ragdiag never "
-            f"downloads: on a machine with network run `python -c \"import ir_datasets; "
-            f"ir_datasets.load('{name}').docs_iter()\"` (and queries_iter, qrels_iter), then copy its folder under "
-            f"{_home()} (or set IR_DATASETS_HOME to where you put it)") from None
+            f"ir_datasets collection {name!r} is not in the local cache (missing {exc}). ragdiag never downloads: "
+            f"on a machine with network run `python -c \"import ir_datasets; d = ir_datasets.load('{name}'); "
+            f"[list(x) for x in (d.docs_iter(), d.queries_iter(), d.qrels_iter())]\"`, then copy its "
+            f"{_home().name} folder to {_home()} here (or set IR_DATASETS_HOME to where you put it)") from None
     corpus = Corpus(root=f"irds:{name}", documents=tuple(docs), name=name.replace("/", "-"))
     notes: list[str] = []
     return Collection(name=f"irds:{name}", format="irds", level="document", corpus=corpus,

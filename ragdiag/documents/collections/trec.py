@@ -135,9 +135,17 @@ def run_scores(n: int) -> list[float]:
     return [float(n - r) for r in range(n)]
 
 
+def _plain(ids, what: str) -> None:
+    bad = next((i for i in ids if not i or any(ch.isspace() for ch in i)), None)
+    if bad is not None:
+        raise ValueError(f"{what} {bad!r} is empty or holds whitespace, which TREC files cannot carry; rename it")
+
+
 def write_trec_run(path: str | Path, run: Mapping[str, Sequence[str]], *, tag: str = "ragdiag") -> Path:
     """Write ``{qid: [docid, …] best first}`` as a TREC run (``qid Q0 docid rank score tag``)."""
     path = Path(path)
+    _plain(run, "query id")
+    _plain((d for docs in run.values() for d in docs), "document id")
     with open(path, "w", encoding="utf-8") as f:
         for qid, docs in run.items():
             for rank, (doc, score) in enumerate(zip(docs, run_scores(len(docs))), 1):
@@ -148,6 +156,8 @@ def write_trec_run(path: str | Path, run: Mapping[str, Sequence[str]], *, tag: s
 def write_trec_qrels(path: str | Path, qrels: Mapping[str, Mapping[str, int]]) -> Path:
     """Write ``{qid: {docid: grade}}`` as TREC qrels (``qid 0 docid grade``)."""
     path = Path(path)
+    _plain(qrels, "query id")
+    _plain((d for judged in qrels.values() for d in judged), "document id")
     with open(path, "w", encoding="utf-8") as f:
         for qid, judged in qrels.items():
             for doc, grade in judged.items():
