@@ -263,3 +263,18 @@ def test_irds_never_downloads_and_says_how_to_fetch(tmp_path, monkeypatch):
         open_collection("irds:beir/scifact/test")
     with pytest.raises(CollectionError, match="knows no collection"):
         open_collection("irds:no-such-collection")
+
+
+def test_the_best_at_ndcg_against_the_others_one_family(runs):
+    from ragdiag.analyses.measures import compare_with_best, measure_rows
+
+    jr = runs["beir"]
+    comps = compare_with_best(jr, k=10)
+    rows = measure_rows(jr, k=10)
+    assert {c.best for c in comps} == {rows[0].config} and [c.other for c in comps] == [r.config for r in rows[1:]]
+    for c in comps:
+        assert c.family == len(rows) - 1
+        mean = dict((r.config, r.cell("ndcg").interval.estimate) for r in rows)
+        assert c.estimate == pytest.approx(mean[c.best] - mean[c.other], abs=1e-8)  # max_t works in integer units
+        assert c.tied == (c.low <= 0 <= c.high)
+        assert ("statistically tied" in c.sentence()) == c.tied

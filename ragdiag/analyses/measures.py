@@ -24,7 +24,7 @@ from typing import Sequence
 from ..core.stats import Interval
 
 __all__ = ["MEASURE_NAMES", "MEASURE_WORDS", "INTERVAL_WORDS", "MeasureCell", "MeasureRow", "primary_measure",
-           "measure_cell", "measure_rows", "format_measure_rows"]
+           "measure_cell", "measure_rows", "format_measure_rows", "BestComparison", "compare_with_best"]
 
 #: Column names, as tables print them (``{k}`` is the cut-off).
 MEASURE_NAMES = {"ndcg": "nDCG@{k}", "map": "MAP@{k}", "recall": "recall@{k}", "success": "hit rate@{k}",
@@ -116,3 +116,62 @@ def format_measure_rows(rows: Sequence[MeasureRow], primary: str) -> str:
               **{(c.name + (" (primary)" if c.measure == primary else "")): c.words() for c in r.cells}}
              for r in rows]
     return format_rows(table)
+
+
+@dataclass(frozen=True)
+class BestComparison:
+    """The best configuration at one measure against another, with the family's simultaneous interval."""
+
+    best: str
+    other: str
+    measure: str
+    k: int
+    estimate: float
+    low: float
+    high: float
+    p_adjusted: float
+    family: int
+
+    @property
+    def tied(self) -> bool:
+        """Not shown worse than the best (its simultaneous interval reaches 0)."""
+        return not (self.low > 0 or self.high < 0)
+
+    def sentence(self) -> str:
+        """``E/dense: 0.04 under E/hybrid (−0.01 to +0.09), simultaneous over 2: statistically tied``."""
+        share = self.measure in _SHARES
+        scale, unit = (100, " points") if share else (1, "")
+
+        def f(x):
+            return (f"{scale * x:+.0f}" if share else f"{x:+.2f}").replace("-", "−")
+
+        size = f"{abs(scale * self.estimate):.0f}" if share else f"{abs(self.estimate):.2f}"
+        words = "statistically tied with the best" if self.tied else "shown worse than the best"
+        return (f"{self.other}: {size}{unit} under {self.best} at {MEASURE_NAMES[self.measure].format(k=self.k)} "
+                f"({f(-self.high)} to {f(-self.low)}, simultaneous over {self.family}; p = {self.p_adjusted:.3g} "
+                f"adjusted): {words}")
+
+
+def compare_with_best(runs, *, k: int = 10, measure: str | None = None, alpha: float = 0.05) -> list[BestComparison]:
+    """The configuration best at ``measure`` (default: the primary) against every other, over questions.
+
+    One family: the max-statistic sign-flip permutation over questions of
+    :func:`~ragdiag.analyses.compare.simultaneous.max_t` gives each difference
+    its interval simultaneous over the comparisons and its adjusted p; a
+    configuration is *statistically tied with the best* when its interval reaches 0.
+    """
+    import numpy as np
+
+    from .compare.simultaneous import max_t
+
+    measure = measure or primary_measure(runs.collection.document_level)
+    rows = measure_rows(runs, k=k, measures=(measure,))
+    if len(rows) < 2:
+        return []
+    labels = [r.config for r in rows]
+    by_label = {c.label: c for c in runs.configs}
+    values = np.array([runs.values(by_label[label], measure, k=k) for label in labels], dtype=np.float64)
+    pairs = [(0, i) for i in range(1, len(labels))]
+    fam, _ = max_t(values, list(runs.groups), pairs, alpha=alpha)
+    return [BestComparison(labels[0], labels[r.b], measure, k, r.estimate, r.low, r.high, r.p_adjusted, len(pairs))
+            for r in fam]

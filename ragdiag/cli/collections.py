@@ -71,6 +71,14 @@ def print_measures(runs) -> None:
               f"whole); verdicts use found in the top {PRIMARY_K} (R@{PRIMARY_K} above)")
     print(format_measure_rows(measure_rows(runs, k=MEASURE_K), primary))
     print(f"({INTERVAL_WORDS}; nDCG gains = the grade, TREC's default)")
+    if primary:
+        from ..analyses.measures import compare_with_best
+
+        comparisons = compare_with_best(runs, k=MEASURE_K)
+        if comparisons:
+            print(f"\ncompared with the best ({comparisons[0].best}), paired over questions:")
+            for c in comparisons:
+                print(f"  {c.sentence()}")
 
 
 def write_collection_outputs(runs, out: str) -> list[str]:
