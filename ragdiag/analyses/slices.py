@@ -115,6 +115,9 @@ class SliceTable:
         """One sentence naming every slice shown worse, or saying none is."""
         if self.worse:
             return "Shown worse than the rest: " + "; ".join(r.sentence() for r in self.worse) + "."
+        if all(r.verdict.startswith("too few") for r in self.rows):
+            return (f"None of the {len(self.rows)} slices by {self.by} has the {MIN_QUESTIONS} questions (and a rest "
+                    "as large) a verdict needs: their rates are shown, no slice is judged against the rest.")
         return (f"No slice by {self.by} is shown worse than the rest ({len(self.rows)} slices, "
                 "simultaneous intervals).")
 
