@@ -60,3 +60,39 @@ def test_a_collection_that_cannot_be_read_is_one_error_not_a_traceback(collectio
     at.run()
     assert not at.exception
     assert "does not exist" in at.error[0].value
+
+
+def test_overview_slices_are_the_librarys(tmp_path_factory):
+    """The Overview's slices section (tiny corpus, FAKE encoder): its table is the library's slice table of the
+    context's configuration."""
+    import test_app_pages as pages
+    from test_app import ENV, write_tiny_corpus
+
+    from fakes import fake_encoder
+    from ragdiag.analyses.slices import evaluation_slices
+    from ragdiag.documents.corpus import load_corpus
+    from ragdiag.documents.truth import load_truth
+    from ragdiag.evaluation.evaluate import evaluate
+    from ui.collection_view import slice_frame
+    from ui.state import default_config
+
+    base = tmp_path_factory.mktemp("overview-slices")
+    root, truth_path = write_tiny_corpus(base)
+    env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth_path), "RAGDIAG_CACHE": str(base / "c"),
+           "RAGDIAG_ENCODER": "fakes:fake_encoder"}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        at = pages.app("app_pages/overview.py")
+        shown = next(d.value for d in at.dataframe if "against the rest" in d.value.columns)
+        corpus = load_corpus(root)
+        ev = evaluate(corpus, load_truth(truth_path, corpus), encoder=fake_encoder(), strategies="A,E",
+                      retrievers="dense,bm25,hybrid")
+        expected = slice_frame(evaluation_slices(ev, default_config(ev), by="phrasing", k=4))
+        assert shown.reset_index(drop=True).equals(expected)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

@@ -10,7 +10,7 @@ import os
 
 import pandas as pd
 
-__all__ = ["COLLECTION_ENV", "collection_spec", "collection_settings", "measure_frame", "slice_frame"]
+__all__ = ["COLLECTION_ENV", "collection_spec", "collection_settings", "measure_frame", "slice_frame", "slices_section"]
 
 COLLECTION_ENV = "RAGDIAG_COLLECTION"
 
@@ -42,3 +42,16 @@ def slice_frame(table) -> pd.DataFrame:
     return pd.DataFrame([{"slice": r.label, "questions": r.questions, table.measure: r.rate_words(),
                           "against the rest": r.difference_words() if not r.verdict.startswith("too few") else "–",
                           "verdict": r.verdict} for r in table.rows])
+
+
+def slices_section(ev, config: str, *, k: int, st) -> None:
+    """The Overview's slices: the context's configuration by phrasing, doc, language or tag (when tagged)."""
+    from ragdiag.analyses.slices import SIMULTANEOUS_WORDS, evaluation_slices
+
+    options = ["phrasing", "doc", "language"] + (["tag"] if any(q.tags for q in ev.truth.questions) else [])
+    by = st.segmented_control("Slice by", options, default="phrasing", key="slice_by") or "phrasing"
+    table = evaluation_slices(ev, config, by=by, k=k)
+    st.markdown(table.headline().replace("`", "'"))
+    st.dataframe(slice_frame(table), hide_index=True, key="slice_table")
+    st.caption(f"{config}, found in the top {k} (R@{k}); {SIMULTANEOUS_WORDS}. A slice needs 5 questions for a "
+               "verdict. Tag questions in the ground truth (\"tags\": [...]) to slice by tag.")
