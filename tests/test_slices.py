@@ -153,3 +153,31 @@ def test_slices_command_json_and_errors(monkeypatch, capsys):
     assert "no tags" in capsys.readouterr().err
     assert main(["slices", "Z/bm25", "--by", "doc"]) == 2
     assert "bad configuration" in capsys.readouterr().err
+
+
+def test_gate_by_tag_end_to_end(tmp_path, monkeypatch, capsys):
+    """``eval --out`` twice (C/bm25 then A/bm25 on the bundled corpus), then ``gate --by tag`` with the bundled
+    questions tagged by where their answer sits (a copy of the ground truth: tags leave its hash unchanged)."""
+    from ragdiag.cli.parser import main
+    from ragdiag.documents.corpus import DEFAULT_CORPUS
+
+    monkeypatch.setenv("RAGDIAG_ENCODER", "fakes:fake_encoder")
+    monkeypatch.setenv("RAGDIAG_NO_SNAPSHOT", "1")
+    data = json.loads((DEFAULT_CORPUS.parent / "sklearn-user-guide.truth.json").read_text(encoding="utf-8"))
+    for q in data["questions"]:
+        q["tags"] = [q["section_position"]]
+    tagged = tmp_path / "tagged.truth.json"
+    tagged.write_text(json.dumps(data), encoding="utf-8")
+    for strategy in ("C", "A"):
+        assert main(["eval", "--strategies", strategy, "--retrievers", "bm25", "--no-cache",
+                     "--out", str(tmp_path / strategy)]) == 0
+    capsys.readouterr()
+    code = main(["gate", str(tmp_path / "C"), str(tmp_path / "A"), "--config", "C/bm25", "--candidate-config",
+                 "A/bm25", "--by", "tag", "--truth", str(tagged), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    names = [c["name"] for c in report["checks"]]
+    assert {"recall, tag early", "recall, tag mid", "recall, tag late"} <= set(names)
+    assert code == report["exit_code"]
+    assert main(["gate", str(tmp_path / "C"), str(tmp_path / "A"), "--config", "C/bm25", "--candidate-config",
+                 "A/bm25", "--by", "tag"]) == 2
+    assert "no tag is carried" in capsys.readouterr().err  # the bundled truth has no tags
