@@ -74,6 +74,7 @@ def test_every_command_runs_and_prints_the_stable_lines(tmp_path):
 def test_every_command_prints_what_the_page_shows(tmp_path):
     env = _env(tmp_path, fake=False)
     for cmd, shown in _commands():
+        if not shown:  # a block that shows only the command: the FAKE run above runs it
+            continue
         printed = _run(tmp_path, cmd, env).splitlines()
-        if shown:  # a block that shows only the command is run, not compared
-            assert [line for line in printed if line.strip()] == shown, cmd
+        assert [line for line in printed if line.strip()] == shown, cmd
