@@ -23,6 +23,10 @@ st.markdown(f"**{best.config}** ranks the judged {'documents' if collection.docu
             f"on {collection.name}: {name} {best.cell(primary).words()} over {collection.n_questions} questions.")
 if collection.document_level:
     st.info(DOCUMENT_LEVEL_NOTE)
+else:
+    st.caption("The answers are spans, so the whole analysis applies: `python -m ragdiag convert "
+               f"{collection.format}:… --out DIR` writes it as a corpus and ground truth to serve with "
+               "`./run.sh dashboard --corpus DIR` (Threshold, Inspector, Chunking and the rest).")
 if not collection.ood:
     st.caption(NO_OOD_NOTE)
 st.dataframe(measure_frame(rows, primary), hide_index=True)
