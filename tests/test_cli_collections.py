@@ -93,3 +93,14 @@ def test_slices_of_a_collection_by_tag_and_without_tags(examples, capsys):
     assert "slices of E/bm25 by tag, nDCG@10" in out and {"early", "mid", "late"} <= set(out.split())
     assert main(["slices", "E/bm25", "--by", "tag", "--collection", f"trec:{examples}/trec-sklearn"]) == 2
     assert "has no tags" in capsys.readouterr().err
+
+
+def test_eval_squad_out_keeps_evals_files_and_adds_the_measures_beside(examples, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["eval", "--collection", f"squad:{examples}/squad-sklearn.json", "--strategies", "E",
+                 "--retrievers", "bm25", "--no-cache", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert (out / "summary.json").exists() and (out / "trec" / "E.qrels").exists()
+    measures = json.loads((out / "measures" / "measures.json").read_text())
+    assert measures["level"] == "span" and measures["items"] == "chunk" and measures["primary"] is None
+    assert measures["verdicts"].startswith("R@4")

@@ -86,13 +86,17 @@ def write_collection_outputs(runs, out: str) -> list[str]:
     import csv
 
     from ..analyses.measures import MEASURE_NAMES, measure_rows, primary_measure
+    from ..core.defaults import PRIMARY_K
     from ..documents.collections import write_trec_qrels, write_trec_run
 
     folder = Path(out)
     (folder / "trec").mkdir(parents=True, exist_ok=True)
     paths = []
     doc = {"collection": runs.collection.name, "level": runs.collection.level, "items": runs.items, "k": MEASURE_K,
-           "primary": primary_measure(runs.collection.document_level), "gain": runs.collection.gain,
+           "primary": primary_measure(True) if runs.collection.document_level else None,
+           "verdicts": (MEASURE_NAMES["ndcg"].format(k=MEASURE_K) if runs.collection.document_level
+                        else f"R@{PRIMARY_K} (eval's recall table; these measures are descriptive)"),
+           "gain": runs.collection.gain,
            "configs": {r.config: {c.measure: {"estimate": c.interval.estimate, "low": c.interval.low,
                                               "high": c.interval.high} for c in r.cells}
                        for r in measure_rows(runs, k=MEASURE_K)}}
@@ -138,8 +142,8 @@ def span_measures(ev, collection, out: str | None) -> None:
 
     runs = span_runs(ev, collection)
     print_measures(runs)
-    if out:
-        for path in write_collection_outputs(runs, out):
+    if out:  # beside eval's own files (its trec/ holds the chunk runs at depth 20): in a folder of their own
+        for path in write_collection_outputs(runs, str(Path(out) / "measures")):
             print(f"wrote {path}")
 
 

@@ -186,10 +186,8 @@ def span_runs(ev: Evaluation, collection: Collection | None = None) -> JudgedRun
     ``questions`` holds the query ids). The ranked list stops where the
     retriever stopped retrieving (BM25: no shared word), as ``per_query.csv`` does.
     """
-    from ..documents.collections.records import Collection as _Collection
-
     if collection is None:
-        collection = _Collection(name=ev.corpus.name, format="ragdiag", level="span", corpus=ev.corpus,
+        collection = Collection(name=ev.corpus.name, format="ragdiag", level="span", corpus=ev.corpus,
                                  truth=ev.truth, ood=ev.truth.ood)
     queries = [q for q in ev.queries if q.in_domain]
     idx = [i for i, q in enumerate(ev.queries) if q.in_domain]
