@@ -80,8 +80,9 @@ def test_overview_slices_are_the_librarys(tmp_path_factory):
     root, truth_path = write_tiny_corpus(base)
     env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth_path), "RAGDIAG_CACHE": str(base / "c"),
            "RAGDIAG_ENCODER": "fakes:fake_encoder"}
-    saved = {k: os.environ.get(k) for k in env}
+    saved = {k: os.environ.get(k) for k in [*env, "RAGDIAG_COLLECTION"]}
     os.environ.update(env)
+    os.environ.pop("RAGDIAG_COLLECTION", None)  # the corpus and its ground truth, not a collection
     try:
         at = pages.app("app_pages/overview.py")
         shown = next(d.value for d in at.dataframe if "against the rest" in d.value.columns)
