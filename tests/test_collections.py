@@ -278,3 +278,12 @@ def test_the_best_at_ndcg_against_the_others_one_family(runs):
         assert c.estimate == pytest.approx(mean[c.best] - mean[c.other], abs=1e-8)  # max_t works in integer units
         assert c.tied == (c.low <= 0 <= c.high)
         assert ("statistically tied" in c.sentence()) == c.tied
+
+
+def test_descriptive_differences_are_other_minus_best(runs):
+    from ragdiag.analyses.measures import descriptive_differences
+
+    jr = runs["beir"]
+    words = descriptive_differences(jr, "E/bm25", "E/dense", k=10, measures=("map",))
+    d = jr.values("E/dense", "map", k=10).mean() - jr.values("E/bm25", "map", k=10).mean()
+    assert words.startswith(f"MAP@10 {d:+.2f}".replace("-", "−"))

@@ -24,7 +24,8 @@ from typing import Sequence
 from ..core.stats import Interval
 
 __all__ = ["MEASURE_NAMES", "MEASURE_WORDS", "INTERVAL_WORDS", "MeasureCell", "MeasureRow", "primary_measure",
-           "measure_cell", "measure_rows", "format_measure_rows", "BestComparison", "compare_with_best"]
+           "measure_cell", "measure_rows", "format_measure_rows", "BestComparison", "compare_with_best",
+           "descriptive_differences"]
 
 #: Column names, as tables print them (``{k}`` is the cut-off).
 MEASURE_NAMES = {"ndcg": "nDCG@{k}", "map": "MAP@{k}", "recall": "recall@{k}", "success": "hit rate@{k}",
@@ -147,9 +148,10 @@ class BestComparison:
 
         size = f"{abs(scale * self.estimate):.0f}" if share else f"{abs(self.estimate):.2f}"
         words = "statistically tied with the best" if self.tied else "shown worse than the best"
+        where = (f"simultaneous over {self.family}; p = {self.p_adjusted:.3g} adjusted" if self.family > 1
+                 else f"this pair alone; sign-flip p = {self.p_adjusted:.3g}")
         return (f"{self.other}: {size}{unit} under {self.best} at {MEASURE_NAMES[self.measure].format(k=self.k)} "
-                f"({f(-self.high)} to {f(-self.low)}, simultaneous over {self.family}; p = {self.p_adjusted:.3g} "
-                f"adjusted): {words}")
+                f"({f(-self.high)} to {f(-self.low)}, {where}): {words}")
 
 
 def compare_with_best(runs, *, k: int = 10, measure: str | None = None, alpha: float = 0.05) -> list[BestComparison]:
@@ -175,3 +177,26 @@ def compare_with_best(runs, *, k: int = 10, measure: str | None = None, alpha: f
     fam, _ = max_t(values, list(runs.groups), pairs, alpha=alpha)
     return [BestComparison(labels[0], labels[r.b], measure, k, r.estimate, r.low, r.high, r.p_adjusted, len(pairs))
             for r in fam]
+
+
+def descriptive_differences(runs, best: str, other: str, *, k: int = 10,
+                            measures: Sequence[str] = ("map", "recall", "success")) -> str:
+    """``other`` minus ``best`` on the descriptive measures, each with its question-bootstrap interval (no verdict).
+
+    ``MAP@10 −0.03 (−0.08 to +0.02), recall@10 …``: this pair alone, for reading beside the primary verdict.
+    """
+    from .compare.paired import bootstrap_difference
+
+    by_label = {c.label: c for c in runs.configs}
+    parts = []
+    for m in measures:
+        a = runs.values(by_label[other], m, k=k)
+        b = runs.values(by_label[best], m, k=k)
+        d = bootstrap_difference(a, b, list(runs.groups))
+        scale, unit = (100, " pts") if m in _SHARES else (1, "")
+
+        def f(x):
+            return (f"{scale * x:+.0f}" if m in _SHARES else f"{x:+.2f}").replace("-", "−")
+
+        parts.append(f"{MEASURE_NAMES[m].format(k=k)} {f(d.estimate)}{unit} ({f(d.low)} to {f(d.high)})")
+    return ", ".join(parts)

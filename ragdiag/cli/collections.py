@@ -76,9 +76,12 @@ def print_measures(runs) -> None:
 
         comparisons = compare_with_best(runs, k=MEASURE_K)
         if comparisons:
+            from ..analyses.measures import descriptive_differences
+
             print(f"\ncompared with the best ({comparisons[0].best}), paired over questions:")
             for c in comparisons:
                 print(f"  {c.sentence()}")
+                print(f"    descriptive, this pair alone: {descriptive_differences(runs, c.best, c.other, k=MEASURE_K)}")
 
 
 def write_collection_outputs(runs, out: str) -> list[str]:
