@@ -104,3 +104,10 @@ def test_eval_squad_out_keeps_evals_files_and_adds_the_measures_beside(examples,
     measures = json.loads((out / "measures" / "measures.json").read_text())
     assert measures["level"] == "span" and measures["items"] == "chunk" and measures["primary"] is None
     assert measures["verdicts"].startswith("R@4")
+
+
+def test_slices_json_of_a_collection_is_json(examples, capsys):
+    assert main(["slices", "E/bm25", "--by", "tag", "--json", "--collection", f"beir:{examples}/beir-sklearn",
+                 "--no-cache"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["measure"] == "nDCG@10" and {s["label"] for s in doc["slices"]} == {"early", "mid", "late"}

@@ -128,12 +128,12 @@ def write_collection_outputs(runs, out: str) -> list[str]:
     return paths
 
 
-def open_for_eval(args):
-    """``eval --collection``'s collection, its headline printed and its notes on stderr."""
+def open_for_eval(args, *, headline_to=None):
+    """``eval --collection``'s collection, its headline printed (to ``headline_to``, default stdout), notes on stderr."""
     if args.corpus or args.truth:
         raise UsageError("--collection replaces --corpus and --truth: give one or the other")
     collection = open_args(args)
-    print(_headline(collection))
+    print(_headline(collection), file=headline_to or sys.stdout)
     for note in collection.notes:
         print(f"note: {note}", file=sys.stderr)
     return collection

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from ..core.defaults import PRIMARY_K
 from .common import UsageError
@@ -33,7 +34,7 @@ def _collection_table(args):
     from .collections import MEASURE_K, open_for_eval
     from .common import cli_encoder, open_store
 
-    collection = open_for_eval(args)
+    collection = open_for_eval(args, headline_to=sys.stderr if args.json else None)  # --json: stdout is JSON
     cfg = Config.parse(args.config)
     if not collection.document_level:
         return None, collection
