@@ -10,13 +10,16 @@ sidebar's defaults), ``RAGDIAG_STRATEGIES`` (e.g. ``A,E``),
 store's folder), ``RAGDIAG_PLUGINS`` (modules that register retrievers or
 chunking strategies),
 ``RAGDIAG_ROOTS`` (further folders visitors may open),
-``RAGDIAG_LOCKED=1`` (no path fields at all) and the ``RAGDIAG_MAX_*`` limits
+``RAGDIAG_LOCKED=1`` (no path fields at all), ``RAGDIAG_COLLECTION`` (a collection in another
+format, e.g. ``beir:DIR``, shown on its own page instead; ``RAGDIAG_COLLECTION_SPLIT``,
+``RAGDIAG_COLLECTION_OOD``) and the ``RAGDIAG_MAX_*`` limits
 (see ``ragdiag/present/serving.py`` and ``ragdiag/core/limits.py``).
 """
 
 import streamlit as st
 
 from ragdiag.retrieval.registry import load_plugins
+from ui.collection_view import collection_spec
 from ui.context import context_sidebar
 from ui.state import FAVICON, sidebar
 
@@ -50,7 +53,11 @@ PAGES = {
     ],
 }
 
-page = st.navigation(PAGES)
-context_sidebar()
-sidebar()
+if collection_spec():  # the operator opened a collection (RAGDIAG_COLLECTION): its page alone
+    page = st.navigation({"Results": [st.Page("app_pages/collection.py", title="Collection",
+                                               icon=":material/library_books:", default=True)]})
+else:
+    page = st.navigation(PAGES)
+    context_sidebar()
+    sidebar()
 page.run()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One-command set-up for a fresh machine (Python 3.11 with venv).
-#   ./run.sh dashboard [--corpus DIR] [--truth FILE] [--roots DIR:DIR] [--locked] [--no-warm] [--baseline CONFIG]
+#   ./run.sh dashboard [--corpus DIR] [--truth FILE] [--collection beir:DIR] [--roots DIR:DIR] [--locked] [--no-warm]
+#                      [--baseline CONFIG]
 #                      [--address A]
 #                      [--port N]
 #                        install into .venv and start the dashboard (default: the bundled corpus, on 127.0.0.1)
@@ -34,6 +35,7 @@ case "${1:-}" in
       case "$1" in
         --corpus) export RAGDIAG_CORPUS="$2"; shift 2 ;;
         --truth) export RAGDIAG_TRUTH="$2"; shift 2 ;;
+        --collection) export RAGDIAG_COLLECTION="$2"; shift 2 ;;
         --roots) export RAGDIAG_ROOTS="$2"; shift 2 ;;
         --locked) export RAGDIAG_LOCKED=1; shift ;;
         --no-warm) export RAGDIAG_WARM=0; shift ;;

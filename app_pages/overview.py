@@ -114,6 +114,11 @@ with st.expander("Recall at every granularity, and redundancy of the top k"):
     if rsame:
         st.caption(md_text(said_once(rsame)))
 
+with st.expander("Slices: is one kind of question worse than the rest?"):
+    from ui.collection_view import slices_section
+
+    slices_section(ev, ctx.config, k=PRIMARY_K, st=st)
+
 with st.expander("Inputs: corpus and ground truth"):
     n_in = sum(1 for q in truth.queries if q.in_domain)
     st.caption(f"Corpus {md_text(corpus.name if access().locked else corpus.root)} · sha256 {corpus.sha256[:12]}")

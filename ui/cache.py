@@ -23,7 +23,7 @@ from ragdiag.documents.truth import GroundTruth, load_truth
 from ui.background import Background, start_background
 
 __all__ = ["corpus", "truth", "encoder", "store", "background", "sweep_for", "choice_for", "distances_for",
-           "funnels", "costs", "nearest_distances", "by_evaluation", "data_by_evaluation"]
+           "funnels", "costs", "nearest_distances", "by_evaluation", "data_by_evaluation", "collection_runs"]
 
 
 # ----- inputs, models, the store, the shared job --------------------------------------------------
@@ -150,3 +150,19 @@ def by_evaluation(name: str, token: str, params: tuple, _compute: Callable[[], o
 def data_by_evaluation(name: str, token: str, params: tuple, _compute: Callable[[], object]):
     """Like :func:`by_evaluation` for tables and bytes (each session gets its own copy)."""
     return _compute()
+
+
+# ----- a collection in another format (the operator's RAGDIAG_COLLECTION) ------------------------
+
+@st.cache_resource(max_entries=2, show_spinner="Evaluating the collection…")
+def collection_runs(spec: str, split: str, strategies: tuple[str, ...], retrievers: tuple[str, ...]):
+    """The operator's collection (``RAGDIAG_COLLECTION``) evaluated once per process and settings.
+
+    Returns ``(collection, runs)``; :class:`~ragdiag.documents.collections.CollectionError` when it cannot be read.
+    """
+    from ragdiag.documents.collections import open_collection
+    from ragdiag.evaluation.collection import evaluate_collection
+
+    collection = open_collection(spec, split=split, ood=os.environ.get("RAGDIAG_COLLECTION_OOD") or None)
+    return collection, evaluate_collection(collection, encoder=encoder(), strategies=strategies,
+                                           retrievers=retrievers, store=store(os.environ.get("RAGDIAG_CACHE")))

@@ -78,7 +78,10 @@ def warm(say=_say) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Start the warm-up thread (unless ``RAGDIAG_WARM=0``) and run Streamlit on ``app.py``."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if (os.environ.get(WARM_ENV) or "1").strip().lower() not in {"0", "false", "no", "off"}:
+    from ui.collection_view import collection_spec
+
+    # a served collection (RAGDIAG_COLLECTION) is evaluated by its page's cache: the corpus job is not needed
+    if (os.environ.get(WARM_ENV) or "1").strip().lower() not in {"0", "false", "no", "off"} and not collection_spec():
         threading.Thread(target=warm, name=_THREAD, daemon=True).start()
     from streamlit.web import cli
 

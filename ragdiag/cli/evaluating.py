@@ -27,6 +27,9 @@ def register(sub) -> None:
                                                        "default: start a local instance")
     p.add_argument("--ray-actors", type=int, default=None, help="encoder actors (default: one per CPU, or per GPU)")
     p.add_argument("--ray-gpus-per-actor", type=float, default=0.0, help="GPUs per encoder actor (default 0: CPU)")
+    from .collections import add_collection_options
+
+    add_collection_options(p)  # --collection beir:DIR ... instead of --corpus/--truth
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("compare", help="paired exact sign-flip test over questions between two configurations")
@@ -91,7 +94,15 @@ def cmd_eval(args) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     _check_out_folder(args.out)
-    ev = evaluate_args(args, strategies, retrievers, stream=True)
+    collection = None
+    if getattr(args, "collection", None):  # a collection in another format (BEIR, TREC, SQuAD...)
+        from .collections import cmd_eval_documents, open_for_eval
+
+        collection = open_for_eval(args)
+        if collection.document_level:
+            return cmd_eval_documents(args, collection, strategies, retrievers)
+    loaded = (collection.corpus, collection.truth) if collection is not None else None
+    ev = evaluate_args(args, strategies, retrievers, loaded, stream=True)
     n_in = int(ev.in_domain.sum())
     print(f"corpus {ev.corpus.name}: {len(ev.corpus.documents)} documents, {ev.corpus.n_chars:,} characters; "
           f"{len(ev.truth.questions)} questions, {n_in} in-domain queries, {len(ev.queries) - n_in} ood")
@@ -109,6 +120,10 @@ def cmd_eval(args) -> int:
             print(f"destroyed by {name}: {items}")
     _print_unavailable(ev)
     write_results(ev, args.out)
+    if collection is not None:
+        from .collections import span_measures
+
+        span_measures(ev, collection, args.out)
     return 0
 
 

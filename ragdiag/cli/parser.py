@@ -10,7 +10,8 @@ from __future__ import annotations
 import sys
 
 from .. import __version__
-from . import ci, dashboard, data, diag, evaluating, external, gate, history, regress, stores, truth, variants, verdicts
+from . import (ci, collections, dashboard, data, diag, evaluating, external, gate, history, regress, slices, stores,
+               truth, variants, verdicts)
 from .common import UsageError
 from .options import GATE_OPTIONS, Parser, gate_of
 
@@ -37,6 +38,8 @@ def build_parser() -> Parser:
     dashboard.register(sub)  # dashboard: serve the app
     ci.register(sub)  # ci: the GitHub Action's entry point
     history.register(sub)  # history add|list|show|export: the run history
+    collections.register(sub)  # convert: BEIR, TREC, SQuAD, ir_datasets as ragdiag's own
+    slices.register(sub)  # slices: a measure per tag, document, language or phrasing
     return parser
 
 

@@ -40,6 +40,8 @@ def register(sub) -> None:
     p.add_argument("--cut", type=float, default=None,
                    help="the gate's cut (cosine distance; default: the one stamped in the baseline)")
     p.add_argument("--strict", action="store_true", help="an inconclusive result fails (exit 1 instead of 3)")
+    p.add_argument("--by", choices=["tag"], default=None,
+                   help="also gate the recall of every tag of the ground truth (--truth), corrected over the tags")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the Markdown")
     p.add_argument("--junit", metavar="FILE", default=None, help="also write JUnit XML (one test case per check)")
     p.add_argument("--markdown", metavar="FILE", default=None,
@@ -77,6 +79,23 @@ def _check_file(value: str | None, what: str, args) -> None:
                      ours=lambda p: has_signature(p, is_gate_output), example="gate.md" if what == "--markdown"
                      else "gate.xml")
     except OutputError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _by_tag(args, report):
+    """``report`` with a recall check per tag of the ground truth (its hash must be the baseline's)."""
+    from ..documents.truth import truth_sha256
+    from ..present.regression.runs import RunError
+    from ..present.regression.slices import with_slices
+    from .common import load_inputs
+
+    truth = load_inputs(args)[1]
+    if truth_sha256(truth) != report.baseline.truth_sha256:
+        raise RunError(f"--by tag reads the tags of {truth.source}, which is not the ground truth of the baseline; "
+                       "pass the baseline's ground truth with --truth")
+    try:
+        return with_slices(report, {q.id: q.tags for q in truth.questions})
+    except ValueError as exc:
         raise UsageError(str(exc)) from None
 
 
@@ -126,6 +145,8 @@ def cmd_gate(args) -> int:
                                             source=f"current corpus {ev.corpus.name or ev.corpus.root}")
         report = gate_report(baseline, candidate, margin=args.margin, alpha=args.alpha, cut=args.cut,
                              strict=args.strict)
+        if args.by == "tag":
+            report = _by_tag(args, report)
     except (RunError, GateError) as exc:
         raise UsageError(f"cannot compare: {exc}") from None
     markdown = gate_markdown(report)

@@ -3,8 +3,9 @@
 File shape (JSON; YAML with the same shape also reads; other keys are ignored)::
 
     {"questions": [{"id": "q01", "needle": "...",
-                    "queries": {"course": "...", "ticket": "..."}}],
-     "ood": [{"id": "o01", "kind": "near", "query": "..."}]}
+                    "queries": {"course": "...", "ticket": "..."},
+                    "tags": ["multi-hop"]}],
+     "ood": [{"id": "o01", "kind": "near", "query": "...", "tags": ["pricing"]}]}
 
 An entry may say where it came from: ``"source": "draft"`` (a question accepted
 from a draft), ``"source": "near-miss"`` (a generated off-topic query); it is kept
@@ -13,6 +14,20 @@ from a draft), ``"source": "near-miss"`` (a generated off-topic query); it is ke
 A retrieval is correct when a returned chunk holds the needle whole. Loading
 validates every rule and reports every broken one at once, naming the question
 and the rule.
+
+Optional keys:
+
+- ``tags``: a list of short strings on a question or an out-of-domain query
+  (``multi-hop``, ``billing``, a source dataset's category). Slices of the
+  results are cut by them (``ragdiag slices --by tag``); they change no result
+  and no file's hash (:func:`truth_sha256` leaves them out).
+- ``start`` (with ``doc``): where the needle is, for spans taken from a span
+  dataset (SQuAD's ``answer_start``): the needle must be exactly
+  ``text[start:start + len(needle)]`` of document ``doc``. (``doc`` alone is a
+  note for the reader and is ignored, as before.) A located needle may
+  be short (one character up to the usual maximum) and may occur elsewhere too:
+  the offset says which occurrence answers, so neither the length rule's minimum
+  nor the exactly-once rule applies.
 """
 
 from __future__ import annotations
@@ -42,10 +57,12 @@ __all__ = [
     "NEEDLE_MIN",
     "NEEDLE_MAX",
     "needle_length",
+    "TAG_MAX",
 ]
 
 NEEDLE_MIN, NEEDLE_MAX = 40, 250
 OOD_KINDS = ("near", "far")
+TAG_MAX = 64  # characters of one tag
 WIDE_WEIGHT = 3  # a wide (CJK) character carries about as much as three Latin letters
 
 
@@ -84,6 +101,7 @@ class Question:
     end: int
     section: str
     source: str = ""  # where the question came from ("draft": accepted from a draft); "" when not said
+    tags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -95,6 +113,7 @@ class Query:
     phrasing: str  # course | ticket | ... | ood
     question_id: str | None = None
     kind: str | None = None  # near | far for ood queries
+    tags: tuple[str, ...] = ()  # its question's tags (or the ood query's)
 
     @property
     def in_domain(self) -> bool:
@@ -110,6 +129,7 @@ class OodQuery:
     kind: str
     query: str
     source: str = ""  # where it came from ("near-miss": generated, then kept); "" when not said
+    tags: tuple[str, ...] = ()
 
 
 _SOURCE = re.compile(r"^[a-z][a-z0-9_-]*$")
@@ -142,9 +162,9 @@ class GroundTruth:
     def _iter_queries(self) -> Iterator[Query]:
         for q in self.questions:
             for phrasing, text in q.queries:
-                yield Query(f"{q.id}:{phrasing}", text, phrasing, question_id=q.id)
+                yield Query(f"{q.id}:{phrasing}", text, phrasing, question_id=q.id, tags=q.tags)
         for o in self.ood:
-            yield Query(o.id, o.query, "ood", kind=o.kind)
+            yield Query(o.id, o.query, "ood", kind=o.kind, tags=o.tags)
 
     @property
     def phrasings(self) -> tuple[str, ...]:
@@ -210,6 +230,37 @@ def _entry_id(raw: object, label: str, n: int, fields: str, problems: list[str])
     return entry_id, f"{label} {entry_id}"
 
 
+def _tags(raw: dict, where: str, problems: list[str]) -> tuple[str, ...]:
+    """The entry's ``tags`` (absent: none), each a non-empty string of at most :data:`TAG_MAX` characters."""
+    tags = raw.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) and t.strip() for t in tags):
+        problems.append(f"{where}: 'tags' must be a list of non-empty strings, like [\"multi-hop\"]")
+        return ()
+    long = [t for t in tags if len(t.strip()) > TAG_MAX]
+    if long:
+        problems.append(f"{where}: tag {long[0][:20]!r}... is over {TAG_MAX} characters; use a short name")
+        return ()
+    return tuple(dict.fromkeys(t.strip() for t in tags))
+
+
+def _located(raw: dict, corpus: Corpus, needle: str, where: str, problems: list[str]):
+    """``(doc, start)`` of a needle placed by ``doc`` and ``start``; None after noting why not."""
+    doc_id, start = raw.get("doc"), raw.get("start")
+    if not isinstance(doc_id, str) or doc_id not in corpus:
+        problems.append(f"{where}: 'doc' must name a document of the corpus, got {doc_id!r}")
+        return None
+    if isinstance(start, bool) or not isinstance(start, int) or start < 0:
+        problems.append(f"{where}: 'start' must be a character offset (an integer >= 0), got {start!r}")
+        return None
+    doc = corpus.document(doc_id)
+    if doc.text[start:start + len(needle)] != needle:
+        problems.append(f"{where}: the needle is not at {doc_id} @{start} (the text there is "
+                        f"{doc.text[start:start + min(len(needle), 60)]!r}); fix 'start', or drop 'doc' and "
+                        "'start' to find it by its text")
+        return None
+    return doc, start
+
+
 def parse_truth(data: dict, corpus: Corpus, *, source: str = "<data>") -> GroundTruth:
     """Validate a parsed ground-truth mapping against ``corpus``."""
     from ..core.validate import require_type
@@ -218,6 +269,9 @@ def parse_truth(data: dict, corpus: Corpus, *, source: str = "<data>") -> Ground
     problems: list[str] = []
     if not isinstance(data, dict):
         raise TruthError(source, ["top level must be an object with 'questions' and 'ood' lists"])
+    if data.get("level") == "document":
+        raise TruthError(source, ["it judges whole documents (\"level\": \"document\"), not needles: evaluate it "
+                                  "with --collection ragdiag:<documents folder>"])
     raw_questions = data.get("questions")
     raw_ood = data.get("ood", [])
     if not isinstance(raw_questions, list) or not raw_questions:
@@ -237,11 +291,17 @@ def parse_truth(data: dict, corpus: Corpus, *, source: str = "<data>") -> Ground
         seen_ids.add(qid)
         needle = raw.get("needle")
         queries = raw.get("queries")
+        tags = _tags(raw, where, problems)
+        placed = "start" in raw  # a "doc" alone is a note for the reader (older files carry one); "start" places
         ok = True
         if not isinstance(needle, str):
             problems.append(f"{where}: 'needle' must be a string")
             ok = False
-        elif not NEEDLE_MIN <= needle_length(needle) <= NEEDLE_MAX:
+        elif placed and not 1 <= needle_length(needle) <= NEEDLE_MAX:
+            problems.append(f"{where}: needle is {needle_length(needle)} characters; a located needle must be 1 to "
+                            f"{NEEDLE_MAX}")
+            ok = False
+        elif not placed and not NEEDLE_MIN <= needle_length(needle) <= NEEDLE_MAX:
             wide = " (a CJK character counts 3)" if needle_length(needle) != len(needle) else ""
             problems.append(
                 f"{where}: needle is {needle_length(needle)} characters{wide}; it must be {NEEDLE_MIN} to "
@@ -264,7 +324,12 @@ def parse_truth(data: dict, corpus: Corpus, *, source: str = "<data>") -> Ground
                     ok = False
         if not isinstance(needle, str):
             continue
-        hits = [(d, i) for d in corpus.documents for i in _occurrences(d, needle)]
+        if placed:
+            hits = [_located(raw, corpus, needle, where, problems)]
+            if hits[0] is None:
+                continue
+        else:
+            hits = [(d, i) for d in corpus.documents for i in _occurrences(d, needle)]
         if not hits:
             problems.append(f"{where}: needle not found verbatim in the corpus: {needle[:80]!r}")
             continue
@@ -290,6 +355,7 @@ def parse_truth(data: dict, corpus: Corpus, *, source: str = "<data>") -> Ground
                     end=end,
                     section=doc.section_at(start).title or doc.title,
                     source=origin,
+                    tags=tags,
                 )
             )
 
@@ -299,6 +365,7 @@ def parse_truth(data: dict, corpus: Corpus, *, source: str = "<data>") -> Ground
         if named is None:
             continue
         (oid, where), kind, text = named, raw.get("kind"), raw.get("query")
+        tags = _tags(raw, where, problems)
         if oid in seen_ids or ":" in oid:
             problems.append(f"{where}: duplicate id" if oid in seen_ids else f"{where}: ids must not contain ':'")
         seen_ids.add(oid)
@@ -310,7 +377,7 @@ def parse_truth(data: dict, corpus: Corpus, *, source: str = "<data>") -> Ground
         if not text.strip():
             problems.append(f"{where}: query is empty")
             continue
-        ood.append(OodQuery(oid, str(kind), text.strip(), _source(raw, where, problems)))
+        ood.append(OodQuery(oid, str(kind), text.strip(), _source(raw, where, problems), tags))
 
     if problems:
         raise TruthError(source, problems)
