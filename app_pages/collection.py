@@ -2,6 +2,8 @@
 
 import streamlit as st
 
+from ui.html import md_text
+
 from ragdiag.analyses.measures import INTERVAL_WORDS, MEASURE_NAMES, measure_rows, primary_measure
 from ragdiag.documents.collections import DOCUMENT_LEVEL_NOTE, NO_OOD_NOTE, CollectionError
 from ui.cache import collection_runs
@@ -13,14 +15,15 @@ st.title("Collection")
 try:
     collection, runs = collection_runs(spec, split, strategies, retrievers)
 except CollectionError as exc:
-    st.error(f"The configured collection cannot be read: {exc}")
+    st.error(f"The configured collection cannot be read: {md_text(exc)}")
     st.stop()
 primary = primary_measure(collection.document_level)
 rows = measure_rows(runs, k=K)
 best = rows[0]
 name = MEASURE_NAMES[primary].format(k=K)
-st.markdown(f"**{best.config}** ranks the judged {'documents' if collection.document_level else 'passages'} best "
-            f"on {collection.name}: {name} {best.cell(primary).words()} over {collection.n_questions} questions.")
+st.markdown(f"**{md_text(best.config)}** ranks the judged {'documents' if collection.document_level else 'passages'} "
+            f"best on {md_text(collection.name)}: {md_text(name)} {best.cell(primary).words()} over "
+            f"{collection.n_questions} questions.")
 if collection.document_level:
     st.info(DOCUMENT_LEVEL_NOTE)
 else:
@@ -30,7 +33,7 @@ else:
 if not collection.ood:
     st.caption(NO_OOD_NOTE)
 st.dataframe(measure_frame(rows, primary), hide_index=True)
-st.caption(f"k = {K}; {INTERVAL_WORDS}; nDCG gains are the grades (TREC's default). Verdicts use {name}; the "
+st.caption(f"k = {K}; {INTERVAL_WORDS}; nDCG gains are the grades (TREC's default). Verdicts use {md_text(name)}; the "
            "other measures are descriptive.")
 
 if any(runs.tags):

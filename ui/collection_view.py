@@ -51,7 +51,12 @@ def slices_section(ev, config: str, *, k: int, st) -> None:
     options = ["phrasing", "doc", "language"] + (["tag"] if any(q.tags for q in ev.truth.questions) else [])
     by = st.segmented_control("Slice by", options, default="phrasing", key="slice_by") or "phrasing"
     table = evaluation_slices(ev, config, by=by, k=k)
-    st.markdown(table.headline().replace("`", "'"))
-    st.dataframe(slice_frame(table), hide_index=True, key="slice_table")
-    st.caption(f"{config}, found in the top {k} (R@{k}); {SIMULTANEOUS_WORDS}. A slice needs 5 questions for a "
-               "verdict. Tag questions in the ground truth (\"tags\": [...]) to slice by tag.")
+    from ui.fmt import drop_constant, said_once
+    from ui.html import md_text
+
+    st.markdown(md_text(table.headline()))
+    frame, same = drop_constant(slice_frame(table))  # a column equal on every row is said once, below
+    st.dataframe(frame, hide_index=True, key="slice_table")
+    st.caption(md_text(f"{config}, found in the top {k} (R@{k}); {SIMULTANEOUS_WORDS}. A slice needs 5 questions "
+                       "for a verdict. Tag questions in the ground truth (\"tags\": [...]) to slice by tag. "
+                       + said_once(same)))

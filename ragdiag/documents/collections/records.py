@@ -199,7 +199,7 @@ def parse_ood(data, source: str) -> tuple[OodQuery, ...]:
         if not isinstance(text, str) or not text.strip():
             problems.append(f"{where}: query must be a non-empty string")
             continue
-        out.append(OodQuery(oid, str(kind), text.strip(), _tags(raw, where, problems)))
+        out.append(OodQuery(oid, str(kind), text.strip(), tags=_tags(raw, where, problems)))
     if problems:
         raise CollectionError(str(TruthError(source, problems)))
     return tuple(out)
