@@ -7,7 +7,7 @@ import sys
 
 from .. import __version__
 from ..core.defaults import DEFAULT_CUT, DEFAULT_KEEP, DEFAULT_MAX_BLUFF, PRIMARY_K
-from . import ci, dashboard, history
+from . import ci, dashboard, history, monitor
 from .common import UsageError, add_selection
 from .data import cmd_index, cmd_ingest
 from .evaluating import cmd_compare, cmd_eval, cmd_pairs, cmd_report
@@ -207,6 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .variants import register as register_variants
 
     register_variants(sub, common)
+    monitor.register(sub, common)  # watch the cut in production
     for module in (dashboard, ci, history):  # serve the app; the GitHub Action's entry point; the run history
         module.register(sub)
     return parser
