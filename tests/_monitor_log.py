@@ -1,7 +1,8 @@
 """The synthetic query log of the monitor's tests and of ``docs/monitor.md``.
 
 Weeks 1 and 2 (ISO weeks 2026-W46 and 2026-W47) hold the ground truth's own
-queries, every other one in each week (its answerable and off-topic mix, as
+queries, every other question (with all its phrasings) and every other
+off-topic query in each week (its answerable and off-topic mix, as
 calibrated); week 3 (2026-W48) holds the truth's off-topic queries, the
 :data:`OFF_TOPIC` questions below (nothing a machine-learning user guide
 answers) and a few answerable ones: mostly out-of-domain, the questions moved.
@@ -67,13 +68,23 @@ def truth_queries(truth_path: str | Path) -> tuple[list[str], list[str]]:
     return answerable, [o["query"] for o in t.get("ood", [])]
 
 
+def calibration_weeks(truth_path: str | Path) -> tuple[list[str], list[str]]:
+    """The ground truth's queries split over two weeks: questions (all phrasings) and off-topic queries alternate."""
+    t = json.loads(Path(truth_path).read_text(encoding="utf-8"))
+    weeks: tuple[list[str], list[str]] = ([], [])
+    for i, question in enumerate(t["questions"]):
+        weeks[i % 2].extend(question["queries"].values())
+    for i, o in enumerate(t.get("ood", [])):
+        weeks[i % 2].append(o["query"])
+    return weeks
+
+
 def write_synthetic_log(path: str | Path, truth_path: str | Path, *, answerable_in_week3: int = 5,
                         bad_lines: int = 0) -> Path:
     """Write the three-week log (JSON Lines) to ``path``; ``bad_lines`` adds lines without a query or a good time."""
     answerable, ood = truth_queries(truth_path)
-    calibration = answerable + ood
     lines = []
-    for week, part in ((0, calibration[0::2]), (1, calibration[1::2])):
+    for week, part in enumerate(calibration_weeks(truth_path)):
         for i, q in enumerate(part):
             t = WEEK1 + timedelta(days=7 * week + i % 7, minutes=i)
             lines.append({"query": q, "time": t.isoformat().replace("+00:00", "Z")})
