@@ -53,7 +53,7 @@ from .compare.intervals import rate_interval
 
 __all__ = ["PERIODS", "BATCH", "ALPHA", "MIN_SHIFT", "SHOW_BAD", "KEEP_QUERIES", "TEST", "LogLine", "BadLine",
            "LogRead", "read_log", "period_key", "MonitorProgress", "closest_distances", "Calibration",
-           "calibration", "gate_calibration", "PeriodRow", "Monitor", "monitor_log"]
+           "calibration", "gate_calibration", "distance_words", "PeriodRow", "Monitor", "monitor_log"]
 
 #: The periods a log can be grouped by.
 PERIODS = ("day", "week")
@@ -299,6 +299,26 @@ def gate_calibration(ev: Any, config: Any, gate: Gate, encoder: Any, *, store: A
     texts = [q.text for q in ev.queries]
     qv = store.embed(enc, texts).vectors if store is not None else np.asarray(enc.encode(texts), dtype=np.float32)
     return calibration(closest_distances(qv, vectors), ev.in_domain, gate), vectors, enc
+
+
+def distance_words(config: Any, keep: int) -> str:
+    """What the monitor's distance is for ``config``, in words (a fused or reranked gate refuses at least as often).
+
+    >>> distance_words("E/dense", 4)[:60]
+    "each query's closest chunk of strategy E by the dense model "
+    """
+    from ..evaluation.records import Config
+    from ..index.models import split_model
+    from ..retrieval.registry import retriever_spec
+
+    cfg = Config.parse(config) if isinstance(config, str) else config
+    spec = retriever_spec(split_model(cfg.retriever)[0])
+    words = (f"each query's closest chunk of strategy {cfg.strategy} by the dense model (cosine distance), "
+             "measured alike on the log and on the calibration")
+    if spec.fuses or spec.pool or not spec.embeds or spec.variant_of:
+        words += (f"; {cfg.label}'s gate looks only at its own top {keep}, which may miss that chunk, so it "
+                  "refuses at least these shares")
+    return words
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,7 @@ def _log_bar():
 def cmd_monitor(args) -> int:
     """``monitor CONFIG --log FILE``: per period, refused share and distance test against the calibration."""
     from ..analyses.gate_table import gate_table
-    from ..analyses.monitor import gate_calibration, monitor_log
+    from ..analyses.monitor import distance_words, gate_calibration, monitor_log
     from ..analyses.threshold.choice import Goal, propose_cut
     from ..core.gate import Gate, GateError, cut_text
     from ..core.words import rate_text
@@ -107,11 +107,12 @@ def cmd_monitor(args) -> int:
     except (ValueError, GateError) as exc:
         raise UsageError(str(exc)) from None
     if args.json:
-        print(json.dumps({"config": cfg.label, "keep": args.keep, "cut_from": origin, **mon.as_json()}, indent=2))
+        print(json.dumps({"config": cfg.label, "keep": args.keep, "cut_from": origin,
+                          "distance": distance_words(cfg, args.keep), **mon.as_json()}, indent=2))
         return 0
     print(mon.headline)
-    print(f"{cfg.label}, keep {args.keep}, cut {cut_text(gate.cut)} ({origin}); distance: the closest chunk's "
-          "cosine distance under the configuration's model")
+    print(f"{cfg.label}, keep {args.keep}, cut {cut_text(gate.cut)} ({origin})")
+    print(f"distance: {distance_words(cfg, args.keep)}")
     print(f"calibration: {cal.mix}; refused at the cut: {rate_text(cal.refused)} "
           f"(answerable {rate_text(cal.refused_answerable)}, off-topic {rate_text(cal.refused_ood)})")
     print(f"test: {mon.test}")
