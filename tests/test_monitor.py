@@ -300,3 +300,13 @@ def test_third_week_flagged_first_two_not_real_model(tmp_path, capsys):
     assert [p["flagged"] for p in doc["periods"]] == [False, False, True]
     assert "the questions moved" in doc["periods"][2]["sentence"]
     assert doc["bad_lines"]["count"] == 0
+
+
+def test_dashboard_monitor_log_becomes_the_pages_variable(tmp_path, monkeypatch):
+    from ragdiag.cli.dashboard import dashboard_command
+    from ragdiag.cli.parser import build_parser
+
+    monkeypatch.chdir(tmp_path)
+    args = build_parser().parse_args(["dashboard", "--locked", "--monitor-log", "live.jsonl"])
+    _, env = dashboard_command(args, REPO)
+    assert env["RAGDIAG_MONITOR_LOG"] == str(tmp_path / "live.jsonl") and env["RAGDIAG_LOCKED"] == "1"

@@ -68,9 +68,10 @@ def dashboard_command(args, root: Path) -> tuple[list[str], dict[str, str]]:
     for option, var in (("corpus", "RAGDIAG_CORPUS"), ("truth", "RAGDIAG_TRUTH"), ("roots", "RAGDIAG_ROOTS"),
                         ("baseline", "RAGDIAG_BASELINE"), ("history", "RAGDIAG_HISTORY"),
                         ("cache", "RAGDIAG_CACHE"), ("monitor_log", "RAGDIAG_MONITOR_LOG")):
-        value = getattr(args, option)
+        value = getattr(args, option, None)
         if value:
-            env[var] = str(Path(value).resolve()) if option in ("corpus", "truth", "history", "cache", "monitor_log") else value
+            files = ("corpus", "truth", "history", "cache", "monitor_log")
+            env[var] = str(Path(value).resolve()) if option in files else value
     if args.locked:
         env["RAGDIAG_LOCKED"] = "1"
     if args.no_warm:
