@@ -71,8 +71,9 @@ st.markdown(f"{config} at the cut on screen, **{cut_text(cut)}**, keep {keep}: t
             f"off-topic {rate(cal.refused_ood)}).")
 frame = monitor_frame(mon)
 moved = mon.flagged
-title = (f"{len(moved)} of {len(mon.periods)} {period}s departed from the calibration" if moved
-         else f"Every {period} as calibrated")
+band = f"{100 * cal.refused.low:.0f}–{100 * cal.refused.high:.0f}%"
+title = (f"{', '.join(p.period for p in moved)} left the calibration's {band}" if moved
+         else f"Every {period} within the calibration's {band}")
 st.altair_chart(refused_chart(frame, title=title, period=period), width="stretch", key="monitor_chart")
 
 table = pd.DataFrame({

@@ -13,12 +13,13 @@ import altair as alt
 import pandas as pd
 
 from ui.fmt import ACCENT
+from ui.gate_charts import FIT_X
 
 __all__ = ["monitor_frame", "refused_chart", "LOSS", "CHART_HEIGHT"]
 
 #: Red means loss (PRESENTING.md): a period that departed from the calibration.
 LOSS = "#c62828"
-#: The plot area's height in pixels (at least 240, whatever the title takes).
+#: The plot area's own height in pixels (titles, axes and the legend come on top of it: FIT_X).
 CHART_HEIGHT = 280
 _STATES = ["as calibrated", "departed"]
 
@@ -38,19 +39,17 @@ def monitor_frame(mon) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
-def refused_chart(frame: pd.DataFrame, *, title: str, period: str, height: int = CHART_HEIGHT,
-                  width: int | str = "container") -> alt.LayerChart:
+def refused_chart(frame: pd.DataFrame, *, title: str, period: str, height: int = CHART_HEIGHT) -> alt.LayerChart:
     """The refused share per period (point and 95% interval) over the calibration's expected band (grey)."""
     order = list(frame["period"])
     x = alt.X("period:O", title=period, sort=order, axis=alt.Axis(labelAngle=0 if len(order) <= 12 else -45))
     y_scale = alt.Scale(domain=[0, 1])
-    band = alt.Chart(frame).mark_area(color="#9e9e9e", opacity=0.25).encode(
-        x=x, y=alt.Y("expected_low:Q", scale=y_scale), y2="expected_high:Q",
+    # the calibration's band is one interval for every period: drawn across the whole plot
+    expected = frame[["expected_low", "expected_high"]].head(1)
+    band = alt.Chart(expected).mark_rect(color="#9e9e9e", opacity=0.25).encode(
+        y=alt.Y("expected_low:Q", scale=y_scale), y2="expected_high:Q",
         tooltip=[alt.Tooltip("expected_low:Q", title="calibration expects from", format=".0%"),
                  alt.Tooltip("expected_high:Q", title="to", format=".0%")])
-    if len(frame) == 1:  # an area needs two x positions: one period gets a grey bar
-        band = alt.Chart(frame).mark_bar(color="#9e9e9e", opacity=0.25, size=60).encode(
-            x=x, y=alt.Y("expected_low:Q", scale=y_scale), y2="expected_high:Q")
     colour = alt.Color("state:N", title=None, scale=alt.Scale(domain=_STATES, range=[ACCENT, LOSS]),
                        legend=alt.Legend(orient="top"))
     rule = alt.Chart(frame).mark_rule(strokeWidth=2).encode(x=x, y=alt.Y("low:Q", scale=y_scale), y2="high:Q",
@@ -63,4 +62,4 @@ def refused_chart(frame: pd.DataFrame, *, title: str, period: str, height: int =
     subtitle = [f"per {period}: the share of live queries the gate refuses (nothing under the cut), with its 95% "
                 "interval; grey band: what the calibration (the ground truth's queries) expects"]
     return alt.layer(band, rule, points).properties(
-        title=alt.Title(title, subtitle=subtitle, anchor="start"), height=height, width=width)
+        title=alt.Title(title, subtitle=subtitle, anchor="start"), height=height, autosize=FIT_X)
