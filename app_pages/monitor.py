@@ -105,4 +105,4 @@ with st.expander("How we know"):
                 f"{md_text(mon.test)}, with a KS distance of at least {MIN_SHIFT:.2f}.\n"
                 f"- {mon.lines:,} lines read; a line without `query` or with a time that is not ISO 8601 is "
                 "counted and listed, never dropped silently.")
-    st.caption(f"Query log: {md_text(path)} (set by the operator).")
+    st.caption(f"Query log: {md_text(Path(path).name)} (set by the operator).")

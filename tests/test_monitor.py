@@ -55,6 +55,10 @@ def test_csv_log_with_tags_and_line_numbers(tmp_path):
     recs = list(read_log(log))
     assert isinstance(recs[0], LogLine) and recs[0].query == "scale, then fit" and recs[0].tags == ("a", "b")
     assert recs[0].line == 2 and isinstance(recs[1], BadLine) and recs[1].line == 3
+    huge = tmp_path / "huge.csv"
+    huge.write_text(f'query,time\n"{"x" * 200_000}",2026-11-24\nok,2026-11-24\n', encoding="utf-8")
+    recs = list(read_log(huge))  # a field over csv's limit is one bad line, and the next line still reads
+    assert isinstance(recs[0], BadLine) and recs[0].reason.startswith("not CSV") and recs[-1].query == "ok"
     bad = tmp_path / "bad.csv"
     bad.write_text("text,when\nx,2026\n", encoding="utf-8")
     with pytest.raises(ValueError, match="needs the columns query and time"):

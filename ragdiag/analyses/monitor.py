@@ -167,11 +167,17 @@ def read_log(path: str | os.PathLike, *, on_bytes: Callable[[int], None] | None 
                 return
             if "query" not in reader.fieldnames or "time" not in reader.fieldnames:
                 raise ValueError(f"the CSV log needs the columns query and time, found {', '.join(reader.fieldnames)}")
-            for rec in reader:
+            while True:
+                try:
+                    rec = next(reader)
+                except StopIteration:
+                    return
+                except csv.Error as exc:  # a malformed row (an unclosed quote, an oversized field) is a bad line
+                    yield BadLine(reader.line_num, f"not CSV ({exc})")
+                    continue
                 if on_bytes is not None:
                     on_bytes(raw.tell())
                 yield _record(reader.line_num, rec)
-            return
         for number, line in enumerate(text, 1):
             if on_bytes is not None and number % 1024 == 0:
                 on_bytes(raw.tell())
