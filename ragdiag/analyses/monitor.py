@@ -38,7 +38,7 @@ import io
 import json
 import os
 from array import array
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
