@@ -10,6 +10,7 @@ sidebar's defaults), ``RAGDIAG_STRATEGIES`` (e.g. ``A,E``),
 store's folder), ``RAGDIAG_PLUGINS`` (modules that register retrievers or
 chunking strategies),
 ``RAGDIAG_ROOTS`` (further folders visitors may open),
+``RAGDIAG_MONITOR_LOG`` (the query log of the Monitor page, set by the operator),
 ``RAGDIAG_LOCKED=1`` (no path fields at all), ``RAGDIAG_COLLECTION`` (a collection in another
 format, e.g. ``beir:DIR``, shown on its own page instead; ``RAGDIAG_COLLECTION_SPLIT``,
 ``RAGDIAG_COLLECTION_OOD``) and the ``RAGDIAG_MAX_*`` limits
@@ -36,6 +37,7 @@ PAGES = {
     ],
     "Decide the cut": [
         st.Page("app_pages/threshold.py", title="Threshold", icon=":material/tune:"),
+        st.Page("app_pages/monitor.py", title="Monitor", icon=":material/monitor_heart:"),
     ],
     "Diagnose": [
         st.Page("app_pages/inspector.py", title="Inspector", icon=":material/search:"),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One-command set-up for a fresh machine (Python 3.11 with venv).
 #   ./run.sh dashboard [--corpus DIR] [--truth FILE] [--collection beir:DIR] [--roots DIR:DIR] [--locked] [--no-warm]
-#                      [--baseline CONFIG]
+#                      [--baseline CONFIG] [--monitor-log FILE]
 #                      [--address A]
 #                      [--port N]
 #                        install into .venv and start the dashboard (default: the bundled corpus, on 127.0.0.1)
@@ -40,6 +40,7 @@ case "${1:-}" in
         --locked) export RAGDIAG_LOCKED=1; shift ;;
         --no-warm) export RAGDIAG_WARM=0; shift ;;
         --baseline) export RAGDIAG_BASELINE="$2"; shift 2 ;;
+        --monitor-log) export RAGDIAG_MONITOR_LOG="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"; shift 2 ;;
         --address) pass+=(--server.address "$2"); shift 2 ;;
         --port) pass+=(--server.port "$2"); shift 2 ;;
         *) pass+=("$1"); shift ;;

@@ -28,6 +28,7 @@ PREFIX = {
     "dashboard": [], "ci": ["--baseline", "DIR", "--config", "E/hybrid"],
     "history add": ["DIR"], "history list": [], "history show": ["1"], "history export": ["1"],
     "convert": ["beir:DIR", "--out", "OUT"], "slices": ["E/hybrid", "--by", "phrasing"],
+    "monitor": ["E/hybrid", "--log", "FILE"],
 }
 #: (command, option): the values of BAD that are in range there.
 IN_RANGE = {

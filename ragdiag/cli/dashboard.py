@@ -36,6 +36,7 @@ def register(sub) -> None:
     p.add_argument("--no-warm", action="store_true", help="do not start the evaluation before the first visit")
     p.add_argument("--baseline", help="what you run now, e.g. E/hybrid (the pages compare with it)")
     p.add_argument("--history", metavar="FILE", help="the run history the History page draws (ragdiag history)")
+    p.add_argument("--monitor-log", metavar="FILE", help="the query log the Monitor page watches (ragdiag monitor)")
     p.add_argument("--cache", help="store folder (default: $RAGDIAG_CACHE or ./.ragdiag-cache)")
     p.add_argument("--address", default=None, help="address to serve on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=None, help="port (default 8501)")
@@ -66,10 +67,11 @@ def dashboard_command(args, root: Path) -> tuple[list[str], dict[str, str]]:
     env = dict(os.environ)
     for option, var in (("corpus", "RAGDIAG_CORPUS"), ("truth", "RAGDIAG_TRUTH"), ("roots", "RAGDIAG_ROOTS"),
                         ("baseline", "RAGDIAG_BASELINE"), ("history", "RAGDIAG_HISTORY"),
-                        ("cache", "RAGDIAG_CACHE")):
-        value = getattr(args, option)
+                        ("cache", "RAGDIAG_CACHE"), ("monitor_log", "RAGDIAG_MONITOR_LOG")):
+        value = getattr(args, option, None)
         if value:
-            env[var] = str(Path(value).resolve()) if option in ("corpus", "truth", "history", "cache") else value
+            files = ("corpus", "truth", "history", "cache", "monitor_log")
+            env[var] = str(Path(value).resolve()) if option in files else value
     if args.locked:
         env["RAGDIAG_LOCKED"] = "1"
     if args.no_warm:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import sys
 
 from .. import __version__
-from . import (ci, collections, dashboard, data, diag, evaluating, external, gate, history, regress, slices, stores,
-               truth, variants, verdicts)
+from . import (ci, collections, dashboard, data, diag, evaluating, external, gate, history, monitor, regress, slices,
+               stores, truth, variants, verdicts)
 from .common import UsageError
 from .options import GATE_OPTIONS, Parser, gate_of
 
@@ -40,6 +40,7 @@ def build_parser() -> Parser:
     history.register(sub)  # history add|list|show|export: the run history
     collections.register(sub)  # convert: BEIR, TREC, SQuAD, ir_datasets as ragdiag's own
     slices.register(sub)  # slices: a measure per tag, document, language or phrasing
+    monitor.register(sub)  # monitor: the cut in production, from a query log
     return parser
 
 

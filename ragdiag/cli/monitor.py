@@ -1,0 +1,127 @@
+"""Subcommand ``monitor``: watch the cut in production, with no labels (:mod:`ragdiag.analyses.monitor`).
+
+``monitor CONFIG --log FILE`` streams a query log (JSON Lines or CSV with
+``query`` and ``time``), measures every query's closest-chunk distance with the
+configuration's model, and says per day or week whether the share the gate
+refuses and the distances still look like the calibration (the ground truth).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from ..core.defaults import DEFAULT_CUT, DEFAULT_KEEP, DEFAULT_MAX_BLUFF
+from .common import UsageError
+
+__all__ = ["register", "cmd_monitor"]
+
+
+def register(sub) -> None:
+    """Add ``monitor`` to the subparsers ``sub``."""
+    from ..analyses.monitor import PERIODS
+    from .options import add_evaluation
+
+    p = sub.add_parser("monitor", help="watch the cut in production: per day or week, the share of live queries "
+                                       "refused and their distances against the calibration (no labels needed)")
+    add_evaluation(p)
+    p.add_argument("config", metavar="CONFIG", help="the configuration you run, e.g. E/hybrid")
+    p.add_argument("--log", required=True, metavar="FILE",
+                   help="the query log: JSON Lines (or .csv) with query and time (ISO 8601) per line, optional tags")
+    p.add_argument("--period", choices=PERIODS, default="week", help="group the log by day or ISO week (default week)")
+    p.add_argument("--cut", type=float, default=None,
+                   help="the cut you run (cosine distance; default: the proposed cut for a bluff rate of at most "
+                        f"{DEFAULT_MAX_BLUFF}, as threshold proposes it)")
+    p.add_argument("--keep", type=int, default=DEFAULT_KEEP, help=f"keep at most N chunks (default {DEFAULT_KEEP})")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_monitor)
+
+
+def _log_bar():
+    from tqdm import tqdm
+
+    state = {}
+
+    def update(ev) -> None:
+        bar = state.get("bar")
+        if bar is None:
+            bar = state["bar"] = tqdm(total=ev.bytes_total, desc="reading the log", unit="B", unit_scale=True,
+                                      file=sys.stderr, leave=False, mininterval=0.5)
+        bar.n = ev.bytes_read
+        bar.set_postfix_str(f"{ev.queries:,} queries", refresh=False)
+        bar.refresh()
+
+    def close() -> None:
+        if "bar" in state:
+            state["bar"].close()
+
+    return update, close
+
+
+def cmd_monitor(args) -> int:
+    """``monitor CONFIG --log FILE``: per period, refused share and distance test against the calibration."""
+    from ..analyses.gate_table import gate_table
+    from ..analyses.monitor import distance_words, gate_calibration, monitor_log
+    from ..analyses.threshold.choice import Goal, propose_cut
+    from ..core.gate import Gate, GateError, cut_text
+    from ..core.words import rate_text
+    from ..evaluation.records import parse_key
+    from .common import _known_config, cli_encoder, evaluate_args, load_inputs, open_store
+
+    log = Path(args.log)
+    if not log.is_file():
+        raise UsageError(f"--log {args.log!r} is not a file: pass a JSON Lines or CSV log of query and time")
+    try:
+        cfg = parse_key(args.config)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    _known_config(cfg, "CONFIG")
+    loaded = load_inputs(args)
+    encoder = cli_encoder(args)
+    ev = evaluate_args(args, [cfg.strategy], [cfg.retriever], loaded, encoder=encoder)
+    if cfg.retriever in ev.unavailable:
+        raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
+    try:
+        gate = Gate(args.keep)
+        if args.cut is None:
+            proposal = propose_cut(gate_table(ev, cfg, gate), Goal(max_bluff=DEFAULT_MAX_BLUFF), default=DEFAULT_CUT)
+            if proposal.cut is None:
+                raise UsageError(f"no cut reaches a bluff rate of {DEFAULT_MAX_BLUFF}: pass the cut you run, --cut C")
+            gate = gate.with_cut(proposal.cut)
+            origin = f"proposed: {proposal.method}, bluffs at most {DEFAULT_MAX_BLUFF:.0%}"
+        else:
+            gate = gate.with_cut(args.cut)
+            origin = "--cut"
+        store = open_store(args)
+        cal, vectors, enc = gate_calibration(ev, cfg, gate, encoder, store=store)
+        update, close = _log_bar()
+        try:
+            mon = monitor_log(log, encoder=enc, chunk_vectors=vectors, calibration=cal, gate=gate,
+                              period=args.period, store=store, progress=None if args.json else update)
+        finally:
+            close()
+    except (ValueError, GateError) as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps({"config": cfg.label, "keep": args.keep, "cut_from": origin,
+                          "distance": distance_words(cfg, args.keep), **mon.as_json()}, indent=2))
+        return 0
+    print(mon.headline)
+    print(f"{cfg.label}, keep {args.keep}, cut {cut_text(gate.cut)} ({origin})")
+    print(f"distance: {distance_words(cfg, args.keep)}")
+    print(f"calibration: {cal.mix}; refused at the cut: {rate_text(cal.refused)} "
+          f"(answerable {rate_text(cal.refused_answerable)}, off-topic {rate_text(cal.refused_ood)})")
+    print(f"test: {mon.test}")
+    if mon.bad_count:
+        print(mon.bad_words)
+    for row in mon.periods:
+        print(("! " if row.flagged else "  ") + row.sentence)
+    for row in mon.flagged:
+        print(f"\n{args.period} {row.period}, farthest from the corpus:")
+        for q, d in row.farthest:
+            print(f"  {d:.3f}  {q[:90]}")
+        print("nearest to the corpus:")
+        for q, d in row.nearest:
+            print(f"  {d:.3f}  {q[:90]}")
+    return 0
