@@ -11,7 +11,8 @@ from scipy.stats import binomtest
 from ragdiag.analyses.compare.paired import sign_flip_test
 from statistics import NormalDist
 
-from ragdiag.present.regression.stats import paired_gate, score_test
+from ragdiag.analyses.compare.score import score_test
+from ragdiag.present.regression.stats import paired_gate
 
 
 def _brute(d, n, delta):

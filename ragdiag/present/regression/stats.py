@@ -11,7 +11,7 @@ The difference of rates is ``sum(d) / sum(n)``.
   fair signs ``s_q``; with one phrasing per question it is the one-sided exact
   sign test on the discordant questions (``scipy.stats.binomtest``).
 * **no worse than the margin** (pass, non-inferiority): the score test of
-  ``H0: difference <= -margin`` (:func:`score_test`): the per-question outcomes
+  ``H0: difference <= -margin`` (:func:`ragdiag.analyses.compare.score.score_test`): the per-question outcomes
   ``(d, n)`` are a multinomial over every possible ``(d, n)``, the restricted
   maximum-likelihood law under ``H0`` is found exactly (a one-dimensional dual),
   and ``z = sum_q (d_q + margin n_q) / sqrt(G * Var_H0)``. With one phrasing it
@@ -45,9 +45,10 @@ from statistics import NormalDist
 import numpy as np
 
 from ...analyses.compare.paired import question_differences, question_groups
+from ...analyses.compare.score import score_test
 from ...core.defaults import PRACTICAL_MARGIN
 
-__all__ = ["PairedGate", "paired_gate", "score_test", "DEFAULT_MARGIN", "VERDICTS"]
+__all__ = ["PairedGate", "paired_gate", "DEFAULT_MARGIN", "VERDICTS"]
 
 #: Default non-inferiority margin: the candidate may be at most 5 points (0.05) worse and still pass.
 DEFAULT_MARGIN = PRACTICAL_MARGIN
@@ -137,79 +138,6 @@ class _SignFlipLaw:
         """``P(A - delta B <= A_obs - delta B_obs)``: small when the true shift is below ``delta``."""
         t = (self.a - self.a_obs) - delta * (self.b - self.b_obs)
         return float(min(1.0, self.w[t <= _TOL].sum()))
-
-
-def _restricted_law(counts: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """The multinomial law over categories (``counts`` observed, ``w`` each one's value) of largest likelihood with ``sum(pi * w) = 0``.
-
-    Observed categories get ``pi_j = c_j / (G (1 + lam w_j))`` (empirical
-    likelihood); when that has no solution or leaves an unobserved category
-    with ``1 + lam w_j < 0`` (the Karush-Kuhn-Tucker condition), the most extreme
-    unobserved category in the needed direction takes the missing mass and
-    ``lam = -1 / w*``.
-    """
-    g = counts.sum()
-    obs = counts > 0
-    wo, co = w[obs], counts[obs]
-    pi = np.zeros_like(w)
-    if wo.min() < 0 < wo.max():
-        lo_l, hi_l = -1.0 / wo.max(), -1.0 / wo.min()  # 1 + lam w > 0 for every observed w
-        f = lambda lam: float((co * wo / (1 + lam * wo)).sum())  # noqa: E731 - decreasing in lam
-        a, b = lo_l + 1e-15 * (hi_l - lo_l), hi_l - 1e-15 * (hi_l - lo_l)
-        for _ in range(200):
-            mid = (a + b) / 2
-            if f(mid) > 0:
-                a = mid
-            else:
-                b = mid
-        lam = (a + b) / 2
-        if np.all(1 + lam * w[~obs] >= 0):
-            pi[obs] = co / (g * (1 + lam * wo))
-            return pi / pi.sum()
-    if float((co * wo).sum()) == 0.0 and wo.min() >= 0 and wo.max() <= 0:
-        pi[obs] = co / g
-        return pi
-    unobs = np.flatnonzero(~obs)
-    need_negative = float((co * wo).sum()) > 0
-    cand = unobs[w[unobs] < 0] if need_negative else unobs[w[unobs] > 0]
-    if cand.size == 0:
-        raise ValueError("no law on these categories has mean 0")
-    star = cand[np.argmin(w[cand])] if need_negative else cand[np.argmax(w[cand])]
-    pi[obs] = co / (g * (1 - wo / w[star]))
-    pi[star] = max(0.0, 1.0 - pi[obs].sum())
-    return pi
-
-
-def score_test(d, n, delta: float) -> float:
-    """The score statistic ``z`` of ``H0: sum(d) / sum(n) = delta`` over per-question ``(d, n)``; large: above.
-
-    Categories are every ``(d, n)`` with ``n`` an observed number of phrasings
-    and ``-n <= d <= n``; ``z = sum_q (d_q - delta n_q) / sqrt(G sum_j pi_j w_j^2)``
-    with ``w_j = d_j - delta n_j`` and ``pi`` the restricted law
-    (:func:`_restricted_law`). One phrasing: Tango's statistic.
-
-    Examples
-    --------
-    One improvement and 29 unchanged, tested against a 5-point loss: Tango's
-    restricted law puts 6.6% on losses; ``z = 2.5 / sqrt(30 * 0.0792)``:
-
-    >>> round(score_test([1] + [0] * 29, [1] * 30, -0.05), 3)
-    1.622
-    """
-    d = np.asarray(d, dtype=np.float64)
-    n = np.asarray(n, dtype=np.float64)
-    cats = [(dv, nv) for nv in sorted(set(n.tolist())) for dv in range(-int(nv), int(nv) + 1)]
-    index = {c: i for i, c in enumerate(cats)}
-    counts = np.zeros(len(cats))
-    for dq, nq in zip(d.tolist(), n.tolist()):
-        counts[index[(int(dq), nq)]] += 1
-    w = np.array([dv - delta * nv for dv, nv in cats])
-    pi = _restricted_law(counts, w)
-    var = float((pi * w ** 2).sum()) * counts.sum()
-    u = float((d - delta * n).sum())
-    if var <= 0:
-        return 0.0 if abs(u) < 1e-12 else math.copysign(math.inf, u)
-    return u / math.sqrt(var)
 
 
 def _bisect(test, lo: float, hi: float, *, rejected_at_lo: bool) -> float:
