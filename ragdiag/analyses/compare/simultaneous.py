@@ -64,7 +64,7 @@ from .paired import sign_sum_counts
 from .score import score_hull
 
 __all__ = ["MaxT", "SimultaneousRow", "max_t", "MAX_T_DRAWS", "EXACT_LIMIT", "bh_qvalues", "integer_units", "pair_null", "studentized",
-           "consistent"]
+           "consistent", "WithBest", "with_best"]
 
 #: Monte Carlo shuffles of a family whose null is too large to enumerate (seeded with :data:`ragdiag.core.defaults.SEED`).
 MAX_T_DRAWS = 20_000
@@ -400,3 +400,127 @@ def bh_qvalues(pvalues) -> np.ndarray:
     out = np.empty(m)
     out[order] = np.minimum(q, 1.0)
     return out
+
+
+@dataclass(frozen=True)
+class WithBest:
+    """Hsu's comparison with the best, studentized and by permutation (see :func:`with_best`), in units of a mean.
+
+    ``worst[i]``: the largest ``(S_j - S_i) / sqrt(Q_ij)`` over the others ``j``
+    (how far the strongest rival is above ``i``); ``upper[i]``: Hsu's upper
+    bound of ``mu_i - max_{j != i} mu_j``; ``lower[i]``: the lower end of the
+    difference to ``reference[i]`` (the best; for the best, the runner-up).
+    """
+
+    critical: float  # c: the largest of the one-sided critical values, one per possible best
+    worst: np.ndarray
+    p_adjusted: np.ndarray
+    upper: np.ndarray
+    lower: np.ndarray
+    estimate: np.ndarray
+    reference: np.ndarray
+    method: str
+    alpha: float
+
+    @property
+    def in_best_set(self) -> np.ndarray:
+        """Not shown worse than any other: ``worst <= c`` (iff ``p_adjusted >= alpha`` iff ``upper >= 0``)."""
+        return self.p_adjusted >= self.alpha
+
+
+def with_best(values, groups, *, alpha: float = ALPHA, draws: int = MAX_T_DRAWS, seed: int = SEED) -> WithBest:
+    """Hsu's multiple comparison with the best (MCB), studentized, with the critical value from the permutation.
+
+    Parameters
+    ----------
+    values : array (systems, queries)
+        Per-query outcomes (hits, or reciprocal ranks) of each system on the same queries.
+    groups : sequence
+        The question of each query.
+
+    Returns
+    -------
+    WithBest
+
+    Notes
+    -----
+    For every pair the studentized ``T_ij = (S_i - S_j) / sqrt(Q_ij)`` is
+    recomputed in every arrangement of the systems within each question (the
+    null of :func:`max_t`). Whichever system ``b`` is truly best, it is dropped
+    only if some ``T_jb`` passes the one-sided critical value ``c_b`` of
+    ``max_{j != b} T*_jb``; ``c = max_b c_b`` serves every ``b`` at once (Hsu's
+    constant is one-sided and compares with one best, not every pair both
+    ways, so it is smaller than the all-pairs ``c`` of :func:`max_t`). Then [1]_
+
+    * ``i`` is in the best set iff ``max_{j != i} T_ji <= c``;
+    * the upper bound of ``mu_i - max_{j != i} mu_j`` is
+      ``min_{j != i} (S_i - S_j + c sqrt(Q_ij)) / n``, which is at least 0
+      exactly for the members of the set;
+    * the lower end printed is the difference to the best (the best's: to the
+      runner-up) less ``c sqrt(Q)/n``, widened (hits) to the score interval at ``c``.
+
+    ``p_adjusted[i]`` is ``max_b P(max_{j != b} T*_jb >= worst_i)``, below ``alpha``
+    exactly when ``i`` is out of the set.
+
+    References
+    ----------
+    .. [1] J. C. Hsu, *Multiple Comparisons: Theory and Methods* (1996), chapter 4
+       (constrained MCB: ``D_i^+ = (min_{j != i} (m_i - m_j + d s_ij))^+``).
+
+    Examples
+    --------
+    Three systems on six questions: the first finds every needle, the second
+    misses one, the third misses all but one; only the third is shown worse:
+
+    >>> v = [[1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 0], [0, 0, 0, 0, 0, 1]]
+    >>> r = with_best(v, list("abcdef"))
+    >>> r.in_best_set.tolist(), r.method
+    ([True, True, False], 'exact (46,656 arrangements)')
+    """
+    raw = np.asarray(values, dtype=np.float64)
+    if raw.ndim != 2 or raw.shape[0] < 2:
+        raise ValueError(f"values must be (systems, queries) with at least two systems, got shape {raw.shape}")
+    g = np.asarray([str(x) for x in groups], dtype=object)
+    if g.size != raw.shape[1]:
+        raise ValueError(f"groups must give one question per query ({raw.shape[1]}), got {g.size}")
+    x, unit = integer_units(raw.ravel())
+    x = x.reshape(raw.shape)
+    Y, n = _question_sums(x, g)
+    sizes = _question_sums(np.ones((1, x.shape[1]), dtype=np.int64), g)[0][0]
+    k = Y.shape[0]
+    pairs = np.array(list(itertools.combinations(range(k), 2)), dtype=np.int64)
+    stats, method = pair_null(Y, [list(range(k))], pairs, draws=draws, seed=seed)
+    # per possible best b: the largest one-sided statistic of a rival above it, in each arrangement
+    rival = np.full((stats.shape[0], k), -np.inf)
+    for p, (i, j) in enumerate(pairs.tolist()):
+        rival[:, j] = np.maximum(rival[:, j], stats[:, p])  # i above j
+        rival[:, i] = np.maximum(rival[:, i], -stats[:, p])  # j above i
+    nulls = [_from_samples(rival[:, b], method, alpha) for b in range(k)]
+    c = max(nl.critical for nl in nulls)
+    D = Y[:, None, :] - Y[None, :, :]  # (i, j, questions): i - j per question
+    S = D.sum(axis=2).astype(np.float64)
+    Q = (D.astype(np.float64) ** 2).sum(axis=2)
+    T = studentized(S, Q)  # T[i, j] = (S_i - S_j) / sqrt(Q_ij)
+    off = ~np.eye(k, dtype=bool)
+    worst = np.where(off, T.T, -np.inf).max(axis=1)  # max_j T[j, i]
+    p_adj = np.array([max(nl.tail(t) for nl in nulls) for t in worst])
+    f = unit / n if n else math.nan
+    upper = np.where(off, S + c * np.sqrt(Q), np.inf).min(axis=1) * f
+    means = Y.sum(axis=1) * f
+    order = sorted(range(k), key=lambda i: (-means[i], i))
+    top, runner = order[0], order[1]
+    reference = np.array([runner if i == top else top for i in range(k)])
+    estimate = np.array([means[i] - means[reference[i]] for i in range(k)])
+    lower = np.empty(k)
+    for i in range(k):
+        r = reference[i]
+        lo = (S[i, r] - c * math.sqrt(Q[i, r])) * f
+        if unit == 1.0 and n:
+            lo = score_hull(D[i, r], sizes, c, lo, estimate[i])[0]
+        lower[i] = max(-1.0, min(lo, estimate[i]))
+        inside = p_adj[i] >= alpha
+        if inside and upper[i] < 0:  # rounding of c * sqrt(Q): the verdict is the statistic's
+            upper[i] = 0.0
+        elif not inside and upper[i] >= 0:
+            upper[i] = float(np.nextafter(0.0, -1.0))
+    return WithBest(float(c), worst, p_adj, np.minimum(upper, 1.0), lower, estimate, reference, method, alpha)
