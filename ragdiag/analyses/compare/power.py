@@ -44,9 +44,19 @@ __all__ = ["sign_test_power", "resolvable_difference", "resolution_sentence", "R
 
 @lru_cache(maxsize=4096)
 def _critical(m: int, alpha: float) -> int:
-    """Largest ``c`` with sign test p(c, m - c) <= alpha (rejects w <= c or w >= m - c); -1 when none."""
-    c = -1
-    while c + 1 < m - (c + 1) and sign_test_counts(c + 1, m - c - 1).p <= alpha:
+    """Largest ``c`` with sign test p(c, m - c) <= alpha (rejects w <= c or w >= m - c); -1 when none.
+
+    The search starts a few steps under scipy's binomial quantile; the test that decides is the exact
+    one up to 200 discordant questions and scipy's binomial distribution (double precision) beyond.
+    """
+    if m <= 200:
+        ok = lambda c: c < m - c and sign_test_counts(c, m - c).p <= alpha  # noqa: E731 - non-increasing in c
+    else:
+        ok = lambda c: c < m - c and 2.0 * float(binom.cdf(c, m, 0.5)) <= alpha  # noqa: E731
+    c = max(-1, int(binom.ppf(alpha / 2, m, 0.5)) - 3) if m > 40 else -1
+    while c >= 0 and not ok(c):
+        c -= 1
+    while ok(c + 1):
         c += 1
     return c
 
@@ -89,7 +99,9 @@ def sign_test_power(n: int, p_win: float, p_loss: float, *, alpha: float = ALPHA
     if psi == 0:
         return 0.0
     theta = p_win / psi
-    m = np.arange(n + 1)
+    # only the numbers of discordant questions with a chance above 1e-16 add to the sum
+    lo, hi = (0, n) if n <= 200 else (int(binom.ppf(1e-16, n, psi)), int(binom.isf(1e-16, n, psi)) + 1)
+    m = np.arange(max(lo, 0), min(hi, n) + 1)
     c = np.array([_critical(int(k), alpha) for k in m])
     ok = c >= 0
     if not ok.any():

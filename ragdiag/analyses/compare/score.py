@@ -91,28 +91,21 @@ def score_test(d, n, delta: float) -> float:
     """
     d = np.asarray(d, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
-    cats = [(dv, nv) for nv in sorted(set(n.tolist())) for dv in range(-int(nv), int(nv) + 1)]
-    index = {c: i for i, c in enumerate(cats)}
-    counts = np.zeros(len(cats))
-    for dq, nq in zip(d.tolist(), n.tolist()):
-        counts[index[(int(dq), nq)]] += 1
-    w = np.array([dv - delta * nv for dv, nv in cats])
-    pi = _restricted_law(counts, w)
-    var = float((pi * w ** 2).sum()) * counts.sum()
-    u = float((d - delta * n).sum())
-    if var <= 0:
-        return 0.0 if abs(u) < 1e-12 else math.copysign(math.inf, u)
-    return u / math.sqrt(var)
+    cd, cn, counts = _categories(d, n)
+    return float(_curve(np.array(cd), np.array(cn), np.array(counts, dtype=np.float64),
+                        np.array([float(delta)]))[0])
 
 
 def _categories(d: np.ndarray, n: np.ndarray) -> tuple[tuple[float, ...], tuple[float, ...], tuple[int, ...]]:
     """Every ``(d, n)`` category (``n`` an observed number of phrasings, ``-n <= d <= n``) and its count."""
-    cats = [(dv, nv) for nv in sorted(set(n.tolist())) for dv in range(-int(nv), int(nv) + 1)]
-    index = {c: i for i, c in enumerate(cats)}
-    counts = [0] * len(cats)
-    for dq, nq in zip(d.tolist(), n.tolist()):
-        counts[index[(int(dq), nq)]] += 1
-    return tuple(float(c[0]) for c in cats), tuple(float(c[1]) for c in cats), tuple(counts)
+    sizes = np.unique(n.astype(np.int64))
+    width = 2 * sizes + 1
+    offset = np.concatenate([[0], np.cumsum(width)[:-1]])
+    cd = np.concatenate([np.arange(-s, s + 1) for s in sizes]) if sizes.size else np.zeros(0)
+    cn = np.repeat(sizes, width)
+    at = np.searchsorted(sizes, n.astype(np.int64))
+    counts = np.bincount(offset[at] + d.astype(np.int64) + sizes[at], minlength=int(width.sum()))
+    return (tuple(float(x) for x in cd), tuple(float(x) for x in cn), tuple(int(x) for x in counts))
 
 
 def _curve(cd: np.ndarray, cn: np.ndarray, counts: np.ndarray, deltas: np.ndarray) -> np.ndarray:
