@@ -117,3 +117,28 @@ def test_pair_intervals_cover_when_few_questions_differ(p_win, p_loss):
         held += row.low <= p_win - p_loss <= row.high
         assert row.high - row.low > 0.05  # never "+0 (+0 to +0)"
     assert held / kept >= 0.93, held / kept
+
+
+def test_family_power_figure_agrees_with_a_simulation_of_the_family_test():
+    # what truth stats and the report say: within all pairs of 6 configurations on 32 questions in 2 phrasings,
+    # the smallest difference detected 80% of the time (most favourable: one phrasing per disagreeing question,
+    # all one way). Simulate exactly that at that size with the family test itself: it must agree within 10%
+    from ragdiag.analyses.compare.power import family_critical, resolvable
+
+    configs, n, phrasings = 6, 32, 2
+    r = resolvable(n, phrasings, family_size=15)
+    assert r.critical == family_critical(configs, n, phrasings)
+    delta = r.family  # a share of recall: P * delta of the questions disagree one way, by one phrasing
+    rng = np.random.default_rng(20261204)
+    pairs = list(itertools.combinations(range(configs), 2))
+    groups = np.repeat(np.arange(n), phrasings)
+    detected = 0
+    runs = 150
+    for _ in range(runs):
+        v = (rng.random((configs, n * phrasings)) < 0.5).astype(float)
+        v[1] = v[0]
+        flip = np.flatnonzero(rng.random(n) < phrasings * delta) * phrasings  # first phrasing of those questions
+        v[0, flip], v[1, flip] = 1.0, 0.0
+        rows, _ = max_t(v, groups, pairs, draws=1000, seed=int(rng.integers(1 << 31)))
+        detected += rows[0].low > 0
+    assert abs(detected / runs - 0.8) <= 0.08, detected / runs

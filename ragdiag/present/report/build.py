@@ -223,10 +223,11 @@ def _alternatives(ev: Evaluation, result, chosen: str, runner_up: str | None,
     phrasings = max(1, len(ev.truth.phrasings))
     pairs = m * (m - 1) // 2
     res, needs = None, (None, None)
-    if pairs:
-        res = resolvable(result.n_questions, phrasings, k=result.k, family_size=pairs, alpha=result.alpha)
+    if pairs:  # within the family: the critical value the best set was decided with (Hsu's, studentized)
+        res = resolvable(result.n_questions, phrasings, k=result.k, family_size=pairs, alpha=result.alpha,
+                         critical=result.critical)
         needs = (questions_to_resolve(PRACTICAL_MARGIN, phrasings, alpha=result.alpha),
-                 questions_to_resolve(PRACTICAL_MARGIN, phrasings, alpha=result.alpha / pairs))
+                 questions_to_resolve(PRACTICAL_MARGIN, phrasings, alpha=result.alpha, critical=result.critical))
     return AlternativesSection(result.k, result.best, chosen, tuple(alt(r) for r in drawn), result.best_set,
                                m, sum(r.config not in pick for r in members),
                                sum(r.config not in pick for r in rows if not r.in_best_set),

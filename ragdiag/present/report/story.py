@@ -260,14 +260,16 @@ class AlternativesSection:
             return ""
         each = f" ({r.phrasings} phrasings each)" if r.phrasings > 1 else ""
         pts = lambda x, unit="": "nothing" if x is None else f"about {100 * x:g}{unit}"  # noqa: E731
+        crit = "" if r.critical is None else f", critical value {r.critical:.2f}"
+        fam_words = f"the comparison with the best over {self.m} configurations{crit}"
         head = (f"What {r.n} questions{each} resolve at R@{r.k} (80% power, at best): alone: {pts(r.alone, ' points')}; "
-                f"within these {r.family_size} comparisons: {pts(r.family)}.")
+                f"within {fam_words}: {pts(r.family, ' points')}.")
         if self.margin is None:
             return head
         q = lambda x: f"over {100_000:,}" if x is None else f"{x:,}"  # noqa: E731
         alone, fam = self.margin_needs
-        return head + f" The {100 * self.margin:g}-point margin needs, alone: {q(alone)} questions; within these " \
-                      f"{r.family_size}: {q(fam)}."
+        return head + f" The {100 * self.margin:g}-point margin needs, alone: {q(alone)} questions; within " \
+                      f"the comparison with the best: {q(fam)}."
 
     def sentence(self) -> str:
         """The best set in words."""
