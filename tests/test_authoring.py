@@ -446,7 +446,10 @@ def test_cli_check_stats_suggest(tmp_path, capsys):
     assert rc == 0 and "under about 12 points cannot be told apart alone" in out and "phrasings missing: none" in out
     rc, out, _ = _cli(capsys, "truth", "stats", str(BUNDLED_TRUTH), "--json", "--family-size", "276")
     assert rc == 0 and json.loads(out)["resolvable"]["alone"] == 0.12
-    assert json.loads(out)["resolvable"]["family"] == {"size": 276, "points": 0.25}
+    from ragdiag.analyses.compare.power import resolvable
+
+    want = resolvable(32, 2, family_size=276)  # the family's critical value simulated for 24 configurations
+    assert json.loads(out)["resolvable"]["family"] == {"size": 276, "points": want.family, "critical": want.critical}
     cand = tmp_path / "cand.json"
     rc, out, _ = _cli(capsys, "truth", "suggest", "-n", "6", "--out", str(cand))
     assert rc == 0 and "6 candidate needles" in out
