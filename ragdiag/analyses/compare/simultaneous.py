@@ -457,7 +457,8 @@ def with_best(values, groups, *, alpha: float = ALPHA, draws: int = MAX_T_DRAWS,
       ``min_{j != i} (S_i - S_j + c sqrt(Q_ij)) / n``, which is at least 0
       exactly for the members of the set;
     * the lower end printed is the difference to the best (the best's: to the
-      runner-up) less ``c sqrt(Q)/n``, widened (hits) to the score interval at ``c``.
+      runner-up) less ``c sqrt(Q)/n``, widened (hits) to the score interval at ``c``
+      (and so is the best's upper end: its lead over the runner-up).
 
     ``p_adjusted[i]`` is ``max_b P(max_{j != b} T*_jb >= worst_i)``, below ``alpha``
     exactly when ``i`` is out of the set.
@@ -523,4 +524,6 @@ def with_best(values, groups, *, alpha: float = ALPHA, draws: int = MAX_T_DRAWS,
             upper[i] = 0.0
         elif not inside and upper[i] >= 0:
             upper[i] = float(np.nextafter(0.0, -1.0))
+    if unit == 1.0 and n:  # the best's lead: widened to the score interval at c too (it is in the set whatever)
+        upper[top] = max(upper[top], score_hull(D[top, runner], sizes, c, lower[top], upper[top])[1])
     return WithBest(float(c), worst, p_adj, np.minimum(upper, 1.0), lower, estimate, reference, method, alpha)
