@@ -50,7 +50,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..evaluation.records import Config, Evaluation
 
 __all__ = ["describe_config", "complexity_key", "Recommendation", "recommend", "STRATEGY_WORDS", "RETRIEVER_WORDS",
-           "RULE", "COST_TIE", "cost_tier"]
+           "RULE", "COST_TIE", "cost_tier", "shortlist"]
 
 #: The built-in strategies in words.
 STRATEGY_WORDS = {
@@ -236,6 +236,17 @@ def _rates(ev: Evaluation, config: str, keep: int, max_bluff: float):
                                     "lost": RateCell.of(clustered_rate(lost, groups))}
 
 
+def shortlist(result) -> list[str]:
+    """The rule's shortlist from a comparison with the best: the best, and the members shown within the margin.
+
+    Shown within: the lower end of the simultaneous interval to the best is above
+    ``-PRACTICAL_MARGIN`` (non-inferiority shown, not a point estimate within the
+    margin; float tolerance at the margin itself). Best-set order.
+    """
+    rows = {r.config: r for r in result.rows}
+    return [m for m in result.best_set if m == result.best or rows[m].low >= -PRACTICAL_MARGIN - 1e-12]
+
+
 #: Median latencies within this ratio of each other count as equally cheap (run-to-run noise on a shared machine).
 COST_TIE = 0.25
 
@@ -299,9 +310,7 @@ def recommend(ev: Evaluation, *, k: int = PRIMARY_K, keep: int = DEFAULT_KEEP, m
         raise ValueError("best_result must be the comparison with the best at this k over every ragdiag configuration")
     means = {r.config: r.mean for r in result.rows}
     rows = {r.config: r for r in result.rows}
-    # the shortlist: the best, and members whose simultaneous interval to it stays above -PRACTICAL_MARGIN
-    # (non-inferiority shown, not a point estimate within the margin); float tolerance at the margin itself
-    members = [m for m in result.best_set if m == result.best or rows[m].low >= -PRACTICAL_MARGIN - 1e-12]
+    members = shortlist(result)
     measured = _measured(costs, members)
     if measured is not None:
         order = sorted(members, key=lambda m: (measured[m], complexity_key(m)))

@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from ...core.defaults import ALPHA, PRIMARY_K
+from ...core.defaults import ALPHA, PRIMARY_K, SEED
 from ...core.metrics import hits_at_k, reciprocal_rank
-from .simultaneous import with_best
+from .simultaneous import MAX_T_DRAWS, with_best
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...evaluation.records import Config, Evaluation
 
-__all__ = ["BestRow", "BestResult", "best", "outcome_matrix", "difference_dict"]
+__all__ = ["BestRow", "BestResult", "best", "best_of", "outcome_matrix", "difference_dict"]
 
 
 def difference_dict(estimate: float, low: float, high: float, kind: str = "simultaneous") -> dict:
@@ -118,17 +118,33 @@ def best(ev: Evaluation, *, k: int = PRIMARY_K, phrasing: str = "all", configs: 
     if not configs:
         raise ValueError("no configurations to compare")
     values, groups = outcome_matrix(ev, configs, k=k, phrasing=phrasing)
-    means = values.mean(axis=1) if values.shape[1] else np.zeros(len(configs))
+    return best_of(values, groups, [c.label for c in configs], k=k, alpha=alpha)
+
+
+def best_of(values, groups, labels: Sequence[str], *, k: int = PRIMARY_K, alpha: float = ALPHA,
+            draws: int = MAX_T_DRAWS, seed: int = SEED) -> BestResult:
+    """:func:`best` from an outcome matrix (``values`` (configs, queries), ``groups``, one label per config).
+
+    >>> r = best_of([[1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 0], [0, 0, 0, 0, 0, 1]], list("abcdef"), ["x", "y", "z"])
+    >>> r.best, r.best_set
+    ('x', ('x', 'y'))
+    """
+    values = np.asarray(values, dtype=np.float64)
+    labels = list(labels)
+    if values.ndim != 2 or values.shape[0] != len(labels) or not labels:
+        raise ValueError(f"values must be (configs, queries) with one label per config, got {values.shape} and "
+                         f"{len(labels)} labels")
+    means = values.mean(axis=1) if values.shape[1] else np.zeros(len(labels))
     top = int(np.argmax(means))
-    n_q = len(set(groups))
-    if len(configs) == 1:
-        row = BestRow(configs[0].label, float(means[0]), 0.0, 0.0, 0.0, None, True, "")
-        return BestResult(configs[0].label, (configs[0].label,), (row,), k, n_q, 0.0, "one configuration", alpha)
-    mcb = with_best(values, groups, alpha=alpha)
+    n_q = len(set(str(g) for g in groups))
+    if len(labels) == 1:
+        row = BestRow(labels[0], float(means[0]), 0.0, 0.0, 0.0, None, True, "")
+        return BestResult(labels[0], (labels[0],), (row,), k, n_q, 0.0, "one configuration", alpha)
+    mcb = with_best(values, groups, alpha=alpha, draws=draws, seed=seed)
     rows = []
-    for i, cfg in enumerate(configs):
-        rows.append(BestRow(cfg.label, float(means[i]), float(mcb.estimate[i]), float(mcb.lower[i]),
+    for i, label in enumerate(labels):
+        rows.append(BestRow(label, float(means[i]), float(mcb.estimate[i]), float(mcb.lower[i]),
                             float(mcb.upper[i]), None if i == top else float(mcb.p_adjusted[i]),
-                            bool(mcb.in_best_set[i]), configs[int(mcb.reference[i])].label))
+                            bool(mcb.in_best_set[i]), labels[int(mcb.reference[i])]))
     best_set = tuple(r.config for r in sorted(rows, key=lambda r: -r.mean) if r.in_best_set)
-    return BestResult(configs[top].label, best_set, tuple(rows), k, n_q, mcb.critical, mcb.method, alpha)
+    return BestResult(labels[top], best_set, tuple(rows), k, n_q, mcb.critical, mcb.method, alpha)
