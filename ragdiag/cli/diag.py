@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..core.defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K, SEED
+from ..core.defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K
 
 __all__ = ["register"]
 
@@ -39,6 +39,7 @@ def _dump(doc) -> None:
 def cmd_funnel(args) -> int:
     """``funnel``: the first stage at which each answerable query was lost, per configuration."""
     from .common import UsageError
+    from ..analyses.compare.intervals import RECALL_INTERVAL_WORDS
     from ..analyses.funnel import STAGES, format_funnel, funnels, stage_records
 
     ev = _configs(args)
@@ -58,7 +59,7 @@ def cmd_funnel(args) -> int:
                 "per_query": stage_records(f),
             })
         _dump({"k": args.k, "cut": args.cut, "keep": args.keep, "pool": items[0].pool if items else None,
-               "interval": f"95% percentile bootstrap over questions (phrasings resampled together), seed {SEED}",
+               "interval": RECALL_INTERVAL_WORDS,
                "configs": configs})
         return 0
     print(format_funnel(items))
