@@ -208,3 +208,20 @@ def test_t_quantile_matches_scipy_stats(df):
     from ragdiag.analyses.compare.intervals import _t_quantile
 
     assert _t_quantile(0.95, df) == pytest.approx(stats.t.ppf(0.975, df), rel=1e-12)
+
+
+def test_two_identical_configurations_get_an_interval_wider_than_zero():
+    # nothing differs on any question: the exact test's interval collapses to +0 (+0 to +0); the score interval
+    # (the hull's other half) does not: 4 questions of 2 phrasings cannot rule out a difference that rarely shows
+    queries = tuple(Query(f"q{i}:{p}", f"question {i} ({p})", p, f"q{i}") for i in range(1, 5)
+                    for p in ("course", "ticket"))
+    hits = [1, 1, 1, 0, 0, 0, 1, 1]
+    results = {Config(s, "dense"): _result(Config(s, "dense"), hits) for s in ("A", "B")}
+    twin = Evaluation(corpus=None, truth=SimpleNamespace(phrasings=("course", "ticket")), queries=queries,
+                      indexes={}, results=results)
+    c = compare(twin, "A/dense", "B/dense")
+    d = c.difference()
+    assert (c.test.wins, c.test.losses, d["estimate"]) == (0, 0, 0.0)
+    low, high = score_bounds([0, 0, 0, 0], [2] * 4, NormalDist().inv_cdf(0.975))
+    assert (d["low"], d["high"]) == pytest.approx((low, high)) and high - low > 0.5
+    assert c.status == "not shown different" and "+0 points (+0 to +0)" not in c.verdict
