@@ -216,7 +216,7 @@ def _alternatives(ev: Evaluation, result, chosen: str, runner_up: str | None,
     def alt(r):  # the best's own row holds its lead over the runner-up; against itself it is 0
         top = r.config == result.best
         return AltRow(r.config, describe_config(r.config), 0.0 if top else r.estimate, 0.0 if top else r.low,
-                      0.0 if top else r.high, r.in_best_set, r.mean)
+                      0.0 if top else r.high, r.in_best_set, r.mean, (r.estimate, r.low, r.high) if top else None)
 
     # the power of the test the best set is decided with: over questions, every phrasing, all pairs as the family
     m = len(result.rows)

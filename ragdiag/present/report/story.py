@@ -234,6 +234,7 @@ class AltRow:
     high: float
     in_best_set: bool
     recall: float  # its R@k
+    lead: tuple[float, float, float] | None = None  # the best's row: its lead over the runner-up (estimate, low, high)
 
 
 @dataclass(frozen=True)
@@ -299,10 +300,15 @@ class AlternativesSection:
 
     def table(self) -> Table:
         """Every configuration compared, as a table."""
-        return Table.of(["configuration", "code", f"R@{self.k}", "difference to the best (simultaneous 95%)",
-                         "best set"],
-                        ([r.words, r.config, f"{100 * r.recall:.0f}%",
-                          f"{signed_points(100 * r.estimate)} ({pp(100 * r.low)} to {pp(100 * r.high)})",
+        def diff(r: AltRow) -> str:
+            if r.lead is not None:  # the best: its lead over the runner-up, with its interval
+                e, lo, hi = (100 * x for x in r.lead)
+                return f"the best: {signed_points(e)} ({pp(lo)} to {pp(hi)}) over the runner-up"
+            return f"{signed_points(100 * r.estimate)} ({pp(100 * r.low)} to {pp(100 * r.high)})"
+
+        return Table.of(["configuration", "code", f"R@{self.k}",
+                         "difference to the best (Hsu's comparison with the best, simultaneous 95%)", "best set"],
+                        ([r.words, r.config, f"{100 * r.recall:.0f}%", diff(r),
                           "yes" if r.in_best_set else "no"] for r in self.all_rows or self.rows),
                         numeric=(2,), id="alternatives-table",
                         row_class=("chosen" if r.config == self.chosen else "" for r in self.all_rows or self.rows))
