@@ -19,7 +19,8 @@ as the unit and its phrasings as a cluster.
 - :func:`max_t` -- simultaneous intervals and adjusted p of a family from one studentized max-statistic permutation
   (an interval excludes 0 exactly when the adjusted p is below alpha); :func:`bh_qvalues` for exploring.
 - :func:`effects` -- the chunking design's switch contrasts per retriever, one family.
-- :func:`best`, :func:`best_of` -- comparison with the best (Hsu's MCB, studentized: the best set, simultaneous over the configurations shown).
+- :func:`best`, :func:`best_of` -- comparison with the best (Hsu's MCB, studentized: the best set,
+  simultaneous over the configurations shown).
 - :func:`compare`, :func:`family`, :func:`compare_in_family` -- configurations of an evaluation compared,
   Holm within the family on screen; :func:`family_rows` / :func:`pairwise` as :class:`~ragdiag.evaluation.rows.PairRow`.
 

@@ -32,8 +32,8 @@ SMALL_COUNT = 4
 #: How every recall (and share) interval is made, in words for a caption: not plain Wilson over queries.
 RECALL_INTERVAL_WORDS = ("95% Wilson interval on the effective number of questions (Kish design effect: the "
                          "phrasings of a question fail together, so they count as less than independent queries; "
-                         "at 0 or all hits, the exact bound over the questions; at 1 to 4, the exact Clopper-Pearson interval on the effective "
-                         "counts)")
+                         "at 0 or all hits, the exact bound over the questions; at 1 to 4, the exact "
+                         "Clopper-Pearson interval on the effective counts)")
 
 
 @lru_cache(maxsize=1024)
