@@ -101,3 +101,18 @@ def test_recommendation_is_rarely_truly_worse_than_the_best_by_more_than_the_mar
         runs += 1
         bad += separated and truth.max() - truth[labels.index(pick)] > PRACTICAL_MARGIN + 1e-12
     assert bad / runs <= 0.05, (bad, runs)
+
+
+def test_the_changes_page_states_the_bundled_best_set_as_computed(bundled):
+    # docs/statistics-changes.md lists what `best --json` gives on the bundled corpus: it must not drift
+    from pathlib import Path
+
+    ev, *_ = bundled
+    res = best(ev, k=PRIMARY_K, configs=[c for c in ev.results if not c.external])
+    page = (Path(__file__).resolve().parent.parent / "docs" / "statistics-changes.md").read_text(encoding="utf-8")
+    section = page.split("### bundled corpus", 1)[1].split("### data/de-haushalt", 1)[0]
+    assert (f"{len(res.best_set)} after (Hsu, critical value {res.critical:.3g}); ") in section
+    outside = [r for r in res.rows if not r.in_best_set]
+    for r in outside:
+        if f"| {r.config} | {100 * r.mean:.1f}% | in the set |" in section:  # a membership this change moved
+            assert f"| out | {100 * r.estimate:+.1f} [{100 * r.low:+.1f}, {100 * r.high:+.1f}] |" in section
