@@ -38,7 +38,8 @@ better on any one more question never gets a worse verdict (property-tested):
   disagree. The lower end is where the score test stops rejecting (pass: above
   ``-margin``); the upper end is where the one-sided sign-flip test of the
   shifted differences ``d_q - delta n_q`` stops rejecting (at ``delta = 0`` it is
-  the exact test above; fail: below 0). Both come from one law: the joint law
+  the exact test above; fail: below 0; when not shown worse, at least the score
+  interval's upper end, which does not collapse when few questions moved). Both come from one law: the joint law
   of ``(A, B) = (sum s_q d_q, sum s_q n_q)`` on an integer grid, since
   ``sum s_q (d_q - delta n_q) = A - delta B`` for every shift. Away from 0 the
   shifted sign-flip bound treats unchanged questions as symmetric noise and is
@@ -60,7 +61,7 @@ from statistics import NormalDist
 import numpy as np
 
 from ...analyses.compare.paired import question_differences, question_groups
-from ...analyses.compare.score import score_test
+from ...analyses.compare.score import score_bounds, score_test
 from ...core.defaults import PRACTICAL_MARGIN
 
 __all__ = ["PairedGate", "paired_gate", "DEFAULT_MARGIN", "VERDICTS", "RULE", "false_pass_rate",
@@ -258,6 +259,9 @@ def paired_gate(baseline, candidate, groups, *, margin: float = DEFAULT_MARGIN, 
     edge = 1.0 - 1e-9
     low = -1.0 if upper(-edge) >= alpha else _bisect(lambda x: upper(x) < alpha, -edge, est, rejected_at_lo=True)
     high = 1.0 if lower(edge) >= alpha else _bisect(lambda x: lower(x) < alpha, est, edge, rejected_at_lo=False)
+    if p_worse >= alpha:  # not shown worse: the upper end also holds the score interval's (the sign flips collapse
+        # when few questions moved: nothing changed gives +0 to +0, though a rare gain is not ruled out)
+        high = max(high, score_bounds(d, n, NormalDist().inv_cdf(1 - alpha))[1])
     needed, needed_verdict = (None, None) if verdict != "inconclusive" else _needed(d, n, margin, alpha)
     if not higher_is_better:
         est, low, high = -est, -high, -low
