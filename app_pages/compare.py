@@ -207,12 +207,16 @@ else:
     c1, c2, c3 = st.columns([4, 1, 2])
     k = c2.selectbox("k", list(KS), index=list(KS).index(PRIMARY_K), key="k", bind="query-params",
                      help=f"R@{PRIMARY_K} (the gate's keep) carries the verdicts; other k are descriptive")
-    phrasing = c3.segmented_control("Phrasing", ["all", *ev.truth.phrasings], default="all", key="phrasing",
-                                    bind="query-params", required=True) or "all"
+    # the planned family is fixed before looking: every phrasing, one family (a phrasing picked on screen after
+    # seeing the results would be a second family chosen by its outcome); the exploratory view may split them
+    phrasing = "all" if view == "baseline" else (
+        c3.segmented_control("Phrasing", ["all", *ev.truth.phrasings], default="all", key="phrasing",
+                             bind="query-params", required=True) or "all")
     everything = config_labels(ev)
     if view == "baseline":
         st.markdown(f"Baseline: **{md_text(describe_config(declared.config))}** ({declared.config}), declared by "
-                    f"`{str(declared.source).replace('`', '')}` before looking; the candidates are every other configuration.")
+                    f"`{str(declared.source).replace('`', '')}` before looking; the candidates are every other configuration, on every "
+                    "phrasing (fixed with the family; the exploratory view can split by phrasing).")
         others = [x for x in everything if x != declared.config]
         cand = c1.selectbox("Candidate", others, key="b", bind="query-params")
         fam = family_for(token, k, phrasing, declared.config, ev)

@@ -155,19 +155,21 @@ def test_resolvable_with_phrasings_and_a_family_matches_the_exact_test():
     from ragdiag.analyses.compare.power import resolvable
     from ragdiag.analyses.compare import sign_flip_test
 
-    r = resolvable(32, 2, family_size=276)
-    assert (r.alone, r.family) == (0.12, 0.25)
-    assert r.as_json() == {"alone": 0.12, "family": {"size": 276, "points": 0.25}, "questions": 32, "phrasings": 2,
-                           "k": 4}
+    r = resolvable(32, 2, family_size=276, critical=3.3)
+    assert (r.alone, r.family) == (0.12, 0.2025)
+    assert r.as_json() == {"alone": 0.12, "family": {"size": 276, "points": 0.2025, "critical": 3.3},
+                           "questions": 32, "phrasings": 2, "k": 4}
     # the best case with 2 phrasings: one phrasing flipped per discordant question, all one way; 6 such questions
     # (a difference of 6/64 = 9.4 points) already reach p = 2/64 < 0.05, the sign test on 6 of 6
     assert sign_flip_test([1] * 6 + [0] * 26) == 2 / 64
     # 80% power needs P(Bin(32, 2 * delta) >= 6) >= 0.8: delta = 0.12 does, 0.115 does not
     assert sign_test_power(32, 0.24, 0.0) >= 0.8 > sign_test_power(32, 0.23, 0.0)
-    # a family of 276 at alpha / 276: 14 one-way questions are needed (2 / 2^14 < 0.05 / 276 < 2 / 2^13)
-    assert 2 / 2**14 < 0.05 / 276 < 2 / 2**13
-    assert sign_test_power(32, 0.5, 0.0, alpha=0.05 / 276) >= 0.8 > sign_test_power(32, 0.49, 0.0, alpha=0.05 / 276)
+    # within a family whose studentized max-T critical value is 3.3: m one-way questions give |S| / sqrt(Q) =
+    # sqrt(m) > 3.3 from m = 11 on; P(Bin(32, 2 * delta) >= 11) >= 0.8 first at 2 * delta = 0.405
+    from scipy.stats import binom
+    assert binom.sf(10, 32, 0.405) >= 0.8 > binom.sf(10, 32, 0.40)
     assert "under about 12 points cannot be told apart alone" in r.words() and "family of 276" in r.words()
+    assert "critical value 3.30" in r.words()
 
 
 def test_questions_to_resolve_is_resolvable_read_the_other_way():
@@ -444,7 +446,10 @@ def test_cli_check_stats_suggest(tmp_path, capsys):
     assert rc == 0 and "under about 12 points cannot be told apart alone" in out and "phrasings missing: none" in out
     rc, out, _ = _cli(capsys, "truth", "stats", str(BUNDLED_TRUTH), "--json", "--family-size", "276")
     assert rc == 0 and json.loads(out)["resolvable"]["alone"] == 0.12
-    assert json.loads(out)["resolvable"]["family"] == {"size": 276, "points": 0.25}
+    from ragdiag.analyses.compare.power import resolvable
+
+    want = resolvable(32, 2, family_size=276)  # the family's critical value simulated for 24 configurations
+    assert json.loads(out)["resolvable"]["family"] == {"size": 276, "points": want.family, "critical": want.critical}
     cand = tmp_path / "cand.json"
     rc, out, _ = _cli(capsys, "truth", "suggest", "-n", "6", "--out", str(cand))
     assert rc == 0 and "6 candidate needles" in out

@@ -198,4 +198,4 @@ def test_action_runs_ragdiag_ci_with_its_inputs():
     assert "ragdiag ci" in script and "pip install" in script
     workflow = yaml.safe_load((REPO / "examples" / "github-actions-ragdiag-gate.yml").read_text())
     uses = [s.get("uses", "") for job in workflow["jobs"].values() for s in job["steps"]]
-    assert sum(u.endswith("/ragdiag@main") for u in uses) == 2, uses  # the baseline job and the gate job
+    assert sum(u.endswith("/ragdiag@main") for u in uses) == 3, uses  # baseline: gate then evaluate; the PR gate

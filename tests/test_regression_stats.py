@@ -11,7 +11,8 @@ from scipy.stats import binomtest
 from ragdiag.analyses.compare.paired import sign_flip_test
 from statistics import NormalDist
 
-from ragdiag.present.regression.stats import paired_gate, score_test
+from ragdiag.analyses.compare.score import score_test
+from ragdiag.present.regression.stats import paired_gate
 
 
 def _brute(d, n, delta):
@@ -162,3 +163,67 @@ def test_large_sets_keep_the_exact_worse_test_and_agree_with_the_interval():
     d = np.bincount(np.arange(20000) // 2, weights=cand.astype(float) - base.astype(float))
     assert g.p_worse == pytest.approx(sign_flip_test(d) / 2, abs=1e-12)
     assert g.verdict == "fail" and g.high < 0 and g.low < g.estimate < g.high
+
+
+# --- the rule is monotone, and says what it risks --------------------------------------------------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from ragdiag.present.regression.stats import VERDICTS, false_pass_rate  # noqa: E402
+
+
+@st.composite
+def _runs(draw):
+    g = draw(st.integers(1, 24))
+    phrasings = draw(st.integers(1, 2))
+    n = g * phrasings
+    base = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
+    cand = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
+    groups = [f"q{i // phrasings}" for i in range(n)]
+    return base, cand, groups
+
+
+@settings(max_examples=80, deadline=None)
+@given(runs=_runs(), data=st.data(), strict=st.booleans(), higher=st.booleans())
+def test_a_better_candidate_never_gets_a_worse_verdict(runs, data, strict, higher):
+    base, cand, groups = runs
+    bad = 0 if higher else 1  # the outcome that is worse for the candidate
+    worse_at = [i for i, c in enumerate(cand) if c == bad]
+    if not worse_at:
+        return
+    i = data.draw(st.sampled_from(worse_at))
+    better = list(cand)
+    better[i] = 1 - bad
+    before = paired_gate(base, cand, groups, higher_is_better=higher, strict=strict)
+    after = paired_gate(base, better, groups, higher_is_better=higher, strict=strict)
+    assert VERDICTS.index(after.verdict) >= VERDICTS.index(before.verdict), (before, after)
+
+
+def test_identical_and_one_better_both_pass_and_say_what_they_risk():
+    # the old shortcut passed an identical candidate and called one better on a single question inconclusive
+    base = [1] * 20 + [0] * 12
+    same = paired_gate(base, base, [f"q{i}" for i in range(32)])
+    one_better = paired_gate(base, base[:20] + [1] + [0] * 11, [f"q{i}" for i in range(32)])
+    assert same.verdict == one_better.verdict == "pass"
+    # 0 of 32 worse: a per-question loss rate up to 1 - 0.025 ** (1 / 32) = 10.9% is not ruled out
+    assert same.unseen == pytest.approx(1 - 0.025 ** (1 / 32))
+    # a candidate 5 points worse through rare whole-question losses shows none 0.95 ** 32 = 19.4% of the time
+    assert same.false_pass == pytest.approx(0.95 ** 32, abs=1e-9)
+    strict = paired_gate(base, base, [f"q{i}" for i in range(32)], strict=True)
+    assert strict.verdict == "inconclusive" and strict.false_pass <= 0.05
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("units, phrasings, strict", [(32, 2, False), (32, 1, True), (60, 2, False)])
+def test_false_pass_rate_agrees_with_a_simulation_of_the_gate(units, phrasings, strict):
+    # candidates truly 5 points worse: each question lost whole with chance 0.05, never won; the gate itself decides
+    rng = np.random.default_rng(units + phrasings)
+    groups = [f"q{i // phrasings}" for i in range(units * phrasings)]
+    base = [1] * (units * phrasings)
+    passed = 0
+    runs = 250
+    for _ in range(runs):
+        lost = np.repeat(rng.random(units) < 0.05, phrasings)
+        passed += paired_gate(base, (~lost).astype(int).tolist(), groups, strict=strict).verdict == "pass"
+    expected = false_pass_rate((phrasings,) * units, 0.05, 0.05, strict=strict)
+    assert abs(passed / runs - expected) <= 3 * np.sqrt(expected * (1 - expected) / runs) + 0.01

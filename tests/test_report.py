@@ -242,22 +242,27 @@ def test_alternatives_are_the_comparison_with_the_best(ev, report, html_text, md
 
 
 def test_power_sentence_is_the_tests_own_alone_and_within_the_pairs(ev, report, html_text, md_text):
+    from ragdiag.analyses.compare import best
     from ragdiag.analyses.compare.power import questions_to_resolve, resolvable, sign_test_power
 
     a = report.alternatives
     pairs = a.m * (a.m - 1) // 2
     phrasings = len(ev.truth.phrasings)
-    want = resolvable(report.n_questions, phrasings, k=report.k, family_size=pairs)
+    result = best(ev, k=report.k, configs=[c for c in ev.results if not c.external])
+    # the family's own critical value: the one the best set was decided with
+    want = resolvable(report.n_questions, phrasings, k=report.k, family_size=pairs, critical=result.critical)
     assert a.resolution == want and pairs > 1 and phrasings == 2
     alone, fam = a.margin_needs
     # the most favourable case of the sign test: 2 * 5 points = 10% of the questions flip one way;
     # alone six such questions reach p = 2/64, so 80% power needs P(Bin(n, 0.1) >= 6) >= 0.8: first at n = 78
     assert alone == questions_to_resolve(0.05, 2) == 78
     assert sign_test_power(alone, 0.1, 0.0) >= 0.8 > sign_test_power(alone - 1, 0.1, 0.0)
-    assert fam > alone  # the family's level alpha / pairs needs more one-way questions
+    # within the family: sqrt(m) > c one-way questions (Hsu's one-sided c can ask for fewer than alone)
+    assert fam == questions_to_resolve(0.05, 2, critical=result.critical)
     s = a.power_sentence()
-    assert f"alone: about {100 * want.alone:g} points; within these {pairs} comparisons: about {100 * want.family:g}." in s
-    assert f"alone: {alone} questions; within these {pairs}: {fam:,}." in s
+    assert (f"alone: about {100 * want.alone:g} points; within the comparison with the best over {a.m} "
+            f"configurations, critical value {result.critical:.2f}: about {100 * want.family:g} points.") in s
+    assert f"alone: {alone} questions; within the comparison with the best: {fam:,}." in s
     assert html.escape(s) in html_text and s in md_text.replace("\\", "")
 
 

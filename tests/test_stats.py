@@ -611,10 +611,17 @@ def test_clustered_mean_interval_for_mrr():
 
 
 @pytest.mark.parametrize(("count", "n", "low", "high"),
-                         [(3, 30, 0.035, 0.256), (35, 64, 0.426, 0.663), (0, 30, 0.0, 0.116), (0, 21, 0.0, 0.161)])
+                         [(3, 30, 0.021, 0.265), (35, 64, 0.426, 0.663), (0, 30, 0.0, 0.116), (0, 21, 0.0, 0.161)])
 def test_rate_interval_vectors(count, n, low, high):
+    # 3 of 30 is a small count: the exact Clopper-Pearson interval (scipy's binomtest gives the same), wider
+    # than Wilson's 0.035-0.256; 35 of 64 is Wilson's
+    from scipy.stats import binomtest as bt
+
     iv = rate_interval(count, n)
     assert (round(iv.low, 3), round(iv.high, 3)) == (low, high)
+    if 0 < count <= 4:
+        exact = bt(count, n).proportion_ci(0.95, method="exact")
+        assert (iv.low, iv.high) == pytest.approx((exact.low, exact.high), abs=1e-9)
 
 
 def test_rate_interval_zero_events_is_the_exact_bound():
@@ -653,3 +660,16 @@ def test_verdict_words_and_rule():
                                          primary=False)
 
 
+
+
+@pytest.mark.parametrize("n", [30, 64, 200])
+def test_rate_interval_covers_rare_rates(n):
+    # exact coverage over the binomial law: rates near 1/(5n) mostly give 0-2 events, where Wilson fell to 0.84-0.91
+    from scipy.stats import binom
+
+    from ragdiag.analyses.compare import rate_interval
+
+    for p in (1 / (5 * n), 1 / (2 * n), 1 / n, 2 / n):
+        cover = sum(binom.pmf(k, n, p) for k in range(n + 1)
+                    if rate_interval(k, n).low <= p <= rate_interval(k, n).high)
+        assert cover >= 0.93, (n, p, cover)

@@ -33,7 +33,7 @@ def inspector_url(**params) -> str:
 
 
 def funnel_frame(items: Sequence[Funnel]) -> pd.DataFrame:
-    """One row per (configuration, stage): queries, share, 95% question-bootstrap bounds, and the link to them."""
+    """One row per (configuration, stage): queries, share, 95% clustered Wilson bounds over questions, and the link to them."""
     df = pd.DataFrame(funnel_long(items), columns=["config", "stage", "queries", "of", "share", "low", "high"])
     df["low_count"] = df["low"] * df["of"]
     df["high_count"] = df["high"] * df["of"]

@@ -310,7 +310,7 @@ def funnel_rows(items: Sequence[Funnel]) -> list[dict]:
 
 
 def funnel_long(items: Sequence[Funnel], *, seed: int = SEED) -> list[dict]:
-    """One row per (configuration, stage): count, share and its 95% question-bootstrap interval."""
+    """One row per (configuration, stage): count, share and its 95% clustered Wilson interval over questions."""
     out = []
     for f in items:
         ivs = f.intervals(seed=seed)
@@ -328,7 +328,7 @@ def stage_records(f: Funnel, ev: Evaluation | None = None) -> list[dict]:
 
 
 def format_funnel(items: Sequence[Funnel], *, seed: int = SEED) -> str:
-    """The funnel as a text table: count and share [95% question-bootstrap interval] per stage."""
+    """The funnel as a text table: count and share [95% clustered Wilson interval over questions] per stage."""
     table = []
     for f in items:
         ivs = f.intervals(seed=seed)

@@ -275,7 +275,7 @@ def calibration(distances: Sequence[float], in_domain: Sequence[bool], gate: Gat
 
     >>> c = calibration([0.2, 0.3, 0.7, 0.8], [True, True, False, True], Gate(cut=0.5))
     >>> rate_text(c.refused), c.refused_ood.count, c.mix
-    ('50% (15–85)', 1, '3 answerable and 1 off-topic queries of the ground truth (25% off-topic)')
+    ('50% (7–93)', 1, '3 answerable and 1 off-topic queries of the ground truth (25% off-topic)')
     """
     d = np.asarray(distances, dtype=np.float64)
     ind = np.asarray(in_domain, dtype=bool)

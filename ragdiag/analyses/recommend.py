@@ -5,17 +5,21 @@ The written rule:
 1. **The best set** at the primary k: the configurations not shown worse than
    the best, simultaneously over every configuration evaluated
    (:func:`ragdiag.analyses.compare.best`, comparison with the best).
-2. **The shortlist**: the members of the best set whose R@k is within
-   :data:`ragdiag.core.defaults.PRACTICAL_MARGIN` (5 points) of the best's. The
-   best set alone is what the questions cannot separate; with a few dozen
-   questions it is wide (17 of 24 on the bundled corpus), and its simplest
-   member can answer far fewer questions than the best: not shown worse is
-   not shown as good, so only a small, stated loss is traded for simplicity.
+2. **The shortlist**: the best, and the members of the best set *shown* within
+   :data:`ragdiag.core.defaults.PRACTICAL_MARGIN` (5 points) of it: the lower end
+   of their simultaneous interval to the best (Hsu's comparison with the best)
+   is above minus the margin. Not shown worse is not shown as good: a member
+   whose interval reaches 20 points below the best may be that much worse, so
+   only a loss the data rule out is traded for simplicity. When no other member
+   is shown within the margin the data cannot separate the candidates, the
+   ``why`` says so, and the pick is the best (the highest estimate), with its
+   interval to the runner-up.
 3. **The configuration**: the cheapest of the shortlist when its cost was
    measured (:mod:`ragdiag.analyses.cost`: median ms per query), latencies
-   within :data:`COST_TIE` (25%) of each other counting as equally cheap
-   (timings on a shared machine move by that much between runs, so a 2%
-   difference must not decide what ships); among equally cheap ones, and
+   counting as equally cheap when one's median is within the other's measured
+   spread (its 95th percentile, and at least :data:`COST_TIE`, 25%: timings on a
+   shared machine move by that much between runs, so a 2% difference must not
+   decide what ships); among equally cheap ones, and
    when nothing was measured, the simplest by a fixed order: retriever
    ``dense < bm25 < hybrid < rerankers < others``, then fewer chunking
    switches (boundaries, header, overlap), then the strategy's name.
@@ -47,7 +51,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..evaluation.records import Config, Evaluation
 
 __all__ = ["describe_config", "complexity_key", "Recommendation", "recommend", "STRATEGY_WORDS", "RETRIEVER_WORDS",
-           "COST_TIE", "cost_tier"]
+           "RULE", "COST_TIE", "cost_tier", "shortlist"]
 
 #: The built-in strategies in words.
 STRATEGY_WORDS = {
@@ -67,6 +71,13 @@ RETRIEVER_WORDS = {
     "rerank-maxsim": "hybrid + MaxSim rerank",
 }
 _RETRIEVER_ORDER = ("dense", "bm25", "hybrid", "rerank-ce", "rerank-maxsim")
+#: The rule in words (what ``why`` starts from).
+RULE = ("the simplest or cheapest of the best and the members of the best set shown within "
+        f"{100 * PRACTICAL_MARGIN:g} points of it at R@{PRIMARY_K} (the lower end of the simultaneous interval to "
+        f"the best above -{100 * PRACTICAL_MARGIN:g} points; the interval, not the point estimate): measured cost "
+        "when available (median ms per query, equal within each other's measured spread, at least 25%), then "
+        "dense < BM25 < hybrid < rerankers, then fewer chunking switches; when no other member is shown within "
+        "the margin, the data cannot separate the candidates and the pick is the best")
 
 
 def _label(config) -> tuple[str, str, str]:
@@ -176,22 +187,30 @@ class Recommendation:
 
 
 
+def _pts(x: float) -> str:
+    return f"{100 * x:+.0f}"
+
+
 def _why(chosen: str, top: str, means: Mapping[str, float], k: int, n_members: int, basis: tuple[str, str],
-         n_set: int, n_configs: int) -> str:
-    """Why this configuration, in one sentence: not shown worse than the best, within the margin, simplest or cheapest."""
+         n_set: int, n_configs: int, rows: Mapping[str, object]) -> str:
+    """Why this configuration, in one sentence: shown within the margin of the best (its interval), simplest or cheapest."""
     margin = f"{100 * PRACTICAL_MARGIN:g} points"
     word, detail = basis
     at = f"{100 * means[top]:.0f}% at R@{k}"
+    r = rows[chosen]
+    interval = f"{_pts(r.estimate)} points ({_pts(r.low)} to {_pts(r.high)}, simultaneous, Hsu's MCB)"
     if chosen != top:
-        return (f"{chosen} is not shown worse than the best ({top}, {at}), is within {margin} of it "
-                f"({100 * means[chosen]:.0f}%), and is the {word} of the {n_members} that are ({detail}).")
+        return (f"{chosen} is shown within {margin} of the best ({top}, {at}): its difference to it is {interval}, "
+                f"the lower end above -{margin}; it is the {word} of the {n_members} that are ({detail}).")
+    lead = f"its lead over the runner-up ({r.against}) is {interval}"
     if n_members > 1:
-        return (f"{chosen} is the best ({at}) and the {word} of the {n_members} configurations not shown worse "
-                f"and within {margin} of it ({detail}).")
+        return (f"{chosen} is the best ({at}; {lead}) and the {word} of the {n_members} configurations shown within "
+                f"{margin} of it ({detail}).")
     if n_set == 1:
-        return f"{chosen} is the best ({at}) and the only one not shown worse (simultaneous over all {n_configs})."
-    return (f"{chosen} is the best ({at}); none of the {n_set - 1} others not shown worse (of {n_configs}, "
-            f"simultaneous over all) is within {margin} of it.")
+        return f"{chosen} is the best ({at}; {lead}) and the only one not shown worse (simultaneous over all {n_configs})."
+    return (f"{chosen} has the highest estimate ({at}; {lead}), but the data cannot separate the {n_set} "
+            f"configurations not shown worse than it (of {n_configs}, simultaneous over all): none is shown within "
+            f"{margin} of it, so none is traded for simplicity or cost.")
 
 
 def _rates(ev: Evaluation, config: str, gate: Gate, max_bluff: float):
@@ -226,6 +245,17 @@ def _caution(table, cut: float, answered: RateCell, max_bluff: float) -> str:
     return words
 
 
+def shortlist(result) -> list[str]:
+    """The rule's shortlist from a comparison with the best: the best, and the members shown within the margin.
+
+    Shown within: the lower end of the simultaneous interval to the best is above
+    ``-PRACTICAL_MARGIN`` (non-inferiority shown, not a point estimate within the
+    margin; float tolerance at the margin itself). Best-set order.
+    """
+    rows = {r.config: r for r in result.rows}
+    return [m for m in result.best_set if m == result.best or rows[m].low >= -PRACTICAL_MARGIN - 1e-12]
+
+
 #: Median latencies within this ratio of each other count as equally cheap (run-to-run noise on a shared machine).
 COST_TIE = 0.25
 
@@ -242,14 +272,23 @@ def cost_tier(latency_ms: float, cheapest_ms: float) -> int:
 
 
 def _measured(costs: Sequence[CostRow] | None, members: Sequence[str]) -> Mapping[str, int] | None:
-    """Each member's cost tier, or None unless every member's latency was measured."""
+    """Each member's cost tier, or None unless every member's latency was measured.
+
+    Tier 0: the cheapest by median and every member whose median is within its measured
+    spread (its 95th percentile) or :data:`COST_TIE` of it, whichever is wider; then one
+    step per further 25% (:func:`cost_tier`) past that band.
+    """
     if not costs:
         return None
     by = {c.config: c for c in costs}
     if not all(m in by and np.isfinite(by[m].latency_median_ms) for m in members):
         return None
-    cheapest = min(by[m].latency_median_ms for m in members)
-    return {m: cost_tier(by[m].latency_median_ms, cheapest) for m in members}
+    cheapest = min(members, key=lambda m: by[m].latency_median_ms)
+    base = by[cheapest].latency_median_ms
+    p95 = by[cheapest].latency_p95_ms
+    band = max(base * (1 + COST_TIE), p95 if np.isfinite(p95) else 0.0)
+    return {m: 0 if by[m].latency_median_ms <= band else 1 + cost_tier(by[m].latency_median_ms, band)
+            for m in members}
 
 
 def recommend(ev: Evaluation, gate: Gate | None = None, *, max_bluff: float = DEFAULT_MAX_BLUFF,
@@ -285,13 +324,13 @@ def recommend(ev: Evaluation, gate: Gate | None = None, *, max_bluff: float = DE
     if result.k != k or {r.config for r in result.rows} != {c.label for c in configs}:
         raise ValueError("best_result must be the comparison with the best at this k over every ragdiag configuration")
     means = {r.config: r.mean for r in result.rows}
-    top = means[result.best]
-    # float tolerance: a member exactly PRACTICAL_MARGIN below the best is on the shortlist
-    members = [m for m in result.best_set if means[m] >= top - PRACTICAL_MARGIN - 1e-12]
+    rows = {r.config: r for r in result.rows}
+    members = shortlist(result)
     measured = _measured(costs, members)
     if measured is not None:
         order = sorted(members, key=lambda m: (measured[m], complexity_key(m)))
-        basis = ("cheapest", f"by measured cost; latencies within {COST_TIE:.0%} count as equal, then the simplest")
+        basis = ("cheapest", "by measured cost; latencies within the cheapest's measured spread (its 95th percentile, "
+                             f"at least {COST_TIE:.0%}) count as equal, then the simplest")
     else:
         order = sorted(members, key=complexity_key)
         basis = ("simplest", "no measured cost; dense < BM25 < hybrid < rerankers")
@@ -305,7 +344,7 @@ def recommend(ev: Evaluation, gate: Gate | None = None, *, max_bluff: float = DE
     runner_rates = runner_cut = None
     if runner is not None:
         runner_cut, _, _, runner_rates, _ = _rates(ev, runner, gate, max_bluff)
-    why = _why(chosen, result.best, means, k, len(members), basis, len(result.best_set), len(configs))
+    why = _why(chosen, result.best, means, k, len(members), basis, len(result.best_set), len(configs), rows)
     why += " Cut: " + method + (f" for at most {max_bluff:.0%} bluffs" if method != NO_OOD_METHOD else "") + "."
     return Recommendation(chosen, describe_config(chosen), why, result.best_set, runner, k, keep, float(cut), method,
                           max_bluff, rates["answered"], rates["bluffs"], rates["lost"], runner_rates, guarantee,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..core.defaults import DEFAULT_CUT, SEED
+from ..core.defaults import DEFAULT_CUT
 from .common import add_selection
 from .options import add_evaluation, add_gate, add_k
 
@@ -37,6 +37,7 @@ def _dump(doc) -> None:
 def cmd_funnel(args) -> int:
     """``funnel``: the outcome of each answerable query on the ladder (the first rung it stops at), per configuration."""
     from .common import UsageError, cli_encoder
+    from ..analyses.compare.intervals import RECALL_INTERVAL_WORDS
     from ..analyses.funnel import format_funnel, funnels, stage_records
     from ..analyses.outcomes import LADDER
 
@@ -58,7 +59,7 @@ def cmd_funnel(args) -> int:
                 "per_query": stage_records(f),
             })
         _dump({"k": gate.k, "cut": gate.cut, "keep": gate.keep, "pool": items[0].pool if items else None,
-               "interval": f"95% percentile bootstrap over questions (phrasings resampled together), seed {SEED}",
+               "interval": RECALL_INTERVAL_WORDS,
                "configs": configs})
         return 0
     print(format_funnel(items))

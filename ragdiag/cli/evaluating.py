@@ -261,7 +261,9 @@ def cmd_pairs(args) -> int:
                           "family_size": len(fam), "exploratory": exploratory,
                           "baseline": None if declared is None else {"config": declared.config,
                                                                      "declared_by": declared.source},
-                          "correction": "max-T over questions (randomised Tukey HSD), simultaneous intervals"
+                          "correction": ("studentized max-T over questions (each pair scaled by its own spread, "
+                                         "recomputed in every arrangement), simultaneous intervals (hits: widened to "
+                                         "the score interval)")
                                         + ("; Benjamini-Hochberg q-values for exploring" if exploratory else ""),
                           "null": fam[0].method if fam else "",
                           "shown_different": sum(c.status == "different" for c in fam), "rows": rows}, indent=2))

@@ -42,11 +42,12 @@ def cmd_best(args) -> int:
         print(json.dumps(res.as_json(), indent=2))
         return 0
     print(f"Best at R@{res.k}: {describe_config(res.best)} ({res.best}). Not shown worse than it, simultaneously "
-          f"over {len(res.rows)} configurations ({res.method}): {', '.join(res.best_set)}.")
+          f"over {len(res.rows)} configurations (Hsu's comparison with the best, critical value {res.critical:.2f}; "
+          f"{res.method}): {', '.join(res.best_set)}.")
     rows = sorted(res.rows, key=lambda r: -r.mean)
     print(format_rows([{"config": r.config, f"R@{res.k}": round(r.mean, 3),
-                        "difference to best": round(r.estimate, 3), "low (simultaneous)": round(r.low, 3),
-                        "high (simultaneous)": round(r.high, 3),
+                        "difference to best (best: to runner-up)": round(r.estimate, 3),
+                        "low (Hsu MCB)": round(r.low, 3), "high (Hsu MCB)": round(r.high, 3),
                         "p adjusted": "-" if r.p_adjusted is None else round(r.p_adjusted, 4),
                         "best set": "yes" if r.in_best_set else "no"} for r in rows]))
     return 0

@@ -16,10 +16,11 @@ as the unit and its phrasings as a cluster.
 - :func:`resolvable`, :func:`questions_to_resolve` -- what a number of questions can resolve, alone and within a
   family, by the exact power of the test (the most favourable case), and the questions a difference needs.
 - :func:`verdict` -- the one rule and the one set of words for a paired comparison.
-- :func:`max_t` -- simultaneous intervals and adjusted p of a family from one max-statistic permutation
+- :func:`max_t` -- simultaneous intervals and adjusted p of a family from one studentized max-statistic permutation
   (an interval excludes 0 exactly when the adjusted p is below alpha); :func:`bh_qvalues` for exploring.
 - :func:`effects` -- the chunking design's switch contrasts per retriever, one family.
-- :func:`best` -- comparison with the best (the best set, simultaneous over the configurations shown).
+- :func:`best`, :func:`best_of` -- comparison with the best (Hsu's MCB, studentized: the best set,
+  simultaneous over the configurations shown).
 - :func:`compare`, :func:`family`, :func:`compare_in_family` -- configurations of an evaluation compared,
   Holm within the family on screen; :func:`family_rows` / :func:`pairwise` as :class:`~ragdiag.evaluation.rows.PairRow`.
 
@@ -69,7 +70,7 @@ from .comparisons import (
 )
 
 from .simultaneous import EXACT_LIMIT, MAX_T_DRAWS, MaxT, SimultaneousRow, bh_qvalues, integer_units, max_t
-from .best import BestResult, BestRow, best, difference_dict, outcome_matrix
+from .best import BestResult, BestRow, best, best_of, difference_dict, outcome_matrix
 from .effects import CONTRASTS, SWITCH_WORDS, EffectRow, EffectsResult, effects
 from .baseline import BASELINE_ENV, PROJECT_FILE, DeclaredBaseline, declared_baseline
 from .power import (Resolution, default_family_size, questions_to_resolve, resolution_sentence, resolvable,

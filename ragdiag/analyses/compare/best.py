@@ -1,30 +1,33 @@
 """"What should we ship?": comparison with the best (Hsu's MCB) over the configurations shown.
 
 The best set is the configurations *not shown worse* than the best at the
-primary k, simultaneously over every configuration shown: configuration ``i``
-is in it when its difference to the best, ``T_i - T_best``, is within the
-critical value ``c`` of the family's max-statistic permutation (randomised
-Tukey HSD over all pairs, :func:`ragdiag.analyses.compare.simultaneous.max_t`), i.e. when
-its simultaneous interval reaches 0. That is the all-pairs null's range, so the
-set is conservative (never too small) against Hsu's one-sided constant.
+primary k, simultaneously over every configuration shown: Hsu's one-sided
+comparison with the best (:func:`ragdiag.analyses.compare.simultaneous.with_best`),
+studentized as every family is (each pair scaled by its own spread,
+recomputed in every arrangement of the permutation). Configuration ``i`` is
+in the set unless some other configuration is above it by more than the
+one-sided critical value, i.e. exactly when Hsu's upper bound of its
+difference to the best of the others reaches 0. Each row's interval is that
+difference: the upper end is Hsu's bound, the lower end the difference to the
+best (the best's: to the runner-up) less the same critical value, widened to
+the score interval when few questions differ.
 """
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from ...core.defaults import ALPHA, PRIMARY_K
+from ...core.defaults import ALPHA, PRIMARY_K, SEED
 from ...core.metrics import hits_at_k, reciprocal_rank
-from .simultaneous import max_t
+from .simultaneous import MAX_T_DRAWS, with_best
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...evaluation.records import Config, Evaluation
 
-__all__ = ["BestRow", "BestResult", "best", "outcome_matrix", "difference_dict"]
+__all__ = ["BestRow", "BestResult", "best", "best_of", "outcome_matrix", "difference_dict"]
 
 
 def difference_dict(estimate: float, low: float, high: float, kind: str = "simultaneous") -> dict:
@@ -55,16 +58,23 @@ class BestRow:
     estimate: float  # mean - best's mean (the best: its mean - the runner-up's)
     low: float
     high: float
-    p_adjusted: float | None  # that it is worse than the best (the best: None)
+    p_adjusted: float | None  # that it is worse than the best of the others (the best: None)
     in_best_set: bool
+    against: str = ""  # what the estimate is a difference to: the best (the best's row: the runner-up)
+
+    @property
+    def critical_difference(self) -> float:
+        """How far the interval reaches above the estimate (``high - estimate``): the half-width that decides the set."""
+        return float(self.high - self.estimate)
 
     def difference(self) -> dict:
-        """``{"estimate", "low", "high", "kind": "simultaneous"}``."""
-        return difference_dict(self.estimate, self.low, self.high)
+        """``{"estimate", "low", "high", "kind": "simultaneous (Hsu's MCB)"}``."""
+        return difference_dict(self.estimate, self.low, self.high, "simultaneous (Hsu's MCB)")
 
     def as_json(self) -> dict:
-        """``{"config", "mean", "difference_to_best", "p_adjusted", "in_best_set"}``."""
+        """``{"config", "mean", "difference_to_best", "against", "critical_difference", "p_adjusted", "in_best_set"}``."""
         return {"config": self.config, "mean": self.mean, "difference_to_best": self.difference(),
+                "against": self.against, "critical_difference": self.critical_difference,
                 "p_adjusted": self.p_adjusted, "in_best_set": self.in_best_set}
 
 
@@ -77,21 +87,22 @@ class BestResult:
     rows: tuple[BestRow, ...]
     k: int
     n_questions: int
-    critical: float  # c, as a difference of recall
+    critical: float  # c, Hsu's one-sided critical value on the studentized scale (|S| / sqrt(sum d^2))
     method: str
     alpha: float = ALPHA
 
     @property
     def family(self) -> str:
         """The family in words."""
-        return f"comparison with the best over {len(self.rows)} configurations (simultaneous)"
+        return f"comparison with the best over {len(self.rows)} configurations (simultaneous, Hsu's MCB)"
 
     def as_json(self) -> dict:
         """The ``best --json`` document."""
         return {"best": self.best, "best_set": list(self.best_set), "k": self.k, "metric": f"R@{self.k}",
                 "unit": "question", "n_questions": self.n_questions, "family": self.family,
-                "correction": "max-T (randomised Tukey HSD over questions), simultaneous", "alpha": self.alpha,
-                "critical_difference": self.critical, "method": self.method,
+                "correction": ("Hsu's comparison with the best: one-sided, studentized max-T over questions "
+                               "(each pair scaled by its own spread, recomputed in every arrangement)"),
+                "alpha": self.alpha, "critical_value": self.critical, "method": self.method,
                 "rows": [r.as_json() for r in self.rows]}
 
 
@@ -107,25 +118,33 @@ def best(ev: Evaluation, *, k: int = PRIMARY_K, phrasing: str = "all", configs: 
     if not configs:
         raise ValueError("no configurations to compare")
     values, groups = outcome_matrix(ev, configs, k=k, phrasing=phrasing)
-    means = values.mean(axis=1) if values.shape[1] else np.zeros(len(configs))
+    return best_of(values, groups, [c.label for c in configs], k=k, alpha=alpha)
+
+
+def best_of(values, groups, labels: Sequence[str], *, k: int = PRIMARY_K, alpha: float = ALPHA,
+            draws: int = MAX_T_DRAWS, seed: int = SEED) -> BestResult:
+    """:func:`best` from an outcome matrix (``values`` (configs, queries), ``groups``, one label per config).
+
+    >>> r = best_of([[1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 0], [0, 0, 0, 0, 0, 1]], list("abcdef"), ["x", "y", "z"])
+    >>> r.best, r.best_set
+    ('x', ('x', 'y'))
+    """
+    values = np.asarray(values, dtype=np.float64)
+    labels = list(labels)
+    if values.ndim != 2 or values.shape[0] != len(labels) or not labels:
+        raise ValueError(f"values must be (configs, queries) with one label per config, got {values.shape} and "
+                         f"{len(labels)} labels")
+    means = values.mean(axis=1) if values.shape[1] else np.zeros(len(labels))
     top = int(np.argmax(means))
-    n_q = len(set(groups))
-    if len(configs) == 1:
-        row = BestRow(configs[0].label, float(means[0]), 0.0, 0.0, 0.0, None, True)
-        return BestResult(configs[0].label, (configs[0].label,), (row,), k, n_q, 0.0, "one configuration", alpha)
-    pairs = list(itertools.combinations(range(len(configs)), 2))
-    sim, null = max_t(values, groups, pairs, alpha=alpha)
-    by_pair = {(r.a, r.b): r for r in sim}
-    runner = max((i for i in range(len(configs)) if i != top), key=lambda i: (means[i], -i))
+    n_q = len(set(str(g) for g in groups))
+    if len(labels) == 1:
+        row = BestRow(labels[0], float(means[0]), 0.0, 0.0, 0.0, None, True, "")
+        return BestResult(labels[0], (labels[0],), (row,), k, n_q, 0.0, "one configuration", alpha)
+    mcb = with_best(values, groups, alpha=alpha, draws=draws, seed=seed)
     rows = []
-    for i, cfg in enumerate(configs):
-        other = runner if i == top else top
-        r = by_pair.get((i, other)) or by_pair[(other, i)]
-        sign = 1.0 if (r.a, r.b) == (i, other) else -1.0
-        est, low, high = sign * r.estimate, *sorted((sign * r.low, sign * r.high))
-        in_set = i == top or high >= 0  # not shown worse: the interval reaches 0 (p_adjusted >= alpha)
-        rows.append(BestRow(cfg.label, float(means[i]), float(est), float(low), float(high),
-                            None if i == top else r.p_adjusted, bool(in_set)))
-    crit = null.critical * (1.0 / values.shape[1]) if values.shape[1] else 0.0
+    for i, label in enumerate(labels):
+        rows.append(BestRow(label, float(means[i]), float(mcb.estimate[i]), float(mcb.lower[i]),
+                            float(mcb.upper[i]), None if i == top else float(mcb.p_adjusted[i]),
+                            bool(mcb.in_best_set[i]), labels[int(mcb.reference[i])]))
     best_set = tuple(r.config for r in sorted(rows, key=lambda r: -r.mean) if r.in_best_set)
-    return BestResult(configs[top].label, best_set, tuple(rows), k, n_q, crit, null.method, alpha)
+    return BestResult(labels[top], best_set, tuple(rows), k, n_q, mcb.critical, mcb.method, alpha)

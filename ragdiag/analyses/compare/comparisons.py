@@ -102,7 +102,7 @@ class Comparison:
         """The correction in words."""
         if self.family <= 1:
             return "this pair alone (exact sign-flip test)"
-        return f"simultaneous over {self.family} comparisons (max-T over questions)"
+        return f"simultaneous over {self.family} comparisons (studentized max-T over questions)"
 
     def difference(self) -> dict:
         """``{"estimate", "low", "high", "kind"}``: the interval that goes with ``status``."""

@@ -26,10 +26,14 @@ __all__ = [
 ]
 
 
+#: Up to this many events (or non-events) a rate's interval is exact (Clopper-Pearson on the effective counts).
+SMALL_COUNT = 4
+
 #: How every recall (and share) interval is made, in words for a caption: not plain Wilson over queries.
 RECALL_INTERVAL_WORDS = ("95% Wilson interval on the effective number of questions (Kish design effect: the "
                          "phrasings of a question fail together, so they count as less than independent queries; "
-                         "at 0 or all hits, the exact bound over the questions)")
+                         "at 0 or all hits, the exact bound over the questions; at 1 to 4, the exact "
+                         "Clopper-Pearson interval on the effective counts)")
 
 
 @lru_cache(maxsize=1024)
@@ -123,7 +127,10 @@ def clustered_wilson(successes, sizes, *, confidence: float = 0.95):
     At 0 events (or all) the interval is the exact Clopper-Pearson bound on
     the ``G`` questions, :math:`1 - (\\alpha/2)^{1/G}` (the worst case, every
     phrasing copying its question): "0 of 64 queries" over 32 questions could
-    still be 10.9%, not 0.
+    still be 10.9%, not 0. At 1 to :data:`SMALL_COUNT` events (or non-events)
+    it is widened to the Clopper-Pearson interval on the effective counts
+    (``p n_eff`` successes of ``n_eff``, Beta quantiles at non-integer counts),
+    where Wilson's falls short of its coverage.
     """
     y = np.asarray(successes, dtype=np.float64)
     m = np.asarray(sizes, dtype=np.float64)
@@ -150,6 +157,18 @@ def clustered_wilson(successes, sizes, *, confidence: float = 0.95):
     exact_high = 1.0 - tail ** (1.0 / G) if G else 1.0
     low = np.where(k == 0, 0.0, np.where(k == n, tail ** (1.0 / G) if G else 0.0, np.maximum(0.0, center - half)))
     high = np.where(k == n, 1.0, np.where(k == 0, exact_high, np.minimum(1.0, center + half)))
+    # at 1 to SMALL_COUNT events (or non-events) Wilson under-covers a rare rate (0.84-0.91 near 1/(5n)): the
+    # exact Clopper-Pearson interval on the effective counts (p n_eff of n_eff: the clustering kept), widened over Wilson's
+    few = inner & ((k <= SMALL_COUNT) | (n - k <= SMALL_COUNT))
+    if np.any(few):
+        from scipy.special import betaincinv
+
+        x = p * n_eff
+        with np.errstate(invalid="ignore", divide="ignore"):
+            cp_low = np.where(x > 0, betaincinv(np.maximum(x, 1e-12), n_eff - x + 1, tail), 0.0)
+            cp_high = np.where(x < n_eff, betaincinv(x + 1, np.maximum(n_eff - x, 1e-12), 1 - tail), 1.0)
+        low = np.where(few, np.minimum(low, cp_low), low)
+        high = np.where(few, np.maximum(high, cp_high), high)
     return p, low, high
 
 
@@ -183,7 +202,7 @@ def clustered_mean(values, groups, *, confidence: float = 0.95) -> Interval:
 
 
 def rate_interval(count: int, n: int, *, confidence: float = 0.95) -> Interval:
-    """Wilson interval for a rate, with the exact (Clopper-Pearson) bound at 0 or ``n`` events.
+    """Wilson interval for a rate, exact (Clopper-Pearson) at 0 to 4 events (or non-events).
 
     Wilson's upper bound at 0 events, :math:`z^2/(n + z^2)`, is below the exact
     one (0 of 30: 11.4% against 11.6%), so at 0 events the upper bound is the
@@ -191,8 +210,8 @@ def rate_interval(count: int, n: int, *, confidence: float = 0.95) -> Interval:
 
     Examples
     --------
-    >>> print(rate_interval(3, 30))
-    0.100 [0.035, 0.256]
+    >>> print(rate_interval(3, 30))  # few events: Clopper-Pearson (Wilson's is 0.035-0.256)
+    0.100 [0.021, 0.265]
     >>> round(rate_interval(0, 30).high, 4)
     0.1157
     """
@@ -200,6 +219,12 @@ def rate_interval(count: int, n: int, *, confidence: float = 0.95) -> Interval:
     if n == 0:
         return iv
     tail = (1.0 - confidence) / 2.0
+    if 0 < count <= SMALL_COUNT or 0 < n - count <= SMALL_COUNT:  # Wilson under-covers rare rates: exact there
+        from scipy.special import betaincinv
+
+        low = float(betaincinv(count, n - count + 1, tail)) if count else 0.0
+        high = float(betaincinv(count + 1, n - count, 1 - tail)) if count < n else 1.0
+        iv = Interval(iv.estimate, min(iv.low, low), max(iv.high, high), count, n)
     if count == 0:
         iv = Interval(iv.estimate, 0.0, 1.0 - tail ** (1.0 / n), count, n)
     if count == n:
@@ -213,7 +238,7 @@ def upper_bound_words(count: int, n: int, what: str, *, confidence: float = 0.95
     >>> upper_bound_words(0, 30, "bluffs")
     '0 of 30 bluffs: the rate could still be up to 11.6% (95% upper bound)'
     >>> upper_bound_words(3, 30, "bluffs")
-    '3 of 30 bluffs: 10.0% [3.5%, 25.6%]'
+    '3 of 30 bluffs: 10.0% [2.1%, 26.5%]'
     """
     iv = rate_interval(count, n, confidence=confidence)
     if n == 0:

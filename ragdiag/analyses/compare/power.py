@@ -39,14 +39,24 @@ from ...core.defaults import ALPHA, PRIMARY_K
 from ...core.stats import sign_test_counts
 
 __all__ = ["sign_test_power", "resolvable_difference", "resolution_sentence", "Resolution", "resolvable",
-           "default_family_size", "questions_to_resolve"]
+           "default_family_size", "questions_to_resolve", "family_critical", "family_discordant"]
 
 
 @lru_cache(maxsize=4096)
 def _critical(m: int, alpha: float) -> int:
-    """Largest ``c`` with sign test p(c, m - c) <= alpha (rejects w <= c or w >= m - c); -1 when none."""
-    c = -1
-    while c + 1 < m - (c + 1) and sign_test_counts(c + 1, m - c - 1).p <= alpha:
+    """Largest ``c`` with sign test p(c, m - c) <= alpha (rejects w <= c or w >= m - c); -1 when none.
+
+    The search starts a few steps under scipy's binomial quantile; the test that decides is the exact
+    one up to 200 discordant questions and scipy's binomial distribution (double precision) beyond.
+    """
+    if m <= 200:
+        ok = lambda c: c < m - c and sign_test_counts(c, m - c).p <= alpha  # noqa: E731 - non-increasing in c
+    else:
+        ok = lambda c: c < m - c and 2.0 * float(binom.cdf(c, m, 0.5)) <= alpha  # noqa: E731
+    c = max(-1, int(binom.ppf(alpha / 2, m, 0.5)) - 3) if m > 40 else -1
+    while c >= 0 and not ok(c):
+        c -= 1
+    while ok(c + 1):
         c += 1
     return c
 
@@ -89,7 +99,9 @@ def sign_test_power(n: int, p_win: float, p_loss: float, *, alpha: float = ALPHA
     if psi == 0:
         return 0.0
     theta = p_win / psi
-    m = np.arange(n + 1)
+    # only the numbers of discordant questions with a chance above 1e-16 add to the sum
+    lo, hi = (0, n) if n <= 200 else (int(binom.ppf(1e-16, n, psi)), int(binom.isf(1e-16, n, psi)) + 1)
+    m = np.arange(max(lo, 0), min(hi, n) + 1)
     c = np.array([_critical(int(k), alpha) for k in m])
     ok = c >= 0
     if not ok.any():
@@ -152,8 +164,10 @@ class Resolution:
     """What ``n`` questions in ``phrasings`` phrasings can resolve: alone, and within a family of ``family_size``.
 
     ``alone`` and ``family`` are the smallest differences in recall (shares, not
-    points) the exact sign-flip test detects with 80% power in the most
-    favourable case; ``None`` when no difference can be.
+    points) the test detects with 80% power in the most favourable case: alone the
+    exact sign-flip test, within the family its studentized max-T test at the
+    family's critical value ``critical`` (``|S| / sqrt(Q) > c``); ``None`` when no
+    difference can be.
     """
 
     n: int
@@ -162,10 +176,12 @@ class Resolution:
     alone: float | None
     family_size: int
     family: float | None
+    critical: float | None = None
 
     def as_json(self) -> dict:
-        """``{"alone": share, "family": {"size": M, "points": share}}`` (the ``truth stats --json`` form)."""
-        return {"alone": self.alone, "family": {"size": self.family_size, "points": self.family},
+        """``{"alone": share, "family": {"size": M, "points": share, "critical": c}}`` (the ``truth stats --json`` form)."""
+        return {"alone": self.alone, "family": {"size": self.family_size, "points": self.family,
+                                                "critical": self.critical},
                 "questions": self.n, "phrasings": self.phrasings, "k": self.k}
 
     def words(self) -> str:
@@ -176,7 +192,9 @@ class Resolution:
         """
         each = f" in {self.phrasings} phrasings" if self.phrasings > 1 else ""
         head = f"with {self.n} questions{each}, "
-        how = "exact sign-flip test, 80% power, even if every disagreement went one way"
+        how = ("exact sign-flip test alone, the family's studentized max-T"
+               + (f" (critical value {self.critical:.2f})" if self.critical is not None else "")
+               + " within it; 80% power, even if every disagreement went one way")
         if self.alone is None:
             return (f"{head}no difference in R@{self.k} can be told apart, alone or within a family of "
                     f"{self.family_size} comparisons ({how})")
@@ -187,8 +205,53 @@ class Resolution:
                 f"{100 * self.family:g} points ({how})")
 
 
+def family_discordant(critical: float) -> int:
+    """Fewest one-way discordant questions the family's studentized test calls different: ``sqrt(m) > c``.
+
+    ``m`` questions each differing by one phrasing, all the same way, give
+    ``|S| / sqrt(Q) = m / sqrt(m)``; more phrasings per question change nothing
+    (``2m / sqrt(4m)``), so this is the family's most favourable case.
+
+    >>> family_discordant(1.96), family_discordant(3.3)
+    (4, 11)
+    """
+    return int(math.floor(critical * critical + 1e-12)) + 1
+
+
+@lru_cache(maxsize=64)
+def family_critical(configs: int, n: int, phrasings: int = 1, *, alpha: float = ALPHA, draws: int = 4000,
+                    seed: int = 0) -> float:
+    """The studentized max-T critical value of all pairs of ``configs`` configurations on ``n`` questions, by simulation.
+
+    For a plan made before any evaluation (``truth stats``): ``configs`` independent
+    systems of recall 0.5 on ``n`` questions in ``phrasings`` phrasings, and the null of
+    :func:`ragdiag.analyses.compare.simultaneous.pair_null` over it (seeded). When a
+    family was evaluated, its own critical value is the one to use.
+
+    >>> 2.5 < family_critical(6, 32, 2) < 3.5
+    True
+    """
+    from .simultaneous import _from_samples, pair_null
+
+    if configs < 2 or n < 1:
+        raise ValueError(f"need at least two configurations and one question, got {configs} and {n}")
+    rng = np.random.default_rng(seed)
+    Y = rng.binomial(phrasings, 0.5, size=(configs, n)).astype(np.int64)
+    pairs = np.array([(i, j) for i in range(configs) for j in range(i + 1, configs)], dtype=np.int64)
+    null, method = pair_null(Y, [list(range(configs))], pairs, draws=draws, seed=seed)
+    return _from_samples(np.abs(null).max(axis=1), method, alpha).critical
+
+
+def _smallest_with(n: int, m0: int, power: float) -> float | None:
+    """Smallest difference (points, 0.5 grid) with ``P(Bin(n, delta) >= m0) >= power``; None when none up to 100."""
+    for half_points in range(1, 201):
+        if binom.sf(m0 - 1, n, half_points / 200) >= power:
+            return half_points / 2
+    return None
+
+
 def resolvable(n: int, phrasings: int = 1, *, k: int = PRIMARY_K, family_size: int | None = None,
-               alpha: float = ALPHA, power: float = 0.8) -> Resolution:
+               alpha: float = ALPHA, power: float = 0.8, critical: float | None = None) -> Resolution:
     """The smallest resolvable difference alone and within a family, from the test actually used.
 
     With ``P`` phrasings a question's difference is ``d`` in ``-P..P`` and the
@@ -197,13 +260,16 @@ def resolvable(n: int, phrasings: int = 1, *, k: int = PRIMARY_K, family_size: i
     non-zero ``d`` counts the same for the signs, so more questions of
     magnitude 1 beat fewer of magnitude P): a recall difference ``delta`` is
     then ``P * delta`` discordant questions, and the resolvable difference is
-    the sign test's divided by ``P``. Within a family of ``M`` comparisons the
-    level is ``alpha / M`` (Bonferroni, which the family's max-T never needs more
-    than: the figure errs on the side of "cannot be told apart").
+    the sign test's divided by ``P``. Within a family the test is the
+    studentized max-T at its critical value ``critical`` (the family's own,
+    e.g. :attr:`ragdiag.analyses.compare.best.BestResult.critical`; default: by
+    simulation, :func:`family_critical`, for the ``configs`` whose pairs make
+    ``family_size``): it calls a pair different once more than ``c**2``
+    questions disagree one way (:func:`family_discordant`).
 
-    >>> r = resolvable(32, 2, family_size=276)
+    >>> r = resolvable(32, 2, family_size=15, critical=3.0)
     >>> r.alone, r.family
-    (0.12, 0.25)
+    (0.12, 0.185)
     """
     if n < 0 or phrasings < 1:
         raise ValueError(f"need n >= 0 questions and at least one phrasing, got {n}, {phrasings}")
@@ -211,11 +277,15 @@ def resolvable(n: int, phrasings: int = 1, *, k: int = PRIMARY_K, family_size: i
     if m < 1:
         raise ValueError(f"family_size must be at least 1, got {family_size}")
 
-    def share(a: float) -> float | None:
-        d = resolvable_difference(n, alpha=a, power=power) if n else None
+    def share(d: float | None) -> float | None:
         return None if d is None else round(d / 100 / phrasings, 6)
 
-    return Resolution(n, phrasings, k, share(alpha), m, share(alpha / m))
+    alone = share(resolvable_difference(n, alpha=alpha, power=power) if n else None)
+    if critical is None and n:
+        configs = int(round((1 + math.sqrt(1 + 8 * m)) / 2))
+        critical = family_critical(max(configs, 2), n, phrasings, alpha=alpha)
+    fam = share(_smallest_with(n, family_discordant(critical), power)) if n and critical is not None else None
+    return Resolution(n, phrasings, k, alone, m, fam, critical)
 
 
 def resolution_sentence(n: int, k: int, *, alpha: float = ALPHA, power: float = 0.8) -> str:
@@ -244,7 +314,7 @@ def _min_discordant(alpha: float) -> int:
 
 
 def questions_to_resolve(difference: float, phrasings: int = 1, *, alpha: float = ALPHA, power: float = 0.8,
-                         limit: int = 100_000) -> int | None:
+                         limit: int = 100_000, critical: float | None = None) -> int | None:
     """Fewest questions on which a difference in recall of ``difference`` (a share) can be resolved with ``power``.
 
     The most favourable case of :func:`resolvable` read the other way: with ``P``
@@ -264,6 +334,10 @@ def questions_to_resolve(difference: float, phrasings: int = 1, *, alpha: float 
         The test's level (``alpha / M`` within a family of ``M``) and the power asked for.
     limit : int, keyword-only
         Give up (None) beyond this many questions.
+    critical : float, keyword-only
+        Within a family: its studentized max-T critical value (``m0`` is then
+        :func:`family_discordant`; the critical value is taken as it is at this size,
+        as a studentized statistic's nearly is).
 
     Examples
     --------
@@ -279,7 +353,7 @@ def questions_to_resolve(difference: float, phrasings: int = 1, *, alpha: float 
     if phrasings < 1 or not 0 < power < 1:
         raise ValueError(f"need at least one phrasing and power in (0, 1); got {phrasings}, {power}")
     share = min(1.0, phrasings * difference)
-    m0 = _min_discordant(alpha)
+    m0 = _min_discordant(alpha) if critical is None else family_discordant(critical)
     if m0 > limit or binom.sf(m0 - 1, limit, share) < power:
         return None
     lo, hi = m0, limit  # power(lo - 1) < power <= power(hi): bisect on the monotone power

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from ...core.defaults import ALPHA, PRACTICAL_MARGIN
 from ...core.gate import Gate
 from .runs import GateRun, QueryRecord, RunError
-from .stats import VERDICTS, PairedGate, paired_gate
+from .stats import REGRESSION, RULE, VERDICTS, PairedGate, paired_gate
 
 __all__ = ["Item", "Check", "GateReport", "gate_report", "check_comparable", "check_options", "EXIT_CODES"]
 
@@ -73,6 +73,9 @@ class Check:
             "units": self.units,
             "changed": None if t is None else t.changed,
             "needed": None if t is None else t.needed,
+            "false_pass_at_margin": None if t is None else t.false_pass,
+            "loss_rate_unseen": None if t is None or t.losses else t.unseen,
+            "power_against_10_points": None if t is None else t.power,
             "verdict": self.verdict, "sentence": self.sentence,
             "lost": [i.as_json() for i in self.lost], "found": [i.as_json() for i in self.found],
         }
@@ -165,9 +168,9 @@ def _item(q: QueryRecord) -> Item:
 
 
 def _paired_check(name: str, metric: str, base_q, cand_q, base, cand, *, units: str, margin: float,
-                  alpha: float, higher_is_better: bool, what: str) -> Check:
+                  alpha: float, higher_is_better: bool, what: str, strict: bool = False) -> Check:
     test = paired_gate(base, cand, [q.unit for q in base_q], margin=margin, alpha=alpha,
-                       higher_is_better=higher_is_better)
+                       higher_is_better=higher_is_better, strict=strict)
     rate_b = sum(base) / len(base) if base else 0.0
     rate_c = sum(cand) / len(cand) if cand else 0.0
     went_bad = [_item(c) for q, c, b, x in zip(base_q, cand_q, base, cand) if b != x and (b > x) == higher_is_better]
@@ -186,19 +189,25 @@ def _pts(x: float) -> str:
 
 def _sentence(t: PairedGate, metric: str, what: str, units: str, rate_b: float, rate_c: float) -> str:
     head = f"{metric}: {_pct(rate_b)} -> {_pct(rate_c)}"
-    if t.changed == 0:
-        return f"{head}; no {what} changed (the pipeline is deterministic: nothing to test): pass"
     diff = f"{_pts(t.estimate)} points ({_pts(t.low)} to {_pts(t.high)}, {100 * (1 - 2 * t.alpha):.0f}% interval over {t.units} {units})"
     moved = f"{t.changed} {units} changed: {t.wins} better, {t.losses} worse"
+    risk = (f"false-pass rate at the {100 * t.margin:g}-point margin for {t.units} {units}: "
+            f"{100 * t.false_pass:.0f}%")
     if t.verdict == "fail":
         return f"{head}: shown worse, {diff}; one-sided p = {t.p_worse:.3g} < {t.alpha:g}; {moved}: fail"
+    if t.verdict == "pass" and not t.p_noninferior < t.alpha:  # the rule's pass: no unit got worse
+        what_moved = f"no {what} changed" if t.changed == 0 else f"{moved}"
+        return (f"{head}; {what_moved}: no {what} got worse, so pass; {diff}. 0 of {t.units} {units} worse: a "
+                f"loss of up to {100 * t.unseen:.1f}% per {what} would pass unseen ({risk}; --strict passes only "
+                f"when shown no worse than the margin)")
     if t.verdict == "pass":
         return (f"{head}: shown no worse than {100 * t.margin:g} points, {diff}; p = {t.p_noninferior:.3g} "
-                f"< {t.alpha:g}; {moved}: pass")
+                f"< {t.alpha:g}; {moved}; {risk}: pass")
     need = (f"; at the same mix, about {t.needed} {units} would decide it ({t.needed_verdict})"
             if t.needed else "")
     return (f"{head}: neither shown worse (p = {t.p_worse:.3g}) nor within {100 * t.margin:g} points "
-            f"(p = {t.p_noninferior:.3g}), {diff}; {moved}{need}: inconclusive")
+            f"(p = {t.p_noninferior:.3g}), {diff}; {moved}{need}; with {t.units} {units} the gate fails a "
+            f"{100 * REGRESSION:g}-point regression {100 * t.power:.0f}% of the time: inconclusive")
 
 
 def _destroyed_check(baseline: GateRun, candidate: GateRun) -> Check:
@@ -265,21 +274,25 @@ def gate_report(baseline: GateRun, candidate: GateRun, *, margin: float = PRACTI
     hit = lambda q: int(0 < q.needle_rank <= k)  # noqa: E731
     checks.append(_paired_check("recall", f"R@{k}", bq, cq, [hit(q) for q in bq], [hit(q) for q in cq],
                                 units="questions", margin=margin, alpha=alpha, higher_is_better=True,
-                                what="question"))
+                                what="question", strict=strict))
     answered = lambda qs: [int(u) for u in gate.under([q.good for q in qs])]  # noqa: E731
     checks.append(_paired_check("answered", f"answered at cut {cut:g} (keep {gate.keep})", bq, cq,
                                 answered(bq), answered(cq), units="questions",
-                                margin=margin, alpha=alpha, higher_is_better=True, what="question"))
+                                margin=margin, alpha=alpha, higher_is_better=True, what="question", strict=strict))
     if ood:
         ob, oc = [b for b, _ in ood], [c for _, c in ood]
         bluff = lambda qs: [int(u) for u in gate.under([q.first for q in qs])]  # noqa: E731
         checks.append(_paired_check("bluffs", f"bluffs at cut {cut:g} (keep {gate.keep})", ob, oc,
                                     bluff(ob), bluff(oc), units="out-of-domain queries",
                                     margin=margin, alpha=alpha, higher_is_better=False,
-                                    what="out-of-domain query"))
+                                    what="out-of-domain query", strict=strict))
     verdict = min((c.verdict for c in checks), key=VERDICTS.index)
-    notes = ("worse: the exact one-sided sign-flip test over questions (fail when p < alpha); no worse than the "
+    notes = (f"the rule: {RULE}",
+             "worse: the exact one-sided sign-flip test over questions (fail when p < alpha); no worse than the "
              "margin: the score test (Tango's for one phrasing; pass when p < alpha); the interval's lower end is "
-             "the score test's bound, its upper end the sign-flip test's (approximate away from 0)",)
+             "the score test's bound, its upper end the sign-flip test's (approximate away from 0)",
+             "what the worse test tests: that each question's difference is as likely up as down (symmetry, the "
+             "runs exchangeable), not only that the mean difference is 0; under a skewed difference of mean 0 it "
+             "fires a little more often than alpha (about 6% at 5% in a simulation)")
     return GateReport(verdict, tuple(checks), baseline, candidate, tuple(changes), margin, alpha, gate, strict,
                       notes)

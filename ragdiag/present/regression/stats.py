@@ -1,4 +1,4 @@
-"""The gate's paired test: fail when shown worse, pass when shown no worse than the margin, else inconclusive.
+"""The gate's paired test: fail when shown worse, pass when no question got worse or when shown no worse than the margin.
 
 Two runs on the same ground truth are compared question by question (the
 phrasings of a question are one unit, as everywhere in ragdiag). Per question
@@ -6,12 +6,26 @@ phrasings of a question are one unit, as everywhere in ragdiag). Per question
 positive ``d`` is better for the candidate; ``n`` is its number of phrasings.
 The difference of rates is ``sum(d) / sum(n)``.
 
+**The rule** (:data:`RULE`), one for every run, monotone: a candidate that is
+better on any one more question never gets a worse verdict (property-tested):
+
+1. *fail* when shown worse (below);
+2. *pass* when no question got worse (nothing changed, or only wins): the data
+   then say nothing against the candidate, but cannot rule out a rare loss either,
+   so the sentence says how large a per-question loss rate would pass unseen
+   (0 of 32: up to 10.9%) and the gate's **false-pass rate at the margin** for the
+   run's own question count (:func:`false_pass_rate`: 32 questions, 5 points:
+   about 19%); ``strict`` drops this step, so a pass needs non-inferiority shown;
+3. *pass* when shown no worse than the margin (below);
+4. else *inconclusive*, with the gate's power against a 10-point regression at
+   the run's question count (:func:`regression_power`).
+
 * **worse** (fail): the exact sign-flip test (:func:`ragdiag.analyses.compare.sign_flip_test`)
   in one-sided form, ``p_worse = P(sum s_q |d_q| <= sum d_q)`` over independent
   fair signs ``s_q``; with one phrasing per question it is the one-sided exact
   sign test on the discordant questions (``scipy.stats.binomtest``).
 * **no worse than the margin** (pass, non-inferiority): the score test of
-  ``H0: difference <= -margin`` (:func:`score_test`): the per-question outcomes
+  ``H0: difference <= -margin`` (:func:`ragdiag.analyses.compare.score.score_test`): the per-question outcomes
   ``(d, n)`` are a multinomial over every possible ``(d, n)``, the restricted
   maximum-likelihood law under ``H0`` is found exactly (a one-dimensional dual),
   and ``z = sum_q (d_q + margin n_q) / sqrt(G * Var_H0)``. With one phrasing it
@@ -24,7 +38,8 @@ The difference of rates is ``sum(d) / sum(n)``.
   disagree. The lower end is where the score test stops rejecting (pass: above
   ``-margin``); the upper end is where the one-sided sign-flip test of the
   shifted differences ``d_q - delta n_q`` stops rejecting (at ``delta = 0`` it is
-  the exact test above; fail: below 0). Both come from one law: the joint law
+  the exact test above; fail: below 0; when not shown worse, at least the score
+  interval's upper end, which does not collapse when few questions moved). Both come from one law: the joint law
   of ``(A, B) = (sum s_q d_q, sum s_q n_q)`` on an integer grid, since
   ``sum s_q (d_q - delta n_q) = A - delta B`` for every shift. Away from 0 the
   shifted sign-flip bound treats unchanged questions as symmetric noise and is
@@ -40,14 +55,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from statistics import NormalDist
 
 import numpy as np
 
 from ...analyses.compare.paired import question_differences, question_groups
+from ...analyses.compare.score import score_bounds, score_test
 from ...core.defaults import PRACTICAL_MARGIN
 
-__all__ = ["PairedGate", "paired_gate", "score_test", "VERDICTS"]
+__all__ = ["PairedGate", "paired_gate", "VERDICTS", "RULE", "false_pass_rate", "regression_power", "REGRESSION"]
 
 #: The largest joint sign-flip grid (cells) :func:`paired_gate` builds; beyond it, see the notes in its body.
 MAX_GRID = 4_000_000
@@ -55,6 +72,13 @@ MAX_GRID = 4_000_000
 MAX_NEEDED = 20_000
 #: The verdicts of a check, worst first.
 VERDICTS = ("fail", "inconclusive", "pass")
+#: The regression whose detection power an inconclusive result reports (10 points).
+REGRESSION = 0.10
+#: The gate's rule in words (the Markdown's notes and the README say it the same way).
+RULE = ("fail when the candidate is shown worse (one-sided exact sign-flip test over questions, p < alpha); "
+        "pass when no question got worse (nothing changed, or only wins; --strict: only when shown no worse "
+        "than the margin) or when shown no worse than the margin (score test, p < alpha); else inconclusive. "
+        "Monotone: a candidate better on one more question never gets a worse verdict")
 _TOL = 1e-9
 
 
@@ -85,11 +109,20 @@ class PairedGate:
     verdict: str
     needed: int | None = None
     needed_verdict: str | None = None
+    strict: bool = False
+    false_pass: float = math.nan  # P(pass) when the candidate is truly `margin` worse (rare whole-question losses)
+    unseen: float = math.nan  # no unit worse: the largest per-unit loss rate not ruled out (95% exact bound)
+    power: float = math.nan  # P(fail) against a REGRESSION-point regression at this many units
+
+    @property
+    def none_worse(self) -> bool:
+        """No unit got worse (the rule's pass without a test, unless ``strict``)."""
+        return self.losses == 0
 
     @property
     def p(self) -> float | None:
-        """The p of the test that decided the verdict (fail: worse; pass and inconclusive: non-inferiority)."""
-        if self.changed == 0:
+        """The p of the test that decided the verdict (fail: worse; else non-inferiority; None: no unit worse)."""
+        if self.none_worse and not self.strict and self.verdict == "pass" and not self.p_noninferior < self.alpha:
             return None
         return self.p_worse if self.verdict == "fail" else self.p_noninferior
 
@@ -137,79 +170,6 @@ class _SignFlipLaw:
         return float(min(1.0, self.w[t <= _TOL].sum()))
 
 
-def _restricted_law(counts: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """The multinomial law over categories (``counts`` observed, ``w`` each one's value) of largest likelihood with ``sum(pi * w) = 0``.
-
-    Observed categories get ``pi_j = c_j / (G (1 + lam w_j))`` (empirical
-    likelihood); when that has no solution or leaves an unobserved category
-    with ``1 + lam w_j < 0`` (the Karush-Kuhn-Tucker condition), the most extreme
-    unobserved category in the needed direction takes the missing mass and
-    ``lam = -1 / w*``.
-    """
-    g = counts.sum()
-    obs = counts > 0
-    wo, co = w[obs], counts[obs]
-    pi = np.zeros_like(w)
-    if wo.min() < 0 < wo.max():
-        lo_l, hi_l = -1.0 / wo.max(), -1.0 / wo.min()  # 1 + lam w > 0 for every observed w
-        f = lambda lam: float((co * wo / (1 + lam * wo)).sum())  # noqa: E731 - decreasing in lam
-        a, b = lo_l + 1e-15 * (hi_l - lo_l), hi_l - 1e-15 * (hi_l - lo_l)
-        for _ in range(200):
-            mid = (a + b) / 2
-            if f(mid) > 0:
-                a = mid
-            else:
-                b = mid
-        lam = (a + b) / 2
-        if np.all(1 + lam * w[~obs] >= 0):
-            pi[obs] = co / (g * (1 + lam * wo))
-            return pi / pi.sum()
-    if float((co * wo).sum()) == 0.0 and wo.min() >= 0 and wo.max() <= 0:
-        pi[obs] = co / g
-        return pi
-    unobs = np.flatnonzero(~obs)
-    need_negative = float((co * wo).sum()) > 0
-    cand = unobs[w[unobs] < 0] if need_negative else unobs[w[unobs] > 0]
-    if cand.size == 0:
-        raise ValueError("no law on these categories has mean 0")
-    star = cand[np.argmin(w[cand])] if need_negative else cand[np.argmax(w[cand])]
-    pi[obs] = co / (g * (1 - wo / w[star]))
-    pi[star] = max(0.0, 1.0 - pi[obs].sum())
-    return pi
-
-
-def score_test(d, n, delta: float) -> float:
-    """The score statistic ``z`` of ``H0: sum(d) / sum(n) = delta`` over per-question ``(d, n)``; large: above.
-
-    Categories are every ``(d, n)`` with ``n`` an observed number of phrasings
-    and ``-n <= d <= n``; ``z = sum_q (d_q - delta n_q) / sqrt(G sum_j pi_j w_j^2)``
-    with ``w_j = d_j - delta n_j`` and ``pi`` the restricted law
-    (:func:`_restricted_law`). One phrasing: Tango's statistic.
-
-    Examples
-    --------
-    One improvement and 29 unchanged, tested against a 5-point loss: Tango's
-    restricted law puts 6.6% on losses; ``z = 2.5 / sqrt(30 * 0.0792)``:
-
-    >>> round(score_test([1] + [0] * 29, [1] * 30, -0.05), 3)
-    1.622
-    """
-    d = np.asarray(d, dtype=np.float64)
-    n = np.asarray(n, dtype=np.float64)
-    cats = [(dv, nv) for nv in sorted(set(n.tolist())) for dv in range(-int(nv), int(nv) + 1)]
-    index = {c: i for i, c in enumerate(cats)}
-    counts = np.zeros(len(cats))
-    for dq, nq in zip(d.tolist(), n.tolist()):
-        counts[index[(int(dq), nq)]] += 1
-    w = np.array([dv - delta * nv for dv, nv in cats])
-    pi = _restricted_law(counts, w)
-    var = float((pi * w ** 2).sum()) * counts.sum()
-    u = float((d - delta * n).sum())
-    if var <= 0:
-        return 0.0 if abs(u) < 1e-12 else math.copysign(math.inf, u)
-    return u / math.sqrt(var)
-
-
 def _bisect(test, lo: float, hi: float, *, rejected_at_lo: bool) -> float:
     """The boundary in [lo, hi] between shifts ``test`` rejects and those it does not."""
     for _ in range(50):
@@ -222,7 +182,7 @@ def _bisect(test, lo: float, hi: float, *, rejected_at_lo: bool) -> float:
 
 
 def paired_gate(baseline, candidate, groups, *, margin: float = PRACTICAL_MARGIN, alpha: float = 0.05,
-                higher_is_better: bool = True) -> PairedGate:
+                higher_is_better: bool = True, strict: bool = False) -> PairedGate:
     """Compare per-query 0/1 outcomes of a candidate with a baseline's, over questions.
 
     Parameters
@@ -237,13 +197,16 @@ def paired_gate(baseline, candidate, groups, *, margin: float = PRACTICAL_MARGIN
         One-sided level of each test, in (0, 0.5).
     higher_is_better : bool, keyword-only
         False for a rate that should go down (bluffs).
+    strict : bool, keyword-only
+        Pass only when shown no worse than the margin (no pass because no unit got worse).
 
     Returns
     -------
     PairedGate
-        ``verdict`` is ``"pass"`` when no query changed (the pipeline is
-        deterministic: nothing to test), ``"fail"`` when ``p_worse < alpha``,
-        ``"pass"`` when ``p_noninferior < alpha``, else ``"inconclusive"``.
+        ``verdict`` by the rule (:data:`RULE`): ``"fail"`` when ``p_worse < alpha``;
+        ``"pass"`` when no unit got worse (unless ``strict``) or ``p_noninferior < alpha``;
+        else ``"inconclusive"``. ``false_pass``, ``unseen`` and ``power`` say what the
+        rule risks at this many units.
 
     Examples
     --------
@@ -279,9 +242,6 @@ def paired_gate(baseline, candidate, groups, *, margin: float = PRACTICAL_MARGIN
     wins, losses = int((d > 0).sum()), int((d < 0).sum())
     common = dict(units=int(n.size), changed=int(changed_units), wins=wins, losses=losses,
                   ties=int(n.size) - wins - losses, margin=float(margin), alpha=float(alpha))
-    if changed_units == 0:
-        return PairedGate(**common, estimate=0.0, low=0.0, high=0.0, p_worse=1.0, p_noninferior=0.0,
-                          verdict="pass")
     # The joint (A, B) grid grows as (2 sum|d| + 1)(2 sum n + 1); past MAX_GRID cells only A's law is kept
     # (all the unshifted test needs) and the interval's upper end comes from the score test as well.
     grid_2d = (2 * int(np.abs(d).sum()) + 1) * (2 * total + 1) <= MAX_GRID
@@ -290,17 +250,115 @@ def paired_gate(baseline, candidate, groups, *, margin: float = PRACTICAL_MARGIN
     upper = lambda delta: 1.0 - NormalDist().cdf(score_test(d, n, delta))  # noqa: E731 - small: above delta
     lower = law.lower if grid_2d else (lambda delta: NormalDist().cdf(score_test(d, n, delta)))
     p_ni = upper(-margin)
-    verdict = "fail" if p_worse < alpha else "pass" if p_ni < alpha else "inconclusive"
+    verdict = _rule(p_worse, p_ni, losses, alpha, strict)
     # The interval: each end is the bound of the test that decides on its side (bisection; ends clamp to [-1, 1]):
     # low, the score test's (pass: low > -margin); high, the exact sign-flip test's (fail: high < 0).
     edge = 1.0 - 1e-9
     low = -1.0 if upper(-edge) >= alpha else _bisect(lambda x: upper(x) < alpha, -edge, est, rejected_at_lo=True)
     high = 1.0 if lower(edge) >= alpha else _bisect(lambda x: lower(x) < alpha, est, edge, rejected_at_lo=False)
+    if p_worse >= alpha:  # not shown worse: the upper end also holds the score interval's (the sign flips collapse
+        # when few questions moved: nothing changed gives +0 to +0, though a rare gain is not ruled out)
+        high = max(high, score_bounds(d, n, NormalDist().inv_cdf(1 - alpha))[1])
     needed, needed_verdict = (None, None) if verdict != "inconclusive" else _needed(d, n, margin, alpha)
     if not higher_is_better:
         est, low, high = -est, -high, -low
+    sizes = tuple(sorted(n.astype(int).tolist()))
     return PairedGate(**common, estimate=est + 0.0, low=low + 0.0, high=high + 0.0, p_worse=p_worse,
-                      p_noninferior=p_ni, verdict=verdict, needed=needed, needed_verdict=needed_verdict)
+                      p_noninferior=p_ni, verdict=verdict, needed=needed, needed_verdict=needed_verdict,
+                      strict=strict, false_pass=false_pass_rate(sizes, margin, alpha, strict=strict),
+                      unseen=_unseen(n.size), power=regression_power(sizes, changed_units, alpha))
+
+
+def _rule(p_worse: float, p_ni: float, losses: int, alpha: float, strict: bool) -> str:
+    """The gate's rule (:data:`RULE`): fail when shown worse; pass when none worse (not strict) or shown no worse."""
+    if p_worse < alpha:
+        return "fail"
+    if (losses == 0 and not strict) or p_ni < alpha:
+        return "pass"
+    return "inconclusive"
+
+
+def _unseen(units: int, confidence: float = 0.95) -> float:
+    """The exact upper bound of a per-unit loss rate when none of ``units`` was lost: ``1 - (alpha/2)^(1/G)``.
+
+    >>> round(_unseen(32), 3)
+    0.109
+    """
+    return 1.0 - ((1.0 - confidence) / 2.0) ** (1.0 / units) if units else 1.0
+
+
+@lru_cache(maxsize=512)
+def false_pass_rate(sizes: tuple[int, ...], margin: float, alpha: float, *, strict: bool = False) -> float:
+    """The chance that the gate passes a candidate truly ``margin`` worse, at this run's units, by the rule.
+
+    The candidate loses whole units (every phrasing of a question) independently with
+    chance ``margin`` and never wins: the case in which "no unit got worse" is
+    likeliest for a candidate that much worse, so the shortcut's false passes are
+    largest there. With ``M ~ Bin(G, margin)`` units lost (each the one of ``n`` phrasings
+    that comes first in ``sizes``), the rule's verdict on that outcome is computed
+    exactly as :func:`paired_gate` does, and ``P(pass)`` summed over ``M``.
+    ``strict`` measures the tests alone (near ``alpha`` or below).
+
+    Parameters
+    ----------
+    sizes : tuple of int
+        Phrasings of each unit (sorted).
+
+    Examples
+    --------
+    32 questions of one phrasing, a 5-point margin: ``0.95 ** 32`` = 19.4% of such
+    candidates show no loss at all and pass; the tests add nothing:
+
+    >>> round(false_pass_rate((1,) * 32, 0.05, 0.05), 3), round(0.95 ** 32, 3)
+    (0.194, 0.194)
+    >>> false_pass_rate((1,) * 32, 0.05, 0.05, strict=True)
+    0.0
+    """
+    from scipy.stats import binom
+
+    g = len(sizes)
+    if g == 0 or margin <= 0:
+        return 1.0 if not strict else 0.0
+    n = np.asarray(sizes, dtype=np.float64)
+    total = 0.0
+    top = g if g <= 200 else min(g, int(binom.isf(1e-12, g, margin)) + 1)  # the rest adds under 1e-12
+    for m in range(top + 1):
+        pm = float(binom.pmf(m, g, margin))
+        if pm < 1e-15:
+            continue
+        d = np.zeros(g)
+        d[:m] = -n[:m]
+        p_worse = 0.5 ** m  # every moved unit a loss: only the all-negative sign pattern reaches the sum
+        p_ni = 1.0 - NormalDist().cdf(score_test(d, n, -margin))
+        total += pm * (_rule(p_worse, p_ni, m, alpha, strict) == "pass")
+    return float(min(1.0, total))
+
+
+@lru_cache(maxsize=512)
+def regression_power(sizes: tuple[int, ...], changed: int, alpha: float, regression: float = REGRESSION) -> float:
+    """The gate's chance to fail a candidate ``regression`` worse (10 points), at this many units.
+
+    Units move whole (every phrasing together), so the one-sided sign-flip test is the
+    exact sign test on the units that moved; the share that moves is this run's
+    (``changed / G``, at least ``regression``): per unit, a loss with chance
+    ``(psi + regression) / 2`` and a win with ``(psi - regression) / 2``. The power is
+    the exact one of :func:`ragdiag.analyses.compare.power.sign_test_power` at
+    level ``2 alpha`` two-sided, whose lower tail is the gate's one-sided test.
+
+    Every move a loss: five of five losses give p = 1/32 < 0.05, four give 1/16, so the
+    power is ``P(Bin(32, 0.1) >= 5)``:
+
+    >>> from scipy.stats import binom
+    >>> round(regression_power((1,) * 32, 0, 0.05), 4), round(float(binom.sf(4, 32, 0.1)), 4)
+    (0.2115, 0.2115)
+    """
+    from ...analyses.compare.power import sign_test_power
+
+    g = len(sizes)
+    if g == 0:
+        return 0.0
+    psi = min(1.0, max(regression, changed / g))
+    return sign_test_power(g, (psi - regression) / 2, (psi + regression) / 2, alpha=2 * alpha)
 
 
 def _needed(d: np.ndarray, n: np.ndarray, margin: float, alpha: float) -> tuple[int | None, str | None]:

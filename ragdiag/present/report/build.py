@@ -211,17 +211,18 @@ def _alternatives(ev: Evaluation, result, chosen: str, runner_up: str | None,
     def alt(r):  # the best's own row holds its lead over the runner-up; against itself it is 0
         top = r.config == result.best
         return AltRow(r.config, describe_config(r.config), 0.0 if top else r.estimate, 0.0 if top else r.low,
-                      0.0 if top else r.high, r.in_best_set, r.mean)
+                      0.0 if top else r.high, r.in_best_set, r.mean, (r.estimate, r.low, r.high) if top else None)
 
     # the power of the test the best set is decided with: over questions, every phrasing, all pairs as the family
     m = len(result.rows)
     phrasings = max(1, len(ev.truth.phrasings))
     pairs = m * (m - 1) // 2
     res, needs = None, (None, None)
-    if pairs:
-        res = resolvable(result.n_questions, phrasings, k=result.k, family_size=pairs, alpha=result.alpha)
+    if pairs:  # within the family: the critical value the best set was decided with (Hsu's, studentized)
+        res = resolvable(result.n_questions, phrasings, k=result.k, family_size=pairs, alpha=result.alpha,
+                         critical=result.critical)
         needs = (questions_to_resolve(PRACTICAL_MARGIN, phrasings, alpha=result.alpha),
-                 questions_to_resolve(PRACTICAL_MARGIN, phrasings, alpha=result.alpha / pairs))
+                 questions_to_resolve(PRACTICAL_MARGIN, phrasings, alpha=result.alpha, critical=result.critical))
     drafted = source_effect(ev, k=result.k, alpha=result.alpha)  # None unless questions came from drafts
     return AlternativesSection(result.k, result.best, chosen, tuple(alt(r) for r in drawn), result.best_set,
                                m, sum(r.config not in pick for r in members),

@@ -234,6 +234,7 @@ class AltRow:
     high: float
     in_best_set: bool
     recall: float  # its R@k
+    lead: tuple[float, float, float] | None = None  # the best's row: its lead over the runner-up (estimate, low, high)
 
 
 @dataclass(frozen=True)
@@ -261,15 +262,17 @@ class AlternativesSection:
             return self.drafts
         each = f" ({r.phrasings} phrasings each)" if r.phrasings > 1 else ""
         pts = lambda x, unit="": "nothing" if x is None else f"about {100 * x:g}{unit}"  # noqa: E731
+        crit = "" if r.critical is None else f", critical value {r.critical:.2f}"
+        fam_words = f"the comparison with the best over {self.m} configurations{crit}"
         head = (f"What {r.n} questions{each} resolve at R@{r.k} (80% power, at best): alone: {pts(r.alone, ' points')}; "
-                f"within these {r.family_size} comparisons: {pts(r.family)}.")
+                f"within {fam_words}: {pts(r.family, ' points')}.")
         drafts = f" {self.drafts}" if self.drafts else ""
         if self.margin is None:
             return head + drafts
         q = lambda x: f"over {100_000:,}" if x is None else f"{x:,}"  # noqa: E731
         alone, fam = self.margin_needs
-        return head + f" The {100 * self.margin:g}-point margin needs, alone: {q(alone)} questions; within these " \
-                      f"{r.family_size}: {q(fam)}." + drafts
+        return head + f" The {100 * self.margin:g}-point margin needs, alone: {q(alone)} questions; within " \
+                      f"the comparison with the best: {q(fam)}." + drafts
 
     def sentence(self) -> str:
         """The best set in words."""
@@ -299,10 +302,15 @@ class AlternativesSection:
 
     def table(self) -> Table:
         """Every configuration compared, as a table."""
-        return Table.of(["configuration", "code", f"R@{self.k}", "difference to the best (simultaneous 95%)",
-                         "best set"],
-                        ([r.words, r.config, f"{100 * r.recall:.0f}%",
-                          f"{signed_points(100 * r.estimate)} ({pp(100 * r.low)} to {pp(100 * r.high)})",
+        def diff(r: AltRow) -> str:
+            if r.lead is not None:  # the best: its lead over the runner-up, with its interval
+                e, lo, hi = (100 * x for x in r.lead)
+                return f"the best: {signed_points(e)} ({pp(lo)} to {pp(hi)}) over the runner-up"
+            return f"{signed_points(100 * r.estimate)} ({pp(100 * r.low)} to {pp(100 * r.high)})"
+
+        return Table.of(["configuration", "code", f"R@{self.k}",
+                         "difference to the best (Hsu's comparison with the best, simultaneous 95%)", "best set"],
+                        ([r.words, r.config, f"{100 * r.recall:.0f}%", diff(r),
                           "yes" if r.in_best_set else "no"] for r in self.all_rows or self.rows),
                         numeric=(2,), id="alternatives-table",
                         row_class=("chosen" if r.config == self.chosen else "" for r in self.all_rows or self.rows))
