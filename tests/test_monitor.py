@@ -120,9 +120,9 @@ def test_refused_share_and_test_by_hand(tmp_path):
     assert p48 < p47 == 1.0
     assert w48.drift_p == pytest.approx(min(1.0, 2 * p48)) and w47.drift_p == pytest.approx(1.0)
     assert np.allclose(holm([p47, p48]), [w47.drift_p, w48.drift_p])
-    # 29 of 30 refused: Wilson 83-99% lies above the calibration's 5-70%, so the share flags week 48
+    # 29 of 30 refused: 83-100% (exact at few events on either side: scipy binomtest(29, 30) gives 0.828-0.999)
+    # lies above the calibration's 1-81%, so the share flags week 48
     assert w48.refused.low > cal.refused.high and w48.flagged and "more refused than calibrated" in w48.sentence
-    # the refused interval is exact (Clopper-Pearson) at few events on either side: scipy binomtest(29, 30) gives 0.828-0.999
     assert w48.sentence.startswith("week 2026-W48: 97% refused (83–100), calibration expects 1–81%: the questions moved")
     assert not w47.flagged and "as calibrated" in w47.sentence
     assert w48.farthest[0] == ("zzz", 1.0) and w48.nearest[0] == ("a", 0.0)
