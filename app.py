@@ -1,7 +1,7 @@
 """ragdiag dashboard: page config, the navigation by job, the sidebar's data and context, and the router.
 
 Run with ``streamlit run app.py``. Pages live in ``app_pages/``; each reads the
-shared context (configuration, cut, keep: :mod:`ui.context`, kept in the URL),
+shared context (configuration, cut, keep, goal: :mod:`ui.context`, kept in the URL),
 calls the library, and draws.
 
 Environment (all optional): ``RAGDIAG_CORPUS`` and ``RAGDIAG_TRUTH`` (the
@@ -17,7 +17,7 @@ chunking strategies),
 import streamlit as st
 
 from ragdiag.retrieval.registry import load_plugins
-from ui.context import context_sidebar
+from ui.context import context_done, context_sidebar
 from ui.state import FAVICON, sidebar
 
 load_plugins()  # idempotent: a module is imported once per process
@@ -48,7 +48,18 @@ PAGES = {
     ],
 }
 
+# Under 1,000 px: columns wrap (cards stay whole) and a card's number wraps rather than being cut with "…".
+st.html("""<style>
+[data-testid="stMetricValue"] > div { white-space: normal !important; overflow: visible !important;
+                                      text-overflow: clip !important; }
+@media (max-width: 1000px) {
+  [data-testid="stHorizontalBlock"] { flex-wrap: wrap !important; }
+  [data-testid="stHorizontalBlock"] > [data-testid="stColumn"] { min-width: 220px !important; flex: 1 1 220px !important; }
+}
+</style>""")
+
 page = st.navigation(PAGES)
-context_sidebar()
+context_sidebar()  # reads a link's context; the page's first context() call draws the fields
 sidebar()
 page.run()
+context_done()  # a page that never asked for the context: the sidebar still says what it is

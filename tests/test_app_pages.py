@@ -89,43 +89,98 @@ def rec_of(lib):
     return recommend(lib)
 
 
+#: Method words that have no place on a first screen (PRESENTING.md, "Plain words").
+METHOD_WORDS = ("R@", "k =", "conformal", "MaxSim", "simultaneous", "contrast", "family", "RAGDIAG_")
+
+
+def plain_words_problems(text: str) -> list[str]:
+    """The method words and snake_case words in ``text`` (a first screen's text)."""
+    import re
+
+    found = [w for w in METHOD_WORDS if w.lower() in text.lower()]
+    found += re.findall(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b", text)
+    return found
+
+
+def first_screen(at) -> str:
+    """The main area's sentences and cards, without expanders and the sidebar."""
+    hidden = {e.value for ex in at.expander for e in [*ex.markdown, *ex.caption]}
+    main = at.main
+    return "\n".join([e.value for e in [*main.markdown, *main.caption] if e.value not in hidden]
+                     + [f"{m.label} {m.value} {m.proto.delta}" for m in main.metric]).replace("\\", "")
+
+
+def field(at, name: str):
+    """The context's sidebar field ``name`` (``config``, ``cut``, ``slider``, ``keep``): its key carries a version."""
+    kinds = {"config": at.selectbox, "cut": at.number_input, "keep": at.number_input, "slider": at.select_slider}
+    found = [w for w in kinds[name] if str(w.key or "").startswith(f"ctx_{name}_")]
+    assert len(found) == 1, [w.key for w in kinds[name]]
+    return found[0]
+
+
+def param(at, key: str):
+    v = at.query_params.get(key)
+    return v[0] if isinstance(v, list) else v
+
+
 # ----- Summary -------------------------------------------------------------------------------------
 
 def test_summary_names_the_recommendation_in_words_with_its_rates(fake_app, lib):
+    from ragdiag.core.gate import cut_text
     from ui.fmt import rate
 
     rec = rec_of(lib)
     at = app()
     assert [t.value for t in at.title] == ["Summary"]
     shown = texts(at)
-    assert f"Ship **{rec.words}** at cut {rec.cut:.4f}" in shown
+    assert f"Ship **{rec.words}** at strictness {cut_text(rec.cut)}" in shown
     assert [m.value for m in at.metric] == [rate(rec.answered), rate(rec.bluffs), rate(rec.lost)]
     assert not at.warning and not at.error  # no warning on a first screen
 
 
-def test_summary_deltas_are_against_the_runner_up(fake_app, lib):
-    from ui.fmt import points
+def test_summary_deltas_are_against_the_runner_up_grey_unless_detectable(fake_app, lib):
+    from ragdiag.analyses.versus import detectable, versus
+    from ragdiag.core.gate import Gate
+    from ui.fmt import difference
 
     rec = rec_of(lib)
     at = app()
     deltas = [m.proto.delta for m in at.metric]
-    if rec.runner_up_rates:
-        diffs = [getattr(rec, k).rate - rec.runner_up_rates[k].rate for k in ("answered", "bluffs", "lost")]
-        # a difference that rounds to 0 points is said in words, grey and without an arrow
-        assert deltas == ["same as the runner-up" if round(100 * d) == 0 else f"{points(d)} vs runner-up"
-                          for d in diffs]
-    else:
-        assert deltas == ["", "", ""]
+    assert rec.runner_up_rates  # the tiny corpus has one: the check below is not empty
+    vs = versus(lib, rec.config, Gate(rec.keep, rec.cut, rec.k), rec.runner_up, Gate(rec.keep, rec.runner_up_cut))
+    expected = [difference(d) if detectable(d) else "no difference"
+                if all(round(100 * x) == 0 for x in (d.estimate, d.low, d.high))
+                else f"no detectable difference ({difference(d)})"
+                for d in (vs.differences[k] for k in ("answered", "bluffs", "lost"))]
+    assert deltas == expected
+    grey = [m.proto.delta for m in at.metric if m.proto.delta.startswith("no ")]
+    assert all(m.proto.color == m.proto.MetricColor.GRAY for m in at.metric if m.proto.delta in grey)
+    assert "Compared with the runner-up: " in texts(at)
 
 
-def test_summary_use_button_sets_the_context(fake_app, lib):
+def test_summary_first_screen_speaks_plain_words(fake_app, lib):
+    """No method word on the Summary's first screen (the "How we know" expander holds them)."""
+    at = app()
+    first = first_screen(at)
+    assert "Ship **" in first
+    assert not plain_words_problems(first), plain_words_problems(first)
+
+
+def test_summary_download_report_and_use_button(fake_app, lib):
+    from ragdiag.core.gate import cut_text
+
     rec = rec_of(lib)
     at = app()
+    assert "Download report" in [b.proto.label for b in at.get("download_button")]
+    assert at.button(key="use_recommended").disabled  # the context already is the recommendation
+    field(at, "cut").set_value(0.3)
+    run(at)
+    assert param(at, "cut") == "0.300"
+    assert "Your choice" in texts(at)
     at.button(key="use_recommended").click()
     run(at)
-    assert at.number_input(key="cut").value == rec.cut
-    assert at.query_params["config"] == [rec.config] or at.query_params["config"] == rec.config
-    assert at.button(key="use_recommended").disabled  # applied: nothing left to apply
+    assert float(param(at, "cut")) == float(cut_text(rec.cut)) and param(at, "config") == rec.config
+    assert at.button(key="use_recommended").disabled
 
 
 # ----- Overview ------------------------------------------------------------------------------------
