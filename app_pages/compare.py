@@ -21,7 +21,7 @@ from ragdiag.analyses.recommend import describe_config, recommend
 from ui.fmt import drop_constant, rate, said_once
 from ui.html import md_text
 from ui import cache
-from ui.context import context
+from ui.context import context, link_params
 from ui.jobs import evaluation
 from ui.state import config_labels
 
@@ -118,7 +118,7 @@ def pair_details(comp, *, coloured: bool) -> None:
                     i = ev.query_index(qid)
                     ranks = f"rank {int(ra.needle_rank[i]) or '–'} vs {int(rb.needle_rank[i]) or '–'}"
                     st.page_link("app_pages/inspector.py", label=md_text(f"{qid} · {ranks} · {texts[qid][:90]}"),
-                                 icon=":material/search:", query_params={"q": qid, "config": cfg})
+                                 icon=":material/search:", query_params=link_params(q=qid, config=cfg))
 
 
 if view == "ship":

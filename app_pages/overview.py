@@ -8,7 +8,7 @@ from ragdiag.analyses.funnel import STAGES, funnel_rows
 from ragdiag.analyses.granular import granular_rows, redundancy_rows
 from ragdiag.analyses.summary import summary_rows
 from ui.about import about_run
-from ui.context import config_words, context
+from ui.context import config_words, context, link_params
 from ui.diag import funnels_for
 from ui.diag_frames import funnel_frame, granular_frame, stage_queries_frame
 from ui.fmt import dash_missing, drop_constant, highlight_row, rate, said_once
@@ -67,7 +67,8 @@ st.caption(f"{rows[0].queries} answerable queries ({phrasing}: questions × phra
 # ----- the funnel: where each answerable query was lost ----------------------------------------------
 fs = [f for f in funnels_for(token, ctx.keep, ctx.cut, ctx.keep, ev) if f.config.label in shown]  # k = keep
 if fs:
-    frame = funnel_frame(fs)
+    carry = {k: v for k, v in link_params().items() if k != "config"}  # every link keeps the cut, keep and goal
+    frame = funnel_frame(fs, carry)
     ff = {f.config.label: f for f in fs}
     chosen = ctx.config if ctx.config in ff else fs[0].config.label
     n_ans = ff[chosen].counts().get("answered", 0)
@@ -86,7 +87,7 @@ if fs:
         st.caption("Same on every row: " + "; ".join(f"{md_text(k)} {v}" for k, v in fconst.items()) + ".")
     stage = st.selectbox("Queries lost at", list(STAGES), index=STAGES.index("ranked-low"), key="lost_at",
                          bind="query-params")
-    sq = stage_queries_frame(fs, ev, stage)
+    sq = stage_queries_frame(fs, ev, stage, carry)
     st.caption(f"{len(sq)} (configuration, query) pairs at **{stage}**; open one in the Inspector.")
     sq = sq.rename(columns={"config": "configuration", "query_id": "query", "dense_rank": "dense rank",
                             "bm25_rank": "BM25 rank", "pool_rank": "pool rank", "final_rank": "final rank"})

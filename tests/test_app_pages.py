@@ -212,11 +212,12 @@ def test_overview_filters_from_the_url(fake_app):
 
 
 def test_overview_funnel_counts_are_the_librarys(fake_app, lib):
-    from ragdiag.core.defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K
+    from ragdiag.core.defaults import DEFAULT_KEEP, PRIMARY_K
     from ragdiag.analyses.funnel import funnels
 
     at = app("app_pages/overview.py", config="A/dense")
-    fs = {f.config.label: f for f in funnels(lib, k=PRIMARY_K, cut=DEFAULT_CUT, keep=DEFAULT_KEEP)}
+    cut = float(param(at, "cut"))  # the cut proposed for A/dense (nothing chosen), which the page says it uses
+    fs = {f.config.label: f for f in funnels(lib, k=PRIMARY_K, cut=cut, keep=DEFAULT_KEEP)}
     n = fs["A/dense"].counts().get("answered", 0)
     assert f"A/dense answers {n} of {len(fs['A/dense'].rows)} answerable queries" in texts(at)
     table = next(d.value for d in at.dataframe if "configuration" in d.value.columns
@@ -248,13 +249,14 @@ def test_threshold_rates_equal_the_sweep_at_the_context_cut(fake_app, lib):
     row = sweep(inputs, [0.7]).row(0.7)
     shown = _rates(at)
     assert shown["answered"]["queries"] == row.answered
-    assert shown["NO ANSWER (nothing under the cut)"]["queries"] == row.no_answer
+    assert shown["refused by the cut (nothing close enough)"]["queries"] == row.no_answer
     assert shown["bluffs (off-topic, all)"]["queries"] == row.bluffs
     assert shown["answered"]["share (95% interval)"] == rate(rate_rows(inputs, [0.7])[0].answered)
 
 
 def test_threshold_use_this_cut_applies_the_proposal_exactly(fake_app, lib):
     from ragdiag.analyses.threshold import Goal, cut_choice
+    from ragdiag.core.gate import cut_text
     from ragdiag.analyses.gate_table import gate_table
     from ragdiag.core.gate import Gate
 
@@ -263,16 +265,17 @@ def test_threshold_use_this_cut_applies_the_proposal_exactly(fake_app, lib):
     assert "misses the goal of at most 5%" in texts(at)  # at cut 1 every off-topic query gets sources
     at.button(key="use_cut").click()
     run(at)
-    assert at.number_input(key="cut").value == choice.cut
-    assert float(at.query_params["cut"][0] if isinstance(at.query_params["cut"], list)
-                 else at.query_params["cut"]) == choice.cut
-    assert f"At the cut on screen, **{choice.cut:.4f}**, 0 of 2 off-topic queries get sources" in texts(at)
+    printed = cut_text(choice.cut)  # the context holds the printed cut: typed back, the same rates
+    assert field(at, "cut").value == float(printed)
+    assert param(at, "cut") == printed
+    assert f"At strictness **{printed}** (your choice), 0 of 2 off-topic questions still get passages" in texts(at)
     assert "meets the goal" in texts(at)
     assert "Download the thresholds (YAML)" in [b.proto.label for b in at.get("download_button")]
 
 
 def test_threshold_answered_goal(fake_app, lib):
     from ragdiag.analyses.threshold import Goal, cut_choice
+    from ragdiag.core.gate import cut_text
     from ragdiag.analyses.gate_table import gate_table
     from ragdiag.core.gate import Gate
 
@@ -280,8 +283,9 @@ def test_threshold_answered_goal(fake_app, lib):
     at.segmented_control(key="goal").set_value("answered at least")
     run(at)
     choice = cut_choice(gate_table(lib, "E/hybrid", Gate(4)), Goal(min_answered=0.5))
-    assert f"Use this cut: {choice.cut:.4f}" in [b.label for b in at.button]
-    assert "0 of 8 answerable queries are answered (0%): it misses the goal of at least 50%" in texts(at)
+    assert f"Use this cut: {cut_text(choice.cut)}" in [b.label for b in at.button]
+    assert "0 of 8 answerable questions get a passage holding the answer (0%): it misses the goal of at least 50%" \
+        in texts(at)
 
 
 # ----- Compare -------------------------------------------------------------------------------------
@@ -306,19 +310,18 @@ def test_compare_starts_from_the_context(fake_app):
 def test_inspector_answers_in_one_sentence(fake_app):
     at = app("app_pages/inspector.py", q="q1:course", config="A/dense")
     verdict = at.error[0].value.replace("\\", "")
-    assert verdict.startswith("**blind 512-char cuts, dense retrieval (A/dense)** — Lost: no chunk holds the answer "
-                              "whole, the chunking cut it")
-    assert "Answered under: E/" in verdict
+    assert verdict.startswith("**blind 512-char cuts, dense retrieval (A/dense)** — Lost: the chunking split the "
+                              "answer, no passage holds it whole")
+    assert "Answered at this cut by: E/" in verdict
 
 
 def test_inspector_pins_and_uses_one_vocabulary(fake_app):
-    from ui.inspect_words import OUTCOMES
+    from ui.inspect_words import RUNG_WORDS
 
     at = app("app_pages/inspector.py", q="q2:course", config="E/bm25")
-    frame = at.dataframe[0].value
-    frame = frame.data if hasattr(frame, "data") else frame
+    frame = next(f for f in _frames(at) if "configuration" in f.columns)
     assert frame["configuration"].iloc[0] == "E/bm25"
-    assert set(frame["outcome"]) <= set(OUTCOMES)
+    assert set(frame["outcome"]) <= set(RUNG_WORDS.values())
     assert "None" not in frame.astype(str).to_numpy().ravel().tolist()
 
 
@@ -326,7 +329,7 @@ def test_inspector_next_failure_and_off_topic(fake_app, lib):
     from ragdiag.analyses.funnel import funnels
 
     at = app("app_pages/inspector.py", q="q1:course", config="A/dense", cut="0.05")
-    assert "· destroyed ·" in at.selectbox(key="q").format_func("q1:course")
+    assert "· answer split by the chunking ·" in at.selectbox(key="q").format_func("q1:course")
     at.button(key="next_failure").click()
     run(at)
     nxt = at.selectbox(key="q").value
@@ -341,8 +344,8 @@ def test_context_survives_a_change_of_page(fake_app):
     at = app("app_pages/threshold.py", config="E/bm25", cut="0.55")
     at.switch_page("app_pages/inspector.py")
     run(at)
-    assert at.selectbox(key="config").value == "E/bm25"
-    assert at.number_input(key="cut").value == pytest.approx(0.55)
+    assert field(at, "config").value == "E/bm25"
+    assert field(at, "cut").value == pytest.approx(0.55)
     assert "cut 0.550" in texts(at)
 
 
