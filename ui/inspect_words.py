@@ -25,8 +25,7 @@ RUNG_WORDS = {"destroyed": "answer split by the chunking", "truncated": "cut off
               "abstained": "refused, as it should"}
 #: The binding causes (:mod:`ragdiag.analyses.cause`) as a failures table groups them.
 CAUSE_WORDS = {"cut": "the cut is too strict for it", "ranking": "ranked too low (the cut would pass it)",
-               "both": "ranked too low and too far", "chunking": "the chunking split the answer",
-               "length": "the length limit cut it off"}
+               "both": "ranked too low and too far", "chunking": "the chunking split the answer"}
 
 #: Outcomes a person would want to look at.
 FAILURES = frozenset(OUTCOMES) - {"answered", "abstained"}
@@ -144,9 +143,8 @@ def cause_sentence(o: Outcome, c, *, reranker: bool) -> str:
     if c.cause == "chunking":
         return (f"Lost: the chunking split the answer, no passage holds it whole"
                 f"{f' ({o.detail})' if o.detail else ''}; no cut or ranking can answer it here; {_given(o)}.")
-    if c.cause == "length":
-        return (f"Lost: {o.detail or 'the length limit cuts every passage holding the answer before it'}; "
-                f"{_given(o)}.")
+    if o.outcome == "truncated":  # why it ranks low: the model saw no passage up to the answer
+        where += f" ({o.detail or 'the length limit cuts every passage holding it before the answer'})"
     if c.cause == "cut" and o.outcome == "bluff":
         return (f"Bluff: the corpus does not answer it, yet {o.passed} passage{'s' if o.passed > 1 else ''} "
                 f"{'are' if o.passed > 1 else 'is'} closer than the cut {cut} (closest {o.closest:.3f}). "

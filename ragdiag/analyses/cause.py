@@ -14,8 +14,11 @@ change answers it, and checks each by re-applying the gate's own rule
   (its distance is under the cut);
 * ``both``: neither alone does (the answer is ranked too low *and* too far): it
   needs a better ranking and a less strict cut;
-* ``chunking``: no passage holds the answer whole (no ranking or cut can help);
-* ``length``: the model's length limit cuts every passage holding it before the answer.
+* ``chunking``: no passage holds the answer whole (no ranking or cut can help).
+
+A query whose passages are all cut by the model's length limit before the
+answer (the ladder's ``truncated``) gets one of the first three: the limit
+explains why it ranks low, the cause says what alone would answer it.
 
 An off-topic query that still gets passages (a bluff) has cause ``cut``: the
 largest printed cut that refuses it is ``answer_cut``. ``answered_by`` lists the
@@ -40,7 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Cause", "causes", "CAUSES", "lower_cut_to_refuse", "higher_cut_to_answer"]
 
 #: Every binding cause, in the order a failures table groups them.
-CAUSES = ("cut", "ranking", "both", "chunking", "length")
+CAUSES = ("cut", "ranking", "both", "chunking")
 
 
 @dataclass(frozen=True)
@@ -111,8 +114,6 @@ def causes(ev: Evaluation, config: str, gate: Gate, *, others: Sequence[str] | N
         holder = float(table.closest_holder[i])
         if rung == "destroyed":
             cause, answer_cut = "chunking", None
-        elif rung == "truncated":
-            cause, answer_cut = "length", None
         elif np.isfinite(holder):  # a holder is in the window, over the cut: a less strict cut alone answers it
             cause, answer_cut = "cut", higher_cut_to_answer(holder)
         elif _ranked_first_answers(table, i, gate):
