@@ -73,7 +73,9 @@ if failing:
     groups += [f"bluffs (the cut lets them through): {bluffs_n}"] if bluffs_n else []
     st.markdown(f"**{len(failing)} failures** under {md_text(config)} at cut {ctx.cut_words}, by what alone would "
                 f"fix them: " + "; ".join(groups) + ".")
-    ftable, fsame = drop_constant(dash_missing(failures_frame(fcauses, texts)), keep=["query", "text"])
+    ftable, fsame = drop_constant(failures_frame(fcauses, texts), keep=["query", "text"])
+    words_cols = [c for c in ftable.columns if c not in ("answer rank", "answer distance")]  # numbers stay sortable
+    ftable[words_cols] = dash_missing(ftable[words_cols])
 
     def _open_failure() -> None:
         rows = ((st.session_state.get("failures_table") or {}).get("selection") or {}).get("rows") or []
@@ -81,7 +83,9 @@ if failing:
             st.session_state["q"] = ftable["query"].iloc[rows[0]]
 
     st.dataframe(ftable, hide_index=True, key="failures_table", on_select=_open_failure,
-                 selection_mode="single-row", height=min(38 + 35 * len(ftable), 320))
+                 selection_mode="single-row", height=min(38 + 35 * len(ftable), 320),
+                 column_config={"answer rank": st.column_config.NumberColumn(format="%d"),
+                                "answer distance": st.column_config.NumberColumn(format="%.3f")})
     st.caption("Grouped by the change that alone would answer the query (largest group first); sort by a column's "
                "header; select a row to open it below. answered by: how many other configurations answer it at "
                "this cut." + (" " + md_text(said_once(fsame, "Every row")) if fsame else ""))

@@ -46,10 +46,9 @@ for col, key, label, better_up, unit in ((c1, "answered", "answered", True, "ans
                                          (c3, "lost", "no answer", False, "answerable questions")):
     cell = getattr(rec, key)
     d = vs.differences[key] if vs else None
-    col.metric(f"{label} (share of {unit}, 95% range)", rate(cell), border=True,
-               **(delta_args(d, better_up=better_up) if d is not None else {}),
-               help=f"{cell.count} queries (questions × phrasings)"
-                    + (f"; the difference with {other.who} in points, 95% range." if other else "."))
+    col.metric(label, rate(cell), border=True, **(delta_args(d, better_up=better_up) if d is not None else {}),
+               help=f"Share of {unit} with its 95% range; {cell.count} queries (questions × phrasings)"
+                    + (f". Below: the difference with {other.who} in points, 95% range." if other else "."))
 if other is not None:
     st.caption(f"Compared with {md_text(other.words())}. "
                + "; ".join(f"{w}: {difference_words(vs.differences[k])}"

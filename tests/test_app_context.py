@@ -147,3 +147,13 @@ def test_the_funnel_bars_link_with_the_context(lib):
     for config, stage, link in zip(frame["config"], frame["stage"], frame["link"]):
         assert {k: v[0] for k, v in parse_qs(urlparse(link).query).items()} == {**carry, "config": config,
                                                                                 "stage": stage}
+
+
+def test_threshold_first_sentence_speaks_plain_words(fake_app, lib):
+    from test_app_pages import plain_words_problems
+
+    at = app("app_pages/threshold.py")
+    first = next(m.value for m in at.main.markdown if m.value.strip())
+    assert first.startswith("At strictness ") or first.startswith(":red[**At strictness "), first
+    assert "(the recommendation)" in first
+    assert not plain_words_problems(first), (first, plain_words_problems(first))

@@ -176,5 +176,5 @@ def failures_frame(causes, texts: dict[str, str]) -> pd.DataFrame:
         "answer distance": round(c.answer_distance, 3) if c.answer_distance is not None else None,
         "answered at cut": f"{c.answer_cut:.3f}" if c.answer_cut is not None and c.outcome != "bluff" else DASH,
         "answered by": len(c.answered_by),
-    } for c in rows], columns=["cause", "query", "text", "outcome", "answer rank", "answer distance",
-                                "answered at cut", "answered by"]).astype({"answer rank": "Int64"})
+    } for c in rows], columns=["cause", "query", "outcome", "answer rank", "answer distance",
+                                "answered at cut", "answered by", "text"]).astype({"answer rank": "Int64", "answer distance": "Float64"})
