@@ -26,6 +26,9 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 COLD_TIMEOUT_MS = 180_000  # first page: loads the model and builds the indexes
 TIMEOUT_MS = 60_000
+#: The overall limit of a wait for a page's own "done" state (the status widget gone, an element present): a wait
+#: ends as soon as the state is reached, so a slow machine (a load of 10-30 on 2 cores) makes a test slower, not red.
+SETTLE_LIMIT_MS = 600_000
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
 
@@ -127,13 +130,13 @@ def page(browser):
         ctx.close()
 
 
-def wait_idle(page, timeout_ms: int = TIMEOUT_MS) -> None:
+def wait_idle(page, timeout_ms: int = SETTLE_LIMIT_MS) -> None:
     """Wait until the app has finished its run (the 'Running…' indicator is gone)."""
     page.wait_for_timeout(300)
     page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached", timeout=timeout_ms)
 
 
-def wait_settled(page, timeout_ms: int = COLD_TIMEOUT_MS) -> None:
+def wait_settled(page, timeout_ms: int = SETTLE_LIMIT_MS) -> None:
     """Wait until no strategy is still computing, then until the run is over.
 
     A strategy that finishes in the background reruns the page; a read of the
