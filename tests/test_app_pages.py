@@ -150,7 +150,7 @@ def test_summary_deltas_are_against_the_runner_up_grey_unless_detectable(fake_ap
     vs = versus(lib, rec.config, Gate(rec.keep, rec.cut, rec.k), rec.runner_up, Gate(rec.keep, rec.runner_up_cut))
     expected = [difference(d) if detectable(d) else "no difference"
                 if all(round(100 * x) == 0 for x in (d.estimate, d.low, d.high))
-                else f"no detectable difference ({difference(d)})"
+                else "no detectable difference"
                 for d in (vs.differences[k] for k in ("answered", "bluffs", "lost"))]
     assert deltas == expected
     grey = [m.proto.delta for m in at.metric if m.proto.delta.startswith("no ")]

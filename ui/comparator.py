@@ -91,8 +91,9 @@ def delta_args(d, *, better_up: bool) -> dict:
     when better), else grey, no arrow, "no detectable difference"."""
     if d is None or d.estimate != d.estimate:
         return {"delta": None}
-    if not detectable(d):
-        return {"delta": difference_words(d), "delta_color": "gray", "delta_arrow": "off"}
+    if not detectable(d):  # the numbers are in the caption under the cards: a card stays whole at 800 px
+        return {"delta": "no difference" if _nil(d) else "no detectable difference", "delta_color": "gray",
+                "delta_arrow": "off"}
     up = d.estimate > 0
     good = up == better_up
     return {"delta": difference(d), "delta_color": "green" if good else "red", "delta_arrow": "up" if up else "down"}
