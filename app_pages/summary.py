@@ -9,13 +9,19 @@ from ui.comparator import comparator, delta_args, difference_words, versus_for
 from ui.context import config_words, context, recommendation, use
 from ui.fmt import pct, rate, share
 from ui.html import md_text
-from ui.jobs import evaluation
+from ui.jobs import evaluation, first_strategy
 from ui.report import report_args, report_builder
 from ui.state import settings
 
 st.title("Summary")
-ev, token = evaluation(need=list(settings().strategies))  # a recommendation is over every configuration
+s = settings()
+# The first strategy's results are enough to start: the recommendation is provisional until every strategy is in.
+ev, token = evaluation(need=[first_strategy(s)], want=list(s.strategies))
 ctx = context(ev, token)
+if ctx.provisional:
+    ready = sorted({c.strategy for c in ev.results if not c.external})
+    st.info(f"Provisional: this is the best of the {len(ready)} of {len(s.strategies)} chunking strategies computed "
+            f"so far ({', '.join(ready)}); it may change as the others finish (see the line below).")
 rec = recommendation(ev, token, ctx.keep, ctx.max_bluff)
 n_in = int(ev.in_domain.sum())
 n_ood = len(ev.queries) - n_in
