@@ -12,12 +12,14 @@ from typing import Iterable
 import pandas as pd
 
 __all__ = ["DASH", "pct", "rate", "interval", "points", "difference", "signed", "share", "ordinal", "drop_constant", "dash_missing",
-           "highlight_row", "said_once", "ACCENT", "ACCENT_BG"]
+           "highlight_row", "said_once", "ACCENT", "ACCENT_BG", "NEUTRAL"]
 
 DASH = "–"
 #: The chosen configuration in charts and tables (everything else grey).
 ACCENT = "#1565c0"
-ACCENT_BG = "background-color: #e3f2fd; font-weight: 600"
+ACCENT_BG = "background-color: #e3f2fd; color: #0d47a1; font-weight: 600"
+#: Chart text and rules that must read on a light and a dark theme alike (about 4.5:1 on white and on near-black).
+NEUTRAL = "#7a7a7a"
 
 
 def _missing(x) -> bool:

@@ -11,6 +11,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from ui.fmt import NEUTRAL
+
 __all__ = ["PLOT_HEIGHT", "FIT_X", "x_extent", "mirrored_bins", "mirrored_histogram", "tradeoff_wide", "flips",
            "label_lanes", "tradeoff_curve"]
 
@@ -89,20 +91,20 @@ def mirrored_histogram(frame: pd.DataFrame, *, cut: float, step: float = 0.02, t
                  alt.Tooltip("end:Q", format=".3f", title="to"), alt.Tooltip("count:Q", title="queries")],
     )
     zero = alt.Chart(pd.DataFrame({"y": [0]})).mark_rule(color="#9e9e9e").encode(y="y:Q")
-    rule = alt.Chart(pd.DataFrame({"cut": [cut]})).mark_rule(color="black", strokeDash=[4, 3], strokeWidth=2).encode(
+    rule = alt.Chart(pd.DataFrame({"cut": [cut]})).mark_rule(color=NEUTRAL, strokeDash=[4, 3], strokeWidth=2).encode(
         x="cut:Q", tooltip=[alt.Tooltip("cut:Q", format=".4f")])
     text = _counts_text(frame, cut, y_top, y_bottom)
     answered = int((frame.loc[frame["key"] == "answer", "distance"] < cut).sum())
     holders = np.isfinite(frame.loc[frame["key"] == "answer", "distance"].to_numpy(dtype=float)).sum()
     missing = int((frame["key"] == "kept").sum() - holders)
     bluffs = int((frame.loc[frame["key"].isin(["near", "far", "ood"]), "distance"] < cut).sum())
-    labels = [alt.Chart(text[text["align"] == a]).mark_text(align=a, dx=-6 if a == "right" else 6, fontSize=12)
+    labels = [alt.Chart(text[text["align"] == a]).mark_text(align=a, dx=-6 if a == "right" else 6, fontSize=12, color=NEUTRAL)
               .encode(x="x:Q", y="y:Q", text="text:N") for a in ("right", "left")]
     return alt.layer(bars, zero, rule, *labels).properties(
         height=PLOT_HEIGHT, autosize=FIT_X,
         title=alt.TitleParams(title or f"At cut {cut:.3f}: {answered} answerable answered, {bluffs} off-topic bluff",
                               anchor="start",
-                              subtitle=[f"answerable: the closest chunk holding the answer ({missing} with none in the top",
+                              subtitleColor=NEUTRAL, subtitle=[f"answerable: the closest chunk holding the answer ({missing} with none in the top",
                                         "keep are not answered at any cut); off-topic: the closest chunk"]))
 
 
@@ -221,6 +223,6 @@ def tradeoff_curve(curve: pd.DataFrame, *, cut: float, goal: float | None = None
     return alt.layer(*layers).resolve_scale(color="independent").properties(
         height=PLOT_HEIGHT, autosize=FIT_X,
         title=alt.TitleParams(title or "Answered and bluffs at every cut", anchor="start",
-                              subtitle=["share of answerable and of off-topic queries, 95% bands;",
+                              subtitleColor=NEUTRAL, subtitle=["share of answerable and of off-topic queries, 95% bands;",
                                         "hover the curve for counts and the queries that change"
                                         + ("; click it to set the cut" if pick else "")]))
