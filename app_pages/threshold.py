@@ -1,5 +1,6 @@
 """Threshold: the goal, the cut that meets it (one click applies it), and what the cut on screen does."""
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -11,9 +12,9 @@ from ragdiag.analyses.threshold.export import thresholds_yaml
 from ragdiag.analyses.threshold.rates import rate_rows
 from ui import cache
 from ui.about import about_run
-from ui.context import config_words, context, link_params, use
+from ui.context import config_words, context, cut_stops, link_params, use
 from ui.fmt import pct, rate, share
-from ui.gate_charts import mirrored_histogram, tradeoff_curve, x_extent
+from ui.gate_charts import flips, mirrored_histogram, tradeoff_curve, x_extent
 from ui.html import md_text, quote_html
 from ui.jobs import evaluation
 from ui.model_cut import model_cut_caption
@@ -125,6 +126,23 @@ t.altair_chart(tradeoff_curve(curve, cut=cut, goal=target, goal_kind="bluffs" if
                               title=f"Answered {pct(row.answered / n_in if n_in else None)}, bluffs "
                                     f"{pct(row.bluffs / n_ood if n_ood else None)} at cut {ctx.cut_words}"),
                width="stretch", key=TRADEOFF, on_select=_picked, selection_mode="pick")
+
+with st.expander("The trade-off as a table: every cut where a query changes outcome"):
+    stops = cut_stops(np.concatenate([inputs.closest, inputs.closest_holder]))
+    at_stops = sweep(inputs, stops)
+    ans_ids = [q for q, i in zip(inputs.query_ids, inputs.in_domain) if i]
+    ood_ids = [q for q, i in zip(inputs.query_ids, inputs.in_domain) if not i]
+    # a stop refuses the distances at or over it: the queries that change at the next stop are those in [stop, next)
+    nxt = [*stops[1:], float("inf")]
+    st.dataframe(pd.DataFrame({
+        "cut": [cut_text(c) for c in stops],
+        "answered (queries)": [r.answered for r in at_stops.rows()],
+        "bluffs (queries)": [r.bluffs for r in at_stops.rows()],
+        "answered from the next cut": flips(nxt, ans_ids, inputs.closest_holder[inputs.in_domain]),
+        "bluff from the next cut": flips(nxt, ood_ids, inputs.closest[~inputs.in_domain]),
+    }), hide_index=True, key="tradeoff_table", height=320)
+    st.caption("What the curve's hover shows, for the keyboard and screen readers: the cuts the sidebar's slider "
+               "stops at, the counts at each, and the queries that change between one and the next.")
 
 labels = {"answered": ("answered", n_in), "wrong_sources": ("wrong passages given", n_in),
           "no_answer": ("refused by the cut (nothing close enough)", n_in), "bluffs": ("bluffs (off-topic, all)", n_ood),

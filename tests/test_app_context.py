@@ -157,3 +157,23 @@ def test_threshold_first_sentence_speaks_plain_words(fake_app, lib):
     assert first.startswith("At strictness ") or first.startswith(":red[**At strictness "), first
     assert "(the recommendation)" in first
     assert not plain_words_problems(first), (first, plain_words_problems(first))
+
+
+def test_the_tradeoff_table_names_the_queries_that_change_between_two_stops(fake_app, lib):
+    """The curve's keyboard-reachable alternative: at each stop, the counts, and who changes before the next."""
+    from ragdiag.analyses.gate_table import gate_table
+    from ragdiag.core.gate import Gate
+
+    at = app("app_pages/threshold.py", config="E/hybrid")
+    df = next(f for f in _frames(at) if "answered from the next cut" in f.columns)
+    table = gate_table(lib, "E/hybrid", Gate(4))
+    holder = dict(zip(table.query_ids, table.closest_holder))
+    cuts = [float(c) for c in df["cut"]] + [float("inf")]
+    named = 0
+    for i, cell in enumerate(df["answered from the next cut"]):
+        for qid in ([] if cell == "–" else [x for x in cell.split(", ") if " more" not in x]):
+            qid = qid.split(" +")[0]
+            assert cuts[i] <= holder[qid] < cuts[i + 1], (qid, holder[qid], cuts[i], cuts[i + 1])
+            named += 1
+        assert df["answered (queries)"].iloc[i] == int((table.closest_holder < cuts[i]).sum())
+    assert named  # the check saw names

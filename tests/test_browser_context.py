@@ -102,7 +102,8 @@ def test_every_page_and_the_report_show_the_recommendation_without_a_click(serve
         page.get_by_role("button", name="Download report").click()
     report = open(dl.value.path(), encoding="utf-8").read()
     assert ctx["config"] in report and ctx["cut"] in report
-    assert answered.split(")")[0] in report  # "56% (44–68": the same rate (the report adds "%" to the range)
+    estimate, interval = re.match(r"(\d+%) \((\d+–\d+)\)", answered).groups()
+    assert estimate in report and interval in report  # the same rate and range ("56%", "44–68")
     for title in ("Overview", "Threshold", "Inspector", "Export"):
         go(page, title)
         settle(page)
