@@ -45,6 +45,7 @@ PAGES = {
         st.Page("app_pages/ground_truth.py", title="Ground truth", icon=":material/edit_note:"),
         st.Page("app_pages/external.py", title="External run", icon=":material/upload_file:"),
         st.Page("app_pages/export.py", title="Export", icon=":material/download:"),
+        st.Page("app_pages/glossary.py", title="Glossary", icon=":material/menu_book:"),
     ],
 }
 

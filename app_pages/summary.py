@@ -6,7 +6,7 @@ from ragdiag.analyses.versus import gate_rates
 from ragdiag.core.gate import Gate, cut_text
 from ui.about import about_run
 from ui.comparator import comparator, delta_args, difference_words, versus_for
-from ui.context import config_words, context, recommendation, use
+from ui.context import config_words, context, link_params, recommendation, use
 from ui.fmt import pct, rate, share
 from ui.html import md_text
 from ui.jobs import evaluation, first_strategy
@@ -80,6 +80,8 @@ b2.button("Use this configuration and cut", key="use_recommended", on_click=use,
           disabled=ctx.is_recommendation,
           help="Every page already shows the recommendation unless you chose otherwise; this sets it back.")
 
+st.page_link("app_pages/glossary.py", label="What these words mean", icon=":material/menu_book:",
+             query_params=link_params())
 with st.expander("How we know"):
     st.markdown(md_text(rec.why))
     st.markdown(f"Cut chosen by: {md_text(rec.cut_method)} (goal: at most {pct(rec.max_bluff)} bluffs)."

@@ -118,7 +118,7 @@ def test_every_in_app_link_carries_the_full_context(fake_app, lib):
     at = app("app_pages/overview.py", config="A/dense", cut="0.999", keep="3", goal="10", lost_at="destroyed")
     ctx = {"cut": "0.999", "keep": "3", "goal": "10"}
     links = []
-    for page in ("overview", "threshold", "hubs", "compare"):
+    for page in ("overview", "threshold", "hubs", "compare", "summary"):
         at.switch_page(f"app_pages/{page}.py")
         run(at)
         for el in at.get("page_link"):
@@ -129,7 +129,8 @@ def test_every_in_app_link_carries_the_full_context(fake_app, lib):
                     links += [(page, "inspector", urlparse(u).query) for u in df[col].dropna()]
     inspector_links = [x for x in links if "inspector" in x[1]]
     assert {p for p, _, _ in inspector_links} >= {"overview", "threshold"}, links  # the crawl saw links
-    for page, target, query in inspector_links:
+    assert any("glossary" in t for _, t, _ in links), links
+    for page, target, query in links:
         q = {k: v[0] for k, v in parse_qs(query).items()}
         assert {k: q.get(k) for k in ctx} == ctx, (page, target, query)
         assert "config" in q, (page, query)
