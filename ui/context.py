@@ -204,7 +204,9 @@ def _adopt_url() -> None:
             state[field] = value
             changed.append(field)
         written[field].add(text)  # read once: later echoes of it are not choices
-    if changed:
+    if changed and _SHOWN not in st.session_state:  # a new tab opened on a link: its context, nothing to undo
+        st.session_state[_STATE] = state
+    elif changed:
         _set_chosen(state, "Set by the link: " + ", ".join(changed) + ".")
 
 
