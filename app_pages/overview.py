@@ -78,7 +78,8 @@ if fs:
     left.altair_chart(funnel_stack(frame, chosen=chosen), width="stretch")
     right.altair_chart(funnel_waterfall(frame, chosen), width="stretch")
     st.caption(f"Every answerable query gets the first stage that lost its answer, in pipeline order: destroyed by "
-               f"the chunking, truncated by the encoder window, not in the pool (the top 25 a reranker rescores), "
+               f"the chunking, truncated by the encoder window, not retrieved (not in the top 25; for a reranker: not among "
+               f"those it re-scores), "
                f"ranked below k = keep = {ctx.keep}, refused or kept-but-wrong by the gate (cut {ctx.cut:.3f}, keep "
                f"{ctx.keep}), or answered. Counts are over all phrasings.")
     ftable, fconst = funnel_view(funnel_rows(fs))

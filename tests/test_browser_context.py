@@ -73,7 +73,7 @@ def context_of(page) -> dict[str, str]:
 
 def go(page, title: str) -> None:
     """Open a page from the sidebar's navigation, as a person does (Export sits behind "View … more")."""
-    link = page.locator('[data-testid="stSidebarNav"] a').filter(has_text=re.compile(f"^{title}$"))
+    link = page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title)  # its icon's text precedes
     if not link.count() or not link.first.is_visible():
         page.locator('[data-testid="stSidebarNav"]').get_by_text(re.compile(r"View \d+ more")).click()
     link.first.click()
@@ -122,7 +122,7 @@ def test_slider_and_curve_set_the_cut_and_a_printed_cut_reproduces_its_rates(ser
     page.get_by_role("heading", name="Threshold").wait_for(timeout=LIMIT_MS)
     settle(page)
     start = float(params(page)["cut"])
-    thumb = page.locator('[data-testid="stSidebar"] [role="slider"]').first
+    thumb = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"] input[type="range"]').first
     thumb.focus()
     thumb.press("ArrowRight")  # the next stop: the next cut where some query changes outcome
     page.wait_for_function(f"() => !location.search.includes('cut={start:.3f}')", timeout=LIMIT_MS)
