@@ -82,11 +82,12 @@ if failing:
         if rows:
             st.session_state["q"] = ftable["query"].iloc[rows[0]]
 
-    st.dataframe(ftable, hide_index=True, key="failures_table", on_select=_open_failure,
+    table_box = st.expander(f"The {len(failing)} failures, grouped by cause: select one to open it below")
+    table_box.dataframe(ftable, hide_index=True, key="failures_table", on_select=_open_failure,
                  selection_mode="single-row", height=min(38 + 35 * len(ftable), 320),
                  column_config={"answer rank": st.column_config.NumberColumn(format="%d"),
                                 "answer distance": st.column_config.NumberColumn(format="%.3f")})
-    st.caption("Grouped by the change that alone would answer the query (largest group first); sort by a column's "
+    table_box.caption("Grouped by the change that alone would answer the query (largest group first); sort by a column's "
                "header; select a row to open it below. answered by: how many other configurations answer it at "
                "this cut." + (" " + md_text(said_once(fsame, "Every row")) if fsame else ""))
 

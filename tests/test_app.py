@@ -296,13 +296,17 @@ def test_threshold_rates_equal_the_sweep_and_the_proposal_applies(tiny, library)
     shown = {r["outcome"]: r["queries"] for r in df.to_dict("records")}
     inputs = gate_table(library, "E/hybrid", Gate(4))
     row = sweep(inputs, [0.5]).row(0.5)
-    assert shown["answered"] == row.answered and shown["NO ANSWER (nothing under the cut)"] == row.no_answer
+    assert shown["answered"] == row.answered and shown["refused by the cut (nothing close enough)"] == row.no_answer
     assert shown["bluffs (off-topic, all)"] == row.bluffs
     assert "dense model" in texts(at)  # the distance is named
     choice = cut_choice(inputs, Goal(max_bluff=0.05))
     at.button(key="use_cut").click().run()
     settle(at)
-    assert at.number_input(key="cut").value == choice.cut
+    from ragdiag.core.gate import cut_text
+
+    cut_field = next(w for w in at.number_input if str(w.key or "").startswith("ctx_cut_"))
+    assert cut_field.value == float(cut_text(choice.conformal_cut if choice.conformal_cut is not None
+                                             else choice.cut))  # the proposal, as printed
 
 
 def test_inspector_query_from_url_and_citations(tiny, library):

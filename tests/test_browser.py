@@ -194,28 +194,29 @@ def _gate_grid(page):
 
 
 def _cut_field(page):
-    return page.get_by_role("spinbutton", name=re.compile(r"^Cut"))
+    return page.get_by_role("spinbutton", name=re.compile(r"^Cut, exact"))
 
 
 def test_threshold_cut_from_the_sidebar(server, page):
     page.goto(f"{server}/threshold?config=E%2Fhybrid&cut=0.5")
-    page.get_by_text("At the cut on screen, 0.5000", exact=False).wait_for(timeout=COLD_TIMEOUT_MS)
+    page.get_by_text("At strictness 0.500", exact=False).wait_for(timeout=SETTLE_LIMIT_MS)
     wait_settled(page)
     grid = _gate_grid(page)
-    for outcome in ("answered", "NO ANSWER (nothing under the cut)", "bluffs (off-topic, all)"):
+    for outcome in ("answered", "refused by the cut (nothing close enough)", "bluffs (off-topic, all)"):
         sync_api.expect(grid.get_by_text(outcome, exact=True).first).to_be_attached()
     shot(page, "threshold-before")
     field = _cut_field(page)
     assert float(field.input_value()) == 0.5
     field.fill("0.505")
     field.press("Enter")
-    page.get_by_text("At the cut on screen, 0.5050", exact=False).wait_for()
+    page.get_by_text("At strictness 0.505", exact=False).wait_for()
     wait_idle(page)
     assert "cut=0.505" in page.url
     field.fill("1")
     field.press("Enter")
     # every out-of-domain query gets sources when nothing is cut
-    page.get_by_text("At the cut on screen, 1.0000, 2 of 2 off-topic queries get sources", exact=False).wait_for()
+    page.get_by_text("At strictness 1.000 (your choice), 2 of 2 off-topic questions still get passages",
+                     exact=False).wait_for()
     wait_idle(page)
     assert "misses the goal" in main_text(page)
     shot(page, "threshold-after")
