@@ -64,6 +64,7 @@ class Context:
     proposed_cut: float | None = None
     recommended_config: str = ""
     provisional: bool = False
+    recommended_cut: float | None = None
 
     @property
     def cut(self) -> float:
@@ -301,7 +302,8 @@ def context(ev: Evaluation, token: str) -> Context:
     cut = proposed if state[CUT_KEY] is None else state[CUT_KEY]
     provisional = len({c.strategy for c in ev.results if not c.external}) < len(settings().strategies)
     ctx = Context(config, Gate(keep, cut), chosen, max_bluff, state[CUT_KEY] is not None, proposed,
-                  rec.config if rec is not None else "", provisional)
+                  rec.config if rec is not None else "", provisional,
+                  _round_cut(rec.cut) if rec is not None else None)
     st.session_state[_SHOWN] = {CONFIG_KEY: config, CUT_KEY: cut, KEEP_KEY: keep, GOAL_KEY: max_bluff}
     if not st.session_state.get(_DRAWN):
         st.session_state[_DRAWN] = True
@@ -412,7 +414,7 @@ def _draw(ev: Evaluation, token: str, ctx: Context, missing: str | None) -> None
             st.caption("The recommendation at its proposed cut.")
         else:
             st.caption(f"Your choice. Recommended: {ctx.recommended_config} at cut "
-                       f"{cut_text(ctx.proposed_cut) if ctx.config == ctx.recommended_config else '…'}.")
+                       f"{cut_text(ctx.recommended_cut) if ctx.recommended_cut is not None else '–'}.")
             st.button("Back to the recommendation", key=f"ctx_reset_{ver}", on_click=_reset)
         note = st.session_state.get(_NOTE)
         if note:
