@@ -50,14 +50,15 @@ PAGES = {
 }
 
 # Under 1,000 px: columns wrap (cards stay whole) and a card's number wraps rather than being cut with "…".
-st.html("""<style>
+# (Markdown in the sidebar: a style-only st.html would be an event element, read as the page's last HTML block.)
+st.sidebar.markdown("""<style>
 [data-testid="stMetricValue"] > div { white-space: normal !important; overflow: visible !important;
                                       text-overflow: clip !important; }
 @media (max-width: 1000px) {
   [data-testid="stHorizontalBlock"] { flex-wrap: wrap !important; }
   [data-testid="stHorizontalBlock"] > [data-testid="stColumn"] { min-width: 220px !important; flex: 1 1 220px !important; }
 }
-</style>""")
+</style>""", unsafe_allow_html=True)
 
 page = st.navigation(PAGES)
 context_sidebar()  # reads a link's context; the page's first context() call draws the fields
