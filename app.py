@@ -1,7 +1,7 @@
 """ragdiag dashboard: page config, the navigation by job, the sidebar's data and context, and the router.
 
 Run with ``streamlit run app.py``. Pages live in ``app_pages/``; each reads the
-shared context (configuration, cut, keep: :mod:`ui.context`, kept in the URL),
+shared context (configuration, cut, keep, goal: :mod:`ui.context`, kept in the URL),
 calls the library, and draws.
 
 Environment (all optional): ``RAGDIAG_CORPUS`` and ``RAGDIAG_TRUTH`` (the
@@ -21,7 +21,7 @@ import streamlit as st
 
 from ragdiag.retrieval.registry import load_plugins
 from ui.collection_view import collection_spec
-from ui.context import context_sidebar
+from ui.context import context_done, context_sidebar
 from ui.state import FAVICON, sidebar
 
 load_plugins()  # idempotent: a module is imported once per process
@@ -52,14 +52,29 @@ PAGES = {
         st.Page("app_pages/truth_review.py", title="Grow the ground truth", icon=":material/playlist_add_check:"),
         st.Page("app_pages/external.py", title="External run", icon=":material/upload_file:"),
         st.Page("app_pages/export.py", title="Export", icon=":material/download:"),
+        st.Page("app_pages/glossary.py", title="Glossary", icon=":material/menu_book:"),
     ],
 }
 
-if collection_spec():  # the operator opened a collection (RAGDIAG_COLLECTION): its page alone
+# Under 1,000 px: columns wrap (cards stay whole) and a card's number wraps rather than being cut with "…".
+# (Markdown in the sidebar: a style-only st.html would be an event element, read as the page's last HTML block.)
+st.sidebar.markdown("""<style>
+[data-testid="stMetricValue"] > div { white-space: normal !important; overflow: visible !important;
+                                      text-overflow: clip !important; }
+@media (max-width: 1000px) {
+  [data-testid="stHorizontalBlock"] { flex-wrap: wrap !important; }
+  [data-testid="stHorizontalBlock"] > [data-testid="stColumn"] { min-width: 220px !important; flex: 1 1 220px !important; }
+}
+</style>""", unsafe_allow_html=True)
+
+collection = bool(collection_spec())
+if collection:  # the operator opened a collection (RAGDIAG_COLLECTION): its page alone
     page = st.navigation({"Results": [st.Page("app_pages/collection.py", title="Collection",
                                                icon=":material/library_books:", default=True)]})
 else:
     page = st.navigation(PAGES)
-    context_sidebar()
+    context_sidebar()  # reads a link's context; the page's first context() call draws the fields
     sidebar()
 page.run()
+if not collection:
+    context_done()  # a page that never asked for the context: the sidebar still says what it is

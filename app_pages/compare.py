@@ -19,10 +19,10 @@ from ragdiag.core.defaults import ALPHA, KS, PRIMARY_K
 from ragdiag.core.metrics import hits_at_k
 from ragdiag.analyses.recommend import describe_config, recommend
 from ragdiag.core.gate import Gate
-from ui.fmt import drop_constant, rate, said_once
+from ui.fmt import difference, drop_constant, rate, said_once
 from ui.html import md_text
 from ui import cache
-from ui.context import context
+from ui.context import context, link_params
 from ui.jobs import evaluation
 from ui.state import config_labels
 
@@ -119,7 +119,7 @@ def pair_details(comp, *, coloured: bool) -> None:
                     i = ev.query_index(qid)
                     ranks = f"rank {int(ra.needle_rank[i]) or '–'} vs {int(rb.needle_rank[i]) or '–'}"
                     st.page_link("app_pages/inspector.py", label=md_text(f"{qid} · {ranks} · {texts[qid][:90]}"),
-                                 icon=":material/search:", query_params={"q": qid, "config": cfg})
+                                 icon=":material/search:", query_params=link_params(q=qid, config=cfg))
 
 
 if view == "ship":
@@ -151,14 +151,19 @@ if view == "ship":
                            f"{n_set} of {len(df)} configurations are not shown worse than the best",
                            f"R@{PRIMARY_K} with its {RECALL_INTERVAL_WORDS.split(' (')[0]}; the tier is simultaneous "
                            f"over all {len(df)} ({res.method})"), width="stretch")
-    best_table, best_same = drop_constant(df.drop(columns=["low", "high"]), keep=["configuration", "code"])
+    # one format for a rate and a difference, as in sentences: "62% (48–75)", "−12 pts (−38 to +12)" (this minus
+    # the best: negative is worse)
+    shown_df = pd.DataFrame({
+        "configuration": df["configuration"], "code": df["code"],
+        f"found in the top {PRIMARY_K} (share of questions)": [rate(recall[c]) for c in df["code"]],
+        "tier": df["tier"],
+        "difference to the best (points, simultaneous 95%)": [
+            "best" if c == res.best else difference(r) for c, r in zip(df["code"], rows)],
+        "p adjusted": df["p adjusted"]})
+    best_table, best_same = drop_constant(shown_df, keep=["configuration", "code"])
     if best_same:
         st.caption(md_text(said_once(best_same)))
-    st.dataframe(best_table, hide_index=True, column_config={
-        "R@4": st.column_config.NumberColumn(format="%.2f"),
-        "difference to best": st.column_config.NumberColumn(format="%+.3f"),
-        "simultaneous low": st.column_config.NumberColumn(format="%+.3f"),
-        "simultaneous high": st.column_config.NumberColumn(format="%+.3f")})
+    st.dataframe(best_table, hide_index=True)
     st.caption(f"Comparison with the best at R@{PRIMARY_K}: a configuration is in the best set when its simultaneous "
                f"interval of the difference to the best reaches 0 (adjusted p ≥ {ALPHA}).")
 

@@ -9,6 +9,7 @@ from ragdiag.present.per_query import per_query_frame
 from ui import cache
 from ui.context import config_words, context
 from ui.html import md_text
+from ui.report import report_args
 from ui.jobs import evaluation
 
 st.title("Export")
@@ -18,13 +19,13 @@ st.caption("Everything here is computed by the library for the evaluation on scr
 ev, token = evaluation()
 
 
-def _report(token: str, config: str, cut: float, keep: int, ev) -> tuple[str, str]:
+def _report(token: str, ev, args: dict) -> tuple[str, str]:
     def build():
-        report = build_report(ev, config=config, cut=cut, keep=keep)
+        report = build_report(ev, **args)
         return report.to_html(), report.to_markdown()
 
     with st.spinner("Building the report…"):
-        return cache.data_by_evaluation("report", token, (config, cut, keep), build)
+        return cache.data_by_evaluation("report", token, tuple(sorted(args.items())), build)
 
 
 def _tables(token: str, ev) -> tuple[bytes, bytes, bytes, bytes]:
@@ -38,20 +39,20 @@ def _tables(token: str, ev) -> tuple[bytes, bytes, bytes, bytes]:
 st.subheader("Report for product owners")
 ctx = context(ev, token)
 config, cut, keep = ctx.config, ctx.cut, ctx.keep
-st.caption(f"About {config_words(config)} at cut {cut:.4f}, keeping at most {keep} chunks (the sidebar's context).")
+about = ("the recommendation" if ctx.is_recommendation else "your choice (sidebar)")
+st.caption(f"About {md_text(config_words(config))} at cut {ctx.cut_words}, keeping at most {keep} passages: "
+           f"{about}.")
 try:
-    html, markdown = _report(token, config, cut, keep, ev)
-except ValueError as exc:  # a context the report cannot be priced at (a cut of 0 keeps nothing): said, not raised
+    html, markdown = _report(token, ev, report_args(ev, ctx))
+except ValueError as exc:  # a context the report cannot be made at: said, not raised
     html = markdown = None
-    st.info(f"No report at cut {cut:.4f}: {md_text(exc)}. A cut of 0 keeps no chunk at all; set a cut above 0 in "
-            "the sidebar (the default is 0.6). The files below do not depend on the cut.")
+    st.info(f"No report at cut {ctx.cut_words}: {md_text(exc)}. The files below do not depend on the cut.")
 if html is not None:
     b1, b2 = st.columns(2)
     b1.download_button("Download report (HTML)", html, file_name="ragdiag-report.html", mime="text/html",
                        icon=":material/download:", width="stretch")
     b2.download_button("Download report (Markdown)", markdown, file_name="ragdiag-report.md", mime="text/markdown",
                        icon=":material/download:", width="stretch")
-    st.caption(f"Chosen configuration {md_text(config)}, gate: keep at most {keep} chunks closer than {cut:.3f}.")
 
 st.subheader("Per-query results and standard files")
 csv, parquet, summary, trec = _tables(token, ev)

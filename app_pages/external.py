@@ -118,7 +118,7 @@ if run.distances:
     st.subheader("Threshold")
     ctx = context(ev, token)
     cut, keep = ctx.cut, ctx.keep
-    st.caption(f"At the context's cut {cut:.4f}, keeping at most {keep} chunks (sidebar).")
+    st.caption(f"At the context's cut {cut:.3f}, keeping at most {keep} chunks (sidebar).")
     table = sweep_table(view, result.config, Gate(keep), cuts=[cut])
     rates = rate_rows(gate_table(view, result.config, Gate(keep)), [cut])[0]
     st.dataframe(gate_view(rates, table.row(cut)), hide_index=True, key="run_gate")

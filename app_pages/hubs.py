@@ -6,7 +6,7 @@ from ragdiag.core.defaults import KS, PRIMARY_K
 from ui.diag_frames import hub_frame, inspector_url
 from ragdiag.analyses.hubs import HUB_MIN_CLUSTERS, HUB_RATIO, hubness, hubs
 from ui.diag_charts import hub_chart
-from ui.context import context
+from ui.context import context, link_params
 from ui.html import md_text
 from ui.fmt import dash_missing, drop_constant
 from ui.jobs import evaluation
@@ -60,8 +60,8 @@ displaced = [(h, q) for h in items for q in h.displaced]
 st.subheader(f"Queries displaced ({len(displaced)})")
 st.caption(f"Answerable queries with a listed chunk in their top {k} while no chunk holding their needle was.")
 for h, qid in displaced:
-    st.page_link("app_pages/inspector.py", label=f"{md_text(qid)} · crowded by {md_text(h.chunk_id)}", icon=":material/search:",
-                 query_params={"q": qid, "config": config})
+    st.page_link("app_pages/inspector.py", label=f"{md_text(qid)} · crowded by {md_text(h.chunk_id)}",
+                 icon=":material/search:", query_params=link_params(q=qid, config=config))
 if not displaced:
     st.caption("None.")
 st.caption(f"Link format for other tools: {inspector_url(q='QUERY', config=config)}")

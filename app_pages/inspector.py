@@ -13,11 +13,13 @@ from ragdiag.core.gate import Gate
 from ui import cache
 from ui.about import about_run
 from ui.context import config_words, context, url_synced, write_url
+from ragdiag.analyses.cause import CAUSES, causes as binding_causes
 from ui.diag import funnels_for
 from ui.fmt import dash_missing, drop_constant, highlight_row, said_once
 from ui.frames import top_hits
 from ui.html import md_text, quote_html
-from ui.inspect_words import FAILURES, OUTCOMES, answered_under, outcome_frame, outcome_of, sentence
+from ui.inspect_words import (CAUSE_WORDS, FAILURES, OUTCOMES, RUNG_WORDS, answered_under, cause_sentence,
+                              failures_frame, outcome_frame, outcome_of, reranks)
 from ui.jobs import evaluation
 
 st.title("Inspector")
@@ -41,6 +43,8 @@ def outcomes(label: str) -> dict:
 
 
 mine = outcomes(config)
+why = {c.query_id: c for c in cache.by_evaluation("causes", token, (config, k, keep, cut),
+                                                  lambda: binding_causes(ev, config, Gate(keep, cut, k)))}
 
 f1, f2, f3 = st.columns([2, 1, 1])
 search = f1.text_input("Search queries by text or id", key="search", bind="query-params",
@@ -48,7 +52,8 @@ search = f1.text_input("Search queries by text or id", key="search", bind="query
 failures = f2.checkbox("Only failures", key="failures", bind="query-params",
                        help="Answerable queries not answered, and off-topic queries that get sources (bluffs).")
 stage = f3.selectbox("Outcome", ["any", *OUTCOMES], key="stage", bind="query-params",
-                     help="Under the chosen configuration at the context's cut and keep (k = keep).")
+                     format_func=lambda s: RUNG_WORDS.get(s, s),
+                     help="Under the chosen configuration at the context's cut and keep.")
 
 ids = [q.id for q in ev.queries]
 shown = [qid for qid in ids
@@ -58,6 +63,33 @@ if not shown:
     st.info("No query matches the search and filter.")
     st.stop()
 failing = [qid for qid in shown if mine[qid].outcome in FAILURES]
+
+# ----- the failures, grouped by what alone would fix them; a row opens it below ---------------------
+if failing:
+    fcauses = [why[q] for q in failing if q in why]
+    counts = {c: sum(1 for x in fcauses if x.cause == c and x.outcome != "bluff") for c in CAUSES}
+    bluffs_n = sum(1 for x in fcauses if x.outcome == "bluff")
+    groups = [f"{CAUSE_WORDS[c]}: {n}" for c, n in sorted(counts.items(), key=lambda kv: -kv[1]) if n]
+    groups += [f"bluffs (the cut lets them through): {bluffs_n}"] if bluffs_n else []
+    st.markdown(f"**{len(failing)} failures** under {md_text(config)} at cut {ctx.cut_words}, by what alone would "
+                f"fix them: " + "; ".join(groups) + ".")
+    ftable, fsame = drop_constant(failures_frame(fcauses, texts), keep=["query", "text"])
+    words_cols = [c for c in ftable.columns if c not in ("answer rank", "answer distance")]  # numbers stay sortable
+    ftable[words_cols] = dash_missing(ftable[words_cols])
+
+    def _open_failure() -> None:
+        rows = ((st.session_state.get("failures_table") or {}).get("selection") or {}).get("rows") or []
+        if rows:
+            st.session_state["q"] = ftable["query"].iloc[rows[0]]
+
+    table_box = st.expander(f"The {len(failing)} failures, grouped by cause: select one to open it below")
+    table_box.dataframe(ftable, hide_index=True, key="failures_table", on_select=_open_failure,
+                 selection_mode="single-row", height=min(38 + 35 * len(ftable), 320),
+                 column_config={"answer rank": st.column_config.NumberColumn(format="%d"),
+                                "answer distance": st.column_config.NumberColumn(format="%.3f")})
+    table_box.caption("Grouped by the change that alone would answer the query (largest group first); sort by a column's "
+               "header; select a row to open it below. answered by: how many other configurations answer it at "
+               "this cut." + (" " + md_text(said_once(fsame, "Every row")) if fsame else ""))
 
 
 def _next_failure() -> None:
@@ -70,7 +102,7 @@ def _next_failure() -> None:
 p1, p2 = st.columns([5, 1], vertical_alignment="bottom")
 url_synced("q", shown, fallback=shown[0])  # the picker shows words; the URL holds the query id
 qid = p1.selectbox(f"Query ({len(shown)} of {len(ids)})", shown, key="q",
-                   format_func=lambda q: f"{q} · {mine[q].outcome} · {texts[q][:80]}")
+                   format_func=lambda q: f"{q} · {RUNG_WORDS.get(mine[q].outcome, mine[q].outcome)} · {texts[q][:80]}")
 write_url("q", qid)
 p2.button("Next failure", key="next_failure", on_click=_next_failure, disabled=not failing,
           help=f"{len(failing)} failures in this list under {config}.")
@@ -84,17 +116,20 @@ all_outcomes = [outcomes(c.label)[qid] for c in ev.results if not c.external]
 good = "answered" if query.in_domain else "abstained"
 under = answered_under(all_outcomes, good)
 named = ", ".join(under[:6]) + (f" and {len(under) - 6} more" if len(under) > 6 else "")
-verdict = (f"**{md_text(config_words(config))}** — {md_text(sentence(o))} "
-           + (f"{good.capitalize()} under: {md_text(named)}." if under and o.outcome != good
-              else f"{good.capitalize()} under {len(under)} of {len(all_outcomes)} configurations."))
+said = cause_sentence(o, why.get(qid), reranker=reranks(config))
+verdict = (f"**{md_text(config_words(config))}** — {md_text(said)} "
+           + (f"{'Answered' if query.in_domain else 'Refused'} at this cut by: {md_text(named)}."
+              if under and o.outcome != good
+              else f"{'Answered' if query.in_domain else 'Refused'} by {len(under)} of {len(all_outcomes)} "
+                   "configurations at this cut."))
 (st.success if o.outcome == good else st.error)(verdict)
 
-frame = outcome_frame(all_outcomes, config)
+frame, same = drop_constant(outcome_frame(all_outcomes, config), keep=["configuration", "outcome"])
 st.dataframe(highlight_row(frame, "configuration", config), hide_index=True, key="per_config",
              height=min(38 + 35 * len(frame), 420))
-st.caption(f"Every configuration on this query at k = keep = {keep}, cut {cut:.3f}; the chosen one "
-           "first. answer rank: of the first chunk holding the answer whole; closest distance: the closest of the "
-           "chunks the gate looks at.")
+st.caption(f"Every configuration on this query, top {keep} passages, cut {ctx.cut_words}; the chosen one "
+           "first. answer rank: of the first passage holding the answer whole; closest distance: the closest of the "
+           "passages the gate looks at." + (" " + md_text(said_once(same)) if same else ""))
 
 question = ev.truth.question(query.question_id) if query.in_domain else None
 if question is not None:
@@ -132,6 +167,18 @@ for _, h in hits.head(keep).iterrows():
                 f"score {h['score']:.4f} · distance {h['distance']:.3f} ({passed}){mark}")
     needle_span = (question.start, question.end) if question is not None and c.doc_id == question.doc_id else None
     st.html(quote_html(c.content, base=c.start, needle=needle_span))
+
+holder_rank = o.rank if query.in_domain else None
+if holder_rank and holder_rank > keep:  # the answer's own passage, quoted even when it is outside what is given
+    res_rank = holder_rank - 1
+    if res_rank < res.top_order.shape[1]:
+        c = chunks[int(res.top_order[qi, res_rank])]
+        d = float(res.top_distance[qi, res_rank])
+        st.markdown(f"**The passage holding the answer: #{holder_rank}** {md_text(c.id)} · {md_text(c.doc_id)} › "
+                    f"{md_text(c.section or '(preamble)')} · distance {d:.3f} "
+                    f"({'passes the cut' if d < cut else 'over the cut'}; not given: only the top {keep} are)")
+        st.html(quote_html(c.content, base=c.start, needle=(question.start, question.end)
+                           if question is not None and c.doc_id == question.doc_id else None))
 
 st.subheader("Citation preview")
 kept = [(chunks[pos], d) for pos, d in kept_chunks(res, qi, Gate(keep, cut))]

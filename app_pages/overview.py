@@ -8,7 +8,7 @@ from ragdiag.analyses.funnel import funnel_rows; from ragdiag.analyses.outcomes 
 from ragdiag.analyses.granular import granular_rows, redundancy_rows
 from ragdiag.analyses.summary import summary_rows
 from ui.about import about_run
-from ui.context import config_words, context
+from ui.context import config_words, context, link_params
 from ui.diag import funnels_for
 from ui.diag_frames import funnel_frame, granular_frame, stage_queries_frame
 from ui.fmt import dash_missing, drop_constant, highlight_row, rate, said_once
@@ -67,7 +67,8 @@ st.caption(f"{rows[0].queries} answerable queries ({phrasing}: questions × phra
 # ----- the funnel: where each answerable query was lost ----------------------------------------------
 fs = [f for f in funnels_for(token, ctx.keep, ctx.cut, ctx.keep, ev) if f.config.label in shown]  # k = keep
 if fs:
-    frame = funnel_frame(fs)
+    carry = {k: v for k, v in link_params().items() if k != "config"}  # every link keeps the cut, keep and goal
+    frame = funnel_frame(fs, carry)
     ff = {f.config.label: f for f in fs}
     chosen = ctx.config if ctx.config in ff else fs[0].config.label
     n_ans = ff[chosen].counts().get("answered", 0)
@@ -77,7 +78,8 @@ if fs:
     left.altair_chart(funnel_stack(frame, chosen=chosen), width="stretch")
     right.altair_chart(funnel_waterfall(frame, chosen), width="stretch")
     st.caption(f"Every answerable query gets the first stage that lost its answer, in pipeline order: destroyed by "
-               f"the chunking, truncated by the encoder window, not in the pool (the top 25 a reranker rescores), "
+               f"the chunking, truncated by the encoder window, not retrieved (not in the top 25; for a reranker: not among "
+               f"those it re-scores), "
                f"ranked below k = keep = {ctx.keep}, refused or kept-but-wrong by the gate (cut {ctx.cut:.3f}, keep "
                f"{ctx.keep}), or answered. Counts are over all phrasings.")
     ftable, fconst = funnel_view(funnel_rows(fs))
@@ -86,7 +88,7 @@ if fs:
         st.caption("Same on every row: " + "; ".join(f"{md_text(k)} {v}" for k, v in fconst.items()) + ".")
     stage = st.selectbox("Queries lost at", list(STAGES), index=STAGES.index("ranked-low"), key="lost_at",
                          bind="query-params")
-    sq = stage_queries_frame(fs, ev, stage)
+    sq = stage_queries_frame(fs, ev, stage, carry)
     st.caption(f"{len(sq)} (configuration, query) pairs at **{stage}**; open one in the Inspector.")
     sq = sq.rename(columns={"config": "configuration", "query_id": "query", "dense_rank": "dense rank",
                             "bm25_rank": "BM25 rank", "pool_rank": "pool rank", "final_rank": "final rank"})

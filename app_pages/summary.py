@@ -1,50 +1,98 @@
-"""Summary: what to ship, in words, with the three numbers that support it at the gate's k."""
+"""Summary: what to ship, in plain words, with the goal judged and the three numbers that support it."""
 
 import streamlit as st
 
+from ragdiag.analyses.versus import gate_rates
+from ragdiag.core.gate import Gate, cut_text
 from ui.about import about_run
-from ui.context import config_words, context, recommendation, use
-from ui.fmt import pct, points, rate
+from ui.comparator import comparator, delta_args, difference_words, versus_for
+from ui.context import config_words, context, link_params, recommendation, use
+from ui.fmt import pct, rate, share
 from ui.html import md_text
-from ui.jobs import evaluation
+from ui.jobs import evaluation, first_strategy
+from ui.report import report_args, report_builder
 from ui.state import settings
 
 st.title("Summary")
-ev, token = evaluation(need=list(settings().strategies))  # a recommendation is over every configuration
-rec = recommendation(ev, token)
+s = settings()
+# The first strategy's results are enough to start: the recommendation is provisional until every strategy is in.
+ev, token = evaluation(need=[first_strategy(s)], want=list(s.strategies))
 ctx = context(ev, token)
+if ctx.provisional:
+    ready = sorted({c.strategy for c in ev.results if not c.external})
+    st.info(f"Provisional: this is the best of the {len(ready)} of {len(s.strategies)} chunking strategies computed "
+            f"so far ({', '.join(ready)}); it may change as the others finish (see the line below).")
+rec = recommendation(ev, token, ctx.keep, ctx.max_bluff)
+n_in = int(ev.in_domain.sum())
+n_ood = len(ev.queries) - n_in
 
-st.markdown(f"### Ship **{md_text(rec.words)}** at cut {rec.cut:.4f}")
-st.markdown(f"{rate(rec.answered)} of answerable queries answered; {rate(rec.bluffs)} of off-topic queries still get "
-            f"sources; {rate(rec.lost)} lost. <span style='color:#757575'>{md_text(rec.config)} · keep at most "
-            f"{rec.keep} chunks · k = {rec.k}</span>", unsafe_allow_html=True)
+st.markdown(f"### Ship **{md_text(rec.words)}** at strictness {cut_text(rec.cut)}")
+st.markdown(f"{rate(rec.answered)} of answerable questions get a passage holding the answer; "
+            f"{rec.bluffs.count} of {n_ood} off-topic questions still get passages (a *bluff*: "
+            f"{rate(rec.bluffs)}); {rate(rec.lost)} get no answer. "
+            f"<span style='color:#757575'>{md_text(rec.config)} · at most {rec.keep} passages · cut "
+            f"{cut_text(rec.cut)}, cosine distance (lower is stricter)</span>", unsafe_allow_html=True)
 
-ru = rec.runner_up_rates or {}
+# ----- the goal, judged in words -------------------------------------------------------------------
+b = rec.bluffs
+if n_ood and b.rate is not None:
+    met = b.rate <= ctx.max_bluff + 1e-12
+    st.markdown(f"**Goal** · off-topic questions that still get passages at most {pct(ctx.max_bluff)}: "
+                + (":green[**met**]" if met else ":red[**not met**]")
+                + f", {share(b.count, n_ood)} ({pct(b.rate)}), could be up to {pct(b.high)} on new questions.")
+else:
+    st.markdown("**Goal** · bluffs cannot be judged: the ground truth has no off-topic questions.")
+
+# ----- the three numbers, against one comparator ----------------------------------------------------
+other = comparator(ev, token, rec, ctx.keep, ctx.max_bluff)
+vs = versus_for(ev, token, rec.config, Gate(rec.keep, rec.cut, rec.k), other) if other else None
 c1, c2, c3 = st.columns(3)
-for col, key, label, better_up in ((c1, "answered", "answered", True), (c2, "bluffs", "bluffs", False),
-                                   (c3, "lost", "lost", False)):
+for col, key, label, better_up, unit in ((c1, "answered", "answered", True, "answerable questions"),
+                                         (c2, "bluffs", "bluffs", False, "off-topic questions"),
+                                         (c3, "lost", "no answer", False, "answerable questions")):
     cell = getattr(rec, key)
-    other = ru.get(key)
-    delta, colour, arrow = None, "normal" if better_up else "inverse", "auto"
-    if other is not None and cell.rate is not None and other.rate is not None:
-        delta = f"{points(cell.rate - other.rate)} vs runner-up"
-        if round(100 * (cell.rate - other.rate)) == 0:  # no change is neither good nor bad: grey, no arrow
-            delta, colour, arrow = "same as the runner-up", "off", "off"
-    col.metric(f"{label} (share of queries, 95% interval)", rate(cell), delta=delta,
-               delta_color=colour, delta_arrow=arrow, border=True,
-               help=f"{cell.count} queries; the difference is in percentage points.")
-if rec.runner_up:
-    st.caption(f"Runner-up: {md_text(config_words(rec.runner_up))}"
-               + (f" at its own cut {rec.runner_up_cut:.4f}" if rec.runner_up_cut is not None else "") + ".")
-st.caption(md_text(rec.why))
+    d = vs.differences[key] if vs else None
+    col.metric(label, rate(cell), border=True, **(delta_args(d, better_up=better_up) if d is not None else {}),
+               help=f"Share of {unit} with its 95% range; {cell.count} queries (questions × phrasings)"
+                    + (f". Below: the difference with {other.who} in points, 95% range." if other else "."))
+if other is not None:
+    st.caption(f"Compared with {md_text(other.words())}. "
+               + "; ".join(f"{w}: {difference_words(vs.differences[k])}"
+                           for k, w in (("answered", "answered"), ("bluffs", "bluffs"), ("lost", "no answer")))
+               + ". Grey: the range includes no difference.")
 
-st.button("Use this configuration and cut", type="primary", key="use_recommended", on_click=use,
+# ----- the visitor's own choice, beside it ----------------------------------------------------------
+if not ctx.is_recommendation:
+    mine = gate_rates(ev, ctx.config, ctx.gate)
+    mb = mine["bluffs"]
+    ok = mb.rate is None or mb.rate <= ctx.max_bluff + 1e-12
+    st.info(f"**Your choice** (sidebar): {md_text(config_words(ctx.config))} at strictness {ctx.cut_words}, at most "
+            f"{ctx.keep} passages: answered {rate(mine['answered'])}, bluffs {rate(mb)}, no answer "
+            f"{rate(mine['lost'])}. Goal " + ("met." if ok else "**not met**."))
+
+b1, b2 = st.columns(2)
+b1.download_button("Download report", report_builder(ev, report_args(ev, ctx, recommendation=True)),
+                   file_name="ragdiag-report.html", mime="text/html", icon=":material/download:", type="primary",
+                   key="summary_report", on_click="ignore", width="stretch",
+                   help="The recommendation on this page, as one HTML file that opens offline.")
+b2.button("Use this configuration and cut", key="use_recommended", on_click=use, width="stretch",
           kwargs={"config": rec.config, "cut": rec.cut, "keep": rec.keep},
-          disabled=ctx.chosen and ctx.config == rec.config and abs(ctx.cut - rec.cut) < 1e-9,
-          help="Sets the context (sidebar and URL) every page shows.")
-if len(rec.best_set) > 1:
-    with st.expander(f"{len(rec.best_set)} configurations are not shown worse than the best at k = {rec.k}"):
-        st.markdown("\n".join(f"- {md_text(config_words(c))}" for c in rec.best_set))
-st.caption(f"Cut chosen by: {md_text(rec.cut_method)} (goal: at most {pct(rec.max_bluff)} bluffs)."
-           + (f" {md_text(rec.guarantee[:1].upper() + rec.guarantee[1:])}." if rec.guarantee else ""))
+          disabled=ctx.is_recommendation,
+          help="Every page already shows the recommendation unless you chose otherwise; this sets it back.")
+
+st.page_link("app_pages/glossary.py", label="What these words mean", icon=":material/menu_book:",
+             query_params=link_params())
+with st.expander("How we know"):
+    st.markdown(md_text(rec.why))
+    st.markdown(f"Cut chosen by: {md_text(rec.cut_method)} (goal: at most {pct(rec.max_bluff)} bluffs)."
+                + (f" {md_text(rec.guarantee[:1].upper() + rec.guarantee[1:])}." if rec.guarantee else ""))
+    if len(rec.best_set) > 1:
+        st.markdown(f"Statistically tied with the best ({len(rec.best_set)} of {len(ev.results)}), found in the "
+                    f"top {rec.k} passages: " + ", ".join(md_text(config_words(c)) for c in rec.best_set) + ".")
+    if rec.runner_up:
+        st.markdown(f"Runner-up: {md_text(config_words(rec.runner_up))}"
+                    + (f" at its own cut {cut_text(rec.runner_up_cut)}" if rec.runner_up_cut is not None else "")
+                    + ".")
+    st.caption("Differences: each pipeline at its own cut, query by query; 95% range resampling questions "
+               "(a question's phrasings together).")
 about_run(ev)

@@ -1,10 +1,10 @@
 """Threshold: the goal, the cut that meets it (one click applies it), and what the cut on screen does."""
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from ragdiag.analyses.compare.intervals import upper_bound_words
-from ragdiag.core.defaults import DEFAULT_CUT, DEFAULT_MAX_BLUFF
 from ragdiag.core.gate import Gate, cut_text
 from ragdiag.analyses.threshold.choice import Goal
 from ragdiag.analyses.threshold.gate import GATE_DISTANCE, bluffs_at, sweep
@@ -12,9 +12,9 @@ from ragdiag.analyses.threshold.export import thresholds_yaml
 from ragdiag.analyses.threshold.rates import rate_rows
 from ui import cache
 from ui.about import about_run
-from ui.context import config_words, context, use
+from ui.context import config_words, context, cut_stops, link_params, use
 from ui.fmt import pct, rate, share
-from ui.gate_charts import mirrored_histogram, tradeoff_curve, x_extent
+from ui.gate_charts import flips, mirrored_histogram, tradeoff_curve, x_extent
 from ui.html import md_text, quote_html
 from ui.jobs import evaluation
 from ui.model_cut import model_cut_caption
@@ -32,9 +32,13 @@ n_in, n_ood = table.n_in, table.n_ood
 g1, g2, g3 = st.columns([2, 1, 2], vertical_alignment="bottom")
 kind = g1.segmented_control("Goal", ["bluffs at most", "answered at least"], default="bluffs at most",
                             key="goal", required=True) or "bluffs at most"
-target_pct = g2.number_input("percent of queries", min_value=0.0, max_value=100.0, step=1.0,
-                             key="goal_bluffs" if kind == "bluffs at most" else "goal_answered",
-                             value=100 * DEFAULT_MAX_BLUFF if kind == "bluffs at most" else 50.0)
+if kind == "bluffs at most":  # the bluff goal is the context's: the recommendation and every page follow it
+    target_pct = g2.number_input("percent of off-topic queries", min_value=0.5, max_value=99.5, step=1.0,
+                                 value=100 * ctx.max_bluff, key=f"goal_bluffs_{ctx.max_bluff}",
+                                 on_change=lambda: use(max_bluff=st.session_state[f"goal_bluffs_{ctx.max_bluff}"] / 100))
+else:
+    target_pct = g2.number_input("percent of answerable queries", min_value=0.0, max_value=100.0, step=1.0,
+                                 key="goal_answered", value=50.0)
 target = target_pct / 100
 goal = Goal(max_bluff=target) if kind == "bluffs at most" else Goal(min_answered=target)
 choice = cache.choice_for(token, config, keep, goal, ev)
@@ -47,8 +51,8 @@ for note in choice.notes:  # what this set cannot measure (no off-topic queries,
 if proposed is None:
     g3.warning("No cut reaches this goal on this set.")
 else:
-    g3.button(f"Use this cut: {proposed:.4f}", type="primary", key="use_cut", on_click=use,
-              kwargs={"cut": proposed}, disabled=abs(proposed - cut) < 1e-9,
+    g3.button(f"Use this cut: {cut_text(proposed)}", type="primary", key="use_cut", on_click=use,
+              kwargs={"cut": proposed}, disabled=cut_text(proposed) == cut_text(cut),
               help="Sets the cut of the context (sidebar and URL) for every page.")
 
 def _meets(count: int, total: int) -> bool:
@@ -57,23 +61,27 @@ def _meets(count: int, total: int) -> bool:
 
 
 measured, total = (row.bluffs, n_ood) if goal.max_bluff is not None else (row.answered, n_in)
-what = "off-topic queries get sources" if goal.max_bluff is not None else "answerable queries are answered"
+what = ("off-topic questions still get passages" if goal.max_bluff is not None
+        else "answerable questions get a passage holding the answer")
 goal_words = f"{'at most' if goal.max_bluff is not None else 'at least'} {target:.0%}"
+whose = "the recommendation" if ctx.is_recommendation else "your choice"
 if _meets(measured, total):
-    st.markdown(f"At the cut on screen, **{cut:.4f}**, {share(measured, total)} {what} "
+    st.markdown(f"At strictness **{ctx.cut_words}** ({whose}), {share(measured, total)} {what} "
                 f"({pct(measured / total if total else None)}): it meets the goal of {goal_words}.")
 else:
-    st.markdown(f":red[**At the cut on screen, {cut:.4f}, {share(measured, total)} {what} "
+    st.markdown(f":red[**At strictness {ctx.cut_words} ({whose}), {share(measured, total)} {what} "
                 f"({pct(measured / total if total else None)}): it misses the goal of {goal_words}.**]")
 key = "bluffs" if goal.max_bluff is not None else "answered"
 cv = choice.cross_validated.get(key)
 ins = choice.in_sample.outcome(key) if choice.in_sample else None
 if conformal:
     at = choice.conformal_rates.outcome(key) if getattr(choice, "conformal_rates", None) else None
-    st.markdown(f"Proposed cut **{proposed:.4f}** (conformal): {md_text(choice.conformal)}"
+    st.markdown(f"Proposed cut **{cut_text(proposed)}**, set to hold for new off-topic questions: "
+                f"{md_text(choice.conformal)}"
                 + (f"; here {rate(at)} {key}" if at else "") + ".")
 if choice.cut is not None:
-    sentence = (f"{'The in-sample rule' if conformal else 'Proposed cut'} **{choice.cut:.4f}** ({md_text(choice.rule)})"
+    sentence = (f"{'The cut fitted to these questions' if conformal else 'Proposed cut'} **{cut_text(choice.cut)}** "
+                f"({md_text(choice.rule)})"
                 f": in sample (optimistic) {rate(ins)} {key}"
                 + (f"; cross-validated ({choice.folds} folds by question) {rate(cv)}" if cv else "") + ".")
     if cv is not None and cv.rate is not None and not (cv.rate <= target + 1e-12 if goal.max_bluff is not None
@@ -93,25 +101,51 @@ st.download_button(f"Download the thresholds at cut {cut_text(cut)} (YAML)", key
 
 # ----- what the cut on screen does ----------------------------------------------------------------
 st.caption(f"Configuration **{md_text(config_words(config))}** · keep at most {keep} chunks · {GATE_DISTANCE}.")
-lo, hi = x_extent(cache.distances_for(token, config, keep, ev)["distance"], cut, DEFAULT_CUT,
+lo, hi = x_extent(cache.distances_for(token, config, keep, ev)["distance"], cut,
                   *(c for c in (choice.cut, choice.conformal_cut) if c is not None), pad=0.03)
 h, t = st.columns(2)
 dist = cache.distances_for(token, config, keep, ev)
 h.altair_chart(mirrored_histogram(dist, cut=cut), width="stretch")
+TRADEOFF = f"tradeoff_{ctx.cut_words}"  # a new chart per cut: an old click is never applied again
+
+
+def _picked() -> None:
+    """A click on the curve: the cut of the clicked step becomes the context's (the visitor chose it)."""
+    points = ((st.session_state.get(TRADEOFF) or {}).get("selection") or {}).get("pick") or []
+    if points and points[0].get("cut") is not None:
+        use(cut=float(points[0]["cut"]))
+
+
 t.altair_chart(tradeoff_curve(curve, cut=cut, goal=target, goal_kind="bluffs" if goal.max_bluff is not None
-                              else "answered", extent=(lo, hi),
-                              markers={"default": DEFAULT_CUT, "in sample": choice.cut, "proposed": proposed,
-                                       "conformal": choice.conformal_cut},
+                              else "answered", extent=(lo, hi), pick="pick",
+                              markers={"fitted here": choice.cut, "proposed": proposed},
                               queries={"answered": ([q for q, i in zip(inputs.query_ids, inputs.in_domain) if i],
                                                     inputs.closest_holder[inputs.in_domain]),
                                        "bluffs": ([q for q, i in zip(inputs.query_ids, inputs.in_domain) if not i],
                                                   inputs.closest[~inputs.in_domain])},
                               title=f"Answered {pct(row.answered / n_in if n_in else None)}, bluffs "
-                                    f"{pct(row.bluffs / n_ood if n_ood else None)} at cut {cut:.3f}"),
-               width="stretch")
+                                    f"{pct(row.bluffs / n_ood if n_ood else None)} at cut {ctx.cut_words}"),
+               width="stretch", key=TRADEOFF, on_select=_picked, selection_mode="pick")
 
-labels = {"answered": ("answered", n_in), "wrong_sources": ("sources, none holding the answer", n_in),
-          "no_answer": ("NO ANSWER (nothing under the cut)", n_in), "bluffs": ("bluffs (off-topic, all)", n_ood),
+with st.expander("The trade-off as a table: every cut where a query changes outcome"):
+    stops = cut_stops(np.concatenate([inputs.closest, inputs.closest_holder]))
+    at_stops = sweep(inputs, stops)
+    ans_ids = [q for q, i in zip(inputs.query_ids, inputs.in_domain) if i]
+    ood_ids = [q for q, i in zip(inputs.query_ids, inputs.in_domain) if not i]
+    # a stop refuses the distances at or over it: the queries that change at the next stop are those in [stop, next)
+    nxt = [*stops[1:], float("inf")]
+    st.dataframe(pd.DataFrame({
+        "cut": [cut_text(c) for c in stops],
+        "answered (queries)": [r.answered for r in at_stops.rows()],
+        "bluffs (queries)": [r.bluffs for r in at_stops.rows()],
+        "answered from the next cut": flips(nxt, ans_ids, inputs.closest_holder[inputs.in_domain]),
+        "bluff from the next cut": flips(nxt, ood_ids, inputs.closest[~inputs.in_domain]),
+    }), hide_index=True, key="tradeoff_table", height=320)
+    st.caption("What the curve's hover shows, for the keyboard and screen readers: the cuts the sidebar's slider "
+               "stops at, the counts at each, and the queries that change between one and the next.")
+
+labels = {"answered": ("answered", n_in), "wrong_sources": ("wrong passages given", n_in),
+          "no_answer": ("refused by the cut (nothing close enough)", n_in), "bluffs": ("bluffs (off-topic, all)", n_ood),
           "bluffs_near": ("bluffs (off-topic, near)", table.n_by_kind.get("near", 0)),
           "bluffs_far": ("bluffs (off-topic, far)", table.n_by_kind.get("far", 0))}
 records = [{"outcome": name, "queries": rates.outcome(key).count, "of (queries)": n,
@@ -123,7 +157,7 @@ if not conformal and choice.cut is not None and choice.in_sample is not None:
         if key in choice.cross_validated:
             r["proposed, cross-validated"] = rate(choice.cross_validated[key])
 st.dataframe(pd.DataFrame(records), hide_index=True, key="rates")
-st.caption(f"At cut {cut:.4f}, keep {keep}: {n_in} answerable and {n_ood} off-topic queries (questions × phrasings). "
+st.caption(f"At cut {ctx.cut_words}, keep {keep}: {n_in} answerable and {n_ood} off-topic queries (questions × phrasings). "
            "95% intervals: answerable shares over questions (a question's phrasings are one unit); off-topic Wilson, "
            "with the exact upper bound at 0 events.")
 if not conformal:
@@ -131,7 +165,7 @@ if not conformal:
 model_cut_caption(ev, token, config, cut)
 
 bluffs = bluffs_at(ev.result(config), ev.queries, Gate(keep, cut))
-st.subheader(f"{share(len(bluffs), n_ood)} off-topic queries get sources at cut {cut:.3f}")
+st.subheader(f"{share(len(bluffs), n_ood)} off-topic queries get sources at cut {ctx.cut_words}")
 words = [upper_bound_words(row.bluffs, n_ood, "out-of-domain queries bluff")]
 words += [upper_bound_words(row.bluffs_by_kind[k], v, f"{k} ones") for k, v in table.n_by_kind.items() if v]
 st.caption("; ".join(words) + ".")
@@ -148,5 +182,5 @@ for b in bluffs:
                    f"{md_text(chunk.section or '(preamble)')}")
         st.html(quote_html(chunk.content, base=chunk.start, max_height=160))
         st.page_link("app_pages/inspector.py", label=f"Inspect {md_text(b.query_id)}", icon=":material/search:",
-                     query_params={"q": b.query_id})
+                     query_params=link_params(q=b.query_id))
 about_run(ev)

@@ -136,13 +136,17 @@ def test_threshold_rates_equal_the_sweep_and_the_proposal_applies(tiny, library)
     shown = {r["outcome"]: r["queries"] for r in df.to_dict("records")}
     inputs = gate_table(library, "E/hybrid", Gate(4))
     row = sweep(inputs, [0.5]).row(0.5)
-    assert shown["answered"] == row.answered and shown["NO ANSWER (nothing under the cut)"] == row.no_answer
+    assert shown["answered"] == row.answered and shown["refused by the cut (nothing close enough)"] == row.no_answer
     assert shown["bluffs (off-topic, all)"] == row.bluffs
     assert "dense model" in texts(at)  # the distance is named
     choice = cut_choice(inputs, Goal(max_bluff=0.05))
     at.button(key="use_cut").click().run()
     settle(at)
-    assert at.number_input(key="cut").value == choice.cut
+    from ragdiag.core.gate import cut_text
+
+    cut_field = next(w for w in at.number_input if str(w.key or "").startswith("ctx_cut_"))
+    assert cut_field.value == float(cut_text(choice.conformal_cut if choice.conformal_cut is not None
+                                             else choice.cut))  # the proposal, as printed
 
 
 def test_inspector_query_from_url_and_citations(tiny, library):
@@ -217,7 +221,8 @@ def test_unavailable_retriever_is_listed_with_reason(tiny, monkeypatch):
         assert configs == {"E/dense"}
         assert len(said) == 1 and "Not in this run" in said[0]  # once, quietly, in "About this run"
         assert "cross" in said[0].lower()  # the reason names the missing cross-encoder
-        assert "E/rerank-ce" not in at.selectbox(key="config").options
+        picker = next(w for w in at.selectbox if str(w.key or "").startswith("ctx_config_"))  # the context's field
+        assert "E/rerank-ce" not in picker.options
 
 
 def test_export_page_offers_report_and_tables(tiny, library):

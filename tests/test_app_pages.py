@@ -75,43 +75,98 @@ def rec_of(lib):
     return recommend(lib)
 
 
+#: Method words that have no place on a first screen (PRESENTING.md, "Plain words").
+METHOD_WORDS = ("R@", "k =", "conformal", "MaxSim", "simultaneous", "contrast", "family", "RAGDIAG_")
+
+
+def plain_words_problems(text: str) -> list[str]:
+    """The method words and snake_case words in ``text`` (a first screen's text)."""
+    import re
+
+    found = [w for w in METHOD_WORDS if w.lower() in text.lower()]
+    found += re.findall(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b", text)
+    return found
+
+
+def first_screen(at) -> str:
+    """The main area's sentences and cards, without expanders and the sidebar."""
+    hidden = {e.value for ex in at.expander for e in [*ex.markdown, *ex.caption]}
+    main = at.main
+    return "\n".join([e.value for e in [*main.markdown, *main.caption] if e.value not in hidden]
+                     + [f"{m.label} {m.value} {m.proto.delta}" for m in main.metric]).replace("\\", "")
+
+
+def field(at, name: str):
+    """The context's sidebar field ``name`` (``config``, ``cut``, ``slider``, ``keep``): its key carries a version."""
+    kinds = {"config": at.selectbox, "cut": at.number_input, "keep": at.number_input, "slider": at.select_slider}
+    found = [w for w in kinds[name] if str(w.key or "").startswith(f"ctx_{name}_")]
+    assert len(found) == 1, [w.key for w in kinds[name]]
+    return found[0]
+
+
+def param(at, key: str):
+    v = at.query_params.get(key)
+    return v[0] if isinstance(v, list) else v
+
+
 # ----- Summary -------------------------------------------------------------------------------------
 
 def test_summary_names_the_recommendation_in_words_with_its_rates(fake_app, lib):
+    from ragdiag.core.gate import cut_text
     from ui.fmt import rate
 
     rec = rec_of(lib)
     at = app()
     assert [t.value for t in at.title] == ["Summary"]
     shown = texts(at)
-    assert f"Ship **{rec.words}** at cut {rec.cut:.4f}" in shown
+    assert f"Ship **{rec.words}** at strictness {cut_text(rec.cut)}" in shown
     assert [m.value for m in at.metric] == [rate(rec.answered), rate(rec.bluffs), rate(rec.lost)]
     assert not at.warning and not at.error  # no warning on a first screen
 
 
-def test_summary_deltas_are_against_the_runner_up(fake_app, lib):
-    from ui.fmt import points
+def test_summary_deltas_are_against_the_runner_up_grey_unless_detectable(fake_app, lib):
+    from ragdiag.analyses.versus import detectable, versus
+    from ragdiag.core.gate import Gate
+    from ui.fmt import difference
 
     rec = rec_of(lib)
     at = app()
     deltas = [m.proto.delta for m in at.metric]
-    if rec.runner_up_rates:
-        diffs = [getattr(rec, k).rate - rec.runner_up_rates[k].rate for k in ("answered", "bluffs", "lost")]
-        # a difference that rounds to 0 points is said in words, grey and without an arrow
-        assert deltas == ["same as the runner-up" if round(100 * d) == 0 else f"{points(d)} vs runner-up"
-                          for d in diffs]
-    else:
-        assert deltas == ["", "", ""]
+    assert rec.runner_up_rates  # the tiny corpus has one: the check below is not empty
+    vs = versus(lib, rec.config, Gate(rec.keep, rec.cut, rec.k), rec.runner_up, Gate(rec.keep, rec.runner_up_cut))
+    expected = [difference(d) if detectable(d) else "no difference"
+                if all(round(100 * x) == 0 for x in (d.estimate, d.low, d.high))
+                else "no detectable difference"
+                for d in (vs.differences[k] for k in ("answered", "bluffs", "lost"))]
+    assert deltas == expected
+    grey = [m.proto.delta for m in at.metric if m.proto.delta.startswith("no ")]
+    assert all(m.proto.color == m.proto.MetricColor.GRAY for m in at.metric if m.proto.delta in grey)
+    assert "Compared with the runner-up: " in texts(at)
 
 
-def test_summary_use_button_sets_the_context(fake_app, lib):
+def test_summary_first_screen_speaks_plain_words(fake_app, lib):
+    """No method word on the Summary's first screen (the "How we know" expander holds them)."""
+    at = app()
+    first = first_screen(at)
+    assert "Ship **" in first
+    assert not plain_words_problems(first), plain_words_problems(first)
+
+
+def test_summary_download_report_and_use_button(fake_app, lib):
+    from ragdiag.core.gate import cut_text
+
     rec = rec_of(lib)
     at = app()
+    assert "Download report" in [b.proto.label for b in at.get("download_button")]
+    assert at.button(key="use_recommended").disabled  # the context already is the recommendation
+    field(at, "cut").set_value(0.3)
+    run(at)
+    assert param(at, "cut") == "0.300"
+    assert "Your choice" in texts(at)
     at.button(key="use_recommended").click()
     run(at)
-    assert at.number_input(key="cut").value == rec.cut
-    assert at.query_params["config"] == [rec.config] or at.query_params["config"] == rec.config
-    assert at.button(key="use_recommended").disabled  # applied: nothing left to apply
+    assert float(param(at, "cut")) == float(cut_text(rec.cut)) and param(at, "config") == rec.config
+    assert at.button(key="use_recommended").disabled
 
 
 # ----- Overview ------------------------------------------------------------------------------------
@@ -143,12 +198,13 @@ def test_overview_filters_from_the_url(fake_app):
 
 
 def test_overview_funnel_counts_are_the_librarys(fake_app, lib):
-    from ragdiag.core.defaults import DEFAULT_CUT, DEFAULT_KEEP, PRIMARY_K
+    from ragdiag.core.defaults import DEFAULT_KEEP, PRIMARY_K
     from ragdiag.core.gate import Gate
     from ragdiag.analyses.funnel import funnels
 
     at = app("app_pages/overview.py", config="A/dense")
-    fs = {f.config.label: f for f in funnels(lib, gate=Gate(keep=DEFAULT_KEEP, cut=DEFAULT_CUT, k=PRIMARY_K))}
+    cut = float(param(at, "cut"))  # the cut proposed for A/dense (nothing chosen), which the page says it uses
+    fs = {f.config.label: f for f in funnels(lib, gate=Gate(keep=DEFAULT_KEEP, cut=cut, k=PRIMARY_K))}
     n = fs["A/dense"].counts().get("answered", 0)
     assert f"A/dense answers {n} of {len(fs['A/dense'].rows)} answerable queries" in texts(at)
     table = next(d.value for d in at.dataframe if "configuration" in d.value.columns
@@ -180,13 +236,14 @@ def test_threshold_rates_equal_the_sweep_at_the_context_cut(fake_app, lib):
     row = sweep(inputs, [0.7]).row(0.7)
     shown = _rates(at)
     assert shown["answered"]["queries"] == row.answered
-    assert shown["NO ANSWER (nothing under the cut)"]["queries"] == row.no_answer
+    assert shown["refused by the cut (nothing close enough)"]["queries"] == row.no_answer
     assert shown["bluffs (off-topic, all)"]["queries"] == row.bluffs
     assert shown["answered"]["share (95% interval)"] == rate(rate_rows(inputs, [0.7])[0].answered)
 
 
 def test_threshold_use_this_cut_applies_the_proposal_exactly(fake_app, lib):
     from ragdiag.analyses.threshold import Goal, cut_choice
+    from ragdiag.core.gate import cut_text
     from ragdiag.analyses.gate_table import gate_table
     from ragdiag.core.gate import Gate
 
@@ -197,10 +254,10 @@ def test_threshold_use_this_cut_applies_the_proposal_exactly(fake_app, lib):
     assert "misses the goal of at most 5%" in texts(at)  # at cut 1 every off-topic query gets sources
     at.button(key="use_cut").click()
     run(at)
-    assert at.number_input(key="cut").value == choice.proposal.cut
-    assert float(at.query_params["cut"][0] if isinstance(at.query_params["cut"], list)
-                 else at.query_params["cut"]) == choice.proposal.cut
-    assert f"At the cut on screen, **{choice.proposal.cut:.4f}**, 0 of 2 off-topic queries get sources" in texts(at)
+    printed = cut_text(choice.proposal.cut)  # the context holds the printed cut: typed back, the same rates
+    assert field(at, "cut").value == float(printed)
+    assert param(at, "cut") == printed
+    assert f"At strictness **{printed}** (your choice), 0 of 2 off-topic questions still get passages" in texts(at)
     assert "meets the goal" in texts(at)
     # the download carries exactly the cut on screen (here the proposal, after "Use this cut")
     assert f"Download the thresholds at cut {cut_text(choice.proposal.cut)} (YAML)" in [
@@ -209,6 +266,7 @@ def test_threshold_use_this_cut_applies_the_proposal_exactly(fake_app, lib):
 
 def test_threshold_answered_goal(fake_app, lib):
     from ragdiag.analyses.threshold import Goal, cut_choice
+    from ragdiag.core.gate import cut_text
     from ragdiag.analyses.gate_table import gate_table
     from ragdiag.core.gate import Gate
 
@@ -216,8 +274,9 @@ def test_threshold_answered_goal(fake_app, lib):
     at.segmented_control(key="goal").set_value("answered at least")
     run(at)
     choice = cut_choice(gate_table(lib, "E/hybrid", Gate(4)), Goal(min_answered=0.5))
-    assert f"Use this cut: {choice.proposal.cut:.4f}" in [b.label for b in at.button]
-    assert "0 of 8 answerable queries are answered (0%): it misses the goal of at least 50%" in texts(at)
+    assert f"Use this cut: {cut_text(choice.proposal.cut)}" in [b.label for b in at.button]
+    assert "0 of 8 answerable questions get a passage holding the answer (0%): it misses the goal of at least 50%" \
+        in texts(at)
 
 
 # ----- Compare -------------------------------------------------------------------------------------
@@ -242,19 +301,18 @@ def test_compare_starts_from_the_context(fake_app):
 def test_inspector_answers_in_one_sentence(fake_app):
     at = app("app_pages/inspector.py", q="q1:course", config="A/dense")
     verdict = at.error[0].value.replace("\\", "")
-    assert verdict.startswith("**blind 512-char cuts, dense retrieval (A/dense)** — Lost: no chunk holds the answer "
-                              "whole, the chunking cut it")
-    assert "Answered under: E/" in verdict
+    assert verdict.startswith("**blind 512-char cuts, dense retrieval (A/dense)** — Lost: the chunking split the "
+                              "answer, no passage holds it whole")
+    assert "Answered at this cut by: E/" in verdict
 
 
 def test_inspector_pins_and_uses_one_vocabulary(fake_app):
-    from ui.inspect_words import OUTCOMES
+    from ui.inspect_words import RUNG_WORDS
 
     at = app("app_pages/inspector.py", q="q2:course", config="E/bm25")
-    frame = at.dataframe[0].value
-    frame = frame.data if hasattr(frame, "data") else frame
+    frame = next(f for f in _frames(at) if "configuration" in f.columns)
     assert frame["configuration"].iloc[0] == "E/bm25"
-    assert set(frame["outcome"]) <= set(OUTCOMES)
+    assert set(frame["outcome"]) <= set(RUNG_WORDS.values())
     assert "None" not in frame.astype(str).to_numpy().ravel().tolist()
 
 
@@ -262,7 +320,7 @@ def test_inspector_next_failure_and_off_topic(fake_app, lib):
     from ragdiag.analyses.funnel import funnels
 
     at = app("app_pages/inspector.py", q="q1:course", config="A/dense", cut="0.05")
-    assert "· destroyed ·" in at.selectbox(key="q").format_func("q1:course")
+    assert "· answer split by the chunking ·" in at.selectbox(key="q").format_func("q1:course")
     at.button(key="next_failure").click()
     run(at)
     nxt = at.selectbox(key="q").value
@@ -277,8 +335,8 @@ def test_context_survives_a_change_of_page(fake_app):
     at = app("app_pages/threshold.py", config="E/bm25", cut="0.55")
     at.switch_page("app_pages/inspector.py")
     run(at)
-    assert at.selectbox(key="config").value == "E/bm25"
-    assert at.number_input(key="cut").value == pytest.approx(0.55)
+    assert field(at, "config").value == "E/bm25"
+    assert field(at, "cut").value == pytest.approx(0.55)
     assert "cut 0.550" in texts(at)
 
 

@@ -26,6 +26,9 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 COLD_TIMEOUT_MS = 180_000  # first page: loads the model and builds the indexes
 TIMEOUT_MS = 60_000
+#: The overall limit of a wait for a page's own "done" state (the status widget gone, an element present): a wait
+#: ends as soon as the state is reached, so a slow machine (a load of 10-30 on 2 cores) makes a test slower, not red.
+SETTLE_LIMIT_MS = 600_000
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
 
@@ -127,13 +130,13 @@ def page(browser):
         ctx.close()
 
 
-def wait_idle(page, timeout_ms: int = TIMEOUT_MS) -> None:
+def wait_idle(page, timeout_ms: int = SETTLE_LIMIT_MS) -> None:
     """Wait until the app has finished its run (the 'Running…' indicator is gone)."""
     page.wait_for_timeout(300)
     page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached", timeout=timeout_ms)
 
 
-def wait_settled(page, timeout_ms: int = COLD_TIMEOUT_MS) -> None:
+def wait_settled(page, timeout_ms: int = SETTLE_LIMIT_MS) -> None:
     """Wait until no strategy is still computing, then until the run is over.
 
     A strategy that finishes in the background reruns the page; a read of the
@@ -191,28 +194,29 @@ def _gate_grid(page):
 
 
 def _cut_field(page):
-    return page.get_by_role("spinbutton", name=re.compile(r"^Cut"))
+    return page.get_by_role("spinbutton", name=re.compile(r"^Cut, exact"))
 
 
 def test_threshold_cut_from_the_sidebar(server, page):
     page.goto(f"{server}/threshold?config=E%2Fhybrid&cut=0.5")
-    page.get_by_text("At the cut on screen, 0.5000", exact=False).wait_for(timeout=COLD_TIMEOUT_MS)
+    page.get_by_text("At strictness 0.500", exact=False).wait_for(timeout=SETTLE_LIMIT_MS)
     wait_settled(page)
     grid = _gate_grid(page)
-    for outcome in ("answered", "NO ANSWER (nothing under the cut)", "bluffs (off-topic, all)"):
+    for outcome in ("answered", "refused by the cut (nothing close enough)", "bluffs (off-topic, all)"):
         sync_api.expect(grid.get_by_text(outcome, exact=True).first).to_be_attached()
     shot(page, "threshold-before")
     field = _cut_field(page)
     assert float(field.input_value()) == 0.5
     field.fill("0.505")
     field.press("Enter")
-    page.get_by_text("At the cut on screen, 0.5050", exact=False).wait_for()
+    page.get_by_text("At strictness 0.505", exact=False).wait_for()
     wait_idle(page)
     assert "cut=0.505" in page.url
     field.fill("1")
     field.press("Enter")
     # every out-of-domain query gets sources when nothing is cut
-    page.get_by_text("At the cut on screen, 1.0000, 2 of 2 off-topic queries get sources", exact=False).wait_for()
+    page.get_by_text("At strictness 1.000 (your choice), 2 of 2 off-topic questions still get passages",
+                     exact=False).wait_for()
     wait_idle(page)
     assert "misses the goal" in main_text(page)
     shot(page, "threshold-after")

@@ -12,7 +12,7 @@ import urllib.parse
 
 import pytest
 
-from test_browser import COLD_TIMEOUT_MS, main_text, shot, start_server, stop_server, wait_idle, wait_settled
+from test_browser import SETTLE_LIMIT_MS, main_text, shot, start_server, stop_server, wait_idle, wait_settled
 from test_browser import browser, page  # noqa: F401 - the shared pytest fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
@@ -50,8 +50,9 @@ def bundled_server(tmp_path_factory):
 def _all_strategies_done(page, url: str) -> None:
     """Open the Compare page and wait until the background job has every strategy (the page reruns as they end)."""
     page.goto(f"{url}/compare")
-    page.get_by_role("heading", name="Compare").wait_for(timeout=COLD_TIMEOUT_MS)
-    page.wait_for_function("() => !document.body.innerText.includes('still computing')", timeout=COLD_TIMEOUT_MS)
+    page.get_by_role("heading", name="Compare").wait_for(timeout=SETTLE_LIMIT_MS)
+    page.wait_for_function("() => !document.body.innerText.includes('still computing')", timeout=SETTLE_LIMIT_MS,
+                           polling=1000)
     wait_idle(page)
 
 
@@ -59,7 +60,7 @@ def test_every_question_reads_and_draws_within_the_rules(bundled_server, page): 
     _all_strategies_done(page, bundled_server)
     for n, view in enumerate(VIEWS):
         page.goto(f"{bundled_server}/compare?view={urllib.parse.quote(view)}")
-        page.get_by_role("heading", name="Compare").wait_for(timeout=COLD_TIMEOUT_MS)
+        page.get_by_role("heading", name="Compare").wait_for(timeout=SETTLE_LIMIT_MS)
         wait_settled(page)
         wait_idle(page)
         text = main_text(page)

@@ -129,7 +129,9 @@ def test_summary_first_screen_says_what_to_ship(server, page):
 
 
 def test_threshold_use_this_cut_is_above_the_fold_and_sets_the_url(server, page):
-    open_page(page, f"{server}/threshold", "Threshold")
+    open_page(page, f"{server}/threshold", "Threshold")  # at the proposed cut already: nothing to apply
+    assert page.get_by_role("button", name=re.compile(r"^Use this cut")).is_disabled()
+    open_page(page, f"{server}/threshold?cut=0.6", "Threshold")  # a link with another cut: the button applies
     button = page.get_by_role("button", name=re.compile(r"^Use this cut"))
     box = button.bounding_box()
     assert box is not None and box["y"] + box["height"] <= HEIGHT
@@ -155,4 +157,4 @@ def test_inspector_first_screen_answers_in_a_sentence(server, page):
     open_page(page, f"{server}/inspector", "Inspector")
     text = "\n".join(b["text"] for b in first_screen(page))
     page.screenshot(path=str(ARTIFACTS / "decide-inspector.png"))
-    assert re.search(r"— (Answered|Lost|Bluff|Abstained)", text), text
+    assert re.search(r"— (Answered|Lost|Bluff|Abstained|Refused by the cut|Retrieved too low)", text), text

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, main_text, shot, start_server, stop_server, wait_idle, wait_settled
+from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, SETTLE_LIMIT_MS, main_text, shot, start_server, stop_server, wait_idle, wait_settled
 from test_browser import browser  # noqa: F401 - the shared pytest fixture (one Chromium per module)
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
@@ -45,7 +45,7 @@ def _page(browser):  # noqa: F811 - the fixture
     ARTIFACTS.mkdir(exist_ok=True)
     ctx = browser.new_context(viewport={"width": 1440, "height": 2200})
     page = ctx.new_page()
-    page.set_default_timeout(60_000)
+    page.set_default_timeout(SETTLE_LIMIT_MS)  # every wait is for a state: generous, ends when reached
     return ctx, page
 
 
@@ -59,10 +59,10 @@ def test_no_request_leaves_the_server_and_no_server_path_reaches_the_browser(ser
                                           lambda f: frames.append(f if isinstance(f, bytes) else f.encode())))
     try:
         page.goto(f"{url}/overview")
-        page.get_by_role("heading", name="Overview").wait_for(timeout=COLD_TIMEOUT_MS)
+        page.get_by_role("heading", name="Overview").wait_for(timeout=SETTLE_LIMIT_MS)
         wait_settled(page)
         page.goto(f"{url}/inspector?q=q1%3Acourse")
-        page.get_by_text("my green tea tastes bitter", exact=False).first.wait_for(timeout=COLD_TIMEOUT_MS)
+        page.get_by_text("my green tea tastes bitter", exact=False).first.wait_for(timeout=SETTLE_LIMIT_MS)
         wait_idle(page)
         assert TRACKER in main_text(page)  # the query's text is shown, as text
         shot(page, "round2-inspector-escaped")

@@ -17,6 +17,8 @@ the line before it:
 
 from __future__ import annotations
 
+import os
+
 import json
 import re
 import shlex
@@ -98,13 +100,17 @@ def test_every_command_block_is_marked():
 
 
 def test_the_cli_reference_is_current():
-    import importlib.util
+    import subprocess
+    import sys
 
-    spec = importlib.util.spec_from_file_location("cli_docs", ROOT / "scripts" / "cli_docs.py")
-    cli_docs = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cli_docs)
+    # in a fresh process: a test that imported tests/plugin_example.py registered strategy P in this one
+    code = ("import importlib.util, sys; spec = importlib.util.spec_from_file_location('cli_docs', 'scripts/cli_docs.py'); "
+            "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m); "
+            "sys.stdout.write(m.render(open('docs/cli.md', encoding='utf-8').read()))")
+    rendered = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
+                              env={k: v for k, v in os.environ.items() if not k.startswith("RAGDIAG_")}).stdout
     page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
-    assert cli_docs.render(page) == page, "docs/cli.md is not current: run python scripts/cli_docs.py"
+    assert rendered == page, "docs/cli.md is not current: run python scripts/cli_docs.py"
     assert "### `truth stats`" in page and "--family-size" in page
 
 

@@ -1,36 +1,95 @@
-"""The one context every page reads: configuration, cut and keep, set once in the sidebar and kept in the URL.
+"""The one context every page reads: configuration, gate (cut and keep) and goal, kept in the session and the URL.
 
-The sidebar's three fields are drawn by the entry point (``app.py``) before a
-page runs, so their URL parameters (``config``, ``cut``, ``keep``) survive a
-change of page. A page asks :func:`context` for the values; a "use this"
-button calls :func:`use` (as an ``on_click`` callback) to set them.
+What a visitor chose lives in one session value (never a widget's own state):
+``None`` for a field means "not chosen", and then the page shows the
+recommendation (:func:`recommendation`) at its cut, or, for another chosen
+configuration, the cut proposed for it for the same goal. The sidebar's fields
+are drawn from that value with an explicit ``value`` (:func:`context` draws
+them, once per run) and change it only through their ``on_change`` callbacks,
+that is, only when the visitor changes them: a field the browser re-sends at a
+default, or a widget whose state was dropped mid-run, cannot overwrite the
+context. The URL carries the full context (``config``, ``cut``, ``keep``,
+``goal``); a URL value this session has not written itself (a link, a new
+tab) sets it, an echo of a value it wrote before (a request sent before the
+browser caught up) does not. Every change leaves a short note with "Undo".
+
+The cut is held at :data:`~ragdiag.core.gate.CUT_DECIMALS` decimals, rounded
+down (:func:`~ragdiag.core.gate.cut_text`): the number printed is the number
+used, so typing a printed cut back gives the same rates.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
+import numpy as np
 import streamlit as st
 
-from ragdiag.core.defaults import DEFAULT_CUT, DEFAULT_KEEP, TOP
+from ragdiag.core.defaults import DEFAULT_CUT, DEFAULT_KEEP, DEFAULT_MAX_BLUFF, PRIMARY_K, TOP
+from ragdiag.core.gate import CUT_DECIMALS, Gate, GateError, cut_text
 from ragdiag.evaluation.records import Evaluation
 from ui.state import UNAVAILABLE_KEY as _UNAVAILABLE, Settings, settings
+from ui.html import md_text
 
-__all__ = ["Context", "context", "gate_settings", "context_sidebar", "use", "config_words", "remember_unavailable",
-           "url_synced", "write_url", "recommendation", "CONFIG_KEY", "CUT_KEY", "KEEP_KEY"]
+__all__ = ["Context", "context", "gate_settings", "context_sidebar", "context_done", "use", "config_words",
+           "remember_unavailable", "url_synced", "write_url", "recommendation", "snap_cut", "cut_stops",
+           "link_params", "CONFIG_KEY", "CUT_KEY", "KEEP_KEY", "GOAL_KEY"]
 
-CONFIG_KEY, CUT_KEY, KEEP_KEY = "config", "cut", "keep"
+CONFIG_KEY, CUT_KEY, KEEP_KEY, GOAL_KEY = "config", "cut", "keep", "goal"
+_FIELDS = (CONFIG_KEY, CUT_KEY, KEEP_KEY, GOAL_KEY)
+_STATE = "_ctx_chosen"  # {field: value or None}: what the visitor chose (None: not chosen)
+_WRITTEN = "_ctx_written"  # {field: set of URL texts this session wrote}: their echo is not a choice
+_SHOWN = "_ctx_shown"  # the resolved context last drawn: {field: value}
+_NOTE = "_ctx_note"  # (words, the chosen state before the change) of the last change
+_VER = "_ctx_version"  # bumped on every change: the fields are drawn afresh with the new values
+_HOLDER = "_ctx_holder"  # the sidebar container the fields are drawn into
+_DRAWN = "_ctx_drawn"  # whether this run drew the fields
 
 
 @dataclass(frozen=True)
 class Context:
-    """What every page shows: one configuration (``chosen`` when the visitor picked it, else the
-    recommended one), the gate's cut (cosine distance) and keep (at most that many chunks)."""
+    """What every page shows: one configuration, the :class:`~ragdiag.core.gate.Gate` (cut and keep) and the
+    bluff goal, each the visitor's choice or, when not chosen, the recommendation's.
+
+    ``chosen``: the configuration was picked by the visitor (else it is the recommended one).
+    ``cut_chosen``: the cut was set by the visitor (else the one proposed for the goal).
+    ``proposed_cut``: the cut proposed for this configuration and goal (the recommendation's own for it).
+    """
 
     config: str
-    cut: float
-    keep: int
+    gate: Gate
     chosen: bool
+    max_bluff: float = DEFAULT_MAX_BLUFF
+    cut_chosen: bool = False
+    proposed_cut: float | None = None
+    recommended_config: str = ""
+    provisional: bool = False
+    recommended_cut: float | None = None
+
+    @property
+    def cut(self) -> float:
+        return self.gate.cut
+
+    @property
+    def keep(self) -> int:
+        return self.gate.keep
+
+    @property
+    def cut_words(self) -> str:
+        """The cut as printed everywhere (3 decimals, rounded down)."""
+        return cut_text(self.cut)
+
+    @property
+    def is_recommendation(self) -> bool:
+        """The recommended configuration at the cut proposed for it (nothing the visitor changed)."""
+        return (self.config == self.recommended_config and self.proposed_cut is not None
+                and abs(self.cut - self.proposed_cut) < 1e-12)
+
+    def params(self) -> dict[str, str]:
+        """The context as URL parameters: what every in-app link carries."""
+        return {CONFIG_KEY: self.config, CUT_KEY: self.cut_words, KEEP_KEY: str(self.keep),
+                GOAL_KEY: _goal_text(self.max_bluff)}
 
 
 def config_words(label: str) -> str:
@@ -55,14 +114,16 @@ def remember_unavailable(ev: Evaluation) -> None:
         st.session_state[_UNAVAILABLE] = gone
 
 
+# ----- a URL parameter bound to a page's own widget (the Inspector's query) --------------------------
+
 def url_synced(key: str, options: list | None = None, *, fallback=None, parse=str) -> None:
     """Keep a widget in step with ``?key=`` by value, without binding it (so its labels may be words).
 
-    A link that names a new value (``?q=q03:course``, ``?cut=0.5285``) wins over
-    the session's; otherwise the session's choice stays; else ``fallback``.
-    ``options``: the allowed values (None: any that ``parse`` accepts). Call
-    before drawing the widget with ``key`` (and no default of its own); call
-    :func:`write_url` with its value after.
+    A link that names a new value (``?q=q03:course``) wins over the session's;
+    otherwise the session's choice stays; else ``fallback``. ``options``: the
+    allowed values (None: any that ``parse`` accepts). Call before drawing the
+    widget with ``key`` (and no default of its own); call :func:`write_url`
+    with its value after.
     """
     url = st.query_params.get(key)
     seen = st.session_state.get(f"_url_{key}")
@@ -87,89 +148,309 @@ def write_url(key: str, value) -> None:
     st.session_state[f"_url_{key}"] = None if value is None else str(value)
 
 
-def _cut(text: str) -> float:
-    value = float(text)
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(text)
-    return value
+# ----- the chosen state ---------------------------------------------------------------------------
+
+def _round_cut(cut: float) -> float:
+    """A cut as the context holds it: the printed value (3 decimals, rounded down)."""
+    return float(cut_text(cut))
 
 
-def _keep(text: str) -> int:
-    value = int(text)
-    if not 1 <= value <= TOP:
-        raise ValueError(text)
-    return value
+def _goal_text(max_bluff: float) -> str:
+    return f"{100 * max_bluff:g}"
+
+
+def _parse(field: str, text: str):
+    """A URL value as the context holds it (``GateError``/``ValueError`` when it is not one)."""
+    if field == CUT_KEY:
+        return _round_cut(Gate.from_text(cut=text).cut)
+    if field == KEEP_KEY:
+        return Gate.from_text(keep=text).keep
+    if field == GOAL_KEY:
+        v = float(text)
+        if not (math.isfinite(v) and 0 < v < 100):
+            raise ValueError(f"goal must be a percentage of bluffs between 0 and 100, got {text!r}")
+        return v / 100
+    return str(text)
+
+
+def _chosen() -> dict:
+    return st.session_state.setdefault(_STATE, dict.fromkeys(_FIELDS))
+
+
+def _set_chosen(new: dict, words: str) -> None:
+    """Change the chosen state (a visitor's action), leaving a note with what it was before (for "Undo")."""
+    old = dict(_chosen())
+    if new == old:
+        return
+    st.session_state[_STATE] = dict(new)
+    st.session_state[_NOTE] = (words, old)
+    st.session_state[_VER] = st.session_state.get(_VER, 0) + 1
+
+
+def _adopt_url() -> None:
+    """Values a link or a new tab put in the URL become the context; echoes of what this session wrote do not."""
+    state = dict(_chosen())
+    written = st.session_state.setdefault(_WRITTEN, {f: set() for f in _FIELDS})
+    changed = []
+    for field in _FIELDS:
+        text = st.query_params.get(field)
+        if text is None or text in written[field]:
+            continue
+        try:
+            value = _parse(field, text)
+        except ValueError:  # a malformed link: said once, the context stays
+            st.session_state[_NOTE] = (f"The link's {field} {text!r} is not valid; it was ignored.", None)
+            continue
+        shown = st.session_state.get(_SHOWN, {}).get(field)
+        if value != state[field] and value != shown:
+            state[field] = value
+            changed.append(field)
+        written[field].add(text)  # read once: later echoes of it are not choices
+    if changed and _SHOWN not in st.session_state:  # a new tab opened on a link: its context, nothing to undo
+        st.session_state[_STATE] = state
+    elif changed:
+        _set_chosen(state, "Set by the link: " + ", ".join(changed) + ".")
 
 
 def context_sidebar() -> None:
-    """The context's three fields, in the sidebar, kept in the URL (drawn by the entry point on every page)."""
-    s = settings()
-    options = _options(s)
-    url_synced(CONFIG_KEY, options)
-    url_synced(CUT_KEY, fallback=DEFAULT_CUT, parse=_cut)
-    url_synced(KEEP_KEY, fallback=DEFAULT_KEEP, parse=_keep)
+    """Read a link's context from the URL and make room for the context's fields in the sidebar (the entry point
+    calls it on every page, before the page runs; the page's :func:`context` fills the fields)."""
+    _adopt_url()
+    st.session_state[_DRAWN] = False
     with st.sidebar:
+        st.session_state[_HOLDER] = st.container()
+
+
+def context_done() -> None:
+    """After a page that never asked for the context: the sidebar says what it is, without fields."""
+    if st.session_state.get(_DRAWN) or _HOLDER not in st.session_state:
+        return
+    shown = st.session_state.get(_SHOWN)
+    with st.session_state[_HOLDER]:
         st.subheader("Context")
-        picked = st.selectbox("Configuration", options, key=CONFIG_KEY, placeholder="the recommended one",
-                              format_func=config_words,
-                              help="Every page shows this configuration; empty: the recommended one.")
-        cut = st.number_input("Cut (cosine distance)", 0.0, 1.0, step=0.0005, format="%.4f", key=CUT_KEY,
-                              help="The gate keeps only chunks closer than this.")
-        keep = st.number_input("Keep at most (chunks)", 1, TOP, key=KEEP_KEY,
-                               help="The gate passes at most this many chunks to the model.")
-    write_url(CONFIG_KEY, picked)
-    write_url(CUT_KEY, None if cut == DEFAULT_CUT else repr(float(cut)))
-    write_url(KEEP_KEY, None if keep == DEFAULT_KEEP else int(keep))
+        if shown:
+            st.caption(f"{shown[CONFIG_KEY]} · strictness (cut) {cut_text(shown[CUT_KEY])} · "
+                       f"at most {shown[KEEP_KEY]} passages")
+        else:
+            st.caption("The recommended configuration at its cut (opens with the first results).")
 
 
-def _value(key: str):
-    if key in st.session_state:
-        return st.session_state[key]
-    return st.query_params.get(key)
+# ----- the recommendation and the cut proposed for a configuration ----------------------------------
 
-
-def gate_settings() -> tuple[float, int]:
-    """The context's cut and keep alone (a page about another evaluation, e.g. Variants, reads only these)."""
-    try:
-        cut = min(max(float(_value(CUT_KEY) if _value(CUT_KEY) is not None else DEFAULT_CUT), 0.0), 1.0)
-    except (TypeError, ValueError):
-        cut = DEFAULT_CUT
-    try:
-        keep = min(max(int(_value(KEEP_KEY) if _value(KEEP_KEY) is not None else DEFAULT_KEEP), 1), TOP)
-    except (TypeError, ValueError):
-        keep = DEFAULT_KEEP
-    return cut, keep
-
-
-def context(ev: Evaluation, token: str) -> Context:
-    """The context on screen for the evaluation ``ev`` (cache token ``token``): the sidebar's values, the
-    recommended configuration (:func:`recommendation`) when none is chosen."""
-    remember_unavailable(ev)
-    labels = [c.label for c in ev.results]
-    picked = _value(CONFIG_KEY)
-    chosen = picked in labels
-    config = picked if chosen else recommendation(ev, token).config
-    cut, keep = gate_settings()
-    if picked and not chosen:
-        st.sidebar.caption(f"{picked} is not evaluated here; showing the recommended configuration.")
-    return Context(config, cut, keep, chosen)  # never rounded: a proposed cut sits exactly on a distance
-
-
-def recommendation(ev: Evaluation, token: str):
-    """The library's :func:`~ragdiag.analyses.recommend.recommend` at the gate's k and default keep, once per evaluation."""
-    from ragdiag.core.gate import Gate
+def recommendation(ev: Evaluation, token: str, keep: int = DEFAULT_KEEP, max_bluff: float = DEFAULT_MAX_BLUFF):
+    """The library's :func:`~ragdiag.analyses.recommend.recommend` at the gate's k, once per evaluation, keep
+    and goal."""
     from ragdiag.analyses.recommend import recommend
     from ui import cache
 
-    return cache.by_evaluation("recommend", token, Gate(),
-                               lambda: recommend(ev))
+    from ragdiag.core.gate import Gate
+
+    return cache.by_evaluation("recommend", token, (keep, max_bluff),
+                               lambda: recommend(ev, Gate(keep), max_bluff=max_bluff))
 
 
-def use(*, config: str | None = None, cut: float | None = None, keep: int | None = None) -> None:
+def _proposed(ev: Evaluation, token: str, config: str, keep: int, max_bluff: float) -> float:
+    """The cut proposed for ``config`` and the goal, as the library decides it (the report's rule)."""
+    from ragdiag.analyses.threshold.choice import Goal
+    from ui import cache
+
+    try:
+        c = cache.choice_for(token, config, keep, Goal(max_bluff=max_bluff), ev)
+    except ValueError:  # an external run without distances, a goal the set cannot measure
+        return DEFAULT_CUT
+    if c.conformal_cut is not None:
+        return float(c.conformal_cut)
+    return float(c.cut) if c.cut is not None else DEFAULT_CUT
+
+
+def cut_stops(values, *, also=()) -> list[float]:
+    """The cuts where an outcome changes, at 3 decimals: for each distance ``d`` the largest printed cut that still
+    refuses it (``floor(d)``, so typed back it gives the same rates), with 0 and a cut past every distance.
+
+    Between two stops no query changes outcome, so a slider over these stops shows every distinct result.
+
+    >>> cut_stops([0.5245, 0.61, float("inf")])
+    [0.0, 0.524, 0.61, 0.611]
+    """
+    v = np.asarray([x for x in np.asarray(values, dtype=np.float64).ravel() if np.isfinite(x) and 0 <= x <= 2])
+    step = 10.0 ** -CUT_DECIMALS
+    stops = {0.0, *(_round_cut(x) for x in v), *(_round_cut(x) for x in also)}
+    if len(v):
+        stops.add(min(2.0, round(_round_cut(float(v.max())) + step, CUT_DECIMALS)))
+    return sorted(stops)
+
+
+def snap_cut(stops: list[float], cut: float) -> float:
+    """The stop a slider shows for ``cut``: the cut itself when it is a stop, else the nearest one."""
+    return min(stops, key=lambda s: (abs(s - cut), s)) if stops else cut
+
+
+# ----- the context of a page ----------------------------------------------------------------------
+
+def context(ev: Evaluation, token: str) -> Context:
+    """The context on screen for the evaluation ``ev`` (cache token ``token``); draws the sidebar's fields
+    (once per run) and puts the full context in the URL."""
+    remember_unavailable(ev)
+    state = _chosen()
+    keep = state[KEEP_KEY] or DEFAULT_KEEP
+    max_bluff = state[GOAL_KEY] or DEFAULT_MAX_BLUFF
+    labels = [c.label for c in ev.results]
+    ragdiag_labels = [c.label for c in ev.results if not c.external]
+    rec = recommendation(ev, token, keep, max_bluff) if ragdiag_labels else None
+    picked = state[CONFIG_KEY]
+    chosen = picked in labels
+    config = picked if chosen else (rec.config if rec is not None else labels[0])
+    proposed = (_round_cut(rec.cut) if rec is not None and config == rec.config
+                else _round_cut(_proposed(ev, token, config, keep, max_bluff)))
+    cut = proposed if state[CUT_KEY] is None else state[CUT_KEY]
+    provisional = len({c.strategy for c in ev.results if not c.external}) < len(settings().strategies)
+    ctx = Context(config, Gate(keep, cut), chosen, max_bluff, state[CUT_KEY] is not None, proposed,
+                  rec.config if rec is not None else "", provisional,
+                  _round_cut(rec.cut) if rec is not None else None)
+    st.session_state[_SHOWN] = {CONFIG_KEY: config, CUT_KEY: cut, KEEP_KEY: keep, GOAL_KEY: max_bluff}
+    if not st.session_state.get(_DRAWN):
+        st.session_state[_DRAWN] = True
+        _draw(ev, token, ctx, picked if picked and not chosen else None)
+    _write_url(ctx)
+    return ctx
+
+
+def _write_url(ctx: Context) -> None:
+    written = st.session_state.setdefault(_WRITTEN, {f: set() for f in _FIELDS})
+    for field, text in ctx.params().items():
+        written[field].add(text)
+        if st.query_params.get(field) != text:
+            st.query_params[field] = text
+
+
+def link_params(**extra) -> dict[str, str]:
+    """URL parameters for an in-app link: the full context on screen, plus ``extra`` (e.g. ``q=...``).
+
+    ``extra`` may override a context field (``config=`` for a link about another configuration).
+    """
+    shown = st.session_state.get(_SHOWN)
+    base = {}
+    if shown:
+        base = {CONFIG_KEY: shown[CONFIG_KEY], CUT_KEY: cut_text(shown[CUT_KEY]), KEEP_KEY: str(shown[KEEP_KEY]),
+                GOAL_KEY: _goal_text(shown[GOAL_KEY])}
+    return {**base, **{k: str(v) for k, v in extra.items() if v is not None}}
+
+
+def _from_field(field: str, key: str) -> None:
+    """A sidebar field's ``on_change``: the visitor changed it, so the context follows (and says so)."""
+    if key not in st.session_state:
+        return
+    value = st.session_state[key]
+    shown = st.session_state.get(_SHOWN, {})
+    if field == CUT_KEY:
+        try:
+            value = _round_cut(Gate(cut=float(value)).cut)
+        except (GateError, TypeError, ValueError):
+            return
+    elif field == KEEP_KEY:
+        value = int(value)
+    elif field == GOAL_KEY:
+        value = float(value) / 100
+    if value is None or value == shown.get(field):
+        return
+    state = dict(_chosen())
+    state[field] = value
+    before = shown.get(field)
+    fmt = cut_text if field == CUT_KEY else (lambda v: f"{100 * v:g}%") if field == GOAL_KEY else str
+    name = {CUT_KEY: "Strictness (cut)", KEEP_KEY: "Passages kept", CONFIG_KEY: "Configuration",
+            GOAL_KEY: "Goal (bluffs at most)"}[field]
+    _set_chosen(state, f"{name}: {fmt(before) if before is not None else '–'} → {fmt(value)}.")
+
+
+def _undo() -> None:
+    note = st.session_state.get(_NOTE)
+    if note and note[1] is not None:
+        _set_chosen(note[1], "Undone.")
+        st.session_state[_NOTE] = None
+
+
+def _reset() -> None:
+    state = dict.fromkeys(_FIELDS)
+    state[GOAL_KEY] = _chosen()[GOAL_KEY]
+    _set_chosen(state, "Back to the recommendation.")
+
+
+def _draw(ev: Evaluation, token: str, ctx: Context, missing: str | None) -> None:
+    """The context's fields in the sidebar, each drawn from the context with an explicit value."""
+    from ui import cache
+
+    ver = st.session_state.get(_VER, 0)
+    options = _options(settings())
+    if ctx.config not in options:
+        options = [ctx.config, *options]
+    holder = st.session_state.get(_HOLDER) or st.sidebar
+    with holder:
+        st.subheader("Context")
+        if ctx.provisional:
+            st.caption("Provisional: some strategies are still computing; the recommendation may change.")
+        st.selectbox("Configuration", options, index=options.index(ctx.config), key=f"ctx_config_{ver}",
+                     format_func=lambda c: config_words(c) + (" · recommended" if c == ctx.recommended_config else ""),
+                     on_change=_from_field, args=(CONFIG_KEY, f"ctx_config_{ver}"),
+                     help="Every page shows this configuration.")
+        try:
+            inputs = cache.sweep_for(token, ctx.config, ctx.keep, ev)[0]
+            values = np.concatenate([inputs.closest, inputs.closest_holder])
+        except ValueError:  # an external run without distances: the exact field alone
+            values = np.array([])
+        stops = cut_stops(values, also=(ctx.cut,))
+        if len(stops) > 1:
+            st.select_slider("Strictness (cut): lower refuses more", stops, value=snap_cut(stops, ctx.cut),
+                             format_func=cut_text, key=f"ctx_slider_{ver}",
+                             on_change=_from_field, args=(CUT_KEY, f"ctx_slider_{ver}"),
+                             help="Stops only where some query changes outcome. The gate gives the model only "
+                                  "passages closer than this (cosine distance).")
+        st.number_input("Cut, exact (cosine distance)", 0.0, 2.0, value=ctx.cut, step=10.0 ** -CUT_DECIMALS,
+                        format=f"%.{CUT_DECIMALS}f", key=f"ctx_cut_{ver}",
+                        on_change=_from_field, args=(CUT_KEY, f"ctx_cut_{ver}"),
+                        help="Typed values are rounded down to 3 decimals, the precision every page prints.")
+        st.number_input("Passages kept at most", 1, TOP, value=ctx.keep, key=f"ctx_keep_{ver}",
+                        on_change=_from_field, args=(KEEP_KEY, f"ctx_keep_{ver}"),
+                        help="The gate gives the model at most this many passages.")
+        if missing:
+            st.caption(f"{missing} is not evaluated here (yet); showing {ctx.config}.")
+        if ctx.is_recommendation:
+            st.caption("The recommendation at its proposed cut.")
+        else:
+            st.caption(f"Your choice. Recommended: {ctx.recommended_config} at cut "
+                       f"{cut_text(ctx.recommended_cut) if ctx.recommended_cut is not None else '–'}.")
+            st.button("Back to the recommendation", key=f"ctx_reset_{ver}", on_click=_reset)
+        note = st.session_state.get(_NOTE)
+        if note:
+            st.caption(f"Changed: {md_text(note[0])}" if note[1] is not None else md_text(note[0]))
+            if note[1] is not None:
+                st.button("Undo", key=f"ctx_undo_{ver}", on_click=_undo, icon=":material/undo:")
+
+
+def gate_settings() -> tuple[float, int]:
+    """The context's cut and keep alone (a page about another evaluation, e.g. Variants, reads only these):
+    the last shown, else the chosen, else the defaults."""
+    shown = st.session_state.get(_SHOWN) or {}
+    state = _chosen()
+    cut = shown.get(CUT_KEY) if shown.get(CUT_KEY) is not None else state[CUT_KEY]
+    keep = shown.get(KEEP_KEY) or state[KEEP_KEY] or DEFAULT_KEEP
+    return (DEFAULT_CUT if cut is None else cut), keep
+
+
+def use(*, config: str | None = None, cut: float | None = None, keep: int | None = None,
+        max_bluff: float | None = None) -> None:
     """Set the context (an ``on_click`` callback of a "use this" button): the sidebar and the URL follow."""
-    if config is not None and config in _options(settings()):
-        st.session_state[CONFIG_KEY] = config
+    state = dict(_chosen())
+    words = []
+    if config is not None:
+        state[CONFIG_KEY] = config
+        words.append(f"configuration {config}")
     if cut is not None:
-        st.session_state[CUT_KEY] = float(cut)
+        state[CUT_KEY] = _round_cut(cut)
+        words.append(f"cut {cut_text(cut)}")
     if keep is not None:
-        st.session_state[KEEP_KEY] = int(keep)
+        state[KEEP_KEY] = int(keep)
+        words.append(f"at most {int(keep)} passages")
+    if max_bluff is not None:
+        state[GOAL_KEY] = float(max_bluff)
+        words.append(f"goal bluffs at most {100 * max_bluff:g}%")
+    _set_chosen(state, "Set: " + ", ".join(words) + ".")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from ui.fmt import ACCENT
+from ui.fmt import ACCENT, NEUTRAL
 from ui.gate_charts import FIT_X
 
 __all__ = ["hub_chart", "pareto_chart"]
@@ -21,11 +21,11 @@ def hub_chart(df: pd.DataFrame) -> alt.Chart:
         tooltip=["chunk:N", "occurrences:Q", "questions:Q", alt.Tooltip("expected:Q", format=".2f"),
                  alt.Tooltip("ratio:Q", format=".1f"), "boilerplate:N", "displaced:Q"],
     )
-    rule = alt.Chart(d.head(1)).mark_rule(color="black", strokeDash=[4, 3]).encode(x="expected:Q")
+    rule = alt.Chart(d.head(1)).mark_rule(color=NEUTRAL, strokeDash=[4, 3]).encode(x="expected:Q")
     n_hubs = int(d["hub"].sum()) if "hub" in d else 0
     return (bars + rule).properties(height=alt.Step(18), autosize=FIT_X, title=alt.TitleParams(
         f"{n_hubs} of these {len(d)} chunks are hubs", anchor="start",
-        subtitle="queries with the chunk in their top k; dashed: expected if uniform"))
+        subtitleColor=NEUTRAL, subtitle="queries with the chunk in their top k; dashed: expected if uniform"))
 
 
 def pareto_chart(df: pd.DataFrame, cost: str, pareto: str, quality: str) -> alt.Chart:
@@ -49,4 +49,4 @@ def pareto_chart(df: pd.DataFrame, cost: str, pareto: str, quality: str) -> alt.
     n = int(d[pareto].sum())
     return (err + pts + text).properties(height=300, autosize=FIT_X, title=alt.TitleParams(
         f"{n} configuration{'s' if n != 1 else ''} on the Pareto front of {quality} and {cost}", anchor="start",
-        subtitle=["filled blue: no other has at least its recall at no more cost;", "bars: 95% intervals"]))
+        subtitleColor=NEUTRAL, subtitle=["filled blue: no other has at least its recall at no more cost;", "bars: 95% intervals"]))

@@ -10,7 +10,7 @@ parameters (``q``, ``config``, ``stage``).
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 from urllib.parse import urlencode
 
 import pandas as pd
@@ -32,17 +32,18 @@ def inspector_url(**params) -> str:
     return f"{INSPECTOR}?{urlencode({k: v for k, v in params.items() if v is not None})}"
 
 
-def funnel_frame(items: Sequence[Funnel]) -> pd.DataFrame:
-    """One row per (configuration, stage): queries, share, 95% clustered Wilson bounds over questions, and the link to them."""
+def funnel_frame(items: Sequence[Funnel], link: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """One row per (configuration, stage): queries, share, 95% clustered Wilson bounds over questions, and the link to
+    them (carrying ``link``: the page's context, so the Inspector opens at the same cut, keep and goal)."""
     df = pd.DataFrame(funnel_long(items), columns=["config", "stage", "queries", "of", "share", "low", "high"])
     df["low_count"] = df["low"] * df["of"]
     df["high_count"] = df["high"] * df["of"]
-    df["link"] = [inspector_url(config=c, stage=s) for c, s in zip(df["config"], df["stage"])]
+    df["link"] = [inspector_url(**{**(link or {}), "config": c, "stage": s}) for c, s in zip(df["config"], df["stage"])]
     return df
 
 
-def stage_queries_frame(items: Sequence[Funnel], ev, stage: str) -> pd.DataFrame:
-    """The queries of one stage under every configuration, each with its inspector link."""
+def stage_queries_frame(items: Sequence[Funnel], ev, stage: str, link: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The queries of one stage under every configuration, each with its inspector link (carrying ``link``)."""
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r}; choose from {', '.join(STAGES)}")
     texts = {q.id: q.text for q in ev.queries}
@@ -50,7 +51,7 @@ def stage_queries_frame(items: Sequence[Funnel], ev, stage: str) -> pd.DataFrame
         {"config": f.config.label, "query_id": r.query_id, "text": texts[r.query_id], "rerank": r.rerank,
          "dense_rank": r.dense_rank, "bm25_rank": r.bm25_rank, "pool_rank": r.pool_rank,
          "final_rank": r.final_rank, "detail": r.detail,
-         "inspect": inspector_url(q=r.query_id, config=f.config.label)}
+         "inspect": inspector_url(**{**(link or {}), "q": r.query_id, "config": f.config.label})}
         for f in items for r in f.rows if r.stage == stage
     ]
     cols = ["config", "query_id", "text", "rerank", "dense_rank", "bm25_rank", "pool_rank", "final_rank", "detail",

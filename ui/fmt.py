@@ -12,13 +12,15 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-__all__ = ["DASH", "pct", "rate", "interval", "points", "share", "ordinal", "drop_constant", "dash_missing", "one_type",
-           "highlight_row", "said_once", "ACCENT", "ACCENT_BG"]
+__all__ = ["DASH", "pct", "rate", "interval", "points", "difference", "signed", "share", "ordinal", "drop_constant",
+           "dash_missing", "one_type", "highlight_row", "said_once", "ACCENT", "ACCENT_BG", "NEUTRAL"]
 
 DASH = "–"
 #: The chosen configuration in charts and tables (everything else grey).
 ACCENT = "#1565c0"
-ACCENT_BG = "background-color: #e3f2fd; font-weight: 600"
+ACCENT_BG = "background-color: #e3f2fd; color: #0d47a1; font-weight: 600"
+#: Chart text and rules that must read on a light and a dark theme alike (about 4.5:1 on white and on near-black).
+NEUTRAL = "#7a7a7a"
 
 
 def _missing(x) -> bool:
@@ -48,6 +50,28 @@ def rate(cell) -> str:
 def points(delta: float | None) -> str:
     """A difference of two rates in percentage points, signed: ``"+5 pts"`` (a dash when unknown)."""
     return DASH if _missing(delta) else f"{100 * delta:+.0f} pts"
+
+
+MINUS = "\u2212"
+
+
+def signed(points_: float) -> str:
+    """Whole points with a sign, a true minus: ``+5``, ``\u22123``, ``0``."""
+    r = round(points_)
+    return "0" if r == 0 else (f"+{r}" if r > 0 else f"{MINUS}{-r}")
+
+
+def difference(d) -> str:
+    """A difference of shares with its 95% interval, the one format in tables and sentences alike:
+    ``"\u221227 pts (\u221248 to \u22125)"`` (a dash when unknown). ``d`` has ``estimate``, ``low``, ``high``.
+
+    >>> from types import SimpleNamespace as D
+    >>> difference(D(estimate=-0.27, low=-0.48, high=-0.05))
+    '\u221227 pts (\u221248 to \u22125)'
+    """
+    if d is None or _missing(d.estimate):
+        return DASH
+    return f"{signed(100 * d.estimate)} pts ({signed(100 * d.low)} to {signed(100 * d.high)})"
 
 
 def share(count: int, total: int) -> str:

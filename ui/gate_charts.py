@@ -11,6 +11,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from ui.fmt import NEUTRAL
+
 __all__ = ["PLOT_HEIGHT", "FIT_X", "x_extent", "mirrored_bins", "mirrored_histogram", "tradeoff_wide", "flips",
            "label_lanes", "tradeoff_curve"]
 
@@ -19,8 +21,8 @@ PLOT_HEIGHT = 260
 FIT_X = alt.AutoSizeParams(type="fit-x", contains="padding")
 ANSWERABLE, NEAR, FAR = "answerable", "off-topic, near", "off-topic, far"
 SERIES_COLORS = {ANSWERABLE: "#546e7a", NEAR: "#c62828", FAR: "#ef9a9a"}
-MARKER_COLORS = {"default": "#757575", "in sample": "#90a4ae", "proposed": "#1565c0", "conformal": "#6a1b9a",
-                 "on screen": "#212121"}
+MARKER_COLORS = {"default": "#757575", "in sample": "#90a4ae", "fitted here": "#90a4ae", "proposed": "#1565c0", "conformal": "#6a1b9a",
+                 "on screen": "#00897b"}  # legible on light and dark
 
 
 def x_extent(values, *extra: float, pad: float = 0.02) -> tuple[float, float]:
@@ -89,20 +91,20 @@ def mirrored_histogram(frame: pd.DataFrame, *, cut: float, step: float = 0.02, t
                  alt.Tooltip("end:Q", format=".3f", title="to"), alt.Tooltip("count:Q", title="queries")],
     )
     zero = alt.Chart(pd.DataFrame({"y": [0]})).mark_rule(color="#9e9e9e").encode(y="y:Q")
-    rule = alt.Chart(pd.DataFrame({"cut": [cut]})).mark_rule(color="black", strokeDash=[4, 3], strokeWidth=2).encode(
+    rule = alt.Chart(pd.DataFrame({"cut": [cut]})).mark_rule(color=NEUTRAL, strokeDash=[4, 3], strokeWidth=2).encode(
         x="cut:Q", tooltip=[alt.Tooltip("cut:Q", format=".4f")])
     text = _counts_text(frame, cut, y_top, y_bottom)
     answered = int((frame.loc[frame["key"] == "answer", "distance"] < cut).sum())
     holders = np.isfinite(frame.loc[frame["key"] == "answer", "distance"].to_numpy(dtype=float)).sum()
     missing = int((frame["key"] == "kept").sum() - holders)
     bluffs = int((frame.loc[frame["key"].isin(["near", "far", "ood"]), "distance"] < cut).sum())
-    labels = [alt.Chart(text[text["align"] == a]).mark_text(align=a, dx=-6 if a == "right" else 6, fontSize=12)
+    labels = [alt.Chart(text[text["align"] == a]).mark_text(align=a, dx=-6 if a == "right" else 6, fontSize=12, color=NEUTRAL)
               .encode(x="x:Q", y="y:Q", text="text:N") for a in ("right", "left")]
     return alt.layer(bars, zero, rule, *labels).properties(
         height=PLOT_HEIGHT, autosize=FIT_X,
         title=alt.TitleParams(title or f"At cut {cut:.3f}: {answered} answerable answered, {bluffs} off-topic bluff",
                               anchor="start",
-                              subtitle=[f"answerable: the closest chunk holding the answer ({missing} with none in the top",
+                              subtitleColor=NEUTRAL, subtitle=[f"answerable: the closest chunk holding the answer ({missing} with none in the top",
                                         "keep are not answered at any cut); off-topic: the closest chunk"]))
 
 
@@ -160,11 +162,15 @@ def label_lanes(cuts, *, lo: float, hi: float, gap: float = 0.22) -> list[int]:
 
 def tradeoff_curve(curve: pd.DataFrame, *, cut: float, goal: float | None = None, goal_kind: str = "bluffs",
                    markers: dict[str, float | None] | None = None, extent: tuple[float, float] | None = None,
-                   title: str | None = None, queries: dict[str, tuple] | None = None) -> alt.Chart:
+                   title: str | None = None, queries: dict[str, tuple] | None = None,
+                   pick: str | None = None) -> alt.Chart:
     """Answered and bluffs (share of their queries, 95% bands) against the cut; the goal as a line; the
     default, proposed and conformal cuts as labelled rules (labels in lanes, never over one another); a tooltip
     on the curve with the counts and, given ``queries`` (``{"answered": (ids, values), "bluffs": (ids,
-    values)}``: the gate's value of each query), the queries that change outcome from the previous step."""
+    values)}``: the gate's value of each query), the queries that change outcome from the previous step.
+
+    ``pick``: the name of a click selection on the curve (its ``cut`` field), for a page that sets the cut from a
+    click (``st.altair_chart(..., on_select=...)``)."""
     long = tradeoff_wide(curve)
     if queries and len(long):
         long["changes here"] = "–"
@@ -190,6 +196,8 @@ def tradeoff_curve(curve: pd.DataFrame, *, cut: float, goal: float | None = None
                  alt.Tooltip("high:Q", format=".1%", title="95% high"),
                  *([alt.Tooltip("changes here:N", title="change from the previous step")]
                    if "changes here" in long.columns else [])])
+    if pick:
+        hover = hover.add_params(alt.selection_point(name=pick, on="click", nearest=True, fields=["cut"]))
     layers = [band, line, hover]
     if goal is not None:
         layers.append(alt.Chart(pd.DataFrame({"goal": [goal], "text": [f"goal: {goal_kind} {goal:.0%}"]}))
@@ -215,5 +223,6 @@ def tradeoff_curve(curve: pd.DataFrame, *, cut: float, goal: float | None = None
     return alt.layer(*layers).resolve_scale(color="independent").properties(
         height=PLOT_HEIGHT, autosize=FIT_X,
         title=alt.TitleParams(title or "Answered and bluffs at every cut", anchor="start",
-                              subtitle=["share of answerable and of off-topic queries, 95% bands;",
-                                        "hover the curve for counts and the queries that change"]))
+                              subtitleColor=NEUTRAL, subtitle=["share of answerable and of off-topic queries, 95% bands;",
+                                        "hover the curve for counts and the queries that change"
+                                        + ("; click it to set the cut" if pick else "")]))

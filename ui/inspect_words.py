@@ -15,7 +15,17 @@ import pandas as pd
 from ragdiag.analyses.outcomes import OUTCOMES, QueryOutcome
 from ui.fmt import DASH, ordinal
 
-__all__ = ["OUTCOMES", "FAILURES", "Outcome", "outcome_of", "sentence", "outcome_frame", "answered_under"]
+__all__ = ["OUTCOMES", "FAILURES", "Outcome", "outcome_of", "sentence", "outcome_frame", "answered_under", "RUNG_WORDS",
+           "CAUSE_WORDS", "cause_sentence", "failures_frame", "reranks"]
+
+#: The ladder's rungs as a person reads them (one vocabulary on every page and in the report).
+RUNG_WORDS = {"destroyed": "answer split by the chunking", "truncated": "cut off by the length limit",
+              "not-in-pool": "not retrieved", "ranked-low": "retrieved too low", "refused": "refused by the cut",
+              "kept-but-wrong": "wrong passages given", "answered": "answered", "bluff": "bluff",
+              "abstained": "refused, as it should"}
+#: The binding causes (:mod:`ragdiag.analyses.cause`) as a failures table groups them.
+CAUSE_WORDS = {"cut": "the cut is too strict for it", "ranking": "ranked too low (the cut would pass it)",
+               "both": "ranked too low and too far", "chunking": "the chunking split the answer"}
 
 #: Outcomes a person would want to look at.
 FAILURES = frozenset(OUTCOMES) - {"answered", "abstained"}
@@ -91,8 +101,80 @@ def outcome_frame(outcomes: list[Outcome], chosen: str) -> pd.DataFrame:
                                                "not-in-pool", "truncated", "destroyed", "bluff"))}
     rows = sorted(outcomes, key=lambda o: (o.config != chosen, order.get(o.outcome, 99), o.config))
     return pd.DataFrame([{
-        "configuration": o.config, "outcome": o.outcome,
+        "configuration": o.config, "outcome": RUNG_WORDS.get(o.outcome, o.outcome),
         "answer rank": ordinal(o.rank) if o.rank else DASH,
         "answer distance": f"{o.answer_distance:.3f}" if o.answer_distance is not None else DASH,
-        "closest distance": f"{o.closest:.3f}", "chunks passed": o.passed,
+        "closest distance": f"{o.closest:.3f}", "passages given": o.passed,
     } for o in rows])
+
+
+def reranks(config: str) -> bool:
+    """Whether ``config``'s retriever re-scores another's ranking (a reranker): only then is there a reranker to name."""
+    from ragdiag.retrieval.registry import retriever_spec
+
+    try:
+        return retriever_spec(config.split("/", 1)[1].split("@", 1)[0]).pool is not None
+    except (KeyError, ValueError, IndexError):
+        return False
+
+
+def _given(o: Outcome) -> str:
+    if o.passed == 0:
+        return "no passage given (NO ANSWER)"
+    return f"{o.passed} wrong passage{'s' if o.passed > 1 else ''} given"
+
+
+def cause_sentence(o: Outcome, c, *, reranker: bool) -> str:
+    """Why, in one sentence, naming the change that alone would answer it (``c``: its
+    :class:`~ragdiag.analyses.cause.Cause`; None when it is answered or refused as it should be)."""
+    from ragdiag.core.gate import cut_text
+
+    cut = cut_text(o.cut)
+    if c is None:
+        return sentence(o)
+    at = f" at distance {o.answer_distance:.3f}" if o.answer_distance is not None else ""
+    if o.rank and o.rank > 0:
+        where = f"the answer is ranked {ordinal(o.rank)}{at}"
+    elif o.outcome == "not-in-pool":
+        where = ("the answer is not among the passages the reranker re-scores" if reranker
+                 else "the answer is not retrieved (not in the top 25)")
+    else:
+        where = "no passage holding the answer is retrieved"
+    if c.cause == "chunking":
+        return (f"Lost: the chunking split the answer, no passage holds it whole"
+                f"{f' ({o.detail})' if o.detail else ''}; no cut or ranking can answer it here; {_given(o)}.")
+    if o.outcome == "truncated":  # why it ranks low: the model saw no passage up to the answer
+        where += f" ({o.detail or 'the length limit cuts every passage holding it before the answer'})"
+    if c.cause == "cut" and o.outcome == "bluff":
+        return (f"Bluff: the corpus does not answer it, yet {o.passed} passage{'s' if o.passed > 1 else ''} "
+                f"{'are' if o.passed > 1 else 'is'} closer than the cut {cut} (closest {o.closest:.3f}). "
+                f"Refused at cut {cut_text(c.answer_cut)} or stricter.")
+    if c.cause == "cut":
+        return (f"Refused by the cut: {where}, over the cut {cut}; {_given(o)}. "
+                f"Answered at cut {cut_text(c.answer_cut)}.")
+    if c.cause == "ranking":
+        return (f"Retrieved too low: {where}, but only the top {o.keep} are given; {_given(o)}. "
+                f"Ranked first it would be answered at this cut.")
+    need = f" and a cut of {cut_text(c.answer_cut)}" if c.answer_cut is not None else ""
+    return (f"Retrieved too low and too far: {where}, over the cut {cut}; {_given(o)}. Ranking it first alone "
+            f"would not help: it needs a better ranking{need}.")
+
+
+def failures_frame(causes, texts: dict[str, str]) -> pd.DataFrame:
+    """The failed queries grouped by binding cause (largest group first), then by the answer's distance and rank."""
+    from collections import Counter
+
+    sizes = Counter(c.cause for c in causes)
+    rows = sorted(causes, key=lambda c: (-sizes[c.cause], c.cause,
+                                         c.answer_distance if c.answer_distance is not None else 9.0,
+                                         c.rank or 10 ** 6, c.query_id))
+    return pd.DataFrame([{
+        "cause": CAUSE_WORDS[c.cause] if c.outcome != "bluff" else "bluff: the cut lets it through",
+        "query": c.query_id, "text": texts[c.query_id][:120],
+        "outcome": RUNG_WORDS.get(c.outcome, c.outcome),
+        "answer rank": c.rank if c.rank else None,
+        "answer distance": round(c.answer_distance, 3) if c.answer_distance is not None else None,
+        "answered at cut": f"{c.answer_cut:.3f}" if c.answer_cut is not None and c.outcome != "bluff" else DASH,
+        "answered by": len(c.answered_by),
+    } for c in rows], columns=["cause", "query", "outcome", "answer rank", "answer distance",
+                                "answered at cut", "answered by", "text"]).astype({"answer rank": "Int64", "answer distance": "Float64"})

@@ -21,7 +21,8 @@ from ui.background import Background
 from ui.html import md_text
 from ui.state import Settings, _file_sha, load_inputs, operator_settings, read_inputs, settings
 
-__all__ = ["evaluation", "evaluation_of", "first_strategy", "job_notes", "start_operator_job", "url_strategies"]
+__all__ = ["evaluation", "evaluation_of", "first_strategy", "job_notes", "start_operator_job", "url_strategies",
+           "progress_words"]
 
 
 def first_strategy(s: Settings) -> str:
@@ -71,13 +72,29 @@ def start_operator_job() -> Background:
     return _job(s, *read_inputs(s))
 
 
+def progress_words(state) -> str:
+    """Where the shared job is, in plain words, with a rough time left: "Strategies still computing: 4 of 6
+    (C, A, B, D), about 3 min left; the results shown are provisional."."""
+    import time
+
+    left = ([state.running] if state.running else []) + list(state.queued)
+    total = len(state.ready) + len(state.failed) + len(left)
+    about = ""
+    if state.ended and state.started:
+        per = (time.monotonic() - state.started) / len(state.ended)  # the first includes loading the model
+        minutes = max(1, round(per * len(left) / 60))
+        about = f", about {minutes} min left"
+    return (f"Strategies still computing: {len(left)} of {total} ({', '.join(left)}){about}; the results shown are "
+            "provisional.")
+
+
 @st.fragment(run_every=1.5)
 def _poll(bg: Background, shown: tuple[str, ...]) -> None:
     """While strategies are still computing: one status line, and a rerun of the page when one is ready."""
     state = bg.scheduler.state()
     if state.ready != shown or state.finished:
         st.rerun()
-    st.caption(f"Strategies still computing in the background (tables grow as they finish): {state.describe()}")
+    st.caption(progress_words(state))
 
 
 def evaluation(need=None, want=None) -> tuple[Evaluation, str]:
@@ -114,7 +131,9 @@ def _wait_for(sched, need: list[str]):
         while not sched.wait(need, timeout=1.0):  # once a second: each redraw costs the browser work
             state = sched.state()
             frac = state.done / state.total if state.total else 0.0
-            bar.progress(min(max(frac, 0.0), 1.0), text=state.describe())
+            step = f": {state.stage}, {state.done} of {state.total}" if state.total else ""
+            bar.progress(min(max(frac, 0.0), 1.0),
+                         text=f"Computing the first results (chunking strategy {state.running or '…'}{step})")
         bar.empty()
     state = sched.state()
     for name in need:

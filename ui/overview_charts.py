@@ -11,7 +11,7 @@ import altair as alt
 import pandas as pd
 
 from ragdiag.analyses.outcomes import LADDER as STAGES
-from ui.fmt import ACCENT
+from ui.fmt import ACCENT, NEUTRAL
 from ui.gate_charts import FIT_X
 
 __all__ = ["recall_dots", "funnel_stack", "funnel_waterfall", "STAGE_COLORS"]
@@ -72,7 +72,7 @@ def funnel_stack(df: pd.DataFrame, *, chosen: str | None = None, title: str | No
                  alt.Tooltip("share:Q", format=".1%"), alt.Tooltip("low:Q", format=".1%", title="95% low"),
                  alt.Tooltip("high:Q", format=".1%", title="95% high")],
     ).properties(height=alt.Step(22), autosize=FIT_X, title=alt.TitleParams(title or "Where answerable queries go", anchor="start",
-                                                             subtitle="first stage that lost the answer; click a "
+                                                             subtitleColor=NEUTRAL, subtitle="first stage that lost the answer; click a "
                                                                       "bar for its queries"))
 
 
@@ -99,4 +99,4 @@ def funnel_waterfall(df: pd.DataFrame, config: str, *, title: str | None = None)
     text = alt.Chart(w).mark_text(dy=-6, fontSize=12).encode(x=x, y="top:Q", text="label:N")
     return (bars + text).properties(height=260, autosize=FIT_X, title=alt.TitleParams(
         title or f"{config}: {level} of {n} answerable queries answered", anchor="start",
-        subtitle="queries in, each stage's loss, answered"))
+        subtitleColor=NEUTRAL, subtitle="queries in, each stage's loss, answered"))

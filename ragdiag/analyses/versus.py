@@ -1,0 +1,95 @@
+"""Two decided pipelines on the same queries: each configuration at its own gate, its rates and the paired differences.
+
+What a screen compares a recommendation with (the declared baseline, or the
+runner-up) is a whole pipeline: a configuration *and* the cut chosen for it.
+:func:`gate_rates` gives one pipeline's answered, bluff and lost rates (the
+recommendation's own cells: :func:`ragdiag.analyses.recommend.recommend`
+computes its rates the same way); :func:`versus` gives the differences of two
+pipelines, query by query, with a 95% interval that resamples questions (a
+question's phrasings together; each off-topic query on its own).
+:func:`detectable` says whether an interval excludes zero: a difference whose
+interval reaches zero is "no detectable difference" on every surface.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..core.gate import Gate
+from ..evaluation.rows import RateCell
+from .compare.intervals import clustered_rate
+from .compare.paired import Difference, bootstrap_difference
+from .gate_table import gate_table
+from .threshold.rates import rate_rows
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..evaluation.records import Evaluation
+
+__all__ = ["gate_rates", "Versus", "versus", "detectable", "MEASURES"]
+
+#: The three rates of a pipeline: answered and lost over answerable queries, bluffs over off-topic ones.
+MEASURES = ("answered", "bluffs", "lost")
+
+
+def gate_rates(ev: Evaluation, config: str, gate: Gate) -> dict[str, RateCell]:
+    """``{"answered", "bluffs", "lost"}`` of ``config`` at ``gate``, each a count with its 95% interval
+    (answerable shares clustered by question, off-topic Wilson), as :func:`~ragdiag.analyses.recommend.recommend`
+    reports them."""
+    table = gate_table(ev, config, Gate(gate.keep, k=gate.k))
+    row = rate_rows(table, [gate.cut])[0]
+    ind = table.in_domain
+    groups = [g for g, i in zip(table.group_ids(), ind) if i]
+    lost = ~gate.under(table.closest_holder[ind])
+    return {"answered": row.answered, "bluffs": row.bluffs, "lost": RateCell.of(clustered_rate(lost, groups))}
+
+
+def detectable(d: Difference) -> bool:
+    """Whether the interval of ``d`` excludes zero (a difference whose interval reaches 0 is not detectable).
+
+    >>> detectable(Difference(0.1, 0.02, 0.2)), detectable(Difference(0.1, -0.02, 0.2))
+    (True, False)
+    """
+    return bool(np.isfinite(d.low) and np.isfinite(d.high) and (d.low > 0 or d.high < 0))
+
+
+@dataclass(frozen=True)
+class Versus:
+    """Pipeline ``a`` minus pipeline ``b`` on the same queries: per measure a :class:`Difference` of shares."""
+
+    a: str
+    b: str
+    cut_a: float
+    cut_b: float
+    differences: dict[str, Difference]
+
+    def detectable(self, measure: str) -> bool:
+        return detectable(self.differences[measure])
+
+
+def versus(ev: Evaluation, a: str, gate_a: Gate, b: str, gate_b: Gate) -> Versus:
+    """The paired differences of ``a`` at ``gate_a`` minus ``b`` at ``gate_b`` (answered, bluffs, lost).
+
+    Answered and lost are per answerable query, resampled by question (a
+    question's phrasings move together); bluffs per off-topic query, each its
+    own unit. The interval is a 95% percentile bootstrap with a fixed seed
+    (:func:`~ragdiag.analyses.compare.paired.bootstrap_difference`), so the
+    same data always gives the same words.
+    """
+    ta = gate_table(ev, a, Gate(gate_a.keep, k=gate_a.k))
+    tb = gate_table(ev, b, Gate(gate_b.keep, k=gate_b.k))
+    if ta.query_ids != tb.query_ids:
+        raise ValueError(f"{a} and {b} were not evaluated on the same queries")
+    ind = ta.in_domain
+    groups = np.asarray(ta.group_ids(), dtype=object)
+    ans_a = gate_a.under(ta.closest_holder[ind]).astype(float)
+    ans_b = gate_b.under(tb.closest_holder[ind]).astype(float)
+    bl_a = gate_a.under(ta.closest[~ind]).astype(float)
+    bl_b = gate_b.under(tb.closest[~ind]).astype(float)
+    nan = Difference(float("nan"), float("nan"), float("nan"))
+    answered = bootstrap_difference(ans_a, ans_b, groups[ind]) if ind.any() else nan
+    bluffs = bootstrap_difference(bl_a, bl_b, groups[~ind]) if (~ind).any() else nan
+    lost = Difference(-answered.estimate, -answered.high, -answered.low)
+    return Versus(a, b, gate_a.cut, gate_b.cut, {"answered": answered, "bluffs": bluffs, "lost": lost})

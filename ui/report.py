@@ -1,0 +1,29 @@
+"""The report a page offers for download: built by the library for the context on screen (or the recommendation)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ragdiag.evaluation.records import Evaluation
+from ui.comparator import declared
+
+__all__ = ["report_args", "report_builder"]
+
+
+def report_args(ev: Evaluation, ctx, *, recommendation: bool = False) -> dict:
+    """:func:`~ragdiag.present.report.build.build_report`'s arguments for ``ctx`` (the recommendation, decided by
+    the library, when ``recommendation`` or when the context is the recommendation)."""
+    about_rec = recommendation or ctx.is_recommendation
+    return {"config": None if about_rec else ctx.config, "cut": None if about_rec else ctx.cut, "keep": ctx.keep,
+            "max_bluff": ctx.max_bluff, "baseline": declared(ev), "baseline_source": "the operator"}
+
+
+def report_builder(ev: Evaluation, args: dict, fmt: str = "html") -> Callable[[], str]:
+    """A callable the download button runs on click (the report takes seconds: never on every page view)."""
+    def build() -> str:
+        from ragdiag.present.report.build import build_report
+
+        report = build_report(ev, **args)
+        return report.to_html() if fmt == "html" else report.to_markdown()
+
+    return build
