@@ -1,4 +1,15 @@
-"""Hybrid search by reciprocal rank fusion: ranks, not scores, so nothing to calibrate."""
+"""Hybrid search by reciprocal rank fusion: ranks, not scores, so nothing to calibrate.
+
+:meth:`HybridRetriever.bounded_search` fuses the parts' top pools, never their
+full rankings: each part's scores are read once, its top ``P`` chunks sorted
+(a partition, then a sort of ``P``), and RRF evaluated on the union of the
+pools. A chunk outside a part's pool has a rank above ``P`` there, so its fused
+score lies in an interval; the top ``depth`` and the best target's fused rank
+are settled by those intervals, counting the exact rank of the few chunks whose
+interval straddles the decision (one pass over that part's scores), and
+deepening the pools when a chunk outside every pool could still compete. The
+result is exactly that of fusing the full rankings (:func:`rrf_fuse`, same ties).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +20,10 @@ import numpy as np
 from .base import QueryBatch, Ranking, Retriever, top_k_desc
 from .search import BLOCK_ELEMENTS, Search, full_scores
 
-__all__ = ["rrf_fuse", "rrf_scores", "ranks_from_orders", "HybridRetriever"]
+__all__ = ["rrf_fuse", "rrf_scores", "ranks_from_orders", "fuse_pools", "HybridRetriever"]
+
+_POOL = 256  # the first pool depth of each part (at least 4 x depth): RRF's top rarely needs more
+_RESOLVE = 64  # chunks whose exact rank is counted before the pools are deepened instead
 
 
 def ranks_from_orders(orders: np.ndarray) -> np.ndarray:
@@ -98,10 +112,171 @@ def _fused_rank(scores: np.ndarray, best: np.ndarray, targets: np.ndarray) -> in
     return int(ahead.sum()) + 1
 
 
+def _stable_top(row: np.ndarray, depth: int) -> np.ndarray:
+    """The first ``depth`` positions of the stable descending sort of ``row`` (a partition, then a small sort)."""
+    n = row.size
+    if depth >= n:
+        return np.argsort(-row, kind="stable")
+    kth = np.partition(row, n - depth)[n - depth]
+    cand = np.flatnonzero(row >= kth)
+    return cand[np.lexsort((cand, -row[cand]))][:depth]
+
+
+class _PartRanks:
+    """One part's scores for one query: exact ranks of its top pool, and of any chunk on demand."""
+
+    def __init__(self, row: np.ndarray):
+        self.row, self.n, self.depth = row, row.size, 0
+        self.pool_pos = np.zeros(0, dtype=np.int64)  # pool positions, sorted
+        self.pool_rank = np.zeros(0, dtype=np.int64)  # their ranks
+        self.counted: dict[int, int] = {}
+
+    def deepen(self, depth: int) -> None:
+        """Make the pool the top ``depth`` (no-op when it is already that deep)."""
+        depth = min(depth, self.n)
+        if depth <= self.depth:
+            return
+        order = _stable_top(self.row, depth)
+        by_pos = np.argsort(order)
+        self.pool_pos, self.pool_rank, self.depth = order[by_pos], by_pos + 1, depth
+
+    def known(self, pos: np.ndarray) -> np.ndarray:
+        """Ranks of ``pos`` (sorted positions) where known (pool or counted), 0 elsewhere (rank > depth)."""
+        at = np.searchsorted(self.pool_pos, pos)
+        at_ok = np.minimum(at, max(self.pool_pos.size - 1, 0))
+        hit = (at < self.pool_pos.size) & (self.pool_pos[at_ok] == pos) if self.pool_pos.size else np.zeros(pos.size, bool)
+        out = np.where(hit, self.pool_rank[at_ok] if self.pool_pos.size else 0, 0)
+        if self.counted:
+            for j in np.flatnonzero(out == 0):
+                out[j] = self.counted.get(int(pos[j]), 0)
+        return out
+
+    def count(self, c: int) -> int:
+        """The exact rank of chunk ``c``: 1 + chunks scoring higher + chunks scoring the same at a lower position."""
+        r = self.counted.get(c)
+        if r is None:
+            v = self.row[c]
+            r = int(np.count_nonzero(self.row > v) + np.count_nonzero(self.row[:c] == v)) + 1
+            self.counted[c] = r
+        return r
+
+
+def fuse_pools(rows: Sequence[np.ndarray], depth: int, targets: np.ndarray, *, k: int = 60,
+               pool: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+    """One query's RRF top ``depth`` and best target's fused rank, from each part's score row.
+
+    Exactly the first ``depth`` of :func:`rrf_fuse` over the full rankings of ``rows``
+    (each ranked by score descending, ties by position), and the 1-based fused rank
+    of the best of ``targets`` (0 when there is none), computed from top pools.
+
+    Parameters
+    ----------
+    rows : sequence of numpy.ndarray
+        One score row per fused part (higher is better), all of the same length.
+    depth : int
+        How many fused chunks to return.
+    targets : numpy.ndarray of int
+        Chunk positions whose best fused rank is wanted.
+    k : int, keyword-only
+        The RRF constant.
+    pool : int, keyword-only
+        The first pool depth per part (deepened as needed; default 256, at least 4 x depth).
+
+    Returns
+    -------
+    order, scores, target_rank
+        The top ``depth`` positions in fused order, their RRF scores, the target's rank.
+
+    Examples
+    --------
+    Chunk 0 ranks (1, 3) and chunk 2 ranks (3, 1): a tie on score broken by position;
+    chunk 1 ranks (2, 2) and comes last (as in :func:`rrf_fuse`):
+
+    >>> order, s, r = fuse_pools([np.array([0.9, 0.5, 0.1]), np.array([1.0, 2.0, 3.0])], 3, np.array([1]))
+    >>> order.tolist(), r
+    ([0, 2, 1], 3)
+    """
+    n = rows[0].size
+    parts = [_PartRanks(r) for r in rows]
+    L = len(parts)
+    depth = min(depth, n)
+    targets = np.unique(np.asarray(targets, dtype=np.int64))
+    P = min(n, max(_POOL, 4 * depth) if pool is None else max(pool, 1))
+
+    def fused(pos: np.ndarray):
+        """(known ranks L x m, exact mask, lo, hi, best) of sorted positions ``pos``."""
+        known = np.stack([p.known(pos) for p in parts])
+        exact = (known > 0).all(axis=0)
+        lo = (1.0 / (k + np.where(known > 0, known, n))).sum(axis=0)
+        hi = (1.0 / (k + np.where(known > 0, known, P + 1))).sum(axis=0)
+        best = np.where(known > 0, known, n + 1).min(axis=0)
+        return known, exact, lo, hi, best
+
+    def resolve(pos: np.ndarray, known: np.ndarray) -> None:
+        for li, p in enumerate(parts):
+            for j in np.flatnonzero(known[li] == 0):
+                p.count(int(pos[j]))
+
+    def grow() -> None:
+        nonlocal P
+        P = min(n, P * 4)
+
+    while True:  # the top depth
+        for p in parts:
+            p.deepen(P)
+        cand = np.unique(np.concatenate([p.pool_pos for p in parts] + [np.fromiter(p.counted, np.int64) for p in parts]))
+        known, exact, lo, hi, best = fused(cand)
+        e = np.flatnonzero(exact)
+        o = e[np.lexsort((cand[e], best[e], -lo[e]))][:depth]
+        if o.size < depth or (o.size and lo[o[-1]] <= L / (k + P + 1)):
+            if P < n:
+                grow()
+                continue
+            # every chunk is in every pool: all exact (cannot get here with o short)
+        f_d = lo[o[-1]] if o.size else np.inf
+        open_ = np.flatnonzero(~exact & (hi >= f_d))
+        if open_.size == 0:
+            break
+        if open_.size > _RESOLVE and P < n:
+            grow()
+            continue
+        resolve(cand[open_], known[:, open_])
+    order, scores = cand[o], lo[o]
+
+    rank = 0
+    if targets.size:
+        while True:
+            for p in parts:
+                p.deepen(P)
+            known_t = np.stack([p.known(targets) for p in parts])
+            resolve(targets, known_t)
+            _, _, f_t, _, b_t = fused(targets)
+            i = np.lexsort((targets, b_t, -f_t))[0]
+            t, f, b = targets[i], f_t[i], b_t[i]
+            if f <= L / (k + P + 1) and P < n:  # a chunk outside every pool could come first
+                P = min(n, max(P * 4, int(L / f - k) + 2))
+                continue
+            cand = np.unique(np.concatenate([p.pool_pos for p in parts] + [np.fromiter(p.counted, np.int64) for p in parts]))
+            known, exact, lo, hi, best = fused(cand)
+            open_ = np.flatnonzero(~exact & (hi >= f) & (lo <= f))
+            if open_.size > _RESOLVE and P < n:
+                grow()
+                continue
+            if open_.size:
+                resolve(cand[open_], known[:, open_])
+                known, exact, lo, hi, best = fused(cand)
+            # exact chunks ahead by (score desc, best rank, position); the others are settled by their bounds
+            ahead = np.where(exact, (lo > f) | ((lo == f) & ((best < b) | ((best == b) & (cand < t)))), lo > f)
+            rank = int(ahead.sum()) + 1
+            break
+    return order, scores, rank
+
+
 class HybridRetriever:
     """RRF over the full rankings of its parts (default: dense and BM25), k = 60."""
 
     name = "hybrid"
+    pool: int | None = None  # the first pool depth of bounded_search (None: 256, at least 4 x depth)
 
     def __init__(self, parts: Sequence[Retriever], *, k: int = 60):
         if len(parts) < 2:
@@ -140,17 +315,52 @@ class HybridRetriever:
             silent = np.array([zero_is_unmatched and bool(np.all(r.scores == 0)) for r in rankings], dtype=bool)
         return ranks_from_orders(orders), silent
 
-    def bounded_search(self, batch: QueryBatch, *, depth: int, targets=None, budget: int = BLOCK_ELEMENTS) -> Search:
-        """Top ``depth`` and the targets' rank, a few queries at a time.
+    def _rows(self, part: Retriever, sub: QueryBatch, n: int):
+        """Per query of ``sub``, the part's score row (None when the part cannot give scores)."""
+        if callable(getattr(part, "query_scores", None)):
+            return part.query_scores(sub)
+        if callable(getattr(part, "scorer", None)):
+            return iter(full_scores(part.scorer(sub), n, len(sub)))
+        return None
 
-        RRF needs every chunk's rank in every part, so each part's full ranking is
-        computed -- but only for as many queries as ``budget`` values allow
-        (``budget // chunks``, at least one): memory grows with the corpus, never
-        with queries x corpus. Same fusion and ties as :meth:`rank`.
+    def bounded_search(self, batch: QueryBatch, *, depth: int, targets=None, budget: int = 8 * BLOCK_ELEMENTS) -> Search:
+        """Top ``depth`` and the targets' rank from the parts' top pools (:func:`fuse_pools`).
+
+        The parts' score rows are computed for as many queries as ``budget`` values
+        allow (``budget // chunks``, at least one) and fused a query at a time:
+        memory grows with the corpus, never with queries x corpus. Same fusion and ties
+        as :meth:`rank`; a part silent on a query (BM25 with no known token) is left
+        out of that query's fusion. Parts that give no scores (``scorer`` or
+        ``query_scores``) are fused from their full rankings instead.
         """
         n = self._size(batch)
         nq = len(batch)
         targets = list(targets) if targets is not None else [np.zeros(0, dtype=np.int64)] * nq
+        if not all(callable(getattr(p, "query_scores", None)) or callable(getattr(p, "scorer", None))
+                   for p in self.parts):
+            return self._bounded_full(batch, depth=depth, targets=targets, budget=budget // 8)
+        step = max(1, budget // max(n, 1))
+        depth_ = min(depth, n)
+        orders = np.zeros((nq, depth_), dtype=np.int64)
+        scores = np.zeros((nq, depth_))
+        ranks = np.zeros(nq, dtype=np.int64)
+        quiet = [getattr(p, "zero_is_unmatched", False) for p in self.parts]
+        for a in range(0, nq, step):
+            sub = QueryBatch(batch.texts[a : a + step], None if batch.vectors is None else batch.vectors[a : a + step])
+            streams = [self._rows(p, sub, n) for p in self.parts]
+            for q in range(len(sub)):
+                rows = [next(s) for s in streams]
+                silent = [z and not rows[i].any() for i, z in enumerate(quiet)]
+                if any(silent) and not all(silent):  # as in rank(): a part with no evidence is left out
+                    rows = [r for r, s in zip(rows, silent) if not s]
+                o, s, r = fuse_pools(rows, depth_, np.asarray(targets[a + q], dtype=np.int64), k=self.k, pool=self.pool)
+                orders[a + q], scores[a + q], ranks[a + q] = o, s, r
+        return Search(orders, scores, ranks)
+
+    def _bounded_full(self, batch: QueryBatch, *, depth: int, targets, budget: int) -> Search:
+        """Top ``depth`` and the targets' rank from every part's full ranking, a few queries at a time."""
+        n = self._size(batch)
+        nq = len(batch)
         step = max(1, budget // max(n, 1))
         orders, scores, ranks = [], [], []
         for a in range(0, nq, step):
