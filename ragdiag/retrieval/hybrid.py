@@ -22,8 +22,8 @@ from .search import BLOCK_ELEMENTS, Search, full_scores
 
 __all__ = ["rrf_fuse", "rrf_scores", "ranks_from_orders", "fuse_pools", "HybridRetriever"]
 
-_POOL = 256  # the first pool depth of each part (at least 4 x depth): RRF's top rarely needs more
-_RESOLVE = 64  # chunks whose exact rank is counted before the pools are deepened instead
+_POOL = 1024  # the first pool depth of each part (at least 4 x depth): RRF's top rarely needs more
+_RESOLVE = 24  # chunks whose exact rank is counted (a pass over the scores each) before deepening instead
 
 
 def ranks_from_orders(orders: np.ndarray) -> np.ndarray:
@@ -123,42 +123,47 @@ def _stable_top(row: np.ndarray, depth: int) -> np.ndarray:
 
 
 class _PartRanks:
-    """One part's scores for one query: exact ranks of its top pool, and of any chunk on demand."""
+    """One part's scores for one query: exact ranks of its top pool, and of any chunk counted on demand."""
 
     def __init__(self, row: np.ndarray):
         self.row, self.n, self.depth = row, row.size, 0
-        self.pool_pos = np.zeros(0, dtype=np.int64)  # pool positions, sorted
-        self.pool_rank = np.zeros(0, dtype=np.int64)  # their ranks
-        self.counted: dict[int, int] = {}
+        self.pos = np.zeros(0, dtype=np.int64)  # positions whose rank is known (pool and counted), sorted
+        self.rank = np.zeros(0, dtype=np.int64)  # their ranks
+        self._above: dict[float, int] = {}  # score -> chunks scoring higher
+
+    def _merge(self, pos: np.ndarray, rank: np.ndarray) -> None:
+        pos, rank = np.concatenate([self.pos, pos]), np.concatenate([self.rank, rank])
+        o = np.argsort(pos, kind="stable")
+        pos, rank = pos[o], rank[o]
+        first = np.ones(pos.size, dtype=bool)
+        first[1:] = pos[1:] != pos[:-1]
+        self.pos, self.rank = pos[first], rank[first]
 
     def deepen(self, depth: int) -> None:
-        """Make the pool the top ``depth`` (no-op when it is already that deep)."""
+        """Know the ranks of the top ``depth`` (no-op when the pool is that deep already)."""
         depth = min(depth, self.n)
-        if depth <= self.depth:
-            return
-        order = _stable_top(self.row, depth)
-        by_pos = np.argsort(order)
-        self.pool_pos, self.pool_rank, self.depth = order[by_pos], by_pos + 1, depth
+        if depth > self.depth:
+            order = _stable_top(self.row, depth)
+            self._merge(order, np.arange(1, order.size + 1))
+            self.depth = depth
 
     def known(self, pos: np.ndarray) -> np.ndarray:
-        """Ranks of ``pos`` (sorted positions) where known (pool or counted), 0 elsewhere (rank > depth)."""
-        at = np.searchsorted(self.pool_pos, pos)
-        at_ok = np.minimum(at, max(self.pool_pos.size - 1, 0))
-        hit = (at < self.pool_pos.size) & (self.pool_pos[at_ok] == pos) if self.pool_pos.size else np.zeros(pos.size, bool)
-        out = np.where(hit, self.pool_rank[at_ok] if self.pool_pos.size else 0, 0)
-        if self.counted:
-            for j in np.flatnonzero(out == 0):
-                out[j] = self.counted.get(int(pos[j]), 0)
-        return out
+        """Ranks of ``pos`` where known, 0 elsewhere (a rank beyond the pool)."""
+        if not self.pos.size:
+            return np.zeros(pos.size, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.pos, pos), self.pos.size - 1)
+        return np.where(self.pos[at] == pos, self.rank[at], 0)
 
-    def count(self, c: int) -> int:
-        """The exact rank of chunk ``c``: 1 + chunks scoring higher + chunks scoring the same at a lower position."""
-        r = self.counted.get(c)
-        if r is None:
+    def count(self, pos: np.ndarray) -> None:
+        """Count the exact rank of each chunk of ``pos``: 1 + chunks scoring higher + the same at a lower position."""
+        ranks = np.empty(pos.size, dtype=np.int64)
+        for j, c in enumerate(pos.tolist()):
             v = self.row[c]
-            r = int(np.count_nonzero(self.row > v) + np.count_nonzero(self.row[:c] == v)) + 1
-            self.counted[c] = r
-        return r
+            above = self._above.get(float(v))
+            if above is None:
+                above = self._above[float(v)] = int(np.count_nonzero(self.row > v))
+            ranks[j] = above + int(np.count_nonzero(self.row[:c] == v)) + 1
+        self._merge(pos, ranks)
 
 
 def fuse_pools(rows: Sequence[np.ndarray], depth: int, targets: np.ndarray, *, k: int = 60,
@@ -180,12 +185,24 @@ def fuse_pools(rows: Sequence[np.ndarray], depth: int, targets: np.ndarray, *, k
     k : int, keyword-only
         The RRF constant.
     pool : int, keyword-only
-        The first pool depth per part (deepened as needed; default 256, at least 4 x depth).
+        The first pool depth per part (deepened as needed; default 1024, at least 4 x depth).
 
     Returns
     -------
     order, scores, target_rank
         The top ``depth`` positions in fused order, their RRF scores, the target's rank.
+
+    Notes
+    -----
+    With pools of depth ``P``, a chunk outside part ``p``'s pool has rank > ``P`` there,
+    so its fused score lies in ``[lo, hi]`` (rank ``n`` or ``P + 1`` in the parts where it
+    is unknown), and a chunk outside every pool scores at most ``L / (k + P + 1)``.
+    The ``depth``-th largest ``lo`` bounds the ``depth``-th best score from below: only
+    chunks whose ``hi`` reaches it can be in the top, and their unknown ranks are counted
+    exactly. The target's rank counts the chunks ahead of it; those whose interval
+    contains its score are counted exactly. When too many need counting, or a chunk
+    outside every pool could still compete, the pools are deepened (at ``P = n`` every
+    rank is known).
 
     Examples
     --------
@@ -203,72 +220,70 @@ def fuse_pools(rows: Sequence[np.ndarray], depth: int, targets: np.ndarray, *, k
     targets = np.unique(np.asarray(targets, dtype=np.int64))
     P = min(n, max(_POOL, 4 * depth) if pool is None else max(pool, 1))
 
-    def fused(pos: np.ndarray):
-        """(known ranks L x m, exact mask, lo, hi, best) of sorted positions ``pos``."""
-        known = np.stack([p.known(pos) for p in parts])
-        exact = (known > 0).all(axis=0)
-        lo = (1.0 / (k + np.where(known > 0, known, n))).sum(axis=0)
-        hi = (1.0 / (k + np.where(known > 0, known, P + 1))).sum(axis=0)
-        best = np.where(known > 0, known, n + 1).min(axis=0)
-        return known, exact, lo, hi, best
-
-    def resolve(pos: np.ndarray, known: np.ndarray) -> None:
-        for li, p in enumerate(parts):
-            for j in np.flatnonzero(known[li] == 0):
-                p.count(int(pos[j]))
-
-    def grow() -> None:
-        nonlocal P
-        P = min(n, P * 4)
-
-    while True:  # the top depth
+    def state():
+        """The candidates (every pool, every counted chunk, the targets) and their fused bounds."""
         for p in parts:
             p.deepen(P)
-        cand = np.unique(np.concatenate([p.pool_pos for p in parts] + [np.fromiter(p.counted, np.int64) for p in parts]))
-        known, exact, lo, hi, best = fused(cand)
-        e = np.flatnonzero(exact)
-        o = e[np.lexsort((cand[e], best[e], -lo[e]))][:depth]
-        if o.size < depth or (o.size and lo[o[-1]] <= L / (k + P + 1)):
-            if P < n:
-                grow()
-                continue
-            # every chunk is in every pool: all exact (cannot get here with o short)
-        f_d = lo[o[-1]] if o.size else np.inf
-        open_ = np.flatnonzero(~exact & (hi >= f_d))
-        if open_.size == 0:
-            break
-        if open_.size > _RESOLVE and P < n:
-            grow()
+        cand = np.sort(np.concatenate([p.pos for p in parts] + [targets]))
+        cand = cand[np.concatenate([[True], cand[1:] != cand[:-1]])] if cand.size else cand
+        known = np.stack([p.known(cand) for p in parts])
+        exact = (known > 0).all(axis=0)
+        # Summed over the parts in order, as rrf_scores does: the exact scores are the same bits.
+        lo = (1.0 / (k + np.where(known > 0, known, n))).sum(axis=0)
+        hi = (1.0 / (k + np.where(known > 0, known, P + 1))).sum(axis=0)
+        best = np.where(known > 0, known, n + 1).min(axis=0)  # an unknown rank is > P >= every known one
+        return cand, known, exact, lo, hi, best
+
+    def settle(todo: np.ndarray, cand: np.ndarray, known: np.ndarray) -> None:
+        """Count the unknown ranks of ``todo`` (a mask), or deepen the pools when there are too many."""
+        nonlocal P
+        if todo.sum() > _RESOLVE and P < n:
+            P = min(n, P * 4)
+        else:
+            for li, p in enumerate(parts):
+                pick = todo & (known[li] == 0)
+                if pick.any():
+                    p.count(cand[pick])
+
+    order, scores = np.zeros(0, dtype=np.int64), np.zeros(0)
+    while depth:  # the top depth
+        cand, known, exact, lo, hi, best = state()
+        theta = np.partition(lo, lo.size - depth)[lo.size - depth] if lo.size >= depth else -np.inf
+        if L / (k + P + 1) >= theta and P < n:  # a chunk outside every pool could be in the top
+            P = min(n, P * 4)
             continue
-        resolve(cand[open_], known[:, open_])
-    order, scores = cand[o], lo[o]
+        contenders = hi >= theta  # the others score below theta <= the depth-th best score
+        if (contenders & ~exact).any():
+            settle(contenders & ~exact, cand, known)
+            continue
+        c = np.flatnonzero(contenders)
+        o = c[np.lexsort((cand[c], best[c], -lo[c]))][:depth]
+        order, scores = cand[o], lo[o]
+        break
 
     rank = 0
-    if targets.size:
-        while True:
-            for p in parts:
-                p.deepen(P)
-            known_t = np.stack([p.known(targets) for p in parts])
-            resolve(targets, known_t)
-            _, _, f_t, _, b_t = fused(targets)
-            i = np.lexsort((targets, b_t, -f_t))[0]
-            t, f, b = targets[i], f_t[i], b_t[i]
-            if f <= L / (k + P + 1) and P < n:  # a chunk outside every pool could come first
-                P = min(n, max(P * 4, int(L / f - k) + 2))
-                continue
-            cand = np.unique(np.concatenate([p.pool_pos for p in parts] + [np.fromiter(p.counted, np.int64) for p in parts]))
-            known, exact, lo, hi, best = fused(cand)
-            open_ = np.flatnonzero(~exact & (hi >= f) & (lo <= f))
-            if open_.size > _RESOLVE and P < n:
-                grow()
-                continue
-            if open_.size:
-                resolve(cand[open_], known[:, open_])
-                known, exact, lo, hi, best = fused(cand)
-            # exact chunks ahead by (score desc, best rank, position); the others are settled by their bounds
-            ahead = np.where(exact, (lo > f) | ((lo == f) & ((best < b) | ((best == b) & (cand < t)))), lo > f)
-            rank = int(ahead.sum()) + 1
-            break
+    while targets.size:  # the best target's fused rank
+        cand, known, exact, lo, hi, best = state()
+        ti = np.searchsorted(cand, targets)
+        if not exact[ti].all():
+            for li, p in enumerate(parts):
+                pick = ti[known[li, ti] == 0]
+                if pick.size:
+                    p.count(cand[pick])
+            continue
+        i = ti[np.lexsort((targets, best[ti], -lo[ti]))[0]]
+        t, f, b = cand[i], lo[i], best[i]
+        if L / (k + P + 1) >= f and P < n:  # a chunk outside every pool could come first
+            P = min(n, max(P * 4, int(L / f - k) + 2))
+            continue
+        unsure = ~exact & (hi >= f) & (lo <= f)
+        if unsure.any():
+            settle(unsure, cand, known)
+            continue
+        # exact chunks ahead by (score desc, best rank, position); the others are settled by their bounds
+        ahead = np.where(exact, (lo > f) | ((lo == f) & ((best < b) | ((best == b) & (cand < t)))), lo > f)
+        rank = int(ahead.sum()) + 1
+        break
     return order, scores, rank
 
 
@@ -276,7 +291,7 @@ class HybridRetriever:
     """RRF over the full rankings of its parts (default: dense and BM25), k = 60."""
 
     name = "hybrid"
-    pool: int | None = None  # the first pool depth of bounded_search (None: 256, at least 4 x depth)
+    pool: int | None = None  # the first pool depth of bounded_search (None: 1024, at least 4 x depth)
 
     def __init__(self, parts: Sequence[Retriever], *, k: int = 60):
         if len(parts) < 2:
