@@ -11,6 +11,7 @@ from .data import cmd_index, cmd_ingest
 from .evaluating import cmd_compare, cmd_eval, cmd_pairs, cmd_report
 from .external import cmd_eval_run
 from .gate import cmd_sweep, cmd_threshold
+from .vectors import add_vector_options
 
 __all__ = ["build_parser", "main"]
 
@@ -60,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                        "default: start a local instance")
     p.add_argument("--ray-actors", type=int, default=None, help="encoder actors (default: one per CPU, or per GPU)")
     p.add_argument("--ray-gpus-per-actor", type=float, default=0.0, help="GPUs per encoder actor (default 0: CPU)")
+    add_vector_options(p)
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("compare", help="paired exact sign-flip test over questions between two configurations")
