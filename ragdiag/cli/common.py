@@ -220,7 +220,10 @@ def evaluate_args(args, strategies, retrievers, loaded=None, *, stream: bool = F
     from .vectors import imported_encoder
 
     corpus, truth = loaded or load_inputs(args)
-    imported = imported_encoder(args, corpus, truth, strategies)
+    try:
+        imported = imported_encoder(args, corpus, truth, strategies)
+    except ValueError as exc:  # a vector file that cannot be used: one line
+        raise UsageError(str(exc)) from None
     encoder = imported or (encoder if encoder is not None else cli_encoder(args))
     store = open_store(args)
     if store is not None and not getattr(args, "no_snapshot", False) and imported is None:

@@ -31,38 +31,30 @@ def imported_encoder(args, corpus, truth, strategies):
     """The :class:`~ragdiag.index.imported.ImportedEncoder` of ``--vectors`` (None without it).
 
     The named model (``--model``, else the file's ``model``) counts wordpieces and, without
-    ``--query-vectors``, embeds the queries. Problems are a :class:`~ragdiag.cli.common.UsageError`.
+    ``--query-vectors``, embeds the queries. Problems are a ``ValueError`` whose message is the
+    one line to print (the caller makes it a usage error).
     """
     if not getattr(args, "vectors", None):
         if getattr(args, "query_vectors", None):
-            from .common import UsageError
-
-            raise UsageError("--query-vectors goes with --vectors (the chunk vectors)")
+            raise ValueError("--query-vectors goes with --vectors (the chunk vectors)")
         return None
     from ..index.chunking import chunk_corpus, parse_strategies
     from ..index.encoder.resolve import ModelUnavailable
-    from ..index.imported import ImportedEncoder, VectorFileError, chunk_keys, read_vector_table
+    from ..index.imported import ImportedEncoder, chunk_keys, read_vector_table
     from ..index.models import load_encoder
-    from .common import UsageError
 
     if getattr(args, "engine", "local") == "ray":
-        raise UsageError("--vectors brings the vectors in: there is nothing to embed on Ray (drop --engine ray)")
-    try:
-        table = read_vector_table(args.vectors)
-        queries = read_vector_table(args.query_vectors) if args.query_vectors else None
-    except VectorFileError as exc:
-        raise UsageError(str(exc)) from None
+        raise ValueError("--vectors brings the vectors in: there is nothing to embed on Ray (drop --engine ray)")
+    table = read_vector_table(args.vectors)
+    queries = read_vector_table(args.query_vectors) if args.query_vectors else None
     try:
         model = _named_model(args.model, table.model, load_encoder)
     except (ModelUnavailable, ValueError) as exc:
-        raise UsageError(f"the model {args.model or table.model!r} that {table.path.name} names is not available here "
+        raise ValueError(f"the model {args.model or table.model!r} that {table.path.name} names is not available here "
                          f"(it counts wordpieces{'' if queries else ' and embeds the queries'}): {exc}; "
                          "pass --model with a local copy") from None
     chunks = {s.name: chunk_corpus(corpus, s) for s in parse_strategies(strategies)}
-    try:
-        encoder = ImportedEncoder(table, chunk_keys(chunks, table.key), model=model, queries=queries,
-                                  query_ids={q.text: q.id for q in truth.queries})
-        encoder.check([c.embed_text for cs in chunks.values() for c in cs])
-        return encoder
-    except VectorFileError as exc:
-        raise UsageError(str(exc)) from None
+    encoder = ImportedEncoder(table, chunk_keys(chunks, table.key), model=model, queries=queries,
+                              query_ids={q.text: q.id for q in truth.queries})
+    encoder.check([c.embed_text for cs in chunks.values() for c in cs])
+    return encoder
