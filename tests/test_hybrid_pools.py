@@ -69,3 +69,18 @@ def test_fuse_pools_by_hand():
     assert rank == 4
     full, full_scores = rrf_fuse([ranks_from_orders(top_k_desc(a[None], None)), ranks_from_orders(top_k_desc(b[None], None))])
     assert order.tolist() == full[0].tolist() and np.array_equal(scores, full_scores[0])
+
+
+def test_the_default_pool_path_beyond_small_indexes(monkeypatch):
+    import ragdiag.retrieval.hybrid as hybrid
+
+    texts, vecs, batch, targets = _world(3000, 5)
+    h = HybridRetriever([DenseRetriever(vecs), BM25Retriever(texts)])
+    calls = []
+    monkeypatch.setattr(hybrid, "_FULL_UP_TO", 100)  # 3,000 chunks take the pool path, pools of 1,024 to start
+    monkeypatch.setattr(hybrid, "fuse_pools", lambda *a, **kw: calls.append(1) or fuse_pools(*a, **kw))
+    got = h.bounded_search(batch, depth=25, targets=targets)
+    want = h._bounded_full(batch, depth=25, targets=targets, budget=1 << 22)
+    assert len(calls) == len(batch)
+    assert np.array_equal(got.order, want.order) and np.array_equal(got.scores, want.scores)
+    assert np.array_equal(got.target_rank, want.target_rank)

@@ -19,7 +19,9 @@ A changed corpus, model or chunking is what is being tested: it is reported, not
 
 def register(sub, common) -> None:
     """Add ``gate`` to the subparsers ``sub`` (``common`` adds the corpus/truth/model options)."""
-    from ..present.regression.stats import DEFAULT_MARGIN
+    # The gate's default margin (present.regression.stats.DEFAULT_MARGIN is this constant), read from core: importing
+    # the statistics to build the parser costs every command scipy.stats.
+    from ..core.defaults import PRACTICAL_MARGIN as DEFAULT_MARGIN
 
     p = sub.add_parser(
         "gate", help="regression gate for CI: a candidate run against a baseline run, over the same questions",

@@ -23,6 +23,7 @@ from .search import BLOCK_ELEMENTS, Search, full_scores
 __all__ = ["rrf_fuse", "rrf_scores", "ranks_from_orders", "fuse_pools", "HybridRetriever"]
 
 _POOL = 1024  # the first pool depth of each part (at least 4 x depth): RRF's top rarely needs more
+_FULL_UP_TO = 32768  # up to this many chunks, fusing full rankings (vectorised over queries) is the faster way
 _RESOLVE = 24  # chunks whose exact rank is counted (a pass over the scores each) before deepening instead
 
 
@@ -345,14 +346,15 @@ class HybridRetriever:
         allow (``budget // chunks``, at least one) and fused a query at a time:
         memory grows with the corpus, never with queries x corpus. Same fusion and ties
         as :meth:`rank`; a part silent on a query (BM25 with no known token) is left
-        out of that query's fusion. Parts that give no scores (``scorer`` or
-        ``query_scores``) are fused from their full rankings instead.
+        out of that query's fusion. Up to 32,768 chunks (unless ``pool`` is set), and
+        for parts that give no scores (``scorer`` or ``query_scores``), the full
+        rankings are fused instead (:meth:`_bounded_full`): the same result.
         """
         n = self._size(batch)
         nq = len(batch)
         targets = list(targets) if targets is not None else [np.zeros(0, dtype=np.int64)] * nq
-        if not all(callable(getattr(p, "query_scores", None)) or callable(getattr(p, "scorer", None))
-                   for p in self.parts):
+        if (n <= _FULL_UP_TO and self.pool is None) or not all(
+                callable(getattr(p, "query_scores", None)) or callable(getattr(p, "scorer", None)) for p in self.parts):
             return self._bounded_full(batch, depth=depth, targets=targets, budget=budget // 8)
         step = max(1, budget // max(n, 1))
         depth_ = min(depth, n)
