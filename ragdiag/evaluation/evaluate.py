@@ -78,7 +78,12 @@ def build_index(corpus: Corpus, truth: GroundTruth, strategy: Strategy, encoder,
     embedded now (for MaxSim), when the encoder can give them.
     """
     chunks = chunk_corpus(corpus, strategy)
-    report = chunk_report(strategy, chunks, truth.needles(), encoder)
+    memo = None
+    if getattr(store, "root", None) is not None:
+        from ..index.store.memo import Memo
+
+        memo = Memo(store.root)
+    report = chunk_report(strategy, chunks, truth.needles(), encoder, memo=memo)
     if keep_tokens is not None and isinstance(encoder, SupportsTokenSink):
         encoder = _TokenTap(encoder, keep_tokens)
     texts = [c.embed_text for c in chunks]

@@ -36,7 +36,7 @@ import scipy.sparse as sp
 from .base import QueryBatch, Ranking, top_k_desc
 from .search import Search, block_search
 
-__all__ = ["tokenize", "tokenize_corpus", "Tokens", "lucene_idf", "BM25Index", "BM25Retriever"]
+__all__ = ["tokenize", "tokenize_corpus", "stored_tokens", "Tokens", "lucene_idf", "BM25Index", "BM25Retriever"]
 
 _INDEX_BLOCK = 1 << 16  # documents whose weights are computed per step while indexing
 _DENSE_MIN_DOCS = 4096  # below this, every posting list stays sparse (a dense row gains nothing)
@@ -170,6 +170,32 @@ def tokenize_corpus(texts: Sequence[str]) -> Tokens:
     indptr = np.zeros(len(texts) + 1, dtype=np.int64)
     np.cumsum(lens, out=indptr[1:])
     return Tokens(np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32), indptr, vocab)
+
+
+TOKENIZER_VERSION = "bm25-tokens-1"  # part of the stored tokens' key: change it whenever tokenize() changes
+
+
+def stored_tokens(texts: Sequence[str], memo=None) -> Tokens:
+    """:func:`tokenize_corpus` of ``texts``, read from ``memo`` when it holds them (then written there).
+
+    ``memo`` is a :class:`~ragdiag.index.store.memo.Memo` (or None: tokenise): the tokens are
+    keyed by the sha256 of every text and :data:`TOKENIZER_VERSION`, so a warm run never re-tokenises.
+    """
+    if memo is None:
+        return tokenize_corpus(texts)
+    from ..index.store.memo import content_key
+
+    key = content_key(TOKENIZER_VERSION, texts)
+    got = memo.get("bm25-tokens", key)
+    if got is not None:
+        words = bytes(got["vocab"]).decode("utf-8").split("\n") if got["vocab"].size else []
+        if len(got["indptr"]) == len(texts) + 1:
+            return Tokens(got["ids"], got["indptr"], {w: i for i, w in enumerate(words)})
+    tokens = tokenize_corpus(texts)
+    vocab = "\n".join(tokens.vocab).encode("utf-8")  # a token never holds a newline (whitespace splits words)
+    memo.put("bm25-tokens", key, {"ids": tokens.ids, "indptr": tokens.indptr,
+                                  "vocab": np.frombuffer(vocab, dtype=np.uint8)})
+    return tokens
 
 
 def _top(scores: np.ndarray, depth: int) -> np.ndarray:
