@@ -104,6 +104,28 @@ def build_index(corpus: Corpus, truth: GroundTruth, strategy: Strategy, encoder,
     )
 
 
+_ONE_BLAS_THREAD_BELOW = 1 << 24  # corpus characters (about 30,000 chunks): below, one BLAS thread is the faster
+
+
+def _blas_threads(n_chars: int):
+    """One BLAS thread while a small corpus's index is built and searched (a context manager; a no-op for large ones).
+
+    A product of 94 queries by 918 chunks takes well under a millisecond, and
+    OpenBLAS's threads cost more to wake than they save: on the 2-core machine
+    under load, 30 such products took 1.64 s with its default threads and 0.15 s
+    with one (measured side by side). Large indexes keep every thread.
+    """
+    from contextlib import nullcontext
+
+    if n_chars >= _ONE_BLAS_THREAD_BELOW:
+        return nullcontext()
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # optional: without it, the BLAS default
+        return nullcontext()
+    return threadpool_limits(1, user_api="blas")
+
+
 def _needle_score(found: Search, i: int) -> float:
     """The retriever's score of query ``i``'s best-ranked needle holder."""
     if found.target_score is not None:
@@ -249,41 +271,42 @@ def evaluate(
     retriever_stamps: dict[str, dict] = {}
     notes: dict[str, str] = {}
     for strategy in strats:
-        t = time.perf_counter()
-        index = build_index(corpus, truth, strategy, encoder, store=store, progress=progress, keep_tokens=keep)
-        timings[f"index_{strategy.name}"] = time.perf_counter() - t
-        indexes[strategy.name] = index
-        targets = [index.holders[q.question_id] if q.in_domain else np.zeros(0, dtype=np.int64) for q in queries]
-        ctx = index_context(index, run)
-        for name in names:
-            if name in unavailable:
-                continue
+        with _blas_threads(corpus.n_chars):
             t = time.perf_counter()
-            try:
-                retriever = build_retriever(name, ctx)
-            except Unavailable as exc:
-                unavailable[name] = exc.reason
-                continue
-            found = search(retriever, batch, depth=TOP, targets=targets)
-            seconds = time.perf_counter() - t
-            if progress is not None:
-                progress(ProgressEvent("rank", strategy.name, name, 1, 1))
-            cfg = Config(strategy.name, name)
-            if callable(getattr(retriever, "stamp", None)):
-                retriever_stamps[cfg.label] = retriever.stamp()
-            # A retriever with its own embedding model gives its own distances: the gate's cut belongs to one model.
-            own = getattr(retriever, "cosine_distances", None)
-            own_dist = (lambda cols, own=own: own(batch)[:, cols]) if callable(own) else None
-            results[cfg] = _config_result(cfg, index, truth, queries, found, qvecs, distances=own_dist,
-                                          k_diag=diagnosis_k, seconds=seconds, zero_is_unretrieved=getattr(retriever, "zero_is_unmatched", False))
-        bm25 = ctx._built.get("bm25")  # built when asked for, or as a part of hybrid and the rerankers
-        if isinstance(bm25, BM25Retriever):
-            silent = [q.id for q, u in zip(queries, bm25.index.unmatched(batch.texts)) if u]
-            if silent:
-                notes[f"bm25 {strategy.name}"] = (
-                    f"{len(silent)} of {len(queries)} queries share no word with any chunk of {strategy.name} "
-                    f"(e.g. {', '.join(silent[:5])}): BM25 retrieves nothing for them and hybrid ranks them by "
-                    "dense alone")
+            index = build_index(corpus, truth, strategy, encoder, store=store, progress=progress, keep_tokens=keep)
+            timings[f"index_{strategy.name}"] = time.perf_counter() - t
+            indexes[strategy.name] = index
+            targets = [index.holders[q.question_id] if q.in_domain else np.zeros(0, dtype=np.int64) for q in queries]
+            ctx = index_context(index, run)
+            for name in names:
+                if name in unavailable:
+                    continue
+                t = time.perf_counter()
+                try:
+                    retriever = build_retriever(name, ctx)
+                except Unavailable as exc:
+                    unavailable[name] = exc.reason
+                    continue
+                found = search(retriever, batch, depth=TOP, targets=targets)
+                seconds = time.perf_counter() - t
+                if progress is not None:
+                    progress(ProgressEvent("rank", strategy.name, name, 1, 1))
+                cfg = Config(strategy.name, name)
+                if callable(getattr(retriever, "stamp", None)):
+                    retriever_stamps[cfg.label] = retriever.stamp()
+                # A retriever with its own embedding model gives its own distances: the gate's cut belongs to one model.
+                own = getattr(retriever, "cosine_distances", None)
+                own_dist = (lambda cols, own=own: own(batch)[:, cols]) if callable(own) else None
+                results[cfg] = _config_result(cfg, index, truth, queries, found, qvecs, distances=own_dist,
+                                              k_diag=diagnosis_k, seconds=seconds, zero_is_unretrieved=getattr(retriever, "zero_is_unmatched", False))
+            bm25 = ctx._built.get("bm25")  # built when asked for, or as a part of hybrid and the rerankers
+            if isinstance(bm25, BM25Retriever):
+                silent = [q.id for q, u in zip(queries, bm25.index.unmatched(batch.texts)) if u]
+                if silent:
+                    notes[f"bm25 {strategy.name}"] = (
+                        f"{len(silent)} of {len(queries)} queries share no word with any chunk of {strategy.name} "
+                        f"(e.g. {', '.join(silent[:5])}): BM25 retrieves nothing for them and hybrid ranks them by "
+                        "dense alone")
         run.strategy_done()
         if on_strategy is not None:
             on_strategy(Evaluation(corpus, truth, queries, dict(indexes), dict(results), dict(unavailable),
