@@ -8,6 +8,7 @@ all-MiniLM-L6-v2 in the separate script and in ragdiag.
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -22,8 +23,8 @@ SCRIPT = REPO / "examples" / "embed_to_parquet.py"
 SELECT = ("--strategies", "C", "--retrievers", "dense,bm25,hybrid", "--no-cache")
 
 
-def _script(*argv) -> None:
-    subprocess.run([sys.executable, str(SCRIPT), *map(str, argv)], check=True, cwd=REPO, capture_output=True)
+def _script(*argv, cwd=REPO) -> None:
+    subprocess.run([sys.executable, str(SCRIPT), *map(str, argv)], check=True, cwd=cwd, capture_output=True)
 
 
 def _eval(capsys, out, *extra):
@@ -62,6 +63,17 @@ def test_a_parquet_file_from_a_separate_job_gives_ragdiags_own_results(key, own,
     stamp = json.loads((tmp_path / "imported" / "summary.json").read_text())["model"]
     assert stamp["model"] == "FAKE-bag-of-words" and stamp["pooling"] == "imported"  # stamped, the model named
     assert json.loads((own / "summary.json").read_text())["model"]["pooling"] == "none"
+
+
+def test_the_commands_of_the_docs_page(own, fake_model, tmp_path, monkeypatch, capsys):
+    """docs/vectors.md's commands, run as written (the script on the FAKE encoder): the page cannot drift."""
+    block = (REPO / "docs" / "vectors.md").read_text(encoding="utf-8").split("```bash\n", 1)[1].split("```", 1)[0]
+    script, evaluate = [shlex.split(line) for line in block.splitlines() if line.strip()]
+    assert script[:2] == ["python", "examples/embed_to_parquet.py"] and evaluate[:4] == ["python", "-m", "ragdiag", "eval"]
+    monkeypatch.chdir(tmp_path)
+    _script(*script[2:], "--fake", cwd=tmp_path)
+    assert main([*evaluate[3:], "--no-cache"]) == 0, capsys.readouterr().err
+    _same_results(own, tmp_path / evaluate[evaluate.index("--out") + 1])
 
 
 def test_query_vectors_from_a_second_file(own, fake_model, tmp_path, capsys):
