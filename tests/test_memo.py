@@ -60,3 +60,18 @@ def test_the_token_audit_reads_its_layout_back(corpus, fake_tokenizer, tmp_path)
     for x in (b, c):
         assert np.array_equal(a.tokens, x.tokens) and np.array_equal(a.window_end, x.window_end)
         assert np.array_equal(a.header_tokens, x.header_tokens)
+
+
+def test_scores_read_in_one_pass_equal_one_query_at_a_time(tmp_path):
+    from ragdiag.index.store import Store
+
+    with Store(tmp_path) as store:
+        cache = store.score_cache()
+        cache.put("scorer-x", "q1", ["a", "b"], np.array([0.5, 0.25]))
+        cache.put("scorer-x", "q2", ["b"], np.array([0.75]))
+        many = cache.get_many("scorer-x", ["q1", "q2", "q3"], [["a", "b", "c"], ["b", "a"], ["a"]])
+        one = [cache.get("scorer-x", q, ts) for q, ts in (("q1", ["a", "b", "c"]), ("q2", ["b", "a"]), ("q3", ["a"]))]
+        # q1: a, b stored, c not; q2: b stored, a not (scores belong to the pair); q3: nothing
+        assert all(np.array_equal(m, o, equal_nan=True) for m, o in zip(many, one))
+        assert np.array_equal(many[0], [0.5, 0.25, np.nan], equal_nan=True)
+        assert np.array_equal(many[1], [0.75, np.nan], equal_nan=True) and np.isnan(many[2]).all()
