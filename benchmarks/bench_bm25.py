@@ -66,7 +66,7 @@ def run(n: int, repeats: int, rank_sample: int) -> dict:
     from rank_bm25 import BM25Okapi
 
     from ragdiag.retrieval.base import QueryBatch
-    from ragdiag.retrieval.bm25 import BM25Index, BM25Retriever, tokenize, tokenize_corpus
+    from ragdiag.retrieval.bm25 import BM25Retriever, tokenize, tokenize_corpus
 
     texts, queries = corpus_of(n)
     out: dict = {"chunks": len(texts), "queries": len(queries)}

@@ -32,9 +32,8 @@ import numpy as np
 
 from .encoder.protocols import EncoderStamp
 
-__all__ = ["VectorTable", "VectorFileError", "read_vector_table", "ImportedEncoder"]
+__all__ = ["VectorTable", "VectorFileError", "read_vector_table", "ImportedEncoder", "chunk_keys"]
 
-KEYS = ("chunk_id", "span", "text", "query_id")
 _ARROW = (".parquet", ".arrow", ".feather", ".ipc")
 
 
@@ -47,7 +46,7 @@ class VectorTable:
     """The rows of a vector file: ``keys[i]`` (a chunk id, a ``(doc_id, start, end)`` span or a text) -> ``vectors[i]``."""
 
     path: Path
-    key: str  # one of KEYS
+    key: str  # chunk_id, span, text or query_id
     keys: tuple
     vectors: np.ndarray  # float32 (rows, dim), unit length
     model: str
