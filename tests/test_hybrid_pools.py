@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragdiag.retrieval.base import QueryBatch
 from ragdiag.retrieval.bm25 import BM25Retriever
@@ -84,3 +86,19 @@ def test_the_default_pool_path_beyond_small_indexes(monkeypatch):
     assert len(calls) == len(batch)
     assert np.array_equal(got.order, want.order) and np.array_equal(got.scores, want.scores)
     assert np.array_equal(got.target_rank, want.target_rank)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(2, 3), st.integers(1, 60), st.integers(1, 70), st.integers(1, 8), st.integers(0, 2**32 - 1))
+def test_fuse_pools_equals_rrf_over_full_rankings_with_ties(parts, n, depth, pool, seed):
+    rng = np.random.default_rng(seed)
+    rows = [rng.integers(0, 4, size=n).astype(np.float64) for _ in range(parts)]  # few values: ties everywhere
+    targets = rng.choice(n, size=int(rng.integers(0, min(n, 4) + 1)), replace=False)
+    order, scores, rank = fuse_pools(rows, depth, targets, pool=pool)
+    ranks = [ranks_from_orders(top_k_desc(r[None], None)) for r in rows]
+    full, full_scores = rrf_fuse(ranks)
+    d = min(depth, n)
+    assert order.tolist() == full[0, :d].tolist()
+    assert np.array_equal(scores, full_scores[0, :d])
+    want = int(np.flatnonzero(np.isin(full[0], targets))[0]) + 1 if targets.size else 0
+    assert rank == want
