@@ -21,6 +21,7 @@ import numpy as np
 from ..index.audit import chunk_report
 from ..index.chunking import Chunk, Strategy, chunk_corpus, parse_strategies
 from ..documents.corpus import Corpus
+from ..core.blas import blas_threads_for
 from ..core.defaults import RERANK_HEAD, TOP
 from ..index.encoder.protocols import SupportsTokenSink
 from .records import Config, ConfigResult, Evaluation, StrategyIndex
@@ -102,28 +103,6 @@ def build_index(corpus: Corpus, truth: GroundTruth, strategy: Strategy, encoder,
         embedded=computed,
         normalisation_error=normalisation_check(vectors) if len(vectors) > 1 else 0.0,
     )
-
-
-_ONE_BLAS_THREAD_BELOW = 1 << 24  # corpus characters (about 30,000 chunks): below, one BLAS thread is the faster
-
-
-def _blas_threads(n_chars: int):
-    """One BLAS thread while a small corpus's index is built and searched (a context manager; a no-op for large ones).
-
-    A product of 94 queries by 918 chunks takes well under a millisecond, and
-    OpenBLAS's threads cost more to wake than they save: on the 2-core machine
-    under load, 30 such products took 1.64 s with its default threads and 0.15 s
-    with one (measured side by side). Large indexes keep every thread.
-    """
-    from contextlib import nullcontext
-
-    if n_chars >= _ONE_BLAS_THREAD_BELOW:
-        return nullcontext()
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # optional: without it, the BLAS default
-        return nullcontext()
-    return threadpool_limits(1, user_api="blas")
 
 
 def _needle_score(found: Search, i: int) -> float:
@@ -271,7 +250,7 @@ def evaluate(
     retriever_stamps: dict[str, dict] = {}
     notes: dict[str, str] = {}
     for strategy in strats:
-        with _blas_threads(corpus.n_chars):
+        with blas_threads_for(corpus.n_chars):  # one BLAS thread on a small corpus (core.blas)
             t = time.perf_counter()
             index = build_index(corpus, truth, strategy, encoder, store=store, progress=progress, keep_tokens=keep)
             timings[f"index_{strategy.name}"] = time.perf_counter() - t
