@@ -1,23 +1,26 @@
-"""BM25 per-query latency: ragdiag's sparse matrix product vs rank_bm25's BM25Okapi.
+"""BM25 index build and query: ragdiag vs bm25s and rank_bm25 on the same tokens, side by side in one run.
 
-Run: ``python benchmarks/bench_bm25.py [--repeats 5] [--scale 100]``
+Run: ``python benchmarks/bench_bm25.py [--sizes 918,91800,1000000] [--repeats 3]``
 
-Both sides score the same chunks (strategy C's embedded texts of the bundled
-corpus, and a synthetic scale-up that repeats them ``--scale`` times) for the
-ground-truth queries. The rank_bm25 side is a subclass with Lucene's idf, so
-the scores are the same (checked here to 1e-9 relative before timing).
-Figures are medians of ``--repeats`` runs, all measured in this one process.
-"before" is the code the evaluation ran before blocks (the dense (queries x
-chunks) score matrix, written out here verbatim); "all scores" is
-``BM25Index.scores`` today (the same kernel through the block scorer, one
-block; bit-identical, checked); "top 20 by blocks" is what the
-evaluation runs now (``BM25Retriever.search``: blocks of chunks, top 20 and
-their scores, checked equal to the first 20 of the full stable sort).
+Every side is given the same tokens (ragdiag's :func:`~ragdiag.retrieval.bm25.tokenize_corpus`
+of the texts, so tokenisation is timed once, apart): bm25s receives them as
+(token-id lists, vocabulary), rank_bm25 as token lists. 918 chunks are strategy C
+of the bundled corpus, 91,800 the same texts repeated 100 times, larger sizes
+the synthetic corpus of ``synthetic.py`` (Zipf words, about 75 tokens a chunk).
+bm25s uses ``method="lucene"`` in float64, whose scores are ours divided by
+``k1 + 1`` (it drops that constant): checked on the queries to 1e-9 relative
+before timing, and the top 20 checked equal. rank_bm25 is the subclass with
+Lucene's idf (scores equal to ours). Query time is ``top 20`` for every query
+(bm25s: ``retrieve(k=20)`` with its numpy backend, one thread, and its numba
+backend when numba is installed); rank_bm25 scores only a sample (``get_scores``
+then a sort). Build and query figures are medians of ``--repeats`` runs.
+Never run in CI.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import statistics
 import sys
@@ -27,24 +30,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from rank_bm25 import BM25Okapi  # noqa: E402
-
-from ragdiag.index.chunking import STRATEGIES, chunk_corpus  # noqa: E402
-from ragdiag.documents.corpus import load_corpus  # noqa: E402
-from ragdiag.core.defaults import TOP  # noqa: E402
-from ragdiag.retrieval.bm25 import BM25Retriever
-from ragdiag.retrieval.base import QueryBatch, top_k_desc  # noqa: E402
-from ragdiag.retrieval.bm25 import tokenize  # noqa: E402
-from ragdiag.documents.truth import default_truth_path, load_truth  # noqa: E402
-
-
-class LuceneBM25Okapi(BM25Okapi):
-    """rank_bm25 with idf = ln(1 + (N - n + 0.5) / (n + 0.5)) (no epsilon floor needed: always > 0)."""
-
-    def _calc_idf(self, nd):
-        for word, freq in nd.items():
-            self.idf[word] = float(np.log1p((self.corpus_size - freq + 0.5) / (freq + 0.5)))
+K = 20
 
 
 def median_time(fn, repeats: int) -> float:
@@ -56,53 +44,136 @@ def median_time(fn, repeats: int) -> float:
     return statistics.median(times)
 
 
-def run(texts: list[str], queries: list[str], repeats: int, ref_queries: int) -> dict:
-    retriever = BM25Retriever(texts)
-    ours = retriever.index
-    ref = LuceneBM25Okapi([tokenize(t) for t in texts], k1=1.2, b=0.75)
-    sample = queries[:ref_queries]
-    mine = ours.scores(sample)
-    theirs = np.stack([ref.get_scores(tokenize(q)) for q in sample])
-    rel = float(np.max(np.abs(mine - theirs) / np.maximum(np.abs(theirs), 1e-12)))
-    batch = QueryBatch(tuple(queries))
-    full = ours.scores(queries)
-    found = retriever.bounded_search(batch, depth=TOP)
-    top = top_k_desc(full, TOP)
-    assert np.array_equal(found.order, top) and np.array_equal(found.scores, np.take_along_axis(full, top, axis=1))
-    def dense_product():  # the kernel before blocks: (documents x used terms) @ dense (used terms x queries)
-        qm = ours.query_matrix(queries).tocsc()
-        used = np.flatnonzero(np.diff(qm.indptr))
-        return (ours.weights[used].T.tocsr() @ qm[:, used].toarray().T).T
+def corpus_of(n: int) -> tuple[list[str], list[str]]:
+    from ragdiag.documents.corpus import load_corpus
+    from ragdiag.documents.truth import default_truth_path, load_truth
+    from ragdiag.index.chunking import STRATEGIES, chunk_corpus
 
-    assert np.array_equal(dense_product(), full)
-    t_before = median_time(dense_product, repeats) / len(queries)
-    t_ours = median_time(lambda: ours.scores(queries), repeats) / len(queries)
-    t_blocks = median_time(lambda: retriever.bounded_search(batch, depth=TOP), repeats) / len(queries)
-    t_ref = median_time(lambda: [ref.get_scores(tokenize(q)) for q in sample], max(1, repeats // 2)) / len(sample)
-    return {"chunks": len(texts), "before_ms": t_before * 1e3, "speedup_before": t_ref / t_before, "ours_ms": t_ours * 1e3, "blocks_ms": t_blocks * 1e3, "rank_bm25_ms": t_ref * 1e3,
-            "speedup": t_ref / t_ours, "speedup_blocks": t_ref / t_blocks, "max_rel_diff": rel}
+    corpus = load_corpus()
+    truth = load_truth(default_truth_path(corpus.root), corpus)
+    queries = [q.text for q in truth.queries]
+    base = [c.embed_text for c in chunk_corpus(corpus, STRATEGIES["C"])]
+    if n % len(base) == 0 and n <= 100 * len(base):
+        return base * (n // len(base)), queries
+    from synthetic import make_kb
+
+    kb = make_kb(n, 100)
+    return kb.texts, [t for _, t, _ in kb.queries]
+
+
+def run(n: int, repeats: int, rank_sample: int, numba_up_to: int = 10**12) -> dict:
+    import bm25s
+    from rank_bm25 import BM25Okapi
+
+    from ragdiag.retrieval.base import QueryBatch
+    from ragdiag.retrieval.bm25 import BM25Retriever, tokenize, tokenize_corpus
+
+    texts, queries = corpus_of(n)
+    out: dict = {"chunks": len(texts), "queries": len(queries)}
+    t = time.perf_counter()
+    tokens = tokenize_corpus(texts)
+    out["tokenize_s"] = time.perf_counter() - t
+    del texts
+    ids_lists = [a.tolist() for a in np.split(tokens.ids, tokens.indptr[1:-1])]
+    vocab = dict(tokens.vocab)
+    q_tokens = [[tok for tok in tokenize(q) if tok in vocab] for q in queries]
+
+    def ours_build():
+        return BM25Retriever(tokens)
+
+    def bm25s_build():
+        r = bm25s.BM25(k1=1.2, b=0.75, method="lucene", dtype="float64")
+        r.index((ids_lists, vocab), show_progress=False)
+        return r
+
+    out["ours_build_s"] = median_time(ours_build, repeats)
+    out["bm25s_build_s"] = median_time(bm25s_build, repeats)
+    ours, theirs = ours_build(), bm25s_build()
+    # Same scores (bm25s's lucene drops the constant k1 + 1) and the same top 20.
+    q_ids = [[vocab[t] for t in qt] for qt in q_tokens]
+    worst = 0.0
+    for q, qi in zip(queries[:20], q_ids[:20]):
+        a = ours.index.query_scores(q)
+        b = theirs.get_scores_from_ids(qi) * 2.2 if qi else np.zeros(len(a))
+        worst = max(worst, float(np.max(np.abs(a - b) / np.maximum(np.abs(a), 1e-12))))
+    out["max_rel_diff_bm25s"] = worst
+    batch = QueryBatch(tuple(queries))
+    found = ours.bounded_search(batch, depth=K)
+    out["ours_query_ms"] = median_time(lambda: ours.bounded_search(batch, depth=K), repeats) / len(queries) * 1e3
+    runnable = [qt for qt in q_tokens if qt]
+    out["bm25s_query_ms"] = median_time(
+        lambda: theirs.retrieve(runnable, k=K, n_threads=1, show_progress=False), repeats) / len(runnable) * 1e3
+    docs, sc = theirs.retrieve(runnable, k=K, n_threads=1, show_progress=False)
+    mine = found.scores[[i for i, qt in enumerate(q_tokens) if qt]]
+    out["top_scores_equal_bm25s"] = bool(np.allclose(np.sort(sc, axis=1)[:, ::-1] * 2.2, mine, rtol=1e-9, atol=0))
+    try:
+        if n > numba_up_to:
+            raise ImportError("skipped at this size (--numba-up-to)")
+        import numba  # noqa: F401
+
+        fast = bm25s.BM25(k1=1.2, b=0.75, method="lucene", dtype="float64", backend="numba")
+        fast.index((ids_lists, vocab), show_progress=False)
+        fast.retrieve(runnable[:2], k=K, n_threads=1, show_progress=False)  # compile outside the clock
+        out["bm25s_numba_query_ms"] = median_time(
+            lambda: fast.retrieve(runnable, k=K, n_threads=1, show_progress=False), repeats) / len(runnable) * 1e3
+        del fast
+    except ImportError:
+        out["bm25s_numba_query_ms"] = float("nan")
+    del theirs
+    if n <= 100_000:
+        class LuceneBM25Okapi(BM25Okapi):
+            def _calc_idf(self, nd):
+                for word, freq in nd.items():
+                    self.idf[word] = float(np.log1p((self.corpus_size - freq + 0.5) / (freq + 0.5)))
+
+        tok_lists = None
+        inv = {v: k for k, v in vocab.items()}
+        tok_lists = [[inv[i] for i in doc] for doc in ids_lists]
+        t = time.perf_counter()
+        ref = LuceneBM25Okapi(tok_lists, k1=1.2, b=0.75)
+        out["rank_bm25_build_s"] = time.perf_counter() - t
+        sample = q_tokens[:rank_sample]
+
+        def rank_query():
+            for qt in sample:
+                s = ref.get_scores(qt)
+                np.argsort(-s, kind="stable")[:K]
+
+        out["rank_bm25_query_ms"] = median_time(rank_query, max(1, repeats // 2)) / len(sample) * 1e3
+        a = ours.index.scores(queries[:rank_sample])
+        b = np.stack([ref.get_scores(qt) for qt in sample])
+        out["max_rel_diff_rank_bm25"] = float(np.max(np.abs(a - b) / np.maximum(np.abs(b), 1e-12)))
+    else:
+        out["rank_bm25_build_s"] = out["rank_bm25_query_ms"] = out["max_rel_diff_rank_bm25"] = float("nan")
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--scale", type=int, default=100, help="synthetic scale-up factor (940 -> ~94,000 chunks)")
+    ap.add_argument("--sizes", default="918,91800", help="comma-separated chunk counts (918 and multiples up to "
+                    "91,800: the bundled texts; others: synthetic)")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats-large", type=int, default=1, help="repeats above 100,000 chunks")
+    ap.add_argument("--rank-sample", type=int, default=10, help="queries rank_bm25 scores (it is slow)")
+    ap.add_argument("--numba-up-to", type=int, default=10**12,
+                    help="time bm25s's numba backend up to this size (it builds the index a second time)")
     args = ap.parse_args()
-    corpus = load_corpus()
-    truth = load_truth(default_truth_path(corpus.root), corpus)
-    texts = [c.embed_text for c in chunk_corpus(corpus, STRATEGIES["C"])]
-    queries = [q.text for q in truth.queries]
-    print(f"# BM25 per query ({platform.processor() or platform.machine()}, {len(queries)} queries, "
-          f"median of {args.repeats})\n")
-    print(f"| chunks | before: all scores ms/query | now: all scores ms/query | "
-          f"now: top {TOP} by blocks ms/query | rank_bm25 ms/query | speed-up before | speed-up (all scores) | "
-          "speed-up (blocks) | max rel. score diff |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for label, ts, n_ref in (("base", texts, len(queries)), ("scaled", texts * args.scale, 10)):
-        r = run(ts, queries, args.repeats, n_ref)
-        print(f"| {r['chunks']:,} | {r['before_ms']:.3f} | {r['ours_ms']:.3f} | {r['blocks_ms']:.3f} | "
-              f"{r['rank_bm25_ms']:.2f} | {r['speedup_before']:,.0f}x | {r['speedup']:,.0f}x | "
-              f"{r['speedup_blocks']:,.0f}x | {r['max_rel_diff']:.1e} |")
+    print(f"# BM25 build and top {K} ({platform.machine()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; "
+          f"medians of {args.repeats}, {args.repeats_large} above 100,000 chunks)\n")
+    print("| chunks | tokenise s | build s: ours | bm25s | rank_bm25 | build ratio bm25s/ours | "
+          "query ms: ours | bm25s numpy | bm25s numba | rank_bm25 | query ratio bm25s numpy/ours | "
+          "numba/ours | max rel. diff vs bm25s (x2.2) | vs rank_bm25 | top 20 equal |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for n in (int(s) for s in args.sizes.split(",")):
+        r = run(n, args.repeats if n <= 100_000 else args.repeats_large, args.rank_sample, args.numba_up_to)
+        print(f"| {r['chunks']:,} | {r['tokenize_s']:.2f} | {r['ours_build_s']:.3f} | {r['bm25s_build_s']:.3f} | "
+              f"{r['rank_bm25_build_s']:.2f} | {r['bm25s_build_s'] / r['ours_build_s']:.1f}x | "
+              f"{r['ours_query_ms']:.3f} | {r['bm25s_query_ms']:.3f} | {r['bm25s_numba_query_ms']:.3f} | "
+              f"{r['rank_bm25_query_ms']:.2f} | {r['bm25s_query_ms'] / r['ours_query_ms']:.2f}x | "
+              f"{r['bm25s_numba_query_ms'] / r['ours_query_ms']:.2f}x | {r['max_rel_diff_bm25s']:.1e} | "
+              f"{r['max_rel_diff_rank_bm25']:.1e} | {r['top_scores_equal_bm25s']} |", flush=True)
+    print(f"\nload at the end: {os.getloadavg()[0]:.1f}; peak RSS "
+          f"{__import__('resource').getrusage(__import__('resource').RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB")
 
 
 if __name__ == "__main__":

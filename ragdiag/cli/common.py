@@ -226,10 +226,16 @@ def evaluate_args(args, strategies, retrievers, loaded=None, *, stream: bool = F
     ``retriever_options``: build options of the registry's retrievers, e.g. the dense variants' ``rescore``)."""
     from ..evaluation.evaluate import evaluate
 
+    from .vectors import imported_encoder
+
     corpus, truth = loaded or load_inputs(args)
-    encoder = encoder if encoder is not None else cli_encoder(args)
+    try:
+        imported = imported_encoder(args, corpus, truth, strategies)
+    except ValueError as exc:  # a vector file that cannot be used: one line
+        raise UsageError(str(exc)) from None
+    encoder = imported or (encoder if encoder is not None else cli_encoder(args))
     store = open_store(args)
-    if store is not None and not getattr(args, "no_snapshot", False):
+    if store is not None and not getattr(args, "no_snapshot", False) and imported is None:
         from ..index.snapshot import seed_from_snapshot
 
         seed_from_snapshot(store, corpus, truth, encoder, strategies=strategies,

@@ -30,6 +30,9 @@ def register(sub) -> None:
     from .collections import add_collection_options
 
     add_collection_options(p)  # --collection beir:DIR ... instead of --corpus/--truth
+    from .vectors import add_vector_options
+
+    add_vector_options(p)  # --vectors FILE [--query-vectors FILE]: vectors a team already computed
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("compare", help="paired exact sign-flip test over questions between two configurations")

@@ -22,6 +22,7 @@ import numpy as np
 from ..index.audit import chunk_report
 from ..index.chunking import Chunk, Strategy, chunk_corpus, parse_strategies
 from ..documents.corpus import Corpus
+from ..core.blas import blas_threads_for
 from ..core.defaults import RERANK_HEAD, TOP
 from ..index.encoder.protocols import SupportsTokenSink
 from .records import Config, ConfigResult, Evaluation, StrategyIndex
@@ -79,7 +80,12 @@ def build_index(corpus: Corpus, truth: GroundTruth, strategy: Strategy, encoder,
     embedded now (for MaxSim), when the encoder can give them.
     """
     chunks = chunk_corpus(corpus, strategy)
-    report = chunk_report(strategy, chunks, truth.needles(), encoder)
+    memo = None
+    if getattr(store, "root", None) is not None:
+        from ..index.store.memo import Memo
+
+        memo = Memo(store.root)
+    report = chunk_report(strategy, chunks, truth.needles(), encoder, memo=memo)
     if keep_tokens is not None and isinstance(encoder, SupportsTokenSink):
         encoder = _TokenTap(encoder, keep_tokens)
     texts = [c.embed_text for c in chunks]
@@ -226,41 +232,42 @@ def evaluate(
     retriever_stamps: dict[str, dict] = {}
     notes: dict[str, str] = {}
     for strategy in strats:
-        t = time.perf_counter()
-        index = build_index(corpus, truth, strategy, encoder, store=store, progress=progress, keep_tokens=keep)
-        timings[f"index_{strategy.name}"] = time.perf_counter() - t
-        indexes[strategy.name] = index
-        targets = [index.holders[q.question_id] if q.in_domain else np.zeros(0, dtype=np.int64) for q in queries]
-        ctx = index_context(index, run)
-        for name in names:
-            if name in unavailable:
-                continue
+        with blas_threads_for(corpus.n_chars):  # one BLAS thread on a small corpus (core.blas)
             t = time.perf_counter()
-            try:
-                retriever = build_retriever(name, ctx)
-            except Unavailable as exc:
-                unavailable[name] = exc.reason
-                continue
-            found = search(retriever, batch, depth=TOP, targets=targets)
-            seconds = time.perf_counter() - t
-            if progress is not None:
-                progress(ProgressEvent("rank", strategy.name, name, 1, 1))
-            cfg = Config(strategy.name, name)
-            if callable(getattr(retriever, "stamp", None)):
-                retriever_stamps[cfg.label] = retriever.stamp()
-            # A retriever with its own embedding model gives its own distances: the gate's cut belongs to one model.
-            own = getattr(retriever, "cosine_distances", None)
-            own_dist = (lambda cols, own=own: own(batch)[:, cols]) if callable(own) else None
-            results[cfg] = _config_result(cfg, index, truth, queries, found, qvecs, distances=own_dist,
-                                          seconds=seconds, zero_is_unretrieved=getattr(retriever, "zero_is_unmatched", False))
-        bm25 = ctx._built.get("bm25")  # built when asked for, or as a part of hybrid and the rerankers
-        if isinstance(bm25, BM25Retriever):
-            silent = [q.id for q, u in zip(queries, bm25.index.unmatched(batch.texts)) if u]
-            if silent:
-                notes[f"bm25 {strategy.name}"] = (
-                    f"{len(silent)} of {len(queries)} queries share no word with any chunk of {strategy.name} "
-                    f"(e.g. {', '.join(silent[:5])}): BM25 retrieves nothing for them and hybrid ranks them by "
-                    "dense alone")
+            index = build_index(corpus, truth, strategy, encoder, store=store, progress=progress, keep_tokens=keep)
+            timings[f"index_{strategy.name}"] = time.perf_counter() - t
+            indexes[strategy.name] = index
+            targets = [index.holders[q.question_id] if q.in_domain else np.zeros(0, dtype=np.int64) for q in queries]
+            ctx = index_context(index, run)
+            for name in names:
+                if name in unavailable:
+                    continue
+                t = time.perf_counter()
+                try:
+                    retriever = build_retriever(name, ctx)
+                except Unavailable as exc:
+                    unavailable[name] = exc.reason
+                    continue
+                found = search(retriever, batch, depth=TOP, targets=targets)
+                seconds = time.perf_counter() - t
+                if progress is not None:
+                    progress(ProgressEvent("rank", strategy.name, name, 1, 1))
+                cfg = Config(strategy.name, name)
+                if callable(getattr(retriever, "stamp", None)):
+                    retriever_stamps[cfg.label] = retriever.stamp()
+                # A retriever with its own embedding model gives its own distances: the gate's cut belongs to one model.
+                own = getattr(retriever, "cosine_distances", None)
+                own_dist = (lambda cols, own=own: own(batch)[:, cols]) if callable(own) else None
+                results[cfg] = _config_result(cfg, index, truth, queries, found, qvecs, distances=own_dist,
+                                              seconds=seconds, zero_is_unretrieved=getattr(retriever, "zero_is_unmatched", False))
+            bm25 = ctx._built.get("bm25")  # built when asked for, or as a part of hybrid and the rerankers
+            if isinstance(bm25, BM25Retriever):
+                silent = [q.id for q, u in zip(queries, bm25.index.unmatched(batch.texts)) if u]
+                if silent:
+                    notes[f"bm25 {strategy.name}"] = (
+                        f"{len(silent)} of {len(queries)} queries share no word with any chunk of {strategy.name} "
+                        f"(e.g. {', '.join(silent[:5])}): BM25 retrieves nothing for them and hybrid ranks them by "
+                        "dense alone")
         run.strategy_done()
         if on_strategy is not None:
             on_strategy(Evaluation(corpus, truth, queries, dict(indexes), dict(results), dict(unavailable),

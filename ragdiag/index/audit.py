@@ -73,13 +73,35 @@ class TokenAudit:
         return int(self.chars_lost.sum())
 
 
-def audit_tokens(chunks: Sequence[Chunk], encoder: Tokenizing) -> TokenAudit:
-    """Count embedded wordpieces and find where the encoder window cuts each chunk."""
+def _layout(encoder, embed: list[str], prefix: np.ndarray, memo):
+    """``encoder.token_layout``, read from ``memo`` when it holds it (keyed by the encoder's stamp and the texts)."""
+    if memo is None:
+        return encoder.token_layout(embed, prefix)
+    import json
+
+    from .store.memo import content_key
+
+    stamp = getattr(encoder, "stamp", None)
+    stamp = json.dumps(stamp.as_dict() if hasattr(stamp, "as_dict") else repr(stamp), sort_keys=True)
+    key = content_key("token-layout-1", stamp, [str(p) for p in prefix.tolist()], embed)
+    got = memo.get("token-layout", key)
+    if got is not None and got["layout"].shape == (3, len(embed)):
+        return tuple(got["layout"])
+    tokens, header, seen = encoder.token_layout(embed, prefix)
+    memo.put("token-layout", key, {"layout": np.stack([tokens, header, seen]).astype(np.int64)})
+    return tokens, header, seen
+
+
+def audit_tokens(chunks: Sequence[Chunk], encoder: Tokenizing, *, memo=None) -> TokenAudit:
+    """Count embedded wordpieces and find where the encoder window cuts each chunk.
+
+    ``memo`` (a :class:`~ragdiag.index.store.memo.Memo`) keeps the tokenizer's counts, so a warm run reads them.
+    """
     embed = [c.embed_text for c in chunks]
     prefix = np.array([c.header_prefix_len for c in chunks], dtype=np.int64)
     if hasattr(encoder, "token_layout"):
         # One tokenizer pass: header wordpieces are those that start inside the header line.
-        tokens, header_tokens, seen = encoder.token_layout(embed, prefix)
+        tokens, header_tokens, seen = _layout(encoder, embed, prefix, memo)
     else:
         tokens = encoder.count_tokens(embed)
         header_tokens = np.zeros_like(tokens)
@@ -131,11 +153,13 @@ def chunk_report(
     chunks: Sequence[Chunk],
     needles: Sequence[tuple[str, str, int, int]],
     encoder: Tokenizing,
+    *,
+    memo=None,
 ) -> ChunkReport:
     """Audit one strategy's chunks: token costs, truncation by the encoder window, destroyed needles."""
     return ChunkReport(
         strategy=strategy,
         chunks=tuple(chunks),
         destroyed=tuple(destroyed_needles(chunks, needles)),
-        audit=audit_tokens(chunks, encoder),
+        audit=audit_tokens(chunks, encoder, memo=memo),
     )

@@ -10,8 +10,15 @@ A chunk that shares no token with the query scores 0 and is not *retrieved*
 index retrieves nothing (:meth:`BM25Index.unmatched` says which).
 
 A query token repeated twice counts twice (as in rank_bm25). The per-(term,
-document) weights are computed once at indexing; a batch of queries is then
-one sparse matrix product.
+document) weights are computed once at indexing.
+
+Indexing tokenises each text once (:func:`tokenize_corpus`: token ids in one flat
+array with row offsets) and counts with scipy's compiled CSR kernels, with no
+per-document Python loop. A query's scores are its terms' posting lists added
+into one row, term by term in ascending term order: the same
+additions, in the same order, as the sparse product ``(weights.T @ counts).T``,
+so the scores are bit for bit those of the block scorer. Its top ``k`` is
+selected among the chunks it touched.
 """
 
 from __future__ import annotations
@@ -20,18 +27,19 @@ import functools
 import re
 import sys
 import unicodedata
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Iterator, Sequence
 
 import numpy as np
 import scipy.sparse as sp
 
 from .base import QueryBatch, Ranking, top_k_desc
-from .search import Search, block_search, block_size
+from .search import Search, block_search
 
-__all__ = ["tokenize", "lucene_idf", "BM25Index", "BM25Retriever"]
+__all__ = ["tokenize", "tokenize_corpus", "stored_tokens", "Tokens", "lucene_idf", "BM25Index", "BM25Retriever"]
 
-_INDEX_BLOCK = 8192  # texts tokenised per step while indexing
-_SEARCH_ELEMENTS = 1 << 19  # BM25 scores per block: small enough to stay in cache
+_INDEX_BLOCK = 1 << 16  # documents whose weights are computed per step while indexing
+_DENSE_MIN_DOCS = 4096  # below this, every posting list stays sparse (a dense row gains nothing)
 
 # Scripts written without spaces between words: Han, Hiragana, Katakana (and their extensions), and the
 # Southeast Asian scripts Thai, Lao, Khmer (and Khmer symbols) and Myanmar (and its extensions A and B). A whole
@@ -69,6 +77,9 @@ def _patterns() -> tuple[re.Pattern, re.Pattern]:
 _GREEK = str.maketrans("άέήίόύώϊϋΐΰ", "αεηιουωιυιυ")
 
 
+_ASCII_WORD = re.compile("[a-z0-9]+")
+
+
 def tokenize(text: str) -> list[str]:
     """Unicode word tokens: NFKC-normalised, case-folded (Greek without accents); runs of CJK, Thai, Lao,
     Khmer or Myanmar characters as character bigrams.
@@ -80,6 +91,13 @@ def tokenize(text: str) -> list[str]:
     >>> tokenize("Die GRÖSSE der Straße"), tokenize("机器学习"), tokenize("แมวกิน")
     (['die', 'grösse', 'der', 'strasse'], ['机器', '器学', '学习'], ['แม', 'มว', 'วก', 'กิ', 'ิน'])
     """
+    if text.isascii():  # NFKC and the Greek table leave ASCII alone; casefold is lower; words are [a-z0-9] runs
+        return _ASCII_WORD.findall(text.lower())
+    return _tokenize_unicode(text)
+
+
+def _tokenize_unicode(text: str) -> list[str]:
+    """:func:`tokenize` for any text (the ASCII shortcut aside)."""
     token, cjk_run = _patterns()
     out: list[str] = []
     for tok in token.findall(unicodedata.normalize("NFKC", text).casefold().translate(_GREEK)):
@@ -116,33 +134,125 @@ def lucene_idf(n_docs: int, doc_freq: np.ndarray) -> np.ndarray:
     return np.log1p((n_docs - doc_freq + 0.5) / (doc_freq + 0.5))
 
 
-class BM25Index:
-    """Sparse BM25 weights of a fixed set of texts (stateful: the index)."""
+@dataclass(frozen=True, eq=False)
+class Tokens:
+    """A tokenised corpus: text ``i``'s token ids are ``ids[indptr[i]:indptr[i + 1]]``, in reading order.
 
-    def __init__(self, texts: Sequence[str], *, k1: float = 1.2, b: float = 0.75):
+    ``vocab`` maps a token to its id (ids in order of first appearance).
+    """
+
+    ids: np.ndarray  # int32, every token of every text
+    indptr: np.ndarray  # int64, len(texts) + 1 offsets into ids
+    vocab: dict[str, int]
+
+    def __len__(self) -> int:
+        return len(self.indptr) - 1
+
+
+def tokenize_corpus(texts: Sequence[str]) -> Tokens:
+    """Tokenise every text once (:func:`tokenize`) into one flat array of token ids.
+
+    >>> t = tokenize_corpus(["Apple pie", "apple TART tart"])
+    >>> t.ids.tolist(), t.indptr.tolist(), t.vocab
+    ([0, 1, 0, 2, 2], [0, 2, 5], {'apple': 0, 'pie': 1, 'tart': 2})
+    """
+    vocab: dict[str, int] = {}
+    lens = np.zeros(len(texts), dtype=np.int64)
+    parts = []
+    for start in range(0, len(texts), 8192):  # one block's token list at a time, never the corpus's
+        flat: list[str] = []
+        for i, text in enumerate(texts[start : start + 8192], start):
+            toks = tokenize(text)
+            lens[i] = len(toks)
+            flat.extend(toks)
+        get = vocab.setdefault
+        parts.append(np.fromiter((get(t, len(vocab)) for t in flat), dtype=np.int32, count=len(flat)))
+    indptr = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(lens, out=indptr[1:])
+    return Tokens(np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32), indptr, vocab)
+
+
+TOKENIZER_VERSION = "bm25-tokens-1"  # part of the stored tokens' key: change it whenever tokenize() changes
+
+
+def stored_tokens(texts: Sequence[str], memo=None) -> Tokens:
+    """:func:`tokenize_corpus` of ``texts``, read from ``memo`` when it holds them (then written there).
+
+    ``memo`` is a :class:`~ragdiag.index.store.memo.Memo` (or None: tokenise): the tokens are
+    keyed by the sha256 of every text and :data:`TOKENIZER_VERSION`, so a warm run never re-tokenises.
+    """
+    if memo is None:
+        return tokenize_corpus(texts)
+    from ..index.store.memo import content_key
+
+    key = content_key(TOKENIZER_VERSION, texts)
+    got = memo.get("bm25-tokens", key)
+    if got is not None:
+        words = bytes(got["vocab"]).decode("utf-8").split("\n") if got["vocab"].size else []
+        if len(got["indptr"]) == len(texts) + 1:
+            return Tokens(got["ids"], got["indptr"], {w: i for i, w in enumerate(words)})
+    tokens = tokenize_corpus(texts)
+    vocab = "\n".join(tokens.vocab).encode("utf-8")  # a token never holds a newline (whitespace splits words)
+    memo.put("bm25-tokens", key, {"ids": tokens.ids, "indptr": tokens.indptr,
+                                  "vocab": np.frombuffer(vocab, dtype=np.uint8)})
+    return tokens
+
+
+def _top(scores: np.ndarray, depth: int) -> np.ndarray:
+    """The first ``depth`` positions of the stable descending sort of one row of scores >= 0.
+
+    A lower bound of the ``depth``-th best score comes from a strided sample of the
+    row (the sample's ``depth``-th best can only be lower); one comparison then leaves
+    the few candidates, sorted by (score desc, position). When fewer than ``depth``
+    chunks score above 0, the zeros follow in position order.
+
+    >>> _top(np.array([0.0, 2.0, 0.0, 2.0, 1.0]), 4).tolist()
+    [1, 3, 4, 0]
+    """
+    n = scores.size
+    depth = min(depth, n)
+    if depth == 0:
+        return np.zeros(0, dtype=np.int64)
+    sample = scores[:: max(1, n // (64 * depth))]
+    bound = np.partition(sample, sample.size - depth)[sample.size - depth] if sample.size >= depth else 0.0
+    cand = np.flatnonzero(scores >= bound) if bound > 0 else np.flatnonzero(scores)
+    if cand.size > depth:
+        s = scores[cand]
+        kth = np.partition(s, cand.size - depth)[cand.size - depth]
+        cand = cand[s >= kth]  # ties at the cut kept, then cut by position in the sort below
+    order = cand[np.lexsort((cand, -scores[cand]))][:depth]
+    if order.size < depth:  # fewer than depth chunks share a token: the zeros follow, lowest positions first
+        zeros = np.flatnonzero(scores[:depth + order.size] == 0)[: depth - order.size]
+        order = np.concatenate([order, zeros])
+    return order
+
+
+def _rank_of(scores: np.ndarray, targets: np.ndarray) -> tuple[int, float]:
+    """1-based rank in the stable descending sort of the best of ``targets``, and its score."""
+    s = scores[targets]
+    best = targets[np.lexsort((targets, -s))[0]]
+    v = scores[best]
+    return int((scores > v).sum() + (scores[:best] == v).sum()) + 1, float(v)
+
+
+class BM25Index:
+    """Sparse BM25 weights of a fixed set of texts (stateful: the index).
+
+    ``texts`` may be given already tokenised (:class:`Tokens`, from :func:`tokenize_corpus`).
+    """
+
+    def __init__(self, texts: Sequence[str] | Tokens, *, k1: float = 1.2, b: float = 0.75):
         if k1 < 0 or not 0 <= b <= 1:
             raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}")
         self.k1, self.b = k1, b
-        vocab: dict[str, int] = {}
-        n = len(texts)
-        # Term frequencies, a block of texts at a time: no Python list of every token of the corpus.
-        parts = []
-        for start in range(0, n, _INDEX_BLOCK):
-            lens, cols = [], []
-            for text in texts[start : start + _INDEX_BLOCK]:
-                toks = tokenize(text)
-                lens.append(len(toks))
-                cols.extend([vocab.setdefault(tok, len(vocab)) for tok in toks])
-            rows = np.repeat(np.arange(len(lens), dtype=np.int32), lens)
-            part = sp.csr_matrix((np.ones(len(cols)), (rows, np.asarray(cols, dtype=np.int32))),
-                                 shape=(len(lens), len(vocab)), dtype=np.float64)
-            part.sum_duplicates()
-            parts.append(part)
-        for part in parts:
-            part.resize((part.shape[0], len(vocab)))
-        tf = sp.vstack(parts, format="csr") if parts else sp.csr_matrix((0, 0))
-        del parts
-        dl = np.asarray(tf.sum(axis=1)).ravel()
+        tokens = texts if isinstance(texts, Tokens) else tokenize_corpus(texts)
+        vocab, n = tokens.vocab, len(tokens)
+        # Term frequencies: one CSR row per text straight from the flat ids; sum_duplicates sorts
+        # each row's terms and adds the repeats (compiled, no Python loop per document).
+        # (copies: sum_duplicates works in place, and the tokens may index another time)
+        tf = sp.csr_matrix((np.ones(len(tokens.ids)), tokens.ids.copy(), tokens.indptr.copy()), shape=(n, len(vocab)))
+        tf.sum_duplicates()
+        dl = np.diff(tokens.indptr).astype(np.float64)
         avgdl = dl.mean() if n and dl.mean() > 0 else 1.0
         df = np.bincount(tf.indices, minlength=len(vocab))
         self.vocab = vocab
@@ -150,14 +260,27 @@ class BM25Index:
         norm = k1 * (1 - b + b * dl / avgdl)
         # tf -> weights in place, a slice of documents at a time (the formula's order of operations kept).
         for start in range(0, n, _INDEX_BLOCK):
-            lo, hi = tf.indptr[start], tf.indptr[min(n, start + _INDEX_BLOCK)]
-            row = np.repeat(np.arange(start, min(n, start + _INDEX_BLOCK)), np.diff(tf.indptr[start : start + _INDEX_BLOCK + 1]))
+            stop = min(n, start + _INDEX_BLOCK)
+            lo, hi = tf.indptr[start], tf.indptr[stop]
+            row = np.repeat(np.arange(start, stop), np.diff(tf.indptr[start : stop + 1]))
             d = tf.data[lo:hi]
             tf.data[lo:hi] = self.idf[tf.indices[lo:hi]] * d * (k1 + 1) / (d + norm[row])
-        # Terms x documents, so a query batch is (queries x terms) @ (terms x documents).
+        # Terms x documents: a term's posting list (documents ascending) is one row.
         self.weights = tf.T.tocsr()
         del tf
         self.n_docs = n
+        # Terms in a third of the documents or more also as dense rows: adding one is a contiguous vector
+        # add (0 where the term is absent: x + 0.0 == x, so the sums stay bit for bit), at most twice the
+        # memory of its posting list.
+        frequent = np.flatnonzero(df * 3 >= n) if n >= _DENSE_MIN_DOCS else np.zeros(0, dtype=np.int64)
+        self._dense_row = {int(t): i for i, t in enumerate(frequent)}
+        self._dense = self.weights[frequent].toarray() if frequent.size else np.zeros((0, n))
+
+    def _query_terms(self, query: str) -> tuple[np.ndarray, np.ndarray]:
+        """A query's known term ids (ascending) and their counts."""
+        ids = [j for j in map(self.vocab.get, tokenize(query)) if j is not None]
+        terms, counts = np.unique(np.asarray(ids, dtype=np.int64), return_counts=True)
+        return terms, counts.astype(np.float64)
 
     def query_matrix(self, queries: Sequence[str]) -> sp.csr_matrix:
         """(queries x vocabulary) token counts of the queries (tokens unknown to the index dropped)."""
@@ -174,6 +297,24 @@ class BM25Index:
         """Per query: True when none of its tokens occurs in the index (BM25 can retrieve nothing)."""
         return np.array([not any(t in self.vocab for t in tokenize(q)) for q in queries], dtype=bool)
 
+    def query_scores(self, query: str) -> np.ndarray:
+        """One query's BM25 score of every document, float64 ``(n_docs,)``.
+
+        Each term's posting list, times its count in the query, is added into the
+        row, terms in ascending id order: per document the same products added in
+        the same order as the CSR product of :meth:`scorer`, so equal bit for bit.
+        """
+        terms, counts = self._query_terms(query)
+        w, out = self.weights, np.zeros(self.n_docs)
+        for t, c in zip(terms.tolist(), counts.tolist()):
+            d = self._dense_row.get(t)
+            if d is not None:
+                out += self._dense[d] if c == 1 else self._dense[d] * c
+            else:
+                a, b = w.indptr[t], w.indptr[t + 1]
+                out[w.indices[a:b]] += w.data[a:b] if c == 1 else w.data[a:b] * c
+        return out
+
     def scorer(self, queries: Sequence[str]):
         """``cols -> (queries x len(cols))`` BM25 scores of a slice or array of document positions.
 
@@ -182,7 +323,6 @@ class BM25Index:
         is a sparse-times-dense product of its rows with the queries' term counts
         (used terms x queries). Row by row this is the product over all
         documents, so the scores are bit for bit those of ``(weights.T @ counts).T``.
-        (A sparse-times-sparse product was measured 4x slower at 91,800 chunks.)
         """
         nq = len(queries)
         qm = self.query_matrix(queries).tocsc()
@@ -216,7 +356,37 @@ class BM25Index:
         >>> index.scores(["cherry", "apple"]).round(4).tolist()
         [[0.0, 0.0, 0.9808], [0.47, 0.47, 0.0]]
         """
-        return self.scorer(queries)(slice(0, self.n_docs))
+        if not len(queries):
+            return np.zeros((0, self.n_docs))
+        return np.stack([self.query_scores(q) for q in queries])
+
+    def search(self, queries: Sequence[str], *, depth: int, targets: Sequence[np.ndarray] | None = None) -> Search:
+        """Per query: the first ``depth`` of the stable descending sort, and the best target's rank.
+
+        One query at a time: its scores (:meth:`query_scores`, one float64 row of
+        the index's length), its top among the chunks it touched, and its target
+        rank counted on that row. Exactly :func:`~ragdiag.retrieval.search.block_search`'s
+        result on the same scores.
+        """
+        nq, n = len(queries), self.n_docs
+        depth = min(depth, n)
+        targets = list(targets) if targets is not None else [np.zeros(0, dtype=np.int64)] * nq
+        if len(targets) != nq:
+            raise ValueError(f"targets: one array of chunk positions per query ({nq}), got {len(targets)}")
+        order = np.zeros((nq, depth), dtype=np.int64)
+        top = np.zeros((nq, depth))
+        rank = np.zeros(nq, dtype=np.int64)
+        at = np.full(nq, np.nan)
+        for i, q in enumerate(queries):
+            s = self.query_scores(q)
+            order[i] = _top(s, depth)
+            top[i] = s[order[i]]
+            t = np.asarray(targets[i], dtype=np.int64)
+            if t.size:
+                if t.min() < 0 or t.max() >= n:
+                    raise ValueError(f"target positions must be in [0, {n})")
+                rank[i], at[i] = _rank_of(s, t)
+        return Search(order, top, rank, at)
 
 
 class BM25Retriever:
@@ -225,7 +395,7 @@ class BM25Retriever:
     name = "bm25"
     zero_is_unmatched = True  # a score of 0 means "shares no token": not retrieved
 
-    def __init__(self, texts: Sequence[str], *, k1: float = 1.2, b: float = 0.75):
+    def __init__(self, texts: Sequence[str] | Tokens, *, k1: float = 1.2, b: float = 0.75):
         self.index = BM25Index(texts, k1=k1, b=b)
 
     def rank(self, batch: QueryBatch, *, depth: int | None = None) -> list[Ranking]:
@@ -243,8 +413,16 @@ class BM25Retriever:
         """The batch's block scorer (see :meth:`BM25Index.scorer`)."""
         return self.index.scorer(batch.texts)
 
+    def query_scores(self, batch: QueryBatch) -> Iterator[np.ndarray]:
+        """Each query's score of every chunk, one row at a time (see :meth:`BM25Index.query_scores`)."""
+        return (self.index.query_scores(q) for q in batch.texts)
+
     def bounded_search(self, batch: QueryBatch, *, depth: int, targets=None, block: int | None = None) -> Search:
-        """Top ``depth`` and the targets' rank by blocks of documents: no (queries x documents) array."""
+        """Top ``depth`` and the targets' rank, a query at a time: one row of scores held, never (queries x chunks).
+
+        ``block`` (chunks per block) selects the block search over :meth:`scorer` instead: the same result.
+        """
         n = self.index.n_docs
-        return block_search(self.scorer(batch), n, len(batch), depth, targets,
-                            block=block or block_size(len(batch), n, _SEARCH_ELEMENTS))
+        if block is not None:
+            return block_search(self.scorer(batch), n, len(batch), depth, targets, block=block)
+        return self.index.search(batch.texts, depth=depth, targets=targets)

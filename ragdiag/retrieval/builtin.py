@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..core.defaults import RERANK_HEAD
 from ..core.progress import ProgressEvent
-from .bm25 import BM25Retriever
+from .bm25 import BM25Retriever, stored_tokens
 from .dense import DenseRetriever
 from .hybrid import HybridRetriever
 from .registry import BuildContext, RetrieverSpec, RunContext, register_retriever
@@ -23,6 +23,16 @@ def _rerank(ctx: BuildContext, scorer) -> RerankRetriever:
     return RerankRetriever(ctx.name, ctx.retriever("hybrid"), scorer, ctx.texts,
                            head=int(ctx.options.get("rerank_head", RERANK_HEAD)),
                            cache=ctx.store.score_cache() if ctx.store is not None else None, progress=cb)
+
+
+def memo_of(store):
+    """The store's :class:`~ragdiag.index.store.memo.Memo` (None without a store, or one without a folder)."""
+    root = getattr(store, "root", None)
+    if root is None:
+        return None
+    from ..index.store.memo import Memo
+
+    return Memo(root)
 
 
 def _maxsim_scorer(run: RunContext) -> MaxSimScorer:
@@ -52,7 +62,8 @@ register_retriever(RetrieverSpec(
     "dense", build=_dense, parametric=True,
     description="exact cosine search on all-MiniLM-L6-v2 unit vectors; dense@use or dense@FOLDER for another model"))
 register_retriever(RetrieverSpec(
-    "bm25", build=lambda ctx: BM25Retriever(list(ctx.texts)), embeds=False, builds=("bm25",),
+    "bm25", build=lambda ctx: BM25Retriever(stored_tokens(list(ctx.texts), memo_of(ctx.store))), embeds=False,
+    builds=("bm25",),
     description="BM25 (Lucene idf, k1=1.2, b=0.75) on the embedded texts"))
 register_retriever(RetrieverSpec(
     "hybrid", build=lambda ctx: HybridRetriever([ctx.retriever("dense"), ctx.retriever("bm25")]),

@@ -159,10 +159,13 @@ class RerankRetriever:
         """The scorer's scores of each query's head (cached ones reused), in head order."""
         head_texts = [[self.texts[i] for i in h] for h in heads]
         identity = self.scorer.identity
-        scores = [
-            self.cache.get(identity, q, ts) if self.cache is not None else np.full(len(ts), np.nan)
-            for q, ts in zip(batch.texts, head_texts)
-        ]
+        if self.cache is not None and callable(getattr(self.cache, "get_many", None)):
+            scores = self.cache.get_many(identity, batch.texts, head_texts)  # the store read in one pass
+        else:
+            scores = [
+                self.cache.get(identity, q, ts) if self.cache is not None else np.full(len(ts), np.nan)
+                for q, ts in zip(batch.texts, head_texts)
+            ]
         missing = [np.isnan(s) for s in scores]
         if hasattr(self.scorer, "prepare"):
             self.scorer.prepare([t for ts, m in zip(head_texts, missing) for t, miss in zip(ts, m) if miss],

@@ -146,22 +146,24 @@ class ScoreCache(PayloadCache):
         return (type(data) is bytes and len(data) == 8 and type(space) is str and type(qsha) is str
                 and type(text_sha) is str and type(crc) is int and crc == _score_crc(space, qsha, text_sha, data))
 
+    def _fetch_in(self, conn: sqlite3.Connection, space: str, qsha: str,
+                  keys: Sequence[str]) -> tuple[dict[str, float], list[str]]:
+        found: dict[str, float] = {}
+        bad: list[str] = []
+        for part in _chunks(list(keys)):
+            sql = (f"SELECT text_sha, data, crc FROM scores WHERE space=? AND query_sha=? "
+                   f"AND text_sha IN ({','.join('?' * len(part))})")
+            for text_sha, data, crc in conn.execute(sql, (space, qsha, *part)):
+                if self.entry_ok(space, qsha, text_sha, data, crc):
+                    found[text_sha] = struct.unpack("<d", data)[0]
+                else:
+                    bad.append(str(text_sha))
+        return found, bad
+
     def fetch(self, space: str, qsha: str, keys: Sequence[str]) -> tuple[dict[str, float], list[str]]:
         """``(found, bad)``: the valid stored scores of (query, each key), and the keys that failed their checksum."""
-        def fetch(conn: sqlite3.Connection):
-            found: dict[str, float] = {}
-            bad: list[str] = []
-            for part in _chunks(list(keys)):
-                sql = (f"SELECT text_sha, data, crc FROM scores WHERE space=? AND query_sha=? "
-                       f"AND text_sha IN ({','.join('?' * len(part))})")
-                for text_sha, data, crc in conn.execute(sql, (space, qsha, *part)):
-                    if self.entry_ok(space, qsha, text_sha, data, crc):
-                        found[text_sha] = struct.unpack("<d", data)[0]
-                    else:
-                        bad.append(str(text_sha))
-            return found, bad
-
-        return self.store._run(fetch, default=({}, []), what="reading scores")
+        return self.store._run(lambda conn: self._fetch_in(conn, space, qsha, keys), default=({}, []),
+                               what="reading scores")
 
     def write(self, scorer: str, space: str, qsha: str, shas: Sequence[str], values: Sequence[float]) -> None:
         """Store the scores of (query, each of ``shas``) in one transaction."""
@@ -177,6 +179,20 @@ class ScoreCache(PayloadCache):
         shas = [text_sha256(t) for t in texts]
         found, _ = self.fetch(self.space(str(scorer)), text_sha256(query), list(dict.fromkeys(shas)))
         return np.array([found.get(s, np.nan) for s in shas], dtype=np.float64)
+
+    def get_many(self, scorer: str, queries: Sequence[str], texts: Sequence[Sequence[str]]) -> list[np.ndarray]:
+        """:meth:`get` for each query and its texts, in one pass over the store (one connection, no per-query setup)."""
+        space = self.space(str(scorer))
+        shas = [[text_sha256(t) for t in ts] for ts in texts]
+
+        def fetch(conn: sqlite3.Connection) -> list[np.ndarray]:
+            out = []
+            for q, ss in zip(queries, shas):
+                found, _ = self._fetch_in(conn, space, text_sha256(q), list(dict.fromkeys(ss)))
+                out.append(np.array([found.get(s, np.nan) for s in ss], dtype=np.float64))
+            return out
+
+        return self.store._run(fetch, default=[np.full(len(ss), np.nan) for ss in shas], what="reading scores")
 
     def put(self, scorer: str, query: str, texts: Sequence[str], scores: np.ndarray) -> None:
         """Store one score per text for (``query``, text) under scorer identity ``scorer``."""
