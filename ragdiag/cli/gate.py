@@ -159,15 +159,16 @@ def cmd_threshold(args) -> int:
         print(line)
     proposed = choice.proposed
     if proposed is not None:  # a bluff goal: the conformal cut is the one that meets it for new queries
-        print("proposed (conformal): " + (f"cut {proposed['cut']:.4f}: {choice.conformal}"
+        print("proposed (conformal): " + (f"cut {cut_text(proposed['cut'])}: {choice.conformal}"
                                           if proposed["cut"] is not None else choice.conformal))
         if choice.conformal_rates is not None:
-            print(f"  cut {proposed['cut']:.4f}: " + _rates_line(choice.conformal_rates.outcomes()))
+            print(f"  cut {cut_text(proposed['cut'])}: " + _rates_line(choice.conformal_rates.outcomes()))
     print(f"in sample (optimistic), rule: {choice.rule}")
     if choice.cut is None:
         print("no cut reaches this goal on this set")
     else:
-        print(f"  cut {choice.cut:.4f}: " + _rates_line(choice.in_sample.outcomes()))
+        print(f"  cut {choice.cut:.4f} (printed exactly: it sits on an off-topic query's distance): "
+              + _rates_line(choice.in_sample.outcomes()))
         if proposed is not None and proposed.get("in_sample"):
             print(f"  {proposed['in_sample']}")
     if choice.cross_validated:
@@ -273,10 +274,9 @@ def _write_export(path: str, ev, cfg, table, choice, rule: str) -> None:
 
 
 def _rates_line(cells: dict) -> str:
-    def one(name):
+    def one(name):  # the one format of a rate (ragdiag.core.words), its count first
         c = cells[name]
-        rate = "n/a" if c.rate is None else f"{c.rate:.3f}"
-        return f"{name} {c.count} = {rate} [{c.low:.3f}, {c.high:.3f}]"
+        return f"{name.replace('_', ' ')} {c.count}: {rate_text(c)}"
 
     return "; ".join(one(n) for n in ("answered", "wrong_sources", "bluffs") if n in cells)
 
