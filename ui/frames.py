@@ -196,7 +196,9 @@ def distance_frame(samples: DistanceSamples, *, keep: int) -> pd.DataFrame:
 
 def under_cut_counts(frame: pd.DataFrame, cut: float) -> dict[str, int]:
     """Per histogram key, the values strictly under ``cut`` (what the gate keeps)."""
-    return {k: int((g["distance"] < cut).sum()) for k, g in frame.groupby("key", sort=False)}
+    from ragdiag.core.gate import under_each
+
+    return {k: int(under_each(g["distance"].to_numpy(dtype=float), cut).sum()) for k, g in frame.groupby("key", sort=False)}
 
 
 def top_hits(ev: Evaluation, config: Config | str, query_index: int, *, n: int = 10) -> pd.DataFrame:

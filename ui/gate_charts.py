@@ -11,6 +11,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from ragdiag.core.gate import under_each
+
 from ui.fmt import NEUTRAL
 
 __all__ = ["PLOT_HEIGHT", "FIT_X", "x_extent", "mirrored_bins", "mirrored_histogram", "tradeoff_wide", "flips",
@@ -61,11 +63,12 @@ def mirrored_bins(frame: pd.DataFrame, *, step: float = 0.02) -> pd.DataFrame:
 def _counts_text(frame: pd.DataFrame, cut: float, y_top: float, y_bottom: float) -> pd.DataFrame:
     answer = frame.loc[frame["key"] == "answer", "distance"].to_numpy(dtype=float)
     ood = frame.loc[frame["key"].isin(["near", "far", "ood"]), "distance"].to_numpy(dtype=float)
+    n_answer, n_bluff = (int(under_each(v, cut).sum()) for v in (answer, ood))  # the gate's one rule (core.gate)
     return pd.DataFrame([
-        {"x": cut, "y": y_top, "text": f"answered {int((answer < cut).sum())} ←", "align": "right"},
-        {"x": cut, "y": y_top, "text": f"→ over the cut {int((answer >= cut).sum())}", "align": "left"},
-        {"x": cut, "y": y_bottom, "text": f"bluff {int((ood < cut).sum())} ←", "align": "right"},
-        {"x": cut, "y": y_bottom, "text": f"→ refused {int((ood >= cut).sum())}", "align": "left"},
+        {"x": cut, "y": y_top, "text": f"answered {n_answer} ←", "align": "right"},
+        {"x": cut, "y": y_top, "text": f"→ over the cut {answer.size - n_answer}", "align": "left"},
+        {"x": cut, "y": y_bottom, "text": f"bluff {n_bluff} ←", "align": "right"},
+        {"x": cut, "y": y_bottom, "text": f"→ refused {ood.size - n_bluff}", "align": "left"},
     ])
 
 
@@ -94,10 +97,11 @@ def mirrored_histogram(frame: pd.DataFrame, *, cut: float, step: float = 0.02, t
     rule = alt.Chart(pd.DataFrame({"cut": [cut]})).mark_rule(color=NEUTRAL, strokeDash=[4, 3], strokeWidth=2).encode(
         x="cut:Q", tooltip=[alt.Tooltip("cut:Q", format=".4f")])
     text = _counts_text(frame, cut, y_top, y_bottom)
-    answered = int((frame.loc[frame["key"] == "answer", "distance"] < cut).sum())
+    answered = int(under_each(frame.loc[frame["key"] == "answer", "distance"].to_numpy(dtype=float), cut).sum())
     holders = np.isfinite(frame.loc[frame["key"] == "answer", "distance"].to_numpy(dtype=float)).sum()
     missing = int((frame["key"] == "kept").sum() - holders)
-    bluffs = int((frame.loc[frame["key"].isin(["near", "far", "ood"]), "distance"] < cut).sum())
+    bluffs = int(under_each(frame.loc[frame["key"].isin(["near", "far", "ood"]), "distance"].to_numpy(dtype=float),
+                            cut).sum())
     labels = [alt.Chart(text[text["align"] == a]).mark_text(align=a, dx=-6 if a == "right" else 6, fontSize=12, color=NEUTRAL)
               .encode(x="x:Q", y="y:Q", text="text:N") for a in ("right", "left")]
     return alt.layer(bars, zero, rule, *labels).properties(

@@ -35,6 +35,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..core.stats import Interval
+from ..core.gate import under_each
 from .regression.runs import GateRun, QueryRecord, RunError, load_run
 
 __all__ = ["HISTORY_FILE", "BUSY_TIMEOUT_S", "HistoryError", "RunEntry", "Measures", "TrendPoint", "Change",
@@ -192,15 +193,16 @@ def measures_of(config: str, queries: tuple[QueryRecord, ...], *, cut: float, ke
     ans = [q for q in queries if q.answerable]
     ood = [q for q in queries if not q.answerable]
     recall = clustered_rate([0 < q.needle_rank <= k for q in ans], [q.unit for q in ans])
-    answered = clustered_rate([q.good < cut for q in ans], [q.unit for q in ans])
-    bluffs = clustered_rate([q.first < cut for q in ood], [q.unit for q in ood])
+    under = lambda values: under_each(values, cut)[0] if values else []  # noqa: E731 - the gate's one rule
+    answered = clustered_rate(list(under([q.good for q in ans])), [q.unit for q in ans])
+    bluffs = clustered_rate(list(under([q.first for q in ood])), [q.unit for q in ood])
     return Measures(config, cut, keep, k, recall, answered, bluffs, destroyed)
 
 
 def _flags(q: QueryRecord, cut: float, k: int) -> dict[str, bool]:
     if q.answerable:
-        return {f"found in top {k}": 0 < q.needle_rank <= k, "answered": q.good < cut}
-    return {"bluff": q.first < cut}
+        return {f"found in top {k}": 0 < q.needle_rank <= k, "answered": bool(under_each([q.good], cut)[0, 0])}
+    return {"bluff": bool(under_each([q.first], cut)[0, 0])}
 
 
 class History:
