@@ -125,8 +125,9 @@ def funnels(token: str, k: int, cut: float, keep: int, cache: str | None, _ev: E
 def costs(token: str, k: int, cut: float, keep: int, sample: int, _ev: Evaluation):
     """:func:`ragdiag.analyses.cost.costs` of every configuration and the machine, measured once per evaluation and settings."""
     from ragdiag.analyses.cost import costs as measure, machine
+    from ragdiag.core.gate import Gate
 
-    return measure(_ev, encoder(), k=k, cut=cut, keep=keep, sample=sample), machine()
+    return measure(_ev, encoder(), Gate(keep, cut, k), sample=sample), machine()
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

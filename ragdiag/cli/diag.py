@@ -41,10 +41,11 @@ def cmd_funnel(args) -> int:
     from ..analyses.funnel import format_funnel, funnels, stage_records
     from ..analyses.outcomes import LADDER
 
+    gate = args.gate
     encoder = cli_encoder(args)  # one encoder: a stage another retriever ranks (E/hybrid's dense) is computed too
     ev = _configs(args, encoder)
     try:
-        items = funnels(ev, gate=args.gate, encoder=encoder)
+        items = funnels(ev, gate=gate, encoder=encoder)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.json:
