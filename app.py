@@ -72,7 +72,7 @@ if collection:  # the operator opened a collection (RAGDIAG_COLLECTION): its pag
     page = st.navigation({"Results": [st.Page("app_pages/collection.py", title="Collection",
                                                icon=":material/library_books:", default=True)]})
 else:
-    page = st.navigation(PAGES)
+    page = st.navigation(PAGES, expanded=True)  # every section in view: 18 pages would fold behind "View more"
     context_sidebar()  # reads a link's context; the page's first context() call draws the fields
     sidebar()
 page.run()

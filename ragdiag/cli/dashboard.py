@@ -48,17 +48,24 @@ def streamlit_flags(config: Path) -> list[str]:
 
     >>> import tempfile
     >>> path = Path(tempfile.mkdtemp()) / "config.toml"
-    >>> _ = path.write_text('[server]\\nheadless = true\\nmaxUploadSize = 20\\n[theme]\\nbase = "light"\\n')
+    >>> _ = path.write_text('[server]\\nheadless = true\\nmaxUploadSize = 20\\n[theme.light]\\nprimaryColor = "#37474f"\\n')
     >>> streamlit_flags(path)
-    ['--server.headless=true', '--server.maxUploadSize=20', '--theme.base=light']
+    ['--server.headless=true', '--server.maxUploadSize=20', '--theme.light.primaryColor=#37474f']
     """
     import tomllib
 
     flags = []
-    for section, options in tomllib.loads(config.read_text(encoding="utf-8")).items():
+
+    def walk(prefix: str, options: dict) -> None:  # nested tables ([theme.light]) are dotted option names
         for name, value in options.items():
+            if isinstance(value, dict):
+                walk(f"{prefix}.{name}", value)
+                continue
             text = str(value).lower() if isinstance(value, bool) else str(value)
-            flags.append(f"--{section}.{name}={text}")
+            flags.append(f"--{prefix}.{name}={text}")
+
+    for section, options in tomllib.loads(config.read_text(encoding="utf-8")).items():
+        walk(section, options)
     return flags
 
 
