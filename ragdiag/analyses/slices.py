@@ -1,4 +1,4 @@
-"""Slices an aggregate cannot hide: the primary measure per slice, and each slice against the rest.
+r"""Slices an aggregate cannot hide: the primary measure per slice, and each slice against the rest.
 
 A slice is a set of queries sharing a label: a ``tag`` of the ground truth,
 the ``doc`` holding the answer, the ``phrasing`` (``course``, ``ticket``...)
