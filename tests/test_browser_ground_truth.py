@@ -80,8 +80,8 @@ def test_write_a_question_save_reload_evaluate(gt_server, page):  # noqa: F811 -
     page.get_by_text("Inputs: corpus and ground truth").click()
     page.get_by_text("in-domain queries").first.wait_for()
     # a strategy finishing reruns the page: wait for the metric itself rather than read mid-rerun
-    page.locator('[data-testid="stMetric"]').filter(has_text=re.compile(r"questions\s*5\s*$")).first.wait_for()
-    text = main_text(page)
-    assert re.search(r"questions\s+5\b", text), text[:500]
-    assert re.search(r"in-domain queries\s+10\b", text)
+    # (read the metrics themselves, each waited for: a rerun may fold the expander between two reads of the page)
+    metrics = page.locator('[data-testid="stMetric"]')
+    metrics.filter(has_text=re.compile(r"questions\s*5\s*$")).first.wait_for()
+    metrics.filter(has_text=re.compile(r"in-domain queries\s*10\s*$")).first.wait_for()
     shot(page, "ground-truth-evaluated")
