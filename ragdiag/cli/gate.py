@@ -9,7 +9,7 @@ from ..core.words import rate_text
 from .common import UsageError, evaluate_args, _known_config
 from .options import add_evaluation, add_gate
 
-__all__ = ["register", "cmd_sweep", "cmd_threshold"]
+__all__ = ["register", "cmd_sweep", "cmd_threshold", "format_slice_cuts"]
 
 
 def register(sub) -> None:
@@ -54,6 +54,13 @@ def register(sub) -> None:
     p.add_argument("--current-from", default=None, metavar="FILE",
                    help="read the cut you run from a ragdiag export or a YAML/JSON/TOML file with one "
                         "score_threshold, similarity_cutoff or distance_threshold")
+    p.add_argument("--by", choices=("tag", "language", "doc", "phrasing"), default=None,
+                   help="per slice (a tag of the ground truth, the detected language, the document holding the "
+                        "answer, or the phrasing): answered and bluffs at the proposed cut, the slice's own "
+                        "conformal cut, and whether one cut serves every slice (needs --max-bluff)")
+    p.add_argument("--export-slices", action="store_true",
+                   help="with --export and --by tag or language: add a slices block with each slice's own cut "
+                        "that has a guarantee (the other slices use the global cut)")
     p.set_defaults(func=cmd_threshold)
 
 
@@ -136,6 +143,7 @@ def cmd_threshold(args) -> int:
     if not 2 <= args.folds <= 20:
         raise UsageError(f"--folds must be between 2 and 20, got {args.folds}")
     export = getattr(args, "export", None)
+    _check_by(args)  # before any work
     if export:
         _check_export(export, getattr(args, "force", False))  # before any work
     current = _current_cut(args)  # before any work: a bad value or file is one line
@@ -146,13 +154,16 @@ def cmd_threshold(args) -> int:
         table = gate_table(ev, cfg, args.gate)
         choice = cut_choice(table, goal, folds=args.folds)
         extra = _proposal_extras(table, choice, goal, args, current)
+        sliced = _slice_cuts(ev, table, goal, args.by) if args.by else None
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if export:
-        _write_export(export, ev, cfg, table, choice, args.export_rule)
+        _write_export(export, ev, cfg, table, choice, args.export_rule,
+                      slices=sliced.export_block() if args.export_slices else None)
     if args.json:
         print(json.dumps({"config": cfg.label, "keep": args.gate.keep, **choice.as_json(),
-                          **{k: v for k, v in extra.items() if not k.endswith("_words")}}, indent=2))
+                          **{k: v for k, v in extra.items() if not k.endswith("_words")},
+                          **(sliced.as_json() if sliced is not None else {})}, indent=2))
         return 0
     print(f"{cfg.label}, keep {args.gate.keep}; distance: {GATE_DISTANCE}")
     for line in extra["proposal_words"]:
@@ -180,7 +191,52 @@ def cmd_threshold(args) -> int:
         print("conformal: " + choice.conformal)
     for line in extra["more_words"]:
         print(line)
+    if sliced is not None:
+        print()
+        print(format_slice_cuts(sliced))
     return 0
+
+
+def _check_by(args) -> None:
+    """``--by`` needs a bluff goal; ``--export-slices`` needs ``--export`` and ``--by tag|language``: one line each."""
+    from ..analyses.threshold.slices import EXPORTABLE
+
+    if args.by and args.max_bluff is None:
+        raise UsageError("--by needs a bluff goal (--max-bluff A): each slice's own cut is its conformal cut for it")
+    if args.export_slices:
+        if not args.export:
+            raise UsageError("--export-slices adds a slices block to the export: give --export FILE too")
+        if args.by not in EXPORTABLE:
+            raise UsageError(f"--export-slices needs --by {' or '.join(EXPORTABLE)} (a service knows a query's tag "
+                             "or language before it retrieves, not its document or phrasing)")
+
+
+def _slice_cuts(ev, table, goal, by):
+    """The slices of ``table`` by ``by`` at the proposal's cut (:func:`ragdiag.analyses.threshold.slices.cut_slices`)."""
+    from ..analyses.threshold.slices import cut_slices, query_labels
+
+    return cut_slices(table, query_labels(ev.queries, by, ev.truth), by=by, goal=goal)
+
+
+def format_slice_cuts(sliced) -> str:
+    """The slices as text: the verdict first, then one row per slice, then how the labels and intervals were had."""
+    from ..analyses.slices import SIMULTANEOUS_WORDS
+    from ..core.tables import format_rows
+
+    rows = [{"slice": r.label, "questions": r.questions, "answerable": r.answerable, "off-topic": r.out_of_domain,
+             f"answered at {cut_text(sliced.cut)}": rate_text(r.answered),
+             f"bluffs at {cut_text(sliced.cut)}": rate_text(r.bluffs) if r.out_of_domain else "-",
+             "own cut": cut_text(r.own_cut) if r.own_cut is not None else "none",
+             "answered at own cut": rate_text(r.answered_at_own_cut) if r.answered_at_own_cut is not None else "-",
+             "against the rest": r.difference_words, "verdict": r.verdict} for r in sliced.rows]
+    guarantees = [f"  {r.label}: " + (f"own cut {cut_text(r.own_cut)}: " if r.own_cut is not None else "")
+                  + r.guarantee for r in sliced.rows]
+    return "\n".join([
+        f"Per {sliced.by}, at the proposed cut {cut_text(sliced.cut)} ({sliced.method}):",
+        sliced.verdict.sentence, "", format_rows(rows), "own cuts (conformal, from each slice's off-topic queries):",
+        *guarantees,
+        f"(labels: {sliced.labels_from}; {sliced.ood_rule}; answered at the proposed cut, each slice against the "
+        f"rest: {SIMULTANEOUS_WORDS})"])
 
 
 def _current_cut(args):
@@ -255,7 +311,7 @@ def _check_export(path: str, force: bool = False) -> None:
                  example="thresholds.yaml", force_hint=None, ours_words="an earlier ragdiag thresholds export")
 
 
-def _write_export(path: str, ev, cfg, table, choice, rule: str) -> None:
+def _write_export(path: str, ev, cfg, table, choice, rule: str, slices=None) -> None:
     import sys
 
     from ..analyses.recommend import describe_config
@@ -269,8 +325,9 @@ def _write_export(path: str, ev, cfg, table, choice, rule: str) -> None:
     # The model whose distances the gate read: a dense@MODEL variant's own, else the run's encoder.
     model = (ev.retriever_stamps.get(cfg.label) or {}).get("model") or dict(ev.encoder_stamp)
     atomic_write(path, thresholds_yaml(table, choice, config=cfg.label, model=model, describe=describe_config(cfg),
-                                       rule=rule))
-    print(f"wrote {path}: cut {cut_text(cut)} ({method})", file=sys.stderr)
+                                       rule=rule, slices=slices))
+    extra = f"; per {slices['by']}: {len(slices['cuts'])} slice cut(s)" if slices is not None else ""
+    print(f"wrote {path}: cut {cut_text(cut)} ({method}){extra}", file=sys.stderr)
 
 
 def _rates_line(cells: dict) -> str:

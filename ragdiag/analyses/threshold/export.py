@@ -86,7 +86,8 @@ def export_cut(choice: CutChoice, rule: str = "proposed") -> tuple[float, str]:
 
 
 def thresholds_document(table: GateTable, choice: CutChoice, *, config: str, model: Mapping,
-                        describe: str | None = None, rule: str = "proposed", cut: float | None = None) -> dict:
+                        describe: str | None = None, rule: str = "proposed", cut: float | None = None,
+                        slices: Mapping | None = None) -> dict:
     """The export as a plain mapping (:func:`thresholds_yaml` dumps it).
 
     Parameters
@@ -108,6 +109,9 @@ def thresholds_document(table: GateTable, choice: CutChoice, *, config: str, mod
         the in-sample cut (labelled optimistic in the file).
     cut : float, optional
         A cut chosen by a person (the dashboard's cut on screen), exported instead, labelled as chosen.
+    slices : mapping, optional
+        A ``slices:`` block (:meth:`ragdiag.analyses.threshold.slices.SliceCuts.export_block`): each slice's own
+        cut that has a guarantee, keyed by tag or language; every other query uses ``cut``.
     """
     keep = table.gate.keep if table.gate is not None else table.window
     if not model.get("model"):
@@ -125,7 +129,7 @@ def thresholds_document(table: GateTable, choice: CutChoice, *, config: str, mod
     cut = float(cut)  # exact: a proposed cut is already rounded down; an in-sample one sits on a query's distance
     sim = 1.0 - cut
     name = model["model"]
-    return {
+    doc = {
         EXPORT_KEY: EXPORT_FORMAT,
         "config": config,
         **({"describe": describe} if describe else {}),
@@ -189,10 +193,13 @@ def thresholds_document(table: GateTable, choice: CutChoice, *, config: str, mod
                               "cosine distance of each kept chunk, not the fused or reranked score: filter on "
                               "that similarity"),
     }
+    if slices is not None:
+        doc["slices"] = dict(slices)
+    return doc
 
 
 def thresholds_yaml(table: GateTable, choice: CutChoice, *, config: str, model: Mapping, describe: str | None = None,
-                    rule: str = "proposed", cut: float | None = None) -> str:
+                    rule: str = "proposed", cut: float | None = None, slices: Mapping | None = None) -> str:
     """The export as YAML text (:func:`thresholds_document` with a header comment); pure: nothing is written.
 
     >>> import numpy as np
@@ -207,7 +214,8 @@ def thresholds_yaml(table: GateTable, choice: CutChoice, *, config: str, model: 
     """
     import yaml
 
-    doc = thresholds_document(table, choice, config=config, model=model, describe=describe, rule=rule, cut=cut)
+    doc = thresholds_document(table, choice, config=config, model=model, describe=describe, rule=rule, cut=cut,
+                              slices=slices)
     return _HEADER + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
 
 
