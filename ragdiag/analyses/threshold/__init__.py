@@ -5,6 +5,8 @@
   :func:`check_cuts`, :func:`sweep_cuts`).
 - :mod:`.rates` -- :func:`rate_rows`: every outcome's rate with its 95% interval at each cut.
 - :mod:`.choice` -- :func:`cut_choice`: the cut a :class:`Goal` gives, in sample, cross-validated and conformal.
+- :mod:`.slices` -- :func:`~.slices.cut_slices`: each slice (tag, language, doc, phrasing) at the proposed cut, its
+  own conformal cut, and whether one cut serves every slice (imported from the module, not re-exported here).
 """
 
 from __future__ import annotations

@@ -203,9 +203,8 @@ def _labels_from(by: str) -> str:
 
 
 def _no_ood_words(by: str, label: str) -> str:
-    what = {"tag": f"tagged `{label}`", "language": f"in `{label}`"}.get(by, "") if label != "und" else ""
-    return (f"no off-topic query in this slice: its own cut cannot be certified (add off-topic queries {what})"
-            .replace(" ()", ""))
+    what = {"tag": f" tagged `{label}`", "language": f" in `{label}`"}.get(by, "") if label != "und" else ""
+    return f"no off-topic query in this slice: its own cut cannot be certified (add off-topic queries{what})"
 
 
 def cut_slices(table: GateTable, labels: Sequence[tuple[str, ...] | None], *, by: str, goal: Goal,
