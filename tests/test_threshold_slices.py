@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 from ragdiag.analyses.gate_table import GateTable
 from ragdiag.analyses.threshold.choice import Goal, conformal_cut, cut_choice
 from ragdiag.analyses.threshold.export import thresholds_yaml
-from ragdiag.analyses.threshold.slices import OOD_RULE, choose_by, cut_slices, query_labels
+from ragdiag.analyses.slice_cuts import OOD_RULE, choose_by, cut_slices, query_labels
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 MODEL = {"model": "sentence-transformers/all-MiniLM-L6-v2", "weights_sha256": "7e54b3bc" + "0" * 56}

@@ -199,7 +199,7 @@ def cmd_threshold(args) -> int:
 
 def _check_by(args) -> None:
     """``--by`` needs a bluff goal; ``--export-slices`` needs ``--export`` and ``--by tag|language``: one line each."""
-    from ..analyses.threshold.slices import EXPORTABLE
+    from ..analyses.slice_cuts import EXPORTABLE
 
     if args.by and args.max_bluff is None:
         raise UsageError("--by needs a bluff goal (--max-bluff A): each slice's own cut is its conformal cut for it")
@@ -212,8 +212,8 @@ def _check_by(args) -> None:
 
 
 def _slice_cuts(ev, table, goal, by):
-    """The slices of ``table`` by ``by`` at the proposal's cut (:func:`ragdiag.analyses.threshold.slices.cut_slices`)."""
-    from ..analyses.threshold.slices import cut_slices, query_labels
+    """The slices of ``table`` by ``by`` at the proposal's cut (:func:`ragdiag.analyses.slice_cuts.cut_slices`)."""
+    from ..analyses.slice_cuts import cut_slices, query_labels
 
     return cut_slices(table, query_labels(ev.queries, by, ev.truth), by=by, goal=goal)
 

@@ -5,8 +5,8 @@
   :func:`check_cuts`, :func:`sweep_cuts`).
 - :mod:`.rates` -- :func:`rate_rows`: every outcome's rate with its 95% interval at each cut.
 - :mod:`.choice` -- :func:`cut_choice`: the cut a :class:`Goal` gives, in sample, cross-validated and conformal.
-- :mod:`.slices` -- :func:`~.slices.cut_slices`: each slice (tag, language, doc, phrasing) at the proposed cut, its
-  own conformal cut, and whether one cut serves every slice (imported from the module, not re-exported here).
+
+The slices of a cut (each slice's own cut, one verdict for all) are :mod:`ragdiag.analyses.slice_cuts`.
 """
 
 from __future__ import annotations

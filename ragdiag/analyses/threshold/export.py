@@ -110,7 +110,7 @@ def thresholds_document(table: GateTable, choice: CutChoice, *, config: str, mod
     cut : float, optional
         A cut chosen by a person (the dashboard's cut on screen), exported instead, labelled as chosen.
     slices : mapping, optional
-        A ``slices:`` block (:meth:`ragdiag.analyses.threshold.slices.SliceCuts.export_block`): each slice's own
+        A ``slices:`` block (:meth:`ragdiag.analyses.slice_cuts.SliceCuts.export_block`): each slice's own
         cut that has a guarantee, keyed by tag or language; every other query uses ``cut``.
     """
     keep = table.gate.keep if table.gate is not None else table.window

@@ -1,4 +1,6 @@
-"""One cut per slice, or the proof that one cut serves every slice.
+"""One cut per slice, or the proof that one cut serves every slice (``threshold --by``).
+
+It sits above :mod:`ragdiag.analyses.threshold` and :mod:`ragdiag.analyses.slices` and joins the two.
 
 A single cut can hide a slice it fails: questions in another language, one
 document whose distances sit higher, short "ticket" phrasings. :func:`cut_slices`
@@ -33,13 +35,13 @@ from typing import Sequence
 
 import numpy as np
 
-from ...core.defaults import SEED
-from ...core.gate import cut_text
-from ...core.words import rate_text
-from ...evaluation.rows import RateCell
-from ..gate_table import GateTable
-from .choice import Goal, _subset, conformal_cut, propose_cut
-from .rates import rates_at
+from ..core.defaults import SEED
+from ..core.gate import cut_text
+from ..core.words import rate_text
+from ..evaluation.rows import RateCell
+from .gate_table import GateTable
+from .threshold.choice import Goal, _subset, conformal_cut, propose_cut
+from .threshold.rates import rates_at
 
 __all__ = ["BY", "EXPORTABLE", "OOD_RULE", "DETECTOR", "query_labels", "SliceCut", "SliceVerdict", "SliceCuts",
            "cut_slices", "choose_by"]
@@ -74,8 +76,8 @@ def query_labels(queries, by: str, truth=None) -> tuple[tuple[str, ...] | None, 
     >>> query_labels(qs, "language"), query_labels(qs, "phrasing")
     ((('en',), ('de',)), (('en',), None))
     """
-    from ..slices import slice_labels
-    from ...core.language import detect_language
+    from .slices import slice_labels
+    from ..core.language import detect_language
 
     if by not in BY:
         raise ValueError(f"by must be one of {', '.join(BY)}, got {by!r}")
@@ -146,7 +148,7 @@ class SliceVerdict:
 
     def cells(self) -> dict:
         """The verdict as JSON."""
-        from ..slices import SIMULTANEOUS_WORDS
+        from .slices import SIMULTANEOUS_WORDS
 
         return {"one_cut_serves_all": self.one_cut_serves_all, "sentence": self.sentence,
                 "needs_own_cut": list(self.needs_own_cut), "judged_slices": self.judged,
@@ -245,8 +247,8 @@ def cut_slices(table: GateTable, labels: Sequence[tuple[str, ...] | None], *, by
     >>> s.verdict.one_cut_serves_all, s.verdict.needs_own_cut
     (False, ('en', 'de'))
     """
-    from ..compare.intervals import clustered_rate
-    from ..slices import DRAWS, MIN_QUESTIONS, slice_table
+    from .compare.intervals import clustered_rate
+    from .slices import DRAWS, MIN_QUESTIONS, slice_table
 
     if goal.max_bluff is None:
         raise ValueError("a slice's own cut is its conformal cut for a bluff goal: state the goal as max_bluff")
@@ -336,7 +338,7 @@ def choose_by(queries) -> str:
     >>> choose_by([Query("a:x", "How do I oil a chain?", "x", "a"), Query("b:x", "Wie öle ich die Kette?", "x", "b")])
     'language'
     """
-    from ...core.language import detect_language
+    from ..core.language import detect_language
 
     inside = [q for q in queries if q.in_domain]
     langs = {detect_language(q.text) for q in inside} - {"und"}
