@@ -18,6 +18,7 @@ from ui.gate_charts import flips, mirrored_histogram, tradeoff_curve, x_extent
 from ui.html import md_text, quote_html
 from ui.jobs import evaluation
 from ui.model_cut import model_cut_caption
+from ui.threshold_slices import slice_section, slice_verdict_line
 
 st.title("Threshold")
 ev, token = evaluation()
@@ -88,6 +89,9 @@ if choice.cut is not None:
                                                        else cv.rate >= target - 1e-12):
         sentence += f" :red[On questions it was not chosen on, that rule misses the goal ({pct(cv.rate)} {key}).]"
     (st.caption if conformal else st.markdown)(sentence)
+
+# ----- one cut for every slice? the verdict here, the slices' distances in their section below -------
+slice_verdict_line(ev, token, config, keep, ctx.max_bluff)
 
 # the cut on screen as the thresholds file a service reads (`threshold --export` writes the proposed one)
 model = (ev.retriever_stamps.get(config) or {}).get("model") or dict(ev.encoder_stamp)
@@ -163,6 +167,8 @@ st.caption(f"At cut {ctx.cut_words}, keep {keep}: {n_in} answerable and {n_ood} 
 if not conformal:
     st.caption("Conformal: " + md_text(choice.conformal))
 model_cut_caption(ev, token, config, cut)
+
+slice_section(ev, token, config, keep, ctx.max_bluff)  # each slice's distances on one scale, its own cut
 
 bluffs = bluffs_at(ev.result(config), ev.queries, Gate(keep, cut))
 st.subheader(f"{share(len(bluffs), n_ood)} off-topic queries get sources at cut {ctx.cut_words}")

@@ -421,3 +421,25 @@ def test_external_run_tables_say_rates_with_intervals_and_dashes(fake_app, lib, 
         assert numeric == sorted(numeric)
     else:  # the same rank on every row is said once, above the table
         assert "Every row: needle rank (position)" in texts(at)
+
+
+def test_threshold_shows_the_slice_verdict_of_the_library(fake_app, lib):
+    """The verdict near the top and the slices' section below are the library's, at the context's bluff goal;
+    the slicing is the ground truth's (here one language, no tags: by doc), not a widget."""
+    from ragdiag.analyses.gate_table import gate_table
+    from ragdiag.analyses.slice_cuts import choose_by, cut_slices, query_labels
+    from ragdiag.analyses.threshold import Goal
+    from ragdiag.core.gate import Gate
+
+    at = app("app_pages/threshold.py", config="E/hybrid", cut="0.7")
+    by = choose_by(lib.queries)
+    assert by == "doc"
+    try:
+        expected = cut_slices(gate_table(lib, "E/hybrid", Gate(4)), query_labels(lib.queries, by, lib.truth),
+                              by=by, goal=Goal(max_bluff=0.05)).verdict.sentence
+    except ValueError as exc:  # no global cut on this tiny set: the page says why instead
+        expected = str(exc)
+    page = texts(at)
+    assert expected in page and "One cut for every doc?" in page
+    assert page.index(expected) < page.index("One cut for every doc?")  # the verdict comes first
+    assert not at.exception
