@@ -426,6 +426,8 @@ def test_external_run_tables_say_rates_with_intervals_and_dashes(fake_app, lib, 
 def test_threshold_shows_the_slice_verdict_of_the_library(fake_app, lib):
     """The verdict near the top and the slices' section below are the library's, at the context's bluff goal;
     the slicing is the ground truth's (here one language, no tags: by doc), not a widget."""
+    import re
+
     from ragdiag.analyses.gate_table import gate_table
     from ragdiag.analyses.slice_cuts import choose_by, cut_slices, query_labels
     from ragdiag.analyses.threshold import Goal
@@ -440,6 +442,7 @@ def test_threshold_shows_the_slice_verdict_of_the_library(fake_app, lib):
     except ValueError as exc:  # no global cut on this tiny set: the page says why instead
         expected = str(exc)
     page = texts(at)
+    expected = re.sub(r"`([^`]*)`", r"“\1”", expected)
     assert expected in page and "One cut for every doc?" in page
     assert page.index(expected) < page.index("One cut for every doc?")  # the verdict comes first
     assert not at.exception

@@ -67,7 +67,7 @@ def slice_bins(inputs, labels, sliced: SliceCuts, *, step: float = 0.02) -> pd.D
 
 
 def slice_multiples(frame: pd.DataFrame, *, order: list[str], extent: tuple[float, float], title: str,
-                    columns: int = 4) -> alt.Chart:
+                    columns: int = 3) -> alt.Chart:
     """Small multiples, one per slice, on one shared x scale: answerable queries' closest answer-holding chunk
     above the axis, off-topic queries' closest chunk below, the global cut dashed and the slice's own solid."""
     lo, hi = extent
@@ -88,11 +88,18 @@ def slice_multiples(frame: pd.DataFrame, *, order: list[str], extent: tuple[floa
                                   legend=alt.Legend(orient="top")),
         color=alt.value(MARKER_COLORS["proposed"]),
         tooltip=["slice:N", "which:N", alt.Tooltip("cut:Q", format=".3f")])
-    return alt.layer(bars, rules, data=frame).properties(width=200, height=110).facet(
+    return alt.layer(bars, rules, data=frame).properties(width=230, height=200).facet(
         facet=alt.Facet("slice:N", sort=order, title=None, header=alt.Header(labelFontWeight="bold")),
         columns=columns, title=alt.TitleParams(title, anchor="start", subtitleColor=NEUTRAL, subtitle=[
             "each slice on the same distance scale: the global cut dashed, the slice's own cut (when it has a "
             "guarantee) solid"]))
+
+
+def _words(sentence: str) -> str:
+    """The library's sentence for Markdown: escaped, its `label` quotes as typographic quotes."""
+    import re
+
+    return md_text(re.sub(r"`([^`]*)`", r"“\1”", sentence))
 
 
 def slice_verdict_line(ev, token: str, config: str, keep: int, max_bluff: float) -> None:
@@ -101,7 +108,7 @@ def slice_verdict_line(ev, token: str, config: str, keep: int, max_bluff: float)
     if isinstance(result, str):
         st.caption(f"Per {by}: {md_text(result)}")
         return
-    st.markdown(f"**Per {by}** (bluffs at most {max_bluff:.0%}): {md_text(result.verdict.sentence)}")
+    st.markdown(f"**Per {by}** (bluffs at most {max_bluff:.0%}): {_words(result.verdict.sentence)}")
 
 
 def slice_section(ev, token: str, config: str, keep: int, max_bluff: float) -> None:
@@ -112,7 +119,7 @@ def slice_section(ev, token: str, config: str, keep: int, max_bluff: float) -> N
         st.caption(md_text(result))
         return
     inputs = cache.sweep_for(token, config, keep, ev)[0]
-    st.markdown(md_text(result.verdict.sentence))
+    st.markdown(_words(result.verdict.sentence))
     frame = slice_bins(inputs, labels, result)
     values = np.r_[inputs.closest_holder[inputs.in_domain], inputs.closest[~inputs.in_domain]]
     extent = x_extent(values, result.cut, *(r.own_cut for r in result.rows if r.own_cut is not None), pad=0.02)

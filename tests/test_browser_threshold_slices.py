@@ -1,0 +1,75 @@
+"""The Threshold page's slices as a person sees them: Chromium at 1400 × 900 on a corpus in two languages.
+
+``data/de-haushalt`` (German guides, each question asked in German and in
+English) with eight English off-topic queries added (the fixture of
+``tests/test_threshold_slices.py``): the page slices by language without being
+asked, the verdict sentence is on the first screen, and the small multiples of
+the slices' distances sit in their own section below, readable (the chart checks
+of ``tests/test_browser_decide.py``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from test_browser import ARTIFACTS, browser, start_server, stop_server  # noqa: F401 - browser is a fixture
+from test_browser_decide import HEIGHT, WIDTH, chart_problems, first_screen, open_page
+from test_threshold_slices import ENGLISH_OOD
+
+pytestmark = [pytest.mark.browser, pytest.mark.model]
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    base = tmp_path_factory.mktemp("slices")
+    truth = json.loads((DATA / "de-haushalt.truth.json").read_text(encoding="utf-8"))
+    truth["ood"] += [{"id": f"e{i}", "kind": "far", "query": q} for i, q in enumerate(ENGLISH_OOD, 1)]
+    path = base / "de-en.truth.json"
+    path.write_text(json.dumps(truth), encoding="utf-8")
+    proc, url = start_server({"RAGDIAG_CACHE": str(base / "cache"), "RAGDIAG_CORPUS": str(DATA / "de-haushalt"),
+                              "RAGDIAG_TRUTH": str(path)}, base / "streamlit.log")
+    try:
+        yield url
+    finally:
+        stop_server(proc)
+
+
+@pytest.fixture(scope="module")
+def page(server, browser):
+    ctx = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    p = ctx.new_page()
+    p.set_default_timeout(60_000)
+    ARTIFACTS.mkdir(exist_ok=True)
+    try:
+        yield p
+    finally:
+        ctx.close()
+
+
+def test_the_slice_verdict_is_on_the_first_screen_and_the_slices_below(server, page):
+    open_page(page, f"{server}/threshold?config=E/dense", "Threshold")
+    page.screenshot(path=str(ARTIFACTS / "threshold-slices-first-screen.png"))
+    verdict = [b["text"] for b in first_screen(page) if b["text"].startswith("Per language")]
+    assert verdict and "Slice “en” needs its own cut" in verdict[0], first_screen(page)
+    # above the first chart: the sentence's bottom is over the first chart's top
+    tops = page.evaluate("""() => {
+        const v = [...document.querySelectorAll('[data-testid="stMarkdownContainer"]')]
+            .find((e) => e.innerText.startsWith('Per language'));
+        const c = document.querySelector('[data-testid="stVegaLiteChart"]');
+        return [v.getBoundingClientRect().bottom, c.getBoundingClientRect().top];
+    }""")
+    assert tops[0] <= tops[1] and tops[0] <= HEIGHT, tops
+    section = page.get_by_role("heading", name="One cut for every language?")
+    section.scroll_into_view_if_needed()
+    grid = page.locator('[data-testid="stVegaLiteChart"]').last
+    grid.scroll_into_view_if_needed()
+    grid.locator("svg").wait_for()
+    page.screenshot(path=str(ARTIFACTS / "threshold-slices-section.png"), full_page=True)
+    label = grid.locator("svg").first.get_attribute("aria-label") or ""
+    assert "en" in grid.inner_text() or "en" in label or grid.locator("text", has_text="en").count()
+    assert chart_problems(page) == []
