@@ -19,7 +19,7 @@ from ragdiag.analyses.threshold.choice import Goal
 from ragdiag.core.gate import cut_text
 from ragdiag.core.words import rate_text
 from ui import cache
-from ui.fmt import NEUTRAL
+from ui.fmt import NEUTRAL, drop_constant, said_once
 from ui.gate_charts import FAR, MARKER_COLORS, NEAR, SERIES_COLORS, mirrored_bins, x_extent
 from ui.html import md_text
 
@@ -126,15 +126,16 @@ def slice_section(ev, token: str, config: str, keep: int, max_bluff: float) -> N
     st.altair_chart(slice_multiples(frame, order=[r.label for r in result.rows], extent=extent,
                                     title=f"Per {by} at the global cut {cut_text(result.cut)}"),
                     key="slice_multiples")
-    st.dataframe(pd.DataFrame([{
+    table, same = drop_constant(pd.DataFrame([{
         by: r.label, "questions": r.questions, "answerable (queries)": r.answerable,
         "off-topic (queries)": r.out_of_domain, f"answered at {cut_text(result.cut)}": rate_text(r.answered),
         f"bluffs at {cut_text(result.cut)}": rate_text(r.bluffs) if r.out_of_domain else "–",
         "own cut": cut_text(r.own_cut) if r.own_cut is not None else "none (no guarantee)",
         "answered at own cut": rate_text(r.answered_at_own_cut) if r.answered_at_own_cut is not None else "–",
         "against the rest": r.difference_words if r.difference_words != "-" else "–", "verdict": r.verdict}
-        for r in result.rows]), hide_index=True, key="slice_table")
-    st.caption(f"Sliced by {by} because {WHY_BY[by]} (fixed by the ground truth, not chosen here); labels: "
+        for r in result.rows]), keep=(by,))
+    st.dataframe(table, hide_index=True, key="slice_table")
+    st.caption((md_text(said_once(same, "Every slice")) + " " if same else "") + f"Sliced by {by} because {WHY_BY[by]} (fixed by the ground truth, not chosen here); labels: "
                f"{md_text(result.labels_from)}; {md_text(result.ood_rule)}. A slice needs its own cut when its "
                "answered rate at the global cut differs from the rest's with a 95% interval simultaneous over the "
                "slices (cluster bootstrap over questions, max-T). The same table: "
