@@ -226,7 +226,7 @@ class FlowSection:
         ood = (f" Of {self.n_ood} off-topic queries, {self.bluffs} still {'gets' if self.bluffs == 1 else 'get'} "
                f"passages and {self.n_ood - self.bluffs} {'gets' if self.n_ood - self.bluffs == 1 else 'get'} NO "
                f"ANSWER." if self.n_ood else "")
-        return head + f"; the largest loss is {w}: {n} ({points(n, self.n_in)}).{ood}"
+        return head + f"; the largest loss: {w}, {n} ({points(n, self.n_in)}).{ood}"
 
     def svg(self) -> str:
         """The waterfall (inline SVG)."""
