@@ -187,6 +187,16 @@ def measure(browser, root: Path, mode: str, timeout_s: float, poll_s: float) -> 
             "server_cpu": server_cpu, "browser_cpu": others_cpu, "note": notes[0] if notes else ""}
 
 
+def stop(proc: subprocess.Popen) -> None:
+    """End the server: SIGTERM, then SIGKILL when it is still busy (a strategy mid-embedding) after 20 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=20)
+
+
 def summary_ready(page) -> bool:
     """Whether the Summary shows its recommendation ("Ship ...") and its three cards."""
     return bool(page.get_by_role("heading", name="Ship", exact=False).count()
@@ -223,8 +233,7 @@ def measure_summary(browser, root: Path, corpus: Path, truth: Path, timeout_s: f
                       .all_inner_texts() if "computing" in t or "rovisional" in t]
             ctx.close()
         finally:
-            proc.terminate()
-            proc.wait(timeout=20)
+            stop(proc)
     return {"tree": root, "mode": "summary", "boot": t0 - launched, "paint": paint, "first": first,
             "server_cpu": server_cpu, "status": " / ".join(" ".join(s.split()) for s in status)}
 
