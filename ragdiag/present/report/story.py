@@ -15,7 +15,7 @@ from typing import Mapping
 from ...analyses.compare.paired import Difference
 from ...analyses.compare.power import Resolution
 from ...analyses.goals import GoalVerdict, judge_goals
-from ...analyses.versus import detectable, difference_words, no_difference
+from ...analyses.versus import detectable, no_difference
 from ...evaluation.rows import RateCell
 from ...core.svg import Dot, Step, dot_chart, waterfall_chart
 from ...core.tables import Table
