@@ -3,10 +3,10 @@
 import streamlit as st
 
 from ragdiag.analyses.goals import judge_goals
-from ragdiag.analyses.versus import gate_rates
+from ragdiag.analyses.versus import difference_words, gate_rates
 from ragdiag.core.gate import Gate, cut_text
 from ui.about import about_run
-from ui.comparator import comparator, delta_args, difference_words, versus_for
+from ui.comparator import comparator, delta_args, versus_for
 from ui.context import config_words, context, link_params, recommendation, use
 from ui.fmt import pct, rate
 from ui.html import md_text

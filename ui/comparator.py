@@ -10,14 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ragdiag.analyses.versus import Versus, detectable, difference_words, no_difference as _nil, versus
+from ragdiag.analyses.versus import Versus, detectable, no_difference as _nil, versus
 from ragdiag.core.gate import Gate, cut_text
 from ragdiag.evaluation.records import Evaluation
 from ui.fmt import difference
 
-# difference_words is the library's (ragdiag.analyses.versus): the same words in the report and on every page
-
-__all__ = ["Comparator", "comparator", "declared", "versus_for", "delta_args", "difference_words"]
+__all__ = ["Comparator", "comparator", "declared", "versus_for", "delta_args"]
 
 
 @dataclass(frozen=True)
