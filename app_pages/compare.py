@@ -39,7 +39,7 @@ except ValueError as exc:  # a project file that cannot be read: say so, offer n
     declared = None
     st.caption(f"No baseline: {md_text(exc)}")
 if declared is not None and declared.config not in config_labels(ev):
-    st.caption(f"The declared baseline {declared.words()} was not evaluated here.")
+    st.caption(f"What you run today, {md_text(declared.config)}, was not evaluated here.")
     declared = None
 
 VIEWS = {"ship": "What should we ship?", "switches": "What does each chunking switch do?",
@@ -49,10 +49,9 @@ VIEWS = {"ship": "What should we ship?", "switches": "What does each chunking sw
 KEYS = {words: key for key, words in VIEWS.items()}
 view = KEYS[st.segmented_control("Question", list(KEYS), default=VIEWS["ship"], key="view", bind="query-params",
                                  required=True) or VIEWS["ship"]]
-if declared is None:
-    st.caption("A planned comparison against what you run needs a baseline declared before looking: start the "
-               "dashboard with RAGDIAG_BASELINE=STRATEGY/RETRIEVER, or put `baseline = \"E/hybrid\"` under "
-               "`[ragdiag]` in ragdiag.toml.")
+if declared is None:  # how to declare one is the operator's business: docs/serving.md, `ragdiag dashboard --help`
+    st.caption("A comparison with what you run today needs the operator to name it before anyone looks at the "
+               "results (see the serving guide); until then every comparison is with the runner-up.")
 
 
 def pct(x: float) -> str:
@@ -219,8 +218,8 @@ else:
                              bind="query-params", required=True) or "all")
     everything = config_labels(ev)
     if view == "baseline":
-        st.markdown(f"Baseline: **{md_text(describe_config(declared.config))}** ({declared.config}), declared by "
-                    f"`{str(declared.source).replace('`', '')}` before looking; the candidates are every other configuration, on every "
+        st.markdown(f"What you run today: **{md_text(describe_config(declared.config))}** ({declared.config}), "
+                    "named by the operator before looking; the candidates are every other configuration, on every "
                     "phrasing (fixed with the family; the exploratory view can split by phrasing).")
         others = [x for x in everything if x != declared.config]
         cand = c1.selectbox("Candidate", others, key="b", bind="query-params")

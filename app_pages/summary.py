@@ -2,12 +2,13 @@
 
 import streamlit as st
 
-from ragdiag.analyses.versus import gate_rates
+from ragdiag.analyses.goals import judge_goals
+from ragdiag.analyses.versus import difference_words, gate_rates
 from ragdiag.core.gate import Gate, cut_text
 from ui.about import about_run
-from ui.comparator import comparator, delta_args, difference_words, versus_for
+from ui.comparator import comparator, delta_args, versus_for
 from ui.context import config_words, context, link_params, recommendation, use
-from ui.fmt import pct, rate, share
+from ui.fmt import pct, rate
 from ui.html import md_text
 from ui.jobs import evaluation, first_strategy
 from ui.report import report_args, report_builder
@@ -33,15 +34,11 @@ st.markdown(f"{rate(rec.answered)} of answerable questions get a passage holding
             f"<span style='color:#757575'>{md_text(rec.config)} · at most {rec.keep} passages · cut "
             f"{cut_text(rec.cut)}, cosine distance (lower is stricter)</span>", unsafe_allow_html=True)
 
-# ----- the goal, judged in words -------------------------------------------------------------------
-b = rec.bluffs
-if n_ood and b.rate is not None:
-    met = b.rate <= ctx.max_bluff + 1e-12
-    st.markdown(f"**Goal** · off-topic questions that still get passages at most {pct(ctx.max_bluff)}: "
-                + (":green[**met**]" if met else ":red[**not met**]")
-                + f", {share(b.count, n_ood)} ({pct(b.rate)}), could be up to {pct(b.high)} on new questions.")
-else:
-    st.markdown("**Goal** · bluffs cannot be judged: the ground truth has no off-topic questions.")
+# ----- the goal, judged in words (the library's wording: the report's goal strip says the same) -----------
+for v in judge_goals({"answered": rec.answered, "bluffs": rec.bluffs}, n_in=n_in, n_ood=n_ood,
+                     max_bluff=ctx.max_bluff):
+    mark = {True: ":green[**met**]", False: ":red[**not met**]", None: "**cannot be judged**"}[v.met]
+    st.markdown(f"**Goal** · {md_text(v.goal_words)}: {mark}, {md_text(v.evidence)}.")
 
 # ----- the three numbers, against one comparator ----------------------------------------------------
 other = comparator(ev, token, rec, ctx.keep, ctx.max_bluff)

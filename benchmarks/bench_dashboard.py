@@ -19,6 +19,14 @@ through. A mode ending in ``-late`` (``no-snapshot-late``) opens the page
 only once the server's console says every strategy is done, and times the
 page from then: a visitor who comes after the operator started the server.
 
+Mode ``summary`` times the Summary, the first page a visitor gets, on an unseen corpus
+(``--corpus DIR --truth FILE``, default the bundled one copied to a temporary folder; no shipped
+index, an empty store): from the server's launch until the page shows the recommendation ("Ship
+...") with its three cards, while other strategies may still be computing; it records what the page
+says is still computing at that moment, and the server's CPU seconds until then. With
+``--cold-eval`` a cold ``eval`` of the same corpus runs right after it in every repeat (alternated),
+for the ratio "first Summary / cold eval" (goal: at most 1/3).
+
 ``--cold-eval`` also times a cold full ``python -m ragdiag eval --no-snapshot``
 (empty cache) of every tree in every repeat, beside that repeat's dashboard
 runs, for the side-by-side ratio "all six strategies in the dashboard / its
@@ -179,13 +187,66 @@ def measure(browser, root: Path, mode: str, timeout_s: float, poll_s: float) -> 
             "server_cpu": server_cpu, "browser_cpu": others_cpu, "note": notes[0] if notes else ""}
 
 
-def cold_eval(root: Path) -> tuple[float, float]:
-    """Wall and CPU seconds of a cold full eval (empty cache, no shipped index)."""
+def stop(proc: subprocess.Popen) -> None:
+    """End the server: SIGTERM, then SIGKILL when it is still busy (a strategy mid-embedding) after 20 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=20)
+
+
+def summary_ready(page) -> bool:
+    """Whether the Summary shows its recommendation ("Ship ...") and its three cards."""
+    return bool(page.get_by_role("heading", name="Ship", exact=False).count()
+                and page.locator('[data-testid="stMetric"]').count() >= 3)
+
+
+def measure_summary(browser, root: Path, corpus: Path, truth: Path, timeout_s: float, poll_s: float) -> dict:
+    """One cold Summary: an unseen corpus (no shipped index), an empty store; seconds from the server's launch to
+    the recommendation with its cards, what was still computing then, and the server's CPU seconds until then."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {"RAGDIAG_CACHE": str(Path(tmp) / "cache"), "PYTHONUNBUFFERED": "1", "RAGDIAG_NO_SNAPSHOT": "1",
+               "RAGDIAG_CORPUS": str(corpus), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_STRATEGIES": "",
+               "RAGDIAG_RETRIEVERS": ""}
+        log = Path(tmp) / "streamlit.log"
+        proc, base, launched, t0 = serve(root, env, log)
+        try:
+            ctx = browser.new_context(viewport={"width": 1440, "height": 1200})
+            page = ctx.new_page()
+            page.set_default_timeout(timeout_s * 1000)
+            page.goto(base)
+            page.get_by_role("heading", name="Summary").wait_for()
+            paint = time.perf_counter() - launched
+            deadline = time.monotonic() + timeout_s
+            first = None
+            while time.monotonic() < deadline:  # cheap element counts every poll_s: the page's own state
+                if summary_ready(page):
+                    first = time.perf_counter() - launched
+                    break
+                time.sleep(poll_s)
+            server_cpu = cpu_seconds(proc.pid)
+            if first is None:
+                raise SystemExit(f"{root.name} summary: no recommendation within {timeout_s} s")
+            status = [t for t in page.locator('[data-testid="stCaptionContainer"], [data-testid="stAlert"]')
+                      .all_inner_texts() if "computing" in t or "rovisional" in t]
+            ctx.close()
+        finally:
+            stop(proc)
+    return {"tree": root, "mode": "summary", "boot": t0 - launched, "paint": paint, "first": first,
+            "server_cpu": server_cpu, "status": " / ".join(" ".join(s.split()) for s in status)}
+
+
+def cold_eval(root: Path, corpus: Path | None = None, truth: Path | None = None) -> tuple[float, float]:
+    """Wall and CPU seconds of a cold full eval (empty cache, no shipped index) of the bundled corpus, or of
+    ``corpus`` with ``truth``."""
     with tempfile.TemporaryDirectory() as tmp:
         before = os.times()
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "ragdiag", "eval", "--no-snapshot", "--cache", str(Path(tmp) / "c")],
-                       cwd=root, check=True, capture_output=True)
+        inputs = [] if corpus is None else ["--corpus", str(corpus), "--truth", str(truth)]
+        subprocess.run([sys.executable, "-m", "ragdiag", "eval", "--no-snapshot", "--cache", str(Path(tmp) / "c"),
+                        *inputs], cwd=root, check=True, capture_output=True)
         wall = time.perf_counter() - t
         after = os.times()
         return wall, (after.children_user - before.children_user) + (after.children_system - before.children_system)
@@ -203,9 +264,13 @@ def main() -> None:
     ap.add_argument("--cold-eval", action="store_true")
     ap.add_argument("--before", help="another checkout to measure alternately with this one (before a change)")
     ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--corpus", help="mode summary: the unseen corpus (default: a copy of the bundled one)")
+    ap.add_argument("--truth", help="mode summary: its ground truth (default: the copy's)")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
+    if args.modes == "summary":
+        return summary_main(args, sync_playwright)
     trees = ([Path(args.before).resolve()] if args.before else []) + [ROOT]
     load = [os.getloadavg()[0]]
     results, colds = [], []
@@ -269,6 +334,47 @@ def main() -> None:
         if args.repeats > 1:
             for (name, mode), rs in ratios.items():
                 print(f"{name} {mode}: median of all six / its cold eval = {statistics.median(rs):.2f}")
+
+
+def summary_main(args, sync_playwright) -> None:
+    """Mode ``summary``: the cold Summary and a cold eval of the same unseen corpus, alternated in every repeat."""
+    import shutil
+
+    with tempfile.TemporaryDirectory() as data:
+        if args.corpus:
+            corpus, truth = Path(args.corpus).resolve(), Path(args.truth).resolve()
+        else:  # a copy of the bundled corpus: the same texts, but nothing of it in any store or shipped index
+            corpus = Path(data) / "unseen"
+            shutil.copytree(ROOT / "data" / "sklearn-user-guide", corpus)
+            truth = Path(data) / "unseen.truth.json"
+            shutil.copy(ROOT / "data" / "sklearn-user-guide.truth.json", truth)
+        load, rows = [os.getloadavg()[0]], []
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+            for rep in range(args.repeats):
+                r = measure_summary(browser, ROOT, corpus, truth, args.timeout, args.poll)
+                load.append(os.getloadavg()[0])
+                print(f"summary (repeat {rep + 1}): {r['first']:.1f} s from launch ({r['server_cpu']:.1f} server CPU "
+                      f"s); {r['status']}", flush=True)
+                wall, cpu = cold_eval(ROOT, corpus, truth) if args.cold_eval else (None, None)
+                load.append(os.getloadavg()[0])
+                if wall is not None:
+                    print(f"cold eval (repeat {rep + 1}): {wall:.1f} s ({cpu:.1f} CPU s)", flush=True)
+                rows.append({**r, "repeat": rep, "eval": wall, "eval_cpu": cpu})
+            browser.close()
+    print(f"\n# The first Summary on an unseen corpus ({corpus.name}, no shipped index, empty store)\n\n"
+          f"1-minute load average during the run: {min(load):.1f} to {max(load):.1f} on {os.cpu_count()} CPUs\n")
+    print("| repeat | start-up s | Summary painted s | recommendation and cards s | server CPU s | cold eval s "
+          "(CPU s) | Summary / cold eval (wall) | (CPU) | still computing then |\n|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for r in rows:
+        ev = "-" if r["eval"] is None else f"{r['eval']:.1f} ({r['eval_cpu']:.1f})"
+        ratio = "-" if r["eval"] is None else f"{r['first'] / r['eval']:.2f}"
+        cpu_ratio = "-" if r["eval"] is None else f"{r['server_cpu'] / r['eval_cpu']:.2f}"
+        print(f"| {r['repeat'] + 1} | {r['boot']:.1f} | {r['paint']:.1f} | {r['first']:.1f} | {r['server_cpu']:.1f} "
+              f"| {ev} | {ratio} | {cpu_ratio} | {r['status']} |")
+    if len(rows) > 1 and rows[0]["eval"] is not None:
+        print(f"\nmedian Summary / cold eval: {statistics.median(r['first'] / r['eval'] for r in rows):.2f} (wall), "
+              f"{statistics.median(r['server_cpu'] / r['eval_cpu'] for r in rows):.2f} (CPU)")
 
 
 if __name__ == "__main__":

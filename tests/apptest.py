@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 __all__ = ["ROOT", "APP", "TEA_NEEDLE", "TRUTH", "ENV", "write_tiny_corpus", "tiny", "library", "app", "settle",
-           "frame_with", "texts"]
+           "frame_with", "texts", "METHOD_WORDS", "plain_words_problems", "first_screen"]
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -159,6 +160,36 @@ def settle(at, seconds: float = 120.0):
         at.run()
         assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+#: Method words that have no place on a first screen (PRESENTING.md, "Plain words"): they live one click away.
+METHOD_WORDS = ("R@", "k =", "conformal", "MaxSim", "simultaneous", "contrast", "family", "RAGDIAG_")
+#: A configuration's id (``F/rerank-maxsim``, ``E/dense@int8``): an identifier that may follow its words, not prose.
+CONFIG_ID = re.compile(r"\b[A-Z]/[a-z0-9][a-z0-9@.-]*")
+#: A snake_case word (an option, a field or a variable name in prose).
+SNAKE_CASE = re.compile(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b")
+
+
+def plain_words_problems(text: str) -> list[str]:
+    """The method words and snake_case words in ``text`` (a first screen's text).
+
+    Configuration ids are stripped first: ``F/rerank-maxsim`` names a configuration (its words come first), so the
+    ``maxsim`` inside it is not prose; the same words outside an id are.
+    """
+    text = CONFIG_ID.sub(" ", text)
+    found = [w for w in METHOD_WORDS if w.lower() in text.lower()]
+    found += SNAKE_CASE.findall(text)
+    return found
+
+
+def first_screen(at) -> str:
+    """A page's first screen as a person reads it: the main area's sentences, captions, alerts and cards, without
+    expanders ("How we know" is one click away) and the sidebar."""
+    hidden = {e.value for ex in at.expander for e in [*ex.markdown, *ex.caption]}
+    main = at.main
+    alerts = [e.value for kind in ("info", "warning", "error", "success") for e in getattr(main, kind)]
+    return "\n".join([e.value for e in [*main.markdown, *main.caption] if e.value not in hidden] + alerts
+                     + [f"{m.label} {m.value} {m.proto.delta}" for m in main.metric]).replace("\\", "")
 
 
 def frame_with(at, column: str):

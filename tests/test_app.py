@@ -86,7 +86,8 @@ def test_compare_planned_family_needs_a_declared_baseline(tiny, library, monkeyp
     monkeypatch.setenv("RAGDIAG_BASELINE", "E/hybrid")
     at = app("app_pages/compare.py", view="Is the candidate better than what we run?", b="A/dense")
     shown = texts(at)
-    assert "declared by `RAGDIAG_BASELINE`" in shown or "declared by RAGDIAG_BASELINE" in shown
+    # what the baseline is, in words; never the operator's environment variable
+    assert "What you run today: **" in shown and "(E/hybrid)" in shown and "RAGDIAG_" not in shown
     planned = compare_in_family(library, "A/dense", "E/hybrid", baseline="E/hybrid")
     assert planned.family == 5 and planned.verdict in shown
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from apptest import ENV, run, texts as shown, write_tiny_corpus
+from apptest import ENV, first_screen, plain_words_problems, run, texts as shown, write_tiny_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -73,27 +73,6 @@ def rec_of(lib):
     from ragdiag.analyses.recommend import recommend
 
     return recommend(lib)
-
-
-#: Method words that have no place on a first screen (PRESENTING.md, "Plain words").
-METHOD_WORDS = ("R@", "k =", "conformal", "MaxSim", "simultaneous", "contrast", "family", "RAGDIAG_")
-
-
-def plain_words_problems(text: str) -> list[str]:
-    """The method words and snake_case words in ``text`` (a first screen's text)."""
-    import re
-
-    found = [w for w in METHOD_WORDS if w.lower() in text.lower()]
-    found += re.findall(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b", text)
-    return found
-
-
-def first_screen(at) -> str:
-    """The main area's sentences and cards, without expanders and the sidebar."""
-    hidden = {e.value for ex in at.expander for e in [*ex.markdown, *ex.caption]}
-    main = at.main
-    return "\n".join([e.value for e in [*main.markdown, *main.caption] if e.value not in hidden]
-                     + [f"{m.label} {m.value} {m.proto.delta}" for m in main.metric]).replace("\\", "")
 
 
 def field(at, name: str):

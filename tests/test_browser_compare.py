@@ -71,7 +71,7 @@ def test_every_question_reads_and_draws_within_the_rules(bundled_server, page): 
         elif view == VIEWS[1]:
             assert "contrasts" in text and "header" in text
         elif view == VIEWS[2]:
-            assert "declared by RAGDIAG_BASELINE" in text.replace("`", "")
+            assert "What you run today:" in text and "RAGDIAG_" not in text  # the meaning, not the variable
         else:
             assert "Exploratory" in text and "Which configurations each one beats, after correction" in text
             # exploratory: the verdict is plain text, never a coloured alert

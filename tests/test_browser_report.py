@@ -14,16 +14,21 @@ import pytest
 
 # the browser and its launch settings are the dashboard tests' (skipped there when chromium or playwright is missing)
 from test_browser import ARTIFACTS, ROOT, browser  # noqa: F401 - browser is a fixture
+from apptest import plain_words_problems
+
+from ragdiag.core.gate import cut_text
 
 pytestmark = [pytest.mark.browser]
 
-# Text nodes that start above ``px`` (from the top of the page), joined.
+# Text nodes that start above ``px`` (from the top of the page) and show (not inside a collapsed <details>), joined.
 TEXT_ABOVE = """(px) => {
   const out = [];
   const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   while (walk.nextNode()) {
     const n = walk.currentNode;
     if (!n.textContent.trim()) continue;
+    const shut = n.parentElement.closest('details');  // a collapsed section shows only its summary
+    if (shut && !shut.open && !n.parentElement.closest('summary')) continue;
     const range = document.createRange(); range.selectNodeContents(n);
     const r = range.getBoundingClientRect();
     if (r.height > 0 && r.top + window.scrollY < px && !n.parentElement.closest('svg')) out.push(n.textContent);
@@ -72,11 +77,16 @@ def test_report_reads_in_one_minute_and_prints_clean(browser, report_file):
         # the first screen: the recommendation in words, percentages with intervals, no stamp, no other k
         first = page.evaluate(TEXT_ABOVE, 900)
         h = report.headline
-        assert h.words in first and f"cut {h.cut:.4g}" in first
+        assert h.words in first and f"strictness {cut_text(h.cut)}" in first
         for card in h.cards():
             assert card.value in first and card.interval in first
+        for goal in h.goals():  # the goal strip: each goal judged beside its number
+            assert f"{goal.goal_words}:" in first and goal.status in first and goal.evidence in first
         for stamp in ("sha256", "ragdiag 0.", "pipeline", "platform", "load", "R@20", "R@1 ", "R@8", "MRR"):
             assert stamp not in first, stamp
+        # plain words on what a person sees first (config ids stripped: identifiers, not prose)
+        assert not plain_words_problems(first), plain_words_problems(first)
+        assert page.evaluate("() => document.getElementById('how').open") is False  # the method's words, one click away
         # the story, then the appendix, collapsed, within 1,800 px, with at least 3 charts before it
         top = page.evaluate("() => document.getElementById('appendix').getBoundingClientRect().top + scrollY")
         assert top <= 1800, top

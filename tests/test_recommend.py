@@ -86,7 +86,7 @@ def test_describe_and_the_order_of_simplicity():
     assert describe_config("E/hybrid") == "paragraph cuts + section header, hybrid retrieval"
     assert describe_config("A/dense") == "blind 512-char cuts, dense retrieval"
     assert describe_config("B/bm25") == "blind cuts + overlap, BM25"
-    assert describe_config("F/rerank-maxsim") == "paragraph cuts + section header + overlap, hybrid + MaxSim rerank"
+    assert describe_config("F/rerank-maxsim") == "paragraph cuts + section header + overlap, hybrid + word-level rerank"
     assert describe_config("D/rerank-ce") == "paragraph cuts + overlap, hybrid + cross-encoder rerank"
     assert describe_config("C/dense@use") == "paragraph cuts, dense retrieval (use)"
     order = sorted(["F/rerank-ce", "E/hybrid", "C/bm25", "E/dense", "A/dense", "D/dense"], key=complexity_key)

@@ -365,9 +365,17 @@ def test_python_m_ragdiag_report_writes_both_files(tiny_folder, tmp_path):
 # -- the first screen, the story and the appendix ------------------------------------------------------------------
 
 def _first_screen(html_text: str) -> str:
-    """The header and the cards: everything before the story, as text."""
+    """The header, the goal strip and the cards: everything before the story, as text, without the collapsed
+    "How we know" (the method's words, one click away)."""
     head = html_text.split('<div class="story">', 1)[0].split("<body>", 1)[1]
+    head = re.sub(r'<details id="how">.*?</details>', " ", head, flags=re.S)
     return html.unescape(re.sub(r"<[^>]+>", " ", head))
+
+
+def _how_we_know(html_text: str) -> str:
+    """The collapsed "How we know" under the cards, as text."""
+    part = re.search(r'<details id="how">(.*?)</details>', html_text, re.S).group(1)
+    return html.unescape(re.sub(r"<[^>]+>", " ", part))
 
 
 def test_headline_figures_are_the_recommendations(tiny_eval):
@@ -384,7 +392,7 @@ def test_headline_figures_are_the_recommendations(tiny_eval):
                                                                rec.lost)
     assert h.recommended and h.against == rec.runner_up and dict(h.against_rates or {}) == (rec.runner_up_rates or {})
     screen = _first_screen(html_text)
-    assert f"Ship {rec.words} at cut {rec.cut:.4g}" in screen
+    assert f"Ship {rec.words} at strictness {cut_text(rec.cut)}" in screen
     for name in ("answered", "bluffs", "lost"):  # each card: the percentage and its interval, in both formats
         cell = getattr(rec, name)
         pct, lo_hi = rate_text(cell).split(" ", 1)
@@ -400,7 +408,7 @@ def test_first_screen_has_no_stamps_and_no_other_k(ev, report, html_text, summar
     for stamp in (summary["corpus"]["sha256"][:12], "FAKE-bag-of-words", "ragdiag 0.", "pipeline", "torch",
                   "platform", "load", "R@20", "R@1 ", "R@8", "MRR"):
         assert stamp not in screen, stamp
-    assert f"k = {KEEP}" in screen  # the gate's k, said once
+    assert f"k = {KEEP}" not in screen and f"k = {KEEP}" in _how_we_know(html_text)  # the gate's k, one click away
 
 
 def test_named_configuration_is_compared_with_the_recommendation(ev):
@@ -410,7 +418,7 @@ def test_named_configuration_is_compared_with_the_recommendation(ev):
     other = next(c.label for c in ev.results if c.label != rec.config)
     r = build_report(ev, config=other, cut=CUT, keep=KEEP)
     h = r.headline
-    assert not h.recommended and h.against == rec.config and h.against_kind == "recommendation"
+    assert not h.recommended and h.against == rec.config and h.against_kind == "the recommendation"
     assert h.sentence().startswith(h.words[:1].upper() + h.words[1:]) and "as chosen for this report" in h.sentence()
     assert f"The recommendation is {rec.words} ({rec.config})" in h.basis()
     answered = h.cards()[0]
@@ -430,7 +438,7 @@ def test_story_then_collapsed_appendix_in_both_formats(report, html_text, md_tex
     h2 = [html.unescape(re.sub(r"<[^>]+>", "", t)) for t in re.findall(r"<h2>(.*?)</h2>", html_text)]
     md_h2 = [line[3:].replace("\\", "") for line in md_text.splitlines() if line.startswith("## ")]
     assert h2 == md_h2
-    assert md_text.index("<details>") > md_text.index("## Where to set the cut")
+    assert md_text.index("<details><summary>Appendix") > md_text.index("## Where to set the cut")
 
 
 def test_busy_machine_is_said(ev):
@@ -524,11 +532,13 @@ def test_cards_compare_with_a_declared_baseline(ev):
     base = next(c.label for c in ev.results if c.label not in (rec.config, rec.runner_up))
     r = build_report(ev, keep=KEEP, baseline=base, baseline_source="RAGDIAG_BASELINE")
     h = r.headline
-    assert h.recommended and h.against == base and h.against_kind == "baseline declared by RAGDIAG_BASELINE"
+    # named in words as what you run today; where it was declared (an environment variable) is the operator's
+    assert h.recommended and h.against == base and h.against_kind == "what you run today"
     rates = build_report(ev, config=base, keep=KEEP).headline  # the baseline at its own cut for the same goal
     assert h.against_cut == rates.cut and dict(h.against_rates) == {"answered": rates.answered,
                                                                      "bluffs": rates.bluffs, "lost": rates.lost}
-    assert "against the baseline declared by RAGDIAG_BASELINE" in r.to_html()
+    assert "against what you run today" in r.to_html() and "Compared with what you run today: " in r.to_html()
+    assert "RAGDIAG_BASELINE" not in r.to_html() and "RAGDIAG_BASELINE" not in r.to_markdown()
     with pytest.raises(ValueError, match="was not evaluated"):
         build_report(ev, keep=KEEP, baseline="E/hybrid")
 

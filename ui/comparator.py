@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ragdiag.analyses.versus import Versus, detectable, versus
+from ragdiag.analyses.versus import Versus, detectable, no_difference as _nil, versus
 from ragdiag.core.gate import Gate, cut_text
 from ragdiag.evaluation.records import Evaluation
 from ui.fmt import difference
 
-__all__ = ["Comparator", "comparator", "declared", "versus_for", "delta_args", "difference_words"]
+__all__ = ["Comparator", "comparator", "declared", "versus_for", "delta_args"]
 
 
 @dataclass(frozen=True)
@@ -69,21 +69,6 @@ def versus_for(ev: Evaluation, token: str, config: str, gate: Gate, other: Compa
 
     return cache.by_evaluation("versus", token, (config, gate.cut, gate.keep, other.config, other.cut),
                                lambda: versus(ev, config, gate, other.config, Gate(gate.keep, other.cut)))
-
-
-def difference_words(d) -> str:
-    """``"+27 pts (+5 to +48)"``, or ``"no detectable difference (+8 pts, −4 to +20)"`` when the interval
-    reaches zero."""
-    if d is None or d.estimate != d.estimate:
-        return "–"
-    if _nil(d):
-        return "no difference"
-    return difference(d) if detectable(d) else f"no detectable difference ({difference(d)})"
-
-
-def _nil(d) -> bool:
-    """Every bound rounds to 0 points: the two give the same results here."""
-    return all(round(100 * x) == 0 for x in (d.estimate, d.low, d.high))
 
 
 def delta_args(d, *, better_up: bool) -> dict:

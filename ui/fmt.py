@@ -12,7 +12,9 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-__all__ = ["DASH", "pct", "rate", "interval", "points", "difference", "signed", "share", "ordinal", "drop_constant",
+from ragdiag.core.words import MINUS, difference_text, signed_whole as signed  # the library's one format
+
+__all__ = ["DASH", "MINUS", "pct", "rate", "interval", "points", "difference", "signed", "share", "ordinal", "drop_constant",
            "dash_missing", "one_type", "highlight_row", "said_once", "ACCENT", "ACCENT_BG", "NEUTRAL"]
 
 DASH = "–"
@@ -52,26 +54,15 @@ def points(delta: float | None) -> str:
     return DASH if _missing(delta) else f"{100 * delta:+.0f} pts"
 
 
-MINUS = "\u2212"
-
-
-def signed(points_: float) -> str:
-    """Whole points with a sign, a true minus: ``+5``, ``\u22123``, ``0``."""
-    r = round(points_)
-    return "0" if r == 0 else (f"+{r}" if r > 0 else f"{MINUS}{-r}")
-
-
 def difference(d) -> str:
     """A difference of shares with its 95% interval, the one format in tables and sentences alike:
-    ``"\u221227 pts (\u221248 to \u22125)"`` (a dash when unknown). ``d`` has ``estimate``, ``low``, ``high``.
+    ``"\u221227 pts (\u221248 to \u22125)"`` (a dash when unknown): :func:`ragdiag.core.words.difference_text`.
 
     >>> from types import SimpleNamespace as D
     >>> difference(D(estimate=-0.27, low=-0.48, high=-0.05))
     '\u221227 pts (\u221248 to \u22125)'
     """
-    if d is None or _missing(d.estimate):
-        return DASH
-    return f"{signed(100 * d.estimate)} pts ({signed(100 * d.low)} to {signed(100 * d.high)})"
+    return difference_text(d)
 
 
 def share(count: int, total: int) -> str:

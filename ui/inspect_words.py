@@ -13,16 +13,12 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ragdiag.analyses.outcomes import OUTCOMES, QueryOutcome
+from ragdiag.core.words import RUNG_WORDS  # the ladder's rungs in words: one vocabulary, the library's
 from ui.fmt import DASH, ordinal
 
 __all__ = ["OUTCOMES", "FAILURES", "Outcome", "outcome_of", "sentence", "outcome_frame", "answered_under", "RUNG_WORDS",
            "CAUSE_WORDS", "cause_sentence", "failures_frame", "reranks"]
 
-#: The ladder's rungs as a person reads them (one vocabulary on every page and in the report).
-RUNG_WORDS = {"destroyed": "answer split by the chunking", "truncated": "cut off by the length limit",
-              "not-in-pool": "not retrieved", "ranked-low": "retrieved too low", "refused": "refused by the cut",
-              "kept-but-wrong": "wrong passages given", "answered": "answered", "bluff": "bluff",
-              "abstained": "refused, as it should"}
 #: The binding causes (:mod:`ragdiag.analyses.cause`) as a failures table groups them.
 CAUSE_WORDS = {"cut": "the cut is too strict for it", "ranking": "ranked too low (the cut would pass it)",
                "both": "ranked too low and too far", "chunking": "the chunking split the answer"}

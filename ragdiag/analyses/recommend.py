@@ -68,7 +68,7 @@ RETRIEVER_WORDS = {
     "bm25": "BM25",
     "hybrid": "hybrid retrieval",
     "rerank-ce": "hybrid + cross-encoder rerank",
-    "rerank-maxsim": "hybrid + MaxSim rerank",
+    "rerank-maxsim": "hybrid + word-level rerank",  # MaxSim over token vectors: the glossary says so
 }
 _RETRIEVER_ORDER = ("dense", "bm25", "hybrid", "rerank-ce", "rerank-maxsim")
 #: The rule in words (what ``why`` starts from).

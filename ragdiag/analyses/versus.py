@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..core.gate import Gate
+from ..core.words import DASH, difference_text
 from ..evaluation.rows import RateCell
 from .compare.intervals import clustered_rate
 from .compare.paired import Difference, bootstrap_difference
@@ -28,7 +29,7 @@ from .threshold.rates import rate_rows
 if TYPE_CHECKING:  # pragma: no cover
     from ..evaluation.records import Evaluation
 
-__all__ = ["gate_rates", "Versus", "versus", "detectable", "MEASURES"]
+__all__ = ["gate_rates", "Versus", "versus", "detectable", "no_difference", "difference_words", "MEASURES"]
 
 #: The three rates of a pipeline: answered and lost over answerable queries, bluffs over off-topic ones.
 MEASURES = ("answered", "bluffs", "lost")
@@ -53,6 +54,25 @@ def detectable(d: Difference) -> bool:
     (True, False)
     """
     return bool(np.isfinite(d.low) and np.isfinite(d.high) and (d.low > 0 or d.high < 0))
+
+
+def no_difference(d: Difference) -> bool:
+    """Every bound rounds to 0 points: the two pipelines give the same results here."""
+    return all(round(100 * x) == 0 for x in (d.estimate, d.low, d.high))
+
+
+def difference_words(d: Difference | None) -> str:
+    """A difference as every surface says it: ``"+27 pts (+5 to +48)"`` when its interval excludes zero, else
+    ``"no detectable difference (+8 pts, \u22124 to +20)"``, or ``"no difference"`` when every bound is 0 points.
+
+    >>> difference_words(Difference(0.27, 0.05, 0.48)), difference_words(Difference(0.08, -0.04, 0.2))
+    ('+27 pts (+5 to +48)', 'no detectable difference (+8 pts (\u22124 to +20))')
+    """
+    if d is None or d.estimate != d.estimate:
+        return DASH
+    if no_difference(d):
+        return "no difference"
+    return difference_text(d) if detectable(d) else f"no detectable difference ({difference_text(d)})"
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,24 @@ difference ``+5 points``, a cut three decimals rounded down
 
 from __future__ import annotations
 
+from .defaults import RERANK_HEAD
 from .gate import cut_text
 
-__all__ = ["DASH", "plural", "f3", "pct", "pct_cell", "pct_range", "rate_text", "count_rate_text", "points",
-           "signed_points", "pp", "thousands", "secs", "cut_text"]
+__all__ = ["DASH", "MINUS", "RUNG_WORDS", "plural", "f3", "pct", "pct_cell", "pct_range", "rate_text",
+           "count_rate_text", "points", "signed_points", "signed_whole", "difference_text", "pp", "thousands", "secs",
+           "cut_text", "GLOSSARY"]
 
 #: What a table cell or a sentence shows for "nothing" (no estimate, not measured).
 DASH = "–"
+#: A true minus sign (a difference reads "−27 pts", not "-27 pts").
+MINUS = "\u2212"
+
+#: The outcome ladder's rungs (:mod:`ragdiag.analyses.outcomes`) as a person reads them: one vocabulary for the
+#: dashboard, the report and the glossary.
+RUNG_WORDS = {"destroyed": "answer split by the chunking", "truncated": "cut off by the length limit",
+              "not-in-pool": "not retrieved", "ranked-low": "retrieved too low", "refused": "refused by the cut",
+              "kept-but-wrong": "wrong passages given", "answered": "answered", "bluff": "bluff",
+              "abstained": "refused, as it should"}
 
 
 def plural(n: int, word: str) -> str:
@@ -64,6 +75,25 @@ def signed_points(d: float) -> str:
     return "0 points" if r == 0 else f"{r:+d} point{'' if abs(r) == 1 else 's'}"
 
 
+def signed_whole(points_: float) -> str:
+    """Whole points with a sign and a true minus: ``+5``, ``\u22123``, ``0``."""
+    r = round(points_)
+    return "0" if r == 0 else (f"+{r}" if r > 0 else f"{MINUS}{-r}")
+
+
+def difference_text(d) -> str:
+    """A difference of shares with its 95% interval, the one format in tables and sentences alike:
+    ``"\u221227 pts (\u221248 to \u22125)"``; a dash when unknown. ``d`` has ``estimate``, ``low``, ``high`` (shares).
+
+    >>> from types import SimpleNamespace as D
+    >>> difference_text(D(estimate=-0.27, low=-0.48, high=-0.05))
+    '\u221227 pts (\u221248 to \u22125)'
+    """
+    if d is None or d.estimate is None or d.estimate != d.estimate:
+        return DASH
+    return f"{signed_whole(100 * d.estimate)} pts ({signed_whole(100 * d.low)} to {signed_whole(100 * d.high)})"
+
+
 def pp(x: float) -> str:
     """A signed bound in points: whole points, one decimal under 1 so that a bound near zero keeps its side.
 
@@ -98,3 +128,44 @@ def count_rate_text(cell, total: int | None = None) -> str:
         return DASH
     of = f" of {total}" if total is not None else ""
     return f"{cell.count}{of}: {rate_text(cell)}"
+
+
+#: The words the screens and the report use, each in one or two plain sentences (the dashboard's Glossary page
+#: and the report's "How we know" print this list).
+GLOSSARY = (
+    ("answerable question", "A question the documents answer; the ground truth says where (the answer's exact text)."),
+    ("off-topic question", "A question the documents do not answer. A good pipeline gives the model nothing for it."),
+    ("bluff", "An off-topic question that still gets passages: the model would answer from unrelated text."),
+    ("found (retrieved)", "A passage holding the whole answer is among the top passages the retriever returns. "
+                          "Said before the cut."),
+    ("answered", "The model is given a passage holding the whole answer: found, and closer than the cut. Said after "
+                 "the cut."),
+    ("no answer", "An answerable question that is not answered (the pipeline refuses it, or gives the wrong "
+                  "passages)."),
+    ("strictness (cut)", "The largest distance a passage may have to the question and still be given to the model "
+                         "(cosine distance, 0 to 2). Lower is stricter: fewer bluffs, fewer answers. Printed with 3 "
+                         "decimals, rounded down, so typing a printed cut gives the same results."),
+    ("passages kept", "At most this many of the top passages are given to the model."),
+    ("not retrieved", f"No passage holding the answer is among the top {RERANK_HEAD} the retriever returns (for a "
+                      "reranker: among those it re-scores)."),
+    ("retrieved too low", "A passage holding the answer is retrieved, but below the passages given to the model."),
+    ("refused by the cut", "Nothing the retriever ranked high enough is closer than the cut: no passage is given."),
+    ("wrong passages given", "Passages are given, none holding the answer."),
+    ("answer split by the chunking", "No passage holds the whole answer: the way the documents are cut split it."),
+    ("what alone would fix it", "For each failed question, the one change that answers it on its own: a less strict "
+                                "cut, a better ranking (ranked first, it would pass the cut), or both."),
+    ("95% range", "The range the true rate lies in with 95% confidence, given how many questions were asked: "
+                  "55% (42–67)."),
+    ("no detectable difference", "The range of a difference includes zero: these questions cannot tell the two "
+                                 "apart. Shown in grey, never green or red."),
+    ("statistically tied with the best", "Configurations whose difference from the best is not detectable, all "
+                                         "comparisons taken together."),
+    ("what you run today", "The configuration the operator declared as the current one (the baseline); every "
+                           "comparison is with it, or, without one, with the runner-up."),
+    ("a cut that holds for new off-topic questions", "A cut chosen so that the bluff goal holds for off-topic "
+                                                     "questions not seen yet, not only for these."),
+    ("a cut fitted to these questions", "The best cut for these questions; optimistic for new ones."),
+    ("word-level rerank", "Hybrid retrieval whose top passages are re-scored by matching each word of the question "
+                          "to its closest word in the passage (MaxSim over the model's word vectors)."),
+    ("provisional", "Shown while some chunking strategies are still being computed; the recommendation may change."),
+)

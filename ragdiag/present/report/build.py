@@ -32,6 +32,7 @@ from ...analyses.threshold.choice import propose_cut
 from ...analyses.threshold.gate import bluffs_at, default_cuts, sweep
 from ...core.gate import Gate
 from ...analyses.threshold.rates import rate_rows, rates_at
+from ...analyses.versus import versus
 from .diag import diag_sections
 from .history import history_section
 from .gate import Curve, GateSection
@@ -182,21 +183,25 @@ def _headline(ev: Evaluation, rec: Recommendation, cfg: Config | None, cut: floa
     recommended = cfg == rec_cfg and abs(cut - rec.cut) < 1e-12
     if recommended:  # the recommendation's own figures: one source of numbers with every other surface
         rates = {"answered": rec.answered, "bluffs": rec.bluffs, "lost": rec.lost}
-        against, against_rates, against_cut, kind = rec.runner_up, rec.runner_up_rates, rec.runner_up_cut, "runner-up"
+        against, against_rates, against_cut = rec.runner_up, rec.runner_up_rates, rec.runner_up_cut
+        kind = "the runner-up"
         if baseline is not None and baseline[0] != cfg.label:  # what the team runs, at its cut for the same goal
-            against, source = baseline
+            against = baseline[0]  # where it was declared is the operator's business, not the reader's
             base_table = gate_table(ev, against, gate)
             against_cut = _proposal(base_table, rec.max_bluff).cut
-            against_rates, kind = rates_at(base_table, against_cut), f"baseline declared by {source}"
+            against_rates, kind = rates_at(base_table, against_cut), "what you run today"
     else:
         rates = rates_at(table, cut)
-        against, against_cut, kind = rec.config, rec.cut, "recommendation"
+        against, against_cut, kind = rec.config, rec.cut, "the recommendation"
         against_rates = {"answered": rec.answered, "bluffs": rec.bluffs, "lost": rec.lost}
+    diffs = None
+    if against is not None and against_cut is not None:  # the one comparator's paired differences (analyses.versus)
+        diffs = versus(ev, cfg.label, gate.with_cut(float(cut)), against, gate.with_cut(float(against_cut))).differences
     n_in, n_ood = table.n_answerable, table.n_ood
     return Headline(cfg.label, describe_config(cfg), float(cut), method, rec.max_bluff, rec.k, keep, n_in, n_ood,
                     n_questions, rates["answered"], rates["bluffs"], rates["lost"], rec.why,
                     against, describe_config(against) if against else None, kind, against_rates, against_cut,
-                    recommended, rec.config, rec.words, rec.cut, rec.guarantee, proposed)
+                    recommended, rec.config, rec.words, rec.cut, rec.guarantee, proposed, diffs)
 
 
 def _alternatives(ev: Evaluation, result, chosen: str, runner_up: str | None,
@@ -260,8 +265,9 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
     ``config`` and ``cut`` default to the recommendation for a goal of at most ``max_bluff`` bluffs; a
     named ``config`` without a cut gets the cut proposed for it. The gate keeps at most ``keep`` chunks;
     verdicts are at R@``k`` (default ``keep``: the gate's k is its keep). The cards compare the recommendation with its runner-up,
-    or with ``baseline`` when one was declared (declared by ``baseline_source``, see
-    :func:`ragdiag.analyses.compare.declared_baseline`). The funnel, hub and cost sections come from
+    or with ``baseline`` when one was declared (:func:`ragdiag.analyses.compare.declared_baseline`): the report calls
+    it "what you run today" (``baseline_source``, where it was declared, is the operator's and is not printed).
+    The funnel, hub and cost sections come from
     :func:`ragdiag.present.report.diag.diag_sections` (``costs``: :func:`ragdiag.analyses.cost.costs` rows when
     measured; their prompt tokens are priced at the report's cut with ``encoder``'s tokenizer when they were
     measured at another, so every section is at one cut).

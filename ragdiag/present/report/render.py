@@ -22,7 +22,7 @@ from ...core.tables import md_line, md_table
 from ...analyses.threshold.gate import GATE_DISTANCE
 from .diag import COST_MEANS, FUNNEL_MEANS, HUB_MEANS, VARIANT_MEANS
 from .sections import CutText
-from ...core.words import f3
+from ...core.words import GLOSSARY, f3
 from .words import MEANS
 
 __all__ = ["render", "environment", "write_report", "markdown_twin", "MARKDOWN_SIGNATURE"]
@@ -60,7 +60,7 @@ def environment() -> Environment:
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, finalize=_finalize)
     env.filters.update(md=md_line, cell=_cell)
     env.globals.update(MEANS=MEANS, GATE_DISTANCE=GATE_DISTANCE, FUNNEL_MEANS=FUNNEL_MEANS, HUB_MEANS=HUB_MEANS,
-                       COST_MEANS=COST_MEANS, VARIANT_MEANS=VARIANT_MEANS, md_table=md_table)
+                       COST_MEANS=COST_MEANS, VARIANT_MEANS=VARIANT_MEANS, md_table=md_table, GLOSSARY=GLOSSARY)
     return env
 
 

@@ -12,24 +12,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
+from ...analyses.compare.paired import Difference
 from ...analyses.compare.power import Resolution
+from ...analyses.goals import GoalVerdict, judge_goals
+from ...analyses.versus import detectable, no_difference
 from ...evaluation.rows import RateCell
 from ...core.svg import Dot, Step, dot_chart, waterfall_chart
 from ...core.tables import Table
-from ...core.words import cut_text, pct_cell, pct_range, points, pp, signed_points
+from ...core.words import RUNG_WORDS, cut_text, difference_text, pct_cell, pct_range, points, pp, signed_points
 
 __all__ = ["Card", "Headline", "FlowSection", "AltRow", "AlternativesSection", "EffectsSection", "LADDER_WORDS"]
 
-#: How each rung of the outcome ladder reads, in pipeline order (``{k}``: the gate's keep).
-LADDER_WORDS = {
-    "destroyed": "destroyed by the chunking",
-    "truncated": "cut off by the encoder window",
-    "not-in-pool": "not found (outside the top 25)",
-    "ranked-low": "ranked too low (below {k})",
-    "refused": "refused by the gate",
-    "kept-but-wrong": "kept, but the wrong chunks",
-    "answered": "answered",
-}
+#: How each rung of the outcome ladder reads, in pipeline order: the library's one vocabulary
+#: (:data:`ragdiag.core.words.RUNG_WORDS`, the dashboard's and the glossary's words).
+LADDER_WORDS = {s: RUNG_WORDS[s] for s in ("destroyed", "truncated", "not-in-pool", "ranked-low", "refused",
+                                           "kept-but-wrong", "answered")}
 
 
 @dataclass(frozen=True)
@@ -41,9 +38,10 @@ class Card:
     cell: RateCell
     of: int
     unit: str  # "answerable queries", "off-topic queries"
-    against: str | None = None  # the comparator ("the runner-up"; the basis names it in words)
+    against: str | None = None  # the comparator ("the runner-up"; the line above the cards names it in words)
     against_cell: RateCell | None = None
     higher_is_better: bool = True
+    difference: Difference | None = None  # this minus the comparator, paired, with its 95% interval (shares)
 
     @property
     def value(self) -> str:
@@ -69,21 +67,32 @@ class Card:
 
     @property
     def better(self) -> bool | None:
-        """Whether the change is for the better (None when there is no change to judge)."""
+        """Whether the change is for the better; None when there is none to judge, or its interval reaches 0
+        (no detectable difference: grey, never green or red)."""
         d = self.delta
         if d is None or round(d) == 0:
+            return None
+        if self.difference is not None and not detectable(self.difference):
             return None
         return (d > 0) == self.higher_is_better
 
     @property
     def change(self) -> str:
-        """``"+5 points against the runner-up (50%)"``, or "" without a comparator."""
+        """``"\u22128 pts (\u221215 to \u22121) against the runner-up"``; ``"no detectable difference against the
+        runner-up: +5 pts (\u22124 to +14)"`` when the interval reaches 0; "" without a comparator."""
         d = self.delta
         if d is None:
             return ""
-        if round(d) == 0:
+        diff = self.difference
+        if diff is None or diff.estimate != diff.estimate:  # no paired interval: the point estimate alone
+            if round(d) == 0:
+                return f"the same as {self.against} ({pct_cell(self.against_cell)})"
+            return f"{signed_points(d)} against {self.against} ({pct_cell(self.against_cell)})"
+        if no_difference(diff):
             return f"the same as {self.against} ({pct_cell(self.against_cell)})"
-        return f"{signed_points(d)} against {self.against} ({pct_cell(self.against_cell)})"
+        if not detectable(diff):
+            return f"no detectable difference against {self.against}: {difference_text(diff)}"
+        return f"{difference_text(diff)} against {self.against}"
 
 
 @dataclass(frozen=True)
@@ -106,7 +115,7 @@ class Headline:
     why: str
     against: str | None  # the comparator's code (runner-up or declared baseline)
     against_words: str | None
-    against_kind: str  # "runner-up" or "declared baseline"
+    against_kind: str  # "the runner-up", "what you run today" (a declared baseline) or "the recommendation"
     against_rates: Mapping[str, RateCell] | None
     against_cut: float | None  # the comparator's rates are at its own cut for the same goal
     recommended: bool  # the report's configuration and cut are the recommendation
@@ -115,6 +124,7 @@ class Headline:
     rec_cut: float
     guarantee: str = ""  # the recommended cut's guarantee in words (conformal)
     proposed_cut: float | None = None  # the cut proposed for the goal for this configuration
+    against_diffs: Mapping[str, Difference] | None = None  # this minus the comparator, paired (analyses.versus)
 
     @property
     def goal_text(self) -> str:
@@ -136,42 +146,54 @@ class Headline:
             return "no off-topic queries were asked, so bluffing is not measured"
         b = self.bluffs
         verb = "gets" if b.count == 1 else "get"
-        rate = f"the rate could be up to {100 * b.high:.0f}%" if b.count == 0 else \
-            f"{pct_cell(b)}, {pct_range(b)}"
-        return f"{b.count} in {self.n_ood} off-topic queries still {verb} sources ({rate}); goal: {self.goal_text}"
+        rate = f"could be up to {100 * b.high:.0f}%" if b.count == 0 else f"{pct_cell(b)}, {pct_range(b)}"
+        return f"{b.count} of {self.n_ood} off-topic queries still {verb} passages ({rate})"
 
     def sentence(self) -> str:
-        """The headline: the configuration in words, the cut and the goal, the rates with intervals."""
+        """The headline in plain words: the configuration, its strictness (the cut), the rates with intervals."""
         a = self.answered
         rates = (f"{pct_cell(a)} of answerable queries answered ({pct_range(a)}); {self._bluff_words()}.")
         if self.recommended:
-            return f"Ship {self.words} at cut {cut_text(self.cut)}: {rates}"
-        return f"{self.words[:1].upper() + self.words[1:]} at cut {cut_text(self.cut)}, as chosen for this report: {rates}"
+            return f"Ship {self.words} at strictness {cut_text(self.cut)}: {rates}"
+        return (f"{self.words[:1].upper() + self.words[1:]} at strictness {cut_text(self.cut)}, as chosen for this "
+                f"report: {rates}")
+
+    def goals(self) -> tuple[GoalVerdict, ...]:
+        """The goals judged at the report's gate (:func:`ragdiag.analyses.goals.judge_goals`, the Summary's words)."""
+        return judge_goals({"answered": self.answered, "bluffs": self.bluffs}, n_in=self.n_in, n_ood=self.n_ood,
+                           max_bluff=self.max_bluff)
+
+    def comparator_words(self) -> str:
+        """Who the cards compare with, in words: what you run today (a declared baseline), else the runner-up;
+        for a named configuration, the recommendation ("" without one)."""
+        if self.against is None:
+            return ""
+        at = "" if self.against_cut is None else f" at strictness {cut_text(self.against_cut)}"
+        return f"Compared with {self.against_kind}: {self.against_words} ({self.against}){at}."
 
     def basis(self) -> str:
-        """How the configuration and the cut were chosen, and what the cards compare against."""
-        at = "" if self.against is None or self.against_cut is None else \
-            (f" The cards compare with the {self.against_kind}, {self.against_words} ({self.against}), at its cut "
-             f"{cut_text(self.against_cut)}.")
+        """How the configuration and the cut were chosen, in the method's words ("How we know")."""
         why = f"Why: {self.why}" if self.recommended else (
             f"The recommendation is {self.rec_words} ({self.rec_config}) at cut {cut_text(self.rec_cut)}: "
             f"{self.why}")
         return f"{why} Rates at the gate's k = {self.keep} (at most {self.keep} chunks kept); intervals 95% over " \
-               f"questions ({self.n_in} answerable queries = {self.n_questions} questions × their phrasings).{at}"
+               f"questions ({self.n_in} answerable queries = {self.n_questions} questions × their phrasings); " \
+               f"differences paired, query by query, each pipeline at its own cut, 95% intervals resampling " \
+               f"questions. Strictness is the cut: the largest cosine distance a passage may have and still be " \
+               f"given (lower is stricter)."
 
     def cards(self) -> tuple[Card, Card, Card]:
         """Answered, bluffs and lost, each against the comparator when there is one."""
         r = self.against_rates or {}
-        who = None
-        if self.against:  # named in words once, in the basis above the cards
-            who = f"the {self.against_kind}"
+        diffs = self.against_diffs or {}
+        who = self.against_kind if self.against else None  # named in words once, in the line above the cards
 
         def card(name, title, cell, of, unit, up):
-            return Card(name, title, cell, of, unit, who if name in r else None, r.get(name), up)
+            return Card(name, title, cell, of, unit, who if name in r else None, r.get(name), up, diffs.get(name))
 
         return (card("answered", "answered", self.answered, self.n_in, "answerable queries answered", True),
-                card("bluffs", "bluffs", self.bluffs, self.n_ood, "off-topic queries given sources", False),
-                card("lost", "lost", self.lost, self.n_in, "answerable queries not answered", False))
+                card("bluffs", "bluffs", self.bluffs, self.n_ood, "off-topic queries given passages", False),
+                card("lost", "no answer", self.lost, self.n_in, "answerable queries not answered", False))
 
 
 @dataclass(frozen=True)
@@ -189,7 +211,7 @@ class FlowSection:
 
     def steps(self) -> tuple[tuple[str, int], ...]:
         """(words, count) per rung, "truncated" left out when it is zero."""
-        return tuple((LADDER_WORDS[s].format(k=self.k), self.counts.get(s, 0)) for s in LADDER_WORDS
+        return tuple((LADDER_WORDS[s], self.counts.get(s, 0)) for s in LADDER_WORDS
                      if s != "answered" and (s != "truncated" or self.counts.get(s, 0)))
 
     def sentence(self) -> str:
@@ -202,9 +224,9 @@ class FlowSection:
             return head + "."
         n, w = max(losses)
         ood = (f" Of {self.n_ood} off-topic queries, {self.bluffs} still {'gets' if self.bluffs == 1 else 'get'} "
-               f"sources and {self.n_ood - self.bluffs} {'gets' if self.n_ood - self.bluffs == 1 else 'get'} NO "
+               f"passages and {self.n_ood - self.bluffs} {'gets' if self.n_ood - self.bluffs == 1 else 'get'} NO "
                f"ANSWER." if self.n_ood else "")
-        return head + f"; the largest loss is {w}: {n} ({points(n, self.n_in)}).{ood}"
+        return head + f"; the largest loss: {w}, {n} ({points(n, self.n_in)}).{ood}"
 
     def svg(self) -> str:
         """The waterfall (inline SVG)."""
@@ -212,7 +234,7 @@ class FlowSection:
         steps += [Step(w, n) for w, n in self.steps()]
         steps.append(Step("answered", self.counts.get("answered", 0), True))
         return waterfall_chart(steps, of=max(self.n_in, 1),
-                               label=f"Where the {self.n_in} answerable queries go under {self.config} at cut "
+                               label=f"Where the {self.n_in} answerable queries go under {self.config} at strictness "
                                      f"{cut_text(self.cut)}")
 
     def table(self) -> Table:
@@ -275,11 +297,21 @@ class AlternativesSection:
                       f"the comparison with the best: {q(fam)}." + drafts
 
     def sentence(self) -> str:
-        """The best set in words."""
+        """The best set in plain words (the method's in :meth:`method_words`)."""
         n = len(self.best_set)
-        who = "it" if n == 1 else "they"
-        return (f"{n} of {self.m} configurations {'is' if n == 1 else 'are'} not shown worse than the best at "
-                f"R@{self.k}, {self.best} (simultaneous over {self.m}): {who} form the best set.")
+        best = next((r.words for r in self.all_rows or self.rows if r.config == self.best), self.best)
+        if n == 1:
+            return (f"{best} ({self.best}) answers more than every other of the {self.m} configurations "
+                    f"(answer found in the top {self.k} passages).")
+        return (f"{n} of {self.m} configurations are statistically tied with the best, {best} ({self.best}), on "
+                f"answers found in the top {self.k} passages: these questions cannot tell them apart.")
+
+    def method_words(self) -> str:
+        """The best set in the method's words ("How we know")."""
+        n = len(self.best_set)
+        return (f"{n} of {self.m} {'configuration is' if n == 1 else 'configurations are'} not shown worse than the "
+                f"best at R@{self.k}, {self.best} (Hsu's comparison with the best, simultaneous over {self.m}): the "
+                f"best set.")
 
     def not_drawn(self) -> str:
         """What the dot plot leaves out ("" when it draws every configuration)."""
@@ -296,9 +328,10 @@ class AlternativesSection:
         lo = min([d.low for d in dots] + [0.0])
         hi = max([d.high for d in dots] + [0.0])
         pad = max(2.0, 0.05 * (hi - lo))
-        return dot_chart(dots, label=f"Difference to the best at R@{self.k}, in points", x_min=lo - pad,
-                         x_max=hi + pad, reference=0.0, x_format=lambda t: f"{t:+g}" if t else "0",
-                         x_label=f"points of R@{self.k} behind the best", width=560, row=28, label_width=300)
+        return dot_chart(dots, label=f"Difference to the best, answers found in the top {self.k} passages, in points",
+                         x_min=lo - pad, x_max=hi + pad, reference=0.0, x_format=lambda t: f"{t:+g}" if t else "0",
+                         x_label=f"points behind the best (found in the top {self.k})", width=560, row=28,
+                         label_width=300)
 
     def table(self) -> Table:
         """Every configuration compared, as a table."""
@@ -348,9 +381,10 @@ class EffectsSection:
         """The family in one sentence: how many contrasts, how many shown different."""
         n = sum(r.status == "different" for r in self.rows)
         others = self.m - len(self.shown())
-        return (f"R@{self.k} over {self.n_questions} questions, each switch alone; {self.m} contrasts in one family "
-                f"(every retriever), {n} shown different." + (f" The {others} under other retrievers are in the "
-                                                                f"appendix." if others else ""))
+        return (f"answers found in the top {self.k} passages over {self.n_questions} questions, each switch alone; of "
+                f"{self.m} comparisons checked together (every retriever), {n} "
+                f"{'shows' if n == 1 else 'show'} a difference." + (f" The {others} under other retrievers are in "
+                                                                     f"the appendix." if others else ""))
 
     def table(self) -> Table:
         """Every contrast of the family (appendix)."""
