@@ -18,6 +18,8 @@ from ui.gate_charts import flips, mirrored_histogram, tradeoff_curve, x_extent
 from ui.html import md_text, quote_html
 from ui.jobs import evaluation
 from ui.model_cut import model_cut_caption
+from ui.threshold_view import (cost_choice, cost_goal, current_cut_audit, current_cut_inputs, current_cut_sentence,
+                               how_we_know, movers, proposal_costs)
 
 st.title("Threshold")
 ev, token = evaluation()
@@ -89,6 +91,19 @@ if choice.cut is not None:
         sentence += f" :red[On questions it was not chosen on, that rule misses the goal ({pct(cv.rate)} {key}).]"
     (st.caption if conformal else st.markdown)(sentence)
 
+
+
+def _today():
+    """The cut you run today: a number and its units (the context's), and the CLI's sentence for it."""
+    current_cut_inputs(ctx)
+    cur = current_cut_audit(ctx, inputs, goal, proposed)
+    current_cut_sentence(cur)
+    return cur
+
+
+today = _today()
+cost = cost_choice(ctx, inputs, folds=choice.folds)
+
 # the cut on screen as the thresholds file a service reads (`threshold --export` writes the proposed one)
 model = (ev.retriever_stamps.get(config) or {}).get("model") or dict(ev.encoder_stamp)
 st.download_button(f"Download the thresholds at cut {cut_text(cut)} (YAML)", key="export_thresholds",
@@ -101,11 +116,13 @@ st.download_button(f"Download the thresholds at cut {cut_text(cut)} (YAML)", key
 
 # ----- what the cut on screen does ----------------------------------------------------------------
 st.caption(f"Configuration **{md_text(config_words(config))}** · keep at most {keep} chunks · {GATE_DISTANCE}.")
+today_at = {"you run today": today.cut_distance if today is not None else None}
 lo, hi = x_extent(cache.distances_for(token, config, keep, ev)["distance"], cut,
-                  *(c for c in (choice.cut, choice.conformal_cut) if c is not None), pad=0.03)
+                  *(c for c in (choice.cut, choice.conformal_cut, today_at["you run today"],
+                                cost.cut if cost is not None else None) if c is not None), pad=0.03)
 h, t = st.columns(2)
 dist = cache.distances_for(token, config, keep, ev)
-h.altair_chart(mirrored_histogram(dist, cut=cut), width="stretch")
+h.altair_chart(mirrored_histogram(dist, cut=cut, markers=today_at), width="stretch", key="histogram")
 TRADEOFF = f"tradeoff_{ctx.cut_words}"  # a new chart per cut: an old click is never applied again
 
 
@@ -118,7 +135,8 @@ def _picked() -> None:
 
 t.altair_chart(tradeoff_curve(curve, cut=cut, goal=target, goal_kind="bluffs" if goal.max_bluff is not None
                               else "answered", extent=(lo, hi), pick="pick",
-                              markers={"fitted here": choice.cut, "proposed": proposed},
+                              markers={"fitted here": choice.cut, "proposed": proposed, **today_at,
+                                       "cost goal": cost.cut if cost is not None else None},
                               queries={"answered": ([q for q, i in zip(inputs.query_ids, inputs.in_domain) if i],
                                                     inputs.closest_holder[inputs.in_domain]),
                                        "bluffs": ([q for q, i in zip(inputs.query_ids, inputs.in_domain) if not i],
@@ -143,6 +161,19 @@ with st.expander("The trade-off as a table: every cut where a query changes outc
     }), hide_index=True, key="tradeoff_table", height=320)
     st.caption("What the curve's hover shows, for the keyboard and screen readers: the cuts the sidebar's slider "
                "stops at, the counts at each, and the queries that change between one and the next.")
+
+
+
+def _costs():
+    """What the proposal costs, the queries that alone move it, and the cost goal."""
+    st.subheader("What the proposal costs")
+    proposal_costs(inputs, goal, proposed, unreachable=choice.proposal.guarantee)
+    movers(inputs, goal, proposed)
+    cost_goal(ctx, cost)
+    how_we_know(folds=choice.folds)
+
+
+_costs()
 
 labels = {"answered": ("answered", n_in), "wrong_sources": ("wrong passages given", n_in),
           "no_answer": ("refused by the cut (nothing close enough)", n_in), "bluffs": ("bluffs (off-topic, all)", n_ood),

@@ -1,0 +1,182 @@
+"""The Threshold page's decision panels around the proposal: the cut a team runs today, what the proposal costs
+(the next cuts where an outcome changes), the queries that alone move it, and the cost goal.
+
+Each panel reads the library (:mod:`ragdiag.analyses.threshold.proposal`, the same functions ``ragdiag threshold``
+prints with ``--current``, ``--bluff-cost`` and its candidate table) and draws one part of the page; the page
+decides where. The cut a team runs today and the cost goal live in the context (:mod:`ui.context`), so the URL
+and every in-app link carry them.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from ragdiag.analyses.gate_table import GateTable
+from ragdiag.analyses.threshold.choice import Goal
+from ragdiag.analyses.threshold.proposal import (UNITS, Candidate, CostChoice, CurrentCut, Mover, audit, candidates,
+                                                 cost_cut, sensitivity)
+from ragdiag.core.gate import cut_text
+from ui import cache
+from ui.context import MAX_BLUFF_COST, Context, link_params, use, use_bluff_cost, use_current
+from ui.fmt import DASH, rate
+from ui.html import md_text
+
+__all__ = ["UNITS_WORDS", "current_cut_inputs", "current_cut_audit", "current_cut_sentence", "proposal_costs",
+           "movers", "cost_choice", "cost_goal", "how_we_know", "candidates_frame"]
+
+#: The units switch in words: what each consumer calls its number.
+UNITS_WORDS = {"distance": "distance (Chroma, pgvector <=>)", "similarity": "similarity (LangChain, LlamaIndex, Qdrant)"}
+
+
+def current_cut_inputs(ctx: Context) -> None:
+    """"The cut you run today": a number and its units, drawn from the context (allowed in locked mode: a number,
+    not a path). A change sets the context (sidebar note, URL, every link)."""
+    key = f"{ctx.current}_{ctx.units}"  # a new field per context value: an old entry is never applied again
+    c1, c2 = st.columns([1, 2], vertical_alignment="bottom")
+    c1.number_input("The cut you run today", min_value=-1.0, max_value=2.0, value=ctx.current, step=0.01,
+                    format="%.3f", placeholder="none", key=f"current_cut_{key}",
+                    on_change=lambda: use_current(st.session_state[f"current_cut_{key}"],
+                                                  st.session_state.get(f"current_units_{key}") or ctx.units),
+                    help="The number in your retriever's config (a score_threshold, a similarity_cutoff, a distance "
+                         "filter). Empty: none. `ragdiag threshold --current` prints the same sentence.")
+    c2.segmented_control("its units", list(UNITS), default=ctx.units, key=f"current_units_{key}", required=True,
+                         format_func=lambda u: UNITS_WORDS[u],
+                         on_change=lambda: _units_changed(ctx, st.session_state[f"current_units_{key}"]),
+                         help="A similarity s is read as the cosine distance 1 - s.")
+
+
+def _units_changed(ctx: Context, units: str | None) -> None:
+    """The units switch: with a value, the value is read in the new units; without one, the switch waits for it."""
+    if units and units != ctx.units and ctx.current is not None and not use_current(ctx.current, units):
+        st.session_state[f"current_units_{ctx.current}_{ctx.units}"] = ctx.units  # not a cut in those units: back
+
+
+def current_cut_audit(ctx: Context, table: GateTable, goal: Goal, proposed: float | None) -> CurrentCut | None:
+    """:func:`~ragdiag.analyses.threshold.proposal.audit` of the context's current cut (None when none is set)."""
+    if ctx.current is None:
+        return None
+    return cache.by_evaluation("audit", _table_key(table), (ctx.current, ctx.units, goal, proposed),
+                               lambda: audit(table, ctx.current, ctx.units, goal, proposed))
+
+
+def current_cut_sentence(cur: CurrentCut | None) -> None:
+    """The CLI's sentence for the cut a team runs today, and the queries the proposal would change, by name."""
+    if cur is None:
+        st.caption("Type the cut your retriever runs with to see what it does here, beside the proposal.")
+        return
+    st.markdown(md_text(cur.sentence()))
+    changes = [(name, ids) for name, ids in (("answered only with the proposal", cur.gained),
+                                             ("answered only with yours", cur.lost),
+                                             ("bluff only with the proposal", cur.bluffs_added),
+                                             ("bluff only with yours", cur.bluffs_removed)) if ids]
+    if changes:
+        st.caption(" · ".join(f"{name}: {md_text(', '.join(ids))}" for name, ids in changes))
+
+
+def candidates_frame(cands: tuple[Candidate, ...]) -> pd.DataFrame:
+    """The candidate cuts in plain headers, one row each, the proposed one marked."""
+    return pd.DataFrame({
+        "cut": [cut_text(c.cut) + ("  (proposed)" if c.proposed else "") for c in cands],
+        "answered (queries)": [rate(c.answered) for c in cands],
+        "lost (queries)": [rate(c.lost) for c in cands],
+        "bluffs (queries)": [rate(c.bluffs) for c in cands],
+        "new off-topic questions that bluff, at most": [DASH if c.guarantee is None else f"{c.guarantee:.1%}"
+                                                        for c in cands],
+        "meets the goal?": ["yes" if c.meets_goal else "no" for c in cands],
+    })
+
+
+def proposal_costs(table: GateTable, goal: Goal, proposed: float | None, *, unreachable: str = "") -> None:
+    """Both sides of the proposal: answered, lost and bluffs at the proposed cut and at the next cuts where an
+    outcome changes; when no cut meets the goal, one sentence and the closest cuts."""
+    cands = cache.by_evaluation("candidates", _table_key(table), (goal, proposed),
+                                lambda: candidates(table, goal, proposed))
+    if not cands:
+        return
+    if proposed is None:
+        st.markdown("No cut meets this goal on these questions"
+                    + (f" ({md_text(unreachable)})" if unreachable else "") + "; the closest cuts:")
+    else:
+        c = cands[0]
+        st.markdown(f"The proposed cut **{cut_text(proposed)}** answers {rate(c.answered)} of answerable queries and "
+                    f"loses {rate(c.lost)}; {rate(c.bluffs)} of off-topic queries still get passages. "
+                    "The next cuts where an outcome changes:")
+    st.dataframe(candidates_frame(cands), hide_index=True, key="candidates")
+    if proposed is not None:
+        later = next((c for c in cands[1:]), None)
+        if later is not None:
+            st.button(f"Use the next cut: {cut_text(later.cut)}", key="use_next_cut", on_click=use,
+                      kwargs={"cut": later.cut},
+                      help="Sets the context's cut to the next candidate (it lets one more off-topic query through).")
+
+
+def movers(table: GateTable, goal: Goal, proposed: float | None) -> tuple[Mover, ...]:
+    """The off-topic queries that alone move the proposed cut, each by name with a link to the Inspector."""
+    found = cache.by_evaluation("movers", _table_key(table), (goal, proposed),
+                                lambda: sensitivity(table, goal, proposed))
+    for m in found:
+        c1, c2 = st.columns([4, 1], vertical_alignment="center")
+        c1.markdown(md_text(m.words(proposed)))
+        c2.page_link("app_pages/inspector.py", label=f"Inspect {md_text(m.query_id)}", icon=":material/search:",
+                     query_params=link_params(q=m.query_id))
+    return found
+
+
+def cost_choice(ctx: Context, table: GateTable, *, folds: int) -> CostChoice | None:
+    """:func:`~ragdiag.analyses.threshold.proposal.cost_cut` at the context's cost goal (None when it is off)."""
+    if ctx.bluff_cost is None:
+        return None
+    return cache.by_evaluation("cost_cut", _table_key(table), (ctx.bluff_cost, folds),
+                               lambda: cost_cut(table, ctx.bluff_cost, folds=folds))
+
+
+def cost_goal(ctx: Context, cc: CostChoice | None) -> None:
+    """The cost goal: "a bluff costs as much as N lost answers" (a number; empty is off), the cut that minimises
+    the expected cost (``cc``, from :func:`cost_choice`), its cross-validated rates and the guarantee sentence for
+    its bluff rate."""
+    c1, c2 = st.columns([1, 2], vertical_alignment="bottom")
+    key = f"bluff_cost_{ctx.bluff_cost}"
+    c1.number_input("A bluff costs as much as N lost answers", min_value=0.01, max_value=MAX_BLUFF_COST,
+                    value=ctx.bluff_cost, step=1.0, placeholder="off", key=key,
+                    on_change=lambda: use_bluff_cost(st.session_state[key]),
+                    help="Empty: off. The cut then minimises N × bluffs + lost answers over these queries. "
+                         "`ragdiag threshold --bluff-cost N` prints the same.")
+    if cc is None:
+        c2.caption("A third goal beside the two rates: how many lost answers one bluff is worth to you.")
+        return
+    c2.button(f"Use the cheapest cut: {cut_text(cc.cut)}", key="use_cost_cut", on_click=use, kwargs={"cut": cc.cut},
+              disabled=cut_text(cc.cut) == ctx.cut_words)
+    st.markdown(f"If a bluff costs as much as {cc.bluff_cost:g} lost answers, the cheapest cut is "
+                f"**{cut_text(cc.cut)}**: answered {rate(cc.answered)}, bluffs {rate(cc.bluffs)} "
+                f"(on questions it was not chosen on: answered {rate(cc.cross_validated['answered'])}, bluffs "
+                f"{rate(cc.cross_validated['bluffs'])}); {md_text(cc.guarantee_words)}.")
+
+
+def how_we_know(*, folds: int) -> None:
+    """The method behind the three panels, one click away from the first screen."""
+    with st.expander("How we know"):
+        st.markdown(
+            "- **Guarantee of a cut.** A cut at or under the j-th smallest of the n off-topic distances lets at most "
+            "j / (n + 1) of new off-topic questions through, on average over sets of off-topic questions "
+            "(split conformal prediction; it assumes the new questions are exchangeable with these).\n"
+            "- **The next cuts.** Each sits on the next off-topic distance (rounded down to 3 decimals), so it lets "
+            "exactly one more off-topic query through than the cut before it.\n"
+            "- **A query that moves the cut.** Leave one out: the proposal is recomputed without each off-topic "
+            "query at or under it; a query whose removal alone changes answered by 5 points or more is named.\n"
+            f"- **The cost goal.** The cut minimising N × bluffs + lost answers (the lowest on ties); "
+            f"cross-validated in {folds} folds grouped by question (each fold's cut chosen on the others).\n"
+            "- Intervals: 95%, answerable shares over questions, off-topic shares Wilson.")
+
+
+def _table_key(table: GateTable) -> str:
+    """A cache key for a gate table: its queries and values (cheap; the table itself is not hashed)."""
+    import hashlib
+
+    import numpy as np
+
+    h = hashlib.sha256()
+    h.update("\0".join(table.query_ids).encode())
+    for a in (table.in_domain, table.closest, table.closest_holder):
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()
