@@ -92,7 +92,6 @@ if choice.cut is not None:
     (st.caption if conformal else st.markdown)(sentence)
 
 
-
 def _today():
     """The cut you run today: a number and its units (the context's), and the CLI's sentence for it."""
     current_cut_inputs(ctx)
@@ -104,18 +103,8 @@ def _today():
 today = _today()
 cost = cost_choice(ctx, inputs, folds=choice.folds)
 
-# the cut on screen as the thresholds file a service reads (`threshold --export` writes the proposed one)
-model = (ev.retriever_stamps.get(config) or {}).get("model") or dict(ev.encoder_stamp)
-st.download_button(f"Download the thresholds at cut {cut_text(cut)} (YAML)", key="export_thresholds",
-                   mime="application/x-yaml",
-                   data=thresholds_yaml(cache.sweep_for(token, config, keep, ev)[0], choice, config=config, model=model,
-                                        describe=config_words(config), cut=cut),
-                   file_name=f"thresholds-{config.replace('/', '-')}.yaml",
-                   help="The cut on screen in every consumer's units, the rates at it, the goal, the proposal with "
-                        "its guarantee and the model the distances belong to.")
-
 # ----- what the cut on screen does ----------------------------------------------------------------
-st.caption(f"Configuration **{md_text(config_words(config))}** · keep at most {keep} chunks · {GATE_DISTANCE}.")
+# (the thresholds download and the configuration's caption sit under the charts: the first screen reaches them)
 today_at = {"you run today": today.cut_distance if today is not None else None}
 lo, hi = x_extent(cache.distances_for(token, config, keep, ev)["distance"], cut,
                   *(c for c in (choice.cut, choice.conformal_cut, today_at["you run today"],
@@ -144,6 +133,18 @@ t.altair_chart(tradeoff_curve(curve, cut=cut, goal=target, goal_kind="bluffs" if
                               title=f"Answered {pct(row.answered / n_in if n_in else None)}, bluffs "
                                     f"{pct(row.bluffs / n_ood if n_ood else None)} at cut {ctx.cut_words}"),
                width="stretch", key=TRADEOFF, on_select=_picked, selection_mode="pick")
+
+# the cut on screen as the thresholds file a service reads (`threshold --export` writes the proposed one)
+model = (ev.retriever_stamps.get(config) or {}).get("model") or dict(ev.encoder_stamp)
+st.download_button(f"Download the thresholds at cut {cut_text(cut)} (YAML)", key="export_thresholds",
+                   mime="application/x-yaml",
+                   data=thresholds_yaml(cache.sweep_for(token, config, keep, ev)[0], choice, config=config, model=model,
+                                        describe=config_words(config), cut=cut),
+                   file_name=f"thresholds-{config.replace('/', '-')}.yaml",
+                   help="The cut on screen in every consumer's units, the rates at it, the goal, the proposal with "
+                        "its guarantee and the model the distances belong to.")
+
+st.caption(f"Configuration **{md_text(config_words(config))}** · keep at most {keep} chunks · {GATE_DISTANCE}.")
 
 with st.expander("The trade-off as a table: every cut where a query changes outcome"):
     stops = cut_stops(np.concatenate([inputs.closest, inputs.closest_holder]))

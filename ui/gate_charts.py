@@ -110,7 +110,7 @@ def mirrored_histogram(frame: pd.DataFrame, *, cut: float, step: float = 0.02, t
     labels = [alt.Chart(text[text["align"] == a]).mark_text(align=a, dx=-6 if a == "right" else 6, fontSize=12, color=NEUTRAL)
               .encode(x="x:Q", y="y:Q", text="text:N") for a in ("right", "left")]
     more = _marker_layers(shown, y=y_top * 1.1, lo=lo, hi=hi)
-    return alt.layer(bars, zero, rule, *labels, *more).properties(
+    return alt.layer(bars, zero, rule, *labels, *more).resolve_scale(color="independent").properties(
         height=PLOT_HEIGHT, autosize=FIT_X,
         title=alt.TitleParams(title or f"At cut {cut:.3f}: {answered} answerable answered, {bluffs} off-topic bluff",
                               anchor="start",
