@@ -94,9 +94,9 @@ if choice.cut is not None:
 
 def _today():
     """The cut you run today: a number and its units (the context's), and the CLI's sentence for it."""
-    current_cut_inputs(ctx)
+    beside = current_cut_inputs(ctx)
     cur = current_cut_audit(ctx, inputs, goal, proposed)
-    current_cut_sentence(cur)
+    current_cut_sentence(cur, beside)
     return cur
 
 

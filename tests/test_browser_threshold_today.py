@@ -75,6 +75,15 @@ def _markers(page, name: str) -> list[dict]:
         })""", name)
 
 
+def _wait_markers(page, label: str) -> None:
+    """Until both charts draw the "you run today" rule with ``label`` in its ARIA label (a chart redraws after the
+    run that changed it)."""
+    page.wait_for_function("""(label) => Array.from(document.querySelectorAll('[data-testid="stVegaLiteChart"] svg'))
+        .filter((svg) => Array.from(svg.querySelectorAll('[aria-label*="you run today"]'))
+            .some((e) => e.getAttribute('aria-label').includes(label))).length >= 2""",
+                           arg=label, timeout=60_000, polling=200)
+
+
 def _type_current(page, value: str) -> None:
     field = page.get_by_role("spinbutton", name="The cut you run today")
     field.fill(value)
@@ -82,9 +91,7 @@ def _type_current(page, value: str) -> None:
     page.wait_for_function("(v) => new URL(location.href).searchParams.get('current') === v", arg=value,
                            timeout=60_000, polling=200)
     wait_idle(page, COLD_TIMEOUT_MS)
-    page.wait_for_function("""(v) => Array.from(document.querySelectorAll('[data-testid="stVegaLiteChart"] svg'))
-        .filter((svg) => svg.querySelector('[aria-label*="you run today"]')).length >= 2""",
-                           arg=value, timeout=60_000, polling=200)
+    _wait_markers(page, f"cut: {value};")
 
 
 def test_the_cut_you_run_today_is_a_marker_on_both_charts_in_the_first_screen(served, page):
@@ -107,17 +114,27 @@ def test_the_cut_you_run_today_is_a_marker_on_both_charts_in_the_first_screen(se
     assert q["current"] == "0.6" and q["units"] == "distance", q
 
     # the same number read as a similarity: the marker moves to the distance 1 - 0.6 = 0.4
-    page.locator("button", has_text=re.compile(r"^similarity \(")).click()  # the units switch
+    page.locator("button", has_text=re.compile(r"^similarity$")).click()  # the units switch
     page.wait_for_function("() => new URL(location.href).searchParams.get('units') === 'similarity'",
                            timeout=60_000, polling=200)
     wait_idle(page, COLD_TIMEOUT_MS)
     page.get_by_text("similarity 0.6 read as cosine distance 1 - 0.6 = 0.4").first.wait_for(timeout=60_000)
+    _wait_markers(page, "cut: 0.4;")  # both charts redrawn at the distance 1 - 0.6
     boxes = _markers(page, "you run today")
     assert all(boxes[:2]) and all(re.search(r"0\.4", b["label"]) for b in boxes[:2]), boxes
     assert all(b["top"] < HEIGHT - 40 for b in boxes[:2]), boxes
     page.screenshot(path=str(ARTIFACTS / "threshold-today-similarity.png"))
     q = {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items()}
     assert q["current"] == "0.6" and q["units"] == "similarity", q
+
+    # emptied: no marker, and the URL forgets it
+    field = page.get_by_role("spinbutton", name="The cut you run today")
+    field.fill("")
+    field.press("Enter")
+    page.wait_for_function("() => !new URL(location.href).searchParams.has('current')", timeout=60_000, polling=200)
+    wait_idle(page, COLD_TIMEOUT_MS)
+    assert not any(_markers(page, "you run today"))
+    assert "units" not in parse_qs(urlparse(page.url).query)
 
 
 def test_a_link_with_the_cut_you_run_today_opens_with_it(served, page):

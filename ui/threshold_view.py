@@ -22,28 +22,38 @@ from ui.context import MAX_BLUFF_COST, Context, link_params, use, use_bluff_cost
 from ui.fmt import DASH, rate
 from ui.html import md_text
 
-__all__ = ["UNITS_WORDS", "current_cut_inputs", "current_cut_audit", "current_cut_sentence", "proposal_costs",
-           "movers", "cost_choice", "cost_goal", "how_we_know", "candidates_frame"]
+__all__ = ["UNITS_HELP", "current_cut_inputs", "current_cut_audit", "current_cut_sentence", "proposal_costs",
+           "movers", "mover_links", "cost_choice", "cost_goal", "how_we_know", "candidates_frame"]
 
-#: The units switch in words: what each consumer calls its number.
-UNITS_WORDS = {"distance": "distance (Chroma, pgvector <=>)", "similarity": "similarity (LangChain, LlamaIndex, Qdrant)"}
+#: The units switch's help: which consumers give their number in which units.
+UNITS_HELP = ("distance: a cosine distance, lower is stricter (a Chroma distance, a pgvector <=> filter); "
+              "similarity: a cosine similarity s, higher is stricter, read as the distance 1 - s (a LangChain "
+              "score_threshold, a LlamaIndex similarity_cutoff, a Qdrant score_threshold).")
 
 
-def current_cut_inputs(ctx: Context) -> None:
+def current_cut_inputs(ctx: Context):
     """"The cut you run today": a number and its units, drawn from the context (allowed in locked mode: a number,
-    not a path). A change sets the context (sidebar note, URL, every link)."""
+    not a path), in a narrow column; returns the wide column beside it (for :func:`current_cut_sentence`). A change
+    sets the context (sidebar note, URL, every link)."""
     key = f"{ctx.current}_{ctx.units}"  # a new field per context value: an old entry is never applied again
-    c1, c2 = st.columns([1, 2], vertical_alignment="bottom")
-    c1.number_input("The cut you run today", min_value=-1.0, max_value=2.0, value=ctx.current, step=0.01,
+    c1, c2 = st.columns([1, 3])
+    _start(f"current_cut_{key}", ctx.current)
+    c1.number_input("The cut you run today", min_value=-1.0, max_value=2.0, value=None, step=0.01,
                     format="%.3f", placeholder="none", key=f"current_cut_{key}",
                     on_change=lambda: use_current(st.session_state[f"current_cut_{key}"],
                                                   st.session_state.get(f"current_units_{key}") or ctx.units),
                     help="The number in your retriever's config (a score_threshold, a similarity_cutoff, a distance "
                          "filter). Empty: none. `ragdiag threshold --current` prints the same sentence.")
-    c2.segmented_control("its units", list(UNITS), default=ctx.units, key=f"current_units_{key}", required=True,
-                         format_func=lambda u: UNITS_WORDS[u],
+    c1.segmented_control("its units", list(UNITS), default=ctx.units, key=f"current_units_{key}", required=True,
                          on_change=lambda: _units_changed(ctx, st.session_state[f"current_units_{key}"]),
-                         help="A similarity s is read as the cosine distance 1 - s.")
+                         help=UNITS_HELP, label_visibility="collapsed")
+    return c2
+
+
+def _start(key: str, value: float | None) -> None:
+    """A number field that can be emptied (drawn with ``value=None``) starts at the context's ``value``."""
+    if key not in st.session_state:
+        st.session_state[key] = value
 
 
 def _units_changed(ctx: Context, units: str | None) -> None:
@@ -60,18 +70,21 @@ def current_cut_audit(ctx: Context, table: GateTable, goal: Goal, proposed: floa
                                lambda: audit(table, ctx.current, ctx.units, goal, proposed))
 
 
-def current_cut_sentence(cur: CurrentCut | None) -> None:
-    """The CLI's sentence for the cut a team runs today, and the queries the proposal would change, by name."""
+def current_cut_sentence(cur: CurrentCut | None, where=None) -> None:
+    """The CLI's sentence for the cut a team runs today, and the queries the proposal would change, by name (in
+    ``where``, a container; default the page)."""
+    where = where or st.container()
     if cur is None:
-        st.caption("Type the cut your retriever runs with to see what it does here, beside the proposal.")
+        where.caption("The cut your retriever runs with today (a number in its config, in its units): type it to see "
+                      "what it does here, beside the proposal, and where it sits on both charts.")
         return
-    st.markdown(md_text(cur.sentence()))
+    where.markdown(md_text(cur.sentence()))
     changes = [(name, ids) for name, ids in (("answered only with the proposal", cur.gained),
                                              ("answered only with yours", cur.lost),
                                              ("bluff only with the proposal", cur.bluffs_added),
                                              ("bluff only with yours", cur.bluffs_removed)) if ids]
     if changes:
-        st.caption(" · ".join(f"{name}: {md_text(', '.join(ids))}" for name, ids in changes))
+        where.caption(" · ".join(f"{name}: {md_text(', '.join(ids))}" for name, ids in changes))
 
 
 def candidates_frame(cands: tuple[Candidate, ...]) -> pd.DataFrame:
@@ -115,12 +128,18 @@ def movers(table: GateTable, goal: Goal, proposed: float | None) -> tuple[Mover,
     """The off-topic queries that alone move the proposed cut, each by name with a link to the Inspector."""
     found = cache.by_evaluation("movers", _table_key(table), (goal, proposed),
                                 lambda: sensitivity(table, goal, proposed))
-    for m in found:
+    for words, params in mover_links(found, proposed):
         c1, c2 = st.columns([4, 1], vertical_alignment="center")
-        c1.markdown(md_text(m.words(proposed)))
-        c2.page_link("app_pages/inspector.py", label=f"Inspect {md_text(m.query_id)}", icon=":material/search:",
-                     query_params=link_params(q=m.query_id))
+        c1.markdown(md_text(words))
+        c2.page_link("app_pages/inspector.py", label=f"Inspect {md_text(params['q'])}", icon=":material/search:",
+                     query_params=params)
     return found
+
+
+def mover_links(found: tuple[Mover, ...], proposed: float | None) -> list[tuple[str, dict[str, str]]]:
+    """Per query that alone moves the cut: its sentence ("o08 alone moves the cut from 0.445 to 0.240 ...") and
+    the Inspector link's parameters (the full context and the query)."""
+    return [(m.words(proposed), link_params(q=m.query_id)) for m in found] if proposed is not None else []
 
 
 def cost_choice(ctx: Context, table: GateTable, *, folds: int) -> CostChoice | None:
@@ -137,8 +156,9 @@ def cost_goal(ctx: Context, cc: CostChoice | None) -> None:
     its bluff rate."""
     c1, c2 = st.columns([1, 2], vertical_alignment="bottom")
     key = f"bluff_cost_{ctx.bluff_cost}"
+    _start(key, ctx.bluff_cost)
     c1.number_input("A bluff costs as much as N lost answers", min_value=0.01, max_value=MAX_BLUFF_COST,
-                    value=ctx.bluff_cost, step=1.0, placeholder="off", key=key,
+                    value=None, step=1.0, placeholder="off", key=key,
                     on_change=lambda: use_bluff_cost(st.session_state[key]),
                     help="Empty: off. The cut then minimises N × bluffs + lost answers over these queries. "
                          "`ragdiag threshold --bluff-cost N` prints the same.")
