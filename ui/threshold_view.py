@@ -23,7 +23,8 @@ from ui.fmt import DASH, rate
 from ui.html import md_text
 
 __all__ = ["UNITS_HELP", "current_cut_inputs", "current_cut_audit", "current_cut_sentence", "proposal_costs",
-           "movers", "mover_links", "cost_choice", "cost_goal", "how_we_know", "candidates_frame"]
+           "movers", "mover_links", "cost_choice", "cost_goal", "how_we_know", "candidates_frame",
+           "constant_columns"]
 
 #: The units switch's help: which consumers give their number in which units.
 UNITS_HELP = ("distance: a cosine distance, lower is stricter (a Chroma distance, a pgvector <=> filter); "
@@ -100,6 +101,18 @@ def candidates_frame(cands: tuple[Candidate, ...]) -> pd.DataFrame:
     })
 
 
+def constant_columns(frame: pd.DataFrame, *, keep: tuple[str, ...] = ("cut",)) -> tuple[pd.DataFrame, dict]:
+    """``frame`` without the columns that hold one value on every row (two rows or more), and those values.
+
+    >>> constant_columns(pd.DataFrame({"cut": ["0.1", "0.2"], "a": [1, 2], "b": ["x", "x"]}))[1]
+    {'b': 'x'}
+    """
+    if len(frame) < 2:
+        return frame, {}
+    same = {c: frame[c].iloc[0] for c in frame.columns if c not in keep and frame[c].nunique(dropna=False) == 1}
+    return frame.drop(columns=list(same)), same
+
+
 def proposal_costs(table: GateTable, goal: Goal, proposed: float | None, *, unreachable: str = "") -> None:
     """Both sides of the proposal: answered, lost and bluffs at the proposed cut and at the next cuts where an
     outcome changes; when no cut meets the goal, one sentence and the closest cuts."""
@@ -115,7 +128,11 @@ def proposal_costs(table: GateTable, goal: Goal, proposed: float | None, *, unre
         st.markdown(f"The proposed cut **{cut_text(proposed)}** answers {rate(c.answered)} of answerable queries and "
                     f"loses {rate(c.lost)}; {rate(c.bluffs)} of off-topic queries still get passages. "
                     "The next cuts where an outcome changes:")
-    st.dataframe(candidates_frame(cands), hide_index=True, key="candidates")
+    frame, same = constant_columns(candidates_frame(cands))
+    st.dataframe(frame, hide_index=True, key="candidates")
+    if same:  # a column with one value on every row is said once, not repeated
+        st.caption("At every cut listed: " + "; ".join(f"{name.replace(' (queries)', '').rstrip('?')} {value}"
+                                                       for name, value in same.items()) + ".")
     if proposed is not None:
         later = next((c for c in cands[1:]), None)
         if later is not None:
