@@ -168,7 +168,7 @@ with st.expander("The trade-off as a table: every cut where a query changes outc
 def _costs():
     """What the proposal costs, the queries that alone move it, and the cost goal."""
     st.subheader("What the proposal costs")
-    proposal_costs(inputs, goal, proposed, unreachable=choice.proposal.guarantee)
+    proposal_costs(inputs, goal, choice.proposal)
     movers(inputs, goal, proposed)
     cost_goal(ctx, cost)
     how_we_know(folds=choice.folds)

@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from ragdiag.analyses.gate_table import GateTable
-from ragdiag.analyses.threshold.choice import Goal
+from ragdiag.analyses.threshold.choice import Goal, Proposal
 from ragdiag.analyses.threshold.proposal import (UNITS, Candidate, CostChoice, CurrentCut, Mover, audit, candidates,
                                                  cost_cut, sensitivity)
 from ragdiag.core.gate import cut_text
@@ -113,21 +113,26 @@ def constant_columns(frame: pd.DataFrame, *, keep: tuple[str, ...] = ("cut",)) -
     return frame.drop(columns=list(same)), same
 
 
-def proposal_costs(table: GateTable, goal: Goal, proposed: float | None, *, unreachable: str = "") -> None:
+def proposal_costs(table: GateTable, goal: Goal, proposal: Proposal) -> None:
     """Both sides of the proposal: answered, lost and bluffs at the proposed cut and at the next cuts where an
-    outcome changes; when no cut meets the goal, one sentence and the closest cuts."""
+    outcome changes; when no cut meets the goal, one sentence and the closest cuts; a proposal that fails its own
+    check (fitted to too few off-topic questions) says so instead of standing as a promise."""
+    proposed = proposal.cut
     cands = cache.by_evaluation("candidates", _table_key(table), (goal, proposed),
                                 lambda: candidates(table, goal, proposed))
     if not cands:
         return
     if proposed is None:
         st.markdown("No cut meets this goal on these questions"
-                    + (f" ({md_text(unreachable)})" if unreachable else "") + "; the closest cuts:")
+                    + (f" ({md_text(proposal.guarantee)})" if proposal.guarantee else "") + "; the closest cuts:")
     else:
         c = cands[0]
         st.markdown(f"The proposed cut **{cut_text(proposed)}** answers {rate(c.answered)} of answerable queries and "
                     f"loses {rate(c.lost)}; {rate(c.bluffs)} of off-topic queries still get passages. "
                     "The next cuts where an outcome changes:")
+        if not c.meets_goal:
+            st.markdown(f":red[Fitted to these questions only, cut {cut_text(proposed)} does not pass its own check "
+                        f"for new ones: {md_text(proposal.guarantee or 'no guarantee')}.]")
     frame, same = constant_columns(candidates_frame(cands))
     st.dataframe(frame, hide_index=True, key="candidates")
     if same:  # a column with one value on every row is said once, not repeated
