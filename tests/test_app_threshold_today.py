@@ -63,6 +63,19 @@ def test_a_link_with_the_cut_you_run_today_shows_the_clis_sentence(fake_app, lib
     assert param(at, "current") == f"{value:g}" and param(at, "units") == units
 
 
+def test_the_page_prints_the_line_the_cli_prints(fake_app, lib, capsys):
+    """``ragdiag threshold CONFIG --current 0.47 --units similarity`` on the same corpus and encoder: its sentence
+    line is on the page, character for character."""
+    from ragdiag.cli.parser import main
+
+    config = rec_of(lib).config
+    assert main(["threshold", config, "--corpus", str(fake_app["root"]), "--truth", str(fake_app["truth"]),
+                 "--no-cache", "--max-bluff", "0.05", "--current", "0.47", "--units", "similarity"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("The cut you run today ("))
+    at = app(PAGE, current="0.47", units="similarity")
+    assert line in texts(at).splitlines()
+
+
 def test_the_cut_you_run_today_and_the_cost_goal_ride_on_every_link(fake_app, lib):
     """URL -> page -> links: the Overview's Inspector links and the page links carry both new fields."""
     at = app("app_pages/overview.py", config="A/dense", cut="0.999", current="0.47", units="similarity",
@@ -108,6 +121,15 @@ def test_typing_the_cut_you_run_today_sets_the_url(fake_app, lib):
     assert cur.sentence() in texts(at)
     assert "Changed: The cut you run today: 0.6 (distance)." in [c.value for c in at.sidebar.caption]
     # (clearing the field: the browser test; AppTest does not send an emptied number field)
+
+
+def test_a_typed_value_that_is_no_cut_in_its_units_is_said_and_dropped(fake_app):
+    at = app(PAGE, current="0.5", units="similarity")
+    _today_field(at).set_value(1.5)  # a similarity lies in [-1, 1]
+    run(at)
+    assert (param(at, "current"), param(at, "units")) == ("0.5", "similarity")
+    assert _today_field(at).value == pytest.approx(0.5)
+    assert any("The cut you run today 1.5 (similarity) is not valid" in c.value for c in at.sidebar.caption)
 
 
 def test_locked_mode_allows_the_cut_you_run_today(fake_app, lib, monkeypatch):

@@ -41,8 +41,7 @@ def current_cut_inputs(ctx: Context):
     _start(f"current_cut_{key}", ctx.current)
     c1.number_input("The cut you run today", min_value=-1.0, max_value=2.0, value=None, step=0.01,
                     format="%.3f", placeholder="none", key=f"current_cut_{key}",
-                    on_change=lambda: use_current(st.session_state[f"current_cut_{key}"],
-                                                  st.session_state.get(f"current_units_{key}") or ctx.units),
+                    on_change=_typed, args=(ctx, key),
                     help="The number in your retriever's config (a score_threshold, a similarity_cutoff, a distance "
                          "filter). Empty: none. `ragdiag threshold --current` prints the same sentence.")
     c1.segmented_control("its units", list(UNITS), default=ctx.units, key=f"current_units_{key}", required=True,
@@ -55,6 +54,14 @@ def _start(key: str, value: float | None) -> None:
     """A number field that can be emptied (drawn with ``value=None``) starts at the context's ``value``."""
     if key not in st.session_state:
         st.session_state[key] = value
+
+
+def _typed(ctx: Context, key: str) -> None:
+    """The number field: the value in the units the switch shows; not a cut in them (a similarity of 1.5): said in
+    the context's note, and the field goes back to the context's value."""
+    units = st.session_state.get(f"current_units_{key}") or ctx.units
+    if not use_current(st.session_state[f"current_cut_{key}"], units):
+        st.session_state[f"current_cut_{key}"] = ctx.current
 
 
 def _units_changed(ctx: Context, units: str | None) -> None:
