@@ -135,22 +135,18 @@ def proposal_costs(table: GateTable, goal: Goal, proposal: Proposal) -> None:
     else:
         c = cands[0]
         st.markdown(f"The proposed cut **{cut_text(proposed)}** answers {rate(c.answered)} of answerable queries and "
-                    f"loses {rate(c.lost)}; {rate(c.bluffs)} of off-topic queries still get passages. "
-                    "The next cuts where an outcome changes:")
+                    f"loses {rate(c.lost)}; {rate(c.bluffs)} of off-topic queries still get passages.")
         if not c.meets_goal:
             st.markdown(f":red[Fitted to these questions only, cut {cut_text(proposed)} does not pass its own check "
                         f"for new ones: {md_text(proposal.guarantee or 'no guarantee')}.]")
     frame, same = constant_columns(candidates_frame(cands))
     st.dataframe(frame, hide_index=True, key="candidates")
+    words = ("The proposed cut and the next cuts where an outcome changes (each lets one more off-topic query "
+             "through)." if proposed is not None else "The closest cuts (each lets one more off-topic query through).")
     if same:  # a column with one value on every row is said once, not repeated
-        st.caption("At every cut listed: " + "; ".join(f"{name.replace(' (queries)', '').rstrip('?')} {value}"
-                                                       for name, value in same.items()) + ".")
-    if proposed is not None:
-        later = next((c for c in cands[1:]), None)
-        if later is not None:
-            st.button(f"Use the next cut: {cut_text(later.cut)}", key="use_next_cut", on_click=use,
-                      kwargs={"cut": later.cut},
-                      help="Sets the context's cut to the next candidate (it lets one more off-topic query through).")
+        words += " At every cut listed: " + "; ".join(f"{name.replace(' (queries)', '').rstrip('?')}: {value}"
+                                                     for name, value in same.items()) + "."
+    st.caption(words)
 
 
 def movers(table: GateTable, goal: Goal, proposed: float | None) -> tuple[Mover, ...]:
