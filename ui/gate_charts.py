@@ -85,6 +85,8 @@ def mirrored_histogram(frame: pd.DataFrame, *, cut: float, step: float = 0.02, t
     top = max(1, int(bins["y1"].max())) if len(bins) else 1
     bottom = min(-1, int(bins["y1"].min())) if len(bins) else -1
     y_top, y_bottom = top * 1.25, bottom * 1.25
+    # a marker's label takes a row of its own above the counts beside the cut (more headroom when there is one)
+    y_ceiling = y_top * (1.3 if shown else 1.1)
     x = alt.X("start:Q", title="distance of the closest chunk (cosine)", scale=alt.Scale(domain=[lo, hi], nice=False))
     color = alt.Color("series:N", title=None,
                       scale=alt.Scale(domain=list(SERIES_COLORS), range=list(SERIES_COLORS.values())),
@@ -92,7 +94,7 @@ def mirrored_histogram(frame: pd.DataFrame, *, cut: float, step: float = 0.02, t
     bars = alt.Chart(bins).mark_bar(binSpacing=0, stroke="white", strokeWidth=0.5).encode(
         x=x, x2="end:Q", y2="y0:Q",
         y=alt.Y("y1:Q", title="queries (answerable ↑, off-topic ↓)",
-                scale=alt.Scale(domain=[y_bottom * 1.1, y_top * 1.1]),
+                scale=alt.Scale(domain=[y_bottom * 1.1, y_ceiling]),
                 axis=alt.Axis(labelExpr="abs(datum.value)", tickMinStep=1, format="d")),
         color=color,
         tooltip=["series:N", alt.Tooltip("start:Q", format=".3f", title="from"),
@@ -109,7 +111,7 @@ def mirrored_histogram(frame: pd.DataFrame, *, cut: float, step: float = 0.02, t
                             cut).sum())
     labels = [alt.Chart(text[text["align"] == a]).mark_text(align=a, dx=-6 if a == "right" else 6, fontSize=12, color=NEUTRAL)
               .encode(x="x:Q", y="y:Q", text="text:N") for a in ("right", "left")]
-    more = _marker_layers(shown, y=y_top * 1.1, lo=lo, hi=hi)
+    more = _marker_layers(shown, y=y_ceiling, lo=lo, hi=hi)
     return alt.layer(bars, zero, rule, *labels, *more).resolve_scale(color="independent").properties(
         height=PLOT_HEIGHT, autosize=FIT_X,
         title=alt.TitleParams(title or f"At cut {cut:.3f}: {answered} answerable answered, {bluffs} off-topic bluff",
