@@ -245,3 +245,28 @@ def test_a_query_that_alone_moves_the_cut_is_named_with_a_link_to_inspect_it():
     lines = mover_links(sensitivity(t, goal, proposed), proposed)
     assert [p["q"] for _, p in lines] == ["o0"]
     assert lines[0][0].startswith("o0 alone moves the cut from 0.6") and "inspect it" in lines[0][0], lines
+
+
+def test_the_histogram_draws_a_marker_and_stretches_to_show_it():
+    """The chart builder alone: a "you run today" rule with its cut in the data, the x range widened to hold a
+    marker outside the distances, and no marker layer when none is given."""
+    import pandas as pd
+
+    from ui.gate_charts import mirrored_histogram
+
+    frame = pd.DataFrame({"key": ["answer", "answer", "far", "kept", "kept"], "distance": [0.3, 0.4, 0.5, 0.3, 0.4]})
+    spec = mirrored_histogram(frame, cut=0.35, markers={"you run today": 0.9}).to_dict()
+    plain = mirrored_histogram(frame, cut=0.35).to_dict()
+
+    def marker_rows(s):
+        out = []
+        for layer in s["layer"]:
+            data = layer.get("data") or {}
+            values = data.get("values") or s.get("datasets", {}).get(data.get("name"), [])
+            out += [v for v in values if isinstance(v, dict) and v.get("name") == "you run today"]
+        return out
+
+    assert {r["cut"] for r in marker_rows(spec)} == {0.9} and not marker_rows(plain)
+    domain = spec["layer"][0]["encoding"]["x"]["scale"]["domain"]
+    assert domain[0] <= 0.3 and domain[1] >= 0.9  # the marker at 0.9 is inside the x range
+    assert plain["layer"][0]["encoding"]["x"]["scale"]["domain"][1] < 0.9
