@@ -270,3 +270,19 @@ def test_the_histogram_draws_a_marker_and_stretches_to_show_it():
     domain = spec["layer"][0]["encoding"]["x"]["scale"]["domain"]
     assert domain[0] <= 0.3 and domain[1] >= 0.9  # the marker at 0.9 is inside the x range
     assert plain["layer"][0]["encoding"]["x"]["scale"]["domain"][1] < 0.9
+
+
+@pytest.mark.parametrize("field", ["current", "bluff_cost"])
+def test_a_number_in_the_url_reads_back_to_the_same_number(field):
+    """What the context writes in the URL (``_number_text``) is read back (``_parse``) to the very float it held."""
+    from hypothesis import given, strategies as hs
+
+    from ui.context import MAX_BLUFF_COST, _number_text, _parse
+
+    lo, hi = (-1.0, 2.0) if field == "current" else (1e-9, MAX_BLUFF_COST)
+
+    @given(hs.floats(min_value=lo, max_value=hi, allow_nan=False))
+    def round_trip(v):
+        assert _parse(field, _number_text(v)) == v
+
+    round_trip()
