@@ -111,7 +111,7 @@ lo, hi = x_extent(cache.distances_for(token, config, keep, ev)["distance"], cut,
                                 cost.cut if cost is not None else None) if c is not None), pad=0.03)
 h, t = st.columns(2)
 dist = cache.distances_for(token, config, keep, ev)
-h.altair_chart(mirrored_histogram(dist, cut=cut, markers=today_at), width="stretch", key="histogram")
+h.altair_chart(mirrored_histogram(dist, cut=cut, markers=today_at), width="stretch")
 TRADEOFF = f"tradeoff_{ctx.cut_words}"  # a new chart per cut: an old click is never applied again
 
 
@@ -162,7 +162,6 @@ with st.expander("The trade-off as a table: every cut where a query changes outc
     }), hide_index=True, key="tradeoff_table", height=320)
     st.caption("What the curve's hover shows, for the keyboard and screen readers: the cuts the sidebar's slider "
                "stops at, the counts at each, and the queries that change between one and the next.")
-
 
 
 def _costs():

@@ -24,7 +24,8 @@ FIT_X = alt.AutoSizeParams(type="fit-x", contains="padding")
 ANSWERABLE, NEAR, FAR = "answerable", "off-topic, near", "off-topic, far"
 SERIES_COLORS = {ANSWERABLE: "#546e7a", NEAR: "#c62828", FAR: "#ef9a9a"}
 MARKER_COLORS = {"default": "#757575", "in sample": "#90a4ae", "fitted here": "#90a4ae", "proposed": "#1565c0", "conformal": "#6a1b9a",
-                 "on screen": "#00897b", "you run today": "#ef6c00", "cost goal": "#5d4037"}  # legible on light and dark
+                 "on screen": "#00897b", "you run today": "#ef6c00",
+                 "cost goal": "#5d4037"}  # legible on light and dark
 
 
 def x_extent(values, *extra: float, pad: float = 0.02) -> tuple[float, float]:
