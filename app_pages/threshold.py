@@ -173,8 +173,6 @@ def _costs():
     how_we_know(folds=choice.folds)
 
 
-_costs()
-
 labels = {"answered": ("answered", n_in), "wrong_sources": ("wrong passages given", n_in),
           "no_answer": ("refused by the cut (nothing close enough)", n_in), "bluffs": ("bluffs (off-topic, all)", n_ood),
           "bluffs_near": ("bluffs (off-topic, near)", table.n_by_kind.get("near", 0)),
@@ -194,6 +192,7 @@ st.caption(f"At cut {ctx.cut_words}, keep {keep}: {n_in} answerable and {n_ood} 
 if not conformal:
     st.caption("Conformal: " + md_text(choice.conformal))
 model_cut_caption(ev, token, config, cut)
+_costs()  # under the rates at the cut on screen (the page's first table)
 
 bluffs = bluffs_at(ev.result(config), ev.queries, Gate(keep, cut))
 st.subheader(f"{share(len(bluffs), n_ood)} off-topic queries get sources at cut {ctx.cut_words}")
