@@ -19,6 +19,8 @@ from ui.html import md_text, quote_html
 from ui.jobs import evaluation
 from ui.model_cut import model_cut_caption
 from ui.threshold_slices import slice_section, slice_verdict_line
+from ui.threshold_view import (cost_choice, cost_goal, current_cut_audit, current_cut_inputs, current_cut_sentence,
+                               how_we_know, movers, proposal_costs)
 
 st.title("Threshold")
 ev, token = evaluation()
@@ -93,23 +95,27 @@ if choice.cut is not None:
 # ----- one cut for every slice? the verdict here, the slices' distances in their section below -------
 slice_verdict_line(ev, token, config, keep, ctx.max_bluff)
 
-# the cut on screen as the thresholds file a service reads (`threshold --export` writes the proposed one)
-model = (ev.retriever_stamps.get(config) or {}).get("model") or dict(ev.encoder_stamp)
-st.download_button(f"Download the thresholds at cut {cut_text(cut)} (YAML)", key="export_thresholds",
-                   mime="application/x-yaml",
-                   data=thresholds_yaml(cache.sweep_for(token, config, keep, ev)[0], choice, config=config, model=model,
-                                        describe=config_words(config), cut=cut),
-                   file_name=f"thresholds-{config.replace('/', '-')}.yaml",
-                   help="The cut on screen in every consumer's units, the rates at it, the goal, the proposal with "
-                        "its guarantee and the model the distances belong to.")
+
+def _today():
+    """The cut you run today: a number and its units (the context's), and the CLI's sentence for it."""
+    beside = current_cut_inputs(ctx)
+    cur = current_cut_audit(ctx, inputs, goal, proposed)
+    current_cut_sentence(cur, beside)
+    return cur
+
+
+today = _today()
+cost = cost_choice(ctx, inputs, folds=choice.folds)
 
 # ----- what the cut on screen does ----------------------------------------------------------------
-st.caption(f"Configuration **{md_text(config_words(config))}** · keep at most {keep} chunks · {GATE_DISTANCE}.")
+# (the thresholds download and the configuration's caption sit under the charts: the first screen reaches them)
+today_at = {"you run today": today.cut_distance if today is not None else None}
 lo, hi = x_extent(cache.distances_for(token, config, keep, ev)["distance"], cut,
-                  *(c for c in (choice.cut, choice.conformal_cut) if c is not None), pad=0.03)
+                  *(c for c in (choice.cut, choice.conformal_cut, today_at["you run today"],
+                                cost.cut if cost is not None else None) if c is not None), pad=0.03)
 h, t = st.columns(2)
 dist = cache.distances_for(token, config, keep, ev)
-h.altair_chart(mirrored_histogram(dist, cut=cut), width="stretch")
+h.altair_chart(mirrored_histogram(dist, cut=cut, markers=today_at), width="stretch")
 TRADEOFF = f"tradeoff_{ctx.cut_words}"  # a new chart per cut: an old click is never applied again
 
 
@@ -122,7 +128,8 @@ def _picked() -> None:
 
 t.altair_chart(tradeoff_curve(curve, cut=cut, goal=target, goal_kind="bluffs" if goal.max_bluff is not None
                               else "answered", extent=(lo, hi), pick="pick",
-                              markers={"fitted here": choice.cut, "proposed": proposed},
+                              markers={"fitted here": choice.cut, "proposed": proposed, **today_at,
+                                       "cost goal": cost.cut if cost is not None else None},
                               queries={"answered": ([q for q, i in zip(inputs.query_ids, inputs.in_domain) if i],
                                                     inputs.closest_holder[inputs.in_domain]),
                                        "bluffs": ([q for q, i in zip(inputs.query_ids, inputs.in_domain) if not i],
@@ -130,6 +137,18 @@ t.altair_chart(tradeoff_curve(curve, cut=cut, goal=target, goal_kind="bluffs" if
                               title=f"Answered {pct(row.answered / n_in if n_in else None)}, bluffs "
                                     f"{pct(row.bluffs / n_ood if n_ood else None)} at cut {ctx.cut_words}"),
                width="stretch", key=TRADEOFF, on_select=_picked, selection_mode="pick")
+
+# the cut on screen as the thresholds file a service reads (`threshold --export` writes the proposed one)
+model = (ev.retriever_stamps.get(config) or {}).get("model") or dict(ev.encoder_stamp)
+st.download_button(f"Download the thresholds at cut {cut_text(cut)} (YAML)", key="export_thresholds",
+                   mime="application/x-yaml",
+                   data=thresholds_yaml(cache.sweep_for(token, config, keep, ev)[0], choice, config=config, model=model,
+                                        describe=config_words(config), cut=cut),
+                   file_name=f"thresholds-{config.replace('/', '-')}.yaml",
+                   help="The cut on screen in every consumer's units, the rates at it, the goal, the proposal with "
+                        "its guarantee and the model the distances belong to.")
+
+st.caption(f"Configuration **{md_text(config_words(config))}** · keep at most {keep} chunks · {GATE_DISTANCE}.")
 
 with st.expander("The trade-off as a table: every cut where a query changes outcome"):
     stops = cut_stops(np.concatenate([inputs.closest, inputs.closest_holder]))
@@ -147,6 +166,16 @@ with st.expander("The trade-off as a table: every cut where a query changes outc
     }), hide_index=True, key="tradeoff_table", height=320)
     st.caption("What the curve's hover shows, for the keyboard and screen readers: the cuts the sidebar's slider "
                "stops at, the counts at each, and the queries that change between one and the next.")
+
+
+def _costs():
+    """What the proposal costs, the queries that alone move it, and the cost goal."""
+    st.subheader("What the proposal costs")
+    proposal_costs(inputs, goal, choice.proposal)
+    movers(inputs, goal, proposed)
+    cost_goal(ctx, cost)
+    how_we_know(folds=choice.folds)
+
 
 labels = {"answered": ("answered", n_in), "wrong_sources": ("wrong passages given", n_in),
           "no_answer": ("refused by the cut (nothing close enough)", n_in), "bluffs": ("bluffs (off-topic, all)", n_ood),
@@ -167,6 +196,7 @@ st.caption(f"At cut {ctx.cut_words}, keep {keep}: {n_in} answerable and {n_ood} 
 if not conformal:
     st.caption("Conformal: " + md_text(choice.conformal))
 model_cut_caption(ev, token, config, cut)
+_costs()  # under the rates at the cut on screen (the page's first table)
 
 slice_section(ev, token, config, keep, ctx.max_bluff)  # each slice's distances on one scale, its own cut
 

@@ -9,7 +9,8 @@ them, once per run) and change it only through their ``on_change`` callbacks,
 that is, only when the visitor changes them: a field the browser re-sends at a
 default, or a widget whose state was dropped mid-run, cannot overwrite the
 context. The URL carries the full context (``config``, ``cut``, ``keep``,
-``goal``); a URL value this session has not written itself (a link, a new
+``goal``, and when set the cut a team runs today, ``current`` in ``units``, and
+the cost goal ``bluff_cost``); a URL value this session has not written itself (a link, a new
 tab) sets it, an echo of a value it wrote before (a request sent before the
 browser caught up) does not. Every change leaves a short note with "Undo".
 
@@ -34,10 +35,17 @@ from ui.html import md_text
 
 __all__ = ["Context", "context", "gate_settings", "context_sidebar", "context_done", "use", "config_words",
            "remember_unavailable", "url_synced", "write_url", "recommendation", "snap_cut", "cut_stops",
-           "link_params", "CONFIG_KEY", "CUT_KEY", "KEEP_KEY", "GOAL_KEY"]
+           "link_params", "use_current", "use_bluff_cost", "current_problem", "CONFIG_KEY", "CUT_KEY", "KEEP_KEY",
+           "GOAL_KEY", "CURRENT_KEY", "UNITS_KEY", "COST_KEY", "MAX_BLUFF_COST"]
 
 CONFIG_KEY, CUT_KEY, KEEP_KEY, GOAL_KEY = "config", "cut", "keep", "goal"
-_FIELDS = (CONFIG_KEY, CUT_KEY, KEEP_KEY, GOAL_KEY)
+#: The cut a team runs today (a number in ``units``: a cosine distance or a similarity) and the cost goal
+#: ("a bluff costs as much as N lost answers"): optional, in the URL only when set.
+CURRENT_KEY, UNITS_KEY, COST_KEY = "current", "units", "bluff_cost"
+_FIELDS = (CONFIG_KEY, CUT_KEY, KEEP_KEY, GOAL_KEY, CURRENT_KEY, UNITS_KEY, COST_KEY)
+_OPTIONAL = (CURRENT_KEY, UNITS_KEY, COST_KEY)  # kept by "Back to the recommendation": facts, not choices of a cut
+#: The largest cost of a bluff the page and the URL accept, in lost answers (a typo guard, not a statistic).
+MAX_BLUFF_COST = 1e6
 _STATE = "_ctx_chosen"  # {field: value or None}: what the visitor chose (None: not chosen)
 _WRITTEN = "_ctx_written"  # {field: set of URL texts this session wrote}: their echo is not a choice
 _SHOWN = "_ctx_shown"  # the resolved context last drawn: {field: value}
@@ -66,6 +74,9 @@ class Context:
     recommended_config: str = ""
     provisional: bool = False
     recommended_cut: float | None = None
+    current: float | None = None  # the cut a team runs today, as typed, in ``units`` (None: not given)
+    units: str = "distance"  # "distance" (cosine distance) or "similarity" (read as the distance 1 - s)
+    bluff_cost: float | None = None  # the cost goal: a bluff costs as much as this many lost answers (None: off)
 
     @property
     def cut(self) -> float:
@@ -88,8 +99,24 @@ class Context:
 
     def params(self) -> dict[str, str]:
         """The context as URL parameters: what every in-app link carries."""
-        return {CONFIG_KEY: self.config, CUT_KEY: self.cut_words, KEEP_KEY: str(self.keep),
-                GOAL_KEY: _goal_text(self.max_bluff)}
+        out = {CONFIG_KEY: self.config, CUT_KEY: self.cut_words, KEEP_KEY: str(self.keep),
+               GOAL_KEY: _goal_text(self.max_bluff)}
+        return {**out, **_optional_params(self.current, self.units, self.bluff_cost)}
+
+
+def _optional_params(current: float | None, units: str | None, bluff_cost: float | None) -> dict[str, str]:
+    """The optional fields as URL parameters: only those set (the units only beside a current cut)."""
+    out = {}
+    if current is not None:
+        out[CURRENT_KEY], out[UNITS_KEY] = _number_text(current), units or "distance"
+    if bluff_cost is not None:
+        out[COST_KEY] = _number_text(bluff_cost)
+    return out
+
+
+def _number_text(v: float) -> str:
+    """A number as the URL carries it: short, and read back to the same float."""
+    return repr(float(v)) if float(f"{v:g}") != float(v) else f"{v:g}"
 
 
 def config_words(label: str) -> str:
@@ -170,7 +197,37 @@ def _parse(field: str, text: str):
         if not (math.isfinite(v) and 0 < v < 100):
             raise ValueError(f"goal must be a percentage of bluffs between 0 and 100, got {text!r}")
         return v / 100
+    if field == CURRENT_KEY:
+        v = float(text)
+        if not (math.isfinite(v) and -1.0 <= v <= 2.0):
+            raise ValueError(f"the cut you run today must be a distance in [0, 2] or a similarity in [-1, 1], "
+                             f"got {text!r}")
+        return v
+    if field == UNITS_KEY:
+        from ragdiag.analyses.threshold.proposal import UNITS
+
+        if text not in UNITS:
+            raise ValueError(f"units must be one of {', '.join(UNITS)}, got {text!r}")
+        return text
+    if field == COST_KEY:
+        v = float(text)
+        if not (math.isfinite(v) and 0 < v <= MAX_BLUFF_COST):
+            raise ValueError(f"the cost of a bluff must be a positive number of lost answers, got {text!r}")
+        return v
     return str(text)
+
+
+def current_problem(value: float | None, units: str | None) -> str | None:
+    """Why ``value`` in ``units`` is not a cut (one sentence), or None when it is one (or no value)."""
+    from ragdiag.analyses.threshold.proposal import cut_from_units
+
+    if value is None:
+        return None
+    try:
+        cut_from_units(float(value), units or "distance")
+    except ValueError as exc:
+        return f"The cut you run today {value:g} ({units or 'distance'}) is not valid: {exc}; it was ignored."
+    return None
 
 
 def _chosen() -> dict:
@@ -194,7 +251,7 @@ def _adopt_url() -> None:
     changed = []
     for field in _FIELDS:
         text = st.query_params.get(field)
-        if text is None or text in written[field]:
+        if text is None or text in written.setdefault(field, set()):
             continue
         try:
             value = _parse(field, text)
@@ -206,6 +263,11 @@ def _adopt_url() -> None:
             state[field] = value
             changed.append(field)
         written[field].add(text)  # read once: later echoes of it are not choices
+    problem = current_problem(state[CURRENT_KEY], state[UNITS_KEY])
+    if problem:  # each field parsed, the pair is not a cut (a similarity of 1.5): said, the link's pair ignored
+        st.session_state[_NOTE] = (problem, None)
+        state[CURRENT_KEY], state[UNITS_KEY] = _chosen()[CURRENT_KEY], _chosen()[UNITS_KEY]
+        changed = [f for f in changed if f not in (CURRENT_KEY, UNITS_KEY)]
     if changed and _SHOWN not in st.session_state:  # a new tab opened on a link: its context, nothing to undo
         st.session_state[_STATE] = state
     elif changed:
@@ -306,8 +368,10 @@ def context(ev: Evaluation, token: str) -> Context:
     provisional = len({c.strategy for c in ev.results if not c.external}) < len(settings().strategies)
     ctx = Context(config, Gate(keep, cut), chosen, max_bluff, state[CUT_KEY] is not None, proposed,
                   rec.config if rec is not None else "", provisional,
-                  _round_cut(rec.cut) if rec is not None else None)
-    st.session_state[_SHOWN] = {CONFIG_KEY: config, CUT_KEY: cut, KEEP_KEY: keep, GOAL_KEY: max_bluff}
+                  _round_cut(rec.cut) if rec is not None else None,
+                  state[CURRENT_KEY], state[UNITS_KEY] or "distance", state[COST_KEY])
+    st.session_state[_SHOWN] = {CONFIG_KEY: config, CUT_KEY: cut, KEEP_KEY: keep, GOAL_KEY: max_bluff,
+                                CURRENT_KEY: ctx.current, UNITS_KEY: ctx.units, COST_KEY: ctx.bluff_cost}
     if not st.session_state.get(_DRAWN):
         st.session_state[_DRAWN] = True
         _draw(ev, token, ctx, picked if picked and not chosen else None)
@@ -317,10 +381,14 @@ def context(ev: Evaluation, token: str) -> Context:
 
 def _write_url(ctx: Context) -> None:
     written = st.session_state.setdefault(_WRITTEN, {f: set() for f in _FIELDS})
-    for field, text in ctx.params().items():
-        written[field].add(text)
+    params = ctx.params()
+    for field, text in params.items():
+        written.setdefault(field, set()).add(text)
         if st.query_params.get(field) != text:
             st.query_params[field] = text
+    for field in _OPTIONAL:  # an optional field cleared: out of the URL
+        if field not in params and field in st.query_params:
+            del st.query_params[field]
 
 
 def link_params(**extra) -> dict[str, str]:
@@ -332,7 +400,8 @@ def link_params(**extra) -> dict[str, str]:
     base = {}
     if shown:
         base = {CONFIG_KEY: shown[CONFIG_KEY], CUT_KEY: cut_text(shown[CUT_KEY]), KEEP_KEY: str(shown[KEEP_KEY]),
-                GOAL_KEY: _goal_text(shown[GOAL_KEY])}
+                GOAL_KEY: _goal_text(shown[GOAL_KEY]),
+                **_optional_params(shown.get(CURRENT_KEY), shown.get(UNITS_KEY), shown.get(COST_KEY))}
     return {**base, **{k: str(v) for k, v in extra.items() if v is not None}}
 
 
@@ -371,7 +440,8 @@ def _undo() -> None:
 
 def _reset() -> None:
     state = dict.fromkeys(_FIELDS)
-    state[GOAL_KEY] = _chosen()[GOAL_KEY]
+    for field in (GOAL_KEY, *_OPTIONAL):
+        state[field] = _chosen()[field]
     _set_chosen(state, "Back to the recommendation.")
 
 
@@ -454,3 +524,28 @@ def use(*, config: str | None = None, cut: float | None = None, keep: int | None
         state[GOAL_KEY] = float(max_bluff)
         words.append(f"goal bluffs at most {100 * max_bluff:g}%")
     _set_chosen(state, "Set: " + ", ".join(words) + ".")
+
+
+def use_current(value: float | None, units: str) -> bool:
+    """Set the cut a team runs today (``None``: clear it) in ``units``; an invalid pair (a similarity of 1.5) is
+    said in the context's note and changes nothing. Returns whether it was set."""
+    problem = current_problem(value, units)
+    if problem:
+        st.session_state[_NOTE] = (problem, None)
+        return False
+    state = dict(_chosen())
+    state[CURRENT_KEY] = None if value is None else float(value)
+    state[UNITS_KEY] = None if value is None else units
+    _set_chosen(state, "The cut you run today: " + ("none" if value is None else f"{value:g} ({units})") + ".")
+    return True
+
+
+def use_bluff_cost(n: float | None) -> None:
+    """Set the cost goal (a bluff costs as much as ``n`` lost answers; ``None``: off)."""
+    if n is not None and not (math.isfinite(n) and 0 < n <= MAX_BLUFF_COST):
+        st.session_state[_NOTE] = (f"The cost of a bluff must be a positive number of lost answers, got {n!r}.",
+                                   None)
+        return
+    state = dict(_chosen())
+    state[COST_KEY] = None if n is None else float(n)
+    _set_chosen(state, "Cost goal: " + ("off" if n is None else f"a bluff costs {n:g} lost answers") + ".")

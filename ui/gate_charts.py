@@ -24,7 +24,8 @@ FIT_X = alt.AutoSizeParams(type="fit-x", contains="padding")
 ANSWERABLE, NEAR, FAR = "answerable", "off-topic, near", "off-topic, far"
 SERIES_COLORS = {ANSWERABLE: "#546e7a", NEAR: "#c62828", FAR: "#ef9a9a"}
 MARKER_COLORS = {"default": "#757575", "in sample": "#90a4ae", "fitted here": "#90a4ae", "proposed": "#1565c0", "conformal": "#6a1b9a",
-                 "on screen": "#00897b"}  # legible on light and dark
+                 "on screen": "#00897b", "you run today": "#ef6c00",
+                 "cost goal": "#5d4037"}  # legible on light and dark
 
 
 def x_extent(values, *extra: float, pad: float = 0.02) -> tuple[float, float]:
@@ -72,14 +73,21 @@ def _counts_text(frame: pd.DataFrame, cut: float, y_top: float, y_bottom: float)
     ])
 
 
-def mirrored_histogram(frame: pd.DataFrame, *, cut: float, step: float = 0.02, title: str | None = None) -> alt.Chart:
+def mirrored_histogram(frame: pd.DataFrame, *, cut: float, step: float = 0.02, title: str | None = None,
+                       markers: dict[str, float | None] | None = None) -> alt.Chart:
     """Answerable queries' closest answer-holding chunk above the axis, off-topic queries' closest chunk below
-    (near and far shaded), the cut across both and the counts on each side of it."""
+    (near and far shaded), the cut across both and the counts on each side of it.
+
+    ``markers``: more cuts drawn as labelled rules across both halves (e.g. ``{"you run today": 0.53}``), in
+    :data:`MARKER_COLORS`; the x range stretches to show them."""
     bins = mirrored_bins(frame, step=step)
-    lo, hi = x_extent(frame["distance"], cut, pad=step)
+    shown = {n: float(c) for n, c in (markers or {}).items() if c is not None}
+    lo, hi = x_extent(frame["distance"], cut, *shown.values(), pad=step)
     top = max(1, int(bins["y1"].max())) if len(bins) else 1
     bottom = min(-1, int(bins["y1"].min())) if len(bins) else -1
     y_top, y_bottom = top * 1.25, bottom * 1.25
+    # a marker's label takes a row of its own above the counts beside the cut (more headroom when there is one)
+    y_ceiling = y_top * (1.3 if shown else 1.1)
     x = alt.X("start:Q", title="distance of the closest chunk (cosine)", scale=alt.Scale(domain=[lo, hi], nice=False))
     color = alt.Color("series:N", title=None,
                       scale=alt.Scale(domain=list(SERIES_COLORS), range=list(SERIES_COLORS.values())),
@@ -87,7 +95,7 @@ def mirrored_histogram(frame: pd.DataFrame, *, cut: float, step: float = 0.02, t
     bars = alt.Chart(bins).mark_bar(binSpacing=0, stroke="white", strokeWidth=0.5).encode(
         x=x, x2="end:Q", y2="y0:Q",
         y=alt.Y("y1:Q", title="queries (answerable ↑, off-topic ↓)",
-                scale=alt.Scale(domain=[y_bottom * 1.1, y_top * 1.1]),
+                scale=alt.Scale(domain=[y_bottom * 1.1, y_ceiling]),
                 axis=alt.Axis(labelExpr="abs(datum.value)", tickMinStep=1, format="d")),
         color=color,
         tooltip=["series:N", alt.Tooltip("start:Q", format=".3f", title="from"),
@@ -104,12 +112,30 @@ def mirrored_histogram(frame: pd.DataFrame, *, cut: float, step: float = 0.02, t
                             cut).sum())
     labels = [alt.Chart(text[text["align"] == a]).mark_text(align=a, dx=-6 if a == "right" else 6, fontSize=12, color=NEUTRAL)
               .encode(x="x:Q", y="y:Q", text="text:N") for a in ("right", "left")]
-    return alt.layer(bars, zero, rule, *labels).properties(
+    more = _marker_layers(shown, y=y_ceiling, lo=lo, hi=hi)
+    return alt.layer(bars, zero, rule, *labels, *more).resolve_scale(color="independent").properties(
         height=PLOT_HEIGHT, autosize=FIT_X,
         title=alt.TitleParams(title or f"At cut {cut:.3f}: {answered} answerable answered, {bluffs} off-topic bluff",
                               anchor="start",
                               subtitleColor=NEUTRAL, subtitle=[f"answerable: the closest chunk holding the answer ({missing} with none in the top",
                                         "keep are not answered at any cut); off-topic: the closest chunk"]))
+
+
+def _marker_layers(markers: dict[str, float], *, y: float, lo: float, hi: float) -> list[alt.Chart]:
+    """Labelled dashed rules for ``markers`` (name -> cut) on a chart whose y scale is the data's: the label at
+    ``y``, left of its rule near the right edge."""
+    if not markers:
+        return []
+    marks = pd.DataFrame([{"name": n, "cut": c, "y": y, "right": c > lo + 0.7 * (hi - lo)} for n, c in markers.items()])
+    color = alt.Color("name:N", legend=None, scale=alt.Scale(domain=list(MARKER_COLORS),
+                                                             range=list(MARKER_COLORS.values())))
+    layers = [alt.Chart(marks).mark_rule(strokeDash=[6, 2], strokeWidth=2).encode(
+        x="cut:Q", color=color, tooltip=["name:N", alt.Tooltip("cut:Q", format=".4f")])]
+    for right, part in marks.groupby("right"):
+        layers.append(alt.Chart(part).mark_text(align="right" if right else "left", baseline="top",
+                                                dx=-4 if right else 4, fontSize=11, fontWeight="bold").encode(
+            x="cut:Q", y="y:Q", text="name:N", color=color))
+    return layers
 
 
 def tradeoff_wide(curve: pd.DataFrame) -> pd.DataFrame:
