@@ -8,7 +8,8 @@ against this checkout's ``.ragdiag-cache``; ``--before DIR`` is another copy
 of the repository (e.g. ``git archive`` of an older commit) whose code runs the
 same commands, alternated with this one so that a busy machine slows both alike.
 One untimed run of each command first makes the store warm (it keeps what the
-code of each side stores: vectors, scores, token vectors). CPU seconds (user +
+code of each side stores: vectors, scores, token vectors) and Python's bytecode
+cache (the children run without ``PYTHONDONTWRITEBYTECODE``). CPU seconds (user +
 system, from the children's rusage) are the figure that load does not inflate;
 wall seconds are reported with the load average. Each eval's stdout tables must
 be identical; the report's Markdown is compared less its timing sections (the
@@ -32,6 +33,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+#: The children's environment: Python's bytecode cache on (an installed package has it; a warm run that
+#: compiles every module from source measures the compiler), whatever this shell says.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 #: The report's sections whose content is timings (compared by their title only).
 TIMING_SECTIONS = ("Chunking costs and timings", "Cost beside quality")
 
@@ -40,7 +44,8 @@ def run(code_dir: Path, argv: list[str]) -> tuple[float, float, str]:
     """Wall and CPU seconds of ``python -m ragdiag ARGV`` in ``code_dir``, and its stdout."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "ragdiag", *argv], cwd=code_dir, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "ragdiag", *argv], cwd=code_dir, capture_output=True, text=True,
+                          env=ENV)
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
@@ -51,7 +56,7 @@ def run(code_dir: Path, argv: list[str]) -> tuple[float, float, str]:
 
 def imports(code_dir: Path, cache: Path) -> tuple[float, list[tuple[float, str]]]:
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "ragdiag", "eval", "--cache", str(cache)],
-                          cwd=code_dir, capture_output=True, text=True)
+                          cwd=code_dir, capture_output=True, text=True, env=ENV)
     top = []
     for line in proc.stderr.splitlines():
         if line.startswith("import time:") and "|" in line:
