@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ragdiag.analyses.cost import LATENCY_SAMPLE
+from ragdiag.analyses.cost import LATENCY_SAMPLE, RERANK_SAMPLE
 from ragdiag.core.defaults import PRIMARY_K
 from ui.diag_frames import cost_frame
 from ui.diag import costs_for
@@ -13,7 +13,7 @@ from ui.jobs import evaluation
 
 st.title("Cost")
 st.caption(f"Per configuration: index build time, query latency (one query at a time, from its text to the ranked "
-           f"list, median and p95 over a seeded sample of queries), wordpieces embedded for the index, and the "
+           f"list, median and p95 over a seeded sample of queries; a reranker on the first {RERANK_SAMPLE} of them), wordpieces embedded for the index, and the "
            f"prompt the gate would send at the cut (mean wordpieces per query, 0 for NO ANSWER; counted with the "
            f"embedding model's tokenizer). Quality is span R@{PRIMARY_K}. A configuration is Pareto-optimal when no "
            f"other has at least its recall at no more cost.")

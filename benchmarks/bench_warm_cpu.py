@@ -1,48 +1,62 @@
-"""Warm ``eval`` of the bundled corpus: wall and CPU seconds, before and after, alternated in one run; import time.
+"""Warm ``eval`` and warm ``report`` of the bundled corpus: wall and CPU seconds, before and after, alternated in one run; import time.
 
-Run: ``python benchmarks/bench_warm_cpu.py [--repeats 5] [--before DIR]``
+Run: ``python benchmarks/bench_warm_cpu.py [--repeats 5] [--report-repeats 3] [--before DIR]``
 
 Both sides run ``python -m ragdiag eval`` (all strategies, all retrievers, every
-vector and score in the store) against this checkout's ``.ragdiag-cache``;
-``--before DIR`` is another copy of the repository (e.g. ``git archive`` of an
-older commit) whose code runs the same command, alternated with this one so
-that a busy machine slows both alike. CPU seconds (user + system, from the
-children's rusage) are the figure that load does not inflate; wall seconds are
-reported with the load average. Each run's stdout tables must be identical.
-``-X importtime`` of one warm run gives the import time (the sum over modules
-imported at top level) and its largest entries. Never run in CI.
+vector and score in the store), then ``python -m ragdiag report --out TMP``,
+against this checkout's ``.ragdiag-cache``; ``--before DIR`` is another copy
+of the repository (e.g. ``git archive`` of an older commit) whose code runs the
+same commands, alternated with this one so that a busy machine slows both alike.
+One untimed run of each command first makes the store warm (it keeps what the
+code of each side stores: vectors, scores, token vectors) and Python's bytecode
+cache (the children run without ``PYTHONDONTWRITEBYTECODE``). CPU seconds (user +
+system, from the children's rusage) are the figure that load does not inflate;
+wall seconds are reported with the load average. Each eval's stdout tables must
+be identical; the report's Markdown is compared less its timing sections (the
+chunking timings and the cost table) and its date, and the script says whether
+it is the same. ``-X importtime`` of one warm eval gives the import time (the
+sum over modules imported at top level) and its largest entries. ``--report-repeats
+0`` skips the report. Never run in CI.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+#: The children's environment: Python's bytecode cache on (an installed package has it; a warm run that
+#: compiles every module from source measures the compiler), whatever this shell says.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+#: The report's sections whose content is timings (compared by their title only).
+TIMING_SECTIONS = ("Chunking costs and timings", "Cost beside quality")
 
 
-def run(code_dir: Path, cache: Path) -> tuple[float, float, str]:
+def run(code_dir: Path, argv: list[str]) -> tuple[float, float, str]:
+    """Wall and CPU seconds of ``python -m ragdiag ARGV`` in ``code_dir``, and its stdout."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "ragdiag", "eval", "--cache", str(cache)], cwd=code_dir,
-                          capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "ragdiag", *argv], cwd=code_dir, capture_output=True, text=True,
+                          env=ENV)
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
-        raise SystemExit(f"eval failed in {code_dir}:\n{proc.stderr[-2000:]}")
+        raise SystemExit(f"{argv[0]} failed in {code_dir}:\n{proc.stderr[-2000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu, proc.stdout
 
 
 def imports(code_dir: Path, cache: Path) -> tuple[float, list[tuple[float, str]]]:
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "ragdiag", "eval", "--cache", str(cache)],
-                          cwd=code_dir, capture_output=True, text=True)
+                          cwd=code_dir, capture_output=True, text=True, env=ENV)
     top = []
     for line in proc.stderr.splitlines():
         if line.startswith("import time:") and "|" in line:
@@ -52,37 +66,73 @@ def imports(code_dir: Path, cache: Path) -> tuple[float, list[tuple[float, str]]
     return sum(s for s, _ in top), sorted(top, reverse=True)[:6]
 
 
+def without_timings(markdown: str) -> str:
+    """The report's Markdown less its timing sections' bodies and its date lines."""
+    parts = re.split(r"(?m)^(?=## )", markdown)
+    kept = [p.splitlines()[0] if p.startswith(tuple(f"## {t}" for t in TIMING_SECTIONS)) else p for p in parts]
+    return "\n".join(line for line in "\n".join(kept).splitlines()
+                     if not re.search(r"(?i)\| generated \||generated by ragdiag", line))
+
+
+def timed(sides: dict[str, Path], argv_of, repeats: int, loads: list[float]) -> tuple[dict, dict]:
+    """``repeats`` alternated runs of each side: {side: [(wall, cpu)]}, {side: output of its first run}."""
+    times: dict[str, list[tuple[float, float]]] = {k: [] for k in sides}
+    outputs: dict[str, str] = {}
+    for _ in range(repeats):
+        for name, code_dir in sides.items():
+            loads.append(os.getloadavg()[0])
+            wall, cpu, out = run(code_dir, argv_of(name))
+            times[name].append((wall, cpu))
+            if outputs.setdefault(name, out) != out:
+                raise SystemExit(f"{name}: {argv_of(name)[0]} printed something else between runs")
+    return times, outputs
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=5, help="warm evals per side (default 5)")
+    ap.add_argument("--report-repeats", type=int, default=3, help="warm reports per side (default 3; 0: none)")
     ap.add_argument("--before", type=Path, default=None, help="a copy of the repository at the commit to compare")
     args = ap.parse_args()
     cache = ROOT / ".ragdiag-cache"
     sides = {"after": ROOT} | ({"before": args.before} if args.before else {})
-    run(ROOT, cache)  # warm: the store, the memo and the OS file cache
-    times: dict[str, list[tuple[float, float]]] = {k: [] for k in sides}
-    outputs: dict[str, str] = {}
-    loads = []
-    for _ in range(args.repeats):
-        for name, code_dir in sides.items():
-            loads.append(os.getloadavg()[0])
-            wall, cpu, out = run(code_dir, cache)
-            times[name].append((wall, cpu))
-            outputs.setdefault(name, out)
-            if outputs[name] != out:
-                raise SystemExit(f"{name}: the tables differ between runs")
+    out = Path(tempfile.mkdtemp(prefix="bench-warm-"))
+    eval_argv = ["eval", "--cache", str(cache)]
+
+    def report_argv(name: str) -> list[str]:
+        return ["report", "--cache", str(cache), "--out", str(out / name / "report.html")]
+
+    for name, code_dir in sides.items():  # warm: the store, the memo and the OS file cache
+        run(code_dir, eval_argv)
+        if args.report_repeats:
+            run(code_dir, report_argv(name))
+    loads: list[float] = []
+    times, outputs = timed(sides, lambda _: eval_argv, args.repeats, loads)
     if len(outputs) == 2 and len(set(outputs.values())) != 1:
-        print("note: the tables printed before and after differ (see each side's stdout)")
-    print(f"# Warm eval of the bundled corpus ({os.cpu_count()} CPUs; load average during the runs: median "
-          f"{statistics.median(loads):.1f}, max {max(loads):.1f}; medians of {args.repeats})\n")
-    print("| code | wall s | CPU s (user + sys) | import time s (-X importtime) | largest imports |")
-    print("|---|---:|---:|---:|---|")
+        print("note: the eval tables printed before and after differ (see each side's stdout)")
+    reports, report_loads = {}, []
+    if args.report_repeats:
+        reports, _ = timed(sides, report_argv, args.report_repeats, report_loads)
+        texts = {name: without_timings((out / name / "report.md").read_text(encoding="utf-8")) for name in sides}
+        if len(texts) == 2:
+            same = texts["after"] == texts["before"]
+            print(f"the report's Markdown less its timing sections and date: {'identical' if same else 'DIFFERS'} "
+                  f"before and after (both in {out})\n")
+    print(f"# Warm eval and report of the bundled corpus ({os.cpu_count()} CPUs; load average during the eval runs: "
+          f"median {statistics.median(loads):.1f}, max {max(loads):.1f}; medians of {args.repeats}"
+          + (f"; during the report runs: median {statistics.median(report_loads):.1f}, max {max(report_loads):.1f}; "
+             f"medians of {args.report_repeats}" if report_loads else "") + ")\n")
+    print("| code | eval wall s | eval CPU s (user + sys) | report wall s | report CPU s (user + sys) "
+          "| import time s (-X importtime) | largest imports |")
+    print("|---|---:|---:|---:|---:|---:|---|")
     for name, code_dir in sides.items():
         total, top = imports(code_dir, cache)
         wall = statistics.median(w for w, _ in times[name])
         cpu = statistics.median(c for _, c in times[name])
+        r_wall = f"{statistics.median(w for w, _ in reports[name]):.1f}" if reports else "–"
+        r_cpu = f"{statistics.median(c for _, c in reports[name]):.1f}" if reports else "–"
         biggest = ", ".join(f"{n} {s:.2f}" for s, n in top[:4])
-        print(f"| {name} | {wall:.2f} | {cpu:.2f} | {total:.2f} | {biggest} |", flush=True)
+        print(f"| {name} | {wall:.2f} | {cpu:.2f} | {r_wall} | {r_cpu} | {total:.2f} | {biggest} |", flush=True)
 
 
 if __name__ == "__main__":

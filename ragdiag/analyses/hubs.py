@@ -19,7 +19,7 @@ while no chunk holding the query's needle is (and the needle was not destroyed).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -250,14 +250,14 @@ def hubs(ev: Evaluation, config: Config | str, *, k: int = PRIMARY_K, top: int |
         h = Hub(
             config=cfg.label, chunk_id=c.id, position=int(p), doc_id=c.doc_id, section=c.section,
             occurrences=int(counts[p]), clusters=int(n_clusters[p]), expected=expected,
-            holds_for=tuple(holds_for.get(int(p), ())), flags=boilerplate_flags(c.content),
+            holds_for=tuple(holds_for.get(int(p), ())), flags=(),
             queries=tuple(ev.queries[i].id for i in np.flatnonzero(in_top)),
             displaced=tuple(ev.queries[i].id for i in np.flatnonzero(in_top & missed)),
             preview=" ".join(c.content.split())[:160],
         )
         if only_hubs and not h.hub:
-            continue
-        out.append(h)
+            continue  # before reading its text: most chunks that occur are not hubs
+        out.append(replace(h, flags=boilerplate_flags(c.content)))
         if top is not None and len(out) >= top:
             break
     return out

@@ -27,8 +27,6 @@ import json
 import os
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 from .common import UsageError
@@ -94,6 +92,8 @@ def pull_request_number(event_path: str | None) -> int | None:
 
 
 def _request(method: str, url: str, token: str, body: dict | None = None):
+    import urllib.request  # here, not at the start of every command (http.client and email come with it)
+
     data = None if body is None else json.dumps(body).encode("utf-8")
     req = urllib.request.Request(url, data=data, method=method, headers={
         "Authorization": f"Bearer {token}", "Accept": "application/vnd.github+json",
@@ -183,6 +183,8 @@ def cmd_ci(args) -> int:
     number = pull_request_number(os.environ.get("GITHUB_EVENT_PATH"))
     repo = os.environ.get("GITHUB_REPOSITORY", "")
     if token and number is not None and repo and not args.no_comment:
+        import urllib.error
+
         api = os.environ.get("GITHUB_API_URL") or DEFAULT_API
         try:
             action, cid = upsert_comment(api, repo, number, token, comment, marker)

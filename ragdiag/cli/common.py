@@ -52,18 +52,21 @@ def progress_bar():
         stage, done, total = event.label, event.done, event.total
         if event.stage == "rank":
             return  # instant; a bar per configuration would only flicker
-        bar = bars.get(stage)
+        key = event.stage if event.stage == "time" else stage  # timing: one bar, the configuration in its label
+        bar = bars.get(key)
         if bar is None:
             for other in bars.values():
                 other.close()
             bars.clear()
-            bar = bars[stage] = tqdm(total=total, desc=stage, unit="chunk" if event.stage == "embed" else "step",
-                                     file=sys.stderr, leave=False, mininterval=0.5)
+            unit = {"embed": "chunk", "time": "configuration"}.get(event.stage, "step")
+            bar = bars[key] = tqdm(total=total, desc=stage, unit=unit, file=sys.stderr, leave=False, mininterval=0.5)
+        if bar.desc != stage:
+            bar.set_description_str(stage, refresh=False)
         bar.n = done
         bar.refresh()
         if done >= total:
             bar.close()
-            bars.pop(stage, None)
+            bars.pop(key, None)
 
     return update
 

@@ -101,15 +101,15 @@ def cmd_hubs(args) -> int:
 
 def cmd_cost(args) -> int:
     """``cost``: build time, per-query latency and tokens, measured on this machine."""
-    from .common import UsageError, cli_encoder
-    from ..analyses.cost import cost_rows, costs, machine
+    from .common import UsageError, cli_encoder, open_store, progress_bar
+    from ..analyses.cost import RERANK_SAMPLE, cost_rows, costs, machine
     from ..core.tables import format_rows
 
     gate = args.gate
     encoder = cli_encoder(args)  # one encoder: the evaluation and the measurement share its loaded model
     ev = _configs(args, encoder)
-    items = costs(ev, encoder, args.gate, sample=args.sample,
-                  cross_encoder=args.cross_encoder)
+    items = costs(ev, encoder, args.gate, sample=args.sample, cross_encoder=args.cross_encoder,
+                  store=open_store(args), progress=progress_bar())
     rows = cost_rows(items)
     if args.json:
         _dump({"machine": machine(), "k": gate.k, "cut": gate.cut, "keep": gate.keep,
@@ -117,7 +117,8 @@ def cmd_cost(args) -> int:
         return 0
     m = machine()
     print(f"measured on {m['processor']}, {m['cpus']} CPUs, {m['platform']} "
-          f"(load average {m.get('load_average_1min', '?')}); latency over {args.sample} queries each")
+          f"(load average {m.get('load_average_1min', '?')}); latency over {args.sample} queries each "
+          f"({min(args.sample, RERANK_SAMPLE)} for a reranker; the median's 95% interval beside it)")
     print(format_rows([{**r, f"R@{gate.k}": str(r[f"R@{gate.k}"])} for r in rows]))
     return 0
 

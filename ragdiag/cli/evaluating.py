@@ -343,9 +343,12 @@ def cmd_report(args) -> int:
     cost_items = None
     if not args.no_cost:  # measured on this machine: build time, latency, tokens (ragdiag.analyses.cost)
         # timed once here; the report prices what its gate sends at the cut it decides (at_gate)
-        cost_items = costs(ev, encoder, args.gate,
-                           cross_encoder=args.cross_encoder)
+        from .common import open_store, progress_bar
+
+        cost_items = costs(ev, encoder, args.gate, cross_encoder=args.cross_encoder, store=open_store(args),
+                           priced=False, progress=progress_bar())  # priced once, at the report's cut (at_gate)
     machine_info = machine()  # the run's own timings are in the report too: a busy machine is said
+    print("writing the report: the comparisons, the gate, the funnel and the hubs", file=sys.stderr)
     try:
         report = build_report(ev, config=cfg, cut=args.cut, keep=args.gate.keep, k=args.gate.k, max_bluff=args.max_bluff,
                               costs=cost_items, machine=machine_info,

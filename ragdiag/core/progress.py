@@ -7,8 +7,8 @@ from typing import Callable
 
 __all__ = ["ProgressEvent", "Progress", "STAGES"]
 
-#: Stages in the order one strategy goes through them.
-STAGES = ("embed", "rank", "rerank")
+#: Stages in the order one strategy goes through them (``time``: the cost table's measurements, after them all).
+STAGES = ("embed", "rank", "rerank", "time")
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class ProgressEvent:
     @property
     def label(self) -> str:
         """What is being done, in words (``embedding E``, ``ranking E/bm25``)."""
-        words = {"embed": "embedding", "rank": "ranking", "rerank": "reranking"}
+        words = {"embed": "embedding", "rank": "ranking", "rerank": "reranking", "time": "timing"}
         what = self.strategy if self.retriever is None else f"{self.strategy}/{self.retriever}"
         return f"{words.get(self.stage, self.stage)} {what}"
 

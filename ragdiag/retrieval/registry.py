@@ -218,6 +218,11 @@ class BuildContext:
         """The retriever ``name`` for this strategy (built now if it was not yet)."""
         return build_retriever(name, self)
 
+    def keep(self, name: str, retriever: Retriever) -> None:
+        """Use ``retriever``, built from ``name``'s spec elsewhere (the cost table times a build), as this
+        strategy's ``name``: :func:`build_retriever` returns it instead of building it again."""
+        self._built[name] = retriever
+
 
 _REGISTRY: dict[str, RetrieverSpec] = {}
 

@@ -31,7 +31,6 @@ import math
 from functools import lru_cache
 
 import numpy as np
-from scipy.stats import binom
 
 from dataclasses import dataclass
 
@@ -40,6 +39,14 @@ from ...core.stats import sign_test_counts
 
 __all__ = ["sign_test_power", "resolvable_difference", "resolution_sentence", "Resolution", "resolvable",
            "default_family_size", "questions_to_resolve", "family_critical", "family_discordant"]
+
+
+def _binom():
+    """scipy's binomial distribution, imported when a power is computed: importing scipy.stats takes about a
+    second that a warm ``eval`` (which imports this module through :mod:`ragdiag.analyses.compare`) never needs."""
+    from scipy.stats import binom
+
+    return binom
 
 
 @lru_cache(maxsize=4096)
@@ -52,8 +59,8 @@ def _critical(m: int, alpha: float) -> int:
     if m <= 200:
         ok = lambda c: c < m - c and sign_test_counts(c, m - c).p <= alpha  # noqa: E731 - non-increasing in c
     else:
-        ok = lambda c: c < m - c and 2.0 * float(binom.cdf(c, m, 0.5)) <= alpha  # noqa: E731
-    c = max(-1, int(binom.ppf(alpha / 2, m, 0.5)) - 3) if m > 40 else -1
+        ok = lambda c: c < m - c and 2.0 * float(_binom().cdf(c, m, 0.5)) <= alpha  # noqa: E731
+    c = max(-1, int(_binom().ppf(alpha / 2, m, 0.5)) - 3) if m > 40 else -1
     while c >= 0 and not ok(c):
         c -= 1
     while ok(c + 1):
@@ -100,15 +107,15 @@ def sign_test_power(n: int, p_win: float, p_loss: float, *, alpha: float = ALPHA
         return 0.0
     theta = p_win / psi
     # only the numbers of discordant questions with a chance above 1e-16 add to the sum
-    lo, hi = (0, n) if n <= 200 else (int(binom.ppf(1e-16, n, psi)), int(binom.isf(1e-16, n, psi)) + 1)
+    lo, hi = (0, n) if n <= 200 else (int(_binom().ppf(1e-16, n, psi)), int(_binom().isf(1e-16, n, psi)) + 1)
     m = np.arange(max(lo, 0), min(hi, n) + 1)
     c = np.array([_critical(int(k), alpha) for k in m])
     ok = c >= 0
     if not ok.any():
         return 0.0
     m, c = m[ok], c[ok]
-    reject = binom.cdf(c, m, theta) + binom.sf(m - c - 1, m, theta)
-    total = float(np.sum(binom.pmf(m, n, psi) * reject))
+    reject = _binom().cdf(c, m, theta) + _binom().sf(m - c - 1, m, theta)
+    total = float(np.sum(_binom().pmf(m, n, psi) * reject))
     return float(min(total, 1.0))
 
 
@@ -245,7 +252,7 @@ def family_critical(configs: int, n: int, phrasings: int = 1, *, alpha: float = 
 def _smallest_with(n: int, m0: int, power: float) -> float | None:
     """Smallest difference (points, 0.5 grid) with ``P(Bin(n, delta) >= m0) >= power``; None when none up to 100."""
     for half_points in range(1, 201):
-        if binom.sf(m0 - 1, n, half_points / 200) >= power:
+        if _binom().sf(m0 - 1, n, half_points / 200) >= power:
             return half_points / 2
     return None
 
@@ -354,14 +361,14 @@ def questions_to_resolve(difference: float, phrasings: int = 1, *, alpha: float 
         raise ValueError(f"need at least one phrasing and power in (0, 1); got {phrasings}, {power}")
     share = min(1.0, phrasings * difference)
     m0 = _min_discordant(alpha) if critical is None else family_discordant(critical)
-    if m0 > limit or binom.sf(m0 - 1, limit, share) < power:
+    if m0 > limit or _binom().sf(m0 - 1, limit, share) < power:
         return None
     lo, hi = m0, limit  # power(lo - 1) < power <= power(hi): bisect on the monotone power
-    if binom.sf(m0 - 1, lo, share) >= power:
+    if _binom().sf(m0 - 1, lo, share) >= power:
         return lo
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if binom.sf(m0 - 1, mid, share) >= power:
+        if _binom().sf(m0 - 1, mid, share) >= power:
             hi = mid
         else:
             lo = mid

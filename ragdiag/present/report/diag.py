@@ -40,8 +40,10 @@ HUB_MEANS = ("A hub is in the top k of many more queries than a chunk would be i
              "(ratio = k-occurrence / expected). Boilerplate-like text (navigation, licence lines, reference lists, "
              "code-only or table-only chunks) is flagged; displaced counts the answerable queries it sat in while "
              "their needle did not.")
-COST_MEANS = ("Index build time, query latency one query at a time (median and p95 over a seeded sample), "
-              "wordpieces embedded, and the mean prompt wordpieces the gate sends at the cut, beside R@k. "
+COST_MEANS = ("Index build time, query latency one query at a time (median with its 95% distribution-free "
+              "interval, and p95, over a seeded sample of queries: the timed queries column says how many; a "
+              "reranker is timed on the first of them), wordpieces embedded, and the mean prompt wordpieces the "
+              "gate sends at the cut, beside R@k. "
               "Pareto-optimal: no other configuration has at least its recall at no more cost.")
 VARIANT_MEANS = ("each evaluated variant of the dense retriever (another embedding model, int8 or binary "
                  "vectors, an approximate HNSW index) against exact full-precision search on the same strategy, "
@@ -86,6 +88,9 @@ class CostLine:
     prompt_tokens: float
     pareto_latency: bool
     pareto_prompt: bool
+    median_low_ms: float = float("nan")  # the median's 95% interval (order statistics)
+    median_high_ms: float = float("nan")
+    timed_queries: int = 0
 
 
 @dataclass(frozen=True)
@@ -146,12 +151,14 @@ class DiagSections:
     def cost_table(self) -> Table:
         """Build time, latency, tokens and Pareto flags beside R@k."""
         key = f"R@{self.k}"
-        return Table.of(["configuration", key, "build s", "ms/query median", "ms/query p95", "embedded tokens",
-                         "prompt tokens/query", "Pareto (latency)", "Pareto (prompt)"],
-                        ([c.config, str(c.recall), f"{c.build_s:.2f}", f"{c.median_ms:.1f}", f"{c.p95_ms:.1f}",
-                          f"{c.embedded_tokens:,}", f"{c.prompt_tokens:.1f}", "yes" if c.pareto_latency else "",
-                          "yes" if c.pareto_prompt else ""] for c in self.costs or ()),
-                        numeric=range(1, 7), id="cost-table")
+        return Table.of(["configuration", key, "build s", "ms/query median [95%]", "ms/query p95", "timed queries",
+                         "embedded tokens", "prompt tokens/query", "Pareto (latency)", "Pareto (prompt)"],
+                        ([c.config, str(c.recall), f"{c.build_s:.2f}",
+                          f"{c.median_ms:.1f} [{c.median_low_ms:.1f}, {c.median_high_ms:.1f}]", f"{c.p95_ms:.1f}",
+                          str(c.timed_queries), f"{c.embedded_tokens:,}", f"{c.prompt_tokens:.1f}",
+                          "yes" if c.pareto_latency else "", "yes" if c.pareto_prompt else ""]
+                         for c in self.costs or ()),
+                        numeric=range(1, 8), id="cost-table")
 
     def variant_table(self) -> Table:
         """Each variant against its exact dense baseline."""
@@ -226,7 +233,8 @@ def _hub_row(h) -> HubRow:
 def _cost_line(c) -> CostLine:
     r = c.row()
     return CostLine(r["config"], r[f"R@{c.k}"], r["build s"], r["ms/query median"], r["ms/query p95"],
-                    r["embedded tokens"], r["prompt tokens/query"], r["Pareto (latency)"], r["Pareto (prompt)"])
+                    r["embedded tokens"], r["prompt tokens/query"], r["Pareto (latency)"], r["Pareto (prompt)"],
+                    r["ms/query median low"], r["ms/query median high"], r["timed queries"])
 
 
 def diag_sections(ev: Evaluation, config: Config | str, *, cut: float, keep: int, k: int = PRIMARY_K,
