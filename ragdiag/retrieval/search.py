@@ -85,23 +85,28 @@ def _merge(pos: np.ndarray, sc: np.ndarray, depth: int) -> tuple[np.ndarray, np.
     return np.take_along_axis(pos, o, axis=1), np.take_along_axis(sc, o, axis=1)
 
 
-def _blocks(n: int, block: int):
-    for start in range(0, n, block):
+def _blocks(n: int, block: int, lo: int = 0, hi: int | None = None):
+    """The blocks ``[start, start + block)`` (cut at ``n``) of the grid of ``block`` whose start is in ``[lo, hi)``."""
+    first = -(-lo // block) * block
+    for start in range(first, n if hi is None else min(n, hi), block):
         yield start, min(n, start + block)
 
 
-def _pass(score: Scorer, n: int, nq: int, depth: int, thresholds, *, block: int, watch=None):
+def _pass(score: Scorer, n: int, nq: int, depth: int, thresholds, *, block: int, watch=None,
+          lo: int = 0, hi: int | None = None):
     """One pass over the blocks: top ``depth`` (if depth) and counts above ``thresholds`` (if given).
 
     ``thresholds`` is ``(score, position)`` per query; ``watch`` is ``(rows, cols)``
-    of chunks whose block scores are returned (to check the targets' scores).
+    of chunks whose block scores are returned (to check the targets' scores; nan for
+    a chunk outside the blocks passed). ``lo``, ``hi``: only the blocks of the grid
+    whose start lies in ``[lo, hi)`` (a shard's part of the pass; positions stay global).
     """
     depth = min(depth, n)
     best_pos = np.zeros((nq, 0), dtype=np.int64)
     best_sc = np.zeros((nq, 0))
     counts = np.zeros(nq, dtype=np.int64)
-    seen = None if watch is None else np.zeros(len(watch[0]))
-    for start, stop in _blocks(n, block):
+    seen = None if watch is None else np.full(len(watch[0]), np.nan)
+    for start, stop in _blocks(n, block, lo, hi):
         S = np.ascontiguousarray(score(slice(start, stop)))
         if depth:
             idx = _select(S, depth)
