@@ -23,13 +23,13 @@ always that of the full stable sort of the scores the blocks computed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
 from .base import QueryBatch, Retriever
 
-__all__ = ["Search", "BLOCK_ELEMENTS", "MAX_BLOCK_CHUNKS", "block_size", "block_search", "search",
+__all__ = ["Search", "SearchEngine", "LocalSearch", "BLOCK_ELEMENTS", "MAX_BLOCK_CHUNKS", "block_size", "block_search", "search",
            "full_scores", "target_ranks_from_orders", "from_full"]
 
 #: Scores held at once, (queries x chunks of one block): 4M values, 32 MB in float64.
@@ -188,6 +188,24 @@ def target_ranks_from_orders(orders: np.ndarray, targets: Sequence[np.ndarray]) 
         if t.size:
             out[i] = int(np.flatnonzero(np.isin(orders[i], t))[0]) + 1
     return out
+
+
+class SearchEngine(Protocol):
+    """Where a retriever's search runs: :class:`LocalSearch` (this process) or shards
+    (:class:`~ragdiag.retrieval.sharded.ShardedSearch`, on Ray with ``eval --engine ray``); the same result."""
+
+    def search(self, retriever: Retriever, batch: QueryBatch, *, depth: int,
+               targets: Sequence[np.ndarray] | None = None) -> Search:
+        """:func:`search`'s result: the top ``depth`` per query and the best target's rank."""
+
+
+class LocalSearch:
+    """The search engine of a single process: :func:`search`."""
+
+    def search(self, retriever: Retriever, batch: QueryBatch, *, depth: int,
+               targets: Sequence[np.ndarray] | None = None) -> Search:
+        """:func:`search` of ``retriever`` in this process."""
+        return search(retriever, batch, depth=depth, targets=targets)
 
 
 def search(retriever: Retriever, batch: QueryBatch, *, depth: int,

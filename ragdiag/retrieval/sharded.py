@@ -154,7 +154,7 @@ class Shard:
         """The bytes this shard holds, and its process's resident set (when it is not the driver's)."""
         w = self.weights
         posting = 0 if w is None else int(w.data.nbytes + w.indices.nbytes + w.indptr.nbytes)
-        rows = sum(int(getattr(v, "nbytes", 0)) for v in self._rows.values())
+        rows = sum(int(v[1].nbytes if isinstance(v, tuple) else v.nbytes) for v in self._rows.values())
         try:
             with open("/proc/self/statm") as f:
                 rss = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
