@@ -345,6 +345,14 @@ class ShardedSearch:
                 self.shards.call(i, "set_postings", (self.shards.put(w[:, a:b].tocsr()),))
             self._index = bm25.index
 
+    def load(self, retriever) -> None:
+        """Ship the data ``retriever`` searches to the shards now (else its first search does)."""
+        for part in getattr(retriever, "parts", [retriever]):
+            if type(part) is DenseRetriever:
+                self._load_dense(part)
+            elif type(part) is BM25Retriever:
+                self._load_bm25(part)
+
     def memory(self) -> list[ShardMemory]:
         """What each shard holds now."""
         return self.shards.map("memory", [()] * len(self.shards))
