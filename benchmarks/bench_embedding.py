@@ -15,6 +15,17 @@ Measured side by side in one process, medians of ``--repeats`` runs:
   ragdiag's ``CrossEncoderScorer`` on the same architecture (a randomly
   initialised MiniLM-L6 cross-encoder built locally: speed only, the scores
   mean nothing), and MaxSim on MiniLM token embeddings.
+
+``--peak`` measures instead, in one run, the encoder against the machine:
+numpy's (and torch's) fp32 GEMM peak on 2048 x 2048 x 2048 (before and after
+the encoders, on every core and on one), the encoder's chunks/s and GFLOP/s
+(MiniLM's FLOPs counted per token: per layer the Q, K, V and output
+projections, 2 x 4 x 384 x 384, and the feed-forward, 2 x 2 x 384 x 1536; plus
+the attention scores and their weighting of V, 2 x 2 x L x 384 per token of a
+sequence of L), ``SentenceTransformer.encode``'s chunks/s, and where the time
+goes: tokenisation (timed), padding (the tokens the batches pad to, over the
+real ones) and, from the torch profiler on one thread, the matrix products
+(``aten::addmm``/``mm``/``linear``), attention and everything else.
 """
 
 from __future__ import annotations
@@ -66,12 +77,169 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
+def gemm_gflops(threads: int | None, repeats: int, size: int = 2048) -> dict:
+    """fp32 GFLOP/s of a size^3 product in numpy (OpenBLAS) and torch, best of ``repeats`` (the machine's peak)."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((size, size), dtype=np.float32)
+    b = rng.standard_normal((size, size), dtype=np.float32)
+    flops = 2.0 * size**3
+    out = {}
+    with threadpool_limits(threads, user_api="blas"):
+        a @ b  # warm
+        out["numpy"] = flops / min(timed(lambda: a @ b, 1)[0] for _ in range(repeats)) / 1e9
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads or before)
+    ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+    ta @ tb
+    out["torch"] = flops / min(timed(lambda: ta @ tb, 1)[0] for _ in range(repeats)) / 1e9
+    torch.set_num_threads(before)
+    return out
+
+
+def minilm_flops(lengths, config) -> float:
+    """FLOPs of MiniLM (any BERT) on sequences of ``lengths`` tokens: projections, feed-forward, attention."""
+    h, f, layers = config.hidden_size, config.intermediate_size, config.num_hidden_layers
+    per_token = layers * (2 * 4 * h * h + 2 * 2 * h * f)
+    lengths = np.asarray(lengths, dtype=np.float64)
+    return float(per_token * lengths.sum() + layers * 2 * 2 * h * (lengths**2).sum())
+
+
+def padded_lengths(lengths: np.ndarray, order: np.ndarray, batch: int) -> np.ndarray:
+    """Each sequence's length once its batch (``order`` cut every ``batch``) is padded to its longest."""
+    out = np.zeros(len(lengths))
+    for b in range(0, len(order), batch):
+        idx = order[b : b + batch]
+        out[idx] = lengths[idx].max()
+    return out
+
+
+def peak(texts: list[str], repeats: int) -> None:
+    """The encoder against the machine's GEMM peak, and the breakdown (see the module doc)."""
+    import os
+
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from torch.profiler import ProfilerActivity, profile
+
+    from ragdiag.index.encoder.hardware import physical_cores
+
+    cores = physical_cores()
+    n = len(texts)
+    load = os.getloadavg()
+    print(f"# The encoder against this machine's GEMM peak ({cpu_name()}, {os.cpu_count()} CPUs, {cores} physical "
+          f"cores; torch {torch.__version__}, numpy {np.__version__}; {n} chunks of strategy E; best of {repeats}; "
+          f"load {load[0]:.1f})\n")
+    g_all0, g_one0 = gemm_gflops(None, repeats), gemm_gflops(1, repeats)
+
+    enc = Encoder()
+    enc._load()
+    config = enc.model.config
+    tok = enc.tokenizer
+    t = time.perf_counter()
+    ids = tok(texts, truncation=True, max_length=enc.max_seq_length)["input_ids"]
+    t_tok = time.perf_counter() - t
+    lengths = np.array([len(i) for i in ids])
+    ours_pad = padded_lengths(lengths, enc._length_order(texts), enc.batch_size)
+    st = SentenceTransformer(str(enc.folder), device="cpu", local_files_only=True)
+    st_pad = padded_lengths(lengths, np.argsort([-len(x) for x in texts], kind="stable"), 32)
+    useful = minilm_flops(lengths, config)
+
+    def best(fn):
+        return min(timed(fn, 1)[0] for _ in range(repeats))
+
+    t_ours = best(lambda: enc.encode(texts))
+    st_threads = torch.get_num_threads()
+    t_st = best(lambda: st.encode(texts, normalize_embeddings=True))
+    one = Encoder(threads=1, passes=1)
+    t_one = best(lambda: one.encode(texts))
+    g_all1, g_one1 = gemm_gflops(None, repeats), gemm_gflops(1, repeats)
+    peak_all = max(g_all0["numpy"], g_all1["numpy"])
+    peak_one = max(g_one0["numpy"], g_one1["numpy"])
+
+    print("| fp32 GEMM 2048^3, GFLOP/s | every core: numpy | torch | one thread: numpy | torch |")
+    print("|---|---:|---:|---:|---:|")
+    for when, a, b in (("before the encoders", g_all0, g_one0), ("after", g_all1, g_one1)):
+        print(f"| {when} | {a['numpy']:.1f} | {a['torch']:.1f} | {b['numpy']:.1f} | {b['torch']:.1f} |")
+    print(f"\nMiniLM-L6 ({config.num_hidden_layers} layers, {config.hidden_size} hidden, {config.intermediate_size} "
+          f"feed-forward): {minilm_flops([1], config) / 1e6:.1f} MFLOP per token plus attention; these {n} chunks "
+          f"hold {lengths.sum():,} tokens (mean {lengths.mean():.0f}, max {lengths.max()}), "
+          f"{useful / 1e9:.1f} GFLOP of useful work.\n")
+    print("| path | threads | chunks/s | padded tokens / real | useful GFLOP/s | executed GFLOP/s | "
+          "useful / numpy peak (same threads) |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for name, threads, secs, pad, pk in (
+            ("`SentenceTransformer.encode` (batch 32, sorted by characters)", f"{st_threads} (torch)",
+             t_st, st_pad, peak_all),
+            (f"ragdiag `Encoder` ({enc.layout})", "all cores", t_ours, ours_pad, peak_all),
+            ("ragdiag `Encoder` (1 pass x 1 thread)", "1", t_one, ours_pad, peak_one)):
+        executed = minilm_flops(pad, config)
+        print(f"| {name} | {threads} | {n / secs:.1f} | {pad.sum() / lengths.sum():.3f} | {useful / secs / 1e9:.1f} | "
+              f"{executed / secs / 1e9:.1f} | {100 * useful / secs / 1e9 / pk:.0f}% |")
+
+    # The model's own products in isolation, one thread: the ceiling of its GEMM time.
+    rows = int(enc.batch_size * np.median(ours_pad))
+    h, f = config.hidden_size, config.intermediate_size
+    torch.set_num_threads(1)
+    print(f"\nThe model's matrix products alone, one thread, torch (a batch of {enc.batch_size} x {int(np.median(ours_pad))} "
+          f"tokens = {rows} rows):\n")
+    print("| product | GFLOP/s | of one thread's numpy 2048^3 peak |\n|---|---:|---:|")
+    for name, k, m in (("Q, K, V, output projections", h, h), ("feed-forward in", h, f), ("feed-forward out", f, h),
+                       ("2048 x 2048 x 2048 (torch)", 2048, 2048)):
+        r = 2048 if k == 2048 else rows
+        x, w, bias = torch.randn(r, k), torch.randn(k, m), torch.randn(m)
+        torch.addmm(bias, x, w)
+        secs = min(timed(lambda: torch.addmm(bias, x, w), 1)[0] for _ in range(max(3, repeats)))
+        rate = 2.0 * r * k * m / secs / 1e9
+        print(f"| {name} ({r} x {k} x {m}) | {rate:.1f} | {100 * rate / peak_one:.0f}% |")
+    torch.set_num_threads(cores)
+
+    # Where one thread's time goes: the torch profiler's self time per operator, grouped.
+    sub = texts[: min(n, 96)]
+    one.encode(sub)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        t = time.perf_counter()
+        one.encode(sub)
+        wall = time.perf_counter() - t
+    groups = {"matrix products (addmm, mm, linear)": ("aten::addmm", "aten::mm", "aten::linear", "aten::matmul"),
+              "attention (scaled dot product, bmm, softmax)": ("attention", "aten::bmm", "aten::baddbmm", "softmax"),
+              "layer norm, GELU, adds, embeddings, pooling": ()}
+    spent = dict.fromkeys(groups, 0.0)
+    for ev in prof.key_averages():
+        name = ev.key
+        group = next((g for g, keys in groups.items() if keys and any(k in name for k in keys)),
+                     "layer norm, GELU, adds, embeddings, pooling")
+        if name.startswith("aten::") or "attention" in name:
+            spent[group] += ev.self_cpu_time_total / 1e6
+    sub_len = lengths[: len(sub)]
+    t_tok_sub = t_tok * len(sub) / n
+    gemm_flops = minilm_flops(sub_len, config) - config.num_hidden_layers * 4 * config.hidden_size * float(
+        (sub_len.astype(np.float64) ** 2).sum())
+    print(f"\nWhere one thread's time goes ({len(sub)} chunks, {wall:.2f} s under the profiler; tokenisation timed "
+          f"apart, all {n} chunks in {t_tok:.2f} s):\n")
+    print("| part | seconds | share | GFLOP/s |\n|---|---:|---:|---:|")
+    total = sum(spent.values()) + t_tok_sub
+    print(f"| tokenisation (fast tokenizer, scaled to {len(sub)} chunks) | {t_tok_sub:.2f} | {100 * t_tok_sub / total:.0f}% | |")
+    for g, secs in spent.items():
+        rate = ""
+        if g.startswith("matrix"):
+            rate = f"{gemm_flops / secs / 1e9:.1f} ({100 * gemm_flops / secs / 1e9 / peak_one:.0f}% of one thread's peak)"
+        print(f"| {g} | {secs:.2f} | {100 * secs / total:.0f}% | {rate} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--chunks", type=int, default=300)
+    ap.add_argument("--peak", action="store_true", help="the encoder against this machine's GEMM peak, and the breakdown")
     args = ap.parse_args()
     offline()
+    if args.peak:
+        corpus = load_corpus()
+        peak([c.embed_text for c in chunk_corpus(corpus, STRATEGIES["E"])][: args.chunks], args.repeats)
+        return
     import torch
     from sentence_transformers import CrossEncoder, SentenceTransformer
 
