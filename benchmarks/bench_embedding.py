@@ -77,26 +77,26 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def gemm_gflops(threads: int | None, repeats: int, size: int = 2048) -> dict:
-    """fp32 GFLOP/s of a size^3 product in numpy (OpenBLAS) and torch, best of ``repeats`` (the machine's peak)."""
-    import torch
+def clocked(fn) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process: user + sys of every thread) of one call."""
+    w, c = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - w, time.process_time() - c
+
+
+def gemm(threads: int | None, size: int = 2048):
+    """A size^3 fp32 product in numpy (OpenBLAS) on ``threads`` threads (None: all): (call, FLOPs)."""
     from threadpoolctl import threadpool_limits
 
     rng = np.random.default_rng(0)
     a = rng.standard_normal((size, size), dtype=np.float32)
     b = rng.standard_normal((size, size), dtype=np.float32)
-    flops = 2.0 * size**3
-    out = {}
-    with threadpool_limits(threads, user_api="blas"):
-        a @ b  # warm
-        out["numpy"] = flops / min(timed(lambda: a @ b, 1)[0] for _ in range(repeats)) / 1e9
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads or before)
-    ta, tb = torch.from_numpy(a), torch.from_numpy(b)
-    ta @ tb
-    out["torch"] = flops / min(timed(lambda: ta @ tb, 1)[0] for _ in range(repeats)) / 1e9
-    torch.set_num_threads(before)
-    return out
+
+    def run():
+        with threadpool_limits(threads, user_api="blas"):
+            a @ b
+    run()  # warm
+    return run, 2.0 * size**3
 
 
 def minilm_flops(lengths, config) -> float:
@@ -130,74 +130,87 @@ def peak(texts: list[str], repeats: int) -> None:
     n = len(texts)
     load = os.getloadavg()
     print(f"# The encoder against this machine's GEMM peak ({cpu_name()}, {os.cpu_count()} CPUs, {cores} physical "
-          f"cores; torch {torch.__version__}, numpy {np.__version__}; {n} chunks of strategy E; best of {repeats}; "
-          f"load {load[0]:.1f})\n")
-    g_all0, g_one0 = gemm_gflops(None, repeats), gemm_gflops(1, repeats)
-
+          f"cores; torch {torch.__version__}, numpy {np.__version__}; {n} chunks of strategy E; {repeats} rounds; "
+          f"load {load[0]:.1f} at the start)\n")
     enc = Encoder()
     enc._load()
     config = enc.model.config
     tok = enc.tokenizer
-    t = time.perf_counter()
-    ids = tok(texts, truncation=True, max_length=enc.max_seq_length)["input_ids"]
-    t_tok = time.perf_counter() - t
-    lengths = np.array([len(i) for i in ids])
+    t_tok = clocked(lambda: tok(texts, truncation=True, max_length=enc.max_seq_length))[0]
+    lengths = np.array([len(i) for i in tok(texts, truncation=True, max_length=enc.max_seq_length)["input_ids"]])
     ours_pad = padded_lengths(lengths, enc._length_order(texts), enc.batch_size)
     st = SentenceTransformer(str(enc.folder), device="cpu", local_files_only=True)
     st_pad = padded_lengths(lengths, np.argsort([-len(x) for x in texts], kind="stable"), 32)
     useful = minilm_flops(lengths, config)
-
-    def best(fn):
-        return min(timed(fn, 1)[0] for _ in range(repeats))
-
-    t_ours = best(lambda: enc.encode(texts))
-    st_threads = torch.get_num_threads()
-    t_st = best(lambda: st.encode(texts, normalize_embeddings=True))
     one = Encoder(threads=1, passes=1)
-    t_one = best(lambda: one.encode(texts))
-    g_all1, g_one1 = gemm_gflops(None, repeats), gemm_gflops(1, repeats)
-    peak_all = max(g_all0["numpy"], g_all1["numpy"])
-    peak_one = max(g_one0["numpy"], g_one1["numpy"])
+    one.encode(texts[:4])
+    gemm_all, gemm_one = gemm(None), gemm(1)
 
-    print("| fp32 GEMM 2048^3, GFLOP/s | every core: numpy | torch | one thread: numpy | torch |")
-    print("|---|---:|---:|---:|---:|")
-    for when, a, b in (("before the encoders", g_all0, g_one0), ("after", g_all1, g_one1)):
-        print(f"| {when} | {a['numpy']:.1f} | {a['torch']:.1f} | {b['numpy']:.1f} | {b['torch']:.1f} |")
+    def threads(k: int, call):
+        """``call`` with torch's global thread count at ``k`` (the one-pass encoder and ST run on it)."""
+        return lambda: (torch.set_num_threads(k), call())
+    paths = {  # name: (call, FLOPs, padded lengths or None, the GEMM measured beside it)
+        "numpy GEMM 2048^3, every thread": (gemm_all[0], gemm_all[1], None, None),
+        f"ragdiag `Encoder` ({enc.layout})": (lambda: enc.encode(texts), useful, ours_pad,
+                                              "numpy GEMM 2048^3, every thread"),
+        "`SentenceTransformer.encode` (batch 32, sorted by characters; "
+        f"{cores} torch threads)": (threads(cores, lambda: st.encode(texts, normalize_embeddings=True)), useful,
+                                    st_pad, "numpy GEMM 2048^3, every thread"),
+        "numpy GEMM 2048^3, one thread": (gemm_one[0], gemm_one[1], None, None),
+        "ragdiag `Encoder` (1 pass x 1 thread)": (threads(1, lambda: one.encode(texts)), useful, ours_pad,
+                                                  "numpy GEMM 2048^3, one thread"),
+    }
+    # Rounds: every path once per round, each encoder right after its GEMM, so a change of the machine's load
+    # between rounds moves both; the peak is the best round, the encoder's share the median of its rounds.
+    got = {name: [] for name in paths}
+    for _ in range(repeats):
+        for name, (call, _, _, _) in paths.items():
+            got[name].append(clocked(call))
+    print("| path | chunks/s (median) | padded tokens / real | useful GFLOP per wall s | per CPU s | "
+          "share of the GEMM beside it: wall | CPU |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, (_, flops, pad, beside) in paths.items():
+        wall = np.array([w for w, _ in got[name]])
+        cpu = np.array([c for _, c in got[name]])
+        if beside is None:
+            print(f"| {name} | | | {flops / wall.min() / 1e9:.1f} (best) | {flops / cpu.min() / 1e9:.1f} (best) | | |")
+            continue
+        gw = np.array([w for w, _ in got[beside]])
+        gc = np.array([c for _, c in got[beside]])
+        gflop = paths[beside][1]
+        share_w = np.median((flops / wall) / (gflop / gw))
+        share_c = np.median((flops / cpu) / (gflop / gc))
+        print(f"| {name} | {n / np.median(wall):.1f} | {pad.sum() / lengths.sum():.3f} | "
+              f"{flops / np.median(wall) / 1e9:.1f} | {flops / np.median(cpu) / 1e9:.1f} | "
+              f"{100 * share_w:.0f}% | {100 * share_c:.0f}% |")
+    peak_one = gemm_one[1] / min(w for w, _ in got["numpy GEMM 2048^3, one thread"]) / 1e9
     print(f"\nMiniLM-L6 ({config.num_hidden_layers} layers, {config.hidden_size} hidden, {config.intermediate_size} "
           f"feed-forward): {minilm_flops([1], config) / 1e6:.1f} MFLOP per token plus attention; these {n} chunks "
           f"hold {lengths.sum():,} tokens (mean {lengths.mean():.0f}, max {lengths.max()}), "
-          f"{useful / 1e9:.1f} GFLOP of useful work.\n")
-    print("| path | threads | chunks/s | padded tokens / real | useful GFLOP/s | executed GFLOP/s | "
-          "useful / numpy peak (same threads) |")
-    print("|---|---|---:|---:|---:|---:|---:|")
-    for name, threads, secs, pad, pk in (
-            ("`SentenceTransformer.encode` (batch 32, sorted by characters)", f"{st_threads} (torch)",
-             t_st, st_pad, peak_all),
-            (f"ragdiag `Encoder` ({enc.layout})", "all cores", t_ours, ours_pad, peak_all),
-            ("ragdiag `Encoder` (1 pass x 1 thread)", "1", t_one, ours_pad, peak_one)):
-        executed = minilm_flops(pad, config)
-        print(f"| {name} | {threads} | {n / secs:.1f} | {pad.sum() / lengths.sum():.3f} | {useful / secs / 1e9:.1f} | "
-              f"{executed / secs / 1e9:.1f} | {100 * useful / secs / 1e9 / pk:.0f}% |")
+          f"{useful / 1e9:.1f} GFLOP of useful work. Tokenising them all: {t_tok:.2f} s.")
 
     # The model's own products in isolation, one thread: the ceiling of its GEMM time.
     rows = int(enc.batch_size * np.median(ours_pad))
     h, f = config.hidden_size, config.intermediate_size
     torch.set_num_threads(1)
-    print(f"\nThe model's matrix products alone, one thread, torch (a batch of {enc.batch_size} x {int(np.median(ours_pad))} "
+    print(f"\nThe model's matrix products alone, one thread, torch ``linear`` (a batch of {enc.batch_size} x {int(np.median(ours_pad))} "
           f"tokens = {rows} rows):\n")
     print("| product | GFLOP/s | of one thread's numpy 2048^3 peak |\n|---|---:|---:|")
     for name, k, m in (("Q, K, V, output projections", h, h), ("feed-forward in", h, f), ("feed-forward out", f, h),
                        ("2048 x 2048 x 2048 (torch)", 2048, 2048)):
         r = 2048 if k == 2048 else rows
-        x, w, bias = torch.randn(r, k), torch.randn(k, m), torch.randn(m)
-        torch.addmm(bias, x, w)
-        secs = min(timed(lambda: torch.addmm(bias, x, w), 1)[0] for _ in range(max(3, repeats)))
+        # As nn.Linear holds it: weight (out x in), the product x @ weight.T plus the bias.
+        x, w, bias = torch.randn(r, k), torch.randn(m, k), torch.randn(m)
+        linear = torch.nn.functional.linear
+        linear(x, w, bias)
+        secs = min(timed(lambda: linear(x, w, bias), 1)[0] for _ in range(max(3, repeats)))
         rate = 2.0 * r * k * m / secs / 1e9
         print(f"| {name} ({r} x {k} x {m}) | {rate:.1f} | {100 * rate / peak_one:.0f}% |")
     torch.set_num_threads(cores)
 
     # Where one thread's time goes: the torch profiler's self time per operator, grouped.
     sub = texts[: min(n, 96)]
+    torch.set_num_threads(1)
     one.encode(sub)
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         t = time.perf_counter()
@@ -227,6 +240,9 @@ def peak(texts: list[str], repeats: int) -> None:
         if g.startswith("matrix"):
             rate = f"{gemm_flops / secs / 1e9:.1f} ({100 * gemm_flops / secs / 1e9 / peak_one:.0f}% of one thread's peak)"
         print(f"| {g} | {secs:.2f} | {100 * secs / total:.0f}% | {rate} |")
+    top = sorted(prof.key_averages(), key=lambda e: -e.self_cpu_time_total)[:8]
+    print("\nThe profile's largest operators (self time): " +
+          ", ".join(f"{e.key} {e.self_cpu_time_total / 1e6:.2f} s" for e in top))
 
 
 def main() -> None:
