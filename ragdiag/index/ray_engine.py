@@ -1,5 +1,7 @@
 """Embedding on a Ray cluster: ``eval --engine ray`` (optional; ``pip install -r requirements-ray.txt``).
 
+(The same option also searches on Ray: :mod:`ragdiag.retrieval.ray_search`.)
+
 :class:`RayEncoder` wraps the in-process encoder: stamp, token counts and
 windows come from it unchanged, and only ``encode`` runs on the cluster, as a
 Ray Data ``map_batches`` over a pool of encoder actors (one per CPU, or per
