@@ -1,6 +1,9 @@
 """Scale: the evaluation's retrieval stages at 10k-1M chunks, time and peak memory per stage.
 
-Run: ``python benchmarks/bench_scale.py --chunks 10000,100000 [--queries 100]``
+Run: ``python benchmarks/bench_scale.py --chunks 10000,100000 [--queries 100]``;
+``--engine ray`` also searches on Ray (a local instance, ``--ray-shards`` search actors,
+2 by default), checks that every rank and score is the single process's, and reports
+each actor's memory.
 
 Each size runs in its own process (``--one N`` is that child), on the synthetic
 knowledge base of ``benchmarks/synthetic.py`` (Zipf-distributed pseudo-words,
@@ -62,7 +65,8 @@ class Sampler(threading.Thread):
         self._stop.set()
 
 
-def one(n_chunks: int, n_queries: int, workdir: str) -> dict:
+def one(n_chunks: int, n_queries: int, workdir: str, *, engine: str = "local", shards: int = 2,
+        dim: int = 384) -> dict:
     from synthetic import make_kb, write_vectors
 
     from ragdiag.core.defaults import TOP
@@ -98,7 +102,7 @@ def one(n_chunks: int, n_queries: int, workdir: str) -> dict:
         state["kb"] = make_kb(n_chunks, n_queries)
 
     def vectors():
-        state["qv"] = write_vectors(path, state["kb"])
+        state["qv"] = write_vectors(path, state["kb"], dim=dim)
         state["vf"] = VectorFile(path)
 
     def bm25_index():
@@ -129,12 +133,44 @@ def one(n_chunks: int, n_queries: int, workdir: str) -> dict:
             results[name] = _config_result(Config("S", name), index, truth, state["queries"], f, state["qv"],
                                            seconds=0.0)
 
+    on_ray, ray_out = {}, {}
+
+    def start_ray():
+        import ray
+
+        from ragdiag.retrieval.ray_search import ray_search
+
+        ray.init(num_cpus=shards, include_dashboard=False, log_to_driver=False,
+                 runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})
+        state["engine"] = ray_search(shards)
+
+    def ray_search_of(name):
+        def go():
+            on_ray[name] = state["engine"].search(state[name], state["batch"], depth=TOP, targets=state["targets"])
+        return go
+
+    def compare():
+        for name, f in on_ray.items():
+            one_ = found[name]
+            same = (np.array_equal(f.order, one_.order) and np.array_equal(f.scores, one_.scores)
+                    and np.array_equal(f.target_rank, one_.target_rank))
+            ray_out[name] = {"identical": bool(same),
+                             "max_score_diff": float(np.abs(f.scores.astype(np.float64) - one_.scores).max())}
+        ray_out["actors"] = [m.__dict__ for m in state["engine"].memory()]
+
     ok = stage("synthetic corpus", corpus) and stage("random vectors to disk", vectors)
     ok = ok and stage("BM25 index", bm25_index) and stage("queries", prepare)
     if ok:
         for name in ("dense", "bm25", "hybrid"):
             ok = stage(f"search {name}", search(name)) and ok
         ok = stage("per-query results", assemble) and ok
+    if ok and engine == "ray":
+        ok = stage(f"ray: start {shards} search actors", start_ray)
+        ok = ok and stage("ray: ship the shards (vectors, BM25 postings)", lambda: state["engine"].load(state["hybrid"]))
+        for name in ("dense", "bm25", "hybrid"):
+            ok = ok and stage(f"ray search {name}", ray_search_of(name))
+        ok = ok and stage("ray: compare with one process", compare)
+        ok = ok and all(v["identical"] for k, v in ray_out.items() if k != "actors")
     sampler.stop()
     recall = {name: float(np.mean((r.needle_rank > 0) & (r.needle_rank <= 20))) for name, r in results.items()}
     try:
@@ -142,7 +178,8 @@ def one(n_chunks: int, n_queries: int, workdir: str) -> dict:
     except OSError:
         pass
     return {"chunks": n_chunks, "queries": n_queries, "stages": stages, "ok": ok,
-            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "recall@20": recall}
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "recall@20": recall,
+            "engine": engine, "dim": dim, "ray": ray_out}
 
 
 def machine() -> str:
@@ -187,17 +224,23 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--workdir", default=None, help="where the vectors file is written (default: a temp folder)")
     ap.add_argument("--json", default=None, help="also write the measurements here")
+    ap.add_argument("--engine", choices=["local", "ray"], default="local",
+                    help="ray: also search on Ray search actors and compare every rank and score")
+    ap.add_argument("--ray-shards", type=int, default=2, help="search actors with --engine ray (default 2)")
+    ap.add_argument("--dim", type=int, default=384, help="vector dimensions (default 384, MiniLM's)")
     ap.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one is not None:
-        print(json.dumps(one(args.one, args.queries, args.workdir)))
+        print(json.dumps(one(args.one, args.queries, args.workdir, engine=args.engine, shards=args.ray_shards,
+                             dim=args.dim)))
         return 0
     sizes = [int(s.replace("_", "")) for s in args.chunks.split(",") if s.strip()]
     runs, failed = [], False
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         for n in sizes:
             proc = subprocess.run([sys.executable, __file__, "--one", str(n), "--queries", str(args.queries),
-                                   "--workdir", tmp], capture_output=True, text=True)
+                                   "--workdir", tmp, "--engine", args.engine, "--ray-shards", str(args.ray_shards),
+                                   "--dim", str(args.dim)], capture_output=True, text=True)
             try:
                 run = json.loads(proc.stdout.strip().splitlines()[-1])
             except (IndexError, json.JSONDecodeError):
@@ -210,11 +253,20 @@ def main() -> int:
             runs.append(run)
             print(f"{n:,} chunks done: {sum(s['seconds'] for s in run['stages']):.1f} s, peak {run['peak_mb']:,.0f} MB",
                   file=sys.stderr, flush=True)
-    print(f"# Scale: {args.queries} queries x dense + BM25 + hybrid ({machine()})\n")
+    print(f"# Scale: {args.queries} queries x dense + BM25 + hybrid, {args.dim}-d vectors ({machine()})\n")
     print(table(runs))
     if runs:
         print("\nrecall@20 on the synthetic needles (a sanity check, not a quality figure): " +
               "; ".join(f"{r['chunks']:,}: " + ", ".join(f"{k} {v:.2f}" for k, v in r["recall@20"].items()) for r in runs))
+    for r in runs:
+        if r.get("ray"):
+            same = ", ".join(f"{k} {'identical' if v['identical'] else 'DIFFERENT'} (max |score diff| "
+                             f"{v['max_score_diff']:.1e})" for k, v in r["ray"].items() if k != "actors")
+            print(f"\n{r['chunks']:,} chunks on {len(r['ray']['actors'])} Ray search actors: {same}")
+            for a in r["ray"]["actors"]:
+                print(f"- actor (pid {a['pid']}) chunks [{a['start']:,}, {a['stop']:,}): vectors "
+                      f"{a['vector_bytes'] / 2**20:,.0f} MB, BM25 postings {a['posting_bytes'] / 2**20:,.0f} MB, "
+                      f"hybrid score rows {a['row_bytes'] / 2**20:,.0f} MB, resident {a['rss_bytes'] / 2**20:,.0f} MB")
     if args.json:
         Path(args.json).write_text(json.dumps({"machine": machine(), "runs": runs}, indent=1))
     return 1 if failed or not runs else 0

@@ -212,6 +212,19 @@ def cli_encoder(args):
     return encoder
 
 
+def cli_search_engine(args):
+    """Where the searches run: None (this process), or shards on Ray with ``--engine ray`` (``--ray-actors`` of them)."""
+    if getattr(args, "engine", "local") != "ray":
+        return None
+    from ..index.ray_engine import RayUnavailable
+    from ..retrieval.ray_search import ray_search
+
+    try:
+        return ray_search(args.ray_actors, address=args.ray_address)
+    except RayUnavailable as exc:
+        raise UsageError(str(exc)) from None
+
+
 def _print_strategy_rows(partial) -> None:
     """After each strategy: its rows on stderr at once (the final tables still go to stdout)."""
     from dataclasses import replace
@@ -247,7 +260,7 @@ def evaluate_args(args, strategies, retrievers, loaded=None, *, stream: bool = F
     ev = evaluate(corpus, truth, encoder=encoder, strategies=strategies, retrievers=retrievers, store=store,
                   cross_encoder=args.cross_encoder, progress=progress_bar(),
                   on_strategy=_print_strategy_rows if stream and len(strategies) > 1 else None,
-                  retriever_options=retriever_options)
+                  retriever_options=retriever_options, engine=cli_search_engine(args))
     _print_notes(ev)
     embedded = sum(idx.embedded for idx in ev.indexes.values())
     total = sum(len(idx.chunks) for idx in ev.indexes.values())

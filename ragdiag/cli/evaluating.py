@@ -22,10 +22,11 @@ def register(sub) -> None:
     p.add_argument("--retrievers", default=None, help=retriever_help())
     p.add_argument("--out", help="write summary.json and per_query.csv to this folder")
     p.add_argument("--engine", choices=["local", "ray"], default="local",
-                   help="where chunks are embedded: in this process, or on Ray (pip install -r requirements-ray.txt)")
+                   help="where chunks are embedded and searched: in this process, or on Ray (pip install -r "
+                        "requirements-ray.txt): encoder actors, then the index in shards (the same results)")
     p.add_argument("--ray-address", default=None, help="with --engine ray: a cluster (e.g. auto, ray://head:10001); "
                                                        "default: start a local instance")
-    p.add_argument("--ray-actors", type=int, default=None, help="encoder actors (default: one per CPU, or per GPU)")
+    p.add_argument("--ray-actors", type=int, default=None, help="encoder actors, and search shards (default: one per CPU, or per GPU)")
     p.add_argument("--ray-gpus-per-actor", type=float, default=0.0, help="GPUs per encoder actor (default 0: CPU)")
     from .collections import add_collection_options
 

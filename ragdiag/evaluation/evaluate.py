@@ -31,7 +31,7 @@ from ..retrieval.base import QueryBatch, Unavailable
 from ..retrieval.bm25 import BM25Retriever
 from ..retrieval.dense import cosine_distances, normalisation_check
 from ..retrieval.registry import RunContext, build_retriever, index_context, parse_retrievers, retriever_spec
-from ..retrieval.search import Search, from_full, search
+from ..retrieval.search import LocalSearch, Search, SearchEngine, from_full
 from ..retrieval.vectors import rows_of
 from ..documents.truth import GroundTruth, Query
 
@@ -180,6 +180,7 @@ def evaluate(
     rerank_head: int = RERANK_HEAD,
     on_strategy: Callable[[Evaluation], None] | None = None,
     retriever_options: dict | None = None,
+    engine: SearchEngine | None = None,
 ) -> Evaluation:
     """Run every (strategy x retriever) configuration on every query of ``truth``.
 
@@ -192,7 +193,9 @@ def evaluate(
     ``on_strategy(partial)``, when given, receives the evaluation of the
     strategies finished so far, after each strategy (to show rows early).
     ``retriever_options``: more build options for the registry's retrievers
-    (e.g. ``rescore``, ``hnsw`` for the dense variants).
+    (e.g. ``rescore``, ``hnsw`` for the dense variants). ``engine``: where the searches run
+    (default :class:`~ragdiag.retrieval.search.LocalSearch`, this process; the results of
+    :class:`~ragdiag.retrieval.sharded.ShardedSearch` on Ray are the same).
     """
     from ..index.store.stamps import run_stamp  # here, not at import: the store is not needed to import this module
     from ..core.validate import positive_int, require_type
@@ -203,6 +206,7 @@ def evaluate(
     for name in ("encode", "count_tokens"):
         if not callable(getattr(encoder, name, None)):
             raise TypeError(f"encoder must be an encoder (with encode and count_tokens), got {type(encoder).__name__}")
+    engine = engine if engine is not None else LocalSearch()
     strats = parse_strategies(strategies)
     names = parse_retrievers(retrievers)
     queries = truth.queries
@@ -248,7 +252,7 @@ def evaluate(
                 except Unavailable as exc:
                     unavailable[name] = exc.reason
                     continue
-                found = search(retriever, batch, depth=TOP, targets=targets)
+                found = engine.search(retriever, batch, depth=TOP, targets=targets)
                 seconds = time.perf_counter() - t
                 if progress is not None:
                     progress(ProgressEvent("rank", strategy.name, name, 1, 1))

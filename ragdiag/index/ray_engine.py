@@ -1,5 +1,7 @@
 """Embedding on a Ray cluster: ``eval --engine ray`` (optional; ``pip install -r requirements-ray.txt``).
 
+(The same option also searches on Ray: :mod:`ragdiag.retrieval.ray_search`.)
+
 :class:`RayEncoder` wraps the in-process encoder: stamp, token counts and
 windows come from it unchanged, and only ``encode`` runs on the cluster, as a
 Ray Data ``map_batches`` over a pool of encoder actors (one per CPU, or per
@@ -27,7 +29,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["RayEncoder", "RayUnavailable"]
+__all__ = ["RayEncoder", "RayUnavailable", "start_ray"]
 
 
 class RayUnavailable(RuntimeError):
@@ -113,6 +115,23 @@ def _reachable(address: str | None, timeout: float = CONNECT_TIMEOUT_S) -> None:
                              f"{getattr(exc, 'strerror', None) or exc}") from None
 
 
+def start_ray(address: str | None = None, *, runtime_env: dict | None = None) -> None:
+    """Start a local Ray instance, or reach ``address``, unless this process is connected already.
+
+    ragdiag travels with the job (``py_modules``), so workers import the same code.
+    """
+    ray = _ray()
+    if ray.is_initialized():
+        return
+    _reachable(address)
+    package = str(Path(__file__).resolve().parents[1])
+    try:
+        ray.init(address=address, ignore_reinit_error=True, include_dashboard=False,
+                 log_to_driver=False, runtime_env={"py_modules": [package], **(runtime_env or {})})
+    except Exception as exc:  # noqa: BLE001 - any failure to reach the cluster is reported as such
+        raise RayUnavailable(f"cannot start or reach Ray at {address or 'a new local instance'}: {exc}") from None
+
+
 class RayEncoder:
     """The in-process encoder with ``encode`` on Ray (see the module doc)."""
 
@@ -125,15 +144,9 @@ class RayEncoder:
         self._factory = _encoder_factory(encoder)
         stamp = getattr(encoder, "stamp", None)
         self._weights = getattr(stamp, "weights_sha256", None)
-        ray = _ray()
-        if init and not ray.is_initialized():
-            _reachable(address)
-            package = str(Path(__file__).resolve().parents[1])
-            try:
-                ray.init(address=address, ignore_reinit_error=True, include_dashboard=False,
-                         log_to_driver=False, runtime_env={"py_modules": [package], **(runtime_env or {})})
-            except Exception as exc:  # noqa: BLE001 - any failure to reach the cluster is reported as such
-                raise RayUnavailable(f"cannot start or reach Ray at {address or 'a new local instance'}: {exc}") from None
+        _ray()  # RayUnavailable, with the install hint, when Ray is missing
+        if init:
+            start_ray(address, runtime_env=runtime_env)
 
     def __getattr__(self, name):
         return getattr(self._encoder, name)

@@ -276,7 +276,7 @@ class BM25Index:
         self._dense_row = {int(t): i for i, t in enumerate(frequent)}
         self._dense = self.weights[frequent].toarray() if frequent.size else np.zeros((0, n))
 
-    def _query_terms(self, query: str) -> tuple[np.ndarray, np.ndarray]:
+    def query_terms(self, query: str) -> tuple[np.ndarray, np.ndarray]:
         """A query's known term ids (ascending) and their counts."""
         ids = [j for j in map(self.vocab.get, tokenize(query)) if j is not None]
         terms, counts = np.unique(np.asarray(ids, dtype=np.int64), return_counts=True)
@@ -304,7 +304,7 @@ class BM25Index:
         row, terms in ascending id order: per document the same products added in
         the same order as the CSR product of :meth:`scorer`, so equal bit for bit.
         """
-        terms, counts = self._query_terms(query)
+        terms, counts = self.query_terms(query)
         w, out = self.weights, np.zeros(self.n_docs)
         for t, c in zip(terms.tolist(), counts.tolist()):
             d = self._dense_row.get(t)

@@ -20,7 +20,7 @@ import numpy as np
 from .base import QueryBatch, Ranking, Retriever, top_k_desc
 from .search import BLOCK_ELEMENTS, Search, full_scores
 
-__all__ = ["rrf_fuse", "rrf_scores", "ranks_from_orders", "fuse_pools", "HybridRetriever"]
+__all__ = ["rrf_fuse", "rrf_scores", "ranks_from_orders", "fuse_pools", "RemotePart", "HybridRetriever"]
 
 _POOL = 1024  # the first pool depth of each part (at least 4 x depth): RRF's top rarely needs more
 _FULL_UP_TO = 32768  # up to this many chunks, fusing full rankings (vectorised over queries) is the faster way
@@ -167,7 +167,34 @@ class _PartRanks:
         self._merge(pos, ranks)
 
 
-def fuse_pools(rows: Sequence[np.ndarray], depth: int, targets: np.ndarray, *, k: int = 60,
+class RemotePart(_PartRanks):
+    """A part whose score row is held elsewhere (by shards), for :func:`fuse_pools`.
+
+    ``top(depth)`` gives the first ``depth`` positions of the row's stable descending
+    sort (score desc, position asc); ``ranks(pos)`` the exact 1-based ranks of ``pos``
+    in that sort. Only the pool and the counted ranks are held here, never the row.
+    """
+
+    def __init__(self, n: int, top, ranks):
+        self.n, self.depth = int(n), 0
+        self.pos = np.zeros(0, dtype=np.int64)
+        self.rank = np.zeros(0, dtype=np.int64)
+        self._top, self._ranks = top, ranks
+
+    def deepen(self, depth: int) -> None:
+        """Know the ranks of the top ``depth`` (one call to ``top``; no-op when the pool is that deep already)."""
+        depth = min(depth, self.n)
+        if depth > self.depth:
+            order = np.asarray(self._top(depth), dtype=np.int64)
+            self._merge(order, np.arange(1, order.size + 1))
+            self.depth = depth
+
+    def count(self, pos: np.ndarray) -> None:
+        """The exact ranks of ``pos`` (one call to ``ranks``)."""
+        self._merge(pos, np.asarray(self._ranks(pos), dtype=np.int64))
+
+
+def fuse_pools(rows: Sequence[np.ndarray | RemotePart], depth: int, targets: np.ndarray, *, k: int = 60,
                pool: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
     """One query's RRF top ``depth`` and best target's fused rank, from each part's score row.
 
@@ -177,8 +204,9 @@ def fuse_pools(rows: Sequence[np.ndarray], depth: int, targets: np.ndarray, *, k
 
     Parameters
     ----------
-    rows : sequence of numpy.ndarray
-        One score row per fused part (higher is better), all of the same length.
+    rows : sequence of numpy.ndarray or RemotePart
+        One score row per fused part (higher is better), all of the same length; or a
+        :class:`RemotePart` giving that row's pools and ranks (a row held by shards).
     depth : int
         How many fused chunks to return.
     targets : numpy.ndarray of int
@@ -214,8 +242,8 @@ def fuse_pools(rows: Sequence[np.ndarray], depth: int, targets: np.ndarray, *, k
     >>> order.tolist(), r
     ([0, 2, 1], 3)
     """
-    n = rows[0].size
-    parts = [_PartRanks(r) for r in rows]
+    parts = [r if isinstance(r, _PartRanks) else _PartRanks(r) for r in rows]
+    n = parts[0].n
     L = len(parts)
     depth = min(depth, n)
     targets = np.unique(np.asarray(targets, dtype=np.int64))

@@ -23,13 +23,13 @@ always that of the full stable sort of the scores the blocks computed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
 from .base import QueryBatch, Retriever
 
-__all__ = ["Search", "BLOCK_ELEMENTS", "MAX_BLOCK_CHUNKS", "block_size", "block_search", "search",
+__all__ = ["Search", "SearchEngine", "LocalSearch", "BLOCK_ELEMENTS", "MAX_BLOCK_CHUNKS", "block_size", "block_search", "search",
            "full_scores", "target_ranks_from_orders", "from_full"]
 
 #: Scores held at once, (queries x chunks of one block): 4M values, 32 MB in float64.
@@ -85,23 +85,28 @@ def _merge(pos: np.ndarray, sc: np.ndarray, depth: int) -> tuple[np.ndarray, np.
     return np.take_along_axis(pos, o, axis=1), np.take_along_axis(sc, o, axis=1)
 
 
-def _blocks(n: int, block: int):
-    for start in range(0, n, block):
+def _blocks(n: int, block: int, lo: int = 0, hi: int | None = None):
+    """The blocks ``[start, start + block)`` (cut at ``n``) of the grid of ``block`` whose start is in ``[lo, hi)``."""
+    first = -(-lo // block) * block
+    for start in range(first, n if hi is None else min(n, hi), block):
         yield start, min(n, start + block)
 
 
-def _pass(score: Scorer, n: int, nq: int, depth: int, thresholds, *, block: int, watch=None):
+def _pass(score: Scorer, n: int, nq: int, depth: int, thresholds, *, block: int, watch=None,
+          lo: int = 0, hi: int | None = None):
     """One pass over the blocks: top ``depth`` (if depth) and counts above ``thresholds`` (if given).
 
     ``thresholds`` is ``(score, position)`` per query; ``watch`` is ``(rows, cols)``
-    of chunks whose block scores are returned (to check the targets' scores).
+    of chunks whose block scores are returned (to check the targets' scores; nan for
+    a chunk outside the blocks passed). ``lo``, ``hi``: only the blocks of the grid
+    whose start lies in ``[lo, hi)`` (a shard's part of the pass; positions stay global).
     """
     depth = min(depth, n)
     best_pos = np.zeros((nq, 0), dtype=np.int64)
     best_sc = np.zeros((nq, 0))
     counts = np.zeros(nq, dtype=np.int64)
-    seen = None if watch is None else np.zeros(len(watch[0]))
-    for start, stop in _blocks(n, block):
+    seen = None if watch is None else np.full(len(watch[0]), np.nan)
+    for start, stop in _blocks(n, block, lo, hi):
         S = np.ascontiguousarray(score(slice(start, stop)))
         if depth:
             idx = _select(S, depth)
@@ -183,6 +188,24 @@ def target_ranks_from_orders(orders: np.ndarray, targets: Sequence[np.ndarray]) 
         if t.size:
             out[i] = int(np.flatnonzero(np.isin(orders[i], t))[0]) + 1
     return out
+
+
+class SearchEngine(Protocol):
+    """Where a retriever's search runs: :class:`LocalSearch` (this process) or shards
+    (:class:`~ragdiag.retrieval.sharded.ShardedSearch`, on Ray with ``eval --engine ray``); the same result."""
+
+    def search(self, retriever: Retriever, batch: QueryBatch, *, depth: int,
+               targets: Sequence[np.ndarray] | None = None) -> Search:
+        """:func:`search`'s result: the top ``depth`` per query and the best target's rank."""
+
+
+class LocalSearch:
+    """The search engine of a single process: :func:`search`."""
+
+    def search(self, retriever: Retriever, batch: QueryBatch, *, depth: int,
+               targets: Sequence[np.ndarray] | None = None) -> Search:
+        """:func:`search` of ``retriever`` in this process."""
+        return search(retriever, batch, depth=depth, targets=targets)
 
 
 def search(retriever: Retriever, batch: QueryBatch, *, depth: int,
