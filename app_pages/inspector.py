@@ -51,9 +51,11 @@ search = f1.text_input("Search queries by text or id", key="search", bind="query
                        placeholder="e.g. q03 or 'kernel'")
 failures = f2.checkbox("Only failures", key="failures", bind="query-params",
                        help="Answerable queries not answered, and off-topic queries that get sources (bluffs).")
-stage = f3.selectbox("Outcome", ["any", *OUTCOMES], key="stage", bind="query-params",
-                     format_func=lambda s: RUNG_WORDS.get(s, s),
+# not bound to the URL: a bound picker keeps its words there, and links say the rung (?stage=destroyed)
+url_synced("stage", ["any", *OUTCOMES], fallback="any")
+stage = f3.selectbox("Outcome", ["any", *OUTCOMES], key="stage", format_func=lambda s: RUNG_WORDS.get(s, s),
                      help="Under the chosen configuration at the context's cut and keep.")
+write_url("stage", None if stage == "any" else stage)
 
 ids = [q.id for q in ev.queries]
 shown = [qid for qid in ids
