@@ -104,18 +104,30 @@ def test_inspector_stage_filter_from_url(tiny, library):
     at = app("app_pages/inspector.py", config="A/dense", stage="destroyed")
     shown = [o.split(" · ")[0] for o in at.selectbox(key="q").options]  # "id · outcome · text"
     assert shown == fs["A/dense"].queries("destroyed")
-    for label, f in fs.items():
-        lost = [r for r in f.rows if r.stage in ("ranked-low", "not-in-pool")]
-        if lost:  # a query lost at ranking: the chunks above its holder are listed
+    checked = 0  # at keep 1 the tiny corpus has queries whose answer ranks below the one place given
+    from ragdiag.analyses.funnel import funnels
+    from ragdiag.core.gate import Gate
+
+    for label, f in {f.config.label: f for f in funnels(library, gate=Gate(keep=1, cut=0.6, k=1))}.items():
+        for r in [r for r in f.rows if r.stage in ("ranked-low", "not-in-pool")][:1]:
+            # a query lost at ranking: the passages given in its place, and the answer's own passage quoted
             from ragdiag.analyses.hubs import crowding
 
-            r = lost[0]
-            at = app("app_pages/inspector.py", q=r.query_id, config=label)
-            shown = frame_with(at, "k-occurrence")
-            expected = crowding(library, label, library.query_index(r.query_id), k=4)
-            assert shown["chunk"].tolist() == [c["chunk"] for c in expected]
-            assert shown["k-occurrence"].tolist() == [c["k-occurrence"] for c in expected]
-            break
+            at = app("app_pages/inspector.py", q=r.query_id, config=label, keep="1")
+            expected = crowding(library, label, library.query_index(r.query_id), keep=1)
+            shown = frame_with(at, "closer than the answer by")
+            assert shown["passage"].tolist() == [c.chunk for c in expected.crowders]
+            assert shown["rank"].tolist() == list(range(1, len(expected.crowders) + 1))
+            assert shown["in the top 1 of (queries)"].tolist() == [c.k_occurrence for c in expected.crowders]
+            top = frame_with(at, "score")  # the whole list, in its expander: the crowding is not a copy of it
+            assert len(top) > len(shown)
+            holder = library.indexes[label.split("/")[0]].chunks[expected.answer_position]
+            from ragdiag.index.citations import CharLocator
+
+            assert any(c.value.endswith(CharLocator(holder.start, holder.end).fragment) for c in at.code)  # its locator
+            assert any(holder.content[:40] in h.proto.body for h in at.html)  # and its text, though not given
+            checked += 1
+    assert checked, "the tiny corpus has a query lost at ranking"
 
 
 def test_hubs_page_equals_library(tiny, library):
