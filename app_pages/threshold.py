@@ -18,6 +18,7 @@ from ui.gate_charts import flips, mirrored_histogram, tradeoff_curve, x_extent
 from ui.html import md_text, quote_html
 from ui.jobs import evaluation
 from ui.model_cut import model_cut_caption
+from ui.chart_theme import themed
 
 st.title("Threshold")
 ev, token = evaluation()
@@ -105,7 +106,7 @@ lo, hi = x_extent(cache.distances_for(token, config, keep, ev)["distance"], cut,
                   *(c for c in (choice.cut, choice.conformal_cut) if c is not None), pad=0.03)
 h, t = st.columns(2)
 dist = cache.distances_for(token, config, keep, ev)
-h.altair_chart(mirrored_histogram(dist, cut=cut), width="stretch")
+h.altair_chart(themed(mirrored_histogram(dist, cut=cut)), width="stretch")
 TRADEOFF = f"tradeoff_{ctx.cut_words}"  # a new chart per cut: an old click is never applied again
 
 
@@ -116,7 +117,7 @@ def _picked() -> None:
         use(cut=float(points[0]["cut"]))
 
 
-t.altair_chart(tradeoff_curve(curve, cut=cut, goal=target, goal_kind="bluffs" if goal.max_bluff is not None
+t.altair_chart(themed(tradeoff_curve(curve, cut=cut, goal=target, goal_kind="bluffs" if goal.max_bluff is not None
                               else "answered", extent=(lo, hi), pick="pick",
                               markers={"fitted here": choice.cut, "proposed": proposed},
                               queries={"answered": ([q for q, i in zip(inputs.query_ids, inputs.in_domain) if i],
@@ -124,7 +125,7 @@ t.altair_chart(tradeoff_curve(curve, cut=cut, goal=target, goal_kind="bluffs" if
                                        "bluffs": ([q for q, i in zip(inputs.query_ids, inputs.in_domain) if not i],
                                                   inputs.closest[~inputs.in_domain])},
                               title=f"Answered {pct(row.answered / n_in if n_in else None)}, bluffs "
-                                    f"{pct(row.bluffs / n_ood if n_ood else None)} at cut {ctx.cut_words}"),
+                                    f"{pct(row.bluffs / n_ood if n_ood else None)} at cut {ctx.cut_words}")),
                width="stretch", key=TRADEOFF, on_select=_picked, selection_mode="pick")
 
 with st.expander("The trade-off as a table: every cut where a query changes outcome"):
