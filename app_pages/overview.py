@@ -86,13 +86,15 @@ if fs:
                f"{ctx.keep}), or answered. Counts are over all phrasings.")
     with st.expander("The bars as a table, with their links (for the keyboard and screen readers)"):
         bars = frame[frame["queries"] > 0]
-        st.dataframe(pd.DataFrame({
-            "configuration": bars["config"], "lost at": [RUNG_WORDS.get(s, s) for s in bars["stage"]],
-            "queries": bars["queries"], "of": bars["of"],
+        btable, bsame = drop_constant(pd.DataFrame({
+            "configuration": bars["config"], "outcome": [RUNG_WORDS.get(s, s) for s in bars["stage"]],
+            "queries": bars["queries"], "of (queries)": bars["of"],
             "share (95% interval)": [interval(s, lo, hi) for s, lo, hi in zip(bars["share"], bars["low"], bars["high"])],
-            "link": bars["link"]}), hide_index=True, key="funnel_links",
-            column_config={"link": st.column_config.LinkColumn("link", display_text="open in the Inspector")})
-        st.caption("What a bar's hover says and where its click goes: each configuration's queries at each stage.")
+            "link": bars["link"]}), keep=["configuration", "outcome", "link"])
+        st.dataframe(btable, hide_index=True, key="funnel_links",
+                     column_config={"link": st.column_config.LinkColumn("link", display_text="open in the Inspector")})
+        st.caption("What a bar's hover says and where its click goes: each configuration's queries at each stage."
+                   + (" " + md_text(said_once(bsame)) if bsame else ""))
     ftable, fconst = funnel_view(funnel_rows(fs))
     st.dataframe(highlight_row(ftable, "configuration", chosen), hide_index=True, key="funnel_table")
     if fconst:

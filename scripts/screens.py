@@ -40,11 +40,20 @@ SHOTS = [
 ]
 
 
+#: Every widget drawn: Streamlit loads a widget's code on first use and shows a grey placeholder until then.
+DRAWN = """() => [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stElementContainer"]')]
+    .every(el => el.offsetHeight === 0 || el.querySelector('[data-testid]:not([data-testid="stSkeleton"])'))
+    && !document.querySelector('[data-testid="stSkeleton"]')"""
+
+
 def settle(page) -> None:
-    """Twice: a strategy finishing in the background reruns the page."""
+    """Twice: a strategy finishing in the background reruns the page; then every widget's code loaded."""
     for _ in range(2):
         page.wait_for_function(SETTLED, timeout=LIMIT_MS, polling=250)
         page.wait_for_timeout(400)  # let the last rerun start, if any, before reading its state again
+    page.wait_for_load_state("networkidle", timeout=LIMIT_MS)
+    page.wait_for_function(DRAWN, timeout=LIMIT_MS, polling=250)
+    page.evaluate("document.fonts.ready")
 
 
 def main(only: str = "") -> None:
