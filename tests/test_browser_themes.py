@@ -2,6 +2,9 @@
 
 * Under 1,000 px the sidebar starts folded (Streamlit's own rule folds it only under 768 px) and its button opens
   it; at 1,400 px it starts open.
+* A row selected in the Inspector's failures table opens that query on the same page and in the URL, the
+  context unchanged (it once came back as the configuration's stale label when the recommendation had changed
+  while the strategies finished).
 * In the dark and the light theme (the visitor's system setting), every text a chart draws contrasts with the
   page's background at least 4.5 : 1 (WCAG AA), read from the rendered SVG's computed colours.
 
@@ -34,6 +37,10 @@ CONTRAST_JS = """() => {
   }
   return {background: getComputedStyle(app).backgroundColor, texts: out};
 }"""
+
+
+SETTLED = """() => !document.body.innerText.includes('Strategies still computing')
+    && !document.querySelector('[data-testid="stStatusWidget"]') && document.querySelector('[data-testid="stMain"] h1')"""
 
 
 def _open(browser, server, path: str, *, width: int = 1400, scheme: str = "light"):
@@ -78,5 +85,46 @@ def test_chart_text_contrasts_with_the_background_in_both_themes(browser, server
         assert seen["texts"], seen
         low = [t for t in seen["texts"] if t["ratio"] < 4.5]
         assert not low, (scheme, path, seen["background"], low[:10])
+    finally:
+        ctx.close()
+
+
+def test_a_failure_selected_in_the_table_opens_on_the_same_page_and_in_the_url(browser, server):
+    """The failures table (grouped by cause): selecting its second row opens that query below, and the URL holds it."""
+    import re
+    from urllib.parse import parse_qs, urlparse
+
+    ctx, page = _open(browser, server, "/inspector?config=A%2Fdense&cut=0.600")
+    try:
+        for _ in range(2):  # every strategy computed: a background strategy finishing reruns the page
+            page.wait_for_function(SETTLED, timeout=SETTLE_LIMIT_MS, polling=250)
+            page.wait_for_timeout(400)
+        page.get_by_text(re.compile(r"The \d+ failures, grouped by cause")).click()
+        grid = (page.locator('[data-testid="stExpander"]').filter(has_text="grouped by cause")
+                .locator('[data-testid="stDataFrame"]').first)
+        grid.wait_for(timeout=TIMEOUT_MS)
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "inspector-failures-open.png"))
+        query_id = re.compile(r"q\d:(course|ticket)")
+        rows = grid.locator('[role="row"]').filter(has_text=query_id)  # the data rows, in the grid's DOM
+        rows.nth(1).wait_for(state="attached", timeout=TIMEOUT_MS)
+        second = query_id.search(rows.nth(1).inner_text()).group(0)
+        before = parse_qs(urlparse(page.url).query).get("q", [""])[0]
+        assert second != before, (second, before)
+        box = grid.bounding_box()
+        row_h = 35  # the grid's row height (its header row too)
+        page.mouse.click(box["x"] + 14, box["y"] + row_h * 2 + row_h / 2)  # the second row's selection cell
+        page.wait_for_function(f"() => new URLSearchParams(location.search).get('q') === {second!r}",
+                               timeout=TIMEOUT_MS)
+        wait_settled(page)
+        from apptest import TRUTH
+
+        phrasing = second.split(":")
+        expected = next(q["queries"][phrasing[1]] for q in TRUTH["questions"] if q["id"] == phrasing[0])
+        page.locator('[data-ragdiag="question"]').get_by_text(expected).wait_for(timeout=TIMEOUT_MS)  # opened below
+        params = parse_qs(urlparse(page.url).query)
+        assert params["config"] == ["A/dense"] and params["cut"] == ["0.600"]  # the context stays in the link
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "inspector-failure-selected.png"))
     finally:
         ctx.close()
