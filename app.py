@@ -22,6 +22,7 @@ import streamlit as st
 from ragdiag.retrieval.registry import load_plugins
 from ui.collection_view import collection_spec
 from ui.context import context_done, context_sidebar
+from ui.html import NARROW_SIDEBAR
 from ui.state import FAVICON, sidebar
 
 load_plugins()  # idempotent: a module is imported once per process
@@ -61,11 +62,17 @@ PAGES = {
 st.sidebar.markdown("""<style>
 [data-testid="stMetricValue"] > div { white-space: normal !important; overflow: visible !important;
                                       text-overflow: clip !important; }
+[data-testid="stElementContainer"]:has(#ragdiag-narrow-sidebar) { display: none !important; }
 @media (max-width: 1000px) {
   [data-testid="stHorizontalBlock"] { flex-wrap: wrap !important; }
   [data-testid="stHorizontalBlock"] > [data-testid="stColumn"] { min-width: 220px !important; flex: 1 1 220px !important; }
 }
 </style>""", unsafe_allow_html=True)
+
+# Under 1,000 px the sidebar starts folded, once per tab (the visitor may open it again): Streamlit's own "auto" folds it
+# only under 768 px. Drawn first in the main block (a sidebar element would be the last HTML block a page shows); its
+# container takes no room.
+st.html(NARROW_SIDEBAR, unsafe_allow_javascript=True)
 
 collection = bool(collection_spec())
 if collection:  # the operator opened a collection (RAGDIAG_COLLECTION): its page alone

@@ -11,6 +11,7 @@ from ui.html import chunk_map_html, md_text
 from ui.jobs import evaluation
 from ui.tables import chunking_view, destroyed_view, sizes_view, truncated_view
 from ui.state import text_part
+from ui.chart_theme import themed
 
 st.title("Chunking")
 ev, token = evaluation()
@@ -32,7 +33,7 @@ same_caption(constant)
 
 sizes = chunk_sizes(ev)
 left, right = st.columns([3, 2])
-left.altair_chart(chunk_size_chart(sizes), width="stretch")
+left.altair_chart(themed(chunk_size_chart(sizes)), width="stretch")
 right.dataframe(sizes_view(size_summary(sizes)), hide_index=True)
 
 destroyed = destroyed_frame(ev)

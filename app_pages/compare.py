@@ -25,6 +25,7 @@ from ui import cache
 from ui.context import context, link_params
 from ui.jobs import evaluation
 from ui.state import config_labels
+from ui.chart_theme import themed
 
 ACCENT, GREY = "#1f77b4", "#b0b0b0"
 st.title("Compare")
@@ -146,10 +147,10 @@ if view == "ship":
                                              scale=alt.Scale(domain=[0, 1])), x2="high:Q", color=colour)
              + base.mark_point(filled=True, size=60).encode(
                  x="R@4:Q", color=colour, tooltip=["configuration", "code", alt.Tooltip("R@4:Q", format=".2f")]))
-    st.altair_chart(titled(chart.properties(height=alt.Step(20)),
-                           f"{n_set} of {len(df)} configurations are not shown worse than the best",
-                           f"R@{PRIMARY_K} with its {RECALL_INTERVAL_WORDS.split(' (')[0]}; the tier is simultaneous "
-                           f"over all {len(df)} ({res.method})"), width="stretch")
+    st.altair_chart(themed(titled(chart.properties(height=alt.Step(20)),
+                                  f"{n_set} of {len(df)} configurations are not shown worse than the best",
+                                  f"R@{PRIMARY_K} with its {RECALL_INTERVAL_WORDS.split(' (')[0]}; the tier is "
+                                  f"simultaneous over all {len(df)} ({res.method})")), width="stretch")
     # one format for a rate and a difference, as in sentences: "62% (48–75)", "−12 pts (−38 to +12)" (this minus
     # the best: negative is worse)
     shown_df = pd.DataFrame({
@@ -195,10 +196,10 @@ elif view == "switches":
                                        x2="high:Q", color=colour)
              + base.mark_point(filled=True, size=60).encode(x="difference:Q", color=colour,
                                                             tooltip=["contrast", "wins", "losses", "destroyed"]))
-    st.altair_chart(titled(chart.properties(height=alt.Step(20)),
-                           f"Mean difference per switch, points: {words}",
-                           f"each switch alone, per retriever, {len(df)} contrasts simultaneous over questions "
-                           f"({res.method})"), width="stretch")
+    st.altair_chart(themed(titled(chart.properties(height=alt.Step(20)),
+                                  f"Mean difference per switch, points: {words}",
+                                  f"each switch alone, per retriever, {len(df)} contrasts simultaneous over questions "
+                                  f"({res.method})")), width="stretch")
     table = df.drop(columns=["contrast"]).assign(contrast=[r.contrast for r in res.rows])
     table = table[["switch", "contrast", *[c for c in table.columns if c not in ("switch", "contrast")]]]
     st.dataframe(table, hide_index=True,

@@ -10,6 +10,7 @@ from ui.diag_charts import pareto_chart
 from ui.context import context
 from ui.fmt import dash_missing, drop_constant, highlight_row, rate
 from ui.jobs import evaluation
+from ui.chart_theme import themed
 
 st.title("Cost")
 st.caption(f"Per configuration: index build time, query latency (one query at a time, from its text to the ranked "
@@ -32,8 +33,8 @@ st.caption("Measured on " + ", ".join(f"{k} {v}" for k, v in machine.items()))
 frame = cost_frame(items)
 quality = f"R@{PRIMARY_K}"
 left, right = st.columns(2)
-left.altair_chart(pareto_chart(frame, "ms/query median", "Pareto (latency)", quality), width="stretch")
-right.altair_chart(pareto_chart(frame, "prompt tokens/query", "Pareto (prompt)", quality), width="stretch")
+left.altair_chart(themed(pareto_chart(frame, "ms/query median", "Pareto (latency)", quality)), width="stretch")
+right.altair_chart(themed(pareto_chart(frame, "prompt tokens/query", "Pareto (prompt)", quality)), width="stretch")
 share = f"{quality} (share of queries)"
 shown = (frame.assign(**{share: [rate(r.recall) for r in items], "Pareto (latency)": frame["Pareto (latency)"].map(
              {True: "yes", False: ""}), "Pareto (prompt)": frame["Pareto (prompt)"].map({True: "yes", False: ""})})

@@ -10,6 +10,7 @@ from ragdiag.present.history import HistoryError, open_history
 from ui.fmt import rate
 from ui.history_charts import PICK, trend_chart, trend_frame
 from ui.html import md_text
+from ui.chart_theme import themed
 
 st.title("History")
 path = os.environ.get("RAGDIAG_HISTORY", "")
@@ -44,7 +45,7 @@ with hist:
                     f"{rate(first.measures.answered)} → {rate(accepted[-1].measures.answered)}; "
                     f"{len(accepted)} accepted runs; failed gate candidates: {sum(not p.run.accepted for p in points)}.")
     frame = trend_frame(points)
-    event = st.altair_chart(trend_chart(frame, config=config), on_select="rerun", selection_mode=PICK,
+    event = st.altair_chart(themed(trend_chart(frame, config=config)), on_select="rerun", selection_mode=PICK,
                             key="history_chart")
     st.caption(f"Each run's own cut and keep (stamped in it): cut {m.cut:g}, keep {m.keep} in the latest. "
                "Click a point to see which questions changed in that run.")

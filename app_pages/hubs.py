@@ -10,6 +10,7 @@ from ui.context import context, link_params
 from ui.html import md_text
 from ui.fmt import dash_missing, drop_constant
 from ui.jobs import evaluation
+from ui.chart_theme import themed
 
 st.title("Hubs")
 st.caption("A hub is a chunk that reaches the top k of an unusually large share of queries: its k-occurrence "
@@ -44,7 +45,7 @@ if not items:
     st.info("No chunk matches.")
     st.stop()
 frame = hub_frame(items)
-st.altair_chart(hub_chart(frame), width="stretch")
+st.altair_chart(themed(hub_chart(frame)), width="stretch")
 shown = frame.rename(columns={"doc_id": "document", "occurrences": "occurrences (queries)",
                               "questions": "questions (in whose top k)", "expected": "expected (queries)",
                               "hub": "hub", "displaced": "displaced (queries)"})

@@ -15,7 +15,7 @@ from ui.about import about_run
 from ui.context import config_words, context, url_synced, write_url
 from ragdiag.analyses.cause import CAUSES, causes as binding_causes
 from ui.diag import funnels_for
-from ui.fmt import dash_missing, drop_constant, highlight_row, said_once
+from ui.fmt import DASH, dash_missing, drop_constant, highlight_row, ordinal, said_once
 from ui.frames import top_hits
 from ui.html import md_text, quote_html
 from ui.inspect_words import (CAUSE_WORDS, FAILURES, OUTCOMES, RUNG_WORDS, answered_under, cause_sentence,
@@ -51,9 +51,11 @@ search = f1.text_input("Search queries by text or id", key="search", bind="query
                        placeholder="e.g. q03 or 'kernel'")
 failures = f2.checkbox("Only failures", key="failures", bind="query-params",
                        help="Answerable queries not answered, and off-topic queries that get sources (bluffs).")
-stage = f3.selectbox("Outcome", ["any", *OUTCOMES], key="stage", bind="query-params",
-                     format_func=lambda s: RUNG_WORDS.get(s, s),
+# not bound to the URL: a bound picker keeps its words there, and links say the rung (?stage=destroyed)
+url_synced("stage", ["any", *OUTCOMES], fallback="any")
+stage = f3.selectbox("Outcome", ["any", *OUTCOMES], key="stage", format_func=lambda s: RUNG_WORDS.get(s, s),
                      help="Under the chosen configuration at the context's cut and keep.")
+write_url("stage", None if stage == "any" else stage)
 
 ids = [q.id for q in ev.queries]
 shown = [qid for qid in ids
@@ -144,41 +146,82 @@ else:
                 "source is a bluff.")
 
 chunks = ev.indexes[res.config.strategy].chunks
-if query.in_domain and o.outcome in ("ranked-low", "not-in-pool", "truncated"):
+needle_of = (lambda c: (question.start, question.end) if question is not None and c.doc_id == question.doc_id
+             else None)
+
+
+def _where(c) -> str:
+    return f"{md_text(c.id)} · {md_text(c.doc_id)} › {md_text(c.section or '(preamble)')}"
+
+
+def _under(d: float) -> str:
+    return "passes the cut" if d < cut else "over the cut"
+
+
+crowd = crowding(ev, config, qi, keep=keep) if query.in_domain and o.outcome != "destroyed" else None
+if crowd is not None and crowd.crowders:  # the answer ranked below the places the gate fills: who took them
+    ans_at = (f"ranked {ordinal(crowd.answer_rank)}" if crowd.answer_rank
+              else f"not in the top {res.top_order.shape[1]}")
+    ans_d = f" at distance {crowd.answer_distance:.3f}" if crowd.answer_distance is not None else ""
+    more = crowd.above - len(crowd.crowders)
     st.subheader(f"What crowded the answer out under {config}")
-    st.caption(f"The chunks ranked above the first chunk holding the answer, with how many queries have each in "
-               f"their top {k} (k-occurrence; ratio to the expectation if uniform) and boilerplate flags.")
-    st.dataframe(pd.DataFrame(crowding(ev, config, qi, k=k)), hide_index=True, key="crowding",
-                 column_config={"distance": st.column_config.NumberColumn(format="%.3f")})
-st.subheader(f"Top hits of {config}")
+    st.markdown(f"The passage holding the answer is {ans_at}{ans_d}; the gate gives at most {keep} passages, and "
+                f"these {len(crowd.crowders)} ranked above it took those places"
+                + (f" ({more} more rank between them and the answer)." if more > 0 else "."))
+    st.dataframe(pd.DataFrame([{
+        "rank": c.rank, "passage": c.chunk, "document › section": f"{c.doc_id} › {c.section}",
+        "distance": c.distance, "closer than the answer by": c.closer_by,
+        "under the cut": "yes (given)" if c.distance < cut else "no",
+        f"in the top {keep} of (queries)": c.k_occurrence, "× expected": c.ratio,
+        "boilerplate": ", ".join(c.boilerplate) or DASH,
+    } for c in crowd.crowders]), hide_index=True, key="crowding",
+        column_config={"distance": st.column_config.NumberColumn(format="%.3f"),
+                       "closer than the answer by": st.column_config.NumberColumn(format="%+.3f"),
+                       "× expected": st.column_config.NumberColumn(format="%.2f")})
+    st.caption(f"closer than the answer by: the answer's distance minus the passage's (positive: the passage is "
+               f"closer to the query than the answer is). in the top {keep} of: how many queries get this passage "
+               f"in their top {keep} (× expected: against every passage being as likely; a hub crowds many).")
+    for c in crowd.crowders:
+        ch = chunks[int(res.top_order[qi, c.rank - 1])]
+        st.markdown(f"**#{c.rank}** {_where(ch)} · distance {c.distance:.3f} ({_under(c.distance)})")
+        st.html(quote_html(ch.content, base=ch.start, needle=needle_of(ch)))
+
+if crowd is not None and crowd.answer_position is not None:  # the answer's own passage, always quoted
+    ch = chunks[crowd.answer_position]
+    rank_words = (f"#{crowd.answer_rank}" if crowd.answer_rank else f"not in the top {res.top_order.shape[1]}")
+    d = crowd.answer_distance
+    if crowd.answer_rank and crowd.answer_rank <= keep:
+        given = "given" if d is not None and d < cut else f"not given: over the cut {ctx.cut_words}"
+    else:
+        given = f"not given: only the top {keep} are"
+    st.subheader("The passage holding the answer")
+    st.markdown(f"**{rank_words}** {_where(ch)}"
+                + (f" · distance {d:.3f} ({_under(d)}; {given})" if d is not None else f" · {given}")
+                + (f" · one of {crowd.holders} passages holding it" if crowd.holders > 1 else ""))
+    doc_ch = ev.corpus.document(ch.doc_id)
+    st.code(f"{doc_ch.path or doc_ch.id}{CharLocator(ch.start, ch.end).fragment}", language=None)
+    st.html(quote_html(ch.content, base=ch.start, needle=needle_of(ch)))
+elif query.in_domain and o.outcome == "destroyed":
+    st.markdown("**No passage holds the answer whole**: the chunking split it, so there is no passage to quote "
+                "(the answer itself is quoted above).")
+
 hits = top_hits(ev, config, qi, n=10)
 shown_hits, same_hits = drop_constant(hits.drop(columns=["position"]).rename(columns={"doc_id": "document"}),
                                       keep=["rank"])
-st.dataframe(shown_hits, hide_index=True,
-             column_config={"score": st.column_config.NumberColumn(format="%.4f"),
-                            "distance": st.column_config.NumberColumn(format="%.3f")})
-if same_hits:
-    st.caption(md_text(said_once(same_hits, "Every hit")))
-for _, h in hits.head(keep).iterrows():
-    c = chunks[int(h["position"])]
-    mark = " · holds the answer" if h["holds needle"] else ""
-    passed = "passes the cut" if h["distance"] < cut else "over the cut"
-    st.markdown(f"**#{h['rank']}** {md_text(c.id)} · {md_text(c.doc_id)} › {md_text(c.section or '(preamble)')} · "
-                f"score {h['score']:.4f} · distance {h['distance']:.3f} ({passed}){mark}")
-    needle_span = (question.start, question.end) if question is not None and c.doc_id == question.doc_id else None
-    st.html(quote_html(c.content, base=c.start, needle=needle_span))
-
-holder_rank = o.rank if query.in_domain else None
-if holder_rank and holder_rank > keep:  # the answer's own passage, quoted even when it is outside what is given
-    res_rank = holder_rank - 1
-    if res_rank < res.top_order.shape[1]:
-        c = chunks[int(res.top_order[qi, res_rank])]
-        d = float(res.top_distance[qi, res_rank])
-        st.markdown(f"**The passage holding the answer: #{holder_rank}** {md_text(c.id)} · {md_text(c.doc_id)} › "
-                    f"{md_text(c.section or '(preamble)')} · distance {d:.3f} "
-                    f"({'passes the cut' if d < cut else 'over the cut'}; not given: only the top {keep} are)")
-        st.html(quote_html(c.content, base=c.start, needle=(question.start, question.end)
-                           if question is not None and c.doc_id == question.doc_id else None))
+if crowd is None or not crowd.crowders:  # the passages the gate looks at, quoted (else quoted above)
+    st.subheader(f"Top {keep} passages of {config}")
+    for _, h in hits.head(keep).iterrows():
+        c = chunks[int(h["position"])]
+        mark = " · holds the answer" if h["holds needle"] else ""
+        st.markdown(f"**#{h['rank']}** {_where(c)} · score {h['score']:.4f} · distance {h['distance']:.3f} "
+                    f"({_under(h['distance'])}){mark}")
+        st.html(quote_html(c.content, base=c.start, needle=needle_of(c)))
+with st.expander(f"All top {len(hits)} hits of {config}"):
+    st.dataframe(shown_hits, hide_index=True, key="top_hits",
+                 column_config={"score": st.column_config.NumberColumn(format="%.4f"),
+                                "distance": st.column_config.NumberColumn(format="%.3f")})
+    if same_hits:
+        st.caption(md_text(said_once(same_hits, "Every hit")))
 
 st.subheader("Citation preview")
 kept = [(chunks[pos], d) for pos, d in kept_chunks(res, qi, Gate(keep, cut))]

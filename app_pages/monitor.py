@@ -18,6 +18,7 @@ from ui.fmt import rate
 from ui.html import md_text
 from ui.jobs import evaluation
 from ui.monitor_charts import monitor_frame, refused_chart
+from ui.chart_theme import themed
 
 st.title("Monitor")
 path = os.environ.get("RAGDIAG_MONITOR_LOG", "")
@@ -74,7 +75,7 @@ moved = mon.flagged
 band = f"{100 * cal.refused.low:.0f}–{100 * cal.refused.high:.0f}%"
 title = (f"{', '.join(p.period for p in moved)} left the calibration's {band}" if moved
          else f"Every {period} within the calibration's {band}")
-st.altair_chart(refused_chart(frame, title=title, period=period), width="stretch", key="monitor_chart")
+st.altair_chart(themed(refused_chart(frame, title=title, period=period)), width="stretch", key="monitor_chart")
 
 table = pd.DataFrame({
     period: frame["period"], "queries": frame["queries"],

@@ -11,13 +11,15 @@ from ui.about import about_run
 from ui.context import config_words, context, link_params
 from ui.diag import funnels_for
 from ui.diag_frames import funnel_frame, granular_frame, stage_queries_frame
-from ui.fmt import dash_missing, drop_constant, highlight_row, rate, said_once
+from ui.fmt import dash_missing, drop_constant, highlight_row, interval, rate, said_once
+from ui.inspect_words import RUNG_WORDS
 from ui.frames import filter_configs, recall_long
 from ui.html import md_text
 from ui.jobs import evaluation, first_strategy, url_strategies
 from ui.overview_charts import funnel_stack, funnel_waterfall, recall_dots
 from ui.state import access, load_inputs, settings
 from ui.tables import funnel_view, recall_view
+from ui.chart_theme import themed
 
 st.title("Overview")
 corpus, truth = load_inputs()
@@ -52,9 +54,9 @@ headline = (f"At k = {PRIMARY_K}, **{md_text(config_words(best.config))}** finds
 if mine is not None and mine.config != best.config:
     headline += f"; the context's {md_text(config_words(mine.config))}: {rate(mine.recall[PRIMARY_K])}"
 st.markdown(headline + ".")
-st.altair_chart(recall_dots(recall_long(rows, ks=[PRIMARY_K]), k=PRIMARY_K, chosen=ctx.config,
+st.altair_chart(themed(recall_dots(recall_long(rows, ks=[PRIMARY_K]), k=PRIMARY_K, chosen=ctx.config,
                             title=f"Recall at k = {PRIMARY_K}: highest estimate {best.config} "
-                                  f"({100 * best.recall[PRIMARY_K].estimate:.0f}%); Compare says which differ"))
+                                  f"({100 * best.recall[PRIMARY_K].estimate:.0f}%); Compare says which differ")))
 table, constant = recall_view(rows, ks=KS, primary=PRIMARY_K)
 st.dataframe(highlight_row(table, "configuration", ctx.config), hide_index=True, key="recall_table",
              height=min(38 + 35 * len(table), 880))
@@ -75,13 +77,24 @@ if fs:
     st.subheader(f"Where answers are lost: {md_text(chosen)} answers {n_ans} of {len(ff[chosen].rows)} "
                  f"answerable queries")
     left, right = st.columns([3, 2])
-    left.altair_chart(funnel_stack(frame, chosen=chosen), width="stretch")
-    right.altair_chart(funnel_waterfall(frame, chosen), width="stretch")
+    left.altair_chart(themed(funnel_stack(frame, chosen=chosen)), width="stretch")
+    right.altair_chart(themed(funnel_waterfall(frame, chosen)), width="stretch")
     st.caption(f"Every answerable query gets the first stage that lost its answer, in pipeline order: destroyed by "
                f"the chunking, truncated by the encoder window, not retrieved (not in the top 25; for a reranker: not among "
                f"those it re-scores), "
                f"ranked below k = keep = {ctx.keep}, refused or kept-but-wrong by the gate (cut {ctx.cut:.3f}, keep "
                f"{ctx.keep}), or answered. Counts are over all phrasings.")
+    with st.expander("The bars as a table, with their links (for the keyboard and screen readers)"):
+        bars = frame[frame["queries"] > 0]
+        btable, bsame = drop_constant(pd.DataFrame({
+            "configuration": bars["config"], "outcome": [RUNG_WORDS.get(s, s) for s in bars["stage"]],
+            "queries": bars["queries"], "of (queries)": bars["of"],
+            "share (95% interval)": [interval(s, lo, hi) for s, lo, hi in zip(bars["share"], bars["low"], bars["high"])],
+            "link": bars["link"]}), keep=["configuration", "outcome", "link"])
+        st.dataframe(btable, hide_index=True, key="funnel_links",
+                     column_config={"link": st.column_config.LinkColumn("link", display_text="open in the Inspector")})
+        st.caption("What a bar's hover says and where its click goes: each configuration's queries at each stage."
+                   + (" " + md_text(said_once(bsame)) if bsame else ""))
     ftable, fconst = funnel_view(funnel_rows(fs))
     st.dataframe(highlight_row(ftable, "configuration", chosen), hide_index=True, key="funnel_table")
     if fconst:

@@ -21,6 +21,7 @@ from ui.model_cut import model_cut_caption
 from ui.threshold_slices import slice_section, slice_verdict_line
 from ui.threshold_view import (cost_choice, cost_goal, current_cut_audit, current_cut_inputs, current_cut_sentence,
                                how_we_know, movers, proposal_costs)
+from ui.chart_theme import themed
 
 st.title("Threshold")
 ev, token = evaluation()
@@ -115,7 +116,7 @@ lo, hi = x_extent(cache.distances_for(token, config, keep, ev)["distance"], cut,
                                 cost.cut if cost is not None else None) if c is not None), pad=0.03)
 h, t = st.columns(2)
 dist = cache.distances_for(token, config, keep, ev)
-h.altair_chart(mirrored_histogram(dist, cut=cut, markers=today_at), width="stretch")
+h.altair_chart(themed(mirrored_histogram(dist, cut=cut, markers=today_at)), width="stretch")
 TRADEOFF = f"tradeoff_{ctx.cut_words}"  # a new chart per cut: an old click is never applied again
 
 
@@ -126,7 +127,7 @@ def _picked() -> None:
         use(cut=float(points[0]["cut"]))
 
 
-t.altair_chart(tradeoff_curve(curve, cut=cut, goal=target, goal_kind="bluffs" if goal.max_bluff is not None
+t.altair_chart(themed(tradeoff_curve(curve, cut=cut, goal=target, goal_kind="bluffs" if goal.max_bluff is not None
                               else "answered", extent=(lo, hi), pick="pick",
                               markers={"fitted here": choice.cut, "proposed": proposed, **today_at,
                                        "cost goal": cost.cut if cost is not None else None},
@@ -135,7 +136,7 @@ t.altair_chart(tradeoff_curve(curve, cut=cut, goal=target, goal_kind="bluffs" if
                                        "bluffs": ([q for q, i in zip(inputs.query_ids, inputs.in_domain) if not i],
                                                   inputs.closest[~inputs.in_domain])},
                               title=f"Answered {pct(row.answered / n_in if n_in else None)}, bluffs "
-                                    f"{pct(row.bluffs / n_ood if n_ood else None)} at cut {ctx.cut_words}"),
+                                    f"{pct(row.bluffs / n_ood if n_ood else None)} at cut {ctx.cut_words}")),
                width="stretch", key=TRADEOFF, on_select=_picked, selection_mode="pick")
 
 # the cut on screen as the thresholds file a service reads (`threshold --export` writes the proposed one)

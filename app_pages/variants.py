@@ -17,6 +17,7 @@ from ui.html import md_text
 from ui.jobs import evaluation_of
 from ui.model_cut import model_cut_caption
 from ui.state import access
+from ui.chart_theme import themed
 
 st.title("Variants")
 st.caption("Which embedding model, which precision, which index? Each variant is a retriever of the registry over "
@@ -100,7 +101,7 @@ chart = alt.Chart(frame).mark_point(filled=True, size=90).encode(
     tooltip=["variant", key, "low", "high", "bytes/vector", "ms/query"],
 )
 bars = alt.Chart(frame).mark_rule().encode(x="bytes/vector:Q", y="low:Q", y2="high:Q", color="model:N")
-st.altair_chart(bars + chart, width="stretch")
+st.altair_chart(themed(bars + chart), width="stretch")
 
 st.subheader("Verdicts against the baseline")
 for r in rows:

@@ -90,14 +90,24 @@ def test_hubs_on_the_tiny_corpus(tiny_eval):
     assert hubness(tiny_eval, "C/dense", k=2) == pytest.approx(skew(by_hand)) and skew(by_hand) > 0
 
 
-def test_crowding_lists_the_chunks_above_the_holder(tiny_eval):
+def test_crowding_lists_the_passages_given_in_the_answers_place(tiny_eval):
     i = tiny_eval.query_index("q1:ticket")  # dense rank 4 (see test_evaluate.py)
-    rows = crowding(tiny_eval, "C/dense", i, k=2)
     res = tiny_eval.result("C/dense")
-    assert [r["rank"] for r in rows] == [1, 2, 3]
     chunks = tiny_eval.indexes["C"].chunks
-    assert [r["chunk"] for r in rows] == [chunks[int(p)].id for p in res.top_order[i, :3]]
-    assert crowding(tiny_eval, "C/dense", tiny_eval.query_index("q1:course"), k=2) == []  # rank 1: nothing above
+    got = crowding(tiny_eval, "C/dense", i, keep=2)
+    # ranks 1-3 are above the answer; keep = 2 gives ranks 1 and 2 in its place
+    assert (got.answer_rank, got.above) == (4, 3)
+    assert [c.rank for c in got.crowders] == [1, 2]
+    assert [c.chunk for c in got.crowders] == [chunks[int(p)].id for p in res.top_order[i, :2]]
+    assert got.answer_position == int(res.top_order[i, 3]) and res.top_holds[i, 3]
+    assert got.answer_distance == pytest.approx(float(res.top_distance[i, 3]))
+    for c, d in zip(got.crowders, res.top_distance[i, :2]):  # closer_by = answer's distance - its own
+        assert c.closer_by == pytest.approx(float(res.top_distance[i, 3]) - float(d))
+    assert crowding(tiny_eval, "C/dense", i, keep=4).crowders == ()  # the answer is given (4th of 4): no one took its place
+    top = crowding(tiny_eval, "C/dense", tiny_eval.query_index("q1:course"), keep=2)
+    assert (top.answer_rank, top.above, top.crowders) == (1, 0, ())  # rank 1: nothing above
+    with pytest.raises(ValueError, match="keep"):
+        crowding(tiny_eval, "C/dense", i, keep=0)
 
 
 def test_boilerplate_on_a_real_readme_and_html_page(kb_corpus):

@@ -420,6 +420,8 @@ def _from_field(field: str, key: str) -> None:
         value = int(value)
     elif field == GOAL_KEY:
         value = float(value) / 100
+    elif field == CONFIG_KEY and value not in _options(settings()):  # a stale label the browser sent back
+        return
     if value is None or value == shown.get(field):
         return
     state = dict(_chosen())
@@ -458,9 +460,12 @@ def _draw(ev: Evaluation, token: str, ctx: Context, missing: str | None) -> None
         st.subheader("Context")
         if ctx.provisional:
             st.caption("Provisional: some strategies are still computing; the recommendation may change.")
-        st.selectbox("Configuration", options, index=options.index(ctx.config), key=f"ctx_config_{ver}",
+        # the key names the recommendation: its label says "recommended", and a browser holding the old label
+        # (the recommendation changed as strategies finished) would send it back as a value no option has
+        config_key = f"ctx_config_{ver}_{ctx.recommended_config}"
+        st.selectbox("Configuration", options, index=options.index(ctx.config), key=config_key,
                      format_func=lambda c: config_words(c) + (" · recommended" if c == ctx.recommended_config else ""),
-                     on_change=_from_field, args=(CONFIG_KEY, f"ctx_config_{ver}"),
+                     on_change=_from_field, args=(CONFIG_KEY, config_key),
                      help="Every page shows this configuration.")
         try:
             inputs = cache.sweep_for(token, ctx.config, ctx.keep, ev)[0]

@@ -13,7 +13,7 @@ from typing import Sequence
 from ragdiag.core.tables import md_escape
 from ui.frames import segments
 
-__all__ = ["quote_html", "chunk_map_html", "pages_html", "md_text", "BOX"]
+__all__ = ["quote_html", "chunk_map_html", "pages_html", "md_text", "BOX", "NARROW_SIDEBAR", "NARROW_PX"]
 
 BOX = ("white-space: pre-wrap; word-break: break-word; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; "
        "font-size: 0.82rem; line-height: 1.55; border: 1px solid rgba(128,128,128,.35); border-radius: .5rem; "
@@ -26,6 +26,31 @@ OVERLAP_BG = "background: rgba(156,39,176,.22);"
 LABEL = ("font-size: .68rem; color: #fff; background: #546e7a; border-radius: 3px; padding: 0 3px; margin: 0 2px; "
          "user-select: none;")
 CUT = "color: #c62828; font-weight: bold; user-select: none;"
+
+#: Under this width the sidebar starts folded (Streamlit folds it only under 768 px).
+NARROW_PX = 1000
+#: Our own script (no corpus text): on a tab narrower than NARROW_PX, fold the sidebar once, as its own button does;
+#: a visitor who opens it again keeps it open for the rest of the tab's life.
+NARROW_SIDEBAR = f"""<span id="ragdiag-narrow-sidebar"></span><script>
+(() => {{
+  const key = "ragdiag-narrow-sidebar";
+  if (window.innerWidth >= {NARROW_PX} || sessionStorage.getItem(key)) return;
+  let tries = 0;
+  const fold = () => {{
+    const side = document.querySelector('[data-testid="stSidebar"]');
+    const button = document.querySelector('[data-testid="stSidebarCollapseButton"] button');
+    if (side && side.dataset.collapsed === "true") {{
+      sessionStorage.setItem(key, "1");
+    }} else if (side && button) {{
+      sessionStorage.setItem(key, "1");
+      button.click();
+    }} else if (++tries < 100) {{
+      setTimeout(fold, 100);
+    }}
+  }};
+  fold();
+}})();
+</script>"""
 
 
 def md_text(text: str) -> str:

@@ -19,6 +19,7 @@ from ragdiag.analyses.threshold.choice import Goal
 from ragdiag.core.gate import cut_text
 from ragdiag.core.words import rate_text
 from ui import cache
+from ui.chart_theme import themed
 from ui.fmt import NEUTRAL, drop_constant, said_once
 from ui.gate_charts import FAR, MARKER_COLORS, NEAR, SERIES_COLORS, mirrored_bins, x_extent
 from ui.html import md_text
@@ -123,8 +124,8 @@ def slice_section(ev, token: str, config: str, keep: int, max_bluff: float) -> N
     frame = slice_bins(inputs, labels, result)
     values = np.r_[inputs.closest_holder[inputs.in_domain], inputs.closest[~inputs.in_domain]]
     extent = x_extent(values, result.cut, *(r.own_cut for r in result.rows if r.own_cut is not None), pad=0.02)
-    st.altair_chart(slice_multiples(frame, order=[r.label for r in result.rows], extent=extent,
-                                    title=f"Per {by} at the global cut {cut_text(result.cut)}"),
+    st.altair_chart(themed(slice_multiples(frame, order=[r.label for r in result.rows], extent=extent,
+                                           title=f"Per {by} at the global cut {cut_text(result.cut)}")),
                     key="slice_multiples")
     table, same = drop_constant(pd.DataFrame([{
         by: r.label, "questions": r.questions, "answerable (queries)": r.answerable,

@@ -37,6 +37,8 @@ __all__ = [
     "hubs",
     "hub_rows",
     "hubness",
+    "Crowder",
+    "Crowding",
     "crowding",
 ]
 
@@ -268,25 +270,73 @@ def hub_rows(items: Sequence[Hub]) -> list[dict]:
     return [h.row() for h in items]
 
 
-def crowding(ev: Evaluation, config: Config | str, query_index: int, *, k: int = PRIMARY_K) -> list[dict]:
-    """The chunks ranked above the needle's first holder for one query (its whole top list when none holds it).
+@dataclass(frozen=True)
+class Crowder:
+    """One passage given in the answer's place: ranked above the passage holding the answer, within the gate's keep.
 
-    Each with its k-occurrence under ``config`` and boilerplate flags: what
-    pushed the answer down.
+    ``closer_by``: the answer's distance minus this passage's (positive: this one is closer to the query; None
+    when the answer's distance is unknown).
     """
+
+    rank: int
+    chunk: str
+    doc_id: str
+    section: str
+    distance: float
+    closer_by: float | None
+    k_occurrence: int
+    ratio: float | None  # k-occurrence over its expectation if every chunk were as likely
+    boilerplate: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Crowding:
+    """What crowded one query's answer out of what the gate gives (:func:`crowding`).
+
+    ``answer_position``: the chunk quoted as the answer's passage (the first holder in the ranked list, else the
+    first passage holding the answer; None: no passage holds it whole); ``answer_rank``: its rank (None: not in the
+    ranked list); ``answer_distance``: its distance when ranked, else the closest holder's; ``above``: how many
+    passages rank above it (every ranked one when it is not ranked); ``crowders``: those of them the gate's keep
+    gives instead (empty when the answer is itself within keep).
+    """
+
+    answer_position: int | None
+    answer_rank: int | None
+    answer_distance: float | None
+    holders: int
+    above: int
+    crowders: tuple[Crowder, ...]
+
+
+def crowding(ev: Evaluation, config: Config | str, query_index: int, *, keep: int = PRIMARY_K) -> Crowding:
+    """The passages given in place of the answer for one query: the first ``keep`` ranked above its first holder.
+
+    Each with its distance against the answer's, its k-occurrence at ``keep`` under ``config`` and boilerplate
+    flags: what pushed the answer out of the passages given.
+    """
+    if keep < 1:
+        raise ValueError(f"keep must be at least 1, got {keep}")
     res = ev.result(config)
     chunks = ev.indexes[res.config.strategy].chunks
-    counts = k_occurrence(res, k, n_chunks=len(chunks))
-    expected = len(ev.queries) * k / max(len(chunks), 1)
-    rank = int(res.needle_rank[query_index])
+    query = ev.queries[query_index]
+    holders = ev.indexes[res.config.strategy].holders.get(query.question_id, ()) if query.in_domain else ()
+    counts = k_occurrence(res, keep, n_chunks=len(chunks))
+    expected = len(ev.queries) * keep / max(len(chunks), 1)
     width = res.top_order.shape[1]
+    rank = int(res.needle_rank[query_index]) if query.in_domain else 0
+    if rank >= 1:
+        position, distance = int(res.top_order[query_index, rank - 1]), float(res.top_distance[query_index, rank - 1])
+    else:
+        nd = float(res.needle_distance[query_index]) if query.in_domain else float("nan")
+        position, distance = (int(holders[0]) if len(holders) else None), (nd if np.isfinite(nd) else None)
     above = rank - 1 if rank >= 1 else width
     out = []
-    for r in range(min(above, width)):
+    given_instead = 0 if 1 <= rank <= keep else min(above, keep, width)  # the answer within keep: nobody took its place
+    for r in range(given_instead):
         p = int(res.top_order[query_index, r])
+        d = float(res.top_distance[query_index, r])
         c = chunks[p]
-        out.append({"rank": r + 1, "chunk": c.id, "doc_id": c.doc_id, "section": c.section or "(preamble)",
-                    "distance": float(res.top_distance[query_index, r]), "k-occurrence": int(counts[p]),
-                    "ratio": round(counts[p] / expected, 2) if expected else None,
-                    "boilerplate": ", ".join(boilerplate_flags(c.content))})
-    return out
+        out.append(Crowder(r + 1, c.id, c.doc_id, c.section or "(preamble)", d,
+                           None if distance is None else distance - d, int(counts[p]),
+                           float(round(counts[p] / expected, 2)) if expected else None, boilerplate_flags(c.content)))
+    return Crowding(position, rank or None, distance, len(holders), above, tuple(out))
