@@ -32,6 +32,7 @@ from ...analyses.threshold.choice import propose_cut
 from ...analyses.threshold.gate import bluffs_at, default_cuts, sweep
 from ...core.gate import Gate
 from ...analyses.threshold.rates import rate_rows, rates_at
+from ...analyses.versus import versus
 from .diag import diag_sections
 from .history import history_section
 from .gate import Curve, GateSection
@@ -193,10 +194,13 @@ def _headline(ev: Evaluation, rec: Recommendation, cfg: Config | None, cut: floa
         against, against_cut, kind = rec.config, rec.cut, "recommendation"
         against_rates = {"answered": rec.answered, "bluffs": rec.bluffs, "lost": rec.lost}
     n_in, n_ood = table.n_answerable, table.n_ood
+    diffs = None  # the cards' changes with their paired intervals, the Summary's numbers (analyses.versus)
+    if against and against_cut is not None and against_rates is not None:
+        diffs = versus(ev, cfg.label, gate.with_cut(cut), str(against), gate.with_cut(against_cut)).differences
     return Headline(cfg.label, describe_config(cfg), float(cut), method, rec.max_bluff, rec.k, keep, n_in, n_ood,
                     n_questions, rates["answered"], rates["bluffs"], rates["lost"], rec.why,
                     against, describe_config(against) if against else None, kind, against_rates, against_cut,
-                    recommended, rec.config, rec.words, rec.cut, rec.guarantee, proposed)
+                    recommended, rec.config, rec.words, rec.cut, rec.guarantee, proposed, diffs)
 
 
 def _alternatives(ev: Evaluation, result, chosen: str, runner_up: str | None,

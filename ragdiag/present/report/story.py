@@ -44,6 +44,7 @@ class Card:
     against: str | None = None  # the comparator ("the runner-up"; the basis names it in words)
     against_cell: RateCell | None = None
     higher_is_better: bool = True
+    against_diff: object | None = None  # the paired difference with its 95% interval (analyses.versus.Difference)
 
     @property
     def value(self) -> str:
@@ -68,19 +69,32 @@ class Card:
         return 100 * (self.cell.rate - self.against_cell.rate)
 
     @property
+    def shown(self) -> bool:
+        """Whether the paired interval of the change excludes 0 (without one: whether the change rounds to 0)."""
+        d = self.against_diff
+        if d is None:
+            return self.delta is not None and round(self.delta) != 0
+        return bool(d.low > 0 or d.high < 0)
+
+    @property
     def better(self) -> bool | None:
         """Whether the change is for the better (None when there is no change to judge)."""
         d = self.delta
-        if d is None or round(d) == 0:
+        if d is None or round(d) == 0 or not self.shown:
             return None
         return (d > 0) == self.higher_is_better
 
     @property
     def change(self) -> str:
-        """``"+5 points against the runner-up (50%)"``, or "" without a comparator."""
+        """``"+5 points (−3 to +14, paired) against the runner-up (50%)"``, or "" without a comparator."""
         d = self.delta
         if d is None:
             return ""
+        iv = self.against_diff
+        if iv is not None:  # the paired 95% interval over questions (analyses.versus), as on the Summary
+            span = f"{signed_points(d)} ({pp(100 * iv.low)} to {pp(100 * iv.high)}, paired 95%)"
+            head = span if self.shown else f"no detectable difference: {span}"
+            return f"{head} against {self.against} ({pct_cell(self.against_cell)})"
         if round(d) == 0:
             return f"the same as {self.against} ({pct_cell(self.against_cell)})"
         return f"{signed_points(d)} against {self.against} ({pct_cell(self.against_cell)})"
@@ -115,6 +129,7 @@ class Headline:
     rec_cut: float
     guarantee: str = ""  # the recommended cut's guarantee in words (conformal)
     proposed_cut: float | None = None  # the cut proposed for the goal for this configuration
+    against_diffs: Mapping[str, object] | None = None  # paired differences to the comparator (analyses.versus)
 
     @property
     def goal_text(self) -> str:
@@ -166,8 +181,11 @@ class Headline:
         if self.against:  # named in words once, in the basis above the cards
             who = f"the {self.against_kind}"
 
+        diffs = self.against_diffs or {}
+
         def card(name, title, cell, of, unit, up):
-            return Card(name, title, cell, of, unit, who if name in r else None, r.get(name), up)
+            return Card(name, title, cell, of, unit, who if name in r else None, r.get(name), up,
+                        diffs.get(name) if name in r else None)
 
         return (card("answered", "answered", self.answered, self.n_in, "answerable queries answered", True),
                 card("bluffs", "bluffs", self.bluffs, self.n_ood, "off-topic queries given sources", False),
