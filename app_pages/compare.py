@@ -196,10 +196,11 @@ elif view == "switches":
                                        x2="high:Q", color=colour)
              + base.mark_point(filled=True, size=60).encode(x="difference:Q", color=colour,
                                                             tooltip=["contrast", "wins", "losses", "destroyed"]))
+    # the title says what is shown different; the estimates are what was seen, not findings
     st.altair_chart(titled(chart.properties(height=alt.Step(20)),
-                           f"Mean difference per switch, points: {words}",
-                           f"each switch alone, per retriever, {len(df)} contrasts simultaneous over questions "
-                           f"({res.method})"), width="stretch")
+                           f"{len(shown)} of {len(df)} contrasts shown different at R@{PRIMARY_K}",
+                           f"estimates, mean per switch in points: {words}; each switch alone, per retriever, "
+                           f"simultaneous 95% over questions ({res.method})"), width="stretch")
     table = df.drop(columns=["contrast"]).assign(contrast=[r.contrast for r in res.rows])
     table = table[["switch", "contrast", *[c for c in table.columns if c not in ("switch", "contrast")]]]
     st.dataframe(table, hide_index=True,
