@@ -188,3 +188,26 @@ def test_clustered_rate_covers_at_few_events(p):
         iv = clustered_rate(np.column_stack([first, second]).ravel(), groups)
         held += iv.low <= p <= iv.high
     assert held / runs >= 0.93, held / runs
+
+
+def test_report_power_figure_agrees_with_a_simulation_of_the_best_test():
+    # the report's "within the family" figure reads the best set's own critical value (Hsu's, one-sided): at 6
+    # configurations on 32 questions in 2 phrasings, the difference it names must be the one Hsu's test (the
+    # worse of a pair dropped from the best set) detects 80% of the time, within 10%
+    from ragdiag.analyses.compare.power import resolvable
+
+    configs, n, phrasings = 6, 32, 2
+    rng = np.random.default_rng(20261208)
+    groups = np.repeat(np.arange(n), phrasings)
+    c = with_best((rng.random((configs, n * phrasings)) < 0.5).astype(float), groups, draws=1000, seed=1).critical
+    delta = resolvable(n, phrasings, family_size=15, critical=c).family
+    detected = 0
+    runs = 150
+    for _ in range(runs):
+        v = (rng.random((configs, n * phrasings)) < 0.5).astype(float)
+        v[1] = v[0]
+        flip = np.flatnonzero(rng.random(n) < phrasings * delta) * phrasings  # first phrasing of those questions
+        v[0, flip], v[1, flip] = 1.0, 0.0
+        detected += not with_best(v, groups, draws=1000, seed=int(rng.integers(1 << 31))).in_best_set[1]
+    print(c, delta, detected / runs)
+    assert abs(detected / runs - 0.8) <= 0.08, detected / runs
