@@ -511,10 +511,15 @@ def with_best(values, groups, *, alpha: float = ALPHA, draws: int = MAX_T_DRAWS,
     p_adj = np.array([max(nl.tail(t) for nl in nulls) for t in worst])
     f = unit / n if n else math.nan
     bound = np.where(off, S + c * np.sqrt(Q), np.inf) * f  # bound[i, j]: of mu_i - mu_j, Hsu's
-    if unit == 1.0 and n:  # hits: each pair's bound widened to its score interval at c, as every pair interval is
-        for i, j in zip(*np.nonzero(off)):
-            bound[i, j] = score_hull(D[i, j], sizes, c, -1.0, bound[i, j])[1]
     upper = bound.min(axis=1)
+    if unit == 1.0 and n:  # hits: each pair's bound widened to its score interval at c, as every pair interval is
+        for i in range(k):  # the smallest widened bound: widening only raises a bound, so stop once none can be lower
+            best_so_far = np.inf
+            for j in np.argsort(bound[i], kind="stable"):
+                if j == i or bound[i, j] >= best_so_far:
+                    break
+                best_so_far = min(best_so_far, score_hull(D[i, j], sizes, c, -1.0, bound[i, j])[1])
+            upper[i] = best_so_far
     means = Y.sum(axis=1) * f
     order = sorted(range(k), key=lambda i: (-means[i], i))
     top, runner = order[0], order[1]
