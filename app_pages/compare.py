@@ -136,12 +136,12 @@ if view == "ship":
     rows = sorted(res.rows, key=lambda r: -r.mean)
     df = pd.DataFrame([{"configuration": describe_config(r.config), "code": r.config,
                         "R@4": recall[r.config].estimate, "low": recall[r.config].low, "high": recall[r.config].high,
-                        "tier": "best set" if r.in_best_set else "shown worse than the best",
+                        "tier": "best set" if r.in_best_set else "ruled out as the best",
                         "difference to best": r.estimate, "simultaneous low": r.low, "simultaneous high": r.high,
                         "p adjusted": "–" if r.p_adjusted is None else f"{r.p_adjusted:.3f}"} for r in rows])
     n_set = len(res.best_set)
     base = alt.Chart(df).encode(y=alt.Y("code:N", sort=list(df["code"]), title=None))
-    colour = alt.Color("tier:N", scale=alt.Scale(domain=["best set", "shown worse than the best"],
+    colour = alt.Color("tier:N", scale=alt.Scale(domain=["best set", "ruled out as the best"],
                                                  range=[ACCENT, GREY]), legend=alt.Legend(orient="bottom", title=None))
     chart = (base.mark_rule().encode(x=alt.X("low:Q", title=f"R@{PRIMARY_K} (questions answered in the top 4)",
                                              scale=alt.Scale(domain=[0, 1])), x2="high:Q", color=colour)
@@ -158,14 +158,17 @@ if view == "ship":
         f"found in the top {PRIMARY_K} (share of questions)": [rate(recall[c]) for c in df["code"]],
         "tier": df["tier"],
         "difference to the best (points, simultaneous 95%)": [
-            "best" if c == res.best else difference(r) for c, r in zip(df["code"], rows)],
+            f"best: {difference(r)} over the runner-up" if c == res.best else difference(r)
+            for c, r in zip(df["code"], rows)],
         "p adjusted": df["p adjusted"]})
     best_table, best_same = drop_constant(shown_df, keep=["configuration", "code"])
     if best_same:
         st.caption(md_text(said_once(best_same)))
     st.dataframe(best_table, hide_index=True)
     st.caption(f"Comparison with the best at R@{PRIMARY_K}: a configuration is in the best set when its simultaneous "
-               f"interval of the difference to the best reaches 0 (adjusted p ≥ {ALPHA}).")
+               f"interval of the difference to the best reaches 0 (adjusted p ≥ {ALPHA}); one ruled out is not the "
+               "best (another is at least as good), which Hsu's method guarantees, whichever is truly best. The "
+               "best's own row: its lead over the runner-up.")
 
 elif view == "switches":
     try:
@@ -196,10 +199,11 @@ elif view == "switches":
                                        x2="high:Q", color=colour)
              + base.mark_point(filled=True, size=60).encode(x="difference:Q", color=colour,
                                                             tooltip=["contrast", "wins", "losses", "destroyed"]))
+    # the title says what is shown different; the estimates are what was seen, not findings
     st.altair_chart(themed(titled(chart.properties(height=alt.Step(20)),
-                                  f"Mean difference per switch, points: {words}",
-                                  f"each switch alone, per retriever, {len(df)} contrasts simultaneous over questions "
-                                  f"({res.method})")), width="stretch")
+                                  f"{len(shown)} of {len(df)} contrasts shown different at R@{PRIMARY_K}",
+                                  f"estimates, mean per switch in points: {words}; each switch alone, per retriever, "
+                                  f"simultaneous 95% over questions ({res.method})")), width="stretch")
     table = df.drop(columns=["contrast"]).assign(contrast=[r.contrast for r in res.rows])
     table = table[["switch", "contrast", *[c for c in table.columns if c not in ("switch", "contrast")]]]
     st.dataframe(table, hide_index=True,

@@ -62,7 +62,7 @@ st.dataframe(highlight_row(table, "configuration", ctx.config), hide_index=True,
              height=min(38 + 35 * len(table), 880))
 st.caption(f"{rows[0].queries} answerable queries ({phrasing}: questions × phrasings)"
            + "".join(f"; {md_text(k)}: {v}" for k, v in constant.items() if k != "queries")
-           + ". R@k: share whose answer (needle) is whole in a chunk of the top k, 95% Wilson interval in points. "
+           + ". R@k: share whose answer (needle) is whole in a chunk of the top k, 95% interval in points (clustered Wilson over questions, exact at 4 or fewer hits or misses). "
              "destroyed: questions whose needle no chunk holds (recall capped at 0). Sorted by "
              f"R@{PRIMARY_K}; the context's configuration highlighted.")
 
@@ -112,7 +112,8 @@ with st.expander("Recall at every granularity, and redundancy of the top k"):
     st.caption("document: a chunk of the needle's document in the top k; section: a chunk overlapping its section; "
                "span: a chunk holding the needle whole (the table above). High document and low span recall: the "
                "retriever finds the place but the chunking splits the answer. A query is credited once, at its "
-               "first qualifying chunk, however many chunks hold its needle. 95% Wilson intervals.")
+               "first qualifying chunk, however many chunks hold its needle. 95% clustered Wilson intervals over "
+               "questions, exact at 4 or fewer hits or misses.")
     gtable, gsame = drop_constant(dash_missing(granular_frame(
         [r for r in granular_rows(ev, phrasing=phrasing) if r.config in shown], ks=[1, PRIMARY_K, 20])),
         keep=["configuration", "config"])

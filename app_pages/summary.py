@@ -90,6 +90,6 @@ with st.expander("How we know"):
         st.markdown(f"Runner-up: {md_text(config_words(rec.runner_up))}"
                     + (f" at its own cut {cut_text(rec.runner_up_cut)}" if rec.runner_up_cut is not None else "")
                     + ".")
-    st.caption("Differences: each pipeline at its own cut, query by query; 95% range resampling questions "
-               "(a question's phrasings together).")
+    st.caption("Differences: each pipeline at its own cut, query by query; 95% range over questions (a "
+               "question's phrasings together): the pair's own exact test, widened where few questions differ.")
 about_run(ev)

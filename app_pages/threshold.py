@@ -71,7 +71,8 @@ goal_words = f"{'at most' if goal.max_bluff is not None else 'at least'} {target
 whose = "the recommendation" if ctx.is_recommendation else "your choice"
 if _meets(measured, total):
     st.markdown(f"At strictness **{ctx.cut_words}** ({whose}), {share(measured, total)} {what} "
-                f"({pct(measured / total if total else None)}): it meets the goal of {goal_words}.")
+                f"({pct(measured / total if total else None)}): it meets the goal of {goal_words} on these queries "
+                f"only (a rate measured on the queries a cut was chosen on is optimistic for new ones).")
 else:
     st.markdown(f":red[**At strictness {ctx.cut_words} ({whose}), {share(measured, total)} {what} "
                 f"({pct(measured / total if total else None)}): it misses the goal of {goal_words}.**]")
@@ -193,7 +194,7 @@ if not conformal and choice.cut is not None and choice.in_sample is not None:
 st.dataframe(pd.DataFrame(records), hide_index=True, key="rates")
 st.caption(f"At cut {ctx.cut_words}, keep {keep}: {n_in} answerable and {n_ood} off-topic queries (questions × phrasings). "
            "95% intervals: answerable shares over questions (a question's phrasings are one unit); off-topic Wilson, "
-           "with the exact upper bound at 0 events.")
+           "exact (Clopper-Pearson) at 4 or fewer events.")
 if not conformal:
     st.caption("Conformal: " + md_text(choice.conformal))
 model_cut_caption(ev, token, config, cut)

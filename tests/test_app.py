@@ -72,6 +72,12 @@ def test_compare_defaults_to_what_to_ship_and_switches(tiny, library):
     at = app("app_pages/compare.py")
     assert at.segmented_control(key="view").value == "What should we ship?"
     assert recommend(library).sentence() in [e.value for e in at.success]
+    table = at.dataframe[0].value
+    table = table.data if hasattr(table, "data") else table
+    # the best's own row carries its lead over the runner-up with its interval, never "best" alone or "0 (0 to 0)"
+    lead = [c for c in table["difference to the best (points, simultaneous 95%)"] if c.startswith("best")]
+    assert len(lead) == 1 and lead[0].endswith("over the runner-up") and " to " in lead[0]
+    assert set(table.get("tier", ["best set"])) <= {"best set", "ruled out as the best"}  # dropped when constant
     at.segmented_control(key="view").set_value("What does each chunking switch do?").run()
     assert not at.exception
     # the tiny run has A and E only: they differ by two switches, so no contrast of the design exists

@@ -54,11 +54,30 @@ FAMILIES = {
 }
 
 
+def _hsu_statements_wrong(wb, mu) -> bool:
+    """Is any statement of the comparison with the best false, as Hsu defines them (``mu``: the true recalls)?
+
+    Hsu's constrained MCB states, for each configuration ``i``, an interval of
+    ``mu_i - max_{j != i} mu_j``: an upper end ``max(0, upper_i)`` (out of the set:
+    "``i`` is not the best", at most as good as the best of the others) and a
+    lower end; the product prints the lower end as the difference to the
+    observed best (the best's: to the runner-up), ``lower_i`` against
+    ``mu_i - mu_reference``, which is at least as strict.
+    """
+    k = mu.size
+    rest = np.array([np.max(np.delete(mu, i)) for i in range(k)])
+    upper_wrong = np.maximum(wb.upper, 0.0) < mu - rest - 1e-12
+    lower_wrong = wb.lower > mu - mu[wb.reference] + 1e-12
+    return bool(upper_wrong.any() or lower_wrong.any())
+
+
 def test_family_wise_error_holds_with_near_copies_and_independent_systems():
     rng = np.random.default_rng(20261202)
     n = 250
-    wrong = dict.fromkeys([*FAMILIES, "best: any configuration dropped"], 0)
+    keys = [*FAMILIES, "best: a statement false (Hsu)", "best: some tied configuration dropped"]
+    wrong = dict.fromkeys(keys, 0)
     dropped = np.zeros(K)
+    beyond_hsu = 0
     for _ in range(n):
         v, g = _draw(rng)
         seed = int(rng.integers(1 << 31))
@@ -69,17 +88,24 @@ def test_family_wise_error_holds_with_near_copies_and_independent_systems():
         wb = with_best(v, g, draws=1000, seed=seed)
         out = ~wb.in_best_set
         dropped += out
-        wrong["best: any configuration dropped"] += bool(out.any())
+        wrong["best: a statement false (Hsu)"] += _hsu_statements_wrong(wb, np.zeros(K))
+        wrong["best: some tied configuration dropped"] += bool(out.any())
+        # some one dropped exactly when the largest studentized difference of any pair passes Hsu's constant:
+        # a property of the set, so no rule that gives Hsu's set can drop fewer tied configurations
+        beyond_hsu += bool(wb.worst.max() > wb.critical + 1e-9)
         assert np.array_equal(out, wb.upper < 0)
+    assert beyond_hsu == wrong["best: some tied configuration dropped"]
     rates = {k: v / n for k, v in wrong.items()}
     print(rates, dropped / n)
     for name in FAMILIES:
         assert rates[name] <= 0.06, rates
-    # Hsu's guarantee: whichever configuration is the best, it stays in the set at least 95% of the time.
-    # With nine equally good ones each is "the best"; each must stay (the chance that *some* one of the nine
-    # drops is larger, about 0.07: the one-sided constant compares with one best, not every pair both ways)
+    # Hsu's guarantee: whichever configuration is the best, it stays in the set at least 95% of the time. With nine
+    # equally good ones each is a best, and each must stay; a dropped one is stated "not the best" (another is at
+    # least as good), true of a tied one, so no statement of the comparison with the best is false more often
     assert (dropped / n).max() <= 0.06, dropped / n
-    assert rates["best: any configuration dropped"] <= 0.12, rates
+    assert rates["best: a statement false (Hsu)"] <= 0.06, rates
+    # what Hsu does not promise, measured (docs/statistics-changes.md): that *no* tied configuration drops
+    assert rates["best: some tied configuration dropped"] <= 0.12, rates
 
 
 def test_simultaneous_intervals_cover_with_near_copies():
@@ -87,15 +113,16 @@ def test_simultaneous_intervals_cover_with_near_copies():
     shifts = np.array([0.0, 0.0, -0.05, -0.05, -0.10, 0.05, 0.0, -0.10, -0.15])
     rng = np.random.default_rng(20261203)
     n = 150
-    held = dict.fromkeys(FAMILIES, 0)
+    held = dict.fromkeys([*FAMILIES, "best (Hsu)"], 0)
     for _ in range(n):
         v, g = _draw(rng, shifts)
         seed = int(rng.integers(1 << 31))
         for name, (pairs, blocks) in FAMILIES.items():
             rows, _ = max_t(v, g, pairs, blocks=blocks, draws=1000, seed=seed)
             held[name] += all(r.low - 1e-12 <= shifts[r.a] - shifts[r.b] <= r.high + 1e-12 for r in rows)
+        held["best (Hsu)"] += not _hsu_statements_wrong(with_best(v, g, draws=1000, seed=seed), shifts)
     print({k: v / n for k, v in held.items()})
-    for name in FAMILIES:
+    for name in held:
         assert held[name] / n >= 0.93, {k: v / n for k, v in held.items()}
 
 
@@ -161,3 +188,26 @@ def test_clustered_rate_covers_at_few_events(p):
         iv = clustered_rate(np.column_stack([first, second]).ravel(), groups)
         held += iv.low <= p <= iv.high
     assert held / runs >= 0.93, held / runs
+
+
+def test_report_power_figure_agrees_with_a_simulation_of_the_best_test():
+    # the report's "within the family" figure reads the best set's own critical value (Hsu's, one-sided): at 6
+    # configurations on 32 questions in 2 phrasings, the difference it names must be the one Hsu's test (the
+    # worse of a pair dropped from the best set) detects 80% of the time, within 10%
+    from ragdiag.analyses.compare.power import resolvable
+
+    configs, n, phrasings = 6, 32, 2
+    rng = np.random.default_rng(20261208)
+    groups = np.repeat(np.arange(n), phrasings)
+    c = with_best((rng.random((configs, n * phrasings)) < 0.5).astype(float), groups, draws=1000, seed=1).critical
+    delta = resolvable(n, phrasings, family_size=15, critical=c).family
+    detected = 0
+    runs = 150
+    for _ in range(runs):
+        v = (rng.random((configs, n * phrasings)) < 0.5).astype(float)
+        v[1] = v[0]
+        flip = np.flatnonzero(rng.random(n) < phrasings * delta) * phrasings  # first phrasing of those questions
+        v[0, flip], v[1, flip] = 1.0, 0.0
+        detected += not with_best(v, groups, draws=1000, seed=int(rng.integers(1 << 31))).in_best_set[1]
+    print(c, delta, detected / runs)
+    assert abs(detected / runs - 0.8) <= 0.08, detected / runs

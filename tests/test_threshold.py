@@ -361,6 +361,13 @@ def test_cut_choice_proposes_the_conformal_cut_for_a_bluff_goal():
     doc = choice.as_json()
     assert doc["proposed"]["cut"] == 0.01 and doc["proposed"]["method"] == "conformal"
     assert "chance that the realised rate exceeds 5.0%" in doc["proposed"]["guarantee"]
+    # the guarantee never without its premise: here, and in the export file's header comment
+    from ragdiag.analyses.threshold.choice import CONFORMAL_PREMISE
+    from ragdiag.analyses.threshold.export import thresholds_yaml
+
+    assert doc["proposed"]["guarantee"].endswith(CONFORMAL_PREMISE) and "resemble the ones written" in CONFORMAL_PREMISE
+    text = thresholds_yaml(g, choice, config="E/dense", model={"model": "m", "weights_sha256": "7e54"})
+    assert f"# A conformal cut's guarantee: {CONFORMAL_PREMISE}." in text.splitlines()[:4]
     assert doc["cut"] == 0.02 and doc["in_sample_label"] == "in sample (optimistic)"  # the in-sample cut: 2nd smallest
     assert cut_choice(g, Goal(min_answered=0.5)).proposed is None
 

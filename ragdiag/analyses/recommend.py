@@ -31,7 +31,7 @@ The written rule:
 5. **The rates at that cut**: answered, lost (answerable but not answered) and
    bluffs, each with its 95% interval (answerable rates over questions with
    the clustered Wilson interval used for recall; bluffs over off-topic
-   queries, exact bound at 0), and the runner-up's rates at its own cut for
+   queries, exact (Clopper-Pearson) at 4 or fewer), and the runner-up's rates at its own cut for
    the same goal.
 """
 

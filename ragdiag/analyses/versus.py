@@ -5,8 +5,11 @@ runner-up) is a whole pipeline: a configuration *and* the cut chosen for it.
 :func:`gate_rates` gives one pipeline's answered, bluff and lost rates (the
 recommendation's own cells: :func:`ragdiag.analyses.recommend.recommend`
 computes its rates the same way); :func:`versus` gives the differences of two
-pipelines, query by query, with a 95% interval that resamples questions (a
-question's phrasings together; each off-topic query on its own).
+pipelines, query by query, with the 95% interval of a pair alone
+(:func:`~ragdiag.analyses.compare.simultaneous.max_t` with one pair: the hull
+of the exact sign-flip test's interval and the score interval, over questions,
+a question's phrasings together; each off-topic query on its own), which keeps
+its coverage when few questions differ (a bootstrap collapses to 0 to 0).
 :func:`detectable` says whether an interval excludes zero: a difference whose
 interval reaches zero is "no detectable difference" on every surface.
 """
@@ -22,7 +25,8 @@ from ..core.gate import Gate
 from ..core.words import DASH, difference_text
 from ..evaluation.rows import RateCell
 from .compare.intervals import clustered_rate
-from .compare.paired import Difference, bootstrap_difference
+from .compare.paired import Difference
+from .compare.simultaneous import max_t
 from .gate_table import gate_table
 from .threshold.rates import rate_rows
 
@@ -89,14 +93,25 @@ class Versus:
         return detectable(self.differences[measure])
 
 
+def _pair(a: np.ndarray, b: np.ndarray, groups) -> Difference:
+    """``mean(a) - mean(b)`` with the 95% interval of the pair alone, over ``groups`` (questions).
+
+    >>> d = _pair(np.ones(4), np.ones(4), ["q1", "q2", "q3", "q4"])  # identical: 0, but not 0 to 0
+    >>> d.estimate, d.low < 0 < d.high
+    (0.0, True)
+    """
+    (row,), _ = max_t(np.vstack([a, b]), groups, [(0, 1)])
+    return Difference(row.estimate, row.low, row.high)
+
+
 def versus(ev: Evaluation, a: str, gate_a: Gate, b: str, gate_b: Gate) -> Versus:
     """The paired differences of ``a`` at ``gate_a`` minus ``b`` at ``gate_b`` (answered, bluffs, lost).
 
     Answered and lost are per answerable query, resampled by question (a
     question's phrasings move together); bluffs per off-topic query, each its
-    own unit. The interval is a 95% percentile bootstrap with a fixed seed
-    (:func:`~ragdiag.analyses.compare.paired.bootstrap_difference`), so the
-    same data always gives the same words.
+    own unit. The interval is the pair's own (:func:`_pair`): exact where
+    the null is small, seeded otherwise, so the same data always gives the
+    same words, and wider than zero when nothing differs.
     """
     ta = gate_table(ev, a, Gate(gate_a.keep, k=gate_a.k))
     tb = gate_table(ev, b, Gate(gate_b.keep, k=gate_b.k))
@@ -109,7 +124,7 @@ def versus(ev: Evaluation, a: str, gate_a: Gate, b: str, gate_b: Gate) -> Versus
     bl_a = gate_a.under(ta.closest[~ind]).astype(float)
     bl_b = gate_b.under(tb.closest[~ind]).astype(float)
     nan = Difference(float("nan"), float("nan"), float("nan"))
-    answered = bootstrap_difference(ans_a, ans_b, groups[ind]) if ind.any() else nan
-    bluffs = bootstrap_difference(bl_a, bl_b, groups[~ind]) if (~ind).any() else nan
+    answered = _pair(ans_a, ans_b, groups[ind]) if ind.any() else nan
+    bluffs = _pair(bl_a, bl_b, groups[~ind]) if (~ind).any() else nan
     lost = Difference(-answered.estimate, -answered.high, -answered.low)
     return Versus(a, b, gate_a.cut, gate_b.cut, {"answered": answered, "bluffs": bluffs, "lost": lost})

@@ -8,7 +8,7 @@ from ..core.defaults import DEFAULT_MAX_BLUFF
 from .common import UsageError, add_selection, evaluate_args, load_inputs
 from .options import add_evaluation, add_gate, add_k
 
-__all__ = ["register", "cmd_best", "cmd_recommend", "cmd_effects"]
+__all__ = ["register", "cmd_best", "best_text", "cmd_recommend", "cmd_effects"]
 
 
 def _configs(args):
@@ -32,8 +32,6 @@ def cmd_best(args) -> int:
     import json
 
     from ..analyses.compare import best
-    from ..analyses.recommend import describe_config
-    from ..core.tables import format_rows
 
     strategies, retrievers = _configs(args)
     ev = evaluate_args(args, strategies, retrievers, load_inputs(args))
@@ -41,16 +39,25 @@ def cmd_best(args) -> int:
     if args.json:
         print(json.dumps(res.as_json(), indent=2))
         return 0
-    print(f"Best at R@{res.k}: {describe_config(res.best)} ({res.best}). Not shown worse than it, simultaneously "
-          f"over {len(res.rows)} configurations (Hsu's comparison with the best, critical value {res.critical:.2f}; "
-          f"{res.method}): {', '.join(res.best_set)}.")
-    rows = sorted(res.rows, key=lambda r: -r.mean)
-    print(format_rows([{"config": r.config, f"R@{res.k}": round(r.mean, 3),
-                        "difference to best (best: to runner-up)": round(r.estimate, 3),
-                        "low (Hsu MCB)": round(r.low, 3), "high (Hsu MCB)": round(r.high, 3),
-                        "p adjusted": "-" if r.p_adjusted is None else round(r.p_adjusted, 4),
-                        "best set": "yes" if r.in_best_set else "no"} for r in rows]))
+    print(best_text(res))
     return 0
+
+
+def best_text(res) -> str:
+    """What ``best`` prints: the best set in one sentence, then every row with its interval (what ``--json`` gives:
+    ``critical_difference`` is the printed high less the printed difference)."""
+    from ..analyses.recommend import describe_config
+    from ..core.tables import format_rows
+
+    head = (f"Best at R@{res.k}: {describe_config(res.best)} ({res.best}). Not shown worse than it, simultaneously "
+            f"over {len(res.rows)} configurations (Hsu's comparison with the best, critical value {res.critical:.2f}; "
+            f"{res.method}): {', '.join(res.best_set)}.")
+    rows = sorted(res.rows, key=lambda r: -r.mean)
+    return head + "\n" + format_rows([{"config": r.config, f"R@{res.k}": round(r.mean, 3),
+                                       "difference to best (best: to runner-up)": round(r.estimate, 3),
+                                       "low (Hsu MCB)": round(r.low, 3), "high (Hsu MCB)": round(r.high, 3),
+                                       "p adjusted": "-" if r.p_adjusted is None else round(r.p_adjusted, 4),
+                                       "best set": "yes" if r.in_best_set else "no"} for r in rows])
 
 
 def cmd_recommend(args) -> int:

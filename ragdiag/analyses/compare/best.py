@@ -8,9 +8,13 @@ recomputed in every arrangement of the permutation). Configuration ``i`` is
 in the set unless some other configuration is above it by more than the
 one-sided critical value, i.e. exactly when Hsu's upper bound of its
 difference to the best of the others reaches 0. Each row's interval is that
-difference: the upper end is Hsu's bound, the lower end the difference to the
+difference: the upper end is Hsu's bound (each pair's term widened to its score
+interval, as every pair interval is), the lower end the difference to the
 best (the best's: to the runner-up) less the same critical value, widened to
-the score interval when few questions differ.
+the score interval when few questions differ. The guarantee is Hsu's: a
+configuration that is truly the best stays in the set 95% of the time, whichever
+it is; one out of the set is ruled out as the best (another is at least as
+good), which is not a promise to keep every one of several exactly equal ones.
 """
 
 from __future__ import annotations

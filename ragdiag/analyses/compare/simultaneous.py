@@ -455,7 +455,11 @@ def with_best(values, groups, *, alpha: float = ALPHA, draws: int = MAX_T_DRAWS,
     * ``i`` is in the best set iff ``max_{j != i} T_ji <= c``;
     * the upper bound of ``mu_i - max_{j != i} mu_j`` is
       ``min_{j != i} (S_i - S_j + c sqrt(Q_ij)) / n``, which is at least 0
-      exactly for the members of the set;
+      exactly for the members of the set; for hits each pair's term is widened
+      to the score interval at ``c`` (a pair that differs on no question says
+      nothing about a difference that rarely shows), and the end stops just
+      short of 0 for a configuration out of the set (the verdict is the
+      statistic's; Hsu's constrained bound for it is 0);
     * the lower end printed is the difference to the best (the best's: to the
       runner-up) less ``c sqrt(Q)/n``, widened (hits) to the score interval at ``c``
       (and so is the best's upper end: its lead over the runner-up).
@@ -506,7 +510,16 @@ def with_best(values, groups, *, alpha: float = ALPHA, draws: int = MAX_T_DRAWS,
     worst = np.where(off, T.T, -np.inf).max(axis=1)  # max_j T[j, i]
     p_adj = np.array([max(nl.tail(t) for nl in nulls) for t in worst])
     f = unit / n if n else math.nan
-    upper = np.where(off, S + c * np.sqrt(Q), np.inf).min(axis=1) * f
+    bound = np.where(off, S + c * np.sqrt(Q), np.inf) * f  # bound[i, j]: of mu_i - mu_j, Hsu's
+    upper = bound.min(axis=1)
+    if unit == 1.0 and n:  # hits: each pair's bound widened to its score interval at c, as every pair interval is
+        for i in range(k):  # the smallest widened bound: widening only raises a bound, so stop once none can be lower
+            best_so_far = np.inf
+            for j in np.argsort(bound[i], kind="stable"):
+                if j == i or bound[i, j] >= best_so_far:
+                    break
+                best_so_far = min(best_so_far, score_hull(D[i, j], sizes, c, -1.0, bound[i, j])[1])
+            upper[i] = best_so_far
     means = Y.sum(axis=1) * f
     order = sorted(range(k), key=lambda i: (-means[i], i))
     top, runner = order[0], order[1]

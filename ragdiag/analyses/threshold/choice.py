@@ -15,7 +15,7 @@ from ..gate_table import GateTable
 from .gate import GATE_DISTANCE, MAX_DISTANCE
 from .rates import _answerable_cells, rate_rows
 
-__all__ = ["Goal", "choose_cut", "conformal_cut", "conformal_guarantee", "exceed_chance", "cross_validate",
+__all__ = ["Goal", "CONFORMAL_PREMISE", "choose_cut", "conformal_cut", "conformal_guarantee", "exceed_chance", "cross_validate",
            "CutChoice", "cut_choice", "in_sample_words", "NO_OOD", "CUT_DECIMALS", "Proposal", "propose_cut",
            "PROPOSED", "IN_SAMPLE", "NO_OOD_METHOD"]
 
@@ -191,16 +191,24 @@ def exceed_chance(j: int, n: int, goal: float) -> float:
     return float(1.0 - betainc(j, n + 1 - j, goal))
 
 
+#: The premise of every conformal guarantee, said wherever one is printed: the bound is about queries drawn
+#: like the ones in the set (exchangeable with them), not about any off-topic query users may send.
+CONFORMAL_PREMISE = ("this holds if future off-topic queries resemble the ones written for this set (drawn the "
+                     "same way); off-topic queries of a new kind can bluff more often")
+
+
 def conformal_guarantee(j: int, n: int, goal: float) -> str:
-    """The guarantee of the conformal cut (the ``j``-th smallest of ``n`` off-topic distances) in words.
+    """The guarantee of the conformal cut (the ``j``-th smallest of ``n`` off-topic distances) in words, premise included.
 
     >>> conformal_guarantee(1, 30, 0.05)
     'on average over sets of off-topic queries, a new off-topic query bluffs with probability at most 1/31 = 3.2% \
-(goal 5.0%); with these 30 off-topic queries, the chance that the realised rate exceeds 5.0% is 21%'
+(goal 5.0%); with these 30 off-topic queries, the chance that the realised rate exceeds 5.0% is 21%; this holds if \
+future off-topic queries resemble the ones written for this set (drawn the same way); off-topic queries of a new \
+kind can bluff more often'
     """
     return (f"on average over sets of off-topic queries, a new off-topic query bluffs with probability at most "
             f"{j}/{n + 1} = {j / (n + 1):.1%} (goal {goal:.1%}); with these {n} off-topic queries, the chance that "
-            f"the realised rate exceeds {goal:.1%} is {exceed_chance(j, n, goal):.0%}")
+            f"the realised rate exceeds {goal:.1%} is {exceed_chance(j, n, goal):.0%}; {CONFORMAL_PREMISE}")
 
 
 def in_sample_words(n: int, goal: float) -> str:

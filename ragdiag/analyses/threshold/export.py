@@ -35,7 +35,7 @@ from typing import Mapping
 
 from ...core.gate import check_cut
 from ..gate_table import GateTable
-from .choice import IN_SAMPLE, PROPOSED, CutChoice
+from .choice import CONFORMAL_PREMISE, IN_SAMPLE, PROPOSED, CutChoice
 from .gate import GATE_DISTANCE
 from .rates import rate_rows
 
@@ -49,7 +49,8 @@ EXPORT_FORMAT = 1
 
 _HEADER = ("# ragdiag thresholds export: the abstention cut chosen for one configuration, in each consumer's units.\n"
            "# Valid only for the embedding model named below. Regenerate with `python -m ragdiag threshold CONFIG "
-           "--max-bluff A --export FILE`.\n")
+           "--max-bluff A --export FILE`.\n"
+           f"# A conformal cut's guarantee: {CONFORMAL_PREMISE}.\n")
 
 
 def _num(x: float | None, digits: int = 10) -> float | None:

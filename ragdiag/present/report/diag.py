@@ -33,7 +33,7 @@ FUNNEL_MEANS = ("Each answerable query gets the first stage of the pipeline that
                 "chunking, truncated by the encoder window, not in the pool (the top 25 a reranker rescores), "
                 "ranked below k, refused or kept-but-wrong by the gate at the cut, or answered (the outcome ladder "
                 "of the first screen's waterfall, for every configuration). Counts are over all phrasings; "
-                "intervals are 95% clustered Wilson over questions (a question's phrasings together), exact at zero. "
+                "intervals are 95% clustered Wilson over questions (a question's phrasings together), exact (Clopper-Pearson) at 4 or fewer events or non-events. "
                 "For a reranker, promoted/demoted count the queries it moved into/out of the top k: their "
                 "difference is its change in R@k over hybrid.")
 HUB_MEANS = ("A hub is in the top k of many more queries than a chunk would be if all were equally likely "

@@ -22,7 +22,7 @@ MEANS = {
                    "corpus hash, model or pipeline version means a different experiment."),
     "recall": ("R@k is the share of answerable queries whose needle (the sentence that answers it) is whole in a "
                "chunk of the top k (success@k, the hit rate); intervals are 95% Wilson on the effective number of "
-               "questions (phrasings of a question are correlated, so they count as less than independent queries). "
+               "questions (phrasings of a question are correlated, so they count as less than independent queries; exact Clopper-Pearson at 4 or fewer hits or misses). "
                "Overlapping intervals do not make two "
                "configurations equal: the comparison with the best decides."),
     "best": ("Each configuration is compared with the best on the same questions, the unit of the test (the "
