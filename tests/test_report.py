@@ -426,15 +426,17 @@ def test_named_configuration_is_compared_with_the_recommendation(ev):
         100 * (h.answered.rate - rec.answered.rate))
     # every change carries its paired interval, the Summary's own (analyses.versus), and says whether it is shown
     from ragdiag.analyses.versus import detectable, versus
-    from ragdiag.core.words import pp
+    from ragdiag.core.words import difference_text
 
     vs = versus(ev, other, Gate(KEEP, CUT), rec.config, Gate(KEEP, rec.cut))
     assert any(card.change for card in h.cards())
     for card in h.cards():
         d = vs.differences[card.name]
         if card.change:
-            assert f"({pp(100 * d.low)} to {pp(100 * d.high)}, paired 95%)" in card.change
-            assert card.shown == detectable(d) and ("no detectable difference" in card.change) != card.shown
+            assert difference_text(d) in card.change, (card.change, d)
+            shown = detectable(d)
+            assert ("no detectable difference" in card.change) != shown
+            assert card.better is None or shown  # grey (None) whenever the interval reaches 0
 
 
 def test_story_then_collapsed_appendix_in_both_formats(report, html_text, md_text):
