@@ -202,15 +202,15 @@ elif view == "switches":
     # the title says what is shown different; the estimates are what was seen, not findings
     st.altair_chart(themed(titled(chart.properties(height=alt.Step(20)),
                                   f"{len(shown)} of {len(df)} contrasts shown different at R@{PRIMARY_K}",
-                                  f"estimates, mean per switch in points: {words}; each switch alone, per retriever, "
-                                  f"simultaneous 95% over questions ({res.method})")), width="stretch")
+                                  f"seen, mean per switch in points: {words}")), width="stretch")
     table = df.drop(columns=["contrast"]).assign(contrast=[r.contrast for r in res.rows])
     table = table[["switch", "contrast", *[c for c in table.columns if c not in ("switch", "contrast")]]]
     st.dataframe(table, hide_index=True,
                  column_config={c: st.column_config.NumberColumn(format="%+.3f") for c in ("difference", "low", "high")}
                  | {c: st.column_config.NumberColumn(format="%.3f") for c in ("p", "p adjusted")})
-    st.caption("p: the contrast alone (exact sign-flip over questions); p adjusted, low and high: simultaneous within "
-               "the family. destroyed: needles no chunk holds whole under each strategy (recall capped at 0).")
+    st.caption("Each switch alone, per retriever. p: the contrast alone (exact sign-flip over questions); p adjusted, "
+               f"low and high: simultaneous 95% within the family over questions ({res.method}). destroyed: needles "
+               "no chunk holds whole under each strategy (recall capped at 0).")
 
 else:
     c1, c2, c3 = st.columns([4, 1, 2])

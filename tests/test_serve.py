@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -143,8 +144,18 @@ def test_the_launcher_serves_the_app_and_says_when_each_strategy_is_ready(config
                 assert proc.poll() is None, log.read_text(errors="replace")
                 assert time.monotonic() < deadline, log.read_text(errors="replace")
                 time.sleep(0.3)
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=10) as r:
-                assert r.status == 200
+            # the warm-up job can finish before the server has bound its port (a fast corpus, a loaded
+            # machine): wait for the server's own answer rather than a moment
+            deadline = max(deadline, time.monotonic() + 60)
+            while True:
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=10) as r:
+                        assert r.status == 200
+                        break
+                except (ConnectionError, urllib.error.URLError):
+                    assert proc.poll() is None, log.read_text(errors="replace")
+                    assert time.monotonic() < deadline, log.read_text(errors="replace")
+                    time.sleep(0.3)
         finally:
             proc.terminate()
             proc.wait(timeout=20)

@@ -96,11 +96,11 @@ def slice_multiples(frame: pd.DataFrame, *, order: list[str], extent: tuple[floa
             "guarantee) solid"]))
 
 
-def _words(sentence: str) -> str:
-    """The library's sentence for Markdown: escaped, its `label` quotes as typographic quotes."""
+def _quotes(sentence: str) -> str:
+    """The library's sentence with its `label` quotes as typographic quotes (escape it with md_text after)."""
     import re
 
-    return md_text(re.sub(r"`([^`]*)`", r"“\1”", sentence))
+    return re.sub(r"`([^`]*)`", r"“\1”", sentence)
 
 
 def slice_verdict_line(ev, token: str, config: str, keep: int, max_bluff: float) -> None:
@@ -109,7 +109,7 @@ def slice_verdict_line(ev, token: str, config: str, keep: int, max_bluff: float)
     if isinstance(result, str):
         st.caption(f"Per {by}: {md_text(result)}")
         return
-    st.markdown(f"**Per {by}** (bluffs at most {max_bluff:.0%}): {_words(result.verdict.sentence)}")
+    st.markdown(f"**Per {by}** (bluffs at most {max_bluff:.0%}): {md_text(_quotes(result.verdict.sentence))}")
 
 
 def slice_section(ev, token: str, config: str, keep: int, max_bluff: float) -> None:
@@ -120,7 +120,7 @@ def slice_section(ev, token: str, config: str, keep: int, max_bluff: float) -> N
         st.caption(md_text(result))
         return
     inputs = cache.sweep_for(token, config, keep, ev)[0]
-    st.markdown(_words(result.verdict.sentence))
+    st.markdown(md_text(_quotes(result.verdict.sentence)))
     frame = slice_bins(inputs, labels, result)
     values = np.r_[inputs.closest_holder[inputs.in_domain], inputs.closest[~inputs.in_domain]]
     extent = x_extent(values, result.cut, *(r.own_cut for r in result.rows if r.own_cut is not None), pad=0.02)

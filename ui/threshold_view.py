@@ -92,7 +92,7 @@ def current_cut_sentence(cur: CurrentCut | None, where=None) -> None:
                                              ("bluff only with the proposal", cur.bluffs_added),
                                              ("bluff only with yours", cur.bluffs_removed)) if ids]
     if changes:
-        where.caption(" · ".join(f"{name}: {md_text(', '.join(ids))}" for name, ids in changes))
+        where.caption(" · ".join(f"{md_text(name)}: {md_text(', '.join(ids))}" for name, ids in changes))
 
 
 def candidates_frame(cands: tuple[Candidate, ...]) -> pd.DataFrame:
