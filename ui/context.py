@@ -511,8 +511,10 @@ def _draw(ev: Evaluation, token: str, ctx: Context, missing: str | None) -> None
                         key=f"ctx_goal_{ver}", on_change=_from_field, args=(GOAL_KEY, f"ctx_goal_{ver}"),
                         help="Of off-topic questions, the share that may still get passages. The recommendation and "
                              "its cut are chosen for this goal.")
-        st.number_input("Goal: answered at least (%)", 0.0, 100.0,
-                        value=None if ctx.min_answered is None else 100 * ctx.min_answered, step=1.0,
+        # drawn with value=None (a field that can be emptied: no goal) and given the context's value on every run
+        # (a page's widget is its own: another page's state under the same key would not show here)
+        st.session_state[f"ctx_answered_{ver}"] = None if ctx.min_answered is None else 100 * ctx.min_answered
+        st.number_input("Goal: answered at least (%)", 0.0, 100.0, value=None, step=1.0,
                         placeholder="none", key=f"ctx_answered_{ver}", on_change=_from_field,
                         args=(ANSWERED_KEY, f"ctx_answered_{ver}"),
                         help="Of answerable questions, the share that must get a passage holding the answer. "
