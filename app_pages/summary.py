@@ -34,9 +34,10 @@ st.markdown(f"{rate(rec.answered)} of answerable questions get a passage holding
             f"<span style='color:#757575'>{md_text(rec.config)} · at most {rec.keep} passages · cut "
             f"{cut_text(rec.cut)}, cosine distance (lower is stricter)</span>", unsafe_allow_html=True)
 
-# ----- the goal, judged in words (the library's wording: the report's goal strip says the same) -----------
+# ----- the goals, judged in words (the library's wording: the report's goal strip says the same) ----------
+# The answered goal (sidebar, URL ``answered``) is judged here, never optimised: the recommendation follows the bluff goal.
 for v in judge_goals({"answered": rec.answered, "bluffs": rec.bluffs}, n_in=n_in, n_ood=n_ood,
-                     max_bluff=ctx.max_bluff):
+                     max_bluff=ctx.max_bluff, min_answered=ctx.min_answered):
     mark = {True: ":green[**met**]", False: ":red[**not met**]", None: "**cannot be judged**"}[v.met]
     st.markdown(f"**Goal** · {md_text(v.goal_words)}: {mark}, {md_text(v.evidence)}.")
 
@@ -61,11 +62,12 @@ if other is not None:
 # ----- the visitor's own choice, beside it ----------------------------------------------------------
 if not ctx.is_recommendation:
     mine = gate_rates(ev, ctx.config, ctx.gate)
-    mb = mine["bluffs"]
-    ok = mb.rate is None or mb.rate <= ctx.max_bluff + 1e-12
+    mine_goals = judge_goals(mine, n_in=n_in, n_ood=n_ood, max_bluff=ctx.max_bluff, min_answered=ctx.min_answered)
     st.info(f"**Your choice** (sidebar): {md_text(config_words(ctx.config))} at strictness {ctx.cut_words}, at most "
-            f"{ctx.keep} passages: answered {rate(mine['answered'])}, bluffs {rate(mb)}, no answer "
-            f"{rate(mine['lost'])}. Goal " + ("met." if ok else "**not met**."))
+            f"{ctx.keep} passages: answered {rate(mine['answered'])}, bluffs {rate(mine['bluffs'])}, no answer "
+            f"{rate(mine['lost'])}. "
+            + "; ".join(f"Goal {md_text(v.goal_words)}: " + (v.status if v.met is not False else f"**{v.status}**")
+                        for v in mine_goals) + ".")
 
 b1, b2 = st.columns(2)
 b1.download_button("Download report", report_builder(ev, report_args(ev, ctx, recommendation=True)),

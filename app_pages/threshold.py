@@ -12,7 +12,7 @@ from ragdiag.analyses.threshold.export import thresholds_yaml
 from ragdiag.analyses.threshold.rates import rate_rows
 from ui import cache
 from ui.about import about_run
-from ui.context import config_words, context, cut_stops, link_params, use
+from ui.context import config_words, context, cut_stops, link_params, use, use_min_answered
 from ui.fmt import pct, rate, share
 from ui.gate_charts import flips, mirrored_histogram, tradeoff_curve, x_extent
 from ui.html import md_text, quote_html
@@ -33,16 +33,26 @@ rates = rate_rows(inputs, [cut])[0]
 n_in, n_ood = table.n_in, table.n_ood
 
 # ----- the goal first, and the cut that meets it -------------------------------------------------
+def _goal_kind() -> None:
+    """Picking "answered at least" with no answered goal in the context sets the one the field shows (50%)."""
+    if st.session_state.get("goal") == "answered at least":
+        use_min_answered(0.5, if_unset=True)
+
+
 g1, g2, g3 = st.columns([2, 1, 2], vertical_alignment="bottom")
 kind = g1.segmented_control("Goal", ["bluffs at most", "answered at least"], default="bluffs at most",
-                            key="goal", required=True) or "bluffs at most"
+                            key="goal", required=True, on_change=_goal_kind) or "bluffs at most"
 if kind == "bluffs at most":  # the bluff goal is the context's: the recommendation and every page follow it
     target_pct = g2.number_input("percent of off-topic queries", min_value=0.5, max_value=99.5, step=1.0,
                                  value=100 * ctx.max_bluff, key=f"goal_bluffs_{ctx.max_bluff}",
                                  on_change=lambda: use(max_bluff=st.session_state[f"goal_bluffs_{ctx.max_bluff}"] / 100))
-else:
+else:  # the answered goal is the context's too (the Summary and the report judge it); the recommendation does not
+    # follow it. Picking this goal with none set yet sets the one shown (50%), so every page judges the same goal.
+    answered_pct = 100 * (0.5 if ctx.min_answered is None else ctx.min_answered)
+    answered_key = f"goal_answered_{answered_pct:g}"
     target_pct = g2.number_input("percent of answerable queries", min_value=0.0, max_value=100.0, step=1.0,
-                                 key="goal_answered", value=50.0)
+                                 key=answered_key, value=answered_pct,
+                                 on_change=lambda: use_min_answered(st.session_state[answered_key] / 100))
 target = target_pct / 100
 goal = Goal(max_bluff=target) if kind == "bluffs at most" else Goal(min_answered=target)
 choice = cache.choice_for(token, config, keep, goal, ev)

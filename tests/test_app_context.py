@@ -115,8 +115,9 @@ def test_the_slider_stops_where_an_outcome_changes_and_each_stop_reproduces_its_
 
 def test_every_in_app_link_carries_the_full_context(fake_app, lib):
     """A crawler over the rendered links (page links and table link columns) of the pages that link."""
-    at = app("app_pages/overview.py", config="A/dense", cut="0.999", keep="3", goal="10", lost_at="destroyed")
-    ctx = {"cut": "0.999", "keep": "3", "goal": "10"}
+    at = app("app_pages/overview.py", config="A/dense", cut="0.999", keep="3", goal="10", answered="40",
+             lost_at="destroyed")
+    ctx = {"cut": "0.999", "keep": "3", "goal": "10", "answered": "40"}
     links = []
     for page in ("overview", "threshold", "hubs", "compare", "summary"):
         at.switch_page(f"app_pages/{page}.py")
@@ -179,3 +180,96 @@ def test_the_tradeoff_table_names_the_queries_that_change_between_two_stops(fake
             named += 1
         assert df["answered (queries)"].iloc[i] == int((table.closest_holder < cuts[i]).sum())
     assert named  # the check saw names
+
+
+# ----- the answered goal: judged beside the bluff goal, carried by the URL, never optimised -----------------------
+
+def _goal_lines(at) -> list[str]:
+    return [m.value.replace("\\", "") for m in at.main.markdown if m.value.startswith("**Goal** · ")]
+
+
+def test_a_link_with_both_goals_judges_both_on_the_summary(fake_app, lib):
+    from ragdiag.analyses.goals import judge_goals
+    from ragdiag.core.gate import cut_text
+
+    rec = _rec(lib)
+    n_in = int(lib.in_domain.sum())
+    n_ood = len(lib.queries) - n_in
+    at = app("app_pages/summary.py", goal="5", answered="50")
+    assert param(at, "answered") == "50" and field(at, "answered").value == 50.0
+    bluff, answered = judge_goals({"answered": rec.answered, "bluffs": rec.bluffs}, n_in=n_in, n_ood=n_ood,
+                                  max_bluff=0.05, min_answered=0.5)  # the oracle: the library's verdicts
+    lines = _goal_lines(at)
+    assert len(lines) == 2, lines
+    for line, v in zip(lines, (bluff, answered)):
+        mark = {True: ":green[**met**]", False: ":red[**not met**]"}[v.met]
+        assert line == f"**Goal** · {v.goal_words}: {mark}, {v.evidence}.", line
+        assert "(" in v.evidence  # the interval (or the upper bound at 0) beside the number
+    assert lines[1].startswith("**Goal** · answered at least 50%: ")
+    # judged, not optimised: the recommendation on screen is the one without the answered goal
+    assert param(at, "config") == rec.config and param(at, "cut") == cut_text(rec.cut)
+    # a choice that answers nothing (cut 0.05: 0 of 8, see test_threshold_answered_goal) misses it, said in words
+    at = app("app_pages/summary.py", config=rec.config, cut="0.05", goal="5", answered="50")
+    choice = next(i.value for i in at.info if i.value.startswith("**Your choice**"))
+    assert "Goal answered at least 50%: **not met**" in choice.replace("\\", ""), choice
+
+
+def test_without_an_answered_goal_the_summary_judges_the_bluff_goal_alone_and_the_url_has_none(fake_app):
+    at = app("app_pages/summary.py")
+    assert len(_goal_lines(at)) == 1 and param(at, "answered") is None
+    assert field(at, "answered").value is None
+
+
+def test_a_bad_answered_goal_in_a_link_is_said_and_ignored(fake_app):
+    for bad in ("150", "-1", "nan", "half"):
+        at = app("app_pages/summary.py", answered=bad)
+        assert f"The link's answered {bad!r} is not valid; it was ignored." in [c.value for c in at.sidebar.caption]
+        assert len(_goal_lines(at)) == 1 and field(at, "answered").value is None
+
+
+def test_the_sidebar_sets_the_answered_goal_and_back_to_the_recommendation_keeps_it(fake_app, lib):
+    at = app("app_pages/summary.py")
+    field(at, "answered").set_value(40.0)
+    run(at)
+    assert param(at, "answered") == "40" and len(_goal_lines(at)) == 2
+    assert "Changed: Goal (answered at least): 40%." in [c.value for c in at.sidebar.caption]
+    # "Back to the recommendation" keeps the goals (they are not a choice of cut)
+    field(at, "cut").set_value(0.3)
+    run(at)
+    next(b for b in at.sidebar.button if b.label == "Back to the recommendation").click()
+    run(at)
+    assert param(at, "answered") == "40" and len(_goal_lines(at)) == 2
+    at.switch_page("app_pages/overview.py")  # a change of page keeps it (every in-app link: the crawler above)
+    run(at)
+    assert param(at, "answered") == "40" and field(at, "answered").value == 40.0
+
+
+def test_the_threshold_pages_answered_goal_is_the_contexts(fake_app, lib):
+    at = app("app_pages/threshold.py", answered="70")
+    at.segmented_control(key="goal").set_value("answered at least")
+    run(at)
+    goal_field = next(w for w in at.number_input if str(w.key or "").startswith("goal_answered_"))
+    assert goal_field.value == 70.0 and "the goal of at least 70%" in texts(at)
+    goal_field.set_value(60.0)
+    run(at)
+    assert param(at, "answered") == "60" and field(at, "answered").value == 60.0
+    at.switch_page("app_pages/summary.py")
+    run(at)
+    assert _goal_lines(at)[1].startswith("**Goal** · answered at least 60%: ")
+    # picked with none set: the goal the field shows (50%) becomes the context's
+    at = app("app_pages/threshold.py")
+    at.segmented_control(key="goal").set_value("answered at least")
+    run(at)
+    assert param(at, "answered") == "50"
+
+
+def test_the_sidebars_bluff_goal_is_the_context_and_moves_the_recommendation(fake_app, lib):
+    from ragdiag.analyses.recommend import recommend
+    from ragdiag.core.gate import cut_text
+
+    at = app("app_pages/summary.py")
+    field(at, "goal").set_value(20.0)
+    run(at)
+    rec = recommend(lib, max_bluff=0.2)  # the oracle: the library's recommendation for that goal
+    assert param(at, "goal") == "20" and param(at, "cut") == cut_text(rec.cut)
+    assert _goal_lines(at)[0].startswith("**Goal** · bluffs at most 20%: ")

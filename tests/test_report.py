@@ -402,6 +402,35 @@ def test_headline_figures_are_the_recommendations(tiny_eval):
         assert f"{cell.count} of " in card
 
 
+@pytest.mark.parametrize("reached", [True, False])
+def test_the_answered_goal_is_judged_beside_the_bluff_goal_and_changes_nothing_else(tiny_eval, reached):
+    # report --min-answered: a second goal, judged on the first screen (HTML and Markdown) and never optimised
+    import math
+
+    plain = build_report(tiny_eval).headline
+    a = plain.answered.rate
+    # a whole percentage at or below the measured rate is met; one at least a point above it is not
+    bound = math.floor(100 * a) / 100 if reached else min(1.0, math.floor(100 * a + 1) / 100)
+    assert reached or bound > a  # the fixture answers fewer than all its answerable queries
+    r = build_report(tiny_eval, min_answered=bound)
+    h = r.headline
+    assert (h.config, h.cut, h.answered, h.bluffs, h.lost) == (plain.config, plain.cut, plain.answered,
+                                                               plain.bluffs, plain.lost)
+    bluff, answered = h.goals()
+    assert (bluff.measure, answered.measure) == ("bluffs", "answered")
+    assert answered.met is reached and answered.status == ("met" if reached else "not met")
+    assert answered.goal_words == f"answered at least {100 * bound:g}%" and answered.total == plain.n_in
+    page = html.unescape(r.to_html())
+    md = r.to_markdown().replace("\\", "")
+    screen_md = md.split("## Where")[0]
+    for v in (bluff, answered):
+        assert f"{v.goal_words}: <b>{v.status}</b>, {v.evidence}.</p>" in page.split('<div class="story">')[0]
+        assert f"- Goal: {v.goal_words}: **{v.status}**, {v.evidence}." in screen_md
+    assert [g.measure for g in plain.goals()] == ["bluffs"]  # without it: the bluff goal alone
+    with pytest.raises(ValueError, match="min_answered"):
+        build_report(tiny_eval, min_answered=1.5)
+
+
 def test_first_screen_has_no_stamps_and_no_other_k(ev, report, html_text, summary):
     screen = _first_screen(html_text)
     assert report.headline.words.lower() in screen.lower() and "%" in screen  # may open the sentence

@@ -9,7 +9,7 @@ them, once per run) and change it only through their ``on_change`` callbacks,
 that is, only when the visitor changes them: a field the browser re-sends at a
 default, or a widget whose state was dropped mid-run, cannot overwrite the
 context. The URL carries the full context (``config``, ``cut``, ``keep``,
-``goal``, and when set the cut a team runs today, ``current`` in ``units``, and
+``goal``, and when set the answered goal ``answered``, the cut a team runs today, ``current`` in ``units``, and
 the cost goal ``bluff_cost``); a URL value this session has not written itself (a link, a new
 tab) sets it, an echo of a value it wrote before (a request sent before the
 browser caught up) does not. Every change leaves a short note with "Undo".
@@ -35,15 +35,19 @@ from ui.html import md_text
 
 __all__ = ["Context", "context", "gate_settings", "context_sidebar", "context_done", "use", "config_words",
            "remember_unavailable", "url_synced", "write_url", "recommendation", "snap_cut", "cut_stops",
-           "link_params", "use_current", "use_bluff_cost", "current_problem", "CONFIG_KEY", "CUT_KEY", "KEEP_KEY",
-           "GOAL_KEY", "CURRENT_KEY", "UNITS_KEY", "COST_KEY", "MAX_BLUFF_COST"]
+           "link_params", "use_current", "use_bluff_cost", "use_min_answered", "current_problem", "CONFIG_KEY", "CUT_KEY",
+           "KEEP_KEY", "GOAL_KEY", "ANSWERED_KEY", "CURRENT_KEY", "UNITS_KEY", "COST_KEY", "MAX_BLUFF_COST"]
 
 CONFIG_KEY, CUT_KEY, KEEP_KEY, GOAL_KEY = "config", "cut", "keep", "goal"
 #: The cut a team runs today (a number in ``units``: a cosine distance or a similarity) and the cost goal
 #: ("a bluff costs as much as N lost answers"): optional, in the URL only when set.
 CURRENT_KEY, UNITS_KEY, COST_KEY = "current", "units", "bluff_cost"
-_FIELDS = (CONFIG_KEY, CUT_KEY, KEEP_KEY, GOAL_KEY, CURRENT_KEY, UNITS_KEY, COST_KEY)
-_OPTIONAL = (CURRENT_KEY, UNITS_KEY, COST_KEY)  # kept by "Back to the recommendation": facts, not choices of a cut
+#: The second goal, answered at least this percentage of answerable queries: judged on the Summary and in the
+#: report, never optimised (the recommendation and its cut follow the bluff goal alone); in the URL only when set.
+ANSWERED_KEY = "answered"
+_FIELDS = (CONFIG_KEY, CUT_KEY, KEEP_KEY, GOAL_KEY, ANSWERED_KEY, CURRENT_KEY, UNITS_KEY, COST_KEY)
+#: Kept by "Back to the recommendation" (facts and goals, not choices of a cut); in the URL only when set.
+_OPTIONAL = (ANSWERED_KEY, CURRENT_KEY, UNITS_KEY, COST_KEY)
 #: The largest cost of a bluff the page and the URL accept, in lost answers (a typo guard, not a statistic).
 MAX_BLUFF_COST = 1e6
 _STATE = "_ctx_chosen"  # {field: value or None}: what the visitor chose (None: not chosen)
@@ -77,6 +81,7 @@ class Context:
     current: float | None = None  # the cut a team runs today, as typed, in ``units`` (None: not given)
     units: str = "distance"  # "distance" (cosine distance) or "similarity" (read as the distance 1 - s)
     bluff_cost: float | None = None  # the cost goal: a bluff costs as much as this many lost answers (None: off)
+    min_answered: float | None = None  # the answered goal, a share: judged, never optimised (None: not set)
 
     @property
     def cut(self) -> float:
@@ -101,12 +106,15 @@ class Context:
         """The context as URL parameters: what every in-app link carries."""
         out = {CONFIG_KEY: self.config, CUT_KEY: self.cut_words, KEEP_KEY: str(self.keep),
                GOAL_KEY: _goal_text(self.max_bluff)}
-        return {**out, **_optional_params(self.current, self.units, self.bluff_cost)}
+        return {**out, **_optional_params(self.current, self.units, self.bluff_cost, self.min_answered)}
 
 
-def _optional_params(current: float | None, units: str | None, bluff_cost: float | None) -> dict[str, str]:
+def _optional_params(current: float | None, units: str | None, bluff_cost: float | None,
+                     min_answered: float | None = None) -> dict[str, str]:
     """The optional fields as URL parameters: only those set (the units only beside a current cut)."""
     out = {}
+    if min_answered is not None:
+        out[ANSWERED_KEY] = _goal_text(min_answered)
     if current is not None:
         out[CURRENT_KEY], out[UNITS_KEY] = _number_text(current), units or "distance"
     if bluff_cost is not None:
@@ -182,8 +190,9 @@ def _round_cut(cut: float) -> float:
     return float(cut_text(cut))
 
 
-def _goal_text(max_bluff: float) -> str:
-    return f"{100 * max_bluff:g}"
+def _goal_text(share: float) -> str:
+    """A goal (a share) as the URL carries it: a percentage (``0.05`` -> ``"5"``)."""
+    return f"{100 * share:g}"
 
 
 def _parse(field: str, text: str):
@@ -196,6 +205,11 @@ def _parse(field: str, text: str):
         v = float(text)
         if not (math.isfinite(v) and 0 < v < 100):
             raise ValueError(f"goal must be a percentage of bluffs between 0 and 100, got {text!r}")
+        return v / 100
+    if field == ANSWERED_KEY:
+        v = float(text)
+        if not (math.isfinite(v) and 0 <= v <= 100):
+            raise ValueError(f"answered must be a percentage of answerable queries from 0 to 100, got {text!r}")
         return v / 100
     if field == CURRENT_KEY:
         v = float(text)
@@ -369,9 +383,10 @@ def context(ev: Evaluation, token: str) -> Context:
     ctx = Context(config, Gate(keep, cut), chosen, max_bluff, state[CUT_KEY] is not None, proposed,
                   rec.config if rec is not None else "", provisional,
                   _round_cut(rec.cut) if rec is not None else None,
-                  state[CURRENT_KEY], state[UNITS_KEY] or "distance", state[COST_KEY])
+                  state[CURRENT_KEY], state[UNITS_KEY] or "distance", state[COST_KEY], state.get(ANSWERED_KEY))
     st.session_state[_SHOWN] = {CONFIG_KEY: config, CUT_KEY: cut, KEEP_KEY: keep, GOAL_KEY: max_bluff,
-                                CURRENT_KEY: ctx.current, UNITS_KEY: ctx.units, COST_KEY: ctx.bluff_cost}
+                                ANSWERED_KEY: ctx.min_answered, CURRENT_KEY: ctx.current, UNITS_KEY: ctx.units,
+                                COST_KEY: ctx.bluff_cost}
     if not st.session_state.get(_DRAWN):
         st.session_state[_DRAWN] = True
         _draw(ev, token, ctx, picked if picked and not chosen else None)
@@ -401,7 +416,8 @@ def link_params(**extra) -> dict[str, str]:
     if shown:
         base = {CONFIG_KEY: shown[CONFIG_KEY], CUT_KEY: cut_text(shown[CUT_KEY]), KEEP_KEY: str(shown[KEEP_KEY]),
                 GOAL_KEY: _goal_text(shown[GOAL_KEY]),
-                **_optional_params(shown.get(CURRENT_KEY), shown.get(UNITS_KEY), shown.get(COST_KEY))}
+                **_optional_params(shown.get(CURRENT_KEY), shown.get(UNITS_KEY), shown.get(COST_KEY),
+                                   shown.get(ANSWERED_KEY))}
     return {**base, **{k: str(v) for k, v in extra.items() if v is not None}}
 
 
@@ -420,6 +436,11 @@ def _from_field(field: str, key: str) -> None:
         value = int(value)
     elif field == GOAL_KEY:
         value = float(value) / 100
+    elif field == ANSWERED_KEY:  # emptied: the answered goal is off
+        if value is not None and not (math.isfinite(float(value)) and 0 <= float(value) <= 100):
+            return
+        use_min_answered(None if value is None else float(value) / 100)
+        return
     elif field == CONFIG_KEY and value not in _options(settings()):  # a stale label the browser sent back
         return
     if value is None or value == shown.get(field):
@@ -486,6 +507,19 @@ def _draw(ev: Evaluation, token: str, ctx: Context, missing: str | None) -> None
         st.number_input("Passages kept at most", 1, TOP, value=ctx.keep, key=f"ctx_keep_{ver}",
                         on_change=_from_field, args=(KEEP_KEY, f"ctx_keep_{ver}"),
                         help="The gate gives the model at most this many passages.")
+        st.number_input("Goal: bluffs at most (%)", 0.5, 99.5, value=100 * ctx.max_bluff, step=1.0,
+                        key=f"ctx_goal_{ver}", on_change=_from_field, args=(GOAL_KEY, f"ctx_goal_{ver}"),
+                        help="Of off-topic questions, the share that may still get passages. The recommendation and "
+                             "its cut are chosen for this goal.")
+        # drawn with value=None (a field that can be emptied: no goal) and given the context's value on every run
+        # (a page's widget is its own: another page's state under the same key would not show here)
+        st.session_state[f"ctx_answered_{ver}"] = None if ctx.min_answered is None else 100 * ctx.min_answered
+        st.number_input("Goal: answered at least (%)", 0.0, 100.0, value=None, step=1.0,
+                        placeholder="none", key=f"ctx_answered_{ver}", on_change=_from_field,
+                        args=(ANSWERED_KEY, f"ctx_answered_{ver}"),
+                        help="Of answerable questions, the share that must get a passage holding the answer. "
+                             "Judged on the Summary and in the report, not optimised: the recommendation and its "
+                             "cut still follow the bluff goal. Empty: no such goal.")
         if missing:
             st.caption(f"{missing} is not evaluated here (yet); showing {ctx.config}.")
         if ctx.is_recommendation:
@@ -512,7 +546,7 @@ def gate_settings() -> tuple[float, int]:
 
 
 def use(*, config: str | None = None, cut: float | None = None, keep: int | None = None,
-        max_bluff: float | None = None) -> None:
+        max_bluff: float | None = None, min_answered: float | None = None) -> None:
     """Set the context (an ``on_click`` callback of a "use this" button): the sidebar and the URL follow."""
     state = dict(_chosen())
     words = []
@@ -528,6 +562,9 @@ def use(*, config: str | None = None, cut: float | None = None, keep: int | None
     if max_bluff is not None:
         state[GOAL_KEY] = float(max_bluff)
         words.append(f"goal bluffs at most {100 * max_bluff:g}%")
+    if min_answered is not None:
+        state[ANSWERED_KEY] = float(min_answered)
+        words.append(f"goal answered at least {100 * min_answered:g}%")
     _set_chosen(state, "Set: " + ", ".join(words) + ".")
 
 
@@ -554,3 +591,19 @@ def use_bluff_cost(n: float | None) -> None:
     state = dict(_chosen())
     state[COST_KEY] = None if n is None else float(n)
     _set_chosen(state, "Cost goal: " + ("off" if n is None else f"a bluff costs {n:g} lost answers") + ".")
+
+
+def use_min_answered(share: float | None, *, if_unset: bool = False) -> None:
+    """Set the answered goal (answered at least ``share`` of answerable queries; ``None``: off; ``if_unset``: only
+    when none is set). It is judged on the Summary and in the report; the recommendation and its cut do not change
+    with it."""
+    if if_unset and _chosen().get(ANSWERED_KEY) is not None:
+        return
+    if share is not None and not (math.isfinite(share) and 0 <= share <= 1):
+        st.session_state[_NOTE] = (f"The answered goal must be a percentage from 0 to 100, got {100 * share:g}.", None)
+        return
+    state = dict(_chosen())
+    if state.get(ANSWERED_KEY) == share:
+        return
+    state[ANSWERED_KEY] = None if share is None else float(share)
+    _set_chosen(state, "Goal (answered at least): " + ("off" if share is None else f"{100 * share:g}%") + ".")

@@ -15,7 +15,7 @@ def report_args(ev: Evaluation, ctx, *, recommendation: bool = False) -> dict:
     the library, when ``recommendation`` or when the context is the recommendation)."""
     about_rec = recommendation or ctx.is_recommendation
     return {"config": None if about_rec else ctx.config, "cut": None if about_rec else ctx.cut, "keep": ctx.keep,
-            "max_bluff": ctx.max_bluff, "baseline": declared(ev), "baseline_source": "the operator"}
+            "max_bluff": ctx.max_bluff, "min_answered": ctx.min_answered, "baseline": declared(ev), "baseline_source": "the operator"}
 
 
 def report_builder(ev: Evaluation, args: dict, fmt: str = "html") -> Callable[[], str]:

@@ -70,6 +70,10 @@ def register(sub) -> None:
                    help="the configuration the report is about, e.g. E/hybrid (default: the recommendation)")
     p.add_argument("--max-bluff", type=float, default=DEFAULT_MAX_BLUFF,
                    help=f"the goal: a bluff rate of at most this (default {DEFAULT_MAX_BLUFF})")
+    p.add_argument("--min-answered", type=float, default=None,
+                   help="a second goal, judged and not optimised: answered at least this share of answerable "
+                        "queries, a rate in [0, 1] (e.g. 0.5); the first screen says whether it is met, the "
+                        "configuration and the cut still follow --max-bluff (default: none)")
     p.add_argument("--baseline", default=None,
                    help="what you run now, declared before looking: the cards compare with it instead of the "
                         "runner-up (default: $RAGDIAG_BASELINE or ragdiag.toml, else none)")
@@ -311,6 +315,8 @@ def cmd_report(args) -> int:
 
     if not (math.isfinite(args.max_bluff) and 0 < args.max_bluff < 1):
         raise UsageError(f"--max-bluff must be a rate in (0, 1), e.g. 0.05; got {args.max_bluff}")
+    if args.min_answered is not None and not (math.isfinite(args.min_answered) and 0 <= args.min_answered <= 1):
+        raise UsageError(f"--min-answered must be a rate in [0, 1], e.g. 0.5; got {args.min_answered}")
     from ..analyses.compare.baseline import declared_baseline
 
     try:
@@ -352,7 +358,7 @@ def cmd_report(args) -> int:
     print("writing the report: the comparisons, the gate, the funnel and the hubs", file=sys.stderr)
     try:
         report = build_report(ev, config=cfg, cut=args.cut, keep=args.gate.keep, k=args.gate.k, max_bluff=args.max_bluff,
-                              costs=cost_items, machine=machine_info,
+                              min_answered=args.min_answered, costs=cost_items, machine=machine_info,
                               baseline=baseline.config if baseline else None,
                               baseline_source=baseline.source if baseline else "the operator", encoder=encoder,
                               history=getattr(args, "history", None), history_runs=getattr(args, "history_runs", 10))

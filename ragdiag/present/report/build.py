@@ -10,6 +10,7 @@ sections of :mod:`ragdiag.present.report.story`, :mod:`ragdiag.present.report.se
 from __future__ import annotations
 
 import datetime as _dt
+import math
 
 import numpy as np
 
@@ -164,7 +165,8 @@ def _proposal(table: GateTable, max_bluff: float):
 
 
 def _headline(ev: Evaluation, rec: Recommendation, cfg: Config | None, cut: float | None, gate: Gate,
-              n_questions: int, baseline: tuple[str, str] | None = None) -> Headline:
+              n_questions: int, baseline: tuple[str, str] | None = None,
+              min_answered: float | None = None) -> Headline:
     """The recommendation against its runner-up (or the declared baseline), or the named configuration and cut
     against the recommendation."""
     rec_cfg = parse_key(rec.config)
@@ -201,7 +203,7 @@ def _headline(ev: Evaluation, rec: Recommendation, cfg: Config | None, cut: floa
     return Headline(cfg.label, describe_config(cfg), float(cut), method, rec.max_bluff, rec.k, keep, n_in, n_ood,
                     n_questions, rates["answered"], rates["bluffs"], rates["lost"], rec.why,
                     against, describe_config(against) if against else None, kind, against_rates, against_cut,
-                    recommended, rec.config, rec.words, rec.cut, rec.guarantee, proposed, diffs)
+                    recommended, rec.config, rec.words, rec.cut, rec.guarantee, proposed, diffs, min_answered)
 
 
 def _alternatives(ev: Evaluation, result, chosen: str, runner_up: str | None,
@@ -255,7 +257,8 @@ def _effects(ev: Evaluation, cfg: Config, k: int) -> EffectsSection | None:
 
 
 def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: float | None = None,
-                 keep: int = DEFAULT_KEEP, k: int | None = None, max_bluff: float = DEFAULT_MAX_BLUFF, costs=None,
+                 keep: int = DEFAULT_KEEP, k: int | None = None, max_bluff: float = DEFAULT_MAX_BLUFF,
+                 min_answered: float | None = None, costs=None,
                  machine: dict | None = None, baseline: str | None = None,
                  baseline_source: str = "the operator", encoder=None, history=None,
                  history_runs: int = 10) -> Report:
@@ -263,7 +266,9 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
     and the chunking switches, then the appendix.
 
     ``config`` and ``cut`` default to the recommendation for a goal of at most ``max_bluff`` bluffs; a
-    named ``config`` without a cut gets the cut proposed for it. The gate keeps at most ``keep`` chunks;
+    named ``config`` without a cut gets the cut proposed for it. ``min_answered`` (a share in [0, 1], or None) is
+    a second goal, answered at least that share of answerable queries: the first screen judges it beside the bluff
+    goal, and nothing is chosen for it (the configuration and the cut are the same with or without it). The gate keeps at most ``keep`` chunks;
     verdicts are at R@``k`` (default ``keep``: the gate's k is its keep). The cards compare the recommendation with its runner-up,
     or with ``baseline`` when one was declared (:func:`ragdiag.analyses.compare.declared_baseline`): the report calls
     it "what you run today" (``baseline_source``, where it was declared, is the operator's and is not printed).
@@ -287,6 +292,8 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
     k = base.k
     if not 0.0 < max_bluff < 1.0:
         raise ValueError(f"max_bluff must be a rate in (0, 1), got {max_bluff}")
+    if min_answered is not None and not (math.isfinite(min_answered) and 0.0 <= min_answered <= 1.0):
+        raise ValueError(f"min_answered must be a rate in [0, 1], got {min_answered}")
     if baseline is not None:
         baseline = parse_key(baseline).label
         if Config.parse(baseline) not in ev.results:
@@ -296,7 +303,7 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
     compared = best(ev, k=k, configs=[c for c in ev.results if not c.external])
     rec = recommend(ev, base, max_bluff=max_bluff, costs=costs, best_result=compared)
     head = _headline(ev, rec, cfg, cut, base, needles.n_questions,
-                     None if baseline is None else (baseline, baseline_source))
+                     None if baseline is None else (baseline, baseline_source), min_answered)
     cfg, decided = parse_key(head.config), base.with_cut(head.cut)  # the report's gate: every section reads it
     table = gate_table(ev, cfg, decided)  # once: the gate section, the flow and the cards read it
     if costs and any(c.cut != decided.cut or c.keep != decided.keep for c in costs):

@@ -125,6 +125,7 @@ class Headline:
     guarantee: str = ""  # the recommended cut's guarantee in words (conformal)
     proposed_cut: float | None = None  # the cut proposed for the goal for this configuration
     against_diffs: Mapping[str, Difference] | None = None  # this minus the comparator, paired (analyses.versus)
+    min_answered: float | None = None  # a second goal, judged and never optimised: answered at least this share
 
     @property
     def goal_text(self) -> str:
@@ -161,7 +162,7 @@ class Headline:
     def goals(self) -> tuple[GoalVerdict, ...]:
         """The goals judged at the report's gate (:func:`ragdiag.analyses.goals.judge_goals`, the Summary's words)."""
         return judge_goals({"answered": self.answered, "bluffs": self.bluffs}, n_in=self.n_in, n_ood=self.n_ood,
-                           max_bluff=self.max_bluff)
+                           max_bluff=self.max_bluff, min_answered=self.min_answered)
 
     def comparator_words(self) -> str:
         """Who the cards compare with, in words: what you run today (a declared baseline), else the runner-up;
