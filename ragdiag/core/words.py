@@ -95,12 +95,13 @@ def difference_text(d) -> str:
 
 
 def pp(x: float) -> str:
-    """A signed bound in points: whole points, one decimal under 1 so that a bound near zero keeps its side.
+    """A signed bound in points: whole points, one decimal under 1 so that a bound near zero keeps its side
+    (a bound just under 0 reads ``-0.0``, never ``0``: it excludes 0, and the verdict beside it says so).
 
-    >>> pp(12.4), pp(-0.3), pp(0.0)
-    ('+12', '-0.3', '0')
+    >>> pp(12.4), pp(-0.3), pp(0.0), pp(-0.02)
+    ('+12', '-0.3', '0', '-0.0')
     """
-    if round(x, 1) == 0:
+    if x == 0:
         return "0"
     return f"{x:+.1f}" if abs(x) < 1 else f"{x:+.0f}"
 
