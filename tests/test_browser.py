@@ -130,6 +130,18 @@ def page(browser):
         ctx.close()
 
 
+def viewport_page(browser, width: int, height: int, timeout_ms: int = TIMEOUT_MS):
+    """A page of ``width`` x ``height`` in a context of its own, closed after (for a module fixture's ``yield from``)."""
+    ctx = browser.new_context(viewport={"width": width, "height": height})
+    p = ctx.new_page()
+    p.set_default_timeout(timeout_ms)
+    ARTIFACTS.mkdir(exist_ok=True)
+    try:
+        yield p
+    finally:
+        ctx.close()
+
+
 def wait_idle(page, timeout_ms: int = SETTLE_LIMIT_MS) -> None:
     """Wait until the app has finished its run (the 'Running…' indicator is gone)."""
     page.wait_for_timeout(300)

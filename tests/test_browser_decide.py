@@ -18,7 +18,7 @@ import pytest
 
 from ragdiag.analyses.recommend import RETRIEVER_WORDS, STRATEGY_WORDS
 
-from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, browser, start_server, stop_server, wait_idle  # noqa: F401 - browser is a fixture
+from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, browser, start_server, stop_server, viewport_page, wait_idle  # noqa: F401 - browser is a fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
 
@@ -38,14 +38,7 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def page(server, browser):
-    ctx = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
-    p = ctx.new_page()
-    p.set_default_timeout(60_000)
-    ARTIFACTS.mkdir(exist_ok=True)
-    try:
-        yield p
-    finally:
-        ctx.close()
+    yield from viewport_page(browser, WIDTH, HEIGHT)
 
 
 def open_page(page, url: str, heading: str) -> None:

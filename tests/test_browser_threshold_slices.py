@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import ARTIFACTS, browser, start_server, stop_server  # noqa: F401 - browser is a fixture
+from test_browser import ARTIFACTS, browser, start_server, stop_server, viewport_page  # noqa: F401 - browser is a fixture
 from test_browser_decide import HEIGHT, WIDTH, chart_problems, first_screen, open_page
 from test_threshold_slices import ENGLISH_OOD
 
@@ -41,14 +41,7 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def page(server, browser):
-    ctx = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
-    p = ctx.new_page()
-    p.set_default_timeout(60_000)
-    ARTIFACTS.mkdir(exist_ok=True)
-    try:
-        yield p
-    finally:
-        ctx.close()
+    yield from viewport_page(browser, WIDTH, HEIGHT)
 
 
 def test_the_slice_verdict_is_on_the_first_screen_and_the_slices_below(server, page):

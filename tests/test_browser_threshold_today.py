@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, browser, start_server, stop_server, wait_idle  # noqa: F401
+from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, browser, start_server, stop_server, viewport_page, wait_idle  # noqa: F401
 
 pytestmark = [pytest.mark.browser]
 
@@ -43,14 +43,7 @@ def served(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def page(served, browser):
-    ctx = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
-    p = ctx.new_page()
-    p.set_default_timeout(60_000)
-    ARTIFACTS.mkdir(exist_ok=True)
-    try:
-        yield p
-    finally:
-        ctx.close()
+    yield from viewport_page(browser, WIDTH, HEIGHT)
 
 
 def _ready(page) -> None:
