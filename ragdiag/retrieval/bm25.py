@@ -54,7 +54,7 @@ _DENSE_MIN_DOCS = 4096  # below this, every posting list stays sparse (a dense r
 #: every size, unset or ``auto``: compiled from :data:`NUMBA_MIN_DOCS` chunks when numba is importable.
 NUMBA_ENV = "RAGDIAG_NUMBA"
 #: Chunks from which ``auto`` compiles: below, a query costs well under a millisecond in numpy, and
-#: importing numba and loading the cached machine code (about 0.3 s of CPU) would cost a small run more
+#: importing numba and loading the cached machine code (about 0.5 s of CPU) would cost a small run more
 #: than it saves (the bundled corpus, a few thousand chunks, never imports numba).
 NUMBA_MIN_DOCS = 50_000
 
