@@ -13,8 +13,8 @@ Without a dense row, the documents a query touches are listed as it first adds i
 ``depth`` is a heap over them ordered like the stable descending sort (score descending, then position
 ascending), the untouched documents (score 0) following by position when fewer than ``depth`` were
 touched; with one, every document is a candidate, scanned in position order. The best target's rank is
-counted on the same row (:func:`~ragdiag.retrieval.bm25._rank_of`). The row is reset through the touched
-list, or whole after a dense row.
+counted on the same row first (:func:`~ragdiag.retrieval.bm25._rank_of`). The row is reset through the
+touched list, or by the full scan as it reads it.
 
 ``cache=True``: the machine code is written beside this module (or to numba's user cache when that
 folder is read-only), so only the first process on a machine compiles.
@@ -108,14 +108,40 @@ def search_batch(indptr, indices, data, dense, dense_of, n_docs, q_ids, q_ptr, d
                         nt += first
                         row[d] += data[p] if k - j == 1 else data[p] * c
             j = k
+        n_cand = n_docs if full else nt
+        # The best target (highest score, then lowest position) and its rank on this row.
+        ta, tb = t_ptr[qi], t_ptr[qi + 1]
+        if tb > ta:
+            best = t_pos[ta]
+            bv = row[best]
+            for i in range(ta + 1, tb):
+                t = t_pos[i]
+                if _worse(bv, best, row[t], t):
+                    best = t
+                    bv = row[t]
+            rk = 1
+            if full or bv > 0.0:
+                for i in range(n_cand):
+                    d = i if full else touched[i]
+                    if row[d] > bv or (row[d] == bv and d < best):
+                        rk += 1
+            else:  # every touched document is above it, and every untouched one before it ties
+                before = 0
+                for i in range(nt):
+                    if touched[i] < best:
+                        before += 1
+                rk += nt + best - before
+            rank[qi] = rk
+            at[qi] = bv
         # Top depth: a heap whose root is the worst kept.
         size = 0
-        n_cand = n_docs if full else nt
         i = 0
         while size < depth and i < n_cand:  # the first depth candidates fill the heap
             d = i if full else touched[i]
             hs[size] = row[d]
             hp[size] = d
+            if full:
+                row[d] = 0.0  # the scan resets the row as it reads it
             c_i = size
             size += 1
             while c_i > 0:  # sift up
@@ -130,8 +156,10 @@ def search_batch(indptr, indices, data, dense, dense_of, n_docs, q_ids, q_ptr, d
         if full:  # positions ascending: a later document enters only with a higher score than the root's
             bar = hs[0] if size else 0.0
             for d in range(i, n_docs):
-                if row[d] > bar:
-                    hs[0] = row[d]
+                s = row[d]
+                row[d] = 0.0
+                if s > bar:
+                    hs[0] = s
                     hp[0] = d
                     _sift_down(hs, hp, size, 0)
                     bar = hs[0]
@@ -160,32 +188,6 @@ def search_batch(indptr, indices, data, dense, dense_of, n_docs, q_ids, q_ptr, d
                     top[qi, fill] = 0.0
                     fill += 1
                 p += 1
-        # The best target (highest score, then lowest position) and its rank on this row.
-        ta, tb = t_ptr[qi], t_ptr[qi + 1]
-        if tb > ta:
-            best = t_pos[ta]
-            bv = row[best]
-            for i in range(ta + 1, tb):
-                t = t_pos[i]
-                if _worse(bv, best, row[t], t):
-                    best = t
-                    bv = row[t]
-            rk = 1
-            if full or bv > 0.0:
-                for i in range(n_cand):
-                    d = i if full else touched[i]
-                    if row[d] > bv or (row[d] == bv and d < best):
-                        rk += 1
-            else:  # every touched document is above it, and every untouched one before it ties
-                before = 0
-                for i in range(nt):
-                    if touched[i] < best:
-                        before += 1
-                rk += nt + best - before
-            rank[qi] = rk
-            at[qi] = bv
-        if full:
-            row[:] = 0.0
-        else:
+        if not full:  # (a full scan reset the row as it went)
             for i in range(nt):
                 row[touched[i]] = 0.0
