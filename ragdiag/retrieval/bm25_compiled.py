@@ -73,7 +73,7 @@ def search_batch(indptr, indices, data, dense, dense_of, n_docs, q_ids, q_ptr, d
     for qi in range(n_queries):
         ids = np.sort(q_ids[q_ptr[qi]:q_ptr[qi + 1]])
         nt = 0
-        full = False  # a dense row was added: every document is a candidate, and the row is reset whole
+        full = False  # a dense row was added, or most documents touched: every document is a candidate
         j = 0
         while j < ids.size:
             term = ids[j]
@@ -107,6 +107,7 @@ def search_batch(indptr, indices, data, dense, dense_of, n_docs, q_ids, q_ptr, d
                         touched[nt] = d
                         nt += first
                         row[d] += data[p] if k - j == 1 else data[p] * c
+                    full = nt > n_docs // 4  # most documents touched: scan them all instead of the list
             j = k
         n_cand = n_docs if full else nt
         # The best target (highest score, then lowest position) and its rank on this row.
