@@ -7,12 +7,12 @@ Per query the loop does what :meth:`~ragdiag.retrieval.bm25.BM25Index.query_scor
 order: each known term (ascending id, a repeated term once with its count) adds its posting list, times the
 count when above 1, into one float64 row. Every document receives the same float64 products added in the
 same order, so its score has the same bits (no ``fastmath``: LLVM neither reorders nor fuses the
-multiply-add). A term numpy adds as a dense row adds 0.0 where it is absent, which leaves a score ``>= +0.0``
-unchanged: the loop adds the same dense rows as numpy (a contiguous add), the other terms' posting lists.
-Without a dense row, the documents a query touches are listed as it first adds into them, and its top
-``depth`` is a heap over them ordered like the stable descending sort (score descending, then position
-ascending), the untouched documents (score 0) following by position when fewer than ``depth`` were
-touched; with one, every document is a candidate, scanned in position order. The best target's rank is
+multiply-add). The loop adds the same dense rows as numpy (a contiguous add; 0.0 where the term is absent,
+which leaves a score ``>= +0.0`` unchanged) and scatters the other terms' posting lists. Until a dense row
+is added or a quarter of the documents are touched, the documents a query touches are listed as it first
+adds into them, and its top ``depth`` is a heap over them ordered like the stable descending sort (score
+descending, then position ascending), the untouched documents (score 0) following by position when fewer
+than ``depth`` were touched; otherwise every document is a candidate, scanned in position order. The best target's rank is
 counted on the same row first (:func:`~ragdiag.retrieval.bm25._rank_of`). The row is reset through the
 touched list, or by the full scan as it reads it.
 
