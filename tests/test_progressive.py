@@ -118,9 +118,9 @@ def test_merging_per_strategy_evaluations_equals_one_evaluation(tiny_corpus, tin
              for s in ("A", "C")]
     merged = merge_evaluations(parts)
     assert list(merged.indexes) == ["A", "C"] and list(merged.results) == list(whole.results)
-    # what the pages read beside the results: the variants' stamps and the notes
-    assert merged.retriever_stamps == whole.retriever_stamps and set(merged.retriever_stamps) == {"A/dense-int8",
-                                                                                              "C/dense-int8"}
+    # what the pages read beside the results: the variants' and BM25's stamps and the notes
+    assert merged.retriever_stamps == whole.retriever_stamps and set(merged.retriever_stamps) == {
+        "A/dense-int8", "C/dense-int8", "A/bm25", "C/bm25"}
     assert merged.notes == whole.notes
     for a, b in zip(summary_rows(merged), summary_rows(whole)):
         assert {k: v for k, v in a.cells().items() if k != "seconds"} == {k: v for k, v in b.cells().items()

@@ -33,6 +33,6 @@ def about_run(ev: Evaluation, *, expanded: bool = False) -> None:
             if same:
                 st.caption("Every index: " + "; ".join(f"{md_text(k)} {md_text(v)}" for k, v in same.items()) + ".")
             st.dataframe(stamps, hide_index=True)
-        if getattr(ev, "retriever_stamps", None):  # dense variants: precision, index parameters, model
-            st.caption("Variants of dense search: what made each configuration's numbers")
+        if getattr(ev, "retriever_stamps", None):  # dense variants (precision, index, model), BM25 (k1, b, scorer)
+            st.caption("Retriever stamps: what made each configuration's numbers (dense variants, BM25)")
             st.json(ev.retriever_stamps, expanded=False)

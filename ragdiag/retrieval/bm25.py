@@ -19,11 +19,19 @@ into one row, term by term in ascending term order: the same
 additions, in the same order, as the sparse product ``(weights.T @ counts).T``,
 so the scores are bit for bit those of the block scorer. Its top ``k`` is
 selected among the chunks it touched.
+
+When numba is importable, a large index's search runs compiled
+(:mod:`ragdiag.retrieval.bm25_compiled`: the same additions in the same order, the
+top ``k`` fused with the scoring, all the batch's queries in one call): the same
+scores bit for bit and the same top ``k``. :func:`scorer_choice` says when;
+``RAGDIAG_NUMBA=0`` turns it off, ``RAGDIAG_NUMBA=1`` uses it at every size.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.util
+import os
 import re
 import sys
 import unicodedata
@@ -36,10 +44,19 @@ import scipy.sparse as sp
 from .base import QueryBatch, Ranking, top_k_desc
 from .search import Search, block_search
 
-__all__ = ["tokenize", "tokenize_corpus", "stored_tokens", "Tokens", "lucene_idf", "BM25Index", "BM25Retriever"]
+__all__ = ["tokenize", "tokenize_corpus", "stored_tokens", "Tokens", "lucene_idf", "BM25Index", "BM25Retriever",
+           "scorer_choice", "NUMBA_ENV", "NUMBA_MIN_DOCS"]
 
 _INDEX_BLOCK = 1 << 16  # documents whose weights are computed per step while indexing
 _DENSE_MIN_DOCS = 4096  # below this, every posting list stays sparse (a dense row gains nothing)
+
+#: The environment variable that picks the BM25 search's scorer: ``0`` numpy, ``1`` compiled (numba) at
+#: every size, unset or ``auto``: compiled from :data:`NUMBA_MIN_DOCS` chunks when numba is importable.
+NUMBA_ENV = "RAGDIAG_NUMBA"
+#: Chunks from which ``auto`` compiles: below, a query costs well under a millisecond in numpy, and
+#: importing numba and loading the cached machine code (about 0.5 s of CPU) would cost a small run more
+#: than it saves (the bundled corpus, a few thousand chunks, never imports numba).
+NUMBA_MIN_DOCS = 50_000
 
 # Scripts written without spaces between words: Han, Hiragana, Katakana (and their extensions), and the
 # Southeast Asian scripts Thai, Lao, Khmer (and Khmer symbols) and Myanmar (and its extensions A and B). A whole
@@ -235,6 +252,42 @@ def _rank_of(scores: np.ndarray, targets: np.ndarray) -> tuple[int, float]:
     return int((scores > v).sum() + (scores[:best] == v).sum()) + 1, float(v)
 
 
+def scorer_choice(n_docs: int, setting: str | None = None) -> str:
+    """``"numba"`` or ``"numpy"``: the scorer a BM25 search of ``n_docs`` chunks runs with.
+
+    ``setting`` is ``"auto"``, ``"numba"``/``"1"`` or ``"numpy"``/``"0"``; None reads
+    :data:`NUMBA_ENV` (unset: ``auto``). ``auto`` compiles when numba is importable and the
+    index has at least :data:`NUMBA_MIN_DOCS` chunks; ``numba`` whenever it is importable.
+    Both scorers give the same scores bit for bit and the same top ``k``.
+
+    >>> scorer_choice(10**6, "0"), scorer_choice(918, "auto")
+    ('numpy', 'numpy')
+    """
+    raw = os.environ.get(NUMBA_ENV, "auto") if setting is None else setting
+    value = {"1": "numba", "0": "numpy", "": "auto"}.get(raw.strip().lower(), raw.strip().lower())
+    if value not in ("auto", "numba", "numpy"):
+        where = f"{NUMBA_ENV}={raw!r}" if setting is None else f"scorer={raw!r}"
+        raise ValueError(f"{where}: use 0 (numpy), 1 (numba) or auto")
+    if value == "numpy" or (value == "auto" and n_docs < NUMBA_MIN_DOCS):
+        return "numpy"
+    return "numba" if _numba_importable() else "numpy"
+
+
+@functools.cache
+def _numba_importable() -> bool:
+    """Whether numba is installed (looked up, not imported)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def _compiled():
+    """The compiled search, or None when numba fails to import (then the numpy path runs)."""
+    try:
+        from . import bm25_compiled
+    except ImportError:
+        return None
+    return bm25_compiled.search_batch
+
+
 class BM25Index:
     """Sparse BM25 weights of a fixed set of texts (stateful: the index).
 
@@ -272,6 +325,7 @@ class BM25Index:
         # Terms in a third of the documents or more also as dense rows: adding one is a contiguous vector
         # add (0 where the term is absent: x + 0.0 == x, so the sums stay bit for bit), at most twice the
         # memory of its posting list.
+        self.scorer_used: str | None = None  # "numba" or "numpy": what the last search ran with
         frequent = np.flatnonzero(df * 3 >= n) if n >= _DENSE_MIN_DOCS else np.zeros(0, dtype=np.int64)
         self._dense_row = {int(t): i for i, t in enumerate(frequent)}
         self._dense = self.weights[frequent].toarray() if frequent.size else np.zeros((0, n))
@@ -360,19 +414,30 @@ class BM25Index:
             return np.zeros((0, self.n_docs))
         return np.stack([self.query_scores(q) for q in queries])
 
-    def search(self, queries: Sequence[str], *, depth: int, targets: Sequence[np.ndarray] | None = None) -> Search:
+    def search(self, queries: Sequence[str], *, depth: int, targets: Sequence[np.ndarray] | None = None,
+               scorer: str | None = None) -> Search:
         """Per query: the first ``depth`` of the stable descending sort, and the best target's rank.
 
         One query at a time: its scores (:meth:`query_scores`, one float64 row of
         the index's length), its top among the chunks it touched, and its target
         rank counted on that row. Exactly :func:`~ragdiag.retrieval.search.block_search`'s
-        result on the same scores.
+        result on the same scores. ``scorer`` (``auto``, ``numba``, ``numpy``; None: the
+        environment's, see :func:`scorer_choice`) may run the same search compiled, all
+        queries in one call: the same result. :attr:`scorer_used` then says which ran.
         """
         nq, n = len(queries), self.n_docs
         depth = min(depth, n)
         targets = list(targets) if targets is not None else [np.zeros(0, dtype=np.int64)] * nq
         if len(targets) != nq:
             raise ValueError(f"targets: one array of chunk positions per query ({nq}), got {len(targets)}")
+        targets = [np.asarray(t, dtype=np.int64).ravel() for t in targets]
+        for t in targets:
+            if t.size and (t.min() < 0 or t.max() >= n):
+                raise ValueError(f"target positions must be in [0, {n})")
+        compiled = _compiled() if depth > 0 and nq and scorer_choice(n, scorer) == "numba" else None
+        self.scorer_used = "numba" if compiled is not None else "numpy"
+        if compiled is not None:
+            return self._search_compiled(compiled, queries, depth, targets)
         order = np.zeros((nq, depth), dtype=np.int64)
         top = np.zeros((nq, depth))
         rank = np.zeros(nq, dtype=np.int64)
@@ -381,11 +446,29 @@ class BM25Index:
             s = self.query_scores(q)
             order[i] = _top(s, depth)
             top[i] = s[order[i]]
-            t = np.asarray(targets[i], dtype=np.int64)
-            if t.size:
-                if t.min() < 0 or t.max() >= n:
-                    raise ValueError(f"target positions must be in [0, {n})")
-                rank[i], at[i] = _rank_of(s, t)
+            if targets[i].size:
+                rank[i], at[i] = _rank_of(s, targets[i])
+        return Search(order, top, rank, at)
+
+    def _search_compiled(self, compiled, queries: Sequence[str], depth: int, targets: list[np.ndarray]) -> Search:
+        """:meth:`search` by :func:`ragdiag.retrieval.bm25_compiled.search_batch` (targets already checked)."""
+        nq, get = len(queries), self.vocab.get
+        ids = [[j for j in map(get, tokenize(q)) if j is not None] for q in queries]
+        q_ptr = np.zeros(nq + 1, dtype=np.int64)
+        np.cumsum([len(x) for x in ids], out=q_ptr[1:])
+        q_ids = np.fromiter((j for x in ids for j in x), dtype=np.int64, count=int(q_ptr[-1]))
+        t_ptr = np.zeros(nq + 1, dtype=np.int64)
+        np.cumsum([t.size for t in targets], out=t_ptr[1:])
+        t_pos = np.concatenate(targets) if nq else np.zeros(0, dtype=np.int64)
+        order = np.zeros((nq, depth), dtype=np.int64)
+        top = np.zeros((nq, depth))
+        rank = np.zeros(nq, dtype=np.int64)
+        at = np.full(nq, np.nan)
+        w = self.weights
+        dense_of = np.full(len(self.vocab), -1, dtype=np.int64)
+        dense_of[list(self._dense_row)] = list(self._dense_row.values())
+        compiled(w.indptr, w.indices, w.data, self._dense, dense_of, self.n_docs, q_ids, q_ptr, depth, t_pos, t_ptr,
+                 order, top, rank, at)
         return Search(order, top, rank, at)
 
 
@@ -395,8 +478,16 @@ class BM25Retriever:
     name = "bm25"
     zero_is_unmatched = True  # a score of 0 means "shares no token": not retrieved
 
-    def __init__(self, texts: Sequence[str] | Tokens, *, k1: float = 1.2, b: float = 0.75):
+    def __init__(self, texts: Sequence[str] | Tokens, *, k1: float = 1.2, b: float = 0.75, scorer: str | None = None):
+        if scorer is not None:
+            scorer_choice(0, scorer)  # a wrong name fails here, not at the first search
         self.index = BM25Index(texts, k1=k1, b=b)
+        self.scorer_setting = scorer  # auto, numba, numpy; None: the environment's (RAGDIAG_NUMBA)
+
+    def stamp(self) -> dict:
+        """What the run records: the BM25 parameters and the scorer its search ran with (or would run with)."""
+        used = self.index.scorer_used or scorer_choice(self.index.n_docs, self.scorer_setting)
+        return {"k1": self.index.k1, "b": self.index.b, "idf": "lucene", "scorer": used}
 
     def rank(self, batch: QueryBatch, *, depth: int | None = None) -> list[Ranking]:
         """Per query, chunk positions by descending score (the top ``depth``; all when None)."""
@@ -424,5 +515,6 @@ class BM25Retriever:
         """
         n = self.index.n_docs
         if block is not None:
+            self.index.scorer_used = "numpy"
             return block_search(self.scorer(batch), n, len(batch), depth, targets, block=block)
-        return self.index.search(batch.texts, depth=depth, targets=targets)
+        return self.index.search(batch.texts, depth=depth, targets=targets, scorer=self.scorer_setting)

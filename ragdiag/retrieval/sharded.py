@@ -410,6 +410,7 @@ class ShardedSearch:
     def _bm25(self, bm25: BM25Retriever, batch: QueryBatch, depth: int, targets) -> Search:
         """:meth:`~ragdiag.retrieval.bm25.BM25Index.search` over the shards: tops merged, counts added."""
         n, nq = bm25.n_chunks, len(batch)
+        bm25.index.scorer_used = "numpy"  # the shards add the posting lists with numpy (the retriever's stamp)
         self._load_bm25(bm25)
         _, rows, cols = self._targets(targets, nq, n)
         terms = self.shards.put([bm25.index.query_terms(t) for t in batch.texts])
