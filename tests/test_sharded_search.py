@@ -99,3 +99,28 @@ def test_top_of_tops_is_the_top(values, shards, depth, data):
 def test_shard_bounds_checked():
     with pytest.raises(ValueError, match="shards must be at least 1"):
         shard_bounds(10, 0)
+
+
+def test_a_sharded_run_is_stamped_and_gives_the_single_process_results(tiny_corpus, tiny_truth, fake_encoder):
+    # stamp what ran: each sharded configuration's stamp says where its search ran; results are the same
+    from ragdiag.evaluation.evaluate import evaluate
+
+    kw = dict(encoder=fake_encoder, strategies="C", retrievers="dense,bm25,hybrid")
+    local = evaluate(tiny_corpus, tiny_truth, **kw)
+    sharded = evaluate(tiny_corpus, tiny_truth, engine=ShardedSearch(LocalShards(2)), **kw)
+    for label in ("C/dense", "C/bm25", "C/hybrid"):
+        assert sharded.retriever_stamps[label]["search"] == "2 shards (this process)", label
+        assert "search" not in local.retriever_stamps.get(label, {}), label
+    for cfg, res in local.results.items():
+        other = sharded.results[cfg]
+        np.testing.assert_array_equal(res.needle_rank, other.needle_rank)
+        np.testing.assert_array_equal(res.top_order, other.top_order)
+
+
+def test_the_stamp_names_only_what_ran_on_shards():
+    texts, vecs, _, _ = _world(40, 0)
+    dense, bm25 = DenseRetriever(vecs), BM25Retriever(texts)
+    engine = ShardedSearch(LocalShards(3))
+    assert engine.stamp(dense) == engine.stamp(bm25) == engine.stamp(HybridRetriever([dense, bm25])) \
+        == "3 shards (this process)"
+    assert engine.stamp(HybridRetriever([bm25, dense])) is None  # another fusion order runs in this process

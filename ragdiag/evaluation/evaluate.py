@@ -259,6 +259,9 @@ def evaluate(
                 cfg = Config(strategy.name, name)
                 if callable(getattr(retriever, "stamp", None)):
                     retriever_stamps[cfg.label] = retriever.stamp()
+                ran = engine.stamp(retriever) if callable(getattr(engine, "stamp", None)) else None
+                if ran:  # stamp what ran: a sharded search (identical results, another process layout)
+                    retriever_stamps[cfg.label] = {**retriever_stamps.get(cfg.label, {}), "search": ran}
                 # A retriever with its own embedding model gives its own distances: the gate's cut belongs to one model.
                 own = getattr(retriever, "cosine_distances", None)
                 own_dist = (lambda cols, own=own: own(batch)[:, cols]) if callable(own) else None

@@ -23,6 +23,8 @@ __all__ = ["RayShards", "ray_search"]
 class RayShards:
     """One Ray actor per shard, each holding a :class:`~ragdiag.retrieval.sharded.Shard`."""
 
+    where = "ray"
+
     def __init__(self, shards: int = 2, *, cpus_per_shard: float | None = None):
         if shards < 1:
             raise ValueError(f"shards must be at least 1, got {shards}")

@@ -282,6 +282,8 @@ class Shard:
 class LocalShards:
     """Shards in this process (tests, and a check of the merge without a cluster)."""
 
+    where = "this process"
+
     def __init__(self, shards: int = 2):
         self.handles = [Shard() for _ in range(shards)]
 
@@ -358,6 +360,18 @@ class ShardedSearch:
         return self.shards.map("memory", [()] * len(self.shards))
 
     # -- search -------------------------------------------------------------------------------------------
+    @staticmethod
+    def _sharded(retriever) -> bool:
+        kind = type(retriever)
+        return kind in (DenseRetriever, BM25Retriever) or (
+            kind is HybridRetriever and [type(p) for p in retriever.parts] == [DenseRetriever, BM25Retriever])
+
+    def stamp(self, retriever) -> str | None:
+        """Where ``retriever``'s search ran, for its stamp (``"2 shards (ray)"``); None when it ran in this process."""
+        if not self._sharded(retriever):
+            return None
+        return f"{len(self.shards)} shards ({getattr(self.shards, 'where', 'ray')})"
+
     def search(self, retriever, batch: QueryBatch, *, depth: int, targets=None) -> Search:
         """Top ``depth`` and the best target's rank, as the single process finds them (every rank, every score)."""
         kind = type(retriever)
