@@ -81,7 +81,8 @@ def test_write_a_question_save_reload_evaluate(gt_server, page):  # noqa: F811 -
     page.get_by_text("in-domain queries").first.wait_for()
     # a strategy finishing reruns the page: wait for the metric itself rather than read mid-rerun
     # (read the metrics themselves, each waited for: a rerun may fold the expander between two reads of the page)
+    # (attached, not visible: a rerun can fold the expander again; the metric's text is the same inside it)
     metrics = page.locator('[data-testid="stMetric"]')
-    metrics.filter(has_text=re.compile(r"questions\s*5\s*$")).first.wait_for()
-    metrics.filter(has_text=re.compile(r"in-domain queries\s*10\s*$")).first.wait_for()
+    metrics.filter(has_text=re.compile(r"questions\s*5\s*$")).first.wait_for(state="attached")
+    metrics.filter(has_text=re.compile(r"in-domain queries\s*10\s*$")).first.wait_for(state="attached")
     shot(page, "ground-truth-evaluated")
