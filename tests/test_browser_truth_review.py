@@ -50,8 +50,12 @@ def test_accept_twenty_drafts_with_the_keyboard(review_server, page):  # noqa: F
     for i in range(20):
         needle = page.locator('[data-testid="stCode"]').first.inner_text().strip()
         assert page.get_by_text("Leakage:", exact=False).first.is_visible()  # every draft shows its leakage
+        said = "|".join(re.findall(r"Accepted as q\d+", page.evaluate("document.body.innerText")))
         page.locator("body").press("a")
-        page.get_by_text(re.compile(r"Accepted as q\d+")).wait_for(timeout=TIMEOUT_MS)
+        # wait for this acceptance's own message: the previous one stays on screen until the rerun
+        page.wait_for_function("""(before) => {
+            const m = document.body.innerText.match(/Accepted as q\\d+/g);
+            return m !== null && m.join('|') !== before; }""", arg=said, timeout=TIMEOUT_MS)
         wait_idle(page)
         accepted.append(needle)
     page.locator("body").press("w")
