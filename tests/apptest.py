@@ -9,6 +9,7 @@ them into the test module that uses them).
 from __future__ import annotations
 
 import json
+import contextlib
 import os
 import re
 from pathlib import Path
@@ -101,6 +102,21 @@ def write_tiny_corpus(base: Path) -> tuple[Path, Path]:
 ENV = {"RAGDIAG_STRATEGIES": "A,E", "RAGDIAG_RETRIEVERS": "dense,bm25,hybrid"}
 
 
+
+@contextlib.contextmanager
+def environment(env: dict[str, str]):
+    """``env`` set in ``os.environ`` for the block (the app reads its settings there), then what was there before."""
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     """Tiny corpus, truth and cache folder; the app's environment points at them for this module."""
@@ -109,14 +125,8 @@ def tiny(tmp_path_factory):
     env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache"),
            # the tests type paths under pytest's temporary folders and the fixture knowledge base
            "RAGDIAG_ROOTS": os.pathsep.join([str(tmp_path_factory.getbasetemp()), str(ROOT / "tests" / "fixtures")])}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    yield {"root": root, "truth": truth, "cache": base / "cache"}
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    with environment(env):
+        yield {"root": root, "truth": truth, "cache": base / "cache"}
 
 
 @pytest.fixture(scope="module")

@@ -15,12 +15,11 @@ comparator is "what you run today" and the reranker's words are on screen to be 
 from __future__ import annotations
 
 import html
-import os
 import re
 
 import pytest
 
-from apptest import ENV, first_screen, plain_words_problems, run, write_tiny_corpus
+from apptest import ENV, environment, first_screen, plain_words_problems, run, write_tiny_corpus
 
 RETRIEVERS = "dense,bm25,hybrid,rerank-maxsim"
 BASELINE = "A/hybrid"
@@ -34,14 +33,8 @@ def plain_app(tmp_path_factory):
     env = {**ENV, "RAGDIAG_RETRIEVERS": RETRIEVERS, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth),
            "RAGDIAG_CACHE": str(base / "cache"), "RAGDIAG_ENCODER": "fakes:fake_encoder",
            "RAGDIAG_BASELINE": BASELINE}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    yield {"root": root, "truth": truth}
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    with environment(env):
+        yield {"root": root, "truth": truth}
 
 
 @pytest.fixture(scope="module")
