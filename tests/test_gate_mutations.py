@@ -144,11 +144,11 @@ MALFORMED = {
     "destroyed a string": (_key("destroyed", "x"), "destroyed"),
     "per_query without needle_rank": (_drop_column("per_query.csv", "needle_rank"), "needle_rank"),
     "per_query without query_id": (_drop_column("per_query.csv", "query_id"), "query_id"),
-    "gate_inputs without good": (_drop_column("gate_inputs.csv", "good"), "good"),
+    "gate_inputs without closest_holder": (_drop_column("gate_inputs.csv", "closest_holder"), "closest_holder"),
     "gate_inputs without kind": (_drop_column("gate_inputs.csv", "kind"), "kind"),
-    "gate_inputs first text": (_cell("gate_inputs.csv", "first", "abc"), "first"),
-    "gate_inputs good NaN": (_cell("gate_inputs.csv", "good", "nan"), "good"),
-    "gate_inputs first -5": (_cell("gate_inputs.csv", "first", "-5"), "first"),
+    "gate_inputs closest text": (_cell("gate_inputs.csv", "closest", "abc"), "closest"),
+    "gate_inputs closest_holder NaN": (_cell("gate_inputs.csv", "closest_holder", "nan"), "closest_holder"),
+    "gate_inputs closest -5": (_cell("gate_inputs.csv", "closest", "-5"), "closest"),
     "gate_inputs keep text": (_cell("gate_inputs.csv", "keep", "x"), "keep"),
     "per_query needle_rank text": (_cell("per_query.csv", "needle_rank", "abc"), "needle_rank"),
     "gate_inputs empty": (_replace("gate_inputs.csv", lambda p, f: p.write_text("")), "gate_inputs.csv"),
@@ -265,7 +265,7 @@ def _write_rows(folder: Path, header, rows) -> None:
 
 def _answered_rate(rows, cut: float) -> float:
     mine = [r for r in rows if r["strategy"] == "C" and r["kind"] == "answerable"]
-    return sum(float(r["good"]) < cut for r in mine) / len(mine)
+    return sum(float(r["closest_holder"]) < cut for r in mine) / len(mine)
 
 
 @pytest.fixture(scope="module")
@@ -274,7 +274,7 @@ def answering_run(base_run, tmp_path_factory):
     are far from MiniLM's; at 0.6 it answers nothing, and nothing could be lost)."""
     folder = _copy(base_run, tmp_path_factory.mktemp("answering") / "run")
     _, rows = _gate_rows(folder)
-    finite = [float(r["good"]) for r in rows if r["strategy"] == "C" and math.isfinite(float(r["good"]))]
+    finite = [float(r["closest_holder"]) for r in rows if r["strategy"] == "C" and math.isfinite(float(r["closest_holder"]))]
     doc = _summary(folder)
     doc["gate"]["cut"] = min(2.0, round(max(finite) + 0.01, 3))
     _set_summary(folder, doc)
@@ -288,7 +288,7 @@ def test_losing_every_answer_fails_with_exit_1(answering_run, tmp_path, capsys):
     header, rows = _gate_rows(cand)
     for r in rows:
         if r["strategy"] == "C" and r["kind"] == "answerable":
-            r["good"] = "inf"
+            r["closest_holder"] = "inf"
     _write_rows(cand, header, rows)
     code, out, err = run(capsys, "gate", base_run, cand, "--config", CONFIG)
     assert code == 1, out + err
@@ -315,12 +315,12 @@ def test_a_candidate_that_lost_more_than_the_margin_never_passes(answering_run, 
             continue
         roll = rng.random()
         if r["kind"] == "answerable" and roll < 0.45:
-            r["good"] = rng.choice(["inf", repr(cut), repr(cut + rng.random())])  # lost (at the cut: not under it)
+            r["closest_holder"] = rng.choice(["inf", repr(cut), repr(cut + rng.random())])  # lost (at the cut: not under it)
         elif r["kind"] == "answerable" and roll < 0.55:
-            r["good"] = repr(rng.uniform(0, cut * 0.99))  # found
-            r["first"] = repr(min(float(r["first"]), float(r["good"])))
+            r["closest_holder"] = repr(rng.uniform(0, cut * 0.99))  # found
+            r["closest"] = repr(min(float(r["closest"]), float(r["closest_holder"])))
         elif r["kind"] != "answerable" and roll < 0.5:
-            r["first"] = repr(rng.uniform(0, 2))
+            r["closest"] = repr(rng.uniform(0, 2))
     _write_rows(cand, header, rows)
     after = _answered_rate(rows, cut)
     code, out, err = run(capsys, "gate", base_run, cand, "--config", CONFIG, "--margin", "0.05")

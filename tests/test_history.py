@@ -20,7 +20,8 @@ import pytest
 from ragdiag.core.gate import Gate
 from ragdiag.cli.parser import main
 from ragdiag.present.history import HistoryError, open_history
-from ragdiag.present.regression.runs import DestroyedRecord, GateRun, QueryRecord
+from ragdiag.present.regression.runs import DestroyedRecord
+from handmade import hand_run
 from test_regression_gate import make_heldout
 
 REPO = Path(__file__).resolve().parent.parent
@@ -96,14 +97,13 @@ def test_gate_history_records_the_verdict_and_keeps_failures_out_of_the_trend(ev
     assert (out.parent / "ragdiag-history.sqlite").is_file()
 
 
-def _q(qid: str, rank: int, good: float, *, kind="answerable", first=None) -> QueryRecord:
-    return QueryRecord(qid, qid.split(".")[0] if kind == "answerable" else "", kind, f"text of {qid}", rank,
-                       good if first is None else first, good)
+def _q(qid: str, rank: int, good: float, *, kind="answerable", first=None) -> tuple:
+    return (qid, qid.split(".")[0] if kind == "answerable" else "", kind, f"text of {qid}", rank,
+            good if first is None else first, good)
 
 
-def _run(sha: str, queries, destroyed=()) -> GateRun:
-    return GateRun(source="hand", config="E/hybrid", queries=tuple(queries), destroyed=tuple(destroyed),
-                   truth_sha256=sha, truth_source="t.json", questions=2, gate=Gate(4, 0.6, 4))
+def _run(sha: str, queries, destroyed=()):
+    return hand_run(queries, destroyed=destroyed, truth_sha256=sha, questions=2, gate=Gate(4, 0.6, 4))
 
 
 def test_changes_against_the_previous_accepted_run_on_the_same_truth(tmp_path):
@@ -159,7 +159,7 @@ def test_two_concurrent_writers_lose_no_run(tmp_path, evaluated):
         runs = hist.runs()
         assert len(runs) == 50 and [r.id for r in runs] == list(range(1, 51))
         assert sorted(r.label for r in runs) == sorted(f"writer {w} #{i}" for w in "AB" for i in range(25))
-        assert all(len(hist.queries(r.id, "C/dense")) == 15 for r in runs)  # 12 answerable + 3 out of domain
+        assert all(len(hist.table(r.id, "C/dense").query_ids) == 15 for r in runs)  # 12 answerable + 3 out of domain
         assert hist._con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
@@ -264,3 +264,37 @@ def test_report_includes_the_last_runs_as_one_chart(evaluated, capsys):
     # a file that is not there is refused before any evaluation
     code, _, err = run(capsys, "report", "--history", tmp / "absent.sqlite", "--out", tmp / "r2.html")
     assert code == 2 and "does not exist" in err
+
+
+def test_a_history_written_by_the_previous_release_reads_as_it_is_and_migrates_when_written(tmp_path):
+    """``fixtures/history-v1.sqlite`` was written by the release before schema 2 (``history add`` of the bundled
+    corpus's ``eval --out``, C/dense and E/hybrid, twice): a reader lists the same runs without writing, a
+    writer migrates it (``first``/``good`` -> ``closest``/``closest_holder``) and reads the same measures."""
+    import shutil
+    import sqlite3
+
+    path = tmp_path / "h.sqlite"
+    shutil.copyfile(Path(__file__).parent / "fixtures" / "history-v1.sqlite", path)
+    # what the previous release printed for `history show 2` (counts; the intervals are rates_at's now)
+    expected = {"C/dense": (31, 29, 5, 1), "E/hybrid": (38, 35, 3, 1)}
+
+    def measured(hist):
+        return {c: (m.recall.successes, m.answered.successes, m.bluffs.successes, m.destroyed)
+                for c in ("C/dense", "E/hybrid") for m in [hist.measures(2, c)]}
+
+    with open_history(path, create=False) as hist:
+        runs = hist.runs()
+        assert [(r.id, r.label, r.commit, r.configs) for r in runs] == [
+            (1, "main", "abc1234", ("C/dense", "E/hybrid")), (2, "pr-7", "", ("C/dense", "E/hybrid"))]
+        assert measured(hist) == expected
+        assert hist.changes(2, "C/dense")[1] == ()
+    with sqlite3.connect(path) as con:
+        assert con.execute("PRAGMA user_version").fetchone()[0] == 1  # reading did not migrate
+    with open_history(path) as hist:
+        assert [(r.id, r.label) for r in hist.runs()] == [(1, "main"), (2, "pr-7")]
+        assert measured(hist) == expected
+        table = hist.table(2, "E/hybrid")
+        assert len(table.query_ids) == 94 and table.n_answerable == 64
+    with sqlite3.connect(path) as con:
+        assert con.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert {"closest", "closest_holder"} <= {r[1] for r in con.execute("PRAGMA table_info(outcomes)")}

@@ -14,15 +14,16 @@ from pathlib import Path
 import pytest
 
 from ragdiag.present.history import open_history
-from ragdiag.present.regression.runs import DestroyedRecord, GateRun, QueryRecord
+from ragdiag.present.regression.runs import DestroyedRecord
+from handmade import hand_run
 from apptest import ENV, write_tiny_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _q(qid, rank, good, kind="answerable", first=None):
-    return QueryRecord(qid, qid.split(".")[0] if kind == "answerable" else "", kind, f"question {qid}", rank,
-                       good if first is None else first, good)
+    return (qid, qid.split(".")[0] if kind == "answerable" else "", kind, f"question {qid}", rank,
+            good if first is None else first, good)
 
 
 def make_history(path: Path, n: int = 8, *, change_at: int = 6) -> None:
@@ -37,9 +38,8 @@ def make_history(path: Path, n: int = 8, *, change_at: int = 6) -> None:
             qs = [_q(f"q{j}.{p}", 2 if j < 4 + i % 4 else 9, 0.5 if j < 4 + i % 4 else 0.8)
                   for j in range(10) for p in ("a", "b")]
             qs += [_q(f"o{j}", 0, 2.0, kind="far", first=0.55 if j < i % 3 else 0.7) for j in range(4)]
-            run = GateRun(source=f"run{i}", config="E/hybrid", queries=tuple(qs),
-                          destroyed=tuple(DestroyedRecord(f"q{j}", "d", 0, 9, (4,)) for j in range(i % 2)),
-                          truth_sha256=("a" if i < change_at else "b") * 64, truth_source="kb.truth.json", questions=10)
+            run = hand_run(qs, source=f"run{i}", destroyed=[DestroyedRecord(f"q{j}", "d", 0, 9, (4,)) for j in range(i % 2)],
+                           truth_sha256=("a" if i < change_at else "b") * 64, truth_source="kb.truth.json", questions=10)
             hist.add([run], label=f"merge {i}", commit=f"{i:07x}abc", verdict="fail" if i == 4 else
                      ("pass" if i % 2 else None))
 

@@ -180,3 +180,46 @@ def test_the_gate_window_comes_before_the_cut_everywhere(keep, k, cut, d):
     # the three spellings of "under the cut" agree
     assert int(count_under(np.sort(row), np.array([cut]))[0]) == int(under_each(row, cut).sum()) == int(
         gate.under(row).sum())
+
+
+@pytest.mark.parametrize("config", ["C/dense", "C/hybrid"])
+def test_a_run_on_disk_is_the_gate_table_for_the_gate_the_history_and_the_plugin(tiny_eval, tmp_path, config):
+    """``eval --out`` writes each configuration's gate table; the CI gate (:func:`load_run`), the in-memory path
+    (:func:`run_from_evaluation`, which the pytest plugin and ``assert_no_regression`` use), the history and a
+    folder written with the old column names (``first``, ``good``) all read back that table and its counts."""
+    from ragdiag.present.export import write_outputs
+    from ragdiag.present.history import open_history
+    from ragdiag.present.regression.checks import gate_report
+    from ragdiag.present.regression.runs import load_run, run_from_evaluation
+    from ragdiag.testing import assert_no_regression
+
+    out = tmp_path / "run"
+    write_outputs(tiny_eval, out)
+    disk = load_run(out, config)
+    memory = run_from_evaluation(tiny_eval, config, gate=disk.gate)
+    table = gate_table(tiny_eval, config, Gate(disk.gate.keep))
+    for run in (disk, memory):
+        t = run.table
+        assert t.query_ids == table.query_ids and t.texts == table.texts
+        assert np.array_equal(t.closest, table.closest) and np.array_equal(t.closest_holder, table.closest_holder)
+        assert np.array_equal(t.found(), table.found()) and t.kind_names() == table.kind_names()
+        assert t.rows() == table.rows()
+    cut = disk.gate.cut
+    checks = {c.name: c for c in gate_report(disk, memory).checks}
+    assert checks["answered"].baseline == checks["answered"].candidate == pytest.approx(
+        table.answered(cut)[table.in_domain].mean())
+    assert checks["recall"].baseline == pytest.approx(table.found()[table.in_domain].mean())
+    assert assert_no_regression(out, tiny_eval, config=config).verdict == "pass"
+    with open_history(tmp_path / "h.sqlite") as hist:
+        hist.add_folder(out, configs=[config])
+        m = hist.measures(1, config)
+        assert np.array_equal(hist.table(1, config).closest_holder, table.closest_holder)
+    rates = rates_at(table, cut)
+    assert (m.answered.successes, m.bluffs.successes) == (rates["answered"].count, rates["bluffs"].count)
+    assert (m.answered.low, m.answered.high) == (rates["answered"].low, rates["answered"].high)
+    assert (m.bluffs.low, m.bluffs.high) == (rates["bluffs"].low, rates["bluffs"].high)
+    # a folder written before the table's own names still reads, to the same table
+    old = (out / "gate_inputs.csv").read_text(encoding="utf-8").split("\n", 1)
+    (out / "gate_inputs.csv").write_text(old[0].replace("closest_holder", "good").replace("closest", "first")
+                                         + "\n" + old[1], encoding="utf-8")
+    assert load_run(out, config).table.rows() == disk.table.rows()

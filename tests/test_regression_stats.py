@@ -236,12 +236,10 @@ def test_the_gate_markdown_states_the_false_pass_rate_for_its_question_count():
     from ragdiag.core.gate import Gate
     from ragdiag.present.regression.checks import gate_report
     from ragdiag.present.regression.render import gate_markdown
-    from ragdiag.present.regression.runs import GateRun, QueryRecord
+    from handmade import hand_run
 
-    qs = tuple(QueryRecord(f"q{i}.a", f"q{i}", "answerable", f"text {i}", 1 if i < 20 else 9, 0.3, 0.3)
-               for i in range(32))
-    run = GateRun(source="hand", config="E/hybrid", queries=qs, destroyed=(), truth_sha256="a" * 64,
-                  truth_source="t.json", questions=32, gate=Gate(4, 0.6, 4))
+    qs = [(f"q{i}.a", f"q{i}", "answerable", f"text {i}", 1 if i < 20 else 9, 0.3, 0.3) for i in range(32)]
+    run = hand_run(qs, questions=32, gate=Gate(4, 0.6, 4))
     md = gate_markdown(gate_report(run, run))
     assert f"false-pass rate at the 5-point margin for 32 questions: {0.95 ** 32:.0%}" in md
     assert "as likely up as down (symmetry" in md

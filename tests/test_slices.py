@@ -11,7 +11,7 @@ import pytest
 from ragdiag.analyses.slices import MIN_QUESTIONS, evaluation_slices, slice_table
 from ragdiag.core.language import detect_language
 from ragdiag.present.regression.checks import gate_report
-from ragdiag.present.regression.runs import GateRun, QueryRecord
+from handmade import hand_run
 from ragdiag.present.regression.slices import with_slices
 
 
@@ -111,10 +111,10 @@ def test_no_difference_is_called_about_5_percent_of_the_time(sizes, limit):
 # --------------------------------------------------------------------------- gate --by tag
 
 
-def _run(hits: dict[str, int], source: str) -> GateRun:
-    queries = tuple(QueryRecord(f"{q}:{p}", q, "answerable", "x", 1 if hit else 0, 0.3, 0.3)
-                    for q, hit in hits.items() for p in ("course", "ticket"))
-    return GateRun(source, "E/hybrid", queries, (), "sha", "t.json", len(hits))
+def _run(hits: dict[str, int], source: str):
+    queries = [(f"{q}:{p}", q, "answerable", "x", 1 if hit else 0, 0.3, 0.3)
+               for q, hit in hits.items() for p in ("course", "ticket")]
+    return hand_run(queries, source=source, truth_sha256="sha", questions=len(hits))
 
 
 def test_gate_by_tag_fails_a_candidate_that_collapses_one_tag_while_the_aggregate_rises():

@@ -38,7 +38,14 @@ from .outcomes import OUTCOMES, QueryOutcome, gate_values, ladder_codes
 if TYPE_CHECKING:  # pragma: no cover
     from ..evaluation.records import Config, Evaluation
 
-__all__ = ["GateTable", "gate_table", "table_from", "query_outcomes"]
+__all__ = ["GateTable", "gate_table", "table_from", "query_outcomes", "ROW_COLUMNS", "LEGACY_COLUMNS"]
+
+#: The per-query columns :meth:`GateTable.rows` writes (``gate_inputs.csv`` adds ``strategy`` and ``retriever``
+#: in front): the table's own names, so a run folder reads back into the same table.
+ROW_COLUMNS = ("query_id", "question_id", "kind", "keep", "closest", "closest_holder", "text")
+#: The names ``gate_inputs.csv`` used before the table's own (still read): ``first`` is ``closest``,
+#: ``good`` is ``closest_holder``.
+LEGACY_COLUMNS = {"first": "closest", "good": "closest_holder"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,6 +78,72 @@ class GateTable:
     truncated: np.ndarray | None = None
     top_distance: np.ndarray | None = None
     pool: int = RERANK_HEAD
+    texts: tuple[str, ...] = ()  # each query's text; () = unknown
+
+    @classmethod
+    def from_evaluation(cls, ev: Evaluation, config: Config | str, gate: Gate | None = None, **kw) -> "GateTable":
+        """The table of ``config`` in ``ev`` at ``gate`` (:func:`gate_table`)."""
+        return gate_table(ev, config, gate, **kw)
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[dict], *, gate: Gate, config: str = "",
+                  needle_rank: Sequence[int] | None = None) -> "GateTable":
+        """The table written by :meth:`rows` read back (the per-query half of a run folder).
+
+        ``rows`` hold :data:`ROW_COLUMNS` with checked values (distances as floats,
+        ``inf`` for none); ``needle_rank``: each query's rank (0: not ranked), from
+        ``per_query.csv``. Out-of-domain queries have ``question_id`` empty.
+
+        >>> rows = [{"query_id": "a", "question_id": "q1", "kind": "answerable", "keep": 4, "closest": 0.2,
+        ...          "closest_holder": 0.3, "text": "how?"},
+        ...         {"query_id": "o", "question_id": "", "kind": "far", "keep": 4, "closest": 0.5,
+        ...          "closest_holder": float("inf"), "text": "pizza?"}]
+        >>> t = GateTable.from_rows(rows, gate=Gate(keep=4, cut=0.4), needle_rank=[2, 0])
+        >>> t.answered().tolist(), t.given_sources().tolist(), t.found().tolist()
+        ([True, False], [True, False], [True, False])
+        >>> t.rows() == rows
+        True
+        """
+        in_domain = np.array([r["kind"] == "answerable" for r in rows], dtype=bool)
+        rank = None if needle_rank is None else np.asarray(needle_rank, dtype=np.int64)
+        window = int(rows[0]["keep"]) if rows else gate.window(gate.keep)
+        return cls(tuple(r["query_id"] for r in rows), in_domain,
+                   np.array([float(r["closest"]) for r in rows], dtype=np.float64),
+                   np.array([float(r["closest_holder"]) for r in rows], dtype=np.float64), window,
+                   groups=tuple(r["question_id"] or r["query_id"] for r in rows),
+                   kinds=tuple(None if i else r["kind"] for r, i in zip(rows, in_domain)),
+                   reached=None,
+                   gate=gate, config=config, needle_rank=rank, texts=tuple(r["text"] for r in rows))
+
+    def rows(self) -> list[dict]:
+        """One dict per query with :data:`ROW_COLUMNS` (what ``gate_inputs.csv`` holds; :meth:`from_rows` reads it)."""
+        texts = self.texts or ("",) * len(self.query_ids)
+        kinds = self.kind_names()
+        return [{"query_id": q, "question_id": self.question_id(i), "kind": kinds[i], "keep": self.window,
+                 "closest": float(self.closest[i]), "closest_holder": float(self.closest_holder[i]),
+                 "text": texts[i]} for i, q in enumerate(self.query_ids)]
+
+    def question_id(self, i: int) -> str:
+        """The question of query ``i`` (``""`` for an out-of-domain query: it answers none)."""
+        return self.group_ids()[i] if self.in_domain[i] else ""
+
+    def kind_names(self) -> tuple[str, ...]:
+        """Per query: ``"answerable"``, or its out-of-domain kind (``"near"``, ``"far"``; ``"ood"`` when unknown)."""
+        return tuple("answerable" if i else (k or "ood") for i, k in zip(self.in_domain, self.kind_of()))
+
+    def found(self, k: int | None = None) -> np.ndarray:
+        """Per query: an answerable query whose needle is ranked in the top ``k`` (default the gate's k).
+
+        The needle rank of the final ranking, before the gate's cut: recall@k's hit.
+        """
+        if self.needle_rank is None:
+            if k is None and self.reached is not None:
+                return self.reached
+            raise ValueError(f"{self.config or 'this table'} has no needle ranks: found() needs them")
+        from ..core.metrics import hits_at_k
+
+        # -1 (an external run: not ranked) counts as not found, as 0 does
+        return self.in_domain & hits_at_k(np.maximum(self.needle_rank, 0), self._gate(None).k if k is None else k)
 
     def group_ids(self) -> tuple[str, ...]:
         """The question of each query (each query its own when ``groups`` is empty)."""
@@ -192,7 +265,8 @@ def gate_table(ev: Evaluation, config: Config | str, gate: Gate | None = None, *
                        kinds=[None if q.in_domain else (q.kind or "ood") for q in queries])
     final = np.asarray(res.needle_rank)
     table = replace(table, config=cfg.label, needle_rank=final, needle_distance=np.asarray(res.needle_distance),
-                    top_distance=res.top_distance, kept=gate.kept(res.top_distance).sum(axis=1))
+                    top_distance=res.top_distance, kept=gate.kept(res.top_distance).sum(axis=1),
+                    texts=tuple(q.text for q in queries))
     if cfg.external:
         return table
     width = res.top_distance.shape[1]

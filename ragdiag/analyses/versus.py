@@ -24,11 +24,10 @@ import numpy as np
 from ..core.gate import Gate
 from ..core.words import DASH, difference_text
 from ..evaluation.rows import RateCell
-from .compare.intervals import clustered_rate
 from .compare.paired import Difference
 from .compare.simultaneous import max_t
 from .gate_table import gate_table
-from .threshold.rates import rate_rows
+from .threshold.rates import rates_at
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..evaluation.records import Evaluation
@@ -43,12 +42,7 @@ def gate_rates(ev: Evaluation, config: str, gate: Gate) -> dict[str, RateCell]:
     """``{"answered", "bluffs", "lost"}`` of ``config`` at ``gate``, each a count with its 95% interval
     (answerable shares clustered by question, off-topic Wilson), as :func:`~ragdiag.analyses.recommend.recommend`
     reports them."""
-    table = gate_table(ev, config, Gate(gate.keep, k=gate.k))
-    row = rate_rows(table, [gate.cut])[0]
-    ind = table.in_domain
-    groups = [g for g, i in zip(table.group_ids(), ind) if i]
-    lost = ~gate.under(table.closest_holder[ind])
-    return {"answered": row.answered, "bluffs": row.bluffs, "lost": RateCell.of(clustered_rate(lost, groups))}
+    return rates_at(gate_table(ev, config, Gate(gate.keep, k=gate.k)), gate.cut)
 
 
 def detectable(d: Difference) -> bool:

@@ -46,6 +46,8 @@ from urllib.parse import quote
 
 import numpy as np
 
+from ..analyses.gate_table import ROW_COLUMNS
+
 from .. import PIPELINE_VERSION, __version__
 from ..core.defaults import TOP
 from ..evaluation.records import Config, Evaluation
@@ -324,16 +326,19 @@ def write_outputs(ev: Evaluation, out_dir, *, trec: bool = True) -> list[str]:
 
 #: The per-query gate inputs ``eval --out`` writes beside ``per_query.csv`` (read by ``gate``).
 GATE_INPUTS_FILE = "gate_inputs.csv"
-#: Its columns: ``first``/``good`` are the gate's two numbers at the stamped keep (:mod:`ragdiag.analyses.threshold.gate`).
-GATE_INPUT_COLUMNS = ("strategy", "retriever", "query_id", "question_id", "kind", "keep", "first", "good", "text")
+#: Its columns: the configuration, then the gate table's own (:meth:`GateTable.rows
+#: <ragdiag.analyses.gate_table.GateTable.rows>`): ``closest`` and ``closest_holder`` are the gate's two numbers at
+#: the stamped keep. Folders written before this name used ``first`` and ``good`` for them; they still read.
+GATE_INPUT_COLUMNS = ("strategy", "retriever", *ROW_COLUMNS)
 
 
 def gate_input_rows(ev: Evaluation, *, keep: int | None = None) -> list[dict]:
-    """Per configuration and query: the gate's ``first`` and ``good`` at ``keep``, the query's kind and text.
+    """Per configuration and query: the gate table's rows at ``keep`` (:meth:`GateTable.rows
+    <ragdiag.analyses.gate_table.GateTable.rows>`), with the configuration's strategy and retriever.
 
-    ``first`` is the smallest cosine distance among the top ``keep`` (something is
-    kept iff ``cut > first``), ``good`` the smallest among those holding the
-    needle (answered iff ``cut > good``; ``inf`` when none, and for
+    ``closest`` is the smallest cosine distance among the top ``keep`` (something is
+    kept iff ``cut > closest``), ``closest_holder`` the smallest among those holding the
+    needle (answered iff ``cut > closest_holder``; ``inf`` when none, and for
     out-of-domain queries), so the gate can be recomputed at any cut. ``kind``
     is ``answerable`` or the out-of-domain kind (``near``, ``far``). External
     runs without distances are left out.
@@ -346,14 +351,10 @@ def gate_input_rows(ev: Evaluation, *, keep: int | None = None) -> list[dict]:
     rows = []
     for cfg in ev.results:
         try:
-            inputs = gate_table(ev, cfg, Gate(keep))
+            table = gate_table(ev, cfg, Gate(keep))
         except ValueError:  # an external run without distances: nothing to gate
             continue
-        for i, q in enumerate(ev.queries):
-            rows.append({"strategy": cfg.strategy, "retriever": cfg.retriever, "query_id": q.id,
-                         "question_id": q.question_id or "", "kind": "answerable" if q.in_domain else (q.kind or "ood"),
-                         "keep": inputs.window, "first": repr(float(inputs.closest[i])),
-                         "good": repr(float(inputs.closest_holder[i])), "text": q.text})
+        rows += [{"strategy": cfg.strategy, "retriever": cfg.retriever, **r} for r in table.rows()]
     return rows
 
 

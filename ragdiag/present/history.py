@@ -34,9 +34,12 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
+
+from ..analyses.gate_table import GateTable
+from ..core.gate import Gate
 from ..core.stats import Interval
-from ..core.gate import under_each
-from .regression.runs import GateRun, QueryRecord, RunError, load_run
+from .regression.runs import GateRun, RunError, load_run
 
 __all__ = ["HISTORY_FILE", "BUSY_TIMEOUT_S", "HistoryError", "RunEntry", "Measures", "TrendPoint", "Change",
            "History", "open_history", "default_history_path", "measures_of", "export_mlflow"]
@@ -45,7 +48,9 @@ __all__ = ["HISTORY_FILE", "BUSY_TIMEOUT_S", "HistoryError", "RunEntry", "Measur
 HISTORY_FILE = "ragdiag-history.sqlite"
 #: How long a writer waits for another one's transaction to end.
 BUSY_TIMEOUT_S = 120.0
-_SCHEMA_VERSION = 1
+#: Version 2 names the outcome columns as the gate table does (``closest``, ``closest_holder``); version 1
+#: called them ``first`` and ``good``, and a version-1 file is migrated when opened.
+_SCHEMA_VERSION = 2
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -79,8 +84,8 @@ CREATE TABLE IF NOT EXISTS outcomes (
     kind TEXT NOT NULL,
     text TEXT NOT NULL,
     needle_rank INTEGER NOT NULL,
-    first REAL NOT NULL,
-    good REAL NOT NULL,
+    closest REAL NOT NULL,
+    closest_holder REAL NOT NULL,
     PRIMARY KEY (run_id, config, position)
 );
 """
@@ -118,16 +123,26 @@ class RunEntry:
 
 @dataclass(frozen=True)
 class Measures:
-    """What the gate reads of one configuration of one run, at the run's stamped cut and keep."""
+    """What the gate reads of one configuration of one run, at the run's stamped gate (cut, keep, k)."""
 
     config: str
-    cut: float
-    keep: int
-    k: int
+    gate: Gate
     recall: Interval
     answered: Interval
     bluffs: Interval
     destroyed: int
+
+    @property
+    def cut(self) -> float:
+        return self.gate.cut
+
+    @property
+    def keep(self) -> int:
+        return self.gate.keep
+
+    @property
+    def k(self) -> int:
+        return self.gate.k
 
     def as_json(self) -> dict:
         def iv(i: Interval) -> dict:
@@ -177,40 +192,48 @@ def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def measures_of(config: str, queries: tuple[QueryRecord, ...], *, cut: float, keep: int, k: int,
-                destroyed: int) -> Measures:
-    """The gate's measures of one configuration from its per-query records (the gate's own definitions).
+def measures_of(config: str, table: GateTable, gate: Gate, *, destroyed: int) -> Measures:
+    """The gate's measures of one configuration from its gate table, at ``gate`` (the gate's own definitions).
 
-    >>> q = lambda i, kind, rank, first, good: QueryRecord(i, i if kind == "answerable" else "", kind, "", rank,
-    ...                                                    first, good)
-    >>> m = measures_of("E/dense", (q("a", "answerable", 1, .3, .3), q("b", "answerable", 6, .4, .7),
-    ...                             q("o", "far", 0, .5, 2.0)), cut=0.6, keep=4, k=4, destroyed=0)
+    Recall is :meth:`GateTable.found <ragdiag.analyses.gate_table.GateTable.found>` at the gate's k; answered and
+    bluffs are :func:`~ragdiag.analyses.threshold.rates.rates_at`'s, with the intervals every surface prints.
+
+    >>> rows = [{"query_id": i, "question_id": i if kind == "answerable" else "", "kind": kind, "keep": 4,
+    ...          "closest": c, "closest_holder": h, "text": ""}
+    ...         for i, kind, c, h in (("a", "answerable", .3, .3), ("b", "answerable", .4, .7), ("o", "far", .5, np.inf))]
+    >>> gate = Gate(keep=4, cut=0.6)
+    >>> m = measures_of("E/dense", GateTable.from_rows(rows, gate=gate, needle_rank=[1, 6, 0]), gate, destroyed=0)
     >>> (m.recall.successes, m.recall.trials), (m.answered.successes, m.answered.trials), m.bluffs.successes
     ((1, 2), (1, 2), 1)
     """
     from ..analyses.compare.intervals import clustered_rate
+    from ..analyses.threshold.rates import rates_at
 
-    ans = [q for q in queries if q.answerable]
-    ood = [q for q in queries if not q.answerable]
-    recall = clustered_rate([0 < q.needle_rank <= k for q in ans], [q.unit for q in ans])
-    under = lambda values: under_each(values, cut)[0] if values else []  # noqa: E731 - the gate's one rule
-    answered = clustered_rate(list(under([q.good for q in ans])), [q.unit for q in ans])
-    bluffs = clustered_rate(list(under([q.first for q in ood])), [q.unit for q in ood])
-    return Measures(config, cut, keep, k, recall, answered, bluffs, destroyed)
+    ind = table.in_domain
+    recall = clustered_rate(table.found(gate.k)[ind], [g for g, i in zip(table.group_ids(), ind) if i])
+    rates = rates_at(table, gate.cut)
+
+    def interval(cell, trials: int) -> Interval:
+        return Interval(float("nan") if cell.rate is None else cell.rate, cell.low, cell.high, cell.count, trials)
+
+    return Measures(config, gate, recall, interval(rates["answered"], table.n_answerable),
+                    interval(rates["bluffs"], table.n_ood), destroyed)
 
 
-def _flags(q: QueryRecord, cut: float, k: int) -> dict[str, bool]:
-    if q.answerable:
-        return {f"found in top {k}": 0 < q.needle_rank <= k, "answered": bool(under_each([q.good], cut)[0, 0])}
-    return {"bluff": bool(under_each([q.first], cut)[0, 0])}
+def _flags(table: GateTable, gate: Gate) -> list[dict[str, bool]]:
+    """Per query, what the gate reads of it: found and answered (answerable), or a bluff (off-topic)."""
+    found, answered, given = table.found(gate.k), table.answered(gate.cut), table.given_sources(gate.cut)
+    return [{f"found in top {gate.k}": bool(found[i]), "answered": bool(answered[i])} if table.in_domain[i]
+            else {"bluff": bool(given[i])} for i in range(len(table.query_ids))]
 
 
 class History:
     """An open history file (:func:`open_history`); every method is one transaction."""
 
-    def __init__(self, path: Path, con: sqlite3.Connection):
+    def __init__(self, path: Path, con: sqlite3.Connection, *, version: int = _SCHEMA_VERSION):
         self.path = path
         self._con = con
+        self._version = version  # 1: a file opened to read, not migrated (its outcome columns have the old names)
 
     def close(self) -> None:
         """Close the file."""
@@ -236,6 +259,9 @@ class History:
             raise HistoryError("the configurations of one run must share the ground truth")
         if verdict not in (None, "pass", "fail", "inconclusive"):
             raise HistoryError(f"verdict must be pass, fail or inconclusive, got {verdict!r}")
+        if self._version != _SCHEMA_VERSION:
+            raise HistoryError(f"{self.path} was opened to read (schema {self._version}): open it to write "
+                               "(open_history(path)) to add a run")
         first = runs[0]
         stamps = {"model": first.model, "corpus": first.corpus, "pipeline_version": first.pipeline_version,
                   "ragdiag_version": first.ragdiag_version}
@@ -253,9 +279,12 @@ class History:
                 con.execute("INSERT INTO configs VALUES (?,?,?,?,?,?)",
                             (run_id, r.config, r.gate.cut, r.gate.keep, r.gate.k,
                              json.dumps([d.question_id for d in r.destroyed])))
+                ranks = np.zeros(len(r.table.query_ids), dtype=np.int64) if r.table.needle_rank is None \
+                    else np.maximum(r.table.needle_rank, 0)
                 con.executemany("INSERT INTO outcomes VALUES (?,?,?,?,?,?,?,?,?,?)",
-                                [(run_id, r.config, i, q.query_id, q.question_id, q.kind, q.text, q.needle_rank,
-                                  q.first, q.good) for i, q in enumerate(r.queries)])
+                                [(run_id, r.config, i, q["query_id"], q["question_id"], q["kind"], q["text"],
+                                  int(ranks[i]), q["closest"], q["closest_holder"])
+                                 for i, q in enumerate(r.table.rows())])
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
@@ -311,22 +340,33 @@ class History:
         return {"truth_source": truth_source, "questions": questions, "stamps": json.loads(stamps),
                 "gate": json.loads(gate) if gate else None, "summary": json.loads(summary) if summary else None}
 
-    def queries(self, run_id: int, config: str) -> tuple[QueryRecord, ...]:
-        """The per-query records of one configuration of one run, in the run's order."""
+    def table(self, run_id: int, config: str) -> GateTable:
+        """The gate table of one configuration of one run, in the run's order, at its stamped gate."""
+        distances = "first, good" if self._version == 1 else "closest, closest_holder"
         rows = self._con.execute(
-            "SELECT query_id, question_id, kind, text, needle_rank, first, good FROM outcomes "
+            f"SELECT query_id, question_id, kind, text, needle_rank, {distances} FROM outcomes "
             "WHERE run_id = ? AND config = ? ORDER BY position", (run_id, config)).fetchall()
-        return tuple(QueryRecord(*r) for r in rows)
+        gate = self.gate(run_id, config)
+        return GateTable.from_rows(
+            [{"query_id": q, "question_id": qid, "kind": kind, "keep": gate.keep, "closest": c, "closest_holder": h,
+              "text": text} for q, qid, kind, text, _, c, h in rows],
+            gate=gate, config=config, needle_rank=[r[4] for r in rows])
 
-    def measures(self, run_id: int, config: str) -> Measures:
-        """The gate's measures of ``config`` in run ``run_id``, at its stamped cut and keep."""
-        row = self._con.execute("SELECT cut, keep, primary_k, destroyed_json FROM configs WHERE run_id = ? AND "
-                                "config = ?", (run_id, config)).fetchone()
+    def gate(self, run_id: int, config: str) -> Gate:
+        """The gate ``config`` was stamped with in run ``run_id``."""
+        row = self._con.execute("SELECT cut, keep, primary_k FROM configs WHERE run_id = ? AND config = ?",
+                                (run_id, config)).fetchone()
         if row is None:
             raise HistoryError(f"run {run_id} has no configuration {config}")
-        cut, keep, k, destroyed = row
-        return measures_of(config, self.queries(run_id, config), cut=cut, keep=keep, k=k,
-                           destroyed=len(json.loads(destroyed)))
+        cut, keep, k = row
+        return Gate(keep=keep, cut=cut, k=k)
+
+    def measures(self, run_id: int, config: str) -> Measures:
+        """The gate's measures of ``config`` in run ``run_id``, at its stamped gate."""
+        gate = self.gate(run_id, config)
+        destroyed, = self._con.execute("SELECT destroyed_json FROM configs WHERE run_id = ? AND config = ?",
+                                       (run_id, config)).fetchone()
+        return measures_of(config, self.table(run_id, config), gate, destroyed=len(json.loads(destroyed)))
 
     def trend(self, config: str) -> tuple[TrendPoint, ...]:
         """Every run holding ``config``, oldest first, with its measures and its ground-truth segment."""
@@ -352,23 +392,17 @@ class History:
         prev = self.previous(run_id, config)
         if prev is None:
             return None, ()
-        now = self.queries(run_id, config)
-        before = {q.query_id: q for q in self.queries(prev.id, config)}
-        cut, k = self._cut_k(run_id, config)
-        cut_b, k_b = self._cut_k(prev.id, config)
+        now, then = self.table(run_id, config), self.table(prev.id, config)
+        before = {q: i for i, q in enumerate(then.query_ids)}
+        fa_all, fb_all = _flags(now, now.gate), _flags(then, then.gate)
         out = []
-        for q in now:
-            b = before.get(q.query_id)
-            if b is None:
+        for i, q in enumerate(now.query_ids):
+            j = before.get(q)
+            if j is None:
                 continue
-            fb, fa = _flags(b, cut_b, k_b), _flags(q, cut, k)
-            out += [Change(q.query_id, q.question_id, q.text, m, fb[m], fa[m]) for m in fa if fb.get(m) != fa[m]]
+            fb, fa = fb_all[j], fa_all[i]
+            out += [Change(q, now.question_id(i), now.texts[i], m, fb[m], fa[m]) for m in fa if fb.get(m) != fa[m]]
         return prev, tuple(out)
-
-    def _cut_k(self, run_id: int, config: str) -> tuple[float, int]:
-        cut, k = self._con.execute("SELECT cut, primary_k FROM configs WHERE run_id = ? AND config = ?",
-                                   (run_id, config)).fetchone()
-        return cut, k
 
     def configs(self) -> tuple[str, ...]:
         """Every configuration any run holds, the most frequent first (ties by name)."""
@@ -406,7 +440,10 @@ def open_history(path: str | Path, *, create: bool = True) -> History:
         con.execute("PRAGMA journal_mode = WAL")
         con.execute("PRAGMA synchronous = NORMAL")
         version = con.execute("PRAGMA user_version").fetchone()[0]
-        if version not in (0, _SCHEMA_VERSION):
+        if version == 1 and create:  # a writer migrates; a reader reads version 1 as it is (it never writes)
+            _migrate_1_to_2(con)
+            version = _SCHEMA_VERSION
+        if version not in (0, 1, _SCHEMA_VERSION):
             raise HistoryError(f"{path} was written by a newer ragdiag (schema {version}): upgrade ragdiag")
         if version == 0:
             tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -419,7 +456,22 @@ def open_history(path: str | Path, *, create: bool = True) -> History:
             con.execute("COMMIT")
     except sqlite3.DatabaseError as exc:
         raise HistoryError(f"{path} cannot be opened as a history file: {exc}") from None
-    return History(p, con)
+    return History(p, con, version=version or _SCHEMA_VERSION)
+
+
+def _migrate_1_to_2(con: sqlite3.Connection) -> None:
+    """Version 1 to 2: the outcome columns take the gate table's names (``first`` -> ``closest``, ``good`` ->
+    ``closest_holder``), in one transaction (a second process opening the file at once waits, then finds 2)."""
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        if con.execute("PRAGMA user_version").fetchone()[0] == 1:
+            con.execute("ALTER TABLE outcomes RENAME COLUMN first TO closest")
+            con.execute("ALTER TABLE outcomes RENAME COLUMN good TO closest_holder")
+            con.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
 
 
 def export_mlflow(hist: History, run_id: int, tracking_uri: str, *, experiment: str = "ragdiag") -> str:
@@ -458,11 +510,11 @@ def export_mlflow(hist: History, run_id: int, tracking_uri: str, *, experiment: 
         client.log_metric(rid, f"{safe}/destroyed", m.destroyed)
         client.log_param(rid, f"{safe}/cut", m.cut)
         client.log_param(rid, f"{safe}/keep", m.keep)
-        for q in hist.queries(run_id, config):
-            flags = _flags(q, m.cut, m.k)
-            rows.append({"config": config, "query_id": q.query_id, "question_id": q.question_id, "kind": q.kind,
-                         "needle_rank": q.needle_rank, "closest": q.first, "closest_right": q.good,
-                         **{k.replace(" ", "_"): v for k, v in flags.items()}})
+        table = hist.table(run_id, config)
+        for q, rank, flags in zip(table.rows(), table.needle_rank, _flags(table, m.gate)):
+            rows.append({"config": config, "query_id": q["query_id"], "question_id": q["question_id"],
+                         "kind": q["kind"], "needle_rank": int(rank), "closest": q["closest"],
+                         "closest_holder": q["closest_holder"], **{k.replace(" ", "_"): v for k, v in flags.items()}})
     if details["summary"] is not None:
         client.log_dict(rid, details["summary"], "summary.json")
     if details["gate"] is not None:

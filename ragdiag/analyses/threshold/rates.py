@@ -66,8 +66,9 @@ def rate_rows(inputs: GateTable, cuts: Sequence[float] | np.ndarray) -> list[Rat
     return [RateRow(float(c), **{k: RateCell.of(cells[k][i]) for k in OUTCOME_KEYS}) for i, c in enumerate(cuts)]
 
 
-def rates_at(table: GateTable, cut: float) -> dict[str, RateCell]:
-    """Answered, bluffs and lost at one cut, each with its interval: the three cards every surface shows.
+def rates_at(table: GateTable, cut: float | None = None) -> dict[str, RateCell]:
+    """Answered, bluffs and lost at one cut (default the table's gate's), each with its interval: the three
+    cards every surface shows, the history's measures and the decided pipeline's rates (one function).
 
     ``lost`` is every answerable query not answered (``1 - answered``, over
     questions with the clustered interval), whatever its rung.
@@ -80,6 +81,7 @@ def rates_at(table: GateTable, cut: float) -> dict[str, RateCell]:
     """
     from ..compare.intervals import clustered_rate
 
+    cut = table._gate(cut).cut
     row = rate_rows(table, [cut])[0]
     ind = table.in_domain
     groups = [g for g, i in zip(table.group_ids(), ind) if i]

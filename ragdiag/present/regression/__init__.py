@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from .checks import EXIT_CODES, Check, GateReport, Item, check_comparable, gate_report
 from .render import gate_junit, gate_markdown
-from .runs import GateRun, QueryRecord, RunError, load_run, run_from_evaluation
+from .runs import GateRun, RunError, load_run, run_from_evaluation
 from .stats import PairedGate, paired_gate
 
 __all__ = [
     "EXIT_CODES", "Check", "GateReport", "Item", "check_comparable", "gate_report", "gate_junit", "gate_markdown",
-    "GateRun", "QueryRecord", "RunError", "load_run", "run_from_evaluation", "PairedGate",
+    "GateRun", "RunError", "load_run", "run_from_evaluation", "PairedGate",
     "paired_gate",
 ]

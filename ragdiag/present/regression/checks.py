@@ -18,7 +18,10 @@ from dataclasses import dataclass, field
 
 from ...core.defaults import ALPHA, PRACTICAL_MARGIN
 from ...core.gate import Gate
-from .runs import GateRun, QueryRecord, RunError
+import numpy as np
+
+from ...analyses.gate_table import GateTable
+from .runs import GateRun, RunError
 from .stats import REGRESSION, RULE, VERDICTS, PairedGate, paired_gate
 
 __all__ = ["Item", "Check", "GateReport", "gate_report", "check_comparable", "check_options", "EXIT_CODES"]
@@ -143,7 +146,7 @@ def check_comparable(baseline: GateRun, candidate: GateRun) -> list[str]:
             f"{candidate.truth_source or 'a ground truth'} (sha256 {candidate.truth_sha256[:12]}, "
             f"{candidate.questions} questions); a paired comparison needs the same questions: "
             "rebuild the baseline on this ground truth")
-    if [q.query_id for q in baseline.queries] != [q.query_id for q in candidate.queries]:
+    if baseline.table.query_ids != candidate.table.query_ids:
         raise RunError("the runs list different queries for the same ground-truth hash; run `eval --out` again")
     if baseline.gate.keep != candidate.gate.keep:
         raise RunError(f"the gate keeps {baseline.gate.keep} chunks in the baseline and {candidate.gate.keep} in the "
@@ -163,18 +166,23 @@ def check_comparable(baseline: GateRun, candidate: GateRun) -> list[str]:
     return changes
 
 
-def _item(q: QueryRecord) -> Item:
-    return Item(q.query_id, q.question_id, q.text)
+def _item(t: GateTable, i: int) -> Item:
+    return Item(t.query_ids[i], t.question_id(i), t.texts[i] if t.texts else "")
 
 
-def _paired_check(name: str, metric: str, base_q, cand_q, base, cand, *, units: str, margin: float,
-                  alpha: float, higher_is_better: bool, what: str, strict: bool = False) -> Check:
-    test = paired_gate(base, cand, [q.unit for q in base_q], margin=margin, alpha=alpha,
+def _paired_check(name: str, metric: str, baseline: GateTable, candidate: GateTable, rows, base, cand, *,
+                  units: str, margin: float, alpha: float, higher_is_better: bool, what: str,
+                  strict: bool = False) -> Check:
+    """One paired check over the queries ``rows`` (positions) of two tables; ``base``/``cand``: 0/1 per query."""
+    rows = [int(i) for i in rows]
+    base, cand = [int(x) for x in base], [int(x) for x in cand]
+    units_of = baseline.group_ids()
+    test = paired_gate(base, cand, [units_of[i] for i in rows], margin=margin, alpha=alpha,
                        higher_is_better=higher_is_better, strict=strict)
     rate_b = sum(base) / len(base) if base else 0.0
     rate_c = sum(cand) / len(cand) if cand else 0.0
-    went_bad = [_item(c) for q, c, b, x in zip(base_q, cand_q, base, cand) if b != x and (b > x) == higher_is_better]
-    went_good = [_item(c) for q, c, b, x in zip(base_q, cand_q, base, cand) if b != x and (b > x) != higher_is_better]
+    went_bad = [_item(candidate, i) for i, b, x in zip(rows, base, cand) if b != x and (b > x) == higher_is_better]
+    went_good = [_item(candidate, i) for i, b, x in zip(rows, base, cand) if b != x and (b > x) != higher_is_better]
     return Check(name, metric, rate_b, rate_c, test.verdict, _sentence(test, metric, what, units, rate_b, rate_c),
                  tuple(went_bad), tuple(went_good), test, units)
 
@@ -212,9 +220,9 @@ def _sentence(t: PairedGate, metric: str, what: str, units: str, rate_b: float, 
 
 def _destroyed_check(baseline: GateRun, candidate: GateRun) -> Check:
     before = {d.question_id for d in baseline.destroyed}
-    texts = {}
-    for q in candidate.queries:
-        texts.setdefault(q.question_id, q.text)
+    texts, t = {}, candidate.table
+    for i in range(len(t.query_ids)):
+        texts.setdefault(t.question_id(i), t.texts[i] if t.texts else "")
     new = [d for d in candidate.destroyed if d.question_id not in before]
     after = {d.question_id for d in candidate.destroyed}
     mended = [d for d in baseline.destroyed if d.question_id not in after]
@@ -266,26 +274,20 @@ def gate_report(baseline: GateRun, candidate: GateRun, *, margin: float = PRACTI
     gate = baseline.gate if cut is None else baseline.gate.with_cut(cut)
     changes = check_comparable(baseline, candidate)
     cut, k = gate.cut, gate.k
-    pairs = list(zip(baseline.queries, candidate.queries))
-    ans = [(b, c) for b, c in pairs if b.answerable]
-    ood = [(b, c) for b, c in pairs if not b.answerable]
-    bq, cq = [b for b, _ in ans], [c for _, c in ans]
+    bt, ct = baseline.table, candidate.table
+    ans, ood = np.flatnonzero(bt.in_domain), np.flatnonzero(~bt.in_domain)
     checks = [_destroyed_check(baseline, candidate)]
-    hit = lambda q: int(0 < q.needle_rank <= k)  # noqa: E731
-    checks.append(_paired_check("recall", f"R@{k}", bq, cq, [hit(q) for q in bq], [hit(q) for q in cq],
+    checks.append(_paired_check("recall", f"R@{k}", bt, ct, ans, bt.found(k)[ans], ct.found(k)[ans],
                                 units="questions", margin=margin, alpha=alpha, higher_is_better=True,
                                 what="question", strict=strict))
-    answered = lambda qs: [int(u) for u in gate.under([q.good for q in qs])]  # noqa: E731
-    checks.append(_paired_check("answered", f"answered at cut {cut:g} (keep {gate.keep})", bq, cq,
-                                answered(bq), answered(cq), units="questions",
+    checks.append(_paired_check("answered", f"answered at cut {cut:g} (keep {gate.keep})", bt, ct, ans,
+                                bt.answered(cut)[ans], ct.answered(cut)[ans], units="questions",
                                 margin=margin, alpha=alpha, higher_is_better=True, what="question", strict=strict))
-    if ood:
-        ob, oc = [b for b, _ in ood], [c for _, c in ood]
-        bluff = lambda qs: [int(u) for u in gate.under([q.first for q in qs])]  # noqa: E731
-        checks.append(_paired_check("bluffs", f"bluffs at cut {cut:g} (keep {gate.keep})", ob, oc,
-                                    bluff(ob), bluff(oc), units="out-of-domain queries",
-                                    margin=margin, alpha=alpha, higher_is_better=False,
-                                    what="out-of-domain query", strict=strict))
+    if ood.size:
+        checks.append(_paired_check("bluffs", f"bluffs at cut {cut:g} (keep {gate.keep})", bt, ct, ood,
+                                    bt.given_sources(cut)[ood], ct.given_sources(cut)[ood],
+                                    units="out-of-domain queries", margin=margin, alpha=alpha,
+                                    higher_is_better=False, what="out-of-domain query", strict=strict))
     verdict = min((c.verdict for c in checks), key=VERDICTS.index)
     notes = (f"the rule: {RULE}",
              "worse: the exact one-sided sign-flip test over questions (fail when p < alpha); no worse than the "

@@ -1,9 +1,11 @@
 """One configuration of one run, as the regression gate reads it: from an ``eval --out`` folder or an evaluation.
 
-Both sources give the same :class:`GateRun` (the folder's files are written
-from the same functions, :func:`ragdiag.present.export.gate_input_rows` and
-:func:`ragdiag.present.export.summary_document`), so a folder compared with the
-evaluation it was written from is unchanged, query for query.
+Both sources give the same :class:`GateRun`, whose per-query half is the
+configuration's :class:`~ragdiag.analyses.gate_table.GateTable`: the folder's
+``gate_inputs.csv`` is that table's :meth:`~ragdiag.analyses.gate_table.GateTable.rows`
+(:func:`ragdiag.present.export.gate_input_rows`) and is read back with
+:meth:`~ragdiag.analyses.gate_table.GateTable.from_rows`, so a folder compared
+with the evaluation it was written from is unchanged, query for query.
 """
 
 from __future__ import annotations
@@ -17,10 +19,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from ...analyses.gate_table import LEGACY_COLUMNS, GateTable
 from ...core.gate import MAX_CUT, MAX_K, Gate, GateError
 from ...core.limits import ENV, LimitError, Limits, read_limited
 
-__all__ = ["QueryRecord", "DestroyedRecord", "GateRun", "RunError", "load_run", "run_from_evaluation",
+__all__ = ["DestroyedRecord", "GateRun", "RunError", "load_run", "run_from_evaluation",
            "RUN_FILES"]
 
 #: The files of an ``eval --out`` folder the gate reads (the parquet only when the CSV is absent).
@@ -36,34 +41,6 @@ class RunError(ValueError):
 
 
 @dataclass(frozen=True)
-class QueryRecord:
-    """One query of a run: its question (``""`` out of domain), kind, text, needle rank (0: absent), gate inputs.
-
-    ``first`` is the closest chunk's cosine distance in the gate's window, ``good`` the closest
-    needle holder's (``inf``: none); the gate keeps something when ``first`` is under the cut,
-    answers when ``good`` is.
-    """
-
-    query_id: str
-    question_id: str
-    kind: str  # "answerable", or the out-of-domain kind (near, far, ood)
-    text: str
-    needle_rank: int
-    first: float
-    good: float
-
-    @property
-    def answerable(self) -> bool:
-        """Whether the query has an answer in the corpus."""
-        return self.kind == "answerable"
-
-    @property
-    def unit(self) -> str:
-        """The unit of every test: the question (an out-of-domain query is its own)."""
-        return self.question_id or self.query_id
-
-
-@dataclass(frozen=True)
 class DestroyedRecord:
     """A needle no chunk holds whole: its document, offsets and the chunk boundaries inside it."""
 
@@ -76,11 +53,14 @@ class DestroyedRecord:
 
 @dataclass(frozen=True)
 class GateRun:
-    """What the gate compares for one configuration of one run (``gate``: the keep, cut and k it was stamped with)."""
+    """What the gate compares for one configuration of one run (``gate``: the keep, cut and k it was stamped with).
+
+    ``table``: the configuration's per-query gate table (closest, closest holder, needle rank, kind, text).
+    """
 
     source: str
     config: str
-    queries: tuple[QueryRecord, ...]
+    table: GateTable
     destroyed: tuple[DestroyedRecord, ...]
     truth_sha256: str
     truth_source: str
@@ -180,7 +160,8 @@ def _shown(text: str) -> str:
     return re.sub(r"[\x00-\x1f\x7f-\x9f]", lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
-def _csv_rows(raw: bytes, where: str, columns) -> list[dict]:
+def _csv_rows(raw: bytes, where: str, columns, *, renamed: dict | None = None) -> list[dict]:
+    """The rows of a CSV holding ``columns``; ``renamed``: old column names read as the new ones."""
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -188,6 +169,8 @@ def _csv_rows(raw: bytes, where: str, columns) -> list[dict]:
     try:
         reader = csv.DictReader(io.StringIO(text, newline=""))
         header = reader.fieldnames or []
+        if renamed and not set(renamed.values()) & set(header):  # a folder written before the new names
+            header = reader.fieldnames = [renamed.get(h, h) for h in header]
         missing = [c for c in columns if c not in header]
         if missing:
             have = _shown(", ".join(header))
@@ -302,12 +285,13 @@ def load_run(folder: str | Path, config: str) -> GateRun:
     if not (gate_path.exists() or gate_path.is_symlink()):
         raise RunError(f"{folder} has no {GATE_INPUTS_FILE} (written by an older ragdiag): run `eval --out` again")
     gwhere = str(gate_path)
-    gate_rows = [r for r in _csv_rows(_read(gate_path, GATE_INPUTS_FILE), gwhere, GATE_INPUT_COLUMNS)
+    gate_rows = [r for r in _csv_rows(_read(gate_path, GATE_INPUTS_FILE), gwhere, GATE_INPUT_COLUMNS,
+                                      renamed=LEGACY_COLUMNS)
                  if r["strategy"] == strategy and r["retriever"] == retriever]
     if len(gate_rows) != len(ranks):
         raise RunError(f"{folder}: {GATE_INPUTS_FILE} and per_query disagree on the queries of {config} "
                        f"({len(gate_rows)} and {len(ranks)})")
-    queries, seen, keeps = [], set(), set()
+    rows, ranks_in_order, seen, keeps = [], [], set(), set()
     for g in gate_rows:
         qid = g["query_id"]
         at = f"{gwhere}, query {qid[:60]!r}"
@@ -324,8 +308,11 @@ def load_run(folder: str | Path, config: str) -> GateRun:
         except ValueError:
             raise RunError(f"{at}: keep must be a whole number from 1 to {MAX_K}, got {g['keep'][:40]!r}") from None
         pq = f"{path / 'per_query.csv'}, query {qid[:60]!r}"
-        queries.append(QueryRecord(qid, g["question_id"], g["kind"], g["text"], _rank(r["needle_rank"], pq),
-                                   _distance(g["first"], at, "first"), _distance(g["good"], at, "good")))
+        ranks_in_order.append(_rank(r["needle_rank"], pq))
+        rows.append({"query_id": qid, "question_id": g["question_id"] if g["kind"] == "answerable" else "",
+                     "kind": g["kind"], "keep": int(g["keep"]),
+                     "closest": _distance(g["closest"], at, "closest"),
+                     "closest_holder": _distance(g["closest_holder"], at, "closest_holder"), "text": g["text"]})
     if not all(1 <= k <= MAX_K for k in keeps):
         raise RunError(f"{gwhere}: keep must be a whole number from 1 to {MAX_K}, got {sorted(keeps)}")
     gate = stamps["gate"]
@@ -334,7 +321,8 @@ def load_run(folder: str | Path, config: str) -> GateRun:
             raise RunError(f"{gwhere}: keep {sorted(keeps)} does not match the stamped gate.keep {gate.keep} "
                            f"of {where}; run `eval --out` again")
         stamps["gate"] = replace(gate, keep=min(keeps))  # fewer chunks than the keep: the gate kept them all
-    return GateRun(source=str(folder), config=config, queries=tuple(queries),
+    table = GateTable.from_rows(rows, gate=stamps["gate"], config=config, needle_rank=ranks_in_order)
+    return GateRun(source=str(folder), config=config, table=table,
                    destroyed=_destroyed(summary, strategy, where), **stamps)
 
 
@@ -344,27 +332,29 @@ def run_from_evaluation(ev, config: str, *, gate: Gate | None = None, source: st
     ``gate``: the keep and cut to stamp (default :class:`~ragdiag.core.gate.Gate`'s), usually the baseline's.
     """
     from ... import PIPELINE_VERSION, __version__
+    from ...analyses.gate_table import gate_table
     from ...evaluation.records import parse_key
-    from ..export import gate_input_rows
     from ...documents.truth import truth_sha256
 
     cfg = parse_key(config)
-    res = ev.result(cfg)
     gate = Gate() if gate is None else gate
-    rows = [r for r in gate_input_rows(ev, keep=gate.keep)
-            if r["strategy"] == cfg.strategy and r["retriever"] == cfg.retriever]
-    queries = tuple(QueryRecord(r["query_id"], r["question_id"], r["kind"], r["text"],
-                                max(int(res.needle_rank[i]), 0), float(r["first"]), float(r["good"]))
-                    for i, r in enumerate(rows))
+    try:
+        full = gate_table(ev, cfg, Gate(gate.keep))
+    except ValueError as exc:  # an external run without distances
+        raise RunError(str(exc)) from None
+    # as a folder holds it: the window as the stamped keep, a missing rank as 0 (what the reader's _rank gives)
+    # (the ladder's columns were computed at another cut: dropped, as a folder has none)
+    table = replace(full, gate=replace(gate, keep=full.window), needle_rank=np.maximum(full.needle_rank, 0),
+                    outcome=(), kept=None)
     index = ev.indexes.get(cfg.strategy)
     destroyed = () if index is None else tuple(
         DestroyedRecord(d.question_id, d.doc_id, d.start, d.end, tuple(d.cuts)) for d in index.report.destroyed)
     stamp = dict(ev.encoder_stamp)
     return GateRun(
-        source=source, config=cfg.label, queries=queries, destroyed=destroyed,
+        source=source, config=cfg.label, table=table, destroyed=destroyed,
         truth_sha256=truth_sha256(ev.truth), truth_source=ev.truth.source, questions=len(ev.truth.questions),
         model={k: stamp.get(k) for k in ("model", "weights_sha256", "dim", "precision") if k in stamp},
         corpus={"root": ev.corpus.name or ev.corpus.root, "sha256": ev.corpus.sha256,
                 "documents": len(ev.corpus.documents), "characters": ev.corpus.n_chars},
         pipeline_version=PIPELINE_VERSION, ragdiag_version=__version__,
-        gate=replace(gate, keep=rows[0]["keep"]) if rows else gate)
+        gate=table.gate)

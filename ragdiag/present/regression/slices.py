@@ -33,20 +33,20 @@ def slice_checks(baseline: GateRun, candidate: GateRun, tags: Mapping[str, tuple
     """
     from ...analyses.slices import MIN_QUESTIONS
 
-    pairs = [(b, c) for b, c in zip(baseline.queries, candidate.queries) if b.answerable]
-    names = sorted({t for b, _ in pairs for t in tags.get(b.question_id, ())})
-    sized = [t for t in names if len({b.question_id for b, _ in pairs if t in tags.get(b.question_id, ())})
-             >= MIN_QUESTIONS]
+    bt, ct = baseline.table, candidate.table
+    ans = [i for i in range(len(bt.query_ids)) if bt.in_domain[i]]
+    tags_of = {i: tags.get(bt.question_id(i), ()) for i in ans}
+    names = sorted({t for i in ans for t in tags_of[i]})
+    sized = [t for t in names if len({bt.question_id(i) for i in ans if t in tags_of[i]}) >= MIN_QUESTIONS]
     if not sized:
         return ()
     level = alpha / len(sized)
-    hit = lambda q: int(0 < q.needle_rank <= k)  # noqa: E731
+    hit_b, hit_c = bt.found(k), ct.found(k)
     checks = []
     for tag in sized:
-        sel = [(b, c) for b, c in pairs if tag in tags.get(b.question_id, ())]
-        bq, cq = [b for b, _ in sel], [c for _, c in sel]
-        check = _paired_check(f"recall, tag {tag}", f"R@{k} of questions tagged `{tag}`", bq, cq,
-                              [hit(q) for q in bq], [hit(q) for q in cq], units="questions", margin=margin,
+        sel = [i for i in ans if tag in tags_of[i]]
+        check = _paired_check(f"recall, tag {tag}", f"R@{k} of questions tagged `{tag}`", bt, ct, sel,
+                              hit_b[sel], hit_c[sel], units="questions", margin=margin,
                               alpha=level, higher_is_better=True, what="question")
         checks.append(replace(check, sentence=check.sentence + f" (level {alpha:g} / {len(sized)} slices)"))
     return tuple(checks)
