@@ -17,12 +17,11 @@ from ragdiag.analyses.compare.effects import effects
 from ragdiag.analyses.compare.intervals import RECALL_INTERVAL_WORDS, clustered_rate
 from ragdiag.core.defaults import ALPHA, KS, PRIMARY_K
 from ragdiag.core.metrics import hits_at_k
-from ragdiag.analyses.recommend import describe_config, recommend
-from ragdiag.core.gate import Gate
+from ragdiag.analyses.recommend import describe_config
 from ui.fmt import difference, drop_constant, rate, said_once
 from ui.html import md_text
 from ui import cache
-from ui.context import context, link_params
+from ui.context import context, link_params, recommendation
 from ui.jobs import evaluation
 from ui.state import config_labels
 from ui.chart_theme import themed
@@ -61,13 +60,10 @@ def pct(x: float) -> str:
 
 
 def best_for(token: str, k: int, ev):
-    """Comparison with the best and the recommendation, once per evaluation (held by :mod:`ui.cache`)."""
+    """Comparison with the best, once per evaluation (held by :mod:`ui.cache`)."""
     with st.spinner("Comparing every configuration with the best…"):
-        def both():
-            res = best(ev, k=k, configs=[c for c in ev.results if not c.external])
-            return res, recommend(ev, Gate(k=k), best_result=res)
-
-        return cache.by_evaluation("best", token, (k,), both)
+        return cache.by_evaluation("best", token, (k,),
+                                   lambda: best(ev, k=k, configs=[c for c in ev.results if not c.external]))
 
 
 def effects_for(token: str, k: int, ev):
@@ -123,7 +119,10 @@ def pair_details(comp, *, coloured: bool) -> None:
 
 
 if view == "ship":
-    res, rec = best_for(token, PRIMARY_K, ev)
+    res = best_for(token, PRIMARY_K, ev)
+    ctx = context(ev, token)
+    # the Summary's recommendation: the context's keep and goal, not the defaults
+    rec = recommendation(ev, token, ctx.keep, ctx.max_bluff)
     st.success(rec.sentence())
     st.caption(f"Why: {rec.why} Cut ({rec.cut_method}): {rec.guarantee or 'no guarantee'}. Lost: {rate(rec.lost)} "
                f"of answerable queries." + (f" Runner-up {describe_config(rec.runner_up)} ({rec.runner_up}): "

@@ -3,7 +3,6 @@
 import streamlit as st
 
 from ragdiag.analyses.cost import LATENCY_SAMPLE, RERANK_SAMPLE
-from ragdiag.core.defaults import PRIMARY_K
 from ui.diag_frames import cost_frame
 from ui.diag import costs_for
 from ui.diag_charts import pareto_chart
@@ -16,22 +15,22 @@ st.title("Cost")
 st.caption(f"Per configuration: index build time, query latency (one query at a time, from its text to the ranked "
            f"list, median and p95 over a seeded sample of queries; a reranker on the first {RERANK_SAMPLE} of them), wordpieces embedded for the index, and the "
            f"prompt the gate would send at the cut (mean wordpieces per query, 0 for NO ANSWER; counted with the "
-           f"embedding model's tokenizer). Quality is span R@{PRIMARY_K}. A configuration is Pareto-optimal when no "
-           f"other has at least its recall at no more cost.")
+           f"embedding model's tokenizer). Quality is span recall at the gate's keep. A configuration is "
+           f"Pareto-optimal when no other has at least its recall at no more cost.")
 ev, token = evaluation()
 ctx = context(ev, token)
-cut, keep = ctx.cut, ctx.keep
+gate = ctx.gate  # the Summary's gate: the prompt is priced at its cut and keep, recall at its k
 c1, c3 = st.columns([4, 1])
-c1.caption(f"Prompts at the context's cut {cut:.3f}, keeping at most {keep} chunks (sidebar).")
+c1.caption(f"Prompts at the context's cut {gate.cut_words}, keeping at most {gate.keep} chunks (sidebar).")
 sample = c3.number_input("Queries timed", 1, 500, LATENCY_SAMPLE, key="sample", bind="query-params")
 if not st.toggle("Measure now (timings take a while: every configuration is run query by query)", key="measure"):
     st.info("Timings are measured on this machine when you ask for them.")
     st.stop()
 with st.spinner("Measuring…"):
-    items, machine = costs_for(token, PRIMARY_K, cut, keep, int(sample), ev)
+    items, machine = costs_for(token, gate, int(sample), ev)
 st.caption("Measured on " + ", ".join(f"{k} {v}" for k, v in machine.items()))
 frame = cost_frame(items)
-quality = f"R@{PRIMARY_K}"
+quality = f"R@{gate.k}"
 left, right = st.columns(2)
 left.altair_chart(themed(pareto_chart(frame, "ms/query median", "Pareto (latency)", quality)), width="stretch")
 right.altair_chart(themed(pareto_chart(frame, "prompt tokens/query", "Pareto (prompt)", quality)), width="stretch")

@@ -27,7 +27,7 @@ ev, token = evaluation()
 ctx = context(ev, token)
 config, cut, keep = ctx.config, ctx.cut, ctx.keep
 k = keep  # the gate's k is its keep: the outcome, the stage and the citations below all read the same top k
-fs = {f.config.label: f for f in funnels_for(token, k, cut, keep, ev)}
+fs = {f.config.label: f for f in funnels_for(token, ctx.gate, ev)}
 res = ev.result(config)
 texts = {q.id: q.text for q in ev.queries}
 

@@ -67,7 +67,7 @@ st.caption(f"{rows[0].queries} answerable queries ({phrasing}: questions × phra
              f"R@{PRIMARY_K}; the context's configuration highlighted.")
 
 # ----- the funnel: where each answerable query was lost ----------------------------------------------
-fs = [f for f in funnels_for(token, ctx.keep, ctx.cut, ctx.keep, ev) if f.config.label in shown]  # k = keep
+fs = [f for f in funnels_for(token, ctx.gate, ev) if f.config.label in shown]  # k = keep
 if fs:
     carry = {k: v for k, v in link_params().items() if k != "config"}  # every link keeps the cut, keep and goal
     frame = funnel_frame(fs, carry)

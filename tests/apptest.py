@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 __all__ = ["ROOT", "APP", "TEA_NEEDLE", "TRUTH", "ENV", "write_tiny_corpus", "tiny", "library", "app", "settle",
-           "frame_with", "texts", "METHOD_WORDS", "plain_words_problems", "first_screen"]
+           "frame_with", "texts", "METHOD_WORDS", "plain_words_problems", "first_screen", "fake_tiny"]
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -125,6 +125,17 @@ def tiny(tmp_path_factory):
     env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache"),
            # the tests type paths under pytest's temporary folders and the fixture knowledge base
            "RAGDIAG_ROOTS": os.pathsep.join([str(tmp_path_factory.getbasetemp()), str(ROOT / "tests" / "fixtures")])}
+    with environment(env):
+        yield {"root": root, "truth": truth, "cache": base / "cache"}
+
+
+@pytest.fixture(scope="module")
+def fake_tiny(tmp_path_factory):
+    """The tiny corpus as :func:`tiny`, embedded by the FAKE encoder (``fakes:fake_encoder``): pages in seconds."""
+    base = tmp_path_factory.mktemp("fakeapp")
+    root, truth = write_tiny_corpus(base)
+    env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache"),
+           "RAGDIAG_ENCODER": "fakes:fake_encoder"}
     with environment(env):
         yield {"root": root, "truth": truth, "cache": base / "cache"}
 

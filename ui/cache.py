@@ -109,12 +109,11 @@ def distances_for(token: str, config: str, keep: int, _ev: Evaluation):
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
-def funnels(token: str, k: int, cut: float, keep: int, cache: str | None, _ev: Evaluation):
-    """:func:`ragdiag.analyses.funnel.funnels` of every configuration (first-stage ranks computed when not evaluated)."""
+def funnels(token: str, gate, cache: str | None, _ev: Evaluation):
+    """:func:`ragdiag.analyses.funnel.funnels` of every configuration at ``gate`` (a frozen, hashable
+    :class:`~ragdiag.core.gate.Gate`; first-stage ranks computed when not evaluated)."""
     from ragdiag.analyses.funnel import funnels as compute
-    from ragdiag.core.gate import Gate
 
-    gate = Gate(keep, cut, k)
     try:
         return compute(_ev, gate=gate)
     except ValueError:  # a reranker or hybrid without S/dense evaluated: embed the queries to rank them
@@ -122,12 +121,12 @@ def funnels(token: str, k: int, cut: float, keep: int, cache: str | None, _ev: E
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
-def costs(token: str, k: int, cut: float, keep: int, sample: int, _ev: Evaluation):
-    """:func:`ragdiag.analyses.cost.costs` of every configuration and the machine, measured once per evaluation and settings."""
+def costs(token: str, gate, sample: int, _ev: Evaluation):
+    """:func:`ragdiag.analyses.cost.costs` of every configuration at ``gate`` (a frozen, hashable
+    :class:`~ragdiag.core.gate.Gate`) and the machine, measured once per evaluation and settings."""
     from ragdiag.analyses.cost import costs as measure, machine
-    from ragdiag.core.gate import Gate
 
-    return measure(_ev, encoder(), Gate(keep, cut, k), sample=sample), machine()
+    return measure(_ev, encoder(), gate, sample=sample), machine()
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
