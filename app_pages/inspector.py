@@ -155,7 +155,7 @@ def _where(c) -> str:
 
 
 def _under(d: float) -> str:
-    return "passes the cut" if d < cut else "over the cut"
+    return "passes the cut" if ctx.gate.under(d) else "over the cut"
 
 
 crowd = crowding(ev, config, qi, keep=keep) if query.in_domain and o.outcome != "destroyed" else None
@@ -171,7 +171,7 @@ if crowd is not None and crowd.crowders:  # the answer ranked below the places t
     st.dataframe(pd.DataFrame([{
         "rank": c.rank, "passage": c.chunk, "document › section": f"{c.doc_id} › {c.section}",
         "distance": c.distance, "closer than the answer by": c.closer_by,
-        "under the cut": "yes (given)" if c.distance < cut else "no",
+        "under the cut": "yes (given)" if ctx.gate.under(c.distance) else "no",
         f"in the top {keep} of (queries)": c.k_occurrence, "× expected": c.ratio,
         "boilerplate": ", ".join(c.boilerplate) or DASH,
     } for c in crowd.crowders]), hide_index=True, key="crowding",
@@ -190,8 +190,8 @@ if crowd is not None and crowd.answer_position is not None:  # the answer's own 
     ch = chunks[crowd.answer_position]
     rank_words = (f"#{crowd.answer_rank}" if crowd.answer_rank else f"not in the top {res.top_order.shape[1]}")
     d = crowd.answer_distance
-    if crowd.answer_rank and crowd.answer_rank <= keep:
-        given = "given" if d is not None and d < cut else f"not given: over the cut {ctx.cut_words}"
+    if crowd.answer_rank and ctx.gate.in_window(crowd.answer_rank):
+        given = "given" if d is not None and ctx.gate.under(d) else f"not given: over the cut {ctx.cut_words}"
     else:
         given = f"not given: only the top {keep} are"
     st.subheader("The passage holding the answer")

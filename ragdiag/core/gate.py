@@ -236,6 +236,14 @@ class Gate:
         """How many ranks the gate looks at: ``min(k, keep, width)`` (a corpus with fewer chunks: all of them)."""
         return min(self.k, self.keep, int(width))
 
+    def in_window(self, rank: int) -> bool:
+        """Whether the 1-based ``rank`` is one the gate looks at (``1 <= rank <= min(k, keep)``).
+
+        >>> Gate(keep=4, k=6).in_window(4), Gate(keep=4, k=6).in_window(5), Gate(keep=4).in_window(0)
+        (True, False, False)
+        """
+        return 1 <= int(rank) <= min(self.k, self.keep)
+
     def under(self, distances: Any) -> np.ndarray:
         """Which distances are strictly under the cut: the only test of "kept" in ragdiag (``d < cut``)."""
         return _under(np.asarray(distances, dtype=np.float64), self.cut)
