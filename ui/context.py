@@ -28,7 +28,7 @@ import numpy as np
 import streamlit as st
 
 from ragdiag.core.defaults import DEFAULT_CUT, DEFAULT_KEEP, DEFAULT_MAX_BLUFF, PRIMARY_K, TOP
-from ragdiag.core.gate import CUT_DECIMALS, Gate, GateError, cut_text
+from ragdiag.core.gate import CUT_DECIMALS, Gate, GateError, OnGate, cut_text
 from ragdiag.evaluation.records import Evaluation
 from ui.state import UNAVAILABLE_KEY as _UNAVAILABLE, Settings, settings
 from ui.html import md_text
@@ -60,7 +60,7 @@ _DRAWN = "_ctx_drawn"  # whether this run drew the fields
 
 
 @dataclass(frozen=True)
-class Context:
+class Context(OnGate):
     """What every page shows: one configuration, the :class:`~ragdiag.core.gate.Gate` (cut and keep) and the
     bluff goal, each the visitor's choice or, when not chosen, the recommendation's.
 
@@ -82,19 +82,6 @@ class Context:
     units: str = "distance"  # "distance" (cosine distance) or "similarity" (read as the distance 1 - s)
     bluff_cost: float | None = None  # the cost goal: a bluff costs as much as this many lost answers (None: off)
     min_answered: float | None = None  # the answered goal, a share: judged, never optimised (None: not set)
-
-    @property
-    def cut(self) -> float:
-        return self.gate.cut
-
-    @property
-    def keep(self) -> int:
-        return self.gate.keep
-
-    @property
-    def cut_words(self) -> str:
-        """The cut as printed everywhere (3 decimals, rounded down)."""
-        return cut_text(self.cut)
 
     @property
     def is_recommendation(self) -> bool:

@@ -271,3 +271,40 @@ class Gate:
     def cut_words(self) -> str:
         """The cut as printed everywhere (:func:`cut_text`)."""
         return cut_text(self.cut)
+
+
+class OnGate:
+    """For a record that holds a :class:`Gate` as ``gate``: its ``cut``, ``keep`` and ``k`` read through it.
+
+    The record keeps one field, the gate; these are views of it, never copies.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Row(OnGate):
+    ...     gate: Gate
+    >>> r = Row(Gate(keep=6, cut=0.5))
+    >>> r.cut, r.keep, r.k, r.cut_words
+    (0.5, 6, 6, '0.500')
+    """
+
+    gate: Gate
+
+    @property
+    def cut(self) -> float:
+        """The gate's cut (a cosine distance)."""
+        return self.gate.cut
+
+    @property
+    def keep(self) -> int:
+        """The most chunks the gate keeps."""
+        return self.gate.keep
+
+    @property
+    def k(self) -> int:
+        """The rank that counts as found (recall's k)."""
+        return self.gate.k
+
+    @property
+    def cut_words(self) -> str:
+        """The cut as printed everywhere (:func:`cut_text`)."""
+        return cut_text(self.gate.cut)

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from ..analyses.gate_table import GateTable
-from ..core.gate import Gate
+from ..core.gate import Gate, OnGate
 from ..core.stats import Interval
 from .regression.runs import GateRun, RunError, load_run
 
@@ -122,7 +122,7 @@ class RunEntry:
 
 
 @dataclass(frozen=True)
-class Measures:
+class Measures(OnGate):
     """What the gate reads of one configuration of one run, at the run's stamped gate (cut, keep, k)."""
 
     config: str
@@ -131,18 +131,6 @@ class Measures:
     answered: Interval
     bluffs: Interval
     destroyed: int
-
-    @property
-    def cut(self) -> float:
-        return self.gate.cut
-
-    @property
-    def keep(self) -> int:
-        return self.gate.keep
-
-    @property
-    def k(self) -> int:
-        return self.gate.k
 
     def as_json(self) -> dict:
         def iv(i: Interval) -> dict:

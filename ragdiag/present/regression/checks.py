@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...core.defaults import ALPHA, PRACTICAL_MARGIN
-from ...core.gate import Gate
+from ...core.gate import Gate, OnGate
 import numpy as np
 
 from ...analyses.gate_table import GateTable
@@ -85,7 +85,7 @@ class Check:
 
 
 @dataclass(frozen=True)
-class GateReport:
+class GateReport(OnGate):
     """The gate's result: the checks, the overall verdict, what changed between the runs."""
 
     verdict: str
@@ -98,21 +98,6 @@ class GateReport:
     gate: Gate
     strict: bool = False
     notes: tuple[str, ...] = field(default=())
-
-    @property
-    def cut(self) -> float:
-        """The cut the answered and bluff checks were counted at."""
-        return self.gate.cut
-
-    @property
-    def keep(self) -> int:
-        """The most chunks the gate keeps."""
-        return self.gate.keep
-
-    @property
-    def k(self) -> int:
-        """The rank that counts as found (recall's k)."""
-        return self.gate.k
 
     @property
     def exit_code(self) -> int:
