@@ -106,3 +106,27 @@ def test_fitted_on_half_the_bundled_corpus_it_predicts_the_whole(corpus, truth, 
         actual = whole[fit.measure].rate
         assert fit.low <= actual <= fit.high, (fit.measure, fit.sentence(), actual)
         assert fit.slope < 0  # more distractors, fewer needles found
+
+
+@pytest.mark.model
+def test_fitted_on_half_the_beir_example_it_predicts_the_whole(encoder, tmp_path):
+    """The BEIR example collection (docs/collections.md), judged by document: documents are the unit sampled.
+    Seeded: fitted on subsets of at most 50% of the documents that hold no answer, the 95% prediction interval at
+    the whole collection's size holds its recall at 4 and answered at the cut."""
+    from ragdiag.authoring.pool_curve import document_pool_curve
+    from ragdiag.core.gate import Gate
+    from ragdiag.documents.collections import open_collection
+    from ragdiag.documents.collections.examples import make_examples
+    from ragdiag.index.store import Store
+
+    make_examples(tmp_path / "examples")
+    collection = open_collection(f"beir:{tmp_path / 'examples' / 'beir-sklearn'}")
+    n = len(collection.corpus.documents)
+    curve = document_pool_curve(collection, encoder, Gate(), store=Store(tmp_path / "cache"), at_size=n,
+                                fit_max_fraction=0.5)
+    whole = {p.measure: p for p in curve.points if p.fraction == 1.0}
+    assert curve.unit == "documents" and curve.corpus_size == n == 128 and curve.questions == 32
+    for fit in curve.fits:
+        assert fit.refused is None, fit.refused
+        assert max(fit.sizes) < n
+        assert fit.low <= whole[fit.measure].rate <= fit.high, (fit.measure, fit.sentence(), whole[fit.measure])

@@ -42,7 +42,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..core.gate import Gate
     from ..evaluation.records import Evaluation
 
-__all__ = ["PoolPoint", "PoolFit", "PoolCurve", "pool_curve", "fit_log_linear", "subset_ranks", "POOL_FRACTIONS",
+__all__ = ["PoolPoint", "PoolFit", "PoolCurve", "pool_curve", "document_pool_curve", "curve_of", "fit_log_linear",
+           "subset_ranks", "POOL_FRACTIONS",
            "POOL_DRAWS", "MAX_EXTRAPOLATION"]
 
 #: The shares of the distractor chunks kept, smallest first (1.0: the whole corpus).
@@ -60,7 +61,7 @@ class PoolPoint:
 
     measure: str
     fraction: float
-    size: int  # chunks in the subset
+    size: int  # chunks (or documents) in the subset
     rate: float
     low: float
     high: float
@@ -95,7 +96,7 @@ class PoolFit:
             return f"{self.measure}: {per} (fitted on {len(self.sizes)} sizes); no extrapolation: {self.refused}"
         if self.at_size is None:
             return f"{self.measure}: {per} (fitted on {len(self.sizes)} sizes)"
-        return (f"{self.measure} at {self.at_size:,} chunks: expect {100 * self.estimate:.1f}% "
+        return (f"{self.measure} at {self.at_size:,}: expect {100 * self.estimate:.1f}% "
                 f"(95% prediction interval {100 * self.low:.1f}% to {100 * self.high:.1f}%; {per})")
 
     def as_json(self) -> dict:
@@ -120,10 +121,12 @@ class PoolCurve:
     seed: int = SEED
     draws: int = POOL_DRAWS
     notes: tuple[str, ...] = field(default=())
+    unit: str = "chunks"
 
     def as_json(self) -> dict:
         """The ``ruler --pool-curve --json`` document."""
-        return {"config": self.config, "corpus_size": self.corpus_size, "needle_chunks": self.holders,
+        return {"config": self.config, "corpus_size": self.corpus_size, "size_unit": self.unit,
+                "needle_units": self.holders,
                 "questions": self.questions, "unit": "question", "draws": self.draws, "seed": self.seed,
                 "points": [p.as_json() for p in self.points], "fits": [f.as_json() for f in self.fits],
                 "notes": list(self.notes)}
@@ -133,9 +136,9 @@ class PoolCurve:
         from ..core.tables import format_rows
 
         lines = [f"Pool curve of {self.config}: the {self.questions} questions against nested subsets of its "
-                 f"{self.corpus_size:,} chunks (every one of the {self.holders} needle chunks kept; {self.draws} "
-                 f"seeded draws per size)"]
-        lines.append(format_rows([{"measure": p.measure, "share": f"{p.fraction:.0%}", "chunks": p.size,
+                 f"{self.corpus_size:,} {self.unit} (every one of the {self.holders} holding an answer kept; "
+                 f"{self.draws} seeded draws per size)"]
+        lines.append(format_rows([{"measure": p.measure, "share": f"{p.fraction:.0%}", self.unit: p.size,
                                    "rate": round(p.rate, 3), "low": round(p.low, 3), "high": round(p.high, 3)}
                                   for p in self.points]))
         lines += [f.sentence() for f in self.fits]
@@ -264,8 +267,6 @@ def pool_curve(ev: Evaluation, config, query_vectors: np.ndarray, gate: Gate, *,
     fit_max_fraction : float
         Fit on the sizes up to this share only.
     """
-    from ..analyses.compare.intervals import clustered_mean
-
     res = ev.result(config)
     cfg = res.config
     if cfg.external or cfg.retriever != "dense":
@@ -291,8 +292,24 @@ def pool_curve(ev: Evaluation, config, query_vectors: np.ndarray, gate: Gate, *,
     from ..retrieval.dense import cosine_distances
 
     dist = cosine_distances(qv[mask], index.vectors)
-    needle_chunks = holder.any(axis=0)
-    distractors = np.flatnonzero(~needle_chunks)
+    notes = ("the unit sampled is the chunk (every needle chunk kept); a dense configuration's ranking on a subset "
+             "is its full ranking without the chunks left out",)
+    return curve_of(dist, holder, groups, gate, label=cfg.label, fractions=fr, draws=draws, seed=seed,
+                    at_size=at_size, fit_max_fraction=fit_max_fraction, notes=notes)
+
+
+def curve_of(dist: np.ndarray, holder: np.ndarray, groups: Sequence[str], gate: Gate, *, label: str,
+             fractions: Sequence[float] = POOL_FRACTIONS, draws: int = POOL_DRAWS, seed: int = SEED,
+             at_size: int | None = None, fit_max_fraction: float = 1.0, notes: Sequence[str] = (),
+             unit: str = "chunks") -> PoolCurve:
+    """The pool curve from exact distances ``dist`` (queries, units) and the units holding each query's answer
+    (``holder``, always kept): nested seeded subsets of the other units, the points and the fits."""
+    from ..analyses.compare.intervals import clustered_mean
+
+    fr = sorted(set(float(f) for f in fractions))
+    n_units = dist.shape[1]
+    needle_units = holder.any(axis=0)
+    distractors = np.flatnonzero(~needle_units)
     rng = np.random.default_rng(seed)
     orders = [rng.permutation(distractors) for _ in range(draws)]
     k = gate.k
@@ -300,10 +317,10 @@ def pool_curve(ev: Evaluation, config, query_vectors: np.ndarray, gate: Gate, *,
     for f in fr:
         n_keep = int(round(f * distractors.size))
         rates = {m: [] for m in per}
-        sums = {m: np.zeros(len(queries)) for m in per}
+        sums = {m: np.zeros(dist.shape[0]) for m in per}
         runs = 1 if n_keep == distractors.size else draws
         for order in orders[:runs]:
-            keep = needle_chunks.copy()
+            keep = needle_units.copy()
             keep[order[:n_keep]] = True
             ranks, best = subset_ranks(dist, holder, keep)
             found = ((ranks > 0) & (ranks <= k)).astype(np.float64)
@@ -311,15 +328,56 @@ def pool_curve(ev: Evaluation, config, query_vectors: np.ndarray, gate: Gate, *,
             for m, v in ((f"R@{k}", found), ("answered", answered)):
                 rates[m].append(float(v.mean()))
                 sums[m] += v
-        size = int(needle_chunks.sum()) + n_keep
+        size = int(needle_units.sum()) + n_keep
         for m in per:
-            iv = clustered_mean(sums[m] / runs, groups)
+            iv = clustered_mean(sums[m] / runs, list(groups))
             per[m].append(PoolPoint(m, f, size, float(np.mean(rates[m])), float(iv.low), float(iv.high),
                                     tuple(rates[m] * (draws if runs == 1 else 1))))
-    fits = tuple(fit_log_linear(pts, at_size=at_size, corpus_size=n_chunks, max_fraction=fit_max_fraction)
+    fits = tuple(fit_log_linear(pts, at_size=at_size, corpus_size=n_units, max_fraction=fit_max_fraction)
                  for pts in per.values())
-    notes = (f"answered: the closest needle chunk within the top {gate.keep} and under the cut {gate.cut:g}",
-             "the unit sampled is the chunk (every needle chunk kept); a dense configuration's ranking on a subset "
-             "is its full ranking without the chunks left out")
-    return PoolCurve(cfg.label, n_chunks, int(needle_chunks.sum()), len(set(groups)),
-                     tuple(p for pts in per.values() for p in pts), fits, seed, draws, notes)
+    notes = (f"answered: the closest answer within the top {gate.keep} and under the cut {gate.cut:g}", *notes)
+    return PoolCurve(label, n_units, int(needle_units.sum()), len(set(groups)),
+                     tuple(p for pts in per.values() for p in pts), fits, seed, draws, tuple(notes), unit)
+
+
+def document_pool_curve(collection, encoder, gate: Gate, *, strategy: str | None = None, store=None,
+                        fractions: Sequence[float] = POOL_FRACTIONS, draws: int = POOL_DRAWS, seed: int = SEED,
+                        at_size: int | None = None, fit_max_fraction: float = 1.0) -> PoolCurve:
+    """The pool curve of a collection judged by document (BEIR, TREC): documents are the unit sampled.
+
+    A document's distance to a query is its closest chunk's (``strategy``'s chunks, dense, exact cosine), so
+    the ranking of a subset of documents is the full ranking without the documents left out. A topic's answer
+    documents are those of its highest grade (always kept); recall at k is one of them in the top k documents.
+    """
+    from ..core.defaults import DEFAULT_STRATEGY
+    from ..documents.truth import GroundTruth
+    from ..evaluation.evaluate import build_index
+    from ..index.chunking import parse_strategies
+    from ..retrieval.dense import cosine_distances
+
+    if collection.level != "document":
+        raise ValueError(f"{collection.name} is judged by {collection.level}; use pool_curve on its evaluation")
+    strat = parse_strategies(strategy or DEFAULT_STRATEGY)[0]
+    index = build_index(collection.corpus, GroundTruth((), ()), strat, encoder, store=store)
+    topics = collection.topics
+    texts = [t.text for t in topics]
+    qv = store.embed(encoder, texts).vectors if store is not None else encoder.encode(texts)
+    docs = [d.id for d in collection.corpus.documents]
+    col = {d: i for i, d in enumerate(docs)}
+    chunk_dist = cosine_distances(np.asarray(qv), index.vectors)
+    dist = np.full((len(topics), len(docs)), np.inf)
+    for j, c in enumerate(index.chunks):
+        i = col[c.doc_id]
+        dist[:, i] = np.minimum(dist[:, i], chunk_dist[:, j])
+    holder = np.zeros(dist.shape, dtype=bool)
+    for qi, t in enumerate(topics):
+        grades = dict(t.judgments)
+        top = max(grades.values(), default=0)
+        for d, g in grades.items():
+            if top > 0 and g == top and d in col:
+                holder[qi, col[d]] = True
+    notes = (f"the unit sampled is the document (every topic's top-graded documents kept); a document is as close "
+             f"as its closest {strat.name} chunk (dense, exact cosine)",)
+    return curve_of(dist, holder, [t.id for t in topics], gate, label=f"{collection.name} {strat.name}/dense",
+                    fractions=fractions, draws=draws, seed=seed, at_size=at_size, fit_max_fraction=fit_max_fraction,
+                    notes=notes, unit="documents")
