@@ -120,7 +120,7 @@ def _cannot_detect(report, args, markdown: str) -> int | None:
     if res.can_detect:
         return None
     lines = markdown.splitlines()
-    head = [f"## ragdiag gate: cannot decide", "", f"{res.sentence()[0].upper()}{res.sentence()[1:]} (the smallest "
+    head = ["## ragdiag gate: cannot decide", "", f"{res.sentence()[0].upper()}{res.sentence()[1:]} (the smallest "
             f"drop they detect with 80% power, even if every disagreement went one way, is about "
             f"{'none' if res.resolvable is None else f'{100 * res.resolvable:.3g} points'}): the checks below "
             "cannot pass or fail at this margin. Exit 2.", ""]
