@@ -168,3 +168,34 @@ def test_discrimination_agrees_with_a_simulation_of_the_family_test():
     found = sum(max_t(family(rng, figure.resolvable), groups, pairs, draws=500,
                       seed=int(rng.integers(1 << 30)))[0][0].excludes_zero for _ in range(reps))
     assert abs(found / reps - 0.8) <= 0.08, found / reps
+
+
+def test_at_size_without_the_pool_curve_is_one_line(capsys):
+    from ragdiag.cli.parser import main
+
+    assert main(["ruler", "--at-size", "5000"]) == 2
+    err = capsys.readouterr().err
+    assert err == "error: --at-size goes with --pool-curve\n"
+
+
+@pytest.mark.slow
+def test_ruler_pool_curve_json_plumbing(monkeypatch, capsys, tmp_path):
+    """``ruler CONFIG... --pool-curve --at-size N --json`` on the bundled corpus with the FAKE encoder (plumbing:
+    its numbers are not MiniLM's): one document with the ruler and the curve, the extrapolation or its refusal."""
+    from ragdiag.cli.parser import main
+
+    monkeypatch.setenv("RAGDIAG_ENCODER", "fakes:fake_encoder")
+    monkeypatch.setenv("RAGDIAG_NO_SNAPSHOT", "1")
+    assert main(["ruler", "E/dense", "E/bm25", "--pool-curve", "--at-size", "5000", "--no-cache", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    curve = doc["pool_curve"]
+    assert doc["configs"] == ["E/dense", "E/bm25"] and curve["config"] == "E/dense"
+    assert [p["fraction"] for p in curve["points"]] == [0.1, 0.25, 0.5, 1.0] * 2
+    assert {f["measure"] for f in curve["fits"]} == {"R@4", "answered"}
+    for f in curve["fits"]:
+        assert f["at_size"] == 5000
+        assert (f["refused"] is None) == (f["estimate"] is not None)
+    assert main(["ruler", "E/dense", "--pool-curve", "--at-size", str(101 * curve["corpus_size"]),
+                 "--no-cache", "--json"]) == 0
+    far = json.loads(capsys.readouterr().out)["pool_curve"]["fits"]
+    assert all(f["estimate"] is None and "more than 100 times the corpus" in f["refused"] for f in far)

@@ -88,20 +88,21 @@ class PoolFit:
     low: float | None = None
     high: float | None = None
     refused: str | None = None  # why no extrapolation is given
+    unit: str = "chunks"
 
     def sentence(self) -> str:
         """The fit and the prediction (or the refusal) in one sentence."""
-        per = f"{100 * self.slope * math.log(10):+.3g} points per tenfold more chunks"
+        per = f"{100 * self.slope * math.log(10):+.3g} points per tenfold more {self.unit}"
         if self.refused is not None:
             return f"{self.measure}: {per} (fitted on {len(self.sizes)} sizes); no extrapolation: {self.refused}"
         if self.at_size is None:
             return f"{self.measure}: {per} (fitted on {len(self.sizes)} sizes)"
-        return (f"{self.measure} at {self.at_size:,}: expect {100 * self.estimate:.1f}% "
+        return (f"{self.measure} at {self.at_size:,} {self.unit}: expect {100 * self.estimate:.1f}% "
                 f"(95% prediction interval {100 * self.low:.1f}% to {100 * self.high:.1f}%; {per})")
 
     def as_json(self) -> dict:
         """Plain fields."""
-        return {"measure": self.measure, "slope": self.slope, "intercept": self.intercept,
+        return {"measure": self.measure, "slope": self.slope, "intercept": self.intercept, "unit": self.unit,
                 "points_per_tenfold": 100 * self.slope * math.log(10), "sizes": list(self.sizes),
                 "residual_sd": self.residual_sd, "df": self.df, "at_size": self.at_size,
                 "estimate": self.estimate, "low": self.low, "high": self.high, "refused": self.refused,
@@ -174,7 +175,7 @@ def _t(df: int) -> float:
 
 
 def fit_log_linear(points: Sequence[PoolPoint], *, at_size: int | None = None, corpus_size: int | None = None,
-                   max_fraction: float = 1.0) -> PoolFit:
+                   max_fraction: float = 1.0, unit: str = "chunks") -> PoolFit:
     """The log-linear fit of one measure's ``points`` with fraction at most ``max_fraction``, and its extrapolation.
 
     Parameters
@@ -215,7 +216,7 @@ def fit_log_linear(points: Sequence[PoolPoint], *, at_size: int | None = None, c
     sizes = tuple(p.size for p in pts)
     if len({p.size for p in pts}) < 3:
         return PoolFit(measure, math.nan, math.nan, sizes, math.nan, 0, at_size,
-                       refused="fewer than three corpus sizes to fit a line through")
+                       refused="fewer than three corpus sizes to fit a line through", unit=unit)
     coef, *_ = np.linalg.lstsq(X, Y, rcond=None)
     intercept, slope = float(coef[0]), float(coef[1])
     df = len(Y) - 2
@@ -225,18 +226,19 @@ def fit_log_linear(points: Sequence[PoolPoint], *, at_size: int | None = None, c
     for p in pts:
         fitted = intercept + slope * math.log(p.size)
         if not p.low - 1e-9 <= fitted <= p.high + 1e-9:
-            refused = (f"the curve is not log-linear within its intervals: at {p.size:,} chunks the line says "
+            refused = (f"the curve is not log-linear within its intervals: at {p.size:,} {unit} the line says "
                        f"{100 * fitted:.1f}% and the {p.measure} interval is {100 * p.low:.1f}% to {100 * p.high:.1f}%")
             break
-    base = PoolFit(measure, slope, intercept, sizes, math.sqrt(s2), df, at_size, refused=refused)
+    base = PoolFit(measure, slope, intercept, sizes, math.sqrt(s2), df, at_size, refused=refused, unit=unit)
     if at_size is None or refused is not None:
         return base
     if at_size < 1:
         raise ValueError(f"at_size is a number of chunks, at least 1; got {at_size}")
     if corpus_size is not None and at_size > MAX_EXTRAPOLATION * corpus_size:
         return PoolFit(measure, slope, intercept, sizes, math.sqrt(s2), df, at_size,
-                       refused=f"{at_size:,} chunks is more than {MAX_EXTRAPOLATION} times the corpus "
-                               f"({corpus_size:,} chunks): a line fitted on this corpus says nothing that far")
+                       refused=f"{at_size:,} {unit} is more than {MAX_EXTRAPOLATION} times the corpus "
+                               f"({corpus_size:,} {unit}): a line fitted on this corpus says nothing that far",
+                       unit=unit)
     x0 = np.array([1.0, math.log(at_size)])
     leverage = float(x0 @ np.linalg.pinv(X.T @ X) @ x0)
     largest = max(pts, key=lambda p: p.size)
@@ -244,7 +246,7 @@ def fit_log_linear(points: Sequence[PoolPoint], *, at_size: int | None = None, c
     half = math.sqrt((_t(df) ** 2 if df > 0 else 0.0) * s2 * (1 + leverage) + (1.959964 * se_questions) ** 2)
     est = intercept + slope * math.log(at_size)
     return PoolFit(measure, slope, intercept, sizes, math.sqrt(s2), df, at_size, est,
-                   max(0.0, est - half), min(1.0, est + half))
+                   max(0.0, est - half), min(1.0, est + half), unit=unit)
 
 
 def pool_curve(ev: Evaluation, config, query_vectors: np.ndarray, gate: Gate, *,
@@ -333,8 +335,8 @@ def curve_of(dist: np.ndarray, holder: np.ndarray, groups: Sequence[str], gate: 
             iv = clustered_mean(sums[m] / runs, list(groups))
             per[m].append(PoolPoint(m, f, size, float(np.mean(rates[m])), float(iv.low), float(iv.high),
                                     tuple(rates[m] * (draws if runs == 1 else 1))))
-    fits = tuple(fit_log_linear(pts, at_size=at_size, corpus_size=n_units, max_fraction=fit_max_fraction)
-                 for pts in per.values())
+    fits = tuple(fit_log_linear(pts, at_size=at_size, corpus_size=n_units, max_fraction=fit_max_fraction,
+                                unit=unit) for pts in per.values())
     notes = (f"answered: the closest answer within the top {gate.keep} and under the cut {gate.cut:g}", *notes)
     return PoolCurve(label, n_units, int(needle_units.sum()), len(set(groups)),
                      tuple(p for pts in per.values() for p in pts), fits, seed, draws, tuple(notes), unit)
