@@ -12,7 +12,7 @@ __all__ = ["register", "cmd_ruler"]
 
 
 def _selection(args):
-    """(strategies, retrievers to evaluate, the configurations the verdict is about or None for all)."""
+    """(strategies, retrievers to evaluate, the configurations the verdicts are about)."""
     from ..evaluation.records import parse_key
     from ..index.chunking import parse_strategies
     from ..retrieval.registry import parse_retrievers
@@ -34,7 +34,11 @@ def _selection(args):
             retrievers = parse_retrievers(args.retrievers)
     except (ValueError, KeyError) as exc:
         raise UsageError(str(exc).strip("'\"")) from None
-    if "bm25" not in retrievers:  # the shortcut check reads BM25 alone
+    if named is None:
+        from ..evaluation.records import Config
+
+        named = [Config(s, r) for s in strategies for r in retrievers]
+    if "bm25" not in retrievers:  # the shortcut check reads BM25 alone (evaluated beside, not in the family)
         retrievers = [*retrievers, "bm25"]
     return strategies, retrievers, named
 
@@ -56,15 +60,11 @@ def cmd_ruler(args) -> int:
     args._encoder = cli_encoder(args)  # loaded once: the evaluation and the pool curve's queries
     args._store = open_store(args) if args.pool_curve else None
     ev = evaluate_args(args, strategies, retrievers, load_inputs(args), encoder=args._encoder)
-    if named is None:
-        configs = [c for c in ev.results if not c.external and (c.retriever != "bm25" or "bm25" in
-                                                                (args.retrievers or "bm25"))]
-    else:
-        missing = [c.label for c in named if c not in ev.results]
-        if missing:
-            raise UsageError(f"{', '.join(missing)} could not run: "
-                             + "; ".join(f"{r}: {why}" for r, why in ev.unavailable.items()))
-        configs = named
+    configs = [c for c in named if c in ev.results]
+    missing = [c.label for c in named if c not in ev.results]
+    if missing and args.configs:  # named ones must run; of a selection, those that cannot run are left out (noted)
+        raise UsageError(f"{', '.join(missing)} could not run: "
+                         + "; ".join(f"{r}: {why}" for r, why in ev.unavailable.items()))
     try:
         res = ruler(ev, configs, primary_k=args.gate.k)
     except ValueError as exc:
