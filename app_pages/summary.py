@@ -94,4 +94,7 @@ with st.expander("How we know"):
                     + ".")
     st.caption("Differences: each pipeline at its own cut, query by query; 95% range over questions (a "
                "question's phrasings together): the pair's own exact test, widened where few questions differ.")
+    st.page_link("app_pages/truth_review.py", label="Can this set tell? The ruler: headroom, shortcuts, leakage, "
+                 "and the smallest difference these questions resolve", icon=":material/straighten:",
+                 query_params=link_params())
 about_run(ev)

@@ -54,8 +54,9 @@ def register(sub) -> None:
     p.add_argument("--config", required=True, help="the gated configuration, e.g. E/hybrid")
     p.add_argument("--corpus", default=None, help="without --candidate: the folder of documents to evaluate")
     p.add_argument("--truth", default=None, help="without --candidate: the ground truth")
-    p.add_argument("--margin", type=float, default=PRACTICAL_MARGIN,
-                   help=f"non-inferiority margin in rate units (default {PRACTICAL_MARGIN:g})")
+    p.add_argument("--margin", type=float, default=None,
+                   help=f"non-inferiority margin in rate units (default {PRACTICAL_MARGIN:g}); when given, passed to "
+                        "the gate, which first checks that the questions can detect that drop")
     p.add_argument("--strict", action="store_true", help="an inconclusive result fails the job")
     p.add_argument("--history", metavar="FILE", default=None, help="add the candidate and the verdict to this "
                                                                    "run history (ragdiag history)")
@@ -134,7 +135,9 @@ def _gate_argv(args, markdown: Path) -> list[str]:
     argv = [sys.executable, "-m", "ragdiag", "gate", args.baseline]
     if args.candidate:
         argv.append(args.candidate)
-    argv += ["--config", args.config, "--margin", repr(args.margin), "--json", "--markdown", str(markdown)]
+    argv += ["--config", args.config, "--json", "--markdown", str(markdown)]
+    if args.margin is not None:
+        argv += ["--margin", repr(args.margin)]
     for option, value in (("--corpus", args.corpus), ("--truth", args.truth), ("--junit", args.junit),
                           ("--history", args.history)):
         if value:
@@ -148,10 +151,11 @@ def cmd_ci(args) -> int:
     """``ci``: gate, then the job summary, the outputs, the comment file and the sticky comment."""
     import tempfile
 
+    from ..core.defaults import PRACTICAL_MARGIN
     from ..present.regression.checks import check_options
 
     try:  # before the child gate runs: a bad number is one line here, not a comment on the pull request
-        check_options(margin=args.margin, alpha=0.05)
+        check_options(margin=PRACTICAL_MARGIN if args.margin is None else args.margin, alpha=0.05)
     except ValueError as exc:
         raise UsageError(f"--{exc}") from None
     if not Path(args.baseline).is_dir():

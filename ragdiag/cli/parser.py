@@ -10,8 +10,8 @@ from __future__ import annotations
 import sys
 
 from .. import __version__
-from . import (ci, collections, dashboard, data, diag, evaluating, external, gate, history, monitor, regress, slices,
-               stores, truth, variants, verdicts)
+from . import (ci, collections, dashboard, data, diag, evaluating, external, gate, history, monitor, regress, ruler,
+               slices, stores, truth, variants, verdicts)
 from .common import UsageError
 from .options import GATE_OPTIONS, Parser, gate_of
 
@@ -41,6 +41,7 @@ def build_parser() -> Parser:
     collections.register(sub)  # convert: BEIR, TREC, SQuAD, ir_datasets as ragdiag's own
     slices.register(sub)  # slices: a measure per tag, document, language or phrasing
     monitor.register(sub)  # monitor: the cut in production, from a query log
+    ruler.register(sub)  # ruler: can this ground truth tell the configurations apart?
     return parser
 
 

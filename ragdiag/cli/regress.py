@@ -33,9 +33,11 @@ def register(sub) -> None:
     p.add_argument("--config", required=True, help="the gated configuration, e.g. E/hybrid")
     p.add_argument("--candidate-config", default=None,
                    help="the candidate's configuration when it differs (e.g. F/hybrid; default: --config)")
-    p.add_argument("--margin", type=float, default=PRACTICAL_MARGIN,
+    p.add_argument("--margin", type=float, default=None,
                    help=f"non-inferiority margin in rate units: pass when shown no worse than baseline - M "
-                        f"(default {PRACTICAL_MARGIN:g} = {100 * PRACTICAL_MARGIN:g} points)")
+                        f"(default {PRACTICAL_MARGIN:g} = {100 * PRACTICAL_MARGIN:g} points); when given, the gate "
+                        "first checks that the questions can detect a drop of M (else exit 2, with the questions "
+                        "the plan says)")
     p.add_argument("--alpha", type=float, default=ALPHA, help=f"one-sided level of each test (default {ALPHA:g})")
     p.add_argument("--cut", type=float, default=None,
                    help="the gate's cut (cosine distance; default: the one stamped in the baseline)")
@@ -99,6 +101,43 @@ def _by_tag(args, report):
         raise UsageError(str(exc)) from None
 
 
+def _cannot_detect(report, args, markdown: str) -> int | None:
+    """``--margin X`` the questions cannot detect: the Markdown and JSON say so, one line on stderr, exit 2.
+
+    The figure is :func:`ragdiag.authoring.ruler.gate_resolution` (the gate's one-sided sign-flip test, most
+    favourable case); None when the questions can detect the drop (the gate decides as without the check).
+    """
+    import json
+    from collections import Counter
+
+    from ..authoring.ruler import gate_resolution
+    from ..core.files import OutputError, write_all
+
+    answerable = [q for q in report.baseline.queries if q.answerable]
+    per_question = Counter(q.unit for q in answerable)
+    res = gate_resolution(len(per_question), max(per_question.values(), default=1), report.margin,
+                          alpha=report.alpha)
+    if res.can_detect:
+        return None
+    lines = markdown.splitlines()
+    head = ["## ragdiag gate: cannot decide", "", f"{res.sentence()[0].upper()}{res.sentence()[1:]} (the smallest "
+            f"drop they detect with 80% power, even if every disagreement went one way, is about "
+            f"{'none' if res.resolvable is None else f'{100 * res.resolvable:.3g} points'}): the checks below "
+            "cannot pass or fail at this margin. Exit 2.", ""]
+    text = "\n".join(head + ["#" + lines[0].replace("## ragdiag gate:", "## What the checks say (no verdict):", 1)]
+                     + lines[1:])
+    try:
+        written = write_all({args.markdown: text} if args.markdown else {})
+    except OutputError as exc:
+        raise UsageError(str(exc)) from None
+    for path in written:
+        print(f"wrote {path}", file=sys.stderr)
+    out = {**report.as_json(), "verdict": "cannot decide", "exit_code": 2, "resolution": res.as_json()}
+    print(json.dumps(out, indent=2) if args.json else text)
+    print(f"error: {res.sentence()}", file=sys.stderr)
+    return 2
+
+
 def cmd_gate(args) -> int:
     """``gate BASELINE [CANDIDATE] --config CONFIG``: the checks, the verdict, the exit code."""
     import json
@@ -110,6 +149,9 @@ def cmd_gate(args) -> int:
     from ..present.regression.runs import RunError, load_run, run_from_evaluation
     from ..documents.truth import truth_sha256
 
+    asked = args.margin is not None  # an explicit --margin is a drop the team wants caught: checked below
+    if not asked:
+        args.margin = PRACTICAL_MARGIN
     config = _config(args.config, "--config")
     cand_config = _config(args.candidate_config, "--candidate-config") if args.candidate_config else config
     try:
@@ -150,6 +192,10 @@ def cmd_gate(args) -> int:
     except (RunError, GateError) as exc:
         raise UsageError(f"cannot compare: {exc}") from None
     markdown = gate_markdown(report)
+    if asked:
+        cannot = _cannot_detect(report, args, markdown)
+        if cannot is not None:
+            return cannot
     if args.history is not None:
         from .history import record_gate
 
