@@ -90,3 +90,16 @@ def test_the_summarys_runner_up_line_agrees_with_the_pick(fake_app, lib):
     at = app("app_pages/summary.py")
     assert not at.exception, [e.value for e in at.exception]
     assert f"answered: {difference_words(d)}" in texts(at)
+
+
+def test_an_answered_goal_moves_the_pick_on_or_says_none_can(six):
+    base = recommend(six, Gate(k=2))
+    assert base.feasible is None and base.verdict == "" and base.as_json()["min_answered"] is None
+    best_rate = base.comparison.rows[[r.config for r in base.comparison.rows].index(base.best)].mean
+    met = recommend(six, Gate(k=2), min_answered=best_rate)  # the best meets it: so does the pick
+    assert met.feasible is True and met.answered.rate >= best_rate - 1e-12 and "Both goals" in met.verdict
+    missed = recommend(six, Gate(k=2), min_answered=min(1.0, best_rate + 0.01))
+    assert missed.feasible is False and missed.config == missed.best
+    assert missed.verdict.startswith("No configuration meets both goals") and missed.best in missed.verdict
+    with pytest.raises(ValueError, match="min_answered"):
+        recommend(six, min_answered=1.5)

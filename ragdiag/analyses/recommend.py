@@ -46,6 +46,9 @@ The written rule:
    the clustered Wilson interval used for recall; bluffs over off-topic
    queries, exact (Clopper-Pearson) at 4 or fewer), and the runner-up's rates at its own cut for
    the same goal.
+6. **Both goals** (``min_answered``, optional): the shortlist keeps the members answering at least
+   that share at their own cut; when even the best misses it, no configuration can meet both goals
+   and the ``verdict`` says so, with the best's answered share and interval.
 """
 
 from __future__ import annotations
@@ -180,6 +183,9 @@ class Recommendation:
     comparison: BestResult | None = None  # the comparison with the best on that measure (compare_answered)
     cuts: Mapping[str, float] | None = None  # every candidate's own cut for the goal, the one it was compared at
     recall: RateCell | None = None  # the pick's R@k (the diagnostic: found before the gate), clustered interval
+    min_answered: float | None = None  # the answered goal, when one was stated (min_answered=)
+    feasible: bool | None = None  # whether the pick meets both goals at its cut (None: no answered goal)
+    verdict: str = ""  # with an answered goal: whether both goals can be met, in one sentence
 
     def sentence(self) -> str:
         """The answer in one sentence, as the screens and the report lead with it (then the caution, if any)."""
@@ -203,6 +209,7 @@ class Recommendation:
             else {k: v.cells() for k, v in self.runner_up_rates.items()},
             "caution": self.caution,
             "decided_on": self.measure,
+            "min_answered": self.min_answered, "feasible": self.feasible, "verdict": self.verdict,
             "recall_at_k": None if self.recall is None else self.recall.cells(),
             "comparison": None if self.comparison is None else _comparison_json(self.comparison, self.cuts or {}),
             "sentence": self.sentence(),
@@ -390,8 +397,34 @@ def _measured(costs: Sequence[CostRow] | None, members: Sequence[str]) -> Mappin
             for m in members}
 
 
+def _feasible(at: Mapping[str, AtCut], members: Sequence[str], best: str, min_answered: float | None
+              ) -> tuple[list[str], bool | None, str]:
+    """With an answered goal: the shortlist's members that meet it at their own cut (the best alone when none
+    does), whether the pick can meet both goals, and the verdict in words ("" without a goal).
+
+    The best answers the most at its own cut, so when it misses the answered goal every configuration does.
+    """
+    from ..core.words import rate_text
+
+    if min_answered is None:
+        return list(members), None, ""
+    meets = lambda c: (at[c].rates["answered"].rate or 0.0) >= min_answered - 1e-12  # noqa: E731
+    goal = f"at least {100 * min_answered:g}% answered and at most {100 * at[best].max_bluff:g}% bluffs"
+    if not meets(best):
+        a = at[best].rates["answered"]
+        return [best], False, (f"No configuration meets both goals ({goal}): at {100 * at[best].max_bluff:g}% bluffs "
+                               f"the best, {best}, answers {rate_text(a)} at its cut {at[best].cut:.3f}; no cut on "
+                               "this score separates the off-topic questions from enough answerable ones here.")
+    kept = [m for m in members if meets(m)]
+    dropped = [m for m in members if m not in kept]
+    return kept, True, (f"Both goals ({goal}) are met at the pick's cut"
+                        + (f"; set aside for missing the answered goal: {', '.join(dropped)}" if dropped else "")
+                        + ".")
+
+
 def recommend(ev: Evaluation, gate: Gate | None = None, *, max_bluff: float = DEFAULT_MAX_BLUFF,
-              costs: Sequence[CostRow] | None = None, best_result=None) -> Recommendation:
+              costs: Sequence[CostRow] | None = None, best_result=None,
+              min_answered: float | None = None) -> Recommendation:
     """The configuration to ship and its cut, by the module's written rule.
 
     Parameters
@@ -408,7 +441,13 @@ def recommend(ev: Evaluation, gate: Gate | None = None, *, max_bluff: float = DE
         :func:`compare_answered` of the same evaluation, gate and goal over its ragdiag configurations, when the
         caller already has it (``Recommendation.comparison`` of an earlier call). A comparison on another measure
         (recall at k, from :func:`ragdiag.analyses.compare.best`) is refused: the decision is on answered-at-cut.
+    min_answered : float, optional
+        An answered goal beside the bluff goal: the shortlist keeps the members that meet it at their own cut;
+        when even the best misses it, no configuration can meet both, the ``verdict`` says so (with the best's
+        answered share and interval) and ``feasible`` is False.
     """
+    if min_answered is not None and not (np.isfinite(min_answered) and 0 <= min_answered <= 1):
+        raise ValueError(f"min_answered must be a rate in [0, 1], got {min_answered}")
     if not 0 < max_bluff < 1:
         raise ValueError(f"max_bluff must be a rate in (0, 1), got {max_bluff}")
     from ..core.validate import require_type
@@ -431,7 +470,7 @@ def recommend(ev: Evaluation, gate: Gate | None = None, *, max_bluff: float = DE
                          f"configuration; got {result.metric or f'R@{result.k}'}")
     means = {r.config: r.mean for r in result.rows}
     rows = {r.config: r for r in result.rows}
-    members = shortlist(result)
+    members, feasible, verdict = _feasible(at, shortlist(result), result.best, min_answered)
     measured = _measured(costs, members)
     if measured is not None:
         order = sorted(members, key=lambda m: (measured[m], complexity_key(m)))
@@ -458,4 +497,5 @@ def recommend(ev: Evaluation, gate: Gate | None = None, *, max_bluff: float = DE
     return Recommendation(chosen, describe_config(chosen), why, result.best_set, runner, k, keep, float(cut), method,
                           max_bluff, rates["answered"], rates["bluffs"], rates["lost"], runner_rates, guarantee,
                           result.best, runner_cut, _caution(table, cut, rates["answered"], max_bluff),
-                          decision_measure(max_bluff), result, {c: a.cut for c, a in at.items()}, recall)
+                          decision_measure(max_bluff), result, {c: a.cut for c, a in at.items()}, recall,
+                          min_answered, feasible, verdict)

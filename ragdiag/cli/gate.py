@@ -168,6 +168,9 @@ def cmd_threshold(args) -> int:
         choice = cut_choice(table, goal, folds=args.folds)
         extra = _proposal_extras(table, choice, goal, args, current)
         sliced = _slice_cuts(ev, table, goal, args.by) if args.by else None
+        from ..analyses.threshold.separation import separation
+
+        separated = separation(table)  # can this score separate the two kinds at all (AUROC, near and far)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if export:
@@ -176,9 +179,12 @@ def cmd_threshold(args) -> int:
     if args.json:
         print(json.dumps({"config": cfg.label, "keep": args.gate.keep, **choice.as_json(),
                           **{k: v for k, v in extra.items() if not k.endswith("_words")},
+                          "separation": {k: v.cells() for k, v in separated.items()},
                           **(sliced.as_json() if sliced is not None else {})}, indent=2))
         return 0
     print(f"{cfg.label}, keep {args.gate.keep}; distance: {GATE_DISTANCE}")
+    for s in separated.values():
+        print(s.sentence())
     for line in extra["proposal_words"]:
         print(line)
     proposed = choice.proposed

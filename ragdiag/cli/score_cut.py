@@ -36,6 +36,9 @@ def native_threshold(args, goal) -> int:
     try:
         table = score_table(ev, cfg.label, args.gate, unit=args.ce_units)
         choice = score_cut(table, goal.max_bluff)
+        from ..analyses.threshold.separation import separation
+
+        separated = separation(table)
         doc = native_document(ev, table, choice, keep=args.gate.keep,
                               cross_encoder=getattr(args, "cross_encoder", None)) if choice.cut is not None else None
     except ValueError as exc:
@@ -48,9 +51,12 @@ def native_threshold(args, goal) -> int:
         print(f"wrote {export}: {table.score} >= {choice.cut} ({choice.method})", file=sys.stderr)
     if args.json:
         print(json.dumps({"keep": args.gate.keep, **choice.cells(),
-                          "stamp": None if doc is None else doc["stamp"]}, indent=2))
+                          "stamp": None if doc is None else doc["stamp"],
+                          "separation": {k: v.cells() for k, v in separated.items()}}, indent=2))
         return 0
     print(f"{cfg.label}, keep {args.gate.keep}; score: {table.score} ({table.unit}), higher keeps (score >= cut)")
+    for s in separated.values():
+        print(s.sentence())
     if choice.cut is None:
         print(f"no cut: {choice.guarantee}")
         return 0

@@ -93,6 +93,11 @@ class ScoreTable:
     top: np.ndarray
     holder: np.ndarray
     window: int
+    kinds: tuple = ()  # off-topic kind per query ("near", "far"; None answerable); () = unknown
+
+    def kind_of(self) -> tuple:
+        """The off-topic kind of each query (``None`` for all when ``kinds`` is empty)."""
+        return self.kinds or (None,) * len(self.query_ids)
 
     def kept(self, cut: float) -> np.ndarray:
         """Per query: the gate keeps anything (``top >= cut``)."""
@@ -132,7 +137,8 @@ def score_table(ev: Evaluation, config: str, gate: Gate | None = None, *, unit: 
     holder[~ind] = -np.inf
     score = NATIVE_SCORES[base] if unit != "sigmoid" else "cross-encoder probability (sigmoid of its logit)"
     return ScoreTable(label, score, unit, tuple(q.id for q in ev.queries), ind,
-                      tuple(q.question_id or q.id for q in ev.queries), top, holder, w)
+                      tuple(q.question_id or q.id for q in ev.queries), top, holder, w,
+                      tuple(None if q.in_domain else (q.kind or "ood") for q in ev.queries))
 
 
 @dataclass(frozen=True)
