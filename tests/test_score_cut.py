@@ -178,3 +178,37 @@ def test_bundled_native_cuts_reproduce_their_counts(bundled_native, config, unit
     assert _by_hand(bundled_native, config, Gate(), doc["cut"]["value"], unit) == (rates["answered"]["count"],
                                                                                     rates["bluffs"]["count"])
     assert doc["cut"]["direction"] == "higher keeps" and doc["stamp"]["score"] == table.score
+
+
+def test_gate_and_monitor_refuse_a_cut_for_another_score_or_model(tmp_path, monkeypatch, capsys):
+    """``gate --cut-from`` and ``monitor --cut-from`` read a distance: a cut on the MaxSim score is refused before any
+    work, in one line naming both; monitor refuses a distance cut chosen for another model once the run's is known."""
+    from ragdiag.cli.parser import main
+
+    monkeypatch.setenv("RAGDIAG_ENCODER", "fakes:fake_encoder")
+    monkeypatch.setenv("RAGDIAG_NO_SNAPSHOT", "1")
+    native = tmp_path / "maxsim.yaml"
+    native.write_text(yaml.safe_dump({"ragdiag_thresholds": 1, "config": "F/rerank-maxsim",
+                                      "stamp": {"score": "MaxSim score (the reranker's)", "unit": "score",
+                                                "reranker": "maxsim:m:ab"},
+                                      "cut": {"value": 13.58, "direction": "higher keeps"}}), encoding="utf-8")
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"query": "how do I scale features", "time": "2026-01-05T10:00:00"}) + "\n",
+                   encoding="utf-8")
+    for argv in (["gate", str(tmp_path), "--config", "F/rerank-maxsim", "--cut-from", str(native)],
+                 ["monitor", "F/rerank-maxsim", "--log", str(log), "--cut-from", str(native)]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and "MaxSim score" in err and "dense model's cosine distance" in err, err
+        assert "--cut-from" in err
+    dense = tmp_path / "dense.yaml"
+    assert main(["threshold", "E/dense", "--max-bluff", "0.05", "--export", str(dense), "--no-cache"]) == 0
+    capsys.readouterr()
+    doc = yaml.safe_load(dense.read_text(encoding="utf-8"))
+    doc["model"]["model"] = "another-model"
+    dense.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    assert main(["monitor", "E/dense", "--log", str(log), "--cut-from", str(dense), "--no-cache"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("error: --cut-from") and "another-model" in err and "this run's model is" in err
+    assert main(["monitor", "E/dense", "--log", str(log), "--cut", "0.5", "--cut-from", str(dense)]) == 2
+    assert "not both" in capsys.readouterr().err

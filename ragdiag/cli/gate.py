@@ -260,23 +260,10 @@ def format_slice_cuts(sliced) -> str:
 
 def _refuse_other_model(path: str, ev, cfg) -> None:
     """One line, exit 2, when the ragdiag export at ``path`` was chosen for another embedding model than this run's."""
-    from pathlib import Path
+    from .score_cut import refuse_other_model
 
-    import yaml
-
-    from ..analyses.threshold.export import EXPORT_KEY
-    from ..analyses.threshold.score import refuse_foreign
-
-    try:
-        doc = yaml.safe_load(Path(path).read_text(encoding="utf-8", errors="replace"))
-    except Exception:  # noqa: BLE001 - not YAML: cut_from_file read it already, as JSON or TOML
-        return
-    if isinstance(doc, dict) and EXPORT_KEY in doc:
-        model = (ev.retriever_stamps.get(cfg.label) or {}).get("model") or dict(ev.encoder_stamp)
-        try:
-            refuse_foreign(doc, f"--current-from {path}", model=model)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
+    refuse_other_model(path, (ev.retriever_stamps.get(cfg.label) or {}).get("model") or dict(ev.encoder_stamp),
+                       "--current-from")
 
 
 def _current_cut(args):

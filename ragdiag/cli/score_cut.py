@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .common import UsageError
 
-__all__ = ["native_threshold"]
+__all__ = ["native_threshold", "distance_cut_from", "refuse_other_model"]
 
 #: Options of ``threshold`` that read the dense distance only (refused with ``--score native``).
 _DENSE_ONLY = (("by", "--by"), ("current", "--current"), ("current_from", "--current-from"),
@@ -66,3 +66,36 @@ def native_threshold(args, goal) -> int:
     print(f"  answered {choice.answered.count}: {rate_text(choice.answered)}; bluffs {choice.bluffs.count}: "
           f"{rate_text(choice.bluffs)}; lost {choice.lost.count}: {rate_text(choice.lost)}")
     return 0
+
+
+def distance_cut_from(path: str, flag: str) -> float:
+    """The cosine-distance cut a file holds (a ragdiag export, or one ``score_threshold`` / ``similarity_cutoff`` /
+    ``distance_threshold``), checked before any work; a cut stamped for another score is one line, exit 2."""
+    from ..analyses.threshold.proposal import cut_from_file, cut_from_units
+
+    try:
+        value, units, _ = cut_from_file(path)
+        return float(cut_from_units(value, units)[0])
+    except ValueError as exc:
+        raise UsageError(str(exc).replace("--current-from", flag, 1)) from None
+
+
+def refuse_other_model(path: str, model, flag: str) -> None:
+    """One line, exit 2, when the ragdiag export at ``path`` was chosen for another embedding model than ``model``
+    (its stamp: ``model``, ``weights_sha256``)."""
+    from pathlib import Path
+
+    import yaml
+
+    from ..analyses.threshold.export import EXPORT_KEY
+    from ..analyses.threshold.score import refuse_foreign
+
+    try:
+        doc = yaml.safe_load(Path(path).read_text(encoding="utf-8", errors="replace"))
+    except Exception:  # noqa: BLE001 - not YAML: it was read already, as JSON or TOML, and holds no stamp here
+        return
+    if isinstance(doc, dict) and EXPORT_KEY in doc:
+        try:
+            refuse_foreign(doc, f"{flag} {path}", model=dict(model or {}))
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
