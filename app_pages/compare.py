@@ -11,13 +11,14 @@ import pandas as pd
 import streamlit as st
 
 from ragdiag.analyses.compare.baseline import declared_baseline
-from ragdiag.analyses.compare.best import best
 from ragdiag.analyses.compare.comparisons import compare, compare_in_family, family
 from ragdiag.analyses.compare.effects import effects
+from ragdiag.analyses.gate_table import gate_table
 from ragdiag.analyses.compare.intervals import RECALL_INTERVAL_WORDS, clustered_rate
 from ragdiag.core.defaults import ALPHA, KS, PRIMARY_K
 from ragdiag.core.metrics import hits_at_k
 from ragdiag.analyses.recommend import describe_config
+from ragdiag.core.gate import Gate
 from ui.fmt import difference, drop_constant, rate, said_once
 from ui.html import md_text
 from ui import cache
@@ -57,13 +58,6 @@ if declared is None:  # how to declare one is the operator's business: docs/serv
 def pct(x: float) -> str:
     """A share as a whole percentage."""
     return f"{100 * x:.0f}%"
-
-
-def best_for(token: str, k: int, ev):
-    """Comparison with the best, once per evaluation (held by :mod:`ui.cache`)."""
-    with st.spinner("Comparing every configuration with the best…"):
-        return cache.by_evaluation("best", token, (k,),
-                                   lambda: best(ev, k=k, configs=[c for c in ev.results if not c.external]))
 
 
 def effects_for(token: str, k: int, ev):
@@ -119,10 +113,10 @@ def pair_details(comp, *, coloured: bool) -> None:
 
 
 if view == "ship":
-    res = best_for(token, PRIMARY_K, ev)
     ctx = context(ev, token)
-    # the Summary's recommendation: the context's keep and goal, not the defaults
+    # the Summary's recommendation (the context's keep and goal, not the defaults) and the comparison it decided on
     rec = recommendation(ev, token, ctx.keep, ctx.max_bluff)
+    res = rec.comparison
     st.success(rec.sentence())
     st.caption(f"Why: {rec.why} Cut ({rec.cut_method}): {rec.guarantee or 'no guarantee'}. Lost: {rate(rec.lost)} "
                f"of answerable queries." + (f" Runner-up {describe_config(rec.runner_up)} ({rec.runner_up}): "
@@ -132,9 +126,13 @@ if view == "ship":
     groups = ev.groups(ev.in_domain)
     recall = {c.label: clustered_rate(hits_at_k(ev.result(c).needle_rank[ev.in_domain], PRIMARY_K), groups)
               for c in ev.results if not c.external}
+    # the decision's measure: answered at each one's own cut for the goal, with the interval every rate has
+    answered = {c: clustered_rate(gate_table(ev, c, Gate(ctx.keep)).answered(cut)[ev.in_domain], groups)
+                for c, cut in rec.cuts.items()}
     rows = sorted(res.rows, key=lambda r: -r.mean)
     df = pd.DataFrame([{"configuration": describe_config(r.config), "code": r.config,
-                        "R@4": recall[r.config].estimate, "low": recall[r.config].low, "high": recall[r.config].high,
+                        "answered": answered[r.config].estimate, "low": answered[r.config].low,
+                        "high": answered[r.config].high,
                         "tier": "best set" if r.in_best_set else "ruled out as the best",
                         "difference to best": r.estimate, "simultaneous low": r.low, "simultaneous high": r.high,
                         "p adjusted": "–" if r.p_adjusted is None else f"{r.p_adjusted:.3f}"} for r in rows])
@@ -142,19 +140,21 @@ if view == "ship":
     base = alt.Chart(df).encode(y=alt.Y("code:N", sort=list(df["code"]), title=None))
     colour = alt.Color("tier:N", scale=alt.Scale(domain=["best set", "ruled out as the best"],
                                                  range=[ACCENT, GREY]), legend=alt.Legend(orient="bottom", title=None))
-    chart = (base.mark_rule().encode(x=alt.X("low:Q", title=f"R@{PRIMARY_K} (questions answered in the top 4)",
+    chart = (base.mark_rule().encode(x=alt.X("low:Q", title="answered at its own cut (share of answerable queries)",
                                              scale=alt.Scale(domain=[0, 1])), x2="high:Q", color=colour)
              + base.mark_point(filled=True, size=60).encode(
-                 x="R@4:Q", color=colour, tooltip=["configuration", "code", alt.Tooltip("R@4:Q", format=".2f")]))
+                 x="answered:Q", color=colour,
+                 tooltip=["configuration", "code", alt.Tooltip("answered:Q", format=".2f")]))
     st.altair_chart(themed(titled(chart.properties(height=alt.Step(20)),
                                   f"{n_set} of {len(df)} configurations are not shown worse than the best",
-                                  f"R@{PRIMARY_K} with its {RECALL_INTERVAL_WORDS.split(' (')[0]}; the tier is "
+                                  f"{rec.measure}, with its {RECALL_INTERVAL_WORDS.split(' (')[0]}; the tier is "
                                   f"simultaneous over all {len(df)} ({res.method})")), width="stretch")
     # one format for a rate and a difference, as in sentences: "62% (48–75)", "−12 pts (−38 to +12)" (this minus
     # the best: negative is worse)
     shown_df = pd.DataFrame({
         "configuration": df["configuration"], "code": df["code"],
-        f"found in the top {PRIMARY_K} (share of questions)": [rate(recall[c]) for c in df["code"]],
+        "answered at its own cut": [rate(answered[c]) for c in df["code"]],
+        f"found in the top {PRIMARY_K} (before the gate)": [rate(recall[c]) for c in df["code"]],
         "tier": df["tier"],
         "difference to the best (points, simultaneous 95%)": [
             f"best: {difference(r)} over the runner-up" if c == res.best else difference(r)
@@ -164,7 +164,8 @@ if view == "ship":
     if best_same:
         st.caption(md_text(said_once(best_same)))
     st.dataframe(best_table, hide_index=True)
-    st.caption(f"Comparison with the best at R@{PRIMARY_K}: a configuration is in the best set when its simultaneous "
+    st.caption(f"Comparison with the best on the share {rec.measure} (found in the top {PRIMARY_K}: what the "
+               "retriever found before the gate, the diagnostic of why an answer is lost): a configuration is in the best set when its simultaneous "
                f"interval of the difference to the best reaches 0 (adjusted p ≥ {ALPHA}); one ruled out is not the "
                "best (another is at least as good), which Hsu's method guarantees, whichever is truly best. The "
                "best's own row: its lead over the runner-up.")

@@ -86,8 +86,9 @@ with st.expander("How we know"):
     st.markdown(f"Cut chosen by: {md_text(rec.cut_method)} (goal: at most {pct(rec.max_bluff)} bluffs)."
                 + (f" {md_text(rec.guarantee[:1].upper() + rec.guarantee[1:])}." if rec.guarantee else ""))
     if len(rec.best_set) > 1:
-        st.markdown(f"Statistically tied with the best ({len(rec.best_set)} of {len(ev.results)}), found in the "
-                    f"top {rec.k} passages: " + ", ".join(md_text(config_words(c)) for c in rec.best_set) + ".")
+        st.markdown(f"Statistically tied with the best ({len(rec.best_set)} of {len(ev.results)}) on answers given, "
+                    "each at its own strictness for the same goal: "
+                    + ", ".join(md_text(config_words(c)) for c in rec.best_set) + ".")
     if rec.runner_up:
         st.markdown(f"Runner-up: {md_text(config_words(rec.runner_up))}"
                     + (f" at its own cut {cut_text(rec.runner_up_cut)}" if rec.runner_up_cut is not None else "")

@@ -35,6 +35,7 @@ IN_RANGE = {
     ("*", "--cut"): {"0"},  # a cut of 0 keeps nothing: a gate, if a useless one
     ("threshold", "--max-bluff"): {"0"}, ("threshold", "--min-answered"): {"0"},  # goals are rates in [0, 1]
     ("report", "--min-answered"): {"0"},  # the judged goal: the same rate in [0, 1] as threshold's
+    ("recommend", "--min-answered"): {"0"},  # the second goal: the same rate in [0, 1]
     ("gate", "--margin"): {"0"},  # non-inferiority with no margin
     ("sweep", "--start"): {"0"},
     ("eval", "--ray-gpus-per-actor"): {"0"},  # CPU actors

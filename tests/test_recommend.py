@@ -100,11 +100,32 @@ def _cost(config: str, ms: float) -> "object":
     return CostRow(config, Interval(0.5, 0.2, 0.8, 4, 8), PRIMARY_K, 1.0, "measured", ms, ms, 8, 0, 0.0, 0.6, 4)
 
 
+def _answered_comparison(ev, gate, max_bluff=0.05):
+    """The oracle of the decision's comparison, by hand: each configuration's own proposed cut for the bluff goal,
+    the answered column under it (closest holder in the window below the cut), Hsu's MCB over questions."""
+    from ragdiag.analyses.compare.best import best_of
+    from ragdiag.analyses.gate_table import gate_table
+    from ragdiag.analyses.threshold import Goal, propose_cut
+    from ragdiag.core.defaults import DEFAULT_CUT
+
+    labels = sorted((c.label for c in ev.results if not c.external), key=complexity_key)
+    values, cuts = [], {}
+    for c in labels:
+        t = gate_table(ev, c, gate)
+        cuts[c] = propose_cut(t, Goal(max_bluff=max_bluff), default=DEFAULT_CUT).cut
+        values.append((t.closest_holder[t.in_domain] < cuts[c]).astype(float))
+    return best_of(values, ev.groups(ev.in_domain), labels, k=gate.k), cuts
+
+
 def test_recommend_takes_the_simplest_of_the_best_set_or_the_cheapest_measured(six):
-    """The simplest (or cheapest measured) member of the best set within PRACTICAL_MARGIN of the best's recall."""
+    """The simplest (or cheapest measured) member of the best set within PRACTICAL_MARGIN of the best's answered
+    share at its own cut."""
     rec = recommend(six, Gate(k=2))
-    res = best(six, k=2)
+    res, cuts = _answered_comparison(six, Gate(k=2))
     assert rec.best_set == res.best_set and rec.config in rec.best_set
+    assert rec.cuts == cuts and rec.cut == cuts[rec.config]
+    assert [(r.config, r.mean, r.low, r.high) for r in rec.comparison.rows] == [
+        (r.config, r.mean, r.low, r.high) for r in res.rows]
     rows = {r.config: r for r in res.rows}
     # the shortlist: the best and the members whose simultaneous interval to it stays above -margin (shown within it)
     shortlist = [m for m in res.best_set if m == res.best or rows[m].low >= -PRACTICAL_MARGIN - 1e-12]
@@ -179,8 +200,15 @@ def test_recommend_with_enough_off_topic_queries_uses_the_conformal_cut(six):
 
 
 def test_recommend_reuses_a_comparison_with_the_best_it_is_given(six):
-    """The report and the Compare page pass the comparison they draw: the same recommendation, computed once."""
-    res = best(six, k=2, configs=[c for c in six.results if not c.external])
-    assert recommend(six, Gate(k=2), best_result=res) == recommend(six, Gate(k=2))
+    """A caller that has the decision's comparison passes it: the same recommendation, computed once; a comparison
+    of recall (or at another k, or for another goal) is refused: the decision is on answered at the cut."""
+    first = recommend(six, Gate(k=2))
+    again = recommend(six, Gate(k=2), best_result=first.comparison)
+    assert again.as_json() == first.as_json()
     with pytest.raises(ValueError, match="best_result"):
-        recommend(six, Gate(k=4), best_result=res)  # another k: not the comparison this recommendation needs
+        recommend(six, Gate(k=4), best_result=first.comparison)  # another k
+    with pytest.raises(ValueError, match="best_result"):
+        recommend(six, Gate(k=2), max_bluff=0.1, best_result=first.comparison)  # another goal
+    recall = best(six, k=2, configs=[c for c in six.results if not c.external])
+    with pytest.raises(ValueError, match="answered at each configuration's own cut"):
+        recommend(six, Gate(k=2), best_result=recall)

@@ -225,30 +225,40 @@ def test_phrasings_are_not_independent_queries(ev):
     assert "sign-flip p = 0.062" in c.verdict and c.verdict.endswith(f"descriptive only: verdicts are at R@{PRIMARY_K}")
 
 
-def test_alternatives_are_the_comparison_with_the_best(ev, report, html_text, md_text):
-    from ragdiag.analyses.compare.best import best
+def _decision(ev, report):
+    """The comparison the recommendation decided on: answered at each configuration's own cut for the goal."""
+    from ragdiag.analyses.recommend import recommend
 
-    result = best(ev, k=report.k)
+    h = report.headline
+    return recommend(ev, Gate(keep=h.keep, k=h.k), max_bluff=h.max_bluff).comparison
+
+
+def test_alternatives_are_the_comparison_with_the_best(ev, report, html_text, md_text):
+    from ragdiag.core.metrics import hits_at_k
+
+    result = _decision(ev, report)
     a = report.alternatives
+    assert a.measure == result.metric and a.measure.startswith("answered at its own cut")
     assert report.k == KEEP and a.best == result.best and a.best_set == result.best_set
     by = {r.config: r for r in result.rows}
     for row in a.all_rows:  # the library's simultaneous differences, the best at 0 against itself
         want = (0.0, 0.0, 0.0) if row.config == result.best else (by[row.config].estimate, by[row.config].low,
                                                                     by[row.config].high)
         assert (row.estimate, row.low, row.high) == want and row.in_best_set == by[row.config].in_best_set
+        assert row.answered == by[row.config].mean  # the decision's measure, R@k beside it as the diagnostic
+        assert row.recall == hits_at_k(ev.result(row.config).needle_rank[ev.in_domain], report.k).mean()
     assert len(table_rows(html_text, "alternatives-table")) == len(result.rows)
     assert html.escape(a.sentence()) in html_text and a.sentence() in md_text.replace("\\", "")
     assert "Holm over" not in html_text  # no all-pairs family in the report
 
 
 def test_power_sentence_is_the_tests_own_alone_and_within_the_pairs(ev, report, html_text, md_text):
-    from ragdiag.analyses.compare import best
     from ragdiag.analyses.compare.power import questions_to_resolve, resolvable, sign_test_power
 
     a = report.alternatives
     pairs = a.m * (a.m - 1) // 2
     phrasings = len(ev.truth.phrasings)
-    result = best(ev, k=report.k, configs=[c for c in ev.results if not c.external])
+    result = _decision(ev, report)
     # the family's own critical value: the one the best set was decided with
     want = resolvable(report.n_questions, phrasings, k=report.k, family_size=pairs, critical=result.critical)
     assert a.resolution == want and pairs > 1 and phrasings == 2

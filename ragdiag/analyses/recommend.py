@@ -1,10 +1,22 @@
 """What to ship: one configuration and one cut, computed once and read by every surface.
 
+The decision is made on what a product owner reads: the share of answerable
+queries **answered at each configuration's own proposed cut** for the bluff
+goal (:func:`answered_at_cut`). Recall@k stays the diagnostic of why a
+question is lost (the retriever never found it, or the cut refused it).
+
 The written rule:
 
-1. **The best set** at the primary k: the configurations not shown worse than
+1. **The best set** on answered-at-cut: the configurations not shown worse than
    the best, simultaneously over every configuration evaluated
-   (:func:`ragdiag.analyses.compare.best`, comparison with the best).
+   (:func:`ragdiag.analyses.compare.best_of`, comparison with the best, on the
+   per-query outcome "answered at this configuration's cut"; ties in the
+   estimate go to the simplest). The cut for a bluff goal is read off the
+   off-topic queries alone (conformal, or in sample when too few to certify,
+   or the default without any), so, given the off-topic set, "answered at the
+   cut" is an outcome of each answerable question and the paired, clustered
+   machinery applies; the intervals are conditional on the off-topic set
+   (another set of off-topic queries gives other cuts, which they do not count).
 2. **The shortlist**: the best, and the members of the best set *shown* within
    :data:`ragdiag.core.defaults.PRACTICAL_MARGIN` (5 points) of it: the lower end
    of their simultaneous interval to the best (Hsu's comparison with the best)
@@ -27,12 +39,16 @@ The written rule:
    bluffs): the split-conformal cut (:func:`ragdiag.analyses.threshold.conformal_cut`),
    whose guarantee holds for new off-topic queries; when the set has too few
    off-topic queries to certify the goal, the in-sample cut (optimistic, and
-   said so); without any off-topic query, the default cut.
+   said so); without any off-topic query, the default cut. The same cut the
+   comparison of step 1 was made at.
 5. **The rates at that cut**: answered, lost (answerable but not answered) and
    bluffs, each with its 95% interval (answerable rates over questions with
    the clustered Wilson interval used for recall; bluffs over off-topic
    queries, exact (Clopper-Pearson) at 4 or fewer), and the runner-up's rates at its own cut for
    the same goal.
+6. **Both goals** (``min_answered``, optional): the shortlist keeps the members answering at least
+   that share at their own cut; when even the best misses it, no configuration can meet both goals
+   and the ``verdict`` says so, with the best's answered share and interval.
 """
 
 from __future__ import annotations
@@ -42,16 +58,19 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
-from ..core.defaults import DEFAULT_CUT, DEFAULT_MAX_BLUFF, PRACTICAL_MARGIN, PRIMARY_K
+from ..core.defaults import DEFAULT_CUT, DEFAULT_MAX_BLUFF, PRACTICAL_MARGIN
 from ..core.gate import Gate
 from ..evaluation.rows import RateCell
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .compare.best import BestResult
     from .cost import CostRow
+    from .gate_table import GateTable
     from ..evaluation.records import Config, Evaluation
 
 __all__ = ["describe_config", "complexity_key", "Recommendation", "recommend", "STRATEGY_WORDS", "RETRIEVER_WORDS",
-           "RULE", "COST_TIE", "cost_tier", "shortlist"]
+           "RULE", "COST_TIE", "cost_tier", "shortlist", "AtCut", "answered_at_cut", "compare_answered",
+           "decision_measure"]
 
 #: The built-in strategies in words.
 STRATEGY_WORDS = {
@@ -73,7 +92,8 @@ RETRIEVER_WORDS = {
 _RETRIEVER_ORDER = ("dense", "bm25", "hybrid", "rerank-ce", "rerank-maxsim")
 #: The rule in words (what ``why`` starts from).
 RULE = ("the simplest or cheapest of the best and the members of the best set shown within "
-        f"{100 * PRACTICAL_MARGIN:g} points of it at R@{PRIMARY_K} (the lower end of the simultaneous interval to "
+        f"{100 * PRACTICAL_MARGIN:g} points of it in the share of answerable queries answered at each "
+        "configuration's own cut for the bluff goal (the lower end of the simultaneous interval to "
         f"the best above -{100 * PRACTICAL_MARGIN:g} points; the interval, not the point estimate): measured cost "
         "when available (median ms per query, equal within each other's measured spread, at least 25%), then "
         "dense < BM25 < hybrid < rerankers, then fewer chunking switches; when no other member is shown within "
@@ -159,6 +179,13 @@ class Recommendation:
     best: str = ""
     runner_up_cut: float | None = None
     caution: str = ""  # the cut answers under half of what the retriever finds: what it costs and the next cut
+    measure: str = ""  # what the configurations were compared on, in words (decision_measure)
+    comparison: BestResult | None = None  # the comparison with the best on that measure (compare_answered)
+    cuts: Mapping[str, float] | None = None  # every candidate's own cut for the goal, the one it was compared at
+    recall: RateCell | None = None  # the pick's R@k (the diagnostic: found before the gate), clustered interval
+    min_answered: float | None = None  # the answered goal, when one was stated (min_answered=)
+    feasible: bool | None = None  # whether the pick meets both goals at its cut (None: no answered goal)
+    verdict: str = ""  # with an answered goal: whether both goals can be met, in one sentence
 
     def sentence(self) -> str:
         """The answer in one sentence, as the screens and the report lead with it (then the caution, if any)."""
@@ -181,8 +208,22 @@ class Recommendation:
             "runner_up_rates": None if self.runner_up_rates is None
             else {k: v.cells() for k, v in self.runner_up_rates.items()},
             "caution": self.caution,
+            "decided_on": self.measure,
+            "min_answered": self.min_answered, "feasible": self.feasible, "verdict": self.verdict,
+            "recall_at_k": None if self.recall is None else self.recall.cells(),
+            "comparison": None if self.comparison is None else _comparison_json(self.comparison, self.cuts or {}),
             "sentence": self.sentence(),
         }
+
+
+def _comparison_json(result: BestResult, cuts: Mapping[str, float]) -> dict:
+    """The comparison the pick was decided on: each candidate's answered share at its own cut, its difference to
+    the best (simultaneous, Hsu's MCB) and whether it is in the best set, highest first."""
+    return {"metric": result.metric, "critical_value": result.critical, "method": result.method,
+            "n_questions": result.n_questions,
+            "rows": [{"config": r.config, "answered": r.mean, "cut": cuts.get(r.config),
+                      "difference_to_best": r.difference(), "against": r.against, "in_best_set": r.in_best_set}
+                     for r in sorted(result.rows, key=lambda r: -r.mean)]}
 
 
 
@@ -196,7 +237,7 @@ def _why(chosen: str, top: str, means: Mapping[str, float], k: int, n_members: i
     """Why this configuration, in one sentence: shown within the margin of the best (its interval), simplest or cheapest."""
     margin = f"{100 * PRACTICAL_MARGIN:g} points"
     word, detail = basis
-    at = f"{100 * means[top]:.0f}% at R@{k}"
+    at = f"{100 * means[top]:.0f}% answered at its own cut"
     r = rows[chosen]
     interval = f"{_pts(r.estimate)} points ({_pts(r.low)} to {_pts(r.high)}, simultaneous, Hsu's MCB)"
     if chosen != top:
@@ -213,7 +254,34 @@ def _why(chosen: str, top: str, means: Mapping[str, float], k: int, n_members: i
             f"{margin} of it, so none is traded for simplicity or cost.")
 
 
-def _rates(ev: Evaluation, config: str, gate: Gate, max_bluff: float):
+@dataclass(frozen=True, eq=False)
+class AtCut:
+    """One configuration at its own proposed cut for the bluff goal: the cut, how it was had, the cards, the table."""
+
+    config: str
+    cut: float
+    method: str
+    guarantee: str
+    rates: Mapping[str, RateCell]
+    table: GateTable
+    max_bluff: float
+
+    def answered(self) -> np.ndarray:
+        """Per answerable query (in the evaluation's order): 1.0 when answered at this cut, else 0.0."""
+        t = self.table
+        return t.answered(self.cut)[t.in_domain].astype(np.float64)
+
+
+def decision_measure(max_bluff: float) -> str:
+    """What configurations are compared on, in words.
+
+    >>> decision_measure(0.05)
+    'answered at its own cut for at most 5% bluffs'
+    """
+    return f"answered at its own cut for at most {100 * max_bluff:g}% bluffs"
+
+
+def _at_cut(ev: Evaluation, config: str, gate: Gate, max_bluff: float) -> AtCut:
     """The proposed cut of ``config`` for the bluff goal (:func:`~ragdiag.analyses.threshold.propose_cut`) and the
     three cards at it (:func:`~ragdiag.analyses.threshold.rates_at`)."""
     from .gate_table import gate_table
@@ -221,7 +289,45 @@ def _rates(ev: Evaluation, config: str, gate: Gate, max_bluff: float):
 
     table = gate_table(ev, config, gate)
     p = propose_cut(table, Goal(max_bluff=max_bluff), default=DEFAULT_CUT)
-    return p.cut, p.method, p.guarantee, rates_at(table, p.cut), table
+    return AtCut(table.config, float(p.cut), p.method, p.guarantee, rates_at(table, p.cut), table, max_bluff)
+
+
+def answered_at_cut(ev: Evaluation, gate: Gate | None = None, *, max_bluff: float = DEFAULT_MAX_BLUFF,
+                    configs: Sequence[Config | str] | None = None) -> dict[str, AtCut]:
+    """Every configuration (default: the evaluation's ragdiag ones) at its own proposed cut for the bluff goal.
+
+    The cut for a bluff goal is read off the off-topic queries alone (conformal,
+    in sample when too few to certify, the default without any): the answerable
+    queries do not move it, so "answered at the cut" is a per-query outcome,
+    paired across configurations by query, given the off-topic set.
+    """
+    from ..core.validate import require_type
+
+    gate = Gate() if gate is None else require_type(gate, Gate, "gate", hint="e.g. Gate(keep=4)")
+    labels = [ev.result(c).config.label for c in (configs if configs is not None
+                                                     else [c for c in ev.results if not c.external])]
+    return {label: _at_cut(ev, label, gate, max_bluff) for label in labels}
+
+
+def compare_answered(ev: Evaluation, at: Mapping[str, AtCut], *, k: int) -> BestResult:
+    """Comparison with the best (Hsu's MCB, studentized, over questions) on answered-at-own-cut.
+
+    The candidates are ordered simplest first (:func:`complexity_key`), so a tie
+    in the estimate goes to the simplest.
+    """
+    from dataclasses import replace
+
+    from .compare import best_of
+
+    labels = sorted(at, key=complexity_key)
+    if not labels:
+        raise ValueError("no configuration to compare")
+    goals = {at[c].max_bluff for c in labels}
+    if len(goals) != 1:
+        raise ValueError(f"every configuration must be at its cut for the same bluff goal, got {sorted(goals)}")
+    values = np.array([at[c].answered() for c in labels], dtype=np.float64)
+    groups = ev.groups(ev.in_domain)
+    return replace(best_of(values, groups, labels, k=k), metric=decision_measure(goals.pop()))
 
 
 def _caution(table, cut: float, answered: RateCell, max_bluff: float) -> str:
@@ -291,8 +397,34 @@ def _measured(costs: Sequence[CostRow] | None, members: Sequence[str]) -> Mappin
             for m in members}
 
 
+def _feasible(at: Mapping[str, AtCut], members: Sequence[str], best: str, min_answered: float | None
+              ) -> tuple[list[str], bool | None, str]:
+    """With an answered goal: the shortlist's members that meet it at their own cut (the best alone when none
+    does), whether the pick can meet both goals, and the verdict in words ("" without a goal).
+
+    The best answers the most at its own cut, so when it misses the answered goal every configuration does.
+    """
+    from ..core.words import rate_text
+
+    if min_answered is None:
+        return list(members), None, ""
+    meets = lambda c: (at[c].rates["answered"].rate or 0.0) >= min_answered - 1e-12  # noqa: E731
+    goal = f"at least {100 * min_answered:g}% answered and at most {100 * at[best].max_bluff:g}% bluffs"
+    if not meets(best):
+        a = at[best].rates["answered"]
+        return [best], False, (f"No configuration meets both goals ({goal}): at {100 * at[best].max_bluff:g}% bluffs "
+                               f"the best, {best}, answers {rate_text(a)} at its cut {at[best].cut:.3f}; no cut on "
+                               "this score separates the off-topic questions from enough answerable ones here.")
+    kept = [m for m in members if meets(m)]
+    dropped = [m for m in members if m not in kept]
+    return kept, True, (f"Both goals ({goal}) are met at the pick's cut"
+                        + (f"; set aside for missing the answered goal: {', '.join(dropped)}" if dropped else "")
+                        + ".")
+
+
 def recommend(ev: Evaluation, gate: Gate | None = None, *, max_bluff: float = DEFAULT_MAX_BLUFF,
-              costs: Sequence[CostRow] | None = None, best_result=None) -> Recommendation:
+              costs: Sequence[CostRow] | None = None, best_result=None,
+              min_answered: float | None = None) -> Recommendation:
     """The configuration to ship and its cut, by the module's written rule.
 
     Parameters
@@ -300,19 +432,28 @@ def recommend(ev: Evaluation, gate: Gate | None = None, *, max_bluff: float = DE
     ev : Evaluation
         Only ragdiag configurations are candidates (external runs are compared, not shipped).
     gate : Gate, optional
-        Its ``k`` (recall at which configurations are compared) and ``keep``; its cut is what this decides
-        (the proposed cut for the bluff goal). Default :class:`~ragdiag.core.gate.Gate`.
+        Its ``k`` (the rank the retriever must find the needle in; the gate looks at ``min(k, keep)``) and
+        ``keep``; its cut is what this decides (the proposed cut for the bluff goal, per configuration).
+        Default :class:`~ragdiag.core.gate.Gate`.
     costs : sequence of CostRow, optional
         Measured costs (:func:`ragdiag.analyses.cost.costs`); used when every member of the best set was timed.
     best_result : BestResult, optional
-        :func:`ragdiag.analyses.compare.best` of the same evaluation at ``k`` over its ragdiag configurations,
-        when the caller already has it (the report and the Compare page draw it too).
+        :func:`compare_answered` of the same evaluation, gate and goal over its ragdiag configurations, when the
+        caller already has it (``Recommendation.comparison`` of an earlier call). A comparison on another measure
+        (recall at k, from :func:`ragdiag.analyses.compare.best`) is refused: the decision is on answered-at-cut.
+    min_answered : float, optional
+        An answered goal beside the bluff goal: the shortlist keeps the members that meet it at their own cut;
+        when even the best misses it, no configuration can meet both, the ``verdict`` says so (with the best's
+        answered share and interval) and ``feasible`` is False.
     """
+    if min_answered is not None and not (np.isfinite(min_answered) and 0 <= min_answered <= 1):
+        raise ValueError(f"min_answered must be a rate in [0, 1], got {min_answered}")
     if not 0 < max_bluff < 1:
         raise ValueError(f"max_bluff must be a rate in (0, 1), got {max_bluff}")
     from ..core.validate import require_type
-    from .compare import best
+    from .compare import clustered_rate
     from .threshold.choice import NO_OOD_METHOD
+    from ..core.metrics import hits_at_k
 
     gate = Gate() if gate is None else require_type(gate, Gate, "gate", hint="e.g. Gate(keep=4)")
     k, keep = gate.k, gate.keep
@@ -320,12 +461,16 @@ def recommend(ev: Evaluation, gate: Gate | None = None, *, max_bluff: float = DE
     configs = [c for c in ev.results if not c.external]
     if not configs:
         raise ValueError("no ragdiag configuration was evaluated: nothing to recommend")
-    result = best_result if best_result is not None else best(ev, k=k, configs=configs)
-    if result.k != k or {r.config for r in result.rows} != {c.label for c in configs}:
-        raise ValueError("best_result must be the comparison with the best at this k over every ragdiag configuration")
+    at = answered_at_cut(ev, gate, max_bluff=max_bluff, configs=configs)
+    result = best_result if best_result is not None else compare_answered(ev, at, k=k)
+    if (result.k != k or {r.config for r in result.rows} != {c.label for c in configs}
+            or result.metric != decision_measure(max_bluff)):
+        raise ValueError("best_result must be the comparison with the best on answered at each configuration's own "
+                         f"cut ({decision_measure(max_bluff)}, compare_answered) at this k over every ragdiag "
+                         f"configuration; got {result.metric or f'R@{result.k}'}")
     means = {r.config: r.mean for r in result.rows}
     rows = {r.config: r for r in result.rows}
-    members = shortlist(result)
+    members, feasible, verdict = _feasible(at, shortlist(result), result.best, min_answered)
     measured = _measured(costs, members)
     if measured is not None:
         order = sorted(members, key=lambda m: (measured[m], complexity_key(m)))
@@ -340,12 +485,17 @@ def recommend(ev: Evaluation, gate: Gate | None = None, *, max_bluff: float = DE
     else:
         others = {c: m for c, m in means.items() if c != chosen}
         runner = min(others, key=lambda c: (-others[c], complexity_key(c))) if others else None
-    cut, method, guarantee, rates, table = _rates(ev, chosen, gate, max_bluff)
+    mine = at[chosen]
+    cut, method, guarantee, rates, table = mine.cut, mine.method, mine.guarantee, mine.rates, mine.table
     runner_rates = runner_cut = None
     if runner is not None:
-        runner_cut, _, _, runner_rates, _ = _rates(ev, runner, gate, max_bluff)
+        runner_cut, runner_rates = at[runner].cut, dict(at[runner].rates)
     why = _why(chosen, result.best, means, k, len(members), basis, len(result.best_set), len(configs), rows)
     why += " Cut: " + method + (f" for at most {max_bluff:.0%} bluffs" if method != NO_OOD_METHOD else "") + "."
+    ind = ev.in_domain
+    recall = RateCell.of(clustered_rate(hits_at_k(ev.result(chosen).needle_rank[ind], k), ev.groups(ind)))
     return Recommendation(chosen, describe_config(chosen), why, result.best_set, runner, k, keep, float(cut), method,
                           max_bluff, rates["answered"], rates["bluffs"], rates["lost"], runner_rates, guarantee,
-                          result.best, runner_cut, _caution(table, cut, rates["answered"], max_bluff))
+                          result.best, runner_cut, _caution(table, cut, rates["answered"], max_bluff),
+                          decision_measure(max_bluff), result, {c: a.cut for c, a in at.items()}, recall,
+                          min_answered, feasible, verdict)

@@ -61,6 +61,11 @@ def register(sub) -> None:
     p.add_argument("--export-slices", action="store_true",
                    help="with --export and --by tag or language: add a slices block with each slice's own cut "
                         "that has a guarantee (the other slices use the global cut)")
+    p.add_argument("--score", choices=("dense", "native"), default="dense",
+                   help="the score the gate reads: the dense model's cosine distance (default), or the ranking's "
+                        "own score (BM25, RRF fused, MaxSim, cross-encoder), higher keeps (needs --max-bluff)")
+    p.add_argument("--ce-units", choices=("logit", "sigmoid"), default=None,
+                   help="with --score native on rerank-ce: the cross-encoder's logit (default) or its sigmoid")
     p.set_defaults(func=cmd_threshold)
 
 
@@ -143,6 +148,12 @@ def cmd_threshold(args) -> int:
     if not 2 <= args.folds <= 20:
         raise UsageError(f"--folds must be between 2 and 20, got {args.folds}")
     export = getattr(args, "export", None)
+    if getattr(args, "score", "dense") == "native":
+        from .score_cut import native_threshold
+
+        return native_threshold(args, goal)
+    if getattr(args, "ce_units", None) is not None:
+        raise UsageError("--ce-units reads a cross-encoder's own score: add --score native")
     _check_by(args)  # before any work
     if export:
         _check_export(export, getattr(args, "force", False))  # before any work
@@ -150,11 +161,16 @@ def cmd_threshold(args) -> int:
     if args.bluff_cost is not None and not (math.isfinite(args.bluff_cost) and args.bluff_cost > 0):
         raise UsageError(f"--bluff-cost must be a positive number of lost answers, got {args.bluff_cost}")
     ev, cfg = _gate_config(args)
+    if args.current_from is not None:  # a ragdiag export names its model: another model's cut is refused
+        _refuse_other_model(args.current_from, ev, cfg)
     try:
         table = gate_table(ev, cfg, args.gate)
         choice = cut_choice(table, goal, folds=args.folds)
         extra = _proposal_extras(table, choice, goal, args, current)
         sliced = _slice_cuts(ev, table, goal, args.by) if args.by else None
+        from ..analyses.threshold.separation import separation
+
+        separated = separation(table)  # can this score separate the two kinds at all (AUROC, near and far)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if export:
@@ -163,9 +179,12 @@ def cmd_threshold(args) -> int:
     if args.json:
         print(json.dumps({"config": cfg.label, "keep": args.gate.keep, **choice.as_json(),
                           **{k: v for k, v in extra.items() if not k.endswith("_words")},
+                          "separation": {k: v.cells() for k, v in separated.items()},
                           **(sliced.as_json() if sliced is not None else {})}, indent=2))
         return 0
     print(f"{cfg.label}, keep {args.gate.keep}; distance: {GATE_DISTANCE}")
+    for s in separated.values():
+        print(s.sentence())
     for line in extra["proposal_words"]:
         print(line)
     proposed = choice.proposed
@@ -237,6 +256,14 @@ def format_slice_cuts(sliced) -> str:
         *guarantees,
         f"(labels: {sliced.labels_from}; {sliced.ood_rule}; answered at the proposed cut, each slice against the "
         f"rest: {SIMULTANEOUS_WORDS})"])
+
+
+def _refuse_other_model(path: str, ev, cfg) -> None:
+    """One line, exit 2, when the ragdiag export at ``path`` was chosen for another embedding model than this run's."""
+    from .score_cut import refuse_other_model
+
+    refuse_other_model(path, (ev.retriever_stamps.get(cfg.label) or {}).get("model") or dict(ev.encoder_stamp),
+                       "--current-from")
 
 
 def _current_cut(args):

@@ -33,6 +33,9 @@ def register(sub) -> None:
     p.add_argument("--cut", type=float, default=None,
                    help="the cut you run (cosine distance; default: the proposed cut for a bluff rate of at most "
                         f"{DEFAULT_MAX_BLUFF}, as threshold proposes it)")
+    p.add_argument("--cut-from", default=None, metavar="FILE",
+                   help="read the cut you run from a ragdiag export or a YAML/JSON/TOML file with one "
+                        "score_threshold, similarity_cutoff or distance_threshold (not with --cut)")
     p.add_argument("--keep", type=int, default=DEFAULT_KEEP, help=f"keep at most N chunks (default {DEFAULT_KEEP})")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_monitor)
@@ -77,11 +80,21 @@ def cmd_monitor(args) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     _known_config(cfg, "CONFIG")
+    cut_from = getattr(args, "cut_from", None)
+    if cut_from is not None:  # before any work: a cut on another score is one line
+        from .score_cut import distance_cut_from, refuse_other_model
+
+        if args.cut is not None:
+            raise UsageError("give the cut you run as --cut C or --cut-from FILE, not both")
+        args.cut = distance_cut_from(cut_from, "--cut-from")
     loaded = load_inputs(args)
     encoder = cli_encoder(args)
     ev = evaluate_args(args, [cfg.strategy], [cfg.retriever], loaded, encoder=encoder)
     if cfg.retriever in ev.unavailable:
         raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
+    if cut_from is not None:
+        refuse_other_model(cut_from, (ev.retriever_stamps.get(cfg.label) or {}).get("model") or ev.encoder_stamp,
+                           "--cut-from")
     try:
         gate = Gate(args.keep)
         if args.cut is None:
@@ -92,7 +105,7 @@ def cmd_monitor(args) -> int:
             origin = f"proposed: {proposal.method}, bluffs at most {DEFAULT_MAX_BLUFF:.0%}"
         else:
             gate = gate.with_cut(args.cut)
-            origin = "--cut"
+            origin = "--cut" if cut_from is None else f"--cut-from {cut_from}"
         store = open_store(args)
         cal, vectors, enc = gate_calibration(ev, cfg, gate, encoder, store=store)
         update, close = _log_bar()

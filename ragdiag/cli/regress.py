@@ -41,6 +41,9 @@ def register(sub) -> None:
     p.add_argument("--alpha", type=float, default=ALPHA, help=f"one-sided level of each test (default {ALPHA:g})")
     p.add_argument("--cut", type=float, default=None,
                    help="the gate's cut (cosine distance; default: the one stamped in the baseline)")
+    p.add_argument("--cut-from", default=None, metavar="FILE",
+                   help="read the gate's cut from a ragdiag export or a YAML/JSON/TOML file with one "
+                        "score_threshold, similarity_cutoff or distance_threshold (not with --cut)")
     p.add_argument("--strict", action="store_true", help="an inconclusive result fails (exit 1 instead of 3)")
     p.add_argument("--by", choices=["tag"], default=None,
                    help="also gate the recall of every tag of the ground truth (--truth), corrected over the tags")
@@ -154,6 +157,13 @@ def cmd_gate(args) -> int:
         args.margin = PRACTICAL_MARGIN
     config = _config(args.config, "--config")
     cand_config = _config(args.candidate_config, "--candidate-config") if args.candidate_config else config
+    cut_from = getattr(args, "cut_from", None)
+    if cut_from is not None:  # before any work: a cut on another score is one line
+        from .score_cut import distance_cut_from
+
+        if args.cut is not None:
+            raise UsageError("give the gate's cut as --cut C or --cut-from FILE, not both")
+        args.cut = distance_cut_from(cut_from, "--cut-from")
     try:
         check_options(margin=args.margin, alpha=args.alpha)
         if args.cut is not None:
@@ -166,6 +176,10 @@ def cmd_gate(args) -> int:
         raise UsageError("--junit and --markdown name the same file; name two files")
     try:
         baseline = load_run(args.baseline, config)
+        if cut_from is not None:  # a cut chosen for another embedding model than the baseline's
+            from .score_cut import refuse_other_model
+
+            refuse_other_model(cut_from, baseline.model, "--cut-from")
         if args.candidate is not None:
             candidate = load_run(args.candidate, cand_config)
         else:

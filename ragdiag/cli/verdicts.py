@@ -69,15 +69,24 @@ def cmd_recommend(args) -> int:
     strategies, retrievers = _configs(args)
     if not 0 < args.max_bluff < 1:
         raise UsageError(f"--max-bluff must be a rate in (0, 1), e.g. {DEFAULT_MAX_BLUFF}; got {args.max_bluff}")
+    min_answered = getattr(args, "min_answered", None)
+    if min_answered is not None and not (0 <= min_answered <= 1):
+        raise UsageError(f"--min-answered must be a rate in [0, 1], e.g. 0.5; got {min_answered}")
     ev = evaluate_args(args, strategies, retrievers, load_inputs(args))
     try:
-        rec = recommend(ev, args.gate, max_bluff=args.max_bluff)
+        rec = recommend(ev, args.gate, max_bluff=args.max_bluff, min_answered=min_answered)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.json:
         print(json.dumps(rec.as_json(), indent=2))
         return 0
-    print(rec.sentence())
+    if rec.feasible is False:  # the verdict is the sentence, not a cut
+        print(rec.verdict)
+        print(f"closest: {rec.sentence()}")
+    else:
+        print(rec.sentence())
+        if rec.verdict:
+            print(rec.verdict)
     print(f"why: {rec.why}")
     if rec.guarantee:
         print(f"cut ({rec.cut_method}): {rec.guarantee}")
@@ -133,6 +142,9 @@ def register(sub) -> None:
     add_selection(p)
     p.add_argument("--max-bluff", type=float, default=DEFAULT_MAX_BLUFF,
                    help=f"goal: at most this share of off-topic queries get sources (default {DEFAULT_MAX_BLUFF})")
+    p.add_argument("--min-answered", type=float, default=None,
+                   help="a second goal: at least this share of answerable queries answered at the cut; the pick "
+                        "moves on to configurations that meet both, or the verdict says none can")
     p.set_defaults(func=cmd_recommend)
 
     p = sub.add_parser("effects", help="what each chunking switch does: boundaries C-A, D-B; header E-C, F-D; "

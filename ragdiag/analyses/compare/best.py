@@ -94,6 +94,7 @@ class BestResult:
     critical: float  # c, Hsu's one-sided critical value on the studentized scale (|S| / sqrt(sum d^2))
     method: str
     alpha: float = ALPHA
+    metric: str = ""  # what was compared, in words ("" = recall at k, "R@k")
 
     @property
     def family(self) -> str:
@@ -102,7 +103,8 @@ class BestResult:
 
     def as_json(self) -> dict:
         """The ``best --json`` document."""
-        return {"best": self.best, "best_set": list(self.best_set), "k": self.k, "metric": f"R@{self.k}",
+        return {"best": self.best, "best_set": list(self.best_set), "k": self.k,
+                "metric": self.metric or f"R@{self.k}",
                 "unit": "question", "n_questions": self.n_questions, "family": self.family,
                 "correction": ("Hsu's comparison with the best: one-sided, studentized max-T over questions "
                                "(each pair scaled by its own spread, recomputed in every arrangement)"),

@@ -5,6 +5,10 @@
   :func:`check_cuts`, :func:`sweep_cuts`).
 - :mod:`.rates` -- :func:`rate_rows`: every outcome's rate with its 95% interval at each cut.
 - :mod:`.choice` -- :func:`cut_choice`: the cut a :class:`Goal` gives, in sample, cross-validated and conformal.
+- :mod:`.score` -- a cut in the ranking's own score (BM25, RRF fused, MaxSim, cross-encoder), higher keeps, and
+  its export with the score's stamp (``threshold --score native``).
+- :mod:`.separation` -- the AUROC of the gate's score against off-topic queries (near, far) with its interval
+  over questions, and whether a bluff goal and an answered goal can be met together.
 
 The slices of a cut (each slice's own cut, one verdict for all) are :mod:`ragdiag.analyses.slice_cuts`.
 """

@@ -333,6 +333,9 @@ def cut_from_file(path: str | Path) -> tuple[float, str, str]:
     from .export import EXPORT_KEY
 
     if isinstance(doc, dict) and EXPORT_KEY in doc:
+        from .score import refuse_foreign
+
+        refuse_foreign(doc, f"--current-from {path}")  # a cut on a reranker's, fused or BM25 score: not a distance
         cut = (doc.get("cut") or {}).get("cosine_distance")
         if not isinstance(cut, (int, float)):
             raise ValueError(f"--current-from {path}: a ragdiag export without cut.cosine_distance")

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ...analyses.compare.best import best
+from ...core.metrics import hits_at_k
 from ...analyses.compare.effects import effects
 from ...analyses.compare.power import questions_to_resolve, resolvable
 from ...analyses.compare.sources import source_effect
@@ -209,8 +209,12 @@ def _headline(ev: Evaluation, rec: Recommendation, cfg: Config | None, cut: floa
 def _alternatives(ev: Evaluation, result, chosen: str, runner_up: str | None,
                   shown: int = ALTERNATIVES_SHOWN) -> AlternativesSection:
     """The top of the best set, the chosen configuration and its runner-up, and the first two outside the set,
-    sorted by recall, from the comparison with the best (``result``)."""
+    sorted by the measure compared (answered at each one's own cut), from the comparison with the best
+    (``result``); each with its R@k beside it, the diagnostic of what the retriever found before the gate."""
     rows = sorted(result.rows, key=lambda r: (r.config != result.best, -r.mean, r.config))
+    ind = ev.in_domain
+    found = {r.config: float(hits_at_k(ev.result(r.config).needle_rank[ind], result.k).mean()) if ind.any()
+             else float("nan") for r in rows}
     members = [r for r in rows if r.in_best_set]
     outside = [r.config for r in rows if not r.in_best_set]
     pick = {r.config for r in members[:shown]} | {chosen, runner_up} | set(outside[:2])
@@ -218,7 +222,8 @@ def _alternatives(ev: Evaluation, result, chosen: str, runner_up: str | None,
     def alt(r):  # the best's own row holds its lead over the runner-up; against itself it is 0
         top = r.config == result.best
         return AltRow(r.config, describe_config(r.config), 0.0 if top else r.estimate, 0.0 if top else r.low,
-                      0.0 if top else r.high, r.in_best_set, r.mean, (r.estimate, r.low, r.high) if top else None)
+                      0.0 if top else r.high, r.in_best_set, found[r.config],
+                      (r.estimate, r.low, r.high) if top else None, r.mean if result.metric else None)
 
     # the power of the test the best set is decided with: over questions, every phrasing, all pairs as the family
     m = len(result.rows)
@@ -235,7 +240,7 @@ def _alternatives(ev: Evaluation, result, chosen: str, runner_up: str | None,
                                m, sum(r.config not in pick for r in members),
                                sum(r.config not in pick for r in rows if not r.in_best_set),
                                tuple(alt(r) for r in rows), res, PRACTICAL_MARGIN, needs,
-                               "" if drafted is None else drafted.sentence())
+                               "" if drafted is None else drafted.sentence(), result.metric)
 
 
 def _flow(table: GateTable, cfg: Config) -> FlowSection:
@@ -300,8 +305,8 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
             raise ValueError(f"the declared baseline {baseline} was not evaluated")
 
     needles = _needle_section(ev)
-    compared = best(ev, k=k, configs=[c for c in ev.results if not c.external])
-    rec = recommend(ev, base, max_bluff=max_bluff, costs=costs, best_result=compared)
+    rec = recommend(ev, base, max_bluff=max_bluff, costs=costs)
+    compared = rec.comparison  # the alternatives are what the decision compared: answered at each one's own cut
     head = _headline(ev, rec, cfg, cut, base, needles.n_questions,
                      None if baseline is None else (baseline, baseline_source), min_answered)
     cfg, decided = parse_key(head.config), base.with_cut(head.cut)  # the report's gate: every section reads it

@@ -248,7 +248,8 @@ class FlowSection:
 
 @dataclass(frozen=True)
 class AltRow:
-    """One configuration considered: its difference to the best at R@k, with the simultaneous interval."""
+    """One configuration considered: its difference to the best on the measure compared (answered at its own cut;
+    R@k in a comparison of recall), with the simultaneous interval."""
 
     config: str
     words: str
@@ -256,8 +257,9 @@ class AltRow:
     low: float
     high: float
     in_best_set: bool
-    recall: float  # its R@k
+    recall: float  # its R@k (the diagnostic: found before the gate)
     lead: tuple[float, float, float] | None = None  # the best's row: its lead over the runner-up (estimate, low, high)
+    answered: float | None = None  # its share answered at its own cut (None: a comparison of recall)
 
 
 @dataclass(frozen=True)
@@ -277,6 +279,16 @@ class AlternativesSection:
     margin: float | None = None  # the recommendation's practical margin (a share)
     margin_needs: tuple[int | None, int | None] = (None, None)  # questions that margin needs, alone / in the family
     drafts: str = ""  # how many questions came from drafts and whether the verdict holds without them ("": none)
+    measure: str = ""  # what was compared, in words ("": R@k); the recommendation's: answered at each one's own cut
+
+    @property
+    def _on(self) -> str:
+        """The measure in a sentence: "answered at its own cut ..." or "answers found in the top k passages"."""
+        return self.measure or f"answers found in the top {self.k} passages"
+
+    @property
+    def _short(self) -> str:
+        return "answered at its own cut" if self.measure else f"found in the top {self.k}"
 
     def power_sentence(self) -> str:
         """What these questions can resolve, alone and within the family, and what the margin would need ("")."""
@@ -287,7 +299,8 @@ class AlternativesSection:
         pts = lambda x, unit="": "nothing" if x is None else f"about {100 * x:g}{unit}"  # noqa: E731
         crit = "" if r.critical is None else f", critical value {r.critical:.2f}"
         fam_words = f"the comparison with the best over {self.m} configurations{crit}"
-        head = (f"What {r.n} questions{each} resolve at R@{r.k} (80% power, at best): alone: {pts(r.alone, ' points')}; "
+        head = (f"What {r.n} questions{each} resolve {'on ' + self.measure if self.measure else f'at R@{r.k}'} "
+                f"(80% power, at best): alone: {pts(r.alone, ' points')}; "
                 f"within {fam_words}: {pts(r.family, ' points')}.")
         drafts = f" {self.drafts}" if self.drafts else ""
         if self.margin is None:
@@ -303,15 +316,15 @@ class AlternativesSection:
         best = next((r.words for r in self.all_rows or self.rows if r.config == self.best), self.best)
         if n == 1:
             return (f"{best} ({self.best}) answers more than every other of the {self.m} configurations "
-                    f"(answer found in the top {self.k} passages).")
+                    f"({self._on}).")
         return (f"{n} of {self.m} configurations are statistically tied with the best, {best} ({self.best}), on "
-                f"answers found in the top {self.k} passages: these questions cannot tell them apart.")
+                f"{self._on}: these questions cannot tell them apart.")
 
     def method_words(self) -> str:
         """The best set in the method's words ("How we know")."""
         n = len(self.best_set)
         return (f"{n} of {self.m} {'configuration is' if n == 1 else 'configurations are'} not shown worse than the "
-                f"best at R@{self.k}, {self.best} (Hsu's comparison with the best, simultaneous over {self.m}): the "
+                f"best {'on ' + self.measure if self.measure else f'at R@{self.k}'}, {self.best} (Hsu's comparison with the best, simultaneous over {self.m}): the "
                 f"best set.")
 
     def not_drawn(self) -> str:
@@ -329,9 +342,9 @@ class AlternativesSection:
         lo = min([d.low for d in dots] + [0.0])
         hi = max([d.high for d in dots] + [0.0])
         pad = max(2.0, 0.05 * (hi - lo))
-        return dot_chart(dots, label=f"Difference to the best, answers found in the top {self.k} passages, in points",
+        return dot_chart(dots, label=f"Difference to the best, {self._on}, in points",
                          x_min=lo - pad, x_max=hi + pad, reference=0.0, x_format=lambda t: f"{t:+g}" if t else "0",
-                         x_label=f"points behind the best (found in the top {self.k})", width=560, row=28,
+                         x_label=f"points behind the best ({self._short})", width=560, row=28,
                          label_width=300)
 
     def table(self) -> Table:
@@ -342,6 +355,14 @@ class AlternativesSection:
                 return f"the best: {signed_points(e)} ({pp(lo)} to {pp(hi)}) over the runner-up"
             return f"{signed_points(100 * r.estimate)} ({pp(100 * r.low)} to {pp(100 * r.high)})"
 
+        rows = self.all_rows or self.rows
+        if self.measure:  # the decision's measure first, R@k beside it as the diagnostic
+            return Table.of(["configuration", "code", "answered at its own cut", f"R@{self.k} (found before the gate)",
+                             "difference to the best (Hsu's comparison with the best, simultaneous 95%)", "best set"],
+                            ([r.words, r.config, f"{100 * r.answered:.0f}%", f"{100 * r.recall:.0f}%", diff(r),
+                              "yes" if r.in_best_set else "no"] for r in rows),
+                            numeric=(2, 3), id="alternatives-table",
+                            row_class=("chosen" if r.config == self.chosen else "" for r in rows))
         return Table.of(["configuration", "code", f"R@{self.k}",
                          "difference to the best (Hsu's comparison with the best, simultaneous 95%)", "best set"],
                         ([r.words, r.config, f"{100 * r.recall:.0f}%", diff(r),

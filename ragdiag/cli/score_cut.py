@@ -1,0 +1,101 @@
+"""``threshold CONFIG --score native``: the cut on the ranking's own score, with its direction and stamp."""
+
+from __future__ import annotations
+
+from .common import UsageError
+
+__all__ = ["native_threshold", "distance_cut_from", "refuse_other_model"]
+
+#: Options of ``threshold`` that read the dense distance only (refused with ``--score native``).
+_DENSE_ONLY = (("by", "--by"), ("current", "--current"), ("current_from", "--current-from"),
+               ("bluff_cost", "--bluff-cost"), ("export_slices", "--export-slices"))
+
+
+def native_threshold(args, goal) -> int:
+    """The native cut for the bluff goal: printed, ``--json``, or exported (``--export``)."""
+    import json
+    import sys
+
+    import yaml
+
+    from ..analyses.threshold.score import native_document, score_cut, score_table
+    from ..core.files import atomic_write
+    from .gate import _check_export, _gate_config
+
+    if goal.max_bluff is None:
+        raise UsageError("--score native chooses a cut for a bluff goal: give --max-bluff (e.g. 0.05)")
+    for attr, flag in _DENSE_ONLY:
+        if getattr(args, attr, None) not in (None, False):
+            raise UsageError(f"{flag} reads the dense model's cosine distance: not with --score native")
+    if getattr(args, "export_rule", "proposed") != "proposed":
+        raise UsageError("--export-rule in-sample is for --score dense; --score native exports its proposed cut")
+    export = getattr(args, "export", None)
+    if export:
+        _check_export(export, getattr(args, "force", False))
+    ev, cfg = _gate_config(args)
+    try:
+        table = score_table(ev, cfg.label, args.gate, unit=args.ce_units)
+        choice = score_cut(table, goal.max_bluff)
+        from ..analyses.threshold.separation import separation
+
+        separated = separation(table)
+        doc = native_document(ev, table, choice, keep=args.gate.keep,
+                              cross_encoder=getattr(args, "cross_encoder", None)) if choice.cut is not None else None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if export:
+        if doc is None:
+            raise UsageError(f"no cut on the {table.score} of {cfg.label}: {choice.guarantee}; nothing exported")
+        atomic_write(export, "# ragdiag thresholds export: a cut on the ranking's own score (higher keeps).\n"
+                     + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100))
+        print(f"wrote {export}: {table.score} >= {choice.cut} ({choice.method})", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"keep": args.gate.keep, **choice.cells(),
+                          "stamp": None if doc is None else doc["stamp"],
+                          "separation": {k: v.cells() for k, v in separated.items()}}, indent=2))
+        return 0
+    print(f"{cfg.label}, keep {args.gate.keep}; score: {table.score} ({table.unit}), higher keeps (score >= cut)")
+    for s in separated.values():
+        print(s.sentence())
+    if choice.cut is None:
+        print(f"no cut: {choice.guarantee}")
+        return 0
+    from ..core.words import rate_text
+
+    print(f"proposed ({choice.method}): cut {choice.cut}: {choice.guarantee}")
+    print(f"  answered {choice.answered.count}: {rate_text(choice.answered)}; bluffs {choice.bluffs.count}: "
+          f"{rate_text(choice.bluffs)}; lost {choice.lost.count}: {rate_text(choice.lost)}")
+    return 0
+
+
+def distance_cut_from(path: str, flag: str) -> float:
+    """The cosine-distance cut a file holds (a ragdiag export, or one ``score_threshold`` / ``similarity_cutoff`` /
+    ``distance_threshold``), checked before any work; a cut stamped for another score is one line, exit 2."""
+    from ..analyses.threshold.proposal import cut_from_file, cut_from_units
+
+    try:
+        value, units, _ = cut_from_file(path)
+        return float(cut_from_units(value, units)[0])
+    except ValueError as exc:
+        raise UsageError(str(exc).replace("--current-from", flag, 1)) from None
+
+
+def refuse_other_model(path: str, model, flag: str) -> None:
+    """One line, exit 2, when the ragdiag export at ``path`` was chosen for another embedding model than ``model``
+    (its stamp: ``model``, ``weights_sha256``)."""
+    from pathlib import Path
+
+    import yaml
+
+    from ..analyses.threshold.export import EXPORT_KEY
+    from ..analyses.threshold.score import refuse_foreign
+
+    try:
+        doc = yaml.safe_load(Path(path).read_text(encoding="utf-8", errors="replace"))
+    except Exception:  # noqa: BLE001 - not YAML: it was read already, as JSON or TOML, and holds no stamp here
+        return
+    if isinstance(doc, dict) and EXPORT_KEY in doc:
+        try:
+            refuse_foreign(doc, f"{flag} {path}", model=dict(model or {}))
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
