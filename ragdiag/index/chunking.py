@@ -19,6 +19,10 @@ last whitespace before the limit (or hard at the limit).
 Other cutting algorithms plug in with :func:`register_spanner` (a function
 ``(doc, size) -> [(start, end), ...]``) and new strategies with
 :func:`register_strategy`, without editing this module.
+The splitters teams use are registered beside them, evaluated only when named
+(``--strategies R,M,W,S``; :mod:`ragdiag.index.splitters`, one module each):
+R recursive character splitting (LangChain's), M Markdown headers, W sentence
+windows, S semantic breakpoints.
 *Header* prefixes the embedded text with ``[Doc title > Section]``.
 *Overlap* starts each chunk ``overlap`` characters before the end of the
 previous chunk of the same document, so the copied tail is part of the span and
@@ -36,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
 from ..documents.corpus import Corpus, Document
+from .splitters import markdown_header_spans, recursive_spans, semantic_spans, sentence_window_spans
 
 __all__ = [
     "Strategy",
@@ -273,7 +278,17 @@ def _blind_spans(doc: Document, size: int) -> list[Span]:
 Spanner = Callable[[Document, int], list[Span]]
 
 #: Span algorithms by name: ``(doc, size) -> [(start, end), ...]`` in document order, spans trimmed.
-SPANNERS: dict[str, Spanner] = {"boundaries": _boundary_spans, "blind": _blind_spans}
+SPANNERS: dict[str, Spanner] = {"boundaries": _boundary_spans, "blind": _blind_spans,
+                                 "recursive": recursive_spans, "markdown-headers": markdown_header_spans,
+                                 "sentence-windows": sentence_window_spans, "semantic": semantic_spans}
+
+
+#: The splitters teams use (:mod:`ragdiag.index.splitters`): registered, never evaluated unless named.
+for _strategy in (Strategy("R", boundaries=True, header=False, overlap=False, cuts="recursive"),
+                  Strategy("M", boundaries=True, header=False, overlap=False, cuts="markdown-headers"),
+                  Strategy("W", boundaries=True, header=False, overlap=False, cuts="sentence-windows"),
+                  Strategy("S", boundaries=True, header=False, overlap=False, cuts="semantic")):
+    STRATEGIES[_strategy.name] = _strategy
 
 
 def register_spanner(name: str, spanner: Spanner, *, replace: bool = False) -> None:
