@@ -111,3 +111,36 @@ def test_costs_are_the_gate_prompt_and_the_embedded_wordpieces(ev):
 def test_a_ledger_holds_the_retriever_fixed(ev):
     with pytest.raises(ValueError, match="holds the retriever fixed"):
         ledger(ev, "E/dense", configs=["A/bm25"])
+
+
+def test_cli_ledger_prints_the_librarys_ledger(monkeypatch, capsys, corpus, truth):
+    import json
+
+    from ragdiag.cli.parser import main
+
+    monkeypatch.setenv("RAGDIAG_ENCODER", "fakes:fake_encoder")
+    assert main(["chunking", "--ledger", "--baseline", "E", "--retriever", "dense", "--strategies", "A,R",
+                 "--no-cache", "--no-cost", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["config"] for r in doc["rows"]][0] == "E/dense" and doc["gate"] == {"keep": 4, "cut": 0.6, "k": 4}
+    mine = evaluate(corpus, truth, encoder=FakeEncoder(dim=1024), strategies="E,A,R", retrievers="dense")
+    led = ledger(mine, "E/dense", Gate())
+    assert doc["lost"] == list(led.lost)
+    assert {r["config"]: (r["repaired"], r["broken"]) for r in doc["rows"][1:]} == {
+        r.config: (list(r.repaired), list(r.broken)) for r in led.rows}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--baseline", "E/dense", "--retriever", "bm25"], "two retrievers"),
+    (["--baseline", "Q"], "unknown strategy"),
+    (["--retriever", "nope"], "nope"),
+    (["--strategies", "R,W"], "include one of them"),
+])
+def test_cli_ledger_errors_are_one_line(monkeypatch, capsys, argv, message):
+    from ragdiag.cli.parser import main
+
+    monkeypatch.setenv("RAGDIAG_ENCODER", "fakes:fake_encoder")
+    monkeypatch.delenv("RAGDIAG_BASELINE", raising=False)
+    assert main(["chunking", "--ledger", "--no-cache", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]

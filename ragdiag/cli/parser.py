@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 
 from .. import __version__
-from . import (ci, collections, dashboard, data, diag, evaluating, external, gate, history, monitor, regress, slices,
+from . import (chunking, ci, collections, dashboard, data, diag, evaluating, external, gate, history, monitor, regress, slices,
                stores, truth, variants, verdicts)
 from .common import UsageError
 from .options import GATE_OPTIONS, Parser, gate_of
@@ -41,6 +41,7 @@ def build_parser() -> Parser:
     collections.register(sub)  # convert: BEIR, TREC, SQuAD, ir_datasets as ragdiag's own
     slices.register(sub)  # slices: a measure per tag, document, language or phrasing
     monitor.register(sub)  # monitor: the cut in production, from a query log
+    chunking.register(sub)  # chunking: the chunking table, the repair ledger
     return parser
 
 
