@@ -33,6 +33,10 @@ def register(sub) -> None:
     p.add_argument("--retriever", default=None,
                    help=f"the retriever every row of the ledger uses (default: the baseline's, else "
                         f"{DEFAULT_RETRIEVER})")
+    p.add_argument("--prefixes", default=None, metavar="FILE",
+                   help="with --ledger: imported context prefixes, JSON Lines of {doc, start, end, prefix} written "
+                        "elsewhere for chunks of the baseline's strategy; they are embedded before those chunks (the "
+                        "quote stays the chunk's text) and the result is a row of its own, <baseline>+P")
     p.add_argument("--no-cost", action="store_true", help="with --ledger: skip the embedding rate and prompt tokens")
     p.set_defaults(func=cmd_chunking)
 
@@ -65,6 +69,26 @@ def _baseline(args):
     return strategy, retriever
 
 
+def _register_prefixes(path: str, corpus, base) -> str:
+    """Register ``base`` with the prefixes of ``path`` as ``<base>+P``; its name. UsageError when none is a chunk."""
+    from ..index.chunking import register_strategy
+    from ..index.prefixes import load_prefixes, unmatched, with_prefixes
+
+    try:
+        strategy = with_prefixes(base, load_prefixes(path, corpus))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    missing = unmatched(strategy.prefixes, corpus=corpus, strategy=strategy)
+    if len(missing) == len(strategy.prefixes):
+        raise UsageError(f"none of the {len(missing)} prefixes is at the span of a chunk of strategy {base.name}: "
+                         "were they written for another strategy's chunks?")
+    if missing:
+        d, s, e, _ = missing[0]
+        print(f"warning: {len(missing)} of {len(strategy.prefixes)} prefixes are at no chunk of {base.name} "
+              f"(e.g. {d} {s}-{e}) and embed nowhere", file=sys.stderr)
+    return register_strategy(strategy, replace=True).name
+
+
 def cmd_chunking(args) -> int:
     """``chunking``: the chunking table, or the repair ledger (``--ledger``)."""
     import json
@@ -81,8 +105,14 @@ def cmd_chunking(args) -> int:
         raise UsageError(str(exc)) from None
     if strategy is not None and strategy not in names:
         names.insert(0, strategy)
+    loaded = load_inputs(args)
+    if args.prefixes:
+        if not args.ledger or strategy is None:
+            raise UsageError("--prefixes needs --ledger and a named baseline (--baseline E): the prefixes were "
+                             "written for the chunks of one strategy")
+        names.append(_register_prefixes(args.prefixes, loaded[0], STRATEGIES[strategy]))
     if not args.ledger:
-        ev = evaluate_args(args, names, ["bm25"], load_inputs(args))  # the table needs chunks, not a retriever
+        ev = evaluate_args(args, names, ["bm25"], loaded)  # the table needs chunks, not a retriever
         rows = chunking_rows(ev)
         print(json.dumps(rows, indent=2, default=str) if args.json else format_rows(rows))
         return 0
@@ -90,7 +120,7 @@ def cmd_chunking(args) -> int:
         raise UsageError("with no baseline named, the ledger's baseline is the recommendation among strategies "
                          f"{','.join(DEFAULT_STRATEGIES)}: include one of them in --strategies, or name --baseline")
     encoder = cli_encoder(args)
-    ev = evaluate_args(args, names, [retriever], load_inputs(args), encoder=encoder)
+    ev = evaluate_args(args, names, [retriever], loaded, encoder=encoder)
     if retriever in ev.unavailable:
         raise UsageError(f"{retriever} cannot run: {ev.unavailable[retriever]}")
     gate = args.gate

@@ -71,6 +71,9 @@ class Strategy:
     overlap_chars: int = 64
     #: The span algorithm in :data:`SPANNERS`; None means ``"boundaries"`` or ``"blind"`` by the switch.
     cuts: str | None = None
+    #: Imported context: ``(doc_id, start, end, prefix)``; a chunk at exactly that span embeds ``prefix`` before
+    #: its text (:mod:`ragdiag.index.prefixes`), its quote unchanged. Empty for every built-in strategy.
+    prefixes: tuple[tuple[str, int, int, str], ...] = field(default=(), repr=False)
 
     def __post_init__(self):
         if self.cuts is not None and self.cuts not in SPANNERS:
@@ -97,6 +100,8 @@ class Strategy:
             parts.append("header")
         if self.overlap:
             parts.append(f"overlap {self.overlap_chars}")
+        if self.prefixes:
+            parts.append(f"imported prefixes ({len(self.prefixes)})")
         return " + ".join(parts)
 
     def params(self) -> dict:
@@ -110,7 +115,17 @@ class Strategy:
             "overlap_chars": self.overlap_chars if self.overlap else 0,
             # Only a plugged-in algorithm adds a key, so the built-in strategies' stamps are unchanged.
             **({"cuts": self.cuts} if self.spanner not in ("blind", "boundaries") else {}),
+            # Only imported prefixes add these: what is embedded changes with every prefix.
+            **({"prefixes": len(self.prefixes), "prefixes_sha256": _prefixes_digest(self.prefixes)}
+               if self.prefixes else {}),
         }
+
+
+def _prefixes_digest(prefixes) -> str:
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(sorted(prefixes), ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
 STRATEGIES: dict[str, Strategy] = {
@@ -329,6 +344,7 @@ def chunk_document(doc: Document, strategy: Strategy) -> list[Chunk]:
         base = _checked(base, doc, name)
     chunks: list[Chunk] = []
     prev_end: int | None = None
+    imported = {(s, e): p for d, s, e, p in strategy.prefixes if d == doc.id} if strategy.prefixes else {}
     for s, e in base:
         # A chunk belongs to the section of its own (non-copied) start.
         section = doc.section_at(s)
@@ -341,6 +357,8 @@ def chunk_document(doc: Document, strategy: Strategy) -> list[Chunk]:
         header = doc.header(section)
         content = text[s:e]
         embed = f"[{header}]\n{content}" if strategy.header else content
+        if (s, e) in imported:  # context computed elsewhere: embedded before the chunk, never quoted
+            embed = f"{imported[(s, e)]}\n{embed}"
         chunks.append(
             Chunk(
                 id=f"{strategy.name}:{doc.id}:{len(chunks):04d}",
