@@ -51,6 +51,7 @@ def test_repaired_and_broken_are_the_brute_force_comparison_of_outcomes(ev, base
         broken = {q for q in mine if base[q] == "answered" and mine[q] != "answered"}
         assert set(row.repaired) == repaired and len(row.repaired) == len(repaired)
         assert set(row.broken) == broken
+        assert dict(row.repaired_from) == {r: sum(base[q] == r for q in repaired) for r in {base[q] for q in repaired}}
         assert len(row.answered) - len(led.baseline.answered) == len(repaired) - len(broken)
         # over questions: a question's phrasings summed, as Compare counts wins and losses
         qids = {q.id: q.question_id for q in ev.queries if q.in_domain}

@@ -7,6 +7,9 @@ retriever gets a row:
 * ``repaired``: the answerable queries the baseline loses (any rung of the
   ladder but ``answered``) and this configuration answers (the gate keeps a
   chunk holding the needle); ``broken``: the reverse;
+* ``repaired_from``: the rung of the ladder each repaired query was lost at under
+  the baseline (``destroyed``: the baseline's chunks cut its needle; ``ranked-low``,
+  ``refused``...), so a row says what it repairs;
 * the paired comparison ``config - baseline`` on answered-at-the-gate over
   questions, from the same machinery as Compare
   (:func:`ragdiag.analyses.compare.planned_family`): the exact sign-flip p of the
@@ -31,6 +34,7 @@ import numpy as np
 from ..core.gate import Gate
 from .compare.comparisons import Comparison, planned_family
 from .gate_table import gate_table
+from .outcomes import LADDER
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..evaluation.records import Config, Evaluation
@@ -53,6 +57,8 @@ class LedgerRow:
     prompt_tokens: float  # mean wordpieces per query at the gate (nan: not priced)
     embed_seconds: float  # embedding time at the run's rate (nan: not measured)
     comparison: Comparison | None = None  # config - baseline, simultaneous within the ledger
+    #: Per rung of the ladder, how many repaired queries the baseline lost there (``destroyed``, ``ranked-low``...)
+    repaired_from: tuple[tuple[str, int], ...] = ()
 
     def row(self) -> dict:
         """The flat table row: counts, the paired test, the interval and the costs."""
@@ -68,6 +74,7 @@ class LedgerRow:
             "prompt tokens/query": round(self.prompt_tokens, 1), "chunks": self.chunks,
             "destroyed": self.destroyed, "embedded tokens": self.embedded_tokens,
             "embed s": round(self.embed_seconds, 2) if math.isfinite(self.embed_seconds) else self.embed_seconds,
+            "repaired from": ", ".join(f"{rung} {n}" for rung, n in self.repaired_from),
             "repaired ids": " ".join(self.repaired), "broken ids": " ".join(self.broken),
         }
 
@@ -76,7 +83,8 @@ class LedgerRow:
         c = self.comparison
         return {
             "config": self.config, "method": self.method, "answered": len(self.answered),
-            "repaired": list(self.repaired), "broken": list(self.broken), "chunks": self.chunks,
+            "repaired": list(self.repaired), "repaired_from": dict(self.repaired_from), "broken": list(self.broken),
+            "chunks": self.chunks,
             "destroyed": self.destroyed, "embedded_tokens": self.embedded_tokens,
             "prompt_tokens_per_query": None if math.isnan(self.prompt_tokens) else self.prompt_tokens,
             "embed_seconds": None if math.isnan(self.embed_seconds) else self.embed_seconds,
@@ -156,6 +164,7 @@ def ledger(ev: Evaluation, baseline: Config | str, gate: Gate | None = None, *,
         if cfg != base and cfg not in others:
             others.append(cfg)
     answered = {c: answered_at(ev, c, gate) for c in [base, *others]}
+    base_rungs = gate_table(ev, base, gate).outcome
     ids = [q.id for q in ev.queries]
     ind = ev.in_domain
     comps = {c.a: c for c in planned_family(ev, base, others, lambda c: answered[c], k=gate.k,
@@ -167,10 +176,13 @@ def ledger(ev: Evaluation, baseline: Config | str, gate: Gate | None = None, *,
         mine, theirs = answered[cfg], answered[base]
         tokens = int(index.report.audit.total_tokens)
         prompt = float(prompt_tokens(ev, cfg, encoder, gate).mean()) if encoder is not None else math.nan
+        repaired = np.flatnonzero(ind & mine & ~theirs)
+        rungs = [base_rungs[i] for i in repaired]
         return LedgerRow(
             config=cfg.label, method=index.strategy.description,
             answered=tuple(ids[i] for i in np.flatnonzero(mine)),
-            repaired=tuple(ids[i] for i in np.flatnonzero(ind & mine & ~theirs)),
+            repaired=tuple(ids[i] for i in repaired),
+            repaired_from=tuple((r, rungs.count(r)) for r in LADDER if r in rungs),
             broken=tuple(ids[i] for i in np.flatnonzero(ind & ~mine & theirs)),
             chunks=len(index.chunks), destroyed=len(index.report.destroyed), embedded_tokens=tokens,
             prompt_tokens=prompt, embed_seconds=tokens * embed_rate if embed_rate is not None else math.nan,

@@ -155,5 +155,7 @@ def cmd_chunking(args) -> int:
           f"{len(led.rows)} rows (max-T); p: the pair's exact sign-flip test")
     for r in led.rows:
         if r.repaired or r.broken:
-            print(f"{r.config}: repairs {' '.join(r.repaired) or '-'}; breaks {' '.join(r.broken) or '-'}")
+            where = f" (lost under the baseline at: {', '.join(f'{k} {n}' for k, n in r.repaired_from)})" \
+                if r.repaired_from else ""
+            print(f"{r.config}: repairs {' '.join(r.repaired) or '-'}{where}; breaks {' '.join(r.broken) or '-'}")
     return 0
