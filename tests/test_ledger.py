@@ -121,7 +121,7 @@ def test_cli_ledger_prints_the_librarys_ledger(monkeypatch, capsys, corpus, trut
 
     monkeypatch.setenv("RAGDIAG_ENCODER", "fakes:fake_encoder")
     assert main(["chunking", "--ledger", "--baseline", "E", "--retriever", "dense", "--strategies", "A,R",
-                 "--no-cache", "--no-cost", "--json"]) == 0
+                 "--no-cache", "--no-cost", "--json", "--expand", "none"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert [r["config"] for r in doc["rows"]][0] == "E/dense" and doc["gate"] == {"keep": 4, "cut": 0.6, "k": 4}
     mine = evaluate(corpus, truth, encoder=FakeEncoder(dim=1024), strategies="E,A,R", retrievers="dense")
@@ -136,6 +136,7 @@ def test_cli_ledger_prints_the_librarys_ledger(monkeypatch, capsys, corpus, trut
     (["--baseline", "Q"], "unknown strategy"),
     (["--retriever", "nope"], "nope"),
     (["--strategies", "R,W"], "include one of them"),
+    (["--baseline", "E", "--strategies", "E", "--expand", "parents"], "unknown expansion 'parents'"),
 ])
 def test_cli_ledger_errors_are_one_line(monkeypatch, capsys, argv, message):
     from ragdiag.cli.parser import main
@@ -145,3 +146,46 @@ def test_cli_ledger_errors_are_one_line(monkeypatch, capsys, argv, message):
     assert main(["chunking", "--ledger", "--no-cache", *argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0]
+
+
+# --------------------------------------------------------------------------- context at retrieval time
+
+
+@pytest.mark.parametrize("how", ["neighbours", "section"])
+def test_expansion_answers_when_a_widened_passage_holds_the_needle(ev, how):
+    from ragdiag.analyses.expansion import expand
+    from ragdiag.analyses.threshold.gate import kept_chunks
+
+    gate = Gate(keep=4, cut=0.8)
+    got = expand(ev, "C/dense", gate, how)
+    chunks = ev.indexes["C"].chunks
+    res = ev.result("C/dense")
+    for i, q in enumerate(ev.queries):  # brute force: widen every kept chunk on its own, no merging
+        spans = []
+        for p, _ in kept_chunks(res, i, gate):
+            c = chunks[p]
+            if how == "section":
+                sec = ev.corpus.document(c.doc_id).section_at(c.start)
+                spans.append((c.doc_id, sec.start, sec.end))
+            else:
+                near = [chunks[j] for j in (p - 1, p, p + 1) if 0 <= j < len(chunks) and chunks[j].doc_id == c.doc_id]
+                spans.append((c.doc_id, min(n.start for n in near), max(n.end for n in near)))
+        want = q.in_domain and any(d == ev.truth.question(q.question_id).doc_id
+                                   and s <= ev.truth.question(q.question_id).start
+                                   and ev.truth.question(q.question_id).end <= e for d, s, e in spans)
+        assert got.answered[i] == want, q.id
+        # merged passages cover exactly the widened spans, and never overlap within a document
+        covered = {(d, x) for d, s, e in got.passages[i] for x in range(s, e)}
+        assert covered == {(d, x) for d, s, e in spans for x in range(s, e)}
+        assert sum(e - s for _, s, e in got.passages[i]) == len(covered)
+
+
+def test_expansion_recovers_a_destroyed_needle_and_keeps_it_destroyed(ev):
+    """Blind cuts (A) destroy needles; handing over the neighbours recovers those whose halves sit side by side."""
+    led = ledger(ev, "A/dense", Gate(keep=4, cut=0.9), expansions=("neighbours",), encoder=FakeEncoder(dim=1024))
+    row = next(r for r in led.rows if r.config == "A+neighbours/dense")
+    assert row.destroyed == led.baseline.destroyed == len(ev.indexes["A"].report.destroyed) > 0
+    assert dict(row.repaired_from).get("destroyed", 0) >= 1
+    assert row.broken == ()  # the same chunks kept, each widened: nothing the baseline answers is lost
+    assert row.prompt_tokens > led.baseline.prompt_tokens
+    assert row.method == "blind 512 + kept chunks with 1 neighbour either side at retrieval"

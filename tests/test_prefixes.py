@@ -113,7 +113,7 @@ def test_cli_ledger_has_a_row_for_the_imported_prefixes(monkeypatch, capsys):
 
     monkeypatch.setenv("RAGDIAG_ENCODER", "fakes:fake_encoder")
     assert main(["chunking", "--ledger", "--baseline", "E", "--retriever", "dense", "--strategies", "E",
-                 "--prefixes", str(FIXTURE), "--no-cache", "--no-cost", "--json"]) == 0
+                 "--prefixes", str(FIXTURE), "--no-cache", "--no-cost", "--json", "--expand", "none"]) == 0
     rows = json.loads(capsys.readouterr().out)["rows"]
     assert [r["config"] for r in rows] == ["E/dense", "E+P/dense"]
     assert rows[1]["method"] == "boundaries + header + imported prefixes (20)"

@@ -19,6 +19,12 @@ retriever gets a row:
   embedded wordpieces and the embedding time they take at the run's measured
   rate (:func:`ragdiag.analyses.cost.embedding_rate`).
 
+Context added at retrieval time (a kept chunk's neighbours or section,
+:mod:`ragdiag.analyses.expansion`) is a row too, ``E+neighbours``: the baseline's
+ranking and gate, its own passages and prompt. Its ``destroyed`` stays the
+baseline's (no chunk holds those needles whole); a destroyed needle it recovers
+is counted in ``repaired_from`` under ``destroyed``.
+
 Rows are ordered by repaired queries, most first (then fewest broken, then the
 order of the evaluation).
 """
@@ -141,20 +147,40 @@ def answered_at(ev: Evaluation, config: Config | str, gate: Gate) -> np.ndarray:
 
 
 def ledger(ev: Evaluation, baseline: Config | str, gate: Gate | None = None, *,
-           configs: Sequence[Config | str] | None = None, encoder=None, embed_rate: float | None = None) -> Ledger:
+           configs: Sequence[Config | str] | None = None, encoder=None, embed_rate: float | None = None,
+           expansions: Sequence[str] = ()) -> Ledger:
     """The repair ledger of ``configs`` (default: every configuration of the baseline's retriever) against ``baseline``.
 
     ``encoder``: counts the prompt's wordpieces (None: prompt tokens are nan);
-    ``embed_rate``: seconds per embedded wordpiece (None: the embedding time is nan).
+    ``embed_rate``: seconds per embedded wordpiece (None: the embedding time is nan);
+    ``expansions``: context added at retrieval time to the baseline's kept chunks
+    (:data:`ragdiag.analyses.expansion.EXPANSIONS`), each a row ``<strategy>+<how>``
+    with the baseline's ranking, its own answered queries and prompt.
     A configuration with another retriever, or an external run, is refused: a
     ledger compares chunkings, the retriever held fixed.
     """
+    from dataclasses import replace
+
+    from ..evaluation.records import Config as _Config
+    from .expansion import EXPANSIONS, expand
+
     gate = Gate() if gate is None else gate
     base = ev.result(baseline).config
+    expanded = {}
+    for how in expansions:
+        if how not in EXPANSIONS:
+            raise ValueError(f"unknown expansion {how!r}; choose from {', '.join(EXPANSIONS)}")
+        expanded[_Config(f"{base.strategy}+{how}", base.retriever)] = (how, expand(ev, base, gate, how,
+                                                                                   encoder=encoder))
+    if expanded:  # the same ranking under another name, so the paired machinery reads it as a configuration
+        ev = replace(ev, results={**ev.results, **{c: replace(ev.results[base], config=c) for c in expanded}},
+                     indexes={**ev.indexes, **{c.strategy: ev.indexes[base.strategy] for c in expanded}})
     if base.external:
         raise ValueError(f"{base.label} is an external run: the ledger compares ragdiag's own chunkings")
     if configs is None:
-        configs = [c for c in ev.results if not c.external and c.retriever == base.retriever and c != base]
+        configs = [c for c in ev.results if not c.external and c.retriever == base.retriever and c != base
+                   and c not in expanded]
+    configs = [*configs, *expanded]
     others = []
     for c in configs:
         cfg = ev.result(c).config
@@ -163,7 +189,8 @@ def ledger(ev: Evaluation, baseline: Config | str, gate: Gate | None = None, *,
                              "a ledger holds the retriever fixed")
         if cfg != base and cfg not in others:
             others.append(cfg)
-    answered = {c: answered_at(ev, c, gate) for c in [base, *others]}
+    answered = {c: (expanded[c][1].answered & ev.in_domain) if c in expanded else answered_at(ev, c, gate)
+                for c in [base, *others]}
     base_rungs = gate_table(ev, base, gate).outcome
     ids = [q.id for q in ev.queries]
     ind = ev.in_domain
@@ -175,11 +202,18 @@ def ledger(ev: Evaluation, baseline: Config | str, gate: Gate | None = None, *,
         index = ev.indexes[cfg.strategy]
         mine, theirs = answered[cfg], answered[base]
         tokens = int(index.report.audit.total_tokens)
-        prompt = float(prompt_tokens(ev, cfg, encoder, gate).mean()) if encoder is not None else math.nan
+        if encoder is None:
+            prompt = math.nan
+        elif cfg in expanded:
+            prompt = float(expanded[cfg][1].prompt_tokens.mean())
+        else:
+            prompt = float(prompt_tokens(ev, cfg, encoder, gate).mean())
+        method = (f"{index.strategy.description} + {EXPANSIONS[expanded[cfg][0]]}" if cfg in expanded
+                  else index.strategy.description)
         repaired = np.flatnonzero(ind & mine & ~theirs)
         rungs = [base_rungs[i] for i in repaired]
         return LedgerRow(
-            config=cfg.label, method=index.strategy.description,
+            config=cfg.label, method=method,
             answered=tuple(ids[i] for i in np.flatnonzero(mine)),
             repaired=tuple(ids[i] for i in repaired),
             repaired_from=tuple((r, rungs.count(r)) for r in LADDER if r in rungs),

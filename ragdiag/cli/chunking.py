@@ -37,6 +37,10 @@ def register(sub) -> None:
                    help="with --ledger: imported context prefixes, JSON Lines of {doc, start, end, prefix} written "
                         "elsewhere for chunks of the baseline's strategy; they are embedded before those chunks (the "
                         "quote stays the chunk's text) and the result is a row of its own, <baseline>+P")
+    p.add_argument("--expand", default="neighbours,section",
+                   help="with --ledger: context added at retrieval time to the baseline's kept chunks, each a row "
+                        "(<baseline>+neighbours: the chunks either side; <baseline>+section: the whole section), "
+                        "priced in prompt tokens; comma-separated, or none (default: neighbours,section)")
     p.add_argument("--no-cost", action="store_true", help="with --ledger: skip the embedding rate and prompt tokens")
     p.set_defaults(func=cmd_chunking)
 
@@ -119,6 +123,11 @@ def cmd_chunking(args) -> int:
     if strategy is None and not any(n in DEFAULT_STRATEGIES for n in names):
         raise UsageError("with no baseline named, the ledger's baseline is the recommendation among strategies "
                          f"{','.join(DEFAULT_STRATEGIES)}: include one of them in --strategies, or name --baseline")
+    from ..analyses.expansion import EXPANSIONS
+
+    expansions = [] if args.expand.strip().lower() == "none" else [x.strip() for x in args.expand.split(",") if x.strip()]
+    if unknown := [x for x in expansions if x not in EXPANSIONS]:
+        raise UsageError(f"unknown expansion {unknown[0]!r}; choose from {', '.join(EXPANSIONS)}, or none")
     encoder = cli_encoder(args)
     ev = evaluate_args(args, names, [retriever], loaded, encoder=encoder)
     if retriever in ev.unavailable:
@@ -139,7 +148,8 @@ def cmd_chunking(args) -> int:
 
     rate = None if args.no_cost else embedding_rate(ev, encoder, list(ev.indexes)).seconds_per_token
     try:
-        led = ledger(ev, f"{strategy}/{retriever}", gate, encoder=None if args.no_cost else encoder, embed_rate=rate)
+        led = ledger(ev, f"{strategy}/{retriever}", gate, encoder=None if args.no_cost else encoder, embed_rate=rate,
+                     expansions=expansions)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.json:
