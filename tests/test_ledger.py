@@ -18,6 +18,8 @@ from ragdiag.evaluation.evaluate import evaluate
 
 from fakes import FakeEncoder
 
+pytestmark = pytest.mark.slow  # the bundled corpus, seven strategies, two retrievers: about a minute on two cores
+
 STRATEGIES = "A,C,E,R,M,W,S"
 
 
