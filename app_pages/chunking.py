@@ -5,13 +5,14 @@ import streamlit as st
 from ragdiag.analyses.summary import chunking_rows
 from ui.frames import chunk_sizes, destroyed_frame, size_summary, truncated_chunks
 from ui.charts import chunk_size_chart
-from ui.context import context
-from ui.fmt import highlight_row
+from ui.context import context, link_params
+from ui.fmt import drop_constant, highlight_row
 from ui.html import chunk_map_html, md_text
 from ui.jobs import evaluation
 from ui.tables import chunking_view, destroyed_view, sizes_view, truncated_view
 from ui.state import text_part
 from ui.chart_theme import themed
+from ui.ledger_view import ledger_for, ledger_frame
 
 st.title("Chunking")
 ev, token = evaluation()
@@ -83,3 +84,20 @@ for d in destroyed_here.values():
              + ", ".join(str(c) for c in d.cuts))
 lo, hi = text_part(len(doc.text))
 st.html(chunk_map_html(doc.text, chunks, needles=needles, cuts=cuts, start=lo, end=hi))
+
+st.subheader("Repair ledger")
+ledger_ctx = context(ev, token)
+if ev.result(ledger_ctx.config).config.external:
+    st.caption("The ledger compares ragdiag's own chunkings: pick a configuration of ours in the sidebar.")
+else:
+    led, rungs = ledger_for(ev, token, ledger_ctx.config, ledger_ctx.gate)
+    st.caption(md_text(led.summary()) + " One row per query a strategy or context method repairs (lost under "
+               f"{md_text(led.baseline.config)}, answered with it) or breaks; the interval is answered at the gate, "
+               "row minus baseline, over questions, simultaneous over the rows. Other strategies join with "
+               "RAGDIAG_STRATEGIES (e.g. A,B,C,D,E,F,R,M,W,S).")
+    lview, lconst = drop_constant(ledger_frame(led, rungs, {c.label for c in ev.results},
+                                               {k: v for k, v in link_params().items() if k != "config"}),
+                                  keep=("config", "inspect"))
+    st.dataframe(lview, hide_index=True, key="ledger_table",
+                 column_config={"inspect": st.column_config.LinkColumn("inspect", display_text="open")})
+    same_caption(lconst)

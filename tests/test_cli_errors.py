@@ -28,7 +28,7 @@ PREFIX = {
     "dashboard": [], "ci": ["--baseline", "DIR", "--config", "E/hybrid"],
     "history add": ["DIR"], "history list": [], "history show": ["1"], "history export": ["1"],
     "convert": ["beir:DIR", "--out", "OUT"], "slices": ["E/hybrid", "--by", "phrasing"],
-    "monitor": ["E/hybrid", "--log", "FILE"], "ruler": [],
+    "monitor": ["E/hybrid", "--log", "FILE"], "ruler": [], "chunking": ["--ledger"],
 }
 #: (command, option): the values of BAD that are in range there.
 IN_RANGE = {
@@ -149,7 +149,7 @@ def test_k_has_one_default_and_one_help_and_is_the_gates():
                 assert (action.default, action.help) == (None, K_HELP), command
                 with_k.append(command)
     assert {"compare", "pairs", "report", "eval-run", "eval-store", "funnel", "hubs", "cost", "best", "recommend",
-            "effects", "variants", "truth stats", "truth plan", "slices", "ruler"} == set(with_k)
+            "effects", "variants", "truth stats", "truth plan", "slices", "ruler", "chunking"} == set(with_k)
     argv = {"eval-run": ["eval-run", "run.jsonl"], "compare": ["compare", "E/hybrid", "E/dense"]}
     assert {c: gate_of(parser.parse_args(a)).k for c, a in argv.items()} == {"eval-run": DEFAULT_KEEP,
                                                                               "compare": DEFAULT_KEEP}

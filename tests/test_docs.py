@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The pages whose commands are run (a new page adds itself here).
 PAGES = ("README.md", "docs/concepts.md", "docs/dashboard.md", "docs/cli.md", "docs/ci-gate.md",
          "docs/statistics.md", "docs/serving.md", "docs/scale.md", "docs/extending.md", "docs/architecture.md",
-         "docs/CONTRIBUTING.md", "docs/cut.md")
+         "docs/CONTRIBUTING.md", "docs/cut.md", "docs/chunking.md")
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.S | re.M)
 MARKER = re.compile(r"<!-- (run|run: setup|run: model|not run: .+?) -->\s*$")
 #: Exit statuses that are a command's verdict, not an error.

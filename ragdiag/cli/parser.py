@@ -10,8 +10,8 @@ from __future__ import annotations
 import sys
 
 from .. import __version__
-from . import (ci, collections, dashboard, data, diag, evaluating, external, gate, history, monitor, regress, ruler,
-               slices, stores, truth, variants, verdicts)
+from . import (chunking, ci, collections, dashboard, data, diag, evaluating, external, gate, history, monitor,
+               regress, ruler, slices, stores, truth, variants, verdicts)
 from .common import UsageError
 from .options import GATE_OPTIONS, Parser, gate_of
 
@@ -42,6 +42,7 @@ def build_parser() -> Parser:
     slices.register(sub)  # slices: a measure per tag, document, language or phrasing
     monitor.register(sub)  # monitor: the cut in production, from a query log
     ruler.register(sub)  # ruler: can this ground truth tell the configurations apart?
+    chunking.register(sub)  # chunking: the chunking table, the repair ledger
     return parser
 
 

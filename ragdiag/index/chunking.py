@@ -19,6 +19,10 @@ last whitespace before the limit (or hard at the limit).
 Other cutting algorithms plug in with :func:`register_spanner` (a function
 ``(doc, size) -> [(start, end), ...]``) and new strategies with
 :func:`register_strategy`, without editing this module.
+The splitters teams use are registered beside them, evaluated only when named
+(``--strategies R,M,W,S``; :mod:`ragdiag.index.splitters`, one module each):
+R recursive character splitting (LangChain's), M Markdown headers, W sentence
+windows, S semantic breakpoints.
 *Header* prefixes the embedded text with ``[Doc title > Section]``.
 *Overlap* starts each chunk ``overlap`` characters before the end of the
 previous chunk of the same document, so the copied tail is part of the span and
@@ -36,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
 from ..documents.corpus import Corpus, Document
+from .splitters import markdown_header_spans, recursive_spans, semantic_spans, sentence_window_spans
 
 __all__ = [
     "Strategy",
@@ -66,6 +71,9 @@ class Strategy:
     overlap_chars: int = 64
     #: The span algorithm in :data:`SPANNERS`; None means ``"boundaries"`` or ``"blind"`` by the switch.
     cuts: str | None = None
+    #: Imported context: ``(doc_id, start, end, prefix)``; a chunk at exactly that span embeds ``prefix`` before
+    #: its text (:mod:`ragdiag.index.prefixes`), its quote unchanged. Empty for every built-in strategy.
+    prefixes: tuple[tuple[str, int, int, str], ...] = field(default=(), repr=False)
 
     def __post_init__(self):
         if self.cuts is not None and self.cuts not in SPANNERS:
@@ -92,6 +100,8 @@ class Strategy:
             parts.append("header")
         if self.overlap:
             parts.append(f"overlap {self.overlap_chars}")
+        if self.prefixes:
+            parts.append(f"imported prefixes ({len(self.prefixes)})")
         return " + ".join(parts)
 
     def params(self) -> dict:
@@ -105,7 +115,17 @@ class Strategy:
             "overlap_chars": self.overlap_chars if self.overlap else 0,
             # Only a plugged-in algorithm adds a key, so the built-in strategies' stamps are unchanged.
             **({"cuts": self.cuts} if self.spanner not in ("blind", "boundaries") else {}),
+            # Only imported prefixes add these: what is embedded changes with every prefix.
+            **({"prefixes": len(self.prefixes), "prefixes_sha256": _prefixes_digest(self.prefixes)}
+               if self.prefixes else {}),
         }
+
+
+def _prefixes_digest(prefixes) -> str:
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(sorted(prefixes), ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
 STRATEGIES: dict[str, Strategy] = {
@@ -273,7 +293,17 @@ def _blind_spans(doc: Document, size: int) -> list[Span]:
 Spanner = Callable[[Document, int], list[Span]]
 
 #: Span algorithms by name: ``(doc, size) -> [(start, end), ...]`` in document order, spans trimmed.
-SPANNERS: dict[str, Spanner] = {"boundaries": _boundary_spans, "blind": _blind_spans}
+SPANNERS: dict[str, Spanner] = {"boundaries": _boundary_spans, "blind": _blind_spans,
+                                 "recursive": recursive_spans, "markdown-headers": markdown_header_spans,
+                                 "sentence-windows": sentence_window_spans, "semantic": semantic_spans}
+
+
+#: The splitters teams use (:mod:`ragdiag.index.splitters`): registered, never evaluated unless named.
+for _strategy in (Strategy("R", boundaries=True, header=False, overlap=False, cuts="recursive"),
+                  Strategy("M", boundaries=True, header=False, overlap=False, cuts="markdown-headers"),
+                  Strategy("W", boundaries=True, header=False, overlap=False, cuts="sentence-windows"),
+                  Strategy("S", boundaries=True, header=False, overlap=False, cuts="semantic")):
+    STRATEGIES[_strategy.name] = _strategy
 
 
 def register_spanner(name: str, spanner: Spanner, *, replace: bool = False) -> None:
@@ -314,6 +344,7 @@ def chunk_document(doc: Document, strategy: Strategy) -> list[Chunk]:
         base = _checked(base, doc, name)
     chunks: list[Chunk] = []
     prev_end: int | None = None
+    imported = {(s, e): p for d, s, e, p in strategy.prefixes if d == doc.id} if strategy.prefixes else {}
     for s, e in base:
         # A chunk belongs to the section of its own (non-copied) start.
         section = doc.section_at(s)
@@ -326,6 +357,8 @@ def chunk_document(doc: Document, strategy: Strategy) -> list[Chunk]:
         header = doc.header(section)
         content = text[s:e]
         embed = f"[{header}]\n{content}" if strategy.header else content
+        if (s, e) in imported:  # context computed elsewhere: embedded before the chunk, never quoted
+            embed = f"{imported[(s, e)]}\n{embed}"
         chunks.append(
             Chunk(
                 id=f"{strategy.name}:{doc.id}:{len(chunks):04d}",

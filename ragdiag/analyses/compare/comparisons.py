@@ -29,6 +29,7 @@ __all__ = [
     "compare",
     "check_phrasing",
     "family",
+    "planned_family",
     "compare_in_family",
     "family_rows",
     "pairwise",
@@ -156,14 +157,18 @@ def _per_query(res, k: int | None) -> np.ndarray:
     return reciprocal_rank(res.needle_rank) if k is None else hits_at_k(res.needle_rank, k).astype(np.float64)
 
 
-def _pair(ev: Evaluation, a, b, k: int | None, phrasing: str) -> Comparison:
-    """The pair's own test (sign flip, unadjusted bootstrap) and discordant queries, no family yet."""
+def _pair(ev: Evaluation, a, b, k: int | None, phrasing: str, outcome=None) -> Comparison:
+    """The pair's own test (sign flip, unadjusted bootstrap) and discordant queries, no family yet.
+
+    ``outcome(config)``: the per-query values to compare instead of hits at ``k`` (see :func:`planned_family`).
+    """
     check_phrasing(ev, phrasing)
     if k is not None and k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
     ra, rb = ev.result(a), ev.result(b)
     mask = ev.mask(phrasing) & ev.in_domain
-    xa, xb = _per_query(ra, k), _per_query(rb, k)
+    xa, xb = ((_per_query(ra, k), _per_query(rb, k)) if outcome is None else
+              (np.asarray(outcome(ra.config), dtype=np.float64), np.asarray(outcome(rb.config), dtype=np.float64)))
     groups = [q.question_id for q, m in zip(ev.queries, mask) if m]
     test = paired_test(xa[mask], xb[mask], groups)
     ids = [q.id for q in ev.queries]
@@ -173,7 +178,7 @@ def _pair(ev: Evaluation, a, b, k: int | None, phrasing: str) -> Comparison:
 
 
 def _with_family(ev: Evaluation, comps: list[Comparison], name: str, *, alpha: float = ALPHA,
-                 blocks_by: str | None = None) -> list[Comparison]:
+                 blocks_by: str | None = None, outcome=None) -> list[Comparison]:
     """Each comparison with its simultaneous interval, adjusted p, BH q-value and power within the family."""
     if not comps:
         return []
@@ -181,7 +186,9 @@ def _with_family(ev: Evaluation, comps: list[Comparison], name: str, *, alpha: f
     index = {c: i for i, c in enumerate(configs)}
     k, phrasing = comps[0].k, comps[0].phrasing
     mask = ev.mask(phrasing) & ev.in_domain
-    values = np.array([_per_query(ev.result(c), k)[mask] for c in configs]).reshape(len(configs), int(mask.sum()))
+    per_query = (lambda c: _per_query(ev.result(c), k)) if outcome is None else (
+        lambda c: np.asarray(outcome(c), dtype=np.float64))
+    values = np.array([per_query(c)[mask] for c in configs]).reshape(len(configs), int(mask.sum()))
     groups = [q.question_id for q, m in zip(ev.queries, mask) if m]
     blocks = None
     if blocks_by == "retriever":
@@ -239,6 +246,27 @@ def compare(ev: Evaluation, a: Config | str, b: Config | str, *, k: int | None =
 
 
 #: The families a comparison can be corrected within.
+
+
+def planned_family(ev: Evaluation, baseline: Config | str, configs: Sequence[Config | str], outcome, *,
+                   k: int | None = PRIMARY_K, name: str = "") -> list[Comparison]:
+    """The planned family of each of ``configs`` against ``baseline`` on a per-query 0/1 ``outcome``.
+
+    ``outcome(config)`` gives one value per query of ``ev.queries`` (e.g. answered
+    at the gate, for the chunking ledger); the test, the simultaneous interval and
+    the adjusted p are those of :func:`family` with that outcome in place of hits
+    at ``k`` (``k`` is only recorded). Each comparison reads ``config - baseline``:
+    ``wins`` are the queries the configuration gets and the baseline does not.
+    """
+    base = ev.result(baseline).config
+    others = list(dict.fromkeys(ev.result(c).config for c in configs if ev.result(c).config != base))
+    name = name or f"{base.label} against each other configuration"
+    # computed as family() does (the baseline first, so a Monte Carlo null draws the same), then read the other way
+    fam = _with_family(ev, [_pair(ev, base, c, k, "all", outcome) for c in others], name, outcome=outcome)
+    return [replace(c, a=c.b, b=c.a, test=_pair(ev, c.b, c.a, k, "all", outcome).test, wins=c.losses, losses=c.wins,
+                    interval=None if c.interval is None else Difference(0.0 - c.interval.estimate,
+                                                                        0.0 - c.interval.high, 0.0 - c.interval.low))
+            for c in fam]
 
 
 def family(ev: Evaluation, *, k: int | None = PRIMARY_K, phrasing: str = "all", baseline: Config | str | None = None,
