@@ -345,6 +345,10 @@ def recommend(ev: Evaluation, gate: Gate | None = None, *, max_bluff: float = DE
     if runner is not None:
         runner_cut, _, _, runner_rates, _ = _rates(ev, runner, gate, max_bluff)
     why = _why(chosen, result.best, means, k, len(members), basis, len(result.best_set), len(configs), rows)
+    if len(members) == 1 and len(result.best_set) > 1:  # the worst case of the margin, said before the cut
+        from .trade import trade_words
+
+        why += (" " + trade_words(result)).rstrip()
     why += " Cut: " + method + (f" for at most {max_bluff:.0%} bluffs" if method != NO_OOD_METHOD else "") + "."
     return Recommendation(chosen, describe_config(chosen), why, result.best_set, runner, k, keep, float(cut), method,
                           max_bluff, rates["answered"], rates["bluffs"], rates["lost"], runner_rates, guarantee,
