@@ -219,12 +219,12 @@ def test_sweep_and_threshold_json(tiny_folder, capsys):
     assert code == 0, err
     doc = json.loads(out)
     assert doc["rule"].startswith("the largest cut at which at most 50.0%")
-    assert doc["in_sample"]["bluffs"]["count"] <= 1 and doc["cut"] == doc["in_sample"]["cut"]
+    assert doc["in_sample"]["bluffs"]["count"] <= 1 and doc["in_sample_cut"] == doc["in_sample"]["cut"]
     assert doc["cross_validation"] == {"folds": 2, "grouped_by": "question", "seed": doc["cross_validation"]["seed"],
                                        "fold_cuts": doc["cross_validation"]["fold_cuts"]}
     # 2 ood queries: j = floor(0.5 * 3) = 1, the smallest ood distance certifies 1/3 <= 50%
     assert doc["conformal_cut"] is not None and doc["conformal"].startswith("the 1st smallest of 2 out-of-domain")
-    assert doc["conformal_cut"] <= doc["cut"]
+    assert doc["conformal_cut"] <= doc["in_sample_cut"] and doc["cut"] == doc["conformal_cut"]
     assert "dense model" in doc["distance"]
     code, out, err = run_main(capsys, "threshold", "C/dense", "--keep", "2", "--corpus", tiny_folder, "--no-cache",
                               "--max-bluff", "0.05", "--json")

@@ -130,19 +130,20 @@ def test_threshold_json_and_the_export_carry_the_same_cut(corpus_dir, tmp_path, 
     assert main([*args, "--export", str(export)]) == 0
     doc = yaml.safe_load(export.read_text(encoding="utf-8"))
     cut = doc["cut"]["cosine_distance"]
+    assert js["cut"] == cut  # one cut: the JSON's top-level cut is the one exported
     if js["proposed"]["cut"] is not None:  # a conformal cut: it is the one exported
         assert cut == js["proposed"]["cut"] and doc["cut"]["method"] == "conformal"
         assert doc["rates"]["at_this_cut"] == {k: {kk: pytest.approx(vv) for kk, vv in v.items()}
                                                for k, v in js["proposed"]["rates"].items()
                                                if k in doc["rates"]["at_this_cut"]}
     else:  # too few off-topic queries to certify one: the in-sample cut rounded down, said optimistic in the file
-        assert cut == floor_cut(js["cut"]) and "optimistic" in doc["cut"]["label"]
+        assert cut == floor_cut(js["in_sample_cut"]) and "optimistic" in doc["cut"]["label"]
     if corpus_dir == "sklearn-user-guide":
         assert cut == 0.524  # the sample report's cut: not the in-sample 0.5285 the export carried before
     optimistic = tmp_path / "in-sample.yaml"
     assert main([*args, "--export", str(optimistic), "--export-rule", "in-sample"]) == 0
     doc = yaml.safe_load(optimistic.read_text(encoding="utf-8"))
-    assert doc["cut"]["cosine_distance"] == js["cut"] and "optimistic" in doc["cut"]["label"]
+    assert doc["cut"]["cosine_distance"] == js["in_sample_cut"] and "optimistic" in doc["cut"]["label"]
 
 
 def test_the_report_prices_its_costs_at_the_cut_it_decides(tiny_eval, fake_encoder):

@@ -368,7 +368,9 @@ def test_cut_choice_proposes_the_conformal_cut_for_a_bluff_goal():
     assert doc["proposed"]["guarantee"].endswith(CONFORMAL_PREMISE) and "resemble the ones written" in CONFORMAL_PREMISE
     text = thresholds_yaml(g, choice, config="E/dense", model={"model": "m", "weights_sha256": "7e54"})
     assert f"# A conformal cut's guarantee: {CONFORMAL_PREMISE}." in text.splitlines()[:4]
-    assert doc["cut"] == 0.02 and doc["in_sample_label"] == "in sample (optimistic)"  # the in-sample cut: 2nd smallest
+    # one cut: the top-level cut is the proposed one; the in-sample cut (2nd smallest) only by name
+    assert doc["cut"] == doc["proposed"]["cut"] == 0.01 and doc["cut_method"] == "conformal"
+    assert doc["in_sample_cut"] == 0.02 and doc["in_sample_label"] == "in sample (optimistic)"
     assert cut_choice(g, Goal(min_answered=0.5)).proposed is None
 
 

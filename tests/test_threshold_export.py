@@ -31,6 +31,17 @@ def test_the_export_carries_the_proposed_cut_and_the_in_sample_one_only_by_name(
     assert optimistic["rates"]["at_this_cut"]["bluffs"]["count"] == 1
     on_screen = yaml.safe_load(thresholds_yaml(INPUTS, choice, config="E/dense", model=MODEL, cut=0.3))
     assert on_screen["cut"]["cosine_distance"] == 0.3 and "not the proposal" in on_screen["cut"]["method"]
+    # each file's rule names the method that chose its cut; the in-sample rule stays, by name, under rates
+    assert doc["rule"].startswith("conformal: the 1st smallest of 4 out-of-domain distances")
+    assert optimistic["rule"] == choice.rule and optimistic["rule"].startswith("the largest cut")
+    assert on_screen["rule"] == "chosen by a person on screen, not by a rule"
+    assert doc["rates"]["in_sample_rule"] == choice.rule and doc["rates"]["in_sample_cut"] == 0.55
+
+
+def test_threshold_json_top_level_cut_is_the_proposed_one():
+    js = cut_choice(INPUTS, Goal(max_bluff=0.25), folds=2).as_json()
+    assert js["cut"] == js["proposed"]["cut"] == 0.45 and js["cut_method"] == "conformal"
+    assert js["in_sample"]["cut"] == js["in_sample_cut"] == 0.55  # the in-sample cut, by name only
 
 
 def test_cut_and_similarity_forms_keep_the_same_chunks():

@@ -57,10 +57,13 @@ def test_planned_size_reaches_the_power_in_simulation_with_two_magnitudes():
 def test_size_for_reads_the_discordance_and_its_interval():
     d = [1] * 6 + [-1] * 2 + [2] * 2 + [0] * 30  # 10 of 40 disagree; magnitudes 1 (8) and 2 (2)
     s = size_for(d, 2, margin=0.1)
-    assert s.discordant == 10 and s.alternative.discordance == 0.25
-    assert s.alternative.pi == (0.8, 0.2)
+    seen = s.favourable_alternative  # the observed discordance: the favourable case, said second
+    assert s.discordant == 10 and seen.discordance == 0.25
+    assert seen.pi == (0.8, 0.2)
     # theta from delta = psi * E|d| * (2 theta - 1) / P: 0.1 = 0.25 * 1.2 * (2 theta - 1) / 2 -> theta = 5/6
-    assert s.alternative.theta == pytest.approx(5 / 6)
+    assert seen.theta == pytest.approx(5 / 6)
+    # planned at the upper end of the interval, never under the favourable count
+    assert s.alternative.discordance == s.discordance_interval[1] and s.planned >= s.favourable
     assert s.low <= s.planned <= s.high
     assert s.discordance_interval[0] < 0.25 < s.discordance_interval[1]
 
@@ -152,3 +155,13 @@ def test_binomial_pmf_matches_scipy(m, p):
     from ragdiag.authoring.sizing import _pmf
 
     np.testing.assert_allclose(_pmf(m, p), binom.pmf(np.arange(m + 1), m, p), rtol=1e-9, atol=1e-300)
+
+
+def test_the_plan_says_its_worst_case_first():
+    """3 of 32 questions disagree (95% interval 3%-24%): planned at 24% (200 questions), the observed 9% second (78);
+    the 78 would have 36% power at 24% (docs/ground-truth.md)."""
+    s = size_for([1] * 3 + [0] * 29, 2, margin=0.05)
+    assert (s.planned, s.favourable, s.high) == (200, 78, 200) and s.needed == 168
+    assert s.alternative.discordance == pytest.approx(s.discordance_interval[1])
+    weak = sign_flip_power(78, alternative(0.05, s.discordance_interval[1], (1.0, 0.0), phrasings=2))[0]
+    assert round(weak, 2) == 0.36

@@ -139,5 +139,5 @@ def slice_section(ev, token: str, config: str, keep: int, max_bluff: float) -> N
     st.caption((md_text(said_once(same, "Every slice")) + " " if same else "") + f"Sliced by {by} because {WHY_BY[by]} (fixed by the ground truth, not chosen here); labels: "
                f"{md_text(result.labels_from)}; {md_text(result.ood_rule)}. A slice needs its own cut when its "
                "answered rate at the global cut differs from the rest's with a 95% interval simultaneous over the "
-               "slices (cluster bootstrap over questions, max-T). The same table: "
+               "slices (permutation max-T: labels moved with whole questions). The same table: "
                f"`python -m ragdiag threshold {md_text(config)} --max-bluff {max_bluff:g} --by {by}`.")

@@ -491,6 +491,10 @@ def recommend(ev: Evaluation, gate: Gate | None = None, *, max_bluff: float = DE
     if runner is not None:
         runner_cut, runner_rates = at[runner].cut, dict(at[runner].rates)
     why = _why(chosen, result.best, means, k, len(members), basis, len(result.best_set), len(configs), rows)
+    if len(members) == 1 and len(result.best_set) > 1:  # the worst case of the margin, said before the cut
+        from .trade import trade_words
+
+        why += (" " + trade_words(result)).rstrip()
     why += " Cut: " + method + (f" for at most {max_bluff:.0%} bluffs" if method != NO_OOD_METHOD else "") + "."
     ind = ev.in_domain
     recall = RateCell.of(clustered_rate(hits_at_k(ev.result(chosen).needle_rank[ind], k), ev.groups(ind)))

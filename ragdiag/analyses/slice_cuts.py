@@ -16,7 +16,7 @@ takes the gate table of one configuration and each query's slice labels
 
 Then one verdict, decided with the machinery of :mod:`ragdiag.analyses.slices`:
 each slice's answered rate at the global cut minus the rest's, with an interval
-simultaneous over the slices (cluster bootstrap over questions, max-T). A slice
+simultaneous over the slices (permutation max-T, :mod:`ragdiag.analyses.slices`). A slice
 *needs its own cut* exactly when that interval excludes 0; when none does, one
 cut serves every slice. The verdict reads answered only: the bluff side of a
 slice is what its own cut (and its guarantee) is for.
@@ -243,7 +243,7 @@ def cut_slices(table: GateTable, labels: Sequence[tuple[str, ...] | None], *, by
     >>> s.cut, [(r.label, r.answered.count, r.own_cut) for r in s.rows]
     (0.6, [('en', 0, 0.95), ('de', 6, None)])
     >>> print(s.verdict.sentence)
-    Slice `en` needs its own cut: answered 0% (0–46) vs 100% (54–100) elsewhere at cut 0.600, 100 points under the rest (−100 to −64), simultaneous over 2 slices; so does slice `de` (answered 100% (54–100) vs 0% (0–46) elsewhere, 100 points over the rest (+64 to +100)).
+    Slice `en` needs its own cut: answered 0% (0–46) vs 100% (54–100) elsewhere at cut 0.600, 100 points under the rest (−100 to −33), simultaneous over 2 slices; so does slice `de` (answered 100% (54–100) vs 0% (0–46) elsewhere, 100 points over the rest (+33 to +100)).
     >>> s.verdict.one_cut_serves_all, s.verdict.needs_own_cut
     (False, ('en', 'de'))
     """

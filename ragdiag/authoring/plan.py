@@ -104,7 +104,11 @@ class Plan:
         for p in self.where:
             per_doc[p.doc] += p.count
         docs = ", ".join(f"{n} in `{d}`" for d, n in sorted(per_doc.items(), key=lambda x: (-x[1], x[0])))
-        return f"Write {self.needed} more questions: {docs}."
+        fav = None if self.sizing is None or self.sizing.favourable is None else \
+            max(0, self.sizing.favourable - self.now)
+        second = "" if fav is None or fav == self.needed else \
+            f" (the worst case the discordance's interval allows; {fav} at the discordance seen, the favourable case)"
+        return f"Write {self.needed} more questions{second}: {docs}."
 
     def as_json(self) -> dict:
         """The ``truth plan --json`` object: ``questions_needed``, ``now``, ``where[{doc, section, count, reason}]``."""
@@ -320,8 +324,13 @@ def plan(ev, config: str, *, versus: str | None = None, decide: str = "versus", 
         power_words = "" if sizing.power is None else f" (power {sizing.power:.1%})"
         span = "" if rng is None else (f"; {rng[0]}–{rng[1] if rng[1] is not None else 'over the limit'} more over "
                                        "the discordance's interval")
-        basis = (f"{disc}; {model}; {sizing.planned} questions{power_words} in {phrasings} phrasing(s) detect "
-                 f"{100 * margin:g} points {power:.0%} of the time{span}")
+        fav = sizing.favourable
+        second = ("" if fav is None or fav == sizing.planned else
+                  f"; at the observed {sizing.discordant / max(now, 1):.0%} (the favourable case) "
+                  f"{max(0, fav - now)} more would do")
+        basis = (f"{disc}; worst case first, at the upper end of that interval ({hi_psi:.0%}): {model}; "
+                 f"{sizing.planned} questions{power_words} in {phrasings} phrasing(s) detect "
+                 f"{100 * margin:g} points {power:.0%} of the time{second}{span}")
         test = (f"{cfg} vs {other} at R@{k}: exact two-sided sign-flip test over questions at alpha {alpha:g}, "
                 "this pair alone (compare)")
         dis = _disagreements(ev, cfg, other, k)

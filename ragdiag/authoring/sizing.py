@@ -265,8 +265,9 @@ def questions_for_power(alt: Alternative, *, power: float = 0.8, alpha: float = 
 class Sizing:
     """Questions a paired comparison needs, from the observed disagreement of two configurations.
 
-    ``planned`` at the observed discordance (``alternative``), with ``low``-``high`` from the
-    ends of the discordance's 95% Wilson interval over questions (``discordance_interval``).
+    ``planned`` at the upper end of the discordance's 95% Wilson interval over questions
+    (``alternative``; the conservative case, never under the observed discordance's count), ``favourable``
+    at the observed discordance, with ``low``-``high`` from the interval's two ends (``discordance_interval``).
     """
 
     now: int
@@ -279,6 +280,8 @@ class Sizing:
     high: int | None
     alpha: float
     target: float
+    favourable: int | None = None  # planned at the observed discordance (the conservative planned is at its upper end)
+    favourable_alternative: Alternative | None = None
 
     @property
     def needed(self) -> int | None:
@@ -291,6 +294,10 @@ class Sizing:
                 "power_at_planned": self.power, "planned_range": [self.low, self.high],
                 "discordance_interval": list(self.discordance_interval), "alpha": self.alpha,
                 "target_power": self.target, "model": self.alternative.as_json(),
+                "planned_at": "the upper end of the discordance's interval (the conservative case)",
+                "planned_favourable": self.favourable,
+                "model_favourable": None if self.favourable_alternative is None else
+                self.favourable_alternative.as_json(),
                 "test": "exact two-sided sign-flip test over questions (compare, this pair alone)"}
 
 
@@ -302,8 +309,10 @@ def size_for(d: Sequence[int], phrasings: int, *, margin: float, alpha: float = 
     integers in ``-P..P``). With no discordant question the magnitudes default to one phrasing flipped.
 
     >>> s = size_for([1] * 3 + [0] * 29, 2, margin=0.05)
-    >>> s.alternative.one_way, s.planned  # 3 of 32 disagree: 5 points needs 10%, all one way
+    >>> s.favourable_alternative.one_way, s.favourable  # 3 of 32 disagree: 5 points needs 10%, all one way
     (True, 78)
+    >>> round(s.discordance_interval[1], 2), s.planned  # the worst case first: 24% may disagree
+    (0.24, 200)
     """
     from ..core.stats import wilson
 
@@ -318,13 +327,22 @@ def size_for(d: Sequence[int], phrasings: int, *, margin: float, alpha: float = 
     iv = wilson(disc, n) if n else None
     psi = disc / n if n else 0.0
     lo_psi, hi_psi = (iv.low, iv.high) if iv is not None else (0.0, 1.0)
-    alt = alternative(margin, psi, pi, phrasings=phrasings)
-    planned = questions_for_power(alt, power=power, alpha=alpha)
-    got = None if planned is None else sign_flip_power(planned, alt, alpha=alpha)[0]
+    seen = alternative(margin, psi, pi, phrasings=phrasings)
+    favourable = questions_for_power(seen, power=power, alpha=alpha)
     ends = [questions_for_power(alternative(margin, x, pi, phrasings=phrasings), power=power, alpha=alpha)
             for x in (lo_psi, hi_psi)]
     finite = [e for e in ends if e is not None]
     low = min(finite) if finite else None
     high = None if any(e is None for e in ends) else max(ends)
-    return Sizing(n, disc, (float(lo_psi), float(hi_psi)), alt, planned, got, low, high, alpha, power)
+    # the worst case first: planned at the upper end of the discordance's interval (more disagreement, more noise),
+    # never under the observed discordance's count; the observed one is the favourable case, said second
+    upper = alternative(margin, hi_psi, pi, phrasings=phrasings)
+    at_upper = ends[1]
+    if at_upper is None or (favourable is not None and at_upper >= favourable):
+        alt, planned = upper, at_upper
+    else:
+        alt, planned = seen, favourable
+    got = None if planned is None else sign_flip_power(planned, alt, alpha=alpha)[0]
+    return Sizing(n, disc, (float(lo_psi), float(hi_psi)), alt, planned, got, low, high, alpha, power,
+                  favourable, seen)
 

@@ -184,6 +184,11 @@ def _with_family(ev: Evaluation, comps: list[Comparison], name: str, *, alpha: f
         return []
     configs = list(dict.fromkeys(c for comp in comps for c in (comp.a, comp.b)))
     index = {c: i for i, c in enumerate(configs)}
+    pairs = []
+    for c in comps:  # a configuration against itself: its copy is a system of its own (the differences are all 0)
+        if c.a == c.b:
+            configs.append(c.b)
+        pairs.append((index[c.a], len(configs) - 1 if c.a == c.b else index[c.b]))
     k, phrasing = comps[0].k, comps[0].phrasing
     mask = ev.mask(phrasing) & ev.in_domain
     per_query = (lambda c: _per_query(ev.result(c), k)) if outcome is None else (
@@ -193,10 +198,10 @@ def _with_family(ev: Evaluation, comps: list[Comparison], name: str, *, alpha: f
     blocks = None
     if blocks_by == "retriever":
         by: dict[str, list[int]] = {}
-        for c, i in index.items():
+        for i, c in enumerate(configs):
             by.setdefault(c.retriever, []).append(i)
         blocks = list(by.values())
-    fam_rows, null = max_t(values, groups, [(index[c.a], index[c.b]) for c in comps], blocks=blocks, alpha=alpha)
+    fam_rows, null = max_t(values, groups, pairs, blocks=blocks, alpha=alpha)
     rows = fam_rows
     if len(comps) > 1 and np.all(values == np.round(values)):
         rows = [_no_looser_than_alone(r, values, groups, alpha) for r in rows]

@@ -32,8 +32,8 @@ SMALL_COUNT = 4
 #: How every recall (and share) interval is made, in words for a caption: not plain Wilson over queries.
 RECALL_INTERVAL_WORDS = ("95% Wilson interval on the effective number of questions (Kish design effect: the "
                          "phrasings of a question fail together, so they count as less than independent queries; "
-                         "at 0 or all hits, the exact bound over the questions; at 1 to 4, the exact "
-                         "Clopper-Pearson interval on the effective counts)")
+                         "at 0 or all hits, the exact bound over the questions; at up to 4 in question units, the exact "
+                         "Clopper-Pearson interval on the effective counts at that worst case)")
 
 
 @lru_cache(maxsize=1024)
@@ -127,10 +127,14 @@ def clustered_wilson(successes, sizes, *, confidence: float = 0.95):
     At 0 events (or all) the interval is the exact Clopper-Pearson bound on
     the ``G`` questions, :math:`1 - (\\alpha/2)^{1/G}` (the worst case, every
     phrasing copying its question): "0 of 64 queries" over 32 questions could
-    still be 10.9%, not 0. At 1 to :data:`SMALL_COUNT` events (or non-events)
-    it is widened to the Clopper-Pearson interval on the effective counts
-    (``p n_eff`` successes of ``n_eff``, Beta quantiles at non-integer counts),
-    where Wilson's falls short of its coverage.
+    still be 10.9%, not 0. While the events (or non-events) are few in
+    question units (:math:`k G / n \le` :data:`SMALL_COUNT`), the design
+    effect stays at that worst case (one estimated from a handful of events is
+    noise) and the interval is widened to the Clopper-Pearson interval on the
+    effective counts (``p n_eff`` successes of ``n_eff``, Beta quantiles at
+    non-integer counts), where Wilson's falls short of its coverage: the upper
+    end grows from 0 events up (0, 1, 2 of 64 over 32 questions: 10.9%, 14.1%,
+    16.8%; tests/test_rate_few_events.py).
     """
     y = np.asarray(successes, dtype=np.float64)
     m = np.asarray(sizes, dtype=np.float64)
@@ -147,6 +151,11 @@ def clustered_wilson(successes, sizes, *, confidence: float = 0.95):
         deff = np.full(p.shape, n)
     # worst case at 0 or n hits: all phrasings of a question agree (deff = mean cluster size)
     n_eff = n / deff
+    # few events in question units (k G / n <= SMALL_COUNT, or as few non-events): a design effect estimated from
+    # a handful of events is noise (one question hit once reads as independent phrasings), so the worst case
+    # stays, as at 0: the upper end then grows with every event (0, 1, 2 ... of 64 over 32 questions)
+    few = inner & ((k * G / n <= SMALL_COUNT) | ((n - k) * G / n <= SMALL_COUNT)) if G else inner & False
+    n_eff = np.where(few, np.minimum(n_eff, G), n_eff)
     z = _t_quantile(confidence, G - 1)
     z2 = z * z
     denom = 1.0 + z2 / n_eff
@@ -157,9 +166,8 @@ def clustered_wilson(successes, sizes, *, confidence: float = 0.95):
     exact_high = 1.0 - tail ** (1.0 / G) if G else 1.0
     low = np.where(k == 0, 0.0, np.where(k == n, tail ** (1.0 / G) if G else 0.0, np.maximum(0.0, center - half)))
     high = np.where(k == n, 1.0, np.where(k == 0, exact_high, np.minimum(1.0, center + half)))
-    # at 1 to SMALL_COUNT events (or non-events) Wilson under-covers a rare rate (0.84-0.91 near 1/(5n)): the
-    # exact Clopper-Pearson interval on the effective counts (p n_eff of n_eff: the clustering kept), widened over Wilson's
-    few = inner & ((k <= SMALL_COUNT) | (n - k <= SMALL_COUNT))
+    # at 1 to SMALL_COUNT events (or non-events) in question units Wilson under-covers a rare rate (0.84-0.91
+    # near 1/(5n)): the exact Clopper-Pearson interval on the effective counts (p n_eff of n_eff), widened over Wilson's
     if np.any(few):
         from scipy.special import betaincinv
 

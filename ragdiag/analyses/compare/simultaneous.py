@@ -448,7 +448,11 @@ def with_best(values, groups, *, alpha: float = ALPHA, draws: int = MAX_T_DRAWS,
     recomputed in every arrangement of the systems within each question (the
     null of :func:`max_t`). Whichever system ``b`` is truly best, it is dropped
     only if some ``T_jb`` passes the one-sided critical value ``c_b`` of
-    ``max_{j != b} T*_jb``; ``c = max_b c_b`` serves every ``b`` at once (Hsu's
+    ``max_{j != b} T*_jb``. The systems are exchangeable within a question
+    under the null, so every ``c_b`` is the quantile of one distribution: ``c``
+    is read from the ``k`` of them pooled (exact when every arrangement is
+    enumerated; with Monte Carlo draws, the largest of ``k`` noisy quantiles of
+    one distribution would be biased up). It serves every ``b`` at once (Hsu's
     constant is one-sided and compares with one best, not every pair both
     ways, so it is smaller than the all-pairs ``c`` of :func:`max_t`). Then [1]_
 
@@ -464,7 +468,7 @@ def with_best(values, groups, *, alpha: float = ALPHA, draws: int = MAX_T_DRAWS,
       runner-up) less ``c sqrt(Q)/n``, widened (hits) to the score interval at ``c``
       (and so is the best's upper end: its lead over the runner-up).
 
-    ``p_adjusted[i]`` is ``max_b P(max_{j != b} T*_jb >= worst_i)``, below ``alpha``
+    ``p_adjusted[i]`` is ``P(max_{j != b} T*_jb >= worst_i)`` in the pooled null, below ``alpha``
     exactly when ``i`` is out of the set.
 
     References
@@ -500,15 +504,17 @@ def with_best(values, groups, *, alpha: float = ALPHA, draws: int = MAX_T_DRAWS,
     for p, (i, j) in enumerate(pairs.tolist()):
         rival[:, j] = np.maximum(rival[:, j], stats[:, p])  # i above j
         rival[:, i] = np.maximum(rival[:, i], -stats[:, p])  # j above i
-    nulls = [_from_samples(rival[:, b], method, alpha) for b in range(k)]
-    c = max(nl.critical for nl in nulls)
+    # every system is exchangeable with every other under the null, so the k distributions of rival[:, b] are one:
+    # pooled, its quantile is c (the largest of k Monte Carlo quantiles of one distribution is biased up)
+    pooled = _from_samples(rival.ravel(), method, alpha)
+    c = pooled.critical
     D = Y[:, None, :] - Y[None, :, :]  # (i, j, questions): i - j per question
     S = D.sum(axis=2).astype(np.float64)
     Q = (D.astype(np.float64) ** 2).sum(axis=2)
     T = studentized(S, Q)  # T[i, j] = (S_i - S_j) / sqrt(Q_ij)
     off = ~np.eye(k, dtype=bool)
     worst = np.where(off, T.T, -np.inf).max(axis=1)  # max_j T[j, i]
-    p_adj = np.array([max(nl.tail(t) for nl in nulls) for t in worst])
+    p_adj = np.array([pooled.tail(t) for t in worst])
     f = unit / n if n else math.nan
     bound = np.where(off, S + c * np.sqrt(Q), np.inf) * f  # bound[i, j]: of mu_i - mu_j, Hsu's
     upper = bound.min(axis=1)

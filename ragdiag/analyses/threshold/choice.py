@@ -289,8 +289,10 @@ class CutChoice:
 
     def as_json(self) -> dict:
         """The choice as a JSON document (``threshold --json``); rate cells as ``{count, rate, low, high}``."""
+        p = self.proposal  # the decided cut first; the in-sample one is under in_sample (and in_sample_cut)
         return {"goal": {"max_bluff": self.goal.max_bluff, "min_answered": self.goal.min_answered},
-                "rule": self.rule, "cut": self.cut,
+                "cut": self.cut if p is None else p.cut, "cut_method": "in sample" if p is None else p.method,
+                "rule": self.rule, "in_sample_cut": self.cut,
                 "in_sample": None if self.in_sample is None else self.in_sample.cells(),
                 "cross_validated": {k: v.cells() for k, v in self.cross_validated.items()},
                 "cross_validation": {"folds": self.folds, "grouped_by": "question", "seed": self.seed,

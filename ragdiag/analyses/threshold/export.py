@@ -86,6 +86,17 @@ def export_cut(choice: CutChoice, rule: str = "proposed") -> tuple[float, str]:
     return float(p.cut), p.method
 
 
+def _rule(choice: CutChoice, method: str) -> str:
+    """The rule that chose the exported cut (``method``), in words: the conformal order statistic, or the goal's
+    in-sample rule, or a person's choice."""
+    if method == PROPOSED and choice.conformal_cut is not None:
+        return ("conformal: " + choice.conformal.split(": ", 1)[0]
+                + " (the in-sample rule and its cut are under rates: in_sample_rule, in_sample_cut)")
+    if method.startswith("chosen by a person"):
+        return "chosen by a person on screen, not by a rule"
+    return choice.rule
+
+
 def thresholds_document(table: GateTable, choice: CutChoice, *, config: str, model: Mapping,
                         describe: str | None = None, rule: str = "proposed", cut: float | None = None,
                         slices: Mapping | None = None) -> dict:
@@ -142,7 +153,7 @@ def thresholds_document(table: GateTable, choice: CutChoice, *, config: str, mod
                                       "and the cut is invalid: choose it again with ragdiag."),
         "goal": {k: v for k, v in (("max_bluff", choice.goal.max_bluff), ("min_answered", choice.goal.min_answered))
                  if v is not None},
-        "rule": choice.rule,
+        "rule": _rule(choice, method),
         "keep": keep,
         "cut": {
             "method": method,
@@ -159,6 +170,7 @@ def thresholds_document(table: GateTable, choice: CutChoice, *, config: str, mod
             "out_of_domain_queries": choice.n_ood,
             "at_this_cut": _cells(at.cells()),
             "in_sample_cut": _num(choice.cut),
+            "in_sample_rule": choice.rule,
             "in_sample": _cells(choice.in_sample.cells() if choice.in_sample is not None else None),
             "cross_validated": {"folds": choice.folds, "grouped_by": "question", "seed": choice.seed,
                                 **_cells({k: v.cells() for k, v in choice.cross_validated.items()})},

@@ -12,8 +12,8 @@ well as the bluffs it avoids. This module adds, around
   one out), by name: the query may not be off-topic at all;
 * :func:`cost_cut` -- the cut that minimises ``N x bluffs + lost`` when "a
   bluff costs as much as N lost answers" (scikit-learn's cost-sensitive
-  threshold tuning), cross-validated over questions, with the same guarantee
-  sentence for its bluff rate;
+  threshold tuning), cross-validated over questions, with a bound on its bluff
+  rate that holds after the choice (:func:`cost_bound`: a DKW band over every cut);
 * :func:`audit` -- the cut a team runs today (a distance, or a similarity
   ``s`` read as the distance ``1 - s``) against the proposal, query by query.
 """
@@ -36,7 +36,7 @@ from ..gate_table import GateTable
 from .choice import Goal, _folds, _subset
 from .rates import rate_rows, rates_at
 
-__all__ = ["Candidate", "candidates", "Mover", "sensitivity", "CostChoice", "cost_cut", "CurrentCut", "audit",
+__all__ = ["Candidate", "candidates", "Mover", "sensitivity", "CostChoice", "cost_cut", "cost_bound", "COST_CONFIDENCE", "CurrentCut", "audit",
            "cut_from_units", "cut_from_file", "UNITS", "MOVES_AT_LEAST"]
 
 #: The units a team's own cut can be given in: a cosine distance, or a cosine similarity (distance = 1 - s).
@@ -216,6 +216,38 @@ def _best_cost(table: GateTable, bluff_cost: float) -> tuple[float, float]:
     return float(cuts[i]), float(cost[i])
 
 
+#: Confidence of the cost cut's bluff bound (one-sided).
+COST_CONFIDENCE = 0.95
+
+
+def cost_bound(j: int, n: int, confidence: float = COST_CONFIDENCE) -> tuple[float | None, str]:
+    """A bound on a new off-topic query's bluff chance that holds *after* the cut was chosen on these queries.
+
+    The cost cut is chosen after seeing the off-topic distances, so the
+    conformal bound ``(j+1)/(n+1)`` of a cut fixed in advance does not hold for
+    it (its true bluff rate exceeded that bound in most simulated sets). The
+    one-sided Dvoretzky-Kiefer-Wolfowitz band (Massart's constant) holds for
+    every cut at once: with probability ``confidence`` over the set of ``n``
+    off-topic queries, the chance that a new one falls under *any* cut is at
+    most the share of the set under it plus
+    :math:`\\varepsilon = \\sqrt{\\ln(1/\\alpha) / (2n)}`, so it holds for the cut
+    the cost chose too. Checked through :func:`cost_cut` by simulation
+    (``tests/test_cost_bound.py``).
+
+    >>> g, words = cost_bound(1, 30); round(g, 3)
+    0.257
+    >>> print(words)
+    in sample 1 of 30 off-topic queries bluff at this cut (chosen on them: no conformal guarantee); whatever cut is chosen on them, a new off-topic query bluffs with probability at most 1/30 + 22.3% = 25.7% (95% confidence, one-sided DKW band)
+    """
+    if n == 0:
+        return None, "no off-topic queries: the bluff rate cannot be measured"
+    eps = math.sqrt(math.log(1.0 / (1.0 - confidence)) / (2.0 * n))
+    g = min(1.0, j / n + eps)
+    return g, (f"in sample {j} of {n} off-topic queries bluff at this cut (chosen on them: no conformal guarantee); "
+               f"whatever cut is chosen on them, a new off-topic query bluffs with probability at most "
+               f"{j}/{n} + {eps:.1%} = {g:.1%} ({confidence:.0%} confidence, one-sided DKW band)")
+
+
 def cost_cut(table: GateTable, bluff_cost: float, *, folds: int = 5, seed: int | None = None) -> CostChoice:
     """The cut minimising the expected cost when a bluff costs ``bluff_cost`` lost answers, with its uncertainty.
 
@@ -224,7 +256,9 @@ def cost_cut(table: GateTable, bluff_cost: float, *, folds: int = 5, seed: int |
     answered)``; the cut searched is every cut where a count changes (just above
     each distance, on the 0.001 grid), the lowest on ties. Its uncertainty is a
     question-grouped cross-validation: each fold's cut is chosen on the others
-    and applied to it.
+    and applied to it. Its bluff bound (:func:`cost_bound`) holds after the
+    choice: the cut was chosen on these off-topic queries, so the conformal
+    bound of a cut fixed in advance would not.
 
     >>> t = GateTable(("a", "b", "o1"), np.array([True, True, False]), closest=np.array([0.2, 0.3, 0.25]),
     ...               closest_holder=np.array([0.2, 0.3, np.inf]), window=4)
@@ -239,12 +273,7 @@ def cost_cut(table: GateTable, bluff_cost: float, *, folds: int = 5, seed: int |
     _, ood = _ood_sorted(table)
     j = int(np.searchsorted(ood, cut, side="left"))  # off-topic queries given sources at this cut
     n = ood.size
-    if n == 0:
-        g, words = None, "no off-topic queries: the bluff rate cannot be measured"
-    else:  # the cut lets j through and sits at or under the (j+1)-th smallest: the conformal bound
-        g = (j + 1) / (n + 1)
-        words = (f"on average over sets of off-topic queries, a new off-topic query bluffs with probability at most "
-                 f"{j + 1}/{n + 1} = {g:.1%}")
+    g, words = cost_bound(j, n)
     # cross-validated over questions
     fold = _folds(table, folds, seed)
     ind = table.in_domain

@@ -89,6 +89,7 @@ class GateSection:
                              for name in ("answered", "bluffs"))
 
         cv = c["cross_validation"]
+        c = {**c, "cut": c["in_sample_cut"]}  # this sentence is about the in-sample rule's cut
         head = f"Suggested cut for a bluff rate of at most {100 * c['goal']['max_bluff']:.0f}% ({c['rule']}): "
         if c["cut"] is None:
             text = head + "no cut reaches it on this set."
