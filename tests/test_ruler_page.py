@@ -71,3 +71,25 @@ def test_the_ground_truth_page_links_to_the_ruler(tmp_path, monkeypatch):
     assert not at.exception, [e.value for e in at.exception]
     links = [str(e.value) for e in at.markdown if str(e.value).startswith("[Can this set tell?")]
     assert len(links) == 1 and "](truth_review" in links[0]
+
+
+@pytest.mark.slow  # about 15 s: one evaluation on the FAKE encoder, the ruler's permutation once
+def test_the_summary_says_the_verdict_once_the_grow_page_checked_it(haushalt, monkeypatch):
+    from apptest import app, settle
+
+    monkeypatch.setenv("RAGDIAG_STRATEGIES", "E")  # one strategy: both pages read the same evaluation
+
+    def said(at):
+        return [str(e.value) for e in at.markdown if str(e.value).startswith("Can this set tell? ")]
+
+    at = app()  # the Summary
+    assert said(at) == []  # not checked yet: the Summary computes nothing
+    at.switch_page("app_pages/truth_review.py")
+    at.run()
+    at.toggle(key="gt_ruler").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    head = [str(e.value) for e in at.markdown if "Can this set tell? " in str(e.value)]
+    at.switch_page("app_pages/summary.py")
+    settle(at.run())
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(head) == 1 and len(said(at)) == 1 and said(at)[0] in head[0]
