@@ -67,3 +67,15 @@ def test_build_report_renders_only_what_it_is_given(tiny_eval):
     assert strip.replace(with_ruler.generated, "T") == without.to_markdown().replace(without.generated, "T")
     with pytest.raises(ValueError, match="RulerSection"):
         build_report(tiny_eval, ruler={"verdict": "can tell"})
+
+
+def test_the_dashboards_download_carries_the_section(tiny_eval):
+    """``ui.report.report_builder`` (the Summary's and Export's download) computes the ruler at the report's k."""
+    from ragdiag.authoring.ruler import ruler
+    from ui.report import report_builder
+
+    args = {"config": None, "cut": None, "keep": 4, "max_bluff": 0.05, "min_answered": None, "baseline": None,
+            "baseline_source": "the operator"}
+    md = report_builder(tiny_eval, args, fmt="md")()
+    expected = ruler(tiny_eval, primary_k=4)
+    assert "## Can this set tell?" in md and f"**{expected.headline()}**" in md
