@@ -48,3 +48,14 @@ def test_a_document_collection_without_pool_curve_is_one_line(beir, capsys):
     assert err[-1].startswith("error: beir:beir-sklearn is judged by document") and "--pool-curve" in err[-1]
     assert main(["ruler", "--collection", beir, "--corpus", "x", "--no-cache"]) == 2
     assert "--collection replaces --corpus" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # about 5 s
+def test_a_span_collection_gets_the_whole_ruler(beir, capsys):
+    """SQuAD (judged by answer span) converts to a corpus and needles: the ruler's checks run on it."""
+    squad = f"squad:{beir.removeprefix('beir:').rsplit('/', 1)[0]}/squad-sklearn.json"
+    assert main(["ruler", "--collection", squad, "--strategies", "E", "--retrievers", "dense,hybrid", "--no-cache",
+                 "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["configs"] == ["E/dense", "E/hybrid"] and doc["questions"] == 32
+    assert doc["shortcuts"]["bm25"] == "E/bm25"  # evaluated beside, for the shortcut check
