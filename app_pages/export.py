@@ -9,7 +9,7 @@ from ragdiag.present.per_query import per_query_frame
 from ui import cache
 from ui.context import config_words, context
 from ui.html import md_text
-from ui.report import report_args
+from ui.report import report_args, ruler_section
 from ui.jobs import evaluation
 
 st.title("Export")
@@ -21,7 +21,7 @@ ev, token = evaluation()
 
 def _report(token: str, ev, args: dict) -> tuple[str, str]:
     def build():
-        report = build_report(ev, **args)
+        report = build_report(ev, ruler=ruler_section(ev, args), **args)
         return report.to_html(), report.to_markdown()
 
     with st.spinner("Building the report…"):

@@ -5,6 +5,7 @@ named after the corpus folder beside it); no other path can be typed here.
 Everything typed lives in the session, so reruns and page switches lose nothing.
 """
 
+from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
@@ -17,6 +18,7 @@ from ragdiag.authoring.suggest import suggest
 from ragdiag.authoring.text import document_sentences
 from ragdiag.core.defaults import PRIMARY_K
 from ragdiag.present.serving import AccessError
+from ui.context import link_params
 from ui.html import md_text
 from ui.state import access, load_corpus_only, settings
 from ui.truth_editor import (CONFLICT, file_state, keep_widgets, pop_message, reload, restore_widgets, save,
@@ -26,6 +28,9 @@ restore_widgets()
 
 st.title("Ground truth")
 st.markdown("[How many more questions a decision needs, where to write them, and drafts to review →](truth_review)")
+_context = urlencode(link_params())  # the context on screen travels with the link
+st.markdown("[Can this set tell? Headroom, shortcuts, leakage, and the smallest difference these questions resolve "
+            f"→](truth_review{'?' + _context if _context else ''})")
 if access().locked:  # the read-only presentation mode writes nothing on the server
     st.info("This dashboard is served read-only (RAGDIAG_LOCKED): the ground truth is edited on the operator's "
             "own instance, not here.")

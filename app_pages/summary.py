@@ -12,6 +12,7 @@ from ui.fmt import pct, rate
 from ui.html import md_text
 from ui.jobs import evaluation, first_strategy
 from ui.report import report_args, report_builder
+from ui.ruler_view import computed_ruler
 from ui.state import settings
 
 st.title("Summary")
@@ -95,6 +96,9 @@ with st.expander("How we know"):
                     + ".")
     st.caption("Differences: each pipeline at its own cut, query by query; 95% range over questions (a "
                "question's phrasings together): the pair's own exact test, widened where few questions differ.")
+    checked = computed_ruler(token)  # said when the Grow page already checked it; never computed here
+    if checked is not None:
+        st.markdown(md_text(checked.headline()))
     st.page_link("app_pages/truth_review.py", label="Can this set tell? The ruler: headroom, shortcuts, leakage, "
                  "and the smallest difference these questions resolve", icon=":material/straighten:",
                  query_params=link_params())

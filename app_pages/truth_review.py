@@ -9,14 +9,12 @@ writes the configured ground-truth file through the Ground truth page's editor
 import streamlit as st
 
 from ragdiag.authoring.plan import plan
-from ragdiag.authoring.ruler import ruler
 from ragdiag.core.defaults import PRACTICAL_MARGIN, PRIMARY_K
 from ragdiag.present.serving import AccessError
-from ui.cache import by_evaluation
 from ui.html import md_text
 from ui.jobs import evaluation
 from ui.review_queue import plan_view, review_queue
-from ui.ruler_view import ruler_view
+from ui.ruler_view import checked_ruler, ruler_view
 from ui.state import access, config_labels, default_config, load_corpus_only, settings
 from ui.truth_editor import file_state, save_target
 
@@ -45,7 +43,7 @@ st.subheader("Can this set tell?")
 if st.toggle("Check the ruler: headroom per k, shortcuts, leakage, and what this many questions resolve "
              "(a permutation over every configuration: seconds)", key="gt_ruler"):
     with st.spinner("Checking the ruler…"):
-        checked = by_evaluation("ruler", token, (PRIMARY_K,), lambda: ruler(ev, primary_k=PRIMARY_K))
+        checked = checked_ruler(ev, token, PRIMARY_K)
     ruler_view(checked)
 
 st.subheader("Drafts to start from")

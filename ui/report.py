@@ -7,7 +7,16 @@ from typing import Callable
 from ragdiag.evaluation.records import Evaluation
 from ui.comparator import declared
 
-__all__ = ["report_args", "report_builder"]
+__all__ = ["report_args", "report_builder", "ruler_section"]
+
+
+def ruler_section(ev: Evaluation, args: dict):
+    """The appendix's "Can this set tell?" for a report built with ``args``: the ruler at the report's k (its
+    keep unless a k is given), computed here and passed to the report, which only renders it."""
+    from ragdiag.authoring.ruler import report_section
+    from ragdiag.core.defaults import DEFAULT_KEEP
+
+    return report_section(ev, primary_k=args.get("k") or args.get("keep") or DEFAULT_KEEP)
 
 
 def report_args(ev: Evaluation, ctx, *, recommendation: bool = False) -> dict:
@@ -23,7 +32,7 @@ def report_builder(ev: Evaluation, args: dict, fmt: str = "html") -> Callable[[]
     def build() -> str:
         from ragdiag.present.report.build import build_report
 
-        report = build_report(ev, **args)
+        report = build_report(ev, ruler=ruler_section(ev, args), **args)
         return report.to_html() if fmt == "html" else report.to_markdown()
 
     return build

@@ -5,10 +5,33 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ragdiag.authoring.ruler import Ruler
+from ragdiag.authoring.ruler import Ruler, ruler
+from ragdiag.core.defaults import PRIMARY_K
+from ui.cache import by_evaluation
 from ui.html import md_text
 
-__all__ = ["ruler_view"]
+__all__ = ["ruler_view", "checked_ruler", "computed_ruler"]
+
+
+class _NotChecked(Exception):
+    """Raised instead of computing: a cache miss is not cached (Streamlit keeps no result for an exception)."""
+
+
+def _not_checked():
+    raise _NotChecked
+
+
+def checked_ruler(ev, token: str, k: int = PRIMARY_K) -> Ruler:
+    """The ruler of the evaluation ``token`` at R@``k``, computed once per evaluation (a permutation: seconds)."""
+    return by_evaluation("ruler", token, (k,), lambda: ruler(ev, primary_k=k))
+
+
+def computed_ruler(token: str, k: int = PRIMARY_K) -> Ruler | None:
+    """The ruler of ``token`` when a page has already checked it (None otherwise): never computes it."""
+    try:
+        return by_evaluation("ruler", token, (k,), _not_checked)
+    except _NotChecked:
+        return None
 
 
 def ruler_view(r: Ruler) -> None:

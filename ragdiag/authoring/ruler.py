@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..evaluation.records import Evaluation
 
 __all__ = ["Headroom", "Discrimination", "Shortcuts", "Leaks", "Ruler", "ruler", "discrimination", "headroom",
-           "GateResolution", "gate_resolution",
+           "GateResolution", "gate_resolution", "report_section",
            "NEAR_COPY", "EASY_COPIES", "EASY_BM25", "LEAKY_SHARE", "VERDICTS"]
 
 #: A query whose content words overlap a chunk's this much (Jaccard) is nearly that chunk's text.
@@ -332,6 +332,22 @@ class Ruler:
                 "leakage": self.leaks.as_json(), "discrimination": self.discrimination.as_json(),
                 "flagged": list(self.flagged), "problems": self.problems()}
 
+    def section(self):
+        """The report's appendix section (:class:`ragdiag.present.report.ruler.RulerSection`): these figures."""
+        from ..present.report.ruler import HeadroomRow, RulerSection
+
+        d = self.discrimination
+        return RulerSection(
+            verdict=self.verdict, headline=self.headline(), k=self.primary_k, questions=self.questions,
+            configs=self.configs,
+            headroom=tuple(HeadroomRow(h.measure, h.low, h.high, h.ceiling, h.floor, h.saturated, h.sentence())
+                           for h in self.headroom),
+            saturated=self.saturated, bm25=self.shortcuts.bm25, bm25_share=self.shortcuts.bm25_share,
+            flagged=self.flagged,
+            resolvable_points=None if d.resolvable is None else round(100 * d.resolvable, 3),
+            problems=tuple(self.problems()), shortcuts=self.shortcuts.sentence(), leakage=self.leaks.sentence(),
+            discrimination=d.sentence())
+
     def text(self) -> str:
         """What ``ruler`` prints."""
         lines = [self.headline(), "", "Headroom:"]
@@ -528,6 +544,15 @@ def ruler(ev: Evaluation, configs: Sequence | None = None, *, ks: Sequence[int] 
     strategy = DEFAULT_STRATEGY if any(c.strategy == DEFAULT_STRATEGY for c in chosen) else chosen[0].strategy
     return Ruler(n, disc.phrasings, tuple(c.label for c in chosen), tuple(rows), _shortcuts(ev, mask, chosen),
                  _leaks(ev, mask, strategy), disc, primary_k, alpha)
+
+
+def report_section(ev: Evaluation, *, primary_k: int = PRIMARY_K):
+    """The ruler of ``ev`` (every configuration of its own) as the report's appendix section, or None when it
+    cannot be checked (no configuration of ragdiag's own, no answerable question)."""
+    try:
+        return ruler(ev, primary_k=primary_k).section()
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True)

@@ -355,13 +355,18 @@ def cmd_report(args) -> int:
         cost_items = costs(ev, encoder, args.gate, cross_encoder=args.cross_encoder, store=open_store(args),
                            priced=False, progress=progress_bar())  # priced once, at the report's cut (at_gate)
     machine_info = machine()  # the run's own timings are in the report too: a busy machine is said
+    from ..authoring.ruler import report_section
+
+    print("checking the ruler: can these questions tell the configurations apart?", file=sys.stderr)
+    ruler_section = report_section(ev, primary_k=args.gate.k)  # the appendix's "Can this set tell?"
     print("writing the report: the comparisons, the gate, the funnel and the hubs", file=sys.stderr)
     try:
         report = build_report(ev, config=cfg, cut=args.cut, keep=args.gate.keep, k=args.gate.k, max_bluff=args.max_bluff,
                               min_answered=args.min_answered, costs=cost_items, machine=machine_info,
                               baseline=baseline.config if baseline else None,
                               baseline_source=baseline.source if baseline else "the operator", encoder=encoder,
-                              history=getattr(args, "history", None), history_runs=getattr(args, "history_runs", 10))
+                              history=getattr(args, "history", None), history_runs=getattr(args, "history_runs", 10),
+                              ruler=ruler_section)
         paths = write_report(report, out, md=md)
     except ValueError as exc:
         raise UsageError(str(exc)) from None

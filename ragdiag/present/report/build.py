@@ -36,6 +36,7 @@ from ...analyses.threshold.rates import rate_rows, rates_at
 from ...analyses.versus import versus
 from .diag import diag_sections
 from .history import history_section
+from .ruler import RulerSection
 from .gate import Curve, GateSection
 from .model import Report
 from .story import AltRow, AlternativesSection, EffectsSection, FlowSection, Headline
@@ -266,7 +267,7 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
                  min_answered: float | None = None, costs=None,
                  machine: dict | None = None, baseline: str | None = None,
                  baseline_source: str = "the operator", encoder=None, history=None,
-                 history_runs: int = 10) -> Report:
+                 history_runs: int = 10, ruler=None) -> Report:
     """Gather the report of ``ev``: the recommendation first, then where the questions go, the alternatives
     and the chunking switches, then the appendix.
 
@@ -285,6 +286,9 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
     [0, 2], a bad ``keep`` or ``k`` (:class:`~ragdiag.core.gate.Gate`), or costs at another cut without an encoder.
     ``history``: a run-history file (``ragdiag history``); its last ``history_runs`` runs of the report's
     configuration become the section "The last runs" (:func:`ragdiag.present.report.history.history_section`).
+    ``ruler``: the ruler check of the ground truth, computed by the caller
+    (:class:`ragdiag.present.report.ruler.RulerSection`, e.g. ``ragdiag.authoring.ruler.report_section(ev)``),
+    becomes the appendix section "Can this set tell?"; it is rendered, never computed here.
     """
     if not ev.results:
         raise ValueError("nothing was evaluated")
@@ -304,6 +308,8 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
         if Config.parse(baseline) not in ev.results:
             raise ValueError(f"the declared baseline {baseline} was not evaluated")
 
+    if ruler is not None and not isinstance(ruler, RulerSection):
+        raise ValueError(f"ruler must be a RulerSection (Ruler.section()), got {type(ruler).__name__}")
     needles = _needle_section(ev)
     rec = recommend(ev, base, max_bluff=max_bluff, costs=costs)
     compared = rec.comparison  # the alternatives are what the decision compared: answered at each one's own cut
@@ -336,4 +342,5 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
         costs=_cost_section(ev, gate.n_in + gate.n_ood),
         diag=diag_sections(ev, cfg, cut=cut, keep=decided.keep, k=decided.k, costs=costs, machine=machine),
         history=None if history is None else history_section(history, cfg.label, last=history_runs),
+        ruler=ruler,
     )
