@@ -6,7 +6,8 @@ import math
 
 from ..core.gate import cut_text
 from ..core.words import rate_text
-from .common import UsageError, evaluate_args, _known_config
+from .common import UsageError
+from .gate_args import _check_export, _gate_config
 from .options import add_evaluation, add_gate
 
 __all__ = ["register", "cmd_sweep", "cmd_threshold", "format_slice_cuts"]
@@ -67,20 +68,6 @@ def register(sub) -> None:
     p.add_argument("--ce-units", choices=("logit", "sigmoid"), default=None,
                    help="with --score native on rerank-ce: the cross-encoder's logit (default) or its sigmoid")
     p.set_defaults(func=cmd_threshold)
-
-
-def _gate_config(args):
-    from ..evaluation.records import parse_key
-
-    try:
-        cfg = parse_key(args.config)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    _known_config(cfg, "CONFIG")
-    ev = evaluate_args(args, [cfg.strategy], [cfg.retriever])
-    if cfg.retriever in ev.unavailable:
-        raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
-    return ev, cfg
 
 
 def cmd_sweep(args) -> int:
@@ -327,15 +314,6 @@ def _proposal_extras(table, choice, goal, args, current) -> dict:
                 more.append(f"  {name}: {', '.join(ids)}")
     out["proposal_words"], out["more_words"] = words, more
     return out
-
-
-def _check_export(path: str, force: bool = False) -> None:
-    """``--export`` must be a writable file that is absent or an earlier ragdiag thresholds export (or ``force``)."""
-    from ..analyses.threshold.export import is_thresholds_export
-    from ..core.files import check_output, has_signature
-
-    check_output(path, what="--export", force=force, ours=lambda p: has_signature(p, is_thresholds_export),
-                 example="thresholds.yaml", force_hint=None, ours_words="an earlier ragdiag thresholds export")
 
 
 def _write_export(path: str, ev, cfg, table, choice, rule: str, slices=None) -> None:

@@ -20,7 +20,7 @@ def native_threshold(args, goal) -> int:
 
     from ..analyses.threshold.score import native_document, score_cut, score_table
     from ..core.files import atomic_write
-    from .gate import _check_export, _gate_config
+    from .gate_args import _check_export, _gate_config
 
     if goal.max_bluff is None:
         raise UsageError("--score native chooses a cut for a bluff goal: give --max-bluff (e.g. 0.05)")
