@@ -9,6 +9,8 @@ ASCII and non-ASCII texts mixed, across block boundaries.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -58,26 +60,37 @@ def check(texts) -> None:
     assert got.ids.dtype == np.int32 and got.indptr.dtype == np.int64
 
 
+@contextlib.contextmanager
+def sizes(block: int, min_run: int):
+    """Blocks of ``block`` texts, ASCII runs split at once from ``min_run`` texts (small: every path taken)."""
+    old = bm25._BLOCK, bm25._MIN_RUN
+    bm25._BLOCK, bm25._MIN_RUN = block, min_run
+    try:
+        yield
+    finally:
+        bm25._BLOCK, bm25._MIN_RUN = old
+
+
+@pytest.mark.parametrize("min_run", [1, 32])
 @pytest.mark.parametrize("texts", [
     [], [""], ["ab", ""], ["", "a", ""], ["ab", "cd"], ["x.", "y"], ["A1b2 C", "", "  ", "q"],
     ["a", "ä", "b"], ["Die GRÖSSE der Straße", "机器学习", "the machine"], ["l1_ratio=0.15", "SGDClassifier's"],
+    ["Ridge", "ridge"] * 40,
 ])
-def test_table(texts):
-    check(texts)
+def test_table(texts, min_run):
+    with sizes(bm25._BLOCK, min_run):
+        check(texts)
 
 
 @settings(max_examples=300, deadline=None)
 @given(corpus)
 def test_same_tokens_as_tokenize_text_by_text(texts):
-    check(texts)
+    with sizes(bm25._BLOCK, 1):
+        check(texts)
 
 
 @settings(max_examples=100, deadline=None)
 @given(corpus)
 def test_same_across_block_boundaries(texts):
-    old = bm25._BLOCK
-    bm25._BLOCK = 3  # blocks of 3 texts: the vocabulary is carried from block to block
-    try:
+    with sizes(3, 1):  # the vocabulary is carried from block to block
         check(texts)
-    finally:
-        bm25._BLOCK = old

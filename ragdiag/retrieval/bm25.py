@@ -178,7 +178,8 @@ def tokenize_corpus(texts: Sequence[str]) -> Tokens:
     letters and digits are packed into one buffer that Arrow reads as the tokens
     (``LargeStringArray.from_buffers``), and Arrow's hash table gives each distinct token
     an id in order of first appearance (``dictionary_encode``). Other texts are
-    tokenised one by one. Blocks of :data:`_BLOCK` texts bound the memory.
+    tokenised one by one (and runs of fewer than :data:`_MIN_RUN` ASCII texts). Blocks of
+    :data:`_BLOCK` texts bound the memory.
 
     >>> t = tokenize_corpus(["Apple pie", "apple TART tart"])
     >>> t.ids.tolist(), t.indptr.tolist(), t.vocab
@@ -193,14 +194,14 @@ def tokenize_corpus(texts: Sequence[str]) -> Tokens:
         i = start
         for ascii_run, group in itertools.groupby(texts[start : start + _BLOCK], key=str.isascii):
             run = list(group)
-            if ascii_run:
+            if ascii_run and len(run) >= _MIN_RUN:
                 local, words = _ascii_tokens(run, lens[i : i + len(run)])
                 lut = np.fromiter((get(w, len(vocab)) for w in words), dtype=np.int32, count=len(words))
                 parts.append(lut[local])
             else:
                 flat: list[str] = []
                 for j, text in enumerate(run, i):
-                    toks = _tokenize_unicode(text)
+                    toks = tokenize(text)
                     lens[j] = len(toks)
                     flat.extend(toks)
                 parts.append(np.fromiter((get(t, len(vocab)) for t in flat), dtype=np.int32, count=len(flat)))
@@ -209,6 +210,9 @@ def tokenize_corpus(texts: Sequence[str]) -> Tokens:
     np.cumsum(lens, out=indptr[1:])
     return Tokens(np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32), indptr, vocab)
 
+
+#: ASCII texts in a row from which they are split at once (a shorter run costs more in Arrow's set-up than it saves)
+_MIN_RUN = 32
 
 #: texts tokenised at once (Arrow's token array and the id table of one block are held, never the corpus's)
 _BLOCK = 65536
