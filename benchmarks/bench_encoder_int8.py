@@ -71,7 +71,7 @@ def ort_matmul(kind: str, threads: int):
     graph = helper.make_graph([node], kind, [helper.make_tensor_value_info("A", types[0], [SIZE, SIZE])],
                               [helper.make_tensor_value_info("C", types[2], [SIZE, SIZE])],
                               initializer=[onnx.numpy_helper.from_array(b, "B")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])

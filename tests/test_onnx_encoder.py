@@ -33,7 +33,8 @@ def test_loaded_by_name_without_loading_a_runtime(name, precision, tmp_path):
 
 
 @pytest.mark.parametrize("options,message", [({"precision": "bf16"}, "sets its own precision"),
-                                             ({"passes": 2}, "not passes")])
+                                             ({"device": "cuda"}, "not device"),
+])
 def test_options_it_does_not_take_are_refused(options, message):
     with pytest.raises(ValueError, match=message):
         load_encoder("minilm-onnx", **options)
@@ -109,3 +110,14 @@ def test_token_sink_and_window_match_the_torch_encoder(exported):
     counts = encs["fp32"].count_tokens(TEXTS)
     for i, n in enumerate(counts):
         assert tokens[i].shape == (min(n, encs["fp32"].max_seq_length) - 2, 384)
+
+
+@pytest.mark.model
+def test_passes_at_once_give_the_same_vectors_in_order(exported, torch_vectors):
+    cache, _ = exported
+    enc = OnnxEncoder(precision="fp32", batch_size=1, passes=2, threads=2, cache=cache)
+    seen = []
+    v = enc.encode(TEXTS, progress=lambda done, total: seen.append((done, total)))
+    np.testing.assert_allclose(v, torch_vectors, atol=1e-5)
+    assert seen == [(i, len(TEXTS)) for i in range(1, len(TEXTS) + 1)]
+    assert enc.layout == "onnxruntime cpu: 2 passes x 1 thread, fp32"

@@ -104,9 +104,9 @@ def load_encoder(model: str | os.PathLike | None = None, *, default=None, **opti
             raise ValueError(f"the {label!r} model sets its own precision; use minilm-onnx or minilm-onnx-int8")
         from .encoder.onnx import OnnxEncoder
 
-        unknown = set(options) - {"batch_size", "threads", "cache"}
+        unknown = set(options) - {"batch_size", "threads", "passes", "cache"}
         if unknown:
-            raise ValueError(f"the {label!r} model takes batch_size, threads and cache, not {', '.join(sorted(unknown))}")
+            raise ValueError(f"the {label!r} model takes batch_size, threads, passes and cache, not {', '.join(sorted(unknown))}")
         return OnnxEncoder(precision=ONNX_ALIASES[label], **options)
     from .encoder.model import Encoder
 

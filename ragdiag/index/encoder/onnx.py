@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections import deque
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -86,16 +87,18 @@ class OnnxEncoder(Encoder):
 
     ``cache``: the folder the export is cached in (default: the store's,
     :func:`ragdiag.index.store.keys.resolve_root`). ``threads``: ONNX Runtime's
-    intra-op threads (default: the physical cores). Constructing one is cheap
+    threads in all (default: the physical cores); ``passes``: batches run at once, each on its share of the
+    threads (default: one per thread, as the torch encoder's CPU passes: a core taken by other work
+    stalls one pass, not every thread at a barrier). Constructing one is cheap
     and needs neither torch nor ONNX Runtime; the first encode loads (and, once
     per cache folder, exports) the model.
     """
 
     def __init__(self, *, precision: str = "fp32", batch_size: int = 32, threads: int | None = None,
-                 cache: str | os.PathLike | None = None):
+                 passes: int | None = None, cache: str | os.PathLike | None = None):
         if precision not in ONNX_PRECISIONS:
             raise ValueError(f"ONNX precision must be one of {', '.join(ONNX_PRECISIONS)}, got {precision!r}")
-        super().__init__(None, precision="fp32", batch_size=batch_size, threads=threads, passes=1, device="cpu")
+        super().__init__(None, precision="fp32", batch_size=batch_size, threads=threads, passes=passes, device="cpu")
         self.precision = precision
         self.name = f"{DEFAULT_MODEL} (ONNX {precision})"
         self.cache = cache
@@ -125,7 +128,9 @@ class OnnxEncoder(Encoder):
         """How the loaded model runs (``"onnxruntime cpu: 2 threads, int8"``); None before it loads."""
         if self._session is None:
             return None
-        return f"onnxruntime cpu: {self._threads} thread{'s' if self._threads > 1 else ''}, {self.precision}"
+        per = max(self._threads // self._passes, 1)
+        return (f"onnxruntime cpu: {self._passes} pass{'es' if self._passes > 1 else ''} x {per} "
+                f"thread{'s' if per > 1 else ''}, {self.precision}")
 
     @property
     def loaded(self) -> bool:
@@ -195,7 +200,8 @@ class OnnxEncoder(Encoder):
         path = self.export()
         options = ort.SessionOptions()
         self._threads = self.threads or physical_cores()
-        options.intra_op_num_threads = self._threads
+        self._passes = min(self.passes or self._threads, self._threads)
+        options.intra_op_num_threads = max(self._threads // self._passes, 1)
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
@@ -234,17 +240,18 @@ class OnnxEncoder(Encoder):
 
     def encode(self, texts: Sequence[str], *, progress: ProgressFn | None = None,
                token_sink: Callable[[int, np.ndarray], None] | None = None) -> np.ndarray:
-        """Unit vectors, float32, ``(len(texts), dim)``, in input order; batches of similar length, one at a time."""
+        """Unit vectors, float32, ``(len(texts), dim)``, in input order; batches of similar length, ``passes`` at once."""
         texts = list(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
         self._load()
         order = self._length_order(texts)
+        batches = [order[b : b + self.batch_size] for b in range(0, len(texts), self.batch_size)]
         done = 0
-        for b in range(0, len(texts), self.batch_size):
-            idx = order[b : b + self.batch_size]
-            hidden, mask, pooled = self._forward(self._tokenize([texts[i] for i in idx]))
+
+        def finish(idx, hidden, mask, pooled) -> None:
+            nonlocal done
             out[idx] = pooled
             if token_sink is not None:
                 for i, tokens in zip(idx, self._tokens_of(hidden, mask)):
@@ -252,4 +259,22 @@ class OnnxEncoder(Encoder):
             done += len(idx)
             if progress is not None:
                 progress(done, len(texts))
+
+        if self._passes < 2 or len(batches) < 2:
+            for idx in batches:
+                finish(idx, *self._forward(self._tokenize([texts[i] for i in idx])))
+            return out
+        # Several passes at once (ONNX Runtime's run is thread-safe); results taken in batch order.
+        from concurrent.futures import ThreadPoolExecutor
+
+        running: deque = deque()
+        with ThreadPoolExecutor(self._passes, thread_name_prefix="ragdiag-onnx") as pool:
+            for idx in batches:
+                running.append((idx, pool.submit(self._forward, self._tokenize([texts[i] for i in idx]))))
+                if len(running) >= 2 * self._passes:
+                    head, future = running.popleft()
+                    finish(head, *future.result())
+            while running:
+                head, future = running.popleft()
+                finish(head, *future.result())
         return out
