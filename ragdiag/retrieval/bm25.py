@@ -30,6 +30,7 @@ scores bit for bit and the same top ``k``. :func:`scorer_choice` says when;
 from __future__ import annotations
 
 import functools
+import itertools
 import importlib.util
 import os
 import re
@@ -169,24 +170,92 @@ class Tokens:
 def tokenize_corpus(texts: Sequence[str]) -> Tokens:
     """Tokenise every text once (:func:`tokenize`) into one flat array of token ids.
 
+    The same tokens, ids and vocabulary as :func:`tokenize` text by text
+    (:func:`_tokenize_corpus_per_text`, the reference the tests hold it to), without a
+    Python object per token where the texts are ASCII: a run of ASCII texts is
+    lower-cased and its separators blanked in one byte translation, a token starts
+    where a letter or digit follows anything else (counted per text in numpy), the
+    letters and digits are packed into one buffer that Arrow reads as the tokens
+    (``LargeStringArray.from_buffers``), and Arrow's hash table gives each distinct token
+    an id in order of first appearance (``dictionary_encode``). Other texts are
+    tokenised one by one (and runs of fewer than :data:`_MIN_RUN` ASCII texts). Blocks of
+    :data:`_BLOCK` texts bound the memory.
+
     >>> t = tokenize_corpus(["Apple pie", "apple TART tart"])
     >>> t.ids.tolist(), t.indptr.tolist(), t.vocab
     ([0, 1, 0, 2, 2], [0, 2, 5], {'apple': 0, 'pie': 1, 'tart': 2})
     """
     vocab: dict[str, int] = {}
+    texts = texts if isinstance(texts, list) else list(texts)
     lens = np.zeros(len(texts), dtype=np.int64)
     parts = []
-    for start in range(0, len(texts), 8192):  # one block's token list at a time, never the corpus's
-        flat: list[str] = []
-        for i, text in enumerate(texts[start : start + 8192], start):
-            toks = tokenize(text)
-            lens[i] = len(toks)
-            flat.extend(toks)
-        get = vocab.setdefault
-        parts.append(np.fromiter((get(t, len(vocab)) for t in flat), dtype=np.int32, count=len(flat)))
+    get = vocab.setdefault
+    for start in range(0, len(texts), _BLOCK):
+        i = start
+        for ascii_run, group in itertools.groupby(texts[start : start + _BLOCK], key=str.isascii):
+            run = list(group)
+            if ascii_run and len(run) >= _MIN_RUN:
+                local, words = _ascii_tokens(run, lens[i : i + len(run)])
+                lut = np.fromiter((get(w, len(vocab)) for w in words), dtype=np.int32, count=len(words))
+                parts.append(lut[local])
+            else:
+                flat: list[str] = []
+                for j, text in enumerate(run, i):
+                    toks = tokenize(text)
+                    lens[j] = len(toks)
+                    flat.extend(toks)
+                parts.append(np.fromiter((get(t, len(vocab)) for t in flat), dtype=np.int32, count=len(flat)))
+            i += len(run)
     indptr = np.zeros(len(texts) + 1, dtype=np.int64)
     np.cumsum(lens, out=indptr[1:])
     return Tokens(np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32), indptr, vocab)
+
+
+#: ASCII texts in a row from which they are split at once (a shorter run costs more in Arrow's set-up than it saves)
+_MIN_RUN = 32
+
+#: texts tokenised at once (Arrow's token array and the id table of one block are held, never the corpus's)
+_BLOCK = 65536
+
+#: byte -> itself lower-cased when an ASCII letter or digit, else a space (the separators ``[a-z0-9]+`` skips)
+_WORD_TABLE = bytes(c + 32 if 65 <= c <= 90 else c if 97 <= c <= 122 or 48 <= c <= 57 else 32 for c in range(256))
+
+
+def _ascii_tokens(run: list[str], lens: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """ASCII texts' tokens: ``(ids, words)``, ``words[ids[t]]`` the ``t``-th token in reading order (ids by
+    first appearance), each text's count written into ``lens``."""
+    import pyarrow as pa
+
+    # A space before the first text and after each, so no token runs on from one text into the next; the
+    # letter-or-digit mask then changes at each token's start and at the byte after its end, alternately.
+    text = b" " + " ".join(run).encode("ascii").translate(_WORD_TABLE) + b" "
+    word = np.frombuffer(text, dtype=np.uint8) != 32
+    edges = np.flatnonzero(word[1:] != word[:-1]) + 1
+    first, last = edges[0::2], edges[1::2]
+    ends = np.cumsum(np.fromiter(map(len, run), dtype=np.int64, count=len(run)) + 1)  # each text's space after
+    lens[:] = np.diff(np.searchsorted(first, ends), prepend=0)
+    offsets = np.zeros(first.size + 1, dtype=np.int64)
+    np.cumsum(last - first, out=offsets[1:])
+    tokens = pa.LargeStringArray.from_buffers(first.size, pa.py_buffer(offsets), pa.py_buffer(text.replace(b" ", b"")))
+    encoded = tokens.dictionary_encode()
+    return encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary.to_pylist()
+
+
+def _tokenize_corpus_per_text(texts: Sequence[str]) -> Tokens:
+    """:func:`tokenize_corpus` the plain way, :func:`tokenize` text by text: the reference it is tested
+    (and benchmarked) against."""
+    vocab: dict[str, int] = {}
+    lens = np.zeros(len(texts), dtype=np.int64)
+    flat: list[str] = []
+    for i, text in enumerate(texts):
+        toks = tokenize(text)
+        lens[i] = len(toks)
+        flat.extend(toks)
+    get = vocab.setdefault
+    ids = np.fromiter((get(t, len(vocab)) for t in flat), dtype=np.int32, count=len(flat))
+    indptr = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(lens, out=indptr[1:])
+    return Tokens(ids, indptr, vocab)
 
 
 TOKENIZER_VERSION = "bm25-tokens-1"  # part of the stored tokens' key: change it whenever tokenize() changes

@@ -79,6 +79,24 @@ def _select(S: np.ndarray, depth: int) -> np.ndarray:
     return np.nonzero(keep)[1].reshape(nq, depth)
 
 
+def _above(S: np.ndarray, best_sc: np.ndarray, depth: int):
+    """The block's chunks that beat each query's ``depth``-th best so far, when at most ``depth`` per query.
+
+    Blocks come in position order, so a chunk that only ties the ``depth``-th best loses to it (a lower
+    position) and only a strictly higher score can enter: ``(rows, cols, slot, width)`` of those
+    (``slot``: each one's place among its query's, ``width``: the most of any query). None when a query
+    has more than ``depth`` of them or a score is not a number: the block is then selected in full.
+    """
+    beats = S > best_sc[:, -1:]
+    per = beats.sum(axis=1)
+    width = int(per.max()) if per.size else 0
+    if width > depth or np.isnan(S).any() or np.isnan(best_sc).any():
+        return None
+    rows, cols = np.nonzero(beats)  # row by row, columns ascending
+    slot = np.arange(rows.size) - np.repeat(np.cumsum(per) - per, per)
+    return rows, cols, slot, width
+
+
 def _merge(pos: np.ndarray, sc: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
     """The first ``depth`` of each row ordered by (score desc, position asc)."""
     o = np.lexsort((pos, -sc), axis=-1)[:, :depth]
@@ -109,16 +127,26 @@ def _pass(score: Scorer, n: int, nq: int, depth: int, thresholds, *, block: int,
     for start, stop in _blocks(n, block, lo, hi):
         S = np.ascontiguousarray(score(slice(start, stop)))
         if depth:
-            idx = _select(S, depth)
-            pos = np.concatenate([best_pos, idx + start], axis=1)
-            sc = np.concatenate([best_sc.astype(S.dtype, copy=False), np.take_along_axis(S, idx, axis=1)], axis=1)
-            best_pos, best_sc = _merge(pos, sc, depth)
+            few = _above(S, best_sc, depth) if best_pos.shape[1] == depth else None
+            if few is None:
+                idx = _select(S, depth)
+                pos = np.concatenate([best_pos, idx + start], axis=1)
+                sc = np.concatenate([best_sc.astype(S.dtype, copy=False), np.take_along_axis(S, idx, axis=1)], axis=1)
+                best_pos, best_sc = _merge(pos, sc, depth)
+            elif few[0].size:
+                rows, cols, slot, width = few
+                pos = np.full((nq, width), n, dtype=np.int64)  # padding: past every chunk, scored -inf
+                sc = np.full((nq, width), -np.inf, dtype=S.dtype)
+                pos[rows, slot], sc[rows, slot] = cols + start, S[rows, cols]
+                best_pos, best_sc = _merge(np.concatenate([best_pos, pos], axis=1),
+                                           np.concatenate([best_sc.astype(S.dtype, copy=False), sc], axis=1), depth)
         if thresholds is not None:
             thr, tpos = thresholds
             above = (S > thr[:, None]).sum(axis=1)
-            cols = np.arange(start, stop)
-            tied_before = ((S == thr[:, None]) & (cols[None, :] < tpos[:, None])).sum(axis=1)
-            counts += above + tied_before
+            at_least = (S >= thr[:, None]).sum(axis=1)
+            counts += above
+            for i in np.flatnonzero(at_least > above):  # ties with the target (rare): those at a lower position
+                counts[i] += int(((S[i] == thr[i]) & (np.arange(start, stop) < tpos[i])).sum())
         if watch is not None:
             rows, wcols = watch
             inside = (wcols >= start) & (wcols < stop)
