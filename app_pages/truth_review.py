@@ -11,6 +11,7 @@ import streamlit as st
 from ragdiag.authoring.plan import plan
 from ragdiag.core.defaults import PRACTICAL_MARGIN, PRIMARY_K
 from ragdiag.present.serving import AccessError
+from ui.cache import by_evaluation
 from ui.html import md_text
 from ui.jobs import evaluation
 from ui.review_queue import plan_view, review_queue
@@ -29,13 +30,14 @@ if len(labels) >= 2:
     a = c1.selectbox("Plan for", labels, index=labels.index(a), key="gt_plan_a")
     others = [x for x in labels if x != a]
     b = c2.selectbox("against", others, index=others.index(pick) if pick in others else 0, key="gt_plan_b")
-    margin = c3.number_input("difference worth detecting", 0.01, 0.5, PRACTICAL_MARGIN, 0.01, key="gt_plan_margin")
-    key = (token, a, b, round(float(margin), 4))
-    if st.session_state.get("gt_plan_key") != key:
-        with st.spinner("Planning (exact power of the sign-flip test)…"):
-            st.session_state["gt_plan"] = plan(ev, a, versus=b, k=PRIMARY_K, margin=float(margin))
-        st.session_state["gt_plan_key"] = key
-    plan_view(st.session_state["gt_plan"])
+    locked = access().locked  # served: the practical margin only, so a visitor's work is one plan per pair
+    margin = c3.number_input("difference worth detecting", 0.01, 0.5, PRACTICAL_MARGIN, 0.01, key="gt_plan_margin",
+                             disabled=locked, help="fixed when served read-only" if locked else None)
+    margin = PRACTICAL_MARGIN if locked else round(float(margin), 4)
+    with st.spinner("Planning (exact power of the sign-flip test)…"):  # once per evaluation and input, not per visitor
+        result = by_evaluation("truth plan", token, (a, b, margin, PRIMARY_K),
+                               lambda: plan(ev, a, versus=b, k=PRIMARY_K, margin=margin))
+    plan_view(result)
 else:
     st.info("Only one configuration was evaluated: a plan compares two.")
 

@@ -97,13 +97,26 @@ def read_settings(options: dict, pyproject: Path | None, cwd: Path) -> Settings:
     table: dict = {}
     if pyproject is not None and pyproject.is_file():
         try:
-            table = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {}).get("ragdiag", {})
-        except tomllib.TOMLDecodeError as exc:
-            raise ValueError(f"{pyproject} cannot be read: {exc}") from None
+            if pyproject.stat().st_size > 10_000_000:
+                raise ValueError(f"{pyproject} is over 10 MB; not read as a pyproject.toml")
+            doc = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
+            raise ValueError(f"{pyproject} cannot be read: {' '.join(str(exc).split())[:200]}") from None
+        tool = doc.get("tool", {})
+        if not isinstance(tool, dict):
+            raise ValueError(f"{pyproject}: tool is {type(tool).__name__}, not a table ([tool.ragdiag] is one)")
+        table = tool.get("ragdiag", {})
+        if not isinstance(table, dict):
+            raise ValueError(f"{pyproject}: tool.ragdiag is {type(table).__name__}, not a table")
         unknown = set(table) - set(_KEYS)
         if unknown:
-            raise ValueError(f"[tool.ragdiag] in {pyproject}: unknown setting(s) {', '.join(sorted(unknown))}; "
-                             f"known: {', '.join(_KEYS)}")
+            shown = ", ".join(sorted(repr(k)[:40] for k in unknown)[:5])
+            raise ValueError(f"[tool.ragdiag] in {pyproject}: unknown setting(s) {shown}; known: {', '.join(_KEYS)}")
+        for key, value in table.items():
+            kind = {"margin": (int, float), "strict": bool}.get(key, str)
+            if not isinstance(value, kind) or (key == "margin" and isinstance(value, bool)):
+                want = {"margin": "a number", "strict": "true or false"}.get(key, "text")
+                raise ValueError(f"[tool.ragdiag] in {pyproject}: {key} is {type(value).__name__}; write {want}")
     values, sources = {}, {}
     for key in _KEYS:
         given = options.get(key)
@@ -116,7 +129,10 @@ def read_settings(options: dict, pyproject: Path | None, cwd: Path) -> Settings:
         if key in ("corpus", "truth", "baseline", "candidate", "cache"):
             values[key] = (base / str(values[key])).resolve()
     if "margin" in values:
-        values["margin"] = float(values["margin"])
+        try:
+            values["margin"] = float(values["margin"])
+        except ValueError:
+            raise ValueError(f"margin {values['margin']!r} ({sources['margin']}) is not a number") from None
     values["strict"] = bool(values.get("strict", False))
     return Settings(baseline=values.pop("baseline", None), config=values.pop("config", None), sources=sources,
                     **values)

@@ -156,7 +156,9 @@ def test_writes_summary_outputs_and_comment_file_then_one_sticky_comment(gate_ru
     ours = [c for c in github.comments[7] if "ragdiag-gate" in c["body"]]
     assert len(ours) == 1 and ours[0]["id"] == 1001  # the one the first push created (the fake numbers from 1001)
     assert "❌ fail" in ours[0]["body"] and "how many eggs does a queen bee lay" in ours[0]["body"]
-    assert [m for m, _ in github.calls] == ["GET", "GET", "PATCH"]  # two pages read, then the update
+    # two pages read, who the token writes as (a workflow token cannot read /user: github-actions[bot]), the update
+    assert github.calls == [("GET", "/repos/octo/kb/issues/7/comments"), ("GET", "/repos/octo/kb/issues/7/comments"),
+                            ("GET", "/user"), ("PATCH", "/repos/octo/kb/issues/comments/1001")]
     assert github.comments[7][0]["body"] == "LGTM, a human"
     assert _outputs(files["output.txt"])["verdict"] == "fail"  # appended: the last line wins in GitHub
     assert files["summary.md"].read_text().count("## ragdiag gate") == 2

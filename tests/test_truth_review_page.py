@@ -84,3 +84,29 @@ def test_page_plans_and_reviews(haushalt):
     assert saved["questions"][-1]["needle"] == needle
     assert saved["rejected_drafts"][0]["reason"] == REJECT_REASONS[1]
     assert os.path.exists(str(haushalt).replace(".truth.json", ".truth.prev.json"))
+
+
+def test_the_plan_is_computed_once_for_every_visitor_when_served_locked(haushalt, monkeypatch):
+    """Served read-only, ten visitors opening the page cost one plan, not ten (it was 26-43 s of CPU each)."""
+    from streamlit.testing.v1 import AppTest
+
+    import ragdiag.authoring.plan as planning
+    from ui.cache import by_evaluation
+
+    monkeypatch.setenv("RAGDIAG_LOCKED", "1")
+    by_evaluation.clear()
+    real, calls = planning.plan, []
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs.get("margin"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(planning, "plan", counted)
+    shown = set()
+    for _ in range(10):  # ten visitors: ten sessions of their own
+        at = _ok(AppTest.from_file(PAGE, default_timeout=120))
+        at.run()
+        _ok(at)
+        assert at.number_input(key="gt_plan_margin").disabled
+        shown.add(_text(at).split("Drafts to start from")[0])
+    assert len(calls) == 1 and len(shown) == 1

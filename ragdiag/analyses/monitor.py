@@ -51,8 +51,8 @@ from ..core.words import rate_text
 from ..evaluation.rows import RateCell
 from .compare.intervals import rate_interval
 
-__all__ = ["PERIODS", "BATCH", "ALPHA", "MIN_SHIFT", "SHOW_BAD", "KEEP_QUERIES", "TEST", "LogLine", "BadLine",
-           "LogRead", "read_log", "period_key", "MonitorProgress", "closest_distances", "Calibration",
+__all__ = ["MAX_LINE", "PERIODS", "BATCH", "ALPHA", "MIN_SHIFT", "SHOW_BAD", "KEEP_QUERIES", "TEST", "LogLine",
+           "BadLine", "LogRead", "read_log", "period_key", "MonitorProgress", "closest_distances", "Calibration",
            "calibration", "gate_calibration", "distance_words", "PeriodRow", "Monitor", "monitor_log"]
 
 #: The periods a log can be grouped by.
@@ -88,6 +88,10 @@ class BadLine:
 
     line: int
     reason: str
+
+
+#: Characters of one line of a JSON Lines log; a longer line is a bad line, read past and never held whole.
+MAX_LINE = 65_536
 
 
 def _parse_time(text: Any) -> datetime:
@@ -133,7 +137,9 @@ def _record(number: int, rec: Any) -> LogLine | BadLine:
     try:
         t = _parse_time(rec.get("time"))
     except (ValueError, TypeError):
-        return BadLine(number, f"time {rec.get('time')!r} is not ISO 8601" if rec.get("time") else "no time")
+        return BadLine(number, f"time {repr(rec.get('time'))[:60]} is not ISO 8601" if rec.get("time") else "no time")
+    except OverflowError:  # 9999-12-31T23:59:59-01:00 is past the last UTC time there is
+        return BadLine(number, f"time {repr(rec.get('time'))[:60]} is outside years 1-9999 in UTC")
     return LogLine(number, q, t, _tags(rec.get("tags")))
 
 
@@ -178,14 +184,24 @@ def read_log(path: str | os.PathLike, *, on_bytes: Callable[[int], None] | None 
                 if on_bytes is not None:
                     on_bytes(raw.tell())
                 yield _record(reader.line_num, rec)
-        for number, line in enumerate(text, 1):
+        number = 0
+        while True:
+            line = text.readline(MAX_LINE + 1)  # never more than one line's limit held
+            if not line:
+                break
+            number += 1
             if on_bytes is not None and number % 1024 == 0:
                 on_bytes(raw.tell())
+            if len(line) > MAX_LINE and not line.endswith(("\n", "\r")):
+                while (rest := text.readline(MAX_LINE + 1)) and not rest.endswith(("\n", "\r")):
+                    pass  # the rest of an over-long line, read and dropped
+                yield BadLine(number, f"over {MAX_LINE:,} characters")
+                continue
             if not line.strip():
                 continue
             try:
                 rec = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or nested thousands deep
                 yield BadLine(number, "not JSON")
                 continue
             yield _record(number, rec)

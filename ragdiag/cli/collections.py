@@ -12,6 +12,7 @@ and ground truth.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -87,14 +88,15 @@ def print_measures(runs) -> None:
 def write_collection_outputs(runs, out: str) -> list[str]:
     """``measures.json``, ``per_question.csv`` and TREC files (``trec/<config>.run``, ``trec/<config>.qrels``)."""
     import csv
+    import io
 
     from ..analyses.measures import MEASURE_NAMES, measure_rows, primary_measure
     from ..core.defaults import PRIMARY_K
-    from ..documents.collections import write_trec_qrels, write_trec_run
+    from ..core.files import OutputError, check_output, write_all
+    from ..documents.collections.trec import trec_qrels_text, trec_run_text
 
     folder = Path(out)
-    (folder / "trec").mkdir(parents=True, exist_ok=True)
-    paths = []
+    texts: dict[Path, str] = {}
     doc = {"collection": runs.collection.name, "level": runs.collection.level, "items": runs.items, "k": MEASURE_K,
            "primary": primary_measure(True) if runs.collection.document_level else None,
            "verdicts": (MEASURE_NAMES["ndcg"].format(k=MEASURE_K) if runs.collection.document_level
@@ -103,11 +105,8 @@ def write_collection_outputs(runs, out: str) -> list[str]:
            "configs": {r.config: {c.measure: {"estimate": c.interval.estimate, "low": c.interval.low,
                                               "high": c.interval.high} for c in r.cells}
                        for r in measure_rows(runs, k=MEASURE_K)}}
-    path = folder / "measures.json"
-    path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-    paths.append(str(path))
-    path = folder / "per_question.csv"
-    with open(path, "w", newline="", encoding="utf-8") as f:
+    texts[folder / "measures.json"] = json.dumps(doc, indent=2) + "\n"
+    with io.StringIO(newline="") as f:
         w = csv.writer(f)
         w.writerow(["strategy", "retriever", "query_id", "question_id", "tags", *MEASURE_NAMES])
         values = {cfg: {m: runs.values(cfg, m, k=MEASURE_K) for m in MEASURE_NAMES} for cfg in runs.configs}
@@ -116,16 +115,28 @@ def write_collection_outputs(runs, out: str) -> list[str]:
                 tags = "|".join(runs.tags[i]) if runs.tags else ""
                 w.writerow([cfg.strategy, cfg.retriever, q, g, tags,
                             *(f"{float(values[cfg][m][i]):.6g}" for m in MEASURE_NAMES)])
-    paths.append(str(path))
+        texts[folder / "per_question.csv"] = f.getvalue()
     for cfg in runs.configs:
         run, qrels = runs.trec(cfg)
         try:
-            paths.append(str(write_trec_run(folder / "trec" / f"{cfg.strategy}_{cfg.retriever}.run",
-                                            {q: list(d) for q, d in run.items()})))
-            paths.append(str(write_trec_qrels(folder / "trec" / f"{cfg.strategy}_{cfg.retriever}.qrels", qrels)))
+            texts[folder / "trec" / f"{cfg.strategy}_{cfg.retriever}.run"] = trec_run_text(
+                {q: list(d) for q, d in run.items()})
+            texts[folder / "trec" / f"{cfg.strategy}_{cfg.retriever}.qrels"] = trec_qrels_text(qrels)
         except ValueError as exc:
             raise UsageError(f"the TREC files cannot be written: {exc}") from None
-    return paths
+    source = Path(runs.collection.corpus.root)
+    if source.is_dir() and folder.is_dir() and os.path.samefile(source, folder):
+        raise UsageError(f"--out {out!r} is the collection's own folder; name a new folder")
+    try:
+        for path in texts:  # never over an input (the collection's file), never a folder or a device
+            if path.parent.is_dir():
+                check_output(path, what="--out", inputs=[source], force=True, example="a new folder")
+        (folder / "trec").mkdir(parents=True, exist_ok=True)
+        return write_all(texts)  # all or none: a full disk leaves the previous files, never a partial set
+    except OutputError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"--out {out!r} cannot be written ({exc.strerror or exc})") from None
 
 
 def open_for_eval(args, *, headline_to=None):

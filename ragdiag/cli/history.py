@@ -196,9 +196,11 @@ def record_gate(path: str, baseline: str, report, candidate, *, folder: str | No
     path = path or str(default_history_path(baseline))
     summary = None
     if folder is not None:
+        from ..present.history import read_summary
+
         try:
-            summary = json.loads((Path(folder) / "summary.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            summary = read_summary(folder)
+        except HistoryError:
             summary = None  # the gate read the folder a moment ago; the run's records are kept regardless
     # kept under the gated configuration (the slot you ship), whatever the candidate's own name: the gate's
     # report (kept with it) says what changed, e.g. "configuration: E/hybrid -> F/hybrid"

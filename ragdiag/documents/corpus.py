@@ -310,4 +310,5 @@ def load_corpus(
     if not docs:
         detail = "; ".join(f"{f.path}: {f.reason}" for f in failures[:5]) or "no supported files (.md, .txt, .html, .pdf) found"
         raise CorpusError(f"nothing could be loaded from {str(root)!r} ({detail})", failures)
-    return Corpus(root=str(root), documents=tuple(docs), failures=tuple(failures), name=root.name)
+    name = root.name or root.resolve().name  # `--corpus .` is named after the folder, not ""
+    return Corpus(root=str(root), documents=tuple(docs), failures=tuple(failures), name=name)

@@ -400,7 +400,9 @@ def _no_duplicates(pairs):
 def _yaml_load(text: str):
     import yaml
 
-    class Loader(yaml.SafeLoader):
+    from ..core.safe_yaml import limited_loader
+
+    class Loader(limited_loader(yaml.SafeLoader)):  # no recursive alias, no alias bomb (YamlLimitError)
         pass
 
     def mapping(loader, node, deep=False):

@@ -84,8 +84,9 @@ def _read_arrow(path: Path):
 
     try:
         table = pq.read_table(path) if path.suffix == ".parquet" else feather.read_table(path)
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise VectorFileError(f"{path.name}: not a readable {path.suffix[1:]} file ({exc})") from None
+    except (pa.ArrowException, OSError) as exc:
+        raise VectorFileError(f"{path.name}: not a readable {path.suffix[1:]} file "
+                              f"({' '.join(str(exc).split())[:200]})") from None
     meta = table.schema.metadata or {}
     names = set(table.column_names)
     if "vector" not in names:
@@ -105,6 +106,11 @@ def _read_arrow(path: Path):
     col = table.column("vector").combine_chunks()
     if len(col) == 0:
         raise VectorFileError(f"{path.name}: no rows")
+    kind = col.type
+    is_list = pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind)
+    if not is_list or not (pa.types.is_floating(kind.value_type) or pa.types.is_integer(kind.value_type)):
+        raise VectorFileError(f"{path.name}: column 'vector' is {str(kind)[:60]}; write a list of numbers per row "
+                              "(float32)")
     flat = col.values if hasattr(col, "values") else col.flatten()
     lengths = np.diff(np.asarray(col.offsets)) if hasattr(col, "offsets") else np.full(len(col), col.type.list_size)
     if col.null_count or len(set(lengths.tolist())) != 1:

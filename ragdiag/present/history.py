@@ -41,8 +41,8 @@ from ..core.gate import Gate, OnGate
 from ..core.stats import Interval
 from .regression.runs import GateRun, RunError, load_run
 
-__all__ = ["HISTORY_FILE", "BUSY_TIMEOUT_S", "HistoryError", "RunEntry", "Measures", "TrendPoint", "Change",
-           "History", "open_history", "default_history_path", "measures_of", "export_mlflow"]
+__all__ = ["HISTORY_FILE", "BUSY_TIMEOUT_S", "HistoryError", "read_summary", "RunEntry", "Measures", "TrendPoint",
+           "Change", "History", "open_history", "default_history_path", "measures_of", "export_mlflow"]
 
 #: The file's name when none is given: beside the baseline folder.
 HISTORY_FILE = "ragdiag-history.sqlite"
@@ -93,6 +93,28 @@ CREATE TABLE IF NOT EXISTS outcomes (
 
 class HistoryError(ValueError):
     """A history file or a run in it that cannot be used (the message says what to do)."""
+
+
+def read_summary(folder: str | Path) -> dict:
+    """The ``summary.json`` of an ``eval --out`` folder: a regular file under the gate's size limit holding a JSON
+    object, else :class:`HistoryError` in one line (a pipe or ``/dev/zero`` in its place is refused, not read)."""
+    from ..core.limits import ENV, LimitError, Limits, read_limited
+
+    file = Path(folder) / "summary.json"
+    try:
+        raw = read_limited(file, Limits.from_env().max_gate_bytes, what="summary.json", env_var=ENV["max_gate_bytes"])
+        summary = json.loads(raw.decode("utf-8"))
+    except FileNotFoundError:
+        raise HistoryError(f"{folder} has no summary.json: is it an `eval --out` folder?") from None
+    except LimitError as exc:
+        raise HistoryError(f"{file}: {exc}") from None
+    except OSError as exc:
+        raise HistoryError(f"{file} cannot be read: {exc.strerror or exc}") from None
+    except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON, nested too deep
+        raise HistoryError(f"{file} is not JSON ({type(exc).__name__}): run `eval --out` again") from None
+    if not isinstance(summary, dict):
+        raise HistoryError(f"{file} holds {type(summary).__name__}, not an object: run `eval --out` again")
+    return summary
 
 
 @dataclass(frozen=True)
@@ -283,12 +305,7 @@ class History:
                    commit: str = "") -> int:
         """Add the ``eval --out`` folder ``folder`` (every configuration in it, or ``configs``); return its id."""
         path = Path(folder)
-        try:
-            summary = json.loads((path / "summary.json").read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise HistoryError(f"{folder} has no summary.json: is it an `eval --out` folder?") from None
-        except (OSError, ValueError) as exc:
-            raise HistoryError(f"{folder}/summary.json cannot be read: {exc}") from None
+        summary = read_summary(path)
         names = configs or _configs_in(path)
         try:
             runs = [load_run(path, c) for c in names]

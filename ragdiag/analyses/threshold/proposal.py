@@ -320,16 +320,25 @@ def cut_from_units(value: float, units: str) -> tuple[float, str]:
 _KEYS = (("score_threshold", "similarity"), ("similarity_cutoff", "similarity"), ("distance_threshold", "distance"))
 
 
-def _find_keys(doc, found: list) -> None:
-    if isinstance(doc, dict):
-        for k, v in doc.items():
-            if k in dict(_KEYS) and isinstance(v, (int, float)) and not isinstance(v, bool):
-                found.append((k, float(v), dict(_KEYS)[k]))
-            else:
-                _find_keys(v, found)
-    elif isinstance(doc, list):
-        for v in doc:
-            _find_keys(v, found)
+def _find_keys(doc, found: list, *, max_values: int = 1_000_000) -> None:
+    """The cut keys anywhere in ``doc``, in document order (a walk with its own stack: no depth is too deep)."""
+    keys = dict(_KEYS)
+    stack, seen = [doc], 0
+    while stack:
+        item = stack.pop()
+        seen += 1
+        if seen > max_values:
+            raise ValueError(f"over {max_values} values, not a config file")
+        if isinstance(item, dict):
+            pending = []
+            for k, v in item.items():
+                if k in keys and isinstance(v, (int, float)) and not isinstance(v, bool):
+                    found.append((k, float(v), keys[k]))
+                else:
+                    pending.append(v)
+            stack.extend(reversed(pending))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
 
 
 def cut_from_file(path: str | Path) -> tuple[float, str, str]:
@@ -342,9 +351,13 @@ def cut_from_file(path: str | Path) -> tuple[float, str, str]:
     p = Path(path)
     if not p.is_file():
         raise ValueError(f"--current-from {path}: not a file")
-    if p.stat().st_size > 1_000_000:
-        raise ValueError(f"--current-from {path}: over 1 MB, not a config file")
-    text = p.read_text(encoding="utf-8", errors="replace")
+    from ...core.limits import read_limited
+
+    try:  # a regular file of at most 1 MB, read as such (it cannot grow or turn into a pipe meanwhile)
+        raw = read_limited(p, 1_000_000, what="--current-from")
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"--current-from {path}: {' '.join(str(exc).split())[:200]}, not a config file") from None
+    text = raw.decode("utf-8", errors="replace")
     doc = None
     try:
         if p.suffix.lower() == ".toml":
@@ -354,9 +367,16 @@ def cut_from_file(path: str | Path) -> tuple[float, str, str]:
         elif p.suffix.lower() == ".json":
             doc = json.loads(text)
         else:
-            import yaml
+            from ...core.safe_yaml import YamlLimitError, load_yaml
 
-            doc = yaml.safe_load(text)
+            try:
+                doc = load_yaml(text)
+            except YamlLimitError as exc:
+                raise ValueError(f"--current-from {path}: {exc}") from None
+    except ValueError as exc:
+        if str(exc).startswith("--current-from"):
+            raise
+        raise ValueError(f"--current-from {path}: cannot be read ({type(exc).__name__})") from None
     except Exception as exc:  # noqa: BLE001 - any parse error is one line for the user
         raise ValueError(f"--current-from {path}: cannot be read ({type(exc).__name__})") from None
     from .export import EXPORT_KEY
@@ -370,7 +390,10 @@ def cut_from_file(path: str | Path) -> tuple[float, str, str]:
             raise ValueError(f"--current-from {path}: a ragdiag export without cut.cosine_distance")
         return float(cut), "distance", "cut.cosine_distance (ragdiag export)"
     found: list = []
-    _find_keys(doc, found)
+    try:
+        _find_keys(doc, found)
+    except ValueError as exc:
+        raise ValueError(f"--current-from {path}: {exc}") from None
     if not found:
         raise ValueError(f"--current-from {path}: no score_threshold, similarity_cutoff or distance_threshold in it")
     if len({(v, u) for _, v, u in found}) > 1:

@@ -33,8 +33,9 @@ def read_beir_qrels(path: Path) -> dict[str, dict[str, int]]:
         qid, doc, score = (p.strip() for p in parts)
         try:
             grade = int(float(score))
-        except ValueError:
-            raise CollectionError(f"qrels {path.name} line {n}: score {score!r} is not a number") from None
+        except (ValueError, OverflowError):  # nan, inf and words alike
+            raise CollectionError(f"qrels {path.name} line {n}: score {score[:40]!r} is not a finite number "
+                                  "(a grade: 0 not relevant, 1 or more relevant)") from None
         if qid and doc:
             qrels.setdefault(qid, {})[doc] = grade
     return qrels
@@ -75,8 +76,8 @@ def load_beir(folder: str | Path, *, split: str = "test", tag_fields: Sequence[s
         for f in tag_fields:
             tags += tags_of(row.get(f, meta.get(f)), f"query {qid}, field {f!r}")
         queries[qid] = (str(row.get("text", "")).strip(), tuple(dict.fromkeys(tags)))
-    corpus = Corpus(root=str(root), documents=tuple(docs), name=root.name)
-    return Collection(name=f"beir:{root.name}", format="beir", level="document", corpus=corpus,
+    corpus = Corpus(root=str(root), documents=tuple(docs), name=root.name or root.resolve().name)
+    return Collection(name=f"beir:{corpus.name}", format="beir", level="document", corpus=corpus,
                       topics=topics_from(queries, read_beir_qrels(qrels_path), corpus, notes), notes=tuple(notes))
 
 

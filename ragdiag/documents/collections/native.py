@@ -72,12 +72,33 @@ def write_collection(collection: Collection, out: str | Path) -> tuple[Path, Pat
         raise CollectionError(f"{str(folder)!r} exists and is not an empty folder; name a new folder")
     if truth_path.exists():
         raise CollectionError(f"{truth_path.name} already exists beside {folder.name}; name a new folder")
+    import os
+    import secrets
+    import shutil
+
+    from ...core.files import OutputError, atomic_write
+
     ids = safe_doc_ids(d.id for d in collection.corpus.documents)
-    folder.mkdir(parents=True, exist_ok=True)
-    for doc in collection.corpus.documents:
-        (folder / f"{ids[doc.id]}.md").write_bytes(doc.text.encode("utf-8"))
-    truth_path.write_text(json.dumps(truth_data(collection, ids), ensure_ascii=False, indent=1) + "\n",
-                          encoding="utf-8")
+    truth_text = json.dumps(truth_data(collection, ids), ensure_ascii=False, indent=1) + "\n"
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    # all or nothing: the documents go to a hidden folder beside, renamed into place once all are on disk; the
+    # truth file is written atomically after; a full disk on the way leaves neither (and names what failed)
+    staging = folder.parent / f".{folder.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    moved = False
+    try:
+        staging.mkdir()
+        for doc in collection.corpus.documents:
+            with open(staging / f"{ids[doc.id]}.md", "wb") as fh:
+                fh.write(doc.text.encode("utf-8"))
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(staging, folder)  # onto an empty folder too (POSIX)
+        moved = True
+        atomic_write(truth_path, truth_text)
+    except (OSError, OutputError) as exc:
+        shutil.rmtree(folder if moved else staging, ignore_errors=True)
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise CollectionError(f"{str(folder)!r} cannot be written ({reason}); nothing was left") from None
     return folder, truth_path
 
 

@@ -39,7 +39,8 @@ def _answers(raw, where: str) -> list[tuple[str, int]]:
         raise CollectionError(f"{where}: 'answers' must be a list of {{text, answer_start}}")
     out = []
     for a in raw:
-        if not isinstance(a, dict) or not isinstance(a.get("text"), str) or not isinstance(a.get("answer_start"), int):
+        start = a.get("answer_start") if isinstance(a, dict) else None
+        if not isinstance(a.get("text") if isinstance(a, dict) else None, str) or type(start) is not int or start < 0:
             raise CollectionError(f"{where}: each answer needs 'text' (a string) and 'answer_start' (an integer)")
         out.append((a["text"], a["answer_start"]))
     return out
@@ -49,11 +50,22 @@ def squad_rows(data) -> list[dict]:
     """Flat rows ``{id, title, context, question, answers: [(text, start)], impossible}`` of either shape."""
     rows = []
     if isinstance(data, dict) and isinstance(data.get("data"), list):
-        for article in data["data"]:
-            title = str(article.get("title") or "")
-            for paragraph in article.get("paragraphs") or []:
-                for qa in paragraph.get("qas") or []:
-                    where = f"question {qa.get('id')}"
+        for a, article in enumerate(data["data"], 1):
+            if not isinstance(article, dict):
+                raise CollectionError(f"data[{a}]: must be an object with title and paragraphs")
+            title = str(article.get("title") or "")[:1000]
+            paragraphs = article.get("paragraphs") or []
+            if not isinstance(paragraphs, list):
+                raise CollectionError(f"data[{a}].paragraphs: must be a list")
+            for p, paragraph in enumerate(paragraphs, 1):
+                qas = paragraph.get("qas") or [] if isinstance(paragraph, dict) else None
+                if not isinstance(qas, list):
+                    raise CollectionError(f"data[{a}].paragraphs[{p}]: must be an object with context and a list qas")
+                for q, qa in enumerate(qas, 1):
+                    if not isinstance(qa, dict):
+                        raise CollectionError(f"data[{a}].paragraphs[{p}].qas[{q}]: must be an object with id, "
+                                              "question and answers")
+                    where = f"question {str(qa.get('id'))[:80]}"
                     rows.append({"id": str(qa.get("id", "")), "title": title, "context": paragraph.get("context"),
                                  "question": qa.get("question"), "answers": _answers(qa.get("answers", []), where),
                                  "impossible": bool(qa.get("is_impossible"))})
@@ -81,6 +93,8 @@ def _read(path: Path):
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise CollectionError(f"{path.name} is neither JSON nor JSON Lines (line {exc.lineno}: {exc.msg})") from None
+    except (ValueError, RecursionError) as exc:  # a number with too many digits, nesting too deep
+        raise CollectionError(f"{path.name} cannot be read as JSON ({type(exc).__name__})") from None
 
 
 def load_squad(path: str | Path) -> Collection:

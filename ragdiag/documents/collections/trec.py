@@ -141,25 +141,30 @@ def _plain(ids, what: str) -> None:
         raise ValueError(f"{what} {bad!r} is empty or holds whitespace, which TREC files cannot carry; rename it")
 
 
-def write_trec_run(path: str | Path, run: Mapping[str, Sequence[str]], *, tag: str = "ragdiag") -> Path:
-    """Write ``{qid: [docid, …] best first}`` as a TREC run (``qid Q0 docid rank score tag``)."""
-    path = Path(path)
+def trec_run_text(run: Mapping[str, Sequence[str]], *, tag: str = "ragdiag") -> str:
+    """``{qid: [docid, …] best first}`` as the text of a TREC run (``qid Q0 docid rank score tag``)."""
     _plain(run, "query id")
     _plain((d for docs in run.values() for d in docs), "document id")
-    with open(path, "w", encoding="utf-8") as f:
-        for qid, docs in run.items():
-            for rank, (doc, score) in enumerate(zip(docs, run_scores(len(docs))), 1):
-                f.write(f"{qid} Q0 {doc} {rank} {score:g} {tag}\n")
-    return path
+    return "".join(f"{qid} Q0 {doc} {rank} {score:g} {tag}\n" for qid, docs in run.items()
+                   for rank, (doc, score) in enumerate(zip(docs, run_scores(len(docs))), 1))
+
+
+def trec_qrels_text(qrels: Mapping[str, Mapping[str, int]]) -> str:
+    """``{qid: {docid: grade}}`` as the text of TREC qrels (``qid 0 docid grade``)."""
+    _plain(qrels, "query id")
+    _plain((d for judged in qrels.values() for d in judged), "document id")
+    return "".join(f"{qid} 0 {doc} {grade}\n" for qid, judged in qrels.items() for doc, grade in judged.items())
+
+
+def write_trec_run(path: str | Path, run: Mapping[str, Sequence[str]], *, tag: str = "ragdiag") -> Path:
+    """Write ``{qid: [docid, …] best first}`` as a TREC run (``qid Q0 docid rank score tag``), atomically."""
+    from ...core.files import atomic_write
+
+    return Path(atomic_write(path, trec_run_text(run, tag=tag)))
 
 
 def write_trec_qrels(path: str | Path, qrels: Mapping[str, Mapping[str, int]]) -> Path:
-    """Write ``{qid: {docid: grade}}`` as TREC qrels (``qid 0 docid grade``)."""
-    path = Path(path)
-    _plain(qrels, "query id")
-    _plain((d for judged in qrels.values() for d in judged), "document id")
-    with open(path, "w", encoding="utf-8") as f:
-        for qid, judged in qrels.items():
-            for doc, grade in judged.items():
-                f.write(f"{qid} 0 {doc} {grade}\n")
-    return path
+    """Write ``{qid: {docid: grade}}`` as TREC qrels (``qid 0 docid grade``), atomically."""
+    from ...core.files import atomic_write
+
+    return Path(atomic_write(path, trec_qrels_text(qrels)))

@@ -66,7 +66,7 @@ def _code(text: str) -> str:
 def _items(title: str, items) -> list[str]:
     if not items:
         return []
-    lines = [f"**{title}** ({len(items)}):", ""]
+    lines = [f"**{_md(title)}** ({len(items)}):", ""]
     for i in items:
         where = f" — {_md(i.where)}" if i.where else ""
         lines.append(f"- **{_md(i.id)}** {_md(i.text)}{where}")
@@ -93,17 +93,17 @@ def gate_markdown(report: GateReport) -> str:
              "| check | baseline | candidate | verdict |", "|---|---:|---:|---|"]
     for c in r.checks:
         fmt = (lambda v: f"{v:g}") if c.test is None else (lambda v: f"{100 * v:.1f}%")
-        lines.append(f"| {c.metric} | {fmt(c.baseline)} | {fmt(c.candidate)} | {_ICON[c.verdict]} |")
+        lines.append(f"| {_md(c.metric)} | {fmt(c.baseline)} | {fmt(c.candidate)} | {_ICON[c.verdict]} |")
     lines.append("")
-    for c in r.checks:
-        lines += [f"### {c.name}: {c.verdict}", "", c.sentence, ""]
+    for c in r.checks:  # a check's name, metric and sentence can carry a tag from the data: escaped like the rest
+        lines += [f"### {_md(c.name)}: {c.verdict}", "", _md(c.sentence), ""]
         lost, found = _lost_title(c)
         lines += _items(lost, c.lost) + _items(found, c.found)
     lines += ["<details><summary>About this comparison</summary>", ""]
     lines.append("- what changed: " + ("; ".join(_md(c) for c in r.changes) if r.changes else "nothing in the stamps"))
     lines.append(f"- ground truth sha256 `{_code(r.baseline.truth_sha256[:16])}` ({_md(r.baseline.truth_source)})")
     lines.append(f"- model: {_md(r.candidate.model.get('model', '?'))}")
-    lines += [f"- {n}" for n in r.notes]
+    lines += [f"- {_md(n)}" for n in r.notes]
     lines += ["- exit codes: 0 pass, 1 fail, 3 inconclusive (1 with --strict), 2 could not compare", "",
               "</details>", ""]
     return "\n".join(lines)

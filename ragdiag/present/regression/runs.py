@@ -202,14 +202,14 @@ def _read_per_query(folder: Path) -> list[dict]:
         missing = [c for c in PER_QUERY_COLUMNS if c not in frame.columns]
         if missing:
             raise RunError(f"{parquet}: column {missing[0]} is missing; run `eval --out` again")
-        return [{k: ("" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)) for k, v in r.items()}
-                for r in frame.to_dict("records")]
+        missing_value = lambda v: v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))  # noqa: E731
+        return [{k: ("" if missing_value(v) else str(v)) for k, v in r.items()} for r in frame.to_dict("records")]
     raise RunError(f"{folder} has no per_query.csv nor per_query.parquet: is it an `eval --out` folder?")
 
 
 def _rank(value: Any, where: str) -> int:
     text = str(value).strip()
-    if text in ("", "None", "nan", "<NA>"):
+    if text == "":  # what eval writes for a needle not ranked (a Parquet null is read as "" too)
         return 0
     try:
         rank = float(text)
