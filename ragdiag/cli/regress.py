@@ -116,8 +116,8 @@ def _cannot_detect(report, args, markdown: str) -> int | None:
     from ..authoring.ruler import gate_resolution
     from ..core.files import OutputError, write_all
 
-    answerable = [q for q in report.baseline.queries if q.answerable]
-    per_question = Counter(q.unit for q in answerable)
+    table = report.baseline.table
+    per_question = Counter(u for u, i in zip(table.group_ids(), table.in_domain) if i)
     res = gate_resolution(len(per_question), max(per_question.values(), default=1), report.margin,
                           alpha=report.alpha)
     if res.can_detect:
