@@ -61,7 +61,7 @@ def _require_runtime():
 
 def onnx_model_files(weights_sha256: str, root: str | os.PathLike | None = None) -> dict[str, Path]:
     """Where the exported (``fp32``) and quantized (``int8``) files of one set of weights are cached."""
-    from ..store.keys import resolve_root
+    from ...core.cache_dir import resolve_root
     import hashlib
 
     key = hashlib.sha256(f"{weights_sha256}\0{EXPORT_RECIPE}".encode()).hexdigest()[:20]

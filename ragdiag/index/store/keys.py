@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import zlib
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any, Iterator, Sequence
+
+from ...core.cache_dir import CACHE_ENV, DEFAULT_DIRNAME, resolve_root  # re-exported: the store's names
 
 __all__ = ["CACHE_ENV", "DB_NAME", "DEFAULT_DIRNAME", "payload_space", "resolve_root", "text_sha256"]
 
-CACHE_ENV = "RAGDIAG_CACHE"
-DEFAULT_DIRNAME = ".ragdiag-cache"
 DB_NAME = "ragdiag.sqlite"
 
 _IN_CHUNK = 500  # keys per ``IN (...)`` query, far below SQLite's variable limit
@@ -70,14 +68,3 @@ def _chunks(items: Sequence, n: int = _IN_CHUNK) -> Iterator[Sequence]:
 
 def _now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def resolve_root(root: str | os.PathLike | None = None) -> Path:
-    """The cache folder: ``root`` if given, else ``$RAGDIAG_CACHE``, else ``./.ragdiag-cache``."""
-    if root is not None:
-        return Path(root).expanduser()
-    env = os.environ.get(CACHE_ENV)
-    if env:
-        return Path(env).expanduser()
-    return Path.cwd() / DEFAULT_DIRNAME
-
