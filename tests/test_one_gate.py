@@ -97,7 +97,7 @@ def test_every_surface_reads_one_gate(evaluations, data):
     assert report.cut == cut and report.headline.cut == cut
     assert (report.headline.answered.count, report.headline.bluffs.count, report.headline.lost.count) == (
         row.answered, row.bluffs, row.lost)
-    assert (report.gate.row.answered, report.gate.row.bluffs) == (row.answered, row.bluffs)
+    assert (report.trade_off.row.answered, report.trade_off.row.bluffs) == (row.answered, row.bluffs)
     assert report.flow.counts["answered"] == row.answered and report.flow.bluffs == row.bluffs
     # the recommendation's own configuration: the same proposal and rates
     from ragdiag.analyses.recommend import recommend

@@ -97,7 +97,8 @@ def test_describe_and_the_order_of_simplicity():
 def _cost(config: str, ms: float) -> "object":
     from ragdiag.analyses.cost import CostRow
 
-    return CostRow(config, Interval(0.5, 0.2, 0.8, 4, 8), PRIMARY_K, 1.0, "measured", ms, ms, 8, 0, 0.0, 0.6, 4)
+    return CostRow(config, Interval(0.5, 0.2, 0.8, 4, 8), Gate(4, 0.6, PRIMARY_K), 1.0, "measured", ms, ms, 8, 0,
+                   0.0)
 
 
 def _answered_comparison(ev, gate, max_bluff=0.05):
@@ -164,8 +165,8 @@ def test_cost_ties_follow_the_measured_spread():
     from ragdiag.analyses.recommend import _measured
 
     def row(config, median, p95):
-        return CostRow(config, Interval(0.5, 0.2, 0.8, 4, 8), PRIMARY_K, 1.0, "measured", median, p95, 8, 0, 0.0,
-                       0.6, 4)
+        return CostRow(config, Interval(0.5, 0.2, 0.8, 4, 8), Gate(4, 0.6, PRIMARY_K), 1.0, "measured", median, p95,
+                       8, 0, 0.0)
 
     # the cheapest's p95 is 80% above its median: a member 70% slower is within its spread (tier 0), 90% is not
     costs = [row("A/dense", 10.0, 18.0), row("B/dense", 17.0, 20.0), row("C/dense", 19.0, 25.0)]

@@ -41,8 +41,8 @@ def test_hub_text_is_escaped(tiny_eval):
 
     from ragdiag.present.report.diag import DiagSections, HubRow
 
-    d = DiagSections("C/dense", 4, 0.6, 4, (), (), (HubRow("x", 3, 3, 9.0, "", "", 0, "<script>alert(1)</script>"),),
-                     (), None, None)
+    d = DiagSections("C/dense", Gate(4, 0.6, 4), (), (),
+                     (HubRow("x", 3, 3, 9.0, "", "", 0, "<script>alert(1)</script>"),), (), None, None)
     r = replace(build_report(tiny_eval, config="C/dense", cut=0.6), diag=d)
     assert "<script>" not in r.to_html() and "&lt;script&gt;alert(1)&lt;/script&gt;" in r.to_html()
     assert "<script>" not in r.to_markdown() and r"\<script\>alert(1)\</script\>" in r.to_markdown()

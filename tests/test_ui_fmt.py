@@ -9,6 +9,7 @@ import pytest
 
 from ragdiag.evaluation.rows import RateCell
 from ragdiag.core.stats import wilson
+from ragdiag.core.gate import Gate
 
 
 def test_a_rate_reads_one_way():
@@ -68,17 +69,17 @@ def test_x_extent_trims_to_the_data_and_the_marks():
 def test_the_inspector_says_why_in_one_sentence(outcome, expected):
     from ui.inspect_words import Outcome, sentence
 
-    o = Outcome("E/hybrid", outcome, 10, 0.7, 0.66, 0, "", 4, 4, 0.6)
+    o = Outcome("E/hybrid", outcome, 10, 0.7, 0.66, 0, "", Gate(4, 0.6, 4))
     assert sentence(o) == expected
 
 
 def test_off_topic_sentences():
     from ui.inspect_words import Outcome, sentence
 
-    bluff = Outcome("E/hybrid", "bluff", None, None, 0.497, 2, "", 4, 4, 0.6)
+    bluff = Outcome("E/hybrid", "bluff", None, None, 0.497, 2, "", Gate(4, 0.6, 4))
     assert sentence(bluff) == ("Bluff: the corpus does not answer it, yet the gate passed 2 chunks under the cut "
                                "0.600 (closest 0.497): a model would answer from them.")
-    quiet = Outcome("E/hybrid", "abstained", None, None, 0.71, 0, "", 4, 4, 0.6)
+    quiet = Outcome("E/hybrid", "abstained", None, None, 0.71, 0, "", Gate(4, 0.6, 4))
     assert sentence(quiet).startswith("Abstained, as it should")
 
 

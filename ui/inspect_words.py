@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ragdiag.analyses.outcomes import OUTCOMES, QueryOutcome
+from ragdiag.core.gate import Gate, OnGate
 from ragdiag.core.words import RUNG_WORDS  # the ladder's rungs in words: one vocabulary, the library's
 from ui.fmt import DASH, ordinal
 
@@ -28,8 +29,9 @@ FAILURES = frozenset(OUTCOMES) - {"answered", "abstained"}
 
 
 @dataclass(frozen=True)
-class Outcome:
-    """One query under one configuration: its outcome, the answer's rank and distance, the gate's closest chunk."""
+class Outcome(OnGate):
+    """One query under one configuration at ``gate``: its outcome, the answer's rank and distance, the gate's closest
+    chunk."""
 
     config: str
     outcome: str
@@ -38,16 +40,14 @@ class Outcome:
     closest: float  # the closest of the top ``keep`` (what the gate compares first)
     passed: int  # chunks the gate passes
     detail: str
-    k: int
-    keep: int
-    cut: float
+    gate: Gate
 
 
 def outcome_of(q: QueryOutcome, config: str, detail: str = "") -> Outcome:
     """The Inspector's record of one :class:`~ragdiag.analyses.outcomes.QueryOutcome` under ``config`` (``detail``: the
     funnel's words on where the answer went, e.g. where the chunking cut it)."""
     return Outcome(config, q.outcome, q.needle_rank if q.in_domain else None, q.needle_distance,
-                   float("inf") if q.closest is None else q.closest, q.kept, detail, q.k, q.keep, q.cut)
+                   float("inf") if q.closest is None else q.closest, q.kept, detail, q.gate)
 
 
 def _gate_words(o: Outcome) -> str:

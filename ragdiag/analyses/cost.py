@@ -58,7 +58,7 @@ from ..core.progress import Progress, ProgressEvent
 from ..retrieval.registry import (BuildContext, RunContext, build_retriever, builds, embeds, index_context,
                                   pipeline_specs, retriever_spec)
 from ..core.stats import Interval
-from ..core.gate import Gate
+from ..core.gate import Gate, OnGate
 from .threshold.gate import kept_chunks
 
 __all__ = [
@@ -309,12 +309,12 @@ def measure_build(ev: Evaluation, strategy: str, encoder, *, retrievers: Sequenc
 
 
 @dataclass(frozen=True)
-class CostRow:
-    """One configuration's quality beside its costs: build time, latency, embedded and prompt tokens."""
+class CostRow(OnGate):
+    """One configuration's quality beside its costs: build time, latency, embedded and prompt tokens, at ``gate``."""
 
     config: str
-    recall: Interval  # span R@k at the primary k
-    k: int
+    recall: Interval  # span R@k at the gate's k
+    gate: Gate  # recall at its k, prompts priced at its keep and cut
     build_s: float
     build_basis: str
     latency_median_ms: float
@@ -322,8 +322,6 @@ class CostRow:
     latency_queries: int
     embedded_tokens: int
     prompt_tokens: float  # mean per query at the cut (NO ANSWER = 0)
-    cut: float
-    keep: int
     pareto_latency: bool = False
     pareto_prompt: bool = False
     build_covers: tuple[str, ...] = ()  # what build_s charged: "chunking", "embedding", indexes built
@@ -425,11 +423,11 @@ def _cost_row(ev: Evaluation, cfg: Config, encoder, gate: Gate, b: dict, context
     low, high, coverage = median_interval(lat)
     prompt = float(prompt_tokens(ev, cfg, encoder, gate).mean()) if priced else float("nan")
     return CostRow(
-        config=cfg.label, recall=clustered_rate(hits, groups), k=gate.k, build_s=float(build),
+        config=cfg.label, recall=clustered_rate(hits, groups), gate=gate, build_s=float(build),
         build_basis=basis, latency_median_ms=float(np.median(lat)) if lat.size else float("nan"),
         latency_p95_ms=float(np.percentile(lat, 95)) if lat.size else float("nan"), latency_queries=int(lat.size),
         embedded_tokens=int(ev.indexes[cfg.strategy].report.audit.total_tokens) if embedding else 0,
-        prompt_tokens=prompt, cut=gate.cut, keep=gate.keep, build_covers=covers,
+        prompt_tokens=prompt, build_covers=covers,
         latency_low_ms=low, latency_high_ms=high, latency_coverage=coverage,
     )
 
@@ -450,7 +448,7 @@ def at_gate(rows: Sequence[CostRow], ev: Evaluation, encoder, gate: Gate) -> lis
     """
     if any(r.k != gate.k for r in rows):
         raise ValueError(f"the costs were measured at R@{rows[0].k}; measure them again at k = {gate.k}")
-    priced = [replace(r, cut=gate.cut, keep=gate.keep,
+    priced = [replace(r, gate=gate,
                       prompt_tokens=float(prompt_tokens(ev, r.config, encoder, gate).mean())) for r in rows]
     return _with_pareto(priced)
 

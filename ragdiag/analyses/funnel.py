@@ -34,7 +34,7 @@ import numpy as np
 from .compare.intervals import clustered_share
 from ..core.defaults import RERANK_HEAD, SEED
 from ..evaluation.records import Config, Evaluation, parse_key
-from ..core.gate import Gate
+from ..core.gate import Gate, OnGate
 from .gate_table import query_outcomes
 from .outcomes import LADDER
 from ..retrieval.base import QueryBatch
@@ -83,13 +83,11 @@ class QueryStage:
 
 
 @dataclass(frozen=True)
-class Funnel:
-    """Every answerable query of one configuration with its stage (``rows``, in query order)."""
+class Funnel(OnGate):
+    """Every answerable query of one configuration with its stage (``rows``, in query order), at ``gate``."""
 
     config: Config
-    k: int
-    cut: float
-    keep: int
+    gate: Gate
     pool: int
     rows: tuple[QueryStage, ...]
 
@@ -198,7 +196,7 @@ def funnel(ev: Evaluation, config: Config | str, gate: Gate | None = None, *, po
     gate = Gate() if gate is None else gate
     width = res.top_order.shape[1]  # a corpus with fewer chunks than k or keep: the whole list
     gate = Gate(min(gate.keep, width), gate.cut, min(gate.k, width))
-    k, cut, keep = gate.k, gate.cut, gate.keep
+    k, cut = gate.k, gate.cut
     index = ev.indexes[cfg.strategy]
     spec = retriever_spec(cfg.retriever)
     reranker = spec.pool is not None  # it rescores another ranking's head
@@ -251,7 +249,7 @@ def funnel(ev: Evaluation, config: Config | str, gate: Gate | None = None, *, po
             detail = f"the holder is at distance {d:.3f} (>= cut {cut:g}) or outside the top {gate.window(width)}"
         rows.append(QueryStage(q.id, q.question_id, q.phrasing, stage, rerank, dense_rank, bm25_rank,
                                pool_rank or None, final or None, detail))
-    return Funnel(cfg, k, float(cut), keep, pool, tuple(rows))
+    return Funnel(cfg, gate, pool, tuple(rows))
 
 
 def funnels(ev: Evaluation, configs: Iterable[Config | str] | None = None, gate: Gate | None = None, *,

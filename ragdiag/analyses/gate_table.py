@@ -198,7 +198,7 @@ class GateTable:
             out.append(QueryOutcome(
                 query_id=qid, question_id=self.group_ids()[i], outcome=self.outcome[i],
                 needle_rank=int(self.needle_rank[i]) or None, closest=c if np.isfinite(c) else None,
-                needle_distance=None if np.isnan(nd) else nd, k=g.k, keep=g.keep, cut=g.cut,
+                needle_distance=None if np.isnan(nd) else nd, gate=g,
                 kept=int(self.kept[i]), in_domain=bool(self.in_domain[i])))
         return tuple(out)
 

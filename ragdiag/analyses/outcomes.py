@@ -46,7 +46,7 @@ from typing import Iterable
 
 import numpy as np
 
-from ..core.gate import Gate
+from ..core.gate import Gate, OnGate
 
 __all__ = [
     "LADDER",
@@ -128,8 +128,8 @@ def ladder_codes(*, in_domain: np.ndarray, destroyed: np.ndarray, truncated: np.
 
 
 @dataclass(frozen=True)
-class QueryOutcome:
-    """One query under one configuration at ``(k, keep, cut)``: its rung of :data:`LADDER` (or ood outcome).
+class QueryOutcome(OnGate):
+    """One query under one configuration at ``gate`` (k, keep, cut): its rung of :data:`LADDER` (or ood outcome).
 
     ``needle_rank``: of the best chunk holding the needle (None: none ranked;
     ood). ``closest``: the smallest distance in the gate's top ``min(k, keep)``
@@ -144,9 +144,7 @@ class QueryOutcome:
     needle_rank: int | None
     closest: float | None
     needle_distance: float | None
-    k: int
-    keep: int
-    cut: float
+    gate: Gate
     kept: int = 0
     in_domain: bool = True
 

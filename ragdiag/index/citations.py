@@ -16,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..core.gate import Gate
+from ..core.gate import Gate, OnGate
 from .chunking import Chunk
 from ..documents.corpus import Corpus
 
@@ -95,12 +95,11 @@ class Answer:
 
 
 @dataclass(frozen=True)
-class NoAnswer:
+class NoAnswer(OnGate):
     """Nothing passed the gate: the pipeline never reaches a model."""
 
     query: str
-    cut: float
-    keep: int
+    gate: Gate
 
     @property
     def message(self) -> str:
@@ -129,9 +128,8 @@ def cite(query: str, kept: Sequence[tuple[Chunk, float]], corpus: Corpus, gate: 
     """
     mask = gate.kept(np.array([d for _, d in kept], dtype=np.float64))[0] if kept else []
     passed = [ck for ck, ok in zip(kept, mask) if ok]
-    cut, keep = gate.cut, gate.keep
     if not passed:
-        return NoAnswer(query, cut, keep)
+        return NoAnswer(query, gate)
     citations = []
     for n, (chunk, distance) in enumerate(passed, 1):
         doc = corpus.document(chunk.doc_id)
@@ -153,4 +151,4 @@ def cite(query: str, kept: Sequence[tuple[Chunk, float]], corpus: Corpus, gate: 
                 path=doc.path,
             )
         )
-    return Answer(query, tuple(citations), build_prompt(query, citations), cut)
+    return Answer(query, tuple(citations), build_prompt(query, citations), gate.cut)

@@ -124,7 +124,7 @@ def _needle_section(ev: Evaluation) -> NeedleSection:
 
 def _gate_section(inputs: GateTable, cfg: Config, gate: Gate, max_bluff: float,
                   proposed: float | None) -> GateSection:
-    cut, keep = gate.cut, gate.keep
+    cut = gate.cut
     row = sweep(inputs, [cut]).row(cut)
     rates = dict(rate_rows(inputs, [cut])[0].outcomes())
     choice = cut_choice(inputs, Goal(max_bluff=max_bluff)).as_json()
@@ -135,7 +135,7 @@ def _gate_section(inputs: GateTable, cfg: Config, gate: Gate, max_bluff: float,
     curve = Curve(tuple(float(c) for c in t.cuts), tuple(int(v) for v in t.answered),
                   tuple(int(v) for v in t.wrong_sources), tuple(int(v) for v in t.no_answer),
                   tuple(int(v) for v in t.bluffs))
-    return GateSection(cfg.label, cut, keep, t.n_in, t.n_ood, row, rates, curve, dict(t.n_by_kind), choice,
+    return GateSection(cfg.label, gate, t.n_in, t.n_ood, row, rates, curve, dict(t.n_by_kind), choice,
                        max_bluff, proposed)
 
 
@@ -201,7 +201,7 @@ def _headline(ev: Evaluation, rec: Recommendation, cfg: Config | None, cut: floa
     if against is not None and against_cut is not None:  # the one comparator's paired differences (analyses.versus)
         diffs = versus(ev, cfg.label, gate.with_cut(float(cut)), against, gate.with_cut(float(against_cut))).differences
     n_in, n_ood = table.n_answerable, table.n_ood
-    return Headline(cfg.label, describe_config(cfg), float(cut), method, rec.max_bluff, rec.k, keep, n_in, n_ood,
+    return Headline(cfg.label, describe_config(cfg), Gate(keep, float(cut), rec.k), method, rec.max_bluff, n_in, n_ood,
                     n_questions, rates["answered"], rates["bluffs"], rates["lost"], rec.why,
                     against, describe_config(against) if against else None, kind, against_rates, against_cut,
                     recommended, rec.config, rec.words, rec.cut, rec.guarantee, proposed, diffs, min_answered)
@@ -248,7 +248,7 @@ def _flow(table: GateTable, cfg: Config) -> FlowSection:
     """The outcome ladder of ``cfg`` at the report's gate: every query of the truth, counted per rung."""
     counts = outcome_counts(table.outcome)
     n_in = sum(counts[s] for s in LADDER)
-    return FlowSection(cfg.label, describe_config(cfg), table.gate.k, table.gate.cut, n_in, {s: counts[s] for s in LADDER},
+    return FlowSection(cfg.label, describe_config(cfg), table.gate, n_in, {s: counts[s] for s in LADDER},
                        counts["bluff"] + counts["abstained"], counts["bluff"])
 
 
@@ -322,13 +322,12 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
             raise ValueError(f"the costs were measured at cut {costs[0].cut:g}, the report is at {decided.cut:g}: "
                              "pass encoder= to price them there (ragdiag.analyses.cost.at_gate)")
         costs = at_gate(costs, ev, encoder, decided)
-    cut = decided.cut
-    gate = _gate_section(table, cfg, decided, max_bluff, head.proposed_cut)
+    trade_off = _gate_section(table, cfg, decided, max_bluff, head.proposed_cut)
     rows = _recall_rows(ev)
-    recall = RecallSection(rows, cfg.label, gate.n_in, tuple(ev.unavailable.items()),
+    recall = RecallSection(rows, cfg.label, trade_off.n_in, tuple(ev.unavailable.items()),
                            tuple(getattr(ev, "notes", {}).values()))
     return Report(
-        config=cfg, cut=cut, keep=decided.keep, k=decided.k,
+        config=cfg, gate=decided,
         generated=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         headline=head,
         flow=_flow(table, cfg),
@@ -337,10 +336,10 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
         provenance=_provenance(ev),
         recall=recall,
         needles=needles,
-        gate=gate,
-        bluffing=_bluff_section(ev, cfg, decided, gate.n_ood),
-        costs=_cost_section(ev, gate.n_in + gate.n_ood),
-        diag=diag_sections(ev, cfg, cut=cut, keep=decided.keep, k=decided.k, costs=costs, machine=machine),
+        trade_off=trade_off,
+        bluffing=_bluff_section(ev, cfg, decided, trade_off.n_ood),
+        costs=_cost_section(ev, trade_off.n_in + trade_off.n_ood),
+        diag=diag_sections(ev, cfg, decided, costs=costs, machine=machine),
         history=None if history is None else history_section(history, cfg.label, last=history_runs),
         ruler=ruler,
     )

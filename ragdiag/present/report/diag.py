@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from ...core.gate import Gate
+from ...core.gate import Gate, OnGate
 
 from ...analyses.compare.comparisons import family
 from ...analyses.compare.paired import Difference
@@ -109,13 +109,11 @@ class VariantRow:
 
 
 @dataclass(frozen=True)
-class DiagSections:
-    """Where answers were lost, hub chunks, cost beside quality and dense variants, for one report."""
+class DiagSections(OnGate):
+    """Where answers were lost, hub chunks, cost beside quality and dense variants, for one report at ``gate``."""
 
     config: str
-    k: int
-    cut: float
-    keep: int
+    gate: Gate
     funnel: tuple[FunnelRow, ...]
     funnel_skipped: tuple[str, ...]
     hubs: tuple[HubRow, ...]  # worst offenders of the report's configuration
@@ -237,15 +235,17 @@ def _cost_line(c) -> CostLine:
                     r["ms/query median low"], r["ms/query median high"], r["timed queries"])
 
 
-def diag_sections(ev: Evaluation, config: Config | str, *, cut: float, keep: int, k: int = PRIMARY_K,
-                  costs: Sequence | None = None, machine: dict | None = None) -> DiagSections:
-    """The funnel of every configuration, the worst hubs of ``config`` and (when given) the measured costs."""
+def diag_sections(ev: Evaluation, config: Config | str, gate: Gate, *, costs: Sequence | None = None,
+                  machine: dict | None = None) -> DiagSections:
+    """The funnel of every configuration at ``gate``, the worst hubs of ``config`` at its k and (when given) the
+    measured costs."""
     cfg = parse_key(config) if isinstance(config, str) else config
-    rows, skipped = _funnel_rows(ev, Gate(keep, cut, k))
+    k = gate.k
+    rows, skipped = _funnel_rows(ev, gate)
     variants = tuple(variant_rows(ev, k=k))
     found = {c: hubs(ev, c, k=k, top=None, only_hubs=True) for c in ev.results if not c.external}
     worst = tuple(_hub_row(h) for h in found.get(cfg, [])[:WORST_HUBS])  # hubs() cuts its top the same way
     flagged = [f"{c.label} {h.chunk_id} ({', '.join(h.flags)}, {h.occurrences} queries)"
                for c, found_c in found.items() for h in found_c if h.flags]
-    return DiagSections(cfg.label, k, float(cut), keep, tuple(rows), tuple(skipped), worst, tuple(flagged),
+    return DiagSections(cfg.label, gate, tuple(rows), tuple(skipped), worst, tuple(flagged),
                         tuple(_cost_line(c) for c in costs) if costs else None, machine, variants)

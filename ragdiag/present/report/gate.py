@@ -7,6 +7,7 @@ from typing import Mapping
 
 from ...analyses.compare.intervals import upper_bound_words
 from ...evaluation.rows import RateCell, SweepRow
+from ...core.gate import Gate, OnGate
 from ...core.svg import Line, line_chart
 from ...core.tables import Table
 from ...core.words import cut_text, plural
@@ -29,12 +30,11 @@ class Curve:
 
 
 @dataclass(frozen=True)
-class GateSection:
-    """Abstention of ``config`` at ``cut`` (keep ``keep``): counts, rates, the cut chooser, the curve."""
+class GateSection(OnGate):
+    """Abstention of ``config`` at ``gate`` (its cut and keep): counts, rates, the cut chooser, the curve."""
 
     config: str
-    cut: float
-    keep: int
+    gate: Gate
     n_in: int
     n_ood: int
     row: GateRow

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...core.gate import Gate, OnGate
 from ...evaluation.records import Config
 from .gate import Curve, GateRow, GateSection
 from .sections import (BluffRow, BluffSection, CostSection, DestroyedNeedle, NeedleSection, Provenance,
@@ -17,19 +18,17 @@ BUSY_LOAD = 0.7
 
 
 @dataclass(frozen=True)
-class Report:
-    """Everything the report shows, one typed section each; ``to_html``/``to_markdown`` only format it.
+class Report(OnGate):
+    """Everything the report shows at ``gate``, one typed section each; ``to_html``/``to_markdown`` only format it.
 
-    The first screen is ``headline``; the story ``flow``, ``gate`` (the trade-off), ``alternatives`` and
-    ``effects``; the appendix the rest.
+    The first screen is ``headline``; the story ``flow``, ``trade_off`` (the gate's trade-off), ``alternatives``
+    and ``effects``; the appendix the rest.
 
     The properties below the fields are shortcuts into the sections (the names earlier versions had).
     """
 
     config: Config
-    cut: float
-    keep: int
-    k: int
+    gate: Gate  # the report's keep, cut and k: every section is at it
     generated: str
     headline: Headline
     flow: FlowSection
@@ -38,7 +37,7 @@ class Report:
     provenance: Provenance
     recall: RecallSection
     needles: NeedleSection
-    gate: GateSection
+    trade_off: GateSection
     bluffing: BluffSection
     costs: CostSection
     diag: object | None = None  # ragdiag.present.report.diag.DiagSections: funnel, hubs, cost, variants
@@ -50,12 +49,12 @@ class Report:
     @property
     def n_in(self) -> int:
         """Answerable queries."""
-        return self.gate.n_in
+        return self.trade_off.n_in
 
     @property
     def n_ood(self) -> int:
         """Out-of-domain queries."""
-        return self.gate.n_ood
+        return self.trade_off.n_ood
 
     @property
     def n_questions(self) -> int:
@@ -75,17 +74,17 @@ class Report:
     @property
     def sweep_row(self) -> GateRow:
         """The gate's counts at the cut."""
-        return self.gate.row
+        return self.trade_off.row
 
     @property
     def curve(self) -> Curve:
         """The gate's counts at every cut of the sweep."""
-        return self.gate.curve
+        return self.trade_off.curve
 
     @property
     def choice(self) -> dict:
         """``CutChoice.as_json()`` for the default goal."""
-        return self.gate.choice
+        return self.trade_off.choice
 
     @property
     def bluffs(self) -> tuple[BluffRow, ...]:

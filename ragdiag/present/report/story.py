@@ -17,6 +17,7 @@ from ...analyses.compare.power import Resolution
 from ...analyses.goals import GoalVerdict, judge_goals
 from ...analyses.versus import detectable, no_difference
 from ...evaluation.rows import RateCell
+from ...core.gate import Gate, OnGate
 from ...core.svg import Dot, Step, dot_chart, waterfall_chart
 from ...core.tables import Table
 from ...core.words import RUNG_WORDS, cut_text, difference_text, pct_cell, pct_range, points, pp, signed_points
@@ -96,16 +97,14 @@ class Card:
 
 
 @dataclass(frozen=True)
-class Headline:
-    """The recommendation in words and the three cards at the gate's k."""
+class Headline(OnGate):
+    """The recommendation in words and the three cards at the gate's k (``gate``: the report's keep, cut and k)."""
 
     config: str
     words: str
-    cut: float
+    gate: Gate
     cut_method: str
     max_bluff: float
-    k: int
-    keep: int
     n_in: int
     n_ood: int
     n_questions: int
@@ -198,13 +197,12 @@ class Headline:
 
 
 @dataclass(frozen=True)
-class FlowSection:
-    """Where the answerable queries of one configuration go, rung by rung of the outcome ladder."""
+class FlowSection(OnGate):
+    """Where the answerable queries of one configuration go at ``gate``, rung by rung of the outcome ladder."""
 
     config: str
     words: str
-    k: int
-    cut: float
+    gate: Gate
     n_in: int
     counts: Mapping[str, int]  # ladder outcome -> queries (answerable ones)
     n_ood: int
