@@ -35,7 +35,7 @@ from ui.html import md_text
 
 __all__ = ["Context", "context", "gate_settings", "context_sidebar", "context_done", "use", "config_words",
            "remember_unavailable", "url_synced", "write_url", "recommendation", "snap_cut", "cut_stops",
-           "link_params", "use_current", "use_bluff_cost", "use_min_answered", "current_problem", "CONFIG_KEY", "CUT_KEY",
+           "link_params", "context_stops", "cut_slider", "CUT_SLIDER_LABEL", "use_current", "use_bluff_cost", "use_min_answered", "current_problem", "CONFIG_KEY", "CUT_KEY",
            "KEEP_KEY", "GOAL_KEY", "ANSWERED_KEY", "CURRENT_KEY", "UNITS_KEY", "COST_KEY", "MAX_BLUFF_COST"]
 
 CONFIG_KEY, CUT_KEY, KEEP_KEY, GOAL_KEY = "config", "cut", "keep", "goal"
@@ -488,12 +488,7 @@ def _draw(ev: Evaluation, token: str, ctx: Context, missing: str | None) -> None
                      format_func=lambda c: config_words(c) + (" · recommended" if c == ctx.recommended_config else ""),
                      on_change=_from_field, args=(CONFIG_KEY, config_key),
                      help="Every page shows this configuration.")
-        try:
-            inputs = cache.sweep_for(token, ctx.config, ctx.keep, ev)[0]
-            values = np.concatenate([inputs.closest, inputs.closest_holder])
-        except ValueError:  # an external run without distances: the exact field alone
-            values = np.array([])
-        stops = cut_stops(values, also=(ctx.cut,))
+        stops = context_stops(ev, token, ctx)
         if len(stops) > 1:
             st.select_slider("Strictness (cut): lower refuses more", stops, value=snap_cut(stops, ctx.cut),
                              format_func=cut_text, key=f"ctx_slider_{ver}",
@@ -533,6 +528,42 @@ def _draw(ev: Evaluation, token: str, ctx: Context, missing: str | None) -> None
             st.caption(f"Changed: {md_text(note[0])}" if note[1] is not None else md_text(note[0]))
             if note[1] is not None:
                 st.button("Undo", key=f"ctx_undo_{ver}", on_click=_undo, icon=":material/undo:")
+
+
+def context_stops(ev: Evaluation, token: str, ctx: Context) -> list[float]:
+    """The cuts a slider over the context's configuration stops at (:func:`cut_stops`, the context's cut among
+    them); empty for an external run without distances."""
+    from ui import cache
+
+    try:
+        inputs = cache.sweep_for(token, ctx.config, ctx.keep, ev)[0]
+    except ValueError:  # an external run without distances: no slider, the exact field alone
+        return []
+    return cut_stops(np.concatenate([inputs.closest, inputs.closest_holder]), also=(ctx.cut,))
+
+
+#: The label of a page's own slider for the context's cut.
+CUT_SLIDER_LABEL = "Cut: lower refuses more"
+
+
+def cut_slider(ev: Evaluation, token: str, ctx: Context, *, key: str = "page_cut", where=None) -> list[float]:
+    """A page's own slider for the context's cut (the sidebar's and the URL's: every page follows it).
+
+    Its key never changes, so a keyboard step keeps the focus across the rerun it starts (arrow keys step from one
+    outcome change to the next); its value is set from the context before it is drawn, so a change made elsewhere
+    (the sidebar, a button, a click on a curve) moves it. Returns the stops (empty: no slider drawn)."""
+    stops = context_stops(ev, token, ctx)
+    if len(stops) < 2:
+        return stops
+    shown = snap_cut(stops, ctx.cut)
+    if st.session_state.get(key) != shown:  # before the widget is drawn in this run: allowed, and no rerun
+        st.session_state[key] = shown
+    (where or st).select_slider(CUT_SLIDER_LABEL, stops, format_func=cut_text, key=key,
+                                on_change=_from_field, args=(CUT_KEY, key),
+                                help="Stops only where some query changes outcome; arrow keys step from one to the "
+                                     "next. The gate gives the model only passages closer than the cut (cosine "
+                                     "distance). Every page follows it.")
+    return stops
 
 
 def gate_settings() -> tuple[float, int]:

@@ -12,7 +12,7 @@ from .gate import cut_text
 
 __all__ = ["DASH", "MINUS", "RUNG_WORDS", "plural", "f3", "pct", "pct_cell", "pct_range", "rate_text",
            "count_rate_text", "points", "signed_points", "signed_whole", "difference_text", "pp", "thousands", "secs",
-           "cut_text", "GLOSSARY"]
+           "cut_text", "OUTCOME_WORDS", "outcome_sentence", "GLOSSARY"]
 
 #: What a table cell or a sentence shows for "nothing" (no estimate, not measured).
 DASH = "–"
@@ -129,6 +129,31 @@ def count_rate_text(cell, total: int | None = None) -> str:
         return DASH
     of = f" of {total}" if total is not None else ""
     return f"{cell.count}{of}: {rate_text(cell)}"
+
+
+#: The four outcomes of a gate at a cut, one word each, on every surface (the Summary's cards, the Threshold
+#: page's sentence, the thresholds file, the report's cards and chart). Answerable queries are ``answered``,
+#: ``wrong_sources`` or ``no_answer``; off-topic ones that still get passages are ``bluffs``.
+OUTCOME_WORDS = {"answered": "answered", "wrong_sources": "given wrong passages", "no_answer": "refused",
+                 "bluffs": "bluffs"}
+
+
+def outcome_sentence(cut: float, answered: int, wrong_sources: int, no_answer: int, bluffs: int, n_ood: int,
+                     whose: str | None = None) -> str:
+    """The four outcomes at ``cut`` in one sentence, with their counts (the words of :data:`OUTCOME_WORDS`);
+    ``whose``: whose cut it is, said after it ("the recommendation").
+
+    >>> outcome_sentence(0.5245, 31, 15, 18, 0, 30)
+    'At cut 0.524: of 64 answerable queries, 31 answered, 15 given wrong passages, 18 refused; 0 of 30 off-topic queries get passages (bluffs).'
+    """
+    n_in = answered + wrong_sources + no_answer
+    w = OUTCOME_WORDS
+    at = f"{cut_text(cut)} ({whose})" if whose else cut_text(cut)
+    head = (f"At cut {at}: of {n_in} answerable queries, {answered} {w['answered']}, "
+            f"{wrong_sources} {w['wrong_sources']}, {no_answer} {w['no_answer']}")
+    if not n_ood:
+        return head + "; no off-topic queries to count bluffs on."
+    return head + f"; {bluffs} of {n_ood} off-topic queries get passages ({w['bluffs']})."
 
 
 #: The words the screens and the report use, each in one or two plain sentences (the dashboard's Glossary page
