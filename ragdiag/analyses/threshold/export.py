@@ -53,8 +53,22 @@ _HEADER = ("# ragdiag thresholds export: the abstention cut chosen for one confi
            f"# A conformal cut's guarantee: {CONFORMAL_PREMISE}.\n")
 
 
-def _num(x: float | None, digits: int = 10) -> float | None:
+def _num(x: float | None, digits: int = 6) -> float | None:
+    """A rate or an informative cut as the file prints it: at most ``digits`` significant digits (``0.0333333``,
+    never ``0.03333333333``)."""
     return None if x is None else float(f"{x:.{digits}g}")
+
+
+def complement(cut: float) -> float:
+    """``1 - cut`` in exact decimals: the similarity of a printed cut prints as short as the cut (``0.545`` ->
+    ``0.455``, never ``0.45499999999999996``); a cut at a query's full distance keeps every digit.
+
+    >>> complement(0.545), complement(0.1), complement(0.4)
+    (0.455, 0.9, 0.6)
+    """
+    from decimal import Decimal
+
+    return float(Decimal(1) - Decimal(repr(float(cut))))
 
 
 def _cells(row) -> dict | None:
@@ -128,7 +142,7 @@ def thresholds_document(table: GateTable, choice: CutChoice, *, config: str, mod
              "in sample (optimistic): fitted to these off-topic queries; new ones bluff more often"}.get(method, method)
     at = rate_rows(table, [cut])[0]
     cut = float(cut)  # exact: a proposed cut is already rounded down; an in-sample one sits on a query's distance
-    sim = 1.0 - cut
+    sim = complement(cut)  # exact decimals: the file prints what a person would type
     name = model["model"]
     doc = {
         EXPORT_KEY: EXPORT_FORMAT,
