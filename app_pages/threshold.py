@@ -12,7 +12,7 @@ from ragdiag.analyses.threshold.export import thresholds_yaml
 from ragdiag.analyses.threshold.rates import rate_rows
 from ui import cache
 from ui.about import about_run
-from ragdiag.core.words import outcome_sentence
+from ragdiag.core.words import OUTCOME_WORDS, outcome_sentence
 from ui.context import config_words, context, cut_slider, cut_stops, link_params, use, use_min_answered
 from ui.fmt import pct, rate, share
 from ui.gate_charts import flips, mirrored_histogram, tradeoff_curve, x_extent
@@ -196,8 +196,9 @@ def _costs():
     how_we_know(folds=choice.folds)
 
 
-labels = {"answered": ("answered", n_in), "wrong_sources": ("wrong passages given", n_in),
-          "no_answer": ("refused by the cut (nothing close enough)", n_in), "bluffs": ("bluffs (off-topic, all)", n_ood),
+labels = {"answered": (OUTCOME_WORDS["answered"], n_in), "wrong_sources": (OUTCOME_WORDS["wrong_sources"], n_in),
+          "no_answer": (f"{OUTCOME_WORDS['no_answer']} (nothing close enough)", n_in),
+          "bluffs": ("bluffs (off-topic, all)", n_ood),
           "bluffs_near": ("bluffs (off-topic, near)", table.n_by_kind.get("near", 0)),
           "bluffs_far": ("bluffs (off-topic, far)", table.n_by_kind.get("far", 0))}
 records = [{"outcome": name, "queries": rates.outcome(key).count, "of (queries)": n,

@@ -143,7 +143,7 @@ def test_threshold_rates_equal_the_sweep_and_the_proposal_applies(tiny, library)
     shown = {r["outcome"]: r["queries"] for r in df.to_dict("records")}
     inputs = gate_table(library, "E/hybrid", Gate(4))
     row = sweep(inputs, [0.5]).row(0.5)
-    assert shown["answered"] == row.answered and shown["refused by the cut (nothing close enough)"] == row.no_answer
+    assert shown["answered"] == row.answered and shown["refused (nothing close enough)"] == row.no_answer
     assert shown["bluffs (off-topic, all)"] == row.bluffs
     assert "dense model" in texts(at)  # the distance is named
     choice = cut_choice(inputs, Goal(max_bluff=0.05))

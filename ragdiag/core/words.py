@@ -166,8 +166,7 @@ GLOSSARY = (
                           "Said before the cut."),
     ("answered", "The model is given a passage holding the whole answer: found, and closer than the cut. Said after "
                  "the cut."),
-    ("no answer", "An answerable question that is not answered (the pipeline refuses it, or gives the wrong "
-                  "passages)."),
+    ("not answered", "An answerable question that is not answered: given wrong passages, or refused (no answer)."),
     ("strictness (cut)", "The largest distance a passage may have to the question and still be given to the model "
                          "(cosine distance, 0 to 2). Lower is stricter: fewer bluffs, fewer answers. Printed with 3 "
                          "decimals, rounded down, so typing a printed cut gives the same results."),
@@ -176,7 +175,8 @@ GLOSSARY = (
                       "reranker: among those it re-scores)."),
     ("retrieved too low", "A passage holding the answer is retrieved, but below the passages given to the model."),
     ("refused by the cut", "Nothing the retriever ranked high enough is closer than the cut: no passage is given."),
-    ("wrong passages given", "Passages are given, none holding the answer."),
+    ("given wrong passages", "Passages are given, none holding the answer: a model would answer from them."),
+    ("refused", "No passage is given: the user gets no answer (refused by the cut, or nothing retrieved)."),
     ("answer split by the chunking", "No passage holds the whole answer: the way the documents are cut split it."),
     ("what alone would fix it", "For each failed question, the one change that answers it on its own: a less strict "
                                 "cut, a better ranking (ranked first, it would pass the cut), or both."),

@@ -34,6 +34,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from ...core.gate import check_cut
+from ...core.words import outcome_sentence
 from ..gate_table import GateTable
 from .choice import CONFORMAL_PREMISE, IN_SAMPLE, PROPOSED, CutChoice
 from .gate import GATE_DISTANCE
@@ -172,6 +173,8 @@ def thresholds_document(table: GateTable, choice: CutChoice, *, config: str, mod
             "answerable_queries": choice.n_in,
             "out_of_domain_queries": choice.n_ood,
             "at_this_cut": _cells(at.cells()),
+            "at_this_cut_in_words": outcome_sentence(cut, at.answered.count, at.wrong_sources.count,
+                                                     at.no_answer.count, at.bluffs.count, choice.n_ood),
             "in_sample_cut": _num(choice.cut),
             "in_sample": _cells(choice.in_sample.cells() if choice.in_sample is not None else None),
             "cross_validated": {"folds": choice.folds, "grouped_by": "question", "seed": choice.seed,
