@@ -97,7 +97,7 @@ class Card:
 
 @dataclass(frozen=True)
 class Headline:
-    """The recommendation in words and the three cards at the gate's k."""
+    """The recommendation in words and the four cards at the gate's k."""
 
     config: str
     words: str
