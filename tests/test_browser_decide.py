@@ -110,7 +110,7 @@ def test_summary_first_screen_says_what_to_ship(server, page):
     assert any(w.lower() in ship.lower() for w in STRATEGY_WORDS.values()), ship
     assert any(w.lower() in ship.lower() for w in RETRIEVER_WORDS.values()), ship
     assert RATE.search(text), text  # a percentage with its interval
-    assert sum(b["kind"] == "stMetric" for b in blocks) == 3
+    assert sum(b["kind"] == "stMetric" for b in blocks) == 4  # answered, given wrong passages, refused, bluffs
     assert not [b for b in blocks if b["kind"] == "stAlert"], text  # no warning on a first screen
     assert "shipped index" not in text and "seeded" not in text.lower()
     assert page.get_by_text("Deploy", exact=True).count() == 0
