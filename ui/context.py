@@ -35,7 +35,7 @@ from ui.html import md_text
 
 __all__ = ["Context", "context", "gate_settings", "context_sidebar", "context_done", "use", "config_words",
            "remember_unavailable", "url_synced", "write_url", "recommendation", "snap_cut", "cut_stops",
-           "link_params", "context_stops", "cut_slider", "CUT_SLIDER_LABEL", "use_current", "use_bluff_cost", "use_min_answered", "current_problem", "CONFIG_KEY", "CUT_KEY",
+           "link_params", "context_config", "context_stops", "cut_slider", "CUT_SLIDER_LABEL", "use_current", "use_bluff_cost", "use_min_answered", "current_problem", "CONFIG_KEY", "CUT_KEY",
            "KEEP_KEY", "GOAL_KEY", "ANSWERED_KEY", "CURRENT_KEY", "UNITS_KEY", "COST_KEY", "MAX_BLUFF_COST"]
 
 CONFIG_KEY, CUT_KEY, KEEP_KEY, GOAL_KEY = "config", "cut", "keep", "goal"
@@ -292,9 +292,23 @@ def context_sidebar() -> None:
     """Read a link's context from the URL and make room for the context's fields in the sidebar (the entry point
     calls it on every page, before the page runs; the page's :func:`context` fills the fields)."""
     _adopt_url()
+    _keep_in_url()
     st.session_state[_DRAWN] = False
     with st.sidebar:
         st.session_state[_HOLDER] = st.container()
+
+
+def _keep_in_url() -> None:
+    """Every page's URL carries the context, a page that never draws it included (Compare, Glossary, a page that
+    stops early): the fields the URL lacks (a page switch drops them) are written from the context last shown, so
+    a reload or a shared link opens on the same one. A field the URL has is the link's, adopted above."""
+    if not st.session_state.get(_SHOWN):
+        return
+    written = st.session_state.setdefault(_WRITTEN, {f: set() for f in _FIELDS})
+    for field, text in link_params().items():
+        if field in _FIELDS and field not in st.query_params:
+            written.setdefault(field, set()).add(text)
+            st.query_params[field] = text
 
 
 def context_done() -> None:
@@ -302,13 +316,26 @@ def context_done() -> None:
     if st.session_state.get(_DRAWN) or _HOLDER not in st.session_state:
         return
     shown = st.session_state.get(_SHOWN)
+    chosen = _chosen()
     with st.session_state[_HOLDER]:
         st.subheader("Context")
         if shown:
             st.caption(f"{shown[CONFIG_KEY]} · strictness (cut) {cut_text(shown[CUT_KEY])} · "
                        f"at most {shown[KEEP_KEY]} passages")
+        elif chosen.get(CONFIG_KEY) or chosen.get(CUT_KEY) is not None:  # a link's context, before any results
+            st.caption(" · ".join(part for part in (
+                chosen.get(CONFIG_KEY),
+                None if chosen.get(CUT_KEY) is None else f"strictness (cut) {cut_text(chosen[CUT_KEY])}",
+                None if chosen.get(KEEP_KEY) is None else f"at most {chosen[KEEP_KEY]} passages") if part))
         else:
             st.caption("The recommended configuration at its cut (opens with the first results).")
+
+
+def context_config() -> str | None:
+    """The context's configuration without drawing anything (a page about runs of its own, e.g. History, opens on
+    it): the one last shown, else the one a link chose, else None."""
+    shown = st.session_state.get(_SHOWN) or {}
+    return shown.get(CONFIG_KEY) or _chosen().get(CONFIG_KEY)
 
 
 # ----- the recommendation and the cut proposed for a configuration ----------------------------------
