@@ -86,10 +86,12 @@ if not ctx.is_recommendation:
                         for v in mine_goals) + ".")
 
 b1, b2 = st.columns(2)
-b1.download_button("Download report", report_builder(ev, report_args(ev, ctx, recommendation=True)),
+# one report per context: the Summary's button and the Export page's give the same report, and say its cut
+b1.download_button(f"Download report at cut {ctx.cut_words}", report_builder(ev, report_args(ev, ctx)),
                    file_name="ragdiag-report.html", mime="text/html", icon=":material/download:", type="primary",
                    key="summary_report", on_click="ignore", width="stretch",
-                   help="The recommendation on this page, as one HTML file that opens offline.")
+                   help="The context (sidebar: configuration, cut, goals), the Export page's report, as one HTML "
+                        "file that opens offline.")
 b2.button("Use this configuration and cut", key="use_recommended", on_click=use, width="stretch",
           kwargs={"config": rec.config, "cut": rec.cut, "keep": rec.keep},
           disabled=ctx.is_recommendation,

@@ -148,7 +148,7 @@ def test_summary_download_report_and_use_button(fake_app, lib):
 
     rec = rec_of(lib)
     at = app()
-    assert "Download report" in [b.proto.label for b in at.get("download_button")]
+    assert f"Download report at cut {cut_text(rec.cut)}" in [b.proto.label for b in at.get("download_button")]
     assert at.button(key="use_recommended").disabled  # the context already is the recommendation
     field(at, "cut").set_value(0.3)
     run(at)

@@ -65,7 +65,7 @@ def test_every_page_opens_without_an_error_and_keeps_the_context(server, page):
         nav.get_by_role("link", name=title, exact=True).first.click()
         expect(page.get_by_role("heading", name=title, exact=True)).to_be_visible(timeout=LIMIT_MS)
         expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=LIMIT_MS)
-        expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+        expect(page.locator('[data-testid="stException"]')).to_have_count(0, timeout=LIMIT_MS)
         wait_context(page, ctx)
         assert context_of(page) == ctx, (title, page.url)
     page.screenshot(path=str(ARTIFACTS / "every-page-glossary.png"))

@@ -123,10 +123,10 @@ def test_five_arrow_presses_move_the_cut_five_stops(server, page):
     seen = []
     for step in range(1, 6):
         page.keyboard.press("ArrowRight")  # to the focused element: the slider, if it kept the focus
-        expect(thumb).to_have_value(str(start + step))
+        expect(thumb).to_have_value(str(start + step), timeout=LIMIT_MS)
         cut = thumb.get_attribute("aria-valuetext")
-        expect(sentence(page, cut).first).to_be_visible()  # the page's run at the new cut is drawn
-        expect(thumb).to_be_focused()
+        expect(sentence(page, cut).first).to_be_visible(timeout=LIMIT_MS)  # the page's run at the new cut is drawn
+        expect(thumb).to_be_focused(timeout=LIMIT_MS)
         seen.append(cut)
     assert len(set(seen)) == 5 and seen == sorted(seen, key=float), seen
     page.wait_for_function(f"() => location.search.includes('cut={seen[-1]}')", timeout=LIMIT_MS, polling=250)
@@ -139,8 +139,8 @@ def test_a_click_on_the_curve_moves_the_slider(server, page):
     curve = page.locator('[data-testid="stVegaLiteChart"]').nth(1)
     plot = curve.locator("svg g.mark-line").first.bounding_box()
     page.mouse.click(plot["x"] + 0.2 * plot["width"], plot["y"] + 0.5 * plot["height"])  # far left of the cut
-    expect(thumb).not_to_have_attribute("aria-valuetext", before)
+    expect(thumb).not_to_have_attribute("aria-valuetext", before, timeout=LIMIT_MS)
     after = thumb.get_attribute("aria-valuetext")
-    expect(sentence(page, after).first).to_be_visible()
+    expect(sentence(page, after).first).to_be_visible(timeout=LIMIT_MS)
     assert float(after) < float(before), (before, after)
     page.wait_for_function(f"() => location.search.includes('cut={after}')", timeout=LIMIT_MS, polling=250)
