@@ -51,3 +51,28 @@ def test_a_reload_on_such_a_page_opens_on_the_url_s_context(fake_app):
     run(at)
     assert (param(at, "config"), param(at, "cut"), param(at, "keep"), param(at, "goal")) == ("E/bm25", "0.610", "3",
                                                                                          "10")
+
+
+def test_a_provisional_pick_stays_out_of_the_url_and_never_becomes_your_choice(tmp_path):
+    """A cold start: while some strategies still compute, the provisional configuration and cut are not in the URL
+    (a reload or a reconnect then would read them back as the visitor's choice); once every strategy is in, the
+    URL carries the final recommendation and the sidebar never says "Your choice"."""
+    from streamlit.testing.v1 import AppTest
+
+    from apptest import APP, ENV, environment, texts, write_tiny_corpus
+
+    root, truth = write_tiny_corpus(tmp_path)
+    env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(tmp_path / "cache"),
+           "RAGDIAG_ENCODER": "fakes:fake_encoder"}
+    with environment(env):
+        at = AppTest.from_file(APP, default_timeout=120)
+        at.run()  # the first run: the first strategy alone (the others compute in the background)
+        assert not at.exception, [e.value for e in at.exception]
+        provisional = any("Provisional" in c.value for c in at.sidebar.caption)
+        if provisional:
+            assert param(at, "config") is None and param(at, "cut") is None, dict(at.query_params)
+        run(at)  # until every strategy is in
+        assert not any("Provisional" in c.value for c in at.sidebar.caption)
+        assert param(at, "config") and param(at, "cut")
+        assert "Your choice" not in " ".join(c.value for c in at.sidebar.caption), texts(at)
+        assert "The recommendation at its proposed cut." in [c.value for c in at.sidebar.caption]

@@ -57,6 +57,7 @@ _NOTE = "_ctx_note"  # (words, the chosen state before the change) of the last c
 _VER = "_ctx_version"  # bumped on every change: the fields are drawn afresh with the new values
 _HOLDER = "_ctx_holder"  # the sidebar container the fields are drawn into
 _DRAWN = "_ctx_drawn"  # whether this run drew the fields
+_UNSETTLED = "_ctx_unsettled"  # the fields left out of the URL while the recommendation is provisional
 
 
 @dataclass(frozen=True)
@@ -306,7 +307,7 @@ def _keep_in_url() -> None:
         return
     written = st.session_state.setdefault(_WRITTEN, {f: set() for f in _FIELDS})
     for field, text in link_params().items():
-        if field in _FIELDS and field not in st.query_params:
+        if field in _FIELDS and field not in st.query_params and field not in st.session_state.get(_UNSETTLED, ()):
             written.setdefault(field, set()).add(text)
             st.query_params[field] = text
 
@@ -424,6 +425,10 @@ def context(ev: Evaluation, token: str) -> Context:
 def _write_url(ctx: Context) -> None:
     written = st.session_state.setdefault(_WRITTEN, {f: set() for f in _FIELDS})
     params = ctx.params()
+    for field in _unsettled(ctx):  # a provisional pick stays out of the URL (and out of the next session's choice)
+        params.pop(field, None)
+        if field in st.query_params and st.query_params.get(field) in written.get(field, set()):
+            del st.query_params[field]
     for field, text in params.items():
         written.setdefault(field, set()).add(text)
         if st.query_params.get(field) != text:
@@ -431,6 +436,19 @@ def _write_url(ctx: Context) -> None:
     for field in _OPTIONAL:  # an optional field cleared: out of the URL
         if field not in params and field in st.query_params:
             del st.query_params[field]
+
+
+def _unsettled(ctx: Context) -> tuple[str, ...]:
+    """The fields the URL leaves out while the recommendation is provisional (some strategies still computing)
+    and the visitor chose none of them: a reload or a reconnect in that time would otherwise read the provisional
+    configuration and cut back as the visitor's choice, and keep them ("Your choice") after the final one came."""
+    if not ctx.provisional:
+        st.session_state[_UNSETTLED] = ()
+        return ()
+    state = _chosen()
+    out = tuple(f for f in (CONFIG_KEY, CUT_KEY) if state[f] is None)
+    st.session_state[_UNSETTLED] = out
+    return out
 
 
 def link_params(**extra) -> dict[str, str]:
