@@ -35,7 +35,8 @@ from ui.html import md_text
 
 __all__ = ["Context", "context", "gate_settings", "context_sidebar", "context_done", "use", "config_words",
            "remember_unavailable", "url_synced", "write_url", "recommendation", "snap_cut", "cut_stops",
-           "link_params", "context_config", "context_stops", "cut_slider", "CUT_SLIDER_LABEL", "use_current", "use_bluff_cost", "use_min_answered", "current_problem", "CONFIG_KEY", "CUT_KEY",
+           "link_params", "context_config", "context_stops", "cut_slider", "CUT_SLIDER_LABEL", "use_current",
+           "use_bluff_cost", "use_min_answered", "current_problem", "CONFIG_KEY", "CUT_KEY",
            "KEEP_KEY", "GOAL_KEY", "ANSWERED_KEY", "CURRENT_KEY", "UNITS_KEY", "COST_KEY", "MAX_BLUFF_COST"]
 
 CONFIG_KEY, CUT_KEY, KEEP_KEY, GOAL_KEY = "config", "cut", "keep", "goal"
@@ -136,6 +137,14 @@ def config_words(label: str) -> str:
         return f"{describe_config(label)} ({label})"
     except ValueError:  # a label the library cannot decode (an external run): its code alone
         return label
+
+
+def _option_words(label: str) -> str:
+    """A configuration as the picker lists it: its id first (two configurations whose words start alike stay
+    apart when the box cuts the words short), then its words."""
+    words = config_words(label)
+    suffix = f" ({label})"
+    return f"{label} · {words[:-len(suffix)]}" if words.endswith(suffix) else label
 
 
 def _options(s: Settings) -> list[str]:
@@ -530,9 +539,11 @@ def _draw(ev: Evaluation, token: str, ctx: Context, missing: str | None) -> None
         # (the recommendation changed as strategies finished) would send it back as a value no option has
         config_key = f"ctx_config_{ver}_{ctx.recommended_config}"
         st.selectbox("Configuration", options, index=options.index(ctx.config), key=config_key,
-                     format_func=lambda c: config_words(c) + (" · recommended" if c == ctx.recommended_config else ""),
+                     format_func=lambda c: _option_words(c) + (" · recommended" if c == ctx.recommended_config
+                                                               else ""),
                      on_change=_from_field, args=(CONFIG_KEY, config_key),
                      help="Every page shows this configuration.")
+        st.caption(md_text(config_words(ctx.config)))  # in full: the box cuts a long description short
         stops = context_stops(ev, token, ctx)
         if len(stops) > 1:
             st.select_slider("Strictness (cut): lower refuses more", stops, value=snap_cut(stops, ctx.cut),
