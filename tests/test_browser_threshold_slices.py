@@ -3,7 +3,7 @@
 ``data/de-haushalt`` (German guides, each question asked in German and in
 English) with eight English off-topic queries added (the fixture of
 ``tests/test_threshold_slices.py``): the page slices by language without being
-asked, the verdict sentence is on the first screen, and the small multiples of
+asked, the verdict sentence follows the first screen's charts, and the small multiples of
 the slices' distances sit in their own section below, readable (the chart checks
 of ``tests/test_browser_decide.py``).
 """
