@@ -49,9 +49,9 @@ except ValueError as exc:  # a context the report cannot be made at: said, not r
     st.info(f"No report at cut {ctx.cut_words}: {md_text(exc)}. The files below do not depend on the cut.")
 if html is not None:
     b1, b2 = st.columns(2)
-    b1.download_button("Download report (HTML)", html, file_name="ragdiag-report.html", mime="text/html",
+    b1.download_button(f"Download report at cut {ctx.cut_words} (HTML)", html, file_name="ragdiag-report.html", mime="text/html",
                        icon=":material/download:", width="stretch")
-    b2.download_button("Download report (Markdown)", markdown, file_name="ragdiag-report.md", mime="text/markdown",
+    b2.download_button(f"Download report at cut {ctx.cut_words} (Markdown)", markdown, file_name="ragdiag-report.md", mime="text/markdown",
                        icon=":material/download:", width="stretch")
 
 st.subheader("Per-query results and standard files")

@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from ragdiag.present.history import HistoryError, open_history
+from ui.context import context_config
 from ui.fmt import rate
 from ui.history_charts import PICK, trend_chart, trend_frame
 from ui.html import md_text
@@ -29,8 +30,11 @@ with hist:
     if not configs:
         st.info("The history holds no run yet: `ragdiag history add OUT` keeps one.")
         st.stop()
-    config = st.selectbox("Configuration", configs, key="history_config",
-                          help="the configuration you ship; the gate's runs hold the gated one")
+    ctx_config = context_config()  # the context's configuration first, when the history holds it
+    config = st.selectbox("Configuration", configs, key=f"history_config_{ctx_config}",
+                          index=configs.index(ctx_config) if ctx_config in configs else 0,
+                          help="the configuration you ship (the context's, when the history holds it); the gate's "
+                               "runs hold the gated one")
     points = hist.trend(config)
     last = points[-1]
     m = last.measures

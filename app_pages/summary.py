@@ -3,8 +3,11 @@
 import streamlit as st
 
 from ragdiag.analyses.goals import judge_goals
+from ragdiag.analyses.threshold.rates import rate_rows
 from ragdiag.analyses.versus import difference_words, gate_rates
 from ragdiag.core.gate import Gate, cut_text
+from ragdiag.core.words import OUTCOME_WORDS, outcome_sentence
+from ui import cache
 from ui.about import about_run
 from ui.comparator import comparator, delta_args, versus_for
 from ui.context import config_words, context, link_params, recommendation, use
@@ -28,10 +31,15 @@ rec = recommendation(ev, token, ctx.keep, ctx.max_bluff)
 n_in = int(ev.in_domain.sum())
 n_ood = len(ev.queries) - n_in
 
+# the four outcomes at the recommendation's gate, in the words every surface uses (ragdiag.core.words)
+at_rec = rate_rows(cache.sweep_for(token, rec.config, rec.keep, ev)[0], [rec.cut])[0]
+W = OUTCOME_WORDS
 st.markdown(f"### Ship **{md_text(rec.words)}** at strictness {cut_text(rec.cut)}")
-st.markdown(f"{rate(rec.answered)} of answerable questions get a passage holding the answer; "
-            f"{rec.bluffs.count} of {n_ood} off-topic questions still get passages (a *bluff*: "
-            f"{rate(rec.bluffs)}); {rate(rec.lost)} get no answer. "
+st.markdown(f"{rate(rec.answered)} of answerable questions are {W['answered']} (a passage holding the answer), "
+            f"{rate(at_rec.wrong_sources)} {W['wrong_sources']} (a model would answer from them), "
+            f"{rate(at_rec.no_answer)} {W['no_answer']}; "
+            f"{rec.bluffs.count} of {n_ood} off-topic questions still get passages ({W['bluffs']}: "
+            f"{rate(rec.bluffs)}). "
             f"<span style='color:#757575'>{md_text(rec.config)} · at most {rec.keep} passages · cut "
             f"{cut_text(rec.cut)}, cosine distance (lower is stricter)</span>", unsafe_allow_html=True)
 
@@ -45,36 +53,46 @@ for v in judge_goals({"answered": rec.answered, "bluffs": rec.bluffs}, n_in=n_in
 # ----- the three numbers, against one comparator ----------------------------------------------------
 other = comparator(ev, token, rec, ctx.keep, ctx.max_bluff)
 vs = versus_for(ev, token, rec.config, Gate(rec.keep, rec.cut, rec.k), other) if other else None
-c1, c2, c3 = st.columns(3)
-for col, key, label, better_up, unit in ((c1, "answered", "answered", True, "answerable questions"),
-                                         (c2, "bluffs", "bluffs", False, "off-topic questions"),
-                                         (c3, "lost", "no answer", False, "answerable questions")):
-    cell = getattr(rec, key)
-    d = vs.differences[key] if vs else None
+c1, c2, c3, c4 = st.columns(4)
+cells = {"answered": rec.answered, "wrong_sources": at_rec.wrong_sources, "no_answer": at_rec.no_answer,
+         "bluffs": rec.bluffs}
+for col, key, better_up, unit in ((c1, "answered", True, "answerable questions"),
+                                  (c2, "wrong_sources", False, "answerable questions"),
+                                  (c3, "no_answer", False, "answerable questions"),
+                                  (c4, "bluffs", False, "off-topic questions")):
+    cell, label = cells[key], W[key]
+    d = vs.differences[key] if vs and key in vs.differences else None
     col.metric(label, rate(cell), border=True, **(delta_args(d, better_up=better_up) if d is not None else {}),
                help=f"Share of {unit} with its 95% range; {cell.count} queries (questions × phrasings)"
                     + (f". Below: the difference with {other.who} in points, 95% range." if other else "."))
+st.caption(outcome_sentence(rec.cut, rec.answered.count, at_rec.wrong_sources.count, at_rec.no_answer.count,
+                            rec.bluffs.count, n_ood))
 if other is not None:
     st.caption(f"Compared with {md_text(other.words())}. "
                + "; ".join(f"{w}: {difference_words(vs.differences[k])}"
-                           for k, w in (("answered", "answered"), ("bluffs", "bluffs"), ("lost", "no answer")))
+                           for k, w in (("answered", W["answered"]), ("bluffs", W["bluffs"]),
+                                        ("lost", f"not answered ({W['wrong_sources']} or {W['no_answer']})")))
                + ". Grey: the range includes no difference.")
 
 # ----- the visitor's own choice, beside it ----------------------------------------------------------
 if not ctx.is_recommendation:
     mine = gate_rates(ev, ctx.config, ctx.gate)
     mine_goals = judge_goals(mine, n_in=n_in, n_ood=n_ood, max_bluff=ctx.max_bluff, min_answered=ctx.min_answered)
+    at_mine = rate_rows(cache.sweep_for(token, ctx.config, ctx.keep, ev)[0], [ctx.cut])[0]
     st.info(f"**Your choice** (sidebar): {md_text(config_words(ctx.config))} at strictness {ctx.cut_words}, at most "
-            f"{ctx.keep} passages: answered {rate(mine['answered'])}, bluffs {rate(mine['bluffs'])}, no answer "
-            f"{rate(mine['lost'])}. "
+            f"{ctx.keep} passages: {W['answered']} {rate(mine['answered'])}, {W['wrong_sources']} "
+            f"{rate(at_mine.wrong_sources)}, {W['no_answer']} {rate(at_mine.no_answer)}, {W['bluffs']} "
+            f"{rate(mine['bluffs'])}. "
             + "; ".join(f"Goal {md_text(v.goal_words)}: " + (v.status if v.met is not False else f"**{v.status}**")
                         for v in mine_goals) + ".")
 
 b1, b2 = st.columns(2)
-b1.download_button("Download report", report_builder(ev, report_args(ev, ctx, recommendation=True)),
+# one report per context: the Summary's button and the Export page's give the same report, and say its cut
+b1.download_button(f"Download report at cut {ctx.cut_words}", report_builder(ev, report_args(ev, ctx)),
                    file_name="ragdiag-report.html", mime="text/html", icon=":material/download:", type="primary",
                    key="summary_report", on_click="ignore", width="stretch",
-                   help="The recommendation on this page, as one HTML file that opens offline.")
+                   help="The context (sidebar: configuration, cut, goals), the Export page's report, as one HTML "
+                        "file that opens offline.")
 b2.button("Use this configuration and cut", key="use_recommended", on_click=use, width="stretch",
           kwargs={"config": rec.config, "cut": rec.cut, "keep": rec.keep},
           disabled=ctx.is_recommendation,

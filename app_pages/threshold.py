@@ -12,7 +12,8 @@ from ragdiag.analyses.threshold.export import thresholds_yaml
 from ragdiag.analyses.threshold.rates import rate_rows
 from ui import cache
 from ui.about import about_run
-from ui.context import config_words, context, cut_stops, link_params, use, use_min_answered
+from ragdiag.core.words import OUTCOME_WORDS, outcome_sentence
+from ui.context import config_words, context, cut_slider, cut_stops, link_params, use, use_min_answered
 from ui.fmt import pct, rate, share
 from ui.gate_charts import flips, mirrored_histogram, tradeoff_curve, x_extent
 from ui.html import md_text, quote_html
@@ -60,8 +61,6 @@ choice = cache.choice_for(token, config, keep, goal, ev)
 # rule's cut is optimistic. Too few off-topic queries for a conformal cut: the in-sample one, said so.
 conformal = goal.max_bluff is not None and choice.conformal_cut is not None
 proposed = choice.proposal.cut  # what `threshold` proposes and `--export` writes
-for note in choice.notes:  # what this set cannot measure (no off-topic queries, too few questions)
-    st.info(md_text(note))
 if proposed is None:
     g3.warning("No cut reaches this goal on this set.")
 else:
@@ -74,52 +73,16 @@ def _meets(count: int, total: int) -> bool:
     return share_ <= target + 1e-12 if goal.max_bluff is not None else share_ >= target - 1e-12
 
 
-measured, total = (row.bluffs, n_ood) if goal.max_bluff is not None else (row.answered, n_in)
-what = ("off-topic questions still get passages" if goal.max_bluff is not None
-        else "answerable questions get a passage holding the answer")
-goal_words = f"{'at most' if goal.max_bluff is not None else 'at least'} {target:.0%}"
+# ----- the cut: a slider bound to the context (every page follows), and what it does, in one sentence -----
+cut_slider(ev, token, ctx, key="threshold_cut")
 whose = "the recommendation" if ctx.is_recommendation else "your choice"
-if _meets(measured, total):
-    st.markdown(f"At strictness **{ctx.cut_words}** ({whose}), {share(measured, total)} {what} "
-                f"({pct(measured / total if total else None)}): it meets the goal of {goal_words} on these queries "
-                f"only (a rate measured on the queries a cut was chosen on is optimistic for new ones).")
-else:
-    st.markdown(f":red[**At strictness {ctx.cut_words} ({whose}), {share(measured, total)} {what} "
-                f"({pct(measured / total if total else None)}): it misses the goal of {goal_words}.**]")
-key = "bluffs" if goal.max_bluff is not None else "answered"
-cv = choice.cross_validated.get(key)
-ins = choice.in_sample.outcome(key) if choice.in_sample else None
-if conformal:
-    at = choice.conformal_rates.outcome(key) if getattr(choice, "conformal_rates", None) else None
-    st.markdown(f"Proposed cut **{cut_text(proposed)}**, set to hold for new off-topic questions: "
-                f"{md_text(choice.conformal)}"
-                + (f"; here {rate(at)} {key}" if at else "") + ".")
-if choice.cut is not None:
-    sentence = (f"{'The cut fitted to these questions' if conformal else 'Proposed cut'} **{cut_text(choice.cut)}** "
-                f"({md_text(choice.rule)})"
-                f": in sample (optimistic) {rate(ins)} {key}"
-                + (f"; cross-validated ({choice.folds} folds by question) {rate(cv)}" if cv else "") + ".")
-    if cv is not None and cv.rate is not None and not (cv.rate <= target + 1e-12 if goal.max_bluff is not None
-                                                       else cv.rate >= target - 1e-12):
-        sentence += f" :red[On questions it was not chosen on, that rule misses the goal ({pct(cv.rate)} {key}).]"
-    (st.caption if conformal else st.markdown)(sentence)
-
-# ----- one cut for every slice? the verdict here, the slices' distances in their section below -------
-slice_verdict_line(ev, token, config, keep, ctx.max_bluff)
-
-
-def _today():
-    """The cut you run today: a number and its units (the context's), and the CLI's sentence for it."""
-    beside = current_cut_inputs(ctx)
-    cur = current_cut_audit(ctx, inputs, goal, proposed)
-    current_cut_sentence(cur, beside)
-    return cur
-
-
-today = _today()
-cost = cost_choice(ctx, inputs, folds=choice.folds)
+meets = _meets(*((row.bluffs, n_ood) if goal.max_bluff is not None else (row.answered, n_in)))
+st.markdown(outcome_sentence(cut, row.answered, row.wrong_sources, row.no_answer, row.bluffs, n_ood, whose)
+            + (" Meets the goal." if meets else " :red[Misses the goal.]"))
 
 # ----- what the cut on screen does ----------------------------------------------------------------
+today = current_cut_audit(ctx, inputs, goal, proposed)  # the cut you run today (its fields sit below the charts)
+cost = cost_choice(ctx, inputs, folds=choice.folds)
 # (the thresholds download and the configuration's caption sit under the charts: the first screen reaches them)
 today_at = {"you run today": today.cut_distance if today is not None else None}
 lo, hi = x_extent(cache.distances_for(token, config, keep, ev)["distance"], cut,
@@ -150,6 +113,50 @@ t.altair_chart(themed(tradeoff_curve(curve, cut=cut, goal=target, goal_kind="blu
                                     f"{pct(row.bluffs / n_ood if n_ood else None)} at cut {ctx.cut_words}")),
                width="stretch", key=TRADEOFF, on_select=_picked, selection_mode="pick")
 
+# ----- below the charts: the goal's verdict in full, the proposal's rule and guarantee, slices, today ----
+for note in choice.notes:  # what this set cannot measure (no off-topic queries, too few questions)
+    st.info(md_text(note))
+measured, total = (row.bluffs, n_ood) if goal.max_bluff is not None else (row.answered, n_in)
+what = ("off-topic questions still get passages" if goal.max_bluff is not None
+        else "answerable questions get a passage holding the answer")
+goal_words = f"{'at most' if goal.max_bluff is not None else 'at least'} {target:.0%}"
+if _meets(measured, total):
+    st.markdown(f"At strictness **{ctx.cut_words}** ({whose}), {share(measured, total)} {what} "
+                f"({pct(measured / total if total else None)}): it meets the goal of {goal_words} on these queries "
+                f"only (a rate measured on the queries a cut was chosen on is optimistic for new ones).")
+else:
+    st.markdown(f":red[**At strictness {ctx.cut_words} ({whose}), {share(measured, total)} {what} "
+                f"({pct(measured / total if total else None)}): it misses the goal of {goal_words}.**]")
+key = "bluffs" if goal.max_bluff is not None else "answered"
+cv = choice.cross_validated.get(key)
+# Without a conformal cut the proposal is the rule's cut as printed (rounded to keep what the rule counted): the
+# sentence prints that number, the one the button applies, and its rates at it, so what is printed is what is used.
+at_proposed = (rate_rows(inputs, [proposed])[0] if proposed is not None and not conformal
+               else choice.in_sample)
+ins = at_proposed.outcome(key) if at_proposed else None
+if conformal:
+    at = choice.conformal_rates.outcome(key) if getattr(choice, "conformal_rates", None) else None
+    st.markdown(f"Proposed cut **{cut_text(proposed)}**, set to hold for new off-topic questions: "
+                f"{md_text(choice.conformal)}"
+                + (f"; here {rate(at)} {key}" if at else "") + ".")
+if choice.cut is not None:
+    shown_cut = choice.cut if conformal or proposed is None else proposed
+    sentence = (f"{'The cut fitted to these questions' if conformal else 'Proposed cut'} **{cut_text(shown_cut)}** "
+                f"({md_text(choice.rule)})"
+                f": in sample (optimistic) {rate(ins)} {key}"
+                + (f"; cross-validated ({choice.folds} folds by question) {rate(cv)}" if cv else "") + ".")
+    if cv is not None and cv.rate is not None and not (cv.rate <= target + 1e-12 if goal.max_bluff is not None
+                                                       else cv.rate >= target - 1e-12):
+        sentence += f" :red[On questions it was not chosen on, that rule misses the goal ({pct(cv.rate)} {key}).]"
+    (st.caption if conformal else st.markdown)(sentence)
+
+# ----- one cut for every slice? the verdict here, the slices' distances in their section below -------
+slice_verdict_line(ev, token, config, keep, ctx.max_bluff)
+
+
+# the cut you run today: a number and its units (the context's), and the CLI's sentence for it
+current_cut_sentence(today, current_cut_inputs(ctx))
+
 # the cut on screen as the thresholds file a service reads (`threshold --export` writes the proposed one)
 model = (ev.retriever_stamps.get(config) or {}).get("model") or dict(ev.encoder_stamp)
 st.download_button(f"Download the thresholds at cut {cut_text(cut)} (YAML)", key="export_thresholds",
@@ -176,7 +183,7 @@ with st.expander("The trade-off as a table: every cut where a query changes outc
         "answered from the next cut": flips(nxt, ans_ids, inputs.closest_holder[inputs.in_domain]),
         "bluff from the next cut": flips(nxt, ood_ids, inputs.closest[~inputs.in_domain]),
     }), hide_index=True, key="tradeoff_table", height=320)
-    st.caption("What the curve's hover shows, for the keyboard and screen readers: the cuts the sidebar's slider "
+    st.caption("What the curve's hover shows, for the keyboard and screen readers: the cuts the slider "
                "stops at, the counts at each, and the queries that change between one and the next.")
 
 
@@ -189,16 +196,17 @@ def _costs():
     how_we_know(folds=choice.folds)
 
 
-labels = {"answered": ("answered", n_in), "wrong_sources": ("wrong passages given", n_in),
-          "no_answer": ("refused by the cut (nothing close enough)", n_in), "bluffs": ("bluffs (off-topic, all)", n_ood),
+labels = {"answered": (OUTCOME_WORDS["answered"], n_in), "wrong_sources": (OUTCOME_WORDS["wrong_sources"], n_in),
+          "no_answer": (f"{OUTCOME_WORDS['no_answer']} (nothing close enough)", n_in),
+          "bluffs": ("bluffs (off-topic, all)", n_ood),
           "bluffs_near": ("bluffs (off-topic, near)", table.n_by_kind.get("near", 0)),
           "bluffs_far": ("bluffs (off-topic, far)", table.n_by_kind.get("far", 0))}
 records = [{"outcome": name, "queries": rates.outcome(key).count, "of (queries)": n,
             "share (95% interval)": rate(rates.outcome(key))} for key, (name, n) in labels.items() if n]
-if not conformal and choice.cut is not None and choice.in_sample is not None:
+if not conformal and choice.cut is not None and at_proposed is not None:
     for r in records:
         key = next(k for k, (name, _) in labels.items() if name == r["outcome"])
-        r["at the proposed cut"] = rate(choice.in_sample.outcome(key))
+        r["at the proposed cut"] = rate(at_proposed.outcome(key))
         if key in choice.cross_validated:
             r["proposed, cross-validated"] = rate(choice.cross_validated[key])
 st.dataframe(pd.DataFrame(records), hide_index=True, key="rates")

@@ -13,6 +13,7 @@ from ragdiag.present.serving import AccessError
 from ragdiag.analyses.variants import variant_configs, variant_names, variant_rows
 from ui.context import gate_settings
 from ui.fmt import DASH, dash_missing, drop_constant, rate, said_once
+from ragdiag.core.words import signed_whole
 from ui.html import md_text
 from ui.jobs import evaluation_of
 from ui.model_cut import model_cut_caption
@@ -62,13 +63,16 @@ def _difference(d: dict | None) -> str:
     # the family's simultaneous interval, the one the verdict was decided with
     if d is None:
         return DASH
-    return f"{100 * d['estimate']:+.0f} pts ({100 * d['low']:+.0f} to {100 * d['high']:+.0f})"
+    # whole points with a true minus, and 0 without a sign (never "-0 pts")
+    return (f"{signed_whole(100 * d['estimate'])} pts ({signed_whole(100 * d['low'])} to "
+            f"{signed_whole(100 * d['high'])})")
 
 
 # the chart's numbers
 frame = pd.DataFrame([{
     "variant": r.config, "model": r.model, key: r.recall.estimate, "low": r.recall.low, "high": r.recall.high,
     "bytes/vector": r.bytes_per_vector, "ms/query": r.ms_per_query,
+    "Pareto": "Pareto-optimal" if r.pareto else "not Pareto-optimal",  # the shape's legend (never "undefined")
 } for r in rows])
 # the table, in the one grammar: rates with intervals, units in the headers, a dash for nothing
 table = pd.DataFrame([{
@@ -97,7 +101,7 @@ st.caption("bytes per vector: what the search reads per chunk (rescoring variant
 chart = alt.Chart(frame).mark_point(filled=True, size=90).encode(
     x=alt.X("bytes/vector:Q", scale=alt.Scale(type="log"), title="bytes per vector (log)"),
     y=alt.Y(f"{key}:Q", title=f"recall@{PRIMARY_K}", scale=alt.Scale(domain=[0, 1])),
-    color=alt.Color("model:N"), shape=alt.Shape("Pareto:N", title="Pareto"),
+    color=alt.Color("model:N"), shape=alt.Shape("Pareto:N", title=None),
     tooltip=["variant", key, "low", "high", "bytes/vector", "ms/query"],
 )
 bars = alt.Chart(frame).mark_rule().encode(x="bytes/vector:Q", y="low:Q", y2="high:Q", color="model:N")

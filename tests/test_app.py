@@ -9,6 +9,7 @@ process by the app's cached loader). The helpers are in ``tests/apptest.py``.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -143,7 +144,7 @@ def test_threshold_rates_equal_the_sweep_and_the_proposal_applies(tiny, library)
     shown = {r["outcome"]: r["queries"] for r in df.to_dict("records")}
     inputs = gate_table(library, "E/hybrid", Gate(4))
     row = sweep(inputs, [0.5]).row(0.5)
-    assert shown["answered"] == row.answered and shown["refused by the cut (nothing close enough)"] == row.no_answer
+    assert shown["answered"] == row.answered and shown["refused (nothing close enough)"] == row.no_answer
     assert shown["bluffs (off-topic, all)"] == row.bluffs
     assert "dense model" in texts(at)  # the distance is named
     choice = cut_choice(inputs, Goal(max_bluff=0.05))
@@ -238,7 +239,7 @@ def test_export_page_offers_report_and_tables(tiny, library):
     at = app("app_pages/export.py", config="E/hybrid", cut="0.6", keep="4")
     assert [t.value for t in at.title] == ["Export"]
     labels = [b.proto.label for b in at.get("download_button")]
-    assert "Download report (HTML)" in labels and "per_query.parquet" in labels and any("TREC" in l for l in labels)
+    assert any(re.fullmatch(r"Download report at cut \d\.\d{3} \(HTML\)", lab) for lab in labels) and "per_query.parquet" in labels and any("TREC" in l for l in labels)
     html = build_report(library, config="E/hybrid", cut=0.6, keep=4).to_html()
     assert "<svg" in html and "https://" not in html
 

@@ -101,7 +101,17 @@ def test_summary_names_the_recommendation_in_words_with_its_rates(fake_app, lib)
     assert [t.value for t in at.title] == ["Summary"]
     shown = texts(at)
     assert f"Ship **{rec.words}** at strictness {cut_text(rec.cut)}" in shown
-    assert [m.value for m in at.metric] == [rate(rec.answered), rate(rec.bluffs), rate(rec.lost)]
+    from ragdiag.analyses.gate_table import gate_table
+    from ragdiag.analyses.threshold.rates import rate_rows
+    from ragdiag.core.gate import Gate
+    from ragdiag.core.words import OUTCOME_WORDS
+
+    row = rate_rows(gate_table(lib, rec.config, Gate(rec.keep)), [rec.cut])[0]
+    # the four outcomes, one word each (answered, given wrong passages, refused, bluffs)
+    assert [m.label for m in at.metric] == list(OUTCOME_WORDS.values())
+    assert [m.value for m in at.metric] == [rate(rec.answered), rate(row.wrong_sources), rate(row.no_answer),
+                                            rate(rec.bluffs)]
+    assert row.answered.count == rec.answered.count and row.bluffs.count == rec.bluffs.count
     assert not at.warning and not at.error  # no warning on a first screen
 
 
@@ -118,8 +128,8 @@ def test_summary_deltas_are_against_the_runner_up_grey_unless_detectable(fake_ap
     expected = [difference(d) if detectable(d) else "no difference"
                 if all(round(100 * x) == 0 for x in (d.estimate, d.low, d.high))
                 else "no detectable difference"
-                for d in (vs.differences[k] for k in ("answered", "bluffs", "lost"))]
-    assert deltas == expected
+                for d in (vs.differences[k] for k in ("answered", "bluffs"))]
+    assert deltas == [expected[0], "", "", expected[1]]  # answered and bluffs against the runner-up
     grey = [m.proto.delta for m in at.metric if m.proto.delta.startswith("no ")]
     assert all(m.proto.color == m.proto.MetricColor.GRAY for m in at.metric if m.proto.delta in grey)
     assert "Compared with the runner-up: " in texts(at)
@@ -138,7 +148,7 @@ def test_summary_download_report_and_use_button(fake_app, lib):
 
     rec = rec_of(lib)
     at = app()
-    assert "Download report" in [b.proto.label for b in at.get("download_button")]
+    assert f"Download report at cut {cut_text(rec.cut)}" in [b.proto.label for b in at.get("download_button")]
     assert at.button(key="use_recommended").disabled  # the context already is the recommendation
     field(at, "cut").set_value(0.3)
     run(at)
@@ -217,7 +227,7 @@ def test_threshold_rates_equal_the_sweep_at_the_context_cut(fake_app, lib):
     row = sweep(inputs, [0.7]).row(0.7)
     shown = _rates(at)
     assert shown["answered"]["queries"] == row.answered
-    assert shown["refused by the cut (nothing close enough)"]["queries"] == row.no_answer
+    assert shown["refused (nothing close enough)"]["queries"] == row.no_answer
     assert shown["bluffs (off-topic, all)"]["queries"] == row.bluffs
     assert shown["answered"]["share (95% interval)"] == rate(rate_rows(inputs, [0.7])[0].answered)
 

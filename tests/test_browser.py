@@ -214,7 +214,7 @@ def test_threshold_cut_from_the_sidebar(server, page):
     page.get_by_text("At strictness 0.500", exact=False).wait_for(timeout=SETTLE_LIMIT_MS)
     wait_settled(page)
     grid = _gate_grid(page)
-    for outcome in ("answered", "refused by the cut (nothing close enough)", "bluffs (off-topic, all)"):
+    for outcome in ("answered", "refused (nothing close enough)", "bluffs (off-topic, all)"):
         sync_api.expect(grid.get_by_text(outcome, exact=True).first).to_be_attached()
     shot(page, "threshold-before")
     field = _cut_field(page)

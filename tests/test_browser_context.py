@@ -189,7 +189,7 @@ def test_at_800_px_the_summary_cards_show_their_numbers_whole(server, page):
     cards = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stMetricValue"]')].map(
         el => ({text: el.innerText, cut: el.scrollWidth > el.clientWidth + 1
                 || [...el.querySelectorAll('*')].some(c => c.scrollWidth > c.clientWidth + 1)}))""")
-    assert len(cards) == 3, cards
+    assert len(cards) == 4, cards  # answered, given wrong passages, refused, bluffs
     for card in cards:
         assert RATE.match(card["text"].strip()) and "…" not in card["text"], card
         assert not card["cut"], card

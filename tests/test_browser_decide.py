@@ -110,7 +110,7 @@ def test_summary_first_screen_says_what_to_ship(server, page):
     assert any(w.lower() in ship.lower() for w in STRATEGY_WORDS.values()), ship
     assert any(w.lower() in ship.lower() for w in RETRIEVER_WORDS.values()), ship
     assert RATE.search(text), text  # a percentage with its interval
-    assert sum(b["kind"] == "stMetric" for b in blocks) == 3
+    assert sum(b["kind"] == "stMetric" for b in blocks) == 4  # answered, given wrong passages, refused, bluffs
     assert not [b for b in blocks if b["kind"] == "stAlert"], text  # no warning on a first screen
     assert "shipped index" not in text and "seeded" not in text.lower()
     assert page.get_by_text("Deploy", exact=True).count() == 0
@@ -135,9 +135,12 @@ def test_threshold_use_this_cut_is_above_the_fold_and_sets_the_url(server, page)
     button.click()
     page.wait_for_function("() => new URLSearchParams(location.search).has('cut')", timeout=30_000)
     wait_idle(page)
+    said = page.locator('[data-testid="stMain"] [data-testid="stMarkdownContainer"] p').filter(
+        has_text=re.compile(rf"^At cut {proposed:.3f} \("))  # the page's run at the applied cut, drawn
+    said.first.wait_for(timeout=COLD_TIMEOUT_MS)
     cut = float(parse_qs(urlparse(page.url).query)["cut"][0])
     assert round(cut, 4) == proposed
-    assert "meets the goal" in page.locator('[data-testid="stMain"]').inner_text()
+    assert "Meets the goal." in said.first.inner_text()
 
 
 def test_compare_charts_are_readable(server, page):

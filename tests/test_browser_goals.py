@@ -65,6 +65,9 @@ def test_the_answered_goal_is_set_and_cleared_in_the_sidebar(served, browser):
                                timeout=COLD_TIMEOUT_MS, polling=500)
         wait_idle(page, COLD_TIMEOUT_MS)
         _wait_param(page, "goal", "5")
+        # the final recommendation's configuration and cut (a provisional pick stays out of the URL)
+        page.wait_for_function("() => ['config', 'cut'].every((k) => new URLSearchParams(location.search).has(k))",
+                               timeout=COLD_TIMEOUT_MS, polling=200)
         config, cut = _param(page, "config"), _param(page, "cut")
         assert _param(page, "answered") is None and len(_goal_lines(page)) == 1
         field = page.get_by_role("spinbutton", name=FIELD)

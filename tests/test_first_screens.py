@@ -102,7 +102,7 @@ def test_summary_first_screen_is_plain_and_judges_the_goal(plain_app, plain_lib)
 def test_threshold_first_sentence_is_plain(plain_app):
     at = _app("app_pages/threshold.py")
     sentence = at.main.markdown[0].value.replace("\\", "")
-    assert sentence.startswith("At strictness ") or ":red[**At strictness " in sentence, sentence
+    assert re.match(r"At cut \d\.\d{3} \([a-z ]+\): of \d+ answerable queries, ", sentence), sentence
     assert not plain_words_problems(sentence), plain_words_problems(sentence)
 
 

@@ -48,7 +48,7 @@ def test_cut_and_similarity_forms_keep_the_same_chunks():
     choice = cut_choice(INPUTS, Goal(max_bluff=0.25), folds=2)
     doc = yaml.safe_load(thresholds_yaml(INPUTS, choice, config="E/dense", model=MODEL, rule="in-sample"))
     cut, sim = doc["cut"]["cosine_distance"], doc["cut"]["cosine_similarity"]
-    assert cut == 0.55 and sim == 1 - 0.55
+    assert cut == 0.55 and sim == 0.45  # exact decimals, not 1 - 0.55 = 0.44999999999999996
     # ragdiag keeps d < cut; a similarity consumer keeps s >= sim: the same chunks except a score equal to it
     for d in INPUTS.closest:
         if not np.isclose(d, cut):
@@ -59,6 +59,22 @@ def test_cut_and_similarity_forms_keep_the_same_chunks():
     assert (qdrant["limit"], qdrant["score_threshold"], qdrant["keep_if"]) == (4, sim, f"score >= {sim} (inclusive)")
     assert doc["consumers"]["chroma"]["keep_if"] == "distance < 0.55"
     assert doc["model"]["weights_sha256"] == MODEL["weights_sha256"] and "invalid" in doc["valid_only_for_this_model"]
+
+
+@pytest.mark.parametrize("cut", [0.545, 0.455, 0.1, 0.3, 0.524, 0.999, 0.001, 1.0])
+def test_every_number_of_a_printed_cut_s_file_has_at_most_6_significant_digits(cut):
+    """The file of a cut as every page prints it (3 decimals): no float noise (``0.45499999999999996``), no long
+    rate (1 of 3 is ``0.333333``)."""
+    import re
+
+    choice = cut_choice(INPUTS, Goal(max_bluff=0.25), folds=2)
+    text = thresholds_yaml(INPUTS, choice, config="E/dense", model=MODEL, cut=cut)
+    numbers = re.findall(r"(?<![\w.])\d+\.\d+(?:e-?\d+)?", text)
+    assert numbers
+    long = [n for n in numbers if len(n.split("e")[0].replace(".", "").lstrip("0")) > 6]
+    assert not long, long
+    doc = yaml.safe_load(text)
+    assert doc["cut"]["cosine_similarity"] == float(f"{1 - cut:.6f}")  # the same value, printed short
 
 
 def test_no_cut_no_export_and_the_model_must_be_named():

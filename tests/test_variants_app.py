@@ -41,7 +41,11 @@ def test_variants_page_equals_library(tiny):  # noqa: F811
         assert shown["adjusted p"] == ("–" if lib.p_adjusted is None else f"{lib.p_adjusted:.3g}")
         if lib.difference is not None:  # the interval the verdict was decided with
             d = lib.difference
-            assert shown["difference to baseline (simultaneous)"].startswith(f"{100 * d['estimate']:+.0f} pts")
+            from ragdiag.core.words import signed_whole
+
+            said = shown["difference to baseline (simultaneous)"]
+            assert said.startswith(f"{signed_whole(100 * d['estimate'])} pts")
+            assert "-0" not in said and "−0" not in said and "+0" not in said  # zero has no sign
     assert "is percentile" in texts(at) and "baseline" in set(frame["questions won / lost"])
 
 

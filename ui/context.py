@@ -35,7 +35,8 @@ from ui.html import md_text
 
 __all__ = ["Context", "context", "gate_settings", "context_sidebar", "context_done", "use", "config_words",
            "remember_unavailable", "url_synced", "write_url", "recommendation", "snap_cut", "cut_stops",
-           "link_params", "use_current", "use_bluff_cost", "use_min_answered", "current_problem", "CONFIG_KEY", "CUT_KEY",
+           "link_params", "context_config", "context_stops", "cut_slider", "CUT_SLIDER_LABEL", "use_current",
+           "use_bluff_cost", "use_min_answered", "current_problem", "CONFIG_KEY", "CUT_KEY",
            "KEEP_KEY", "GOAL_KEY", "ANSWERED_KEY", "CURRENT_KEY", "UNITS_KEY", "COST_KEY", "MAX_BLUFF_COST"]
 
 CONFIG_KEY, CUT_KEY, KEEP_KEY, GOAL_KEY = "config", "cut", "keep", "goal"
@@ -57,6 +58,7 @@ _NOTE = "_ctx_note"  # (words, the chosen state before the change) of the last c
 _VER = "_ctx_version"  # bumped on every change: the fields are drawn afresh with the new values
 _HOLDER = "_ctx_holder"  # the sidebar container the fields are drawn into
 _DRAWN = "_ctx_drawn"  # whether this run drew the fields
+_UNSETTLED = "_ctx_unsettled"  # the fields left out of the URL while the recommendation is provisional
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,14 @@ def config_words(label: str) -> str:
         return f"{describe_config(label)} ({label})"
     except ValueError:  # a label the library cannot decode (an external run): its code alone
         return label
+
+
+def _option_words(label: str) -> str:
+    """A configuration as the picker lists it: its id first (two configurations whose words start alike stay
+    apart when the box cuts the words short), then its words."""
+    words = config_words(label)
+    suffix = f" ({label})"
+    return f"{label} · {words[:-len(suffix)]}" if words.endswith(suffix) else label
 
 
 def _options(s: Settings) -> list[str]:
@@ -279,9 +289,23 @@ def context_sidebar() -> None:
     """Read a link's context from the URL and make room for the context's fields in the sidebar (the entry point
     calls it on every page, before the page runs; the page's :func:`context` fills the fields)."""
     _adopt_url()
+    _keep_in_url()
     st.session_state[_DRAWN] = False
     with st.sidebar:
         st.session_state[_HOLDER] = st.container()
+
+
+def _keep_in_url() -> None:
+    """Every page's URL carries the context, a page that never draws it included (Compare, Glossary, a page that
+    stops early): the fields the URL lacks (a page switch drops them) are written from the context last shown, so
+    a reload or a shared link opens on the same one. A field the URL has is the link's, adopted above."""
+    if not st.session_state.get(_SHOWN):
+        return
+    written = st.session_state.setdefault(_WRITTEN, {f: set() for f in _FIELDS})
+    for field, text in link_params().items():
+        if field in _FIELDS and field not in st.query_params and field not in st.session_state.get(_UNSETTLED, ()):
+            written.setdefault(field, set()).add(text)
+            st.query_params[field] = text
 
 
 def context_done() -> None:
@@ -289,13 +313,26 @@ def context_done() -> None:
     if st.session_state.get(_DRAWN) or _HOLDER not in st.session_state:
         return
     shown = st.session_state.get(_SHOWN)
+    chosen = _chosen()
     with st.session_state[_HOLDER]:
         st.subheader("Context")
         if shown:
             st.caption(f"{shown[CONFIG_KEY]} · strictness (cut) {cut_text(shown[CUT_KEY])} · "
                        f"at most {shown[KEEP_KEY]} passages")
+        elif chosen.get(CONFIG_KEY) or chosen.get(CUT_KEY) is not None:  # a link's context, before any results
+            st.caption(" · ".join(part for part in (
+                chosen.get(CONFIG_KEY),
+                None if chosen.get(CUT_KEY) is None else f"strictness (cut) {cut_text(chosen[CUT_KEY])}",
+                None if chosen.get(KEEP_KEY) is None else f"at most {chosen[KEEP_KEY]} passages") if part))
         else:
             st.caption("The recommended configuration at its cut (opens with the first results).")
+
+
+def context_config() -> str | None:
+    """The context's configuration without drawing anything (a page about runs of its own, e.g. History, opens on
+    it): the one last shown, else the one a link chose, else None."""
+    shown = st.session_state.get(_SHOWN) or {}
+    return shown.get(CONFIG_KEY) or _chosen().get(CONFIG_KEY)
 
 
 # ----- the recommendation and the cut proposed for a configuration ----------------------------------
@@ -384,6 +421,10 @@ def context(ev: Evaluation, token: str) -> Context:
 def _write_url(ctx: Context) -> None:
     written = st.session_state.setdefault(_WRITTEN, {f: set() for f in _FIELDS})
     params = ctx.params()
+    for field in _unsettled(ctx):  # a provisional pick stays out of the URL (and out of the next session's choice)
+        params.pop(field, None)
+        if field in st.query_params and st.query_params.get(field) in written.get(field, set()):
+            del st.query_params[field]
     for field, text in params.items():
         written.setdefault(field, set()).add(text)
         if st.query_params.get(field) != text:
@@ -391,6 +432,19 @@ def _write_url(ctx: Context) -> None:
     for field in _OPTIONAL:  # an optional field cleared: out of the URL
         if field not in params and field in st.query_params:
             del st.query_params[field]
+
+
+def _unsettled(ctx: Context) -> tuple[str, ...]:
+    """The fields the URL leaves out while the recommendation is provisional (some strategies still computing)
+    and the visitor chose none of them: a reload or a reconnect in that time would otherwise read the provisional
+    configuration and cut back as the visitor's choice, and keep them ("Your choice") after the final one came."""
+    if not ctx.provisional:
+        st.session_state[_UNSETTLED] = ()
+        return ()
+    state = _chosen()
+    out = tuple(f for f in (CONFIG_KEY, CUT_KEY) if state[f] is None)
+    st.session_state[_UNSETTLED] = out
+    return out
 
 
 def link_params(**extra) -> dict[str, str]:
@@ -472,15 +526,12 @@ def _draw(ev: Evaluation, token: str, ctx: Context, missing: str | None) -> None
         # (the recommendation changed as strategies finished) would send it back as a value no option has
         config_key = f"ctx_config_{ver}_{ctx.recommended_config}"
         st.selectbox("Configuration", options, index=options.index(ctx.config), key=config_key,
-                     format_func=lambda c: config_words(c) + (" · recommended" if c == ctx.recommended_config else ""),
+                     format_func=lambda c: _option_words(c) + (" · recommended" if c == ctx.recommended_config
+                                                               else ""),
                      on_change=_from_field, args=(CONFIG_KEY, config_key),
                      help="Every page shows this configuration.")
-        try:
-            inputs = cache.sweep_for(token, ctx.config, ctx.keep, ev)[0]
-            values = np.concatenate([inputs.closest, inputs.closest_holder])
-        except ValueError:  # an external run without distances: the exact field alone
-            values = np.array([])
-        stops = cut_stops(values, also=(ctx.cut,))
+        st.caption(md_text(config_words(ctx.config)))  # in full: the box cuts a long description short
+        stops = context_stops(ev, token, ctx)
         if len(stops) > 1:
             st.select_slider("Strictness (cut): lower refuses more", stops, value=snap_cut(stops, ctx.cut),
                              format_func=cut_text, key=f"ctx_slider_{ver}",
@@ -520,6 +571,42 @@ def _draw(ev: Evaluation, token: str, ctx: Context, missing: str | None) -> None
             st.caption(f"Changed: {md_text(note[0])}" if note[1] is not None else md_text(note[0]))
             if note[1] is not None:
                 st.button("Undo", key=f"ctx_undo_{ver}", on_click=_undo, icon=":material/undo:")
+
+
+def context_stops(ev: Evaluation, token: str, ctx: Context) -> list[float]:
+    """The cuts a slider over the context's configuration stops at (:func:`cut_stops`, the context's cut among
+    them); empty for an external run without distances."""
+    from ui import cache
+
+    try:
+        inputs = cache.sweep_for(token, ctx.config, ctx.keep, ev)[0]
+    except ValueError:  # an external run without distances: no slider, the exact field alone
+        return []
+    return cut_stops(np.concatenate([inputs.closest, inputs.closest_holder]), also=(ctx.cut,))
+
+
+#: The label of a page's own slider for the context's cut.
+CUT_SLIDER_LABEL = "Cut: lower refuses more"
+
+
+def cut_slider(ev: Evaluation, token: str, ctx: Context, *, key: str = "page_cut", where=None) -> list[float]:
+    """A page's own slider for the context's cut (the sidebar's and the URL's: every page follows it).
+
+    Its key never changes, so a keyboard step keeps the focus across the rerun it starts (arrow keys step from one
+    outcome change to the next); its value is set from the context before it is drawn, so a change made elsewhere
+    (the sidebar, a button, a click on a curve) moves it. Returns the stops (empty: no slider drawn)."""
+    stops = context_stops(ev, token, ctx)
+    if len(stops) < 2:
+        return stops
+    shown = snap_cut(stops, ctx.cut)
+    if st.session_state.get(key) != shown:  # before the widget is drawn in this run: allowed, and no rerun
+        st.session_state[key] = shown
+    (where or st).select_slider(CUT_SLIDER_LABEL, stops, format_func=cut_text, key=key,
+                                on_change=_from_field, args=(CUT_KEY, key),
+                                help="Stops only where some query changes outcome; arrow keys step from one to the "
+                                     "next. The gate gives the model only passages closer than the cut (cosine "
+                                     "distance). Every page follows it.")
+    return stops
 
 
 def gate_settings() -> tuple[float, int]:

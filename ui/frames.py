@@ -153,7 +153,7 @@ def segments(start: int, end: int, spans: Iterable[tuple[int, int, str]]) -> lis
     return out
 
 
-CURVE_OUTCOMES = {"answered": "answered", "wrong_sources": "wrong sources", "no_answer": "no answer",
+CURVE_OUTCOMES = {"answered": "answered", "wrong_sources": "given wrong passages", "no_answer": "refused",
                   "bluffs_near": "bluffs (near ood)", "bluffs_far": "bluffs (far ood)", "bluffs": "bluffs (all ood)"}
 
 

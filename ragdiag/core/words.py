@@ -12,7 +12,7 @@ from .gate import cut_text
 
 __all__ = ["DASH", "MINUS", "RUNG_WORDS", "plural", "f3", "pct", "pct_cell", "pct_range", "rate_text",
            "count_rate_text", "points", "signed_points", "signed_whole", "difference_text", "pp", "thousands", "secs",
-           "cut_text", "GLOSSARY"]
+           "cut_text", "OUTCOME_WORDS", "outcome_sentence", "GLOSSARY"]
 
 #: What a table cell or a sentence shows for "nothing" (no estimate, not measured).
 DASH = "–"
@@ -131,6 +131,31 @@ def count_rate_text(cell, total: int | None = None) -> str:
     return f"{cell.count}{of}: {rate_text(cell)}"
 
 
+#: The four outcomes of a gate at a cut, one word each, on every surface (the Summary's cards, the Threshold
+#: page's sentence, the thresholds file, the report's cards and chart). Answerable queries are ``answered``,
+#: ``wrong_sources`` or ``no_answer``; off-topic ones that still get passages are ``bluffs``.
+OUTCOME_WORDS = {"answered": "answered", "wrong_sources": "given wrong passages", "no_answer": "refused",
+                 "bluffs": "bluffs"}
+
+
+def outcome_sentence(cut: float, answered: int, wrong_sources: int, no_answer: int, bluffs: int, n_ood: int,
+                     whose: str | None = None) -> str:
+    """The four outcomes at ``cut`` in one sentence, with their counts (the words of :data:`OUTCOME_WORDS`);
+    ``whose``: whose cut it is, said after it ("the recommendation").
+
+    >>> outcome_sentence(0.5245, 31, 15, 18, 0, 30)
+    'At cut 0.524: of 64 answerable queries, 31 answered, 15 given wrong passages, 18 refused; 0 of 30 off-topic queries get passages (bluffs).'
+    """
+    n_in = answered + wrong_sources + no_answer
+    w = OUTCOME_WORDS
+    at = f"{cut_text(cut)} ({whose})" if whose else cut_text(cut)
+    head = (f"At cut {at}: of {n_in} answerable queries, {answered} {w['answered']}, "
+            f"{wrong_sources} {w['wrong_sources']}, {no_answer} {w['no_answer']}")
+    if not n_ood:
+        return head + "; no off-topic queries to count bluffs on."
+    return head + f"; {bluffs} of {n_ood} off-topic queries get passages ({w['bluffs']})."
+
+
 #: The words the screens and the report use, each in one or two plain sentences (the dashboard's Glossary page
 #: and the report's "How we know" print this list).
 GLOSSARY = (
@@ -141,8 +166,7 @@ GLOSSARY = (
                           "Said before the cut."),
     ("answered", "The model is given a passage holding the whole answer: found, and closer than the cut. Said after "
                  "the cut."),
-    ("no answer", "An answerable question that is not answered (the pipeline refuses it, or gives the wrong "
-                  "passages)."),
+    ("not answered", "An answerable question that is not answered: given wrong passages, or refused (no answer)."),
     ("strictness (cut)", "The largest distance a passage may have to the question and still be given to the model "
                          "(cosine distance, 0 to 2). Lower is stricter: fewer bluffs, fewer answers. Printed with 3 "
                          "decimals, rounded down, so typing a printed cut gives the same results."),
@@ -151,7 +175,8 @@ GLOSSARY = (
                       "reranker: among those it re-scores)."),
     ("retrieved too low", "A passage holding the answer is retrieved, but below the passages given to the model."),
     ("refused by the cut", "Nothing the retriever ranked high enough is closer than the cut: no passage is given."),
-    ("wrong passages given", "Passages are given, none holding the answer."),
+    ("given wrong passages", "Passages are given, none holding the answer: a model would answer from them."),
+    ("refused", "No passage is given: the user gets no answer (refused by the cut, or nothing retrieved)."),
     ("answer split by the chunking", "No passage holds the whole answer: the way the documents are cut split it."),
     ("what alone would fix it", "For each failed question, the one change that answers it on its own: a less strict "
                                 "cut, a better ranking (ranked first, it would pass the cut), or both."),

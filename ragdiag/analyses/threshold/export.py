@@ -34,6 +34,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from ...core.gate import check_cut
+from ...core.words import outcome_sentence
 from ..gate_table import GateTable
 from .choice import CONFORMAL_PREMISE, IN_SAMPLE, PROPOSED, CutChoice
 from .gate import GATE_DISTANCE
@@ -53,8 +54,22 @@ _HEADER = ("# ragdiag thresholds export: the abstention cut chosen for one confi
            f"# A conformal cut's guarantee: {CONFORMAL_PREMISE}.\n")
 
 
-def _num(x: float | None, digits: int = 10) -> float | None:
+def _num(x: float | None, digits: int = 6) -> float | None:
+    """A rate or an informative cut as the file prints it: at most ``digits`` significant digits (``0.0333333``,
+    never ``0.03333333333``)."""
     return None if x is None else float(f"{x:.{digits}g}")
+
+
+def complement(cut: float) -> float:
+    """``1 - cut`` in exact decimals: the similarity of a printed cut prints as short as the cut (``0.545`` ->
+    ``0.455``, never ``0.45499999999999996``); a cut at a query's full distance keeps every digit.
+
+    >>> complement(0.545), complement(0.1), complement(0.4)
+    (0.455, 0.9, 0.6)
+    """
+    from decimal import Decimal
+
+    return float(Decimal(1) - Decimal(repr(float(cut))))
 
 
 def _cells(row) -> dict | None:
@@ -139,7 +154,7 @@ def thresholds_document(table: GateTable, choice: CutChoice, *, config: str, mod
              "in sample (optimistic): fitted to these off-topic queries; new ones bluff more often"}.get(method, method)
     at = rate_rows(table, [cut])[0]
     cut = float(cut)  # exact: a proposed cut is already rounded down; an in-sample one sits on a query's distance
-    sim = 1.0 - cut
+    sim = complement(cut)  # exact decimals: the file prints what a person would type
     name = model["model"]
     doc = {
         EXPORT_KEY: EXPORT_FORMAT,
@@ -169,6 +184,8 @@ def thresholds_document(table: GateTable, choice: CutChoice, *, config: str, mod
             "answerable_queries": choice.n_in,
             "out_of_domain_queries": choice.n_ood,
             "at_this_cut": _cells(at.cells()),
+            "at_this_cut_in_words": outcome_sentence(cut, at.answered.count, at.wrong_sources.count,
+                                                     at.no_answer.count, at.bluffs.count, choice.n_ood),
             "in_sample_cut": _num(choice.cut),
             "in_sample_rule": choice.rule,
             "in_sample": _cells(choice.in_sample.cells() if choice.in_sample is not None else None),

@@ -1,7 +1,7 @@
 """A shareable report of one run: one self-contained HTML file and its Markdown twin.
 
 It reads in the order a product owner asks: the recommendation in words with
-three cards at the gate's k (:func:`ragdiag.analyses.recommend.recommend`), then the
+four cards at the gate's k (answered, given wrong passages, refused, bluffs) (:func:`ragdiag.analyses.recommend.recommend`), then the
 story in two screens (where the questions go, from :mod:`ragdiag.analyses.outcomes`;
 the alternatives, from :func:`ragdiag.analyses.compare.best`; what each chunking switch
 bought; the threshold trade-off with the goal and the proposed cut), then an

@@ -204,7 +204,16 @@ def _headline(ev: Evaluation, rec: Recommendation, cfg: Config | None, cut: floa
     return Headline(cfg.label, describe_config(cfg), Gate(keep, float(cut), rec.k), method, rec.max_bluff, n_in, n_ood,
                     n_questions, rates["answered"], rates["bluffs"], rates["lost"], rec.why,
                     against, describe_config(against) if against else None, kind, against_rates, against_cut,
-                    recommended, rec.config, rec.words, rec.cut, rec.guarantee, proposed, diffs, min_answered)
+                    recommended, rec.config, rec.words, rec.cut, rec.guarantee, proposed, diffs, min_answered,
+                    _not_answered(table, float(cut)))
+
+
+def _not_answered(table, cut: float) -> dict:
+    """Given wrong passages and refused at ``cut`` (the two parts of the lost queries), with their intervals."""
+    from ...analyses.threshold.rates import rate_rows
+
+    row = rate_rows(table, [cut])[0]
+    return {"wrong_sources": row.wrong_sources, "no_answer": row.no_answer}
 
 
 def _alternatives(ev: Evaluation, result, chosen: str, runner_up: str | None,

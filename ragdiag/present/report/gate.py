@@ -10,7 +10,7 @@ from ...evaluation.rows import RateCell, SweepRow
 from ...core.gate import Gate, OnGate
 from ...core.svg import Line, line_chart
 from ...core.tables import Table
-from ...core.words import cut_text, plural
+from ...core.words import OUTCOME_WORDS, cut_text, plural
 
 # The gate row and its rates are the library's own rows (ragdiag.evaluation.rows), not copies.
 GateRow = SweepRow
@@ -59,7 +59,8 @@ class GateSection(OnGate):
     def table(self) -> Table:
         """The one-row trade-off table: counts with their rates and intervals."""
         s = self.row
-        return Table.of(["cut", "answered", "wrong sources", "no answer", "lost", "bluffs"],
+        w = OUTCOME_WORDS
+        return Table.of(["cut", w["answered"], w["wrong_sources"], w["no_answer"], "not answered", w["bluffs"]],
                         [[cut_text(s.cut), self._rate("answered", s.answered),
                           self._rate("wrong_sources", s.wrong_sources), self._rate("no_answer", s.no_answer),
                           s.lost, self._rate("bluffs", s.bluffs)]],
@@ -108,12 +109,12 @@ class GateSection(OnGate):
         c = self.curve
         n_in, n_ood = max(self.n_in, 1), self.n_ood
         lines = [
-            Line(f"answered (of {self.n_in})", [v / n_in for v in c.answered]),
-            Line(f"wrong sources (of {self.n_in})", [v / n_in for v in c.wrong_sources]),
-            Line(f"no answer (of {self.n_in})", [v / n_in for v in c.no_answer]),
+            Line(f"{OUTCOME_WORDS['answered']} (of {self.n_in})", [v / n_in for v in c.answered]),
+            Line(f"{OUTCOME_WORDS['wrong_sources']} (of {self.n_in})", [v / n_in for v in c.wrong_sources]),
+            Line(f"{OUTCOME_WORDS['no_answer']} (of {self.n_in})", [v / n_in for v in c.no_answer]),
         ]
         if n_ood:
-            lines.append(Line(f"bluffs (of {n_ood})", [v / n_ood for v in c.bluffs]))
+            lines.append(Line(f"{OUTCOME_WORDS['bluffs']} (of {n_ood})", [v / n_ood for v in c.bluffs]))
         mark = f"cut {self.cut_text}: {self.row.answered} answered, {plural(self.row.bluffs, 'bluff')}"
         goal = self.max_bluff if n_ood else None
         second = self.proposed if self.proposed is not None and abs(self.proposed - self.cut) > 1e-9 else None

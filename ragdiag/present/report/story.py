@@ -20,7 +20,7 @@ from ...evaluation.rows import RateCell
 from ...core.gate import Gate, OnGate
 from ...core.svg import Dot, Step, dot_chart, waterfall_chart
 from ...core.tables import Table
-from ...core.words import RUNG_WORDS, cut_text, difference_text, pct_cell, pct_range, points, pp, signed_points
+from ...core.words import OUTCOME_WORDS, RUNG_WORDS, cut_text, difference_text, pct_cell, pct_range, points, pp, signed_points
 
 __all__ = ["Card", "Headline", "FlowSection", "AltRow", "AlternativesSection", "EffectsSection", "LADDER_WORDS"]
 
@@ -98,7 +98,7 @@ class Card:
 
 @dataclass(frozen=True)
 class Headline(OnGate):
-    """The recommendation in words and the three cards at the gate's k (``gate``: the report's keep, cut and k)."""
+    """The recommendation in words and the four cards at the gate's k (``gate``: the report's keep, cut and k)."""
 
     config: str
     words: str
@@ -125,6 +125,9 @@ class Headline(OnGate):
     proposed_cut: float | None = None  # the cut proposed for the goal for this configuration
     against_diffs: Mapping[str, Difference] | None = None  # this minus the comparator, paired (analyses.versus)
     min_answered: float | None = None  # a second goal, judged and never optimised: answered at least this share
+    #: the two ways an answerable query is not answered at the cut: ``wrong_sources`` (given wrong passages) and
+    #: ``no_answer`` (refused); ``lost`` is their sum. None: the card of the lost queries stands for both.
+    outcomes: Mapping[str, RateCell] | None = None
 
     @property
     def goal_text(self) -> str:
@@ -182,8 +185,9 @@ class Headline(OnGate):
                f"questions. Strictness is the cut: the largest cosine distance a passage may have and still be " \
                f"given (lower is stricter)."
 
-    def cards(self) -> tuple[Card, Card, Card]:
-        """Answered, bluffs and lost, each against the comparator when there is one."""
+    def cards(self) -> tuple[Card, ...]:
+        """The four outcomes, one word each (:data:`~ragdiag.core.words.OUTCOME_WORDS`): answered, given wrong
+        passages, refused, bluffs; answered and bluffs against the comparator when there is one."""
         r = self.against_rates or {}
         diffs = self.against_diffs or {}
         who = self.against_kind if self.against else None  # named in words once, in the line above the cards
@@ -191,9 +195,17 @@ class Headline(OnGate):
         def card(name, title, cell, of, unit, up):
             return Card(name, title, cell, of, unit, who if name in r else None, r.get(name), up, diffs.get(name))
 
-        return (card("answered", "answered", self.answered, self.n_in, "answerable queries answered", True),
-                card("bluffs", "bluffs", self.bluffs, self.n_ood, "off-topic queries given passages", False),
-                card("lost", "no answer", self.lost, self.n_in, "answerable queries not answered", False))
+        w = OUTCOME_WORDS
+        answered = card("answered", w["answered"], self.answered, self.n_in, "answerable queries", True)
+        bluffs = card("bluffs", w["bluffs"], self.bluffs, self.n_ood, "off-topic queries given passages", False)
+        if self.outcomes is None:
+            return (answered, card("lost", "not answered", self.lost, self.n_in, "answerable queries", False), bluffs)
+        return (answered,
+                Card("wrong_sources", w["wrong_sources"], self.outcomes["wrong_sources"], self.n_in,
+                     "answerable queries", higher_is_better=False),
+                Card("no_answer", w["no_answer"], self.outcomes["no_answer"], self.n_in, "answerable queries",
+                     higher_is_better=False),
+                bluffs)
 
 
 @dataclass(frozen=True)

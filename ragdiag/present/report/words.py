@@ -34,9 +34,10 @@ MEANS = {
                   "retriever can find it, whatever its quality. It looks exactly like a bad retriever; overlap "
                   "or boundary-aware cuts fix it."),
     "cut": ("The gate keeps at most {keep} chunks closer than the cut. Answered: a kept chunk holds the needle. "
-            "Wrong sources: sources are given, none holds the answer. No answer: nothing kept, the user gets NO "
-            "ANSWER. Lost = wrong sources + no answer (whatever the stage that lost the answer; the funnel's "
-            "refused and kept-but-wrong are the part of these whose answer was in the top k). Bluffs: "
+            "Given wrong passages: passages are given, none holds the answer (a model would answer from them). "
+            "Refused: nothing kept, the user gets no answer. Not answered = given wrong passages + refused "
+            "(whatever the stage that lost the answer; the funnel's refused and kept-but-wrong are the part of "
+            "these whose answer was in the top k). Bluffs: "
             "out-of-domain queries that still get sources. "
             "Where to stand is a product decision; the bluff column is the price of answering more."),
     "bluffs": ("These queries are not covered by the corpus, yet at this cut they get sources: a model would "
