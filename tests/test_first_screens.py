@@ -153,6 +153,9 @@ def test_report_comparator_is_what_you_run_today_and_grey_when_undetectable(plai
     assert "RAGDIAG_" not in page and "RAGDIAG_" not in report.to_markdown()
     for card in h.cards():
         d = card.difference
+        if card.name in ("wrong_sources", "no_answer"):  # the two parts of the lost queries: no comparator's delta
+            assert d is None
+            continue
         assert d is not None
         shown = re.search(rf'<div class="card {card.name}".*?</div></div>', page, re.S).group(0)
         if not detectable(d):  # the interval reaches 0: grey ("d" alone), never good or bad
