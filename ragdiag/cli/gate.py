@@ -47,13 +47,15 @@ def register(sub) -> None:
                    help="a cost goal beside the rate goal: a bluff costs as much as N lost answers; prints the cut "
                         "that minimises N x bluffs + lost, cross-validated over questions")
     p.add_argument("--current", type=float, default=None, metavar="VALUE",
-                   help="the cut you run today, to audit it against the proposal (see --units)")
+                   help="the cut you run today, to audit it against the proposal (see --units; with --score native, "
+                        "in the native score's own units, kept when score >= VALUE)")
     p.add_argument("--units", choices=("distance", "similarity"), default="distance",
                    help="units of --current: cosine distance (Chroma, pgvector <=>) or similarity (Qdrant "
                         "score_threshold, LlamaIndex similarity_cutoff, LangChain score_threshold), read as 1 - s")
     p.add_argument("--current-from", default=None, metavar="FILE",
                    help="read the cut you run from a ragdiag export or a YAML/JSON/TOML file with one "
-                        "score_threshold, similarity_cutoff or distance_threshold")
+                        "score_threshold, similarity_cutoff or distance_threshold (with --score native: a ragdiag "
+                        "export of a native cut, refused when stamped for another score, reranker or model)")
     p.add_argument("--by", choices=("tag", "language", "doc", "phrasing"), default=None,
                    help="per slice (a tag of the ground truth, the detected language, the document holding the "
                         "answer, or the phrasing): answered and bluffs at the proposed cut, the slice's own "

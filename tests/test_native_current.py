@@ -1,0 +1,161 @@
+"""``threshold --score native --current`` (issue 44): the cut run today, read in the native score's units.
+
+The rates are computed by the distance gate's score-agnostic code through one adapter (``d = -s``, the cut
+``nextafter(-c, +inf)``); each count here is reproduced by applying ``score >= value`` to the raw scores of each
+query's top ``min(k, keep)`` chunks by hand. The tiny corpus with the FAKE encoder keeps these at seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import given, strategies as st
+
+from ragdiag.analyses.threshold.native_current import as_distance_cut, native_audit, native_cut_from_file
+from ragdiag.analyses.threshold.score import score_cut, score_table
+from ragdiag.core.gate import Gate, under_each
+
+
+@pytest.fixture(scope="module")
+def tiny_native(tiny_corpus, tiny_truth, fake_encoder):
+    from ragdiag.evaluation.evaluate import evaluate
+
+    return evaluate(tiny_corpus, tiny_truth, encoder=fake_encoder, strategies="E",
+                    retrievers="dense,bm25,hybrid,rerank-maxsim")
+
+
+finite = st.floats(-1e6, 1e6, allow_nan=False)
+
+
+@given(finite, finite)
+def test_the_adapter_keeps_exactly_what_the_native_rule_keeps(s, c):
+    assert bool(under_each([-s], [as_distance_cut(c)])[0, 0]) == (s >= c)
+
+
+@given(finite)
+def test_a_score_on_the_cut_is_kept(c):
+    assert bool(under_each([-c], [as_distance_cut(c)])[0, 0])
+
+
+def _by_hand(ev, config, gate, value):
+    """answered, wrong sources, no answer (answerable) and bluffs (off-topic) at ``value``, from the raw scores."""
+    res = ev.result(config)
+    w = gate.window(res.top_scores.shape[1])
+    answered = wrong = none = bluffs = 0
+    for i, q in enumerate(ev.queries):
+        s = np.asarray(res.top_scores[i, :w], dtype=float)
+        kept = [j for j in range(w) if math.isfinite(s[j]) and s[j] >= value
+                and not (config.endswith("bm25") and s[j] <= 0)]  # a BM25 score of 0: not retrieved
+        if q.in_domain:
+            hit = any(res.top_holds[i, j] for j in kept)
+            answered += hit
+            wrong += bool(kept) and not hit
+            none += not kept
+        else:
+            bluffs += bool(kept)
+    return answered, wrong, none, bluffs
+
+
+@pytest.mark.parametrize("config", ["E/dense", "E/bm25", "E/hybrid", "E/rerank-maxsim"])
+@pytest.mark.parametrize("gate", [Gate(), Gate(keep=2, k=2)])
+def test_the_current_cut_counts_are_the_raw_scores_cut_by_hand(tiny_native, config, gate):
+    table = score_table(tiny_native, config, gate)
+    choice = score_cut(table, 0.5)
+    finite_tops = np.sort(table.top[np.isfinite(table.top)])
+    # the proposal, a value on a query's own best score (kept: >=), just above it, and the extremes
+    values = [choice.cut, float(finite_tops[len(finite_tops) // 2]),
+              float(np.nextafter(finite_tops[len(finite_tops) // 2], np.inf)), float(finite_tops[0]) - 1,
+              float(finite_tops[-1]) + 1]
+    for v in values:
+        cur = native_audit(table, v, 0.5, choice.cut)
+        r = cur.rates
+        got = (r["answered"].count, r["wrong_sources"].count, r["no_answer"].count, r["bluffs"].count)
+        assert got == _by_hand(tiny_native, config, gate, v), (config, v)
+        assert cur.meets_goal == (r["bluffs"].count <= 0.5 * int((~table.in_domain).sum()))
+    at_proposal = native_audit(table, choice.cut, 0.5, choice.cut)
+    assert (at_proposal.rates["answered"].count, at_proposal.rates["bluffs"].count) == (choice.answered.count,
+                                                                                       choice.bluffs.count)
+    assert "It is the proposed cut" in at_proposal.sentence()
+    low = native_audit(table, float(finite_tops[0]) - 1, 0.5, choice.cut)  # keeps everything scored
+    assert low.gained == () and low.bluffs_added == ()  # the proposal answers nothing this cut does not
+    assert len(low.lost) == low.rates["answered"].count - choice.answered.count
+    assert len(low.bluffs_removed) == low.rates["bluffs"].count - choice.bluffs.count
+
+
+_STAMP = {"score": "cross-encoder logit (the reranker's)", "unit": "logit", "retriever": "rerank-ce",
+          "model": "m", "weights_sha256": "ab", "reranker": "ce:cross-encoder/ms-marco-MiniLM-L-6-v2"}
+
+
+@pytest.mark.parametrize("change, named", [
+    ({"reranker": "ce:BAAI/bge-reranker-base"}, ("ce:BAAI/bge-reranker-base", "ce:cross-encoder/ms-marco")),
+    ({"reranker": "maxsim:m:ab", "score": "MaxSim score (the reranker's)", "unit": "score"},
+     ("maxsim:m:ab", "ce:cross-encoder/ms-marco")),
+    ({"unit": "sigmoid", "score": "cross-encoder probability (sigmoid of its logit)"}, ("cross-encoder probability",
+                                                                                      "cross-encoder logit")),
+    ({"model": "another-model"}, ("another-model", "this configuration's is m")),
+    ({"weights_sha256": "cd"}, ("cd", "ab")),
+])
+def test_a_cut_for_another_reranker_score_unit_or_model_is_refused_naming_both(tmp_path, change, named):
+    path = tmp_path / "cut.yaml"
+    path.write_text(yaml.safe_dump({"ragdiag_thresholds": 1, "config": "F/rerank-ce", "stamp": {**_STAMP, **change},
+                                    "cut": {"value": 1.5, "direction": "higher keeps"}}), encoding="utf-8")
+    with pytest.raises(ValueError) as err:
+        native_cut_from_file(path, _STAMP)
+    msg = str(err.value)
+    assert "\n" not in msg and all(n in msg for n in named), msg
+    assert native_cut_from_file(path, {**_STAMP, **change}) == 1.5  # its own configuration reads it
+
+
+def test_a_dense_export_or_a_plain_file_is_refused_for_a_native_cut(tmp_path):
+    dense = tmp_path / "dense.yaml"
+    dense.write_text(yaml.safe_dump({"ragdiag_thresholds": 1, "config": "E/dense", "model": {"model": "m"},
+                                     "cut": {"cosine_distance": 0.5}}), encoding="utf-8")
+    with pytest.raises(ValueError, match="dense model's cosine distance.*--score native"):
+        native_cut_from_file(dense, _STAMP)
+    plain = tmp_path / "plain.yaml"
+    plain.write_text("similarity_cutoff: 0.3\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="ragdiag export of a native cut"):
+        native_cut_from_file(plain, _STAMP)
+
+
+# --------------------------------------------------------------------------- the command (FAKE encoder, bundled)
+
+
+def test_threshold_native_current_and_current_from(tmp_path, monkeypatch, capsys):
+    from ragdiag.cli.parser import main
+
+    monkeypatch.setenv("RAGDIAG_ENCODER", "fakes:fake_encoder")
+    monkeypatch.setenv("RAGDIAG_NO_SNAPSHOT", "1")
+    out = tmp_path / "hybrid.yaml"
+    base = ["threshold", "E/hybrid", "--score", "native", "--max-bluff", "0.05"]
+    assert main([*base, "--export", str(out), "--json"]) == 0
+    proposal = json.loads(capsys.readouterr().out)
+    # the exported cut read back as the cut run today: the proposal's own counts
+    assert main([*base, "--current-from", str(out), "--json"]) == 0
+    cur = json.loads(capsys.readouterr().out)["current"]
+    assert cur["value"] == proposal["cut"] and cur["answered"]["count"] == proposal["answered"]["count"]
+    assert cur["bluffs"]["count"] == proposal["bluffs"]["count"] and cur["meets_goal"]
+    assert cur["kept_when"] == f"score >= {proposal['cut']}" and cur["versus_proposed"]["gained"] == []
+    # a lower cut, in the fused score's units: more answered and more bluffs than the proposal, by the query ids
+    low = round(proposal["cut"] * 0.9, 6)
+    assert main([*base, "--current", str(low), "--json"]) == 0
+    cur = json.loads(capsys.readouterr().out)["current"]
+    vs = cur["versus_proposed"]
+    assert cur["answered"]["count"] == proposal["answered"]["count"] + len(vs["lost"]) - len(vs["gained"])
+    assert cur["bluffs"]["count"] == proposal["bluffs"]["count"] + len(vs["bluffs_removed"]) - len(vs["bluffs_added"])
+    assert main([*base, "--current", str(low)]) == 0
+    assert f"The cut you run today (RRF fused score >= {low:g}, score)" in capsys.readouterr().out
+    # the export applied to another configuration (another score, another reranker): one line naming both
+    assert main(["threshold", "E/rerank-maxsim", "--score", "native", "--max-bluff", "0.05", "--current-from",
+                 str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("error: --current-from") and "reranker none (of E/hybrid)" in err and "maxsim:" in err
+    # before any work: both, a dense unit, a value that is not finite
+    for extra in (["--current", "0.1", "--current-from", str(out)], ["--current", "0.1", "--units", "similarity"],
+                  ["--current", "nan"]):
+        assert main([*base, *extra]) == 2
+        assert capsys.readouterr().err.count("\n") == 1
