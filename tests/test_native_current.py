@@ -1,7 +1,7 @@
 """``threshold --score native --current`` (issue 44): the cut run today, read in the native score's units.
 
-The rates are computed by the distance gate's score-agnostic code through one adapter (``d = -s``, the cut
-``nextafter(-c, +inf)``); each count here is reproduced by applying ``score >= value`` to the raw scores of each
+The rates are computed by the distance gate's score-agnostic code through one adapter (scores mapped by rank to
+distances in (0, 1), the cut half a step above its own); each count here is reproduced by applying ``score >= value`` to the raw scores of each
 query's top ``min(k, keep)`` chunks by hand. The tiny corpus with the FAKE encoder keeps these at seconds.
 """
 
@@ -15,9 +15,9 @@ import pytest
 import yaml
 from hypothesis import given, strategies as st
 
-from ragdiag.analyses.threshold.native_current import as_distance_cut, native_audit, native_cut_from_file
-from ragdiag.analyses.threshold.score import score_cut, score_table
-from ragdiag.core.gate import Gate, under_each
+from ragdiag.analyses.threshold.native_current import as_gate_table, native_audit, native_cut_from_file
+from ragdiag.analyses.threshold.score import ScoreTable, score_cut, score_table
+from ragdiag.core.gate import Gate
 
 
 @pytest.fixture(scope="module")
@@ -28,17 +28,21 @@ def tiny_native(tiny_corpus, tiny_truth, fake_encoder):
                     retrievers="dense,bm25,hybrid,rerank-maxsim")
 
 
-finite = st.floats(-1e6, 1e6, allow_nan=False)
+scores = st.floats(-1e6, 1e6, allow_nan=False) | st.just(-np.inf)
 
 
-@given(finite, finite)
-def test_the_adapter_keeps_exactly_what_the_native_rule_keeps(s, c):
-    assert bool(under_each([-s], [as_distance_cut(c)])[0, 0]) == (s >= c)
-
-
-@given(finite)
-def test_a_score_on_the_cut_is_kept(c):
-    assert bool(under_each([-c], [as_distance_cut(c)])[0, 0])
+@given(st.lists(scores, min_size=1, max_size=12), st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1,
+                                                          max_size=4))
+def test_the_adapter_keeps_exactly_what_the_native_rule_keeps(top, cuts):
+    """``d < mapped cut`` exactly when ``score >= cut``, for every score and cut, and every distance in the gate's
+    range (a cut in [0, 2], a missing score never kept)."""
+    n = len(top)
+    t = ScoreTable("E/bm25", "BM25 score", "score", tuple(map(str, range(n))), np.ones(n, bool), tuple(map(str, range(n))),
+                   top=np.array(top), holder=np.array(top), window=4)
+    g, mapped = as_gate_table(t, cuts)
+    for c, m in zip(cuts, mapped):
+        assert 0 <= m <= 2 and ((g.closest < m) == (np.array(top) >= c)).all()
+        assert (g.answered(m) == (np.array(top) >= c)).all()  # through the gate's own checks too
 
 
 def _by_hand(ev, config, gate, value):
@@ -159,3 +163,63 @@ def test_threshold_native_current_and_current_from(tmp_path, monkeypatch, capsys
                   ["--current", "nan"]):
         assert main([*base, *extra]) == 2
         assert capsys.readouterr().err.count("\n") == 1
+
+
+# --------------------------------------------------------------------------- --by on a native score
+
+
+@pytest.mark.parametrize("config", ["E/bm25", "E/rerank-maxsim"])
+@pytest.mark.parametrize("by", ["language", "phrasing"])
+def test_native_slices_reproduce_their_counts_by_hand(tiny_native, config, by):
+    from ragdiag.analyses.native_slice_cuts import native_slices
+    from ragdiag.analyses.slice_cuts import query_labels
+
+    table = score_table(tiny_native, config, Gate())
+    choice = score_cut(table, 0.5)
+    sliced = native_slices(tiny_native, table, choice, by, draws=200)
+    assert sliced.cut == choice.cut and sliced.method == choice.method
+    labels = query_labels(tiny_native.queries, by, tiny_native.truth)
+    res = tiny_native.result(config)
+    w = Gate().window(res.top_scores.shape[1])
+
+    def counts(member, value):  # answered, bluffs of the member queries at value, from the raw scores
+        a = b = 0
+        for i, q in enumerate(tiny_native.queries):
+            if not member[i]:
+                continue
+            s = np.asarray(res.top_scores[i, :w], dtype=float)
+            kept = [j for j in range(w) if math.isfinite(s[j]) and s[j] >= value
+                    and not (config.endswith("bm25") and s[j] <= 0)]
+            if q.in_domain:
+                a += any(res.top_holds[i, j] for j in kept)
+            else:
+                b += bool(kept)
+        return a, b
+
+    assert sliced.rows
+    for r in sliced.rows:
+        member = [(labs is None and not q.in_domain) or (labs is not None and r.label in labs)
+                  for labs, q in zip(labels, tiny_native.queries)]
+        assert counts(member, choice.cut) == (r.answered.count, r.bluffs.count), r.label
+        if r.own_cut is not None:
+            assert counts(member, r.own_cut)[0] == r.answered_at_own_cut.count
+    assert f">= {choice.cut:g}" in sliced.verdict.sentence or sliced.verdict.one_cut_serves_all is None
+
+
+def test_threshold_native_by_phrasing_on_the_bundled_corpus(monkeypatch, capsys):
+    from ragdiag.cli.parser import main
+
+    monkeypatch.setenv("RAGDIAG_ENCODER", "fakes:fake_encoder")
+    monkeypatch.setenv("RAGDIAG_NO_SNAPSHOT", "1")
+    base = ["threshold", "E/hybrid", "--score", "native", "--max-bluff", "0.05", "--by", "phrasing", "--no-cache"]
+    assert main([*base, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["by"] == "phrasing" and doc["cut_method"] == "conformal" and doc["slices"]
+    # each answerable query has one phrasing: the slices' answered add up to the proposal's
+    assert sum(s["answered"]["count"] for s in doc["slices"]) == doc["answered"]["count"]
+    assert sum(s["answerable"] for s in doc["slices"]) == doc["answerable"]
+    assert main(base) == 0
+    out = capsys.readouterr().out
+    assert f"Per phrasing, at the proposed cut {doc['cut']:g} (conformal):" in out
+    assert main([*base, "--export-slices", "--export", "x.yaml"]) == 2  # a slices block is a distance export
+    assert capsys.readouterr().err.count("\n") == 1

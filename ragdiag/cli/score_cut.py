@@ -9,7 +9,7 @@ from .common import UsageError
 __all__ = ["native_threshold", "distance_cut_from", "refuse_other_model"]
 
 #: Options of ``threshold`` that read the dense distance only (refused with ``--score native``).
-_DENSE_ONLY = (("by", "--by"), ("bluff_cost", "--bluff-cost"), ("export_slices", "--export-slices"))
+_DENSE_ONLY = (("bluff_cost", "--bluff-cost"), ("export_slices", "--export-slices"))
 
 
 def native_threshold(args, goal) -> int:
@@ -51,6 +51,11 @@ def native_threshold(args, goal) -> int:
         doc = native_document(ev, table, choice, keep=args.gate.keep,
                               cross_encoder=getattr(args, "cross_encoder", None)) if choice.cut is not None else None
         audited = _current(args, ev, table, choice, current, current_from)
+        sliced = None
+        if getattr(args, "by", None):
+            from ..analyses.native_slice_cuts import native_slices
+
+            sliced = native_slices(ev, table, choice, args.by)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if export:
@@ -63,7 +68,8 @@ def native_threshold(args, goal) -> int:
         print(json.dumps({"keep": args.gate.keep, **choice.cells(),
                           "stamp": None if doc is None else doc["stamp"],
                           "separation": {k: v.cells() for k, v in separated.items()},
-                          **({"current": audited.cells()} if audited is not None else {})}, indent=2))
+                          **({"current": audited.cells()} if audited is not None else {}),
+                          **(sliced.as_json() if sliced is not None else {})}, indent=2))
         return 0
     print(f"{cfg.label}, keep {args.gate.keep}; score: {table.score} ({table.unit}), higher keeps (score >= cut)")
     for s in separated.values():
@@ -82,6 +88,11 @@ def native_threshold(args, goal) -> int:
                           ("bluffs removed", audited.bluffs_removed)):
             if ids:
                 print(f"  {name}: {', '.join(ids)}")
+    if sliced is not None:
+        from .gate import format_slice_cuts
+
+        print()
+        print(format_slice_cuts(sliced, fmt=lambda c: f"{c:g}"))
     return 0
 
 

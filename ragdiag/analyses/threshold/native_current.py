@@ -1,16 +1,22 @@
 """The cut a team runs today on a native score (``threshold --score native --current``), read in that score's units.
 
-The distance gate's rate code (:func:`ragdiag.analyses.threshold.rates.rate_rows`)
-is score-agnostic once the rule is written one way. It keeps a chunk when its
-distance is strictly under the cut (``d < cut``); a native cut keeps a chunk
-when its score is at least the cut (``s >= cut``). One adapter turns the second
-into the first, exactly, in floating point:
+The distance gate's rate code (:func:`ragdiag.analyses.threshold.rates.rate_rows`,
+the slices of :mod:`ragdiag.analyses.slice_cuts`) is score-agnostic once the
+rule is written one way. It keeps a chunk when its distance is strictly under
+the cut (``d < cut``, a cut in ``[0, 2]``); a native cut keeps a chunk when its
+score is at least the cut (``s >= cut``). One adapter turns the second into the
+first, exactly, whatever the score's range:
 
-* each score becomes ``d = -s`` (negation is exact; a chunk with no score,
-  ``-inf``, becomes ``+inf``: never kept);
-* the cut ``c`` becomes ``nextafter(-c, +inf)``, the smallest float above
-  ``-c``, so ``d < nextafter(-c, +inf)`` holds exactly when ``-s <= -c``, that
-  is ``s >= c``.
+* the distinct scores of the table and the cuts to be read, sorted from the
+  lowest, ``v_0 < ... < v_(N-1)``, map by rank: ``v_i`` becomes the distance
+  ``(N - i) / (N + 1)`` in ``(0, 1)`` (a higher score, a smaller distance); a
+  chunk with no score (``-inf``) becomes ``2``, the largest distance, which no
+  cut keeps (``d < cut``, ``cut <= 2``);
+* the cut ``v_c`` becomes ``(N - c + 0.5) / (N + 1)``, half a step above its own
+  distance, so ``d < cut`` holds exactly when ``i >= c``, that is ``s >= v_c``.
+
+The mapping depends only on the order of the scores, so no rounding of the
+score can move a query across the cut.
 
 Everything reported here is read back in the native score's units; the
 negated table never leaves this module.
@@ -35,25 +41,38 @@ from ..gate_table import GateTable
 from .rates import rate_rows
 from .score import ScoreTable
 
-__all__ = ["as_gate_table", "as_distance_cut", "NativeCurrent", "native_audit", "native_cut_from_file"]
+__all__ = ["as_gate_table", "NativeCurrent", "native_audit", "native_cut_from_file"]
 
 
-def as_gate_table(table: ScoreTable) -> GateTable:
-    """The adapter: a native-score table as the distance gate's table (``d = -s``), for score-agnostic code only."""
-    return GateTable(table.query_ids, table.in_domain, closest=-table.top, closest_holder=-table.holder,
-                     window=table.window, groups=table.groups, kinds=table.kinds, config=table.config)
+def as_gate_table(table: ScoreTable, cuts) -> tuple[GateTable, tuple[float, ...]]:
+    """The adapter: a native-score table as the distance gate's table, and ``cuts`` (native) as distance cuts;
+    for score-agnostic code only (the distances are ranks, not a model's).
 
-
-def as_distance_cut(cut: float) -> float:
-    """The adapter's cut: ``d < as_distance_cut(c)`` exactly when ``s >= c`` (``d = -s``).
-
-    >>> d = as_distance_cut(0.5)
-    >>> [bool(-s < d) for s in (0.5, 0.49999999999999994, 0.6)]  # scores on, just under and above the cut
-    [True, False, True]
+    >>> import numpy as np
+    >>> t = ScoreTable("E/bm25", "BM25 score", "score", ("a", "b", "o"), np.array([True, True, False]), ("a", "b", "o"),
+    ...                top=np.array([12.5, 3.0, -np.inf]), holder=np.array([12.5, -np.inf, -np.inf]), window=4)
+    >>> g, (cut,) = as_gate_table(t, [3.0])
+    >>> g.closest.tolist(), cut, (g.closest < cut).tolist()  # 12.5 and 3.0 are kept at >= 3.0, no score never
+    ([0.3333333333333333, 0.6666666666666666, 2.0], 0.8333333333333334, [True, True, False])
     """
-    if not math.isfinite(cut):
-        raise ValueError(f"a cut must be a finite number, got {cut}")
-    return float(np.nextafter(-float(cut), np.inf))
+    cuts = np.asarray(cuts, dtype=np.float64).ravel()
+    if not np.isfinite(cuts).all():
+        raise ValueError(f"a cut must be a finite number, got {cuts.tolist()}")
+    values = np.concatenate([table.top, table.holder, cuts])
+    ladder = np.unique(values[np.isfinite(values)])  # ascending, distinct
+    n = ladder.size
+
+    def dist(x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float64)
+        out = np.full(x.shape, 2.0)  # no score: the largest distance, kept at no cut
+        ok = np.isfinite(x)
+        out[ok] = (n - np.searchsorted(ladder, x[ok])) / (n + 1)
+        return out
+
+    g = GateTable(table.query_ids, table.in_domain, closest=dist(table.top), closest_holder=dist(table.holder),
+                  window=table.window, groups=table.groups, kinds=table.kinds, config=table.config)
+    mapped = tuple(float((n - np.searchsorted(ladder, c) + 0.5) / (n + 1)) for c in cuts)
+    return g, mapped
 
 
 @dataclass(frozen=True)
@@ -99,8 +118,8 @@ class NativeCurrent:
 def native_audit(table: ScoreTable, value: float, max_bluff: float, proposed: float | None, *,
                  where: str = "--current") -> NativeCurrent:
     """The rates at ``value`` on the table's score (kept when ``score >= value``) and what ``proposed`` changes."""
-    g = as_gate_table(table)
-    rates = rate_rows(g, [as_distance_cut(value)])[0].outcomes()
+    g, cuts = as_gate_table(table, [value])
+    rates = rate_rows(g, cuts)[0].outcomes()
     meets = rates["bluffs"].rate is not None and rates["bluffs"].rate <= max_bluff + 1e-12
     ids = np.array(table.query_ids, dtype=object)
     ind = table.in_domain
