@@ -223,3 +223,26 @@ def test_threshold_native_by_phrasing_on_the_bundled_corpus(monkeypatch, capsys)
     assert f"Per phrasing, at the proposed cut {doc['cut']:g} (conformal):" in out
     assert main([*base, "--export-slices", "--export", "x.yaml"]) == 2  # a slices block is a distance export
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_a_maxsim_cut_stamped_for_another_reranker_is_refused_by_the_command(tmp_path, monkeypatch, capsys):
+    """The reranker check on its own: the same configuration and score, a MaxSim cut stamped for another reranker
+    (another late-interaction model) applied to this run's reranker: exit 2, one line naming both rerankers."""
+    from ragdiag.cli.parser import main
+
+    monkeypatch.setenv("RAGDIAG_ENCODER", "fakes:fake_encoder")
+    monkeypatch.setenv("RAGDIAG_NO_SNAPSHOT", "1")
+    out = tmp_path / "maxsim.yaml"
+    base = ["threshold", "E/rerank-maxsim", "--score", "native", "--max-bluff", "0.05"]
+    assert main([*base, "--export", str(out)]) == 0
+    capsys.readouterr()
+    assert main([*base, "--current-from", str(out), "--json"]) == 0  # its own reranker: read
+    ours = yaml.safe_load(out.read_text(encoding="utf-8"))["stamp"]["reranker"]
+    assert json.loads(capsys.readouterr().out)["current"]["meets_goal"]
+    doc = yaml.safe_load(out.read_text(encoding="utf-8"))
+    doc["stamp"]["reranker"] = "maxsim:colbert-ir/colbertv2.0:0123456789abcdef"
+    out.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    assert main([*base, "--current-from", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("error: --current-from") and "reranker maxsim:colbert-ir/colbertv2.0" in err
+    assert f"this configuration's is {ours}" in err
