@@ -246,3 +246,34 @@ def test_a_maxsim_cut_stamped_for_another_reranker_is_refused_by_the_command(tmp
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith("error: --current-from") and "reranker maxsim:colbert-ir/colbertv2.0" in err
     assert f"this configuration's is {ours}" in err
+
+
+# --------------------------------------------------------------------------- the bundled corpus, the real model
+
+
+@pytest.fixture(scope="module")
+def bundled_native(corpus, truth, encoder, tmp_path_factory):
+    from ragdiag.evaluation.evaluate import evaluate
+    from ragdiag.index.snapshot import seed_from_snapshot
+    from ragdiag.index.store import Store
+
+    store = Store(tmp_path_factory.mktemp("store-native-current"))
+    seed_from_snapshot(store, corpus, truth, encoder)
+    return evaluate(corpus, truth, encoder=encoder, store=store, strategies="E,F",
+                    retrievers="bm25,hybrid,rerank-maxsim")
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("config", ["F/rerank-maxsim", "E/bm25", "E/hybrid"])
+def test_bundled_current_and_slices_reproduce_their_counts(bundled_native, config):
+    from ragdiag.analyses.native_slice_cuts import native_slices
+
+    table = score_table(bundled_native, config, Gate())
+    choice = score_cut(table, 0.05)
+    for v in (choice.cut, round(choice.cut * 0.9, 4), round(choice.cut * 0.8, 4)):
+        r = native_audit(table, v, 0.05, choice.cut).rates
+        got = (r["answered"].count, r["wrong_sources"].count, r["no_answer"].count, r["bluffs"].count)
+        assert got == _by_hand(bundled_native, config, Gate(), v), (config, v)
+    sliced = native_slices(bundled_native, table, choice, "phrasing", draws=500)
+    assert sum(s.answered.count for s in sliced.rows) == choice.answered.count  # one phrasing per query
+    assert all(s.bluffs.count == choice.bluffs.count for s in sliced.rows)  # every off-topic query in every slice
