@@ -160,7 +160,7 @@ def test_threshold_native_current_and_current_from(tmp_path, monkeypatch, capsys
     assert err.startswith("error: --current-from") and "reranker none (of E/hybrid)" in err and "maxsim:" in err
     # before any work: both, a dense unit, a value that is not finite
     for extra in (["--current", "0.1", "--current-from", str(out)], ["--current", "0.1", "--units", "similarity"],
-                  ["--current", "nan"]):
+                  ["--current", "nan"], ["--current-from", str(tmp_path / "absent.yaml")]):
         assert main([*base, *extra]) == 2
         assert capsys.readouterr().err.count("\n") == 1
 

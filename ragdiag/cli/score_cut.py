@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 
 from .common import UsageError
 
@@ -36,6 +37,8 @@ def native_threshold(args, goal) -> int:
         raise UsageError("give the cut you run as --current VALUE or --current-from FILE, not both")
     if current is not None and not math.isfinite(current):
         raise UsageError(f"--current must be a finite number, got {current}")
+    if current_from is not None and not os.path.isfile(current_from):  # before any work; its stamp once it is known
+        raise UsageError(f"--current-from {current_from}: not a file")
     if getattr(args, "export_rule", "proposed") != "proposed":
         raise UsageError("--export-rule in-sample is for --score dense; --score native exports its proposed cut")
     export = getattr(args, "export", None)
