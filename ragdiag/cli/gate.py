@@ -48,13 +48,15 @@ def register(sub) -> None:
                    help="a cost goal beside the rate goal: a bluff costs as much as N lost answers; prints the cut "
                         "that minimises N x bluffs + lost, cross-validated over questions")
     p.add_argument("--current", type=float, default=None, metavar="VALUE",
-                   help="the cut you run today, to audit it against the proposal (see --units)")
+                   help="the cut you run today, to audit it against the proposal (see --units; with --score native, "
+                        "in the native score's own units, kept when score >= VALUE)")
     p.add_argument("--units", choices=("distance", "similarity"), default="distance",
                    help="units of --current: cosine distance (Chroma, pgvector <=>) or similarity (Qdrant "
                         "score_threshold, LlamaIndex similarity_cutoff, LangChain score_threshold), read as 1 - s")
     p.add_argument("--current-from", default=None, metavar="FILE",
                    help="read the cut you run from a ragdiag export or a YAML/JSON/TOML file with one "
-                        "score_threshold, similarity_cutoff or distance_threshold")
+                        "score_threshold, similarity_cutoff or distance_threshold (with --score native: a ragdiag "
+                        "export of a native cut, refused when stamped for another score, reranker or model)")
     p.add_argument("--by", choices=("tag", "language", "doc", "phrasing"), default=None,
                    help="per slice (a tag of the ground truth, the detected language, the document holding the "
                         "answer, or the phrasing): answered and bluffs at the proposed cut, the slice's own "
@@ -224,21 +226,22 @@ def _slice_cuts(ev, table, goal, by):
     return cut_slices(table, query_labels(ev.queries, by, ev.truth), by=by, goal=goal)
 
 
-def format_slice_cuts(sliced) -> str:
-    """The slices as text: the verdict first, then one row per slice, then how the labels and intervals were had."""
+def format_slice_cuts(sliced, fmt=cut_text) -> str:
+    """The slices as text: the verdict first, then one row per slice, then how the labels and intervals were had
+    (``fmt``: how a cut prints; a native score's cut prints as it is exported)."""
     from ..analyses.slices import SIMULTANEOUS_WORDS
     from ..core.tables import format_rows
 
     rows = [{"slice": r.label, "questions": r.questions, "answerable": r.answerable, "off-topic": r.out_of_domain,
-             f"answered at {cut_text(sliced.cut)}": rate_text(r.answered),
-             f"bluffs at {cut_text(sliced.cut)}": rate_text(r.bluffs) if r.out_of_domain else "-",
-             "own cut": cut_text(r.own_cut) if r.own_cut is not None else "none",
+             f"answered at {fmt(sliced.cut)}": rate_text(r.answered),
+             f"bluffs at {fmt(sliced.cut)}": rate_text(r.bluffs) if r.out_of_domain else "-",
+             "own cut": fmt(r.own_cut) if r.own_cut is not None else "none",
              "answered at own cut": rate_text(r.answered_at_own_cut) if r.answered_at_own_cut is not None else "-",
              "against the rest": r.difference_words, "verdict": r.verdict} for r in sliced.rows]
-    guarantees = [f"  {r.label}: " + (f"own cut {cut_text(r.own_cut)}: " if r.own_cut is not None else "")
+    guarantees = [f"  {r.label}: " + (f"own cut {fmt(r.own_cut)}: " if r.own_cut is not None else "")
                   + r.guarantee for r in sliced.rows]
     return "\n".join([
-        f"Per {sliced.by}, at the proposed cut {cut_text(sliced.cut)} ({sliced.method}):",
+        f"Per {sliced.by}, at the proposed cut {fmt(sliced.cut)} ({sliced.method}):",
         sliced.verdict.sentence, "", format_rows(rows), "own cuts (conformal, from each slice's off-topic queries):",
         *guarantees,
         f"(labels: {sliced.labels_from}; {sliced.ood_rule}; answered at the proposed cut, each slice against the "

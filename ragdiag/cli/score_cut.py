@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
+import os
+
 from .common import UsageError
 
 __all__ = ["native_threshold", "distance_cut_from", "refuse_other_model"]
 
 #: Options of ``threshold`` that read the dense distance only (refused with ``--score native``).
-_DENSE_ONLY = (("by", "--by"), ("current", "--current"), ("current_from", "--current-from"),
-               ("bluff_cost", "--bluff-cost"), ("export_slices", "--export-slices"))
+_DENSE_ONLY = (("bluff_cost", "--bluff-cost"), ("export_slices", "--export-slices"))
 
 
 def native_threshold(args, goal) -> int:
@@ -27,6 +29,16 @@ def native_threshold(args, goal) -> int:
     for attr, flag in _DENSE_ONLY:
         if getattr(args, attr, None) not in (None, False):
             raise UsageError(f"{flag} reads the dense model's cosine distance: not with --score native")
+    if getattr(args, "units", "distance") != "distance":
+        raise UsageError("--units reads a dense cut (distance or similarity): with --score native, --current is in "
+                         "the native score's own units")
+    current, current_from = getattr(args, "current", None), getattr(args, "current_from", None)
+    if current is not None and current_from is not None:
+        raise UsageError("give the cut you run as --current VALUE or --current-from FILE, not both")
+    if current is not None and not math.isfinite(current):
+        raise UsageError(f"--current must be a finite number, got {current}")
+    if current_from is not None and not os.path.isfile(current_from):  # before any work; its stamp once it is known
+        raise UsageError(f"--current-from {current_from}: not a file")
     if getattr(args, "export_rule", "proposed") != "proposed":
         raise UsageError("--export-rule in-sample is for --score dense; --score native exports its proposed cut")
     export = getattr(args, "export", None)
@@ -41,6 +53,12 @@ def native_threshold(args, goal) -> int:
         separated = separation(table)
         doc = native_document(ev, table, choice, keep=args.gate.keep,
                               cross_encoder=getattr(args, "cross_encoder", None)) if choice.cut is not None else None
+        audited = _current(args, ev, table, choice, current, current_from)
+        sliced = None
+        if getattr(args, "by", None):
+            from ..analyses.native_slice_cuts import native_slices
+
+            sliced = native_slices(ev, table, choice, args.by)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if export:
@@ -52,20 +70,49 @@ def native_threshold(args, goal) -> int:
     if args.json:
         print(json.dumps({"keep": args.gate.keep, **choice.cells(),
                           "stamp": None if doc is None else doc["stamp"],
-                          "separation": {k: v.cells() for k, v in separated.items()}}, indent=2))
+                          "separation": {k: v.cells() for k, v in separated.items()},
+                          **({"current": audited.cells()} if audited is not None else {}),
+                          **(sliced.as_json() if sliced is not None else {})}, indent=2))
         return 0
     print(f"{cfg.label}, keep {args.gate.keep}; score: {table.score} ({table.unit}), higher keeps (score >= cut)")
     for s in separated.values():
         print(s.sentence())
     if choice.cut is None:
         print(f"no cut: {choice.guarantee}")
-        return 0
-    from ..core.words import rate_text
+    else:
+        from ..core.words import rate_text
 
-    print(f"proposed ({choice.method}): cut {choice.cut}: {choice.guarantee}")
-    print(f"  answered {choice.answered.count}: {rate_text(choice.answered)}; bluffs {choice.bluffs.count}: "
-          f"{rate_text(choice.bluffs)}; lost {choice.lost.count}: {rate_text(choice.lost)}")
+        print(f"proposed ({choice.method}): cut {choice.cut}: {choice.guarantee}")
+        print(f"  answered {choice.answered.count}: {rate_text(choice.answered)}; bluffs {choice.bluffs.count}: "
+              f"{rate_text(choice.bluffs)}; lost {choice.lost.count}: {rate_text(choice.lost)}")
+    if audited is not None:
+        print(audited.sentence())
+        for name, ids in (("gained", audited.gained), ("lost", audited.lost), ("bluffs added", audited.bluffs_added),
+                          ("bluffs removed", audited.bluffs_removed)):
+            if ids:
+                print(f"  {name}: {', '.join(ids)}")
+    if sliced is not None:
+        from .gate import format_slice_cuts
+
+        print()
+        print(format_slice_cuts(sliced, fmt=lambda c: f"{c:g}"))
     return 0
+
+
+def _current(args, ev, table, choice, current, current_from):
+    """The cut run today on the native score (``--current`` or a native export's ``--current-from``), audited
+    against the proposal; an export stamped for another score, reranker or model is refused (ValueError)."""
+    from ..analyses.threshold.native_current import native_audit, native_cut_from_file
+    from ..analyses.threshold.score import score_stamp
+
+    if current_from is not None:
+        stamp = score_stamp(ev, table, cross_encoder=getattr(args, "cross_encoder", None))
+        value, where = native_cut_from_file(current_from, stamp), f"cut.value (ragdiag export {current_from})"
+    elif current is not None:
+        value, where = float(current), "--current"
+    else:
+        return None
+    return native_audit(table, value, choice.max_bluff, choice.cut, where=where)
 
 
 def distance_cut_from(path: str, flag: str) -> float:

@@ -9,8 +9,12 @@
   its export with the score's stamp (``threshold --score native``).
 - :mod:`.separation` -- the AUROC of the gate's score against off-topic queries (near, far) with its interval
   over questions, and whether a bluff goal and an answered goal can be met together.
+- :mod:`.native_current` -- the cut a team runs today on a native score (``--score native --current`` /
+  ``--current-from``, refused when stamped for another reranker, score or model), and the adapter that reads a
+  native score through the distance gate's score-agnostic rate code.
 
-The slices of a cut (each slice's own cut, one verdict for all) are :mod:`ragdiag.analyses.slice_cuts`.
+The slices of a cut (each slice's own cut, one verdict for all) are :mod:`ragdiag.analyses.slice_cuts`; on a
+native score, :mod:`ragdiag.analyses.native_slice_cuts`.
 """
 
 from __future__ import annotations
