@@ -8,7 +8,8 @@ and end (``ForwardMsg.script_finished``, with its status). :func:`settle` waits 
 
 * the last run asked for has started and finished (not "finished early for a rerun"),
 * no element is stale (Streamlit marks the previous run's elements ``data-stale`` until the run redraws them),
-* no status widget, no progress bar, no "Strategies still computing" line (the app's own background work),
+* no status widget, no progress bar, no "Strategies still computing" line (the app's own background work), no
+  skeleton (an element whose code is still loading),
 * and the page has not changed for :data:`QUIET_MS` since (React draws the last messages after they arrive).
 
 Streamlit's own "Running…" widget shows only after half a second of running, so its absence alone says nothing
@@ -29,7 +30,7 @@ __all__ = ["WATCH_JS", "QUIET_MS", "LIMIT_MS", "watched", "settle", "one", "main
            "value_of", "main_text", "sidebar_text", "count", "texts_of", "wait_healthy"]
 
 #: The page must have stood still this long after the run's end (no DOM change) before it is read.
-QUIET_MS = 250
+QUIET_MS = 400
 #: The overall limit of one wait: a wait ends as soon as its state is reached, so a slow machine makes a test slower,
 #: not red (a load of 10-30 on 2 cores); the limit only bounds a page that never gets there.
 LIMIT_MS = 600_000
@@ -97,7 +98,8 @@ SETTLED_JS = """(quiet) => {
   if (!R || R.last !== 'finished' || R.status === %d) return false;
   const t = performance.now();
   if (t - R.ended < quiet || t - R.changed < quiet) return false;
-  if (document.querySelector('[data-stale="true"], [data-testid="stStatusWidget"], [data-testid="stProgress"]'))
+  if (document.querySelector('[data-stale="true"], [data-testid="stStatusWidget"], [data-testid="stProgress"], '
+                             + '[data-testid="stSkeleton"]'))
     return false;
   const main = document.querySelector('[data-testid="stMain"]');
   return main !== null && !document.body.innerText.includes('Strategies still computing');
@@ -157,7 +159,7 @@ def text_of(locator, expected: str | re.Pattern | None = None, *, timeout_ms: in
     settle(locator.page, timeout_ms)
     one(locator, timeout_ms)
     if expected is not None:
-        _expect()(locator).to_contain_text(expected, timeout=timeout_ms)
+        _expect()(locator).to_contain_text(expected, timeout=timeout_ms, use_inner_text=True)  # the text as read
     return locator.inner_text()
 
 

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from browser_wait import count, main, main_text, one, settle, value_of
-from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, browser, start_server, stop_server, viewport_page, wait_idle  # noqa: F401
+from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, browser, start_server, stop_server, viewport_page  # noqa: F401
 
 pytestmark = [pytest.mark.browser]
 

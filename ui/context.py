@@ -483,7 +483,8 @@ def _draw(ev: Evaluation, token: str, ctx: Context, missing: str | None) -> None
     """The context's fields in the sidebar, each drawn from the context with an explicit value."""
     from ui import cache
 
-    ver = st.session_state.get(_VER, 0)  # the buttons' keys (a field's key is stable: see _field)
+    # the choices' keys (configuration, slider, buttons) carry the version; the number fields' keys are stable (_field)
+    ver = st.session_state.get(_VER, 0)
     options = _options(settings())
     if ctx.config not in options:
         options = [ctx.config, *options]
@@ -494,8 +495,8 @@ def _draw(ev: Evaluation, token: str, ctx: Context, missing: str | None) -> None
             st.caption("Provisional: some strategies are still computing; the recommendation may change.")
         # the key names the recommendation: its label says "recommended", and a browser holding the old label
         # (the recommendation changed as strategies finished) would send it back as a value no option has
-        config_key = _field(f"ctx_config_{ctx.recommended_config}", ctx.config)
-        st.selectbox("Configuration", options, key=config_key,
+        config_key = f"ctx_config_{ver}_{ctx.recommended_config}"
+        st.selectbox("Configuration", options, index=options.index(ctx.config), key=config_key,
                      format_func=lambda c: config_words(c) + (" · recommended" if c == ctx.recommended_config else ""),
                      on_change=_from_field, args=(CONFIG_KEY, config_key),
                      help="Every page shows this configuration.")
@@ -506,9 +507,9 @@ def _draw(ev: Evaluation, token: str, ctx: Context, missing: str | None) -> None
             values = np.array([])
         stops = cut_stops(values, also=(ctx.cut,))
         if len(stops) > 1:
-            st.select_slider("Strictness (cut): lower refuses more", stops,
-                             format_func=cut_text, key=_field("ctx_slider", snap_cut(stops, ctx.cut)),
-                             on_change=_from_field, args=(CUT_KEY, "ctx_slider"),
+            st.select_slider("Strictness (cut): lower refuses more", stops, value=snap_cut(stops, ctx.cut),
+                             format_func=cut_text, key=f"ctx_slider_{ver}",
+                             on_change=_from_field, args=(CUT_KEY, f"ctx_slider_{ver}"),
                              help="Stops only where some query changes outcome. The gate gives the model only "
                                   "passages closer than this (cosine distance).")
         st.number_input("Cut, exact (cosine distance)", 0.0, 2.0, step=10.0 ** -CUT_DECIMALS,
