@@ -192,3 +192,18 @@ def tiny_folder(tmp_path_factory):
         (folder / f"{doc_id}.md").write_text(text, encoding="utf-8")
     (base / "tiny.truth.json").write_text(json.dumps(TINY_TRUTH, indent=1), encoding="utf-8")
     return folder
+
+
+@pytest.fixture(scope="session")
+def bundled_dashboard(tmp_path_factory):
+    """One dashboard on the bundled corpus (default settings, an empty cache seeded by the shipped index), shared by
+    the browser modules that only read it (``test_browser_context``, ``test_browser_decide``): each page they open is
+    a session of its own, and the corpus is evaluated once for both rather than once each."""
+    from test_browser import start_server, stop_server
+
+    base = tmp_path_factory.mktemp("bundled-dashboard")
+    proc, url = start_server({"RAGDIAG_CACHE": str(base / "cache")}, base / "streamlit.log")
+    try:
+        yield url
+    finally:
+        stop_server(proc)

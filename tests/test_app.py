@@ -152,7 +152,7 @@ def test_threshold_rates_equal_the_sweep_and_the_proposal_applies(tiny, library)
     settle(at)
     from ragdiag.core.gate import cut_text
 
-    cut_field = next(w for w in at.number_input if str(w.key or "").startswith("ctx_cut_"))
+    cut_field = next(w for w in at.number_input if w.key == "ctx_cut")
     assert cut_field.value == float(cut_text(choice.conformal_cut if choice.conformal_cut is not None
                                              else choice.cut))  # the proposal, as printed
 

@@ -77,10 +77,10 @@ def rec_of(lib):
 
 def field(at, name: str):
     """The context's sidebar field ``name`` (``config``, ``cut``, ``slider``, ``keep``, ``goal``, ``answered``): its
-    key carries a version."""
+    key is ``ctx_<name>`` (the configuration's and the slider's carry a version)."""
     kinds = {"config": at.selectbox, "cut": at.number_input, "keep": at.number_input, "slider": at.select_slider,
              "goal": at.number_input, "answered": at.number_input}
-    found = [w for w in kinds[name] if str(w.key or "").startswith(f"ctx_{name}_")]
+    found = [w for w in kinds[name] if str(w.key or "") == f"ctx_{name}" or str(w.key or "").startswith(f"ctx_{name}_")]
     assert len(found) == 1, [w.key for w in kinds[name]]
     return found[0]
 

@@ -20,7 +20,7 @@ PAGE = "app_pages/threshold.py"
 
 
 def _today_field(at):
-    found = [w for w in at.number_input if str(w.key or "").startswith("current_cut_")]
+    found = [w for w in at.number_input if w.key == "current_cut"]
     assert len(found) == 1, [w.key for w in at.number_input]
     return found[0]
 

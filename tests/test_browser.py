@@ -3,7 +3,8 @@
 Starts ``streamlit run app.py`` on a free port of 127.0.0.1 with the tiny
 corpus of ``test_app.py`` and an empty cache folder, and drives Debian's
 ``/usr/bin/chromium`` (installed by ``scripts/browser-deps.sh``; Playwright's
-own browsers are not used). Screenshots go to ``test-artifacts/``.
+own browsers are not used). Screenshots go to ``test-artifacts/``. Every wait goes through ``browser_wait``
+(the run over, then the one element read holding its value).
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from browser_wait import LIMIT_MS, count, main, one, settle, sidebar, text_of, value_of, wait_healthy, watched
 
 CHROMIUM = "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,9 +28,9 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 COLD_TIMEOUT_MS = 180_000  # first page: loads the model and builds the indexes
 TIMEOUT_MS = 60_000
-#: The overall limit of a wait for a page's own "done" state (the status widget gone, an element present): a wait
+#: The overall limit of a wait for a page's own "done" state (the run over, an element present): a wait
 #: ends as soon as the state is reached, so a slow machine (a load of 10-30 on 2 cores) makes a test slower, not red.
-SETTLE_LIMIT_MS = 600_000
+SETTLE_LIMIT_MS = LIMIT_MS
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
 
@@ -57,19 +59,12 @@ def start_server(env_extra: dict[str, str], log_path: Path, *,
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     proc._log = log  # type: ignore[attr-defined]
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            stop_server(proc)
-            raise RuntimeError(f"streamlit exited with {proc.returncode}: {log_path.read_text(errors='replace')[-2000:]}")
-        try:
-            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return proc, base
-        except OSError:
-            time.sleep(0.3)
-    stop_server(proc)
-    raise RuntimeError(f"streamlit did not become healthy within 60 s: {log_path.read_text(errors='replace')[-2000:]}")
+    try:
+        wait_healthy(base, proc, log_path)
+    except RuntimeError:
+        stop_server(proc)
+        raise
+    return proc, base
 
 
 def stop_server(proc: subprocess.Popen) -> None:
@@ -108,7 +103,7 @@ def browser():
         pw.stop()
         pytest.skip(f"chromium could not start: {exc}")
     try:
-        yield b
+        yield watched(b)  # every page counts Streamlit's runs: browser_wait.settle waits for the last one
     finally:
         b.close()
         pw.stop()
@@ -143,23 +138,19 @@ def viewport_page(browser, width: int, height: int, timeout_ms: int = TIMEOUT_MS
 
 
 def wait_idle(page, timeout_ms: int = SETTLE_LIMIT_MS) -> None:
-    """Wait until the app has finished its run (the 'Running…' indicator is gone)."""
-    page.wait_for_timeout(300)
-    page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached", timeout=timeout_ms)
+    """Wait until the run last asked for is over and the page stands still (``browser_wait.settle``)."""
+    settle(page, timeout_ms)
 
 
 def wait_settled(page, timeout_ms: int = SETTLE_LIMIT_MS) -> None:
-    """Wait until no strategy is still computing, then until the run is over.
-
-    A strategy that finishes in the background reruns the page; a read of the
-    page's text during that rerun sees half a page.
-    """
-    page.get_by_text("Strategies still computing", exact=False).wait_for(state="detached", timeout=timeout_ms)
-    wait_idle(page)
+    """Wait until no strategy is still computing and the run is over (``browser_wait.settle`` waits for both:
+    a strategy that finishes in the background reruns the page, and a read during that rerun sees half a page)."""
+    settle(page, timeout_ms)
 
 
-def main_text(page) -> str:
-    return page.locator('[data-testid="stMain"]').inner_text()
+def main_text(page, expected=None) -> str:
+    """The main area's text once the run is over (and holds ``expected``, if given)."""
+    return text_of(main(page), expected)
 
 
 def shot(page, name: str) -> None:
@@ -175,7 +166,7 @@ def test_overview_shows_recall_table(server, page):
     page.locator('[data-testid="stProgress"]').first.wait_for(timeout=30_000)
     recall_grid(page).wait_for(timeout=COLD_TIMEOUT_MS)
     cold = time.perf_counter() - t0
-    wait_idle(page)
+    settle(page)
     print(f"\nfirst paint {drawn:.1f} s; time to overview table (cold, tiny corpus): {cold:.1f} s")
     text = main_text(page)
     assert re.search(r"At k = 4, .+ finds the answer for \d+% \(\d+–\d+\)", text), text  # the answer first
@@ -186,7 +177,7 @@ def test_overview_shows_recall_table(server, page):
     page.locator('[data-testid="stVegaLiteChart"]').first.wait_for()
     page.get_by_text("Inputs: corpus and ground truth").click()
     page.get_by_text("in-domain queries").first.wait_for()
-    assert re.search(r"documents\s+3\b", main_text(page))
+    main_text(page, re.compile(r"documents\s+3\b"))
     shot(page, "overview")
     # warm: a reload is served from the cached evaluation
     t0 = time.perf_counter()
@@ -206,7 +197,8 @@ def _gate_grid(page):
 
 
 def _cut_field(page):
-    return page.get_by_role("spinbutton", name=re.compile(r"^Cut, exact"))
+    """The sidebar's exact cut (one field: its key is stable, so a rerun never draws a second copy beside it)."""
+    return sidebar(page).get_by_role("spinbutton", name=re.compile(r"^Cut, exact"))
 
 
 def test_threshold_cut_from_the_sidebar(server, page):
@@ -218,19 +210,17 @@ def test_threshold_cut_from_the_sidebar(server, page):
         sync_api.expect(grid.get_by_text(outcome, exact=True).first).to_be_attached()
     shot(page, "threshold-before")
     field = _cut_field(page)
-    assert float(field.input_value()) == 0.5
-    field.fill("0.505")
-    field.press("Enter")
-    page.get_by_text("At strictness 0.505", exact=False).wait_for()
-    wait_idle(page)
+    assert float(value_of(field)) == 0.5
+    one(field).fill("0.505")
+    one(field).press("Enter")
+    main_text(page, "At strictness 0.505")
+    value_of(field, "0.505")
     assert "cut=0.505" in page.url
-    field.fill("1")
-    field.press("Enter")
+    one(field).fill("1")
+    one(field).press("Enter")
     # every out-of-domain query gets sources when nothing is cut
-    page.get_by_text("At strictness 1.000 (your choice), 2 of 2 off-topic questions still get passages",
-                     exact=False).wait_for()
-    wait_idle(page)
-    assert "misses the goal" in main_text(page)
+    text = main_text(page, "At strictness 1.000 (your choice), 2 of 2 off-topic questions still get passages")
+    assert "misses the goal" in text
     shot(page, "threshold-after")
 
 
@@ -242,23 +232,20 @@ def test_inspector_and_escaped_text(server, page):
     page.get_by_text("Answer (needle)").first.wait_for()
     # setting the shared context from the URL reruns the page once; wait for its locator to be drawn again
     page.get_by_text("#char=", exact=False).first.wait_for()
-    wait_idle(page)
-    text = main_text(page)
+    text = main_text(page, "Citation preview")
     assert "Answer (needle)" in text, text
     assert "#char=" in text, text
     assert "Citation preview" in text
     assert "Question: How should chain lubricant be applied?" in text
-    marks = page.locator("mark")
-    assert marks.count() >= 1 and "Chain lubricant" in marks.first.inner_text()
+    marks = main(page).locator("mark")
+    assert "Chain lubricant" in text_of(marks.filter(has_text="Chain lubricant").first)
     shot(page, "inspector")
 
     page.goto(f"{server}/chunking?doc=bike")
     page.get_by_text("Document viewer").wait_for(timeout=COLD_TIMEOUT_MS)
     chunk_map = page.locator('[data-ragdiag="chunk-map"]')
-    chunk_map.wait_for()
-    wait_idle(page)
     # the corpus's markup is shown as characters, inside our own highlighting
-    assert "<script>alert(1)</script>" in chunk_map.inner_text()
-    assert chunk_map.locator("script").count() == 0
+    assert "<script>alert(1)</script>" in text_of(chunk_map)
+    assert count(chunk_map.locator("script")) == 0
     assert page.dialogs == []  # type: ignore[attr-defined]
     shot(page, "chunking")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ragdiag.documents.collections import DOCUMENT_LEVEL_NOTE
+from browser_wait import count, main_text
 from test_browser import browser, start_server, stop_server  # noqa: F401 - the shared Chromium fixture
 
 pytestmark = [pytest.mark.browser]
@@ -39,11 +40,10 @@ def test_the_served_collection_says_the_chunk_analysis_is_off(served, browser): 
     page.set_default_timeout(120_000)
     try:
         page.goto(served)
-        page.get_by_text("ranks the judged documents best").first.wait_for()
-        text = page.locator("section.main, [data-testid='stMain']").first.inner_text()
+        text = main_text(page, "ranks the judged documents best")
         assert DOCUMENT_LEVEL_NOTE in " ".join(text.split())
         assert "ranks the judged documents best on beir:beir-sklearn" in text
-        assert page.locator("[data-testid='stException']").count() == 0
-        assert page.locator("input[type='text']").count() == 0  # no path field: the operator chose the data
+        assert count(page.locator("[data-testid='stException']")) == 0
+        assert count(page.locator("input[type='text']")) == 0  # no path field: the operator chose the data
     finally:
         ctx.close()

@@ -12,7 +12,8 @@ import urllib.parse
 
 import pytest
 
-from test_browser import SETTLE_LIMIT_MS, main_text, shot, start_server, stop_server, wait_idle, wait_settled
+from browser_wait import count, settle
+from test_browser import SETTLE_LIMIT_MS, main_text, shot, start_server, stop_server
 from test_browser import browser, page  # noqa: F401 - the shared pytest fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
@@ -51,9 +52,7 @@ def _all_strategies_done(page, url: str) -> None:
     """Open the Compare page and wait until the background job has every strategy (the page reruns as they end)."""
     page.goto(f"{url}/compare")
     page.get_by_role("heading", name="Compare").wait_for(timeout=SETTLE_LIMIT_MS)
-    page.wait_for_function("() => !document.body.innerText.includes('still computing')", timeout=SETTLE_LIMIT_MS,
-                           polling=1000)
-    wait_idle(page)
+    settle(page)  # the run over and no strategy still computing
 
 
 def test_every_question_reads_and_draws_within_the_rules(bundled_server, page):  # noqa: F811
@@ -61,8 +60,6 @@ def test_every_question_reads_and_draws_within_the_rules(bundled_server, page): 
     for n, view in enumerate(VIEWS):
         page.goto(f"{bundled_server}/compare?view={urllib.parse.quote(view)}")
         page.get_by_role("heading", name="Compare").wait_for(timeout=SETTLE_LIMIT_MS)
-        wait_settled(page)
-        wait_idle(page)
         text = main_text(page)
         shot(page, f"compare-{n}")
         if view == VIEWS[0]:
@@ -75,7 +72,7 @@ def test_every_question_reads_and_draws_within_the_rules(bundled_server, page): 
         else:
             assert "Exploratory" in text and "Which configurations each one beats, after correction" in text
             # exploratory: the verdict is plain text, never a coloured alert
-            assert page.locator('[data-testid="stAlertContentSuccess"]').count() == 0
+            assert count(page.locator('[data-testid="stAlertContentSuccess"]')) == 0
         charts = page.evaluate(CHARTS_JS)
         if view in VIEWS[:2]:
             assert charts, f"{view}: no chart drawn"

@@ -7,8 +7,9 @@
 * While another evaluation keeps the machine busy, 30 quick clicks through the pages never change the context.
 * At 800 px the Summary's cards show their numbers whole.
 
-Every wait is for a state of the page (no progress bar, no status widget, no "still computing" line), with a
-generous overall limit: a slow machine makes these tests slower, not red.
+Every wait is for a state of the page (``browser_wait.settle``: the run over, no progress bar, no "still
+computing" line, nothing stale), and every read is of one element holding its value, with a generous overall
+limit: a slow machine makes these tests slower, not red.
 """
 
 from __future__ import annotations
@@ -20,27 +21,20 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, ROOT, browser, start_server, stop_server  # noqa: F401 - fixture
+from browser_wait import count, main, one, settle, sidebar, sidebar_text, text_of, value_of
+from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, ROOT, browser  # noqa: F401 - fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
 
 WIDTH, HEIGHT = 1400, 900
 RATE = re.compile(r"^\d+% \(\d+–\d+\)$")
 LIMIT_MS = 3 * COLD_TIMEOUT_MS  # the overall limit of one wait; a wait ends as soon as the state is reached
-SETTLED = """() => !document.querySelector('[data-testid="stProgress"]')
-    && !document.body.innerText.includes('Strategies still computing')
-    && !document.querySelector('[data-testid="stStatusWidget"]')
-    && document.querySelector('[data-testid="stMain"] h1')"""
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    base = tmp_path_factory.mktemp("context")
-    proc, url = start_server({"RAGDIAG_CACHE": str(base / "cache")}, base / "streamlit.log")
-    try:
-        yield url
-    finally:
-        stop_server(proc)
+def server(bundled_dashboard):
+    """The bundled corpus's dashboard, shared with the other modules that only read it (conftest.py)."""
+    return bundled_dashboard
 
 
 @pytest.fixture
@@ -55,11 +49,10 @@ def page(server, browser):
         ctx.close()
 
 
-def settle(page) -> None:
-    """Wait until the page's run is over: twice, since a background strategy finishing reruns the page."""
-    for _ in range(2):
-        page.wait_for_timeout(400)
-        page.wait_for_function(SETTLED, timeout=LIMIT_MS, polling=250)
+def sync_expect():
+    from playwright.sync_api import expect
+
+    return expect
 
 
 def params(page) -> dict[str, str]:
@@ -74,18 +67,19 @@ def context_of(page) -> dict[str, str]:
 def go(page, title: str) -> None:
     """Open a page from the sidebar's navigation, as a person does (Export sits behind "View … more")."""
     link = page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title)  # its icon's text precedes
-    if not link.count() or not link.first.is_visible():
+    if not count(link) or not one(link.first).is_visible():
         page.locator('[data-testid="stSidebarNav"]').get_by_text(re.compile(r"View \d+ more")).click()
     link.first.click()
     page.get_by_role("heading", name=title, exact=True).wait_for(timeout=LIMIT_MS)
 
 
 def cut_field(page):
-    return page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"] input').first
+    """The sidebar's exact cut: one field (a number field whose label names the cut)."""
+    return sidebar(page).get_by_role("spinbutton", name=re.compile(r"^Cut, exact"))
 
 
-def main_text(page) -> str:
-    return page.locator('[data-testid="stMain"]').inner_text()
+def main_text(page, expected=None) -> str:
+    return text_of(main(page), expected)
 
 
 def test_every_page_and_the_report_show_the_recommendation_without_a_click(server, page):
@@ -96,7 +90,7 @@ def test_every_page_and_the_report_show_the_recommendation_without_a_click(serve
     assert ctx["cut"] and re.fullmatch(r"\d\.\d{3}", ctx["cut"]) and ctx["config"], page.url
     summary = main_text(page)
     assert f"at strictness {ctx['cut']}" in summary
-    answered = page.locator('[data-testid="stMetricValue"]').first.inner_text()
+    answered = text_of(main(page).locator('[data-testid="stMetricValue"]').first)
     assert RATE.match(answered), answered
     with page.expect_download(timeout=LIMIT_MS) as dl:
         page.get_by_role("button", name="Download report").click()
@@ -108,7 +102,7 @@ def test_every_page_and_the_report_show_the_recommendation_without_a_click(serve
         go(page, title)
         settle(page)
         assert context_of(page) == ctx, (title, page.url)
-        assert cut_field(page).input_value() == ctx["cut"], title
+        assert value_of(cut_field(page)) == ctx["cut"], title
         text = main_text(page)
         if title == "Threshold":
             assert f"At strictness {ctx['cut']} (the recommendation)" in text
@@ -122,18 +116,18 @@ def test_slider_and_curve_set_the_cut_and_a_printed_cut_reproduces_its_rates(ser
     page.get_by_role("heading", name="Threshold").wait_for(timeout=LIMIT_MS)
     settle(page)
     start = float(params(page)["cut"])
-    thumb = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"] input[type="range"]').first
+    thumb = one(sidebar(page).locator('[data-testid="stSlider"] input[type="range"]'))
     thumb.focus()
     thumb.press("ArrowRight")  # the next stop: the next cut where some query changes outcome
     page.wait_for_function(f"() => !location.search.includes('cut={start:.3f}')", timeout=LIMIT_MS)
     settle(page)
     moved = float(params(page)["cut"])
     assert moved > start
-    assert "Changed: Strictness (cut)" in page.locator('[data-testid="stSidebar"]').inner_text()
+    sidebar_text(page, "Changed: Strictness (cut)")
     # a click on the trade-off curve: the second chart of the page, in the left part of its plot
-    chart = page.locator('[data-testid="stVegaLiteChart"]').nth(1)
+    chart = main(page).locator('[data-testid="stVegaLiteChart"]').nth(1)
     chart.scroll_into_view_if_needed()
-    box = chart.locator("svg").first.bounding_box()
+    box = one(chart.locator("svg.marks")).bounding_box()
     page.mouse.click(box["x"] + 0.25 * box["width"], box["y"] + 0.6 * box["height"])
     page.wait_for_function(f"() => !location.search.includes('cut={moved:.3f}')", timeout=LIMIT_MS)
     settle(page)
@@ -145,15 +139,15 @@ def test_slider_and_curve_set_the_cut_and_a_printed_cut_reproduces_its_rates(ser
                   r"bluffs", text, re.S)
     assert m, text[:1500]
     printed, rate = m.group(1), m.group(2)
-    field = cut_field(page)
+    field = one(cut_field(page))
     field.fill(printed)
     field.press("Enter")
     page.wait_for_function(f"() => location.search.includes('cut={printed}')", timeout=LIMIT_MS)
     settle(page)
-    grid = page.locator('[data-testid="stDataFrame"]:visible').first  # the rates at the cut on screen
+    grid = main(page).locator('[data-testid="stDataFrame"]:visible').first  # the rates at the cut on screen
     row = grid.get_by_text("bluffs (off-topic, all)", exact=True).first
     row.wait_for(state="attached", timeout=LIMIT_MS)
-    assert grid.get_by_text(rate, exact=True).count() >= 1, (printed, rate)  # its cells are in the grid's DOM
+    assert count(grid.get_by_text(rate, exact=True)) >= 1, (printed, rate)  # its cells are in the grid's DOM
 
 
 def test_a_busy_server_never_changes_the_context_without_the_visitor(server, page, tmp_path):
@@ -172,10 +166,10 @@ def test_a_busy_server_never_changes_the_context_without_the_visitor(server, pag
             if i % 3 == 2:  # every third click, wait for the page and read what it shows
                 settle(page)
                 assert context_of(page) == ctx, (i, title, page.url)
-                assert cut_field(page).input_value() == ctx["cut"], (i, title)
+                assert value_of(cut_field(page)) == ctx["cut"], (i, title)
         settle(page)
         assert context_of(page) == ctx, page.url
-        assert "Changed:" not in page.locator('[data-testid="stSidebar"]').inner_text()
+        assert "Changed:" not in sidebar_text(page)
     finally:
         busy.terminate()
         busy.wait(timeout=30)
@@ -186,7 +180,9 @@ def test_at_800_px_the_summary_cards_show_their_numbers_whole(server, page):
     page.goto(server)
     page.get_by_role("heading", name="Summary").wait_for(timeout=LIMIT_MS)
     settle(page)
-    cards = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stMetricValue"]')].map(
+    # the three cards drawn (the run over is not enough: read the cards once all three are there)
+    sync_expect()(main(page).locator('[data-testid="stMetricValue"]')).to_have_count(3, timeout=LIMIT_MS)
+    cards = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stMetricValue"]')].map(
         el => ({text: el.innerText, cut: el.scrollWidth > el.clientWidth + 1
                 || [...el.querySelectorAll('*')].some(c => c.scrollWidth > c.clientWidth + 1)}))""")
     assert len(cards) == 4, cards  # answered, given wrong passages, refused, bluffs

@@ -18,7 +18,8 @@ import pytest
 
 from ragdiag.analyses.recommend import RETRIEVER_WORDS, STRATEGY_WORDS
 
-from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, browser, start_server, stop_server, viewport_page, wait_idle  # noqa: F401 - browser is a fixture
+from browser_wait import count, main, main_text, one, settle, text_of
+from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, browser, viewport_page  # noqa: F401 - browser is a fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
 
@@ -27,13 +28,9 @@ RATE = re.compile(r"\d+% \(\d+–\d+\)")
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    base = tmp_path_factory.mktemp("decide")
-    proc, url = start_server({"RAGDIAG_CACHE": str(base / "cache")}, base / "streamlit.log")
-    try:
-        yield url
-    finally:
-        stop_server(proc)
+def server(bundled_dashboard):
+    """The bundled corpus's dashboard, shared with the other modules that only read it (conftest.py)."""
+    return bundled_dashboard
 
 
 @pytest.fixture(scope="module")
@@ -45,11 +42,7 @@ def open_page(page, url: str, heading: str) -> None:
     """Open ``url`` and wait until the page is drawn with every strategy (no progress bar, no status line)."""
     page.goto(url)
     page.get_by_role("heading", name=heading).wait_for(timeout=COLD_TIMEOUT_MS)
-    page.wait_for_function("""() => !document.querySelector('[data-testid="stProgress"]')
-        && !document.body.innerText.includes('Strategies still computing')
-        && !document.querySelector('[data-testid="stStatusWidget"]')""", timeout=COLD_TIMEOUT_MS, polling=1000)
-    page.wait_for_timeout(1500)
-    wait_idle(page, COLD_TIMEOUT_MS)
+    settle(page)  # the run over, every strategy in, the page standing still
 
 
 def first_screen(page) -> list[dict]:
@@ -69,7 +62,7 @@ def first_screen(page) -> list[dict]:
 
 def chart_problems(page) -> list[str]:
     """Each drawn chart's legend sizes, title and legend clipping and y-axis heights, from the SVG."""
-    page.wait_for_timeout(500)
+    settle(page)
     return page.evaluate("""() => {
         const bad = [];
         document.querySelectorAll('[data-testid="stVegaLiteChart"] svg').forEach((svg, i) => {
@@ -97,7 +90,7 @@ def chart_problems(page) -> list[str]:
 
 
 def n_charts(page) -> int:
-    return page.locator('[data-testid="stVegaLiteChart"] svg').count()
+    return count(main(page).locator('[data-testid="stVegaLiteChart"] svg'))
 
 
 def test_summary_first_screen_says_what_to_ship(server, page):
@@ -113,9 +106,9 @@ def test_summary_first_screen_says_what_to_ship(server, page):
     assert sum(b["kind"] == "stMetric" for b in blocks) == 4  # answered, given wrong passages, refused, bluffs
     assert not [b for b in blocks if b["kind"] == "stAlert"], text  # no warning on a first screen
     assert "shipped index" not in text and "seeded" not in text.lower()
-    assert page.get_by_text("Deploy", exact=True).count() == 0
-    assert page.locator('[data-testid="stAppDeployButton"]').count() == 0
-    nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
+    assert count(page.get_by_text("Deploy", exact=True)) == 0
+    assert count(page.locator('[data-testid="stAppDeployButton"]')) == 0
+    nav = text_of(page.locator('[data-testid="stSidebarNav"]'))
     for section in ("Results", "Decide the cut", "Diagnose", "Data and more"):
         assert section in nav, nav
     assert chart_problems(page) == []
@@ -123,24 +116,23 @@ def test_summary_first_screen_says_what_to_ship(server, page):
 
 def test_threshold_use_this_cut_is_above_the_fold_and_sets_the_url(server, page):
     open_page(page, f"{server}/threshold", "Threshold")  # at the proposed cut already: nothing to apply
-    assert page.get_by_role("button", name=re.compile(r"^Use this cut")).is_disabled()
+    assert one(main(page).get_by_role("button", name=re.compile(r"^Use this cut"))).is_disabled()
     open_page(page, f"{server}/threshold?cut=0.6", "Threshold")  # a link with another cut: the button applies
-    button = page.get_by_role("button", name=re.compile(r"^Use this cut"))
-    box = button.bounding_box()
+    button = one(main(page).get_by_role("button", name=re.compile(r"^Use this cut")))
+    box = one(button).bounding_box()
     assert box is not None and box["y"] + box["height"] <= HEIGHT
     page.screenshot(path=str(ARTIFACTS / "decide-threshold.png"))
-    proposed = float(re.search(r"([0-9.]+)$", button.inner_text()).group(1))
+    proposed = float(re.search(r"([0-9.]+)$", text_of(button)).group(1))
     assert n_charts(page) >= 2
     assert chart_problems(page) == []
     button.click()
-    page.wait_for_function("() => new URLSearchParams(location.search).has('cut')", timeout=30_000)
-    wait_idle(page)
-    said = page.locator('[data-testid="stMain"] [data-testid="stMarkdownContainer"] p').filter(
-        has_text=re.compile(rf"^At cut {proposed:.3f} \("))  # the page's run at the applied cut, drawn
-    said.first.wait_for(timeout=COLD_TIMEOUT_MS)
+    page.wait_for_function("() => !['0.6', '0.600'].includes(new URLSearchParams(location.search).get('cut'))",
+                           timeout=COLD_TIMEOUT_MS)  # the proposed cut, not the link's
+    said = main(page).locator('[data-testid="stMarkdownContainer"] p').filter(
+        has_text=re.compile(rf"^At cut {proposed:.3f} \("))  # the page's sentence at the applied cut
+    assert "Meets the goal." in text_of(said, "Meets the goal.", timeout_ms=COLD_TIMEOUT_MS)
     cut = float(parse_qs(urlparse(page.url).query)["cut"][0])
     assert round(cut, 4) == proposed
-    assert "Meets the goal." in said.first.inner_text()
 
 
 def test_compare_charts_are_readable(server, page):

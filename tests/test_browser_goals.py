@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, browser, start_server, stop_server, wait_idle  # noqa: F401
+from browser_wait import main, main_text, one, sidebar, texts_of
+from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, browser, start_server, stop_server, sync_api, wait_idle  # noqa: F401
 
 pytestmark = [pytest.mark.browser]
 
@@ -48,8 +49,7 @@ def _wait_param(page, name: str, value) -> None:
 
 
 def _goal_lines(page) -> list[str]:
-    return [t for t in page.locator('[data-testid="stMarkdownContainer"]').all_inner_texts()
-            if t.startswith("Goal · ")]
+    return [t for t in texts_of(main(page).locator('[data-testid="stMarkdownContainer"]')) if t.startswith("Goal · ")]
 
 
 def test_the_answered_goal_is_set_and_cleared_in_the_sidebar(served, browser):
@@ -70,25 +70,23 @@ def test_the_answered_goal_is_set_and_cleared_in_the_sidebar(served, browser):
                                timeout=COLD_TIMEOUT_MS, polling=200)
         config, cut = _param(page, "config"), _param(page, "cut")
         assert _param(page, "answered") is None and len(_goal_lines(page)) == 1
-        field = page.get_by_role("spinbutton", name=FIELD)
-        assert field.is_visible() and field.is_editable()  # locked mode: a number, not a path
+        field = sidebar(page).get_by_role("spinbutton", name=FIELD)
+        assert one(field).is_visible() and one(field).is_editable()  # locked mode: a number, not a path
 
         field.fill("50")
         field.press("Enter")
         _wait_param(page, "answered", "50")
-        page.wait_for_function("() => document.body.innerText.includes('answered at least 50%:')",
-                               timeout=60_000, polling=200)
+        main_text(page, "answered at least 50%:")
         lines = _goal_lines(page)
         assert len(lines) == 2 and lines[0].startswith("Goal · bluffs at most 5%: "), lines
         assert lines[1].startswith("Goal · answered at least 50%: ") and "answerable queries" in lines[1], lines
         page.screenshot(path=str(ARTIFACTS / "summary-two-goals.png"))
 
-        field = page.get_by_role("spinbutton", name=FIELD)
+        field = one(sidebar(page).get_by_role("spinbutton", name=FIELD))
         field.fill("")
         field.press("Enter")
         _wait_param(page, "answered", None)
-        page.wait_for_function("() => !document.body.innerText.includes('answered at least 50%:')",
-                               timeout=60_000, polling=200)
+        sync_api.expect(main(page).get_by_text("answered at least 50%:")).to_have_count(0)
         assert len(_goal_lines(page)) == 1
         assert (_param(page, "config"), _param(page, "cut")) == (config, cut)  # judged, never optimised
     finally:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from browser_wait import main_text, one, wait_healthy
 from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, browser, free_port, stop_server, wait_idle  # noqa: F401
 
 pytestmark = [pytest.mark.browser]
@@ -28,9 +29,6 @@ TESTS = Path(__file__).resolve().parent
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    import time
-    import urllib.request
-
     from apptest import ENV, write_tiny_corpus
 
     base = tmp_path_factory.mktemp("browser_history")
@@ -49,18 +47,11 @@ def server(tmp_path_factory):
                             cwd=base, env=env, stdout=log, stderr=subprocess.STDOUT)
     proc._log = log  # type: ignore[attr-defined]
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            stop_server(proc)
-            raise RuntimeError((base / "dashboard.log").read_text(errors="replace")[-3000:])
-        time.sleep(0.5)
+    try:
+        wait_healthy(url, proc, base / "dashboard.log")
+    except RuntimeError:
+        stop_server(proc)
+        raise
     try:
         yield url
     finally:
@@ -77,11 +68,11 @@ def test_history_page_draws_fifty_runs_with_intervals_and_a_click_lists_changes(
         page.get_by_role("heading", name="History").wait_for(timeout=COLD_TIMEOUT_MS)
         page.locator('[data-testid="stVegaLiteChart"] svg').first.wait_for(timeout=COLD_TIMEOUT_MS)
         wait_idle(page, COLD_TIMEOUT_MS)
-        text = page.locator('[data-testid="stMain"]').inner_text()
+        text = main_text(page, "Latest run 50")
         assert "Latest run 50" in text
         page.screenshot(path=str(ARTIFACTS / "history-1400x900.png"))
-        box = page.locator('[data-testid="stVegaLiteChart"] svg').first.bounding_box()
-        main = page.locator('[data-testid="stMainBlockContainer"]').bounding_box()
+        box = one(page.locator('[data-testid="stVegaLiteChart"] svg.marks').first).bounding_box()
+        main = one(page.locator('[data-testid="stMainBlockContainer"]')).bounding_box()
         assert box["x"] + box["width"] <= main["x"] + main["width"] + 1, (box, main)  # nothing cut off at the right
         # the SVG's ARIA labels: a point per run in each of the four panels, an interval rule per run in three
         labels = page.evaluate("""() => Array.from(document.querySelectorAll(

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from _monitor_log import write_synthetic_log
+from browser_wait import count, main_text
 from test_browser import ARTIFACTS, browser, start_server, stop_server  # noqa: F401 - browser is a fixture
 from test_browser_decide import HEIGHT, WIDTH, chart_problems, open_page
 
@@ -44,12 +45,12 @@ def test_monitor_page_names_the_moved_week_with_a_tall_chart(server, browser):
         page.locator('[data-testid="stVegaLiteChart"] svg').first.wait_for(timeout=120_000)
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "monitor.png"))
-        main = page.locator('[data-testid="stMain"]').inner_text()
+        main = main_text(page)
         assert "1 of 3 weeks departed from the calibration at cut 0.524: 2026-W48." in main, main[:2000]
         assert re.search(r"week 2026-W48: \d+% refused \(\d+–\d+\), calibration expects \d+–\d+%: the questions moved",
                          main), main[:2000]
         assert "Farthest from the corpus" in main
-        assert page.locator('[data-testid="stTextInput"]').count() == 0  # locked: nothing to type a path into
+        assert count(page.locator('[data-testid="stTextInput"]')) == 0  # locked: nothing to type a path into
         heights = page.evaluate("""() => [...document.querySelectorAll(
             '[data-testid="stVegaLiteChart"] svg [aria-label^="Y-axis"]')].map((el) => el.getBoundingClientRect().height)""")
         assert heights and max(heights) >= 240, heights

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 # the browser and its launch settings are the dashboard tests' (skipped there when chromium or playwright is missing)
+from browser_wait import one  # a static page: no run to wait for, one element per read
 from test_browser import ARTIFACTS, ROOT, browser  # noqa: F401 - browser is a fixture
 from apptest import plain_words_problems
 
@@ -94,7 +95,7 @@ def test_report_reads_in_one_minute_and_prints_clean(browser, report_file):
         charts = page.evaluate("(y) => [...document.querySelectorAll('svg')].filter(s => "
                                "s.getBoundingClientRect().bottom + scrollY <= y).length", top)
         assert charts >= 3
-        assert not page.locator("#provenance").is_visible()
+        assert not one(page.locator("#provenance")).is_visible()
         # every table and chart fits its container at 1200 px, the appendix opened
         page.evaluate("() => document.getElementById('appendix').open = true")
         assert page.evaluate(TOO_WIDE) == []
@@ -103,7 +104,7 @@ def test_report_reads_in_one_minute_and_prints_clean(browser, report_file):
         page.evaluate("() => document.getElementById('appendix').open = false")
         page.emulate_media(media="print")
         page.set_viewport_size({"width": 700, "height": 1000})
-        assert page.locator("#provenance").is_visible() and page.locator("#destroyed-table").is_visible()
+        assert one(page.locator("#provenance")).is_visible() and one(page.locator("#destroyed-table")).is_visible()
         assert page.evaluate(TOO_WIDE) == []
         pdf = page.pdf(format="A4", margin={"top": "14mm", "bottom": "14mm", "left": "12mm", "right": "12mm"})
         (ARTIFACTS / "report.pdf").write_bytes(pdf)

@@ -14,6 +14,7 @@ import urllib.parse
 
 import pytest
 
+from browser_wait import count, main, text_of
 from test_browser import COLD_TIMEOUT_MS, main_text, shot, start_server, stop_server, wait_idle
 from test_browser import browser  # noqa: F401 - the shared pytest fixture (one Chromium per module)
 
@@ -62,7 +63,7 @@ def page(browser):
 
 
 def _everything(page) -> str:
-    return page.locator("body").inner_text()
+    return text_of(page.locator("body"))
 
 
 def _type(page, label: str, value: str) -> None:
@@ -112,7 +113,7 @@ def test_external_run_path_is_refused_alike_and_never_read(served, page):
         _type(page, "…or a run file on the server", path)
         alert = page.locator('[data-testid="stAlert"]').filter(has_text=REFUSED).first
         alert.wait_for()
-        answers.add(page.locator('[data-testid="stAlert"]').first.inner_text())
+        answers.add(text_of(main(page).locator('[data-testid="stAlert"]').filter(has_text=REFUSED)))
         assert SECRET not in _everything(page)
     assert len(answers) == 1 and REFUSED in answers.pop()
 
@@ -127,7 +128,7 @@ def test_uploaded_file_name_is_shown_as_text(served, page, tmp_path):
                 "buffer": lines.encode()}])
     page.get_by_text(re.compile(r"^Recall of ext/")).wait_for()
     wait_idle(page)
-    assert page.locator('img[src*="tracker"]').count() == 0
+    assert count(page.locator('img[src*="tracker"]')) == 0
     assert not [r for r in page.requests if "tracker.invalid" in r]  # type: ignore[attr-defined]
 
 
@@ -142,13 +143,13 @@ def test_locked_mode_shows_no_path_fields(tmp_path_factory, browser):
         page.goto(f"{url}/documents?corpus_path={urllib.parse.quote(str(secret))}")
         page.get_by_text("Canonical text").wait_for(timeout=COLD_TIMEOUT_MS)
         wait_idle(page, COLD_TIMEOUT_MS)
-        assert page.get_by_role("textbox", name="Corpus folder").count() == 0
-        assert page.get_by_role("textbox", name="Ground-truth file").count() == 0
+        assert count(page.get_by_role("textbox", name="Corpus folder")) == 0
+        assert count(page.get_by_role("textbox", name="Ground-truth file")) == 0
         assert SECRET not in _everything(page) and "bike.md" in main_text(page)  # the configured corpus
         page.goto(f"{url}/external")
         page.get_by_text("Run file (.jsonl)").wait_for(timeout=COLD_TIMEOUT_MS)
         wait_idle(page)
-        assert page.get_by_role("textbox", name="…or a run file on the server").count() == 0
+        assert count(page.get_by_role("textbox", name="…or a run file on the server")) == 0
         shot(page, "served-locked")
         ctx.close()
     finally:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from browser_wait import count, texts_of
 from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, main_text, shot, start_server, stop_server, wait_idle, wait_settled
 from test_browser import browser  # noqa: F401 - the shared pytest fixture (one Chromium per module)
 
@@ -80,7 +81,7 @@ def test_hostile_ids_and_model_names_fetch_nothing_from_outside(served, browser)
     try:
         _open(page, url, "hubs?k=1&top=200")
         page.get_by_text("crowded by", exact=False).first.wait_for(timeout=COLD_TIMEOUT_MS)
-        links = " ".join(page.locator('[data-testid="stPageLink"]').all_text_contents())
+        links = " ".join(texts_of(page.locator('[data-testid="stPageLink"]')))
         assert "crowded by" in links and f"{HOSTILE_ID.replace('.png', '0.png')}:" in links, links  # as text
         shot(page, "round3-hubs-hostile-ids")
         _open(page, url, "ground_truth")
@@ -98,7 +99,7 @@ def test_hostile_ids_and_model_names_fetch_nothing_from_outside(served, browser)
         assert TRACKER in main_text(page)
         shot(page, "round3-variants-hostile-model")
         assert not _outside(hosts), _outside(hosts)
-        assert not page.locator(f'img[src*="{TRACKER}"], a[href*="{TRACKER}"]').count()
+        assert not count(page.locator(f'img[src*="{TRACKER}"], a[href*="{TRACKER}"]'))
     finally:
         ctx.close()
 
@@ -110,7 +111,7 @@ def test_export_at_cut_0_is_a_page_not_an_error(served, browser):  # noqa: F811
         _open(page, served["url"], "export?cut=0")
         text = main_text(page)
         assert "Export" in text and "Traceback" not in text
-        assert not page.locator('[data-testid="stException"]').count()
+        assert not count(page.locator('[data-testid="stException"]'))
         shot(page, "round3-export-cut-0")
     finally:
         ctx.close()
@@ -126,7 +127,7 @@ def test_a_scripted_session_leaves_no_traceback_in_the_server_log(served, browse
         for params in ("", "?cut=0&keep=20&config=Z%2Fnothing"):
             for name in PAGES:
                 _open(page, url, name + params)
-                assert not page.locator('[data-testid="stException"]').count(), (name, params, main_text(page))
+                assert not count(page.locator('[data-testid="stException"]')), (name, params, main_text(page))
         assert not _outside(hosts), _outside(hosts)
     finally:
         ctx.close()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import pytest
 
+from browser_wait import one, settle, text_of
 from test_browser import ARTIFACTS, SETTLE_LIMIT_MS, TIMEOUT_MS, browser, server, wait_settled  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
@@ -37,10 +38,6 @@ CONTRAST_JS = """() => {
   }
   return {background: getComputedStyle(app).backgroundColor, texts: out};
 }"""
-
-
-SETTLED = """() => !document.body.innerText.includes('Strategies still computing')
-    && !document.querySelector('[data-testid="stStatusWidget"]') && document.querySelector('[data-testid="stMain"] h1')"""
 
 
 def _open(browser, server, path: str, *, width: int = 1400, scheme: str = "light"):
@@ -68,7 +65,7 @@ def test_the_sidebar_starts_folded_under_1000_px(browser, server, width, folded)
             side.get_by_role("link", name="Threshold").first.click()
             page.get_by_role("heading", name="Threshold", exact=True).wait_for(timeout=SETTLE_LIMIT_MS)
             wait_settled(page)
-            assert side.get_attribute("data-collapsed") == "false"
+            assert one(side).get_attribute("data-collapsed") == "false"
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"narrow-{width}.png"))
     finally:
@@ -96,9 +93,7 @@ def test_a_failure_selected_in_the_table_opens_on_the_same_page_and_in_the_url(b
 
     ctx, page = _open(browser, server, "/inspector?config=A%2Fdense&cut=0.600")
     try:
-        for _ in range(2):  # every strategy computed: a background strategy finishing reruns the page
-            page.wait_for_function(SETTLED, timeout=SETTLE_LIMIT_MS, polling=250)
-            page.wait_for_timeout(400)
+        settle(page)  # every strategy computed, the run over
         page.get_by_text(re.compile(r"The \d+ failures, grouped by cause")).click()
         grid = (page.locator('[data-testid="stExpander"]').filter(has_text="grouped by cause")
                 .locator('[data-testid="stDataFrame"]').first)
@@ -108,10 +103,10 @@ def test_a_failure_selected_in_the_table_opens_on_the_same_page_and_in_the_url(b
         query_id = re.compile(r"q\d:(course|ticket)")
         rows = grid.locator('[role="row"]').filter(has_text=query_id)  # the data rows, in the grid's DOM
         rows.nth(1).wait_for(state="attached", timeout=TIMEOUT_MS)
-        second = query_id.search(rows.nth(1).inner_text()).group(0)
+        second = query_id.search(text_of(rows.nth(1))).group(0)
         before = parse_qs(urlparse(page.url).query).get("q", [""])[0]
         assert second != before, (second, before)
-        box = grid.bounding_box()
+        box = one(grid).bounding_box()
         row_h = 35  # the grid's row height (its header row too)
         page.mouse.click(box["x"] + 14, box["y"] + row_h * 2 + row_h / 2)  # the second row's selection cell
         page.wait_for_function(f"() => new URLSearchParams(location.search).get('q') === {second!r}",

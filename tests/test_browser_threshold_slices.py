@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from browser_wait import count, one, text_of
 from test_browser import ARTIFACTS, browser, start_server, stop_server, viewport_page  # noqa: F401 - browser is a fixture
 from test_browser_decide import HEIGHT, WIDTH, chart_problems, first_screen, open_page
 from test_threshold_slices import ENGLISH_OOD
@@ -66,6 +67,6 @@ def test_the_slice_verdict_is_under_the_charts_and_the_slices_below(server, page
     grid.scroll_into_view_if_needed()
     grid.locator("svg").wait_for()
     page.screenshot(path=str(ARTIFACTS / "threshold-slices-section.png"), full_page=True)
-    label = grid.locator("svg").first.get_attribute("aria-label") or ""
-    assert "en" in grid.inner_text() or "en" in label or grid.locator("text", has_text="en").count()
+    label = one(grid.locator("svg.marks")).get_attribute("aria-label") or ""
+    assert "en" in text_of(grid) or "en" in label or count(grid.locator("text", has_text="en"))
     assert chart_problems(page) == []

@@ -16,7 +16,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, browser, start_server, stop_server, viewport_page, wait_idle  # noqa: F401
+from browser_wait import count, main, main_text, one, settle, value_of
+from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, browser, start_server, stop_server, viewport_page  # noqa: F401
 
 sync_api = pytest.importorskip("playwright.sync_api")
 
@@ -51,15 +52,15 @@ def page(served, browser):
 def _ready(page) -> None:
     """The page drawn with every strategy and both charts, the run over."""
     page.get_by_role("heading", name="Threshold").wait_for(timeout=COLD_TIMEOUT_MS)
-    page.wait_for_function("""() => !document.querySelector('[data-testid="stProgress"]')
-        && !document.body.innerText.includes('Strategies still computing')
-        && document.querySelectorAll('[data-testid="stVegaLiteChart"] svg').length >= 2""",
+    page.wait_for_function("""() => document.querySelectorAll('[data-testid="stVegaLiteChart"] svg').length >= 2""",
                            timeout=COLD_TIMEOUT_MS, polling=500)
-    wait_idle(page, COLD_TIMEOUT_MS)
+    settle(page)
 
 
 def _markers(page, name: str) -> list[dict]:
-    """Per drawn chart (in page order), the box of the first rule whose ARIA label names ``name``, or None."""
+    """Per drawn chart (in page order), the box of the first rule whose ARIA label names ``name``, or None: read once
+    the run is over and the page stands still (a box read mid-rerun is a moment's layout, not the page's)."""
+    settle(page)
     return page.evaluate("""(name) => Array.from(document.querySelectorAll('[data-testid="stVegaLiteChart"] svg'))
         .map((svg) => {
             const el = Array.from(svg.querySelectorAll('[aria-roledescription="rule"], [aria-roledescription="rule mark"]'))
@@ -79,14 +80,18 @@ def _wait_markers(page, label: str) -> None:
                            arg=label, timeout=60_000, polling=200)
 
 
+def _today_field(page):
+    return main(page).get_by_role("spinbutton", name="The cut you run today")
+
+
 def _type_current(page, value: str) -> None:
-    field = page.get_by_role("spinbutton", name="The cut you run today")
+    field = one(_today_field(page))
     field.fill(value)
     field.press("Enter")
     page.wait_for_function("(v) => new URL(location.href).searchParams.get('current') === v", arg=value,
                            timeout=60_000, polling=200)
-    wait_idle(page, COLD_TIMEOUT_MS)
     _wait_markers(page, f"cut: {value};")
+    settle(page)
 
 
 def _to_top(page) -> None:
@@ -100,9 +105,9 @@ def test_the_cut_you_run_today_is_a_marker_on_both_charts_in_the_first_screen(se
     url, root, truth = served
     page.goto(f"{url}/threshold")
     _ready(page)
-    field = page.get_by_role("spinbutton", name="The cut you run today")
-    assert field.is_visible() and field.is_editable()  # locked mode: a number, not a path
-    assert page.get_by_label("Corpus folder").count() == 0  # ...while the path fields are gone
+    field = one(_today_field(page))
+    assert one(field).is_visible() and one(field).is_editable()  # locked mode: a number, not a path
+    assert count(page.get_by_label("Corpus folder")) == 0  # ...while the path fields are gone
 
     _type_current(page, "0.6")  # the field sits under the charts: typing scrolls to it
     _to_top(page)
@@ -112,9 +117,8 @@ def test_the_cut_you_run_today_is_a_marker_on_both_charts_in_the_first_screen(se
     assert all(b["top"] < HEIGHT - 40 for b in boxes[:2]), boxes  # seen without scrolling past the first chart
     assert all(re.search(r"0\.6", b["label"]) for b in boxes[:2]), boxes
     # the slice verdict sits under the charts (the first screen is the goal, the slider, the sentence, the charts)
-    sync_api.expect(page.get_by_text(re.compile(r"^Per (language|tag|doc)")).first).to_be_attached()
-    text = page.locator('[data-testid="stMain"]').inner_text()
-    assert "The cut you run today (cosine distance 0.6 (ragdiag's own units))" in text, text
+    sync_api.expect(main(page).get_by_text(re.compile(r"^Per (language|tag|doc)")).first).to_be_attached()
+    main_text(page, "The cut you run today (cosine distance 0.6 (ragdiag's own units))")
     q = {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items()}
     assert q["current"] == "0.6" and q["units"] == "distance", q
 
@@ -122,8 +126,7 @@ def test_the_cut_you_run_today_is_a_marker_on_both_charts_in_the_first_screen(se
     page.locator("button", has_text=re.compile(r"^similarity$")).click()  # the units switch
     page.wait_for_function("() => new URL(location.href).searchParams.get('units') === 'similarity'",
                            timeout=60_000, polling=200)
-    wait_idle(page, COLD_TIMEOUT_MS)
-    page.get_by_text("similarity 0.6 read as cosine distance 1 - 0.6 = 0.4").first.wait_for(timeout=60_000)
+    main_text(page, "similarity 0.6 read as cosine distance 1 - 0.6 = 0.4")
     _wait_markers(page, "cut: 0.4;")  # both charts redrawn at the distance 1 - 0.6
     _to_top(page)
     boxes = _markers(page, "you run today")
@@ -134,11 +137,11 @@ def test_the_cut_you_run_today_is_a_marker_on_both_charts_in_the_first_screen(se
     assert q["current"] == "0.6" and q["units"] == "similarity", q
 
     # emptied: no marker, and the URL forgets it
-    field = page.get_by_role("spinbutton", name="The cut you run today")
+    field = one(_today_field(page))
     field.fill("")
     field.press("Enter")
     page.wait_for_function("() => !new URL(location.href).searchParams.has('current')", timeout=60_000, polling=200)
-    wait_idle(page, COLD_TIMEOUT_MS)
+    settle(page)
     page.wait_for_function("""() => !document.querySelector('[data-testid="stVegaLiteChart"] svg [aria-label*="you run today"]')""",
                            timeout=60_000, polling=200)  # both charts redrawn without it
     assert len(_markers(page, "you run today")) >= 2 and not any(_markers(page, "you run today"))
@@ -149,7 +152,7 @@ def test_a_link_with_the_cut_you_run_today_opens_with_it(served, page):
     url, _, _ = served
     page.goto(f"{url}/threshold?current=0.47&units=similarity&bluff_cost=3")
     _ready(page)
-    page.get_by_text("similarity 0.47 read as cosine distance 1 - 0.47 = 0.53").first.wait_for(timeout=60_000)
+    main_text(page, "similarity 0.47 read as cosine distance 1 - 0.47 = 0.53")
     assert all(_markers(page, "you run today")[:2])
-    assert page.get_by_role("spinbutton", name="The cut you run today").input_value() == "0.470"
-    assert page.get_by_text("If a bluff costs as much as 3 lost answers").count() == 1
+    assert value_of(_today_field(page), "0.470") == "0.470"
+    assert count(main(page).get_by_text("If a bluff costs as much as 3 lost answers")) == 1

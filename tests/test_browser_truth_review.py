@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from browser_wait import main, one, text_of
 from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, TIMEOUT_MS, shot, start_server, stop_server, wait_idle
 from test_browser import browser, page  # noqa: F401 - pytest fixtures
 
@@ -48,8 +49,8 @@ def test_accept_twenty_drafts_with_the_keyboard(review_server, page):  # noqa: F
     shot(page, "truth-review-plan-and-queue")
     accepted = []
     for i in range(20):
-        needle = page.locator('[data-testid="stCode"]').first.inner_text().strip()
-        assert page.get_by_text("Leakage:", exact=False).first.is_visible()  # every draft shows its leakage
+        needle = text_of(main(page).locator('[data-testid="stCode"]').first).strip()
+        assert one(main(page).get_by_text("Leakage:", exact=False).first).is_visible()  # every draft shows its leakage
         said = "|".join(re.findall(r"Accepted as q\d+", page.evaluate("document.body.innerText")))
         page.locator("body").press("a")
         # wait for this acceptance's own message: the previous one stays on screen until the rerun

@@ -509,10 +509,22 @@ def _reset() -> None:
     _set_chosen(state, "Back to the recommendation.")
 
 
+def _field(key: str, value) -> str:
+    """``key``, a context field's stable key, holding the context's ``value`` for this run.
+
+    Each field is given the context's value on every run (a page's widget is its own: another page's state under
+    the same key would not show here). The key stays the same from run to run: a key that changed with each change
+    made a new element, and during the rerun the browser showed the old field beside the new one.
+    """
+    st.session_state[key] = value
+    return key
+
+
 def _draw(ev: Evaluation, token: str, ctx: Context, missing: str | None) -> None:
     """The context's fields in the sidebar, each drawn from the context with an explicit value."""
     from ui import cache
 
+    # the choices' keys (configuration, slider, buttons) carry the version; the number fields' keys are stable (_field)
     ver = st.session_state.get(_VER, 0)
     options = _options(settings())
     if ctx.config not in options:
@@ -538,23 +550,21 @@ def _draw(ev: Evaluation, token: str, ctx: Context, missing: str | None) -> None
                              on_change=_from_field, args=(CUT_KEY, f"ctx_slider_{ver}"),
                              help="Stops only where some query changes outcome. The gate gives the model only "
                                   "passages closer than this (cosine distance).")
-        st.number_input("Cut, exact (cosine distance)", 0.0, 2.0, value=ctx.cut, step=10.0 ** -CUT_DECIMALS,
-                        format=f"%.{CUT_DECIMALS}f", key=f"ctx_cut_{ver}",
-                        on_change=_from_field, args=(CUT_KEY, f"ctx_cut_{ver}"),
+        st.number_input("Cut, exact (cosine distance)", 0.0, 2.0, step=10.0 ** -CUT_DECIMALS,
+                        format=f"%.{CUT_DECIMALS}f", key=_field("ctx_cut", ctx.cut),
+                        on_change=_from_field, args=(CUT_KEY, "ctx_cut"),
                         help="Typed values are rounded down to 3 decimals, the precision every page prints.")
-        st.number_input("Passages kept at most", 1, TOP, value=ctx.keep, key=f"ctx_keep_{ver}",
-                        on_change=_from_field, args=(KEEP_KEY, f"ctx_keep_{ver}"),
+        st.number_input("Passages kept at most", 1, TOP, key=_field("ctx_keep", ctx.keep),
+                        on_change=_from_field, args=(KEEP_KEY, "ctx_keep"),
                         help="The gate gives the model at most this many passages.")
-        st.number_input("Goal: bluffs at most (%)", 0.5, 99.5, value=100 * ctx.max_bluff, step=1.0,
-                        key=f"ctx_goal_{ver}", on_change=_from_field, args=(GOAL_KEY, f"ctx_goal_{ver}"),
+        st.number_input("Goal: bluffs at most (%)", 0.5, 99.5, step=1.0,
+                        key=_field("ctx_goal", 100 * ctx.max_bluff), on_change=_from_field, args=(GOAL_KEY, "ctx_goal"),
                         help="Of off-topic questions, the share that may still get passages. The recommendation and "
                              "its cut are chosen for this goal.")
         # drawn with value=None (a field that can be emptied: no goal) and given the context's value on every run
-        # (a page's widget is its own: another page's state under the same key would not show here)
-        st.session_state[f"ctx_answered_{ver}"] = None if ctx.min_answered is None else 100 * ctx.min_answered
-        st.number_input("Goal: answered at least (%)", 0.0, 100.0, value=None, step=1.0,
-                        placeholder="none", key=f"ctx_answered_{ver}", on_change=_from_field,
-                        args=(ANSWERED_KEY, f"ctx_answered_{ver}"),
+        st.number_input("Goal: answered at least (%)", 0.0, 100.0, value=None, step=1.0, placeholder="none",
+                        key=_field("ctx_answered", None if ctx.min_answered is None else 100 * ctx.min_answered),
+                        on_change=_from_field, args=(ANSWERED_KEY, "ctx_answered"),
                         help="Of answerable questions, the share that must get a passage holding the answer. "
                              "Judged on the Summary and in the report, not optimised: the recommendation and its "
                              "cut still follow the bluff goal. Empty: no such goal.")

@@ -36,18 +36,31 @@ def current_cut_inputs(ctx: Context):
     """"The cut you run today": a number and its units, drawn from the context (allowed in locked mode: a number,
     not a path), in a narrow column; returns the wide column beside it (for :func:`current_cut_sentence`). A change
     sets the context (sidebar note, URL, every link)."""
-    key = f"{ctx.current}_{ctx.units}"  # a new field per context value: an old entry is never applied again
+    _follow(ctx)
     c1, c2 = st.columns([1, 3])
-    _start(f"current_cut_{key}", ctx.current)
     c1.number_input("The cut you run today", min_value=-1.0, max_value=2.0, value=None, step=0.01,
-                    format="%.3f", placeholder="none", key=f"current_cut_{key}",
-                    on_change=_typed, args=(ctx, key),
+                    format="%.3f", placeholder="none", key="current_cut",
+                    on_change=_typed, args=(ctx,),
                     help="The number in your retriever's config (a score_threshold, a similarity_cutoff, a distance "
                          "filter). Empty: none. `ragdiag threshold --current` prints the same sentence.")
-    c1.segmented_control("its units", list(UNITS), default=ctx.units, key=f"current_units_{key}", required=True,
-                         on_change=lambda: _units_changed(ctx, st.session_state[f"current_units_{key}"]),
+    c1.segmented_control("its units", list(UNITS), key="current_units", required=True,
+                         on_change=lambda: _units_changed(ctx, st.session_state["current_units"]),
                          help=UNITS_HELP, label_visibility="collapsed")
     return c2
+
+
+def _follow(ctx: Context) -> None:
+    """The two fields take the context's number and units whenever the context's pair changes (a link, a typed
+    value, the sidebar's undo); otherwise they keep what the visitor left (units chosen before the number).
+
+    Their keys stay the same from run to run: a key per value made a new pair of fields on each change, and during
+    the rerun the browser drew the old pair beside the new one (the charts below moved down a screen).
+    """
+    pair = (ctx.current, ctx.units)
+    if st.session_state.get("_current_pair") != pair or "current_cut" not in st.session_state:
+        st.session_state["current_cut"] = ctx.current  # a number field that can be emptied (drawn with value=None)
+        st.session_state["current_units"] = ctx.units or UNITS[0]
+        st.session_state["_current_pair"] = pair
 
 
 def _start(key: str, value: float | None) -> None:
@@ -56,18 +69,18 @@ def _start(key: str, value: float | None) -> None:
         st.session_state[key] = value
 
 
-def _typed(ctx: Context, key: str) -> None:
+def _typed(ctx: Context) -> None:
     """The number field: the value in the units the switch shows; not a cut in them (a similarity of 1.5): said in
     the context's note, and the field goes back to the context's value."""
-    units = st.session_state.get(f"current_units_{key}") or ctx.units
-    if not use_current(st.session_state[f"current_cut_{key}"], units):
-        st.session_state[f"current_cut_{key}"] = ctx.current
+    units = st.session_state.get("current_units") or ctx.units
+    if not use_current(st.session_state["current_cut"], units):
+        st.session_state["current_cut"] = ctx.current
 
 
 def _units_changed(ctx: Context, units: str | None) -> None:
     """The units switch: with a value, the value is read in the new units; without one, the switch waits for it."""
     if units and units != ctx.units and ctx.current is not None and not use_current(ctx.current, units):
-        st.session_state[f"current_units_{ctx.current}_{ctx.units}"] = ctx.units  # not a cut in those units: back
+        st.session_state["current_units"] = ctx.units  # not a cut in those units: back
 
 
 def current_cut_audit(ctx: Context, table: GateTable, goal: Goal, proposed: float | None) -> CurrentCut | None:
