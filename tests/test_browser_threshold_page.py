@@ -15,6 +15,7 @@ import pytest
 
 from ui.context import CUT_SLIDER_LABEL
 
+from browser_wait import count, one, text_of
 from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, browser, start_server, stop_server, viewport_page  # noqa: F401
 
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -89,27 +90,28 @@ def words_above(page, top: float) -> list[str]:
 def test_first_screen_holds_the_slider_both_plots_and_the_sentence(server, page):
     open_threshold(page, server)
     page.screenshot(path=str(ARTIFACTS / "threshold-first-screen.png"))
-    box = slider(page).locator("xpath=ancestor::*[@data-testid='stSlider']").bounding_box()
+    box = one(slider(page).locator("xpath=ancestor::*[@data-testid='stSlider']")).bounding_box()
     assert box is not None and box["y"] + box["height"] <= HEIGHT, box
     said = sentence(page).first
-    m = SENTENCE.match(said.inner_text())
-    assert m, said.inner_text()
+    text = text_of(said)
+    m = SENTENCE.match(text)
+    assert m, text
     cut, n_in, answered, wrong, refused = m.group(1), *map(int, m.group(2, 3, 4, 5))
     assert answered + wrong + refused == n_in  # the three outcomes of an answerable query, each counted once
-    assert cut == url_cut(page) == slider(page).get_attribute("aria-valuetext")
-    s_box = said.bounding_box()
+    assert cut == url_cut(page) == one(slider(page)).get_attribute("aria-valuetext")
+    s_box = one(said).bounding_box()
     assert s_box["y"] + s_box["height"] <= HEIGHT, s_box
     tops = []
     for i in range(2):  # the histogram and the trade-off curve, side by side, their plots (marks) on screen
         chart = page.locator('[data-testid="stVegaLiteChart"]').nth(i)
-        c_box = chart.bounding_box()
+        c_box = one(chart).bounding_box()
         assert c_box["y"] + c_box["height"] <= HEIGHT, (i, c_box)
         marks = chart.locator("svg .mark-rect path, svg .mark-line path, svg .mark-rect, svg .mark-line")
-        assert marks.count() > 0, i
-        plot = chart.locator("svg g.mark-rect, svg g.mark-line").first.bounding_box()
+        assert count(marks) > 0, i
+        plot = one(chart.locator("svg g.mark-rect, svg g.mark-line").first).bounding_box()
         assert plot is not None and plot["y"] + plot["height"] <= HEIGHT, (i, plot)
         tops.append(c_box["y"])
-    first, second = (page.locator('[data-testid="stVegaLiteChart"]').nth(i).bounding_box() for i in range(2))
+    first, second = (one(page.locator('[data-testid="stVegaLiteChart"]').nth(i)).bounding_box() for i in range(2))
     assert abs(first["y"] - second["y"]) < 5 and first["x"] + first["width"] <= second["x"] + 1  # side by side
     words = words_above(page, min(tops))
     assert len(words) <= 60, (len(words), " ".join(words))
@@ -118,13 +120,13 @@ def test_first_screen_holds_the_slider_both_plots_and_the_sentence(server, page)
 def test_five_arrow_presses_move_the_cut_five_stops(server, page):
     open_threshold(page, server)
     thumb = slider(page)
-    start = int(thumb.input_value())
+    start = int(one(thumb).input_value())
     thumb.focus()
     seen = []
     for step in range(1, 6):
         page.keyboard.press("ArrowRight")  # to the focused element: the slider, if it kept the focus
         expect(thumb).to_have_value(str(start + step), timeout=LIMIT_MS)
-        cut = thumb.get_attribute("aria-valuetext")
+        cut = one(thumb).get_attribute("aria-valuetext")
         expect(sentence(page, cut).first).to_be_visible(timeout=LIMIT_MS)  # the page's run at the new cut is drawn
         expect(thumb).to_be_focused(timeout=LIMIT_MS)
         seen.append(cut)
@@ -135,12 +137,12 @@ def test_five_arrow_presses_move_the_cut_five_stops(server, page):
 def test_a_click_on_the_curve_moves_the_slider(server, page):
     open_threshold(page, server)
     thumb = slider(page)
-    before = thumb.get_attribute("aria-valuetext")
+    before = one(thumb).get_attribute("aria-valuetext")
     curve = page.locator('[data-testid="stVegaLiteChart"]').nth(1)
-    plot = curve.locator("svg g.mark-line").first.bounding_box()
+    plot = one(curve.locator("svg g.mark-line").first).bounding_box()
     page.mouse.click(plot["x"] + 0.2 * plot["width"], plot["y"] + 0.5 * plot["height"])  # far left of the cut
     expect(thumb).not_to_have_attribute("aria-valuetext", before, timeout=LIMIT_MS)
-    after = thumb.get_attribute("aria-valuetext")
+    after = one(thumb).get_attribute("aria-valuetext")
     expect(sentence(page, after).first).to_be_visible(timeout=LIMIT_MS)
     assert float(after) < float(before), (before, after)
     page.wait_for_function(f"() => location.search.includes('cut={after}')", timeout=LIMIT_MS, polling=250)

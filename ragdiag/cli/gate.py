@@ -7,7 +7,7 @@ import math
 from ..core.gate import cut_text
 from ..core.words import rate_text
 from .common import UsageError
-from .gate_args import _check_export, _gate_config
+from .gate_args import _check_export, _gate_config, format_slice_cuts
 from .options import add_evaluation, add_gate
 
 __all__ = ["register", "cmd_sweep", "cmd_threshold", "format_slice_cuts"]
@@ -224,28 +224,6 @@ def _slice_cuts(ev, table, goal, by):
     from ..analyses.slice_cuts import cut_slices, query_labels
 
     return cut_slices(table, query_labels(ev.queries, by, ev.truth), by=by, goal=goal)
-
-
-def format_slice_cuts(sliced, fmt=cut_text) -> str:
-    """The slices as text: the verdict first, then one row per slice, then how the labels and intervals were had
-    (``fmt``: how a cut prints; a native score's cut prints as it is exported)."""
-    from ..analyses.slices import SIMULTANEOUS_WORDS
-    from ..core.tables import format_rows
-
-    rows = [{"slice": r.label, "questions": r.questions, "answerable": r.answerable, "off-topic": r.out_of_domain,
-             f"answered at {fmt(sliced.cut)}": rate_text(r.answered),
-             f"bluffs at {fmt(sliced.cut)}": rate_text(r.bluffs) if r.out_of_domain else "-",
-             "own cut": fmt(r.own_cut) if r.own_cut is not None else "none",
-             "answered at own cut": rate_text(r.answered_at_own_cut) if r.answered_at_own_cut is not None else "-",
-             "against the rest": r.difference_words, "verdict": r.verdict} for r in sliced.rows]
-    guarantees = [f"  {r.label}: " + (f"own cut {fmt(r.own_cut)}: " if r.own_cut is not None else "")
-                  + r.guarantee for r in sliced.rows]
-    return "\n".join([
-        f"Per {sliced.by}, at the proposed cut {fmt(sliced.cut)} ({sliced.method}):",
-        sliced.verdict.sentence, "", format_rows(rows), "own cuts (conformal, from each slice's off-topic queries):",
-        *guarantees,
-        f"(labels: {sliced.labels_from}; {sliced.ood_rule}; answered at the proposed cut, each slice against the "
-        f"rest: {SIMULTANEOUS_WORDS})"])
 
 
 def _refuse_other_model(path: str, ev, cfg) -> None:

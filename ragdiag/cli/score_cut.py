@@ -92,7 +92,7 @@ def native_threshold(args, goal) -> int:
             if ids:
                 print(f"  {name}: {', '.join(ids)}")
     if sliced is not None:
-        from .gate import format_slice_cuts
+        from .gate_args import format_slice_cuts
 
         print()
         print(format_slice_cuts(sliced, fmt=lambda c: f"{c:g}"))
