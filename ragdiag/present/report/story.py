@@ -300,6 +300,11 @@ class AlternativesSection:
     def _short(self) -> str:
         return "answered at its own cut" if self.measure else f"found in the top {self.k}"
 
+    @property
+    def measured_as(self) -> str:
+        """What the points behind the best are points of, for the chart's caption."""
+        return "answered at its own cut" if self.measure else f"answer found in the top {self.k} passages"
+
     def power_sentence(self) -> str:
         """What these questions can resolve, alone and within the family, and what the margin would need ("")."""
         r = self.resolution
