@@ -147,8 +147,8 @@ if view == "ship":
                  tooltip=["configuration", "code", alt.Tooltip("answered:Q", format=".2f")]))
     st.altair_chart(themed(titled(chart.properties(height=alt.Step(20)),
                                   f"{n_set} of {len(df)} configurations are not shown worse than the best",
-                                  f"{rec.measure}, with its {RECALL_INTERVAL_WORDS.split(' (')[0]}; the tier is "
-                                  f"simultaneous over all {len(df)} ({res.method})")), width="stretch")
+                                  f"Answered at its own cut, 95% interval; tier simultaneous over all {len(df)}")),
+                    width="stretch")
     # one format for a rate and a difference, as in sentences: "62% (48–75)", "−12 pts (−38 to +12)" (this minus
     # the best: negative is worse)
     shown_df = pd.DataFrame({
@@ -164,11 +164,12 @@ if view == "ship":
     if best_same:
         st.caption(md_text(said_once(best_same)))
     st.dataframe(best_table, hide_index=True)
-    st.caption(f"Comparison with the best on the share {rec.measure} (found in the top {PRIMARY_K}: what the "
-               "retriever found before the gate, the diagnostic of why an answer is lost): a configuration is in the best set when its simultaneous "
-               f"interval of the difference to the best reaches 0 (adjusted p ≥ {ALPHA}); one ruled out is not the "
-               "best (another is at least as good), which Hsu's method guarantees, whichever is truly best. The "
-               "best's own row: its lead over the runner-up.")
+    st.caption(f"Comparison with the best on the share {rec.measure}, each with its "
+               f"{RECALL_INTERVAL_WORDS.split(' (')[0]} ({res.method}). Found in the top {PRIMARY_K} is what the "
+               "retriever found before the gate, the diagnostic of why an answer is lost. A configuration is in the "
+               f"best set when its simultaneous interval of the difference to the best reaches 0 (adjusted p ≥ "
+               f"{ALPHA}); one ruled out is not the best (another is at least as good), which Hsu's method "
+               "guarantees, whichever is truly best. The best's own row: its lead over the runner-up.")
 
 elif view == "switches":
     try:

@@ -197,8 +197,9 @@ def tiny_folder(tmp_path_factory):
 @pytest.fixture(scope="session")
 def bundled_dashboard(tmp_path_factory):
     """One dashboard on the bundled corpus (default settings, an empty cache seeded by the shipped index), shared by
-    the browser modules that only read it (``test_browser_context``, ``test_browser_decide``): each page they open is
-    a session of its own, and the corpus is evaluated once for both rather than once each."""
+    the browser modules that only read it (``test_browser_context``, ``test_browser_decide``,
+    ``test_browser_every_page``, ``test_browser_threshold_page``): each page they open is a session of its own,
+    and the corpus is evaluated once per worker rather than once per module."""
     from test_browser import start_server, stop_server
 
     base = tmp_path_factory.mktemp("bundled-dashboard")

@@ -1,18 +1,20 @@
 """Every page keeps the context in its URL, those that never draw it included (Compare, History, Monitor, Variants,
-Documents, the ground-truth pages, External run, Glossary): a reload or a shared link opens on the same one. The
-tiny corpus with the FAKE encoder."""
+Documents, the ground-truth pages, External run, Glossary; Compare draws it in its "What should we ship?" view):
+a reload or a shared link opens on the same one. The tiny corpus with the FAKE encoder."""
 
 from __future__ import annotations
 
 import pytest
 
-from test_app_pages import fake_app, param, run  # noqa: F401 - fixtures
+from test_app_pages import fake_app, field, param, run  # noqa: F401 - fixtures
 
 PAGES = ["compare", "history", "monitor", "variants", "documents", "ground_truth", "truth_review", "external",
          "glossary"]
 FIELDS = ("config", "cut", "keep", "goal")
 #: The pages that stop early on the tiny corpus (no run history, no query log, no run uploaded).
 STOPS = ("history", "monitor", "external")
+#: The pages whose default view draws the context's fields (not the sidebar's one-line caption).
+DRAWS = ("compare",)
 
 
 @pytest.mark.parametrize("name", PAGES)
@@ -29,7 +31,9 @@ def test_a_page_that_never_draws_the_context_keeps_it_in_its_url(fake_app, name)
     at.switch_page(f"app_pages/{name}.py")
     run(at)
     assert {k: param(at, k) for k in FIELDS} == ctx, name
-    if name not in STOPS:  # a page that stops early (nothing to show here) has no room for the sidebar's line
+    if name in DRAWS:  # the sidebar's fields hold the link's context
+        assert field(at, "config").value == "E/bm25" and f"{field(at, 'cut').value:.3f}" == "0.610"
+    elif name not in STOPS:  # a page that stops early (nothing to show here) has no room for the sidebar's line
         sidebar = " ".join(c.value for c in at.sidebar.caption)
         assert "E/bm25" in sidebar and "0.610" in sidebar, sidebar
 

@@ -180,8 +180,8 @@ def test_at_800_px_the_summary_cards_show_their_numbers_whole(server, page):
     page.goto(server)
     page.get_by_role("heading", name="Summary").wait_for(timeout=LIMIT_MS)
     settle(page)
-    # the three cards drawn (the run over is not enough: read the cards once all three are there)
-    sync_expect()(main(page).locator('[data-testid="stMetricValue"]')).to_have_count(3, timeout=LIMIT_MS)
+    # the four cards drawn (the run over is not enough: read the cards once all four are there)
+    sync_expect()(main(page).locator('[data-testid="stMetricValue"]')).to_have_count(4, timeout=LIMIT_MS)
     cards = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stMetricValue"]')].map(
         el => ({text: el.innerText, cut: el.scrollWidth > el.clientWidth + 1
                 || [...el.querySelectorAll('*')].some(c => c.scrollWidth > c.clientWidth + 1)}))""")

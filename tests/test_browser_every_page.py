@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, browser, start_server, stop_server, viewport_page  # noqa: F401
+from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, browser, viewport_page  # noqa: F401
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
@@ -27,13 +27,9 @@ PAGES = ("Summary", "Overview", "Compare", "History", "Threshold", "Monitor", "I
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    base = tmp_path_factory.mktemp("every_page")
-    proc, url = start_server({"RAGDIAG_CACHE": str(base / "cache")}, base / "streamlit.log")
-    try:
-        yield url
-    finally:
-        stop_server(proc)
+def server(bundled_dashboard):
+    """The session's bundled-corpus dashboard (conftest): every page opened is a visitor's session of its own."""
+    return bundled_dashboard
 
 
 @pytest.fixture(scope="module")

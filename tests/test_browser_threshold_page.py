@@ -16,7 +16,7 @@ import pytest
 from ui.context import CUT_SLIDER_LABEL
 
 from browser_wait import count, one, text_of
-from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, browser, start_server, stop_server, viewport_page  # noqa: F401
+from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, browser, viewport_page  # noqa: F401
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
@@ -30,13 +30,9 @@ SENTENCE = re.compile(r"^At cut (\d\.\d{3}) \([a-z ]+\): of (\d+) answerable que
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    base = tmp_path_factory.mktemp("threshold_page")
-    proc, url = start_server({"RAGDIAG_CACHE": str(base / "cache")}, base / "streamlit.log")
-    try:
-        yield url
-    finally:
-        stop_server(proc)
+def server(bundled_dashboard):
+    """The session's bundled-corpus dashboard (conftest): every page opened is a visitor's session of its own."""
+    return bundled_dashboard
 
 
 @pytest.fixture(scope="module")

@@ -13,14 +13,14 @@ import pytest
 
 from ragdiag.present.regression.checks import gate_report
 from ragdiag.present.regression.render import gate_markdown
-from ragdiag.present.regression.runs import GateRun, QueryRecord
+from handmade import hand_run
 from ragdiag.present.regression.slices import with_slices
 
 
-def _run(hits: dict[str, int], source: str) -> GateRun:
-    queries = tuple(QueryRecord(f"{q}:{p}", q, "answerable", "x", 1 if hit else 0, 0.3, 0.3)
-                    for q, hit in hits.items() for p in ("course", "ticket"))
-    return GateRun(source, "E/hybrid", queries, (), "sha", "t.json", len(hits))
+def _run(hits: dict[str, int], source: str):
+    queries = [(f"{q}:{p}", q, "answerable", "x", 1 if hit else 0, 0.3, 0.3)
+               for q, hit in hits.items() for p in ("course", "ticket")]
+    return hand_run(queries, source=source, truth_sha256="sha", questions=len(hits))
 
 
 def _cells(row: str) -> list[str]:

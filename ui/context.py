@@ -317,13 +317,14 @@ def context_done() -> None:
     with st.session_state[_HOLDER]:
         st.subheader("Context")
         if shown:
-            st.caption(f"{shown[CONFIG_KEY]} · strictness (cut) {cut_text(shown[CUT_KEY])} · "
-                       f"at most {shown[KEEP_KEY]} passages")
+            st.caption(f"{md_text(shown[CONFIG_KEY])} · strictness (cut) {md_text(cut_text(shown[CUT_KEY]))} · "
+                       f"at most {md_text(shown[KEEP_KEY])} passages")
         elif chosen.get(CONFIG_KEY) or chosen.get(CUT_KEY) is not None:  # a link's context, before any results
+            # a link's values, before any results checked them: escaped (a crafted config is never Markdown)
             st.caption(" · ".join(part for part in (
-                chosen.get(CONFIG_KEY),
-                None if chosen.get(CUT_KEY) is None else f"strictness (cut) {cut_text(chosen[CUT_KEY])}",
-                None if chosen.get(KEEP_KEY) is None else f"at most {chosen[KEEP_KEY]} passages") if part))
+                md_text(chosen[CONFIG_KEY]) if chosen.get(CONFIG_KEY) else None,
+                None if chosen.get(CUT_KEY) is None else f"strictness (cut) {md_text(cut_text(chosen[CUT_KEY]))}",
+                None if chosen.get(KEEP_KEY) is None else f"at most {md_text(chosen[KEEP_KEY])} passages") if part))
         else:
             st.caption("The recommended configuration at its cut (opens with the first results).")
 

@@ -109,7 +109,7 @@ def clustered_rate(hits, groups, *, confidence: float = 0.95) -> Interval:
 
 
 def clustered_wilson(successes, sizes, *, confidence: float = 0.95):
-    """The bounds of :func:`clustered_rate` from per-question counts, vectorised over draws.
+    r"""The bounds of :func:`clustered_rate` from per-question counts, vectorised over draws.
 
     Parameters
     ----------
