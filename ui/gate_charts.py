@@ -69,7 +69,7 @@ def _counts_text(frame: pd.DataFrame, cut: float, y_top: float, y_bottom: float)
         {"x": cut, "y": y_top, "text": f"answered {n_answer} ←", "align": "right"},
         {"x": cut, "y": y_top, "text": f"→ over the cut {answer.size - n_answer}", "align": "left"},
         {"x": cut, "y": y_bottom, "text": f"bluff {n_bluff} ←", "align": "right"},
-        {"x": cut, "y": y_bottom, "text": f"→ refused {ood.size - n_bluff}", "align": "left"},
+        {"x": cut, "y": y_bottom, "text": f"→ correctly refused {ood.size - n_bluff}", "align": "left"},
     ])
 
 
