@@ -40,7 +40,7 @@ def page() -> None:
 
     st.subheader("Report for product owners")
     ctx = context(ev, token)
-    config, cut, keep = ctx.config, ctx.cut, ctx.keep
+    config, keep = ctx.config, ctx.keep
     about = ("the recommendation" if ctx.is_recommendation else "your choice (sidebar)")
     st.caption(f"About {md_text(config_words(config))} at cut {ctx.cut_words}, keeping at most {keep} passages: "
                f"{about}.")

@@ -372,7 +372,7 @@ def plan(ev, config: str, *, versus: str | None = None, decide: str = "versus", 
             basis = (f"the gate is inconclusive ({g.wins} better, {g.losses} worse, {g.ties} unchanged); at the "
                      f"same mix about {g.needed} questions would decide it ({g.needed_verdict})"
                      if g.needed is not None else
-                     f"the gate is inconclusive and no number of questions up to its limit decides it at the same mix")
+                     "the gate is inconclusive and no number of questions up to its limit decides it at the same mix")
         test = (f"regression gate, {cfg} (candidate) against {base} (baseline) at R@{k}: one-sided sign-flip test "
                 f"(worse) and score test of non-inferiority at a {100 * margin:g}-point margin, alpha {alpha:g}")
         dis = _disagreements(ev, cfg, base, k)

@@ -101,7 +101,7 @@ def cmd_hubs(args) -> int:
 
 def cmd_cost(args) -> int:
     """``cost``: build time, per-query latency and tokens, measured on this machine."""
-    from .common import UsageError, cli_encoder, open_store, progress_bar
+    from .common import cli_encoder, open_store, progress_bar
     from ..analyses.cost import RERANK_SAMPLE, cost_rows, costs, machine
     from ..core.tables import format_rows
 

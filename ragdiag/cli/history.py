@@ -11,7 +11,6 @@ candidate with its verdict.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from .common import UsageError
 

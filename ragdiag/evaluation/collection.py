@@ -30,7 +30,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from ..core.defaults import RERANK_HEAD, TOP
+from ..core.defaults import RERANK_HEAD
 from ..documents.collections.records import Collection
 from ..documents.truth import GroundTruth
 from .records import Config, Evaluation
@@ -131,9 +131,9 @@ def _document_runs(collection: Collection, *, encoder, strategies, retrievers, s
     from ..index.chunking import parse_strategies
     from ..index.store.stamps import run_stamp
     from ..retrieval.base import QueryBatch, Unavailable
-    from ..retrieval.registry import build_retriever, index_context, parse_retrievers, retriever_spec, RunContext
+    from ..retrieval.registry import build_retriever, index_context, parse_retrievers, RunContext
     from ..retrieval.search import search
-    from .evaluate import build_index
+    from .evaluate import build_index, prepare_retrievers
 
     t0 = time.perf_counter()
     strats, names = parse_strategies(strategies), parse_retrievers(retrievers)
@@ -143,14 +143,7 @@ def _document_runs(collection: Collection, *, encoder, strategies, retrievers, s
     batch = QueryBatch(tuple(texts), qvecs)
     run = RunContext(encoder=encoder, store=store, options={"cross_encoder": cross_encoder,
                                                            "rerank_head": rerank_head, "progress": progress})
-    unavailable: dict[str, str] = {}
-    for name in names:
-        prepare = retriever_spec(name).prepare
-        if prepare is not None:
-            try:
-                prepare(run)
-            except Unavailable as exc:
-                unavailable[name] = exc.reason
+    unavailable = prepare_retrievers(names, run)
     keep = run.keep_tokens if run.token_sinks else None
     no_needles = GroundTruth((), ())
     ranked: dict[Config, tuple[tuple[str, ...], ...]] = {}

@@ -167,6 +167,20 @@ def _config_result(config: Config, index: StrategyIndex, truth: GroundTruth, que
     )
 
 
+def prepare_retrievers(names, run: RunContext) -> dict[str, str]:
+    """Run each retriever's one-off preparation (a model to load, tokens to keep) on ``run``; what cannot be
+    prepared is returned as ``{name: reason}`` and skipped by the caller, not raised."""
+    unavailable: dict[str, str] = {}
+    for name in names:
+        prepare = retriever_spec(name).prepare
+        if prepare is not None:
+            try:
+                prepare(run)
+            except Unavailable as exc:
+                unavailable[name] = exc.reason
+    return unavailable
+
+
 def evaluate(
     corpus: Corpus,
     truth: GroundTruth,
@@ -221,14 +235,7 @@ def evaluate(
     options = {**(retriever_options or {}), "cross_encoder": cross_encoder, "rerank_head": rerank_head,
                "progress": progress}
     run = RunContext(encoder=encoder, store=store, options=options)
-    unavailable: dict[str, str] = {}
-    for name in names:
-        prepare = retriever_spec(name).prepare
-        if prepare is not None:
-            try:
-                prepare(run)
-            except Unavailable as exc:
-                unavailable[name] = exc.reason
+    unavailable = prepare_retrievers(names, run)
     keep = run.keep_tokens if run.token_sinks else None
 
     indexes: dict[str, StrategyIndex] = {}
