@@ -136,6 +136,19 @@ class SimultaneousRow:
         return self.low > 0 or self.high < 0
 
 
+def _per_question(raw: np.ndarray, groups: Sequence) -> tuple[np.ndarray, int, np.ndarray, float]:
+    """``(systems, queries)`` values summed per question in integer units: ``(Y, n, sizes, unit)``, with each
+    question's number of queries (``sizes``); ``groups`` names one question per query."""
+    g = np.asarray([str(x) for x in groups], dtype=object)
+    if g.size != raw.shape[1]:
+        raise ValueError(f"groups must give one question per query ({raw.shape[1]}), got {g.size}")
+    x, unit = integer_units(raw.ravel())
+    x = x.reshape(raw.shape)
+    Y, n = _question_sums(x, g)
+    sizes = _question_sums(np.ones((1, x.shape[1]), dtype=np.int64), g)[0][0]
+    return Y, n, sizes, unit
+
+
 def _question_sums(x: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, int]:
     """(systems, questions) integer sums of per-query outcomes, and the number of queries."""
     _, inv = np.unique(groups, return_inverse=True)
@@ -344,13 +357,7 @@ def max_t(values, groups, pairs: Sequence[tuple[int, int]], *, blocks: Sequence[
     p = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     if p.min() < 0 or p.max() >= raw.shape[0] or (p[:, 0] == p[:, 1]).any():
         raise ValueError("each pair must name two different systems (rows of values)")
-    g = np.asarray([str(x) for x in groups], dtype=object)
-    if g.size != raw.shape[1]:
-        raise ValueError(f"groups must give one question per query ({raw.shape[1]}), got {g.size}")
-    x, unit = integer_units(raw.ravel())
-    x = x.reshape(raw.shape)
-    Y, n = _question_sums(x, g)
-    sizes = _question_sums(np.ones((1, x.shape[1]), dtype=np.int64), g)[0][0]
+    Y, n, sizes, unit = _per_question(raw, groups)
     if blocks is None:
         blocks = [sorted(set(p.ravel().tolist()))]
     blocks = [list(b) for b in blocks if len(b) > 1]
@@ -489,13 +496,7 @@ def with_best(values, groups, *, alpha: float = ALPHA, draws: int = MAX_T_DRAWS,
     raw = np.asarray(values, dtype=np.float64)
     if raw.ndim != 2 or raw.shape[0] < 2:
         raise ValueError(f"values must be (systems, queries) with at least two systems, got shape {raw.shape}")
-    g = np.asarray([str(x) for x in groups], dtype=object)
-    if g.size != raw.shape[1]:
-        raise ValueError(f"groups must give one question per query ({raw.shape[1]}), got {g.size}")
-    x, unit = integer_units(raw.ravel())
-    x = x.reshape(raw.shape)
-    Y, n = _question_sums(x, g)
-    sizes = _question_sums(np.ones((1, x.shape[1]), dtype=np.int64), g)[0][0]
+    Y, n, sizes, unit = _per_question(raw, groups)
     k = Y.shape[0]
     pairs = np.array(list(itertools.combinations(range(k), 2)), dtype=np.int64)
     stats, method = pair_null(Y, [list(range(k))], pairs, draws=draws, seed=seed)

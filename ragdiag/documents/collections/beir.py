@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..corpus import Corpus
-from .records import Collection, CollectionError, Topic, collection_document, read_jsonl, read_text, tags_of
+from .records import Collection, CollectionError, Topic, jsonl_documents, read_jsonl, read_text, tags_of
 
 __all__ = ["load_beir", "read_beir_qrels"]
 
@@ -57,17 +57,9 @@ def load_beir(folder: str | Path, *, split: str = "test", tag_fields: Sequence[s
         found = sorted(p.stem for p in (root / "qrels").glob("*.tsv")) if (root / "qrels").is_dir() else []
         raise CollectionError(f"no qrels/{split}.tsv in {root.name}; splits there: {', '.join(found) or 'none'}")
     notes: list[str] = []
-    docs, seen = [], set()
-    for row in read_jsonl(root / "corpus.jsonl", "BEIR corpus"):
-        doc_id = str(row.get("_id", "")).strip()
-        if not doc_id or doc_id in seen:
-            raise CollectionError(f"BEIR corpus {root.name}: every line needs a unique '_id' (got {doc_id!r})")
-        seen.add(doc_id)
-        title, text = str(row.get("title") or ""), str(row.get("text") or "")
-        if not (title.strip() or text.strip()):
-            notes.append(f"document {doc_id} has no text and was skipped")
-            continue
-        docs.append(collection_document(doc_id, text, title)[0])
+    docs = jsonl_documents(
+        read_jsonl(root / "corpus.jsonl", "BEIR corpus"), lambda row: str(row.get("_id", "")).strip(),
+        lambda n, doc_id: f"BEIR corpus {root.name}: every line needs a unique '_id' (got {doc_id!r})", notes)
     queries = {}
     for row in read_jsonl(root / "queries.jsonl", "BEIR queries"):
         qid = str(row.get("_id", "")).strip()

@@ -133,6 +133,23 @@ def collection_document(doc_id: str, text: str, title: str = "") -> tuple[Docume
     return make_document(doc_id, head + text, title=title or doc_id), len(head)
 
 
+def jsonl_documents(rows, id_of, duplicate, notes: list[str]) -> list[Document]:
+    """The documents of a JSON Lines collection file: ``id_of(row)`` gives a line's id, ``duplicate(n, id)``
+    the error for a missing or repeated one; a record with neither title nor text is skipped with a note."""
+    docs, seen = [], set()
+    for n, row in enumerate(rows, 1):
+        doc_id = id_of(row)
+        if not doc_id or doc_id in seen:
+            raise CollectionError(duplicate(n, doc_id))
+        seen.add(doc_id)
+        title, text = str(row.get("title") or ""), str(row.get("text") or "")
+        if not (title.strip() or text.strip()):
+            notes.append(f"document {doc_id} has no text and was skipped")
+            continue
+        docs.append(collection_document(doc_id, text, title)[0])
+    return docs
+
+
 def read_text(path: Path, what: str) -> str:
     """A collection file's text (UTF-8, a BOM accepted), within the corpus file limit."""
     from ...core.limits import read_input

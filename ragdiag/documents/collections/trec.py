@@ -21,7 +21,7 @@ from typing import Mapping, Sequence
 
 from ..corpus import Corpus
 from .beir import topics_from
-from .records import Collection, CollectionError, collection_document, read_jsonl, read_text
+from .records import Collection, CollectionError, jsonl_documents, read_jsonl, read_text
 
 __all__ = ["load_trec", "read_trec_qrels", "read_topics", "write_trec_run", "write_trec_qrels", "run_scores"]
 
@@ -88,17 +88,10 @@ def _documents(root: Path, notes: list[str]) -> Corpus:
             raise CollectionError(str(exc)) from None
     if not jsonl.is_file():
         raise CollectionError(f"no documents in {root.name}: add a documents/ folder or documents.jsonl")
-    docs, seen = [], set()
-    for n, row in enumerate(read_jsonl(jsonl, "TREC documents"), 1):
-        doc_id = str(next((row[k] for k in ("id", "docno", "_id") if k in row), "")).strip()
-        if not doc_id or doc_id in seen:
-            raise CollectionError(f"documents.jsonl line {n}: every document needs a unique 'id' (or 'docno')")
-        seen.add(doc_id)
-        title, text = str(row.get("title") or ""), str(row.get("text") or "")
-        if not (title.strip() or text.strip()):
-            notes.append(f"document {doc_id} has no text and was skipped")
-            continue
-        docs.append(collection_document(doc_id, text, title)[0])
+    docs = jsonl_documents(
+        read_jsonl(jsonl, "TREC documents"),
+        lambda row: str(next((row[k] for k in ("id", "docno", "_id") if k in row), "")).strip(),
+        lambda n, _: f"documents.jsonl line {n}: every document needs a unique 'id' (or 'docno')", notes)
     return Corpus(root=str(jsonl), documents=tuple(docs), name=root.name)
 
 
