@@ -15,6 +15,7 @@ from .paired import _groups, _sums
 
 __all__ = [
     "RECALL_INTERVAL_WORDS",
+    "SHARE_INTERVAL_LABEL",
     "clustered_share",
     "clustered_rate",
     "clustered_wilson",
@@ -35,6 +36,11 @@ RECALL_INTERVAL_WORDS = ("95% Wilson interval on the effective number of questio
                          "at 0 or all hits, the exact bound over the questions; at up to 4 in question units, the exact "
                          "Clopper-Pearson interval on the effective counts at that worst case; above, never narrower at "
                          "the far end than at the switch)")
+
+
+#: How a share's interval was made, short enough for a table's heading or a caption (docs/statistics.md's words).
+SHARE_INTERVAL_LABEL = (f"95% interval over questions: clustered Wilson, exact at {SMALL_COUNT} or fewer events "
+                        "or non-events")
 
 
 @lru_cache(maxsize=1024)
