@@ -65,3 +65,21 @@ def test_a_whole_number_field_bound_to_the_url_survives_any_number(locked, page,
     at = _open(page, **{key: value})
     assert not at.exception, [e.value for e in at.exception]
     assert at.number_input(key=key).value == (LATENCY_SAMPLE if default is None else default)
+
+
+@pytest.mark.parametrize("value, part", [("1e999", 1), ("-1e999", 1), ("nan", 1), ("3", 3), ("9", 1)])
+def test_the_part_of_a_long_text_survives_any_number(value, part):
+    from streamlit.testing.v1 import AppTest
+
+    def page():
+        import streamlit as st
+
+        from ui.state import text_part
+
+        st.write(text_part(200_000))  # four parts of 50,000 characters
+
+    at = AppTest.from_function(page, default_timeout=30)
+    at.query_params["part"] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.number_input(key="part").value == part
