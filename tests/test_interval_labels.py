@@ -30,3 +30,10 @@ def test_overview_says_how_its_intervals_are_made(overview):
     shown = texts(overview).replace("\\", "")
     assert "resampl" not in shown
     assert SHARE_INTERVAL_LABEL in shown  # the redundancy caption
+
+
+def test_the_reports_basis_says_how_its_differences_are_made(tiny_eval):
+    from ragdiag.present.report import build_report
+
+    basis = build_report(tiny_eval).headline.basis()
+    assert "resampl" not in basis and "95% intervals over questions (sign flips of each question's difference)" in basis
