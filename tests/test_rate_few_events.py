@@ -92,3 +92,12 @@ def test_coverage_at_3_percent_with_phrasings_sharing_outcomes(questions):
     _, low, high = clustered_wilson(y, np.full(questions, 2.0))
     coverage = float(((low <= p) & (p <= high)).mean())
     assert coverage >= 0.93, coverage  # measured 0.985 (32) and 0.960 (64); 0.935 and 0.964 before
+
+
+def test_the_plain_rate_interval_is_monotone_across_its_exact_switch():
+    # rate_interval (one query per unit: bluffs, refusals) switches from Clopper-Pearson to Wilson above 4 events
+    from ragdiag.analyses.compare.intervals import rate_interval
+
+    for n in range(5, 129):
+        ends = [rate_interval(k, n) for k in range(n + 1)]
+        assert all(a.low <= b.low and a.high <= b.high for a, b in zip(ends, ends[1:])), n
