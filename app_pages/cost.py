@@ -22,7 +22,9 @@ ctx = context(ev, token)
 gate = ctx.gate  # the Summary's gate: the prompt is priced at its cut and keep, recall at its k
 c1, c3 = st.columns([4, 1])
 c1.caption(f"Prompts at the context's cut {gate.cut_words}, keeping at most {gate.keep} chunks (sidebar).")
-sample = c3.number_input("Queries timed", 1, 500, LATENCY_SAMPLE, key="sample", bind="query-params")
+# a float field read as a whole number: ?sample=1e999 falls back to the default (a whole-number field: an error)
+sample = round(c3.number_input("Queries timed", 1.0, 500.0, float(LATENCY_SAMPLE), step=1.0, format="%.0f",
+                               key="sample", bind="query-params"))
 if not st.toggle("Measure now (timings take a while: every configuration is run query by query)", key="measure"):
     st.info("Timings are measured on this machine when you ask for them.")
     st.stop()

@@ -32,7 +32,10 @@ def page() -> None:
         st.info(f"{config} is an external run: its hits are not chunks of ours. Choose another configuration.")
         st.stop()
     k = c2.selectbox("k", list(KS), index=list(KS).index(PRIMARY_K), key="k", bind="query-params")
-    top = c3.number_input("Chunks listed", 5, 200, 20, step=5, key="top", bind="query-params")
+    # a float field read as a whole number: Streamlit checks a float typed in the URL (?top=1e999 falls back to 20)
+    # but turns one for a whole-number field into int(inf), an error
+    top = round(c3.number_input("Chunks listed", 5.0, 200.0, 20.0, step=5.0, format="%.0f", key="top",
+                                bind="query-params"))
     only = st.checkbox(f"Only hubs (≥ {HUB_RATIO:g}× expected, in the top k of ≥ {HUB_MIN_CLUSTERS} questions)",
                        key="only_hubs", bind="query-params")
 

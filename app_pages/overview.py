@@ -6,6 +6,7 @@ import streamlit as st
 from ragdiag.core.defaults import KS, PRIMARY_K
 from ragdiag.analyses.funnel import funnel_rows; from ragdiag.analyses.outcomes import LADDER as STAGES
 from ragdiag.analyses.granular import granular_rows, redundancy_rows
+from ragdiag.analyses.compare.intervals import SHARE_INTERVAL_LABEL
 from ragdiag.analyses.summary import summary_rows
 from ui.about import about_run
 from ui.context import config_words, context, link_params
@@ -122,7 +123,7 @@ with st.expander("Recall at every granularity, and redundancy of the top k"):
         st.caption(md_text(said_once(gsame)))
     red = [r for r in redundancy_rows(ev, k=PRIMARY_K) if r.config in shown]
     st.caption(f"Redundancy: share of the top-{PRIMARY_K} slots (all queries) whose text overlaps a higher-ranked "
-               "chunk by more than half of the shorter one (wasted context); 95% interval resampling questions.")
+               "chunk by more than half of the shorter one (wasted context); " + SHARE_INTERVAL_LABEL + ".")
     rtable, rsame = drop_constant(pd.DataFrame([{"configuration": r.config, "redundant slots": r.redundant_slots,
                                                  "slots": r.slots, "redundancy (share of slots)": rate(r.redundancy)}
                                                 for r in red]), keep=["configuration"])

@@ -38,6 +38,13 @@ def _computed() -> dict[str, str]:
     highs = [clustered_rate([1] * k + [0] * (64 - k), g).high for k in range(3)]
     out["upper ends"] = f"upper ends of {_pct(highs[0])}, {_pct(highs[1])} and {_pct(highs[2])}"
     out["few events"] = f"few in question units ({SMALL_COUNT} or fewer)"
+    from ragdiag.analyses.compare.intervals import _t_quantile, _wilson_bounds
+
+    spread = np.zeros(20)
+    spread[np.arange(9) * 2] = 1  # one hit in each of 9 questions of 10 (two phrasings each)
+    held = clustered_rate(spread, [f"q{i // 2}" for i in range(20)]).high
+    wilson_alone = float(_wilson_bounds(np.array(9 / 20), 20.0, _t_quantile(0.95, 9))[1])  # deff 1: 20 trials
+    out["switch"] = f"keep the upper end of {_pct(held)} where Wilson's alone would fall to {_pct(wilson_alone)}"
     cover = []
     for questions in (32, 64):
         rng = np.random.default_rng(46)

@@ -148,7 +148,7 @@ def test_intervals_resample_questions_and_bracket_the_share():
         assert r["share"] == pytest.approx(r["queries"] / len(CASES))
     assert funnel_long([f]) == long  # fixed seed: reproducible
     text = format_funnel([f])
-    assert "E/hybrid" in text and "questions resampled" in text
+    assert "E/hybrid" in text and "interval over questions: clustered Wilson" in text
 
 
 def test_bad_arguments_say_what_to_do():

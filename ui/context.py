@@ -570,7 +570,8 @@ def _draw(ev: Evaluation, token: str, ctx: Context, missing: str | None) -> None
                              "Judged on the Summary and in the report, not optimised: the recommendation and its "
                              "cut still follow the bluff goal. Empty: no such goal.")
         if missing:
-            st.caption(f"{missing} is not evaluated here (yet); showing {ctx.config}.")
+            shown = missing if len(missing) <= 80 else missing[:80] + "…"  # typed in a URL: as text, not Markdown
+            st.caption(f"{md_text(shown)} is not evaluated here (yet); showing {md_text(ctx.config)}.")
         if ctx.is_recommendation:
             st.caption("The recommendation at its proposed cut.")
         else:

@@ -272,8 +272,10 @@ def text_part(n_chars: int, *, container=st) -> tuple[int, int]:
     n_parts = max(1, -(-n_chars // TEXT_PART))
     part = 1
     if n_parts > 1:
-        part = int(container.number_input(f"Part (of {n_parts}, {TEXT_PART:,} characters each)", 1, n_parts, 1,
-                                          key="part", bind="query-params"))
+        # a float field read as a whole number: ?part=1e999 falls back to 1 (a whole-number field: int(inf), an error)
+        part = round(container.number_input(f"Part (of {n_parts}, {TEXT_PART:,} characters each)", 1.0,
+                                            float(n_parts), 1.0, step=1.0, format="%.0f", key="part",
+                                            bind="query-params"))
         container.caption(f"characters {(part - 1) * TEXT_PART:,} to {min(part * TEXT_PART, n_chars):,} "
                           f"of {n_chars:,}")
     return (part - 1) * TEXT_PART, part * TEXT_PART

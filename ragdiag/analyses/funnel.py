@@ -31,7 +31,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .compare.intervals import clustered_share
+from .compare.intervals import SHARE_INTERVAL_LABEL, clustered_share
 from ..core.defaults import RERANK_HEAD, SEED
 from ..evaluation.records import Config, Evaluation, parse_key
 from ..core.gate import Gate, OnGate
@@ -341,7 +341,7 @@ def format_funnel(items: Sequence[Funnel], *, seed: int = SEED) -> str:
         table.append(row)
     first = items[0] if items else None
     head = (f"first stage lost per answerable query (k = {first.k}, pool = {first.pool}, gate cut {first.cut:g} "
-            f"keep {first.keep}); count (share [95% interval, questions resampled, seed {seed}])"
+            f"keep {first.keep}); count (share [{SHARE_INTERVAL_LABEL}])"
             if first else "")
     return head + "\n" + format_rows(table)
 

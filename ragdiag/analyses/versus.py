@@ -101,7 +101,7 @@ def _pair(a: np.ndarray, b: np.ndarray, groups) -> Difference:
 def versus(ev: Evaluation, a: str, gate_a: Gate, b: str, gate_b: Gate) -> Versus:
     """The paired differences of ``a`` at ``gate_a`` minus ``b`` at ``gate_b`` (answered, bluffs, lost).
 
-    Answered and lost are per answerable query, resampled by question (a
+    Answered and lost are per answerable query, paired by question (a
     question's phrasings move together); bluffs per off-topic query, each its
     own unit. The interval is the pair's own (:func:`_pair`): exact where
     the null is small, seeded otherwise, so the same data always gives the

@@ -15,6 +15,7 @@ from .paired import _groups, _sums
 
 __all__ = [
     "RECALL_INTERVAL_WORDS",
+    "SHARE_INTERVAL_LABEL",
     "clustered_share",
     "clustered_rate",
     "clustered_wilson",
@@ -33,7 +34,13 @@ SMALL_COUNT = 4
 RECALL_INTERVAL_WORDS = ("95% Wilson interval on the effective number of questions (Kish design effect: the "
                          "phrasings of a question fail together, so they count as less than independent queries; "
                          "at 0 or all hits, the exact bound over the questions; at up to 4 in question units, the exact "
-                         "Clopper-Pearson interval on the effective counts at that worst case)")
+                         "Clopper-Pearson interval on the effective counts at that worst case; above, never narrower at "
+                         "the far end than at the switch)")
+
+
+#: How a share's interval was made, short enough for a table's heading or a caption (docs/statistics.md's words).
+SHARE_INTERVAL_LABEL = (f"95% interval over questions: clustered Wilson, exact at {SMALL_COUNT} or fewer events "
+                        "or non-events")
 
 
 @lru_cache(maxsize=1024)
@@ -134,7 +141,14 @@ def clustered_wilson(successes, sizes, *, confidence: float = 0.95):
     effective counts (``p n_eff`` successes of ``n_eff``, Beta quantiles at
     non-integer counts), where Wilson's falls short of its coverage: the upper
     end grows from 0 events up (0, 1, 2 of 64 over 32 questions: 10.9%, 14.1%,
-    16.8%; tests/test_rate_few_events.py).
+    16.8%; tests/test_rate_few_events.py). Above the switch the design effect
+    is estimated and Wilson's interval may be narrower than the exact one
+    below it, so its far end is held at the exact rule's value at the switch
+    (``SMALL_COUNT`` question-events on ``min(n_eff, G - 1)`` trials, the
+    fewest the exact rule takes with equal phrasings per question) until
+    Wilson's passes it: with equal phrasings per question neither end steps
+    back as the events grow (9 of 20 queries, one per question over 10: the
+    upper end stays at 75.5% where Wilson's alone falls to 68.5%).
     """
     y = np.asarray(successes, dtype=np.float64)
     m = np.asarray(sizes, dtype=np.float64)
@@ -157,27 +171,52 @@ def clustered_wilson(successes, sizes, *, confidence: float = 0.95):
     few = inner & ((k * G / n <= SMALL_COUNT) | ((n - k) * G / n <= SMALL_COUNT)) if G else inner & False
     n_eff = np.where(few, np.minimum(n_eff, G), n_eff)
     z = _t_quantile(confidence, G - 1)
+    tail = (1.0 - confidence) / 2.0
+    low, high = _wilson_bounds(p, n_eff, z)
+    # at 0 (or all) events Wilson's far bound is below the exact one: Clopper-Pearson on the G questions
+    exact_high = 1.0 - tail ** (1.0 / G) if G else 1.0
+    low = np.where(k == 0, 0.0, np.where(k == n, tail ** (1.0 / G) if G else 0.0, low))
+    high = np.where(k == n, 1.0, np.where(k == 0, exact_high, high))
+    # at 1 to SMALL_COUNT events (or non-events) in question units Wilson under-covers a rare rate (0.84-0.91
+    # near 1/(5n)): the exact Clopper-Pearson interval on the effective counts (p n_eff of n_eff), widened over Wilson's
+    if np.any(few):
+        few_low, few_high = _few_bounds(p, n_eff, z, tail)
+        low = np.where(few, few_low, low)
+        high = np.where(few, few_high, high)
+    # above the switch the design effect is estimated and Wilson's interval may be narrower than the exact one just
+    # below it: the far end is held at the few-event rule's value at the switch (SMALL_COUNT events in question
+    # units, on G - 1 effective trials: the fewest the few-event rule takes when questions have equal phrasings,
+    # as deff <= m G / (G - 1)) until Wilson's passes it, so that neither end steps back as the events grow
+    # (tests/test_rate_few_events.py)
+    above = inner & ~few
+    if G > 1 and np.any(above):
+        n_few = np.minimum(n_eff, G - 1.0)
+        _, switch_high = _few_bounds(np.full(p.shape, min(1.0, SMALL_COUNT / G)), n_few, z, tail)
+        switch_low, _ = _few_bounds(np.full(p.shape, max(0.0, 1.0 - SMALL_COUNT / G)), n_few, z, tail)
+        high = np.where(above, np.maximum(high, switch_high), high)
+        low = np.where(above, np.minimum(low, switch_low), low)
+    return p, low, high
+
+
+def _wilson_bounds(p, n_eff, z):
+    """Wilson's bounds for a share ``p`` of ``n_eff`` trials at quantile ``z`` (arrays)."""
     z2 = z * z
     denom = 1.0 + z2 / n_eff
     center = (p + z2 / (2 * n_eff)) / denom
     half = z * np.sqrt(p * (1 - p) / n_eff + z2 / (4 * n_eff**2)) / denom
-    tail = (1.0 - confidence) / 2.0
-    # at 0 (or all) events Wilson's far bound is below the exact one: Clopper-Pearson on the G questions
-    exact_high = 1.0 - tail ** (1.0 / G) if G else 1.0
-    low = np.where(k == 0, 0.0, np.where(k == n, tail ** (1.0 / G) if G else 0.0, np.maximum(0.0, center - half)))
-    high = np.where(k == n, 1.0, np.where(k == 0, exact_high, np.minimum(1.0, center + half)))
-    # at 1 to SMALL_COUNT events (or non-events) in question units Wilson under-covers a rare rate (0.84-0.91
-    # near 1/(5n)): the exact Clopper-Pearson interval on the effective counts (p n_eff of n_eff), widened over Wilson's
-    if np.any(few):
-        from scipy.special import betaincinv
+    return np.maximum(0.0, center - half), np.minimum(1.0, center + half)
 
-        x = p * n_eff
-        with np.errstate(invalid="ignore", divide="ignore"):
-            cp_low = np.where(x > 0, betaincinv(np.maximum(x, 1e-12), n_eff - x + 1, tail), 0.0)
-            cp_high = np.where(x < n_eff, betaincinv(x + 1, np.maximum(n_eff - x, 1e-12), 1 - tail), 1.0)
-        low = np.where(few, np.minimum(low, cp_low), low)
-        high = np.where(few, np.maximum(high, cp_high), high)
-    return p, low, high
+
+def _few_bounds(p, n_eff, z, tail):
+    """The few-event rule: Clopper-Pearson on ``p n_eff`` of ``n_eff`` (Beta quantiles), widened over Wilson's."""
+    from scipy.special import betaincinv
+
+    w_low, w_high = _wilson_bounds(p, n_eff, z)
+    x = p * n_eff
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cp_low = np.where(x > 0, betaincinv(np.maximum(x, 1e-12), n_eff - x + 1, tail), 0.0)
+        cp_high = np.where(x < n_eff, betaincinv(x + 1, np.maximum(n_eff - x, 1e-12), 1 - tail), 1.0)
+    return np.minimum(w_low, cp_low), np.maximum(w_high, cp_high)
 
 
 def clustered_mean(values, groups, *, confidence: float = 0.95) -> Interval:

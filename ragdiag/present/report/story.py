@@ -181,8 +181,8 @@ class Headline(OnGate):
             f"{self.why}")
         return f"{why} Rates at the gate's k = {self.keep} (at most {self.keep} chunks kept); intervals 95% over " \
                f"questions ({self.n_in} answerable queries = {self.n_questions} questions × their phrasings); " \
-               f"differences paired, query by query, each pipeline at its own cut, 95% intervals resampling " \
-               f"questions. Strictness is the cut: the largest cosine distance a passage may have and still be " \
+               f"differences paired, query by query, each pipeline at its own cut, 95% intervals over questions " \
+               f"(sign flips of each question's difference). Strictness is the cut: the largest cosine distance a passage may have and still be " \
                f"given (lower is stricter)."
 
     def cards(self) -> tuple[Card, ...]:
