@@ -18,7 +18,7 @@ from ragdiag.core.words import RUNG_WORDS  # the ladder's rungs in words: one vo
 from ui.fmt import DASH, ordinal
 
 __all__ = ["OUTCOMES", "FAILURES", "Outcome", "outcome_of", "sentence", "outcome_frame", "answered_under", "RUNG_WORDS",
-           "CAUSE_WORDS", "cause_sentence", "failures_frame", "reranks"]
+           "CAUSE_WORDS", "cause_sentence", "failures_frame", "reranks", "first_failure", "opening_cut"]
 
 #: The binding causes (:mod:`ragdiag.analyses.cause`) as a failures table groups them.
 CAUSE_WORDS = {"cut": "the cut is too strict for it", "ranking": "ranked too low (the cut would pass it)",
@@ -84,6 +84,26 @@ def sentence(o: Outcome) -> str:
         return (f"Bluff: the corpus does not answer it, yet {_gate_words(o)}: a model would answer from "
                 f"{'them' if o.passed > 1 else 'it'}.")
     return f"Abstained, as it should: the corpus does not answer it and {_gate_words(o)}."
+
+
+def first_failure(failing: list[str], outcomes: dict[str, str]) -> str | None:
+    """The query the Inspector opens on when none is chosen: the first of ``failing`` (query ids in order) whose
+    outcome is an answerable query's failure (lost, given wrong passages, refused), else the first failure (a bluff),
+    else None.
+
+    >>> first_failure(["o1", "q2"], {"o1": "bluff", "q2": "refused"}), first_failure(["o1"], {"o1": "bluff"})
+    ('q2', 'o1')
+    """
+    lost = [q for q in failing if outcomes.get(q) not in ("bluff", "answered", "abstained")]
+    return (lost or failing or [None])[0]
+
+
+def opening_cut(c, outcome: str) -> float | None:
+    """The cut the cause sentence names as the one that alone answers the query (or, for a bluff, refuses it), for
+    an "Open at that cut" button; None when no cut alone does (ranking, both, chunking) or nothing failed."""
+    if c is None or c.cause != "cut" or c.answer_cut is None or outcome in ("answered", "abstained"):
+        return None
+    return float(c.answer_cut)
 
 
 def answered_under(outcomes: list[Outcome], good: str) -> list[str]:
