@@ -7,6 +7,8 @@ from ragdiag.core.defaults import KS, PRIMARY_K
 from ragdiag.analyses.funnel import funnel_rows; from ragdiag.analyses.outcomes import LADDER as STAGES
 from ragdiag.analyses.granular import granular_rows, redundancy_rows
 from ragdiag.analyses.summary import summary_rows
+from ragdiag.analyses.versus import gate_rates
+from ragdiag.core.words import found_then_answered
 from ui.about import about_run
 from ui.context import config_words, context, link_params
 from ui.diag import funnels_for
@@ -46,6 +48,20 @@ if not rows and pending:
 if not rows:
     st.info("Choose at least one strategy and one retriever.")
     st.stop()
+
+# ----- the first line: how "found in the top k" becomes the Summary's "answered" (the cut in between) ------------
+found = next((r for r in summary_rows(ev, ks=(ctx.keep,)) if r.config == ctx.config), None)  # every phrasing
+try:  # an external run without distances has no cut to apply: no such line
+    answered = gate_rates(ev, ctx.config, ctx.gate)["answered"] if found is not None else None
+except ValueError:
+    answered = None
+if answered is not None and answered.rate is not None and found.recall[ctx.keep].estimate is not None:
+    l1, l2 = st.columns([5, 1], vertical_alignment="center")
+    l1.markdown(f"{md_text(ctx.config)}: " + md_text(found_then_answered(found.recall[ctx.keep].estimate,
+                                                                       answered.rate, ctx.keep, ctx.cut)),
+                help="Found: a passage holding the answer is among the top passages, before the cut. Answered: "
+                     "it is also closer than the cut, so it is given. The Summary leads with the answered share.")
+    l2.page_link("app_pages/summary.py", label="See the Summary", icon=":material/flag:", query_params=link_params())
 
 best = max(rows, key=lambda r: (r.recall[PRIMARY_K].estimate, r.mrr.estimate))
 mine = next((r for r in rows if r.config == ctx.config), None)

@@ -12,7 +12,7 @@ from .gate import cut_text
 
 __all__ = ["DASH", "MINUS", "RUNG_WORDS", "plural", "f3", "pct", "pct_cell", "pct_range", "rate_text",
            "count_rate_text", "points", "signed_points", "signed_whole", "difference_text", "pp", "thousands", "secs",
-           "cut_text", "OUTCOME_WORDS", "outcome_sentence", "GLOSSARY"]
+           "cut_text", "OUTCOME_WORDS", "outcome_sentence", "found_then_answered", "GLOSSARY"]
 
 #: What a table cell or a sentence shows for "nothing" (no estimate, not measured).
 DASH = "–"
@@ -154,6 +154,18 @@ def outcome_sentence(cut: float, answered: int, wrong_sources: int, no_answer: i
     if not n_ood:
         return head + "; no off-topic queries to count bluffs on."
     return head + f"; {bluffs} of {n_ood} off-topic queries get passages ({w['bluffs']})."
+
+
+def found_then_answered(found: float, answered: float, keep: int, cut: float) -> str:
+    """How recall in the top ``keep`` (before the cut) leads to the answered share (after it), in one sentence: the
+    Overview's first line, which the Summary's answered share continues.
+
+    >>> found_then_answered(0.734, 0.5625, 4, 0.5245)
+    '73% of answerable queries have the answer in the top 4 passages (found); after the cut 0.524, 56% are answered.'
+    """
+    return (f"{100 * found:.0f}% of answerable queries have the answer in the top {keep} passage"
+            f"{'' if keep == 1 else 's'} (found); after the cut {cut_text(cut)}, {100 * answered:.0f}% are "
+            f"{OUTCOME_WORDS['answered']}.")
 
 
 #: The words the screens and the report use, each in one or two plain sentences (the dashboard's Glossary page
