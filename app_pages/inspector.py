@@ -122,9 +122,9 @@ under = answered_under(all_outcomes, good)
 named = ", ".join(under[:6]) + (f" and {len(under) - 6} more" if len(under) > 6 else "")
 said = cause_sentence(o, why.get(qid), reranker=reranks(config))
 verdict = (f"**{md_text(config_words(config))}** — {md_text(said)} "
-           + (f"{'Answered' if query.in_domain else 'Refused'} at this cut by: {md_text(named)}."
+           + (f"{'Answered' if query.in_domain else 'Correctly refused'} at this cut by: {md_text(named)}."
               if under and o.outcome != good
-              else f"{'Answered' if query.in_domain else 'Refused'} by {len(under)} of {len(all_outcomes)} "
+              else f"{'Answered' if query.in_domain else 'Correctly refused'} by {len(under)} of {len(all_outcomes)} "
                    "configurations at this cut."))
 (st.success if o.outcome == good else st.error)(verdict)
 # the cut or the configurations the sentence names, one click away: the context changes, the query stays

@@ -95,11 +95,12 @@ if fs:
     left, right = st.columns([3, 2])
     left.altair_chart(themed(funnel_stack(frame, chosen=chosen)), width="stretch")
     right.altair_chart(themed(funnel_waterfall(frame, chosen)), width="stretch")
-    st.caption(f"Every answerable query gets the first stage that lost its answer, in pipeline order: destroyed by "
-               f"the chunking, truncated by the encoder window, not retrieved (not in the top 25; for a reranker: not among "
-               f"those it re-scores), "
-               f"ranked below k = keep = {ctx.keep}, refused or kept-but-wrong by the gate (cut {ctx.cut:.3f}, keep "
-               f"{ctx.keep}), or answered. Counts are over all phrasings.")
+    R = RUNG_WORDS
+    st.caption(f"Every answerable query gets the first stage that lost its answer, in pipeline order: "
+               f"{R['destroyed']}, {R['truncated']} (the encoder window), {R['not-in-pool']} (not in the top 25; for "
+               f"a reranker: not among those it re-scores), {R['ranked-low']} (below the top {ctx.keep}), "
+               f"{R['refused']} or {R['kept-but-wrong']} (cut {ctx.cut:.3f}, at most {ctx.keep} passages), or "
+               f"{R['answered']}. Counts are over all phrasings.")
     with st.expander("The bars as a table, with their links (for the keyboard and screen readers)"):
         bars = frame[frame["queries"] > 0]
         btable, bsame = drop_constant(pd.DataFrame({
@@ -116,9 +117,10 @@ if fs:
     if fconst:
         st.caption("Same on every row: " + "; ".join(f"{md_text(k)} {v}" for k, v in fconst.items()) + ".")
     stage = st.selectbox("Queries lost at", list(STAGES), index=STAGES.index("ranked-low"), key="lost_at",
-                         bind="query-params")
+                         bind="query-params", format_func=lambda s: RUNG_WORDS.get(s, s))
     sq = stage_queries_frame(fs, ev, stage, carry)
-    st.caption(f"{len(sq)} (configuration, query) pairs at **{stage}**; open one in the Inspector.")
+    st.caption(f"{len(sq)} (configuration, query) pairs at **{RUNG_WORDS.get(stage, stage)}**; open one in the "
+               "Inspector.")
     sq = sq.rename(columns={"config": "configuration", "query_id": "query", "dense_rank": "dense rank",
                             "bm25_rank": "BM25 rank", "pool_rank": "pool rank", "final_rank": "final rank"})
     st.dataframe(sq.astype(object).where(sq.notna(), "–"), hide_index=True, key="stage_queries",

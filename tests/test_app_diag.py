@@ -33,16 +33,18 @@ def test_overview_funnel_equals_library(tiny, library):
     from ragdiag.analyses.funnel import funnel_rows
     from ragdiag.analyses.outcomes import LADDER
 
+    from ragdiag.core.words import RUNG_WORDS
+
     at = app("app_pages/overview.py")
     table = frame_with(at, "configuration")
     table = next(f for f in (d.value.data if hasattr(d.value, "data") else d.value for d in at.dataframe)
-                 if any(f"{s} (queries)" in f.columns for s in LADDER))
+                 if any(f"{RUNG_WORDS[s]} (queries)" in f.columns for s in LADDER))
     expected = {r["config"]: r for r in funnel_rows(_funnels(library))}
     assert set(table["configuration"]) == set(expected)
     for r in _records(table):  # a column the table drops is the same on every row (its caption says so)
         for s in LADDER:
-            if f"{s} (queries)" in r:
-                assert r[f"{s} (queries)"] == expected[r["configuration"]][s]
+            if f"{RUNG_WORDS[s]} (queries)" in r:  # each rung under its one name (ragdiag.core.words)
+                assert r[f"{RUNG_WORDS[s]} (queries)"] == expected[r["configuration"]][s]
         assert sum(expected[r["configuration"]][s] for s in LADDER) == 8
     assert any(c.proto.spec and "href" in c.proto.spec for c in at.get("vega_lite_chart"))
     at.selectbox(key="lost_at").set_value("destroyed").run()
