@@ -109,6 +109,16 @@ def test_the_pages_name_each_rung_once(fake_tiny, page, params):
     at = _page(page, **params)
     shown = _shown(at)
     assert _problems(shown) == []
+    if page.endswith("overview.py"):  # the funnel chart's legend lists the rungs by their one names
+        import json
+
+        from ragdiag.analyses.outcomes import LADDER
+
+        specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart") if c.proto.spec]
+        colors = [sp["encoding"]["color"] for sp in specs if sp.get("encoding", {}).get("color", {}).get("field")
+                  in ("rung", "stage")]
+        assert colors and all(c["field"] == "rung" for c in colors)
+        assert colors[0]["scale"]["domain"] == [RUNG_WORDS[r] for r in LADDER]
     if page.endswith("inspector.py"):  # the sentence leads with the rung's one name
         verdict = (at.error or at.success)[0].value.replace("\\", "")
         assert any(f"— {w[:1].upper() + w[1:]}: " in verdict for w in RUNG_WORDS.values()), verdict
