@@ -13,16 +13,10 @@ from ragdiag.present.serving import AccessError
 from ui.context import context, recommendation
 from ui.html import md_text
 from ui.jobs import evaluation
-from ui.review_queue import plan_view, planned, review_queue
+from ui.review_queue import pick_words, plan_view, planned, review_queue
 from ui.ruler_view import checked_ruler, ruler_view
 from ui.state import access, config_labels, default_config, load_corpus_only, settings
 from ui.truth_editor import file_state, save_target
-
-
-def _pick_words(rec):
-    """A configuration as the plan's pickers list it: the Summary's pick and runner-up say so."""
-    roles = {} if rec is None else {rec.config: "recommended", rec.runner_up: "runner-up"}
-    return lambda c: f"{c} · {roles[c]}" if c in roles else c
 
 
 st.title("Grow the ground truth")
@@ -38,10 +32,10 @@ if len(labels) >= 2:
     pick = (rec.runner_up if rec is not None and rec.runner_up in others
             else next((x for x in others if x.split("/")[1] == a.split("/")[1]), others[0]))
     c1, c2, c3 = st.columns([2, 2, 1])
-    a = c1.selectbox("Plan for", labels, index=labels.index(a), key="gt_plan_a", format_func=_pick_words(rec))
+    a = c1.selectbox("Plan for", labels, index=labels.index(a), key="gt_plan_a", format_func=pick_words(rec))
     others = [x for x in labels if x != a]
     b = c2.selectbox("against", others, index=others.index(pick) if pick in others else 0, key="gt_plan_b",
-                     format_func=_pick_words(rec))
+                     format_func=pick_words(rec))
     locked = access().locked  # served: the practical margin only, so a visitor's work is one plan per pair
     margin = c3.number_input("difference worth detecting", 0.01, 0.5, PRACTICAL_MARGIN, 0.01, key="gt_plan_margin",
                              disabled=locked, help="fixed when served read-only" if locked else None)

@@ -22,7 +22,7 @@ from ragdiag.documents.corpus import Corpus
 from ui.html import md_text
 from ui.truth_editor import CONFLICT, pop_message, reload, save, say
 
-__all__ = ["plan_view", "planned", "review_queue", "KEYS"]
+__all__ = ["plan_view", "planned", "pick_words", "review_queue", "KEYS"]
 
 #: Places of the plan shown before the rest is folded away.
 SHOWN = 10
@@ -32,6 +32,13 @@ KEYS = "A accept · S skip · 1–4 reject with that reason · W save the file �
 
 def _section_link(doc_id: str) -> str:
     return f"documents?doc={quote(doc_id)}"
+
+
+def pick_words(rec):
+    """How the plan's pickers list a configuration: the Summary's pick and runner-up (of ``rec``, a
+    :class:`~ragdiag.analyses.recommend.Recommendation` or None) say so."""
+    roles = {} if rec is None else {rec.config: "recommended", rec.runner_up: "runner-up"}
+    return lambda c: f"{c} · {roles[c]}" if c in roles else c
 
 
 class _NotPlanned(Exception):
