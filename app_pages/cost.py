@@ -4,7 +4,8 @@ import streamlit as st
 
 from ragdiag.analyses.cost import LATENCY_SAMPLE, RERANK_SAMPLE
 from ui.diag_frames import cost_frame
-from ui.diag import costs_for
+from ui.diag import costs_for, last_costs, measurement_words, no_measurement_words
+from ui.html import md_text
 from ui.diag_charts import pareto_chart
 from ui.context import context
 from ui.fmt import dash_missing, drop_constant, highlight_row, rate
@@ -25,14 +26,19 @@ c1.caption(f"Prompts at the context's cut {gate.cut_words}, keeping at most {gat
 # a float field read as a whole number: ?sample=1e999 falls back to the default (a whole-number field: an error)
 sample = round(c3.number_input("Queries timed", 1.0, 500.0, float(LATENCY_SAMPLE), step=1.0, format="%.0f",
                                key="sample", bind="query-params"))
-if not st.toggle("Measure now (timings take a while: every configuration is run query by query)", key="measure"):
-    st.info("Timings are measured on this machine when you ask for them.")
-    st.stop()
-with st.spinner("Measuring…"):
-    items, machine = costs_for(token, gate, int(sample), ev)
-st.caption("Measured on " + ", ".join(f"{k} {v}" for k, v in machine.items()))
+measure = st.toggle("Measure now (timings take a while: every configuration is run query by query)", key="measure")
+if measure:
+    with st.spinner("Measuring…"):
+        m = costs_for(token, gate, int(sample), ev)
+else:  # the last measurement of these inputs, kept in the cache folder: shown until the visitor measures again
+    m = last_costs(ev)
+    if m is None:
+        st.info(no_measurement_words(ev, int(sample)))
+        st.stop()
+st.caption(md_text(measurement_words(m, gate, fresh=measure)))
+items = list(m.rows)
 frame = cost_frame(items)
-quality = f"R@{gate.k}"
+quality = f"R@{m.gate.k}"  # the measurement's own k (the last one kept may be at another gate)
 left, right = st.columns(2)
 left.altair_chart(themed(pareto_chart(frame, "ms/query median", "Pareto (latency)", quality)), width="stretch")
 right.altair_chart(themed(pareto_chart(frame, "prompt tokens/query", "Pareto (prompt)", quality)), width="stretch")

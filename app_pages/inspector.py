@@ -9,17 +9,17 @@ from ragdiag.index.citations import Answer, CharLocator, cite
 from ragdiag.analyses.gate_table import query_outcomes
 from ragdiag.analyses.hubs import crowding
 from ragdiag.analyses.threshold.gate import kept_chunks
-from ragdiag.core.gate import Gate
+from ragdiag.core.gate import Gate, cut_text
 from ui import cache
 from ui.about import about_run
-from ui.context import config_words, context, url_synced, write_url
+from ui.context import config_words, context, url_synced, use, write_url
 from ragdiag.analyses.cause import CAUSES, causes as binding_causes
 from ui.diag import funnels_for
 from ui.fmt import DASH, dash_missing, drop_constant, highlight_row, ordinal, said_once
 from ui.frames import top_hits
 from ui.html import md_text, quote_html
 from ui.inspect_words import (CAUSE_WORDS, FAILURES, OUTCOMES, RUNG_WORDS, answered_under, cause_sentence,
-                              failures_frame, outcome_frame, outcome_of, reranks)
+                              failures_frame, first_failure, opening_cut, outcome_frame, outcome_of, reranks)
 from ui.jobs import evaluation
 
 st.title("Inspector")
@@ -102,7 +102,9 @@ def _next_failure() -> None:
 
 
 p1, p2 = st.columns([5, 1], vertical_alignment="bottom")
-url_synced("q", shown, fallback=shown[0])  # the picker shows words; the URL holds the query id
+# with no query chosen, the first failure under the context's configuration at its gate (an answerable one first:
+# lost, given wrong passages or refused), not an answered query
+url_synced("q", shown, fallback=first_failure(failing, {q: mine[q].outcome for q in shown}) or shown[0])
 qid = p1.selectbox(f"Query ({len(shown)} of {len(ids)})", shown, key="q",
                    format_func=lambda q: f"{q} · {RUNG_WORDS.get(mine[q].outcome, mine[q].outcome)} · {texts[q][:80]}")
 write_url("q", qid)
@@ -120,11 +122,28 @@ under = answered_under(all_outcomes, good)
 named = ", ".join(under[:6]) + (f" and {len(under) - 6} more" if len(under) > 6 else "")
 said = cause_sentence(o, why.get(qid), reranker=reranks(config))
 verdict = (f"**{md_text(config_words(config))}** — {md_text(said)} "
-           + (f"{'Answered' if query.in_domain else 'Refused'} at this cut by: {md_text(named)}."
+           + (f"{'Answered' if query.in_domain else 'Correctly refused'} at this cut by: {md_text(named)}."
               if under and o.outcome != good
-              else f"{'Answered' if query.in_domain else 'Refused'} by {len(under)} of {len(all_outcomes)} "
+              else f"{'Answered' if query.in_domain else 'Correctly refused'} by {len(under)} of {len(all_outcomes)} "
                    "configurations at this cut."))
 (st.success if o.outcome == good else st.error)(verdict)
+# the cut or the configurations the sentence names, one click away: the context changes, the query stays
+open_cut = opening_cut(why.get(qid), o.outcome)
+if open_cut is not None or (under and o.outcome != good):
+    b1, b2, b3 = st.columns([1, 2, 1], vertical_alignment="bottom")
+    if open_cut is not None:
+        b1.button(f"Open at that cut ({cut_text(open_cut)})", key="open_cut", on_click=use,
+                  kwargs={"cut": open_cut}, icon=":material/tune:",
+                  help="Sets the context's cut (every page follows it); the configuration, the passages kept and "
+                       "the query stay.")
+    if under and o.outcome != good:
+        other = (b2.selectbox("Configuration that " + ("answers" if query.in_domain else "refuses") + " it",
+                              under, key="open_config_pick", format_func=config_words)
+                 if len(under) > 1 else under[0])
+        b3.button("Open with that configuration" + ("" if len(under) > 1 else f" ({other})"), key="open_config",
+                  on_click=use, kwargs={"config": other, "cut": ctx.cut}, icon=":material/swap_horiz:",
+                  help="Sets the context's configuration (every page follows it); the cut, the passages kept and "
+                       "the query stay.")
 
 frame, same = drop_constant(outcome_frame(all_outcomes, config), keep=["configuration", "outcome"])
 st.dataframe(highlight_row(frame, "configuration", config), hide_index=True, key="per_config",

@@ -8,6 +8,8 @@ from ragdiag.analyses.funnel import funnel_rows; from ragdiag.analyses.outcomes 
 from ragdiag.analyses.granular import granular_rows, redundancy_rows
 from ragdiag.analyses.compare.intervals import SHARE_INTERVAL_LABEL
 from ragdiag.analyses.summary import summary_rows
+from ragdiag.analyses.versus import gate_rates
+from ragdiag.core.words import found_then_answered
 from ui.about import about_run
 from ui.context import config_words, context, link_params
 from ui.diag import funnels_for
@@ -48,6 +50,20 @@ if not rows:
     st.info("Choose at least one strategy and one retriever.")
     st.stop()
 
+# ----- the first line: how "found in the top k" becomes the Summary's "answered" (the cut in between) ------------
+found = next((r for r in summary_rows(ev, ks=(ctx.keep,)) if r.config == ctx.config), None)  # every phrasing
+try:  # an external run without distances has no cut to apply: no such line
+    answered = gate_rates(ev, ctx.config, ctx.gate)["answered"] if found is not None else None
+except ValueError:
+    answered = None
+if answered is not None and answered.rate is not None and found.recall[ctx.keep].estimate is not None:
+    l1, l2 = st.columns([5, 1], vertical_alignment="center")
+    l1.markdown(f"{md_text(ctx.config)}: " + md_text(found_then_answered(found.recall[ctx.keep].estimate,
+                                                                       answered.rate, ctx.keep, ctx.cut)),
+                help="Found: a passage holding the answer is among the top passages, before the cut. Answered: "
+                     "it is also closer than the cut, so it is given. The Summary leads with the answered share.")
+    l2.page_link("app_pages/summary.py", label="See the Summary", icon=":material/flag:", query_params=link_params())
+
 best = max(rows, key=lambda r: (r.recall[PRIMARY_K].estimate, r.mrr.estimate))
 mine = next((r for r in rows if r.config == ctx.config), None)
 headline = (f"At k = {PRIMARY_K}, **{md_text(config_words(best.config))}** finds the answer for "
@@ -80,11 +96,12 @@ if fs:
     left, right = st.columns([3, 2])
     left.altair_chart(themed(funnel_stack(frame, chosen=chosen)), width="stretch")
     right.altair_chart(themed(funnel_waterfall(frame, chosen)), width="stretch")
-    st.caption(f"Every answerable query gets the first stage that lost its answer, in pipeline order: destroyed by "
-               f"the chunking, truncated by the encoder window, not retrieved (not in the top 25; for a reranker: not among "
-               f"those it re-scores), "
-               f"ranked below k = keep = {ctx.keep}, refused or kept-but-wrong by the gate (cut {ctx.cut:.3f}, keep "
-               f"{ctx.keep}), or answered. Counts are over all phrasings.")
+    R = RUNG_WORDS
+    st.caption(f"Every answerable query gets the first stage that lost its answer, in pipeline order: "
+               f"{R['destroyed']}, {R['truncated']} (the encoder window), {R['not-in-pool']} (not in the top 25; for "
+               f"a reranker: not among those it re-scores), {R['ranked-low']} (below the top {ctx.keep}), "
+               f"{R['refused']} or {R['kept-but-wrong']} (cut {ctx.cut:.3f}, at most {ctx.keep} passages), or "
+               f"{R['answered']}. Counts are over all phrasings.")
     with st.expander("The bars as a table, with their links (for the keyboard and screen readers)"):
         bars = frame[frame["queries"] > 0]
         btable, bsame = drop_constant(pd.DataFrame({
@@ -101,9 +118,10 @@ if fs:
     if fconst:
         st.caption("Same on every row: " + "; ".join(f"{md_text(k)} {v}" for k, v in fconst.items()) + ".")
     stage = st.selectbox("Queries lost at", list(STAGES), index=STAGES.index("ranked-low"), key="lost_at",
-                         bind="query-params")
+                         bind="query-params", format_func=lambda s: RUNG_WORDS.get(s, s))
     sq = stage_queries_frame(fs, ev, stage, carry)
-    st.caption(f"{len(sq)} (configuration, query) pairs at **{stage}**; open one in the Inspector.")
+    st.caption(f"{len(sq)} (configuration, query) pairs at **{RUNG_WORDS.get(stage, stage)}**; open one in the "
+               "Inspector.")
     sq = sq.rename(columns={"config": "configuration", "query_id": "query", "dense_rank": "dense rank",
                             "bm25_rank": "BM25 rank", "pool_rank": "pool rank", "final_rank": "final rank"})
     st.dataframe(sq.astype(object).where(sq.notna(), "–"), hide_index=True, key="stage_queries",

@@ -8,35 +8,39 @@ writes the configured ground-truth file through the Ground truth page's editor
 
 import streamlit as st
 
-from ragdiag.authoring.plan import plan
 from ragdiag.core.defaults import PRACTICAL_MARGIN, PRIMARY_K
 from ragdiag.present.serving import AccessError
-from ui.cache import by_evaluation
+from ui.context import context, recommendation
 from ui.html import md_text
 from ui.jobs import evaluation
-from ui.review_queue import plan_view, review_queue
+from ui.review_queue import pick_words, plan_view, planned, review_queue
 from ui.ruler_view import checked_ruler, ruler_view
 from ui.state import access, config_labels, default_config, load_corpus_only, settings
 from ui.truth_editor import file_state, save_target
+
 
 st.title("Grow the ground truth")
 ev, token = evaluation()
 labels = [c.label for c in ev.results if not c.external] or config_labels(ev)
 if len(labels) >= 2:
-    a = default_config(ev) if default_config(ev) in labels else labels[0]
+    # the Summary's recommendation: its pick against its runner-up (the decision more questions would settle)
+    ctx = context(ev, token)
+    rec = (recommendation(ev, token, ctx.keep, ctx.max_bluff) if any(not c.external for c in ev.results)
+           else None)
+    a = rec.config if rec is not None and rec.config in labels else (default_config(ev) if default_config(ev) in labels else labels[0])
     others = [x for x in labels if x != a]
-    pick = next((x for x in others if x.split("/")[1] == a.split("/")[1]), others[0])  # same retriever first
+    pick = (rec.runner_up if rec is not None and rec.runner_up in others
+            else next((x for x in others if x.split("/")[1] == a.split("/")[1]), others[0]))
     c1, c2, c3 = st.columns([2, 2, 1])
-    a = c1.selectbox("Plan for", labels, index=labels.index(a), key="gt_plan_a")
+    a = c1.selectbox("Plan for", labels, index=labels.index(a), key="gt_plan_a", format_func=pick_words(rec))
     others = [x for x in labels if x != a]
-    b = c2.selectbox("against", others, index=others.index(pick) if pick in others else 0, key="gt_plan_b")
+    b = c2.selectbox("against", others, index=others.index(pick) if pick in others else 0, key="gt_plan_b",
+                     format_func=pick_words(rec))
     locked = access().locked  # served: the practical margin only, so a visitor's work is one plan per pair
     margin = c3.number_input("difference worth detecting", 0.01, 0.5, PRACTICAL_MARGIN, 0.01, key="gt_plan_margin",
                              disabled=locked, help="fixed when served read-only" if locked else None)
     margin = PRACTICAL_MARGIN if locked else round(float(margin), 4)
-    with st.spinner("Planning (exact power of the sign-flip test)…"):  # once per evaluation and input, not per visitor
-        result = by_evaluation("truth plan", token, (a, b, margin, PRIMARY_K),
-                               lambda: plan(ev, a, versus=b, k=PRIMARY_K, margin=margin))
+    result = planned(ev, token, a, b, k=PRIMARY_K, margin=margin)  # once per evaluation and input, not per visitor
     plan_view(result)
 else:
     st.info("Only one configuration was evaluated: a plan compares two.")

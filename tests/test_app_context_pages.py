@@ -14,7 +14,7 @@ FIELDS = ("config", "cut", "keep", "goal")
 #: The pages that stop early on the tiny corpus (no run history, no query log, no run uploaded).
 STOPS = ("history", "monitor", "external")
 #: The pages whose default view draws the context's fields (not the sidebar's one-line caption).
-DRAWS = ("compare",)
+DRAWS = ("compare", "truth_review")  # truth_review: its plan is the recommendation's pick against its runner-up
 
 
 @pytest.mark.parametrize("name", PAGES)

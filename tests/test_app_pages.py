@@ -292,8 +292,8 @@ def test_compare_starts_from_the_context(fake_app):
 def test_inspector_answers_in_one_sentence(fake_app):
     at = app("app_pages/inspector.py", q="q1:course", config="A/dense")
     verdict = at.error[0].value.replace("\\", "")
-    assert verdict.startswith("**blind 512-char cuts, dense retrieval (A/dense)** — Lost: the chunking split the "
-                              "answer, no passage holds it whole")
+    assert verdict.startswith("**blind 512-char cuts, dense retrieval (A/dense)** — Split by the chunking: no "
+                              "passage holds the answer whole")
     assert "Answered at this cut by: E/" in verdict
 
 
@@ -311,14 +311,14 @@ def test_inspector_next_failure_and_off_topic(fake_app, lib):
     from ragdiag.analyses.funnel import funnels
 
     at = app("app_pages/inspector.py", q="q1:course", config="A/dense", cut="0.05")
-    assert "· answer split by the chunking ·" in at.selectbox(key="q").format_func("q1:course")
+    assert "· split by the chunking ·" in at.selectbox(key="q").format_func("q1:course")
     at.button(key="next_failure").click()
     run(at)
     nxt = at.selectbox(key="q").value
     assert nxt != "q1:course" and at.query_params["q"] in (nxt, [nxt])
     assert at.error  # a failure is said as one (red) sentence
     at = app("app_pages/inspector.py", q="o1", config="E/dense", cut="0.05")
-    assert "Abstained, as it should: the corpus does not answer it and nothing was closer than the cut 0.050" in \
+    assert "Correctly refused: the corpus does not answer it and nothing was closer than the cut 0.050" in \
         texts(at)
 
 

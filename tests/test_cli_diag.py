@@ -52,8 +52,8 @@ def test_funnel_table_and_stage_list(tiny_folder, tmp_path, capsys):
     code, out, err = run_main(capsys, "funnel", "--corpus", tiny_folder, "--cache", tmp_path / "cache",
                               "--strategies", "C", "--retrievers", "dense", "--outcome", "destroyed")
     assert code == 0, err
-    assert "not-in-pool" in out and "C/dense" in out
-    assert "C/dense destroyed: q3:course, q3:ticket" in out  # q3 straddles two C chunks (conftest.py)
+    assert "not retrieved" in out and "not-in-pool" not in out and "C/dense" in out  # each rung under its one name
+    assert "C/dense split by the chunking: q3:course, q3:ticket" in out  # q3 straddles two C chunks (conftest.py)
 
 
 def test_hubs_json_equals_the_library(tiny_folder, tiny_library, tmp_path, capsys):

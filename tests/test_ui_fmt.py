@@ -62,7 +62,7 @@ def test_x_extent_trims_to_the_data_and_the_marks():
 
 
 @pytest.mark.parametrize("outcome, expected", [
-    ("ranked-low", "Lost: the answer ranked 10th (k = 4); nothing was closer than the cut 0.600 (closest 0.660), "
+    ("ranked-low", "Retrieved too low: the answer ranked 10th (k = 4); nothing was closer than the cut 0.600 (closest 0.660), "
                    "so NO ANSWER."),
     ("answered", "Answered: the answer ranked 10th (k = 4) at distance 0.700, under the cut 0.600."),
 ])
@@ -80,7 +80,7 @@ def test_off_topic_sentences():
     assert sentence(bluff) == ("Bluff: the corpus does not answer it, yet the gate passed 2 chunks under the cut "
                                "0.600 (closest 0.497): a model would answer from them.")
     quiet = Outcome("E/hybrid", "abstained", None, None, 0.71, 0, "", Gate(4, 0.6, 4))
-    assert sentence(quiet).startswith("Abstained, as it should")
+    assert sentence(quiet).startswith("Correctly refused: ")
 
 
 def test_tradeoff_tooltip_names_the_queries_that_change_outcome_at_each_step():

@@ -123,10 +123,18 @@ def funnels(token: str, gate, cache: str | None, _ev: Evaluation):
 @st.cache_resource(max_entries=8, show_spinner=False)
 def costs(token: str, gate, sample: int, _ev: Evaluation):
     """:func:`ragdiag.analyses.cost.costs` of every configuration at ``gate`` (a frozen, hashable
-    :class:`~ragdiag.core.gate.Gate`) and the machine, measured once per evaluation and settings."""
-    from ragdiag.analyses.cost import costs as measure, machine
+    :class:`~ragdiag.core.gate.Gate`), measured once per evaluation and settings, as a
+    :class:`~ragdiag.analyses.cost_log.CostMeasurement` (the machine, when, and how long it took)."""
+    import time
+    from datetime import datetime, timezone
 
-    return measure(_ev, encoder(), gate, sample=sample), machine()
+    from ragdiag.analyses.cost import costs as measure, machine
+    from ragdiag.analyses.cost_log import CostMeasurement
+
+    when = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    t0 = time.perf_counter()  # how long a measurement takes: said to the next visitor before they start one
+    rows = measure(_ev, encoder(), gate, sample=sample)
+    return CostMeasurement(tuple(rows), machine(), when, time.perf_counter() - t0, sample, gate)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

@@ -18,11 +18,11 @@ from ragdiag.core.words import RUNG_WORDS  # the ladder's rungs in words: one vo
 from ui.fmt import DASH, ordinal
 
 __all__ = ["OUTCOMES", "FAILURES", "Outcome", "outcome_of", "sentence", "outcome_frame", "answered_under", "RUNG_WORDS",
-           "CAUSE_WORDS", "cause_sentence", "failures_frame", "reranks"]
+           "CAUSE_WORDS", "cause_sentence", "failures_frame", "reranks", "first_failure", "opening_cut"]
 
 #: The binding causes (:mod:`ragdiag.analyses.cause`) as a failures table groups them.
 CAUSE_WORDS = {"cut": "the cut is too strict for it", "ranking": "ranked too low (the cut would pass it)",
-               "both": "ranked too low and too far", "chunking": "the chunking split the answer"}
+               "both": "ranked too low and too far", "chunking": "no passage holds the answer whole"}
 
 #: Outcomes a person would want to look at.
 FAILURES = frozenset(OUTCOMES) - {"answered", "abstained"}
@@ -59,31 +59,59 @@ def _gate_words(o: Outcome) -> str:
             f"(closest {o.closest:.3f})")
 
 
+def _lead(outcome: str) -> str:
+    """A sentence's first words: the rung's one name (:data:`RUNG_WORDS`), capitalised."""
+    w = RUNG_WORDS.get(outcome, outcome)
+    return w[:1].upper() + w[1:]
+
+
 def sentence(o: Outcome) -> str:
-    """Why, in one sentence ("Lost: the answer ranked 10th (k = 4); nothing was closer than the cut ...")."""
+    """Why, in one sentence, led by the rung's name ("Retrieved too low: the answer ranked 10th (k = 4); nothing was
+    closer than the cut ...")."""
     ranked = f"the answer ranked {ordinal(o.rank)}" if o.rank else "no chunk holding the answer was in the list"
     at = f" at distance {o.answer_distance:.3f}" if o.answer_distance is not None else ""
+    lead = _lead(o.outcome)
     if o.outcome == "answered":
-        return f"Answered: {ranked} (k = {o.k}){at}, under the cut {o.cut:.3f}."
+        return f"{lead}: {ranked} (k = {o.k}){at}, under the cut {o.cut:.3f}."
     if o.outcome == "destroyed":
         cut_at = f" ({o.detail})" if o.detail else ""
-        return f"Lost: no chunk holds the answer whole, the chunking cut it{cut_at}; {_gate_words(o)}."
+        return f"{lead}: no chunk holds the answer whole{cut_at}; {_gate_words(o)}."
     if o.outcome == "truncated":
-        return (f"Lost: {o.detail or 'the encoder window cuts every chunk holding the answer before it'}, so its "
+        return (f"{lead}: {o.detail or 'the encoder window cuts every chunk holding the answer before it'}, so its "
                 f"vector never saw the answer; {_gate_words(o)}.")
     if o.outcome == "not-in-pool":
         why = f" ({o.detail})" if o.detail else ""
-        return f"Lost: the answer never reached the reranker{why}; {_gate_words(o)}."
+        return f"{lead}: the answer never reached the reranker{why}; {_gate_words(o)}."
     if o.outcome == "ranked-low":
-        return f"Lost: {ranked} (k = {o.k}); {_gate_words(o)}."
+        return f"{lead}: {ranked} (k = {o.k}); {_gate_words(o)}."
     if o.outcome == "refused":
-        return f"Lost: {ranked} (k = {o.k}){at}, but {_gate_words(o)}."
+        return f"{lead}: {ranked} (k = {o.k}){at}, but {_gate_words(o)}."
     if o.outcome == "kept-but-wrong":
-        return f"Lost: {ranked}{at}, over the cut {o.cut:.3f}; {_gate_words(o)}, none holding the answer."
+        return f"{lead}: {ranked}{at}, over the cut {o.cut:.3f}; {_gate_words(o)}, none holding the answer."
     if o.outcome == "bluff":
-        return (f"Bluff: the corpus does not answer it, yet {_gate_words(o)}: a model would answer from "
+        return (f"{lead}: the corpus does not answer it, yet {_gate_words(o)}: a model would answer from "
                 f"{'them' if o.passed > 1 else 'it'}.")
-    return f"Abstained, as it should: the corpus does not answer it and {_gate_words(o)}."
+    return f"{lead}: the corpus does not answer it and {_gate_words(o)}."
+
+
+def first_failure(failing: list[str], outcomes: dict[str, str]) -> str | None:
+    """The query the Inspector opens on when none is chosen: the first of ``failing`` (query ids in order) whose
+    outcome is an answerable query's failure (lost, given wrong passages, refused), else the first failure (a bluff),
+    else None.
+
+    >>> first_failure(["o1", "q2"], {"o1": "bluff", "q2": "refused"}), first_failure(["o1"], {"o1": "bluff"})
+    ('q2', 'o1')
+    """
+    lost = [q for q in failing if outcomes.get(q) not in ("bluff", "answered", "abstained")]
+    return (lost or failing or [None])[0]
+
+
+def opening_cut(c, outcome: str) -> float | None:
+    """The cut the cause sentence names as the one that alone answers the query (or, for a bluff, refuses it), for
+    an "Open at that cut" button; None when no cut alone does (ranking, both, chunking) or nothing failed."""
+    if c is None or c.cause != "cut" or c.answer_cut is None or outcome in ("answered", "abstained"):
+        return None
+    return float(c.answer_cut)
 
 
 def answered_under(outcomes: list[Outcome], good: str) -> list[str]:
@@ -115,19 +143,23 @@ def reranks(config: str) -> bool:
 
 
 def _given(o: Outcome) -> str:
+    """What the user gets, in the four outcomes' words (:data:`ragdiag.core.words.OUTCOME_WORDS`)."""
+    from ragdiag.core.words import OUTCOME_WORDS
+
     if o.passed == 0:
-        return "no passage given (NO ANSWER)"
-    return f"{o.passed} wrong passage{'s' if o.passed > 1 else ''} given"
+        return f"{OUTCOME_WORDS['no_answer']} (no passage given)"
+    return f"{OUTCOME_WORDS['wrong_sources']} ({o.passed})"
 
 
 def cause_sentence(o: Outcome, c, *, reranker: bool) -> str:
-    """Why, in one sentence, naming the change that alone would answer it (``c``: its
+    """Why, in one sentence led by the rung's name, naming the change that alone would answer it (``c``: its
     :class:`~ragdiag.analyses.cause.Cause`; None when it is answered or refused as it should be)."""
     from ragdiag.core.gate import cut_text
 
     cut = cut_text(o.cut)
     if c is None:
         return sentence(o)
+    lead = _lead(o.outcome)
     at = f" at distance {o.answer_distance:.3f}" if o.answer_distance is not None else ""
     if o.rank and o.rank > 0:
         where = f"the answer is ranked {ordinal(o.rank)}{at}"
@@ -137,22 +169,22 @@ def cause_sentence(o: Outcome, c, *, reranker: bool) -> str:
     else:
         where = "no passage holding the answer is retrieved"
     if c.cause == "chunking":
-        return (f"Lost: the chunking split the answer, no passage holds it whole"
-                f"{f' ({o.detail})' if o.detail else ''}; no cut or ranking can answer it here; {_given(o)}.")
+        return (f"{lead}: no passage holds the answer whole{f' ({o.detail})' if o.detail else ''}; no cut or "
+                f"ranking can answer it here; {_given(o)}.")
     if o.outcome == "truncated":  # why it ranks low: the model saw no passage up to the answer
         where += f" ({o.detail or 'the length limit cuts every passage holding it before the answer'})"
     if c.cause == "cut" and o.outcome == "bluff":
-        return (f"Bluff: the corpus does not answer it, yet {o.passed} passage{'s' if o.passed > 1 else ''} "
+        return (f"{lead}: the corpus does not answer it, yet {o.passed} passage{'s' if o.passed > 1 else ''} "
                 f"{'are' if o.passed > 1 else 'is'} closer than the cut {cut} (closest {o.closest:.3f}). "
                 f"Refused at cut {cut_text(c.answer_cut)} or stricter.")
     if c.cause == "cut":
-        return (f"Refused by the cut: {where}, over the cut {cut}; {_given(o)}. "
+        return (f"{lead}: {where}, over the cut {cut}; {_given(o)}. "
                 f"Answered at cut {cut_text(c.answer_cut)}.")
     if c.cause == "ranking":
-        return (f"Retrieved too low: {where}, but only the top {o.keep} are given; {_given(o)}. "
+        return (f"{lead}: {where}, but only the top {o.keep} are given; {_given(o)}. "
                 f"Ranked first it would be answered at this cut.")
     need = f" and a cut of {cut_text(c.answer_cut)}" if c.answer_cut is not None else ""
-    return (f"Retrieved too low and too far: {where}, over the cut {cut}; {_given(o)}. Ranking it first alone "
+    return (f"{lead}: {where}, over the cut {cut}; {_given(o)}. Ranking it first alone "
             f"would not help: it needs a better ranking{need}.")
 
 

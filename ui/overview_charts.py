@@ -11,6 +11,7 @@ import altair as alt
 import pandas as pd
 
 from ragdiag.analyses.outcomes import LADDER as STAGES
+from ragdiag.core.words import RUNG_WORDS
 from ui.fmt import ACCENT, NEUTRAL
 from ui.gate_charts import FIT_X
 
@@ -61,15 +62,18 @@ def funnel_stack(df: pd.DataFrame, *, chosen: str | None = None, title: str | No
     d["row"] = [("▶ " if c == chosen else "") + c for c in d["config"]]
     rows = [("▶ " if c == chosen else "") + c for c in order]
     d["order"] = d["stage"].map({s: i for i, s in enumerate(STAGES)})
+    d["rung"] = d["stage"].map(lambda s: RUNG_WORDS.get(s, s))  # the legend and tooltip say each rung's one name
     return alt.Chart(d).mark_bar().encode(
         y=alt.Y("row:N", sort=rows, title=None, axis=alt.Axis(labelLimit=0)),
         x=alt.X("queries:Q", stack="normalize", title="share of answerable queries", axis=alt.Axis(format="%")),
-        color=alt.Color("stage:N", title=None, sort=list(STAGES),
-                        scale=alt.Scale(domain=list(STAGE_COLORS), range=list(STAGE_COLORS.values())),
+        color=alt.Color("rung:N", title=None, sort=[RUNG_WORDS[s] for s in STAGES],
+                        scale=alt.Scale(domain=[RUNG_WORDS[s] for s in STAGE_COLORS],
+                                        range=list(STAGE_COLORS.values())),
                         legend=alt.Legend(orient="top", columns=4, labelLimit=0)),
         order=alt.Order("order:Q"),
         href="link:N",
-        tooltip=["config:N", "stage:N", alt.Tooltip("queries:Q", title="queries"), alt.Tooltip("of:Q", title="of"),
+        tooltip=["config:N", alt.Tooltip("rung:N", title="stage"), alt.Tooltip("queries:Q", title="queries"),
+                 alt.Tooltip("of:Q", title="of"),
                  alt.Tooltip("share:Q", format=".1%"), alt.Tooltip("low:Q", format=".1%", title="95% low"),
                  alt.Tooltip("high:Q", format=".1%", title="95% high")],
     ).properties(height=alt.Step(22), autosize=FIT_X, title=alt.TitleParams(title or "Where answerable queries go", anchor="start",
@@ -84,7 +88,7 @@ def funnel_waterfall(df: pd.DataFrame, config: str, *, title: str | None = None)
     steps, level = [{"step": "queries in", "start": 0, "end": n, "kind": "in", "queries": n}], n
     for stage in STAGES[:-1]:
         lost = int(d.loc[stage, "queries"]) if stage in d.index else 0
-        steps.append({"step": stage, "start": level - lost, "end": level, "kind": "lost", "queries": lost})
+        steps.append({"step": RUNG_WORDS[stage], "start": level - lost, "end": level, "kind": "lost", "queries": lost})
         level -= lost
     steps.append({"step": "answered", "start": 0, "end": level, "kind": "answered", "queries": level})
     w = pd.DataFrame(steps)

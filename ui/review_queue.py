@@ -22,7 +22,7 @@ from ragdiag.documents.corpus import Corpus
 from ui.html import md_text
 from ui.truth_editor import CONFLICT, pop_message, reload, save, say
 
-__all__ = ["plan_view", "review_queue", "KEYS"]
+__all__ = ["plan_view", "planned", "pick_words", "review_queue", "KEYS"]
 
 #: Places of the plan shown before the rest is folded away.
 SHOWN = 10
@@ -34,9 +34,46 @@ def _section_link(doc_id: str) -> str:
     return f"documents?doc={quote(doc_id)}"
 
 
+def pick_words(rec):
+    """How the plan's pickers list a configuration: the Summary's pick and runner-up (of ``rec``, a
+    :class:`~ragdiag.analyses.recommend.Recommendation` or None) say so."""
+    roles = {} if rec is None else {rec.config: "recommended", rec.runner_up: "runner-up"}
+    return lambda c: f"{c} · {roles[c]}" if c in roles else c
+
+
+class _NotPlanned(Exception):
+    """Raised instead of planning: a cache miss is not cached (Streamlit keeps no result for an exception)."""
+
+
+def _not_planned():
+    raise _NotPlanned
+
+
+def planned(ev, token: str, config: str, versus: str, *, k: int, margin: float):
+    """:func:`ragdiag.authoring.plan.plan` of ``config`` against ``versus``, once per evaluation and input; when it
+    is not planned yet, planned here with a progress bar counting the library's steps (the exact powers take
+    minutes on a large set), then kept for every visitor."""
+    from ragdiag.authoring.plan import plan
+    from ui.cache import by_evaluation
+
+    key = (config, versus, margin, k)
+    try:
+        return by_evaluation("truth plan", token, key, _not_planned)
+    except _NotPlanned:
+        pass
+    bar = st.progress(0.0, text="Planning (exact power of the sign-flip test)…")
+
+    def step(e) -> None:
+        bar.progress(e.fraction, text=f"Planning: {e.words} (step {e.done} of {e.total})")
+
+    fresh = plan(ev, config, versus=versus, k=k, margin=margin, progress=step)  # outside the cache: the bar is live
+    bar.empty()
+    return by_evaluation("truth plan", token, key, lambda: fresh)
+
+
 def plan_view(p) -> None:
     """The plan as a sentence, then one line per place with a count, its reason and a link to the text."""
-    st.markdown(f"**{md_text(p.headline())}**")
+    st.markdown(f"**{md_text(p.headline(quote=''))}**")  # no code quotes: escaped, they would show as typed
     st.caption(f"How many: {md_text(p.basis)}. Test: {md_text(p.test)}.")
     lines = [f"- **{pl.count}** in [{md_text(pl.doc)} › {md_text(pl.section or '(preamble)')}]"
              f"({_section_link(pl.doc)}): {md_text(pl.reason)}" for pl in p.where]

@@ -8,6 +8,7 @@ from typing import Sequence
 import pandas as pd
 
 from ragdiag.analyses.outcomes import LADDER as STAGES
+from ragdiag.core.words import RUNG_WORDS
 from ragdiag.evaluation.rows import SummaryRow
 from ui.fmt import DASH, dash_missing, drop_constant, pct, rate
 
@@ -38,7 +39,7 @@ def funnel_view(funnel_rows: Sequence[dict]) -> tuple[pd.DataFrame, dict]:
     records = []
     for row in sorted(funnel_rows, key=lambda r: (-r.get("answered", 0), r["config"])):
         rec = {"configuration": row["config"], "answerable (queries)": row["queries"]}
-        rec.update({f"{s} (queries)": row.get(s, 0) for s in STAGES})
+        rec.update({f"{RUNG_WORDS.get(s, s)} (queries)": row.get(s, 0) for s in STAGES})  # one name per rung
         if row.get("promoted") is not None:
             rec["promoted by the reranker (queries)"] = row["promoted"]
             rec["demoted (queries)"] = row["demoted"]

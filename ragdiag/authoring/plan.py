@@ -34,15 +34,16 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
 from ..core.defaults import ALPHA, PRACTICAL_MARGIN, PRIMARY_K
 from ..documents.corpus import Corpus
 from ..documents.truth import NEEDLE_MAX, NEEDLE_MIN, GroundTruth, needle_length
-from .sizing import Sizing, size_for
+from .sizing import SIZING_STEPS, Sizing, size_for
 
-__all__ = ["Place", "Plan", "plan", "where_to_write", "uncovered_sections", "DECISIONS", "HUB_LINES"]
+__all__ = ["Place", "Plan", "PlanStep", "plan", "where_to_write", "uncovered_sections", "DECISIONS", "HUB_LINES"]
 
 #: What a plan can be for: one pair (``versus``), the best set (``best``), the regression gate (``gate``).
 DECISIONS = ("versus", "best", "gate")
@@ -94,8 +95,9 @@ class Plan:
     range: tuple[int | None, int | None] | None = None  # more questions needed at the ends of the uncertainty
     notes: tuple[str, ...] = field(default=())
 
-    def headline(self) -> str:
-        """"Write 46 more questions: 12 in `linear_model`, 8 in `svm`, ..." (per document, most first)."""
+    def headline(self, *, quote: str = "`") -> str:
+        """"Write 46 more questions: 12 in `linear_model`, 8 in `svm`, ..." (per document, most first); ``quote``:
+        what a document's name is written between (the dashboard, whose text is escaped, passes ``""``)."""
         if self.needed is None:
             return (f"No number of questions up to the limit decides this ({self.test}); {self.basis}.")
         if self.needed == 0:
@@ -103,7 +105,7 @@ class Plan:
         per_doc: Counter = Counter()
         for p in self.where:
             per_doc[p.doc] += p.count
-        docs = ", ".join(f"{n} in `{d}`" for d, n in sorted(per_doc.items(), key=lambda x: (-x[1], x[0])))
+        docs = ", ".join(f"{n} in {quote}{d}{quote}" for d, n in sorted(per_doc.items(), key=lambda x: (-x[1], x[0])))
         fav = None if self.sizing is None or self.sizing.favourable is None else \
             max(0, self.sizing.favourable - self.now)
         second = "" if fav is None or fav == self.needed else \
@@ -273,8 +275,33 @@ def _hub_places(ev, config: str, k: int) -> list[tuple[str, int, str, int]]:
     return out
 
 
+@dataclass(frozen=True)
+class PlanStep:
+    """``done`` of ``total`` steps of :func:`plan`; ``words``: the step just finished, in words.
+
+    >>> PlanStep(1, 7, "sized at the disagreement seen").fraction
+    0.14285714285714285
+    """
+
+    done: int
+    total: int
+    words: str
+
+    @property
+    def fraction(self) -> float:
+        """The share done, in [0, 1]."""
+        return min(1.0, self.done / self.total) if self.total else 1.0
+
+
+#: The steps of :func:`plan` after its sizing, in order (the sizing's own are counted by its callback).
+_PLAN_STEPS = ("hubs crowding the answers", "questions drafted from the needle", "where to write")
+_SIZING_WORDS = ("sized at the disagreement seen", "sized at the low end of its interval",
+                 "sized at the high end of its interval", "power of the planned number")
+
+
 def plan(ev, config: str, *, versus: str | None = None, decide: str = "versus", baseline: str | None = None,
-         k: int = PRIMARY_K, margin: float = PRACTICAL_MARGIN, alpha: float = ALPHA, power: float = 0.8) -> Plan:
+         k: int = PRIMARY_K, margin: float = PRACTICAL_MARGIN, alpha: float = ALPHA, power: float = 0.8,
+         progress: Callable[[PlanStep], None] | None = None) -> Plan:
     """How many more questions the decision needs and where to write them (see the module docstring).
 
     Parameters
@@ -285,11 +312,23 @@ def plan(ev, config: str, *, versus: str | None = None, decide: str = "versus", 
         The decision: this pair (needs ``versus``), the best set, the regression gate (needs ``baseline``).
     margin : float
         The difference in recall worth detecting (best, versus) or the gate's non-inferiority margin.
+    progress : callable, optional
+        Called with a :class:`PlanStep` after each step (the exact powers of ``versus`` take seconds each on a
+        set of hundreds of questions): a page's progress bar counts them.
     """
     from ..analyses.compare.paired import question_differences
 
     if decide not in DECISIONS:
         raise ValueError(f"decide must be one of {', '.join(DECISIONS)}; got {decide!r}")
+    total = (SIZING_STEPS if decide == "versus" else 1) + len(_PLAN_STEPS)
+    steps = iter(_SIZING_WORDS) if decide == "versus" else iter((f"sized for the {decide} decision",))
+    count = [0]
+
+    def done(words: str | None = None) -> None:
+        count[0] += 1
+        if progress is not None:
+            progress(PlanStep(count[0], total, words if words is not None else next(steps)))
+
     if not 0 < margin < 1:
         raise ValueError(f"margin is a difference in recall in (0, 1), e.g. 0.05; got {margin}")
     if k < 1:
@@ -309,7 +348,7 @@ def plan(ev, config: str, *, versus: str | None = None, decide: str = "versus", 
         if other == cfg:
             raise ValueError(f"--versus names {cfg} itself; name another configuration")
         d = question_differences(_hits(ev, cfg, k)[mask], _hits(ev, other, k)[mask], groups)
-        sizing = size_for(d.astype(int), phrasings, margin=margin, alpha=alpha, power=power)
+        sizing = size_for(d.astype(int), phrasings, margin=margin, alpha=alpha, power=power, step=done)
         needed = sizing.needed
         alt = sizing.alternative
         lo_psi, hi_psi = sizing.discordance_interval
@@ -378,6 +417,8 @@ def plan(ev, config: str, *, versus: str | None = None, decide: str = "versus", 
         dis = _disagreements(ev, cfg, base, k)
         words = f"{cfg} and {base}"
         versus = base
+    if decide != "versus":
+        done()
     try:
         hub_list = _hub_places(ev, cfg, k)
     except ValueError as exc:  # an external run has no chunks of ours
@@ -385,9 +426,12 @@ def plan(ev, config: str, *, versus: str | None = None, decide: str = "versus", 
         notes.append(str(exc))
     from ..analyses.compare.sources import source_effect
 
+    done(_PLAN_STEPS[0])
     drafted = source_effect(ev, k=k, alpha=alpha)
     if drafted is not None:
         notes.append(drafted.sentence())
+    done(_PLAN_STEPS[1])
     where = where_to_write(ev.corpus, ev.truth, needed or 0, disagreements=dis, versus_words=words, hubs=hub_list)
+    done(_PLAN_STEPS[2])
     return Plan(cfg, versus, decide, k, margin, now, needed, test, basis, tuple(where),
                 tuple(uncovered_sections(ev.corpus, ev.truth)), _slices(ev, cfg, k), sizing, rng, tuple(notes))

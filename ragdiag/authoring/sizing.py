@@ -32,13 +32,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from ..core.defaults import ALPHA
 
-__all__ = ["Alternative", "alternative", "sign_flip_power", "questions_for_power", "Sizing", "size_for",
+__all__ = ["Alternative", "alternative", "sign_flip_power", "questions_for_power", "Sizing", "size_for", "SIZING_STEPS",
            "MAX_QUESTIONS"]
 
 #: The largest ground truth :func:`questions_for_power` looks at.
@@ -301,12 +301,18 @@ class Sizing:
                 "test": "exact two-sided sign-flip test over questions (compare, this pair alone)"}
 
 
+#: The long steps of :func:`size_for` (three searches for a number of questions, one power at the plan): what its
+#: ``step`` callback is called after.
+SIZING_STEPS = 4
+
+
 def size_for(d: Sequence[int], phrasings: int, *, margin: float, alpha: float = ALPHA,
-             power: float = 0.8) -> Sizing:
+             power: float = 0.8, step: Callable[[], None] | None = None) -> Sizing:
     """Questions needed to detect ``margin`` with ``power``, at the discordance the per-question ``d`` show.
 
     ``d``: the observed per-question differences (:func:`ragdiag.analyses.compare.paired.question_differences`,
     integers in ``-P..P``). With no discordant question the magnitudes default to one phrasing flipped.
+    ``step``: called after each of its :data:`SIZING_STEPS` long steps (exact powers: seconds each on a large set).
 
     >>> s = size_for([1] * 3 + [0] * 29, 2, margin=0.05)
     >>> s.favourable_alternative.one_way, s.favourable  # 3 of 32 disagree: 5 points needs 10%, all one way
@@ -328,9 +334,13 @@ def size_for(d: Sequence[int], phrasings: int, *, margin: float, alpha: float = 
     psi = disc / n if n else 0.0
     lo_psi, hi_psi = (iv.low, iv.high) if iv is not None else (0.0, 1.0)
     seen = alternative(margin, psi, pi, phrasings=phrasings)
+    done = step or (lambda: None)
     favourable = questions_for_power(seen, power=power, alpha=alpha)
-    ends = [questions_for_power(alternative(margin, x, pi, phrasings=phrasings), power=power, alpha=alpha)
-            for x in (lo_psi, hi_psi)]
+    done()
+    ends = []
+    for x in (lo_psi, hi_psi):
+        ends.append(questions_for_power(alternative(margin, x, pi, phrasings=phrasings), power=power, alpha=alpha))
+        done()
     finite = [e for e in ends if e is not None]
     low = min(finite) if finite else None
     high = None if any(e is None for e in ends) else max(ends)
@@ -343,6 +353,7 @@ def size_for(d: Sequence[int], phrasings: int, *, margin: float, alpha: float = 
     else:
         alt, planned = seen, favourable
     got = None if planned is None else sign_flip_power(planned, alt, alpha=alpha)[0]
+    done()
     return Sizing(n, disc, (float(lo_psi), float(hi_psi)), alt, planned, got, low, high, alpha, power,
                   favourable, seen)
 

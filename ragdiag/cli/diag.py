@@ -65,9 +65,11 @@ def cmd_funnel(args) -> int:
         return 0
     print(format_funnel(items))
     if args.outcome:
+        from ..core.words import RUNG_WORDS
+
         for f in items:
             ids = f.queries(args.outcome)
-            print(f"\n{f.config.label} {args.outcome}: {', '.join(ids) or '(none)'}")
+            print(f"\n{f.config.label} {RUNG_WORDS[args.outcome]}: {', '.join(ids) or '(none)'}")
     return 0
 
 

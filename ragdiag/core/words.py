@@ -12,19 +12,23 @@ from .gate import cut_text
 
 __all__ = ["DASH", "MINUS", "RUNG_WORDS", "plural", "f3", "pct", "pct_cell", "pct_range", "rate_text",
            "count_rate_text", "points", "signed_points", "signed_whole", "difference_text", "pp", "thousands", "secs",
-           "cut_text", "OUTCOME_WORDS", "outcome_sentence", "GLOSSARY"]
+           "cut_text", "OUTCOME_WORDS", "outcome_sentence", "found_then_answered", "GLOSSARY"]
 
 #: What a table cell or a sentence shows for "nothing" (no estimate, not measured).
 DASH = "–"
 #: A true minus sign (a difference reads "−27 pts", not "-27 pts").
 MINUS = "\u2212"
 
-#: The outcome ladder's rungs (:mod:`ragdiag.analyses.outcomes`) as a person reads them: one vocabulary for the
-#: dashboard, the report and the glossary.
-RUNG_WORDS = {"destroyed": "answer split by the chunking", "truncated": "cut off by the length limit",
-              "not-in-pool": "not retrieved", "ranked-low": "retrieved too low", "refused": "refused by the cut",
-              "kept-but-wrong": "wrong passages given", "answered": "answered", "bluff": "bluff",
-              "abstained": "refused, as it should"}
+#: The outcome ladder's rungs (:mod:`ragdiag.analyses.outcomes`) as a person reads them: one name per rung on every
+#: surface (the dashboard, the report, the ``funnel`` command, the glossary). A rung says where an answerable query's
+#: answer was lost; the four outcomes (:data:`OUTCOME_WORDS`) say what the user gets. The two rungs at the gate are
+#: named "found, then ..." after the outcome they always lead to, so that neither reads as that outcome itself
+#: ("refused" and "given wrong passages" count every answerable query refused or given wrong passages, whatever the
+#: rung); the machine names (``kept-but-wrong``) stay in files, URLs and JSON.
+RUNG_WORDS = {"destroyed": "split by the chunking", "truncated": "cut off by the length limit",
+              "not-in-pool": "not retrieved", "ranked-low": "retrieved too low",
+              "refused": "found, then refused by the cut", "kept-but-wrong": "found, then given wrong passages",
+              "answered": "answered", "bluff": "bluff", "abstained": "correctly refused"}
 
 
 def plural(n: int, word: str) -> str:
@@ -156,6 +160,18 @@ def outcome_sentence(cut: float, answered: int, wrong_sources: int, no_answer: i
     return head + f"; {bluffs} of {n_ood} off-topic queries get passages ({w['bluffs']})."
 
 
+def found_then_answered(found: float, answered: float, keep: int, cut: float) -> str:
+    """How recall in the top ``keep`` (before the cut) leads to the answered share (after it), in one sentence: the
+    Overview's first line, which the Summary's answered share continues.
+
+    >>> found_then_answered(0.734, 0.5625, 4, 0.5245)
+    '73% of answerable queries have the answer in the top 4 passages (found); after the cut 0.524, 56% are answered.'
+    """
+    return (f"{100 * found:.0f}% of answerable queries have the answer in the top {keep} passage"
+            f"{'' if keep == 1 else 's'} (found); after the cut {cut_text(cut)}, {100 * answered:.0f}% are "
+            f"{OUTCOME_WORDS['answered']}.")
+
+
 #: The words the screens and the report use, each in one or two plain sentences (the dashboard's Glossary page
 #: and the report's "How we know" print this list).
 GLOSSARY = (
@@ -171,13 +187,22 @@ GLOSSARY = (
                          "(cosine distance, 0 to 2). Lower is stricter: fewer bluffs, fewer answers. Printed with 3 "
                          "decimals, rounded down, so typing a printed cut gives the same results."),
     ("passages kept", "At most this many of the top passages are given to the model."),
-    ("not retrieved", f"No passage holding the answer is among the top {RERANK_HEAD} the retriever returns (for a "
-                      "reranker: among those it re-scores)."),
-    ("retrieved too low", "A passage holding the answer is retrieved, but below the passages given to the model."),
-    ("refused by the cut", "Nothing the retriever ranked high enough is closer than the cut: no passage is given."),
     ("given wrong passages", "Passages are given, none holding the answer: a model would answer from them."),
-    ("refused", "No passage is given: the user gets no answer (refused by the cut, or nothing retrieved)."),
-    ("answer split by the chunking", "No passage holds the whole answer: the way the documents are cut split it."),
+    ("refused", "No passage is given: the user gets no answer."),
+    ("correctly refused", "An off-topic question that gets no passage: what a good pipeline does."),
+    ("split by the chunking", "Where an answer is lost, first step: no passage holds the whole answer, the way the "
+                              "documents are cut split it."),
+    ("cut off by the length limit", "Where an answer is lost: every passage holding it is longer than the model "
+                                    "reads, and cut before the answer."),
+    ("not retrieved", f"Where an answer is lost: no passage holding it is among the top {RERANK_HEAD} the retriever "
+                      "returns (for a reranker: among those it re-scores)."),
+    ("retrieved too low", "Where an answer is lost: a passage holding it is retrieved, but below the passages given "
+                          "to the model."),
+    ("found, then refused by the cut", "Where an answer is lost, at the cut: it is found, but nothing found is "
+                                       "closer than the cut, so the question is refused."),
+    ("found, then given wrong passages", "Where an answer is lost, at the cut: it is found, but only other passages "
+                                         "pass the cut (or it ranks past the passages kept), so the question is "
+                                         "given wrong passages."),
     ("what alone would fix it", "For each failed question, the one change that answers it on its own: a less strict "
                                 "cut, a better ranking (ranked first, it would pass the cut), or both."),
     ("95% range", "The range the true rate lies in with 95% confidence, given how many questions were asked: "

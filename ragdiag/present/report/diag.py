@@ -18,6 +18,7 @@ from ...core.defaults import PRIMARY_K
 from ...evaluation.records import Config, Evaluation, parse_key
 from ...analyses.funnel import funnels
 from ...analyses.outcomes import LADDER
+from ...core.words import RUNG_WORDS
 from ...analyses.hubs import hubs
 from ...retrieval.registry import variant_baseline
 from ...analyses.summary import summary_rows
@@ -29,10 +30,12 @@ __all__ = ["DiagSections", "FunnelRow", "HubRow", "CostLine", "VariantRow", "dia
 #: Hubs listed in the report.
 WORST_HUBS = 10
 
-FUNNEL_MEANS = ("Each answerable query gets the first stage of the pipeline that lost its answer: destroyed by the "
-                "chunking, truncated by the encoder window, not in the pool (the top 25 a reranker rescores), "
-                "ranked below k, refused or kept-but-wrong by the gate at the cut, or answered (the outcome ladder "
-                "of the first screen's waterfall, for every configuration). Counts are over all phrasings; "
+FUNNEL_MEANS = ("Each answerable query gets the first stage of the pipeline that lost its answer: "
+                f"{RUNG_WORDS['destroyed']}, {RUNG_WORDS['truncated']} (the encoder window), "
+                f"{RUNG_WORDS['not-in-pool']} (not in the top 25 a reranker rescores), {RUNG_WORDS['ranked-low']} "
+                f"(below the top k), {RUNG_WORDS['refused']} or {RUNG_WORDS['kept-but-wrong']}, or "
+                f"{RUNG_WORDS['answered']} (the outcome ladder of the first screen's waterfall, for every "
+                "configuration). Counts are over all phrasings; "
                 "intervals are 95% clustered Wilson over questions (a question's phrasings together), exact (Clopper-Pearson) at 4 or fewer events or non-events. "
                 "For a reranker, promoted/demoted count the queries it moved into/out of the top k: their "
                 "difference is its change in R@k over hybrid.")
@@ -134,7 +137,7 @@ class DiagSections(OnGate):
 
     def funnel_table(self) -> Table:
         """Counts per stage of every configuration."""
-        headers = ["configuration", "queries", *LADDER, "promoted / demoted"]
+        headers = ["configuration", "queries", *(RUNG_WORDS[s] for s in LADDER), "promoted / demoted"]
         return Table.of(headers, ([r.config, r.queries, *r.stages, r.moved] for r in self.funnel),
                         numeric=range(1, len(headers) - 1), id="funnel-table")
 

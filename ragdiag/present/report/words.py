@@ -36,8 +36,8 @@ MEANS = {
     "cut": ("The gate keeps at most {keep} chunks closer than the cut. Answered: a kept chunk holds the needle. "
             "Given wrong passages: passages are given, none holds the answer (a model would answer from them). "
             "Refused: nothing kept, the user gets no answer. Not answered = given wrong passages + refused "
-            "(whatever the stage that lost the answer; the funnel's refused and kept-but-wrong are the part of "
-            "these whose answer was in the top k). Bluffs: "
+            "(whatever the stage that lost the answer; the funnel's \"found, then refused by the cut\" and "
+            "\"found, then given wrong passages\" are the part of these whose answer was in the top k). Bluffs: "
             "out-of-domain queries that still get sources. "
             "Where to stand is a product decision; the bluff column is the price of answering more."),
     "bluffs": ("These queries are not covered by the corpus, yet at this cut they get sources: a model would "
