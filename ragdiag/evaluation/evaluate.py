@@ -86,11 +86,15 @@ def build_index(corpus: Corpus, truth: GroundTruth, strategy: Strategy, encoder,
 
         memo = Memo(store.root)
     report = chunk_report(strategy, chunks, truth.needles(), encoder, memo=memo)
-    if keep_tokens is not None and isinstance(encoder, SupportsTokenSink):
+    if keep_tokens is not None and isinstance(encoder, SupportsTokenSink) and not strategy.late:
         encoder = _TokenTap(encoder, keep_tokens)
     texts = [c.embed_text for c in chunks]
     cb = (lambda d, t: progress(ProgressEvent("embed", strategy.name, None, d, t))) if progress else None
-    if store is not None:
+    if strategy.late:  # vectors that depend on the chunk's context: their own store space (ragdiag.index.late)
+        from ..index.late import late_embed
+
+        vectors, computed = late_embed(encoder, chunks, store=store, progress=cb)
+    elif store is not None:
         res = store.embed(encoder, texts, progress=cb)
         vectors, computed = res.vectors, res.computed
     else:
