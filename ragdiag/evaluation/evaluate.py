@@ -25,6 +25,7 @@ from ..documents.corpus import Corpus
 from ..core.blas import blas_threads_for
 from ..core.defaults import RERANK_HEAD, TOP
 from ..index.encoder.protocols import SupportsTokenSink
+from ..index.splitters.semantic import breakpoint_encoder
 from .records import Config, ConfigResult, Evaluation, StrategyIndex
 from ..core.progress import Progress, ProgressEvent
 from ..retrieval.base import QueryBatch, Unavailable
@@ -79,7 +80,8 @@ def build_index(corpus: Corpus, truth: GroundTruth, strategy: Strategy, encoder,
     ``keep_tokens(text, vectors)`` receives the wordpiece vectors of every text
     embedded now (for MaxSim), when the encoder can give them.
     """
-    chunks = chunk_corpus(corpus, strategy)
+    with breakpoint_encoder(encoder):  # strategy S finds its breakpoints with the run's model
+        chunks = chunk_corpus(corpus, strategy)
     memo = None
     if getattr(store, "root", None) is not None:
         from ..index.store.memo import Memo
