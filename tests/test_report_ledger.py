@@ -14,6 +14,8 @@ import pytest
 
 from ragdiag.cli.parser import main
 
+from apptest import app, fake_tiny  # noqa: F401 (the page test's fixture)
+
 SELECTION = ["--strategies", "A,C,E"]
 
 
@@ -109,3 +111,42 @@ def test_report_ledger_errors_are_one_line(fake_cli, tiny_folder, tmp_path, caps
                  str(tmp_path / "r.html"), "--retrievers", "dense", *SELECTION, *argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0], err
+
+
+# ----- the dashboard: the report downloads carry the ledger the Chunking page already computed ----------------
+
+def _ctx():
+    from types import SimpleNamespace
+
+    return SimpleNamespace(is_recommendation=True, config="C/dense", cut=0.6, keep=4, max_bluff=0.05,
+                           min_answered=None)
+
+
+def test_the_dashboards_download_carries_the_ledger_the_chunking_page_computed(tiny_eval):
+    import streamlit as st
+
+    from ragdiag.analyses.ledger import ledger
+    from ui.report import LEDGER_KEY, remember_ledger, report_args, report_builder
+
+    led = ledger(tiny_eval, "C/dense", expansions=("neighbours",))
+    try:
+        assert "ledger" not in report_args(tiny_eval, _ctx(), token="tok")  # not computed: not in the report
+        remember_ledger("tok", led)
+        args = report_args(tiny_eval, _ctx(), token="tok")
+        assert args["ledger"].baseline == "C/dense" and args["ledger"].summary == led.summary()
+        assert "ledger" not in report_args(tiny_eval, _ctx(), token="another evaluation")
+        assert "ledger" not in report_args(tiny_eval, _ctx())
+        hash(tuple(sorted(args.items())))  # the Export page caches the report by its arguments
+        md = report_builder(tiny_eval, args, fmt="md")()
+        assert "## Which chunking repairs what" in md and led.summary().split(";")[0] in md
+    finally:
+        st.session_state.pop(LEDGER_KEY, None)
+
+
+def test_the_chunking_page_leaves_its_ledger_for_the_report(fake_tiny):
+    from ui.report import LEDGER_KEY
+
+    at = app("app_pages/chunking.py", config="E/dense")
+    token, section = at.session_state[LEDGER_KEY]
+    assert section.baseline == "E/dense" and isinstance(token, str)
+    assert {r.config for r in section.rows} == {"E/dense", "A/dense", "E+neighbours/dense", "E+section/dense"}
