@@ -138,12 +138,30 @@ def test_the_store_keeps_late_vectors_apart_and_reuses_them(tmp_path, encoder):
 @pytest.mark.model
 def test_late_chunking_runs_on_the_bundled_corpus(corpus, encoder):
     late = register_strategy(with_late(STRATEGIES["E"]), replace=True)
-    docs = tuple(d for d in corpus.documents if d.id in {"svm", "naive_bayes"})
+    docs = tuple(d for d in corpus.documents if d.id in {"naive_bayes", "kernel_approximation"})
     small = Corpus(root=corpus.root, documents=docs, name=corpus.name)
-    chunks = chunk_corpus(small, late)
-    vectors, computed = late_embed(encoder, chunks)
-    assert computed == len(chunks) and vectors.shape == (len(chunks), encoder.dim)
+    from ragdiag.documents.truth import GroundTruth
+    from ragdiag.evaluation.evaluate import build_index
+
+    index = build_index(small, GroundTruth((), ()), late, encoder)  # the evaluation's path for E+LATE
+    chunks, vectors = index.chunks, index.vectors
+    assert index.embedded == len(chunks) and vectors.shape == (len(chunks), encoder.dim)
+    assert len(chunks) == len(chunk_corpus(small, STRATEGIES["E"]))
     plain = encoder.encode([c.embed_text for c in chunks])
     cos = np.einsum("ij,ij->i", vectors, plain)
     assert (cos < 1 - 1e-4).mean() > 0.5  # most E chunks share a window with a neighbour
     assert np.isfinite(vectors).all()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--late"], "--late needs --ledger and a named baseline"),
+    (["--late", "--ledger", "--baseline", "E"], "--late: late chunking needs the wordpiece vectors"),
+])
+def test_cli_late_errors_are_one_line(monkeypatch, capsys, argv, message):
+    from ragdiag.cli.parser import main
+
+    monkeypatch.setenv("RAGDIAG_ENCODER", "fakes:fake_encoder")  # a sentence encoder: no wordpiece vectors
+    monkeypatch.delenv("RAGDIAG_BASELINE", raising=False)
+    assert main(["chunking", "--no-cache", "--strategies", "E", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err

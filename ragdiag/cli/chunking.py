@@ -141,6 +141,13 @@ def cmd_chunking(args) -> int:
     if unknown := [x for x in expansions if x not in EXPANSIONS]:
         raise UsageError(f"unknown expansion {unknown[0]!r}; choose from {', '.join(EXPANSIONS)}, or none")
     encoder = cli_encoder(args)
+    if args.late:
+        from ..index.late import check_late_encoder
+
+        try:
+            check_late_encoder(encoder)
+        except ValueError as exc:
+            raise UsageError(f"--late: {exc}") from None
     ev = evaluate_args(args, names, [retriever], loaded, encoder=encoder)
     if retriever in ev.unavailable:
         raise UsageError(f"{retriever} cannot run: {ev.unavailable[retriever]}")

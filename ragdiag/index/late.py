@@ -41,7 +41,7 @@ import numpy as np
 
 from .chunking import Chunk, Strategy
 
-__all__ = ["METHOD", "Window", "pack_windows", "late_vectors", "late_embed", "with_late"]
+__all__ = ["METHOD", "Window", "pack_windows", "late_vectors", "late_embed", "with_late", "check_late_encoder"]
 
 #: What a late-chunked vector is (stamped into the store's space and the strategy's parameters).
 METHOD = ("late chunking v1: whole chunks packed into the encoder window, each pooled from its own wordpieces "
@@ -117,7 +117,8 @@ def pack_windows(chunks: Sequence[Chunk], wordpieces: Sequence[int], room: int) 
     return windows
 
 
-def _check(encoder: Any) -> None:
+def check_late_encoder(encoder: Any) -> None:
+    """ValueError unless ``encoder`` gives wordpiece vectors and mean-pools them (what late chunking needs)."""
     for name in ("_forward", "tokenizer", "max_seq_length"):
         if not hasattr(encoder, name):
             raise ValueError(f"late chunking needs the wordpiece vectors of a transformers encoder "
@@ -143,7 +144,7 @@ def late_vectors(encoder: Any, windows: Sequence[Window], *, progress=None) -> l
     Windows run in batches of the encoder's ``batch_size``, longest first, on
     the encoder's CPU passes at once as :meth:`~ragdiag.index.encoder.Encoder.encode` does.
     """
-    _check(encoder)
+    check_late_encoder(encoder)
     out: list[np.ndarray | None] = [None] * len(windows)
     if not windows:
         return []
@@ -204,7 +205,7 @@ def late_embed(encoder: Any, chunks: Sequence[Chunk], *, store=None, progress=No
     stamp plus :data:`METHOD`), keyed by the window's text and the chunk's span in it;
     a window with any vector missing is computed again whole.
     """
-    _check(encoder)
+    check_late_encoder(encoder)
     chunks = list(chunks)
     dim = int(encoder.dim)
     out = np.zeros((len(chunks), dim), dtype=np.float32)
