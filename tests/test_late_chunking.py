@@ -105,6 +105,12 @@ def test_a_chunk_that_fills_its_window_gets_its_plain_vector(encoder):
     plain = encoder.encode([c.embed_text for c in chunks])
     np.testing.assert_allclose(vectors, plain, atol=1e-5)  # every chunk is alone in its window here
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-5)
+    # the oracle: sentence-transformers' own pooling and normalisation of the same model
+    from sentence_transformers import SentenceTransformer
+
+    st = SentenceTransformer(str(encoder.folder), device="cpu", local_files_only=True)
+    np.testing.assert_allclose(vectors, st.encode([c.embed_text for c in chunks], normalize_embeddings=True),
+                               atol=1e-5)
 
 
 @pytest.mark.model
