@@ -13,8 +13,8 @@ two windows and its context is cut at its window's edges (a chunk at a window's
 start sees only what follows it, one at the end only what precedes it). A chunk
 longer than the window is a window alone, truncated exactly as plain embedding
 truncates it. On the bundled corpus strategy E's chunks average 119 wordpieces,
-so a window holds about two chunks: late chunking there adds the context of
-one neighbour, not of the whole section.
+so a window holds one or two of them (918 chunks in 559 windows): late chunking
+there adds the context of at most one neighbour, not of the whole section.
 
 A window reads the chunks' embedded texts (for E and F the ``[Doc > Section]``
 header line, then the chunk's text) joined by a newline; the wordpiece
