@@ -13,6 +13,7 @@ from ui.tables import chunking_view, destroyed_view, sizes_view, truncated_view
 from ui.state import text_part
 from ui.chart_theme import themed
 from ui.ledger_view import ledger_for, ledger_frame
+from ui.report import remember_ledger
 
 st.title("Chunking")
 ev, token = evaluation()
@@ -92,10 +93,12 @@ if ev.result(ledger_ctx.config).config.external:
     st.caption("The ledger compares ragdiag's own chunkings: pick a configuration of ours in the sidebar.")
 else:
     led, rungs = ledger_for(ev, token, ledger_ctx.config, ledger_ctx.gate)
+    remember_ledger(token, led)  # the Summary's and Export's report downloads carry it in their appendix
     st.caption(md_text(led.summary()) + " One row per query a strategy or context method repairs (lost under "
                f"{md_text(led.baseline.config)}, answered with it) or breaks; the interval is answered at the gate, "
                "row minus baseline, over questions, simultaneous over the rows. Other strategies join with "
-               "RAGDIAG_STRATEGIES (e.g. A,B,C,D,E,F,R,M,W,S).")
+               "RAGDIAG_STRATEGIES (e.g. A,B,C,D,E,F,R,M,W,S). The report downloads (Summary, Export) now carry "
+               "this ledger in their appendix.")
     lview, lconst = drop_constant(ledger_frame(led, rungs, {c.label for c in ev.results},
                                                {k: v for k, v in link_params().items() if k != "config"}),
                                   keep=("config", "inspect"))

@@ -45,7 +45,7 @@ def page() -> None:
     st.caption(f"About {md_text(config_words(config))} at cut {ctx.cut_words}, keeping at most {keep} passages: "
                f"{about}.")
     try:
-        html, markdown = _report(token, ev, report_args(ev, ctx))
+        html, markdown = _report(token, ev, report_args(ev, ctx, token=token))
     except ValueError as exc:  # a context the report cannot be made at: said, not raised
         html = markdown = None
         st.info(f"No report at cut {ctx.cut_words}: {md_text(exc)}. The files below do not depend on the cut.")

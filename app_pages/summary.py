@@ -88,7 +88,7 @@ if not ctx.is_recommendation:
 
 b1, b2 = st.columns(2)
 # one report per context: the Summary's button and the Export page's give the same report, and say its cut
-b1.download_button(f"Download report at cut {ctx.cut_words}", report_builder(ev, report_args(ev, ctx)),
+b1.download_button(f"Download report at cut {ctx.cut_words}", report_builder(ev, report_args(ev, ctx, token=token)),
                    file_name="ragdiag-report.html", mime="text/html", icon=":material/download:", type="primary",
                    key="summary_report", on_click="ignore", width="stretch",
                    help="The context (sidebar: configuration, cut, goals), the Export page's report, as one HTML "

@@ -153,3 +153,60 @@ def test_truth_needles_on_the_bundled_corpus(corpus, truth):
 
     needles = [(q.id, q.doc_id, q.start, q.end) for q in truth.questions]
     assert destroyed_needles(chunk_corpus(corpus, STRATEGIES["W"]), needles) == []
+
+
+class FakeMarkerEncoder:
+    """A FAKE encoder for this plumbing test only: [1, 0] for a text holding ``marker``, else [0, 1]."""
+
+    def __init__(self, marker: str):
+        self.marker = marker
+        self.stamp = {"model": f"FAKE-marker-{marker}"}
+
+    def encode(self, texts, *, progress=None):
+        return np.array([[1.0, 0.0] if self.marker in t else [0.0, 1.0] for t in texts])
+
+
+_TOPICS = ("zebras graze grass. zebras graze plains. zebras graze slowly. "
+           "volcanic ash falls. volcanic ash covers. volcanic ash cools.")
+
+
+@pytest.mark.parametrize("marker, first", [
+    # each sentence is embedded with its neighbours: "grass" is in the first two of those, "covers" in the last three,
+    # so the one distance of 1 (the cut) is after sentence 2 for "grass" and after sentence 3 for "covers"
+    ("grass", "zebras graze grass. zebras graze plains."),
+    ("covers", "zebras graze grass. zebras graze plains. zebras graze slowly."),
+])
+def test_semantic_breakpoints_follow_the_given_encoder(marker, first):
+    doc = make_document("topics", _TOPICS)
+    with semantic.breakpoint_encoder(FakeMarkerEncoder(marker)):
+        got = [c.content for c in chunk_document(doc, STRATEGIES["S"])]
+    assert got[0] == first and " ".join(got) == _TOPICS
+    # outside the block, the default model (here the FAKE bag-of-words of RAGDIAG_ENCODER) cuts at the topic change
+    assert [c.content for c in chunk_document(doc, STRATEGIES["S"])][0] == \
+        "zebras graze grass. zebras graze plains. zebras graze slowly."
+
+
+def test_an_index_of_s_takes_its_breakpoints_from_the_runs_encoder():
+    from ragdiag.documents.corpus import Corpus
+    from ragdiag.documents.truth import GroundTruth
+    from ragdiag.evaluation.evaluate import build_index
+
+    from fakes import FakeEncoder
+
+    class FakeMarkerRunEncoder(FakeEncoder):
+        """FAKE: the bag-of-words encoder's tokens, [1, 0]/[0, 1] vectors by the marker "grass"."""
+
+        stamp = {"model": "FAKE-marker-run"}
+
+        def encode(self, texts, *, progress=None):
+            return FakeMarkerEncoder("grass").encode(texts)
+
+    corpus = Corpus(root="t", documents=(make_document("topics", _TOPICS),), name="t")
+    index = build_index(corpus, GroundTruth((), ()), STRATEGIES["S"], FakeMarkerRunEncoder())
+    assert index.chunks[0].content == "zebras graze grass. zebras graze plains."
+
+
+def test_a_breakpoint_encoder_must_encode():
+    with pytest.raises(TypeError, match="encode"):
+        with semantic.breakpoint_encoder(object()):
+            pass

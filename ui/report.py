@@ -7,7 +7,29 @@ from typing import Callable
 from ragdiag.evaluation.records import Evaluation
 from ui.comparator import declared
 
-__all__ = ["report_args", "report_builder", "ruler_section"]
+__all__ = ["report_args", "report_builder", "ruler_section", "remember_ledger", "shown_ledger", "LEDGER_KEY"]
+
+#: Where the Chunking page leaves the ledger it showed, for the report downloads: ``(evaluation token, section)``.
+LEDGER_KEY = "report_ledger"
+
+
+def remember_ledger(token: str, led) -> None:
+    """The Chunking page's ledger (computed for the evaluation ``token``), kept for this session's report downloads."""
+    import streamlit as st
+
+    from ragdiag.present.report.ledger import LedgerSection
+
+    st.session_state[LEDGER_KEY] = (token, LedgerSection.of(led))
+
+
+def shown_ledger(token: str):
+    """The repair ledger the Chunking page last showed in this session for the evaluation ``token``, as the report's
+    appendix section; None when the page has not computed one (the report never computes it: it takes seconds to
+    minutes)."""
+    import streamlit as st
+
+    got = st.session_state.get(LEDGER_KEY)
+    return got[1] if got is not None and got[0] == token else None
 
 
 def ruler_section(ev: Evaluation, args: dict):
@@ -19,12 +41,17 @@ def ruler_section(ev: Evaluation, args: dict):
     return report_section(ev, primary_k=args.get("k") or args.get("keep") or DEFAULT_KEEP)
 
 
-def report_args(ev: Evaluation, ctx, *, recommendation: bool = False) -> dict:
+def report_args(ev: Evaluation, ctx, *, recommendation: bool = False, token: str | None = None) -> dict:
     """:func:`~ragdiag.present.report.build.build_report`'s arguments for ``ctx`` (the recommendation, decided by
-    the library, when ``recommendation`` or when the context is the recommendation)."""
+    the library, when ``recommendation`` or when the context is the recommendation). With the evaluation's
+    ``token``, the repair ledger the Chunking page already computed for it joins the appendix (``ledger``)."""
     about_rec = recommendation or ctx.is_recommendation
-    return {"config": None if about_rec else ctx.config, "cut": None if about_rec else ctx.cut, "keep": ctx.keep,
+    args = {"config": None if about_rec else ctx.config, "cut": None if about_rec else ctx.cut, "keep": ctx.keep,
             "max_bluff": ctx.max_bluff, "min_answered": ctx.min_answered, "baseline": declared(ev), "baseline_source": "the operator"}
+    ledger = shown_ledger(token) if token is not None else None
+    if ledger is not None:
+        args["ledger"] = ledger
+    return args
 
 
 def report_builder(ev: Evaluation, args: dict, fmt: str = "html") -> Callable[[], str]:

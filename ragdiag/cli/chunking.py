@@ -37,6 +37,10 @@ def register(sub) -> None:
                    help="with --ledger: imported context prefixes, JSON Lines of {doc, start, end, prefix} written "
                         "elsewhere for chunks of the baseline's strategy; they are embedded before those chunks (the "
                         "quote stays the chunk's text) and the result is a row of its own, <baseline>+P")
+    p.add_argument("--late", action="store_true",
+                   help="with --ledger: a row <baseline>+LATE, the baseline's chunks with late-chunked vectors (each "
+                        "chunk pooled from its own wordpieces, read with its neighbours in the encoder's 256-wordpiece "
+                        "window; the quote stays the chunk's text)")
     p.add_argument("--expand", default="neighbours,section",
                    help="with --ledger: context added at retrieval time to the baseline's kept chunks, each a row "
                         "(<baseline>+neighbours: the chunks either side; <baseline>+section: the whole section), "
@@ -115,6 +119,14 @@ def cmd_chunking(args) -> int:
             raise UsageError("--prefixes needs --ledger and a named baseline (--baseline E): the prefixes were "
                              "written for the chunks of one strategy")
         names.append(_register_prefixes(args.prefixes, loaded[0], STRATEGIES[strategy]))
+    if args.late:
+        if not args.ledger or strategy is None:
+            raise UsageError("--late needs --ledger and a named baseline (--baseline E): it late-chunks the "
+                             "baseline's chunks")
+        from ..index.chunking import register_strategy
+        from ..index.late import with_late
+
+        names.append(register_strategy(with_late(STRATEGIES[strategy]), replace=True).name)
     if not args.ledger:
         ev = evaluate_args(args, names, ["bm25"], loaded)  # the table needs chunks, not a retriever
         rows = chunking_rows(ev)
@@ -129,6 +141,13 @@ def cmd_chunking(args) -> int:
     if unknown := [x for x in expansions if x not in EXPANSIONS]:
         raise UsageError(f"unknown expansion {unknown[0]!r}; choose from {', '.join(EXPANSIONS)}, or none")
     encoder = cli_encoder(args)
+    if args.late:
+        from ..index.late import check_late_encoder
+
+        try:
+            check_late_encoder(encoder)
+        except ValueError as exc:
+            raise UsageError(f"--late: {exc}") from None
     ev = evaluate_args(args, names, [retriever], loaded, encoder=encoder)
     if retriever in ev.unavailable:
         raise UsageError(f"{retriever} cannot run: {ev.unavailable[retriever]}")

@@ -83,10 +83,54 @@ def register(sub) -> None:
     p.add_argument("--no-cost", action="store_true", help="skip measuring build time and per-query latency")
     p.add_argument("--md", default=None, help="Markdown file to write (default: --out with .md; an existing file "
                                               "there that is not a ragdiag report is never overwritten)")
+    p.add_argument("--ledger", default=None, metavar="BASELINE",
+                   help="add the repair ledger to the appendix: against this baseline (a strategy, E, with the "
+                        "retriever hybrid, or a configuration, E/hybrid), every evaluated chunking of its retriever "
+                        "and the baseline with its neighbours and its section added at retrieval, at --keep and --cut "
+                        "(default 0.6), as chunking --ledger prints it; off by default (it prices every chunking)")
     from .history import add_report_options
 
     add_report_options(p)  # --history FILE --history-runs N: the last runs as one chart
     p.set_defaults(func=cmd_report)
+
+
+def _ledger_baseline(spec: str):
+    """The configuration ``report --ledger`` names (a strategy alone: with ``chunking --ledger``'s retriever)."""
+    from ..evaluation.records import Config
+    from ..index.chunking import parse_strategies
+    from ..retrieval.registry import parse_retrievers
+    from .chunking import DEFAULT_RETRIEVER
+
+    try:
+        if "/" in spec:
+            cfg = Config.parse(spec)
+            parse_strategies(cfg.strategy)
+        else:
+            cfg = Config(parse_strategies(spec)[0].name, DEFAULT_RETRIEVER)
+        parse_retrievers(cfg.retriever)
+    except ValueError as exc:
+        raise UsageError(f"--ledger: {exc}") from None
+    if cfg.external:
+        raise UsageError(f"--ledger: {cfg.label} is an external run; the ledger compares ragdiag's own chunkings")
+    return cfg
+
+
+def _ledger_section(ev, base, args, encoder):
+    """The appendix's repair ledger, as ``chunking --ledger`` computes it (expansions neighbours and section)."""
+    from ..analyses.cost import embedding_rate
+    from ..analyses.ledger import ledger
+    from ..present.report.ledger import LedgerSection
+
+    if base.retriever in ev.unavailable:
+        raise UsageError(f"--ledger: {base.retriever} cannot run: {ev.unavailable[base.retriever]}")
+    print(f"computing the repair ledger against {base.label}", file=sys.stderr)
+    rate = None if args.no_cost else embedding_rate(ev, encoder, list(ev.indexes)).seconds_per_token
+    try:
+        led = ledger(ev, base, args.gate, encoder=None if args.no_cost else encoder, embed_rate=rate,
+                     expansions=("neighbours", "section"))
+    except ValueError as exc:
+        raise UsageError(f"--ledger: {exc}") from None
+    return LedgerSection.of(led)
 
 
 def cmd_eval(args) -> int:
@@ -340,6 +384,10 @@ def cmd_report(args) -> int:
     if cfg is not None:  # the named configuration is always evaluated, with the others asked for
         strategies = sorted({*strategies, cfg.strategy}, key=list(STRATEGIES).index)
         retrievers = list(dict.fromkeys([*retrievers, cfg.retriever]))
+    ledger_base = _ledger_baseline(args.ledger) if args.ledger else None
+    if ledger_base is not None:  # the ledger's baseline is evaluated too
+        strategies = sorted({*strategies, ledger_base.strategy}, key=list(STRATEGIES).index)
+        retrievers = list(dict.fromkeys([*retrievers, ledger_base.retriever]))
     encoder = cli_encoder(args)  # one encoder: the evaluation and the cost measurement share its loaded model
     ev = evaluate_args(args, strategies, retrievers, encoder=encoder)
     if cfg is not None and cfg.retriever in ev.unavailable:
@@ -359,6 +407,9 @@ def cmd_report(args) -> int:
 
     print("checking the ruler: can these questions tell the configurations apart?", file=sys.stderr)
     ruler_section = report_section(ev, primary_k=args.gate.k)  # the appendix's "Can this set tell?"
+    ledger_section = None
+    if ledger_base is not None:
+        ledger_section = _ledger_section(ev, ledger_base, args, encoder)
     print("writing the report: the comparisons, the gate, the funnel and the hubs", file=sys.stderr)
     try:
         report = build_report(ev, config=cfg, cut=args.cut, keep=args.gate.keep, k=args.gate.k, max_bluff=args.max_bluff,
@@ -366,7 +417,7 @@ def cmd_report(args) -> int:
                               baseline=baseline.config if baseline else None,
                               baseline_source=baseline.source if baseline else "the operator", encoder=encoder,
                               history=getattr(args, "history", None), history_runs=getattr(args, "history_runs", 10),
-                              ruler=ruler_section)
+                              ruler=ruler_section, ledger=ledger_section)
         paths = write_report(report, out, md=md)
     except ValueError as exc:
         raise UsageError(str(exc)) from None

@@ -25,6 +25,7 @@ from ..documents.corpus import Corpus
 from ..core.blas import blas_threads_for
 from ..core.defaults import RERANK_HEAD, TOP
 from ..index.encoder.protocols import SupportsTokenSink
+from ..index.splitters.semantic import breakpoint_encoder
 from .records import Config, ConfigResult, Evaluation, StrategyIndex
 from ..core.progress import Progress, ProgressEvent
 from ..retrieval.base import QueryBatch, Unavailable
@@ -79,18 +80,23 @@ def build_index(corpus: Corpus, truth: GroundTruth, strategy: Strategy, encoder,
     ``keep_tokens(text, vectors)`` receives the wordpiece vectors of every text
     embedded now (for MaxSim), when the encoder can give them.
     """
-    chunks = chunk_corpus(corpus, strategy)
+    with breakpoint_encoder(encoder):  # strategy S finds its breakpoints with the run's model
+        chunks = chunk_corpus(corpus, strategy)
     memo = None
     if getattr(store, "root", None) is not None:
         from ..index.store.memo import Memo
 
         memo = Memo(store.root)
     report = chunk_report(strategy, chunks, truth.needles(), encoder, memo=memo)
-    if keep_tokens is not None and isinstance(encoder, SupportsTokenSink):
+    if keep_tokens is not None and isinstance(encoder, SupportsTokenSink) and not strategy.late:
         encoder = _TokenTap(encoder, keep_tokens)
     texts = [c.embed_text for c in chunks]
     cb = (lambda d, t: progress(ProgressEvent("embed", strategy.name, None, d, t))) if progress else None
-    if store is not None:
+    if strategy.late:  # vectors that depend on the chunk's context: their own store space (ragdiag.index.late)
+        from ..index.late import late_embed
+
+        vectors, computed = late_embed(encoder, chunks, store=store, progress=cb)
+    elif store is not None:
         res = store.embed(encoder, texts, progress=cb)
         vectors, computed = res.vectors, res.computed
     else:

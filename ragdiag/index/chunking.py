@@ -74,6 +74,9 @@ class Strategy:
     #: Imported context: ``(doc_id, start, end, prefix)``; a chunk at exactly that span embeds ``prefix`` before
     #: its text (:mod:`ragdiag.index.prefixes`), its quote unchanged. Empty for every built-in strategy.
     prefixes: tuple[tuple[str, int, int, str], ...] = field(default=(), repr=False)
+    #: Late chunking (:mod:`ragdiag.index.late`): each chunk's vector pooled from its own wordpieces, read in a
+    #: window of its neighbours; its chunks, quotes and citations unchanged. False for every built-in strategy.
+    late: bool = False
 
     def __post_init__(self):
         if self.cuts is not None and self.cuts not in SPANNERS:
@@ -102,6 +105,8 @@ class Strategy:
             parts.append(f"overlap {self.overlap_chars}")
         if self.prefixes:
             parts.append(f"imported prefixes ({len(self.prefixes)})")
+        if self.late:
+            parts.append("late chunking")
         return " + ".join(parts)
 
     def params(self) -> dict:
@@ -118,6 +123,8 @@ class Strategy:
             # Only imported prefixes add these: what is embedded changes with every prefix.
             **({"prefixes": len(self.prefixes), "prefixes_sha256": _prefixes_digest(self.prefixes)}
                if self.prefixes else {}),
+            # Only late chunking adds this: the same chunks, other vectors.
+            **({"late": True} if self.late else {}),
         }
 
 

@@ -37,6 +37,7 @@ from ...analyses.versus import versus
 from .diag import diag_sections
 from .history import history_section
 from .ruler import RulerSection
+from .ledger import LedgerSection
 from .gate import Curve, GateSection
 from .model import Report
 from .story import AltRow, AlternativesSection, EffectsSection, FlowSection, Headline
@@ -276,7 +277,7 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
                  min_answered: float | None = None, costs=None,
                  machine: dict | None = None, baseline: str | None = None,
                  baseline_source: str = "the operator", encoder=None, history=None,
-                 history_runs: int = 10, ruler=None) -> Report:
+                 history_runs: int = 10, ruler=None, ledger=None) -> Report:
     """Gather the report of ``ev``: the recommendation first, then where the questions go, the alternatives
     and the chunking switches, then the appendix.
 
@@ -298,6 +299,9 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
     ``ruler``: the ruler check of the ground truth, computed by the caller
     (:class:`ragdiag.present.report.ruler.RulerSection`, e.g. ``ragdiag.authoring.ruler.report_section(ev)``),
     becomes the appendix section "Can this set tell?"; it is rendered, never computed here.
+    ``ledger``: the repair ledger, computed by the caller (:class:`ragdiag.present.report.ledger.LedgerSection`,
+    ``LedgerSection.of(ragdiag.analyses.ledger.ledger(ev, "E/hybrid"))``), becomes the appendix section "Which
+    chunking repairs what"; rendered, never computed here (it evaluates and prices every chunking: minutes).
     """
     if not ev.results:
         raise ValueError("nothing was evaluated")
@@ -319,6 +323,8 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
 
     if ruler is not None and not isinstance(ruler, RulerSection):
         raise ValueError(f"ruler must be a RulerSection (Ruler.section()), got {type(ruler).__name__}")
+    if ledger is not None and not isinstance(ledger, LedgerSection):
+        raise ValueError(f"ledger must be a LedgerSection (LedgerSection.of(ledger)), got {type(ledger).__name__}")
     needles = _needle_section(ev)
     rec = recommend(ev, base, max_bluff=max_bluff, costs=costs)
     compared = rec.comparison  # the alternatives are what the decision compared: answered at each one's own cut
@@ -351,4 +357,5 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
         diag=diag_sections(ev, cfg, decided, costs=costs, machine=machine),
         history=None if history is None else history_section(history, cfg.label, last=history_runs),
         ruler=ruler,
+        ledger=ledger,
     )

@@ -43,6 +43,7 @@ class Report(OnGate):
     diag: object | None = None  # ragdiag.present.report.diag.DiagSections: funnel, hubs, cost, variants
     history: object | None = None  # ragdiag.present.report.history.HistorySection: the last runs (report --history)
     ruler: object | None = None  # ragdiag.present.report.ruler.RulerSection: "Can this set tell?" (computed outside)
+    ledger: object | None = None  # ragdiag.present.report.ledger.LedgerSection: the repair ledger (computed outside)
 
     # -- shortcuts ------------------------------------------------------------
 
