@@ -1,5 +1,5 @@
-r"""Rules for watching the refused share of live traffic that a change of mix cannot fool (a library piece for
-``monitor``; :mod:`ragdiag.analyses.monitor` does not call it yet).
+r"""Rules for watching the refused share of live traffic that a change of mix cannot fool (what ``monitor`` and
+the Monitor page judge with: :func:`ragdiag.analyses.monitor.judge_log`).
 
 The share the gate refuses depends on the traffic's mix: live traffic with 10%
 off-topic queries refuses less than a ground truth with 32%, with nothing
