@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 
 from test_app_pages import app, fake_app, texts  # noqa: F401 (fake_app is a fixture)
