@@ -89,6 +89,9 @@ except ValueError as exc:
     st.stop()
 
 st.markdown(f"#### {md_text(mon.headline)}")
+if mon.expected is None and mon.periods:
+    st.caption("State the share of live queries that are off-topic in the field above to judge each "
+               f"{period} (the premise travels in the link as `?offtopic=`).")
 if mon.bad_count:
     st.warning(md_text(mon.bad_words))
 if not mon.periods:

@@ -139,3 +139,13 @@ def test_the_log_is_read_once_for_every_cut_grouping_and_premise(fake_app, tmp_p
                    encoding="utf-8")
     at.run()  # an edited log is another file: read again
     assert not at.exception and len(reads) == 2
+
+
+@pytest.mark.parametrize("value", ["abc", "500", "nan"])
+def test_a_bad_premise_in_a_link_is_no_premise(fake_app, tmp_path, monkeypatch, value):
+    log = tmp_path / "live.jsonl"
+    _write_log(log, fake_app["truth"])
+    monkeypatch.setenv("RAGDIAG_MONITOR_LOG", str(log))
+    at = app(PAGE, config="E/dense", cut="0.65", keep="4", offtopic=value)
+    assert not at.exception and at.number_input(key="offtopic").value is None
+    assert "the refused share is not judged" in texts(at) and "State the share of live queries" in texts(at)
