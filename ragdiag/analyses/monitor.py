@@ -469,7 +469,7 @@ class Monitor:
         if self.expected is None:
             return (f"{self.queries:,} queries over {n} {self.period}s at cut {cut_text(self.cut)}; "
                     f"{NOT_JUDGED}.")
-        premise = f"with {self.expected.off_topic_share:.0%} of live queries off-topic"
+        premise = f"with {self.expected.share_text} of live queries off-topic"
         moved = self.flagged
         alarm = (f"the running count alarmed after {self.alarm.queries:,} queries ({self.period} {self.alarm.period})"
                  if self.alarm is not None else "")
@@ -638,7 +638,7 @@ def _sentence(name: str, refused: RateCell, queries: int, band: tuple[int, int] 
         return head  # not judged: the headline says why, once
     lo, hi = band
     pred = (f"predicted {lo:,}–{hi:,} ({100 * lo / max(queries, 1):.0f}–{100 * hi / max(queries, 1):.0f}%) "
-            f"for {queries:,} queries with {expected.off_topic_share:.0%} off-topic")
+            f"for {queries:,} queries with {expected.share_text} off-topic")
     if direction:
         return f"{head}, {pred}: {direction} refused than predicted, the questions moved"
     return f"{head}, {pred}: as predicted"
