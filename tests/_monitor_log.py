@@ -99,3 +99,36 @@ def write_synthetic_log(path: str | Path, truth_path: str | Path, *, answerable_
     path = Path(path)
     path.write_text("\n".join(out) + "\n", encoding="utf-8")
     return path
+
+
+def write_mix_log(path: str | Path, truth_path: str | Path, *, off_topic_share: float, weeks: int = 12,
+                  per_week: int = 300, shift_from_week: int | None = None, seed: int = 46) -> Path:
+    """A log of ``weeks`` ISO weeks of ``per_week`` queries drawn from the ground truth's own distributions.
+
+    Each query is off-topic with chance ``off_topic_share`` (one of the truth's off-topic queries, uniformly),
+    else answerable (a question uniformly, then one of its phrasings): the calibration's distributions in a
+    live mix, nothing moved. From week ``shift_from_week`` (0-based) on, a new off-topic topic arrives
+    (:data:`OFF_TOPIC`) at twice the stated share, so that off-topic queries are three times the share.
+    """
+    import random
+
+    t = json.loads(Path(truth_path).read_text(encoding="utf-8"))
+    questions = [list(q["queries"].values()) for q in t["questions"]]
+    ood = [o["query"] for o in t.get("ood", [])]
+    rng = random.Random(seed)
+    lines = []
+    for week in range(weeks):
+        shifted = shift_from_week is not None and week >= shift_from_week
+        for i in range(per_week):
+            u = rng.random()
+            if shifted and u < 2 * off_topic_share:
+                q = rng.choice(OFF_TOPIC)
+            elif u < (3 if shifted else 1) * off_topic_share:
+                q = rng.choice(ood)
+            else:
+                q = rng.choice(rng.choice(questions))
+            when = WEEK1.replace(hour=0) + timedelta(days=7 * week, seconds=i * (7 * 86_400 // per_week))
+            lines.append(json.dumps({"query": q, "time": when.isoformat().replace("+00:00", "Z")}))
+    path = Path(path)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +21,7 @@ from _monitor_log import write_synthetic_log
 REPO = Path(__file__).resolve().parent.parent
 DOC = REPO / "docs" / "monitor.md"
 TRUTH = REPO / "data" / "sklearn-user-guide.truth.json"
-COMMAND = "ragdiag monitor E/hybrid --log live.jsonl"
+COMMAND = "ragdiag monitor E/hybrid --log live.jsonl --off-topic-share 0.32"
 
 pytestmark = pytest.mark.model
 
@@ -53,6 +52,13 @@ def test_the_page_shows_what_the_command_prints(tmp_path):
     excerpt = text[text.index('{"period": "2026-W48"'):]
     assert f'"queries": {week["queries"]}' in excerpt
     assert f'"count": {week["refused"]["count"]}, "rate": {week["refused"]["rate"]:.3f}' in excerpt
-    assert f'"low": {doc["periods"][2]["expected"]["low"]:.3f}' in excerpt
-    assert re.search(rf'"drift_p": {week["drift_p"]:.2e}'.replace("+", r"\+"), excerpt)
+    assert f'"low_count": {week["predicted"]["low_count"]}, "high_count": {week["predicted"]["high_count"]}' in excerpt
+    assert f'"low": {week["predicted"]["low"]:.3f}, "high": {week["predicted"]["high"]:.3f}' in excerpt
+    assert f'"direction": "{week["direction"]}"' in excerpt and week["flagged"]
     assert f'"distance": {week["farthest"][0]["distance"]:.3f}' in excerpt
+    # the sentences quoted in the prose are the command's
+    assert week["sentence"].split(" for ")[0] in text
+    flat = " ".join(text.split())
+    assert f'only to {doc["expected"]["words"].split("expects ")[1].removesuffix(" refused")}' in flat
+    plain = run(tmp_path, *COMMAND.split()[1:-2]).splitlines()[0]
+    assert f'the first line reads "{plain}"' in flat

@@ -23,7 +23,8 @@ from ragdiag.documents.truth import GroundTruth, load_truth
 from ui.background import Background, start_background
 
 __all__ = ["corpus", "truth", "encoder", "store", "background", "sweep_for", "choice_for", "distances_for",
-           "funnels", "costs", "nearest_distances", "by_evaluation", "data_by_evaluation", "collection_runs"]
+           "funnels", "costs", "nearest_distances", "by_evaluation", "data_by_evaluation", "collection_runs",
+           "monitor_reading"]
 
 
 # ----- inputs, models, the store, the shared job --------------------------------------------------
@@ -157,6 +158,22 @@ def by_evaluation(name: str, token: str, params: tuple, _compute: Callable[[], o
 @st.cache_data(max_entries=16, show_spinner=False)
 def data_by_evaluation(name: str, token: str, params: tuple, _compute: Callable[[], object]):
     """Like :func:`by_evaluation` for tables and bytes (each session gets its own copy)."""
+    return _compute()
+
+
+# ----- the operator's query log (RAGDIAG_MONITOR_LOG) ----------------------------------------------
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def monitor_reading(path: str, size: int, mtime_ns: int, job: str, strategy: str, model: str | None,
+                    _compute: Callable[[], object]):
+    """The query log read and embedded once (a :class:`~ragdiag.analyses.monitor.MeasuredLog`, about 12 bytes a
+    query), shared by every session.
+
+    Keyed by the file (path, size, modification time), the shared job (``job``: its chunk vectors) and what the
+    distance is measured with (the strategy's chunks, the gate's model): never by the cut, the keep, the
+    configuration's retriever or the grouping, which :func:`~ragdiag.analyses.monitor.judge_log` applies to it
+    in milliseconds. An edited log has another size or time, so it is read again.
+    """
     return _compute()
 
 

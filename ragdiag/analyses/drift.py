@@ -1,5 +1,5 @@
-r"""Rules for watching the refused share of live traffic that a change of mix cannot fool (a library piece for
-``monitor``; :mod:`ragdiag.analyses.monitor` does not call it yet).
+r"""Rules for watching the refused share of live traffic that a change of mix cannot fool (what ``monitor`` and
+the Monitor page judge with: :func:`ragdiag.analyses.monitor.judge_log`).
 
 The share the gate refuses depends on the traffic's mix: live traffic with 10%
 off-topic queries refuses less than a ground truth with 32%, with nothing
@@ -52,9 +52,18 @@ class Expected:
     low: float
     high: float
 
+    @property
+    def share_text(self) -> str:
+        """The premise as a percentage, to a tenth where it has one: ``'10%'``, ``'12.5%'``.
+
+        >>> Expected(0.125, 0.1, 0.2).share_text, Expected(0.1, 0.1, 0.2).share_text
+        ('12.5%', '10%')
+        """
+        return f"{100 * self.off_topic_share:.1f}".removesuffix(".0") + "%"
+
     def words(self) -> str:
         """``'with 10% of live queries off-topic (a premise), the calibration expects 9–30% refused'``."""
-        return (f"with {self.off_topic_share:.0%} of live queries off-topic (a premise), the calibration expects "
+        return (f"with {self.share_text} of live queries off-topic (a premise), the calibration expects "
                 f"{100 * self.low:.0f}–{100 * self.high:.0f}% refused")
 
 

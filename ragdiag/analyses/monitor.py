@@ -5,25 +5,29 @@ A query log (JSON Lines or CSV: ``query``, ``time`` in ISO 8601, optionally
 the configuration's encoder (through the store when one is given), and each
 query's *closest-chunk distance* is the cosine distance of the dense model to
 the nearest chunk of the configuration's strategy (the distance the gate reads,
-:mod:`ragdiag.core.gate`). Per period (a day, or an ISO week):
+:mod:`ragdiag.core.gate`). Reading and embedding happen once per log
+(:func:`measure_log`: a :class:`MeasuredLog` of distances in time order); a
+cut, a keep or a grouping is then applied to it in milliseconds
+(:func:`judge_log`).
 
-* the share of queries the gate refuses at the cut (nothing under it), with its
-  95% interval over queries (:func:`~ragdiag.analyses.compare.intervals.rate_interval`);
-* the share the calibration expects: the same rule on the ground truth's
-  queries (its answerable and out-of-domain mix, stated), with its interval;
-* a two-sample Kolmogorov-Smirnov test of the period's distances against the
-  calibration's (exact for small samples, asymptotic otherwise: scipy's
-  ``ks_2samp(method="auto")``), its p adjusted by Holm over the periods shown.
+The share the gate refuses depends on the live traffic's mix, so it is judged
+only under a stated premise, the live off-topic share (the rules of
+:mod:`ragdiag.analyses.drift`); without one it is shown and not judged. Given
+the premise:
 
-A period is flagged when its refused interval and the calibration's do not
-overlap (the refused share moved), or when the distribution test rejects at
-:data:`ALPHA` after Holm *and* the KS distance is at least :data:`MIN_SHIFT`
-(a shift too small to matter is not called a move, however many queries a
-period holds).
+* per period (a day, or an ISO week), a *prediction* band for the refused
+  count of a period of that size, corrected over the periods shown
+  (Bonferroni);
+* over the whole log in time order, an anytime-valid sequential rule (Ville's
+  inequality), so that reading the log every day does not raise false alarms.
 
-Memory is bounded by the batch (:data:`BATCH` lines) plus four bytes per query
-(the distances the test reads) and a few kept queries per period: a million
-lines stream in well under 1 GB.
+With nothing moved and the premise true, a run raises any alarm with a chance
+of at most 5% (:data:`ragdiag.analyses.drift.LEVELS`), whatever the number of
+periods or of readings.
+
+Memory is bounded by the batch (:data:`BATCH` lines) plus twelve bytes per
+query (its distance and time) and a few kept queries per day: a million lines
+stream in well under 1 GB.
 
 >>> p = period_key(_parse_time("2026-11-24T10:00:00Z"), "week"), period_key(_parse_time("2026-11-24"), "day")
 >>> p
@@ -39,37 +43,43 @@ import json
 import os
 from array import array
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
 from ..core.gate import Gate, cut_text
-from ..core.stats import holm
 from ..core.words import rate_text
 from ..evaluation.rows import RateCell
 from .compare.intervals import rate_interval
+from .drift import LEVELS, Expected, expected_share, judge_periods, period_band, sequential_alarm
 
-__all__ = ["MAX_LINE", "PERIODS", "BATCH", "ALPHA", "MIN_SHIFT", "SHOW_BAD", "KEEP_QUERIES", "TEST", "LogLine",
-           "BadLine", "LogRead", "read_log", "period_key", "MonitorProgress", "closest_distances", "Calibration",
-           "calibration", "gate_calibration", "distance_words", "PeriodRow", "Monitor", "monitor_log"]
+__all__ = ["MAX_LINE", "PERIODS", "BATCH", "SHOW_BAD", "KEEP_QUERIES", "TEST", "SEQUENTIAL", "NOT_JUDGED", "LogLine",
+           "BadLine", "read_log", "period_key", "MonitorProgress", "closest_distances", "Calibration",
+           "calibration", "gate_calibration", "distance_words", "MeasuredLog", "measure_log", "PeriodRow", "Alarm",
+           "Monitor", "judge_log", "monitor_log"]
 
 #: The periods a log can be grouped by.
 PERIODS = ("day", "week")
 #: Lines embedded and searched at once (the memory a batch takes: BATCH x chunks float32 distances).
 BATCH = 512
-#: The level of the distribution test (after Holm over the periods shown).
-ALPHA = 0.05
-#: The smallest KS distance called a move (a share of queries: 10 points of the cumulative distribution).
-MIN_SHIFT = 0.10
 #: Bad lines listed by number (all are counted).
 SHOW_BAD = 20
 #: Per period, how many queries nearest to and farthest from the corpus are kept (for a person to read).
 KEEP_QUERIES = 5
-#: The distribution test, in words (every surface states it).
-TEST = ("two-sample Kolmogorov-Smirnov test of the period's closest-chunk distances against the calibration "
-        "queries' (exact for small samples, asymptotic otherwise), p adjusted by Holm over the periods shown")
+#: The per-period rule, in words (every surface states it).
+TEST = ("a period is flagged when its refused count falls outside the band a period of its size shows with nothing "
+        "moved (binomial at the share the calibration expects under the stated off-topic share), each band at "
+        f"{100 * LEVELS[1]:.1f}% split over the periods shown, so more periods do not mean more false alarms")
+#: The sequential rule, in words.
+SEQUENTIAL = ("reading the log every day does not raise false alarms: after every query, in time order, the running "
+              "count of refused queries is weighed against the share the calibration expects, by a test that with "
+              f"nothing moved ever alarms with a chance of at most {100 * LEVELS[2]:.1f}% however often it is read "
+              "(Ville's inequality)")
+#: Why the refused share is not judged without a premise (one sentence).
+NOT_JUDGED = ("the refused share is not judged: it depends on how many live queries are off-topic, and no live "
+              "off-topic share was stated")
 
 
 @dataclass(frozen=True)
@@ -251,8 +261,10 @@ class Calibration:
     """The ground truth's queries seen as the gate sees live ones: closest distances and the mix.
 
     ``refused`` is the share the gate refuses at ``cut`` over the whole mix
-    (the expectation for a live period whose questions are like the ground
-    truth's), ``refused_answerable`` and ``refused_ood`` the same per kind.
+    (the ground truth's own mix, as its author wrote it), ``refused_answerable``
+    and ``refused_ood`` the same per kind. ``questions`` names each answerable
+    query's question (its phrasings share an outcome, so the share a live mix
+    expects counts each question once: :meth:`expected`).
     """
 
     distances: np.ndarray  # closest-chunk distance per calibration query
@@ -261,6 +273,7 @@ class Calibration:
     refused: RateCell
     refused_answerable: RateCell
     refused_ood: RateCell
+    questions: tuple = ()  # per query: its question id (answerable) or None; () = each query its own question
 
     @property
     def mix(self) -> str:
@@ -269,6 +282,30 @@ class Calibration:
         share = n_ood / max(n_in + n_ood, 1)
         return (f"{n_in} answerable and {n_ood} off-topic queries of the ground truth "
                 f"({100 * share:.0f}% off-topic)")
+
+    def answerable_counts(self) -> tuple[float, int]:
+        """(refused, questions) of the answerable questions: a question counts once, refused by the share of its
+        phrasings refused.
+
+        >>> c = calibration([0.2, 0.7, 0.8, 0.9], [True, True, True, False], Gate(cut=0.5), questions=["a", "a", "b", None])
+        >>> c.answerable_counts()
+        (1.5, 2)
+        """
+        refused = ~Gate(cut=self.cut).under(self.distances)
+        ids = list(self.questions) if self.questions else list(range(self.distances.size))
+        per: dict = {}
+        for q, ind, r in zip(ids, self.in_domain, refused):
+            if ind:
+                per.setdefault(q, []).append(bool(r))
+        return float(sum(sum(v) / len(v) for v in per.values())), len(per)
+
+    def expected(self, off_topic_share: float | None) -> Expected | None:
+        """The refused share expected of live traffic with ``off_topic_share`` of its queries off-topic (a premise);
+        ``None`` without one (:func:`ragdiag.analyses.drift.expected_share`)."""
+        if off_topic_share is None:
+            return None
+        return expected_share(self.answerable_counts(), (self.refused_ood.count, int((~self.in_domain).sum())),
+                              off_topic_share)
 
     def as_json(self) -> dict:
         return {"answerable": int(self.in_domain.sum()), "off_topic": int((~self.in_domain).sum()),
@@ -286,8 +323,11 @@ def _refused(distances: np.ndarray, gate: Gate) -> RateCell:
     return RateCell.of(rate_interval(n_ref, int(d.size)))
 
 
-def calibration(distances: Sequence[float], in_domain: Sequence[bool], gate: Gate) -> Calibration:
+def calibration(distances: Sequence[float], in_domain: Sequence[bool], gate: Gate, *,
+                questions: Sequence[str | None] | None = None) -> Calibration:
     """The calibration at ``gate``'s cut from the ground truth's closest distances (see :class:`Calibration`).
+
+    ``questions``: each query's question id (None for off-topic ones); without it each query is its own question.
 
     >>> c = calibration([0.2, 0.3, 0.7, 0.8], [True, True, False, True], Gate(cut=0.5))
     >>> rate_text(c.refused), c.refused_ood.count, c.mix
@@ -297,7 +337,10 @@ def calibration(distances: Sequence[float], in_domain: Sequence[bool], gate: Gat
     ind = np.asarray(in_domain, dtype=bool)
     if d.shape != ind.shape or not d.size:
         raise ValueError("the calibration needs one distance and one in-domain flag per ground-truth query")
-    return Calibration(d, ind, gate.cut, _refused(d, gate), _refused(d[ind], gate), _refused(d[~ind], gate))
+    qs = tuple(questions) if questions is not None else ()
+    if qs and len(qs) != d.size:
+        raise ValueError("the calibration needs one question id (or None) per ground-truth query")
+    return Calibration(d, ind, gate.cut, _refused(d, gate), _refused(d[ind], gate), _refused(d[~ind], gate), qs)
 
 
 def gate_calibration(ev: Any, config: Any, gate: Gate, encoder: Any, *, store: Any = None
@@ -320,7 +363,8 @@ def gate_calibration(ev: Any, config: Any, gate: Gate, encoder: Any, *, store: A
     vectors = gate_chunk_vectors(ev, cfg, store=store)
     texts = [q.text for q in ev.queries]
     qv = store.embed(enc, texts).vectors if store is not None else np.asarray(enc.encode(texts), dtype=np.float32)
-    return calibration(closest_distances(qv, vectors), ev.in_domain, gate), vectors, enc
+    return (calibration(closest_distances(qv, vectors), ev.in_domain, gate,
+                        questions=[q.question_id for q in ev.queries]), vectors, enc)
 
 
 def distance_words(config: Any, keep: int) -> str:
@@ -345,32 +389,51 @@ def distance_words(config: Any, keep: int) -> str:
 
 @dataclass(frozen=True)
 class PeriodRow:
-    """One period of the log: its queries, refused share, the test against the calibration, and the verdict."""
+    """One period of the log: its queries, refused share, its prediction band (under the premise) and the verdict.
+
+    ``band`` is the refused counts a period of ``queries`` shows with nothing moved (``None``: not judged, no
+    premise); ``flagged`` is outside it; ``direction`` is ``"more"`` or ``"fewer"`` when flagged.
+    """
 
     period: str
     queries: int
     refused: RateCell
-    expected: RateCell
-    ks: float  # the KS distance (largest gap between the two cumulative distributions)
-    p: float  # raw p of the KS test
-    drift_p: float  # Holm-adjusted over the periods shown
+    band: tuple[int, int] | None
     flagged: bool
     sentence: str
+    direction: str = ""
     nearest: tuple[tuple[str, float], ...] = ()  # (query, distance), closest to the corpus first
     farthest: tuple[tuple[str, float], ...] = ()  # farthest first
     median: float = float("nan")
 
     def as_json(self) -> dict:
-        return {"period": self.period, "queries": self.queries, "refused": _cell(self.refused),
-                "expected": {"low": self.expected.low, "high": self.expected.high}, "ks": self.ks, "p": self.p,
-                "drift_p": self.drift_p, "flagged": self.flagged, "sentence": self.sentence,
+        band = None if self.band is None else {
+            "low_count": self.band[0], "high_count": self.band[1],
+            "low": self.band[0] / max(self.queries, 1), "high": self.band[1] / max(self.queries, 1)}
+        return {"period": self.period, "queries": self.queries, "refused": _cell(self.refused), "predicted": band,
+                "flagged": self.flagged, "direction": self.direction or None, "sentence": self.sentence,
                 "nearest": [{"query": q, "distance": d} for q, d in self.nearest],
                 "farthest": [{"query": q, "distance": d} for q, d in self.farthest]}
 
 
 @dataclass(frozen=True)
+class Alarm:
+    """Where the sequential rule alarmed: after ``queries`` queries in time order, at ``time``, in ``period``."""
+
+    queries: int
+    time: datetime
+    period: str
+
+    def as_json(self) -> dict:
+        return {"queries": self.queries, "time": self.time.isoformat().replace("+00:00", "Z"), "period": self.period}
+
+
+@dataclass(frozen=True)
 class Monitor:
-    """The whole monitor: every period, the bad lines, the cut, the calibration and the test in words."""
+    """The whole monitor: every period, the bad lines, the cut, the calibration, the premise and the rules in words.
+
+    ``expected`` is ``None`` when no live off-topic share was stated: the refused share is then shown, never judged.
+    """
 
     period: str
     cut: float
@@ -379,11 +442,22 @@ class Monitor:
     bad_lines: tuple[BadLine, ...]  # the first SHOW_BAD
     lines: int  # records read (good and bad)
     calibration: Calibration
+    expected: Expected | None = None
+    alarm: Alarm | None = None
     test: str = TEST
+    sequential: str = SEQUENTIAL
+
+    @property
+    def judged(self) -> bool:
+        return self.expected is not None
 
     @property
     def flagged(self) -> tuple[PeriodRow, ...]:
         return tuple(p for p in self.periods if p.flagged)
+
+    @property
+    def queries(self) -> int:
+        return sum(p.queries for p in self.periods)
 
     @property
     def headline(self) -> str:
@@ -391,13 +465,25 @@ class Monitor:
         if not self.periods:
             return (f"The log holds no usable query ({self.bad_count} bad lines of {self.lines})."
                     if self.lines else "The log is empty: no query to watch.")
-        moved = self.flagged
         n = len(self.periods)
-        if not moved:
-            return (f"The calibration holds: none of the {n} {self.period}s departs from it "
+        if self.expected is None:
+            return (f"{self.queries:,} queries over {n} {self.period}s at cut {cut_text(self.cut)}; "
+                    f"{NOT_JUDGED}.")
+        premise = f"with {self.expected.share_text} of live queries off-topic"
+        moved = self.flagged
+        alarm = (f"the running count alarmed after {self.alarm.queries:,} queries ({self.period} {self.alarm.period})"
+                 if self.alarm is not None else "")
+        if not moved and self.alarm is None:
+            return (f"The calibration holds {premise}: none of the {n} {self.period}s refuses outside what a "
+                    f"{self.period} of its size shows with nothing moved, and the running count never alarmed "
                     f"(cut {cut_text(self.cut)}).")
+        if not moved:
+            return f"The refused share moved {premise} at cut {cut_text(self.cut)}: {alarm}."
         names = ", ".join(p.period for p in moved)
-        return f"{len(moved)} of {n} {self.period}s departed from the calibration at cut {cut_text(self.cut)}: {names}."
+        more = sorted({p.direction for p in moved})
+        how = f"refused {more[0]}" if len(more) == 1 else "refused more or fewer"
+        return (f"{len(moved)} of {n} {self.period}s {how} than the calibration predicts {premise} at cut "
+                f"{cut_text(self.cut)}: {names}" + (f"; {alarm}." if alarm else "."))
 
     @property
     def bad_words(self) -> str:
@@ -409,70 +495,99 @@ class Monitor:
         return f"{self.bad_count} bad lines not counted{more}: {shown}"
 
     def as_json(self) -> dict:
-        return {"period": self.period, "cut": self.cut, "test": self.test, "lines": self.lines,
-                "headline": self.headline, "calibration": self.calibration.as_json(),
+        exp = None if self.expected is None else {"off_topic_share": self.expected.off_topic_share,
+                                                  "low": self.expected.low, "high": self.expected.high,
+                                                  "words": self.expected.words()}
+        return {"period": self.period, "cut": self.cut, "judged": self.judged, "test": self.test,
+                "sequential": self.sequential, "lines": self.lines, "headline": self.headline,
+                "calibration": self.calibration.as_json(), "expected": exp,
+                "alarm": None if self.alarm is None else self.alarm.as_json(),
                 "periods": [p.as_json() for p in self.periods],
                 "bad_lines": {"count": self.bad_count, "first": [{"line": b.line, "reason": b.reason}
                                                                  for b in self.bad_lines]}}
 
 
-class _Period:
-    """What one period keeps while the log streams: float32 distances and the extreme queries."""
+class _Keep:
+    """The KEEP_QUERIES queries nearest to and farthest from the corpus of one day, kept while the log streams."""
 
-    __slots__ = ("distances", "near", "far", "seq")
+    __slots__ = ("near", "far")
 
     def __init__(self):
-        self.distances = array("f")
-        self.near: list = []  # max-heap by -distance: the KEEP_QUERIES smallest
-        self.far: list = []  # min-heap: the KEEP_QUERIES largest
-        self.seq = 0
+        self.near: list = []  # min-heap of (-distance, -line, query): the KEEP_QUERIES smallest
+        self.far: list = []  # min-heap of (distance, -line, query): the KEEP_QUERIES largest
 
-    def add(self, query: str, d: float) -> None:
-        self.distances.append(d)
-        self.seq += 1
+    def add(self, query: str, d: float, line: int) -> None:
         for heap, key in ((self.near, -d), (self.far, d)):
-            item = (key, -self.seq, query)  # ties: the earlier query stays
+            item = (key, -line, query)  # ties: the earlier line stays
             if len(heap) < KEEP_QUERIES:
                 heapq.heappush(heap, item)
             elif item > heap[0]:
                 heapq.heapreplace(heap, item)
 
 
-def _sentence(name: str, refused: RateCell, expected: RateCell, ks: float, drift_p: float, n_periods: int,
-              moved_share: bool, moved_dist: bool) -> str:
-    exp = f"calibration expects {100 * expected.low:.0f}–{100 * expected.high:.0f}%"
-    r = rate_text(refused).split(" ", 1)
-    head = f"{name}: {r[0]} refused {r[1]}, {exp}"
-    test = f"KS distance {ks:.2f}, p = {drift_p:.2g} Holm over {n_periods}"
-    if moved_share:
-        more = "more" if refused.low > expected.high else "fewer"
-        return f"{head}: the questions moved ({more} refused than calibrated; {test})"
-    if moved_dist:
-        return f"{head}, but the distances moved ({test}): the questions moved"
-    return f"{head}: as calibrated ({test})"
+@dataclass(frozen=True)
+class MeasuredLog:
+    """A query log read and embedded once: what every cut, keep and grouping is judged from.
+
+    ``distances`` (float32) and ``times`` (int64 microseconds since 1970 UTC) per usable query, in time order
+    (ties in log order); ``keep`` per UTC day (``YYYY-MM-DD``): its :data:`KEEP_QUERIES` nearest and farthest
+    queries as ``(nearest, farthest)`` lists of ``(query, distance, line)``. About 12 bytes a query.
+    """
+
+    distances: np.ndarray
+    times: np.ndarray
+    keep: dict
+    bad_count: int
+    bad_lines: tuple[BadLine, ...]
+    lines: int
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.distances.nbytes + self.times.nbytes)
+
+    def period_keys(self, period: str) -> np.ndarray:
+        """Per query (time order), the index of its period in :meth:`period_names`."""
+        return self._periods(period)[1]
+
+    def period_names(self, period: str) -> list[str]:
+        return self._periods(period)[0]
+
+    def _periods(self, period: str) -> tuple[list[str], np.ndarray]:
+        if period not in PERIODS:
+            raise ValueError(f"period must be one of {', '.join(PERIODS)}, got {period!r}")
+        days = np.floor_divide(self.times, _DAY_US)
+        uniq, inverse = np.unique(days, return_inverse=True)
+        names = [period_key(_EPOCH + timedelta(days=int(d)), period) for d in uniq]
+        order = sorted(set(names))
+        index = {n: i for i, n in enumerate(order)}
+        return order, np.array([index[n] for n in names], dtype=np.int64)[inverse] if uniq.size else np.zeros(0, int)
 
 
-def monitor_log(path: str | os.PathLike, *, encoder: Any, chunk_vectors: np.ndarray, calibration: Calibration,
-                gate: Gate, period: str = "week", store: Any = None,
-                progress: Callable[[MonitorProgress], None] | None = None, batch: int = BATCH) -> Monitor:
-    """Stream the log at ``path``, measure each query's closest-chunk distance and judge every period.
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_DAY_US = 86_400 * 1_000_000
+
+
+def _micros(t: datetime) -> int:
+    return (t - _EPOCH) // timedelta(microseconds=1)
+
+
+def measure_log(path: str | os.PathLike, *, encoder: Any, chunk_vectors: np.ndarray, store: Any = None,
+                progress: Callable[[MonitorProgress], None] | None = None, batch: int = BATCH) -> MeasuredLog:
+    """Stream the log at ``path`` once and measure each query's closest-chunk distance (a :class:`MeasuredLog`).
 
     ``encoder`` embeds the queries (the model the chunk vectors were made
     with), in batches of ``batch`` lines, through ``store`` when given (its
-    vectors are stamped by the encoder). ``calibration`` holds the ground
-    truth's distances measured the same way (:func:`calibration`); ``gate``'s
-    cut decides "refused". Bad lines are counted, the first
-    :data:`SHOW_BAD` kept by number.
+    vectors are stamped by the encoder). Bad lines are counted, the first
+    :data:`SHOW_BAD` kept by number. Nothing here depends on the cut, the
+    keep or the grouping: :func:`judge_log` applies them.
     """
-    if period not in PERIODS:
-        raise ValueError(f"period must be one of {', '.join(PERIODS)}, got {period!r}")
     if batch < 1:
         raise ValueError(f"batch must be at least 1, got {batch}")
-    from scipy.stats import ks_2samp
-
     total = Path(path).stat().st_size if Path(path).is_file() else 0
     seen = {"bytes": 0}
-    periods: dict[str, _Period] = {}
+    distances = array("f")
+    times = array("q")
+    keep: dict[str, _Keep] = {}
     bad: list[BadLine] = []
     counts = {"bad": 0, "lines": 0, "queries": 0}
     pending: list[LogLine] = []
@@ -483,7 +598,9 @@ def monitor_log(path: str | os.PathLike, *, encoder: Any, chunk_vectors: np.ndar
         vecs = _embed([ln.query for ln in pending], encoder, store)
         dist = closest_distances(vecs, chunk_vectors)
         for ln, d in zip(pending, dist):
-            periods.setdefault(period_key(ln.time, period), _Period()).add(ln.query, float(d))
+            distances.append(float(d))
+            times.append(_micros(ln.time))
+            keep.setdefault(period_key(ln.time, "day"), _Keep()).add(ln.query, float(d), ln.line)
         counts["queries"] += len(pending)
         pending.clear()
         if progress is not None:
@@ -503,29 +620,91 @@ def monitor_log(path: str | os.PathLike, *, encoder: Any, chunk_vectors: np.ndar
         if len(pending) >= batch:
             flush()
     flush()
+    t = np.frombuffer(times, dtype=np.int64) if times else np.zeros(0, np.int64)
+    d = np.frombuffer(distances, dtype=np.float32) if distances else np.zeros(0, np.float32)
+    if t.size > 1 and not bool(np.all(t[1:] >= t[:-1])):  # a log out of time order: sorted (ties in log order)
+        order = np.argsort(t, kind="stable")
+        t, d = t[order], d[order]
+    kept = {day: ([(q, -k, -ln) for k, ln, q in sorted(h.near, reverse=True)],
+                  [(q, k, -ln) for k, ln, q in sorted(h.far, reverse=True)]) for day, h in keep.items()}
+    return MeasuredLog(d, t, kept, counts["bad"], tuple(bad), counts["lines"])
 
-    names = sorted(periods)
-    cal = calibration.distances
-    raw = []
-    for name in names:
-        d = np.frombuffer(periods[name].distances, dtype=np.float32).astype(np.float64)
-        r = ks_2samp(d, cal, method="auto")
-        raw.append((float(r.statistic), float(r.pvalue)))
-    adjusted = holm([p for _, p in raw]) if raw else np.array([])
+
+def _sentence(name: str, refused: RateCell, queries: int, band: tuple[int, int] | None, expected: Expected | None,
+              direction: str) -> str:
+    share = rate_text(refused).split(" ", 1)
+    head = f"{name}: {refused.count:,} of {queries:,} refused ({share[0]}, {share[1][1:-1]})"
+    if band is None or expected is None:
+        return head  # not judged: the headline says why, once
+    lo, hi = band
+    pred = (f"predicted {lo:,}–{hi:,} ({100 * lo / max(queries, 1):.0f}–{100 * hi / max(queries, 1):.0f}%) "
+            f"for {queries:,} queries with {expected.share_text} off-topic")
+    if direction:
+        return f"{head}, {pred}: {direction} refused than predicted, the questions moved"
+    return f"{head}, {pred}: as predicted"
+
+
+def _merge(items: list, n: int, *, far: bool) -> tuple[tuple[str, float], ...]:
+    # (query, distance, line): the n extreme, ties to the earlier line
+    key = (lambda x: (-x[1], x[2])) if far else (lambda x: (x[1], x[2]))
+    return tuple((q, d) for q, d, _ in sorted(items, key=key)[:n])
+
+
+def judge_log(measured: MeasuredLog, calibration: Calibration, gate: Gate, *, period: str = "week",
+              off_topic_share: float | None = None) -> Monitor:
+    """Judge a measured log at ``gate``'s cut, grouped by ``period``, under the premise ``off_topic_share``.
+
+    Without a premise (``None``) every period's refused share is shown and none is judged; with one, each
+    period against its prediction band (:func:`ragdiag.analyses.drift.judge_periods`) and the whole log, in time
+    order, by the sequential rule (:func:`ragdiag.analyses.drift.sequential_alarm`). ``calibration`` must be at
+    ``gate``'s cut.
+    """
+    if period not in PERIODS:
+        raise ValueError(f"period must be one of {', '.join(PERIODS)}, got {period!r}")
+    if calibration.cut != gate.cut:
+        raise ValueError(f"the calibration is at cut {calibration.cut}, the gate at {gate.cut}: measure both alike")
+    expected = calibration.expected(off_topic_share)
+    names, key = measured.period_names(period), measured.period_keys(period)
+    refused = ~gate.under(measured.distances.astype(np.float64))
+    sizes = np.bincount(key, minlength=len(names)).astype(int)
+    counts = np.bincount(key, weights=refused, minlength=len(names)).round().astype(int)
+    flags = judge_periods(list(zip(counts.tolist(), sizes.tolist())), expected) if expected is not None \
+        else [False] * len(names)
+    level = LEVELS[1] / max(1, len(names))
+    by_period: dict[str, list[str]] = {}
+    for day in measured.keep:
+        by_period.setdefault(period_key(datetime.fromisoformat(day).replace(tzinfo=timezone.utc), period),
+                             []).append(day)
     rows = []
-    exp = calibration.refused
-    for name, (ks, p), p_adj in zip(names, raw, adjusted):
-        per = periods[name]
-        d = np.frombuffer(per.distances, dtype=np.float32).astype(np.float64)
-        ref = _refused(d, gate)
-        moved_share = ref.low > exp.high or ref.high < exp.low  # the two 95% intervals do not overlap
-        moved_dist = bool(p_adj < ALPHA and ks >= MIN_SHIFT)
-        label = f"{period} {name}"
-        rows.append(PeriodRow(
-            period=name, queries=int(d.size), refused=ref, expected=exp, ks=ks, p=p, drift_p=float(p_adj),
-            flagged=bool(moved_share or moved_dist),
-            sentence=_sentence(label, ref, exp, ks, float(p_adj), len(names), moved_share, moved_dist),
-            nearest=tuple((q, -k) for k, _, q in sorted(per.near, reverse=True)),
-            farthest=tuple((q, k) for k, _, q in sorted(per.far, reverse=True)),
-            median=float(np.median(d))))
-    return Monitor(period, gate.cut, tuple(rows), counts["bad"], tuple(bad), counts["lines"], calibration)
+    for i, name in enumerate(names):
+        m, k = int(sizes[i]), int(counts[i])
+        band = period_band(m, expected, level) if expected is not None else None
+        direction = ("more" if k > band[1] else "fewer") if flags[i] else ""
+        ref = RateCell.of(rate_interval(k, m))
+        near = [x for day in by_period.get(name, ()) for x in measured.keep[day][0]]
+        far = [x for day in by_period.get(name, ()) for x in measured.keep[day][1]]
+        d = measured.distances[key == i]
+        rows.append(PeriodRow(period=name, queries=m, refused=ref, band=band, flagged=bool(flags[i]),
+                              sentence=_sentence(f"{period} {name}", ref, m, band, expected, direction),
+                              direction=direction, nearest=_merge(near, KEEP_QUERIES, far=False),
+                              farthest=_merge(far, KEEP_QUERIES, far=True),
+                              median=float(np.median(d)) if d.size else float("nan")))
+    alarm = None
+    if expected is not None:
+        at = sequential_alarm(refused, expected)
+        if at is not None:
+            t = _EPOCH + timedelta(microseconds=int(measured.times[at - 1]))
+            alarm = Alarm(at, t, names[int(key[at - 1])])
+    return Monitor(period, gate.cut, tuple(rows), measured.bad_count, measured.bad_lines, measured.lines,
+                   calibration, expected, alarm)
+
+
+def monitor_log(path: str | os.PathLike, *, encoder: Any, chunk_vectors: np.ndarray, calibration: Calibration,
+                gate: Gate, period: str = "week", off_topic_share: float | None = None, store: Any = None,
+                progress: Callable[[MonitorProgress], None] | None = None, batch: int = BATCH) -> Monitor:
+    """:func:`measure_log` then :func:`judge_log`: the log at ``path`` judged in one call (the command's path)."""
+    if period not in PERIODS:
+        raise ValueError(f"period must be one of {', '.join(PERIODS)}, got {period!r}")
+    measured = measure_log(path, encoder=encoder, chunk_vectors=chunk_vectors, store=store, progress=progress,
+                           batch=batch)
+    return judge_log(measured, calibration, gate, period=period, off_topic_share=off_topic_share)

@@ -3,7 +3,9 @@
 ``monitor CONFIG --log FILE`` streams a query log (JSON Lines or CSV with
 ``query`` and ``time``), measures every query's closest-chunk distance with the
 configuration's model, and says per day or week whether the share the gate
-refuses and the distances still look like the calibration (the ground truth).
+refuses is what the calibration (the ground truth) predicts for live traffic
+with ``--off-topic-share P`` of its queries off-topic (a premise: without it
+the share is shown and not judged).
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ def register(sub) -> None:
     from .options import add_evaluation
 
     p = sub.add_parser("monitor", help="watch the cut in production: per day or week, the share of live queries "
-                                       "refused and their distances against the calibration (no labels needed)")
+                                       "refused against what the calibration predicts for the stated live mix "
+                                       "(no labels needed)")
     add_evaluation(p)
     p.add_argument("config", metavar="CONFIG", help="the configuration you run, e.g. E/hybrid")
     p.add_argument("--log", required=True, metavar="FILE",
@@ -37,8 +40,30 @@ def register(sub) -> None:
                    help="read the cut you run from a ragdiag export or a YAML/JSON/TOML file with one "
                         "score_threshold, similarity_cutoff or distance_threshold (not with --cut)")
     p.add_argument("--keep", type=int, default=DEFAULT_KEEP, help=f"keep at most N chunks (default {DEFAULT_KEEP})")
+    p.add_argument("--off-topic-share", default=None, metavar="P",
+                   help="the share of live queries that are off-topic, e.g. 0.1 or 10%%: the premise the refused "
+                        "share is judged under (the share refused depends on it); without it the refused share is "
+                        "shown and not judged")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_monitor)
+
+
+def _share(text: str | None) -> float | None:
+    """``--off-topic-share``: ``0.1`` or ``10%``, a share in [0, 1]; a bad one is a one-line usage error.
+
+    >>> _share("10%"), _share("0.5"), _share(None)
+    (0.1, 0.5, None)
+    """
+    if text is None:
+        return None
+    t = str(text).strip()
+    try:
+        v = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        raise UsageError(f"--off-topic-share {text!r} is not a share: give 0.1 or 10%") from None
+    if not 0 <= v <= 1:  # NaN fails too
+        raise UsageError(f"--off-topic-share {text!r} is not a share in [0, 1] (0% to 100%)")
+    return v
 
 
 def _log_bar():
@@ -63,7 +88,7 @@ def _log_bar():
 
 
 def cmd_monitor(args) -> int:
-    """``monitor CONFIG --log FILE``: per period, refused share and distance test against the calibration."""
+    """``monitor CONFIG --log FILE``: per period, the refused share against what the calibration predicts."""
     from ..analyses.gate_table import gate_table
     from ..analyses.monitor import distance_words, gate_calibration, monitor_log
     from ..analyses.threshold.choice import Goal, propose_cut
@@ -72,6 +97,7 @@ def cmd_monitor(args) -> int:
     from ..evaluation.records import parse_key
     from .common import _known_config, cli_encoder, evaluate_args, load_inputs, open_store
 
+    off_topic_share = _share(getattr(args, "off_topic_share", None))
     log = Path(args.log)
     if not log.is_file():
         raise UsageError(f"--log {args.log!r} is not a file: pass a JSON Lines or CSV log of query and time")
@@ -111,7 +137,8 @@ def cmd_monitor(args) -> int:
         update, close = _log_bar()
         try:
             mon = monitor_log(log, encoder=enc, chunk_vectors=vectors, calibration=cal, gate=gate,
-                              period=args.period, store=store, progress=None if args.json else update)
+                              period=args.period, off_topic_share=off_topic_share, store=store,
+                              progress=None if args.json else update)
         finally:
             close()
     except (ValueError, GateError) as exc:
@@ -125,7 +152,12 @@ def cmd_monitor(args) -> int:
     print(f"distance: {distance_words(cfg, args.keep)}")
     print(f"calibration: {cal.mix}; refused at the cut: {rate_text(cal.refused)} "
           f"(answerable {rate_text(cal.refused_answerable)}, off-topic {rate_text(cal.refused_ood)})")
-    print(f"test: {mon.test}")
+    if mon.expected is None:
+        print("to judge the refused share, state the live off-topic share: --off-topic-share P (e.g. 0.1 for 10%)")
+    else:
+        print(f"premise: {mon.expected.words()}")
+        print(f"rule: {mon.test}")
+        print(f"also: {mon.sequential}")
     if mon.bad_count:
         print(mon.bad_words)
     for row in mon.periods:
