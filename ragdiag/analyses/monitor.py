@@ -74,12 +74,14 @@ TEST = ("two-sample Kolmogorov-Smirnov test of the period's closest-chunk distan
 
 @dataclass(frozen=True)
 class LogLine:
-    """One usable line of the log: its number (1-based), the query, the time (UTC) and its tags."""
+    """One usable line of the log: its number (1-based), the query, the time (UTC), its tags, and the score the
+    stack's ranking gave its best kept chunk when the log holds one (``score``; a native cut reads it)."""
 
     line: int
     query: str
     time: datetime
     tags: tuple[str, ...] = ()
+    score: float | None = None
 
 
 @dataclass(frozen=True)
@@ -140,7 +142,16 @@ def _record(number: int, rec: Any) -> LogLine | BadLine:
         return BadLine(number, f"time {repr(rec.get('time'))[:60]} is not ISO 8601" if rec.get("time") else "no time")
     except OverflowError:  # 9999-12-31T23:59:59-01:00 is past the last UTC time there is
         return BadLine(number, f"time {repr(rec.get('time'))[:60]} is outside years 1-9999 in UTC")
-    return LogLine(number, q, t, _tags(rec.get("tags")))
+    return LogLine(number, q, t, _tags(rec.get("tags")), _score(rec.get("score")))
+
+
+def _score(value: Any) -> float | None:
+    """A line's ``score`` as a finite number, else None (a native monitor counts such a line as bad)."""
+    try:
+        x = float(value) if value not in (None, "") and not isinstance(value, bool) else None
+    except (TypeError, ValueError):
+        return None
+    return x if x is not None and np.isfinite(x) else None
 
 
 def _is_csv(path: Path) -> bool:
@@ -380,6 +391,7 @@ class Monitor:
     lines: int  # records read (good and bad)
     calibration: Calibration
     test: str = TEST
+    cut_said: str = ""  # the cut in words when it is not a cosine distance ("MaxSim score ... >= 13.58")
 
     @property
     def flagged(self) -> tuple[PeriodRow, ...]:
@@ -395,9 +407,10 @@ class Monitor:
         n = len(self.periods)
         if not moved:
             return (f"The calibration holds: none of the {n} {self.period}s departs from it "
-                    f"(cut {cut_text(self.cut)}).")
+                    f"({self.cut_said or f'cut {cut_text(self.cut)}'}).")
         names = ", ".join(p.period for p in moved)
-        return f"{len(moved)} of {n} {self.period}s departed from the calibration at cut {cut_text(self.cut)}: {names}."
+        return (f"{len(moved)} of {n} {self.period}s departed from the calibration at "
+                f"{self.cut_said or f'cut {cut_text(self.cut)}'}: {names}.")
 
     @property
     def bad_words(self) -> str:
@@ -454,7 +467,8 @@ def _sentence(name: str, refused: RateCell, expected: RateCell, ks: float, drift
 
 def monitor_log(path: str | os.PathLike, *, encoder: Any, chunk_vectors: np.ndarray, calibration: Calibration,
                 gate: Gate, period: str = "week", store: Any = None,
-                progress: Callable[[MonitorProgress], None] | None = None, batch: int = BATCH) -> Monitor:
+                progress: Callable[[MonitorProgress], None] | None = None, batch: int = BATCH,
+                measure: Callable[[list[LogLine]], np.ndarray] | None = None) -> Monitor:
     """Stream the log at ``path``, measure each query's closest-chunk distance and judge every period.
 
     ``encoder`` embeds the queries (the model the chunk vectors were made
@@ -462,7 +476,9 @@ def monitor_log(path: str | os.PathLike, *, encoder: Any, chunk_vectors: np.ndar
     vectors are stamped by the encoder). ``calibration`` holds the ground
     truth's distances measured the same way (:func:`calibration`); ``gate``'s
     cut decides "refused". Bad lines are counted, the first
-    :data:`SHOW_BAD` kept by number.
+    :data:`SHOW_BAD` kept by number. ``measure``: each line's number read another way than its closest-chunk
+    distance (a native cut: the negated score the log holds, so that a smaller number is still nearer and
+    ``gate.under`` says kept); nothing is embedded then.
     """
     if period not in PERIODS:
         raise ValueError(f"period must be one of {', '.join(PERIODS)}, got {period!r}")
@@ -480,8 +496,11 @@ def monitor_log(path: str | os.PathLike, *, encoder: Any, chunk_vectors: np.ndar
     def flush() -> None:
         if not pending:
             return
-        vecs = _embed([ln.query for ln in pending], encoder, store)
-        dist = closest_distances(vecs, chunk_vectors)
+        if measure is not None:
+            dist = measure(pending)
+        else:
+            vecs = _embed([ln.query for ln in pending], encoder, store)
+            dist = closest_distances(vecs, chunk_vectors)
         for ln, d in zip(pending, dist):
             periods.setdefault(period_key(ln.time, period), _Period()).add(ln.query, float(d))
         counts["queries"] += len(pending)

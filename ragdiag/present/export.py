@@ -290,7 +290,8 @@ def per_query_parquet(ev: Evaluation, frame=None) -> bytes:
 
 
 def write_outputs(ev: Evaluation, out_dir, *, trec: bool = True) -> list[str]:
-    """Write ``summary.json``, ``per_query.csv``, ``per_query.parquet`` and (``trec``) TREC runs/qrels.
+    """Write ``summary.json``, ``per_query.csv``, ``per_query.parquet``, the gate's inputs (``gate_inputs.csv``, and
+    ``native_scores.csv`` when a configuration ranks on a score of its own) and (``trec``) TREC runs/qrels.
 
     TREC files go to ``out_dir/trec/``: ``<strategy>_<retriever>.run`` and
     ``<strategy>.qrels``, loadable by ranx and pytrec_eval. Every file is made
@@ -300,6 +301,7 @@ def write_outputs(ev: Evaluation, out_dir, *, trec: bool = True) -> list[str]:
     import contextlib
 
     from ..core.files import OutputError, write_all
+    from .regression.native import NATIVE_SCORES_FILE, native_scores_csv
 
     out = Path(out_dir)
     frame = per_query_frame(ev)  # once: it runs the funnel of every configuration
@@ -309,6 +311,9 @@ def write_outputs(ev: Evaluation, out_dir, *, trec: bool = True) -> list[str]:
         out / "per_query.parquet": per_query_parquet(ev, frame),
         out / GATE_INPUTS_FILE: gate_inputs_csv(ev),
     }
+    native = native_scores_csv(ev)
+    if native.count("\n") > 1:  # a configuration ranks on a score of its own (gate --cut-from a native cut)
+        files[out / NATIVE_SCORES_FILE] = native
     if trec and ev.indexes:
         files.update({out / "trec" / name: text for name, text in trec_files(ev).items()})
     folders = [out, *([out / "trec"] if trec and ev.indexes else [])]
