@@ -31,7 +31,7 @@ import numpy as np
 from ...evaluation.rows import RateCell
 from .score import ScoreTable, above
 
-__all__ = ["below", "sub_table", "in_sample_cut", "native_cross_validated", "native_cost_cut"]
+__all__ = ["below", "sub_table", "filter_words", "SCORE_PHRASES", "in_sample_cut", "native_cross_validated", "native_cost_cut"]
 
 
 def below(x: float) -> float:
@@ -180,3 +180,30 @@ def native_cost_cut(table: ScoreTable, bluff_cost: float, *, folds: int = 5, see
     cv_cost = bluff_cost * int(kept[~ind].sum()) + int((~answered[ind]).sum())
     return CostChoice(float(bluff_cost), cut, cost, r["answered"], r["bluffs"], r["lost"], g, words, cv,
                       float(cv_cost), folds, seed)
+
+
+#: Each built-in retriever's own score, as a sentence names it ("filter the reranker's MaxSim score at ...").
+SCORE_PHRASES = {"dense": "the dense model's cosine similarity", "bm25": "the BM25 score",
+                 "hybrid": "the RRF fused score", "rerank-maxsim": "the reranker's MaxSim score",
+                 "rerank-ce": "the cross-encoder's logit"}
+
+
+def filter_words(cut: float, table: ScoreTable | None = None) -> str:
+    """How a team applies the cut, in words: on the dense model's cosine distance (``table`` None), or on the
+    ranking's own score.
+
+    >>> filter_words(0.524)
+    "filter the dense model's cosine distance at 0.524, lower keeps"
+    >>> t = ScoreTable("F/rerank-maxsim", "MaxSim score (the reranker's)", "score", (), np.array([], bool), (),
+    ...                np.array([]), np.array([]), 4)
+    >>> filter_words(13.58, t)
+    "filter the reranker's MaxSim score at 13.58, higher keeps"
+    """
+    from ...core.gate import cut_text
+
+    if table is None:
+        return f"filter the dense model's cosine distance at {cut_text(cut)}, lower keeps"
+    base = table.config.partition("/")[2].partition("@")[0]
+    words = ("the cross-encoder's probability (sigmoid of its logit)" if table.unit == "sigmoid"
+             else SCORE_PHRASES.get(base, f"the {table.score}"))
+    return f"filter {words} at {cut:g}, higher keeps"
