@@ -42,7 +42,7 @@ def _goal_kind() -> None:
 
 
 ntable = native_table(ev, config, keep)  # the ranking's own score, when it has one: a switch beside the goal
-g1, g2, g3, *g4 = st.columns([2, 1, 2, 2] if ntable is not None else [2, 1, 2], vertical_alignment="bottom")
+g1, g2, g3, *g4 = st.columns([2, 1.4, 1.7, 1.7] if ntable is not None else [2, 1, 2], vertical_alignment="bottom")
 kind = g1.segmented_control("Goal", ["bluffs at most", "answered at least"], default="bluffs at most",
                             key="goal", required=True, on_change=_goal_kind) or "bluffs at most"
 if kind == "bluffs at most":  # the bluff goal is the context's: the recommendation and every page follow it

@@ -47,6 +47,7 @@ def score_switch(where, ctx, table: ScoreTable | None) -> str:
     if st.session_state.get(key) != ctx.score:
         st.session_state[key] = ctx.score
     where.segmented_control(SWITCH_LABEL, ["dense", "native"], format_func=names.get, key=key, required=True,
+                            label_visibility="collapsed",  # the options say it; the first screen stays as tall
                             on_change=lambda: use_score(st.session_state.get(key) or "dense"),
                             help="The dense model's cosine distance of each kept chunk (lower keeps), or the score "
                                  f"the ranking itself gives ({table.score}, higher keeps): cut where your stack "
