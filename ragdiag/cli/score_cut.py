@@ -39,10 +39,14 @@ def native_threshold(args, goal) -> int:
     bluff_cost = getattr(args, "bluff_cost", None)
     if bluff_cost is not None and not (math.isfinite(bluff_cost) and bluff_cost > 0):
         raise UsageError(f"--bluff-cost must be a positive number of lost answers, got {bluff_cost}")
-    if getattr(args, "export_slices", False):
-        from .gate import _check_by
+    if getattr(args, "export_slices", False):  # as the distance gate checks it (cli.gate._check_by)
+        from ..analyses.slice_cuts import EXPORTABLE
 
-        _check_by(args)
+        if not export:
+            raise UsageError("--export-slices adds a slices block to the export: give --export FILE too")
+        if getattr(args, "by", None) not in EXPORTABLE:
+            raise UsageError(f"--export-slices needs --by {' or '.join(EXPORTABLE)} (a service knows a query's tag "
+                             "or language before it retrieves, not its document or phrasing)")
     if export:
         _check_export(export, getattr(args, "force", False))
     ev, cfg = _gate_config(args)

@@ -57,7 +57,8 @@ from ..analyses.summary import chunking_rows, summary_rows
 __all__ = [
     "trec_run", "trec_qrels", "write_trec", "trec_zip", "trec_id", "DESTROYED_DOCNO", "NOTHING_DOCNO", "TREC_README",
     "summary_document", "summary_json", "per_query_parquet", "write_outputs",
-    "GATE_INPUTS_FILE", "GATE_INPUT_COLUMNS", "gate_input_rows", "write_gate_inputs", "gate_inputs_csv", "trec_files",
+    "GATE_INPUTS_FILE", "GATE_INPUT_COLUMNS", "NATIVE_SCORES_FILE", "NATIVE_COLUMNS",
+    "native_score_rows", "native_scores_csv", "gate_input_rows", "write_gate_inputs", "gate_inputs_csv", "trec_files",
 ]
 
 #: The relevant "document" of a query whose needle no chunk holds whole: no chunk id has this form
@@ -301,7 +302,6 @@ def write_outputs(ev: Evaluation, out_dir, *, trec: bool = True) -> list[str]:
     import contextlib
 
     from ..core.files import OutputError, write_all
-    from .regression.native import NATIVE_SCORES_FILE, native_scores_csv
 
     out = Path(out_dir)
     frame = per_query_frame(ev)  # once: it runs the funnel of every configuration
@@ -391,3 +391,41 @@ def _json_default(o):
     if isinstance(o, np.ndarray):
         return o.tolist()
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+#: The per-query native scores ``eval --out`` writes beside ``gate_inputs.csv`` (read by ``gate`` on a native cut).
+NATIVE_SCORES_FILE = "native_scores.csv"
+NATIVE_COLUMNS = ("strategy", "retriever", "query_id", "score", "unit", "reranker", "keep", "top", "holder")
+
+
+def native_score_rows(ev, *, keep: int | None = None) -> list[dict]:
+    """Per configuration with a native score and per query: its best score and best holder's score at ``keep``."""
+    from ..analyses.threshold.score import score_stamp, score_table
+    from ..core.defaults import DEFAULT_KEEP
+    from ..core.gate import Gate
+
+    gate = Gate(DEFAULT_KEEP if keep is None else keep)
+    rows = []
+    for cfg in ev.results:
+        try:
+            table = score_table(ev, cfg.label, gate)
+        except ValueError:  # no native score known for this retriever (dense variants, external runs)
+            continue
+        stamp = score_stamp(ev, table)
+        rows += [{"strategy": cfg.strategy, "retriever": cfg.retriever, "query_id": q, "score": table.score,
+                  "unit": table.unit, "reranker": stamp["reranker"] or "", "keep": table.window,
+                  "top": repr(float(t)), "holder": repr(float(h))}
+                 for q, t, h in zip(table.query_ids, table.top, table.holder)]
+    return rows
+
+
+def native_scores_csv(ev, *, keep: int | None = None) -> str:
+    """:data:`NATIVE_SCORES_FILE`'s text (:func:`native_score_rows` as CSV)."""
+    import csv
+    import io
+
+    buf = io.StringIO(newline="")
+    writer = csv.DictWriter(buf, fieldnames=NATIVE_COLUMNS)
+    writer.writeheader()
+    writer.writerows(native_score_rows(ev, keep=keep))
+    return buf.getvalue()

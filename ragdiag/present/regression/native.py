@@ -21,8 +21,6 @@ report prints the cut in the native score (:func:`native_gate_runs`).
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from dataclasses import replace
 from pathlib import Path
@@ -31,45 +29,11 @@ from typing import Mapping
 import numpy as np
 
 from ...analyses.threshold.score import ScoreTable
+from ..export import NATIVE_COLUMNS, NATIVE_SCORES_FILE, native_score_rows, native_scores_csv  # noqa: F401
 from .runs import GateRun, RunError
 
 __all__ = ["NATIVE_SCORES_FILE", "NATIVE_COLUMNS", "native_score_rows", "native_scores_csv", "load_native_table",
            "run_native_table", "run_stamp", "native_gate_runs", "is_native_export"]
-
-#: The per-query native scores ``eval --out`` writes beside ``gate_inputs.csv`` (read by ``gate`` on a native cut).
-NATIVE_SCORES_FILE = "native_scores.csv"
-NATIVE_COLUMNS = ("strategy", "retriever", "query_id", "score", "unit", "reranker", "keep", "top", "holder")
-
-
-def native_score_rows(ev, *, keep: int | None = None) -> list[dict]:
-    """Per configuration with a native score and per query: its best score and best holder's score at ``keep``."""
-    from ...analyses.threshold.score import score_stamp, score_table
-    from ...core.defaults import DEFAULT_KEEP
-    from ...core.gate import Gate
-
-    gate = Gate(DEFAULT_KEEP if keep is None else keep)
-    rows = []
-    for cfg in ev.results:
-        try:
-            table = score_table(ev, cfg.label, gate)
-        except ValueError:  # no native score known for this retriever (dense variants, external runs)
-            continue
-        stamp = score_stamp(ev, table)
-        rows += [{"strategy": cfg.strategy, "retriever": cfg.retriever, "query_id": q, "score": table.score,
-                  "unit": table.unit, "reranker": stamp["reranker"] or "", "keep": table.window,
-                  "top": repr(float(t)), "holder": repr(float(h))}
-                 for q, t, h in zip(table.query_ids, table.top, table.holder)]
-    return rows
-
-
-def native_scores_csv(ev, *, keep: int | None = None) -> str:
-    """:data:`NATIVE_SCORES_FILE`'s text (:func:`native_score_rows` as CSV)."""
-    buf = io.StringIO(newline="")
-    writer = csv.DictWriter(buf, fieldnames=NATIVE_COLUMNS)
-    writer.writeheader()
-    writer.writerows(native_score_rows(ev, keep=keep))
-    return buf.getvalue()
-
 
 def _score(text: str, where: str) -> float:
     try:
