@@ -198,3 +198,27 @@ def test_monitor_on_a_native_cut_reads_the_logs_scores(tmp_path, monkeypatch, ca
     assert main(["monitor", "E/hybrid", "--log", str(log), "--cut-from", str(cut_file), "--no-cache"]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith("error: --cut-from") and "BM25 score" in err and "RRF fused score" in err, err
+
+
+def test_a_cross_encoders_logits_are_read_as_its_sigmoid_when_the_cut_is(tiny_run, tmp_path):
+    """Plumbing (the cross-encoder is not installed here): a folder whose configuration holds logits, read in
+    sigmoid units, gives the sigmoid of each score, in the same order, and a score without logits has no sigmoid."""
+    import shutil
+
+    from ragdiag.present.regression.native import load_native_table
+    from ragdiag.present.regression.runs import RunError, load_run
+
+    _, out = tiny_run
+    folder = tmp_path / "ce"
+    shutil.copytree(out, folder)
+    for name in ("per_query.csv", "gate_inputs.csv", "native_scores.csv"):
+        text = (folder / name).read_text(encoding="utf-8").replace("rerank-maxsim", "rerank-ce")
+        (folder / name).write_text(text.replace("MaxSim score (the reranker's),score",
+                                                "cross-encoder logit (the reranker's),logit"), encoding="utf-8")
+    logits, _ = load_native_table(folder, load_run(folder, "E/rerank-ce"))
+    probs, _ = load_native_table(folder, load_run(folder, "E/rerank-ce"), "sigmoid")
+    assert logits.unit == "logit" and probs.unit == "sigmoid"
+    ok = np.isfinite(logits.top)
+    assert np.array_equal(probs.top[ok], 1 / (1 + np.exp(-logits.top[ok])))
+    with pytest.raises(RunError, match="only a cross-encoder's logit has a sigmoid"):
+        load_native_table(folder, load_run(folder, "E/bm25"), "sigmoid")

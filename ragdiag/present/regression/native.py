@@ -46,7 +46,9 @@ def _score(text: str, where: str) -> float:
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-x))
+    """The sigmoid of each logit; no score (``-inf``) stays none."""
+    with np.errstate(over="ignore"):
+        return np.where(np.isfinite(x), 1.0 / (1.0 + np.exp(-x)), -np.inf)
 
 
 def load_native_table(folder: str | Path, run: GateRun, unit: str | None = None) -> tuple[ScoreTable, str]:
