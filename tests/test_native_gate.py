@@ -222,3 +222,35 @@ def test_a_cross_encoders_logits_are_read_as_its_sigmoid_when_the_cut_is(tiny_ru
     assert np.array_equal(probs.top[ok], 1 / (1 + np.exp(-logits.top[ok])))
     with pytest.raises(RunError, match="only a cross-encoder's logit has a sigmoid"):
         load_native_table(folder, load_run(folder, "E/bm25"), "sigmoid")
+
+
+# --------------------------------------------------------------------------- the bundled corpus, the real model
+
+
+@pytest.mark.model
+def test_bundled_gate_on_the_maxsim_cut_counts_the_raw_scores(corpus, truth, encoder, tmp_path, capsys):
+    """``eval --out`` of the bundled corpus, a MaxSim cut for 5% bluffs on F/rerank-maxsim, and ``gate`` of
+    E/rerank-maxsim against it: each run's answered and bluffs are the raw MaxSim scores cut by hand."""
+    from ragdiag.cli.parser import main
+    from ragdiag.evaluation.evaluate import evaluate
+    from ragdiag.index.snapshot import seed_from_snapshot
+    from ragdiag.index.store import Store
+    from ragdiag.present.export import write_outputs
+
+    store = Store(tmp_path / "store")
+    seed_from_snapshot(store, corpus, truth, encoder)
+    ev = evaluate(corpus, truth, encoder=encoder, store=store, strategies="E,F", retrievers="rerank-maxsim")
+    out = tmp_path / "run"
+    write_outputs(ev, out, trec=False)
+    cut_file = tmp_path / "maxsim.yaml"
+    value = _export(ev, "F/rerank-maxsim", cut_file, max_bluff=0.05)["cut"]["value"]
+    code = main(["gate", str(out), str(out), "--config", "F/rerank-maxsim", "--candidate-config", "E/rerank-maxsim",
+                 "--cut-from", str(cut_file), "--json"])
+    assert code in (0, 1, 3)
+    doc = json.loads(capsys.readouterr().out)
+    checks = {c["name"]: c for c in doc["checks"]}
+    for config, which in (("F/rerank-maxsim", "baseline"), ("E/rerank-maxsim", "candidate")):
+        answered, n_in, bluffs, n_ood = _by_hand(ev, config, Gate().keep, value)
+        assert checks["answered"][which] == pytest.approx(answered / n_in)
+        assert checks["bluffs"][which] == pytest.approx(bluffs / n_ood)
+    assert doc["cut"] == value and doc["score"]["score"] == "MaxSim score (the reranker's)"
