@@ -82,11 +82,19 @@ def _sentence(table: ScoreTable, cut: float, whose: str) -> str:
     return head + f"; {c['bluffs']} of {c['n_ood']} off-topic queries get passages ({w['bluffs']})."
 
 
-def _histogram(table: ScoreTable, cut: float) -> alt.LayerChart:
+def _proposed_rule(proposed: float | None, cut: float) -> list:
+    """A dashed rule at the proposed cut when the cut on screen is another."""
+    if proposed is None or proposed == cut:
+        return []
+    return [alt.Chart(pd.DataFrame({"cut": [proposed], "marker": ["proposed"]})).mark_rule(
+        color="#6a1b9a", strokeDash=[5, 3], strokeWidth=2).encode(x="cut:Q", tooltip=["marker:N", "cut:Q"])]
+
+
+def _histogram(table: ScoreTable, cut: float, proposed: float | None = None) -> alt.LayerChart:
     ind = table.in_domain
     ans = table.holder[ind][np.isfinite(table.holder[ind])]
     ood = table.top[~ind][np.isfinite(table.top[~ind])]
-    values = np.concatenate([ans, ood, [cut]])
+    values = np.concatenate([ans, ood, [cut], [] if proposed is None else [proposed]])
     edges = np.histogram_bin_edges(values, bins=30)
     rows = []
     for name, v, sign in (("answerable", ans, 1), ("off-topic", ood, -1)):
@@ -103,13 +111,14 @@ def _histogram(table: ScoreTable, cut: float) -> alt.LayerChart:
         tooltip=["series:N", alt.Tooltip("start:Q", format=".4g", title="from"),
                  alt.Tooltip("end:Q", format=".4g", title="to"), alt.Tooltip("count:Q", title="queries")])
     rule = alt.Chart(pd.DataFrame({"cut": [cut]})).mark_rule(color="#1565c0", strokeWidth=2).encode(x="cut:Q")
-    return alt.layer(bars, rule).properties(
+    return alt.layer(bars, rule, *_proposed_rule(proposed, cut)).properties(
         height=260, title=alt.TitleParams(
             f"At {cut:g}: {c['answered']} answerable answered, {c['bluffs']} off-topic bluff", anchor="start",
             subtitle=["answerable: the best score of a chunk holding the answer; off-topic: the best score"]))
 
 
-def _curve(table: ScoreTable, stops: list[float], cut: float, goal: float | None) -> alt.LayerChart:
+def _curve(table: ScoreTable, stops: list[float], cut: float, goal: float | None,
+           proposed: float | None = None) -> alt.LayerChart:
     rows = []
     for s in stops:
         c = native_counts(table, s)
@@ -125,6 +134,7 @@ def _curve(table: ScoreTable, stops: list[float], cut: float, goal: float | None
         tooltip=[alt.Tooltip("cut:Q", format=".4g"), "measure:N", alt.Tooltip("rate:Q", format=".1%")])
     layers = [line, alt.Chart(pd.DataFrame({"cut": [cut]})).mark_rule(color="#1565c0", strokeWidth=2).encode(
         x="cut:Q")]
+    layers += _proposed_rule(proposed, cut)
     if goal is not None:
         layers.append(alt.Chart(pd.DataFrame({"rate": [goal]})).mark_rule(color="#757575", strokeDash=[4, 3])
                       .encode(y="rate:Q"))
@@ -161,8 +171,8 @@ def native_section(ev, ctx, table: ScoreTable, max_bluff: float | None) -> None:
                               "passages is kept when its score is at least the cut.")
     st.markdown(md_text(_sentence(table, cut, whose)))
     h, t = st.columns(2)
-    h.altair_chart(themed(_histogram(table, cut)), width="stretch")
-    t.altair_chart(themed(_curve(table, stops, cut, max_bluff)), width="stretch")
+    h.altair_chart(themed(_histogram(table, cut, proposed)), width="stretch")
+    t.altair_chart(themed(_curve(table, stops, cut, max_bluff, proposed)), width="stretch")
     if choice is None:
         st.info("A cut on the ranking's own score is proposed for a bluff goal: choose \"bluffs at most\".")
         return
