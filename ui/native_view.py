@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from ragdiag.analyses.threshold.score import ScoreTable
+from ui.gate_charts import FIT_X, PLOT_HEIGHT
 from ragdiag.core.words import OUTCOME_WORDS
 
 __all__ = ["native_table", "score_switch", "native_section", "native_stops", "native_counts", "SWITCH_LABEL",
@@ -42,7 +43,7 @@ def score_switch(where, ctx, table: ScoreTable | None) -> str:
 
     if table is None:
         return "dense"
-    names = {"dense": "cosine distance", "native": table.score.split(" (")[0]}
+    names = {"dense": "distance", "native": table.score.split(" (")[0]}
     key = "threshold_score"
     if st.session_state.get(key) != ctx.score:
         st.session_state[key] = ctx.score
@@ -95,24 +96,30 @@ def _histogram(table: ScoreTable, cut: float, proposed: float | None = None) -> 
     ans = table.holder[ind][np.isfinite(table.holder[ind])]
     ood = table.top[~ind][np.isfinite(table.top[~ind])]
     values = np.concatenate([ans, ood, [cut], [] if proposed is None else [proposed]])
-    edges = np.histogram_bin_edges(values, bins=30)
+    step = float(np.ptp(values)) / 30 or 1.0
+    # the cut on a bin edge: a bar is wholly kept (right of the cut) or wholly refused
+    edges = cut + step * np.arange(np.floor((values.min() - cut) / step), np.floor((values.max() - cut) / step) + 2)
     rows = []
     for name, v, sign in (("answerable", ans, 1), ("off-topic", ood, -1)):
         counts, _ = np.histogram(v, bins=edges)
-        rows += [{"series": name, "start": float(a), "end": float(b), "count": int(n), "y": sign * int(n)}
+        rows += [{"series": name, "start": float(a), "end": float(b), "count": int(n), "y": sign * int(n), "y0": 0}
                  for a, b, n in zip(edges[:-1], edges[1:], counts) if n]
-    frame = pd.DataFrame(rows, columns=["series", "start", "end", "count", "y"])
+    frame = pd.DataFrame(rows, columns=["series", "start", "end", "count", "y", "y0"])
     c = native_counts(table, cut)
     x = alt.X("start:Q", title=f"{table.score} ({table.unit}), higher keeps")
     bars = alt.Chart(frame).mark_bar().encode(
-        x=x, x2="end:Q", y=alt.Y("y:Q", title="queries (answerable ↑, off-topic ↓)"),
+        x=x, x2="end:Q", y2="y0:Q",
+        y=alt.Y("y:Q", title="queries (answerable ↑, off-topic ↓)",
+                scale=alt.Scale(domain=[1.2 * min(-1, int(frame["y"].min()) if len(frame) else -1),
+                                        1.2 * max(1, int(frame["y"].max()) if len(frame) else 1)]),
+                axis=alt.Axis(labelExpr="abs(datum.value)", tickMinStep=1, format="d")),
         color=alt.Color("series:N", title=None, scale=alt.Scale(domain=list(_COLORS), range=list(_COLORS.values())),
-                        legend=alt.Legend(orient="bottom")),
+                        legend=alt.Legend(orient="top", labelLimit=0)),
         tooltip=["series:N", alt.Tooltip("start:Q", format=".4g", title="from"),
                  alt.Tooltip("end:Q", format=".4g", title="to"), alt.Tooltip("count:Q", title="queries")])
     rule = alt.Chart(pd.DataFrame({"cut": [cut]})).mark_rule(color="#1565c0", strokeWidth=2).encode(x="cut:Q")
     return alt.layer(bars, rule, *_proposed_rule(proposed, cut)).properties(
-        height=260, title=alt.TitleParams(
+        height=PLOT_HEIGHT, autosize=FIT_X, title=alt.TitleParams(
             f"At {cut:g}: {c['answered']} answerable answered, {c['bluffs']} off-topic bluff", anchor="start",
             subtitle=["answerable: the best score of a chunk holding the answer; off-topic: the best score"]))
 
@@ -130,7 +137,7 @@ def _curve(table: ScoreTable, stops: list[float], cut: float, goal: float | None
         x=alt.X("cut:Q", title=f"cut ({table.score}, {table.unit})"),
         y=alt.Y("rate:Q", title="share of its queries", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
         color=alt.Color("measure:N", title=None, scale=alt.Scale(domain=list(colors), range=list(colors.values())),
-                        legend=alt.Legend(orient="bottom")),
+                        legend=alt.Legend(orient="top", labelLimit=0)),
         tooltip=[alt.Tooltip("cut:Q", format=".4g"), "measure:N", alt.Tooltip("rate:Q", format=".1%")])
     layers = [line, alt.Chart(pd.DataFrame({"cut": [cut]})).mark_rule(color="#1565c0", strokeWidth=2).encode(
         x="cut:Q")]
@@ -139,7 +146,7 @@ def _curve(table: ScoreTable, stops: list[float], cut: float, goal: float | None
         layers.append(alt.Chart(pd.DataFrame({"rate": [goal]})).mark_rule(color="#757575", strokeDash=[4, 3])
                       .encode(y="rate:Q"))
     c = native_counts(table, cut)
-    return alt.layer(*layers).properties(height=260, title=alt.TitleParams(
+    return alt.layer(*layers).properties(height=PLOT_HEIGHT, autosize=FIT_X, title=alt.TitleParams(
         f"Answered {c['answered']}/{c['n_in']}, bluffs {c['bluffs']}/{c['n_ood']} at {cut:g}", anchor="start",
         subtitle=["share of answerable and of off-topic queries at every cut (higher keeps less)"]))
 
