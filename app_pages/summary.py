@@ -17,6 +17,8 @@ from ui.jobs import evaluation, first_strategy
 from ui.report import report_args, report_builder
 from ui.ruler_view import computed_ruler
 from ui.state import settings
+from ui.native_view import infeasible_verdict, native_summary_line
+from ragdiag.analyses.threshold.native_cuts import filter_words
 
 st.title("Summary")
 s = settings()
@@ -34,14 +36,20 @@ n_ood = len(ev.queries) - n_in
 # the four outcomes at the recommendation's gate, in the words every surface uses (ragdiag.core.words)
 at_rec = rate_rows(cache.sweep_for(token, rec.config, rec.keep, ev)[0], [rec.cut])[0]
 W = OUTCOME_WORDS
-st.markdown(f"### Ship **{md_text(rec.words)}** at strictness {cut_text(rec.cut)}")
+verdict = infeasible_verdict(ev, token, ctx)  # no configuration meets both goals: that sentence, not a cut
+if verdict:
+    st.markdown(f"### {md_text(verdict)}")
+else:
+    st.markdown(f"### Ship **{md_text(rec.words)}** at strictness {cut_text(rec.cut)}")
 st.markdown(f"{rate(rec.answered)} of answerable questions are {W['answered']} (a passage holding the answer), "
             f"{rate(at_rec.wrong_sources)} {W['wrong_sources']} (a model would answer from them), "
             f"{rate(at_rec.no_answer)} {W['no_answer']}; "
             f"{rec.bluffs.count} of {n_ood} off-topic questions still get passages ({W['bluffs']}: "
             f"{rate(rec.bluffs)}). "
-            f"<span style='color:#757575'>{md_text(rec.config)} · at most {rec.keep} passages · cut "
-            f"{cut_text(rec.cut)}, cosine distance (lower is stricter)</span>", unsafe_allow_html=True)
+            f"<span style='color:#757575'>{md_text(rec.config)} · at most {rec.keep} passages · "
+            f"{md_text(filter_words(rec.cut))}</span>", unsafe_allow_html=True)
+if ctx.score == "native":  # the cut where the stack filters: the ranking's own score, higher keeps
+    st.markdown(md_text(native_summary_line(ev, rec.config, rec.keep, ctx.max_bluff)))
 
 # ----- the goals, judged in words (the library's wording: the report's goal strip says the same) ----------
 # The answered goal (sidebar, URL ``answered``) is judged here, never optimised: the recommendation follows the bluff goal.

@@ -19,6 +19,7 @@ from ui.gate_charts import flips, mirrored_histogram, tradeoff_curve, x_extent
 from ui.html import md_text, quote_html
 from ui.jobs import evaluation
 from ui.model_cut import model_cut_caption
+from ui.native_view import native_section, native_table, score_switch
 from ui.threshold_slices import slice_section, slice_verdict_line
 from ui.threshold_view import (cost_choice, cost_goal, current_cut_audit, current_cut_inputs, current_cut_sentence,
                                how_we_know, movers, proposal_costs)
@@ -40,7 +41,8 @@ def _goal_kind() -> None:
         use_min_answered(0.5, if_unset=True)
 
 
-g1, g2, g3 = st.columns([2, 1, 2], vertical_alignment="bottom")
+ntable = native_table(ev, config, keep)  # the ranking's own score, when it has one: a switch beside the goal
+g1, g2, g3, *g4 = st.columns([2, 1.4, 1.7, 1.7] if ntable is not None else [2, 1, 2], vertical_alignment="bottom")
 kind = g1.segmented_control("Goal", ["bluffs at most", "answered at least"], default="bluffs at most",
                             key="goal", required=True, on_change=_goal_kind) or "bluffs at most"
 if kind == "bluffs at most":  # the bluff goal is the context's: the recommendation and every page follow it
@@ -56,6 +58,10 @@ else:  # the answered goal is the context's too (the Summary and the report judg
                                  on_change=lambda: use_min_answered(st.session_state[answered_key] / 100))
 target = target_pct / 100
 goal = Goal(max_bluff=target) if kind == "bluffs at most" else Goal(min_answered=target)
+if score_switch(g4[0] if g4 else None, ctx, ntable) == "native" and ntable is not None:
+    native_section(ev, ctx, ntable, goal.max_bluff)  # slider, sentence, both charts and the export on that score
+    about_run(ev)
+    st.stop()
 choice = cache.choice_for(token, config, keep, goal, ev)
 # For a bluff goal the library proposes the conformal cut (a guarantee for new off-topic queries); the in-sample
 # rule's cut is optimistic. Too few off-topic queries for a conformal cut: the in-sample one, said so.

@@ -138,8 +138,8 @@ def test_threshold_native_exports_and_the_distance_commands_refuse_it(tmp_path, 
     assert main(["threshold", "E/hybrid", "--max-bluff", "0.05", "--current-from", str(dense), "--no-cache"]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]  # after the evaluation's progress lines: one line
     assert err.startswith("error: --current-from") and "another-model" in err and "this run's model is" in err
-    # options of the distance gate are refused with --score native, before any work
-    for extra in (["--export-slices"], ["--bluff-cost", "3"], ["--min-answered", "0.5"]):
+    # --export-slices without --export, and a goal --score native does not choose for: one line, before any work
+    for extra in (["--export-slices"], ["--min-answered", "0.5"]):
         argv = ["threshold", "E/hybrid", "--score", "native", *extra]
         if extra[0] != "--min-answered":
             argv += ["--max-bluff", "0.05"]
@@ -181,8 +181,9 @@ def test_bundled_native_cuts_reproduce_their_counts(bundled_native, config, unit
 
 
 def test_gate_and_monitor_refuse_a_cut_for_another_score_or_model(tmp_path, monkeypatch, capsys):
-    """``gate --cut-from`` and ``monitor --cut-from`` read a distance: a cut on the MaxSim score is refused before any
-    work, in one line naming both; monitor refuses a distance cut chosen for another model once the run's is known."""
+    """``gate --cut-from`` and ``monitor --cut-from`` on a cut for another score: ``gate`` refuses it once the run's
+    stamp is known (tests/test_native_gate.py), ``monitor`` first wants the log's scores; monitor refuses a distance
+    cut chosen for another model once the run's is known."""
     from ragdiag.cli.parser import main
 
     monkeypatch.setenv("RAGDIAG_ENCODER", "fakes:fake_encoder")
@@ -195,12 +196,9 @@ def test_gate_and_monitor_refuse_a_cut_for_another_score_or_model(tmp_path, monk
     log = tmp_path / "log.jsonl"
     log.write_text(json.dumps({"query": "how do I scale features", "time": "2026-01-05T10:00:00"}) + "\n",
                    encoding="utf-8")
-    for argv in (["gate", str(tmp_path), "--config", "F/rerank-maxsim", "--cut-from", str(native)],
-                 ["monitor", "F/rerank-maxsim", "--log", str(log), "--cut-from", str(native)]):
-        assert main(argv) == 2, argv
-        err = capsys.readouterr().err.strip()
-        assert "\n" not in err and "MaxSim score" in err and "dense model's cosine distance" in err, err
-        assert "--cut-from" in err
+    assert main(["monitor", "F/rerank-maxsim", "--log", str(log), "--cut-from", str(native)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "holds no score" in err and "dense model's cosine distance" in err, err
     dense = tmp_path / "dense.yaml"
     assert main(["threshold", "E/dense", "--max-bluff", "0.05", "--export", str(dense), "--no-cache"]) == 0
     capsys.readouterr()

@@ -37,7 +37,8 @@ __all__ = ["Context", "context", "gate_settings", "context_sidebar", "context_do
            "remember_unavailable", "url_synced", "write_url", "recommendation", "snap_cut", "cut_stops",
            "link_params", "context_config", "context_stops", "cut_slider", "CUT_SLIDER_LABEL", "use_current",
            "use_bluff_cost", "use_min_answered", "current_problem", "CONFIG_KEY", "CUT_KEY",
-           "KEEP_KEY", "GOAL_KEY", "ANSWERED_KEY", "CURRENT_KEY", "UNITS_KEY", "COST_KEY", "MAX_BLUFF_COST"]
+           "KEEP_KEY", "GOAL_KEY", "ANSWERED_KEY", "CURRENT_KEY", "UNITS_KEY", "COST_KEY", "MAX_BLUFF_COST",
+           "SCORE_KEY", "NATIVE_CUT_KEY", "use_score", "use_native_cut"]
 
 CONFIG_KEY, CUT_KEY, KEEP_KEY, GOAL_KEY = "config", "cut", "keep", "goal"
 #: The cut a team runs today (a number in ``units``: a cosine distance or a similarity) and the cost goal
@@ -46,9 +47,14 @@ CURRENT_KEY, UNITS_KEY, COST_KEY = "current", "units", "bluff_cost"
 #: The second goal, answered at least this percentage of answerable queries: judged on the Summary and in the
 #: report, never optimised (the recommendation and its cut follow the bluff goal alone); in the URL only when set.
 ANSWERED_KEY = "answered"
-_FIELDS = (CONFIG_KEY, CUT_KEY, KEEP_KEY, GOAL_KEY, ANSWERED_KEY, CURRENT_KEY, UNITS_KEY, COST_KEY)
+#: The score the Threshold page's gate reads: ``dense`` (the dense model's cosine distance, the default: not in the
+#: URL) or ``native`` (the ranking's own score, higher keeps), and the cut on that score the visitor set
+#: (``native_cut``, in the score's units; absent: the one proposed for the bluff goal). Both in the URL only when set.
+SCORE_KEY, NATIVE_CUT_KEY = "score", "native_cut"
+_FIELDS = (CONFIG_KEY, CUT_KEY, KEEP_KEY, GOAL_KEY, ANSWERED_KEY, CURRENT_KEY, UNITS_KEY, COST_KEY, SCORE_KEY,
+           NATIVE_CUT_KEY)
 #: Kept by "Back to the recommendation" (facts and goals, not choices of a cut); in the URL only when set.
-_OPTIONAL = (ANSWERED_KEY, CURRENT_KEY, UNITS_KEY, COST_KEY)
+_OPTIONAL = (ANSWERED_KEY, CURRENT_KEY, UNITS_KEY, COST_KEY, SCORE_KEY, NATIVE_CUT_KEY)
 #: The largest cost of a bluff the page and the URL accept, in lost answers (a typo guard, not a statistic).
 MAX_BLUFF_COST = 1e6
 _STATE = "_ctx_chosen"  # {field: value or None}: what the visitor chose (None: not chosen)
@@ -84,6 +90,8 @@ class Context(OnGate):
     units: str = "distance"  # "distance" (cosine distance) or "similarity" (read as the distance 1 - s)
     bluff_cost: float | None = None  # the cost goal: a bluff costs as much as this many lost answers (None: off)
     min_answered: float | None = None  # the answered goal, a share: judged, never optimised (None: not set)
+    score: str = "dense"  # the score the Threshold page's gate reads: "dense" or "native" (the ranking's own)
+    native_cut: float | None = None  # the visitor's cut on the native score (None: the proposed one)
 
     @property
     def is_recommendation(self) -> bool:
@@ -95,13 +103,20 @@ class Context(OnGate):
         """The context as URL parameters: what every in-app link carries."""
         out = {CONFIG_KEY: self.config, CUT_KEY: self.cut_words, KEEP_KEY: str(self.keep),
                GOAL_KEY: _goal_text(self.max_bluff)}
-        return {**out, **_optional_params(self.current, self.units, self.bluff_cost, self.min_answered)}
+        return {**out, **_optional_params(self.current, self.units, self.bluff_cost, self.min_answered,
+                                          self.score, self.native_cut)}
 
 
 def _optional_params(current: float | None, units: str | None, bluff_cost: float | None,
-                     min_answered: float | None = None) -> dict[str, str]:
-    """The optional fields as URL parameters: only those set (the units only beside a current cut)."""
+                     min_answered: float | None = None, score: str | None = None,
+                     native_cut: float | None = None) -> dict[str, str]:
+    """The optional fields as URL parameters: only those set (the units only beside a current cut; the native
+    score and its cut only when the native score is read)."""
     out = {}
+    if score == "native":
+        out[SCORE_KEY] = score
+        if native_cut is not None:
+            out[NATIVE_CUT_KEY] = _number_text(native_cut)
     if min_answered is not None:
         out[ANSWERED_KEY] = _goal_text(min_answered)
     if current is not None:
@@ -224,6 +239,17 @@ def _parse(field: str, text: str):
         v = float(text)
         if not (math.isfinite(v) and 0 < v <= MAX_BLUFF_COST):
             raise ValueError(f"the cost of a bluff must be a positive number of lost answers, got {text!r}")
+        return v
+    if field == SCORE_KEY:
+        from ragdiag.analyses.threshold.score import SCORE_SPACES
+
+        if text not in SCORE_SPACES:
+            raise ValueError(f"score must be one of {', '.join(SCORE_SPACES)}, got {text!r}")
+        return text
+    if field == NATIVE_CUT_KEY:
+        v = float(text)
+        if not math.isfinite(v):
+            raise ValueError(f"the cut on the native score must be a finite number, got {text!r}")
         return v
     return str(text)
 
@@ -408,10 +434,11 @@ def context(ev: Evaluation, token: str) -> Context:
     ctx = Context(config, Gate(keep, cut), chosen, max_bluff, state[CUT_KEY] is not None, proposed,
                   rec.config if rec is not None else "", provisional,
                   _round_cut(rec.cut) if rec is not None else None,
-                  state[CURRENT_KEY], state[UNITS_KEY] or "distance", state[COST_KEY], state.get(ANSWERED_KEY))
+                  state[CURRENT_KEY], state[UNITS_KEY] or "distance", state[COST_KEY], state.get(ANSWERED_KEY),
+                  state.get(SCORE_KEY) or "dense", state.get(NATIVE_CUT_KEY))
     st.session_state[_SHOWN] = {CONFIG_KEY: config, CUT_KEY: cut, KEEP_KEY: keep, GOAL_KEY: max_bluff,
                                 ANSWERED_KEY: ctx.min_answered, CURRENT_KEY: ctx.current, UNITS_KEY: ctx.units,
-                                COST_KEY: ctx.bluff_cost}
+                                COST_KEY: ctx.bluff_cost, SCORE_KEY: ctx.score, NATIVE_CUT_KEY: ctx.native_cut}
     if not st.session_state.get(_DRAWN):
         st.session_state[_DRAWN] = True
         _draw(ev, token, ctx, picked if picked and not chosen else None)
@@ -459,7 +486,7 @@ def link_params(**extra) -> dict[str, str]:
         base = {CONFIG_KEY: shown[CONFIG_KEY], CUT_KEY: cut_text(shown[CUT_KEY]), KEEP_KEY: str(shown[KEEP_KEY]),
                 GOAL_KEY: _goal_text(shown[GOAL_KEY]),
                 **_optional_params(shown.get(CURRENT_KEY), shown.get(UNITS_KEY), shown.get(COST_KEY),
-                                   shown.get(ANSWERED_KEY))}
+                                   shown.get(ANSWERED_KEY), shown.get(SCORE_KEY), shown.get(NATIVE_CUT_KEY))}
     return {**base, **{k: str(v) for k, v in extra.items() if v is not None}}
 
 
@@ -506,7 +533,8 @@ def _undo() -> None:
 def _reset() -> None:
     state = dict.fromkeys(_FIELDS)
     for field in (GOAL_KEY, *_OPTIONAL):
-        state[field] = _chosen()[field]
+        if field != NATIVE_CUT_KEY:  # a cut is a choice, not a fact: back to the proposed one
+            state[field] = _chosen()[field]
     _set_chosen(state, "Back to the recommendation.")
 
 
@@ -693,3 +721,29 @@ def use_min_answered(share: float | None, *, if_unset: bool = False) -> None:
         return
     state[ANSWERED_KEY] = None if share is None else float(share)
     _set_chosen(state, "Goal (answered at least): " + ("off" if share is None else f"{100 * share:g}%") + ".")
+
+
+def use_score(score: str) -> None:
+    """Set the score the Threshold page's gate reads (``"dense"`` or ``"native"``); back to dense forgets the
+    native cut."""
+    from ragdiag.analyses.threshold.score import SCORE_SPACES
+
+    if score not in SCORE_SPACES:
+        return
+    state = dict(_chosen())
+    if (state.get(SCORE_KEY) or "dense") == score:
+        return
+    state[SCORE_KEY] = None if score == "dense" else score
+    if score == "dense":
+        state[NATIVE_CUT_KEY] = None
+    _set_chosen(state, "Score: " + ("the ranking's own." if score == "native" else "the dense model's distance."))
+
+
+def use_native_cut(value: float | None) -> None:
+    """Set the cut on the native score (``None``: back to the proposed one); the native score is read from then."""
+    if value is not None and not math.isfinite(float(value)):
+        return
+    state = dict(_chosen())
+    state[SCORE_KEY] = "native"
+    state[NATIVE_CUT_KEY] = None if value is None else float(value)
+    _set_chosen(state, "Cut on the native score: " + ("the proposed one" if value is None else f"{value:g}") + ".")

@@ -84,12 +84,14 @@ NOT_JUDGED = ("the refused share is not judged: it depends on how many live quer
 
 @dataclass(frozen=True)
 class LogLine:
-    """One usable line of the log: its number (1-based), the query, the time (UTC) and its tags."""
+    """One usable line of the log: its number (1-based), the query, the time (UTC), its tags, and the score the
+    stack's ranking gave its best kept chunk when the log holds one (``score``; a native cut reads it)."""
 
     line: int
     query: str
     time: datetime
     tags: tuple[str, ...] = ()
+    score: float | None = None
 
 
 @dataclass(frozen=True)
@@ -150,7 +152,16 @@ def _record(number: int, rec: Any) -> LogLine | BadLine:
         return BadLine(number, f"time {repr(rec.get('time'))[:60]} is not ISO 8601" if rec.get("time") else "no time")
     except OverflowError:  # 9999-12-31T23:59:59-01:00 is past the last UTC time there is
         return BadLine(number, f"time {repr(rec.get('time'))[:60]} is outside years 1-9999 in UTC")
-    return LogLine(number, q, t, _tags(rec.get("tags")))
+    return LogLine(number, q, t, _tags(rec.get("tags")), _score(rec.get("score")))
+
+
+def _score(value: Any) -> float | None:
+    """A line's ``score`` as a finite number, else None (a native monitor counts such a line as bad)."""
+    try:
+        x = float(value) if value not in (None, "") and not isinstance(value, bool) else None
+    except (TypeError, ValueError):
+        return None
+    return x if x is not None and np.isfinite(x) else None
 
 
 def _is_csv(path: Path) -> bool:
@@ -446,6 +457,12 @@ class Monitor:
     alarm: Alarm | None = None
     test: str = TEST
     sequential: str = SEQUENTIAL
+    cut_said: str = ""  # the cut in words when it is not a cosine distance ("MaxSim score ... >= 13.58")
+
+    @property
+    def cut_words(self) -> str:
+        """``"cut 0.524"``, or the native cut as said (``cut_said``)."""
+        return self.cut_said or f"cut {cut_text(self.cut)}"
 
     @property
     def judged(self) -> bool:
@@ -467,7 +484,7 @@ class Monitor:
                     if self.lines else "The log is empty: no query to watch.")
         n = len(self.periods)
         if self.expected is None:
-            return (f"{self.queries:,} queries over {n} {self.period}s at cut {cut_text(self.cut)}; "
+            return (f"{self.queries:,} queries over {n} {self.period}s at {self.cut_words}; "
                     f"{NOT_JUDGED}.")
         premise = f"with {self.expected.share_text} of live queries off-topic"
         moved = self.flagged
@@ -476,9 +493,9 @@ class Monitor:
         if not moved and self.alarm is None:
             return (f"The calibration holds {premise}: none of the {n} {self.period}s refuses outside what a "
                     f"{self.period} of its size shows with nothing moved, and the running count never alarmed "
-                    f"(cut {cut_text(self.cut)}).")
+                    f"({self.cut_words}).")
         if not moved:
-            return f"The refused share moved {premise} at cut {cut_text(self.cut)}: {alarm}."
+            return f"The refused share moved {premise} at {self.cut_words}: {alarm}."
         names = ", ".join(p.period for p in moved)
         more = sorted({p.direction for p in moved})
         how = f"refused {more[0]}" if len(more) == 1 else "refused more or fewer"
@@ -572,14 +589,17 @@ def _micros(t: datetime) -> int:
 
 
 def measure_log(path: str | os.PathLike, *, encoder: Any, chunk_vectors: np.ndarray, store: Any = None,
-                progress: Callable[[MonitorProgress], None] | None = None, batch: int = BATCH) -> MeasuredLog:
+                progress: Callable[[MonitorProgress], None] | None = None, batch: int = BATCH,
+                measure: Callable[[list[LogLine]], np.ndarray] | None = None) -> MeasuredLog:
     """Stream the log at ``path`` once and measure each query's closest-chunk distance (a :class:`MeasuredLog`).
 
     ``encoder`` embeds the queries (the model the chunk vectors were made
     with), in batches of ``batch`` lines, through ``store`` when given (its
     vectors are stamped by the encoder). Bad lines are counted, the first
     :data:`SHOW_BAD` kept by number. Nothing here depends on the cut, the
-    keep or the grouping: :func:`judge_log` applies them.
+    keep or the grouping: :func:`judge_log` applies them. ``measure``: each line's number read another way than
+    its closest-chunk distance (a native cut: the negated score the log holds, so that a smaller number is still
+    nearer and ``gate.under`` says kept); nothing is embedded then.
     """
     if batch < 1:
         raise ValueError(f"batch must be at least 1, got {batch}")
@@ -595,8 +615,11 @@ def measure_log(path: str | os.PathLike, *, encoder: Any, chunk_vectors: np.ndar
     def flush() -> None:
         if not pending:
             return
-        vecs = _embed([ln.query for ln in pending], encoder, store)
-        dist = closest_distances(vecs, chunk_vectors)
+        if measure is not None:
+            dist = measure(pending)
+        else:
+            vecs = _embed([ln.query for ln in pending], encoder, store)
+            dist = closest_distances(vecs, chunk_vectors)
         for ln, d in zip(pending, dist):
             distances.append(float(d))
             times.append(_micros(ln.time))
@@ -701,10 +724,11 @@ def judge_log(measured: MeasuredLog, calibration: Calibration, gate: Gate, *, pe
 
 def monitor_log(path: str | os.PathLike, *, encoder: Any, chunk_vectors: np.ndarray, calibration: Calibration,
                 gate: Gate, period: str = "week", off_topic_share: float | None = None, store: Any = None,
-                progress: Callable[[MonitorProgress], None] | None = None, batch: int = BATCH) -> Monitor:
+                progress: Callable[[MonitorProgress], None] | None = None, batch: int = BATCH,
+                measure: Callable[[list[LogLine]], np.ndarray] | None = None) -> Monitor:
     """:func:`measure_log` then :func:`judge_log`: the log at ``path`` judged in one call (the command's path)."""
     if period not in PERIODS:
         raise ValueError(f"period must be one of {', '.join(PERIODS)}, got {period!r}")
     measured = measure_log(path, encoder=encoder, chunk_vectors=chunk_vectors, store=store, progress=progress,
-                           batch=batch)
+                           batch=batch, measure=measure)
     return judge_log(measured, calibration, gate, period=period, off_topic_share=off_topic_share)

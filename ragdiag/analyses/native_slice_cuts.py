@@ -27,17 +27,10 @@ from .slices import MIN_QUESTIONS
 from .slice_cuts import SliceCuts, SliceVerdict, cut_slices, query_labels
 from .threshold.choice import PROPOSED, Goal
 from .threshold.native_current import as_gate_table
+from .threshold.native_cuts import sub_table
 from .threshold.score import ScoreCut, ScoreTable, score_cut
 
-__all__ = ["native_slices", "sub_table"]
-
-
-def sub_table(table: ScoreTable, member: np.ndarray) -> ScoreTable:
-    """The rows of ``table`` where ``member`` holds."""
-    idx = np.flatnonzero(member)
-    pick = lambda xs: tuple(xs[i] for i in idx) if xs else ()  # noqa: E731
-    return replace(table, query_ids=pick(table.query_ids), in_domain=table.in_domain[idx], groups=pick(table.groups),
-                   top=table.top[idx], holder=table.holder[idx], kinds=pick(table.kinds))
+__all__ = ["native_slices", "sub_table", "native_export_block"]
 
 
 def native_slices(ev, table: ScoreTable, choice: ScoreCut, by: str, *, draws: int | None = None) -> SliceCuts:
@@ -95,3 +88,15 @@ def _verdict(base: SliceVerdict, rows, by: str, table: ScoreTable, cut: float) -
     sentence += "".join(f"; so does slice `{o.label}` (answered {rate_text(o.answered)} vs "
                         f"{rate_text(o.rest_answered)} elsewhere, {o.difference_words})" for o in needs[1:])
     return replace(base, sentence=sentence + "." + tail)
+
+
+def native_export_block(sliced: SliceCuts, table: ScoreTable) -> dict:
+    """The native export's ``slices:`` block: each slice's own native cut that has a guarantee (kept when
+    ``score >= value``); the other slices use the global cut. ``ValueError`` for a slicing a service cannot know
+    before it retrieves (:meth:`ragdiag.analyses.slice_cuts.SliceCuts.export_block`)."""
+    base = sliced.export_block()  # the same checks and words; the cuts rewritten in the native score
+    cuts = {r.label: {"value": r.own_cut, "kept_when": f"score >= {r.own_cut:g}", "guarantee": r.guarantee,
+                      "answerable_queries": r.answerable, "out_of_domain_queries": r.out_of_domain,
+                      "answered_at_this_cut": base["cuts"][r.label]["answered_at_this_cut"]}
+            for r in sliced.rows if r.own_cut is not None}
+    return {**base, "score": table.score, "unit": table.unit, "direction": "higher keeps", "cuts": cuts}

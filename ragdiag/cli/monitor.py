@@ -38,7 +38,9 @@ def register(sub) -> None:
                         f"{DEFAULT_MAX_BLUFF}, as threshold proposes it)")
     p.add_argument("--cut-from", default=None, metavar="FILE",
                    help="read the cut you run from a ragdiag export or a YAML/JSON/TOML file with one "
-                        "score_threshold, similarity_cutoff or distance_threshold (not with --cut)")
+                        "score_threshold, similarity_cutoff or distance_threshold (not with --cut); a `threshold "
+                        "--score native` export reads each log line's score (the best score your ranking gave the "
+                        "chunks it kept), refused when stamped for another score, reranker or model")
     p.add_argument("--keep", type=int, default=DEFAULT_KEEP, help=f"keep at most N chunks (default {DEFAULT_KEEP})")
     p.add_argument("--off-topic-share", default=None, metavar="P",
                    help="the share of live queries that are off-topic, e.g. 0.1 or 10%%: the premise the refused "
@@ -107,17 +109,25 @@ def cmd_monitor(args) -> int:
         raise UsageError(str(exc)) from None
     _known_config(cfg, "CONFIG")
     cut_from = getattr(args, "cut_from", None)
+    native = False
     if cut_from is not None:  # before any work: a cut on another score is one line
+        from ..present.regression.native import is_native_export
         from .score_cut import distance_cut_from, refuse_other_model
 
         if args.cut is not None:
             raise UsageError("give the cut you run as --cut C or --cut-from FILE, not both")
-        args.cut = distance_cut_from(cut_from, "--cut-from")
+        native = is_native_export(cut_from)  # the ranking's own score: the log must carry it
+        if native:
+            _check_log_scores(args.log, cut_from)
+        else:
+            args.cut = distance_cut_from(cut_from, "--cut-from")
     loaded = load_inputs(args)
     encoder = cli_encoder(args)
     ev = evaluate_args(args, [cfg.strategy], [cfg.retriever], loaded, encoder=encoder)
     if cfg.retriever in ev.unavailable:
         raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
+    if native:
+        return _native_monitor(args, ev, cfg, log, cut_from)
     if cut_from is not None:
         refuse_other_model(cut_from, (ev.retriever_stamps.get(cfg.label) or {}).get("model") or ev.encoder_stamp,
                            "--cut-from")
@@ -169,4 +179,74 @@ def cmd_monitor(args) -> int:
         print("nearest to the corpus:")
         for q, d in row.nearest:
             print(f"  {d:.3f}  {q[:90]}")
+    return 0
+
+
+def _check_log_scores(path: str, cut_from: str) -> None:
+    """A native cut reads the score each line of the log holds: one line, exit 2, when the log holds none."""
+    from ..analyses.native_monitor import log_has_scores
+
+    try:
+        has = log_has_scores(path)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if not has:
+        raise UsageError(f"--log {path} holds no score: a native cut ({cut_from}) needs, on every line, score = the "
+                         "best score your stack's ranking gave the chunks it kept for the query, in the cut's units "
+                         '(e.g. {"query": "...", "time": "2026-01-05T10:00:00", "score": 13.9}); or monitor a '
+                         "cut on the dense model's cosine distance")
+
+
+def _native_monitor(args, ev, cfg, log, cut_from) -> int:
+    """``monitor --cut-from`` a native cut: the log's scores per period against the ground truth's, at that cut."""
+    from dataclasses import replace
+
+    import yaml
+
+    from ..analyses.monitor import monitor_log
+    from ..analyses.native_monitor import NativeKeep, native_calibration, native_measure
+    from ..analyses.threshold.native_current import native_cut_from_file
+    from ..analyses.threshold.score import score_stamp, score_table
+    from ..core.gate import Gate
+    from ..core.words import rate_text
+
+    doc = yaml.safe_load(Path(cut_from).read_text(encoding="utf-8", errors="replace"))
+    unit = "sigmoid" if doc["stamp"].get("unit") == "sigmoid" else None
+    try:
+        table = score_table(ev, cfg.label, Gate(args.keep), unit=unit)
+        value = native_cut_from_file(cut_from, score_stamp(ev, table, cross_encoder=getattr(args, "cross_encoder",
+                                                                                             None)), "--cut-from")
+        keep = NativeKeep(value)
+        cal = native_calibration(table, keep)
+        mon = monitor_log(log, encoder=None, chunk_vectors=None, calibration=cal, gate=keep, period=args.period,
+                          off_topic_share=_share(getattr(args, "off_topic_share", None)), measure=native_measure)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    said = f"{table.score} >= {value:g}"
+    mon = replace(mon, cut_said=said)
+    what = (f"each query's best {table.score} ({table.unit}) among the chunks kept: the log's score per line, and "
+            f"the ground truth's in {cfg.label}'s top {table.window}")
+    if args.json:
+        print(json.dumps({"config": cfg.label, "keep": args.keep, "cut_from": f"--cut-from {cut_from}",
+                          "score": {"score": table.score, "unit": table.unit, "value": value,
+                                    "direction": "higher keeps", "kept_when": f"score >= {value:g}"},
+                          "distance": what, **mon.as_json(), "cut": value}, indent=2))
+        return 0
+    print(mon.headline)
+    print(f"{cfg.label}, keep {args.keep}, {said}, higher keeps (--cut-from {cut_from})")
+    print(f"score: {what}")
+    print(f"calibration: {cal.mix}; refused at the cut: {rate_text(cal.refused)} "
+          f"(answerable {rate_text(cal.refused_answerable)}, off-topic {rate_text(cal.refused_ood)})")
+    print(f"test: {mon.test} (on the scores)")
+    if mon.bad_count:
+        print(mon.bad_words)
+    for row in mon.periods:
+        print(("! " if row.flagged else "  ") + row.sentence)
+    for row in mon.flagged:  # the period holds negated scores: printed as the scores they are
+        print(f"\n{args.period} {row.period}, lowest scores (farthest from the corpus):")
+        for q, d in row.farthest:
+            print(f"  {-d:.4g}  {q[:90]}")
+        print("highest scores (nearest to the corpus):")
+        for q, d in row.nearest:
+            print(f"  {-d:.4g}  {q[:90]}")
     return 0

@@ -43,7 +43,9 @@ def register(sub) -> None:
                    help="the gate's cut (cosine distance; default: the one stamped in the baseline)")
     p.add_argument("--cut-from", default=None, metavar="FILE",
                    help="read the gate's cut from a ragdiag export or a YAML/JSON/TOML file with one "
-                        "score_threshold, similarity_cutoff or distance_threshold (not with --cut)")
+                        "score_threshold, similarity_cutoff or distance_threshold (not with --cut); a `threshold "
+                        "--score native` export gates both runs on the ranking's own score (score >= cut, from "
+                        "each folder's native_scores.csv), refused when stamped for another score, reranker or model")
     p.add_argument("--strict", action="store_true", help="an inconclusive result fails (exit 1 instead of 3)")
     p.add_argument("--by", choices=["tag"], default=None,
                    help="also gate the recall of every tag of the ground truth (--truth), corrected over the tags")
@@ -141,6 +143,30 @@ def _cannot_detect(report, args, markdown: str) -> int | None:
     return 2
 
 
+def _native_runs(args, baseline, candidate, ev):
+    """``baseline`` and ``candidate`` adapted to the native cut of ``--cut-from`` (its stamp checked against the
+    baseline's score, unit, reranker and model: one line naming both), the mapped cut, and the report's ``score``."""
+    from ..analyses.threshold.native_current import native_cut_from_file
+    from ..present.regression.native import load_native_table, native_gate_runs, run_native_table, run_stamp
+
+    import yaml
+
+    doc = yaml.safe_load(Path(args.cut_from).read_text(encoding="utf-8", errors="replace"))
+    unit = doc["stamp"].get("unit")
+    unit = "sigmoid" if unit == "sigmoid" else None
+    b_table, b_reranker = load_native_table(args.baseline, baseline, unit)
+    stamp = run_stamp(baseline, b_table, b_reranker)
+    try:
+        value = native_cut_from_file(args.cut_from, stamp, flag="--cut-from")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    c_table, _ = (load_native_table(args.candidate, candidate, unit) if ev is None
+                  else run_native_table(ev, candidate, unit))
+    b, c, mapped = native_gate_runs(baseline, candidate, (b_table, c_table), value)
+    return b, c, mapped, {"score": b_table.score, "unit": b_table.unit, "value": value,
+                          "direction": "higher keeps", "kept_when": f"score >= {value:g}", "stamp": stamp}
+
+
 def cmd_gate(args) -> int:
     """``gate BASELINE [CANDIDATE] --config CONFIG``: the checks, the verdict, the exit code."""
     import json
@@ -158,12 +184,19 @@ def cmd_gate(args) -> int:
     config = _config(args.config, "--config")
     cand_config = _config(args.candidate_config, "--candidate-config") if args.candidate_config else config
     cut_from = getattr(args, "cut_from", None)
+    native = False
     if cut_from is not None:  # before any work: a cut on another score is one line
+        from ..present.regression.native import is_native_export
         from .score_cut import distance_cut_from
 
         if args.cut is not None:
             raise UsageError("give the gate's cut as --cut C or --cut-from FILE, not both")
-        args.cut = distance_cut_from(cut_from, "--cut-from")
+        native = is_native_export(cut_from)  # a cut on the ranking's own score: read once the runs' stamps are known
+        if native and args.history is not None:
+            raise UsageError("--history keeps runs gated on the dense model's cosine distance: a native cut "
+                             f"({cut_from}) is not recorded there; gate without --history")
+        if not native:
+            args.cut = distance_cut_from(cut_from, "--cut-from")
     try:
         check_options(margin=args.margin, alpha=args.alpha)
         if args.cut is not None:
@@ -176,7 +209,7 @@ def cmd_gate(args) -> int:
         raise UsageError("--junit and --markdown name the same file; name two files")
     try:
         baseline = load_run(args.baseline, config)
-        if cut_from is not None:  # a cut chosen for another embedding model than the baseline's
+        if cut_from is not None and not native:  # a cut chosen for another embedding model than the baseline's
             from .score_cut import refuse_other_model
 
             refuse_other_model(cut_from, baseline.model, "--cut-from")
@@ -199,8 +232,12 @@ def cmd_gate(args) -> int:
                 raise UsageError(f"{cand_config} cannot run: {ev.unavailable[retriever]}")
             candidate = run_from_evaluation(ev, cand_config, gate=baseline.gate,
                                             source=f"current corpus {ev.corpus.name or ev.corpus.root}")
+        score = None
+        if native:  # both runs' own scores, one cut, through the rank adapter (exact: score >= cut)
+            baseline, candidate, args.cut, score = _native_runs(args, baseline, candidate,
+                                                                ev if args.candidate is None else None)
         report = gate_report(baseline, candidate, margin=args.margin, alpha=args.alpha, cut=args.cut,
-                             strict=args.strict)
+                             strict=args.strict, score=score)
         if args.by == "tag":
             report = _by_tag(args, report)
     except (RunError, GateError) as exc:

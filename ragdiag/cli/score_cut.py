@@ -9,9 +9,6 @@ from .common import UsageError
 
 __all__ = ["native_threshold", "distance_cut_from", "refuse_other_model"]
 
-#: Options of ``threshold`` that read the dense distance only (refused with ``--score native``).
-_DENSE_ONLY = (("bluff_cost", "--bluff-cost"), ("export_slices", "--export-slices"))
-
 
 def native_threshold(args, goal) -> int:
     """The native cut for the bluff goal: printed, ``--json``, or exported (``--export``)."""
@@ -26,9 +23,6 @@ def native_threshold(args, goal) -> int:
 
     if goal.max_bluff is None:
         raise UsageError("--score native chooses a cut for a bluff goal: give --max-bluff (e.g. 0.05)")
-    for attr, flag in _DENSE_ONLY:
-        if getattr(args, attr, None) not in (None, False):
-            raise UsageError(f"{flag} reads the dense model's cosine distance: not with --score native")
     if getattr(args, "units", "distance") != "distance":
         raise UsageError("--units reads a dense cut (distance or similarity): with --score native, --current is in "
                          "the native score's own units")
@@ -42,6 +36,17 @@ def native_threshold(args, goal) -> int:
     if getattr(args, "export_rule", "proposed") != "proposed":
         raise UsageError("--export-rule in-sample is for --score dense; --score native exports its proposed cut")
     export = getattr(args, "export", None)
+    bluff_cost = getattr(args, "bluff_cost", None)
+    if bluff_cost is not None and not (math.isfinite(bluff_cost) and bluff_cost > 0):
+        raise UsageError(f"--bluff-cost must be a positive number of lost answers, got {bluff_cost}")
+    if getattr(args, "export_slices", False):  # as the distance gate checks it (cli.gate._check_by)
+        from ..analyses.slice_cuts import EXPORTABLE
+
+        if not export:
+            raise UsageError("--export-slices adds a slices block to the export: give --export FILE too")
+        if getattr(args, "by", None) not in EXPORTABLE:
+            raise UsageError(f"--export-slices needs --by {' or '.join(EXPORTABLE)} (a service knows a query's tag "
+                             "or language before it retrieves, not its document or phrasing)")
     if export:
         _check_export(export, getattr(args, "force", False))
     ev, cfg = _gate_config(args)
@@ -59,6 +64,11 @@ def native_threshold(args, goal) -> int:
             from ..analyses.native_slice_cuts import native_slices
 
             sliced = native_slices(ev, table, choice, args.by)
+        held_out = _held_out(table, goal.max_bluff, getattr(args, "folds", 5), bluff_cost)
+        if doc is not None and getattr(args, "export_slices", False):
+            from ..analyses.native_slice_cuts import native_export_block
+
+            doc["slices"] = native_export_block(sliced, table)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if export:
@@ -66,11 +76,13 @@ def native_threshold(args, goal) -> int:
             raise UsageError(f"no cut on the {table.score} of {cfg.label}: {choice.guarantee}; nothing exported")
         atomic_write(export, "# ragdiag thresholds export: a cut on the ranking's own score (higher keeps).\n"
                      + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100))
-        print(f"wrote {export}: {table.score} >= {choice.cut} ({choice.method})", file=sys.stderr)
+        extra = f"; per {doc['slices']['by']}: {len(doc['slices']['cuts'])} slice cut(s)" if "slices" in doc else ""
+        print(f"wrote {export}: {table.score} >= {choice.cut} ({choice.method}){extra}", file=sys.stderr)
     if args.json:
         print(json.dumps({"keep": args.gate.keep, **choice.cells(),
                           "stamp": None if doc is None else doc["stamp"],
                           "separation": {k: v.cells() for k, v in separated.items()},
+                          **held_out["json"],
                           **({"current": audited.cells()} if audited is not None else {}),
                           **(sliced.as_json() if sliced is not None else {})}, indent=2))
         return 0
@@ -85,6 +97,8 @@ def native_threshold(args, goal) -> int:
         print(f"proposed ({choice.method}): cut {choice.cut}: {choice.guarantee}")
         print(f"  answered {choice.answered.count}: {rate_text(choice.answered)}; bluffs {choice.bluffs.count}: "
               f"{rate_text(choice.bluffs)}; lost {choice.lost.count}: {rate_text(choice.lost)}")
+    for line in held_out["words"]:
+        print(line)
     if audited is not None:
         print(audited.sentence())
         for name, ids in (("gained", audited.gained), ("lost", audited.lost), ("bluffs added", audited.bluffs_added),
@@ -97,6 +111,45 @@ def native_threshold(args, goal) -> int:
         print()
         print(format_slice_cuts(sliced, fmt=lambda c: f"{c:g}"))
     return 0
+
+
+def _held_out(table, max_bluff: float, folds: int, bluff_cost: float | None) -> dict:
+    """The in-sample cut, its cross-validated rates and (``--bluff-cost``) the cost cut, on the native score: the
+    JSON keys and the lines printed (:mod:`ragdiag.analyses.threshold.native_cuts`)."""
+    from ..analyses.threshold.choice import SEED
+    from ..analyses.threshold.native_cuts import in_sample_cut, native_cost_cut, native_cross_validated
+    from ..analyses.threshold.score import rates
+    from ..core.words import rate_text
+
+    out: dict = {}
+    words = []
+    line = lambda r: "; ".join(f"{k.replace('_', ' ')} {r[k].count}: {rate_text(r[k])}"  # noqa: E731
+                               for k in ("answered", "wrong_sources", "bluffs") if k in r)
+    if (~table.in_domain).any():
+        cut = in_sample_cut(table, max_bluff)
+        r = rates(table, cut)
+        out["in_sample_cut"] = cut
+        out["in_sample"] = {k: v.cells() for k, v in r.items()}
+        words.append(f"in sample (optimistic): cut {cut:g} (just above the off-topic query whose best score ranks "
+                     f"floor({max_bluff:g} x n) + 1 from the top): " + line(r))
+    try:
+        cv, fold_cuts = native_cross_validated(table, max_bluff, folds=folds)
+    except ValueError as exc:
+        words.append(f"cross-validated: none ({exc})")
+    else:
+        out["cross_validated"] = {k: v.cells() for k, v in cv.items()}
+        out["cross_validation"] = {"folds": folds, "grouped_by": "question", "seed": SEED,
+                                   "rule": "in sample", "fold_cuts": list(fold_cuts)}
+        words.append(f"cross-validated ({folds} folds grouped by question, seed {SEED}; each fold's in-sample cut "
+                     "chosen on the others): " + line(cv))
+    if bluff_cost is not None:
+        cc = native_cost_cut(table, bluff_cost, folds=folds)
+        out["cost"] = {**cc.cells(), "kept_when": f"score >= {cc.cut:g}"}
+        words.append(f"cost goal (a bluff costs {bluff_cost:g} lost answers): cut {cc.cut:g} (score >= cut), answered "
+                     f"{rate_text(cc.answered)}, bluffs {rate_text(cc.bluffs)}; cross-validated answered "
+                     f"{rate_text(cc.cross_validated['answered'])}, bluffs {rate_text(cc.cross_validated['bluffs'])}; "
+                     f"{cc.guarantee_words}")
+    return {"json": out, "words": words}
 
 
 def _current(args, ev, table, choice, current, current_from):

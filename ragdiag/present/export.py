@@ -57,7 +57,8 @@ from ..analyses.summary import chunking_rows, summary_rows
 __all__ = [
     "trec_run", "trec_qrels", "write_trec", "trec_zip", "trec_id", "DESTROYED_DOCNO", "NOTHING_DOCNO", "TREC_README",
     "summary_document", "summary_json", "per_query_parquet", "write_outputs",
-    "GATE_INPUTS_FILE", "GATE_INPUT_COLUMNS", "gate_input_rows", "write_gate_inputs", "gate_inputs_csv", "trec_files",
+    "GATE_INPUTS_FILE", "GATE_INPUT_COLUMNS", "NATIVE_SCORES_FILE", "NATIVE_COLUMNS",
+    "native_score_rows", "native_scores_csv", "gate_input_rows", "write_gate_inputs", "gate_inputs_csv", "trec_files",
 ]
 
 #: The relevant "document" of a query whose needle no chunk holds whole: no chunk id has this form
@@ -290,7 +291,8 @@ def per_query_parquet(ev: Evaluation, frame=None) -> bytes:
 
 
 def write_outputs(ev: Evaluation, out_dir, *, trec: bool = True) -> list[str]:
-    """Write ``summary.json``, ``per_query.csv``, ``per_query.parquet`` and (``trec``) TREC runs/qrels.
+    """Write ``summary.json``, ``per_query.csv``, ``per_query.parquet``, the gate's inputs (``gate_inputs.csv``, and
+    ``native_scores.csv`` when a configuration ranks on a score of its own) and (``trec``) TREC runs/qrels.
 
     TREC files go to ``out_dir/trec/``: ``<strategy>_<retriever>.run`` and
     ``<strategy>.qrels``, loadable by ranx and pytrec_eval. Every file is made
@@ -309,6 +311,9 @@ def write_outputs(ev: Evaluation, out_dir, *, trec: bool = True) -> list[str]:
         out / "per_query.parquet": per_query_parquet(ev, frame),
         out / GATE_INPUTS_FILE: gate_inputs_csv(ev),
     }
+    native = native_scores_csv(ev)
+    if native.count("\n") > 1:  # a configuration ranks on a score of its own (gate --cut-from a native cut)
+        files[out / NATIVE_SCORES_FILE] = native
     if trec and ev.indexes:
         files.update({out / "trec" / name: text for name, text in trec_files(ev).items()})
     folders = [out, *([out / "trec"] if trec and ev.indexes else [])]
@@ -386,3 +391,41 @@ def _json_default(o):
     if isinstance(o, np.ndarray):
         return o.tolist()
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+#: The per-query native scores ``eval --out`` writes beside ``gate_inputs.csv`` (read by ``gate`` on a native cut).
+NATIVE_SCORES_FILE = "native_scores.csv"
+NATIVE_COLUMNS = ("strategy", "retriever", "query_id", "score", "unit", "reranker", "keep", "top", "holder")
+
+
+def native_score_rows(ev, *, keep: int | None = None) -> list[dict]:
+    """Per configuration with a native score and per query: its best score and best holder's score at ``keep``."""
+    from ..analyses.threshold.score import score_stamp, score_table
+    from ..core.defaults import DEFAULT_KEEP
+    from ..core.gate import Gate
+
+    gate = Gate(DEFAULT_KEEP if keep is None else keep)
+    rows = []
+    for cfg in ev.results:
+        try:
+            table = score_table(ev, cfg.label, gate)
+        except ValueError:  # no native score known for this retriever (dense variants, external runs)
+            continue
+        stamp = score_stamp(ev, table)
+        rows += [{"strategy": cfg.strategy, "retriever": cfg.retriever, "query_id": q, "score": table.score,
+                  "unit": table.unit, "reranker": stamp["reranker"] or "", "keep": table.window,
+                  "top": repr(float(t)), "holder": repr(float(h))}
+                 for q, t, h in zip(table.query_ids, table.top, table.holder)]
+    return rows
+
+
+def native_scores_csv(ev, *, keep: int | None = None) -> str:
+    """:data:`NATIVE_SCORES_FILE`'s text (:func:`native_score_rows` as CSV)."""
+    import csv
+    import io
+
+    buf = io.StringIO(newline="")
+    writer = csv.DictWriter(buf, fieldnames=NATIVE_COLUMNS)
+    writer.writeheader()
+    writer.writerows(native_score_rows(ev, keep=keep))
+    return buf.getvalue()

@@ -41,7 +41,7 @@ from ..gate_table import GateTable
 from .rates import rate_rows
 from .score import ScoreTable
 
-__all__ = ["as_gate_table", "NativeCurrent", "native_audit", "native_cut_from_file"]
+__all__ = ["as_gate_table", "rank_distances", "NativeCurrent", "native_audit", "native_cut_from_file"]
 
 
 def as_gate_table(table: ScoreTable, cuts) -> tuple[GateTable, tuple[float, ...]]:
@@ -55,10 +55,29 @@ def as_gate_table(table: ScoreTable, cuts) -> tuple[GateTable, tuple[float, ...]
     >>> g.closest.tolist(), cut, (g.closest < cut).tolist()  # 12.5 and 3.0 are kept at >= 3.0, no score never
     ([0.3333333333333333, 0.6666666666666666, 2.0], 0.8333333333333334, [True, True, False])
     """
+    (pair,), mapped = rank_distances([table], cuts)
+    g = GateTable(table.query_ids, table.in_domain, closest=pair[0], closest_holder=pair[1],
+                  window=table.window, groups=table.groups, kinds=table.kinds, config=table.config)
+    return g, mapped
+
+
+def rank_distances(tables, cuts) -> tuple[list[tuple[np.ndarray, np.ndarray]], tuple[float, ...]]:
+    """The adapter over several tables at once, on one ladder of their scores and ``cuts``: per table its
+    (``top``, ``holder``) as rank distances, and the cuts mapped, so that one mapped cut reads every table exactly
+    as the native cut does (a baseline and a candidate gated at one cut).
+
+    >>> import numpy as np
+    >>> from dataclasses import replace
+    >>> a = ScoreTable("E/bm25", "BM25 score", "score", ("q",), np.array([True]), ("q",), top=np.array([9.0]),
+    ...                holder=np.array([9.0]), window=4)
+    >>> b = replace(a, top=np.array([2.0]), holder=np.array([-np.inf]))
+    >>> [(t[0] < c).tolist() for t in rank_distances([a, b], [5.0])[0] for c in rank_distances([a, b], [5.0])[1]]
+    [[True], [False]]
+    """
     cuts = np.asarray(cuts, dtype=np.float64).ravel()
     if not np.isfinite(cuts).all():
         raise ValueError(f"a cut must be a finite number, got {cuts.tolist()}")
-    values = np.concatenate([table.top, table.holder, cuts])
+    values = np.concatenate([*(np.concatenate([t.top, t.holder]) for t in tables), cuts])
     ladder = np.unique(values[np.isfinite(values)])  # ascending, distinct
     n = ladder.size
 
@@ -69,10 +88,8 @@ def as_gate_table(table: ScoreTable, cuts) -> tuple[GateTable, tuple[float, ...]
         out[ok] = (n - np.searchsorted(ladder, x[ok])) / (n + 1)
         return out
 
-    g = GateTable(table.query_ids, table.in_domain, closest=dist(table.top), closest_holder=dist(table.holder),
-                  window=table.window, groups=table.groups, kinds=table.kinds, config=table.config)
     mapped = tuple(float((n - np.searchsorted(ladder, c) + 0.5) / (n + 1)) for c in cuts)
-    return g, mapped
+    return [(dist(t.top), dist(t.holder)) for t in tables], mapped
 
 
 @dataclass(frozen=True)

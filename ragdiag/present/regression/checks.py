@@ -98,6 +98,16 @@ class GateReport(OnGate):
     gate: Gate
     strict: bool = False
     notes: tuple[str, ...] = field(default=())
+    #: a native cut (``gate --cut-from`` a ``--score native`` export): its score, unit, value and stamp; the
+    #: ``gate`` then holds the rank-adapted cut (:mod:`ragdiag.present.regression.native`), never printed
+    score: dict | None = None
+
+    @property
+    def cut_in_words(self) -> str:
+        """The cut as a person reads it: ``0.5`` (a cosine distance), or ``MaxSim score ... >= 13.58``."""
+        if self.score is None:
+            return f"{self.cut:g}"
+        return f"{self.score['score']} >= {self.score['value']:g}"
 
     @property
     def exit_code(self) -> int:
@@ -113,7 +123,8 @@ class GateReport(OnGate):
             "baseline": {"source": self.baseline.source, "config": self.baseline.config},
             "candidate": {"source": self.candidate.source, "config": self.candidate.config},
             "truth_sha256": self.baseline.truth_sha256, "alpha": self.alpha, "margin": self.margin,
-            "cut": self.cut, "keep": self.keep, "k": self.k, "changes": list(self.changes),
+            "cut": self.cut if self.score is None else self.score["value"], "keep": self.keep, "k": self.k,
+            **({} if self.score is None else {"score": self.score}), "changes": list(self.changes),
             "checks": [c.as_json() for c in self.checks],
         }
 
@@ -247,29 +258,32 @@ def check_options(*, margin, alpha) -> tuple[float, float]:
 
 
 def gate_report(baseline: GateRun, candidate: GateRun, *, margin: float = PRACTICAL_MARGIN, alpha: float = ALPHA,
-                cut: float | None = None, strict: bool = False) -> GateReport:
+                cut: float | None = None, strict: bool = False, score: dict | None = None) -> GateReport:
     """Run every check of ``candidate`` against ``baseline`` (:class:`RunError` when they cannot be compared).
 
     ``cut``: the gate's cut (default: the baseline's stamped one), checked by
     :class:`~ragdiag.core.gate.Gate` (:class:`~ragdiag.core.gate.GateError`, a ``ValueError``, when it is not a
     finite cosine distance in [0, 2]). ``margin``: non-inferiority margin in rate units; ``alpha``:
     one-sided level of each test. Every "under the cut" is :meth:`Gate.under <ragdiag.core.gate.Gate.under>`.
+    ``score``: a native cut's score, unit and value (``cut`` and the tables are then the rank adapter's:
+    :func:`ragdiag.present.regression.native.native_gate_runs`); the checks name the cut in that score.
     """
     margin, alpha = check_options(margin=margin, alpha=alpha)
     gate = baseline.gate if cut is None else baseline.gate.with_cut(cut)
     changes = check_comparable(baseline, candidate)
     cut, k = gate.cut, gate.k
+    at = f"cut {cut:g}" if score is None else f"{score['score']} >= {score['value']:g}"
     bt, ct = baseline.table, candidate.table
     ans, ood = np.flatnonzero(bt.in_domain), np.flatnonzero(~bt.in_domain)
     checks = [_destroyed_check(baseline, candidate)]
     checks.append(_paired_check("recall", f"R@{k}", bt, ct, ans, bt.found(k)[ans], ct.found(k)[ans],
                                 units="questions", margin=margin, alpha=alpha, higher_is_better=True,
                                 what="question", strict=strict))
-    checks.append(_paired_check("answered", f"answered at cut {cut:g} (keep {gate.keep})", bt, ct, ans,
+    checks.append(_paired_check("answered", f"answered at {at} (keep {gate.keep})", bt, ct, ans,
                                 bt.answered(cut)[ans], ct.answered(cut)[ans], units="questions",
                                 margin=margin, alpha=alpha, higher_is_better=True, what="question", strict=strict))
     if ood.size:
-        checks.append(_paired_check("bluffs", f"bluffs at cut {cut:g} (keep {gate.keep})", bt, ct, ood,
+        checks.append(_paired_check("bluffs", f"bluffs at {at} (keep {gate.keep})", bt, ct, ood,
                                     bt.given_sources(cut)[ood], ct.given_sources(cut)[ood],
                                     units="out-of-domain queries", margin=margin, alpha=alpha,
                                     higher_is_better=False, what="out-of-domain query", strict=strict))
@@ -282,4 +296,4 @@ def gate_report(baseline: GateRun, candidate: GateRun, *, margin: float = PRACTI
              "runs exchangeable), not only that the mean difference is 0; under a skewed difference of mean 0 it "
              "fires a little more often than alpha (about 6% at 5% in a simulation)")
     return GateReport(verdict, tuple(checks), baseline, candidate, tuple(changes), margin, alpha, gate, strict,
-                      notes)
+                      notes, score)

@@ -89,7 +89,7 @@ def gate_markdown(report: GateReport) -> str:
     lines = [f"## ragdiag gate: {verdict}", "",
              f"`{_code(r.candidate.config)}` ({_md(r.candidate.source)}) against the baseline "
              f"`{_code(r.baseline.config)}` ({_md(r.baseline.source)}): {r.baseline.questions} questions, "
-             f"one-sided α = {r.alpha:g}, margin {100 * r.margin:g} points, cut {r.cut:g}, keep {r.keep}.", "",
+             f"one-sided α = {r.alpha:g}, margin {100 * r.margin:g} points, cut {_md(r.cut_in_words)}, keep {r.keep}.", "",
              "| check | baseline | candidate | verdict |", "|---|---:|---:|---|"]
     for c in r.checks:
         fmt = (lambda v: f"{v:g}") if c.test is None else (lambda v: f"{100 * v:.1f}%")

@@ -28,8 +28,9 @@ from ...core.limits import ENV, LimitError, Limits, read_limited
 __all__ = ["DestroyedRecord", "GateRun", "RunError", "load_run", "run_from_evaluation",
            "RUN_FILES"]
 
-#: The files of an ``eval --out`` folder the gate reads (the parquet only when the CSV is absent).
-RUN_FILES = ("summary.json", "per_query.csv", "per_query.parquet", "gate_inputs.csv")
+#: The files of an ``eval --out`` folder the gate reads (the parquet only when the CSV is absent; the native scores
+#: only for a native cut).
+RUN_FILES = ("summary.json", "per_query.csv", "per_query.parquet", "gate_inputs.csv", "native_scores.csv")
 #: Columns the gate needs in ``per_query.csv`` (``needle_rank`` empty: the needle was not ranked).
 PER_QUERY_COLUMNS = ("strategy", "retriever", "query_id", "needle_rank")
 #: A cosine distance read back may sit this far outside [0, 2] (float rounding of 1 - cos).
