@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_dashboard import ARGS, CHROMIUM, free_port  # noqa: E402
+from bench_dashboard import ARGS, CHROMIUM, cpu_seconds, free_port  # noqa: E402
 from browser_wait import SETTLED_JS, WATCH_JS, QUIET_MS  # noqa: E402
 
 LIMIT_MS = 1_800_000  # an evaluation of 100k chunks on a loaded machine: the first wait only
@@ -130,8 +130,9 @@ ASKED_JS = """(n) => window.__ragdiagRuns.asked > n"""
 DONE_JS = """() => ({changed: window.__ragdiagRuns.changed, ended: window.__ragdiagRuns.ended})"""
 
 
-def moves(browser, base: str, n_moves: int) -> tuple[list[float], float]:
-    """Open /threshold, wait for it whole, then time ``n_moves`` arrow presses; returns (ms per move, s to open)."""
+def moves(browser, base: str, n_moves: int, server_pid: int) -> tuple[list[float], list[float], float, float]:
+    """Open /threshold, wait for it whole, then time ``n_moves`` arrow presses; returns (ms per move until the page
+    stands still, ms per move until the server said its run finished, s to open, the server's CPU ms per move)."""
     from playwright.sync_api import expect
 
     ctx = browser.new_context(viewport={"width": 1400, "height": 900})
@@ -150,7 +151,8 @@ def moves(browser, base: str, n_moves: int) -> tuple[list[float], float]:
         expect(thumb).to_have_count(1)
         thumb.focus()
         last = int(thumb.get_attribute("aria-valuemax") or 0)
-        times, key = [], "ArrowRight"
+        times, runs, key = [], [], "ArrowRight"
+        cpu0 = cpu_seconds(server_pid)
         for _ in range(n_moves):
             before = int(thumb.input_value())
             if key == "ArrowRight" and before >= last or key == "ArrowLeft" and before <= 0:
@@ -169,7 +171,8 @@ def moves(browser, base: str, n_moves: int) -> tuple[list[float], float]:
             expect(main.locator('[data-testid="stVegaLiteChart"]').get_by_text(f"at cut {cut}", exact=False)
                    ).not_to_have_count(0, timeout=1)  # the trade-off chart's title
             times.append(max(done["changed"], done["ended"]) - start["t"])
-        return times, opened
+            runs.append(done["ended"] - start["t"])
+        return times, runs, opened, 1000 * (cpu_seconds(server_pid) - cpu0) / max(1, len(times))
     finally:
         ctx.close()
 
@@ -184,16 +187,20 @@ def measure(tree: Path, label: str, env: dict[str, str], n_moves: int, browser) 
         log = Path(tmp) / "streamlit.log"
         proc, base = serve(tree, {**env, "RAGDIAG_CACHE": str(Path(tmp) / "cache")}, log)
         try:
-            times, opened = moves(browser, base, n_moves)
+            times, runs, opened, cpu = moves(browser, base, n_moves, proc.pid)
         except Exception:
             print(log.read_text(errors="replace")[-3000:], file=sys.stderr)
             raise
         finally:
             stop(proc)
     row = {"corpus": label, "tree": str(tree.name), "moves": len(times), "median_ms": statistics.median(times),
-           "p95_ms": p95(times), "open_s": opened, "times_ms": [round(t) for t in times]}
+           "p95_ms": p95(times), "run_median_ms": statistics.median(runs), "open_s": opened,
+           "server_cpu_ms": cpu,
+           "times_ms": [round(t) for t in times]}
     print(f"{label} [{tree.name}]: median {row['median_ms']:.0f} ms, p95 {row['p95_ms']:.0f} ms over "
-          f"{len(times)} moves (page opened in {opened:.1f} s); {row['times_ms']}", flush=True)
+          f"{len(times)} moves (the server's run over after {row['run_median_ms']:.0f} ms, median; the server's CPU "
+          f"{cpu:.0f} ms a move; page opened in "
+          f"{opened:.1f} s); {row['times_ms']}", flush=True)
     return row
 
 
@@ -229,9 +236,11 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(measure(tree, label, env, args.moves, browser))
         browser.close()
     print("uptime at the end:", uptime())
-    print("\n| corpus | tree | moves | median (ms) | p95 (ms) |\n|---|---|---:|---:|---:|")
+    print("\n| corpus | tree | moves | median (ms) | p95 (ms) | run over, median (ms) | server CPU a move (ms) |\n"
+          "|---|---|---:|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['corpus']} | {r['tree']} | {r['moves']} | {r['median_ms']:.0f} | {r['p95_ms']:.0f} |")
+        print(f"| {r['corpus']} | {r['tree']} | {r['moves']} | {r['median_ms']:.0f} | {r['p95_ms']:.0f} | "
+              f"{r['run_median_ms']:.0f} | {r['server_cpu_ms']:.0f} |")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     return 0
