@@ -11,9 +11,10 @@ and finished (the websocket's run counts of ``tests/browser_wait.py``), nothing 
 the trade-off chart's title and the slider all show the new cut (checked after each move; a move that does not
 show it fails the run). Printed: each move's milliseconds, the median and the 95th percentile.
 
-``--synthetic N`` also measures a synthetic corpus of about ``N`` chunks (``benchmarks/synthetic.py``'s
-pseudo-words, written as Markdown sections, strategy C, dense retrieval only; its 50 questions plant a needle
-each, plus 20 off-topic queries). Embedding is not what is measured: the store's vectors come from a
+``--synthetic N`` also measures a synthetic corpus of ``N`` paragraphs (``benchmarks/synthetic.py``'s
+pseudo-words, written as Markdown sections, strategy C, dense retrieval only; strategy C cuts the longer
+paragraphs in two: 100,000 paragraphs are 163,273 chunks; its 50 questions plant a needle each, plus 20
+off-topic queries). Embedding is not what is measured: the store's vectors come from a
 bag-of-words hashing encoder (``tests/fakes.py``'s FakeEncoder at 384 dimensions, its stamp says so).
 
 ``--before DIR`` measures another checkout the same way (alternated with this one per corpus), for a
@@ -207,7 +208,7 @@ def measure(tree: Path, label: str, env: dict[str, str], n_moves: int, browser) 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--moves", type=int, default=20)
-    ap.add_argument("--synthetic", type=int, default=0, help="also a synthetic corpus of about this many chunks")
+    ap.add_argument("--synthetic", type=int, default=0, help="also a synthetic corpus of this many paragraphs")
     ap.add_argument("--skip-bundled", action="store_true")
     ap.add_argument("--before", type=Path, help="another checkout, measured the same way (alternated)")
     ap.add_argument("--json", type=Path, help="write the rows here")
