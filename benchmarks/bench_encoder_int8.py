@@ -6,7 +6,9 @@ Run: ``python benchmarks/bench_encoder_int8.py [--chunks 300] [--repeats 3]`` (s
 Speed, in one process, rounds interleaved (torch, ORT fp32, ORT int8, the peaks, again), medians:
 
 * chunks/s of ragdiag's torch ``Encoder`` (fp32, the default), ``OnnxEncoder`` fp32 and int8
-  (``dense@minilm-onnx``, ``dense@minilm-onnx-int8``) on the bundled corpus's strategy E chunks;
+  (``dense@minilm-onnx``, ``dense@minilm-onnx-int8``) and, when OpenVINO is installed, ``OpenVinoEncoder``
+  fp32 and int8 (``dense@minilm-openvino``, ``dense@minilm-openvino-int8``) on the bundled corpus's
+  strategy E chunks;
 * the machine's fp32 matrix-product peak (numpy/OpenBLAS, and ONNX Runtime's ``MatMul``) and int8
   peak (ONNX Runtime's ``MatMulInteger``, uint8 x int8 -> int32: the kernel the quantized encoder
   runs), 2048^3, every thread; each encoder's GFLOP/s (MiniLM's FLOPs on the real tokens, as
@@ -14,8 +16,8 @@ Speed, in one process, rounds interleaved (torch, ORT fp32, ORT int8, the peaks,
 * drift against the torch vectors: mean and minimum cosine over the chunks.
 
 ``--verdicts``: for the bundled corpus and ``data/de-haushalt``, ``eval --out`` of strategy E's
-dense search with the torch default, with ``--model minilm-onnx`` and with ``--model minilm-onnx-int8``,
-then ``gate BASE CANDIDATE --config E/dense`` for each: the paired non-inferiority tests (5-point
+dense search with the torch default and with each candidate of ``--models`` (default ``minilm-onnx`` and
+``minilm-onnx-int8``), then ``gate BASE CANDIDATE --config E/dense`` for each: the paired non-inferiority tests (5-point
 margin, one-sided 0.05) on recall at the primary k and on answered at the declared cut, and
 bluffs out of domain. The export is cached in the store (``--cache``, default a temporary folder,
 so the first run's export time is printed once).
@@ -95,13 +97,24 @@ def speed(args) -> None:
     cache = args.cache or tempfile.mkdtemp(prefix="ragdiag-onnx-")
     torch_enc = Encoder()
     ort32, ort8 = OnnxEncoder(precision="fp32", cache=cache), OnnxEncoder(precision="int8", cache=cache)
+    try:
+        from ragdiag.index.encoder.openvino import OpenVinoEncoder, _require_openvino
+
+        ov = _require_openvino()
+        ov32, ov8 = OpenVinoEncoder(precision="fp32", cache=cache), OpenVinoEncoder(precision="int8", cache=cache)
+        print(f"OpenVINO {ov.get_version()}")
+    except Exception as exc:  # noqa: BLE001 - optional: measured when installed
+        ov32 = ov8 = None
+        print(f"OpenVINO not measured: {exc}")
     for name, enc in (("ORT fp32", ort32), ("ORT int8", ort8)):
         t = time.perf_counter()
         enc.export()
         print(f"{name}: export ready in {time.perf_counter() - t:.1f} s ({enc.files[enc.precision].stat().st_size / 1e6:.1f} MB"
               f", cached in the store folder)")
     reference = torch_enc.encode(texts)  # warm and the drift's reference
-    ort32.encode(texts[:8]), ort8.encode(texts[:8])
+    for enc in (ort32, ort8, ov32, ov8):
+        if enc is not None:
+            enc.encode(texts[:8])  # loaded (and, for OpenVINO, compiled) before the clock
     tok = torch_enc._counting_tokenizer()
     lengths = np.minimum([len(e.ids) + 2 for e in tok.encode_batch(texts, add_special_tokens=False)],
                          torch_enc.max_seq_length)
@@ -112,6 +125,8 @@ def speed(args) -> None:
              "ORT int8 MatMulInteger": ort_matmul("int8", cores)}
     encoders = {f"torch `Encoder` fp32 ({torch_enc.layout})": torch_enc, "ORT fp32 (`minilm-onnx`)": ort32,
                 "ORT int8 (`minilm-onnx-int8`)": ort8}
+    if ov32 is not None:
+        encoders.update({"OpenVINO fp32 (`minilm-openvino`)": ov32, "OpenVINO int8 (`minilm-openvino-int8`)": ov8})
     times: dict[str, list[float]] = {k: [] for k in [*encoders, *peaks]}
     vectors = {}
     for _ in range(args.repeats):
@@ -158,7 +173,7 @@ def verdicts(args) -> None:
     print("|---|---|---|---|---|---|")
     for label, corpus in corpora.items():
         runs = {}
-        for model in ("minilm", "minilm-onnx", "minilm-onnx-int8"):
+        for model in ("minilm", *args.models.split(",")):
             folder = out / f"{label.split()[0].replace('/', '-')}-{model}"
             t = time.perf_counter()
             done = run_cli("eval", *corpus, "--model", model, "--strategies", "E", "--retrievers", "dense",
@@ -168,7 +183,7 @@ def verdicts(args) -> None:
                 break
             runs[model] = folder
             print(f"<!-- {label} {model}: eval {time.perf_counter() - t:.1f} s -->", file=sys.stderr)
-        for model in ("minilm-onnx", "minilm-onnx-int8"):
+        for model in args.models.split(","):
             if model not in runs:
                 continue
             done = run_cli("gate", str(runs["minilm"]), str(runs[model]), "--config", "E/dense", *corpus, "--json",
@@ -196,6 +211,8 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--cache", default=None, help="store folder holding the export (default: a fresh temporary one)")
     p.add_argument("--verdicts", action="store_true", help="the paired verdicts on two corpora instead of speed")
+    p.add_argument("--models", default="minilm-onnx,minilm-onnx-int8",
+                   help="--verdicts: the candidates judged against minilm (e.g. minilm-onnx-int8,minilm-openvino)")
     args = p.parse_args()
     verdicts(args) if args.verdicts else speed(args)
 

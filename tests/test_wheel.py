@@ -68,9 +68,10 @@ def test_metadata_lists_every_runtime_dependency_and_the_extras(wheel):
             extra = str(r.marker).split("==")[1].strip().strip('"')
             extras.setdefault(extra, set()).add(r.name.lower())
     assert set(meta.get_all("Provides-Extra")) == set(extras) == {"dashboard", "vectordb", "ray", "variants", "splitters",
-                                                                     "onnx", "test"}
+                                                                     "onnx", "openvino", "test"}
     assert extras["dashboard"] == {"streamlit", "altair"} and "pytest" in extras["test"]
     assert extras["splitters"] == {"langchain-text-splitters"} and extras["onnx"] == {"onnx", "onnxruntime"}
+    assert extras["openvino"] == {"onnx", "onnxruntime", "openvino"}
     # every pinned requirement of the lock is allowed by the ranges (the lock is one valid install)
     pins = {}
     for line in (REPO / "requirements.txt").read_text(encoding="utf-8").splitlines():

@@ -140,10 +140,16 @@ def costs(token: str, gate, sample: int, _ev: Evaluation):
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def nearest_distances(token: str, config: str, cache: str | None, _ev: Evaluation):
-    """Each chunk's distance to its nearest other chunk under ``config``'s gate model (the cut's percentile)."""
+    """Each chunk's distance to its nearest other chunk under ``config``'s gate model (the cut's percentile); over
+    :data:`NEAREST_SAMPLE` chunks, a seeded sample of that many (the page says so)."""
     from ragdiag.analyses.model_cut import gate_chunk_vectors, nearest_chunk_distances
 
-    return nearest_chunk_distances(gate_chunk_vectors(_ev, config, store=store(cache)))
+    return nearest_chunk_distances(gate_chunk_vectors(_ev, config, store=store(cache)), sample=NEAREST_SAMPLE)
+
+
+#: Chunks whose nearest neighbours the Threshold page reads at most (every one against every chunk is quadratic:
+#: 100,000 chunks kept the page from opening for over 20 minutes).
+NEAREST_SAMPLE = 2000
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)

@@ -7,10 +7,15 @@ reported (``st.context.theme.type``) and sets the axis, legend, title and text
 colours for it, swapping the few fixed colours the builders use for text and
 markers (:data:`SWAPS`) for ones that read on that background. The builders
 stay pure (``DataFrame -> alt.Chart``); pages call ``st.altair_chart(themed(chart))``.
+
+:func:`themed` returns the spec itself behind a chart's ``to_dict`` (:class:`ThemedChart`), not a chart rebuilt
+from it: rebuilding a chart from its dict (``Chart.from_dict``) matches every node against the Vega-Lite schema,
+which cost more than the rest of the Threshold page's run together (a slider move redraws every chart).
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import altair as alt
@@ -18,7 +23,7 @@ import streamlit as st
 
 from ui.fmt import ACCENT, NEUTRAL
 
-__all__ = ["TEXT", "SWAPS", "scheme", "themed"]
+__all__ = ["TEXT", "SWAPS", "ThemedChart", "scheme", "themed"]
 
 #: Chart text per theme: (main, secondary). On white: 10.4 and 6.4 : 1; on Streamlit's dark #0e1117: 13.5 and 8.3 : 1.
 TEXT = {"light": ("#424242", "#5f5f5f"), "dark": ("#e0e0e0", "#b0b0b0")}
@@ -50,8 +55,21 @@ def _swap(node: Any, swaps: dict[str, str]) -> Any:
     return node
 
 
-def themed(chart: alt.TopLevelMixin, kind: str | None = None) -> alt.TopLevelMixin:
-    """``chart`` with its text and marker colours set for the theme ``kind`` (default: the visitor's).
+class ThemedChart:
+    """A chart's Vega-Lite spec, themed: what ``st.altair_chart`` reads of a chart (its ``to_dict()``), already
+    made (validated against the Vega-Lite schema when the chart was turned into it)."""
+
+    def __init__(self, spec: dict[str, Any]):
+        self._spec = spec
+
+    def to_dict(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """The spec (a copy: Streamlit fills in its datasets)."""
+        return copy.deepcopy(self._spec)
+
+
+def themed(chart: alt.TopLevelMixin, kind: str | None = None) -> ThemedChart:
+    """``chart`` with its text and marker colours set for the theme ``kind`` (default: the visitor's), for
+    ``st.altair_chart``.
 
     Data values are never touched, only the spec's colours: every swapped colour is one of :data:`SWAPS`.
     """
@@ -65,4 +83,4 @@ def themed(chart: alt.TopLevelMixin, kind: str | None = None) -> alt.TopLevelMix
         config.setdefault(part, {}).update(labelColor=main, titleColor=main)
     config.setdefault("title", {}).update(color=main, subtitleColor=secondary)
     config.setdefault("text", {}).setdefault("color", main)
-    return type(chart).from_dict(spec, validate=False)
+    return ThemedChart(spec)

@@ -93,17 +93,17 @@ def mirrored_histogram(frame: pd.DataFrame, *, cut: float, step: float = 0.02, t
                       scale=alt.Scale(domain=list(SERIES_COLORS), range=list(SERIES_COLORS.values())),
                       legend=alt.Legend(orient="top", labelLimit=0))
     bars = alt.Chart(bins).mark_bar(binSpacing=0, stroke="white", strokeWidth=0.5).encode(
-        x=x, x2="end:Q", y2="y0:Q",
+        x=x, x2=alt.X2("end:Q"), y2=alt.Y2("y0:Q"),
         y=alt.Y("y1:Q", title="queries (answerable ↑, off-topic ↓)",
                 scale=alt.Scale(domain=[y_bottom * 1.1, y_ceiling]),
                 axis=alt.Axis(labelExpr="abs(datum.value)", tickMinStep=1, format="d")),
         color=color,
-        tooltip=["series:N", alt.Tooltip("start:Q", format=".3f", title="from"),
+        tooltip=[alt.Tooltip("series:N"), alt.Tooltip("start:Q", format=".3f", title="from"),
                  alt.Tooltip("end:Q", format=".3f", title="to"), alt.Tooltip("count:Q", title="queries")],
     )
-    zero = alt.Chart(pd.DataFrame({"y": [0]})).mark_rule(color="#9e9e9e").encode(y="y:Q")
+    zero = alt.Chart(pd.DataFrame({"y": [0]})).mark_rule(color="#9e9e9e").encode(y=alt.Y("y:Q"))
     rule = alt.Chart(pd.DataFrame({"cut": [cut]})).mark_rule(color=NEUTRAL, strokeDash=[4, 3], strokeWidth=2).encode(
-        x="cut:Q", tooltip=[alt.Tooltip("cut:Q", format=".4f")])
+        x=alt.X("cut:Q"), tooltip=[alt.Tooltip("cut:Q", format=".4f")])
     text = _counts_text(frame, cut, y_top, y_bottom)
     answered = int(under_each(frame.loc[frame["key"] == "answer", "distance"].to_numpy(dtype=float), cut).sum())
     holders = np.isfinite(frame.loc[frame["key"] == "answer", "distance"].to_numpy(dtype=float)).sum()
@@ -111,7 +111,7 @@ def mirrored_histogram(frame: pd.DataFrame, *, cut: float, step: float = 0.02, t
     bluffs = int(under_each(frame.loc[frame["key"].isin(["near", "far", "ood"]), "distance"].to_numpy(dtype=float),
                             cut).sum())
     labels = [alt.Chart(text[text["align"] == a]).mark_text(align=a, dx=-6 if a == "right" else 6, fontSize=12, color=NEUTRAL)
-              .encode(x="x:Q", y="y:Q", text="text:N") for a in ("right", "left")]
+              .encode(x=alt.X("x:Q"), y=alt.Y("y:Q"), text=alt.Text("text:N")) for a in ("right", "left")]
     more = _marker_layers(shown, y=y_ceiling, lo=lo, hi=hi)
     return alt.layer(bars, zero, rule, *labels, *more).resolve_scale(color="independent").properties(
         height=PLOT_HEIGHT, autosize=FIT_X,
@@ -130,11 +130,11 @@ def _marker_layers(markers: dict[str, float], *, y: float, lo: float, hi: float)
     color = alt.Color("name:N", legend=None, scale=alt.Scale(domain=list(MARKER_COLORS),
                                                              range=list(MARKER_COLORS.values())))
     layers = [alt.Chart(marks).mark_rule(strokeDash=[6, 2], strokeWidth=2).encode(
-        x="cut:Q", color=color, tooltip=["name:N", alt.Tooltip("cut:Q", format=".4f")])]
+        x=alt.X("cut:Q"), color=color, tooltip=[alt.Tooltip("name:N"), alt.Tooltip("cut:Q", format=".4f")])]
     for right, part in marks.groupby("right"):
         layers.append(alt.Chart(part).mark_text(align="right" if right else "left", baseline="top",
                                                 dx=-4 if right else 4, fontSize=11, fontWeight="bold").encode(
-            x="cut:Q", y="y:Q", text="name:N", color=color))
+            x=alt.X("cut:Q"), y=alt.Y("y:Q"), text=alt.Text("name:N"), color=color))
     return layers
 
 
@@ -215,13 +215,13 @@ def tradeoff_curve(curve: pd.DataFrame, *, cut: float, goal: float | None = None
                       legend=alt.Legend(orient="top", labelLimit=0))
     quiet = alt.Color("measure:N", legend=None, scale=alt.Scale(domain=list(colors), range=list(colors.values())))
     base = alt.Chart(long)
-    band = base.mark_area(opacity=0.15, interpolate="step-after").encode(x=x, y="low:Q", y2="high:Q", color=quiet)
+    band = base.mark_area(opacity=0.15, interpolate="step-after").encode(x=x, y=alt.Y("low:Q"), y2=alt.Y2("high:Q"), color=quiet)
     line = base.mark_line(interpolate="step-after").encode(
         x=x, y=alt.Y("rate:Q", title="share of its queries", scale=alt.Scale(domain=[0, 1]),
                      axis=alt.Axis(format="%")), color=color)
     hover = base.mark_point(size=80, opacity=0).encode(
-        x=x, y="rate:Q", color=quiet,
-        tooltip=[alt.Tooltip("cut:Q", format=".4f"), "measure:N", alt.Tooltip("queries:Q", title="queries"),
+        x=x, y=alt.Y("rate:Q"), color=quiet,
+        tooltip=[alt.Tooltip("cut:Q", format=".4f"), alt.Tooltip("measure:N"), alt.Tooltip("queries:Q", title="queries"),
                  alt.Tooltip("rate:Q", format=".1%"), alt.Tooltip("low:Q", format=".1%", title="95% low"),
                  alt.Tooltip("high:Q", format=".1%", title="95% high"),
                  *([alt.Tooltip("changes here:N", title="change from the previous step")]
@@ -232,7 +232,7 @@ def tradeoff_curve(curve: pd.DataFrame, *, cut: float, goal: float | None = None
     if goal is not None:
         layers.append(alt.Chart(pd.DataFrame({"goal": [goal], "text": [f"goal: {goal_kind} {goal:.0%}"]}))
                       .mark_rule(color=colors["bluffs" if goal_kind == "bluffs" else "answered"], strokeDash=[2, 2])
-                      .encode(y="goal:Q", tooltip=["text:N"]))
+                      .encode(y=alt.Y("goal:Q"), tooltip=[alt.Tooltip("text:N")]))
     at: dict[float, list[str]] = {}  # cuts that coincide share one rule, named together
     for n, c in {"on screen": cut, **(markers or {})}.items():
         if c is not None and lo <= c <= hi:
@@ -245,11 +245,11 @@ def tradeoff_curve(curve: pd.DataFrame, *, cut: float, goal: float | None = None
         mcolor = alt.Color("kind:N", legend=None, scale=alt.Scale(domain=list(MARKER_COLORS),
                                                                   range=list(MARKER_COLORS.values())))
         layers.append(alt.Chart(marks).mark_rule(strokeDash=[4, 3], strokeWidth=1.5).encode(
-            x="cut:Q", color=mcolor, tooltip=["name:N", alt.Tooltip("cut:Q", format=".4f")]))
+            x=alt.X("cut:Q"), color=mcolor, tooltip=[alt.Tooltip("name:N"), alt.Tooltip("cut:Q", format=".4f")]))
         for right, part in marks.groupby("right"):
             layers.append(alt.Chart(part).mark_text(align="right" if right else "left", baseline="middle",
                                                     dx=-4 if right else 4, fontSize=11).encode(
-                x="cut:Q", y=alt.Y("y:Q", scale=None), text="name:N", color=mcolor))
+                x=alt.X("cut:Q"), y=alt.Y("y:Q", scale=None), text=alt.Text("name:N"), color=mcolor))
     return alt.layer(*layers).resolve_scale(color="independent").properties(
         height=PLOT_HEIGHT, autosize=FIT_X,
         title=alt.TitleParams(title or "Answered and bluffs at every cut", anchor="start",

@@ -17,8 +17,12 @@ def model_cut_caption(ev: Evaluation, token: str, config: str, cut: float, conta
     model = gate_model(ev, config)
     strategy = config.split("/", 1)[0]
     try:
-        pct = cut_percentile(cut, cache.nearest_distances(token, config, settings().cache, ev))
-        reading = (f"Cut {cut:.3f} is percentile **{pct:.1f}** of the {strategy} chunks' distances to their "
+        nearest = cache.nearest_distances(token, config, settings().cache, ev)
+        pct = cut_percentile(cut, nearest)
+        n_chunks = len(ev.indexes[strategy].chunks) if strategy in ev.indexes else len(nearest)
+        of = (f"a random sample of {len(nearest):,} of the {n_chunks:,} {strategy} chunks'"
+              if len(nearest) < n_chunks else f"the {strategy} chunks'")
+        reading = (f"Cut {cut:.3f} is percentile **{pct:.1f}** of {of} distances to their "
                    "nearest other chunk, a reading that carries over to another model.")
     except Exception as exc:  # noqa: BLE001 - the note is informative; the page stands without it
         reading = f"(The model-independent percentile could not be computed: {md_text(exc)})"

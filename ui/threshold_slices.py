@@ -19,7 +19,7 @@ from ragdiag.analyses.threshold.choice import Goal
 from ragdiag.core.gate import cut_text
 from ragdiag.core.words import rate_text
 from ui import cache
-from ui.chart_theme import themed
+from ui.chart_theme import ThemedChart, scheme, themed
 from ui.fmt import NEUTRAL, drop_constant, said_once
 from ui.gate_charts import FAR, MARKER_COLORS, NEAR, SERIES_COLORS, mirrored_bins, x_extent
 from ui.html import md_text
@@ -35,7 +35,7 @@ WHY_BY = {"language": "the questions come in more than one language",
 def slice_cuts_for(ev, token: str, config: str, keep: int, max_bluff: float):
     """``(by, labels, SliceCuts or the reason there is none)`` for the configuration at the context's bluff goal."""
     inputs = cache.sweep_for(token, config, keep, ev)[0]
-    by = choose_by(ev.queries)
+    by = cache.by_evaluation("slice_by", token, (), lambda: choose_by(ev.queries))  # every query's language: once
 
     def compute():
         labels = query_labels(ev.queries, by, ev.truth)
@@ -121,12 +121,17 @@ def slice_section(ev, token: str, config: str, keep: int, max_bluff: float) -> N
         return
     inputs = cache.sweep_for(token, config, keep, ev)[0]
     st.markdown(md_text(_quotes(result.verdict.sentence)))
-    frame = slice_bins(inputs, labels, result)
-    values = np.r_[inputs.closest_holder[inputs.in_domain], inputs.closest[~inputs.in_domain]]
-    extent = x_extent(values, result.cut, *(r.own_cut for r in result.rows if r.own_cut is not None), pad=0.02)
-    st.altair_chart(themed(slice_multiples(frame, order=[r.label for r in result.rows], extent=extent,
-                                           title=f"Per {by} at the global cut {cut_text(result.cut)}")),
-                    key="slice_multiples")
+
+    def chart() -> dict:  # the cut on screen does not change it: built once per evaluation, goal and theme
+        frame = slice_bins(inputs, labels, result)
+        values = np.r_[inputs.closest_holder[inputs.in_domain], inputs.closest[~inputs.in_domain]]
+        extent = x_extent(values, result.cut, *(r.own_cut for r in result.rows if r.own_cut is not None), pad=0.02)
+        return themed(slice_multiples(frame, order=[r.label for r in result.rows], extent=extent,
+                                      title=f"Per {by} at the global cut {cut_text(result.cut)}"), kind).to_dict()
+
+    kind = scheme()
+    spec = cache.data_by_evaluation("slice_multiples", token, (config, keep, max_bluff, by, kind), chart)
+    st.altair_chart(ThemedChart(spec), key="slice_multiples")
     table, same = drop_constant(pd.DataFrame([{
         by: r.label, "questions": r.questions, "answerable (queries)": r.answerable,
         "off-topic (queries)": r.out_of_domain, f"answered at {cut_text(result.cut)}": rate_text(r.answered),

