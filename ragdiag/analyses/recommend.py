@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 import numpy as np
 
 from ..core.defaults import DEFAULT_CUT, DEFAULT_MAX_BLUFF, PRACTICAL_MARGIN
-from ..core.gate import Gate
+from ..core.gate import Gate, OnGate
 from ..evaluation.rows import RateCell
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -158,17 +158,16 @@ def complexity_key(config: Config | str) -> tuple:
 
 
 @dataclass(frozen=True)
-class Recommendation:
-    """The configuration to ship, the cut for the goal and the rates at that cut (see the module's rule)."""
+class Recommendation(OnGate):
+    """The configuration to ship, the gate it ships at (the cut for the goal, the keep, the k of its recall) and
+    the rates at that cut (see the module's rule); ``cut``, ``keep`` and ``k`` read through ``gate``."""
 
     config: str
     words: str
     why: str
     best_set: tuple[str, ...]
     runner_up: str | None
-    k: int
-    keep: int
-    cut: float
+    gate: Gate
     cut_method: str
     max_bluff: float
     answered: RateCell
@@ -498,7 +497,8 @@ def recommend(ev: Evaluation, gate: Gate | None = None, *, max_bluff: float = DE
     why += " Cut: " + method + (f" for at most {max_bluff:.0%} bluffs" if method != NO_OOD_METHOD else "") + "."
     ind = ev.in_domain
     recall = RateCell.of(clustered_rate(hits_at_k(ev.result(chosen).needle_rank[ind], k), ev.groups(ind)))
-    return Recommendation(chosen, describe_config(chosen), why, result.best_set, runner, k, keep, float(cut), method,
+    return Recommendation(chosen, describe_config(chosen), why, result.best_set, runner, Gate(keep=keep, cut=float(cut), k=k),
+                          method,
                           max_bluff, rates["answered"], rates["bluffs"], rates["lost"], runner_rates, guarantee,
                           result.best, runner_cut, _caution(table, cut, rates["answered"], max_bluff),
                           decision_measure(max_bluff), result, {c: a.cut for c, a in at.items()}, recall,

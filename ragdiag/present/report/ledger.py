@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...core.gate import Gate, OnGate
 from ...core.tables import Table
 
 __all__ = ["LedgerSection", "LedgerSectionRow"]
@@ -61,14 +62,12 @@ class LedgerSectionRow:
 
 
 @dataclass(frozen=True)
-class LedgerSection:
+class LedgerSection(OnGate):
     """The ledger at one gate: the baseline, the answerable queries it loses, one row per configuration
     (the baseline's first, then most repairs first) and the sentence saying which repairs most, at what cost."""
 
     baseline: str
-    keep: int
-    cut: float
-    k: int
+    gate: Gate
     answerable: int
     lost: tuple[str, ...]
     rows: tuple[LedgerSectionRow, ...]
@@ -98,7 +97,8 @@ class LedgerSection:
                 low=d["low"] if d else None, high=d["high"] if d else None,
                 status=t["status"] if t else "baseline"))
         g = doc["gate"]
-        return cls(baseline=doc["baseline"], keep=g["keep"], cut=g["cut"], k=g["k"], answerable=doc["answerable"],
+        return cls(baseline=doc["baseline"], gate=Gate(keep=g["keep"], cut=g["cut"], k=g["k"]),
+                   answerable=doc["answerable"],
                    lost=tuple(doc["lost"]), rows=tuple(rows), summary=ledger.summary())
 
     @property
