@@ -1,6 +1,6 @@
 """A real browser on the dashboard serving the operator's BEIR collection (RAGDIAG_COLLECTION): the measures,
 the one sentence saying the chunk analysis is off, no error. The FAKE encoder keeps it to seconds (plumbing:
-the numbers are the library's, checked headless in tests/test_collection_page.py)."""
+the numbers are the library's, checked headless in tests/pages/test_collection_page.py)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 
 from ragdiag.documents.collections import DOCUMENT_LEVEL_NOTE
 from browser_wait import count, main_text
-from test_browser import browser, start_server, stop_server  # noqa: F401 - the shared Chromium fixture
+from browsing import browser, start_server, stop_server  # noqa: F401 - the shared Chromium fixture
 
 pytestmark = [pytest.mark.browser]
-TESTS = Path(__file__).resolve().parent
+HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,7 @@ def served(tmp_path_factory, corpus, truth):
     base = tmp_path_factory.mktemp("served-collection")
     make_examples(base, corpus, truth)
     env = {"RAGDIAG_COLLECTION": f"beir:{base}/beir-sklearn", "RAGDIAG_ENCODER": "fakes:fake_encoder",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")])),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(HELPERS), os.environ.get("PYTHONPATH")])),
            "RAGDIAG_CACHE": str(base / "cache"), "RAGDIAG_STRATEGIES": "E", "RAGDIAG_RETRIEVERS": "dense,bm25",
            "RAGDIAG_LOCKED": "1"}
     proc, url = start_server(env, base / "streamlit.log")

@@ -13,8 +13,8 @@ import urllib.parse
 import pytest
 
 from browser_wait import count, settle
-from test_browser import SETTLE_LIMIT_MS, main_text, shot, start_server, stop_server
-from test_browser import browser, page  # noqa: F401 - the shared pytest fixtures
+from browsing import SETTLE_LIMIT_MS, main_text, shot, start_server, stop_server
+from browsing import browser, page  # noqa: F401 - the shared pytest fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
 

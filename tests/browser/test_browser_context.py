@@ -22,7 +22,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from browser_wait import count, main, one, settle, sidebar, sidebar_text, text_of, value_of
-from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, ROOT, browser  # noqa: F401 - fixture
+from browsing import ARTIFACTS, COLD_TIMEOUT_MS, ROOT, browser  # noqa: F401 - fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
 

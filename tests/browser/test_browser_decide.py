@@ -18,12 +18,12 @@ import pytest
 
 from ragdiag.analyses.recommend import RETRIEVER_WORDS, STRATEGY_WORDS
 
-from browser_wait import count, main, main_text, one, settle, text_of
-from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, browser, viewport_page  # noqa: F401 - browser is a fixture
+from browser_wait import count, main, one, text_of
+from browsing import (ARTIFACTS, COLD_TIMEOUT_MS, HEIGHT, WIDTH, browser, chart_problems, first_screen,  # noqa: F401
+                      n_charts, open_page, viewport_page)  # browser is a fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
 
-WIDTH, HEIGHT = 1400, 900
 RATE = re.compile(r"\d+% \(\d+–\d+\)")
 
 
@@ -36,61 +36,6 @@ def server(bundled_dashboard):
 @pytest.fixture(scope="module")
 def page(server, browser):
     yield from viewport_page(browser, WIDTH, HEIGHT)
-
-
-def open_page(page, url: str, heading: str) -> None:
-    """Open ``url`` and wait until the page is drawn with every strategy (no progress bar, no status line)."""
-    page.goto(url)
-    page.get_by_role("heading", name=heading).wait_for(timeout=COLD_TIMEOUT_MS)
-    settle(page)  # the run over, every strategy in, the page standing still
-
-
-def first_screen(page) -> list[dict]:
-    """Visible text blocks of the main area inside the 1400 × 900 viewport (what is seen without scrolling)."""
-    return page.evaluate("""(h) => {
-        const out = [];
-        for (const el of document.querySelectorAll('[data-testid="stMain"] [data-testid="stMarkdownContainer"],'
-                                                   + '[data-testid="stMain"] [data-testid="stMetric"],'
-                                                   + '[data-testid="stMain"] [data-testid="stAlert"],'
-                                                   + '[data-testid="stMain"] [data-testid="stCaptionContainer"]')) {
-            const r = el.getBoundingClientRect();
-            if (r.height > 0 && r.top < h && r.bottom > 0) out.push({text: el.innerText, kind: el.dataset.testid});
-        }
-        return out;
-    }""", HEIGHT)
-
-
-def chart_problems(page) -> list[str]:
-    """Each drawn chart's legend sizes, title and legend clipping and y-axis heights, from the SVG."""
-    settle(page)
-    return page.evaluate("""() => {
-        const bad = [];
-        document.querySelectorAll('[data-testid="stVegaLiteChart"] svg').forEach((svg, i) => {
-            if (svg.getBoundingClientRect().width === 0) return;
-            // inside the chart's own element (what the page shows of it), give or take a glyph's overhang
-            const box = svg.closest('[data-testid="stVegaLiteChart"]').getBoundingClientRect();
-            const within = (r) => r.left >= box.left - 4 && r.right <= box.right + 4
-                                && r.top >= box.top - 4 && r.bottom <= box.bottom + 4;
-            svg.querySelectorAll('[aria-label]').forEach((el) => {
-                const label = el.getAttribute('aria-label');
-                const r = el.getBoundingClientRect();
-                const m = label.match(/with (\\d+) values/);
-                if (/legend/i.test(label) && m && Number(m[1]) > 8) bad.push(`chart ${i}: ${label.slice(0, 80)}`);
-                if (/legend/i.test(label) && !within(r)) bad.push(`chart ${i}: legend cut off: ${label.slice(0, 60)}`);
-                if (/^Title text/.test(label) && !within(r)) bad.push(`chart ${i}: title clipped: ${label}`);
-                if (/^Y-axis/.test(label) && /linear scale/.test(label) && r.height < 200)
-                    bad.push(`chart ${i}: y axis ${Math.round(r.height)} px: ${label.slice(0, 60)}`);
-            });
-            svg.querySelectorAll('text').forEach((t) => {  // a title text that ends in an ellipsis was cut
-                if (t.closest('.role-title') && /…$/.test(t.textContent)) bad.push(`chart ${i}: title cut: ${t.textContent}`);
-            });
-        });
-        return bad;
-    }""")
-
-
-def n_charts(page) -> int:
-    return count(main(page).locator('[data-testid="stVegaLiteChart"] svg'))
 
 
 def test_summary_first_screen_says_what_to_ship(server, page):

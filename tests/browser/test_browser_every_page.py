@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, browser, viewport_page  # noqa: F401
+from browsing import ARTIFACTS, COLD_TIMEOUT_MS, browser, viewport_page  # noqa: F401
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect

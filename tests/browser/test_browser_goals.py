@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from browser_wait import main, main_text, one, sidebar, texts_of
-from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, browser, start_server, stop_server, sync_api, wait_idle  # noqa: F401
+from browsing import ARTIFACTS, COLD_TIMEOUT_MS, browser, start_server, stop_server, sync_api, wait_idle  # noqa: F401
 
 pytestmark = [pytest.mark.browser]
 
-TESTS = Path(__file__).resolve().parent
-ROOT = TESTS.parent
+HELPERS = Path(__file__).resolve().parents[1] / "helpers"
+ROOT = Path(__file__).resolve().parents[2]
 FIELD = "Goal: answered at least (%)"
 
 
@@ -30,7 +30,7 @@ def served(tmp_path_factory):
     root, truth = write_tiny_corpus(base)
     env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache"),
            "RAGDIAG_ENCODER": "fakes:fake_encoder", "RAGDIAG_LOCKED": "1",
-           "PYTHONPATH": os.pathsep.join([str(ROOT), str(TESTS)])}
+           "PYTHONPATH": os.pathsep.join([str(ROOT), str(HELPERS)])}
     proc, url = start_server(env, base / "streamlit.log")
     try:
         yield url

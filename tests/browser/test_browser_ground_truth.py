@@ -12,9 +12,9 @@ import re
 
 import pytest
 
-from test_browser import (ARTIFACTS, COLD_TIMEOUT_MS, main_text, recall_grid, shot, start_server, stop_server,
+from browsing import (ARTIFACTS, COLD_TIMEOUT_MS, main_text, recall_grid, shot, start_server, stop_server,
                           wait_idle)
-from test_browser import browser, page  # noqa: F401 - pytest fixtures
+from browsing import browser, page  # noqa: F401 - pytest fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
 

@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 
 from browser_wait import main_text, one, wait_healthy
-from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, browser, free_port, stop_server, wait_idle  # noqa: F401
+from browsing import ARTIFACTS, COLD_TIMEOUT_MS, browser, free_port, stop_server, wait_idle  # noqa: F401
 
 pytestmark = [pytest.mark.browser]
 
-ROOT = Path(__file__).resolve().parent.parent
-TESTS = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[2]
+HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 
 
 @pytest.fixture(scope="module")
@@ -34,10 +34,10 @@ def server(tmp_path_factory):
     base = tmp_path_factory.mktemp("browser_history")
     root, truth = write_tiny_corpus(base)
     path = base / "ragdiag-history.sqlite"
-    from test_history_page import make_history
+    from handmade import make_history
 
     make_history(path, n=50, change_at=30)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(TESTS)])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(HELPERS)])}
     port = free_port()
     env.update({**ENV, "RAGDIAG_ENCODER": "fakes:fake_encoder", "RAGDIAG_CACHE": str(base / "cache"),
                 "PYTHONUNBUFFERED": "1"})

@@ -1,6 +1,6 @@
 """The Monitor page as a person sees it: Chromium at 1400 × 900, served locked with the operator's query log.
 
-The log is the three-week synthetic one (``tests/_monitor_log.py``); the page
+The log is the three-week synthetic one (``tests/helpers/_monitor_log.py``); the page
 must name the departed week in words, draw the refused share over the
 calibration's band with a plot area at least 240 px tall (read from the SVG's
 y axis), pass the chart checks of the decision screens, and offer no field to
@@ -16,12 +16,12 @@ import pytest
 
 from _monitor_log import write_synthetic_log
 from browser_wait import count, main_text
-from test_browser import ARTIFACTS, browser, start_server, stop_server  # noqa: F401 - browser is a fixture
-from test_browser_decide import HEIGHT, WIDTH, chart_problems, open_page
+from browsing import ARTIFACTS, browser, start_server, stop_server  # noqa: F401 - browser is a fixture
+from browsing import HEIGHT, WIDTH, chart_problems, open_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
 
-TRUTH = Path(__file__).resolve().parent.parent / "data" / "sklearn-user-guide.truth.json"
+TRUTH = Path(__file__).resolve().parents[2] / "data" / "sklearn-user-guide.truth.json"
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import pytest
 
 # the browser and its launch settings are the dashboard tests' (skipped there when chromium or playwright is missing)
 from browser_wait import one  # a static page: no run to wait for, one element per read
-from test_browser import ARTIFACTS, ROOT, browser  # noqa: F401 - browser is a fixture
+from browsing import ARTIFACTS, ROOT, browser  # noqa: F401 - browser is a fixture
 from apptest import plain_words_problems
 
 from ragdiag.core.gate import cut_text
@@ -51,7 +51,7 @@ TOO_WIDE = """() => {
 
 @pytest.fixture(scope="module")
 def report_file(tmp_path_factory):
-    from test_report import BagOfWords
+    from fakes import BagOfWords
 
     from ragdiag.documents.corpus import load_corpus
     from ragdiag.evaluation.evaluate import evaluate

@@ -15,8 +15,8 @@ import urllib.parse
 import pytest
 
 from browser_wait import count, main, text_of
-from test_browser import COLD_TIMEOUT_MS, main_text, shot, start_server, stop_server, wait_idle
-from test_browser import browser  # noqa: F401 - the shared pytest fixture (one Chromium per module)
+from browsing import COLD_TIMEOUT_MS, main_text, shot, start_server, stop_server, wait_idle
+from browsing import browser  # noqa: F401 - the shared pytest fixture (one Chromium per module)
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
 

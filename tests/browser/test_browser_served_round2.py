@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, SETTLE_LIMIT_MS, main_text, shot, start_server, stop_server, wait_idle, wait_settled
-from test_browser import browser  # noqa: F401 - the shared pytest fixture (one Chromium per module)
+from browsing import ARTIFACTS, COLD_TIMEOUT_MS, SETTLE_LIMIT_MS, main_text, shot, start_server, stop_server, wait_idle, wait_settled
+from browsing import browser  # noqa: F401 - the shared pytest fixture (one Chromium per module)
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TRACKER = "tracker.example"
 
 

@@ -2,7 +2,7 @@
 leave the server on Hubs, Ground truth and Variants; ``/export?cut=0`` shows a sentence; a scripted session over
 every page leaves no traceback in the server log.
 
-The FAKE encoder (``tests/fakes.py``) serves the numbers: what is checked here is what the browser is sent and
+The FAKE encoder (``tests/helpers/fakes.py``) serves the numbers: what is checked here is what the browser is sent and
 fetches, and what the server logs, not the model's figures (the real model's browser tests are the other
 ``test_browser*`` modules). Uses the server helpers of ``test_browser.py`` (Debian's ``/usr/bin/chromium``).
 """
@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 
 from browser_wait import count, texts_of
-from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, main_text, shot, start_server, stop_server, wait_idle, wait_settled
-from test_browser import browser  # noqa: F401 - the shared pytest fixture (one Chromium per module)
+from browsing import ARTIFACTS, COLD_TIMEOUT_MS, main_text, shot, start_server, stop_server, wait_idle, wait_settled
+from browsing import browser  # noqa: F401 - the shared pytest fixture (one Chromium per module)
 
 pytestmark = [pytest.mark.browser]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TRACKER = "tracker.example"
 HOSTILE_ID = f"![x](http://{TRACKER}/p.png)"
 PAGES = ["summary", "overview", "compare", "threshold", "inspector", "chunking", "hubs", "cost", "variants",

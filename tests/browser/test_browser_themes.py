@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 
 from browser_wait import one, settle, text_of
-from test_browser import ARTIFACTS, SETTLE_LIMIT_MS, TIMEOUT_MS, browser, server, wait_settled  # noqa: F401
+from browsing import ARTIFACTS, SETTLE_LIMIT_MS, TIMEOUT_MS, browser, server, wait_settled  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
 

@@ -16,7 +16,7 @@ import pytest
 from ui.context import CUT_SLIDER_LABEL
 
 from browser_wait import count, one, text_of
-from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, browser, viewport_page  # noqa: F401
+from browsing import ARTIFACTS, COLD_TIMEOUT_MS, browser, viewport_page  # noqa: F401
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect

@@ -2,10 +2,10 @@
 
 ``data/de-haushalt`` (German guides, each question asked in German and in
 English) with eight English off-topic queries added (the fixture of
-``tests/test_threshold_slices.py``): the page slices by language without being
+``tests/model/test_threshold_slices.py``): the page slices by language without being
 asked, the verdict sentence follows the first screen's charts, and the small multiples of
 the slices' distances sit in their own section below, readable (the chart checks
-of ``tests/test_browser_decide.py``).
+of ``tests/browser/test_browser_decide.py``).
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 
 from browser_wait import count, one, text_of
-from test_browser import ARTIFACTS, browser, start_server, stop_server, viewport_page  # noqa: F401 - browser is a fixture
-from test_browser_decide import HEIGHT, WIDTH, chart_problems, first_screen, open_page
-from test_threshold_slices import ENGLISH_OOD
+from browsing import ARTIFACTS, browser, start_server, stop_server, viewport_page  # noqa: F401 - browser is a fixture
+from browsing import HEIGHT, WIDTH, chart_problems, first_screen, open_page
+from handmade import ENGLISH_OOD
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 @pytest.fixture(scope="module")

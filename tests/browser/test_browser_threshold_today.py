@@ -17,15 +17,15 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from browser_wait import count, main, main_text, one, settle, value_of
-from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, browser, start_server, stop_server, viewport_page  # noqa: F401
+from browsing import ARTIFACTS, COLD_TIMEOUT_MS, browser, start_server, stop_server, viewport_page  # noqa: F401
 
 sync_api = pytest.importorskip("playwright.sync_api")
 
 pytestmark = [pytest.mark.browser]
 
 WIDTH, HEIGHT = 1400, 900
-TESTS = Path(__file__).resolve().parent
-ROOT = TESTS.parent
+HELPERS = Path(__file__).resolve().parents[1] / "helpers"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ def served(tmp_path_factory):
     root, truth = write_tiny_corpus(base)
     env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache"),
            "RAGDIAG_ENCODER": "fakes:fake_encoder", "RAGDIAG_LOCKED": "1",
-           "PYTHONPATH": os.pathsep.join([str(ROOT), str(TESTS)])}
+           "PYTHONPATH": os.pathsep.join([str(ROOT), str(HELPERS)])}
     proc, url = start_server(env, base / "streamlit.log")
     try:
         yield url, root, truth

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from browser_wait import main, one, text_of
-from test_browser import ARTIFACTS, COLD_TIMEOUT_MS, TIMEOUT_MS, shot, start_server, stop_server, wait_idle
-from test_browser import browser, page  # noqa: F401 - pytest fixtures
+from browsing import ARTIFACTS, COLD_TIMEOUT_MS, TIMEOUT_MS, shot, start_server, stop_server, wait_idle
+from browsing import browser, page  # noqa: F401 - pytest fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -1,10 +1,10 @@
-"""A writer process for the store's crash and concurrency tests (spawned by tests/test_store.py).
+"""A writer process for the store's crash and concurrency tests (spawned by tests/model/test_store.py).
 
 It embeds with :class:`fakes.HashEncoder`, the FAKE the store's tests use.
 
 Usage::
 
-    python tests/_store_writer.py ROOT --start 0 --stop 3000 [--dim 32] [--commit-every 200]
+    python tests/helpers/_store_writer.py ROOT --start 0 --stop 3000 [--dim 32] [--commit-every 200]
         [--out vectors.npy] [--die-after-inserts K]
 
 Prints ``ready`` once the store is open, then embeds ``text 000000`` ..., and
@@ -24,7 +24,7 @@ from typing import Sequence
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

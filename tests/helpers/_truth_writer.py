@@ -1,8 +1,8 @@
-"""A writer process for the ground-truth concurrency test (spawned by tests/test_authoring.py).
+"""A writer process for the ground-truth concurrency test (spawned by tests/unit/test_authoring.py).
 
 Usage::
 
-    python tests/_truth_writer.py FILE NAME N
+    python tests/helpers/_truth_writer.py FILE NAME N
 
 Adds N out-of-domain entries ``NAME-0`` ... one save at a time; when a save is
 refused because another writer saved first, it reloads, merges its edit onto
@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from ragdiag.authoring.edit import add_ood  # noqa: E402
 from ragdiag.authoring.save import ConflictError, merge, open_truth, save_truth  # noqa: E402

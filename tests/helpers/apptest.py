@@ -19,7 +19,7 @@ import pytest
 __all__ = ["ROOT", "APP", "TEA_NEEDLE", "TRUTH", "ENV", "write_tiny_corpus", "tiny", "library", "app", "settle",
            "frame_with", "texts", "METHOD_WORDS", "plain_words_problems", "first_screen", "fake_tiny"]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 
 TEA_INTRO = (

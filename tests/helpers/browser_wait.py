@@ -36,7 +36,7 @@ QUIET_MS = 400
 LIMIT_MS = 600_000
 
 #: Counts Streamlit's runs from its websocket's protobuf frames (top-level field numbers of ForwardMsg/BackMsg,
-#: checked against streamlit.proto by tests/test_browser_waits.py) and the time of the page's last DOM change.
+#: checked against streamlit.proto by tests/unit/test_browser_waits.py) and the time of the page's last DOM change.
 WATCH_JS = """
 (() => {
   if (window.__ragdiagRuns) return;

@@ -6,7 +6,10 @@ in seconds without model weights. Its stamp names it (``FAKE-bag-of-words``),
 so its numbers can never pass for MiniLM's. One real-model test per surface
 stays beside these. :class:`HashEncoder` (a pseudo-random vector per text,
 changing with its "weights" and precision) is the store's tests' FAKE: what
-they check is which vectors are stored and reused, not what they mean.
+they check is which vectors are stored and reused, not what they mean (:class:`FakeSnapEncoder` adds the
+tokenizer hash a snapshot stamps). :class:`AxisEncoder` (three texts on two axes, hand-checkable) and
+:class:`LengthEncoder` (a vector from the text's length, vectorised for 300,000 log lines) are the monitor's.
+:func:`BagOfWords` is :class:`FakeEncoder` with a window wide enough that nothing is truncated.
 """
 
 from __future__ import annotations
@@ -152,3 +155,36 @@ class HashEncoder:
                 progress(i + 1, len(texts))
         self.encoded += len(texts)
         return out
+
+
+def BagOfWords():  # noqa: N802 - reads as the class it stood for
+    """The FAKE encoder with a window wide enough that nothing is truncated."""
+    return FakeEncoder(max_seq_length=10_000, dim=4096)
+
+
+class AxisEncoder:
+    """FAKE encoder for plumbing tests only: the text "a" maps to (1, 0), "b" to (0.6, 0.8), anything else to (0, 1)."""
+
+    stamp = {"model": "FAKE-axis", "dim": 2}
+
+    def encode(self, texts, *, progress=None):
+        table = {"a": [1.0, 0.0], "b": [0.6, 0.8]}
+        return np.array([table.get(t, [0.0, 1.0]) for t in texts], dtype=np.float32)
+
+
+class LengthEncoder:
+    """FAKE encoder for plumbing tests only: a unit vector from the text's length (vectorised, no model: the monitor's
+    streaming test embeds 300,000 log lines with it)."""
+
+    stamp = {"model": "FAKE-hash", "dim": 4}
+
+    def encode(self, texts, *, progress=None):
+        n = np.array([len(t) for t in texts], dtype=np.float64)
+        v = np.stack([np.cos(n), np.sin(n), np.cos(n / 7), np.sin(n / 7)], axis=1)
+        return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+
+
+class FakeSnapEncoder(HashEncoder):
+    """The FAKE hash encoder plus the tokenizer hash a snapshot stamps (plumbing tests only)."""
+
+    tokenizer_sha256 = "f" * 64

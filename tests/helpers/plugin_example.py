@@ -1,7 +1,7 @@
 """A plugin defined only in the tests: one retriever and one chunking strategy, no ragdiag file edited.
 
 Loaded with ``RAGDIAG_PLUGINS=plugin_example`` (this folder on ``PYTHONPATH``);
-``tests/test_registry.py`` runs it through the library, ``eval`` and the dashboard.
+``tests/pages/test_registry.py`` runs it through the library, ``eval`` and the dashboard.
 
 - ``header-bm25``: BM25 over each chunk's ``Doc title > Section`` header only
   (a deliberately weak retriever: every chunk of a section ties).

@@ -3,7 +3,7 @@
 Uses ``streamlit.testing.v1.AppTest`` on a tiny corpus written to a temporary
 folder (3 Markdown documents, 4 questions, 2 out-of-domain queries), strategies
 A and E, retrievers dense, bm25, hybrid, and the real encoder (loaded once per
-process by the app's cached loader). The helpers are in ``tests/apptest.py``.
+process by the app's cached loader). The helpers are in ``tests/helpers/apptest.py``.
 """
 
 from __future__ import annotations

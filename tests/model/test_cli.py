@@ -20,7 +20,7 @@ import pytest
 from ragdiag.cli.parser import main
 from ragdiag.documents.corpus import load_corpus
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 CONFIGS = ("C/dense", "C/bm25", "C/hybrid")
 PER_QUERY_HEAD = ["strategy", "retriever", "query_id", "question_id", "phrasing", "needle_rank", "outcome", "kept",
                   "needle_distance", "top1_distance"]

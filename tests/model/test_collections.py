@@ -126,7 +126,7 @@ def test_ood_file_adds_off_topic_queries(examples, tmp_path):
 
 
 def test_truth_tags_are_read_and_checked(tiny_corpus):
-    from conftest import TINY_TRUTH
+    from tiny import TINY_TRUTH
 
     data = json.loads(json.dumps(TINY_TRUTH))
     data["questions"][0]["tags"] = ["multi-hop", "multi-hop", " billing "]

@@ -10,7 +10,7 @@ pytest -p ragdiag.pytest_plugin`` (the plugin's entry point is not installed in
 a checkout; ``test_wheel.py`` checks the wheel registers it).
 
 After a change that moves the outputs, regenerate the page's outputs with
-``python tests/test_docs_ci.py --write`` (then read the diff).
+``python tests/model/test_docs_ci.py --write`` (then read the diff).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "ci.md"
 _FENCE = re.compile(r"^```(\w*)\s*$")
 _VOLATILE = [(re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\dZ"), "<time>"),

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "docs" / "collections.md", ROOT / "docs" / "slices.md"]
 BLOCK = re.compile(r"```console\n\$ (python -m [^\n]+)\n(.*?)```", re.S)
 STABLE = ("collection ", "The judgments", "This collection", "wrote ", "evaluate it with", "ranked ", "config ",
@@ -27,7 +27,7 @@ def _commands():
     out = []
     for page in PAGES:
         for cmd, shown in BLOCK.findall(page.read_text(encoding="utf-8")):
-            if " gate " in cmd:  # gate needs two kept runs; tests/test_slices.py runs its --by tag
+            if " gate " in cmd:  # gate needs two kept runs; tests/slow/test_slices.py runs its --by tag
                 continue
             out.append((cmd, [line for line in shown.splitlines() if line.strip()]))
     return out

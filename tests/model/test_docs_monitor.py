@@ -1,6 +1,6 @@
 """``docs/monitor.md`` runs as written: its ``ragdiag monitor`` block prints what the page shows (real model).
 
-The log is made as the page says (``tests/_monitor_log.py``, 3 broken lines);
+The log is made as the page says (``tests/helpers/_monitor_log.py``, 3 broken lines);
 the command runs in an empty folder (its store seeded from the shipped index),
 and its standard output must be the lines under the ``$`` line. The JSON
 excerpt's figures must be the ``--json`` run's, rounded as printed.
@@ -19,7 +19,7 @@ import pytest
 
 from _monitor_log import write_synthetic_log
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "monitor.md"
 TRUTH = REPO / "data" / "sklearn-user-guide.truth.json"
 COMMAND = "ragdiag monitor E/hybrid --log live.jsonl"

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = (ROOT / "docs" / "statistics.md").read_text(encoding="utf-8")
 TEXT = " ".join(PAGE.split())  # line breaks as spaces
 
@@ -78,7 +78,7 @@ def test_the_page_prints_the_number_the_code_gives(name):
 
 
 #: Numbers on the page that are names, counts of the design or checked elsewhere (and where).
-# 30, 400, 0.6, 0.8, 0.95, 93%: the AUROC simulation's design and bar, asserted by tests/test_separation.py;
+# 30, 400, 0.6, 0.8, 0.95, 93%: the AUROC simulation's design and bar, asserted by tests/slow/test_separation.py;
 # 48% and 56%: the bundled answered shares, checked by the model test below
 KNOWN = {"1", "4", "8", "20", "2", "3", "5", "10", "24", "32", "64", "435", "0", "95", "6", "1/a", "14", "263",
          "30", "400", "0.6", "0.8", "0.95", "93%", "48%", "56%",
@@ -87,7 +87,7 @@ KNOWN = {"1", "4", "8", "20", "2", "3", "5", "10", "24", "32", "64", "435", "0",
 
 def test_every_number_is_checked():
     """Every number on the page is one the tests above print, or a name/count listed in KNOWN (the bundled
-    corpus's 14 and 263 are checked by the model test below; the slices' 6% by tests/test_slices.py)."""
+    corpus's 14 and 263 are checked by the model test below; the slices' 6% by tests/slow/test_slices.py)."""
     checked = " ".join(_computed().values())
     numbers = set(re.findall(r"(?<![\w.])[−-]?\d[\d,.]*%?", TEXT))
     missing = sorted(n for n in numbers if n.strip("−-").rstrip(".,") not in KNOWN

@@ -18,7 +18,7 @@ import pytest
 
 from ragdiag.cli.parser import main
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "examples" / "embed_to_parquet.py"
 SELECT = ("--strategies", "C", "--retrievers", "dense,bm25,hybrid", "--no-cache")
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import TINY_TRUTH
+from tiny import TINY_TRUTH
 from ragdiag.cli.parser import main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_main(capsys, *argv):

@@ -19,7 +19,7 @@ import pytest
 from ragdiag.index.encoder.hardware import DEVICE_ENV, physical_cores, select_device
 from ragdiag.index.encoder.model import Encoder
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("torch", "transformers", "sentence_transformers", "streamlit", "pandas")
 
 

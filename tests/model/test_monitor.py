@@ -1,6 +1,6 @@
 """``ragdiag monitor`` and :mod:`ragdiag.analyses.monitor`: a query log against the calibration, per period.
 
-The three-week log of ``tests/_monitor_log.py`` (the bundled truth's queries
+The three-week log of ``tests/helpers/_monitor_log.py`` (the bundled truth's queries
 over two weeks, then a week of mostly off-topic queries) must flag the third
 week and not the first two: once on the FAKE bag-of-words encoder (plumbing,
 fast) and once with the real all-MiniLM-L6-v2 (marker ``model``). The oracles
@@ -18,13 +18,14 @@ import pytest
 from scipy.stats import ks_2samp
 
 from _monitor_log import OFF_TOPIC, calibration_weeks, truth_queries, write_synthetic_log
+from fakes import AxisEncoder, LengthEncoder
 from ragdiag.analyses.monitor import (BadLine, LogLine, SHOW_BAD, calibration, closest_distances, gate_calibration,
                                       monitor_log, period_key, read_log)
 from ragdiag.cli.parser import main
 from ragdiag.core.gate import Gate
 from ragdiag.core.stats import holm
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 TRUTH = REPO / "data" / "sklearn-user-guide.truth.json"
 CORPUS = REPO / "data" / "sklearn-user-guide"
 
@@ -88,16 +89,6 @@ def test_closest_distances_against_brute_force():
 
 
 # --- a hand-checkable monitor with a toy encoder ----------------------------------------------------------------
-class AxisEncoder:
-    """FAKE encoder for plumbing tests only: the text "a" maps to (1, 0), "b" to (0.6, 0.8), anything else to (0, 1)."""
-
-    stamp = {"model": "FAKE-axis", "dim": 2}
-
-    def encode(self, texts, *, progress=None):
-        table = {"a": [1.0, 0.0], "b": [0.6, 0.8]}
-        return np.array([table.get(t, [0.0, 1.0]) for t in texts], dtype=np.float32)
-
-
 def test_refused_share_and_test_by_hand(tmp_path):
     # one chunk at (1, 0): "a" is at distance 0, "b" at 1 - 0.6 = 0.4, anything else at 1.
     chunks = np.array([[1.0, 0.0]], dtype=np.float32)
@@ -257,17 +248,6 @@ def test_cli_bad_arguments_one_line(argv, message, tmp_path, capsys, monkeypatch
 
 
 # --- bounded memory -------------------------------------------------------------------------------------------
-class HashEncoder:
-    """FAKE encoder for plumbing tests only: a unit vector from the text's length (vectorised, no model)."""
-
-    stamp = {"model": "FAKE-hash", "dim": 4}
-
-    def encode(self, texts, *, progress=None):
-        n = np.array([len(t) for t in texts], dtype=np.float64)
-        v = np.stack([np.cos(n), np.sin(n), np.cos(n / 7), np.sin(n / 7)], axis=1)
-        return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
-
-
 @pytest.mark.slow
 def test_large_log_streams_in_bounded_memory(tmp_path):
     # 300,000 lines (about 30 MB). Held as a list of records it would take several hundred MB in Python objects;
@@ -280,11 +260,11 @@ def test_large_log_streams_in_bounded_memory(tmp_path):
                                 "time": f"2026-11-{1 + i % 28:02d}T10:00:00Z"}) + "\n")
     size = log.stat().st_size
     assert size > 25_000_000
-    chunks = HashEncoder().encode(["a", "bb", "ccc"])
+    chunks = LengthEncoder().encode(["a", "bb", "ccc"])
     cal = calibration(np.linspace(0, 1, 50), np.ones(50, bool), Gate(cut=0.5))
     tracemalloc.start()
     try:
-        mon = monitor_log(log, encoder=HashEncoder(), chunk_vectors=chunks, calibration=cal, gate=Gate(cut=0.5),
+        mon = monitor_log(log, encoder=LengthEncoder(), chunk_vectors=chunks, calibration=cal, gate=Gate(cut=0.5),
                           period="day")
         _, peak = tracemalloc.get_traced_memory()
     finally:

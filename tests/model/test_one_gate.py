@@ -27,7 +27,7 @@ from ragdiag.analyses.threshold import Goal, cut_choice, rates_at, sweep
 from ragdiag.analyses.threshold.export import thresholds_yaml
 from ragdiag.core.gate import Gate, floor_cut
 
-DATA = Path(__file__).resolve().parent.parent / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 MODEL = {"model": "all-MiniLM-L6-v2", "weights_sha256": "0" * 64}
 
 

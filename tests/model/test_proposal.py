@@ -19,7 +19,7 @@ from ragdiag.analyses.threshold import Goal, cut_choice, rates_at
 from ragdiag.analyses.threshold.proposal import (audit, candidates, cost_cut, cut_from_file, cut_from_units,
                                                  sensitivity)
 
-DATA = Path(__file__).resolve().parent.parent / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 # 8 answerable queries (one phrasing each) and 20 off-topic ones: o01 sits far below the others (0.24), the rest at
 # 0.445 and up. Answer distances spread 0.20-0.60.

@@ -33,17 +33,12 @@ from ragdiag.analyses.gate_table import gate_table
 from ragdiag.core.gate import Gate, cut_text
 from ragdiag.analyses.threshold.rates import rate_rows
 
-REPO = Path(__file__).resolve().parent.parent
+from fakes import BagOfWords
+
+REPO = Path(__file__).resolve().parents[2]
 SCRIPT = "<script>alert(1)</script>"
 CUT = 0.55
 KEEP = 2
-
-
-def BagOfWords():  # noqa: N802 - reads as the class it stood for
-    """The FAKE encoder (``tests/fakes.py``) with a window wide enough that nothing is truncated."""
-    from fakes import FakeEncoder
-
-    return FakeEncoder(max_seq_length=10_000, dim=4096)
 
 
 # Eight one-section documents. In the first five the needle starts just before character 512, so blind

@@ -16,7 +16,7 @@ from ragdiag.analyses.compare.power import resolvable
 from ragdiag.authoring.leakage import leakage
 from ragdiag.authoring.ruler import _document_names, discrimination, headroom, ruler
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BUNDLED_TRUTH = ROOT / "data" / "sklearn-user-guide.truth.json"
 
 

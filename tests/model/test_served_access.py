@@ -16,7 +16,7 @@ import pytest
 
 from apptest import APP, ENV, app, texts, write_tiny_corpus
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GT_PAGE = str(ROOT / "app_pages" / "ground_truth.py")
 REFUSED = "is not one this dashboard serves"
 # every page of the navigation (collection.py is the only page when the operator serves a collection instead)

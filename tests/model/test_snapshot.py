@@ -1,6 +1,6 @@
 """The shipped index of the bundled corpus: stamps, the re-embedded sample, and when it is (not) used.
 
-Plumbing tests use a FAKE hash encoder (``tests/_store_writer.py``) and a
+Plumbing tests use a FAKE hash encoder (``tests/helpers/_store_writer.py``) and a
 snapshot written to a temporary file; the ``model`` tests check the real
 shipped file against the real model.
 """
@@ -8,7 +8,6 @@ shipped file against the real model.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -28,14 +27,7 @@ from ragdiag.index.snapshot import (
 from ragdiag.index.store import Store
 from ragdiag.index.store.keys import text_sha256
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fakes import HashEncoder  # noqa: E402
-
-
-class FakeSnapEncoder(HashEncoder):
-    """The FAKE hash encoder plus the tokenizer hash a snapshot stamps (plumbing tests only)."""
-
-    tokenizer_sha256 = "f" * 64
+from fakes import FakeSnapEncoder
 
 
 @pytest.fixture(autouse=True)

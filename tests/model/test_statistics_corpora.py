@@ -111,7 +111,7 @@ def test_the_changes_page_states_the_bundled_best_set_as_computed(bundled):
 
     ev, *_ = bundled
     res = best(ev, k=PRIMARY_K, configs=[c for c in ev.results if not c.external])
-    page = (Path(__file__).resolve().parent.parent / "docs" / "statistics-changes.md").read_text(encoding="utf-8")
+    page = (Path(__file__).resolve().parents[2] / "docs" / "statistics-changes.md").read_text(encoding="utf-8")
     section = page.split("### bundled corpus", 1)[1].split("### data/de-haushalt", 1)[0]
     assert (f"{len(res.best_set)} after (Hsu, critical value {res.critical:.3g}); ") in section
     outside = [r for r in res.rows if not r.in_best_set]
@@ -121,7 +121,7 @@ def test_the_changes_page_states_the_bundled_best_set_as_computed(bundled):
 
 
 # The families on the bundled corpus's own questions (slow as well as model: each under 2 minutes). Nine systems
-# as in tests/test_families_simulation.py: 0 a baseline, 1..6 near-copies of it, 7 and 8 independent systems.
+# as in tests/slow/test_families_simulation.py: 0 a baseline, 1..6 near-copies of it, 7 and 8 independent systems.
 KINDS = ("E/hybrid", "A/bm25", "C/dense")  # three real configurations of different kinds
 NINE = ("E/hybrid", "E/dense", "E/bm25", "E/rerank-maxsim", "D/hybrid", "F/hybrid", "A/hybrid", "B/dense", "C/bm25")
 FAMILIES = {

@@ -32,12 +32,11 @@ from ragdiag.index.store import Store
 from ragdiag.index.store.glue import current_stamps, record_evaluation
 from ragdiag.index.store.keys import resolve_root, text_sha256
 
-sys.path.insert(0, str(Path(__file__).parent))
 from _store_writer import texts_range  # noqa: E402
 from fakes import HashEncoder  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
-WRITER = Path(__file__).with_name("_store_writer.py")
+REPO = Path(__file__).resolve().parents[2]
+WRITER = Path(__file__).parents[1] / "helpers" / "_store_writer.py"
 
 
 def expected(encoder: HashEncoder, texts) -> np.ndarray:

@@ -15,7 +15,9 @@ from ragdiag.analyses.threshold.choice import Goal, conformal_cut, cut_choice
 from ragdiag.analyses.threshold.export import thresholds_yaml
 from ragdiag.analyses.slice_cuts import OOD_RULE, choose_by, cut_slices, query_labels
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+from handmade import ENGLISH_OOD
+
+DATA = Path(__file__).resolve().parents[2] / "data"
 MODEL = {"model": "sentence-transformers/all-MiniLM-L6-v2", "weights_sha256": "7e54b3bc" + "0" * 56}
 
 
@@ -186,14 +188,6 @@ def test_cli_errors_are_one_line_and_exit_2(extra, message, capsys, no_work, tmp
 
 
 # ----- the real model ---------------------------------------------------------------------------------------
-
-#: English off-topic queries added to ``data/de-haushalt`` so that its English slice has off-topic queries of its
-#: own (the shipped file has one English off-topic query of four).
-ENGLISH_OOD = ["How do I change the oil in my car?", "What is the capital of Australia?",
-               "How do I reset the password of my wifi router?", "Which programming language should I learn first?",
-               "How long is a flight from London to New York?", "What are the rules of cricket?",
-               "How do I file my tax return online?", "How can I improve my credit score?"]
-
 
 @pytest.mark.model
 def test_a_second_language_on_another_distance_scale_needs_its_own_cut(tmp_path, capsys, monkeypatch):

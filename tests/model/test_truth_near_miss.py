@@ -15,7 +15,7 @@ from ragdiag.documents.corpus import load_corpus
 from ragdiag.index.chunking import chunk_corpus, parse_strategies
 from ragdiag.retrieval.bm25 import BM25Index
 
-DATA = Path(__file__).resolve().parent.parent / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 def _chunk_texts(corpus, strategy="E"):

@@ -21,7 +21,7 @@ from ragdiag.core.defaults import ALPHA, PRIMARY_K
 
 pytestmark = pytest.mark.model
 
-DATA = Path(__file__).resolve().parent.parent / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 @pytest.fixture(scope="module")

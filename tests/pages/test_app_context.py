@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlparse
 import numpy as np
 import pytest
 
-from test_app_pages import _frames, app, fake_app, field, lib, param, run, texts  # noqa: F401 - fixtures
+from fakeapp import frames as _frames, app, fake_app, field, lib, param, run, texts  # noqa: F401 - fixtures
 
 PAGES = ("summary", "overview", "threshold", "inspector", "export", "compare", "hubs", "cost", "chunking")
 
@@ -154,7 +154,7 @@ def test_the_funnel_bars_link_with_the_context(lib):
 
 
 def test_threshold_first_sentence_speaks_plain_words(fake_app, lib):
-    from test_app_pages import plain_words_problems
+    from apptest import plain_words_problems
 
     at = app("app_pages/threshold.py")
     first = next(m.value for m in at.main.markdown if m.value.strip())

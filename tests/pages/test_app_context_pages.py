@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_app_pages import fake_app, field, param, run  # noqa: F401 - fixtures
+from fakeapp import fake_app, field, param, run  # noqa: F401 - fixtures
 
 PAGES = ["compare", "history", "monitor", "variants", "documents", "ground_truth", "truth_review", "external",
          "glossary"]

@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from test_app_pages import _frames, app, fake_app, lib, param, rec_of, run, texts  # noqa: F401 - fixtures
+from fakeapp import frames as _frames, app, fake_app, lib, param, rec_of, run, texts  # noqa: F401 - fixtures
 
 PAGE = "app_pages/threshold.py"
 
@@ -188,7 +188,7 @@ def test_the_cost_goal_gives_the_cheapest_cut_and_a_button_applies_it(fake_app, 
 
 
 def test_the_first_sentence_stays_in_plain_words_with_the_new_panels(fake_app):
-    from test_app_pages import plain_words_problems
+    from apptest import plain_words_problems
 
     at = app(PAGE, current="0.47", units="similarity", bluff_cost="3")
     first = next(m.value for m in at.main.markdown if m.value.strip())

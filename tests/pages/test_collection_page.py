@@ -10,7 +10,7 @@ import pytest
 from ragdiag.documents.collections import DOCUMENT_LEVEL_NOTE, NO_OOD_NOTE
 from ragdiag.documents.collections.examples import make_examples
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +65,7 @@ def test_a_collection_that_cannot_be_read_is_one_error_not_a_traceback(collectio
 def test_overview_slices_are_the_librarys(tmp_path_factory):
     """The Overview's slices section (tiny corpus, FAKE encoder): its table is the library's slice table of the
     context's configuration."""
-    import test_app_pages as pages
+    import fakeapp as pages
     from apptest import ENV, write_tiny_corpus
 
     from fakes import fake_encoder

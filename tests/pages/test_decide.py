@@ -2,7 +2,7 @@
 
 The oracle is written here by hand: each configuration's proposed cut for the bluff goal, the answered column
 under it, Hsu's comparison with the best over questions (the library's ``best_of``, itself checked against an
-independent Hsu in ``tests/test_statistics_corpora.py``).
+independent Hsu in ``tests/model/test_statistics_corpora.py``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from ragdiag.analyses.recommend import answered_at_cut, compare_answered, complexity_key, recommend
 from ragdiag.core.gate import Gate
 
-from test_app_pages import app, fake_app, lib, texts  # noqa: F401 - fixtures
+from fakeapp import app, fake_app, lib, texts  # noqa: F401 - fixtures
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pytest
 
-from test_app_pages import app, fake_app, texts  # noqa: F401 (fake_app is a fixture)
+from fakeapp import app, fake_app, texts  # noqa: F401 (fake_app is a fixture)
 
 PAGE = "app_pages/monitor.py"
 #: Week 2's traffic: questions the tiny tea, bike and bread corpus does not answer.

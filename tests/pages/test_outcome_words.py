@@ -8,7 +8,7 @@ import re
 
 import yaml
 
-from test_app_pages import app, fake_app, lib, param, rec_of, texts  # noqa: F401 - fixtures
+from fakeapp import app, fake_app, lib, param, rec_of, texts  # noqa: F401 - fixtures
 
 #: The sentence every surface writes (ragdiag.core.words.outcome_sentence), read back.
 SENTENCE = re.compile(r"At cut (\d\.\d{3})(?: \([a-z ]+\))?: of (\d+) answerable queries, (\d+) answered, (\d+) given "

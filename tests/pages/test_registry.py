@@ -25,8 +25,8 @@ from ragdiag.retrieval.base import Unavailable
 from ragdiag.retrieval.registry import (RetrieverSpec, parse_retrievers, register_retriever, retriever_names,
                                         retriever_spec)
 
-REPO = Path(__file__).resolve().parent.parent
-TESTS = Path(__file__).resolve().parent
+REPO = Path(__file__).resolve().parents[2]
+HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 
 
 def test_builtins_are_registered_in_order():
@@ -98,7 +98,7 @@ def test_evaluate_builds_registered_retrievers_with_dependencies_once(tiny_corpu
 
 def _env(tmp_path) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGDIAG_")}
-    env.update(PYTHONPATH=os.pathsep.join([str(TESTS), str(REPO)]), RAGDIAG_PLUGINS="plugin_example",
+    env.update(PYTHONPATH=os.pathsep.join([str(HELPERS), str(REPO)]), RAGDIAG_PLUGINS="plugin_example",
                RAGDIAG_ENCODER="fakes:fake_encoder", RAGDIAG_CACHE=str(tmp_path / "cache"))
     return env
 

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from test_app_pages import app, fake_app, field, lib, param, run, texts  # noqa: F401 - fixtures
+from fakeapp import app, fake_app, field, lib, param, run, texts  # noqa: F401 - fixtures
 
 SENTENCE = re.compile(r"At cut (\d\.\d{3}) \([a-z ]+\): of (\d+) answerable queries, (\d+) answered, ")
 

@@ -14,7 +14,7 @@ from ragdiag.authoring.leakage import leakage
 from ragdiag.authoring.review import REJECT_REASONS, accept, pending, reject
 from ragdiag.documents.corpus import load_corpus
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "app_pages" / "truth_review.py")
 DATA = ROOT / "data"
 

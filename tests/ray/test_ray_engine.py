@@ -23,15 +23,15 @@ pytestmark = [
                        reason="ray is not installed (optional: pip install -r requirements-ray.txt)"),
 ]
 
-TESTS = Path(__file__).resolve().parent
-REPO = TESTS.parent
+HELPERS = Path(__file__).resolve().parents[1] / "helpers"
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
 def local_ray():
     import ray
 
-    yield {"env_vars": {"PYTHONPATH": os.pathsep.join([str(TESTS), str(REPO)])}}
+    yield {"env_vars": {"PYTHONPATH": os.pathsep.join([str(HELPERS), str(REPO)])}}
     ray.shutdown()
 
 
@@ -62,7 +62,7 @@ def _per_query(folder: Path) -> list[dict]:
 def test_eval_engine_ray_gives_the_default_engine_results(tiny_folder, tmp_path):
     """``eval --engine ray`` end to end on the tiny corpus (FAKE encoder: plumbing), against the default engine."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGDIAG_")}
-    env.update(PYTHONPATH=os.pathsep.join([str(TESTS), str(REPO)]), RAGDIAG_ENCODER="fakes:fake_encoder")
+    env.update(PYTHONPATH=os.pathsep.join([str(HELPERS), str(REPO)]), RAGDIAG_ENCODER="fakes:fake_encoder")
     outs = {}
     for engine in ("local", "ray"):
         out = tmp_path / engine
@@ -107,7 +107,7 @@ def test_ray_search_200k_synthetic_chunks(local_ray, tmp_path):
     from ragdiag.retrieval.ray_search import ray_search
     from ragdiag.retrieval.search import search
     from ragdiag.retrieval.sharded import HALO
-    from test_sharded_search import assert_same
+    from searchworld import assert_same
 
     n = 200_000
     kb = make_kb(n, 200)

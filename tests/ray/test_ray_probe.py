@@ -109,7 +109,7 @@ def test_a_real_ray_head_answers_the_probe(tmp_path):
               "_reachable(ctx.address_info['gcs_address'], timeout=10)\n"
               "print('probe ok')\n"
               "ray.shutdown()\n")
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     proc = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=300,
                           env={**__import__("os").environ, "PYTHONPATH": str(root)})
     assert proc.returncode == 0 and "probe ok" in proc.stdout, proc.stderr[-2000:]

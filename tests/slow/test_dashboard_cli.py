@@ -17,8 +17,8 @@ import pytest
 from ragdiag.cli.dashboard import dashboard_command, streamlit_flags
 from ragdiag.cli.parser import main
 
-REPO = Path(__file__).resolve().parent.parent
-TESTS = Path(__file__).resolve().parent
+REPO = Path(__file__).resolve().parents[2]
+HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 
 
 def _args(**kw):
@@ -58,7 +58,7 @@ def _free_port() -> int:
 def test_serves_from_another_folder_answers_the_health_check_and_stops_on_sigterm(tmp_path):
     port = _free_port()
     env = {**os.environ, "PYTHONPATH": str(REPO), "RAGDIAG_ENCODER": "fakes:fake_encoder"}
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(TESTS)])
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(HELPERS)])
     proc = subprocess.Popen([sys.executable, "-m", "ragdiag", "dashboard", "--no-warm", "--port", str(port)],
                             cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: The pages whose commands are run (a new page adds itself here).
 PAGES = ("README.md", "docs/concepts.md", "docs/dashboard.md", "docs/cli.md", "docs/ci-gate.md",
          "docs/statistics.md", "docs/serving.md", "docs/scale.md", "docs/extending.md", "docs/architecture.md",
@@ -103,7 +103,7 @@ def test_the_cli_reference_is_current():
     import subprocess
     import sys
 
-    # in a fresh process: a test that imported tests/plugin_example.py registered strategy P in this one
+    # in a fresh process: a test that imported tests/helpers/plugin_example.py registered strategy P in this one
     code = ("import importlib.util, sys; spec = importlib.util.spec_from_file_location('cli_docs', 'scripts/cli_docs.py'); "
             "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m); "
             "sys.stdout.write(m.render(open('docs/cli.md', encoding='utf-8').read()))")
@@ -136,7 +136,7 @@ def test_setup_commands_are_run_sh_commands(page, line, block):
 @pytest.fixture
 def sandbox(tmp_path, monkeypatch):
     """A folder where the docs' commands run: ``kb/`` (the tiny corpus, also the bundled one), FAKE encoder."""
-    from conftest import TINY_DOCS, TINY_TRUTH
+    from tiny import TINY_DOCS, TINY_TRUTH
     from ragdiag.documents import corpus
 
     kb = tmp_path / "kb"

@@ -1,6 +1,6 @@
 """``gate --margin X`` first asks whether the questions can detect a drop of X (the ruler's gate resolution).
 
-The runs are the bundled corpus evaluated with the FAKE bag-of-words encoder (``tests/fakes.py``): what is
+The runs are the bundled corpus evaluated with the FAKE bag-of-words encoder (``tests/helpers/fakes.py``): what is
 tested is the number of questions (32, in 2 phrasings), not the model's numbers.
 """
 

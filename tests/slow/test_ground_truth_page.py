@@ -15,7 +15,7 @@ import pytest
 
 from apptest import TEA_NEEDLE, write_tiny_corpus
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "app_pages" / "ground_truth.py")
 NEW_NEEDLE = "Feed the starter equal weights of flour and water once a day."
 

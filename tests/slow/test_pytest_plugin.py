@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from _blind import BLIND, child_env, evaluate
-from test_regression_gate import make_heldout
+from heldout import make_heldout
 
 TEST_FILE = '''
 def test_retrieval(ragdiag_check):

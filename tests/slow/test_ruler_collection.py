@@ -1,6 +1,6 @@
 """``ruler --collection beir:DIR --pool-curve``: a collection judged by document gets its pool curve with documents
 as the unit (:func:`ragdiag.authoring.pool_curve.document_pool_curve`). Plumbing, on the FAKE bag-of-words encoder
-(``tests/fakes.py``): the numbers are not MiniLM's; the seeded prediction check is in tests/test_pool_curve.py."""
+(``tests/helpers/fakes.py``): the numbers are not MiniLM's; the seeded prediction check is in tests/model/test_pool_curve.py."""
 
 from __future__ import annotations
 

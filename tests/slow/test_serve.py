@@ -2,7 +2,7 @@
 
 The warm-up is the same shared job a first page view would start: a page
 opened afterwards finds it done (no second job, no second pass). These tests
-use the FAKE bag-of-words encoder (``tests/fakes.py``) through
+use the FAKE bag-of-words encoder (``tests/helpers/fakes.py``) through
 ``RAGDIAG_ENCODER``: they check the plumbing; the real model's path through
 the same job is covered by ``test_app.py`` and ``test_browser.py``.
 """
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-TESTS = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[2]
+HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 
 
 @pytest.fixture()
@@ -131,7 +131,7 @@ def _free_port() -> int:
 def test_the_launcher_serves_the_app_and_says_when_each_strategy_is_ready(configured, tmp_path):
     """``python -m ui.serve`` (what ``./run.sh dashboard`` runs): the server answers while the job runs."""
     port = _free_port()
-    env = {**os.environ, **configured, "PYTHONPATH": os.pathsep.join([str(TESTS), str(ROOT)]),
+    env = {**os.environ, **configured, "PYTHONPATH": os.pathsep.join([str(HELPERS), str(ROOT)]),
            "PYTHONUNBUFFERED": "1"}
     log = tmp_path / "serve.log"
     with open(log, "wb") as out:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 HOSTILE_ID = "![x](http://tracker.example/p.png)"
 PLAIN_ELEMENTS = {"text", "code", "json", "exception"}  # bodies shown as typed, never as Markdown

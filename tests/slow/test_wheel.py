@@ -22,7 +22,7 @@ from packaging.requirements import Requirement
 
 import ragdiag
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SKIP = {".git", ".venv", "tests", "docs", "benchmarks", "build", "dist", "__pycache__", ".ragdiag-cache",
         ".pytest_cache", ".hypothesis", "test-artifacts", "out", "examples", "scripts"}
 

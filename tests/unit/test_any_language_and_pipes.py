@@ -13,7 +13,7 @@ import pytest
 from ragdiag.retrieval.base import QueryBatch
 from ragdiag.retrieval.bm25 import BM25Index, BM25Retriever, tokenize
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # Hand-written sentences, no spaces between words, and a query that shares words but not the whole run.
 DOCS = {

@@ -22,7 +22,7 @@ import pytest
 
 from ragdiag.retrieval.registry import retriever_names
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_import_contracts_hold():

@@ -26,7 +26,7 @@ from ragdiag.documents.corpus import Corpus, load_corpus, make_document
 from ragdiag.core.stats import sign_test_counts
 from ragdiag.documents.truth import NEEDLE_MAX, NEEDLE_MIN, parse_truth
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BUNDLED_TRUTH = ROOT / "data" / "sklearn-user-guide.truth.json"
 
 DOC = ("# Tea\n\nIntro line.\n\n## Brewing\n\n"
@@ -203,7 +203,7 @@ def test_resolvable_difference():
 
 
 def test_coverage_counts(tiny_corpus):
-    from conftest import TINY_TRUTH
+    from tiny import TINY_TRUTH
 
     data = json.loads(json.dumps(TINY_TRUTH))
     data["questions"][0]["queries"].pop("ticket")
@@ -379,7 +379,7 @@ def test_process_killed_before_rename_loses_no_entry(tmp_path):
     assert [q["id"] for q in open_truth(path).data["questions"]] == ["q01"]
 
 
-WRITER = Path(__file__).with_name("_truth_writer.py")
+WRITER = Path(__file__).parents[1] / "helpers" / "_truth_writer.py"
 
 
 def test_concurrent_writers_lose_no_entries(tmp_path):

@@ -23,7 +23,7 @@ from ragdiag.retrieval import bm25
 from ragdiag.retrieval.base import QueryBatch
 from ragdiag.retrieval.bm25 import _DENSE_MIN_DOCS, NUMBA_ENV, NUMBA_MIN_DOCS, BM25Index, BM25Retriever, scorer_choice
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _same(a, b) -> None:

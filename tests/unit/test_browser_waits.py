@@ -1,6 +1,6 @@
 """A lint over the browser tests (issue 48): they wait for states, never for moments, and read one element at a time.
 
-* No browser test module (``tests/test_browser*.py``) calls ``time.sleep``, ``sleep`` or Playwright's
+* No browser test module (``tests/browser/test_*.py``, and the helpers of ``tests/helpers/browsing.py``) calls ``time.sleep``, ``sleep`` or Playwright's
   ``wait_for_timeout``: a test waits for the page's state (``browser_wait.settle``, an ``expect`` or a
   ``wait_for``), so a busy machine makes it slower, not red.
 * Every read of a locator (its text, value, attribute, box, visibility or count) goes through ``browser_wait``:
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).resolve().parent
-BROWSER_TESTS = sorted(p for p in TESTS.glob("test_browser*.py") if p.name != Path(__file__).name)
+HELPERS = Path(__file__).resolve().parents[1] / "helpers"
+BROWSER_TESTS = sorted((Path(__file__).resolve().parents[1] / "browser").glob("test_*.py")) + [HELPERS / "browsing.py"]
 #: Playwright's reads of a locator's state; each must be of ``one(...)``.
 READS = {"inner_text", "inner_html", "text_content", "input_value", "get_attribute", "bounding_box", "is_visible",
          "is_hidden", "is_editable", "is_enabled", "is_disabled", "is_checked", "count", "all_inner_texts",
@@ -63,7 +63,7 @@ def test_every_locator_read_is_of_exactly_one_element(path):
 
 
 def test_the_helper_itself_has_no_fixed_pause_on_a_page():
-    path = TESTS / "browser_wait.py"
+    path = HELPERS / "browser_wait.py"
     found = [c.lineno for c in _calls(path) if _name(c.func) == "wait_for_timeout"]
     assert not found, found
 

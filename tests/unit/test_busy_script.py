@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "busy.sh"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "busy.sh"
 
 pytestmark = pytest.mark.skipif(not (shutil.which("bash") and shutil.which("timeout") and Path("/proc").is_dir()),
                                 reason="needs bash, coreutils' timeout and /proc")

@@ -1,7 +1,7 @@
 """ui.chart_theme: every colour a themed chart gives its text reads at 4.5 : 1 on the theme's background.
 
 The contrast is WCAG 2's (relative luminance, (L1 + 0.05) / (L2 + 0.05)); its two anchors are checked by hand:
-black on white is 21 : 1, a colour on itself 1 : 1. The browser test (tests/test_browser_themes.py) reads the
+black on white is 21 : 1, a colour on itself 1 : 1. The browser test (tests/browser/test_browser_themes.py) reads the
 rendered SVG; this one checks the specs of the real chart builders, quickly.
 """
 

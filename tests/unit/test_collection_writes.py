@@ -1,7 +1,7 @@
 """``eval --collection --out`` and ``convert`` write all or nothing, never over the collection's own files.
 
 A full disk is injected at the one place ``core.files`` writes bytes (as
-tests/test_writes.py does): the files of the previous run stay byte for byte,
+tests/unit/test_writes.py does): the files of the previous run stay byte for byte,
 and ``convert`` leaves no folder and no truth file behind.
 """
 

@@ -60,7 +60,7 @@ def test_cost_rows_on_the_tiny_corpus(tiny_eval, fake_encoder):
 
 def test_build_time_charges_what_each_spec_builds(tiny_corpus, tiny_truth, fake_encoder):
     """Cost asks the registry: a quantised dense variant is not charged a BM25 index, a text-only plugin
-    (``header-bm25``, ``word-rerank`` of tests/plugin_example.py) no embedding, hybrid and rerankers both."""
+    (``header-bm25``, ``word-rerank`` of tests/helpers/plugin_example.py) no embedding, hybrid and rerankers both."""
     import plugin_example  # noqa: F401 - registers header-bm25 and word-rerank
 
     from ragdiag.evaluation.evaluate import evaluate

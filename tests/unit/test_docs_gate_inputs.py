@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from test_regression_gate import make_heldout, run
+from heldout import make_heldout, run
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "gate-inputs-and-writes.md"
 
 

@@ -22,7 +22,7 @@ from ragdiag.documents.extract import extract, kind_for
 from ragdiag.documents.extract._checks import find_furniture, join_pages, short_lines_warning, strip_furniture
 from ragdiag.documents.ingest import format_ingest_table, ingest_folder, ingest_rows
 
-KB = Path(__file__).parent / "fixtures" / "kb"
+KB = Path(__file__).parents[1] / "fixtures" / "kb"
 COMPARISON = KB / "pdf" / "comparison.pdf"
 TWO_COLUMN = KB / "pdf" / "making-patches-two-column.pdf"
 SCANNED_MIXED = KB / "pdf" / "interactive-merging-with-scanned-page.pdf"

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from ragdiag.evaluation.external import RunError, load_run, parse_run
 from ragdiag.documents.truth import TruthError, load_truth
 
-from conftest import TINY_TRUTH
+from tiny import TINY_TRUTH
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                          HealthCheck.too_slow])

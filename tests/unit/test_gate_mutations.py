@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from test_regression_gate import make_heldout, run
+from heldout import make_heldout, run
 
 CONFIG = "C/dense"
 

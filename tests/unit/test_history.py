@@ -22,10 +22,10 @@ from ragdiag.cli.parser import main
 from ragdiag.present.history import HistoryError, open_history
 from ragdiag.present.regression.runs import DestroyedRecord
 from handmade import hand_run
-from test_regression_gate import make_heldout
+from heldout import make_heldout
 
-REPO = Path(__file__).resolve().parent.parent
-TESTS = Path(__file__).resolve().parent
+REPO = Path(__file__).resolve().parents[2]
+HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 
 
 def run(capsys, *argv):
@@ -149,7 +149,7 @@ def test_two_concurrent_writers_lose_no_run(tmp_path, evaluated):
             for i in range(25):
                 hist.add_folder({str(evaluated["out"])!r}, label=f"writer {{sys.argv[1]}} #{{i}}")
     """)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(TESTS)])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(HELPERS)])}
     procs = [subprocess.Popen([sys.executable, "-c", code, w], env=env, stderr=subprocess.PIPE, text=True)
              for w in "AB"]
     go.touch()  # both start writing together
@@ -274,7 +274,7 @@ def test_a_history_written_by_the_previous_release_reads_as_it_is_and_migrates_w
     import sqlite3
 
     path = tmp_path / "h.sqlite"
-    shutil.copyfile(Path(__file__).parent / "fixtures" / "history-v1.sqlite", path)
+    shutil.copyfile(Path(__file__).parents[1] / "fixtures" / "history-v1.sqlite", path)
     # what the previous release printed for `history show 2` (counts; the intervals are rates_at's now)
     expected = {"C/dense": (31, 29, 5, 1), "E/hybrid": (38, 35, 3, 1)}
 

@@ -13,28 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragdiag.retrieval.base import QueryBatch
 from ragdiag.retrieval.bm25 import BM25Retriever
 from ragdiag.retrieval.dense import DenseRetriever
 from ragdiag.retrieval.hybrid import HybridRetriever, fuse_pools, ranks_from_orders, rrf_fuse
 from ragdiag.retrieval.base import top_k_desc
 
-
-def _world(n: int, seed: int):
-    rng = np.random.default_rng(seed)
-    words = np.array([f"w{i}" for i in range(400)])
-    p = 1.0 / np.arange(1, 401)
-    p /= p.sum()
-    half = [" ".join(rng.choice(words, size=int(rng.integers(2, 12)), p=p)) for _ in range(n // 2)]
-    texts = half + half  # repeated texts tie in BM25
-    vecs = rng.standard_normal((len(texts), 16)).astype(np.float32)
-    vecs[len(half):] = vecs[: len(half)]  # ... and in dense
-    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-    queries = [" ".join(rng.choice(words, size=3)) for _ in range(12)] + ["nothing matches", "w0"]
-    qv = rng.standard_normal((len(queries), 16)).astype(np.float32)
-    qv /= np.linalg.norm(qv, axis=1, keepdims=True)
-    targets = [rng.choice(len(texts), size=int(rng.integers(0, 4)), replace=False) for _ in queries]
-    return texts, vecs, QueryBatch(tuple(queries), qv), targets
+from searchworld import world as _world
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -13,7 +13,7 @@ import ast
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 #: Streamlit calls whose label or body is rendered as Markdown.
 MARKDOWN_CALLS = {"markdown", "write", "caption", "info", "warning", "error", "success", "toast", "title", "header",
                   "subheader", "text_input", "text_area", "selectbox", "radio", "checkbox", "toggle", "button",

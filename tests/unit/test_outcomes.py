@@ -24,7 +24,7 @@ from ragdiag.analyses.threshold import rate_rows, sweep
 from ragdiag.analyses.gate_table import GateTable, gate_table, query_outcomes
 from ragdiag.core.gate import Gate
 from ragdiag.documents.truth import Query
-from test_funnel import synthetic_eval
+from funnel_cases import synthetic_eval
 
 N_CHUNKS = 30
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import ragdiag
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_every_name_in_all_resolves_to_its_module_object_with_a_docstring():

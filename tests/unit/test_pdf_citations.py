@@ -12,7 +12,7 @@ from ragdiag.index.chunking import STRATEGIES, chunk_document
 from ragdiag.core.gate import Gate
 from ragdiag.index.citations import PageLocator, cite
 
-KB = Path(__file__).parent / "fixtures" / "kb"
+KB = Path(__file__).parents[1] / "fixtures" / "kb"
 
 
 def _norm(text: str) -> str:

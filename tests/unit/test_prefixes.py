@@ -16,7 +16,7 @@ from ragdiag.index.store import Store
 
 from fakes import FakeEncoder, HashEncoder
 
-FIXTURE = Path(__file__).parent / "fixtures" / "prefixes-e.jsonl"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "prefixes-e.jsonl"
 
 
 @pytest.fixture(scope="module")

@@ -86,7 +86,7 @@ def test_rows_compare_threshold_and_results_load_no_heavy_library():
     heavy = ("pandas", "torch", "streamlit", "transformers")
     code = ("import sys, json, ragdiag.evaluation.rows, ragdiag.analyses.compare, ragdiag.analyses.threshold, ragdiag.present.per_query, ragdiag.present.export\n"
             f"print(json.dumps([m for m in {heavy!r} if m in sys.modules]))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parent.parent,
+    out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []

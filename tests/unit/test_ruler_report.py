@@ -1,7 +1,7 @@
 """The report's appendix carries the ruler ("Can this set tell?"): the ``report`` command computes it
 (:func:`ragdiag.authoring.ruler.report_section`) and the report only renders the frozen section it is given.
 
-The runs are the tiny corpus evaluated with the FAKE bag-of-words encoder (``tests/fakes.py``): plumbing, the
+The runs are the tiny corpus evaluated with the FAKE bag-of-words encoder (``tests/helpers/fakes.py``): plumbing, the
 figures are whatever ``ruler --json`` says on the same evaluation, not MiniLM's."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Search over shards equals the single process: every rank, every score, every tie (no Ray needed here).
 
 The shards run in this process (:class:`~ragdiag.retrieval.sharded.LocalShards`);
-``tests/test_ray_engine.py`` runs the same engine on Ray actors. The oracle is
+``tests/ray/test_ray_engine.py`` runs the same engine on Ray actors. The oracle is
 :func:`ragdiag.retrieval.search.search` in one process. The world of
 ``test_hybrid_pools`` repeats every text and vector, so ties in BM25 and dense
 cross shard boundaries.
@@ -20,18 +20,7 @@ from ragdiag.retrieval.dense import DenseRetriever
 from ragdiag.retrieval.hybrid import HybridRetriever
 from ragdiag.retrieval.search import block_size, search
 from ragdiag.retrieval.sharded import HALO, LocalShards, ShardedSearch, merge_tops, shard_bounds
-from test_hybrid_pools import _world
-
-
-def assert_same(a, b) -> None:
-    """Two searches give the same orders, scores (bit for bit, same dtype), needle ranks and needle scores."""
-    np.testing.assert_array_equal(a.order, b.order)
-    assert a.scores.dtype == b.scores.dtype
-    np.testing.assert_array_equal(a.scores, b.scores)
-    np.testing.assert_array_equal(a.target_rank, b.target_rank)
-    assert (a.target_score is None) == (b.target_score is None)
-    if a.target_score is not None:
-        np.testing.assert_array_equal(a.target_score, b.target_score)
+from searchworld import assert_same, world as _world
 
 
 @pytest.mark.parametrize("seed", [0, 1])

@@ -22,7 +22,7 @@ from ragdiag.index.chunking import DEFAULT_STRATEGIES, STRATEGIES, chunk_corpus,
 from ragdiag.index.splitters import recursive, semantic
 from ragdiag.index.splitters.semantic import breakpoints
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NEW = ("R", "M", "W", "S")
 
 

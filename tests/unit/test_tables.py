@@ -13,7 +13,7 @@ from hypothesis import given, strategies as st
 
 from ragdiag.core.tables import MD_SPECIAL, Table, align, format_rows, md_escape, md_line, md_table
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from ragdiag.authoring.drafts import document_language, draft_question, draft_su
 from ragdiag.authoring.leakage import leakage
 from ragdiag.documents.corpus import load_corpus
 
-DATA = Path(__file__).resolve().parent.parent / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 @pytest.mark.parametrize("sentence, language, question, rule", [

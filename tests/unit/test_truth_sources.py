@@ -12,7 +12,7 @@ from ragdiag.analyses.compare.sources import source_effect, without_questions
 from ragdiag.documents.truth import parse_truth
 from ragdiag.evaluation.evaluate import evaluate
 
-from conftest import TINY_TRUTH
+from tiny import TINY_TRUTH
 
 
 def test_without_questions_equals_evaluating_without_them(tiny_corpus, tiny_eval, fake_encoder):

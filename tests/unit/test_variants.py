@@ -355,7 +355,7 @@ def test_variants_cli_json_and_table(tiny_folder, capsys, monkeypatch):
 
     from ragdiag.cli.parser import main
 
-    monkeypatch.setenv("RAGDIAG_ENCODER", "fakes:fake_encoder")  # the FAKE encoder of tests/fakes.py
+    monkeypatch.setenv("RAGDIAG_ENCODER", "fakes:fake_encoder")  # the FAKE encoder of tests/helpers/fakes.py
     code = main(["variants", "--corpus", str(tiny_folder), "--no-cache", "--strategy", "C", "--k", "2",
                  "--models", "minilm,/no/such/model", "--variants", "dense-int8,dense-binary", "--rescore", "3",
                  "--json"])
@@ -435,7 +435,7 @@ def test_german_corpus_truth_is_valid_and_use_retrieves_across_languages(use_enc
     from ragdiag.core.metrics import hits_at_k
     from ragdiag.documents.truth import default_truth_path, load_truth
 
-    corpus = load_corpus(Path(__file__).resolve().parent.parent / "data" / "de-haushalt")
+    corpus = load_corpus(Path(__file__).resolve().parents[2] / "data" / "de-haushalt")
     truth = load_truth(default_truth_path(corpus.root), corpus)
     assert truth.phrasings == ("de", "en") and len(truth.questions) == 12
     ev = evaluate(corpus, truth, encoder=use_encoder, strategies="E", retrievers="dense,dense-binary")

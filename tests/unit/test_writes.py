@@ -24,7 +24,7 @@ import pytest
 from ragdiag.core import files
 from ragdiag.core.files import TMP_SUFFIX, OutputError, atomic_write, check_output, clean_stale_temps, write_all
 
-from test_regression_gate import make_heldout, run
+from heldout import make_heldout, run
 
 
 # --- the helper, unit by unit --------------------------------------------------------------------------------------
@@ -347,8 +347,8 @@ def test_a_save_killed_mid_write_leaves_the_file_and_its_temp_is_cleaned_next_ti
               "files._write_fd = stuck\n"
               f"files.atomic_write({str(target)!r}, 'x' * 100000)\n")
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
-                            cwd=Path(__file__).resolve().parent.parent,
-                            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+                            cwd=Path(__file__).resolve().parents[2],
+                            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
     try:
         assert proc.stdout.readline().strip() == "writing"  # the signal: it is mid-write
     finally:

@@ -134,7 +134,7 @@ def clustered_wilson(successes, sizes, *, confidence: float = 0.95):
     effective counts (``p n_eff`` successes of ``n_eff``, Beta quantiles at
     non-integer counts), where Wilson's falls short of its coverage: the upper
     end grows from 0 events up (0, 1, 2 of 64 over 32 questions: 10.9%, 14.1%,
-    16.8%; tests/test_rate_few_events.py).
+    16.8%; tests/unit/test_rate_few_events.py).
     """
     y = np.asarray(successes, dtype=np.float64)
     m = np.asarray(sizes, dtype=np.float64)

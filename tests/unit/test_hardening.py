@@ -483,7 +483,7 @@ def test_ingest_of_a_huge_tree_stops_at_the_file_limit(tmp_path, capsys, monkeyp
 def test_served_config_is_safe_by_default():
     import tomllib
 
-    config = tomllib.loads((Path(__file__).resolve().parent.parent / ".streamlit" / "config.toml").read_text())
+    config = tomllib.loads((Path(__file__).resolve().parents[2] / ".streamlit" / "config.toml").read_text())
     assert config["server"]["address"] == "127.0.0.1"
     assert config["client"]["showErrorDetails"] == "none"
     assert config["server"]["maxUploadSize"] * 1_000_000 == Limits().max_run_bytes
