@@ -38,7 +38,7 @@ def main(argv=None) -> int:
     ap.add_argument("--fake", action="store_true", help="the FAKE test encoder (tests/helpers/fakes.py), not the model")
     args = ap.parse_args(argv)
     if args.fake:
-        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "helpers"))
         from fakes import fake_encoder
 
         encoder, model = fake_encoder(), "FAKE-bag-of-words"

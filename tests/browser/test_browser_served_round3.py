@@ -47,7 +47,7 @@ def served(tmp_path_factory):
     log = base / "streamlit.log"
     env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache"),
            "RAGDIAG_ROOTS": str(base), "RAGDIAG_WARM": "0", "RAGDIAG_ENCODER": "fakes:fake_encoder",
-           "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT), os.environ.get("PYTHONPATH", "")])}
+           "PYTHONPATH": os.pathsep.join([str(ROOT / "tests" / "helpers"), str(ROOT), os.environ.get("PYTHONPATH", "")])}
     proc, url = start_server(env, log, launcher=["-m", "ui.serve"])  # as ./run.sh dashboard
     try:
         yield {"url": url, "model": model, "log": log, "proc": proc}

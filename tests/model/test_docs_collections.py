@@ -41,7 +41,7 @@ def _run(tmp_path, cmd: str, env: dict) -> str:
 
 
 def _env(tmp_path, fake: bool) -> dict:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")]),
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests" / "helpers")]),
            "RAGDIAG_CACHE": str(tmp_path / "cache")}
     if fake:
         env["RAGDIAG_ENCODER"] = "fakes:fake_encoder"
