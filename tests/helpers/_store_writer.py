@@ -1,4 +1,4 @@
-"""A writer process for the store's crash and concurrency tests (spawned by tests/model/test_store.py).
+"""A writer process for the store's crash and concurrency tests (spawned by tests/unit/test_store.py).
 
 It embeds with :class:`fakes.HashEncoder`, the FAKE the store's tests use.
 

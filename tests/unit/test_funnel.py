@@ -155,7 +155,6 @@ def test_missing_siblings_are_computed_with_the_same_retrievers(tiny_corpus, tin
         assert ranks[name].tolist() == tiny_eval.result(f"C/{name}").needle_rank.tolist()
 
 
-
 def test_a_text_only_reranker_needs_no_encoder_for_its_pool(tiny_corpus, tiny_truth, fake_encoder, tiny_eval):
     import plugin_example  # noqa: F401 - registers word-rerank (pool: bm25, embeds nothing)
 
@@ -242,30 +241,3 @@ def test_per_query_records_carry_the_funnel_stage_as_outcome_and_ranks(tiny_eval
         assert row["outcome"] == expected.stage
         final = None if row["final_rank"] is pd.NA else int(row["final_rank"])
         assert final == expected.final_rank
-
-
-@pytest.mark.model
-def test_bundled_corpus_funnel_real_model(bundled_eval_c):
-    """Bundled corpus, strategy C, real model: one stage per query, ranks consistent with the stages."""
-    ev = bundled_eval_c
-    n_in = int(ev.in_domain.sum())
-    fs = {f.config.label: f for f in funnels(ev)}
-    for label, f in fs.items():
-        assert sum(f.counts().values()) == n_in == len(f.rows)
-        for r in f.rows:
-            if r.stage == "destroyed":
-                assert r.final_rank is None
-            elif r.stage == "not-in-pool":
-                assert r.pool_rank > 25
-            elif r.stage == "ranked-low":
-                assert 4 < r.final_rank and r.pool_rank <= 25
-            elif r.stage in ("refused", "kept-but-wrong", "answered"):
-                assert r.final_rank <= 4
-        assert f.counts()["answered"] + f.counts()["refused"] + f.counts()["kept-but-wrong"] == int(
-            hits_at_k(ev.result(label).needle_rank[ev.in_domain], 4).sum())
-    hybrid = fs["C/hybrid"]
-    dense, bm25 = ev.result("C/dense").needle_rank, ev.result("C/bm25").needle_rank
-    ids = [q.id for q in ev.queries]
-    for r in hybrid.rows:
-        i = ids.index(r.query_id)
-        assert (r.dense_rank or 0, r.bm25_rank or 0) == (int(dense[i]), int(bm25[i]))

@@ -4,7 +4,7 @@ The corpus is made by :func:`heldout.make_heldout`: six short documents, none fr
 bundled corpus; in three of them the needle paragraph straddles character 512,
 so blind 512-character cuts (strategy A) destroy those answers while paragraph
 cuts (C) keep them whole. The FAKE bag-of-words encoder (``tests/helpers/fakes.py``,
-through ``RAGDIAG_ENCODER``) keeps it fast; one test runs the real model.
+through ``RAGDIAG_ENCODER``) keeps it fast; test_regression_gate_real_model.py runs the real model.
 """
 
 from __future__ import annotations
@@ -124,18 +124,6 @@ def test_bad_input_exits_2(runs, capsys, argv, message):
 def test_a_folder_that_is_not_a_run_exits_2(tmp_path, capsys):
     code, out, err = run(capsys, "gate", tmp_path, tmp_path, "--config", "C/dense")
     assert code == 2 and "summary.json" in err
-
-
-@pytest.mark.model
-def test_real_model_unchanged_passes_and_blind_cuts_fail(tmp_path, capsys):
-    folder, truth = make_heldout(tmp_path)
-    out = tmp_path / "run"
-    code, _, err = run(capsys, "eval", "--corpus", folder, "--truth", truth, "--no-cache", "--strategies", "A,C",
-                       "--retrievers", "dense", "--out", out)
-    assert code == 0, err
-    assert run(capsys, "gate", out, out, "--config", "C/dense")[0] == 0
-    code, text, _ = run(capsys, "gate", out, out, "--config", "C/dense", "--candidate-config", "A/dense")
-    assert code == 1 and "Newly destroyed" in text
 
 
 def test_pytest_helper_passes_unchanged_and_raises_with_the_summary(runs, tiny_eval):

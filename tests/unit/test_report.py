@@ -2,8 +2,8 @@
 
 Plumbing tests build an Evaluation of a tiny hand-made corpus with a FAKE
 bag-of-words encoder, so they run in a second; the numbers in the report must
-be the library's (``summary.json``, ``sweep_table``, ``pairwise``). One CLI run
-loads the real model and is marked ``model``.
+be the library's (``summary.json``, ``sweep_table``, ``pairwise``). The CLI run
+with the real model is in ``tests/model/test_report_real_model.py``.
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ import dataclasses
 import html
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -341,30 +339,6 @@ def test_report_bad_config_exits_2_before_loading_anything(tiny_folder, tmp_path
     _, err = capsys.readouterr()
     assert code == 2 and err.startswith("error: ") and "'E-hybrid'" in err and "STRATEGY/RETRIEVER" in err
     assert not (tmp_path / "r.html").exists()
-
-
-@pytest.mark.model
-def test_python_m_ragdiag_report_writes_both_files(tiny_folder, tmp_path):
-    from ragdiag.index.encoder import ModelUnavailable, resolve_model_dir
-
-    try:
-        resolve_model_dir(None)
-    except ModelUnavailable as exc:
-        pytest.skip(str(exc))
-    out = tmp_path / "tmp" / "report.html"
-    proc = subprocess.run([sys.executable, "-m", "ragdiag", "report", "--corpus", str(tiny_folder), "--no-cache",
-                           "--strategies", "C", "--retrievers", "dense,bm25,hybrid", "--out", str(out)],
-                          cwd=REPO, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    md = out.with_suffix(".md")
-    assert out.is_file() and md.is_file()
-    assert f"wrote {out}" in proc.stdout and f"wrote {md}" in proc.stdout
-    text = out.read_text(encoding="utf-8")
-    assert "<svg" in text and "sentence-transformers/all-MiniLM-L6-v2" in text
-    from ragdiag.analyses.recommend import STRATEGY_WORDS
-
-    assert f"Ship {STRATEGY_WORDS['C']}" in text  # the recommendation, in words
-    assert "| C/hybrid |" in md.read_text(encoding="utf-8")
 
 
 # -- the first screen, the story and the appendix ------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """Tests for ragdiag.index.store: caching, stamps and staleness, and surviving crashes and corruption.
 
-Everything but one test uses :class:`HashEncoder` (a hash-seeded FAKE, for
-plumbing only); ``test_real_encoder_second_embed_computes_nothing`` uses the
-real all-MiniLM-L6-v2.
+Every test here uses :class:`HashEncoder` (a hash-seeded FAKE, for plumbing
+only); ``test_real_encoder_second_embed_computes_nothing`` (in
+``tests/model/test_store_real_model.py``) uses the real all-MiniLM-L6-v2.
 """
 
 from __future__ import annotations
@@ -670,26 +670,6 @@ def test_corrupt_catalogue_row_is_skipped_and_cleared(tmp_path):
         result = store.clear(stale_only=True, current=[good])
         assert result.removed_indexes == 1
         assert db_rows(store, "SELECT count(*) FROM indexes") == [(1,)]
-
-
-# ---------------------------------------------------------------------------
-# the real model
-# ---------------------------------------------------------------------------
-
-
-@pytest.mark.model
-def test_real_encoder_second_embed_computes_nothing(tmp_path, encoder):
-    texts = ["Ridge regression adds an L2 penalty.", "The KV cache stores keys and values.",
-             "Cross-validation splits the data into folds."]
-    with Store(tmp_path) as store:
-        first = store.embed(encoder, texts)
-        assert (first.computed, first.reused) == (3, 0)
-    with Store(tmp_path) as store:
-        second = store.embed(encoder, texts)
-        assert (second.computed, second.reused) == (0, 3)
-    np.testing.assert_array_equal(second.vectors, first.vectors)
-    np.testing.assert_allclose(first.vectors, encoder.encode(texts), atol=1e-6)
-    assert second.vectors.shape == (3, encoder.stamp.dim)
 
 
 def test_score_cache_view_get_put(tmp_path):

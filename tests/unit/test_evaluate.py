@@ -1,9 +1,9 @@
 """Tests for ragdiag.evaluation.evaluate and ragdiag.core.metrics.
 
 Plumbing: the tiny hand-made corpus of conftest.py evaluated with the FAKE
-bag-of-words encoder (cosines countable by hand). One integration path: the
-bundled corpus with the real model (``bundled_eval_c``), whose recall and MRR
-are also checked against pytrec_eval in test_export.py.
+bag-of-words encoder (cosines countable by hand). The integration path,
+the bundled corpus with the real model (``bundled_eval_c``, whose recall and MRR
+are also checked against pytrec_eval in test_export.py), is in test_evaluate_real_model.py.
 """
 
 from __future__ import annotations
@@ -13,9 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from ragdiag.index.chunking import destroyed_needles
 from ragdiag.analyses.gate_table import query_outcomes
-from ragdiag.analyses.outcomes import LADDER, OOD_OUTCOMES
 from ragdiag.core.gate import Gate
 from ragdiag.evaluation.records import Config
 from ragdiag.evaluation.evaluate import evaluate
@@ -257,35 +255,3 @@ def test_unavailable_cross_encoder_is_reported_not_dropped(tiny_corpus, tiny_tru
     assert "no-such-cross-encoder-xyz" in ev.unavailable["rerank-ce"]
     with pytest.raises(KeyError, match="no-such-cross-encoder"):
         ev.result("C/rerank-ce")
-
-
-# ---------------------------------------------------------------------------
-# The real model, once: the bundled corpus, strategy C
-# ---------------------------------------------------------------------------
-
-
-@pytest.mark.model
-def test_bundled_corpus_real_model(bundled_eval_c, truth):
-    ev = bundled_eval_c
-    rows = {r.config: r for r in summary_rows(ev)}
-    assert set(rows) == {"C/dense", "C/bm25", "C/hybrid"}
-    assert 0.4 <= rows["C/dense"].recall[20].estimate <= 1.0
-    index = ev.indexes["C"]
-    assert index.normalisation_error < 1e-5
-    n_destroyed = len(destroyed_needles(index.chunks, truth.needles()))
-    for label, row in rows.items():
-        assert 0 < row.mrr.estimate < 1, label
-        assert row.queries == 64
-        assert row.destroyed == n_destroyed
-        # recall never falls as k grows
-        est = [row.recall[k].estimate for k in (1, 4, 8, 20)]
-        assert est == sorted(est), label
-        res = ev.result(label)
-        ind = ev.in_domain
-        ladder = outcomes(ev, label, k=20)
-        assert set(np.array(ladder)[ind]) <= set(LADDER) and set(np.array(ladder)[~ind]) <= set(OOD_OUTCOMES)
-        # destroyed queries: one per phrasing of each destroyed question, rank 0
-        destroyed = [i for i, o in enumerate(ladder) if o == "destroyed"]
-        assert len(destroyed) == 2 * n_destroyed
-        assert (res.needle_rank[destroyed] == 0).all()
-    assert ev.indexes["C"].vectors.shape == (len(index.chunks), 384)
