@@ -2,6 +2,7 @@
 
     python scripts/test_layout.py            # list the test files outside their folder, and where each goes
     python scripts/test_layout.py --apply    # move them there (``git mv``)
+    python scripts/test_layout.py --imports  # point imports of test modules at the helpers that now hold them
 
 The rule, heaviest need first (a file sits where its heaviest test belongs; ``tests/conftest.py`` then adds the
 folder's marker to every test in it, so ``-m`` selections follow the folders):
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -38,6 +40,11 @@ MARKED = ("browser", "ray", "model", "slow")
 #: pyproject's default exclusions).
 MARKER = {folder: folder for folder in FOLDERS}
 PAGE_HELPERS = {"apptest", "fakeapp"}
+#: the helpers module that now holds what test files imported from another test file (and from conftest.py)
+MOVED_HELPERS = {"test_browser": "browsing", "test_browser_decide": "browsing", "test_app_pages": "fakeapp",
+                 "test_regression_gate": "heldout", "test_history_page": "handmade", "test_threshold_slices": "handmade",
+                 "test_report": "fakes", "test_funnel": "funnel_cases", "test_hybrid_pools": "searchworld",
+                 "test_sharded_search": "searchworld", "conftest": "tiny"}
 
 
 def markers(tree: ast.AST) -> set[str]:
@@ -94,10 +101,32 @@ def misplaced(tests: Path = TESTS) -> list[tuple[Path, Path]]:
     return moves
 
 
+def point_imports(path: Path) -> list[str]:
+    """Rewrite ``from test_x import ...`` (and ``from conftest import``) in ``path`` to the helpers module that holds
+    those names now (:data:`MOVED_HELPERS`); returns the modules rewritten. ``import test_x`` is left for a person."""
+    text = path.read_text(encoding="utf-8")
+    done = []
+
+    def swap(match):
+        done.append(match.group(2))
+        return f"{match.group(1)}from {MOVED_HELPERS[match.group(2)]} import"
+
+    new = re.sub(r"^(\s*)from (" + "|".join(MOVED_HELPERS) + r") import", swap, text, flags=re.M)
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+    return done
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--apply", action="store_true", help="git mv every misplaced test file into its folder")
+    ap.add_argument("--imports", action="store_true",
+                    help="point imports of test modules (test_browser, test_app_pages, ...) at the helpers")
     args = ap.parse_args(argv)
+    if args.imports:
+        for path in test_files():
+            for module in point_imports(path):
+                print(f"{path.relative_to(TESTS.parent)}: from {module} -> from {MOVED_HELPERS[module]}")
     moves = misplaced()
     for src, dst in moves:
         print(f"{src.relative_to(TESTS.parent)} -> {dst.relative_to(TESTS.parent)}")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from apptest import ENV, run, texts as shown, write_tiny_corpus
+from apptest import ENV, first_screen, plain_words_problems, run, texts as shown, write_tiny_corpus  # noqa: F401 - re-exported
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -88,3 +88,6 @@ def param(at, key: str):
 def frames(at) -> list:
     """The data of every table the page shows, in order."""
     return [d.value.data if hasattr(d.value, "data") else d.value for d in at.dataframe]
+
+
+_frames = frames  # the name the pages' tests knew it by

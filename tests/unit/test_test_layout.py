@@ -80,3 +80,53 @@ def test_the_folder_marker_reaches_every_test_in_it(request):
     """This file is in ``tests/unit``: the conftest gave its tests the ``unit`` marker."""
     assert request.node.get_closest_marker("unit") is not None
     assert request.node.get_closest_marker("model") is None
+
+
+#: what test files imported from other test files (and conftest.py) before the helpers package, by module
+OLD_IMPORTS = {
+    "test_browser": "ARTIFACTS COLD_TIMEOUT_MS ROOT SETTLE_LIMIT_MS TIMEOUT_MS browser page server start_server "
+                    "stop_server free_port wait_idle wait_settled main_text shot sync_api viewport_page recall_grid",
+    "test_browser_decide": "HEIGHT WIDTH chart_problems first_screen open_page",
+    "test_app_pages": "_frames app fake_app field lib param run texts rec_of plain_words_problems",
+    "test_regression_gate": "make_heldout run",
+    "test_history_page": "make_history",
+    "test_threshold_slices": "ENGLISH_OOD",
+    "test_report": "BagOfWords",
+    "test_funnel": "synthetic_eval",
+    "test_hybrid_pools": "_world",
+    "test_sharded_search": "assert_same",
+    "conftest": "TINY_DOCS TINY_TRUTH",
+}
+
+
+def _top_level_names(path: Path) -> set[str]:
+    names = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                names.update(t.id for t in ast.walk(target) if isinstance(t, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return names
+
+
+@pytest.mark.parametrize("module", OLD_IMPORTS)
+def test_what_a_test_file_imported_from_another_is_in_the_helper_that_replaces_it(module):
+    """A test file written against the old layout (``from test_browser import browser``) works once
+    ``scripts/test_layout.py --imports`` points it at the helper (``from browsing import browser``)."""
+    helper = TESTS / "helpers" / f"{layout.MOVED_HELPERS[module]}.py"
+    missing = set(OLD_IMPORTS[module].split()) - _top_level_names(helper)
+    assert not missing, f"{helper.name} lacks {sorted(missing)}"
+
+
+def test_imports_of_test_modules_are_pointed_at_the_helpers(tmp_path):
+    path = tmp_path / "test_new.py"
+    path.write_text("from test_browser import browser, start_server  # noqa: F401\nimport re\n\n\n"
+                    "def test_x():\n    from conftest import TINY_TRUTH\n    from test_browser_extra import y\n",
+                    encoding="utf-8")
+    assert layout.point_imports(path) == ["test_browser", "conftest"]
+    assert path.read_text(encoding="utf-8").splitlines()[0] == "from browsing import browser, start_server  # noqa: F401"
+    assert "    from tiny import TINY_TRUTH" in path.read_text(encoding="utf-8")
+    assert "    from test_browser_extra import y" in path.read_text(encoding="utf-8")  # another module: left alone
