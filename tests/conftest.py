@@ -143,23 +143,24 @@ def tiny_eval(tiny_corpus, tiny_truth, fake_encoder):
 
 
 @pytest.fixture(scope="session")
-def bundled_eval_c(corpus, truth, encoder):
+def bundled_eval_c(corpus, truth, encoder, tmp_path_factory):
     """The bundled corpus, strategy C, dense/bm25/hybrid, with the REAL encoder: computed once per session.
 
-    Embedding 918 chunks takes 30-120 s on a small CPU; every test that needs
-    real rankings on the bundled corpus reuses this one evaluation. Set
-    ``RAGDIAG_TEST_STORE`` to a folder to keep the vectors in a store there
-    between sessions (opt-in; by default nothing is stored and all is computed).
+    The chunks' vectors come as a user's first run gets them: from the shipped index
+    (``data/sklearn-user-guide.index.npz``, through :func:`~ragdiag.index.snapshot.seed_from_snapshot`, which
+    re-embeds a sample with the real encoder and uses the index only when it agrees), so the session does not
+    embed 918 chunks (30-120 s on a small CPU); ``tests/model/test_snapshot.py`` checks that index against this
+    installation's model. Every test that needs real rankings on the bundled corpus reuses this one evaluation.
+    ``RAGDIAG_TEST_STORE`` names a folder to keep the store in between sessions (by default a temporary one).
     """
     import os
 
     from ragdiag.evaluation.evaluate import evaluate
+    from ragdiag.index.snapshot import seed_from_snapshot
+    from ragdiag.index.store import Store
 
-    store = None
-    if os.environ.get("RAGDIAG_TEST_STORE"):
-        from ragdiag.index.store import Store
-
-        store = Store(os.environ["RAGDIAG_TEST_STORE"])
+    store = Store(os.environ.get("RAGDIAG_TEST_STORE") or tmp_path_factory.mktemp("bundled-store"))
+    seed_from_snapshot(store, corpus, truth, encoder, strategies="C")
     return evaluate(corpus, truth, encoder=encoder, strategies="C", retrievers="dense,bm25,hybrid", store=store)
 
 
