@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from browser_wait import count, main, one, settle, sidebar, text_of, value_of
+from browser_wait import count, main, one, settle, sidebar, text_of, texts_of, value_of
 from browsing import (COLD_TIMEOUT_MS, SETTLE_LIMIT_MS, main_text, recall_grid, shot, sync_api, wait_settled,
                       browser, page, server)  # noqa: F401 - browser, page and server are fixtures
 
@@ -97,7 +97,7 @@ def test_inspector_and_escaped_text(server, page):
     assert "Citation preview" in text
     assert "Question: How should chain lubricant be applied?" in text
     marks = main(page).locator("mark")
-    assert "Chain lubricant" in text_of(marks.filter(has_text="Chain lubricant").first)
+    assert count(marks.filter(has_text="Chain lubricant")), texts_of(marks)  # the needle is highlighted
     shot(page, "inspector")
 
     page.goto(f"{server}/chunking?doc=bike")

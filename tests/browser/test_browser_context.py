@@ -67,9 +67,9 @@ def context_of(page) -> dict[str, str]:
 def go(page, title: str) -> None:
     """Open a page from the sidebar's navigation, as a person does (Export sits behind "View … more")."""
     link = page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title)  # its icon's text precedes
-    if not count(link) or not one(link.first).is_visible():
+    if not count(link.filter(visible=True)):  # behind "View … more"
         page.locator('[data-testid="stSidebarNav"]').get_by_text(re.compile(r"View \d+ more")).click()
-    link.first.click()
+    one(link.filter(visible=True)).click()
     page.get_by_role("heading", name=title, exact=True).wait_for(timeout=LIMIT_MS)
 
 
@@ -90,7 +90,8 @@ def test_every_page_and_the_report_show_the_recommendation_without_a_click(serve
     assert ctx["cut"] and re.fullmatch(r"\d\.\d{3}", ctx["cut"]) and ctx["config"], page.url
     summary = main_text(page)
     assert f"at strictness {ctx['cut']}" in summary
-    answered = text_of(main(page).locator('[data-testid="stMetricValue"]').first)
+    label = page.get_by_test_id("stMetricLabel").filter(has_text=re.compile(r"^answered", re.IGNORECASE))
+    answered = text_of(main(page).get_by_test_id("stMetric").filter(has=label).get_by_test_id("stMetricValue"))
     assert RATE.match(answered), answered
     with page.expect_download(timeout=LIMIT_MS) as dl:
         page.get_by_role("button", name="Download report").click()

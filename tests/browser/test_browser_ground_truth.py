@@ -1,7 +1,7 @@
 """The Ground truth page in headless Chromium: pick a needle, write phrasings, save, reload, evaluate.
 
 A small version of going from a corpus to an evaluated ground truth on the
-page alone. Uses the server helpers of ``test_browser.py`` (Debian's
+page alone. Uses the server helpers of ``browsing.py`` (Debian's
 ``/usr/bin/chromium``); screenshots go to ``test-artifacts/``.
 """
 

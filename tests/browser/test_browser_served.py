@@ -1,6 +1,6 @@
 """A served instance in headless Chromium, used by a hostile visitor: nothing outside the allowed roots.
 
-Starts ``streamlit run app.py`` (see ``test_browser.py``) with the tiny corpus as the operator's data
+Starts ``streamlit run app.py`` (see ``browsing.py``) with the tiny corpus as the operator's data
 and no extra roots, plants a secret beside it, and tries every way a visitor has to name a file:
 the sidebar's fields, URL parameters on every page, the external run's server path, and an
 uploaded file whose name is Markdown. A second instance runs in the read-only presentation mode.

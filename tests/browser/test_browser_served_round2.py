@@ -1,7 +1,7 @@
 """A served instance in headless Chromium: no request leaves the server, no server path reaches the browser,
 and two visitors saving the Ground truth page at once both keep their entries.
 
-Uses the server helpers of ``test_browser.py`` (Debian's ``/usr/bin/chromium``).
+Uses the server helpers of ``browsing.py`` (Debian's ``/usr/bin/chromium``).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ every page leaves no traceback in the server log.
 
 The FAKE encoder (``tests/helpers/fakes.py``) serves the numbers: what is checked here is what the browser is sent and
 fetches, and what the server logs, not the model's figures (the real model's browser tests are the other
-``test_browser*`` modules). Uses the server helpers of ``test_browser.py`` (Debian's ``/usr/bin/chromium``).
+``test_browser*`` modules). Uses the server helpers of ``browsing.py`` (Debian's ``/usr/bin/chromium``).
 """
 
 from __future__ import annotations

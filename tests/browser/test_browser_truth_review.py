@@ -2,7 +2,7 @@
 
 The bundled corpus with a copy of its ground truth (the page writes the copy),
 strategies E and F with hybrid retrieval (the plan compares them). Uses the
-server helpers of ``test_browser.py``; screenshots go to ``test-artifacts/``.
+server helpers of ``browsing.py``; screenshots go to ``test-artifacts/``.
 """
 
 from __future__ import annotations
