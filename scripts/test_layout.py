@@ -42,7 +42,7 @@ MARKER = {folder: folder for folder in FOLDERS}
 PAGE_HELPERS = {"apptest", "fakeapp"}
 #: the helpers module that now holds what test files imported from another test file (and from conftest.py)
 MOVED_HELPERS = {"test_browser": "browsing", "test_browser_decide": "browsing", "test_app_pages": "fakeapp",
-                 "test_regression_gate": "heldout", "test_history_page": "handmade", "test_threshold_slices": "handmade",
+                 "test_regression_gate": "heldout", "test_history_page": "histories", "test_threshold_slices": "offtopic",
                  "test_report": "fakes", "test_funnel": "funnel_cases", "test_hybrid_pools": "searchworld",
                  "test_sharded_search": "searchworld", "conftest": "tiny"}
 

@@ -34,7 +34,7 @@ def server(tmp_path_factory):
     base = tmp_path_factory.mktemp("browser_history")
     root, truth = write_tiny_corpus(base)
     path = base / "ragdiag-history.sqlite"
-    from handmade import make_history
+    from histories import make_history
 
     make_history(path, n=50, change_at=30)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(HELPERS)])}

@@ -19,7 +19,7 @@ import pytest
 from browser_wait import count, one, text_of
 from browsing import ARTIFACTS, browser, start_server, stop_server, viewport_page  # noqa: F401 - browser is a fixture
 from browsing import HEIGHT, WIDTH, chart_problems, first_screen, open_page
-from handmade import ENGLISH_OOD
+from offtopic import ENGLISH_OOD
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
 

@@ -15,7 +15,7 @@ from ragdiag.analyses.threshold.choice import Goal, conformal_cut, cut_choice
 from ragdiag.analyses.threshold.export import thresholds_yaml
 from ragdiag.analyses.slice_cuts import OOD_RULE, choose_by, cut_slices, query_labels
 
-from handmade import ENGLISH_OOD
+from offtopic import ENGLISH_OOD
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 MODEL = {"model": "sentence-transformers/all-MiniLM-L6-v2", "weights_sha256": "7e54b3bc" + "0" * 56}

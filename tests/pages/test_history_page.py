@@ -1,6 +1,6 @@
 """The History page: headless (AppTest, the FAKE encoder for the sidebar's data) and in Chromium at 1400 × 900.
 
-The history is built by hand (:func:`handmade.make_history`): runs whose outcomes are
+The history is built by hand (:func:`histories.make_history`): runs whose outcomes are
 written out below, so every number the page shows can be checked against the
 library's :class:`~ragdiag.present.history.History` on the same file.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ragdiag.present.history import open_history
-from handmade import make_history
+from histories import make_history
 from apptest import ENV, write_tiny_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
