@@ -1,7 +1,8 @@
 """Which folder of ``tests/`` a test file belongs in, from what it needs (issues 43 and 48).
 
     python scripts/test_layout.py            # list the test files outside their folder, and where each goes
-    python scripts/test_layout.py --apply    # move them there (``git mv``)
+    python scripts/test_layout.py --apply    # move them there (``git mv``; a file from the root gets its
+                                             # ``Path(__file__)`` idioms one folder down, the rest is listed)
     python scripts/test_layout.py --imports  # point imports of test modules at the helpers that now hold them
 
 The rule, heaviest need first (a file sits where its heaviest test belongs; ``tests/conftest.py`` then adds the
@@ -101,6 +102,28 @@ def misplaced(tests: Path = TESTS) -> list[tuple[Path, Path]]:
     return moves
 
 
+#: the path idioms of a file at the root of ``tests/`` and what they become one folder down
+ONE_FOLDER_DOWN = [
+    (re.compile(r"Path\(__file__\)\.resolve\(\)\.parent\.parent\b"), "Path(__file__).resolve().parents[2]"),
+    (re.compile(r"Path\(__file__\)\.resolve\(\)\.parents\[1\]"), "Path(__file__).resolve().parents[2]"),
+    (re.compile(r"Path\(__file__\)\.parent / \"fixtures\""), 'Path(__file__).parents[1] / "fixtures"'),
+]
+
+
+def one_folder_down(path: Path) -> list[str]:
+    """Rewrite the repository-root idioms of a test file moved from ``tests/`` into a folder (``parent.parent`` is
+    ``parents[2]`` now); returns the lines that still name ``__file__`` for a person to check (a ``TESTS`` put on a
+    subprocess's ``PYTHONPATH`` is ``tests/helpers`` now)."""
+    text = path.read_text(encoding="utf-8")
+    new = text
+    for pattern, replacement in ONE_FOLDER_DOWN:
+        new = pattern.sub(replacement, new)
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+    return [f"{path.name}:{i}: {line.strip()}" for i, line in enumerate(new.splitlines(), 1)
+            if "__file__" in line and not any(r.split("(__file__)")[1] in line for _, r in ONE_FOLDER_DOWN)]
+
+
 def point_imports(path: Path) -> list[str]:
     """Rewrite ``from test_x import ...`` (and ``from conftest import``) in ``path`` to the helpers module that holds
     those names now (:data:`MOVED_HELPERS`); returns the modules rewritten. ``import test_x`` is left for a person."""
@@ -133,6 +156,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.apply:
             dst.parent.mkdir(exist_ok=True)
             subprocess.run(["git", "mv", str(src), str(dst)], check=True, cwd=TESTS.parent)
+            if src.parent == TESTS:
+                for line in one_folder_down(dst):
+                    print(f"  check: {line}")
     if not moves:
         print("every test file is in its folder")
     return 0

@@ -130,3 +130,15 @@ def test_imports_of_test_modules_are_pointed_at_the_helpers(tmp_path):
     assert path.read_text(encoding="utf-8").splitlines()[0] == "from browsing import browser, start_server  # noqa: F401"
     assert "    from tiny import TINY_TRUTH" in path.read_text(encoding="utf-8")
     assert "    from test_browser_extra import y" in path.read_text(encoding="utf-8")  # another module: left alone
+
+
+def test_a_file_moved_one_folder_down_keeps_finding_the_repository(tmp_path):
+    path = tmp_path / "test_moved.py"
+    path.write_text('ROOT = Path(__file__).resolve().parent.parent\nDATA = Path(__file__).resolve().parents[1] / "data"\n'
+                    'KB = Path(__file__).parent / "fixtures" / "kb"\nTESTS = Path(__file__).resolve().parent\n',
+                    encoding="utf-8")
+    left = layout.one_folder_down(path)
+    assert path.read_text(encoding="utf-8").splitlines() == [
+        "ROOT = Path(__file__).resolve().parents[2]", 'DATA = Path(__file__).resolve().parents[2] / "data"',
+        'KB = Path(__file__).parents[1] / "fixtures" / "kb"', "TESTS = Path(__file__).resolve().parent"]
+    assert left == ["test_moved.py:4: TESTS = Path(__file__).resolve().parent"]  # a person decides what it names
