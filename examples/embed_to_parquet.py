@@ -35,10 +35,10 @@ def main(argv=None) -> int:
     ap.add_argument("--strategies", default="C")
     ap.add_argument("--key", choices=["chunk_id", "span", "text"], default="chunk_id")
     ap.add_argument("--queries", default=None, help="also write the queries' vectors to this Parquet file")
-    ap.add_argument("--fake", action="store_true", help="the FAKE test encoder (tests/fakes.py), not the model")
+    ap.add_argument("--fake", action="store_true", help="the FAKE test encoder (tests/helpers/fakes.py), not the model")
     args = ap.parse_args(argv)
     if args.fake:
-        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "helpers"))
         from fakes import fake_encoder
 
         encoder, model = fake_encoder(), "FAKE-bag-of-words"

@@ -2,7 +2,7 @@
 
 The text between the ``cli reference`` markers is replaced by every
 subcommand's ``--help`` (80 columns); ``--check`` exits 1 when the page is not
-current instead of writing it (``tests/test_docs.py`` runs the same check).
+current instead of writing it (``tests/slow/test_docs.py`` runs the same check).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ the report already in ``docs/``).
    writes ``docs/sample-report.md``;
 2. Debian's headless Chromium (Playwright, the browser of the tests): the first screen at 1200 x 900 ->
    ``docs/sample-report-first-screen.png``; the page printed to A4 with the margins of
-   ``tests/test_browser_report.py`` -> its first page at 80 dpi (``pdftoppm``) -> ``docs/sample-report-print.png``.
+   ``tests/browser/test_browser_report.py`` -> its first page at 80 dpi (``pdftoppm``) -> ``docs/sample-report-print.png``.
 
 The recall figures, rates and cut of the report are the bundled corpus's and change only when the
 change is the point (docs/CONTRIBUTING.md); the timings in its appendix are measured anew each time.

@@ -17,9 +17,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 
-from test_browser import ARGS, CHROMIUM, start_server, stop_server  # noqa: E402
+from browsing import ARGS, CHROMIUM, start_server, stop_server  # noqa: E402
 
 OUT = ROOT / "docs" / "screens"
 LIMIT_MS = 600_000

@@ -1,8 +1,17 @@
-"""Shared fixtures: the bundled corpus and its ground truth, the real encoder, a fake tokenizer."""
+"""Shared fixtures: the bundled corpus and its ground truth, the real encoder, a fake tokenizer; and the folders' markers.
+
+The tests sit in folders by what they need (``scripts/test_layout.py`` says which folder a file belongs in):
+``unit`` (no model, no browser, fast), ``pages`` (the dashboard headless on the FAKE encoder), ``model`` (the real
+all-MiniLM-L6-v2), ``slow`` (over about 5 s, no model), ``ray`` (a local Ray instance) and ``browser`` (headless
+Chromium). Every test gets its folder's marker, so ``pytest tests/unit`` is the fast loop and ``-m model`` selects
+the model folder. Helpers shared by test files live in ``tests/helpers`` (on ``sys.path``, pyproject's
+``pythonpath``): a test file never imports another test file.
+"""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -11,10 +20,31 @@ from ragdiag.documents.corpus import DEFAULT_CORPUS, Corpus, load_corpus
 from ragdiag.documents.truth import GroundTruth, load_truth
 
 from fakes import FakeEncoder, FakeTokenizer  # noqa: F401 - re-exported for the tests
+from tiny import TINY_DOCS, TINY_TRUTH
 
 # CI runs the same examples every time (a failure there is reproducible); locally Hypothesis explores.
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+
+#: the marker each folder of ``tests/`` adds to every test in it (``scripts/test_layout.py`` holds the rule).
+FOLDER_MARKERS = {"unit": "unit", "pages": "pages", "model": "model", "slow": "slow", "ray": "ray",
+                  "browser": "browser"}
+TESTS = Path(__file__).resolve().parent
+
+
+@pytest.hookimpl(tryfirst=True)  # before pyproject's -m deselects by marker
+def pytest_collection_modifyitems(config, items):
+    """Each test carries its folder's marker (``tests/model/...`` is ``model``, and so on); its own markers stay."""
+    for item in items:
+        try:
+            folder = Path(str(item.path)).resolve().relative_to(TESTS).parts[0]
+        except ValueError:  # a doctest of ragdiag/ or ui/
+            continue
+        marker = FOLDER_MARKERS.get(folder)
+        if marker is not None:
+            item.add_marker(marker)
+
 
 BUNDLED_TRUTH = DEFAULT_CORPUS.parent / "sklearn-user-guide.truth.json"
 
@@ -77,53 +107,6 @@ def fake_tokenizer():
 # ---------------------------------------------------------------------------
 
 
-# Two documents; strategy C cuts them into 8 chunks (positions in comments).
-#  0 "# Animal Notes"                       animal notes
-#  1 "## Zebras ... morning."               zebras x2, graze quietly near riverbanks every single morning
-#  2 "## Volcanoes ... eruption."           volcanoes volcanic ash covers northern plateaus after each eruption
-#  3 "## Long ... Glaciers carve deep valleys."   (tundra x38 first: P1, 294 chars)
-#  4 "Rivers later fill those valleys. delta..."  (P2 cannot be packed with P1: together > 512 chars)
-#  5 "## Antarctica krill x40 Penguins huddle ..." (50 words: past a 40-token window, the needle is unread)
-#  6 "# Plant Notes"                        plant notes
-#  7 "## Ferns ... fronds."                 ferns x2, reproduce through spores released beneath fronds
-TINY_DOCS = {
-    "animals": (
-        "# Animal Notes\n\n"
-        "## Zebras\n\n"
-        "Zebras graze quietly near riverbanks every single morning.\n\n"
-        "## Volcanoes\n\n"
-        "Volcanic ash covers northern plateaus after each eruption.\n\n"
-        "## Long\n\n"
-        + "tundra " * 38 + "Glaciers carve deep valleys.\n\n"
-        "Rivers later fill those valleys. " + "delta " * 43 + "delta.\n\n"
-        "## Antarctica\n\n"
-        + "krill " * 40 + "Penguins huddle together to survive antarctic winter storms.\n"
-    ),
-    "plants": (
-        "# Plant Notes\n\n"
-        "## Ferns\n\n"
-        "Ferns reproduce through spores released beneath fronds.\n"
-    ),
-}
-
-TINY_TRUTH = {
-    "questions": [
-        {"id": "q1", "needle": "Zebras graze quietly near riverbanks every single morning.",
-         "queries": {"course": "Where do zebras graze?", "ticket": "volcanic ferns"}},
-        {"id": "q2", "needle": "Volcanic ash covers northern plateaus after each eruption.",
-         "queries": {"course": "volcanic ash eruption", "ticket": "what covers plateaus after eruption"}},
-        {"id": "q3", "needle": "Glaciers carve deep valleys.\n\nRivers later fill those valleys.",
-         "queries": {"course": "Do glaciers carve valleys?", "ticket": "why are valleys deep"}},
-        {"id": "q4", "needle": "Penguins huddle together to survive antarctic winter storms.",
-         "queries": {"course": "penguins huddle in storms", "ticket": "krill"}},
-    ],
-    "ood": [
-        {"id": "o1", "kind": "near", "query": "what do zebras drink"},
-        {"id": "o2", "kind": "far", "query": "quantum chromodynamics"},
-    ],
-}
-
-
 @pytest.fixture(scope="session")
 def tiny_corpus() -> Corpus:
     """Two hand-made documents (see ``TINY_DOCS``)."""
@@ -160,23 +143,24 @@ def tiny_eval(tiny_corpus, tiny_truth, fake_encoder):
 
 
 @pytest.fixture(scope="session")
-def bundled_eval_c(corpus, truth, encoder):
+def bundled_eval_c(corpus, truth, encoder, tmp_path_factory):
     """The bundled corpus, strategy C, dense/bm25/hybrid, with the REAL encoder: computed once per session.
 
-    Embedding 918 chunks takes 30-120 s on a small CPU; every test that needs
-    real rankings on the bundled corpus reuses this one evaluation. Set
-    ``RAGDIAG_TEST_STORE`` to a folder to keep the vectors in a store there
-    between sessions (opt-in; by default nothing is stored and all is computed).
+    The chunks' vectors come as a user's first run gets them: from the shipped index
+    (``data/sklearn-user-guide.index.npz``, through :func:`~ragdiag.index.snapshot.seed_from_snapshot`, which
+    re-embeds a sample with the real encoder and uses the index only when it agrees), so the session does not
+    embed 918 chunks (30-120 s on a small CPU); ``tests/model/test_snapshot.py`` checks that index against this
+    installation's model. Every test that needs real rankings on the bundled corpus reuses this one evaluation.
+    ``RAGDIAG_TEST_STORE`` names a folder to keep the store in between sessions (by default a temporary one).
     """
     import os
 
     from ragdiag.evaluation.evaluate import evaluate
+    from ragdiag.index.snapshot import seed_from_snapshot
+    from ragdiag.index.store import Store
 
-    store = None
-    if os.environ.get("RAGDIAG_TEST_STORE"):
-        from ragdiag.index.store import Store
-
-        store = Store(os.environ["RAGDIAG_TEST_STORE"])
+    store = Store(os.environ.get("RAGDIAG_TEST_STORE") or tmp_path_factory.mktemp("bundled-store"))
+    seed_from_snapshot(store, corpus, truth, encoder, strategies="C")
     return evaluate(corpus, truth, encoder=encoder, strategies="C", retrievers="dense,bm25,hybrid", store=store)
 
 
@@ -200,7 +184,7 @@ def bundled_dashboard(tmp_path_factory):
     the browser modules that only read it (``test_browser_context``, ``test_browser_decide``,
     ``test_browser_every_page``, ``test_browser_threshold_page``): each page they open is a session of its own,
     and the corpus is evaluated once per worker rather than once per module."""
-    from test_browser import start_server, stop_server
+    from browsing import start_server, stop_server
 
     base = tmp_path_factory.mktemp("bundled-dashboard")
     proc, url = start_server({"RAGDIAG_CACHE": str(base / "cache")}, base / "streamlit.log")

@@ -8,7 +8,7 @@
 - **new session**: Streamlit tells every client the absolute server path of ``app.py``; started by the launcher
   (``./run.sh dashboard``, ``python -m ui.serve``), only its file name.
 
-Both replace a method of Streamlit's ``AppSession`` (private API, pinned by ``tests/test_served_surface.py``).
+Both replace a method of Streamlit's ``AppSession`` (private API, pinned by ``tests/model/test_served_surface.py``).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ off-topic ones (:math:`r_O`) give the expected share
 The three levels add up (:data:`LEVELS`: 0.02 + 0.015 + 0.015): with no drift
 and the premise true, the chance of any alarm in a run is at most 5%,
 whatever the number of periods. Checked by simulation in
-``tests/test_drift.py``.
+``tests/slow/test_drift.py``.
 """
 
 from __future__ import annotations

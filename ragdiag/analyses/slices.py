@@ -23,7 +23,7 @@ For each slice:
   5-question slice that answers all or none is judged by how often 5
   questions drawn at random do so, not by a spread it does not have.
 
-Checked by simulation (``tests/test_slices.py``, slow): with every slice truly
+Checked by simulation (``tests/slow/test_slices.py``, slow): with every slice truly
 alike, ten slices of 5, of 6, of 8 or of 5 to 8 questions, two phrasings
 sharing each question's outcome, some slice is called worse or better in
 4.0%, 4.7%, 4.5% and 3.6% of runs (1,000 runs each at 4,000 draws; the

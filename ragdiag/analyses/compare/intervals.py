@@ -141,7 +141,7 @@ def clustered_wilson(successes, sizes, *, confidence: float = 0.95):
     effective counts (``p n_eff`` successes of ``n_eff``, Beta quantiles at
     non-integer counts), where Wilson's falls short of its coverage: the upper
     end grows from 0 events up (0, 1, 2 of 64 over 32 questions: 10.9%, 14.1%,
-    16.8%; tests/test_rate_few_events.py). Above the switch the design effect
+    16.8%; tests/unit/test_rate_few_events.py). Above the switch the design effect
     is estimated and Wilson's interval may be narrower than the exact one
     below it, so its far end is held at the exact rule's value at the switch
     (``SMALL_COUNT`` question-events on ``min(n_eff, G - 1)`` trials, the

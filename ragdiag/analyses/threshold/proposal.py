@@ -232,7 +232,7 @@ def cost_bound(j: int, n: int, confidence: float = COST_CONFIDENCE) -> tuple[flo
     most the share of the set under it plus
     :math:`\\varepsilon = \\sqrt{\\ln(1/\\alpha) / (2n)}`, so it holds for the cut
     the cost chose too. Checked through :func:`cost_cut` by simulation
-    (``tests/test_cost_bound.py``).
+    (``tests/slow/test_cost_bound.py``).
 
     >>> g, words = cost_bound(1, 30); round(g, 3)
     0.257

@@ -1,0 +1,71 @@
+"""``scripts/busy.sh N CMD``: N busy processes for the length of CMD, none left after it, CMD's exit status kept."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "busy.sh"
+
+pytestmark = pytest.mark.skipif(not (shutil.which("bash") and shutil.which("timeout") and Path("/proc").is_dir()),
+                                reason="needs bash, coreutils' timeout and /proc")
+
+#: The command run under busy.sh: prints the pids of its siblings (busy.sh's other children), then exits with 3.
+SIBLINGS = """
+import os, sys
+parent = os.getppid()
+for d in os.listdir('/proc'):
+    if d.isdigit() and int(d) != os.getpid():
+        try:
+            stat = open(f'/proc/{d}/stat').read()
+        except OSError:
+            continue
+        if int(stat.rsplit(')', 1)[1].split()[1]) == parent:
+            print(d)
+sys.exit(3)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_n_busy_processes_run_beside_the_command_and_end_with_it():
+    done = subprocess.run([str(SCRIPT), "3", sys.executable, "-c", SIBLINGS], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 3, done.stderr  # the command's own status
+    pids = [int(p) for p in done.stdout.split()]
+    assert len(pids) == 3, done.stdout  # the three busy processes, beside the command
+    assert not [p for p in pids if _alive(p)]  # none left spinning
+    assert "3 busy processes" in done.stderr
+
+
+@pytest.mark.parametrize("args", [[], ["2"], ["x", "true"], ["-1", "true"], ["65", "true"]])
+def test_a_wrong_call_is_one_line_and_exit_2(args):
+    done = subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_zero_busy_processes_just_runs_the_command():
+    done = subprocess.run([str(SCRIPT), "0", "sh", "-c", "exit 0"], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_busy_processes_are_bounded_in_time_on_their_own():
+    """Even were busy.sh killed outright (no trap runs), each busy process stops after BUSY_LIMIT seconds."""
+    twice = SIBLINGS.replace("sys.exit(3)", "").strip()
+    command = f"{twice}\nimport time\ntime.sleep(2.5)\nprint('--')\n{twice}\n"
+    done = subprocess.run([str(SCRIPT), "1", sys.executable, "-c", command], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "BUSY_LIMIT": "1"})
+    assert done.returncode == 0, done.stderr
+    before, after = done.stdout.split("--")
+    assert len(before.split()) == 1 and not [p for p in map(int, after.split()) if _alive(int(p))], done.stdout
