@@ -7,7 +7,7 @@ Chromium (the tests' browser, driven by Playwright) opens ``/threshold`` at 1400
 strategy is done and the page stands still. Then the page's own cut slider takes the focus and the right arrow is
 pressed ``--moves`` times (left once the last stop is reached). One move is timed from the key press (the page's
 clock) to the last change of the page's DOM before it stands still again: the rerun the move asks for has started
-and finished (the websocket's run counts of ``tests/browser_wait.py``), nothing is stale, and the outcome sentence,
+and finished (the websocket's run counts of ``tests/helpers/browser_wait.py``), nothing is stale, and the outcome sentence,
 the trade-off chart's title and the slider all show the new cut (checked after each move; a move that does not
 show it fails the run). Printed: each move's milliseconds, the median and the 95th percentile.
 
@@ -15,7 +15,7 @@ show it fails the run). Printed: each move's milliseconds, the median and the 95
 pseudo-words, written as Markdown sections, strategy C, dense retrieval only; strategy C cuts the longer
 paragraphs in two: 100,000 paragraphs are 163,273 chunks; its 50 questions plant a needle each, plus 20
 off-topic queries). Embedding is not what is measured: the store's vectors come from a
-bag-of-words hashing encoder (``tests/fakes.py``'s FakeEncoder at 384 dimensions, its stamp says so).
+bag-of-words hashing encoder (``tests/helpers/fakes.py``'s FakeEncoder at 384 dimensions, its stamp says so).
 
 ``--before DIR`` measures another checkout the same way (alternated with this one per corpus), for a
 before/after ratio under the same load. The machine and ``uptime`` are printed; nothing here fails CI.
@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_dashboard import ARGS, CHROMIUM, cpu_seconds, free_port  # noqa: E402
@@ -218,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     print(machine())
     print("uptime at the start:", uptime(), flush=True)
     trees = [ROOT] + ([args.before.resolve()] if args.before else [])
-    pypath = os.pathsep.join([str(ROOT / "benchmarks"), str(ROOT / "tests")])
+    pypath = os.pathsep.join([str(ROOT / "benchmarks"), str(ROOT / "tests" / "helpers")])
     rows = []
     with tempfile.TemporaryDirectory(prefix="ragdiag-synthetic-") as tmp, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
