@@ -192,3 +192,19 @@ def bundled_dashboard(tmp_path_factory):
         yield url
     finally:
         stop_server(proc)
+
+
+@pytest.fixture
+def haushalt_fake(tmp_path, monkeypatch):
+    """de-haushalt served by the dashboard on the FAKE encoder: a copy of its truth (pages write it), strategies E and
+    F with BM25 and hybrid, a cache of the test's own; returns the truth's copy."""
+    import shutil
+
+    data = Path(__file__).resolve().parents[1] / "data"
+    truth = tmp_path / "de-haushalt.truth.json"
+    shutil.copy(data / "de-haushalt.truth.json", truth)
+    for k, v in {"RAGDIAG_CORPUS": str(data / "de-haushalt"), "RAGDIAG_TRUTH": str(truth),
+                 "RAGDIAG_CACHE": str(tmp_path / "cache"), "RAGDIAG_STRATEGIES": "E,F",
+                 "RAGDIAG_RETRIEVERS": "bm25,hybrid", "RAGDIAG_ENCODER": "fakes:fake_encoder"}.items():
+        monkeypatch.setenv(k, v)
+    return truth

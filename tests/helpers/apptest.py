@@ -240,3 +240,14 @@ def run(at):
         at.run(timeout=60)
         assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+def open_page(page: str, *, timeout: float = 60, **params):
+    """The app opened at the URL's ``params``, run until computed, then switched to ``page`` (as a link does)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    at.query_params.update(params)
+    run(at)
+    at.switch_page(page)
+    return run(at)

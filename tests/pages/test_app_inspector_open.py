@@ -11,18 +11,11 @@ from __future__ import annotations
 
 import pytest
 
-from apptest import fake_tiny, run  # noqa: F401  (fixture)
+from apptest import fake_tiny, open_page, run  # noqa: F401  (fixture)
 
 
 def _app(page: str, **params):
-    from apptest import APP
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params.update(params)
-    run(at)
-    at.switch_page(page)
-    return run(at)
+    return open_page(page, timeout=60, **params)
 
 
 def _oracle(fake_tiny, config: str, cut: float):

@@ -4,18 +4,11 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs
 
-from apptest import fake_tiny, run  # noqa: F401  (fixture)
+from apptest import fake_tiny, open_page, run  # noqa: F401  (fixture)
 
 
 def _app(page: str, **params):
-    from apptest import APP
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params.update(params)
-    run(at)
-    at.switch_page(page)
-    return run(at)
+    return open_page(page, timeout=60, **params)
 
 
 def test_overview_first_line_says_found_then_answered_and_links_the_summary(fake_tiny):

@@ -3,7 +3,6 @@ runner-up, with no code quotes in its words (FAKE encoder on de-haushalt)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -12,17 +11,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "app_pages" / "truth_review.py")
 DATA = ROOT / "data"
 
-
-@pytest.fixture
-def haushalt(tmp_path, monkeypatch):
-    """de-haushalt and a copy of its truth, strategies E and F with BM25 and hybrid, the FAKE encoder."""
-    truth = tmp_path / "de-haushalt.truth.json"
-    shutil.copy(DATA / "de-haushalt.truth.json", truth)
-    for k, v in {"RAGDIAG_CORPUS": str(DATA / "de-haushalt"), "RAGDIAG_TRUTH": str(truth),
-                 "RAGDIAG_CACHE": str(tmp_path / "cache"), "RAGDIAG_STRATEGIES": "E,F",
-                 "RAGDIAG_RETRIEVERS": "bm25,hybrid", "RAGDIAG_ENCODER": "fakes:fake_encoder"}.items():
-        monkeypatch.setenv(k, v)
-    return truth
 
 
 @pytest.mark.parametrize("decide", ["versus", "best", "gate"])
@@ -50,7 +38,7 @@ def test_the_headline_quotes_documents_only_where_asked(tiny_eval):
         assert p.headline(quote="") == p.headline().replace("`", "")
 
 
-def test_the_page_plans_the_recommendation_against_its_runner_up(haushalt):
+def test_the_page_plans_the_recommendation_against_its_runner_up(haushalt_fake):
     from streamlit.testing.v1 import AppTest
 
     from fakes import fake_encoder
@@ -61,7 +49,7 @@ def test_the_page_plans_the_recommendation_against_its_runner_up(haushalt):
     from ragdiag.evaluation.evaluate import evaluate
 
     corpus = load_corpus(DATA / "de-haushalt")
-    ev = evaluate(corpus, load_truth(haushalt, corpus), encoder=fake_encoder(), strategies="E,F",
+    ev = evaluate(corpus, load_truth(haushalt_fake, corpus), encoder=fake_encoder(), strategies="E,F",
                   retrievers="bm25,hybrid")
     rec = recommend(ev, Gate(4))  # the Summary's: the context's keep and goal, by default
     assert rec.runner_up is not None

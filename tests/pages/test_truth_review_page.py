@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -18,17 +17,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "app_pages" / "truth_review.py")
 DATA = ROOT / "data"
 
-
-@pytest.fixture
-def haushalt(tmp_path, monkeypatch):
-    """de-haushalt and a copy of its truth (the page writes it), strategies E and F with hybrid, the FAKE encoder."""
-    truth = tmp_path / "de-haushalt.truth.json"
-    shutil.copy(DATA / "de-haushalt.truth.json", truth)
-    for k, v in {"RAGDIAG_CORPUS": str(DATA / "de-haushalt"), "RAGDIAG_TRUTH": str(truth),
-                 "RAGDIAG_CACHE": str(tmp_path / "cache"), "RAGDIAG_STRATEGIES": "E,F",
-                 "RAGDIAG_RETRIEVERS": "bm25,hybrid", "RAGDIAG_ENCODER": "fakes:fake_encoder"}.items():
-        monkeypatch.setenv(k, v)
-    return truth
 
 
 def _ok(at):
@@ -58,7 +46,7 @@ def test_review_functions():
         accept(data, drafts[3], "  ", "de")
 
 
-def test_page_plans_and_reviews(haushalt):
+def test_page_plans_and_reviews(haushalt_fake):
     from streamlit.testing.v1 import AppTest
 
     at = _ok(AppTest.from_file(PAGE, default_timeout=120))
@@ -79,14 +67,14 @@ def test_page_plans_and_reviews(haushalt):
     at.button(key="gt_rq_reject_2").click().run()
     at.button(key="gt_rq_save").click().run()
     _ok(at)
-    saved = json.loads(haushalt.read_text(encoding="utf-8"))
+    saved = json.loads(haushalt_fake.read_text(encoding="utf-8"))
     assert saved["questions"][-1]["source"] == "draft" and saved["questions"][-1]["queries"] == {"de": first}
     assert saved["questions"][-1]["needle"] == needle
     assert saved["rejected_drafts"][0]["reason"] == REJECT_REASONS[1]
-    assert os.path.exists(str(haushalt).replace(".truth.json", ".truth.prev.json"))
+    assert os.path.exists(str(haushalt_fake).replace(".truth.json", ".truth.prev.json"))
 
 
-def test_the_plan_is_computed_once_for_every_visitor_when_served_locked(haushalt, monkeypatch):
+def test_the_plan_is_computed_once_for_every_visitor_when_served_locked(haushalt_fake, monkeypatch):
     """Served read-only, ten visitors opening the page cost one plan, not ten (it was 26-43 s of CPU each)."""
     from streamlit.testing.v1 import AppTest
 

@@ -4,20 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from apptest import fake_tiny, run, texts  # noqa: F401  (fixture)
+from apptest import fake_tiny, open_page, run, texts  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.slow  # measures every configuration once (about 15 s on 2 cores)
 
 
 def _app(page: str, **params):
-    from apptest import APP
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params.update(params)
-    run(at)
-    at.switch_page(page)
-    return run(at)
+    return open_page(page, timeout=120, **params)
 
 
 def _table(at):

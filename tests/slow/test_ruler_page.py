@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -12,20 +11,9 @@ PAGE = str(ROOT / "app_pages" / "truth_review.py")
 DATA = ROOT / "data"
 
 
-@pytest.fixture
-def haushalt(tmp_path, monkeypatch):
-    """de-haushalt and a copy of its truth, strategies E and F with bm25 and hybrid, the FAKE encoder."""
-    truth = tmp_path / "de-haushalt.truth.json"
-    shutil.copy(DATA / "de-haushalt.truth.json", truth)
-    for k, v in {"RAGDIAG_CORPUS": str(DATA / "de-haushalt"), "RAGDIAG_TRUTH": str(truth),
-                 "RAGDIAG_CACHE": str(tmp_path / "cache"), "RAGDIAG_STRATEGIES": "E,F",
-                 "RAGDIAG_RETRIEVERS": "bm25,hybrid", "RAGDIAG_ENCODER": "fakes:fake_encoder"}.items():
-        monkeypatch.setenv(k, v)
-    return truth
-
 
 @pytest.mark.slow  # about 15 s: the evaluation and the permutation on the FAKE encoder
-def test_the_ruler_panel_says_the_libraries_verdict(haushalt):
+def test_the_ruler_panel_says_the_libraries_verdict(haushalt_fake):
     from streamlit.testing.v1 import AppTest
 
     from ragdiag.authoring.ruler import VERDICTS
@@ -74,7 +62,7 @@ def test_the_ground_truth_page_links_to_the_ruler(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow  # about 15 s: one evaluation on the FAKE encoder, the ruler's permutation once
-def test_the_summary_says_the_verdict_once_the_grow_page_checked_it(haushalt, monkeypatch):
+def test_the_summary_says_the_verdict_once_the_grow_page_checked_it(haushalt_fake, monkeypatch):
     from apptest import app, settle
 
     monkeypatch.setenv("RAGDIAG_STRATEGIES", "E")  # one strategy: both pages read the same evaluation

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from apptest import open_page
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 HOSTILE_ID = "![x](http://tracker.example/p.png)"
@@ -80,14 +82,7 @@ def test_the_hostile_id_is_accepted_by_truth_check(hostile_app):
 
 
 def _open(page: str, **params):
-    from apptest import run
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params.update(params)
-    run(at)
-    at.switch_page(page)
-    return run(at)
+    return open_page(page, timeout=60, **params)
 
 
 def test_hubs_links_show_the_hostile_id_as_text(hostile_app):
