@@ -117,19 +117,26 @@ class OnnxEncoder(Encoder):
     @property
     def stamp(self) -> EncoderStamp:
         """The torch encoder's stamp with this runtime's model name and precision (stored apart from it)."""
-        base = super().stamp
         ort = _require_runtime()
-        return EncoderStamp(model=f"{DEFAULT_MODEL} (ONNX Runtime {ort.__version__}; {EXPORT_RECIPE})",
-                            weights_sha256=base.weights_sha256, dim=base.dim, max_seq_length=base.max_seq_length,
-                            pooling=base.pooling, normalize=base.normalize, precision=f"onnx-{self.precision}")
+        return self._runtime_stamp(f"ONNX Runtime {ort.__version__}; {EXPORT_RECIPE}", f"onnx-{self.precision}")
+
+    #: the runtime's name in :attr:`layout`
+    runtime = "onnxruntime"
+
+    def _runtime_stamp(self, runtime: str, precision: str) -> EncoderStamp:
+        """The packaged torch model's stamp under this runtime's name and precision (so stored apart from it)."""
+        base = Encoder.stamp.fget(self)
+        return EncoderStamp(model=f"{DEFAULT_MODEL} ({runtime})", weights_sha256=base.weights_sha256, dim=base.dim,
+                            max_seq_length=base.max_seq_length, pooling=base.pooling, normalize=base.normalize,
+                            precision=precision)
 
     @property
     def layout(self) -> str | None:
-        """How the loaded model runs (``"onnxruntime cpu: 2 threads, int8"``); None before it loads."""
+        """How the loaded model runs (``"onnxruntime cpu: 2 passes x 1 thread, int8"``); None before it loads."""
         if self._session is None:
             return None
         per = max(self._threads // self._passes, 1)
-        return (f"onnxruntime cpu: {self._passes} pass{'es' if self._passes > 1 else ''} x {per} "
+        return (f"{self.runtime} cpu: {self._passes} pass{'es' if self._passes > 1 else ''} x {per} "
                 f"thread{'s' if per > 1 else ''}, {self.precision}")
 
     @property

@@ -54,20 +54,11 @@ class OpenVinoEncoder(OnnxEncoder):
     @property
     def stamp(self) -> EncoderStamp:
         """The ONNX stamp with OpenVINO's name, version and precision (stored apart from both)."""
-        base = super(OnnxEncoder, self).stamp
         ov = _require_openvino()
-        return EncoderStamp(model=f"{DEFAULT_MODEL} (OpenVINO {ov.get_version()}; {EXPORT_RECIPE}; f32 inference)",
-                            weights_sha256=base.weights_sha256, dim=base.dim, max_seq_length=base.max_seq_length,
-                            pooling=base.pooling, normalize=base.normalize, precision=f"openvino-{self.precision}")
+        return self._runtime_stamp(f"OpenVINO {ov.get_version()}; {EXPORT_RECIPE}; f32 inference",
+                                   f"openvino-{self.precision}")
 
-    @property
-    def layout(self) -> str | None:
-        """How the loaded model runs (``"openvino cpu: 2 passes x 1 thread, int8"``); None before it loads."""
-        if self._session is None:
-            return None
-        per = max(self._threads // self._passes, 1)
-        return (f"openvino cpu: {self._passes} pass{'es' if self._passes > 1 else ''} x {per} "
-                f"thread{'s' if per > 1 else ''}, {self.precision}")
+    runtime = "openvino"
 
     def _load_locked(self) -> None:
         ov = _require_openvino()
