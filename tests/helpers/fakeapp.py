@@ -5,12 +5,11 @@ same inputs, the oracle), and how a test opens a page and reads it. The tests im
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from apptest import ENV, first_screen, plain_words_problems, run, texts as shown, write_tiny_corpus  # noqa: F401 - re-exported
+from apptest import ENV, environment, first_screen, plain_words_problems, run, texts as shown, write_tiny_corpus  # noqa: F401 - re-exported
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -23,14 +22,8 @@ def fake_app(tmp_path_factory):
     root, truth = write_tiny_corpus(base)
     env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache"),
            "RAGDIAG_ENCODER": "fakes:fake_encoder"}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    yield {"root": root, "truth": truth}
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    with environment(env):
+        yield {"root": root, "truth": truth}
 
 
 @pytest.fixture(scope="module")
