@@ -144,3 +144,70 @@ def test_bundled_native_report_counts_the_raw_scores(bundled_eval_c, config):
     want = by_hand(bundled_eval_c, config, 4, choice.cut)
     assert report_counts(r) == want == page_counts(bundled_eval_c, config, 4, choice.cut)
     assert r.headline.answered.count == choice.answered.count and r.headline.bluffs.count == choice.bluffs.count
+
+
+# -- the command: report --score native ------------------------------------------------------------------------------
+
+def _report_cli(tiny_folder, tmp_path, monkeypatch, *extra):
+    from ragdiag.cli.parser import main
+
+    monkeypatch.setenv("RAGDIAG_ENCODER", "fakes:fake_encoder")  # the FAKE encoder, for the plumbing
+    out = tmp_path / "r.html"
+    code = main(["report", "--corpus", str(tiny_folder), "--no-cache", "--strategies", "E", "--retrievers",
+                 "dense,bm25", "--no-cost", "--out", str(out), *extra])
+    return code, out
+
+
+def test_report_score_native_writes_the_report_at_the_native_cut(tiny_folder, tmp_path, monkeypatch, capsys):
+    code, out = _report_cli(tiny_folder, tmp_path, monkeypatch, "--config", "E/bm25", "--score", "native")
+    _, err = capsys.readouterr()
+    assert code == 0, err
+    md = out.with_suffix(".md").read_text(encoding="utf-8").replace("\\", "")
+    assert "filter the BM25 score at " in md and "higher keeps" in md
+    assert "report on: E/bm25 at BM25 score ≥ " in err
+
+
+def test_report_native_cut_is_read_in_the_score_units(tiny_folder, tmp_path, monkeypatch, capsys):
+    code, out = _report_cli(tiny_folder, tmp_path, monkeypatch, "--config", "E/bm25", "--score", "native",
+                            "--native-cut", "2.5")
+    _, err = capsys.readouterr()
+    assert code == 0, err
+    assert "The cut 2.5 on the BM25 score was named for this report" in out.with_suffix(".md").read_text("utf-8")
+
+
+@pytest.mark.parametrize("extra, message", [
+    (("--native-cut", "2.5"), "add --score native"),
+    (("--score", "native", "--cut", "0.5"), "--cut is a cosine distance"),
+    (("--score", "native", "--native-cut", "2", "--cut-from", "x.yaml"), "not both"),
+    (("--score", "native", "--native-cut", "nan"), "finite number"),
+])
+def test_report_native_options_are_checked_in_one_line(tiny_folder, tmp_path, monkeypatch, capsys, extra, message):
+    code, out = _report_cli(tiny_folder, tmp_path, monkeypatch, *extra)
+    _, err = capsys.readouterr()
+    assert code == 2 and err.startswith("error: ") and message in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_report_cut_from_reads_a_native_export_and_refuses_another_score(tiny_folder, tmp_path, monkeypatch,
+                                                                          capsys):
+    import yaml
+
+    from ragdiag.cli.parser import main
+
+    monkeypatch.setenv("RAGDIAG_ENCODER", "fakes:fake_encoder")
+    common = ["--corpus", str(tiny_folder), "--no-cache"]
+    exported = tmp_path / "bm25.yaml"
+    assert main(["threshold", "E/bm25", "--score", "native", "--max-bluff", "0.05", "--export", str(exported),
+                 *common]) == 0
+    value = yaml.safe_load(exported.read_text(encoding="utf-8"))["cut"]["value"]
+    capsys.readouterr()
+    code, out = _report_cli(tiny_folder, tmp_path, monkeypatch, "--config", "E/bm25", "--score", "native",
+                            "--cut-from", str(exported))
+    _, err = capsys.readouterr()
+    assert code == 0, err
+    assert f"BM25 score ≥ {value:g}" in err
+    code, _ = _report_cli(tiny_folder, tmp_path, monkeypatch, "--config", "E/dense", "--score", "native",
+                          "--cut-from", str(exported))
+    _, err = capsys.readouterr()
+    errors = [line for line in err.splitlines() if line.startswith("error: ")]  # after the progress bars
+    assert code == 2 and len(errors) == 1 and "--cut-from" in errors[0] and "another scale" in errors[0]
