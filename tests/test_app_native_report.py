@@ -96,3 +96,23 @@ def test_the_dense_score_keeps_the_buttons_on_the_distance(fake_app, lib):
     assert f"Download report at cut {cut_text(rec.cut)}" in _labels(app())
     labels = _labels(app("app_pages/export.py", config="E/hybrid", cut="0.6"))
     assert "Download report at cut 0.600 (HTML)" in labels
+
+
+def test_report_args_carry_the_native_score_and_build_the_pages_report(fake_app, lib):
+    """The arguments both download buttons build the report with: on the native score, its cut and no distance cut;
+    the report they build has the cards the Summary shows."""
+    from types import SimpleNamespace
+
+    from ragdiag.present.report.build import build_report
+    from ui.report import report_args
+
+    rec = rec_of(lib)
+    base = dict(config=rec.config, cut=rec.cut, keep=4, max_bluff=0.05, min_answered=None, is_recommendation=True)
+    dense = report_args(lib, SimpleNamespace(**base, score="dense", native_cut=None))
+    assert "score" not in dense and "native_cut" not in dense  # the dense report's arguments, as before
+    args = report_args(lib, SimpleNamespace(**base, score="native", native_cut=None))
+    assert args["score"] == "native" and args["cut"] is None and args["native_cut"] is None
+    report = build_report(lib, **args)
+    at_cut = _cut(lib, rec.config)
+    assert report.headline.native.cut == at_cut.cut
+    assert {c.name: c.cell.count for c in report.headline.cards()} == by_hand(lib, rec.config, 4, at_cut.cut)
