@@ -66,7 +66,7 @@ if ctx.score == "native":  # the cut where the stack filters: the ranking's own 
 
 # ----- the goals, judged in words (the library's wording: the report's goal strip says the same) ----------
 # The answered goal (sidebar, URL ``answered``) is judged here, never optimised: the recommendation follows the bluff goal.
-for v in judge_goals({"answered": rec.answered, "bluffs": rec.bluffs}, n_in=n_in, n_ood=n_ood,
+for v in judge_goals({"answered": cells["answered"], "bluffs": cells["bluffs"]}, n_in=n_in, n_ood=n_ood,
                      max_bluff=ctx.max_bluff, min_answered=ctx.min_answered):
     mark = {True: ":green[**met**]", False: ":red[**not met**]", None: "**cannot be judged**"}[v.met]
     st.markdown(f"**Goal** · {md_text(v.goal_words)}: {mark}, {md_text(v.evidence)}.")
@@ -101,7 +101,18 @@ if other is not None:
                + ". Grey: the range includes no difference.")
 
 # ----- the visitor's own choice, beside it ----------------------------------------------------------
-if not ctx.is_recommendation:
+mine_at = (native_report_cut(ev, ctx.config, ctx.keep, ctx.max_bluff, ctx.native_cut)
+           if ctx.score == "native" and not ctx.is_recommendation else None)
+if mine_at is not None:  # the visitor's configuration at its cut on the ranking's own score
+    c = native_cells(native_table(ev, ctx.config, ctx.keep), mine_at.cut)
+    mine_goals = judge_goals(c, n_in=n_in, n_ood=n_ood, max_bluff=ctx.max_bluff, min_answered=ctx.min_answered)
+    st.info(f"**Your choice** (sidebar): {md_text(config_words(ctx.config))} at {md_text(mine_at.text)} (higher "
+            f"keeps), at most {ctx.keep} passages: {W['answered']} {rate(c['answered'])}, {W['wrong_sources']} "
+            f"{rate(c['wrong_sources'])}, {W['no_answer']} {rate(c['no_answer'])}, {W['bluffs']} "
+            f"{rate(c['bluffs'])}. "
+            + "; ".join(f"Goal {md_text(v.goal_words)}: " + (v.status if v.met is not False else f"**{v.status}**")
+                        for v in mine_goals) + ".")
+elif not ctx.is_recommendation:
     mine = gate_rates(ev, ctx.config, ctx.gate)
     mine_goals = judge_goals(mine, n_in=n_in, n_ood=n_ood, max_bluff=ctx.max_bluff, min_answered=ctx.min_answered)
     at_mine = rate_rows(cache.sweep_for(token, ctx.config, ctx.keep, ev)[0], [ctx.cut])[0]

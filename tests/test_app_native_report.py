@@ -116,3 +116,19 @@ def test_report_args_carry_the_native_score_and_build_the_pages_report(fake_app,
     at_cut = _cut(lib, rec.config)
     assert report.headline.native.cut == at_cut.cut
     assert {c.name: c.cell.count for c in report.headline.cards()} == by_hand(lib, rec.config, 4, at_cut.cut)
+
+
+def test_your_choice_on_the_native_score_is_at_its_cut(fake_app, lib):
+    from ragdiag.core.words import OUTCOME_WORDS as W
+    from ui.fmt import rate
+
+    from ragdiag.analyses.threshold.score import score_table
+    from ragdiag.core.gate import Gate
+    from ui.native_view import native_cells
+
+    at_cut = _cut(lib, "E/bm25")
+    cells = native_cells(score_table(lib, "E/bm25", Gate(4)), at_cut.cut)
+    at = app(config="E/bm25", score="native")
+    box = next(i.value for i in at.info if "Your choice" in i.value).replace("\\", "")
+    assert f"at {at_cut.text} (higher keeps), at most 4 passages: {W['answered']} {rate(cells['answered'])}" in box
+    assert f"{W['bluffs']} {rate(cells['bluffs'])}" in box
