@@ -12,7 +12,10 @@ from __future__ import annotations
 import json
 import math
 
-from test_app_pages import app, fake_app, lib, texts  # noqa: F401 - fixtures
+try:  # the pages' fixtures (tests/helpers/fakeapp.py once the tests live in folders)
+    from fakeapp import app, fake_app, lib, texts  # noqa: F401 - fixtures
+except ImportError:
+    from test_app_pages import app, fake_app, lib, texts  # noqa: F401 - fixtures
 
 PAGE = "app_pages/monitor.py"
 CONFIG = "E/bm25"

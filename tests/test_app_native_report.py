@@ -9,8 +9,11 @@ the raw scores cut by hand.
 
 from __future__ import annotations
 
-from test_app_pages import app, fake_app, lib, rec_of, texts  # noqa: F401 - fixtures
-from test_report_native import by_hand
+try:  # the pages' fixtures (tests/helpers/fakeapp.py once the tests live in folders)
+    from fakeapp import app, fake_app, lib, rec_of, texts  # noqa: F401 - fixtures
+except ImportError:
+    from test_app_pages import app, fake_app, lib, rec_of, texts  # noqa: F401 - fixtures
+from _native_counts import by_hand
 
 
 def _cut(lib, config, native_cut=None):
