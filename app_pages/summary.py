@@ -42,7 +42,9 @@ cells = {"answered": rec.answered, "wrong_sources": at_rec.wrong_sources, "no_an
          "bluffs": rec.bluffs}
 # On the native score (context score=native) the cards, the sentence and the report are at the cut on the ranking's
 # own score (the report's cut: the context's, else the proposed one), counted as the report counts them.
-native_at = (native_report_cut(ev, rec.config, rec.keep, ctx.max_bluff, ctx.native_cut)
+# (the visitor's native cut is on the score of the configuration on screen: the recommendation's only when it is it)
+native_at = (native_report_cut(ev, rec.config, rec.keep, ctx.max_bluff,
+                               ctx.native_cut if str(ctx.config) == str(rec.config) else None)
              if ctx.score == "native" else None)
 if native_at is not None:
     cells = native_cells(native_table(ev, rec.config, rec.keep), native_at.cut)
