@@ -9,7 +9,7 @@ from ragdiag.present.per_query import per_query_frame
 from ui import cache
 from ui.context import config_words, context
 from ui.html import md_text
-from ui.report import report_args, ruler_section
+from ui.report import report_args, report_cut_words, ruler_section
 from ui.jobs import evaluation
 
 
@@ -42,18 +42,20 @@ def page() -> None:
     ctx = context(ev, token)
     config, keep = ctx.config, ctx.keep
     about = ("the recommendation" if ctx.is_recommendation else "your choice (sidebar)")
-    st.caption(f"About {md_text(config_words(config))} at cut {ctx.cut_words}, keeping at most {keep} passages: "
+    args = report_args(ev, ctx, token=token)
+    at = report_cut_words(ev, ctx, args, token)  # the cut in its score: "cut 0.524" or "MaxSim score ≥ 13.39"
+    st.caption(f"About {md_text(config_words(config))} at {md_text(at)}, keeping at most {keep} passages: "
                f"{about}.")
     try:
-        html, markdown = _report(token, ev, report_args(ev, ctx, token=token))
+        html, markdown = _report(token, ev, args)
     except ValueError as exc:  # a context the report cannot be made at: said, not raised
         html = markdown = None
-        st.info(f"No report at cut {ctx.cut_words}: {md_text(exc)}. The files below do not depend on the cut.")
+        st.info(f"No report at {md_text(at)}: {md_text(exc)}. The files below do not depend on the cut.")
     if html is not None:
         b1, b2 = st.columns(2)
-        b1.download_button(f"Download report at cut {ctx.cut_words} (HTML)", html, file_name="ragdiag-report.html", mime="text/html",
+        b1.download_button(f"Download report at {at} (HTML)", html, file_name="ragdiag-report.html", mime="text/html",
                            icon=":material/download:", width="stretch")
-        b2.download_button(f"Download report at cut {ctx.cut_words} (Markdown)", markdown, file_name="ragdiag-report.md", mime="text/markdown",
+        b2.download_button(f"Download report at {at} (Markdown)", markdown, file_name="ragdiag-report.md", mime="text/markdown",
                            icon=":material/download:", width="stretch")
 
     st.subheader("Per-query results and standard files")

@@ -25,6 +25,7 @@ from ui.fmt import rate
 from ui.html import md_text
 from ui.jobs import evaluation
 from ui.monitor_charts import monitor_frame, refused_chart, verdict
+from ui.native_monitor_view import native_monitor_section
 from ui.chart_theme import themed
 
 st.title("Monitor")
@@ -54,6 +55,8 @@ share = None if share_pct is None else float(share_pct) / 100
 stat = Path(path).stat()
 store = cache.store(os.environ.get("RAGDIAG_CACHE") or None)
 cfg = Config.parse(config) if isinstance(config, str) else config
+if native_monitor_section(ev, token, ctx, path, stat.st_size, stat.st_mtime_ns, period, share):
+    st.stop()  # the context reads the ranking's own score and the log holds it: the page is drawn on it
 
 
 def _calibrate():

@@ -1,5 +1,7 @@
 """Summary: what to ship, in plain words, with the goal judged and the three numbers that support it."""
 
+from dataclasses import replace
+
 import streamlit as st
 
 from ragdiag.analyses.goals import judge_goals
@@ -14,10 +16,10 @@ from ui.context import config_words, context, link_params, recommendation, use
 from ui.fmt import pct, rate
 from ui.html import md_text
 from ui.jobs import evaluation, first_strategy
-from ui.report import report_args, report_builder
+from ui.report import report_args, report_builder, report_cut_words
 from ui.ruler_view import computed_ruler
 from ui.state import settings
-from ui.native_view import infeasible_verdict, native_summary_line
+from ui.native_view import infeasible_verdict, native_cells, native_report_cut, native_summary_line, native_table
 from ragdiag.analyses.threshold.native_cuts import filter_words
 
 st.title("Summary")
@@ -36,34 +38,46 @@ n_ood = len(ev.queries) - n_in
 # the four outcomes at the recommendation's gate, in the words every surface uses (ragdiag.core.words)
 at_rec = rate_rows(cache.sweep_for(token, rec.config, rec.keep, ev)[0], [rec.cut])[0]
 W = OUTCOME_WORDS
+cells = {"answered": rec.answered, "wrong_sources": at_rec.wrong_sources, "no_answer": at_rec.no_answer,
+         "bluffs": rec.bluffs}
+# On the native score (context score=native) the cards, the sentence and the report are at the cut on the ranking's
+# own score (the report's cut: the context's, else the proposed one), counted as the report counts them.
+# (the visitor's native cut is on the score of the configuration on screen: the recommendation's only when it is it)
+native_at = (native_report_cut(ev, rec.config, rec.keep, ctx.max_bluff,
+                               ctx.native_cut if str(ctx.config) == str(rec.config) else None)
+             if ctx.score == "native" else None)
+if native_at is not None:
+    cells = native_cells(native_table(ev, rec.config, rec.keep), native_at.cut)
+how = md_text(filter_words(rec.cut) if native_at is None else native_at.filter)
 verdict = infeasible_verdict(ev, token, ctx)  # no configuration meets both goals: that sentence, not a cut
 if verdict:
     st.markdown(f"### {md_text(verdict)}")
+elif native_at is not None:
+    st.markdown(f"### Ship **{md_text(rec.words)}**, {how}")
 else:
     st.markdown(f"### Ship **{md_text(rec.words)}** at strictness {cut_text(rec.cut)}")
-st.markdown(f"{rate(rec.answered)} of answerable questions are {W['answered']} (a passage holding the answer), "
-            f"{rate(at_rec.wrong_sources)} {W['wrong_sources']} (a model would answer from them), "
-            f"{rate(at_rec.no_answer)} {W['no_answer']}; "
-            f"{rec.bluffs.count} of {n_ood} off-topic questions still get passages ({W['bluffs']}: "
-            f"{rate(rec.bluffs)}). "
+st.markdown(f"{rate(cells['answered'])} of answerable questions are {W['answered']} (a passage holding the answer), "
+            f"{rate(cells['wrong_sources'])} {W['wrong_sources']} (a model would answer from them), "
+            f"{rate(cells['no_answer'])} {W['no_answer']}; "
+            f"{cells['bluffs'].count} of {n_ood} off-topic questions still get passages ({W['bluffs']}: "
+            f"{rate(cells['bluffs'])}). "
             f"<span style='color:#757575'>{md_text(rec.config)} · at most {rec.keep} passages · "
-            f"{md_text(filter_words(rec.cut))}</span>", unsafe_allow_html=True)
+            f"{how}</span>", unsafe_allow_html=True)
 if ctx.score == "native":  # the cut where the stack filters: the ranking's own score, higher keeps
     st.markdown(md_text(native_summary_line(ev, rec.config, rec.keep, ctx.max_bluff)))
 
 # ----- the goals, judged in words (the library's wording: the report's goal strip says the same) ----------
 # The answered goal (sidebar, URL ``answered``) is judged here, never optimised: the recommendation follows the bluff goal.
-for v in judge_goals({"answered": rec.answered, "bluffs": rec.bluffs}, n_in=n_in, n_ood=n_ood,
+for v in judge_goals({"answered": cells["answered"], "bluffs": cells["bluffs"]}, n_in=n_in, n_ood=n_ood,
                      max_bluff=ctx.max_bluff, min_answered=ctx.min_answered):
     mark = {True: ":green[**met**]", False: ":red[**not met**]", None: "**cannot be judged**"}[v.met]
     st.markdown(f"**Goal** · {md_text(v.goal_words)}: {mark}, {md_text(v.evidence)}.")
 
 # ----- the three numbers, against one comparator ----------------------------------------------------
-other = comparator(ev, token, rec, ctx.keep, ctx.max_bluff)
+# on the native score nobody to compare with: another configuration's cut is on another scale
+other = comparator(ev, token, rec, ctx.keep, ctx.max_bluff) if native_at is None else None
 vs = versus_for(ev, token, rec.config, Gate(rec.keep, rec.cut, rec.k), other) if other else None
 c1, c2, c3, c4 = st.columns(4)
-cells = {"answered": rec.answered, "wrong_sources": at_rec.wrong_sources, "no_answer": at_rec.no_answer,
-         "bluffs": rec.bluffs}
 for col, key, better_up, unit in ((c1, "answered", True, "answerable questions"),
                                   (c2, "wrong_sources", False, "answerable questions"),
                                   (c3, "no_answer", False, "answerable questions"),
@@ -73,8 +87,14 @@ for col, key, better_up, unit in ((c1, "answered", True, "answerable questions")
     col.metric(label, rate(cell), border=True, **(delta_args(d, better_up=better_up) if d is not None else {}),
                help=f"Share of {unit} with its 95% range; {cell.count} queries (questions × phrasings)"
                     + (f". Below: the difference with {other.who} in points, 95% range." if other else "."))
-st.caption(outcome_sentence(rec.cut, rec.answered.count, at_rec.wrong_sources.count, at_rec.no_answer.count,
-                            rec.bluffs.count, n_ood))
+if native_at is None:
+    st.caption(outcome_sentence(rec.cut, rec.answered.count, at_rec.wrong_sources.count, at_rec.no_answer.count,
+                                rec.bluffs.count, n_ood))
+else:
+    st.caption(md_text(f"At {native_at.text} (higher keeps): of {n_in} answerable queries, {cells['answered'].count} "
+                       f"{W['answered']}, {cells['wrong_sources'].count} {W['wrong_sources']}, "
+                       f"{cells['no_answer'].count} {W['no_answer']}; {cells['bluffs'].count} of {n_ood} off-topic "
+                       f"queries get passages ({W['bluffs']})."))
 if other is not None:
     st.caption(f"Compared with {md_text(other.words())}. "
                + "; ".join(f"{w}: {difference_words(vs.differences[k])}"
@@ -83,7 +103,18 @@ if other is not None:
                + ". Grey: the range includes no difference.")
 
 # ----- the visitor's own choice, beside it ----------------------------------------------------------
-if not ctx.is_recommendation:
+mine_at = (native_report_cut(ev, ctx.config, ctx.keep, ctx.max_bluff, ctx.native_cut)
+           if ctx.score == "native" and not ctx.is_recommendation else None)
+if mine_at is not None:  # the visitor's configuration at its cut on the ranking's own score
+    c = native_cells(native_table(ev, ctx.config, ctx.keep), mine_at.cut)
+    mine_goals = judge_goals(c, n_in=n_in, n_ood=n_ood, max_bluff=ctx.max_bluff, min_answered=ctx.min_answered)
+    st.info(f"**Your choice** (sidebar): {md_text(config_words(ctx.config))} at {md_text(mine_at.text)} (higher "
+            f"keeps), at most {ctx.keep} passages: {W['answered']} {rate(c['answered'])}, {W['wrong_sources']} "
+            f"{rate(c['wrong_sources'])}, {W['no_answer']} {rate(c['no_answer'])}, {W['bluffs']} "
+            f"{rate(c['bluffs'])}. "
+            + "; ".join(f"Goal {md_text(v.goal_words)}: " + (v.status if v.met is not False else f"**{v.status}**")
+                        for v in mine_goals) + ".")
+elif not ctx.is_recommendation:
     mine = gate_rates(ev, ctx.config, ctx.gate)
     mine_goals = judge_goals(mine, n_in=n_in, n_ood=n_ood, max_bluff=ctx.max_bluff, min_answered=ctx.min_answered)
     at_mine = rate_rows(cache.sweep_for(token, ctx.config, ctx.keep, ev)[0], [ctx.cut])[0]
@@ -96,7 +127,9 @@ if not ctx.is_recommendation:
 
 b1, b2 = st.columns(2)
 # one report per context: the Summary's button and the Export page's give the same report, and say its cut
-b1.download_button(f"Download report at cut {ctx.cut_words}", report_builder(ev, report_args(ev, ctx, token=token)),
+args = report_args(ev, ctx if native_at is not None or ctx.score != "native" else replace(ctx, score="dense"),
+                   token=token)  # a configuration with no score of its own: its report on the dense distance
+b1.download_button(f"Download report at {report_cut_words(ev, ctx, args, token)}", report_builder(ev, args),
                    file_name="ragdiag-report.html", mime="text/html", icon=":material/download:", type="primary",
                    key="summary_report", on_click="ignore", width="stretch",
                    help="The context (sidebar: configuration, cut, goals), the Export page's report, as one HTML "

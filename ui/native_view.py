@@ -19,7 +19,7 @@ from ui.gate_charts import FIT_X, PLOT_HEIGHT
 from ragdiag.core.words import OUTCOME_WORDS
 
 __all__ = ["native_table", "score_switch", "native_section", "native_stops", "native_counts", "SWITCH_LABEL",
-           "native_summary_line", "infeasible_verdict"]
+           "native_summary_line", "infeasible_verdict", "native_report_cut", "native_cells"]
 
 SWITCH_LABEL = "Score the gate reads"
 SLIDER_KEY = "threshold_native_cut"
@@ -228,3 +228,28 @@ def infeasible_verdict(ev, token: str, ctx) -> str:
                               lambda: recommend(ev, Gate(ctx.keep), max_bluff=ctx.max_bluff,
                                                 min_answered=ctx.min_answered))
     return rec.verdict if rec.feasible is False else ""
+
+
+def native_report_cut(ev, config: str, keep: int, max_bluff: float, cut: float | None):
+    """The cut the report on the native score is at (:func:`ragdiag.present.report.native.native_cut`: ``cut``, or
+    the one proposed for the bluff goal), or None when the configuration has no score of its own or no cut can be
+    proposed on it."""
+    from ragdiag.present.report.native import native_cut
+
+    table = native_table(ev, config, keep)
+    if table is None:
+        return None
+    try:
+        return native_cut(table, max_bluff, cut)
+    except ValueError:
+        return None
+
+
+def native_cells(table: ScoreTable, cut: float) -> dict:
+    """The four outcomes (answered, wrong_sources, no_answer, bluffs) at ``cut`` on the native score, with their
+    intervals: the distance gate's rate rows on the adapted table, the report's numbers."""
+    from ragdiag.analyses.threshold.native_current import as_gate_table
+    from ragdiag.analyses.threshold.rates import rate_rows
+
+    g, cuts = as_gate_table(table, [cut])
+    return dict(rate_rows(g, cuts)[0].outcomes())

@@ -88,6 +88,17 @@ def register(sub) -> None:
                         "retriever hybrid, or a configuration, E/hybrid), every evaluated chunking of its retriever "
                         "and the baseline with its neighbours and its section added at retrieval, at --keep and --cut "
                         "(default 0.6), as chunking --ledger prints it; off by default (it prices every chunking)")
+    p.add_argument("--score", choices=("dense", "native"), default="dense",
+                   help="the score the gate reads: dense (the dense model's cosine distance, lower keeps; --cut) or "
+                        "native (the ranking's own score, higher keeps: BM25, RRF fused, MaxSim, cross-encoder "
+                        "logit; the cut proposed for --max-bluff on it, or --native-cut / --cut-from); a native "
+                        "report leaves out the funnel, hub and cost sections, which read cosine distances")
+    p.add_argument("--native-cut", type=float, default=None, metavar="VALUE",
+                   help="with --score native: the cut on the ranking's own score, in its units (kept when score >= "
+                        "VALUE; default: the cut proposed for --max-bluff)")
+    p.add_argument("--cut-from", default=None, metavar="FILE",
+                   help="with --score native: the cut of a ragdiag export of a native cut (threshold --score native "
+                        "--export); refused when it is stamped for another score, reranker or model")
     from .history import add_report_options
 
     add_report_options(p)  # --history FILE --history-runs N: the last runs as one chart
@@ -340,6 +351,43 @@ def cmd_pairs(args) -> int:
     return 0
 
 
+def _check_native_report(args, native: bool) -> None:
+    """``report --score native``'s options, checked before any work (one line, exit 2)."""
+    import math
+
+    cut_from, value = getattr(args, "cut_from", None), getattr(args, "native_cut", None)
+    if not native:
+        if value is not None or cut_from:
+            raise UsageError("--native-cut and --cut-from are cuts on the ranking's own score: add --score native")
+        return
+    if args.cut is not None:
+        raise UsageError("--cut is a cosine distance; with --score native give --native-cut VALUE (the score's "
+                         "units) or --cut-from FILE")
+    if value is not None and cut_from:
+        raise UsageError("give the native cut as --native-cut VALUE or --cut-from FILE, not both")
+    if value is not None and not math.isfinite(value):
+        raise UsageError(f"--native-cut must be a finite number, got {value}")
+
+
+def _report_native_cut(args, ev, cfg):
+    """The native cut ``report --score native`` is at: ``--native-cut``, the cut of ``--cut-from`` (when stamped
+    for this configuration's score, reranker and model), or None (the proposed one)."""
+    cut_from = getattr(args, "cut_from", None)
+    if not cut_from:
+        return args.native_cut
+    from ..analyses.recommend import recommend
+    from ..analyses.threshold.native_current import native_cut_from_file
+    from ..analyses.threshold.score import score_stamp, score_table
+
+    label = cfg.label if cfg is not None else recommend(ev, args.gate, max_bluff=args.max_bluff).config
+    try:
+        table = score_table(ev, label, args.gate)
+        return native_cut_from_file(cut_from, score_stamp(ev, table, cross_encoder=getattr(args, "cross_encoder",
+                                                                                          None)), flag="--cut-from")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def cmd_report(args) -> int:
     """``report``: one self-contained HTML report and its Markdown twin."""
     from ..index.chunking import STRATEGIES, parse_strategies
@@ -361,6 +409,8 @@ def cmd_report(args) -> int:
         raise UsageError(f"--max-bluff must be a rate in (0, 1), e.g. 0.05; got {args.max_bluff}")
     if args.min_answered is not None and not (math.isfinite(args.min_answered) and 0 <= args.min_answered <= 1):
         raise UsageError(f"--min-answered must be a rate in [0, 1], e.g. 0.5; got {args.min_answered}")
+    native = getattr(args, "score", "dense") == "native"
+    _check_native_report(args, native)
     from ..analyses.compare.baseline import declared_baseline
 
     try:
@@ -395,8 +445,9 @@ def cmd_report(args) -> int:
     from ..analyses.cost import costs, machine
     from ..core.gate import Gate
 
+    native_cut = _report_native_cut(args, ev, cfg) if native else None
     cost_items = None
-    if not args.no_cost:  # measured on this machine: build time, latency, tokens (ragdiag.analyses.cost)
+    if not args.no_cost and not native:  # measured on this machine: build time, latency, tokens (ragdiag.analyses.cost)
         # timed once here; the report prices what its gate sends at the cut it decides (at_gate)
         from .common import open_store, progress_bar
 
@@ -417,12 +468,14 @@ def cmd_report(args) -> int:
                               baseline=baseline.config if baseline else None,
                               baseline_source=baseline.source if baseline else "the operator", encoder=encoder,
                               history=getattr(args, "history", None), history_runs=getattr(args, "history_runs", 10),
-                              ruler=ruler_section, ledger=ledger_section)
+                              ruler=ruler_section, ledger=ledger_section,
+                              **({"score": "native", "native_cut": native_cut} if native else {}))
         paths = write_report(report, out, md=md)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     h = report.headline
-    print(f"{'recommendation' if h.recommended else 'report on'}: {h.config} at cut {h.cut:.4g}", file=sys.stderr)
+    at = f"cut {h.cut:.4g}" if h.native is None else h.native.text
+    print(f"{'recommendation' if h.recommended else 'report on'}: {h.config} at {at}", file=sys.stderr)
     for path in paths:
         print(f"wrote {path}")
     return 0

@@ -38,6 +38,7 @@ from .diag import diag_sections
 from .history import history_section
 from .ruler import RulerSection
 from .ledger import LedgerSection
+from .native import DENSE, NATIVE, SCORES
 from .gate import Curve, GateSection
 from .model import Report
 from .story import AltRow, AlternativesSection, EffectsSection, FlowSection, Headline
@@ -209,6 +210,49 @@ def _headline(ev: Evaluation, rec: Recommendation, cfg: Config | None, cut: floa
                     _not_answered(table, float(cut)))
 
 
+def _native_report(ev: Evaluation, rec: Recommendation, cfg: Config | None, base: Gate, max_bluff: float,
+                   min_answered: float | None, value: float | None, needles: NeedleSection, history,
+                   history_runs: int, ruler, ledger) -> Report:
+    """The report on the ranking's own score (see :func:`build_report`): every section that counts reads the
+    adapted gate table (:func:`ragdiag.present.report.native.native_table`)."""
+    from ...analyses.threshold.score import score_table
+    from .native import native_cut, native_table
+
+    rec_cfg = parse_key(rec.config)
+    cfg = rec_cfg if cfg is None else cfg
+    scores = score_table(ev, cfg.label, base)  # ValueError: no score of its own
+    at = native_cut(scores, max_bluff, value)
+    table, decided, curve = native_table(gate_table(ev, cfg, base), scores, at, base)
+    rates = rates_at(table, decided.cut)
+    recommended = cfg == rec_cfg and at.method != "named"
+    head = Headline(cfg.label, describe_config(cfg), decided, at.method, max_bluff, table.n_answerable,
+                    table.n_ood, needles.n_questions, rates["answered"], rates["bluffs"], rates["lost"], rec.why,
+                    None, None, "", None, None, recommended, rec.config, rec.words, rec.cut, at.guarantee,
+                    None, None, min_answered, _not_answered(table, decided.cut), native=at)
+    t = sweep(table, [decided.cut])
+    trade_off = GateSection(cfg.label, decided, t.n_in, t.n_ood, t.row(decided.cut),
+                            dict(rate_rows(table, [decided.cut])[0].outcomes()), curve, dict(t.n_by_kind), {},
+                            max_bluff, None, native=at)
+    counts = outcome_counts(table.outcome)
+    flow = FlowSection(cfg.label, describe_config(cfg), decided, trade_off.n_in, {s: counts[s] for s in LADDER},
+                       counts["bluff"] + counts["abstained"], counts["bluff"], cut_label=at.text)
+    recall = RecallSection(_recall_rows(ev), cfg.label, trade_off.n_in, tuple(ev.unavailable.items()),
+                           tuple(getattr(ev, "notes", {}).values()))
+    return Report(
+        config=cfg, gate=decided,
+        generated=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        headline=head, flow=flow,
+        alternatives=_alternatives(ev, rec.comparison, cfg.label, None),
+        effects=_effects(ev, cfg, base.k),
+        provenance=_provenance(ev), recall=recall, needles=needles, trade_off=trade_off,
+        bluffing=BluffSection((), trade_off.n_ood),  # quoted with their distances on the dense score only
+        costs=_cost_section(ev, trade_off.n_in + trade_off.n_ood),
+        diag=None,  # the funnel, hubs and costs read cosine distances
+        history=None if history is None else history_section(history, cfg.label, last=history_runs),
+        ruler=ruler, ledger=ledger,
+    )
+
+
 def _not_answered(table, cut: float) -> dict:
     """Given wrong passages and refused at ``cut`` (the two parts of the lost queries), with their intervals."""
     from ...analyses.threshold.rates import rate_rows
@@ -277,9 +321,20 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
                  min_answered: float | None = None, costs=None,
                  machine: dict | None = None, baseline: str | None = None,
                  baseline_source: str = "the operator", encoder=None, history=None,
-                 history_runs: int = 10, ruler=None, ledger=None) -> Report:
+                 history_runs: int = 10, ruler=None, ledger=None, score: str = DENSE,
+                 native_cut: float | None = None) -> Report:
     """Gather the report of ``ev``: the recommendation first, then where the questions go, the alternatives
     and the chunking switches, then the appendix.
+
+    ``score``: the score the gate reads, ``"dense"`` (the dense model's cosine distance, lower keeps: the default,
+    at ``cut``) or ``"native"`` (the ranking's own score, higher keeps: BM25, RRF, MaxSim or the cross-encoder's
+    logit), at ``native_cut`` in that score's units (default: the cut proposed for ``max_bluff`` on it,
+    :func:`~ragdiag.analyses.threshold.score.score_cut`). On the native score every count is the count at
+    ``score >= native_cut`` (:mod:`ragdiag.present.report.native`); the headline names the score and its
+    direction, the cards compare with nobody (another configuration's cut is on another scale), and the funnel,
+    hub and cost sections, which read cosine distances, are left out. ``ValueError`` for a configuration whose
+    ranking has no score of its own, a named ``cut`` or ``costs`` with ``score="native"``, or a ``native_cut``
+    with the dense score.
 
     ``config`` and ``cut`` default to the recommendation for a goal of at most ``max_bluff`` bluffs; a
     named ``config`` without a cut gets the cut proposed for it. ``min_answered`` (a share in [0, 1], or None) is
@@ -305,6 +360,13 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
     """
     if not ev.results:
         raise ValueError("nothing was evaluated")
+    if score not in SCORES:
+        raise ValueError(f"score must be one of {', '.join(SCORES)}, got {score!r}")
+    if score == DENSE and native_cut is not None:
+        raise ValueError("a cut on the native score needs score='native'")
+    if score == NATIVE and (cut is not None or costs):
+        raise ValueError("with score='native' the cut is native_cut (in the score's units), and costs, priced at "
+                         "a cosine distance, are not read")
     cfg = None if config is None else (parse_key(config) if isinstance(config, str) else config)
     if cfg is not None and cfg not in ev.results:
         reason = ev.unavailable.get(cfg.retriever)
@@ -328,6 +390,9 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
     needles = _needle_section(ev)
     rec = recommend(ev, base, max_bluff=max_bluff, costs=costs)
     compared = rec.comparison  # the alternatives are what the decision compared: answered at each one's own cut
+    if score == NATIVE:
+        return _native_report(ev, rec, cfg, base, max_bluff, min_answered, native_cut, needles, history,
+                              history_runs, ruler, ledger)
     head = _headline(ev, rec, cfg, cut, base, needles.n_questions,
                      None if baseline is None else (baseline, baseline_source), min_answered)
     cfg, decided = parse_key(head.config), base.with_cut(head.cut)  # the report's gate: every section reads it

@@ -44,11 +44,14 @@ class GateSection(OnGate):
     choice: dict  # threshold.CutChoice.as_json() for the goal ({} when not computed)
     max_bluff: float | None = None  # the goal, drawn across the curve
     proposed: float | None = None  # the proposed cut when it is not the report's
+    #: the cut on the ranking's own score (:class:`ragdiag.present.report.native.NativeCut`); None: a cosine
+    #: distance. With it, ``curve.cuts`` are in the score's units (higher keeps) and ``gate.cut`` is never printed.
+    native: object | None = None
 
     @property
     def cut_text(self) -> str:
         """The cut as the report writes it."""
-        return cut_text(self.cut)
+        return cut_text(self.cut) if self.native is None else self.native.text
 
     def _rate(self, outcome: str, count: int) -> str:
         c = self.rates.get(outcome)
@@ -61,7 +64,7 @@ class GateSection(OnGate):
         s = self.row
         w = OUTCOME_WORDS
         return Table.of(["cut", w["answered"], w["wrong_sources"], w["no_answer"], "not answered", w["bluffs"]],
-                        [[cut_text(s.cut), self._rate("answered", s.answered),
+                        [[self.cut_text, self._rate("answered", s.answered),
                           self._rate("wrong_sources", s.wrong_sources), self._rate("no_answer", s.no_answer),
                           s.lost, self._rate("bluffs", s.bluffs)]],
                         numeric=range(6), id="tradeoff")
@@ -117,9 +120,13 @@ class GateSection(OnGate):
             lines.append(Line(f"{OUTCOME_WORDS['bluffs']} (of {n_ood})", [v / n_ood for v in c.bluffs]))
         mark = f"cut {self.cut_text}: {self.row.answered} answered, {plural(self.row.bluffs, 'bluff')}"
         goal = self.max_bluff if n_ood else None
-        second = self.proposed if self.proposed is not None and abs(self.proposed - self.cut) > 1e-9 else None
+        n = self.native
+        at, proposed = (self.cut, self.proposed) if n is None else (n.cut, n.proposed)
+        second = proposed if proposed is not None and abs(proposed - at) > 1e-9 else None
+        x_label = "cut (cosine distance)" if n is None else f"cut ({n.short}, {n.unit}; higher keeps)"
         return line_chart(c.cuts, lines, label=f"Abstention trade-off of {self.config} (keep {self.keep})",
-                          x_label="cut (cosine distance)", y_label="share of queries", marker=self.cut,
+                          x_label=x_label, y_label="share of queries", marker=at,
                           marker_label=mark, width=960, height=280, goal=goal,
                           goal_label=f"goal: at most {100 * (goal or 0):g}% bluffs",
-                          second_marker=second, second_label=f"proposed cut {cut_text(second)}" if second else "")
+                          second_marker=second, second_label=(f"proposed cut {cut_text(second) if n is None else f'{second:g}'}"
+                                        if second else ""))

@@ -128,6 +128,9 @@ class Headline(OnGate):
     #: the two ways an answerable query is not answered at the cut: ``wrong_sources`` (given wrong passages) and
     #: ``no_answer`` (refused); ``lost`` is their sum. None: the card of the lost queries stands for both.
     outcomes: Mapping[str, RateCell] | None = None
+    #: the cut on the ranking's own score (:class:`ragdiag.present.report.native.NativeCut`) when the report is read
+    #: on it; None: on the dense model's cosine distance, and ``gate.cut`` is the cut
+    native: object | None = None
 
     @property
     def goal_text(self) -> str:
@@ -136,6 +139,8 @@ class Headline(OnGate):
 
     def cut_words(self) -> str:
         """How the cut was chosen, with its guarantee in words when it has one."""
+        if self.native is not None:
+            return self._native_cut_words()
         if self.cut_method == "named":
             proposed = "" if self.proposed_cut is None else \
                 f"; the cut proposed for a goal of {self.goal_text} is {cut_text(self.proposed_cut)} (dotted line)"
@@ -143,6 +148,15 @@ class Headline(OnGate):
         head = f"The cut {cut_text(self.cut)} is the {self.cut_method} cut for a goal of {self.goal_text}"
         guaranteed = self.guarantee and self.cut_method == "conformal" and self.recommended
         return head + (f": {self.guarantee}." if guaranteed else ".")
+
+    def _native_cut_words(self) -> str:
+        n = self.native
+        if n.method == "named":
+            proposed = ("" if n.proposed is None else
+                        f"; the cut proposed for a goal of {self.goal_text} on this score is {n.proposed:g}")
+            return f"The cut {n.cut:g} on the {n.score} was named for this report{proposed}."
+        head = f"The cut {n.cut:g} on the {n.score} is the {n.method} cut for a goal of {self.goal_text}"
+        return head + (f": {n.guarantee}." if n.guarantee and n.method == "conformal" else ".")
 
     def _bluff_words(self) -> str:
         if self.n_ood == 0:
@@ -156,6 +170,11 @@ class Headline(OnGate):
         """The headline in plain words: the configuration, its strictness (the cut), the rates with intervals."""
         a = self.answered
         rates = (f"{pct_cell(a)} of answerable queries answered ({pct_range(a)}); {self._bluff_words()}.")
+        if self.native is not None:
+            how = self.native.filter
+            if self.recommended:
+                return f"Ship {self.words}, {how}: {rates}"
+            return f"{self.words[:1].upper() + self.words[1:]}, {how}, as chosen for this report: {rates}"
         if self.recommended:
             return f"Ship {self.words} at strictness {cut_text(self.cut)}: {rates}"
         return (f"{self.words[:1].upper() + self.words[1:]} at strictness {cut_text(self.cut)}, as chosen for this "
@@ -176,6 +195,14 @@ class Headline(OnGate):
 
     def basis(self) -> str:
         """How the configuration and the cut were chosen, in the method's words ("How we know")."""
+        if self.native is not None:
+            n = self.native
+            why = (f"Why this configuration: {self.why}" if self.recommended else
+                   f"The recommendation is {self.rec_words} ({self.rec_config}): {self.why}")
+            return f"{why} Rates at the gate's k = {self.keep} (at most {self.keep} chunks kept); intervals 95% " \
+                   f"over questions ({self.n_in} answerable queries = {self.n_questions} questions × their " \
+                   f"phrasings). The cut is on the {n.score} ({n.unit}): a passage is given when its score is at " \
+                   f"least the cut (higher keeps, a higher cut is stricter)."
         why = f"Why: {self.why}" if self.recommended else (
             f"The recommendation is {self.rec_words} ({self.rec_config}) at cut {cut_text(self.rec_cut)}: "
             f"{self.why}")
@@ -219,6 +246,7 @@ class FlowSection(OnGate):
     counts: Mapping[str, int]  # ladder outcome -> queries (answerable ones)
     n_ood: int
     bluffs: int
+    cut_label: str = ""  # the cut in words when it is not a cosine distance ("MaxSim score ≥ 13.39")
 
     def steps(self) -> tuple[tuple[str, int], ...]:
         """(words, count) per rung, "truncated" left out when it is zero."""
@@ -246,7 +274,7 @@ class FlowSection(OnGate):
         steps.append(Step("answered", self.counts.get("answered", 0), True))
         return waterfall_chart(steps, of=max(self.n_in, 1),
                                label=f"Where the {self.n_in} answerable queries go under {self.config} at strictness "
-                                     f"{cut_text(self.cut)}")
+                                     f"{self.cut_label or cut_text(self.cut)}")
 
     def table(self) -> Table:
         """The same flow as a table (Markdown)."""
