@@ -9,10 +9,7 @@ the raw scores cut by hand.
 
 from __future__ import annotations
 
-try:  # the pages' fixtures (tests/helpers/fakeapp.py once the tests live in folders)
-    from fakeapp import app, fake_app, lib, rec_of, texts  # noqa: F401 - fixtures
-except ImportError:
-    from test_app_pages import app, fake_app, lib, rec_of, texts  # noqa: F401 - fixtures
+from fakeapp import app, fake_app, lib, rec_of, texts  # noqa: F401 - fixtures
 from _native_counts import by_hand
 
 

@@ -12,10 +12,7 @@ from __future__ import annotations
 import json
 import math
 
-try:  # the pages' fixtures (tests/helpers/fakeapp.py once the tests live in folders)
-    from fakeapp import app, fake_app, lib, texts  # noqa: F401 - fixtures
-except ImportError:
-    from test_app_pages import app, fake_app, lib, texts  # noqa: F401 - fixtures
+from fakeapp import app, fake_app, lib, texts  # noqa: F401 - fixtures
 
 PAGE = "app_pages/monitor.py"
 CONFIG = "E/bm25"
