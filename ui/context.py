@@ -59,6 +59,11 @@ _VER = "_ctx_version"  # bumped on every change: the fields are drawn afresh wit
 _HOLDER = "_ctx_holder"  # the sidebar container the fields are drawn into
 _DRAWN = "_ctx_drawn"  # whether this run drew the fields
 _UNSETTLED = "_ctx_unsettled"  # the fields left out of the URL while the recommendation is provisional
+_LIVE = "_ctx_live"  # the keys of the configuration box and the cut slider the last run drew
+#: {field: texts}: the configurations and cuts shown before the recommendation moved on its own (strategies
+#: finished), until the browser's fields hold the new ones: a field the browser sends back at such a value, in a rerun
+#: asked before it caught up, is an echo, not the visitor's choice (the cut of an earlier, provisional pick)
+_SUPERSEDED = "_ctx_superseded"
 
 
 @dataclass(frozen=True)
@@ -288,6 +293,7 @@ def _adopt_url() -> None:
 def context_sidebar() -> None:
     """Read a link's context from the URL and make room for the context's fields in the sidebar (the entry point
     calls it on every page, before the page runs; the page's :func:`context` fills the fields)."""
+    _caught_up()
     _adopt_url()
     _keep_in_url()
     st.session_state[_DRAWN] = False
@@ -409,6 +415,7 @@ def context(ev: Evaluation, token: str) -> Context:
                   rec.config if rec is not None else "", provisional,
                   _round_cut(rec.cut) if rec is not None else None,
                   state[CURRENT_KEY], state[UNITS_KEY] or "distance", state[COST_KEY], state.get(ANSWERED_KEY))
+    _supersede(st.session_state.get(_SHOWN), state, {CONFIG_KEY: config, CUT_KEY: cut})
     st.session_state[_SHOWN] = {CONFIG_KEY: config, CUT_KEY: cut, KEEP_KEY: keep, GOAL_KEY: max_bluff,
                                 ANSWERED_KEY: ctx.min_answered, CURRENT_KEY: ctx.current, UNITS_KEY: ctx.units,
                                 COST_KEY: ctx.bluff_cost}
@@ -417,6 +424,37 @@ def context(ev: Evaluation, token: str) -> Context:
         _draw(ev, token, ctx, picked if picked and not chosen else None)
     _write_url(ctx)
     return ctx
+
+
+def _echo_text(field: str, value) -> str:
+    return cut_text(float(value)) if field == CUT_KEY else str(value)
+
+
+def _supersede(before: dict | None, state: dict, now: dict) -> None:
+    """Remember the configuration and cut shown before, where the context moved without the visitor (not chosen)."""
+    if not before:
+        return
+    old = st.session_state.setdefault(_SUPERSEDED, {})
+    for field, value in now.items():
+        if state[field] is None and before.get(field) is not None and before[field] != value:
+            old.setdefault(field, set()).add(_echo_text(field, before[field]))
+
+
+def _caught_up() -> None:
+    """At a run's start: the fields whose value in the browser is the one shown last have caught up; what they
+    showed before is no longer an echo (the visitor may choose it again)."""
+    shown, old = st.session_state.get(_SHOWN) or {}, st.session_state.get(_SUPERSEDED) or {}
+    live = st.session_state.get(_LIVE) or ()
+    for field, keys in ((CONFIG_KEY, [k for k in live if k.startswith("ctx_config_")]),
+                        (CUT_KEY, ["ctx_cut", *[k for k in live if k.startswith("ctx_slider_")]])):
+        if not old.get(field) or shown.get(field) is None:
+            continue
+        values = [st.session_state[k] for k in keys if st.session_state.get(k) is not None]
+        try:
+            if values and all(_echo_text(field, v) == _echo_text(field, shown[field]) for v in values):
+                old[field] = set()
+        except (TypeError, ValueError):
+            continue
 
 
 def _write_url(ctx: Context) -> None:
@@ -467,6 +505,8 @@ def _from_field(field: str, key: str) -> None:
     """A sidebar field's ``on_change``: the visitor changed it, so the context follows (and says so)."""
     if key not in st.session_state:
         return
+    if key.startswith(("ctx_config_", "ctx_slider_")) and key not in st.session_state.get(_LIVE, (key,)):
+        return  # a box drawn for an earlier recommendation (strategies were still computing): not the visitor's
     value = st.session_state[key]
     shown = st.session_state.get(_SHOWN, {})
     if field == CUT_KEY:
@@ -487,6 +527,9 @@ def _from_field(field: str, key: str) -> None:
         return
     if value is None or value == shown.get(field):
         return
+    if field in (CONFIG_KEY, CUT_KEY) and _echo_text(field, value) in (st.session_state.get(_SUPERSEDED) or {}).get(
+            field, ()):
+        return  # the browser's field still held what was shown before the recommendation moved: not a choice
     state = dict(_chosen())
     state[field] = value
     before = shown.get(field)
@@ -538,6 +581,7 @@ def _draw(ev: Evaluation, token: str, ctx: Context, missing: str | None) -> None
         # the key names the recommendation: its label says "recommended", and a browser holding the old label
         # (the recommendation changed as strategies finished) would send it back as a value no option has
         config_key = f"ctx_config_{ver}_{ctx.recommended_config}"
+        st.session_state[_LIVE] = (config_key, f"ctx_slider_{ver}")
         st.selectbox("Configuration", options, index=options.index(ctx.config), key=config_key,
                      format_func=lambda c: _option_words(c) + (" · recommended" if c == ctx.recommended_config
                                                                else ""),
