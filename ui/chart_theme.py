@@ -18,7 +18,8 @@ import streamlit as st
 
 from ui.fmt import ACCENT, NEUTRAL
 
-__all__ = ["TEXT", "SWAPS", "scheme", "themed"]
+__all__ = ["TEXT", "SWAPS", "TITLE_CHAR_PX", "SUBTITLE_CHARS", "TITLE_WIDTHS", "scheme", "themed", "fit_title",
+           "wrap_lines"]
 
 #: Chart text per theme: (main, secondary). On white: 10.4 and 6.4 : 1; on Streamlit's dark #0e1117: 13.5 and 8.3 : 1.
 TEXT = {"light": ("#424242", "#5f5f5f"), "dark": ("#e0e0e0", "#b0b0b0")}
@@ -29,6 +30,58 @@ SWAPS = {
              "#00897b": "#4db6ac", "#6a1b9a": "#ce93d8", "#546e7a": "#90a4ae", "#424242": "#bdbdbd",
              "#c62828": "#ef5350"},
 }
+
+
+#: Widths per character no title (16 px bold, Streamlit's) exceeds on average, in pixels; the longest subtitle line
+#: (11 px: 56 characters are about 350 px, the narrowest column a chart gets at 800 px).
+TITLE_CHAR_PX, SUBTITLE_CHARS = 9.0, 56
+#: The chart widths a title is wrapped for (px, widest first): the chart picks the lines of the widest that fits.
+TITLE_WIDTHS = (1100, 860, 700, 580, 480, 400, 330, 270, 220)
+#: What the chart has for its title beside the plot's own width (Vega's ``width``): the y axis at least.
+_TITLE_SLACK = 30
+
+
+def wrap_lines(text, chars: int) -> list[str]:
+    """``text`` (a string or its lines) as lines of at most ``chars`` characters, broken at spaces (a word longer
+    than that keeps its line)."""
+    import textwrap
+
+    lines = [text] if isinstance(text, str) else list(text)
+    return [w for line in lines for w in (textwrap.wrap(str(line), chars, break_long_words=False,
+                                                        break_on_hyphens=False) or [""])]
+
+
+def _by_width(text):
+    """A title's ``text`` as a Vega expression choosing its lines by the chart's width (``width``), or ``text`` itself
+    where it fits the narrowest chart as it is."""
+    import json
+
+    wraps = [wrap_lines(text, max(8, int(w / TITLE_CHAR_PX))) for w in TITLE_WIDTHS]
+    if wraps[-1] == wrap_lines(text, 10_000):
+        return text
+    expr = json.dumps(wraps[-1])
+    for w, lines, narrower in zip(TITLE_WIDTHS[-2::-1], wraps[-2::-1], wraps[:0:-1]):
+        if lines != narrower:  # the same lines as the next narrower width: one branch for both
+            expr = f"(width + {_TITLE_SLACK} >= {w} ? {json.dumps(lines)} : {expr})"
+    return {"expr": expr}
+
+
+def fit_title(spec: dict) -> dict:
+    """``spec`` (a chart's dict) with its title wrapped to the chart's width (the lines of the widest of
+    :data:`TITLE_WIDTHS` that fits) and its subtitle in lines of at most :data:`SUBTITLE_CHARS`: at 800 px and in a
+    narrow column, every line shows whole rather than running past the chart's edge. A chart without a ``width`` of
+    its own (a concatenation) keeps its title."""
+    title = spec.get("title")
+    if not title or any(k in spec for k in ("hconcat", "vconcat", "concat", "facet", "repeat")):
+        return spec
+    title = {"text": title} if isinstance(title, (str, list)) else dict(title)
+    if isinstance(title.get("text"), (str, list)):
+        title["text"] = _by_width(title["text"])
+    if isinstance(title.get("subtitle"), (str, list)):
+        lines = wrap_lines(title["subtitle"], SUBTITLE_CHARS)
+        title["subtitle"] = lines[0] if len(lines) == 1 else lines
+    title.pop("limit", None)  # no "…": the lines are chosen to fit
+    return {**spec, "title": title}
 
 
 def scheme() -> str:
@@ -51,7 +104,8 @@ def _swap(node: Any, swaps: dict[str, str]) -> Any:
 
 
 def themed(chart: alt.TopLevelMixin, kind: str | None = None) -> alt.TopLevelMixin:
-    """``chart`` with its text and marker colours set for the theme ``kind`` (default: the visitor's).
+    """``chart`` with its text and marker colours set for the theme ``kind`` (default: the visitor's), and its
+    title's lines chosen by its width (:func:`fit_title`).
 
     Data values are never touched, only the spec's colours: every swapped colour is one of :data:`SWAPS`.
     """
@@ -65,4 +119,4 @@ def themed(chart: alt.TopLevelMixin, kind: str | None = None) -> alt.TopLevelMix
         config.setdefault(part, {}).update(labelColor=main, titleColor=main)
     config.setdefault("title", {}).update(color=main, subtitleColor=secondary)
     config.setdefault("text", {}).setdefault("color", main)
-    return type(chart).from_dict(spec, validate=False)
+    return type(chart).from_dict(fit_title(spec), validate=False)
