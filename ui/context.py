@@ -59,6 +59,7 @@ _VER = "_ctx_version"  # bumped on every change: the fields are drawn afresh wit
 _HOLDER = "_ctx_holder"  # the sidebar container the fields are drawn into
 _DRAWN = "_ctx_drawn"  # whether this run drew the fields
 _UNSETTLED = "_ctx_unsettled"  # the fields left out of the URL while the recommendation is provisional
+_LINE = "_ctx_line"  # the sidebar's placeholder of the context's one line (pages without the fields)
 _LIVE = "_ctx_live"  # the keys of the configuration box and the cut slider the last run drew
 #: {field: texts}: the configurations and cuts shown before the recommendation moved on its own (strategies
 #: finished), until the browser's fields hold the new ones: a field the browser sends back at such a value, in a rerun
@@ -299,6 +300,9 @@ def context_sidebar() -> None:
     st.session_state[_DRAWN] = False
     with st.sidebar:
         st.session_state[_HOLDER] = st.container()
+    with st.session_state[_HOLDER]:  # the context's line, until the page draws the fields (a page that stops
+        st.session_state[_LINE] = st.empty()  # early, st.stop(), never gets to context_done: the line is there)
+    _draw_line()
 
 
 def _keep_in_url() -> None:
@@ -318,9 +322,15 @@ def context_done() -> None:
     """After a page that never asked for the context: the sidebar says what it is, without fields."""
     if st.session_state.get(_DRAWN) or _HOLDER not in st.session_state:
         return
+    _draw_line()
+
+
+def _draw_line() -> None:
+    """The context in one line in the sidebar (replaced by the fields when the page draws them)."""
     shown = st.session_state.get(_SHOWN)
     chosen = _chosen()
-    with st.session_state[_HOLDER]:
+    line = st.session_state.get(_LINE)
+    with (line.container() if line is not None else st.session_state[_HOLDER]):
         st.subheader("Context")
         if shown:
             st.caption(f"{md_text(shown[CONFIG_KEY])} · strictness (cut) {md_text(cut_text(shown[CUT_KEY]))} · "
@@ -574,6 +584,8 @@ def _draw(ev: Evaluation, token: str, ctx: Context, missing: str | None) -> None
     if ctx.config not in options:
         options = [ctx.config, *options]
     holder = st.session_state.get(_HOLDER) or st.sidebar
+    if st.session_state.get(_LINE) is not None:
+        st.session_state[_LINE].empty()  # the one line gives way to the fields
     with holder:
         st.subheader("Context")
         if ctx.provisional:
