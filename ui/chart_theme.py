@@ -18,7 +18,7 @@ import streamlit as st
 
 from ui.fmt import ACCENT, NEUTRAL
 
-__all__ = ["TEXT", "SWAPS", "TITLE_CHAR_PX", "SUBTITLE_CHARS", "TITLE_WIDTHS", "scheme", "themed", "fit_title",
+__all__ = ["TEXT", "SWAPS", "TITLE_CHAR_PX", "SUBTITLE_CHAR_PX", "TITLE_WIDTHS", "scheme", "themed", "fit_title",
            "wrap_lines"]
 
 #: Chart text per theme: (main, secondary). On white: 10.4 and 6.4 : 1; on Streamlit's dark #0e1117: 13.5 and 8.3 : 1.
@@ -32,13 +32,10 @@ SWAPS = {
 }
 
 
-#: Widths per character no title (16 px bold, Streamlit's) exceeds on average, in pixels; the longest subtitle line
-#: (11 px: 56 characters are about 350 px, the narrowest column a chart gets at 800 px).
-TITLE_CHAR_PX, SUBTITLE_CHARS = 9.0, 56
+#: Widths per character no title (16 px bold, Streamlit's) or subtitle (11 px) exceeds on average, in pixels.
+TITLE_CHAR_PX, SUBTITLE_CHAR_PX = 9.0, 6.4
 #: The chart widths a title is wrapped for (px, widest first): the chart picks the lines of the widest that fits.
 TITLE_WIDTHS = (1100, 860, 700, 580, 480, 400, 330, 270, 220)
-#: What the chart has for its title beside the plot's own width (Vega's ``width``): the y axis at least.
-_TITLE_SLACK = 30
 
 
 def wrap_lines(text, chars: int) -> list[str]:
@@ -51,26 +48,25 @@ def wrap_lines(text, chars: int) -> list[str]:
                                                         break_on_hyphens=False) or [""])]
 
 
-def _by_width(text):
-    """A title's ``text`` as a Vega expression choosing its lines by the chart's width (``width``), or ``text`` itself
-    where it fits the narrowest chart as it is."""
+def _by_width(text, char_px: float = TITLE_CHAR_PX):
+    """``text`` as a Vega expression choosing its lines by the chart's plot width (``width``: Vega-Lite cuts a title
+    longer than that with "…"), or ``text`` itself where it fits the narrowest chart as it is."""
     import json
 
-    wraps = [wrap_lines(text, max(8, int(w / TITLE_CHAR_PX))) for w in TITLE_WIDTHS]
+    wraps = [wrap_lines(text, max(8, int(w / char_px))) for w in TITLE_WIDTHS]
     if wraps[-1] == wrap_lines(text, 10_000):
         return text
     expr = json.dumps(wraps[-1])
     for w, lines, narrower in zip(TITLE_WIDTHS[-2::-1], wraps[-2::-1], wraps[:0:-1]):
         if lines != narrower:  # the same lines as the next narrower width: one branch for both
-            expr = f"(width + {_TITLE_SLACK} >= {w} ? {json.dumps(lines)} : {expr})"
+            expr = f"(width >= {w} ? {json.dumps(lines)} : {expr})"
     return {"expr": expr}
 
 
 def fit_title(spec: dict) -> dict:
-    """``spec`` (a chart's dict) with its title wrapped to the chart's width (the lines of the widest of
-    :data:`TITLE_WIDTHS` that fits) and its subtitle in lines of at most :data:`SUBTITLE_CHARS`: at 800 px and in a
-    narrow column, every line shows whole rather than running past the chart's edge. A chart without a ``width`` of
-    its own (a concatenation) keeps its title."""
+    """``spec`` (a chart's dict) with its title and subtitle wrapped to the chart's width (the lines of the widest of
+    :data:`TITLE_WIDTHS` that fits): at 800 px and in a narrow column, every line shows whole rather than cut with
+    "…". A chart without a ``width`` of its own (a concatenation) keeps its title."""
     title = spec.get("title")
     if not title or any(k in spec for k in ("hconcat", "vconcat", "concat", "facet", "repeat")):
         return spec
@@ -78,10 +74,22 @@ def fit_title(spec: dict) -> dict:
     if isinstance(title.get("text"), (str, list)):
         title["text"] = _by_width(title["text"])
     if isinstance(title.get("subtitle"), (str, list)):
-        lines = wrap_lines(title["subtitle"], SUBTITLE_CHARS)
-        title["subtitle"] = lines[0] if len(lines) == 1 else lines
-    title.pop("limit", None)  # no "…": the lines are chosen to fit
+        title["subtitle"] = _by_width(title["subtitle"], SUBTITLE_CHAR_PX)
     return {**spec, "title": title}
+
+
+_UNCHECKED: dict[type, type] = {}
+
+
+def _unchecked(cls: type) -> type:
+    """``cls`` whose ``to_dict`` skips Altair's schema check: Vega-Lite draws a subtitle given as an expression (its
+    compiler passes it to Vega as a signal) though its schema lists only text there."""
+    if cls not in _UNCHECKED:
+        def to_dict(self, validate: bool = False, **kwargs):
+            return cls.to_dict(self, validate=False, **kwargs)
+
+        _UNCHECKED[cls] = type(cls.__name__, (cls,), {"to_dict": to_dict, "__module__": cls.__module__})
+    return _UNCHECKED[cls]
 
 
 def scheme() -> str:
@@ -119,4 +127,6 @@ def themed(chart: alt.TopLevelMixin, kind: str | None = None) -> alt.TopLevelMix
         config.setdefault(part, {}).update(labelColor=main, titleColor=main)
     config.setdefault("title", {}).update(color=main, subtitleColor=secondary)
     config.setdefault("text", {}).setdefault("color", main)
-    return type(chart).from_dict(fit_title(spec), validate=False)
+    fitted = fit_title(spec)
+    cls = type(chart) if fitted.get("title") == spec.get("title") else _unchecked(type(chart))
+    return cls.from_dict(fitted, validate=False)
