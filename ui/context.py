@@ -308,14 +308,32 @@ def context_sidebar() -> None:
 def _keep_in_url() -> None:
     """Every page's URL carries the context, a page that never draws it included (Compare, Glossary, a page that
     stops early): the fields the URL lacks (a page switch drops them) are written from the context last shown, so
-    a reload or a shared link opens on the same one. A field the URL has is the link's, adopted above."""
-    if not st.session_state.get(_SHOWN):
+    a reload or a shared link opens on the same one. A field the URL has is the link's, adopted above. A session
+    that has shown no context yet (a reload on a page that never draws it) keeps what the visitor chose."""
+    params = link_params() if st.session_state.get(_SHOWN) else _chosen_params()
+    if not params:
         return
     written = st.session_state.setdefault(_WRITTEN, {f: set() for f in _FIELDS})
-    for field, text in link_params().items():
+    for field, text in params.items():
         if field in _FIELDS and field not in st.query_params and field not in st.session_state.get(_UNSETTLED, ()):
             written.setdefault(field, set()).add(text)
             st.query_params[field] = text
+
+
+def _chosen_params() -> dict[str, str]:
+    """What the visitor chose (a link's context), as URL parameters: only the fields chosen."""
+    chosen = _chosen()
+    out = {}
+    if chosen.get(CONFIG_KEY):
+        out[CONFIG_KEY] = chosen[CONFIG_KEY]
+    if chosen.get(CUT_KEY) is not None:
+        out[CUT_KEY] = cut_text(chosen[CUT_KEY])
+    if chosen.get(KEEP_KEY) is not None:
+        out[KEEP_KEY] = str(chosen[KEEP_KEY])
+    if chosen.get(GOAL_KEY) is not None:
+        out[GOAL_KEY] = _goal_text(chosen[GOAL_KEY])
+    return {**out, **_optional_params(chosen.get(CURRENT_KEY), chosen.get(UNITS_KEY), chosen.get(COST_KEY),
+                                      chosen.get(ANSWERED_KEY))}
 
 
 def context_done() -> None:
