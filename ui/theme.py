@@ -10,10 +10,12 @@ on the fill and on the hover fill (Streamlit darkens the fill on hover, to 4.5 :
 
 from __future__ import annotations
 
-__all__ = ["BACKGROUND", "TEXT_COLOUR", "PRIMARY", "PRIMARY_TEXT", "PRIMARY_HOVER", "button_css"]
+__all__ = ["BACKGROUND", "DARK_BACKGROUNDS", "TEXT_COLOUR", "PRIMARY", "PRIMARY_TEXT", "PRIMARY_HOVER", "button_css"]
 
-#: Streamlit's page background and body text per theme (its defaults: config.toml leaves them alone).
+#: Streamlit's page background and body text per theme (its defaults: config.toml leaves them alone). The dark
+#: page is #0e1117 in Streamlit's documentation and #171614 as 1.67 draws it: every colour here reads on both.
 BACKGROUND = {"light": "#ffffff", "dark": "#0e1117"}
+DARK_BACKGROUNDS = ("#0e1117", "#171614")
 TEXT_COLOUR = {"light": "#31333f", "dark": "#fafafa"}
 #: ``theme.<kind>.primaryColor`` of .streamlit/config.toml.
 PRIMARY = {"light": "#37474f", "dark": "#90a4ae"}
