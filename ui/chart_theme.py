@@ -33,7 +33,7 @@ SWAPS = {
 
 
 #: Widths per character no title (16 px bold, Streamlit's) or subtitle (11 px) exceeds on average, in pixels.
-TITLE_CHAR_PX, SUBTITLE_CHAR_PX = 9.0, 6.4
+TITLE_CHAR_PX, SUBTITLE_CHAR_PX = 8.0, 6.0
 #: The chart widths a title is wrapped for (px, widest first): the chart picks the lines of the widest that fits.
 TITLE_WIDTHS = (1100, 860, 700, 580, 480, 400, 330, 270, 220)
 
