@@ -1,8 +1,8 @@
 """Chart titles at every width (issue 45: at 800 px they were cut): ``ui.chart_theme.fit_title``, read from the spec.
 
 A title (or subtitle) too long for a narrow chart becomes a Vega expression that picks its lines by the chart's
-plot ``width`` (Vega-Lite cuts a longer line with "…"); for each width the chosen lines fit (at 8 px a character for
-a 16 px bold title, 6 px for an 11 px subtitle), and a title that fits the narrowest chart stays as it was. The
+plot ``width`` (Vega-Lite cuts a longer line with "…"); for each width the chosen lines fit (at 7.6 px a character for
+a 16 px bold title, 5.6 px for an 11 px subtitle), and a title that fits the narrowest chart stays as it was. The
 browser reads the drawn titles at 800 px in tests/test_browser_every_page.py.
 """
 

@@ -32,10 +32,12 @@ SWAPS = {
 }
 
 
-#: Widths per character no title (16 px bold, Streamlit's) or subtitle (11 px) exceeds on average, in pixels.
-TITLE_CHAR_PX, SUBTITLE_CHAR_PX = 8.0, 6.0
-#: The chart widths a title is wrapped for (px, widest first): the chart picks the lines of the widest that fits.
-TITLE_WIDTHS = (1100, 860, 700, 580, 480, 400, 330, 270, 220)
+#: Widths per character no title (16 px bold, Streamlit's: about 7 px a character as drawn) or subtitle (11 px:
+#: about 5.2 px) exceeds on average, in pixels.
+TITLE_CHAR_PX, SUBTITLE_CHAR_PX = 7.6, 5.6
+#: The plot widths a title is wrapped for (px, widest first, every 20 px): the chart picks the lines of the widest
+#: that fits.
+TITLE_WIDTHS = tuple(range(1200, 199, -20))
 
 
 def wrap_lines(text, chars: int) -> list[str]:

@@ -115,10 +115,11 @@ def mirrored_histogram(frame: pd.DataFrame, *, cut: float, step: float = 0.02, t
     more = _marker_layers(shown, y=y_ceiling, lo=lo, hi=hi)
     return alt.layer(bars, zero, rule, *labels, *more).resolve_scale(color="independent").properties(
         height=PLOT_HEIGHT, autosize=FIT_X,
-        title=alt.TitleParams(title or f"At cut {cut:.3f}: {answered} answerable answered, {bluffs} off-topic bluff",
-                              anchor="start",
-                              subtitleColor=NEUTRAL, subtitle=[f"answerable: the closest chunk holding the answer ({missing} with none in the top",
-                                        "keep are not answered at any cut); off-topic: the closest chunk"]))
+        title=alt.TitleParams(title or f"At cut {cut:.3f}: {answered} answered, {bluffs} off-topic bluff",
+                              anchor="start",  # short lines: the chart's half of the page holds them whole
+                              subtitleColor=NEUTRAL, subtitle=["answerable: the closest chunk holding the answer",
+                                                               f"({missing} with none in the top keep are never "
+                                                               "answered);", "off-topic: the closest chunk"]))
 
 
 def _marker_layers(markers: dict[str, float], *, y: float, lo: float, hi: float) -> list[alt.Chart]:
