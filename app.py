@@ -20,10 +20,12 @@ format, e.g. ``beir:DIR``, shown on its own page instead; ``RAGDIAG_COLLECTION_S
 import streamlit as st
 
 from ragdiag.retrieval.registry import load_plugins
+from ui.chart_theme import scheme
 from ui.collection_view import collection_spec
 from ui.context import context_done, context_sidebar
 from ui.html import NARROW_SIDEBAR
 from ui.state import FAVICON, sidebar
+from ui.theme import button_css
 
 load_plugins()  # idempotent: a module is imported once per process
 
@@ -67,7 +69,7 @@ st.sidebar.markdown("""<style>
   [data-testid="stHorizontalBlock"] { flex-wrap: wrap !important; }
   [data-testid="stHorizontalBlock"] > [data-testid="stColumn"] { min-width: 220px !important; flex: 1 1 220px !important; }
 }
-</style>""", unsafe_allow_html=True)
+""" + button_css(scheme()) + "</style>", unsafe_allow_html=True)  # primary buttons legible in the visitor's theme
 
 # Under 1,000 px the sidebar starts folded, once per tab (the visitor may open it again): Streamlit's own "auto" folds it
 # only under 768 px. Drawn first in the main block (a sidebar element would be the last HTML block a page shows); its

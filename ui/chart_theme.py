@@ -23,7 +23,8 @@ import streamlit as st
 
 from ui.fmt import ACCENT, NEUTRAL
 
-__all__ = ["TEXT", "SWAPS", "ThemedChart", "scheme", "themed"]
+__all__ = ["TEXT", "SWAPS", "TITLE_CHAR_PX", "SUBTITLE_CHAR_PX", "TITLE_WIDTHS", "ThemedChart", "scheme", "themed",
+           "fit_title", "wrap_lines"]
 
 #: Chart text per theme: (main, secondary). On white: 10.4 and 6.4 : 1; on Streamlit's dark #0e1117: 13.5 and 8.3 : 1.
 TEXT = {"light": ("#424242", "#5f5f5f"), "dark": ("#e0e0e0", "#b0b0b0")}
@@ -34,6 +35,54 @@ SWAPS = {
              "#00897b": "#4db6ac", "#6a1b9a": "#ce93d8", "#546e7a": "#90a4ae", "#424242": "#bdbdbd",
              "#c62828": "#ef5350"},
 }
+
+
+#: Widths per character no title (16 px bold, Streamlit's: about 7 px a character as drawn) or subtitle (11 px:
+#: about 5.2 px) exceeds on average, in pixels.
+TITLE_CHAR_PX, SUBTITLE_CHAR_PX = 7.6, 5.6
+#: The plot widths a title is wrapped for (px, widest first, every 20 px): the chart picks the lines of the widest
+#: that fits.
+TITLE_WIDTHS = tuple(range(1200, 199, -20))
+
+
+def wrap_lines(text, chars: int) -> list[str]:
+    """``text`` (a string or its lines) as lines of at most ``chars`` characters, broken at spaces (a word longer
+    than that keeps its line)."""
+    import textwrap
+
+    lines = [text] if isinstance(text, str) else list(text)
+    return [w for line in lines for w in (textwrap.wrap(str(line), chars, break_long_words=False,
+                                                        break_on_hyphens=False) or [""])]
+
+
+def _by_width(text, char_px: float = TITLE_CHAR_PX):
+    """``text`` as a Vega expression choosing its lines by the chart's plot width (``width``: Vega-Lite cuts a title
+    longer than that with "…"), or ``text`` itself where it fits the narrowest chart as it is."""
+    import json
+
+    wraps = [wrap_lines(text, max(8, int(w / char_px))) for w in TITLE_WIDTHS]
+    if wraps[-1] == wrap_lines(text, 10_000):
+        return text
+    expr = json.dumps(wraps[-1])
+    for w, lines, narrower in zip(TITLE_WIDTHS[-2::-1], wraps[-2::-1], wraps[:0:-1]):
+        if lines != narrower:  # the same lines as the next narrower width: one branch for both
+            expr = f"(width >= {w} ? {json.dumps(lines)} : {expr})"
+    return {"expr": expr}
+
+
+def fit_title(spec: dict) -> dict:
+    """``spec`` (a chart's dict) with its title and subtitle wrapped to the chart's width (the lines of the widest of
+    :data:`TITLE_WIDTHS` that fits): at 800 px and in a narrow column, every line shows whole rather than cut with
+    "…". A chart without a ``width`` of its own (a concatenation) keeps its title."""
+    title = spec.get("title")
+    if not title or any(k in spec for k in ("hconcat", "vconcat", "concat", "facet", "repeat")):
+        return spec
+    title = {"text": title} if isinstance(title, (str, list)) else dict(title)
+    if isinstance(title.get("text"), (str, list)):
+        title["text"] = _by_width(title["text"])
+    if isinstance(title.get("subtitle"), (str, list)):
+        title["subtitle"] = _by_width(title["subtitle"], SUBTITLE_CHAR_PX)
+    return {**spec, "title": title}
 
 
 def scheme() -> str:
@@ -68,8 +117,8 @@ class ThemedChart:
 
 
 def themed(chart: alt.TopLevelMixin, kind: str | None = None) -> ThemedChart:
-    """``chart`` with its text and marker colours set for the theme ``kind`` (default: the visitor's), for
-    ``st.altair_chart``.
+    """``chart`` with its text and marker colours set for the theme ``kind`` (default: the visitor's), and its
+    title's lines chosen by its width (:func:`fit_title`), for ``st.altair_chart``.
 
     Data values are never touched, only the spec's colours: every swapped colour is one of :data:`SWAPS`.
     """
@@ -83,4 +132,4 @@ def themed(chart: alt.TopLevelMixin, kind: str | None = None) -> ThemedChart:
         config.setdefault(part, {}).update(labelColor=main, titleColor=main)
     config.setdefault("title", {}).update(color=main, subtitleColor=secondary)
     config.setdefault("text", {}).setdefault("color", main)
-    return ThemedChart(spec)
+    return ThemedChart(fit_title(spec))

@@ -65,6 +65,12 @@ _VER = "_ctx_version"  # bumped on every change: the fields are drawn afresh wit
 _HOLDER = "_ctx_holder"  # the sidebar container the fields are drawn into
 _DRAWN = "_ctx_drawn"  # whether this run drew the fields
 _UNSETTLED = "_ctx_unsettled"  # the fields left out of the URL while the recommendation is provisional
+_LINE = "_ctx_line"  # the sidebar's placeholder of the context's one line (pages without the fields)
+_LIVE = "_ctx_live"  # the keys of the configuration box and the cut slider the last run drew
+#: {field: texts}: the configurations and cuts shown before the recommendation moved on its own (strategies
+#: finished), until the browser's fields hold the new ones: a field the browser sends back at such a value, in a rerun
+#: asked before it caught up, is an echo, not the visitor's choice (the cut of an earlier, provisional pick)
+_SUPERSEDED = "_ctx_superseded"
 
 
 @dataclass(frozen=True)
@@ -314,33 +320,61 @@ def _adopt_url() -> None:
 def context_sidebar() -> None:
     """Read a link's context from the URL and make room for the context's fields in the sidebar (the entry point
     calls it on every page, before the page runs; the page's :func:`context` fills the fields)."""
+    _caught_up()
     _adopt_url()
     _keep_in_url()
     st.session_state[_DRAWN] = False
     with st.sidebar:
         st.session_state[_HOLDER] = st.container()
+    with st.session_state[_HOLDER]:  # the context's line, until the page draws the fields (a page that stops
+        st.session_state[_LINE] = st.empty()  # early, st.stop(), never gets to context_done: the line is there)
+    _draw_line()
 
 
 def _keep_in_url() -> None:
     """Every page's URL carries the context, a page that never draws it included (Compare, Glossary, a page that
     stops early): the fields the URL lacks (a page switch drops them) are written from the context last shown, so
-    a reload or a shared link opens on the same one. A field the URL has is the link's, adopted above."""
-    if not st.session_state.get(_SHOWN):
+    a reload or a shared link opens on the same one. A field the URL has is the link's, adopted above. A session
+    that has shown no context yet (a reload on a page that never draws it) keeps what the visitor chose."""
+    params = link_params() if st.session_state.get(_SHOWN) else _chosen_params()
+    if not params:
         return
     written = st.session_state.setdefault(_WRITTEN, {f: set() for f in _FIELDS})
-    for field, text in link_params().items():
+    for field, text in params.items():
         if field in _FIELDS and field not in st.query_params and field not in st.session_state.get(_UNSETTLED, ()):
             written.setdefault(field, set()).add(text)
             st.query_params[field] = text
+
+
+def _chosen_params() -> dict[str, str]:
+    """What the visitor chose (a link's context), as URL parameters: only the fields chosen."""
+    chosen = _chosen()
+    out = {}
+    if chosen.get(CONFIG_KEY):
+        out[CONFIG_KEY] = chosen[CONFIG_KEY]
+    if chosen.get(CUT_KEY) is not None:
+        out[CUT_KEY] = cut_text(chosen[CUT_KEY])
+    if chosen.get(KEEP_KEY) is not None:
+        out[KEEP_KEY] = str(chosen[KEEP_KEY])
+    if chosen.get(GOAL_KEY) is not None:
+        out[GOAL_KEY] = _goal_text(chosen[GOAL_KEY])
+    return {**out, **_optional_params(chosen.get(CURRENT_KEY), chosen.get(UNITS_KEY), chosen.get(COST_KEY),
+                                      chosen.get(ANSWERED_KEY))}
 
 
 def context_done() -> None:
     """After a page that never asked for the context: the sidebar says what it is, without fields."""
     if st.session_state.get(_DRAWN) or _HOLDER not in st.session_state:
         return
+    _draw_line()
+
+
+def _draw_line() -> None:
+    """The context in one line in the sidebar (replaced by the fields when the page draws them)."""
     shown = st.session_state.get(_SHOWN)
     chosen = _chosen()
-    with st.session_state[_HOLDER]:
+    line = st.session_state.get(_LINE)
+    with (line.container() if line is not None else st.session_state[_HOLDER]):
         st.subheader("Context")
         if shown:
             st.caption(f"{md_text(shown[CONFIG_KEY])} · strictness (cut) {md_text(cut_text(shown[CUT_KEY]))} · "
@@ -436,6 +470,7 @@ def context(ev: Evaluation, token: str) -> Context:
                   _round_cut(rec.cut) if rec is not None else None,
                   state[CURRENT_KEY], state[UNITS_KEY] or "distance", state[COST_KEY], state.get(ANSWERED_KEY),
                   state.get(SCORE_KEY) or "dense", state.get(NATIVE_CUT_KEY))
+    _supersede(st.session_state.get(_SHOWN), state, {CONFIG_KEY: config, CUT_KEY: cut})
     st.session_state[_SHOWN] = {CONFIG_KEY: config, CUT_KEY: cut, KEEP_KEY: keep, GOAL_KEY: max_bluff,
                                 ANSWERED_KEY: ctx.min_answered, CURRENT_KEY: ctx.current, UNITS_KEY: ctx.units,
                                 COST_KEY: ctx.bluff_cost, SCORE_KEY: ctx.score, NATIVE_CUT_KEY: ctx.native_cut}
@@ -444,6 +479,37 @@ def context(ev: Evaluation, token: str) -> Context:
         _draw(ev, token, ctx, picked if picked and not chosen else None)
     _write_url(ctx)
     return ctx
+
+
+def _echo_text(field: str, value) -> str:
+    return cut_text(float(value)) if field == CUT_KEY else str(value)
+
+
+def _supersede(before: dict | None, state: dict, now: dict) -> None:
+    """Remember the configuration and cut shown before, where the context moved without the visitor (not chosen)."""
+    if not before:
+        return
+    old = st.session_state.setdefault(_SUPERSEDED, {})
+    for field, value in now.items():
+        if state[field] is None and before.get(field) is not None and before[field] != value:
+            old.setdefault(field, set()).add(_echo_text(field, before[field]))
+
+
+def _caught_up() -> None:
+    """At a run's start: the fields whose value in the browser is the one shown last have caught up; what they
+    showed before is no longer an echo (the visitor may choose it again)."""
+    shown, old = st.session_state.get(_SHOWN) or {}, st.session_state.get(_SUPERSEDED) or {}
+    live = st.session_state.get(_LIVE) or ()
+    for field, keys in ((CONFIG_KEY, [k for k in live if k.startswith("ctx_config_")]),
+                        (CUT_KEY, ["ctx_cut", *[k for k in live if k.startswith("ctx_slider_")]])):
+        if not old.get(field) or shown.get(field) is None:
+            continue
+        values = [st.session_state[k] for k in keys if st.session_state.get(k) is not None]
+        try:
+            if values and all(_echo_text(field, v) == _echo_text(field, shown[field]) for v in values):
+                old[field] = set()
+        except (TypeError, ValueError):
+            continue
 
 
 def _write_url(ctx: Context) -> None:
@@ -494,6 +560,8 @@ def _from_field(field: str, key: str) -> None:
     """A sidebar field's ``on_change``: the visitor changed it, so the context follows (and says so)."""
     if key not in st.session_state:
         return
+    if key.startswith(("ctx_config_", "ctx_slider_")) and key not in st.session_state.get(_LIVE, (key,)):
+        return  # a box drawn for an earlier recommendation (strategies were still computing): not the visitor's
     value = st.session_state[key]
     shown = st.session_state.get(_SHOWN, {})
     if field == CUT_KEY:
@@ -514,6 +582,9 @@ def _from_field(field: str, key: str) -> None:
         return
     if value is None or value == shown.get(field):
         return
+    if field in (CONFIG_KEY, CUT_KEY) and _echo_text(field, value) in (st.session_state.get(_SUPERSEDED) or {}).get(
+            field, ()):
+        return  # the browser's field still held what was shown before the recommendation moved: not a choice
     state = dict(_chosen())
     state[field] = value
     before = shown.get(field)
@@ -559,6 +630,8 @@ def _draw(ev: Evaluation, token: str, ctx: Context, missing: str | None) -> None
     if ctx.config not in options:
         options = [ctx.config, *options]
     holder = st.session_state.get(_HOLDER) or st.sidebar
+    if st.session_state.get(_LINE) is not None:
+        st.session_state[_LINE].empty()  # the one line gives way to the fields
     with holder:
         st.subheader("Context")
         if ctx.provisional:
@@ -566,6 +639,7 @@ def _draw(ev: Evaluation, token: str, ctx: Context, missing: str | None) -> None
         # the key names the recommendation: its label says "recommended", and a browser holding the old label
         # (the recommendation changed as strategies finished) would send it back as a value no option has
         config_key = f"ctx_config_{ver}_{ctx.recommended_config}"
+        st.session_state[_LIVE] = (config_key, f"ctx_slider_{ver}")
         st.selectbox("Configuration", options, index=options.index(ctx.config), key=config_key,
                      format_func=lambda c: _option_words(c) + (" · recommended" if c == ctx.recommended_config
                                                                else ""),

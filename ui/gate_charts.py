@@ -16,7 +16,7 @@ from ragdiag.core.gate import under_each
 from ui.fmt import NEUTRAL
 
 __all__ = ["PLOT_HEIGHT", "FIT_X", "x_extent", "mirrored_bins", "mirrored_histogram", "tradeoff_wide", "flips",
-           "label_lanes", "tradeoff_curve"]
+           "label_layout", "tradeoff_curve"]
 
 PLOT_HEIGHT = 260
 #: The width fits the column; the height is the plot's own, titles, axes and legends come on top of it.
@@ -115,10 +115,11 @@ def mirrored_histogram(frame: pd.DataFrame, *, cut: float, step: float = 0.02, t
     more = _marker_layers(shown, y=y_ceiling, lo=lo, hi=hi)
     return alt.layer(bars, zero, rule, *labels, *more).resolve_scale(color="independent").properties(
         height=PLOT_HEIGHT, autosize=FIT_X,
-        title=alt.TitleParams(title or f"At cut {cut:.3f}: {answered} answerable answered, {bluffs} off-topic bluff",
-                              anchor="start",
-                              subtitleColor=NEUTRAL, subtitle=[f"answerable: the closest chunk holding the answer ({missing} with none in the top",
-                                        "keep are not answered at any cut); off-topic: the closest chunk"]))
+        title=alt.TitleParams(title or f"At cut {cut:.3f}: {answered} answered, {bluffs} off-topic bluff",
+                              anchor="start",  # short lines: the chart's half of the page holds them whole
+                              subtitleColor=NEUTRAL, subtitle=["answerable: the closest chunk holding the answer",
+                                                               f"({missing} with none in the top keep are never "
+                                                               "answered);", "off-topic: the closest chunk"]))
 
 
 def _marker_layers(markers: dict[str, float], *, y: float, lo: float, hi: float) -> list[alt.Chart]:
@@ -170,24 +171,40 @@ def flips(cuts, ids, values, *, show: int = 3) -> list[str]:
     return out
 
 
-def label_lanes(cuts, *, lo: float, hi: float, gap: float = 0.22) -> list[int]:
-    """A lane (text row) per marker label so that labels of cuts closer than ``gap`` of the x range do not
-    overlap: in order of the cut, each takes the first lane whose last label is far enough.
+#: Marker labels: their font size, a width per character that no common sans-serif exceeds on average at that size,
+#: the gap to their rule, a lane's height, and the narrowest plot they are laid out for (the module's 240 px).
+LABEL_FONT, LABEL_CHAR_PX, LABEL_DX, LANE_PX, MIN_PLOT_PX = 11, 6.9, 4, 14, 240
 
-    >>> label_lanes([0.5, 0.52, 0.9, 0.51], lo=0.0, hi=1.0)
-    [0, 2, 0, 1]
+
+def label_layout(names, cuts, *, lo: float, hi: float, width_px: float = MIN_PLOT_PX) -> list[tuple[int, bool]]:
+    """Per marker label, ``(lane, right)``: the text row it takes (0 at the top) and whether it sits left of its rule
+    (``right``-aligned: it would run past the plot's right edge otherwise), so that no two labels' boxes intersect.
+
+    The boxes are laid out on a plot ``width_px`` wide (the narrowest the charts get): on a wider plot the rules
+    move apart and the texts keep their size, so labels apart there are apart everywhere. In order of their left
+    edge, each label takes the first lane whose last label ends before it starts.
+
+    >>> label_layout(["proposed", "on screen", "today"], [0.50, 0.51, 0.95], lo=0.0, hi=1.0)
+    [(0, False), (1, False), (0, True)]
     """
-    width = max(hi - lo, 1e-9) * gap
-    last: list[float] = []
-    lanes = [0] * len(cuts)
-    for i in sorted(range(len(cuts)), key=lambda i: cuts[i]):
-        lane = next((j for j, x in enumerate(last) if cuts[i] - x >= width), len(last))
-        if lane == len(last):
-            last.append(cuts[i])
+    span = max(hi - lo, 1e-9)
+    boxes, rights = [], []
+    for name, cut in zip(names, cuts):
+        x, w = (float(cut) - lo) / span * width_px, len(str(name)) * LABEL_CHAR_PX
+        right = x + LABEL_DX + w > width_px and x - LABEL_DX - w >= 0
+        boxes.append((x - LABEL_DX - w, x - LABEL_DX) if right else (x + LABEL_DX, x + LABEL_DX + w))
+        rights.append(right)
+    ends: list[float] = []  # per lane, where its last label ends
+    out: list[tuple[int, bool]] = [(0, False)] * len(boxes)
+    for i in sorted(range(len(boxes)), key=lambda i: boxes[i][0]):
+        start, end = boxes[i]
+        lane = next((j for j, e in enumerate(ends) if e + 2 <= start), len(ends))
+        if lane == len(ends):
+            ends.append(end)
         else:
-            last[lane] = cuts[i]
-        lanes[i] = lane
-    return lanes
+            ends[lane] = end
+        out[i] = (lane, rights[i])
+    return out
 
 
 def tradeoff_curve(curve: pd.DataFrame, *, cut: float, goal: float | None = None, goal_kind: str = "bluffs",
@@ -238,9 +255,10 @@ def tradeoff_curve(curve: pd.DataFrame, *, cut: float, goal: float | None = None
         if c is not None and lo <= c <= hi:
             at.setdefault(round(float(c), 4), []).append(n)
     marks = pd.DataFrame([{"name": " = ".join(ns), "cut": c, "kind": ns[-1]} for c, ns in at.items()])
-    if len(marks):  # labels beside their rule, one lane (14 px) per neighbour too close to share a row
-        marks["y"] = [8 + 14 * lane for lane in label_lanes(marks["cut"].tolist(), lo=lo, hi=hi)]
-        marks["right"] = marks["cut"] > lo + 0.7 * (hi - lo)  # near the right edge: the label goes left of it
+    if len(marks):  # labels beside their rule, one lane (14 px) per neighbour whose label it would touch
+        layout = label_layout(marks["name"].tolist(), marks["cut"].tolist(), lo=lo, hi=hi)
+        marks["y"] = [8 + LANE_PX * lane for lane, _ in layout]
+        marks["right"] = [right for _, right in layout]  # near the right edge: the label goes left of its rule
     if len(marks):
         mcolor = alt.Color("kind:N", legend=None, scale=alt.Scale(domain=list(MARKER_COLORS),
                                                                   range=list(MARKER_COLORS.values())))
@@ -248,7 +266,7 @@ def tradeoff_curve(curve: pd.DataFrame, *, cut: float, goal: float | None = None
             x=alt.X("cut:Q"), color=mcolor, tooltip=[alt.Tooltip("name:N"), alt.Tooltip("cut:Q", format=".4f")]))
         for right, part in marks.groupby("right"):
             layers.append(alt.Chart(part).mark_text(align="right" if right else "left", baseline="middle",
-                                                    dx=-4 if right else 4, fontSize=11).encode(
+                                                    dx=-LABEL_DX if right else LABEL_DX, fontSize=LABEL_FONT).encode(
                 x=alt.X("cut:Q"), y=alt.Y("y:Q", scale=None), text=alt.Text("name:N"), color=mcolor))
     return alt.layer(*layers).resolve_scale(color="independent").properties(
         height=PLOT_HEIGHT, autosize=FIT_X,

@@ -123,3 +123,38 @@ def test_a_failure_selected_in_the_table_opens_on_the_same_page_and_in_the_url(b
         page.screenshot(path=str(ARTIFACTS / "inspector-failure-selected.png"))
     finally:
         ctx.close()
+
+
+#: The rendered primary button's text and fill (the fill under the pointer too), as the browser resolved them.
+BUTTON_JS = """(el) => {
+  const rgb = s => (s.match(/[\\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => [r, g, b].map(v => v / 255).map(v => v <= 0.03928 ? v / 12.92
+                                                              : Math.pow((v + 0.055) / 1.055, 2.4))
+                                      .reduce((a, v, i) => a + v * [0.2126, 0.7152, 0.0722][i], 0);
+  const ratio = (a, b) => (Math.max(lum(a), lum(b)) + 0.05) / (Math.min(lum(a), lum(b)) + 0.05);
+  const text = el.querySelector('p') || el;
+  const s = getComputedStyle(el);
+  return {color: getComputedStyle(text).color, fill: s.backgroundColor,
+          ratio: ratio(rgb(getComputedStyle(text).color), rgb(s.backgroundColor))};
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["dark", "light"])
+def test_the_primary_buttons_text_reads_on_its_fill_in_both_themes(browser, server, scheme):
+    """The Summary's "Download report" button (primary): 2.6 : 1 in the dark theme before (white on #90a4ae)."""
+    ctx, page = _open(browser, server, "/", scheme=scheme)
+    try:
+        import re
+
+        button = page.locator('[data-testid="stMain"]').get_by_role("button", name=re.compile("Download report"))
+        text_of(button, "Download report")
+        assert one(button).get_attribute("data-testid") == "stBaseButton-primary"
+        seen = one(button).evaluate(BUTTON_JS)
+        assert seen["ratio"] >= 4.5, (scheme, seen)
+        one(button).hover()
+        page.wait_for_function("""() => [...document.querySelectorAll('[data-testid="stMain"] button')]
+            .some((el) => el.textContent.includes('Download report') && el.matches(':hover'))""")
+        hovered = one(button).evaluate(BUTTON_JS)
+        assert hovered["ratio"] >= 4.5, (scheme, hovered)
+    finally:
+        ctx.close()

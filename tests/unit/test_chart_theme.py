@@ -10,21 +10,12 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from wcag import contrast
+
 from ui.chart_theme import SWAPS, TEXT, themed
 
 #: The page backgrounds of Streamlit's light and dark themes.
 BACKGROUND = {"light": "#ffffff", "dark": "#0e1117"}
-
-
-def luminance(colour: str) -> float:
-    rgb = [int(colour.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)]
-    lin = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in rgb]
-    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
-
-
-def contrast(a: str, b: str) -> float:
-    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
-    return (hi + 0.05) / (lo + 0.05)
 
 
 def test_contrast_anchors():
