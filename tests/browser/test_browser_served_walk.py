@@ -73,7 +73,7 @@ def served(tmp_path_factory):
     log = base / "streamlit.log"
     env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache"),
            "RAGDIAG_LOCKED": "1", "RAGDIAG_ROOTS": "", "RAGDIAG_WARM": "0", "RAGDIAG_ENCODER": "fakes:fake_encoder",
-           "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT), os.environ.get("PYTHONPATH", "")])}
+           "PYTHONPATH": os.pathsep.join([str(ROOT / "tests" / "helpers"), str(ROOT), os.environ.get("PYTHONPATH", "")])}
     proc, url = start_server(env, log, launcher=["-m", "ui.serve"])
     try:
         yield {"url": url, "log": log}

@@ -115,7 +115,7 @@ def test_distances_that_are_not_cosine_distances_are_refused(tiny_folder, tmp_pa
 
 def test_a_ray_head_that_does_not_answer_is_a_message_not_a_hang():
     pytest.importorskip("ray")
-    code = ("import sys; sys.path.insert(0, 'tests')\n"
+    code = ("import sys; sys.path.insert(0, 'tests/helpers')\n"
             "from fakes import FakeEncoder\n"
             "from ragdiag.index.ray_engine import RayEncoder, RayUnavailable\n"
             "try:\n    RayEncoder(FakeEncoder(), address='127.0.0.1:1')\n"
