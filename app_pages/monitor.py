@@ -24,7 +24,7 @@ from ui.context import context
 from ui.fmt import rate
 from ui.html import md_text
 from ui.jobs import evaluation
-from ui.monitor_charts import monitor_frame, refused_chart, verdict
+from ui.monitor_charts import monitor_frame, refused_chart, refused_title, verdict
 from ui.native_monitor_view import native_monitor_section
 from ui.chart_theme import themed
 
@@ -112,12 +112,7 @@ def page() -> None:
                     f"{period} of its size shows.")
     frame = monitor_frame(mon)
     moved = mon.flagged
-    if mon.expected is None:
-        title = f"The share refused per {period} (not judged: no off-topic share stated)"
-    elif moved:
-        title = f"{', '.join(p.period for p in moved)} refused outside what the calibration predicts"
-    else:
-        title = f"Every {period} within what the calibration predicts"
+    title = refused_title(mon, period)
     st.altair_chart(themed(refused_chart(frame, title=title, period=period)), width="stretch", key="monitor_chart")
 
     columns = {period: frame["period"], "queries": frame["queries"],

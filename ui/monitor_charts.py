@@ -78,3 +78,13 @@ def refused_chart(frame: pd.DataFrame, *, title: str, period: str, height: int =
                         "off-topic share")
     return alt.layer(*layers).properties(
         title=alt.Title(title, subtitle=subtitle, anchor="start"), height=height, autosize=FIT_X)
+
+
+def refused_title(mon, period: str) -> str:
+    """The refused-share chart's title: the periods flagged, every period within the prediction, or not judged."""
+    moved = mon.flagged
+    if mon.expected is None:
+        return f"The share refused per {period} (not judged: no off-topic share stated)"
+    if moved:
+        return f"{', '.join(p.period for p in moved)} refused outside what the calibration predicts"
+    return f"Every {period} within what the calibration predicts"

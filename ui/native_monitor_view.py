@@ -46,7 +46,7 @@ def native_monitor_section(ev, token: str, ctx, path: str, size: int, mtime_ns: 
     from ui.chart_theme import themed
     from ui.fmt import rate
     from ui.html import md_text
-    from ui.monitor_charts import monitor_frame, refused_chart, verdict
+    from ui.monitor_charts import monitor_frame, refused_chart, refused_title, verdict
     from ui.native_view import native_report_cut, native_table, score_switch
 
     if ctx.score != "native":
@@ -84,12 +84,7 @@ def native_monitor_section(ev, token: str, ctx, path: str, size: int, mtime_ns: 
                 f"(answerable {rate(cal.refused_answerable)}, off-topic {rate(cal.refused_ood)}).")
     frame = monitor_frame(mon)
     moved = mon.flagged
-    if mon.expected is None:
-        title = f"The share refused per {period} (not judged: no off-topic share stated)"
-    elif moved:
-        title = f"{', '.join(p.period for p in moved)} refused outside what the calibration predicts"
-    else:
-        title = f"Every {period} within what the calibration predicts"
+    title = refused_title(mon, period)
     st.altair_chart(themed(refused_chart(frame, title=title, period=period)), width="stretch",
                     key="monitor_native_chart")
     columns = {period: frame["period"], "queries": frame["queries"],
