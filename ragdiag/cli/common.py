@@ -11,8 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["UsageError", "progress_bar", "load_inputs", "open_store", "cli_encoder", "evaluate_args", "write_results",
-           "add_selection", "strategy_help", "retriever_help"]
+__all__ = ["UsageError", "progress_bar", "load_inputs", "open_corpus", "open_store", "cli_encoder", "evaluate_args",
+           "write_results", "add_selection", "strategy_help", "retriever_help", "print_result"]
 
 
 class UsageError(Exception):
@@ -77,22 +77,39 @@ def load_inputs(args):
     A file that fails to load is a warning on stderr; a corpus or truth that cannot be used is a
     :class:`UsageError`.
     """
-    from ..documents.walk import CorpusError
-    from ..documents.corpus import load_corpus
     from ..documents.truth import TruthError, default_truth_path, load_truth
 
-    try:
-        corpus = load_corpus(args.corpus)
-    except CorpusError as exc:
-        raise UsageError(str(exc)) from None
-    for f in corpus.failures:
-        print(f"warning: {f.path} not loaded: {f.reason}", file=sys.stderr)
+    corpus = open_corpus(args.corpus)
     truth_path = args.truth or default_truth_path(corpus.root)
     try:
         truth = load_truth(truth_path, corpus)
     except TruthError as exc:
         raise UsageError(str(exc)) from None
     return corpus, truth
+
+
+def open_corpus(folder):
+    """The corpus in ``folder`` (``None``: the bundled one): a file that fails to load is a warning on stderr, a
+    folder that cannot be read a :class:`UsageError`."""
+    from ..documents.corpus import load_corpus
+    from ..documents.walk import CorpusError
+
+    try:
+        corpus = load_corpus(folder)
+    except CorpusError as exc:
+        raise UsageError(str(exc)) from None
+    for f in corpus.failures:
+        print(f"warning: {f.path} not loaded: {f.reason}", file=sys.stderr)
+    return corpus
+
+
+def print_result(res, as_json: bool, text, *, ensure_ascii: bool = True) -> int:
+    """Print a command's result: ``res.as_json()`` as indented JSON when ``as_json`` (``--json``), else what
+    ``text()`` says; the exit status, 0."""
+    import json
+
+    print(json.dumps(res.as_json(), indent=2, ensure_ascii=ensure_ascii) if as_json else text())
+    return 0
 
 
 def open_store(args):

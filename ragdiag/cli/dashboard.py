@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from .common import UsageError
+from .options import add_inputs, add_store
 
 __all__ = ["register", "cmd_dashboard", "streamlit_flags", "dashboard_command"]
 
@@ -29,15 +30,14 @@ def register(sub) -> None:
                        description="Serve the dashboard: the configured data is evaluated as the server starts; "
                                    "open the address it prints. Needs the dashboard extra "
                                    "(pip install 'ragdiag[dashboard]').")
-    p.add_argument("--corpus", help="folder of documents (default: the bundled scikit-learn user guide)")
-    p.add_argument("--truth", help="ground-truth JSON/YAML (default: <corpus folder>.truth.json beside it)")
+    add_inputs(p)
     p.add_argument("--roots", help="further folders visitors may open, separated by the path separator (:)")
     p.add_argument("--locked", action="store_true", help="no path fields at all: visitors see the configured data")
     p.add_argument("--no-warm", action="store_true", help="do not start the evaluation before the first visit")
     p.add_argument("--baseline", help="what you run now, e.g. E/hybrid (the pages compare with it)")
     p.add_argument("--history", metavar="FILE", help="the run history the History page draws (ragdiag history)")
     p.add_argument("--monitor-log", metavar="FILE", help="the query log the Monitor page watches (ragdiag monitor)")
-    p.add_argument("--cache", help="store folder (default: $RAGDIAG_CACHE or ./.ragdiag-cache)")
+    add_store(p, no_cache=False)
     p.add_argument("--address", default=None, help="address to serve on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=None, help="port (default 8501)")
     p.set_defaults(func=cmd_dashboard)

@@ -7,7 +7,7 @@ import sys
 
 from ..core.defaults import DEFAULT_CUT
 from .common import add_selection
-from .options import add_evaluation, add_gate, add_k
+from .options import add_evaluation, add_gate, evaluating_parser
 
 __all__ = ["register"]
 
@@ -137,9 +137,7 @@ def register(sub) -> None:
     p.add_argument("--outcome", help="also list the queries of this outcome (e.g. ranked-low)")
     p.set_defaults(func=cmd_funnel)
 
-    p = sub.add_parser("hubs", help="chunks in the top k of unusually many queries, boilerplate flagged")
-    add_evaluation(p)
-    add_k(p)
+    p = evaluating_parser(sub, "hubs", "chunks in the top k of unusually many queries, boilerplate flagged")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--config", default="E/hybrid", help="the configuration (default E/hybrid)")
     p.add_argument("--top", type=int, default=20, help="how many chunks to list (default 20)")

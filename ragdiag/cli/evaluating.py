@@ -9,7 +9,7 @@ from ..core.defaults import ALPHA, DEFAULT_MAX_BLUFF, PRIMARY_K
 from .common import (UsageError, _check_out_file, _check_out_folder, _check_report_out, _known_config,
                      _print_unavailable, add_selection, cli_encoder, evaluate_args, load_inputs, retriever_help,
                      strategy_help, write_results)
-from .options import add_evaluation, add_gate, add_k
+from .options import add_evaluation, add_gate, evaluating_parser
 
 __all__ = ["register", "cmd_eval", "cmd_compare", "cmd_pairs", "cmd_report"]
 
@@ -36,9 +36,7 @@ def register(sub) -> None:
     add_vector_options(p)  # --vectors FILE [--query-vectors FILE]: vectors a team already computed
     p.set_defaults(func=cmd_eval)
 
-    p = sub.add_parser("compare", help="paired exact sign-flip test over questions between two configurations")
-    add_evaluation(p)
-    add_k(p)
+    p = evaluating_parser(sub, "compare", "paired exact sign-flip test over questions between two configurations")
     p.add_argument("a", metavar="CONFIG_A", help="e.g. E/hybrid")
     p.add_argument("b", metavar="CONFIG_B", help="e.g. E/dense")
     p.add_argument("--phrasing", default="all", help="all, or one phrasing of the ground truth (e.g. course)")
@@ -53,11 +51,8 @@ def register(sub) -> None:
                   retrievers=f"with --family: the family's {retriever_help()}")
     p.set_defaults(func=cmd_compare)
 
-    p = sub.add_parser("pairs", help="every paired comparison of a family (all pairs, or --baseline against each "
-                                     "other), over questions, simultaneous intervals within it")
-    add_evaluation(p)
-    add_k(p)
-    add_selection(p)
+    p = evaluating_parser(sub, "pairs", "every paired comparison of a family (all pairs, or --baseline against each "
+                                        "other), over questions, simultaneous intervals within it", selection=True)
     p.add_argument("--baseline", default=None, help="planned family: this configuration (declared before looking) "
                                                     "against each other one")
     p.add_argument("--phrasing", default="all", help="all, or one phrasing of the ground truth")

@@ -3,7 +3,7 @@
 Groups: :func:`add_inputs` (``--corpus``, ``--truth``), :func:`add_store`
 (``--cache``, ``--no-cache``, ``--no-snapshot``), :func:`add_model` (``--model``,
 ``--cross-encoder``), :func:`add_evaluation` (the three: what a command that
-evaluates reads) and :func:`add_gate` (``--keep``, ``--cut``, ``--k``: the
+evaluates reads; :func:`evaluating_parser` declares such a command, with ``--k``) and :func:`add_gate` (``--keep``, ``--cut``, ``--k``: the
 gate, read back as one :class:`~ragdiag.core.gate.Gate` by :func:`gate_of`).
 
 A bad value is one line on stderr and exit status 2 (:class:`Parser`); the
@@ -17,7 +17,7 @@ import argparse
 from ..core.defaults import DEFAULT_KEEP
 
 __all__ = ["Parser", "add_inputs", "add_store", "add_model", "add_evaluation", "add_k", "add_gate", "gate_of",
-           "K_HELP", "GATE_OPTIONS"]
+           "evaluating_parser", "K_HELP", "GATE_OPTIONS"]
 
 #: The one help text of ``--k`` (its one default: the gate's keep).
 K_HELP = ("the rank that counts as found: recall@k, the verdicts and the funnel read the top k "
@@ -64,6 +64,20 @@ def add_evaluation(p) -> None:
     add_inputs(p)
     add_store(p)
     add_model(p)
+
+
+def evaluating_parser(sub, name: str, help: str, *, selection: bool = False):
+    """The parser of subcommand ``name`` (in the subparsers ``sub``) that evaluates configurations and reads
+    recall at k: :func:`add_evaluation` and ``--k``, then, with ``selection``, ``--strategies``, ``--retrievers``
+    and ``--json`` (:func:`~ragdiag.cli.common.add_selection`)."""
+    p = sub.add_parser(name, help=help)
+    add_evaluation(p)
+    add_k(p)
+    if selection:
+        from .common import add_selection
+
+        add_selection(p)
+    return p
 
 
 def add_k(p, help: str = K_HELP) -> None:

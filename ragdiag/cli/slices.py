@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
-from .common import UsageError
+from .common import UsageError, print_result
 
 __all__ = ["register", "cmd_slices", "format_slices"]
 
@@ -70,8 +69,7 @@ def cmd_slices(args) -> int:
     if getattr(args, "collection", None):
         table, collection = _collection_table(args)
         if table is not None:
-            print(json.dumps(table.as_json(), indent=2) if args.json else format_slices(table))
-            return 0
+            return print_result(table, args.json, lambda: format_slices(table))
         loaded = (collection.corpus, collection.truth)
     ev = evaluate_args(args, [cfg.strategy], [cfg.retriever], loaded)
     if cfg.retriever in ev.unavailable:
@@ -80,20 +78,17 @@ def cmd_slices(args) -> int:
         table = evaluation_slices(ev, cfg, by=args.by, k=args.gate.k)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    print(json.dumps(table.as_json(), indent=2) if args.json else format_slices(table))
-    return 0
+    return print_result(table, args.json, lambda: format_slices(table))
 
 
 def register(sub) -> None:
     """Add ``slices`` to the subparsers ``sub``."""
     from ..analyses.slices import BY
     from .collections import add_collection_options
-    from .options import add_evaluation, add_k
+    from .options import evaluating_parser
 
-    p = sub.add_parser("slices", help="the primary measure per slice (tag, doc, language, phrasing) and each "
-                                      "slice against the rest, simultaneous over the slices")
-    add_evaluation(p)
-    add_k(p)
+    p = evaluating_parser(sub, "slices", "the primary measure per slice (tag, doc, language, phrasing) and each "
+                                         "slice against the rest, simultaneous over the slices")
     p.add_argument("config", metavar="CONFIG", help="e.g. E/hybrid")
     p.add_argument("--by", choices=BY, required=True, help="what a slice is: a tag of the ground truth, the "
                                                            "document holding the answer, the detected language, "

@@ -5,29 +5,20 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .common import UsageError, _check_out_file
+from .common import UsageError, _check_out_file, open_corpus, print_result
 from .options import add_k
 
 __all__ = ["register"]
 
 
 def _corpus_for(args, truth_file: Path | None = None):
-    from ..documents.walk import CorpusError
-    from ..documents.corpus import load_corpus
-
     folder = args.corpus
     if folder is None and truth_file is not None:  # kb.truth.json -> kb/ beside it, when there is one
         name = truth_file.name
         for suffix in (".truth.json", ".truth.yaml", ".truth.yml"):
             if name.endswith(suffix) and (truth_file.parent / name[: -len(suffix)]).is_dir():
                 folder = truth_file.parent / name[: -len(suffix)]
-    try:
-        corpus = load_corpus(folder)
-    except CorpusError as exc:
-        raise UsageError(str(exc)) from None
-    for f in corpus.failures:
-        print(f"warning: {f.path} not loaded: {f.reason}", file=sys.stderr)
-    return corpus
+    return open_corpus(folder)
 
 
 def _open(path: str):
@@ -77,13 +68,7 @@ def cmd_stats(args) -> int:
     opened = _open(args.file)
     corpus = _corpus_for(args, opened.path)
     cov = coverage(opened.data, corpus, k=args.gate.k, family_size=args.family_size)
-    if args.json:
-        import json
-
-        print(json.dumps(cov.as_json(), indent=2))
-        return 0
-    print(format_coverage(cov))
-    return 0
+    return print_result(cov, args.json, lambda: format_coverage(cov))
 
 
 def cmd_suggest(args) -> int:

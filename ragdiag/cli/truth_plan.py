@@ -6,35 +6,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
-from .common import UsageError
+from .common import UsageError, open_corpus, print_result
+from .options import add_inputs, add_model, add_store
 
 __all__ = ["register", "cmd_plan", "cmd_draft", "cmd_near_miss"]
-
-
-def _eval_options(p) -> None:
-    p.add_argument("--corpus", help="folder of documents (default: the bundled scikit-learn user guide)")
-    p.add_argument("--truth", help="ground-truth JSON/YAML (default: <corpus folder>.truth.json beside it)")
-    p.add_argument("--cache", help="store folder (default: $RAGDIAG_CACHE or ./.ragdiag-cache)")
-    p.add_argument("--no-cache", action="store_true", help="compute everything, store nothing")
-    p.add_argument("--no-snapshot", action="store_true", help="do not seed the store from the shipped index")
-    p.add_argument("--model", help="embedding model folder or cached hub id (default: all-MiniLM-L6-v2)")
-
-
-def _corpus_for(args):
-    """The corpus ``--corpus`` names (the bundled one by default); a folder that cannot be read is a usage error."""
-    from ..documents.corpus import load_corpus
-    from ..documents.walk import CorpusError
-
-    try:
-        corpus = load_corpus(args.corpus)
-    except CorpusError as exc:
-        raise UsageError(str(exc)) from None
-    for f in corpus.failures:
-        print(f"warning: {f.path} not loaded: {f.reason}", file=sys.stderr)
-    return corpus
 
 
 def cmd_plan(args) -> int:
@@ -80,8 +57,7 @@ def cmd_plan(args) -> int:
                  margin=args.margin)
     except (ValueError, KeyError) as exc:
         raise UsageError(str(exc).strip("'\"")) from None
-    print(json.dumps(p.as_json(), indent=2, ensure_ascii=False) if args.json else p.text())
-    return 0
+    return print_result(p, args.json, p.text, ensure_ascii=False)
 
 
 def cmd_draft(args) -> int:
@@ -90,13 +66,8 @@ def cmd_draft(args) -> int:
 
     if args.n < 1:
         raise UsageError(f"-n must be at least 1, got {args.n}")
-    corpus = _corpus_for(args)
-    res = draft_suggestions(corpus, args.n)
-    if args.json:
-        print(json.dumps(res.as_json(), indent=2, ensure_ascii=False))
-        return 0
-    print(res.text())
-    return 0
+    res = draft_suggestions(open_corpus(args.corpus), args.n)
+    return print_result(res, args.json, res.text, ensure_ascii=False)
 
 
 def cmd_near_miss(args) -> int:
@@ -105,7 +76,7 @@ def cmd_near_miss(args) -> int:
 
     if args.n < 1:
         raise UsageError(f"-n must be at least 1, got {args.n}")
-    corpus = _corpus_for(args)
+    corpus = open_corpus(args.corpus)
     encoder = store = None
     if not args.no_dense:
         from .common import cli_encoder, open_store
@@ -126,11 +97,7 @@ def cmd_near_miss(args) -> int:
                 seed_from_snapshot(store, corpus, truth, encoder, strategies=[DEFAULT_STRATEGY],
                                    log=lambda msg: print(msg, file=sys.stderr))
     res = near_misses(corpus, args.n, encoder=encoder, store=store)
-    if args.json:
-        print(json.dumps(res.as_json(), indent=2, ensure_ascii=False))
-        return 0
-    print(res.text())
-    return 0
+    return print_result(res, args.json, res.text, ensure_ascii=False)
 
 
 def register(tsub) -> None:
@@ -153,7 +120,9 @@ def register(tsub) -> None:
     p.add_argument("--strategies", default=None, help="with --decide best: comma-separated (default: all six)")
     p.add_argument("--retrievers", default=None, help="with --decide best: comma-separated (default: all)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    _eval_options(p)
+    add_inputs(p)  # what the plan evaluates: --corpus, --truth, the store and --model
+    add_store(p)
+    add_model(p, cross_encoder=False)
     p.set_defaults(func=cmd_plan)
 
     d = tsub.add_parser("draft", help="question drafts from needle suggestions (rules per language, no LLM), "

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 
 from ..core.defaults import DEFAULT_MAX_BLUFF
-from .common import UsageError, add_selection, evaluate_args, load_inputs
-from .options import add_evaluation, add_gate, add_k
+from .common import UsageError, add_selection, evaluate_args, load_inputs, print_result
+from .options import add_evaluation, add_gate, evaluating_parser
 
 __all__ = ["register", "cmd_best", "best_text", "cmd_recommend", "cmd_effects"]
 
@@ -29,18 +29,12 @@ def _pct(cell) -> str:
 
 def cmd_best(args) -> int:
     """``best``: the best configuration at R@k and the set not shown worse than it (simultaneous)."""
-    import json
-
     from ..analyses.compare import best
 
     strategies, retrievers = _configs(args)
     ev = evaluate_args(args, strategies, retrievers, load_inputs(args))
     res = best(ev, k=args.gate.k, configs=[c for c in ev.results if not c.external])
-    if args.json:
-        print(json.dumps(res.as_json(), indent=2))
-        return 0
-    print(best_text(res))
-    return 0
+    return print_result(res, args.json, lambda: best_text(res))
 
 
 def best_text(res) -> str:
@@ -128,11 +122,8 @@ def cmd_effects(args) -> int:
 
 def register(sub) -> None:
     """Add ``best``, ``recommend`` and ``effects`` to the subparsers ``sub``."""
-    p = sub.add_parser("best", help="the best configuration at R@k and the set not shown worse than it "
-                                    "(comparison with the best, simultaneous over the configurations shown)")
-    add_evaluation(p)
-    add_k(p)
-    add_selection(p)
+    p = evaluating_parser(sub, "best", "the best configuration at R@k and the set not shown worse than it (comparison "
+                                       "with the best, simultaneous over the configurations shown)", selection=True)
     p.set_defaults(func=cmd_best)
 
     p = sub.add_parser("recommend", help="the configuration to ship (simplest or cheapest of the best set) and the "
@@ -147,9 +138,7 @@ def register(sub) -> None:
                         "moves on to configurations that meet both, or the verdict says none can")
     p.set_defaults(func=cmd_recommend)
 
-    p = sub.add_parser("effects", help="what each chunking switch does: boundaries C-A, D-B; header E-C, F-D; "
-                                       "overlap B-A, D-C, F-E, per retriever, one family (simultaneous)")
-    add_evaluation(p)
-    add_k(p)
-    add_selection(p)
+    p = evaluating_parser(sub, "effects", "what each chunking switch does: boundaries C-A, D-B; header E-C, F-D; "
+                                          "overlap B-A, D-C, F-E, per retriever, one family (simultaneous)",
+                          selection=True)
     p.set_defaults(func=cmd_effects)
