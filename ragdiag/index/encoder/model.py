@@ -106,10 +106,10 @@ class Encoder:
         return self._model is not None
 
     def _load(self) -> None:
-        if self._model is not None:
+        if self.loaded:
             return
         with self._lock:
-            if self._model is None:
+            if not self.loaded:
                 self._load_locked()
 
     def _load_locked(self) -> None:
@@ -142,6 +142,17 @@ class Encoder:
             return str(self.device)
         passes, threads = self._layout
         return f"cpu: {passes} pass{'es' if passes > 1 else ''} x {threads} thread{'s' if threads > 1 else ''}"
+
+    def _pass_count(self) -> int:
+        """How many batches run at once (1 off the CPU), once loaded."""
+        return self._layout[0]
+
+    def _pass_threads(self):
+        """The threads that run :meth:`_pass_count` passes at once, as a context manager: this encoder's own pool,
+        kept for the next encode."""
+        from contextlib import nullcontext
+
+        return nullcontext(self._passes_pool())
 
     def _passes_pool(self):
         """The threads that run CPU passes at once, each set to its share of the cores (started once)."""
@@ -325,7 +336,7 @@ class Encoder:
 
         def finish(idx, hidden, mask, pooled) -> None:
             nonlocal done
-            out[idx] = pooled.numpy()
+            out[idx] = np.asarray(pooled)
             if token_sink is not None:
                 for i, tokens in zip(idx, self._tokens_of(hidden, mask)):
                     token_sink(int(i), tokens)
@@ -334,22 +345,23 @@ class Encoder:
                 progress(done, len(texts))
 
         self._load()
-        passes = self._layout[0]  # (1, 1) off the CPU
+        passes = self._pass_count()
         if passes < 2 or len(batches) < 2:
             for idx in batches:
                 finish(idx, *self._forward(self._tokenize([texts[i] for i in idx])))
             return out
         # Several passes at once; results are taken in batch order, so progress and sinks run here, in order,
         # and at most two batches per pass are held in memory.
-        pool, running = self._passes_pool(), deque()
-        for idx in batches:
-            running.append((idx, pool.submit(self._forward, self._tokenize([texts[i] for i in idx]))))
-            if len(running) >= 2 * passes:
+        running: deque = deque()
+        with self._pass_threads() as pool:
+            for idx in batches:
+                running.append((idx, pool.submit(self._forward, self._tokenize([texts[i] for i in idx]))))
+                if len(running) >= 2 * passes:
+                    head, future = running.popleft()
+                    finish(head, *future.result())
+            while running:
                 head, future = running.popleft()
                 finish(head, *future.result())
-        while running:
-            head, future = running.popleft()
-            finish(head, *future.result())
         return out
 
     def token_embeddings(self, texts: Sequence[str], *, progress: ProgressFn | None = None) -> list[np.ndarray]:

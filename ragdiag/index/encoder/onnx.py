@@ -25,15 +25,14 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections import deque
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 
 from .hardware import physical_cores
 from .model import Encoder
-from .protocols import EncoderStamp, ProgressFn
+from .protocols import EncoderStamp
 from .resolve import DEFAULT_MODEL, ModelUnavailable
 
 __all__ = ["OnnxEncoder", "ONNX_PRECISIONS", "ONNX_INSTALL", "EXPORT_RECIPE", "onnx_model_files"]
@@ -193,25 +192,23 @@ class OnnxEncoder(Encoder):
                               input_names=list(_INPUTS), output_names=["last_hidden_state"], dynamic_axes=axes,
                               opset_version=17, dynamo=False)
 
-    def _load(self) -> None:
-        if self._session is not None:
-            return
-        with self._lock:
-            if self._session is None:
-                self._load_locked()
-
     def _load_locked(self) -> None:
         ort = _require_runtime()
-        from tokenizers import Tokenizer
-
         path = self.export()
+        self._prepare_cpu()
         options = ort.SessionOptions()
-        self._threads = self.threads or physical_cores()
-        self._passes = min(self.passes or self._threads, self._threads)
         options.intra_op_num_threads = max(self._threads // self._passes, 1)
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+    def _prepare_cpu(self) -> None:
+        """Before the session: the threads in all, the passes at once, and the batch tokenizer (padding and
+        truncation as the torch encoder's)."""
+        from tokenizers import Tokenizer
+
+        self._threads = self.threads or physical_cores()
+        self._passes = min(self.passes or self._threads, self._threads)
         tok = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
         tok.enable_truncation(self.max_seq_length)
         tok.enable_padding(pad_id=tok.token_to_id("[PAD]") or 0, pad_token="[PAD]")
@@ -228,9 +225,13 @@ class OnnxEncoder(Encoder):
                 "attention_mask": np.array([e.attention_mask for e in encs], dtype=np.int64),
                 "token_type_ids": np.array([e.type_ids for e in encs], dtype=np.int64)}
 
+    def _hidden(self, enc) -> np.ndarray:
+        """One forward pass's last hidden states, float32."""
+        return self._session.run(None, enc)[0].astype(np.float32, copy=False)
+
     def _forward(self, enc):
         """One forward pass: (hidden states, attention mask, pooled unit vectors) as numpy arrays."""
-        hidden = self._session.run(None, enc)[0].astype(np.float32, copy=False)
+        hidden = self._hidden(enc)
         mask = enc["attention_mask"]
         if self.pooling == "cls":
             pooled = hidden[:, 0]
@@ -245,43 +246,11 @@ class OnnxEncoder(Encoder):
         lengths = mask.sum(1)
         return [unit[row, 1 : max(int(lengths[row]) - 1, 1)].copy() for row in range(unit.shape[0])]
 
-    def encode(self, texts: Sequence[str], *, progress: ProgressFn | None = None,
-               token_sink: Callable[[int, np.ndarray], None] | None = None) -> np.ndarray:
-        """Unit vectors, float32, ``(len(texts), dim)``, in input order; batches of similar length, ``passes`` at once."""
-        texts = list(texts)
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        if not texts:
-            return out
-        self._load()
-        order = self._length_order(texts)
-        batches = [order[b : b + self.batch_size] for b in range(0, len(texts), self.batch_size)]
-        done = 0
+    def _pass_count(self) -> int:
+        return self._passes
 
-        def finish(idx, hidden, mask, pooled) -> None:
-            nonlocal done
-            out[idx] = pooled
-            if token_sink is not None:
-                for i, tokens in zip(idx, self._tokens_of(hidden, mask)):
-                    token_sink(int(i), tokens)
-            done += len(idx)
-            if progress is not None:
-                progress(done, len(texts))
-
-        if self._passes < 2 or len(batches) < 2:
-            for idx in batches:
-                finish(idx, *self._forward(self._tokenize([texts[i] for i in idx])))
-            return out
-        # Several passes at once (ONNX Runtime's run is thread-safe); results taken in batch order.
+    def _pass_threads(self):
+        """Threads for the passes of one encode (ONNX Runtime's run is thread-safe)."""
         from concurrent.futures import ThreadPoolExecutor
 
-        running: deque = deque()
-        with ThreadPoolExecutor(self._passes, thread_name_prefix="ragdiag-onnx") as pool:
-            for idx in batches:
-                running.append((idx, pool.submit(self._forward, self._tokenize([texts[i] for i in idx]))))
-                if len(running) >= 2 * self._passes:
-                    head, future = running.popleft()
-                    finish(head, *future.result())
-            while running:
-                head, future = running.popleft()
-                finish(head, *future.result())
-        return out
+        return ThreadPoolExecutor(self._passes, thread_name_prefix="ragdiag-onnx")

@@ -19,7 +19,6 @@ import threading
 
 import numpy as np
 
-from .hardware import physical_cores
 from .onnx import EXPORT_RECIPE, OnnxEncoder, _require_runtime
 from .protocols import EncoderStamp
 from .resolve import DEFAULT_MODEL, ModelUnavailable
@@ -63,21 +62,12 @@ class OpenVinoEncoder(OnnxEncoder):
     def _load_locked(self) -> None:
         ov = _require_openvino()
         _require_runtime()  # the export and the int8 quantization are ONNX Runtime's
-        from tokenizers import Tokenizer
-
         path = self.export()
-        self._threads = self.threads or physical_cores()
-        self._passes = min(self.passes or self._threads, self._threads)
+        self._prepare_cpu()
         core = ov.Core()
         config = {"INFERENCE_NUM_THREADS": self._threads, "NUM_STREAMS": self._passes,
                   "INFERENCE_PRECISION_HINT": "f32", "PERFORMANCE_HINT": "THROUGHPUT"}
-        compiled = core.compile_model(core.read_model(str(path)), "CPU", config)
-        tok = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
-        tok.enable_truncation(self.max_seq_length)
-        tok.enable_padding(pad_id=tok.token_to_id("[PAD]") or 0, pad_token="[PAD]")
-        self._batch_tokenizer = tok
-        self.device = "cpu"
-        self._session = compiled
+        self._session = core.compile_model(core.read_model(str(path)), "CPU", config)
 
     def _request(self):
         """This thread's infer request (one per pass: a request runs one batch at a time)."""
@@ -86,13 +76,7 @@ class OpenVinoEncoder(OnnxEncoder):
             request = self._local.request = self._session.create_infer_request()
         return request
 
-    def _forward(self, enc):
-        hidden = np.asarray(self._request().infer(enc)[0], dtype=np.float32).copy()
-        mask = enc["attention_mask"]
-        if self.pooling == "cls":
-            pooled = hidden[:, 0]
-        else:
-            m = mask[..., None].astype(np.float32)
-            pooled = (hidden * m).sum(1) / np.maximum(m.sum(1), 1e-9)
-        pooled = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-        return hidden, mask, pooled.astype(np.float32)
+    def _hidden(self, enc) -> np.ndarray:
+        """One forward pass's last hidden states, float32, on this thread's infer request (copied: the request
+        reuses its output buffer)."""
+        return np.asarray(self._request().infer(enc)[0], dtype=np.float32).copy()
