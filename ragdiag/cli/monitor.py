@@ -168,18 +168,25 @@ def cmd_monitor(args) -> int:
         print(f"premise: {mon.expected.words()}")
         print(f"rule: {mon.test}")
         print(f"also: {mon.sequential}")
+    _print_periods(mon, args.period, "farthest from the corpus", "nearest to the corpus", lambda d: f"{d:.3f}")
+    return 0
+
+
+def _print_periods(mon, period: str, farthest: str, nearest: str, value) -> None:
+    """The monitor's lines after its header: the log's unreadable lines, one sentence per period (flagged ones
+    marked ``!``), then each flagged period's queries farthest from and nearest to the corpus, each with
+    ``value(d)`` and its first 90 characters."""
     if mon.bad_count:
         print(mon.bad_words)
     for row in mon.periods:
         print(("! " if row.flagged else "  ") + row.sentence)
     for row in mon.flagged:
-        print(f"\n{args.period} {row.period}, farthest from the corpus:")
+        print(f"\n{period} {row.period}, {farthest}:")
         for q, d in row.farthest:
-            print(f"  {d:.3f}  {q[:90]}")
-        print("nearest to the corpus:")
+            print(f"  {value(d)}  {q[:90]}")
+        print(f"{nearest}:")
         for q, d in row.nearest:
-            print(f"  {d:.3f}  {q[:90]}")
-    return 0
+            print(f"  {value(d)}  {q[:90]}")
 
 
 def _check_log_scores(path: str, cut_from: str) -> None:
@@ -238,15 +245,7 @@ def _native_monitor(args, ev, cfg, log, cut_from) -> int:
     print(f"calibration: {cal.mix}; refused at the cut: {rate_text(cal.refused)} "
           f"(answerable {rate_text(cal.refused_answerable)}, off-topic {rate_text(cal.refused_ood)})")
     print(f"test: {mon.test} (on the scores)")
-    if mon.bad_count:
-        print(mon.bad_words)
-    for row in mon.periods:
-        print(("! " if row.flagged else "  ") + row.sentence)
-    for row in mon.flagged:  # the period holds negated scores: printed as the scores they are
-        print(f"\n{args.period} {row.period}, lowest scores (farthest from the corpus):")
-        for q, d in row.farthest:
-            print(f"  {-d:.4g}  {q[:90]}")
-        print("highest scores (nearest to the corpus):")
-        for q, d in row.nearest:
-            print(f"  {-d:.4g}  {q[:90]}")
+    # the periods hold negated scores: printed as the scores they are
+    _print_periods(mon, args.period, "lowest scores (farthest from the corpus)",
+                   "highest scores (nearest to the corpus)", lambda d: f"{-d:.4g}")
     return 0

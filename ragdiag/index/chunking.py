@@ -35,12 +35,13 @@ never accumulated from lengths.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
 from ..documents.corpus import Corpus, Document
 from .splitters import markdown_header_spans, recursive_spans, semantic_spans, sentence_window_spans
+from .splitters._text import BLANK_LINES, SENTENCE_END, pack, split_at, trim
+from .splitters.sentences import fit
 
 __all__ = [
     "Strategy",
@@ -208,78 +209,16 @@ class Chunk:
 
 Span = tuple[int, int]
 
-_BLANK_LINES = re.compile(r"\n[ \t]*\r?\n\s*")
-# A sentence ends at . ! or ? (optionally followed by closing quotes/brackets) and whitespace.
-_SENTENCE_END = re.compile(r"[.!?][\"'\)\]\u201d\u2019]*\s+")
-
-
-def _trim(text: str, start: int, end: int) -> Span | None:
-    """Shrink [start, end) to exclude surrounding whitespace; None when empty."""
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return (start, end) if end > start else None
-
-
-def _split_at(text: str, start: int, end: int, pattern: re.Pattern, *, keep_match: bool) -> list[Span]:
-    """[start, end) cut at every match of ``pattern``, each piece trimmed (empty ones dropped).
-
-    ``keep_match``: the match ends the piece before it (a sentence keeps its full stop); else it is dropped.
-    """
-    spans, pos = [], start
-    for m in pattern.finditer(text, start, end):
-        if (s := _trim(text, pos, m.end() if keep_match else m.start())) is not None:
-            spans.append(s)
-        pos = m.end()
-    if (s := _trim(text, pos, end)) is not None:
-        spans.append(s)
-    return spans
-
 
 def _paragraphs(text: str, start: int, end: int) -> list[Span]:
-    return _split_at(text, start, end, _BLANK_LINES, keep_match=False)
-
-
-def _hard_split(text: str, start: int, end: int, size: int) -> list[Span]:
-    """Cut a span longer than ``size`` at the last whitespace before each limit."""
-    out = []
-    while end - start > size:
-        limit = start + size
-        cut = limit
-        for i in range(limit, start + size // 2, -1):
-            if text[i - 1].isspace():
-                cut = i
-                break
-        if (s := _trim(text, start, cut)) is not None:
-            out.append(s)
-        start = cut
-    if (s := _trim(text, start, end)) is not None:
-        out.append(s)
-    return out
+    return split_at(text, start, end, BLANK_LINES, keep_match=False)
 
 
 def _sentences(text: str, start: int, end: int, size: int) -> list[Span]:
     out: list[Span] = []
-    for s, e in _split_at(text, start, end, _SENTENCE_END, keep_match=True):
-        out.extend(_hard_split(text, s, e, size) if e - s > size else [(s, e)])
+    for s, e in split_at(text, start, end, SENTENCE_END, keep_match=True):
+        out.extend(fit(text, s, e, size) if e - s > size else [(s, e)])
     return out
-
-
-def _pack(units: Sequence[Span], size: int) -> list[Span]:
-    """Greedily pack consecutive units while the packed span fits in ``size``."""
-    packed: list[Span] = []
-    cur_start = cur_end = None
-    for s, e in units:
-        if cur_start is not None and e - cur_start <= size:
-            cur_end = e
-            continue
-        if cur_start is not None:
-            packed.append((cur_start, cur_end))
-        cur_start, cur_end = s, e
-    if cur_start is not None:
-        packed.append((cur_start, cur_end))
-    return packed
 
 
 def _boundary_spans(doc: Document, size: int) -> list[Span]:
@@ -288,13 +227,13 @@ def _boundary_spans(doc: Document, size: int) -> list[Span]:
         units: list[Span] = []
         for s, e in _paragraphs(doc.text, section.start, section.end):
             units.extend(_sentences(doc.text, s, e, size) if e - s > size else [(s, e)])
-        spans.extend(_pack(units, size))
+        spans.extend(pack(units, size))
     return spans
 
 
 def _blind_spans(doc: Document, size: int) -> list[Span]:
     n = len(doc.text)
-    return [s for i in range(0, n, size) if (s := _trim(doc.text, i, min(i + size, n))) is not None]
+    return [s for i in range(0, n, size) if (s := trim(doc.text, i, min(i + size, n))) is not None]
 
 
 Spanner = Callable[[Document, int], list[Span]]
@@ -357,7 +296,7 @@ def chunk_document(doc: Document, strategy: Strategy) -> list[Chunk]:
         section = doc.section_at(s)
         if strategy.overlap and prev_end is not None:
             # The copied tail is part of the span: the quote stays the text at the locator.
-            trimmed = _trim(text, max(prev_end - strategy.overlap_chars, 0), e)
+            trimmed = trim(text, max(prev_end - strategy.overlap_chars, 0), e)
             if trimmed is not None and trimmed[0] < s:
                 s = trimmed[0]
         prev_end = e

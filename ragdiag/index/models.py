@@ -67,6 +67,16 @@ ONNX_ALIASES = {"minilm-onnx": "fp32", "minilm-onnx-int8": "int8"}
 OPENVINO_ALIASES = {"minilm-openvino": "fp32", "minilm-openvino-int8": "int8"}
 
 
+def _check_exported_options(label: str, aliases: dict[str, str], options: dict) -> None:
+    """The options an exported model's encoder takes (``precision`` is the alias's own, removed from
+    ``options``): anything else is a ValueError naming it."""
+    if options.pop("precision", "fp32") != "fp32":
+        raise ValueError(f"the {label!r} model sets its own precision; use {' or '.join(aliases)}")
+    unknown = set(options) - {"batch_size", "threads", "passes", "cache"}
+    if unknown:
+        raise ValueError(f"the {label!r} model takes batch_size, threads, passes and cache, not {', '.join(sorted(unknown))}")
+
+
 def split_model(retriever: str) -> tuple[str, str | None]:
     """``"dense-int8@use"`` -> ``("dense-int8", "use")``; no ``@`` -> ``(name, None)``.
 
@@ -112,22 +122,14 @@ def load_encoder(model: str | os.PathLike | None = None, *, default=None, **opti
             raise ValueError("the 'use' model runs in fp32 only")
         return USEEncoder()
     if label in ONNX_ALIASES:
-        if options.pop("precision", "fp32") != "fp32":
-            raise ValueError(f"the {label!r} model sets its own precision; use minilm-onnx or minilm-onnx-int8")
+        _check_exported_options(label, ONNX_ALIASES, options)
         from .encoder.onnx import OnnxEncoder
 
-        unknown = set(options) - {"batch_size", "threads", "passes", "cache"}
-        if unknown:
-            raise ValueError(f"the {label!r} model takes batch_size, threads, passes and cache, not {', '.join(sorted(unknown))}")
         return OnnxEncoder(precision=ONNX_ALIASES[label], **options)
     if label in OPENVINO_ALIASES:
-        if options.pop("precision", "fp32") != "fp32":
-            raise ValueError(f"the {label!r} model sets its own precision; use minilm-openvino or minilm-openvino-int8")
+        _check_exported_options(label, OPENVINO_ALIASES, options)
         from .encoder.openvino import OpenVinoEncoder
 
-        unknown = set(options) - {"batch_size", "threads", "passes", "cache"}
-        if unknown:
-            raise ValueError(f"the {label!r} model takes batch_size, threads, passes and cache, not {', '.join(sorted(unknown))}")
         return OpenVinoEncoder(precision=OPENVINO_ALIASES[label], **options)
     from .encoder.model import Encoder
 

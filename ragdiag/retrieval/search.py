@@ -167,11 +167,9 @@ def _best_targets(nq: int, rows: np.ndarray, cols: np.ndarray, values: np.ndarra
     return thr, tpos
 
 
-def block_search(score: Scorer, n: int, n_queries: int, depth: int, targets: Sequence[np.ndarray] | None = None,
-                 *, block: int | None = None) -> Search:
-    """Top ``depth`` and the best target's rank for ``n_queries`` queries over ``n`` chunks, by blocks."""
-    nq = n_queries
-    block = block or block_size(nq, n)
+def _target_positions(targets: Sequence[np.ndarray] | None, nq: int, n: int):
+    """``(targets, rows, cols)``: one array of chunk positions per query (none given: empty ones), and every
+    target as its query's row and its chunk's column; a count or position out of range is a ValueError."""
     targets = list(targets) if targets is not None else [np.zeros(0, dtype=np.int64)] * nq
     if len(targets) != nq:
         raise ValueError(f"targets: one array of chunk positions per query ({nq}), got {len(targets)}")
@@ -179,6 +177,15 @@ def block_search(score: Scorer, n: int, n_queries: int, depth: int, targets: Seq
     cols = np.concatenate([np.asarray(t, dtype=np.int64) for t in targets] or [np.zeros(0, int)])
     if cols.size and (cols.min() < 0 or cols.max() >= n):
         raise ValueError(f"target positions must be in [0, {n})")
+    return targets, rows, cols
+
+
+def block_search(score: Scorer, n: int, n_queries: int, depth: int, targets: Sequence[np.ndarray] | None = None,
+                 *, block: int | None = None) -> Search:
+    """Top ``depth`` and the best target's rank for ``n_queries`` queries over ``n`` chunks, by blocks."""
+    nq = n_queries
+    block = block or block_size(nq, n)
+    targets, rows, cols = _target_positions(targets, nq, n)
     if cols.size:
         union, inv = np.unique(cols, return_inverse=True)
         values = np.asarray(score(union))[rows, inv]

@@ -47,8 +47,8 @@ from .base import QueryBatch
 from .bm25 import BM25Retriever
 from .dense import DenseRetriever
 from .hybrid import _FULL_UP_TO, HybridRetriever, RemotePart, _stable_top, fuse_pools
-from .search import (BLOCK_ELEMENTS, MAX_BLOCK_CHUNKS, Search, _best_targets, _blocks, _pass, block_size,
-                     search)
+from .search import (BLOCK_ELEMENTS, MAX_BLOCK_CHUNKS, Search, _best_targets, _blocks, _pass, _target_positions,
+                     block_size, search)
 from .vectors import rows_of
 
 __all__ = ["HALO", "Shard", "ShardMemory", "LocalShards", "ShardedSearch", "shard_bounds", "merge_tops"]
@@ -383,17 +383,6 @@ class ShardedSearch:
             return self._hybrid(retriever, batch, depth, targets)
         return search(retriever, batch, depth=depth, targets=targets)  # anything else: in this process
 
-    @staticmethod
-    def _targets(targets, nq: int, n: int):
-        targets = list(targets) if targets is not None else [np.zeros(0, dtype=np.int64)] * nq
-        if len(targets) != nq:
-            raise ValueError(f"targets: one array of chunk positions per query ({nq}), got {len(targets)}")
-        rows = np.concatenate([np.full(len(t), i, dtype=np.int64) for i, t in enumerate(targets)] or [np.zeros(0, int)])
-        cols = np.concatenate([np.asarray(t, dtype=np.int64) for t in targets] or [np.zeros(0, int)])
-        if cols.size and (cols.min() < 0 or cols.max() >= n):
-            raise ValueError(f"target positions must be in [0, {n})")
-        return targets, rows, cols
-
     def _dense(self, dense: DenseRetriever, batch: QueryBatch, depth: int, targets) -> Search:
         """:func:`~ragdiag.retrieval.search.block_search` split by blocks over the shards (the same steps)."""
         if batch.vectors is None:
@@ -401,7 +390,7 @@ class ShardedSearch:
         n, nq = dense.n_chunks, len(batch)
         self._load_dense(dense)
         q = self.shards.put(np.asarray(batch.vectors, dtype=np.float32))
-        _, rows, cols = self._targets(targets, nq, n)
+        _, rows, cols = _target_positions(targets, nq, n)
         block, threads, k = block_size(nq, n), _blas_threads(), len(self.shards)
         depth_ = min(depth, n)
         if not cols.size:
@@ -426,7 +415,7 @@ class ShardedSearch:
         n, nq = bm25.n_chunks, len(batch)
         bm25.index.scorer_used = "numpy"  # the shards add the posting lists with numpy (the retriever's stamp)
         self._load_bm25(bm25)
-        _, rows, cols = self._targets(targets, nq, n)
+        _, rows, cols = _target_positions(targets, nq, n)
         terms = self.shards.put([bm25.index.query_terms(t) for t in batch.texts])
         k, depth_ = len(self.shards), min(depth, n)
         values = _combine(self.shards.map("bm25_values", [(terms, rows, cols)] * k)) if cols.size else np.zeros(0)
@@ -466,7 +455,7 @@ class ShardedSearch:
         n, nq = dense.n_chunks, len(batch)
         self._load_dense(dense)
         self._load_bm25(bm25)
-        targets, _, _ = self._targets(targets, nq, n)
+        targets, _, _ = _target_positions(targets, nq, n)
         full = n <= _FULL_UP_TO and hybrid.pool is None
         step = max(1, (budget // 32 if full else budget) // max(n, 1))
         depth_, k, threads = min(depth, n), len(self.shards), _blas_threads()

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import re
+from typing import Sequence
 
 from ...documents.corpus import Document
 
-__all__ = ["sentence_units", "trim"]
+__all__ = ["sentence_units", "trim", "split_at", "pack", "BLANK_LINES", "SENTENCE_END"]
 
-_BLANK_LINES = re.compile(r"\n[ \t]*\r?\n\s*")
-# A sentence ends at . ! or ? (optionally followed by closing quotes/brackets) and whitespace.
-_SENTENCE_END = re.compile(r"[.!?][\"'\)\]\u201d\u2019]*\s+")
+#: Where paragraphs meet: a line holding only whitespace.
+BLANK_LINES = re.compile(r"\n[ \t]*\r?\n\s*")
+#: A sentence ends at . ! or ? (optionally followed by closing quotes/brackets) and whitespace.
+SENTENCE_END = re.compile(r"[.!?][\"'\)\]\u201d\u2019]*\s+")
 
 
 def trim(text: str, start: int, end: int) -> tuple[int, int] | None:
@@ -22,15 +24,35 @@ def trim(text: str, start: int, end: int) -> tuple[int, int] | None:
     return (start, end) if end > start else None
 
 
-def _pieces(text: str, start: int, end: int, pattern: re.Pattern, keep: bool) -> list[tuple[int, int]]:
+def split_at(text: str, start: int, end: int, pattern: re.Pattern, *, keep_match: bool) -> list[tuple[int, int]]:
+    """``[start, end)`` cut at every match of ``pattern``, each piece trimmed (empty ones dropped).
+
+    ``keep_match``: the match ends the piece before it (a sentence keeps its full stop); else it is dropped.
+    """
     out, pos = [], start
     for m in pattern.finditer(text, start, end):
-        if (s := trim(text, pos, m.end() if keep else m.start())) is not None:
+        if (s := trim(text, pos, m.end() if keep_match else m.start())) is not None:
             out.append(s)
         pos = m.end()
     if (s := trim(text, pos, end)) is not None:
         out.append(s)
     return out
+
+
+def pack(units: Sequence[tuple[int, int]], size: int) -> list[tuple[int, int]]:
+    """Greedily pack consecutive units while the packed span fits in ``size``."""
+    packed: list[tuple[int, int]] = []
+    cur_start = cur_end = None
+    for s, e in units:
+        if cur_start is not None and e - cur_start <= size:
+            cur_end = e
+            continue
+        if cur_start is not None:
+            packed.append((cur_start, cur_end))
+        cur_start, cur_end = s, e
+    if cur_start is not None:
+        packed.append((cur_start, cur_end))
+    return packed
 
 
 def sentence_units(doc: Document) -> list[list[tuple[int, int]]]:
@@ -47,8 +69,8 @@ def sentence_units(doc: Document) -> list[list[tuple[int, int]]]:
     out = []
     for section in doc.sections:
         units = []
-        for ps, pe in _pieces(doc.text, section.start, section.end, _BLANK_LINES, keep=False):
-            units.extend(_pieces(doc.text, ps, pe, _SENTENCE_END, keep=True))
+        for ps, pe in split_at(doc.text, section.start, section.end, BLANK_LINES, keep_match=False):
+            units.extend(split_at(doc.text, ps, pe, SENTENCE_END, keep_match=True))
         if units:
             out.append(units)
     return out

@@ -32,7 +32,7 @@ import numpy as np
 
 from ...documents.corpus import Document
 from ..models import ENCODER_ENV
-from ._text import sentence_units
+from ._text import pack, sentence_units
 from .sentences import fit
 
 __all__ = ["PERCENTILE", "BUFFER", "breakpoints", "semantic_spans", "breakpoint_encoder"]
@@ -129,17 +129,13 @@ def semantic_spans(doc: Document, size: int) -> list[tuple[int, int]]:
     units = tuple(tuple(sec) for sec in sentence_units(doc))
     out: list[tuple[int, int]] = []
     for group in _groups(doc.id, doc.sha256, doc.text, _current()[0], units):
-        start = end = None
+        run: list[tuple[int, int]] = []  # the sentences since the last one over the size
         for s, e in group:
-            if start is not None and e - start <= size:
-                end = e
-                continue
-            if start is not None:
-                out.append((start, end))
-            start, end = s, e
             if e - s > size:  # one sentence over the size: cut at whitespace, nothing packed onto it
+                out.extend(pack(run, size))
                 out.extend(fit(doc.text, s, e, size))
-                start = end = None
-        if start is not None:
-            out.append((start, end))
+                run = []
+            else:
+                run.append((s, e))
+        out.extend(pack(run, size))
     return out
