@@ -3,8 +3,9 @@
 Groups: :func:`add_inputs` (``--corpus``, ``--truth``), :func:`add_store`
 (``--cache``, ``--no-cache``, ``--no-snapshot``), :func:`add_model` (``--model``,
 ``--cross-encoder``), :func:`add_evaluation` (the three: what a command that
-evaluates reads; :func:`evaluating_parser` declares such a command, with ``--k``) and :func:`add_gate` (``--keep``, ``--cut``, ``--k``: the
-gate, read back as one :class:`~ragdiag.core.gate.Gate` by :func:`gate_of`).
+evaluates reads; :func:`evaluating_parser` declares such a command, with ``--k``)
+and :func:`add_gate` (``--keep``, ``--cut``, ``--k``: the gate, read back as one
+:class:`~ragdiag.core.gate.Gate` by :func:`gate_of`).
 
 A bad value is one line on stderr and exit status 2 (:class:`Parser`); the
 gate's three numbers are checked by :class:`~ragdiag.core.gate.Gate` alone.
