@@ -98,7 +98,8 @@ def page() -> None:
                                     cost.cut if cost is not None else None) if c is not None), pad=0.03)
     h, t = st.columns(2)
     dist = cache.distances_for(token, config, keep, ev)
-    h.altair_chart(themed(mirrored_histogram(dist, cut=cut, markers=today_at)), width="stretch")
+    h.container(key="threshold_histogram").altair_chart(  # keyed: a browser test reads this one chart by its key
+        themed(mirrored_histogram(dist, cut=cut, markers=today_at)), width="stretch")
     TRADEOFF = f"tradeoff_{ctx.cut_words}"  # a new chart per cut: an old click is never applied again
 
 
@@ -109,6 +110,7 @@ def page() -> None:
             use(cut=float(points[0]["cut"]))
 
 
+    t = t.container(key="threshold_curve")  # keyed: a browser test reads this one chart by its key
     t.altair_chart(themed(tradeoff_curve(curve, cut=cut, goal=target, goal_kind="bluffs" if goal.max_bluff is not None
                                   else "answered", extent=(lo, hi), pick="pick",
                                   markers={"fitted here": choice.cut, "proposed": proposed, **today_at,

@@ -128,15 +128,16 @@ def review_queue(corpus: Corpus, target: Path, state: dict, *, n: int = 40) -> N
     d = queue[0]
     st.markdown(f"**{md_text(d.doc_id)} › {md_text(d.section or '(preamble)')}** · rule `{d.rule}` · "
                 f"language {d.language}")
-    st.code(d.needle, language=None, wrap_lines=True)
+    st.container(key="gt_rq_needle").code(d.needle, language=None, wrap_lines=True)
     box = "gt_rq_text"
     if st.session_state.get("gt_rq_current") != d.needle:  # a new draft: the box shows it, edits start from it
         st.session_state["gt_rq_current"] = d.needle
         st.session_state[box] = d.question
     text = st.text_input(f"Question (phrasing '{phrasing}'; a draft: rewrite it as a person would ask)", key=box)
     lk = leakage(text, d.needle)
-    (st.warning if lk.warn else st.caption)(f"Leakage: {md_text(lk)}"
-                                            + (" — rewrite it in other words" if lk.warn else ""))
+    leak = st.container(key="gt_rq_leakage")
+    (leak.warning if lk.warn else leak.caption)(f"Leakage: {md_text(lk)}"
+                                                + (" — rewrite it in other words" if lk.warn else ""))
 
     def _accept() -> None:
         typed = st.session_state.get(box, "")

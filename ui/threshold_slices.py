@@ -131,7 +131,7 @@ def slice_section(ev, token: str, config: str, keep: int, max_bluff: float) -> N
 
     kind = scheme()
     spec = cache.data_by_evaluation("slice_multiples", token, (config, keep, max_bluff, by, kind), chart)
-    st.altair_chart(ThemedChart(spec), key="slice_multiples")
+    st.container(key="slice_multiples_chart").altair_chart(ThemedChart(spec), key="slice_multiples")
     table, same = drop_constant(pd.DataFrame([{
         by: r.label, "questions": r.questions, "answerable (queries)": r.answerable,
         "off-topic (queries)": r.out_of_domain, f"answered at {cut_text(result.cut)}": rate_text(r.answered),

@@ -125,8 +125,8 @@ def test_slider_and_curve_set_the_cut_and_a_printed_cut_reproduces_its_rates(ser
     moved = float(params(page)["cut"])
     assert moved > start
     sidebar_text(page, "Changed: Strictness (cut)")
-    # a click on the trade-off curve: the second chart of the page, in the left part of its plot
-    chart = main(page).locator('[data-testid="stVegaLiteChart"]').nth(1)
+    # a click on the trade-off curve (its own keyed container), in the left part of its plot
+    chart = main(page).locator('.st-key-threshold_curve [data-testid="stVegaLiteChart"]')
     chart.scroll_into_view_if_needed()
     box = one(chart.locator("svg.marks")).bounding_box()
     page.mouse.click(box["x"] + 0.25 * box["width"], box["y"] + 0.6 * box["height"])

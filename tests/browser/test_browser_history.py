@@ -71,7 +71,8 @@ def test_history_page_draws_fifty_runs_with_intervals_and_a_click_lists_changes(
         text = main_text(page, "Latest run 50")
         assert "Latest run 50" in text
         page.screenshot(path=str(ARTIFACTS / "history-1400x900.png"))
-        box = one(page.locator('[data-testid="stVegaLiteChart"] svg.marks').first).bounding_box()
+        chart = page.locator('[data-testid="stMain"] [data-testid="stVegaLiteChart"] svg.marks')  # the page's one chart
+        box = one(chart).bounding_box()
         main = one(page.locator('[data-testid="stMainBlockContainer"]')).bounding_box()
         assert box["x"] + box["width"] <= main["x"] + main["width"] + 1, (box, main)  # nothing cut off at the right
         # the SVG's ARIA labels: a point per run in each of the four panels, an interval rule per run in three

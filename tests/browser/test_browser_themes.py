@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from browser_wait import one, settle, text_of
+from browser_wait import one, settle, text_of, texts_of
 from browsing import ARTIFACTS, SETTLE_LIMIT_MS, TIMEOUT_MS, browser, server, wait_settled  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
@@ -95,15 +95,15 @@ def test_a_failure_selected_in_the_table_opens_on_the_same_page_and_in_the_url(b
     try:
         settle(page)  # every strategy computed, the run over
         page.get_by_text(re.compile(r"The \d+ failures, grouped by cause")).click()
-        grid = (page.locator('[data-testid="stExpander"]').filter(has_text="grouped by cause")
-                .locator('[data-testid="stDataFrame"]').first)
+        grid = (page.locator('[data-testid="stMain"] [data-testid="stExpander"]').filter(has_text="grouped by cause")
+                .locator('[data-testid="stDataFrame"]'))  # the expander's one table
         grid.wait_for(timeout=TIMEOUT_MS)
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "inspector-failures-open.png"))
         query_id = re.compile(r"q\d:(course|ticket)")
         rows = grid.locator('[role="row"]').filter(has_text=query_id)  # the data rows, in the grid's DOM
         rows.nth(1).wait_for(state="attached", timeout=TIMEOUT_MS)
-        second = query_id.search(text_of(rows.nth(1))).group(0)
+        second = query_id.search(texts_of(rows)[1]).group(0)  # every data row read, the second one taken
         before = parse_qs(urlparse(page.url).query).get("q", [""])[0]
         assert second != before, (second, before)
         box = one(grid).bounding_box()

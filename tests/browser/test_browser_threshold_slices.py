@@ -51,7 +51,7 @@ def test_the_slice_verdict_is_under_the_charts_and_the_slices_below(server, page
     page.screenshot(path=str(ARTIFACTS / "threshold-slices-first-screen.png"))
     # the first screen is the goal, the cut's slider, its sentence and both charts; the verdict follows them
     verdict = page.locator('[data-testid="stMain"] [data-testid="stMarkdownContainer"]').filter(
-        has_text=re.compile(r"^Per language")).first
+        has_text=re.compile(r"^Per language \("))  # the verdict, not the caption
     verdict.scroll_into_view_if_needed()
     # two slices: each is the other's "rest", and the sentence leads with the one whose difference is shown
     assert re.search(r"Slice “(en|de)” needs its own cut", text_of(verdict, "needs its own cut"))
@@ -64,7 +64,7 @@ def test_the_slice_verdict_is_under_the_charts_and_the_slices_below(server, page
     assert tops[0] >= tops[1], tops  # under the first chart
     section = page.get_by_role("heading", name="One cut for every language?")
     section.scroll_into_view_if_needed()
-    grid = page.locator('[data-testid="stVegaLiteChart"]').last
+    grid = page.locator('[data-testid="stMain"] .st-key-slice_multiples_chart [data-testid="stVegaLiteChart"]')
     grid.scroll_into_view_if_needed()
     grid.locator("svg").wait_for()
     page.screenshot(path=str(ARTIFACTS / "threshold-slices-section.png"), full_page=True)

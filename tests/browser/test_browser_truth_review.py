@@ -49,8 +49,9 @@ def test_accept_twenty_drafts_with_the_keyboard(review_server, page):  # noqa: F
     shot(page, "truth-review-plan-and-queue")
     accepted = []
     for i in range(20):
-        needle = text_of(main(page).locator('[data-testid="stCode"]').first).strip()
-        assert one(main(page).get_by_text("Leakage:", exact=False).first).is_visible()  # every draft shows its leakage
+        needle = text_of(main(page).locator('.st-key-gt_rq_needle [data-testid="stCode"]')).strip()
+        leakage = main(page).locator(".st-key-gt_rq_leakage").get_by_text("Leakage:", exact=False)
+        assert one(leakage).is_visible()  # every draft shows its leakage
         said = "|".join(re.findall(r"Accepted as q\d+", page.evaluate("document.body.innerText")))
         page.locator("body").press("a")
         # wait for this acceptance's own message: the previous one stays on screen until the rerun
