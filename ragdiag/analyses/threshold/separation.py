@@ -28,6 +28,7 @@ from typing import Sequence
 import numpy as np
 
 from ...core.defaults import ALPHA
+from ...core.goal import allowed, within_at_least
 from ...evaluation.rows import RateCell
 
 __all__ = ["Separation", "auroc", "separation", "Feasibility", "feasibility"]
@@ -163,11 +164,11 @@ def feasibility(table, max_bluff: float, min_answered: float, *, score: str = "d
     ood = np.sort(best[~ind])
     if not ood.size:
         return Feasibility(False, max_bluff, min_answered, None, None, None, score)
-    m = int(np.floor(max_bluff * ood.size + 1e-12))
+    m = allowed(max_bluff, ood.size)
     cut = float(ood[m]) if m < ood.size else np.inf  # kept when value < cut
     groups = np.asarray(table.group_ids() if hasattr(table, "group_ids") else table.groups, dtype=object)[ind]
     ans = holder[ind] < cut
     answered = RateCell.of(clustered_rate(ans, list(groups)))
     bluffs = RateCell.of(rate_interval(int((best[~ind] < cut).sum()), int(ood.size)))
-    ok = bool(ans.mean() >= min_answered - 1e-12) if ans.size else False
+    ok = within_at_least(float(ans.mean()), min_answered) if ans.size else False
     return Feasibility(ok, max_bluff, min_answered, cut, answered, bluffs, score)
