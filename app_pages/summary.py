@@ -76,7 +76,7 @@ def page() -> None:
 
     # ----- the three numbers, against one comparator ----------------------------------------------------
     # on the native score nobody to compare with: another configuration's cut is on another scale
-    other = comparator(ev, token, rec, ctx.keep, ctx.max_bluff) if native_at is None else None
+    other = comparator(ev, token, rec, ctx.keep, ctx.goal) if native_at is None else None
     vs = versus_for(ev, token, rec.config, Gate(rec.keep, rec.cut, rec.k), other) if other else None
     c1, c2, c3, c4 = st.columns(4)
     for col, key, better_up, unit in ((c1, "answered", True, "answerable questions"),
