@@ -161,3 +161,23 @@ def test_the_tolerance_of_goal_met_is_written_once():
                    if p != home and _GOAL_WORDS.search(line)]
     assert about_goals == [], "a goal compared with its own tolerance (use ragdiag.core.goal):\n" + "\n".join(about_goals)
     assert sum(p == home for p, _, _ in found) == 1  # one constant, TOLERANCE
+
+
+def test_the_dashboards_context_holds_one_goal_and_carries_it_in_the_url():
+    from ragdiag.core.gate import Gate
+    from ui.context import Context, _parse
+
+    goal = Goal(max_bluff=0.1, min_answered=0.5, bluff_cost=3)
+    ctx = Context("E/dense", Gate(keep=6, cut=0.5), False, goal)
+    assert (ctx.max_bluff, ctx.min_answered, ctx.bluff_cost) == (0.1, 0.5, 3.0)  # views of ctx.goal, no copies
+    assert hash(ctx) == hash(Context("E/dense", Gate(keep=6, cut=0.5), False, Goal(0.1, 0.5, 3.0)))
+    params = ctx.params()
+    assert (params["goal"], params["answered"], params["bluff_cost"]) == ("10", "50", "3")
+    # read back, each parameter by the Goal's range, into the same goal
+    back = Goal(_parse("goal", params["goal"]), _parse("answered", params["answered"]),
+                _parse("bluff_cost", params["bluff_cost"]))
+    assert back == goal
+    for field, text in (("goal", "0"), ("goal", "100"), ("answered", "101"), ("bluff_cost", "0"),
+                        ("bluff_cost", "2e6")):
+        with pytest.raises(ValueError):
+            _parse(field, text)
