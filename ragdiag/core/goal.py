@@ -29,11 +29,11 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Goal", "GoalError", "OnGoal", "TOLERANCE", "MAX_BLUFF_COST", "check_share", "check_bluff_cost", "within_at_most", "within_at_least",
-           "allowed", "needed", "percent_share"]
+__all__ = ["Goal", "GoalError", "OnGoal", "TOLERANCE", "MAX_BLUFF_COST", "check_share", "check_bluff_cost",
+           "within_at_most", "within_at_least", "allowed", "needed", "percent_share"]
 
 #: The one tolerance of "goal met": a rate exactly at its bound meets it (shares are ratios of counts, compared
-#: in floating point, so 0.05 * 40 may come out a hair under 2).
+#: in floating point: 0.29 * 100 is 28.999999999999996, 0.07 * 100 is 7.000000000000001).
 TOLERANCE = 1e-12
 #: The largest cost of a bluff, in lost answers: beyond it no answer is worth one bluff (the cut refuses them all).
 MAX_BLUFF_COST = 1e6

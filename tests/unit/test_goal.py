@@ -159,7 +159,8 @@ def test_the_tolerance_of_goal_met_is_written_once():
     assert any(p == home for p, _, _ in found), "the goal's tolerance lives in ragdiag/core/goal.py"
     about_goals = [f"{p.relative_to(ROOT)}:{no}: {line.strip()}" for p, no, line in found
                    if p != home and _GOAL_WORDS.search(line)]
-    assert about_goals == [], "a goal compared with its own tolerance (use ragdiag.core.goal):\n" + "\n".join(about_goals)
+    assert about_goals == [], ("a goal compared with its own tolerance (use ragdiag.core.goal):\n"
+                               + "\n".join(about_goals))
     assert sum(p == home for p, _, _ in found) == 1  # one constant, TOLERANCE
 
 

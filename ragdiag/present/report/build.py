@@ -338,8 +338,8 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
 
     ``config`` and ``cut`` default to the recommendation for a goal of at most ``max_bluff`` bluffs; a
     named ``config`` without a cut gets the cut proposed for it. ``goal`` (a :class:`~ragdiag.core.goal.Goal`) may
-    state both goals as one value instead of ``max_bluff`` and ``min_answered``. ``min_answered`` (a share in [0, 1], or None) is
-    a second goal, answered at least that share of answerable queries: the first screen judges it beside the bluff
+    state both goals as one value instead of ``max_bluff`` and ``min_answered``. ``min_answered`` (a share in
+    [0, 1], or None) is a second goal, answered at least that share of answerable queries: the first screen judges it beside the bluff
     goal, and nothing is chosen for it (the configuration and the cut are the same with or without it). The gate keeps at most ``keep`` chunks;
     verdicts are at R@``k`` (default ``keep``: the gate's k is its keep). The cards compare the recommendation with its runner-up,
     or with ``baseline`` when one was declared (:func:`ragdiag.analyses.compare.declared_baseline`): the report calls
