@@ -116,7 +116,7 @@ def page() -> None:
     if view == "ship":
         ctx = context(ev, token)
         # the Summary's recommendation (the context's keep and goal, not the defaults) and the comparison it decided on
-        rec = recommendation(ev, token, ctx.keep, ctx.max_bluff)
+        rec = recommendation(ev, token, ctx.keep, ctx.goal)
         res = rec.comparison
         st.success(rec.sentence())
         st.caption(f"Why: {rec.why} Cut ({rec.cut_method}): {rec.guarantee or 'no guarantee'}. Lost: {rate(rec.lost)} "

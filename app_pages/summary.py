@@ -33,7 +33,7 @@ def page() -> None:
         ready = sorted({c.strategy for c in ev.results if not c.external})
         st.info(f"Provisional: this is the best of the {len(ready)} of {len(s.strategies)} chunking strategies computed "
                 f"so far ({', '.join(ready)}); it may change as the others finish (see the line below).")
-    rec = recommendation(ev, token, ctx.keep, ctx.max_bluff)
+    rec = recommendation(ev, token, ctx.keep, ctx.goal)
     n_in = int(ev.in_domain.sum())
     n_ood = len(ev.queries) - n_in
 
@@ -70,14 +70,13 @@ def page() -> None:
 
     # ----- the goals, judged in words (the library's wording: the report's goal strip says the same) ----------
     # The answered goal (sidebar, URL ``answered``) is judged here, never optimised: the recommendation follows the bluff goal.
-    for v in judge_goals({"answered": cells["answered"], "bluffs": cells["bluffs"]}, n_in=n_in, n_ood=n_ood,
-                         max_bluff=ctx.max_bluff, min_answered=ctx.min_answered):
+    for v in judge_goals({"answered": cells["answered"], "bluffs": cells["bluffs"]}, ctx.goal, n_in=n_in, n_ood=n_ood):
         mark = {True: ":green[**met**]", False: ":red[**not met**]", None: "**cannot be judged**"}[v.met]
         st.markdown(f"**Goal** · {md_text(v.goal_words)}: {mark}, {md_text(v.evidence)}.")
 
     # ----- the three numbers, against one comparator ----------------------------------------------------
     # on the native score nobody to compare with: another configuration's cut is on another scale
-    other = comparator(ev, token, rec, ctx.keep, ctx.max_bluff) if native_at is None else None
+    other = comparator(ev, token, rec, ctx.keep, ctx.goal) if native_at is None else None
     vs = versus_for(ev, token, rec.config, Gate(rec.keep, rec.cut, rec.k), other) if other else None
     c1, c2, c3, c4 = st.columns(4)
     for col, key, better_up, unit in ((c1, "answered", True, "answerable questions"),
@@ -109,7 +108,7 @@ def page() -> None:
                if ctx.score == "native" and not ctx.is_recommendation else None)
     if mine_at is not None:  # the visitor's configuration at its cut on the ranking's own score
         c = native_cells(native_table(ev, ctx.config, ctx.keep), mine_at.cut)
-        mine_goals = judge_goals(c, n_in=n_in, n_ood=n_ood, max_bluff=ctx.max_bluff, min_answered=ctx.min_answered)
+        mine_goals = judge_goals(c, ctx.goal, n_in=n_in, n_ood=n_ood)
         st.info(f"**Your choice** (sidebar): {md_text(config_words(ctx.config))} at {md_text(mine_at.text)} (higher "
                 f"keeps), at most {ctx.keep} passages: {W['answered']} {rate(c['answered'])}, {W['wrong_sources']} "
                 f"{rate(c['wrong_sources'])}, {W['no_answer']} {rate(c['no_answer'])}, {W['bluffs']} "
@@ -118,7 +117,7 @@ def page() -> None:
                             for v in mine_goals) + ".")
     elif not ctx.is_recommendation:
         mine = gate_rates(ev, ctx.config, ctx.gate)
-        mine_goals = judge_goals(mine, n_in=n_in, n_ood=n_ood, max_bluff=ctx.max_bluff, min_answered=ctx.min_answered)
+        mine_goals = judge_goals(mine, ctx.goal, n_in=n_in, n_ood=n_ood)
         at_mine = rate_rows(cache.sweep_for(token, ctx.config, ctx.keep, ev)[0], [ctx.cut])[0]
         st.info(f"**Your choice** (sidebar): {md_text(config_words(ctx.config))} at strictness {ctx.cut_words}, at most "
                 f"{ctx.keep} passages: {W['answered']} {rate(mine['answered'])}, {W['wrong_sources']} "

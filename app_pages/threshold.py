@@ -6,7 +6,7 @@ import streamlit as st
 
 from ragdiag.analyses.compare.intervals import upper_bound_words
 from ragdiag.core.gate import Gate, cut_text
-from ragdiag.analyses.threshold.choice import Goal
+from ragdiag.core.goal import Goal
 from ragdiag.analyses.threshold.gate import GATE_DISTANCE, bluffs_at, sweep
 from ragdiag.analyses.threshold.export import thresholds_yaml
 from ragdiag.analyses.threshold.rates import rate_rows
@@ -77,8 +77,7 @@ def page() -> None:
                   help="Sets the cut of the context (sidebar and URL) for every page.")
 
     def _meets(count: int, total: int) -> bool:
-        share_ = count / total if total else 0.0
-        return share_ <= target + 1e-12 if goal.max_bluff is not None else share_ >= target - 1e-12
+        return goal.met_by(count / total if total else 0.0)
 
 
     # ----- the cut: a slider bound to the context (every page follows), and what it does, in one sentence -----
@@ -155,8 +154,7 @@ def page() -> None:
                     f"({md_text(choice.rule)})"
                     f": in sample (optimistic) {rate(ins)} {key}"
                     + (f"; cross-validated ({choice.folds} folds by question) {rate(cv)}" if cv else "") + ".")
-        if cv is not None and cv.rate is not None and not (cv.rate <= target + 1e-12 if goal.max_bluff is not None
-                                                           else cv.rate >= target - 1e-12):
+        if cv is not None and cv.rate is not None and not goal.met_by(cv.rate):
             sentence += f" :red[On questions it was not chosen on, that rule misses the goal ({pct(cv.rate)} {key}).]"
         (st.caption if conformal else st.markdown)(sentence)
 

@@ -26,7 +26,7 @@ def page() -> None:
     if len(labels) >= 2:
         # the Summary's recommendation: its pick against its runner-up (the decision more questions would settle)
         ctx = context(ev, token)
-        rec = (recommendation(ev, token, ctx.keep, ctx.max_bluff) if any(not c.external for c in ev.results)
+        rec = (recommendation(ev, token, ctx.keep, ctx.goal) if any(not c.external for c in ev.results)
                else None)
         a = rec.config if rec is not None and rec.config in labels else (default_config(ev) if default_config(ev) in labels else labels[0])
         others = [x for x in labels if x != a]

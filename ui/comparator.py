@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ragdiag.analyses.versus import Versus, detectable, no_difference as _nil, versus
 from ragdiag.core.gate import Gate, cut_text
+from ragdiag.core.goal import Goal
 from ragdiag.evaluation.records import Evaluation
 from ui.fmt import difference
 
@@ -49,14 +50,14 @@ def declared(ev: Evaluation) -> str | None:
     return found.config if found.config in labels else None
 
 
-def comparator(ev: Evaluation, token: str, rec, keep: int, max_bluff: float) -> Comparator | None:
+def comparator(ev: Evaluation, token: str, rec, keep: int, goal: Goal) -> Comparator | None:
     """The declared baseline at its proposed cut, when it is not the recommendation itself; else the runner-up at
     its own cut (the recommendation's); None when there is nothing to compare with."""
     from ui.context import _proposed
 
     base = declared(ev)
     if base is not None and base != rec.config:
-        return Comparator(base, float(cut_text(_proposed(ev, token, base, keep, max_bluff))), "what you run today",
+        return Comparator(base, float(cut_text(_proposed(ev, token, base, keep, goal))), "what you run today",
                           True)
     if rec.runner_up is None or rec.runner_up_cut is None:
         return None

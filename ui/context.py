@@ -29,6 +29,7 @@ import streamlit as st
 
 from ragdiag.core.defaults import DEFAULT_CUT, DEFAULT_KEEP, DEFAULT_MAX_BLUFF, PRIMARY_K, TOP
 from ragdiag.core.gate import CUT_DECIMALS, Gate, GateError, OnGate, cut_text
+from ragdiag.core.goal import MAX_BLUFF_COST, Goal, GoalError, OnGoal, check_bluff_cost, check_share, percent_share
 from ragdiag.evaluation.records import Evaluation
 from ui.state import UNAVAILABLE_KEY as _UNAVAILABLE, Settings, settings
 from ui.html import md_text
@@ -56,7 +57,6 @@ _FIELDS = (CONFIG_KEY, CUT_KEY, KEEP_KEY, GOAL_KEY, ANSWERED_KEY, CURRENT_KEY, U
 #: Kept by "Back to the recommendation" (facts and goals, not choices of a cut); in the URL only when set.
 _OPTIONAL = (ANSWERED_KEY, CURRENT_KEY, UNITS_KEY, COST_KEY, SCORE_KEY, NATIVE_CUT_KEY)
 #: The largest cost of a bluff the page and the URL accept, in lost answers (a typo guard, not a statistic).
-MAX_BLUFF_COST = 1e6
 _STATE = "_ctx_chosen"  # {field: value or None}: what the visitor chose (None: not chosen)
 _WRITTEN = "_ctx_written"  # {field: set of URL texts this session wrote}: their echo is not a choice
 _SHOWN = "_ctx_shown"  # the resolved context last drawn: {field: value}
@@ -74,9 +74,10 @@ _SUPERSEDED = "_ctx_superseded"
 
 
 @dataclass(frozen=True)
-class Context(OnGate):
+class Context(OnGate, OnGoal):
     """What every page shows: one configuration, the :class:`~ragdiag.core.gate.Gate` (cut and keep) and the
-    bluff goal, each the visitor's choice or, when not chosen, the recommendation's.
+    :class:`~ragdiag.core.goal.Goal` (the bluff goal, and when set the answered goal and the cost goal), each the
+    visitor's choice or, when not chosen, the recommendation's.
 
     ``chosen``: the configuration was picked by the visitor (else it is the recommended one).
     ``cut_chosen``: the cut was set by the visitor (else the one proposed for the goal).
@@ -86,7 +87,7 @@ class Context(OnGate):
     config: str
     gate: Gate
     chosen: bool
-    max_bluff: float = DEFAULT_MAX_BLUFF
+    goal: Goal = Goal(DEFAULT_MAX_BLUFF)  # the bluff goal (always), the answered goal and the cost goal (when set)
     cut_chosen: bool = False
     proposed_cut: float | None = None
     recommended_config: str = ""
@@ -94,8 +95,6 @@ class Context(OnGate):
     recommended_cut: float | None = None
     current: float | None = None  # the cut a team runs today, as typed, in ``units`` (None: not given)
     units: str = "distance"  # "distance" (cosine distance) or "similarity" (read as the distance 1 - s)
-    bluff_cost: float | None = None  # the cost goal: a bluff costs as much as this many lost answers (None: off)
-    min_answered: float | None = None  # the answered goal, a share: judged, never optimised (None: not set)
     score: str = "dense"  # the score the Threshold page's gate reads: "dense" or "native" (the ranking's own)
     native_cut: float | None = None  # the visitor's cut on the native score (None: the proposed one)
 
@@ -219,16 +218,10 @@ def _parse(field: str, text: str):
         return _round_cut(Gate.from_text(cut=text).cut)
     if field == KEEP_KEY:
         return Gate.from_text(keep=text).keep
-    if field == GOAL_KEY:
-        v = float(text)
-        if not (math.isfinite(v) and 0 < v < 100):
-            raise ValueError(f"goal must be a percentage of bluffs between 0 and 100, got {text!r}")
-        return v / 100
+    if field == GOAL_KEY:  # the recommendation follows it: some, not all, off-topic queries may bluff
+        return percent_share(text, "goal", "bluffs", open_=True)
     if field == ANSWERED_KEY:
-        v = float(text)
-        if not (math.isfinite(v) and 0 <= v <= 100):
-            raise ValueError(f"answered must be a percentage of answerable queries from 0 to 100, got {text!r}")
-        return v / 100
+        return percent_share(text, "answered", "answerable queries", open_=False)
     if field == CURRENT_KEY:
         v = float(text)
         if not (math.isfinite(v) and -1.0 <= v <= 2.0):
@@ -242,10 +235,7 @@ def _parse(field: str, text: str):
             raise ValueError(f"units must be one of {', '.join(UNITS)}, got {text!r}")
         return text
     if field == COST_KEY:
-        v = float(text)
-        if not (math.isfinite(v) and 0 < v <= MAX_BLUFF_COST):
-            raise ValueError(f"the cost of a bluff must be a positive number of lost answers, got {text!r}")
-        return v
+        return check_bluff_cost(float(text))
     if field == SCORE_KEY:
         from ragdiag.analyses.threshold.score import SCORE_SPACES
 
@@ -398,25 +388,24 @@ def context_config() -> str | None:
 
 # ----- the recommendation and the cut proposed for a configuration ----------------------------------
 
-def recommendation(ev: Evaluation, token: str, keep: int = DEFAULT_KEEP, max_bluff: float = DEFAULT_MAX_BLUFF):
+def recommendation(ev: Evaluation, token: str, keep: int = DEFAULT_KEEP, goal: Goal = Goal(DEFAULT_MAX_BLUFF)):
     """The library's :func:`~ragdiag.analyses.recommend.recommend` at the gate's k, once per evaluation, keep
-    and goal."""
+    and bluff goal (the goal a cut follows, :attr:`~ragdiag.core.goal.Goal.cut_goal`: the answered goal is judged,
+    never optimised)."""
     from ragdiag.analyses.recommend import recommend
     from ui import cache
 
-    from ragdiag.core.gate import Gate
+    goal = goal.cut_goal
+    return cache.by_evaluation("recommend", token, (keep, goal.max_bluff),
+                               lambda: recommend(ev, Gate(keep), goal=goal))
 
-    return cache.by_evaluation("recommend", token, (keep, max_bluff),
-                               lambda: recommend(ev, Gate(keep), max_bluff=max_bluff))
 
-
-def _proposed(ev: Evaluation, token: str, config: str, keep: int, max_bluff: float) -> float:
+def _proposed(ev: Evaluation, token: str, config: str, keep: int, goal: Goal) -> float:
     """The cut proposed for ``config`` and the goal, as the library decides it (the report's rule)."""
-    from ragdiag.analyses.threshold.choice import Goal
     from ui import cache
 
     try:
-        c = cache.choice_for(token, config, keep, Goal(max_bluff=max_bluff), ev)
+        c = cache.choice_for(token, config, keep, goal.cut_goal, ev)
     except ValueError:  # an external run without distances, a goal the set cannot measure
         return DEFAULT_CUT
     if c.conformal_cut is not None:
@@ -455,20 +444,21 @@ def context(ev: Evaluation, token: str) -> Context:
     state = _chosen()
     keep = state[KEEP_KEY] or DEFAULT_KEEP
     max_bluff = state[GOAL_KEY] or DEFAULT_MAX_BLUFF
+    goal = Goal(max_bluff, state.get(ANSWERED_KEY), state[COST_KEY])  # each field parsed by the Goal's ranges
     labels = [c.label for c in ev.results]
     ragdiag_labels = [c.label for c in ev.results if not c.external]
-    rec = recommendation(ev, token, keep, max_bluff) if ragdiag_labels else None
+    rec = recommendation(ev, token, keep, goal) if ragdiag_labels else None
     picked = state[CONFIG_KEY]
     chosen = picked in labels
     config = picked if chosen else (rec.config if rec is not None else labels[0])
     proposed = (_round_cut(rec.cut) if rec is not None and config == rec.config
-                else _round_cut(_proposed(ev, token, config, keep, max_bluff)))
+                else _round_cut(_proposed(ev, token, config, keep, goal)))
     cut = proposed if state[CUT_KEY] is None else state[CUT_KEY]
     provisional = len({c.strategy for c in ev.results if not c.external}) < len(settings().strategies)
-    ctx = Context(config, Gate(keep, cut), chosen, max_bluff, state[CUT_KEY] is not None, proposed,
+    ctx = Context(config, Gate(keep, cut), chosen, goal, state[CUT_KEY] is not None, proposed,
                   rec.config if rec is not None else "", provisional,
                   _round_cut(rec.cut) if rec is not None else None,
-                  state[CURRENT_KEY], state[UNITS_KEY] or "distance", state[COST_KEY], state.get(ANSWERED_KEY),
+                  state[CURRENT_KEY], state[UNITS_KEY] or "distance",
                   state.get(SCORE_KEY) or "dense", state.get(NATIVE_CUT_KEY))
     _supersede(st.session_state.get(_SHOWN), state, {CONFIG_KEY: config, CUT_KEY: cut})
     st.session_state[_SHOWN] = {CONFIG_KEY: config, CUT_KEY: cut, KEEP_KEY: keep, GOAL_KEY: max_bluff,
@@ -573,9 +563,7 @@ def _from_field(field: str, key: str) -> None:
         value = int(value)
     elif field == GOAL_KEY:
         value = float(value) / 100
-    elif field == ANSWERED_KEY:  # emptied: the answered goal is off
-        if value is not None and not (math.isfinite(float(value)) and 0 <= float(value) <= 100):
-            return
+    elif field == ANSWERED_KEY:  # emptied: the answered goal is off; out of range: said in the note (the Goal's range)
         use_min_answered(None if value is None else float(value) / 100)
         return
     elif field == CONFIG_KEY and value not in _options(settings()):  # a stale label the browser sent back
@@ -772,7 +760,9 @@ def use_current(value: float | None, units: str) -> bool:
 
 def use_bluff_cost(n: float | None) -> None:
     """Set the cost goal (a bluff costs as much as ``n`` lost answers; ``None``: off)."""
-    if n is not None and not (math.isfinite(n) and 0 < n <= MAX_BLUFF_COST):
+    try:
+        n = None if n is None else check_bluff_cost(n)
+    except GoalError:
         st.session_state[_NOTE] = (f"The cost of a bluff must be a positive number of lost answers, got {n!r}.",
                                    None)
         return
@@ -787,7 +777,9 @@ def use_min_answered(share: float | None, *, if_unset: bool = False) -> None:
     with it."""
     if if_unset and _chosen().get(ANSWERED_KEY) is not None:
         return
-    if share is not None and not (math.isfinite(share) and 0 <= share <= 1):
+    try:
+        share = None if share is None else check_share(share, "min_answered")
+    except GoalError:
         st.session_state[_NOTE] = (f"The answered goal must be a percentage from 0 to 100, got {100 * share:g}.", None)
         return
     state = dict(_chosen())

@@ -225,8 +225,7 @@ def infeasible_verdict(ev, token: str, ctx) -> str:
     if ctx.min_answered is None or not any(not c.external for c in ev.results):
         return ""
     rec = cache.by_evaluation("recommend_goals", token, (ctx.keep, ctx.max_bluff, ctx.min_answered),
-                              lambda: recommend(ev, Gate(ctx.keep), max_bluff=ctx.max_bluff,
-                                                min_answered=ctx.min_answered))
+                              lambda: recommend(ev, Gate(ctx.keep), goal=ctx.goal))
     return rec.verdict if rec.feasible is False else ""
 
 

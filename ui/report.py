@@ -77,6 +77,6 @@ def report_cut_words(ev: Evaluation, ctx, args: dict, token: str) -> str:
     from ui.context import recommendation
     from ui.native_view import native_report_cut
 
-    config = args.get("config") or recommendation(ev, token, ctx.keep, ctx.max_bluff).config
+    config = args.get("config") or recommendation(ev, token, ctx.keep, ctx.goal).config
     at = native_report_cut(ev, config, ctx.keep, ctx.max_bluff, ctx.native_cut)
     return at.text if at is not None else f"cut {ctx.cut_words}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
+from ..core.goal import Goal, check_share, within_at_least, within_at_most
 from ..core.words import count_rate_text
 from ..evaluation.rows import RateCell
 
@@ -20,7 +21,6 @@ __all__ = ["GoalVerdict", "judge_goals", "GOAL_MEASURES"]
 #: The measures a goal can bound: (its words, the unit it counts, whether the bound is an upper one).
 GOAL_MEASURES = {"bluffs": ("bluffs", "off-topic queries", True),
                  "answered": ("answered", "answerable queries", False)}
-_EPS = 1e-12  # a rate exactly at the bound meets it (shares are ratios of counts, compared in floating point)
 
 
 @dataclass(frozen=True)
@@ -39,8 +39,7 @@ class GoalVerdict:
     def __post_init__(self):
         if self.measure not in GOAL_MEASURES:
             raise ValueError(f"a goal bounds one of {', '.join(GOAL_MEASURES)}, got {self.measure!r}")
-        if not 0.0 <= self.bound <= 1.0:
-            raise ValueError(f"a goal is a share in [0, 1], got {self.bound}")
+        object.__setattr__(self, "bound", check_share(self.bound, "bound"))
 
     @property
     def at_most(self) -> bool:
@@ -59,7 +58,7 @@ class GoalVerdict:
         if self.total == 0 or self.cell is None or self.cell.rate is None:
             return None
         r = self.cell.rate
-        return r <= self.bound + _EPS if self.at_most else r >= self.bound - _EPS
+        return within_at_most(r, self.bound) if self.at_most else within_at_least(r, self.bound)
 
     @property
     def status(self) -> str:
@@ -88,18 +87,23 @@ class GoalVerdict:
         return f"{self.goal_words}: {self.status}, {self.evidence}"
 
 
-def judge_goals(rates: Mapping[str, RateCell], *, n_in: int, n_ood: int, max_bluff: float | None = None,
-                min_answered: float | None = None) -> tuple[GoalVerdict, ...]:
-    """The goals stated (bluffs at most ``max_bluff``, answered at least ``min_answered``) judged on ``rates``
-    (``{"answered", "bluffs", ...}`` of one pipeline at its gate, e.g. a recommendation's), in that order.
+def judge_goals(rates: Mapping[str, RateCell], goal: Goal | None = None, *, n_in: int, n_ood: int,
+                max_bluff: float | None = None, min_answered: float | None = None) -> tuple[GoalVerdict, ...]:
+    """The goals of ``goal`` (bluffs at most ``max_bluff``, answered at least ``min_answered``; or given as those
+    two shares) judged on ``rates`` (``{"answered", "bluffs", ...}`` of one pipeline at its gate, e.g. a
+    recommendation's), in that order; no goal stated: none.
 
     >>> cells = {"answered": RateCell(31, 31 / 64, 0.36, 0.61), "bluffs": RateCell(0, 0.0, 0.0, 0.116)}
-    >>> [v.status for v in judge_goals(cells, n_in=64, n_ood=30, max_bluff=0.05, min_answered=0.5)]
+    >>> [v.status for v in judge_goals(cells, Goal(max_bluff=0.05, min_answered=0.5), n_in=64, n_ood=30)]
     ['met', 'not met']
     """
+    if goal is None:
+        if max_bluff is None and min_answered is None:
+            return ()
+        goal = Goal(max_bluff, min_answered)
     out = []
-    if max_bluff is not None:
-        out.append(GoalVerdict("bluffs", float(max_bluff), rates.get("bluffs"), int(n_ood)))
-    if min_answered is not None:
-        out.append(GoalVerdict("answered", float(min_answered), rates.get("answered"), int(n_in)))
+    if goal.max_bluff is not None:
+        out.append(GoalVerdict("bluffs", goal.max_bluff, rates.get("bluffs"), int(n_ood)))
+    if goal.min_answered is not None:
+        out.append(GoalVerdict("answered", goal.min_answered, rates.get("answered"), int(n_in)))
     return tuple(out)

@@ -60,6 +60,7 @@ import numpy as np
 
 from ..core.defaults import DEFAULT_CUT, DEFAULT_MAX_BLUFF, PRACTICAL_MARGIN
 from ..core.gate import Gate, OnGate
+from ..core.goal import Goal, OnGoal, within_at_least
 from ..evaluation.rows import RateCell
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -158,7 +159,7 @@ def complexity_key(config: Config | str) -> tuple:
 
 
 @dataclass(frozen=True)
-class Recommendation(OnGate):
+class Recommendation(OnGate, OnGoal):
     """The configuration to ship, the gate it ships at (the cut for the goal, the keep, the k of its recall) and
     the rates at that cut (see the module's rule); ``cut``, ``keep`` and ``k`` read through ``gate``."""
 
@@ -169,7 +170,7 @@ class Recommendation(OnGate):
     runner_up: str | None
     gate: Gate
     cut_method: str
-    max_bluff: float
+    goal: Goal  # the bluff goal the cut follows and, when stated, the answered goal the shortlist must meet
     answered: RateCell
     bluffs: RateCell
     lost: RateCell
@@ -182,7 +183,6 @@ class Recommendation(OnGate):
     comparison: BestResult | None = None  # the comparison with the best on that measure (compare_answered)
     cuts: Mapping[str, float] | None = None  # every candidate's own cut for the goal, the one it was compared at
     recall: RateCell | None = None  # the pick's R@k (the diagnostic: found before the gate), clustered interval
-    min_answered: float | None = None  # the answered goal, when one was stated (min_answered=)
     feasible: bool | None = None  # whether the pick meets both goals at its cut (None: no answered goal)
     verdict: str = ""  # with an answered goal: whether both goals can be met, in one sentence
 
@@ -407,7 +407,7 @@ def _feasible(at: Mapping[str, AtCut], members: Sequence[str], best: str, min_an
 
     if min_answered is None:
         return list(members), None, ""
-    meets = lambda c: (at[c].rates["answered"].rate or 0.0) >= min_answered - 1e-12  # noqa: E731
+    meets = lambda c: within_at_least(at[c].rates["answered"].rate or 0.0, min_answered)  # noqa: E731
     goal = f"at least {100 * min_answered:g}% answered and at most {100 * at[best].max_bluff:g}% bluffs"
     if not meets(best):
         a = at[best].rates["answered"]
@@ -423,7 +423,7 @@ def _feasible(at: Mapping[str, AtCut], members: Sequence[str], best: str, min_an
 
 def recommend(ev: Evaluation, gate: Gate | None = None, *, max_bluff: float = DEFAULT_MAX_BLUFF,
               costs: Sequence[CostRow] | None = None, best_result=None,
-              min_answered: float | None = None) -> Recommendation:
+              min_answered: float | None = None, goal: Goal | None = None) -> Recommendation:
     """The configuration to ship and its cut, by the module's written rule.
 
     Parameters
@@ -444,11 +444,13 @@ def recommend(ev: Evaluation, gate: Gate | None = None, *, max_bluff: float = DE
         An answered goal beside the bluff goal: the shortlist keeps the members that meet it at their own cut;
         when even the best misses it, no configuration can meet both, the ``verdict`` says so (with the best's
         answered share and interval) and ``feasible`` is False.
+    goal : Goal, optional
+        Both goals as one value (instead of ``max_bluff`` and ``min_answered``); its bluff goal must be in (0, 1)
+        (:meth:`~ragdiag.core.goal.Goal.recommending`).
     """
-    if min_answered is not None and not (np.isfinite(min_answered) and 0 <= min_answered <= 1):
-        raise ValueError(f"min_answered must be a rate in [0, 1], got {min_answered}")
-    if not 0 < max_bluff < 1:
-        raise ValueError(f"max_bluff must be a rate in (0, 1), got {max_bluff}")
+    goal = (Goal.recommending(max_bluff, min_answered) if goal is None
+            else Goal.recommending(goal.max_bluff, goal.min_answered, goal.bluff_cost))
+    max_bluff, min_answered = goal.max_bluff, goal.min_answered
     from ..core.validate import require_type
     from .compare import clustered_rate
     from .threshold.choice import NO_OOD_METHOD
@@ -499,7 +501,7 @@ def recommend(ev: Evaluation, gate: Gate | None = None, *, max_bluff: float = DE
     recall = RateCell.of(clustered_rate(hits_at_k(ev.result(chosen).needle_rank[ind], k), ev.groups(ind)))
     return Recommendation(chosen, describe_config(chosen), why, result.best_set, runner, Gate(keep=keep, cut=float(cut), k=k),
                           method,
-                          max_bluff, rates["answered"], rates["bluffs"], rates["lost"], runner_rates, guarantee,
+                          goal, rates["answered"], rates["bluffs"], rates["lost"], runner_rates, guarantee,
                           result.best, runner_cut, _caution(table, cut, rates["answered"], max_bluff),
                           decision_measure(max_bluff), result, {c: a.cut for c, a in at.items()}, recall,
-                          min_answered, feasible, verdict)
+                          feasible, verdict)

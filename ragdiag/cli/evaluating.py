@@ -398,12 +398,9 @@ def cmd_report(args) -> int:
         retrievers = parse_retrievers(args.retrievers)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    import math
+    from .goal_args import goal_of
 
-    if not (math.isfinite(args.max_bluff) and 0 < args.max_bluff < 1):
-        raise UsageError(f"--max-bluff must be a rate in (0, 1), e.g. 0.05; got {args.max_bluff}")
-    if args.min_answered is not None and not (math.isfinite(args.min_answered) and 0 <= args.min_answered <= 1):
-        raise UsageError(f"--min-answered must be a rate in [0, 1], e.g. 0.5; got {args.min_answered}")
+    goal = goal_of(args, recommending=True)  # --max-bluff and --min-answered checked once, by the Goal
     native = getattr(args, "score", "dense") == "native"
     _check_native_report(args, native)
     from ..analyses.compare.baseline import declared_baseline
@@ -458,8 +455,8 @@ def cmd_report(args) -> int:
         ledger_section = _ledger_section(ev, ledger_base, args, encoder)
     print("writing the report: the comparisons, the gate, the funnel and the hubs", file=sys.stderr)
     try:
-        report = build_report(ev, config=cfg, cut=args.cut, keep=args.gate.keep, k=args.gate.k, max_bluff=args.max_bluff,
-                              min_answered=args.min_answered, costs=cost_items, machine=machine_info,
+        report = build_report(ev, config=cfg, cut=args.cut, keep=args.gate.keep, k=args.gate.k, goal=goal,
+                              costs=cost_items, machine=machine_info,
                               baseline=baseline.config if baseline else None,
                               baseline_source=baseline.source if baseline else "the operator", encoder=encoder,
                               history=getattr(args, "history", None), history_runs=getattr(args, "history_runs", 10),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 
 from ..core.gate import cut_text
 from ..core.words import rate_text
@@ -128,12 +127,10 @@ def cmd_threshold(args) -> int:
 
     from ..analyses.gate_table import gate_table
     from ..analyses.threshold.gate import GATE_DISTANCE
-    from ..analyses.threshold.choice import Goal, cut_choice
+    from ..analyses.threshold.choice import cut_choice
+    from .goal_args import goal_of
 
-    try:
-        goal = Goal(max_bluff=args.max_bluff, min_answered=args.min_answered)
-    except ValueError as exc:
-        raise UsageError(str(exc).replace("max_bluff", "--max-bluff").replace("min_answered", "--min-answered")) from None
+    goal = goal_of(args, one=True)  # --max-bluff or --min-answered, and --bluff-cost, checked once, by the Goal
     if not 2 <= args.folds <= 20:
         raise UsageError(f"--folds must be between 2 and 20, got {args.folds}")
     export = getattr(args, "export", None)
@@ -147,8 +144,6 @@ def cmd_threshold(args) -> int:
     if export:
         _check_export(export, getattr(args, "force", False))  # before any work
     current = _current_cut(args)  # before any work: a bad value or file is one line
-    if args.bluff_cost is not None and not (math.isfinite(args.bluff_cost) and args.bluff_cost > 0):
-        raise UsageError(f"--bluff-cost must be a positive number of lost answers, got {args.bluff_cost}")
     ev, cfg = _gate_config(args)
     if args.current_from is not None:  # a ragdiag export names its model: another model's cut is refused
         _refuse_other_model(args.current_from, ev, cfg)
@@ -277,10 +272,10 @@ def _proposal_extras(table, choice, goal, args, current) -> dict:
         words.append(("  * " if c.proposed else "    ") + c.words())
     words += [m.words(p.cut) for m in movers]
     more = []
-    if args.bluff_cost is not None:
-        cc = cost_cut(table, args.bluff_cost, folds=args.folds)
+    if goal.bluff_cost is not None:
+        cc = cost_cut(table, goal.bluff_cost, folds=args.folds)
         out["cost"] = cc.cells()
-        more.append(f"cost goal (a bluff costs {args.bluff_cost:g} lost answers): cut {cut_text(cc.cut)}, answered "
+        more.append(f"cost goal (a bluff costs {goal.bluff_cost:g} lost answers): cut {cut_text(cc.cut)}, answered "
                     f"{rate_text(cc.answered)}, bluffs {rate_text(cc.bluffs)}; cross-validated answered "
                     f"{rate_text(cc.cross_validated['answered'])}, bluffs {rate_text(cc.cross_validated['bluffs'])}; "
                     f"{cc.guarantee_words}")

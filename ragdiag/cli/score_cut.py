@@ -36,9 +36,7 @@ def native_threshold(args, goal) -> int:
     if getattr(args, "export_rule", "proposed") != "proposed":
         raise UsageError("--export-rule in-sample is for --score dense; --score native exports its proposed cut")
     export = getattr(args, "export", None)
-    bluff_cost = getattr(args, "bluff_cost", None)
-    if bluff_cost is not None and not (math.isfinite(bluff_cost) and bluff_cost > 0):
-        raise UsageError(f"--bluff-cost must be a positive number of lost answers, got {bluff_cost}")
+    bluff_cost = goal.bluff_cost  # checked by the Goal (cli.goal_args.goal_of)
     if getattr(args, "export_slices", False):  # as the distance gate checks it (cli.gate._check_by)
         from ..analyses.slice_cuts import EXPORTABLE
 

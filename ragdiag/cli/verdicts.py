@@ -61,14 +61,12 @@ def cmd_recommend(args) -> int:
     from ..analyses.recommend import recommend
 
     strategies, retrievers = _configs(args)
-    if not 0 < args.max_bluff < 1:
-        raise UsageError(f"--max-bluff must be a rate in (0, 1), e.g. {DEFAULT_MAX_BLUFF}; got {args.max_bluff}")
-    min_answered = getattr(args, "min_answered", None)
-    if min_answered is not None and not (0 <= min_answered <= 1):
-        raise UsageError(f"--min-answered must be a rate in [0, 1], e.g. 0.5; got {min_answered}")
+    from .goal_args import goal_of
+
+    goal = goal_of(args, recommending=True)  # --max-bluff and --min-answered checked once, by the Goal
     ev = evaluate_args(args, strategies, retrievers, load_inputs(args))
     try:
-        rec = recommend(ev, args.gate, max_bluff=args.max_bluff, min_answered=min_answered)
+        rec = recommend(ev, args.gate, goal=goal)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if args.json:

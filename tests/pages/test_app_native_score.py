@@ -117,7 +117,7 @@ def test_the_summary_names_the_score_in_words(fake_app, lib):
 
 def test_the_summary_says_when_no_configuration_meets_both_goals(fake_app, lib, monkeypatch):
     """Plumbing, with a FAKE infeasible recommendation (the tiny corpus meets every answered goal): when
-    ``recommend(..., min_answered=...)`` says no configuration meets both goals, the Summary's headline is that
+    ``recommend`` with an answered goal says no configuration meets both goals, the Summary's headline is that
     sentence, not a cut; when the goals can be met it names the pick and its cut."""
     from dataclasses import replace
 
@@ -131,7 +131,7 @@ def test_the_summary_says_when_no_configuration_meets_both_goals(fake_app, lib, 
 
     def fake_infeasible(ev, gate=None, **kw):  # the FAKE: the real recommendation, marked infeasible
         rec = real(ev, gate, **kw)
-        return replace(rec, feasible=False, verdict=sentence) if kw.get("min_answered") is not None else rec
+        return replace(rec, feasible=False, verdict=sentence) if rec.min_answered is not None else rec
 
     monkeypatch.setattr(recommend_module, "recommend", fake_infeasible)
     at = app(answered="97")

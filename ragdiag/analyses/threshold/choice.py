@@ -10,6 +10,7 @@ import numpy as np
 from ..compare.intervals import rate_interval
 from ...core.defaults import SEED
 from ...core.gate import CUT_DECIMALS, ceil_cut, floor_cut
+from ...core.goal import Goal, allowed
 from ...evaluation.rows import RateCell, RateRow
 from ..gate_table import GateTable
 from .gate import GATE_DISTANCE, MAX_DISTANCE
@@ -21,31 +22,6 @@ __all__ = ["Goal", "CONFORMAL_PREMISE", "choose_cut", "conformal_cut", "conforma
 
 #: What every surface says when the ground truth has no out-of-domain query.
 NO_OOD = "The ground truth has no out-of-domain queries, so bluffing cannot be measured: add some."
-
-
-@dataclass(frozen=True)
-class Goal:
-    """What the cut must achieve: a bluff rate of at most ``max_bluff``, or answered at least ``min_answered``."""
-
-    max_bluff: float | None = None
-    min_answered: float | None = None
-
-    def __post_init__(self):
-        if (self.max_bluff is None) == (self.min_answered is None):
-            raise ValueError("state exactly one goal: max_bluff (e.g. 0.05) or min_answered (e.g. 0.5)")
-        for name in ("max_bluff", "min_answered"):
-            v = getattr(self, name)
-            if v is not None and not (np.isfinite(v) and 0 <= v <= 1):
-                raise ValueError(f"{name} must be a rate in [0, 1], got {v}")
-
-    @property
-    def rule(self) -> str:
-        """The rule in words, as the CLI, the dashboard and the report print it."""
-        if self.max_bluff is not None:
-            return (f"the largest cut at which at most {self.max_bluff:.1%} of the out-of-domain queries bluff "
-                    "(in this set): the most answers the bluff budget allows")
-        return (f"the smallest cut at which at least {self.min_answered:.1%} of the answerable queries are "
-                "answered (in this set): the fewest bluffs that reach the goal")
 
 
 def choose_cut(inputs: GateTable, goal: Goal) -> float | None:
@@ -66,10 +42,10 @@ def choose_cut(inputs: GateTable, goal: Goal) -> float | None:
         ood = np.sort(inputs.closest[~ind])
         if not ood.size:  # no out-of-domain query: a bluff rate cannot be measured, so no cut reaches the goal
             return None
-        m = int(np.floor(goal.max_bluff * ood.size + 1e-12))
+        m = goal.allowed_bluffs(ood.size)
         return float(ood[m]) if m < ood.size else MAX_DISTANCE
     good = np.sort(inputs.closest_holder[ind])
-    r = int(np.ceil(goal.min_answered * good.size - 1e-12))
+    r = goal.needed_answers(good.size)
     if r == 0:
         return 0.0
     if r > np.isfinite(good).sum():
@@ -103,7 +79,7 @@ def conformal_cut(inputs: GateTable, max_bluff: float) -> tuple[float | None, st
     """
     ood = np.sort(inputs.closest[~inputs.in_domain])
     n = ood.size
-    j = int(np.floor(max_bluff * (n + 1) + 1e-12))
+    j = allowed(max_bluff, n + 1)
     if j == 0:
         need = int(np.ceil(1 / max_bluff - 1)) if max_bluff > 0 else None
         why = (f"cannot certify a bluff rate of {max_bluff:.1%} with {n} out-of-domain queries: it takes at least "
@@ -158,6 +134,7 @@ def propose_cut(inputs: GateTable, goal: Goal, *, default: float | None = None) 
     >>> p = propose_cut(g, Goal(max_bluff=0.05)); p.cut, p.method
     (0.1, 'in sample (optimistic)')
     """
+    goal = goal.cut_goal  # the one goal a cut follows (the bluff goal when both are stated)
     if goal.max_bluff is None:
         cut = choose_cut(inputs, goal)  # rounded up: the printed cut keeps every answer the rule counted
         return Proposal(None if cut is None else ceil_cut(cut), "in sample",
@@ -217,7 +194,7 @@ def in_sample_words(n: int, goal: float) -> str:
     >>> in_sample_words(30, 0.05)
     'in sample (optimistic): 1 of 30 off-topic queries bluff here, but a new one bluffs with probability 2/31 = 6.5% on average'
     """
-    m = int(np.floor(goal * n + 1e-12))
+    m = allowed(goal, n)
     if m >= n:
         return "in sample (optimistic): every off-topic query may bluff"
     return (f"in sample (optimistic): {m} of {n} off-topic queries bluff here, but a new one bluffs with "
@@ -343,6 +320,7 @@ def cut_choice(inputs: GateTable, goal: Goal, *, folds: int = 5, seed: int | Non
 
     require_type(inputs, GateTable, "inputs", hint="make them with ragdiag.analyses.threshold.gate_table")
     require_type(goal, Goal, "goal", hint="e.g. Goal(max_bluff=0.05)")
+    goal = goal.cut_goal  # the one goal a cut follows (the bluff goal when both are stated)
     seed = SEED if seed is None else seed
     cut = choose_cut(inputs, goal)
     in_sample = None if cut is None else rate_rows(inputs, [cut])[0]

@@ -36,6 +36,7 @@ from typing import Mapping
 
 import numpy as np
 
+from ...core.goal import within_at_most
 from ...evaluation.rows import RateCell
 from ..gate_table import GateTable
 from .rates import rate_rows
@@ -137,7 +138,7 @@ def native_audit(table: ScoreTable, value: float, max_bluff: float, proposed: fl
     """The rates at ``value`` on the table's score (kept when ``score >= value``) and what ``proposed`` changes."""
     g, cuts = as_gate_table(table, [value])
     rates = rate_rows(g, cuts)[0].outcomes()
-    meets = rates["bluffs"].rate is not None and rates["bluffs"].rate <= max_bluff + 1e-12
+    meets = within_at_most(rates["bluffs"].rate, max_bluff)
     ids = np.array(table.query_ids, dtype=object)
     ind = table.in_domain
     if proposed is None:

@@ -28,6 +28,7 @@ import math
 
 import numpy as np
 
+from ...core.goal import allowed, check_bluff_cost
 from ...evaluation.rows import RateCell
 from .score import ScoreTable, above
 
@@ -71,7 +72,7 @@ def in_sample_cut(table: ScoreTable, max_bluff: float) -> float:
     ood = np.sort(table.top[~table.in_domain])[::-1]
     if not ood.size:
         raise ValueError("no off-topic queries: a bluff rate cannot be measured")
-    m = int(np.floor(max_bluff * ood.size + 1e-12))
+    m = allowed(max_bluff, ood.size)
     finite = table.top[np.isfinite(table.top)]
     if m >= ood.size or not np.isfinite(ood[m]):  # every off-topic query may bluff: the cut keeps everything scored
         return below(float(finite.min())) if finite.size else -math.inf
@@ -159,8 +160,7 @@ def native_cost_cut(table: ScoreTable, bluff_cost: float, *, folds: int = 5, see
     from .proposal import CostChoice, cost_bound
     from .score import rates
 
-    if not (isinstance(bluff_cost, (int, float)) and math.isfinite(bluff_cost) and bluff_cost > 0):
-        raise ValueError(f"the cost of a bluff must be a positive number of lost answers, got {bluff_cost!r}")
+    bluff_cost = check_bluff_cost(bluff_cost)
     seed = SEED if seed is None else seed
     cut, cost = _best_cost(table, bluff_cost)
     r = rates(table, cut)

@@ -30,6 +30,7 @@ import numpy as np
 
 from ...core.defaults import SEED
 from ...core.gate import MAX_CUT, check_cut, cut_text, floor_cut
+from ...core.goal import check_bluff_cost
 from ...core.words import rate_text
 from ...evaluation.rows import RateCell
 from ..gate_table import GateTable
@@ -83,10 +84,7 @@ def _candidate(table: GateTable, cut: float, j: int, goal: Goal, proposed: bool 
     r = rates_at(table, cut)
     n = table.n_ood
     g = _guarantee(j, n)
-    if goal.max_bluff is not None:
-        meets = g is not None and g <= goal.max_bluff + 1e-12
-    else:
-        meets = r["answered"].rate is not None and r["answered"].rate >= goal.min_answered - 1e-12
+    meets = goal.bluffs_met(g) if goal.max_bluff is not None else goal.answered_met(r["answered"].rate)
     return Candidate(cut, r["answered"], r["bluffs"], r["lost"], g, meets, proposed)
 
 
@@ -265,8 +263,7 @@ def cost_cut(table: GateTable, bluff_cost: float, *, folds: int = 5, seed: int |
     >>> cost_cut(t, 3.0, folds=2).cut, cost_cut(t, 0.5, folds=2).cut  # one bluff against one answer
     (0.201, 0.301)
     """
-    if not (isinstance(bluff_cost, (int, float)) and math.isfinite(bluff_cost) and bluff_cost > 0):
-        raise ValueError(f"the cost of a bluff must be a positive number of lost answers, got {bluff_cost!r}")
+    bluff_cost = check_bluff_cost(bluff_cost)
     seed = SEED if seed is None else seed
     cut, cost = _best_cost(table, bluff_cost)
     r = rates_at(table, cut)
@@ -446,10 +443,7 @@ def audit(table: GateTable, value: float, units: str, goal: Goal, proposed: floa
     cut, words = cut_from_units(value, units)
     row = rate_rows(table, [cut])[0]
     rates = row.outcomes()
-    if goal.max_bluff is not None:
-        meets = rates["bluffs"].rate is not None and rates["bluffs"].rate <= goal.max_bluff + 1e-12
-    else:
-        meets = rates["answered"].rate is not None and rates["answered"].rate >= goal.min_answered - 1e-12
+    meets = goal.met_by(rates[goal.measure].rate)
     ids = np.array(table.query_ids, dtype=object)
     ind = table.in_domain
     if proposed is None:

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Mapping
 import numpy as np
 
 from ...core.gate import Gate
+from ...core.goal import Goal, allowed
 from ...evaluation.rows import RateCell
 from .choice import IN_SAMPLE, PROPOSED, conformal_guarantee, in_sample_words
 
@@ -180,21 +181,20 @@ def rates(table: ScoreTable, cut: float) -> dict[str, RateCell]:
 
 def score_cut(table: ScoreTable, max_bluff: float) -> ScoreCut:
     """The cut for at most ``max_bluff`` bluffs on the table's score (the module's rule)."""
-    if not 0 < max_bluff < 1:
-        raise ValueError(f"max_bluff must be a rate in (0, 1), got {max_bluff}")
+    max_bluff = Goal.recommending(max_bluff).max_bluff
     ind = table.in_domain
     ood = np.sort(table.top[~ind])[::-1]  # best first
     n, n_in = int(ood.size), int(ind.sum())
     if n == 0:
         return ScoreCut(table.config, table.score, table.unit, None, "none", "no off-topic queries to choose a cut "
                         "from: add some", max_bluff, None, None, None, n_in, 0)
-    j = int(np.floor(max_bluff * (n + 1) + 1e-12))
+    j = allowed(max_bluff, n + 1)
     if j >= 1:
         j = min(j, n)
         ref, method = ood[j - 1], PROPOSED
         words = conformal_guarantee(j, n, max_bluff)
     else:
-        m = int(np.floor(max_bluff * n + 1e-12))
+        m = allowed(max_bluff, n)
         ref, method = ood[m], IN_SAMPLE
         words = in_sample_words(n, max_bluff)
     # a query with no scored chunk in the window (-inf) bluffs at no cut: the cut sits just above the reference

@@ -28,6 +28,7 @@ from typing import Sequence
 import numpy as np
 
 from ...core.defaults import ALPHA
+from ...core.goal import Goal, OnGoal, allowed, within_at_least
 from ...evaluation.rows import RateCell
 
 __all__ = ["Separation", "auroc", "separation", "Feasibility", "feasibility"]
@@ -121,12 +122,12 @@ def separation(table, *, alpha: float = ALPHA) -> dict[str, Separation]:
 
 
 @dataclass(frozen=True)
-class Feasibility:
-    """Whether the bluff goal and the answered goal can be met together on this set, and what the best cut gives."""
+class Feasibility(OnGoal):
+    """Whether the bluff goal and the answered goal (``goal``, both stated) can be met together on this set, and what
+    the best cut gives."""
 
     feasible: bool
-    max_bluff: float
-    min_answered: float
+    goal: Goal
     cut: float | None  # the largest cut within the bluff goal on this set (None: no off-topic query)
     answered: RateCell | None
     bluffs: RateCell | None
@@ -144,8 +145,10 @@ class Feasibility:
                 f"under the {100 * self.min_answered:g}% goal")
 
 
-def feasibility(table, max_bluff: float, min_answered: float, *, score: str = "distance") -> Feasibility:
-    """Whether some cut keeps the in-sample bluff share within ``max_bluff`` and answers at least ``min_answered``.
+def feasibility(table, max_bluff: float | Goal, min_answered: float | None = None, *,
+                score: str = "distance") -> Feasibility:
+    """Whether some cut keeps the in-sample bluff share within ``max_bluff`` and answers at least ``min_answered``
+    (or both goals of one :class:`~ragdiag.core.goal.Goal` given as ``max_bluff``).
 
     The largest such cut (the ``(m + 1)``-th best off-topic value, ``m = floor(max_bluff n)``; everything scoring
     better is kept) answers the most, so it decides.
@@ -159,15 +162,19 @@ def feasibility(table, max_bluff: float, min_answered: float, *, score: str = "d
     """
     from ..compare.intervals import clustered_rate, rate_interval
 
+    goal = max_bluff if isinstance(max_bluff, Goal) else Goal(max_bluff, min_answered)
+    if goal.max_bluff is None or goal.min_answered is None:
+        raise ValueError("feasibility judges two goals together: state both max_bluff and min_answered")
+    max_bluff, min_answered = goal.max_bluff, goal.min_answered
     holder, best, ind = _gate_scores(table)
     ood = np.sort(best[~ind])
     if not ood.size:
-        return Feasibility(False, max_bluff, min_answered, None, None, None, score)
-    m = int(np.floor(max_bluff * ood.size + 1e-12))
+        return Feasibility(False, goal, None, None, None, score)
+    m = allowed(max_bluff, ood.size)
     cut = float(ood[m]) if m < ood.size else np.inf  # kept when value < cut
     groups = np.asarray(table.group_ids() if hasattr(table, "group_ids") else table.groups, dtype=object)[ind]
     ans = holder[ind] < cut
     answered = RateCell.of(clustered_rate(ans, list(groups)))
     bluffs = RateCell.of(rate_interval(int((best[~ind] < cut).sum()), int(ood.size)))
-    ok = bool(ans.mean() >= min_answered - 1e-12) if ans.size else False
-    return Feasibility(ok, max_bluff, min_answered, cut, answered, bluffs, score)
+    ok = within_at_least(float(ans.mean()), min_answered) if ans.size else False
+    return Feasibility(ok, goal, cut, answered, bluffs, score)

@@ -10,7 +10,6 @@ sections of :mod:`ragdiag.present.report.story`, :mod:`ragdiag.present.report.se
 from __future__ import annotations
 
 import datetime as _dt
-import math
 
 import numpy as np
 
@@ -26,7 +25,8 @@ from ...analyses.outcomes import LADDER, outcome_counts
 from ...analyses.recommend import Recommendation, describe_config, recommend
 from ...retrieval.registry import retriever_spec
 from ...analyses.summary import chunking_rows, summary_rows
-from ...analyses.threshold.choice import Goal, cut_choice
+from ...analyses.threshold.choice import cut_choice
+from ...core.goal import Goal
 from ...analyses.cost import at_gate
 from ...analyses.gate_table import GateTable, gate_table
 from ...analyses.threshold.choice import propose_cut
@@ -124,12 +124,12 @@ def _needle_section(ev: Evaluation) -> NeedleSection:
     return NeedleSection(tuple(needles), tuple(counts), len(ev.truth.questions))
 
 
-def _gate_section(inputs: GateTable, cfg: Config, gate: Gate, max_bluff: float,
+def _gate_section(inputs: GateTable, cfg: Config, gate: Gate, goal: Goal,
                   proposed: float | None) -> GateSection:
     cut = gate.cut
     row = sweep(inputs, [cut]).row(cut)
     rates = dict(rate_rows(inputs, [cut])[0].outcomes())
-    choice = cut_choice(inputs, Goal(max_bluff=max_bluff)).as_json()
+    choice = cut_choice(inputs, goal).as_json()
     cuts = default_cuts()
     if cut > cuts[-1]:
         cuts = np.round(np.arange(0.0, cut + 0.0025, 0.005), 6)
@@ -138,7 +138,7 @@ def _gate_section(inputs: GateTable, cfg: Config, gate: Gate, max_bluff: float,
                   tuple(int(v) for v in t.wrong_sources), tuple(int(v) for v in t.no_answer),
                   tuple(int(v) for v in t.bluffs))
     return GateSection(cfg.label, gate, t.n_in, t.n_ood, row, rates, curve, dict(t.n_by_kind), choice,
-                       max_bluff, proposed)
+                       goal.max_bluff, proposed)
 
 
 def _bluff_section(ev: Evaluation, cfg: Config, gate: Gate, n_ood: int) -> BluffSection:
@@ -162,14 +162,13 @@ def _cost_section(ev: Evaluation, n_queries: int) -> CostSection:
     return CostSection(chunking, tuple((key, float(v)) for key, v in ev.timings.items()), ranking, n_queries)
 
 
-def _proposal(table: GateTable, max_bluff: float):
+def _proposal(table: GateTable, goal: Goal):
     """The cut proposed for a bluff goal (:func:`~ragdiag.analyses.threshold.propose_cut`, as the recommendation)."""
-    return propose_cut(table, Goal(max_bluff=max_bluff), default=DEFAULT_CUT)
+    return propose_cut(table, goal, default=DEFAULT_CUT)
 
 
 def _headline(ev: Evaluation, rec: Recommendation, cfg: Config | None, cut: float | None, gate: Gate,
-              n_questions: int, baseline: tuple[str, str] | None = None,
-              min_answered: float | None = None) -> Headline:
+              n_questions: int, goal: Goal, baseline: tuple[str, str] | None = None) -> Headline:
     """The recommendation against its runner-up (or the declared baseline), or the named configuration and cut
     against the recommendation."""
     rec_cfg = parse_key(rec.config)
@@ -179,7 +178,7 @@ def _headline(ev: Evaluation, rec: Recommendation, cfg: Config | None, cut: floa
     if cfg == rec_cfg:
         proposed, method = rec.cut, rec.cut_method
     else:
-        p = _proposal(table, rec.max_bluff)
+        p = _proposal(table, rec.goal)
         proposed, method = p.cut, p.method
     if cut is None:
         cut = proposed
@@ -193,7 +192,7 @@ def _headline(ev: Evaluation, rec: Recommendation, cfg: Config | None, cut: floa
         if baseline is not None and baseline[0] != cfg.label:  # what the team runs, at its cut for the same goal
             against = baseline[0]  # where it was declared is the operator's business, not the reader's
             base_table = gate_table(ev, against, gate)
-            against_cut = _proposal(base_table, rec.max_bluff).cut
+            against_cut = _proposal(base_table, rec.goal).cut
             against_rates, kind = rates_at(base_table, against_cut), "what you run today"
     else:
         rates = rates_at(table, cut)
@@ -203,15 +202,15 @@ def _headline(ev: Evaluation, rec: Recommendation, cfg: Config | None, cut: floa
     if against is not None and against_cut is not None:  # the one comparator's paired differences (analyses.versus)
         diffs = versus(ev, cfg.label, gate.with_cut(float(cut)), against, gate.with_cut(float(against_cut))).differences
     n_in, n_ood = table.n_answerable, table.n_ood
-    return Headline(cfg.label, describe_config(cfg), Gate(keep, float(cut), rec.k), method, rec.max_bluff, n_in, n_ood,
+    return Headline(cfg.label, describe_config(cfg), Gate(keep, float(cut), rec.k), method, goal, n_in, n_ood,
                     n_questions, rates["answered"], rates["bluffs"], rates["lost"], rec.why,
                     against, describe_config(against) if against else None, kind, against_rates, against_cut,
-                    recommended, rec.config, rec.words, rec.cut, rec.guarantee, proposed, diffs, min_answered,
+                    recommended, rec.config, rec.words, rec.cut, rec.guarantee, proposed, diffs,
                     _not_answered(table, float(cut)))
 
 
-def _native_report(ev: Evaluation, rec: Recommendation, cfg: Config | None, base: Gate, max_bluff: float,
-                   min_answered: float | None, value: float | None, needles: NeedleSection, history,
+def _native_report(ev: Evaluation, rec: Recommendation, cfg: Config | None, base: Gate, goal: Goal,
+                   value: float | None, needles: NeedleSection, history,
                    history_runs: int, ruler, ledger) -> Report:
     """The report on the ranking's own score (see :func:`build_report`): every section that counts reads the
     adapted gate table (:func:`ragdiag.present.report.native.native_table`)."""
@@ -221,14 +220,15 @@ def _native_report(ev: Evaluation, rec: Recommendation, cfg: Config | None, base
     rec_cfg = parse_key(rec.config)
     cfg = rec_cfg if cfg is None else cfg
     scores = score_table(ev, cfg.label, base)  # ValueError: no score of its own
+    max_bluff = goal.max_bluff
     at = native_cut(scores, max_bluff, value)
     table, decided, curve = native_table(gate_table(ev, cfg, base), scores, at, base)
     rates = rates_at(table, decided.cut)
     recommended = cfg == rec_cfg and at.method != "named"
-    head = Headline(cfg.label, describe_config(cfg), decided, at.method, max_bluff, table.n_answerable,
+    head = Headline(cfg.label, describe_config(cfg), decided, at.method, goal, table.n_answerable,
                     table.n_ood, needles.n_questions, rates["answered"], rates["bluffs"], rates["lost"], rec.why,
                     None, None, "", None, None, recommended, rec.config, rec.words, rec.cut, at.guarantee,
-                    None, None, min_answered, _not_answered(table, decided.cut), native=at)
+                    None, None, _not_answered(table, decided.cut), native=at)
     t = sweep(table, [decided.cut])
     trade_off = GateSection(cfg.label, decided, t.n_in, t.n_ood, t.row(decided.cut),
                             dict(rate_rows(table, [decided.cut])[0].outcomes()), curve, dict(t.n_by_kind), {},
@@ -322,7 +322,7 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
                  machine: dict | None = None, baseline: str | None = None,
                  baseline_source: str = "the operator", encoder=None, history=None,
                  history_runs: int = 10, ruler=None, ledger=None, score: str = DENSE,
-                 native_cut: float | None = None) -> Report:
+                 native_cut: float | None = None, goal: Goal | None = None) -> Report:
     """Gather the report of ``ev``: the recommendation first, then where the questions go, the alternatives
     and the chunking switches, then the appendix.
 
@@ -337,8 +337,9 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
     with the dense score.
 
     ``config`` and ``cut`` default to the recommendation for a goal of at most ``max_bluff`` bluffs; a
-    named ``config`` without a cut gets the cut proposed for it. ``min_answered`` (a share in [0, 1], or None) is
-    a second goal, answered at least that share of answerable queries: the first screen judges it beside the bluff
+    named ``config`` without a cut gets the cut proposed for it. ``goal`` (a :class:`~ragdiag.core.goal.Goal`) may
+    state both goals as one value instead of ``max_bluff`` and ``min_answered``. ``min_answered`` (a share in
+    [0, 1], or None) is a second goal, answered at least that share of answerable queries: the first screen judges it beside the bluff
     goal, and nothing is chosen for it (the configuration and the cut are the same with or without it). The gate keeps at most ``keep`` chunks;
     verdicts are at R@``k`` (default ``keep``: the gate's k is its keep). The cards compare the recommendation with its runner-up,
     or with ``baseline`` when one was declared (:func:`ragdiag.analyses.compare.declared_baseline`): the report calls
@@ -374,10 +375,8 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
         raise ValueError(f"{cfg.label} was not evaluated" + (f" ({reason})" if reason else f"; evaluated: {known}"))
     base = Gate.from_options(keep=keep, cut=cut, k=k)  # every setting checked once, before any work
     k = base.k
-    if not 0.0 < max_bluff < 1.0:
-        raise ValueError(f"max_bluff must be a rate in (0, 1), got {max_bluff}")
-    if min_answered is not None and not (math.isfinite(min_answered) and 0.0 <= min_answered <= 1.0):
-        raise ValueError(f"min_answered must be a rate in [0, 1], got {min_answered}")
+    goal = (Goal.recommending(max_bluff, min_answered) if goal is None  # both goals checked once, before any work
+            else Goal.recommending(goal.max_bluff, goal.min_answered, goal.bluff_cost))
     if baseline is not None:
         baseline = parse_key(baseline).label
         if Config.parse(baseline) not in ev.results:
@@ -388,13 +387,12 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
     if ledger is not None and not isinstance(ledger, LedgerSection):
         raise ValueError(f"ledger must be a LedgerSection (LedgerSection.of(ledger)), got {type(ledger).__name__}")
     needles = _needle_section(ev)
-    rec = recommend(ev, base, max_bluff=max_bluff, costs=costs)
+    rec = recommend(ev, base, goal=goal.cut_goal, costs=costs)  # the answered goal is judged, never optimised
     compared = rec.comparison  # the alternatives are what the decision compared: answered at each one's own cut
     if score == NATIVE:
-        return _native_report(ev, rec, cfg, base, max_bluff, min_answered, native_cut, needles, history,
-                              history_runs, ruler, ledger)
-    head = _headline(ev, rec, cfg, cut, base, needles.n_questions,
-                     None if baseline is None else (baseline, baseline_source), min_answered)
+        return _native_report(ev, rec, cfg, base, goal, native_cut, needles, history, history_runs, ruler, ledger)
+    head = _headline(ev, rec, cfg, cut, base, needles.n_questions, goal,
+                     None if baseline is None else (baseline, baseline_source))
     cfg, decided = parse_key(head.config), base.with_cut(head.cut)  # the report's gate: every section reads it
     table = gate_table(ev, cfg, decided)  # once: the gate section, the flow and the cards read it
     if costs and any(c.cut != decided.cut or c.keep != decided.keep for c in costs):
@@ -402,7 +400,7 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
             raise ValueError(f"the costs were measured at cut {costs[0].cut:g}, the report is at {decided.cut:g}: "
                              "pass encoder= to price them there (ragdiag.analyses.cost.at_gate)")
         costs = at_gate(costs, ev, encoder, decided)
-    trade_off = _gate_section(table, cfg, decided, max_bluff, head.proposed_cut)
+    trade_off = _gate_section(table, cfg, decided, goal, head.proposed_cut)
     rows = _recall_rows(ev)
     recall = RecallSection(rows, cfg.label, trade_off.n_in, tuple(ev.unavailable.items()),
                            tuple(getattr(ev, "notes", {}).values()))

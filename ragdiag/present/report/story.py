@@ -18,6 +18,7 @@ from ...analyses.goals import GoalVerdict, judge_goals
 from ...analyses.versus import detectable, no_difference
 from ...evaluation.rows import RateCell
 from ...core.gate import Gate, OnGate
+from ...core.goal import Goal, OnGoal
 from ...core.svg import Dot, Step, dot_chart, waterfall_chart
 from ...core.tables import Table
 from ...core.words import OUTCOME_WORDS, RUNG_WORDS, cut_text, difference_text, pct_cell, pct_range, points, pp, signed_points
@@ -97,14 +98,14 @@ class Card:
 
 
 @dataclass(frozen=True)
-class Headline(OnGate):
+class Headline(OnGate, OnGoal):
     """The recommendation in words and the four cards at the gate's k (``gate``: the report's keep, cut and k)."""
 
     config: str
     words: str
     gate: Gate
     cut_method: str
-    max_bluff: float
+    goal: Goal  # the bluff goal the cut follows and, when stated, the answered goal (judged, never optimised)
     n_in: int
     n_ood: int
     n_questions: int
@@ -124,7 +125,6 @@ class Headline(OnGate):
     guarantee: str = ""  # the recommended cut's guarantee in words (conformal)
     proposed_cut: float | None = None  # the cut proposed for the goal for this configuration
     against_diffs: Mapping[str, Difference] | None = None  # this minus the comparator, paired (analyses.versus)
-    min_answered: float | None = None  # a second goal, judged and never optimised: answered at least this share
     #: the two ways an answerable query is not answered at the cut: ``wrong_sources`` (given wrong passages) and
     #: ``no_answer`` (refused); ``lost`` is their sum. None: the card of the lost queries stands for both.
     outcomes: Mapping[str, RateCell] | None = None
@@ -182,8 +182,8 @@ class Headline(OnGate):
 
     def goals(self) -> tuple[GoalVerdict, ...]:
         """The goals judged at the report's gate (:func:`ragdiag.analyses.goals.judge_goals`, the Summary's words)."""
-        return judge_goals({"answered": self.answered, "bluffs": self.bluffs}, n_in=self.n_in, n_ood=self.n_ood,
-                           max_bluff=self.max_bluff, min_answered=self.min_answered)
+        return judge_goals({"answered": self.answered, "bluffs": self.bluffs}, self.goal, n_in=self.n_in,
+                           n_ood=self.n_ood)
 
     def comparator_words(self) -> str:
         """Who the cards compare with, in words: what you run today (a declared baseline), else the runner-up;
