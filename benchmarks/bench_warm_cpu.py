@@ -1,6 +1,7 @@
 """Warm ``eval`` and warm ``report`` of the bundled corpus: wall and CPU seconds, before and after, alternated in one run; import time.
 
-Run: ``python benchmarks/bench_warm_cpu.py [--repeats 5] [--report-repeats 3] [--before DIR]``
+Run: ``python benchmarks/bench_warm_cpu.py [--repeats 5] [--report-repeats 3] [--before DIR]``, or
+``python benchmarks/bench_warm_cpu.py --cold 3 [--before DIR]`` for the cold start instead.
 
 Both sides run ``python -m ragdiag eval`` (all strategies, all retrievers, every
 vector and score in the store), then ``python -m ragdiag report --out TMP``,
@@ -14,7 +15,9 @@ system, from the children's rusage) are the figure that load does not inflate;
 wall seconds are reported with the load average. Each eval's stdout tables must
 be identical; the report's Markdown is compared less its timing sections (the
 chunking timings and the cost table) and its date, and the script says whether
-it is the same. ``-X importtime`` of one warm eval gives the import time (the
+it is the same. ``--cold N`` times instead, N times per side, ``eval`` on an empty store (a new user's first table:
+the store seeded from the shipped index) and then ``eval`` again on that store (warm), and reports
+cold / warm in CPU seconds (goal: at most 3). ``-X importtime`` of one warm eval gives the import time (the
 sum over modules imported at top level) and its largest entries. ``--report-repeats
 0`` skips the report. Never run in CI.
 """
@@ -88,15 +91,41 @@ def timed(sides: dict[str, Path], argv_of, repeats: int, loads: list[float]) -> 
     return times, outputs
 
 
+def cold_start(sides: dict[str, Path], repeats: int, out: Path) -> None:
+    """Print cold (empty store) and warm ``eval`` CPU and wall seconds per side, alternated, and cold / warm."""
+    runs: dict[str, list[tuple[float, float, float, float]]] = {k: [] for k in sides}
+    loads = []
+    for rep in range(repeats):
+        for name, code_dir in sides.items():
+            argv = ["eval", "--cache", str(out / f"cold-{name}-{rep}")]
+            loads.append(os.getloadavg()[0])
+            cold_wall, cold_cpu, first = run(code_dir, argv)
+            warm_wall, warm_cpu, again = run(code_dir, argv)
+            if first != again:
+                raise SystemExit(f"{name}: the cold and the warm eval printed different tables")
+            runs[name].append((cold_wall, cold_cpu, warm_wall, warm_cpu))
+    print(f"# Cold start of the bundled corpus ({os.cpu_count()} CPUs; load average at each cold run: median "
+          f"{statistics.median(loads):.1f}, max {max(loads):.1f}; medians of {repeats})\n")
+    print("| code | cold CPU s | warm CPU s | cold / warm, CPU | cold wall s | warm wall s | cold / warm, wall |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, rows in runs.items():
+        cw, cc, ww, wc = (statistics.median(r[i] for r in rows) for i in range(4))
+        print(f"| {name} | {cc:.2f} | {wc:.2f} | {cc / wc:.2f}x | {cw:.1f} | {ww:.1f} | {cw / ww:.2f}x |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=5, help="warm evals per side (default 5)")
     ap.add_argument("--report-repeats", type=int, default=3, help="warm reports per side (default 3; 0: none)")
     ap.add_argument("--before", type=Path, default=None, help="a copy of the repository at the commit to compare")
+    ap.add_argument("--cold", type=int, default=0, metavar="N",
+                    help="instead: N cold evals per side (an empty store each), each followed by a warm one")
     args = ap.parse_args()
     cache = ROOT / ".ragdiag-cache"
     sides = {"after": ROOT} | ({"before": args.before} if args.before else {})
     out = Path(tempfile.mkdtemp(prefix="bench-warm-"))
+    if args.cold:
+        return cold_start(sides, args.cold, out)
     eval_argv = ["eval", "--cache", str(cache)]
 
     def report_argv(name: str) -> list[str]:

@@ -11,8 +11,13 @@ queries' text hashes.
 
 1. the corpus is the bundled one (a user's own corpus is never pre-filled),
 2. every stamp matches what this installation computes now, and
-3. a random sample of chunks, re-embedded now, agrees with the shipped
-   vectors (cosine at least :data:`MIN_COSINE`).
+3. the vectors are this installation's: either the libraries that compute
+   them (torch, transformers, tokenizers, the CPU architecture: the
+   encoder's ``runtime``) are the ones the snapshot was made and checked
+   with, or a random sample of chunks, re-embedded now, agrees with the
+   shipped vectors (cosine at least :data:`MIN_COSINE`). The first way loads
+   no model, so a fresh installation of the pinned requirements reaches its
+   first table without torch.
 
 Otherwise it says why and does nothing. It also does nothing (and loads no
 model) when the store already holds every vector. ``RAGDIAG_NO_SNAPSHOT=1``
@@ -52,14 +57,18 @@ __all__ = [
     "seed_from_snapshot",
     "write_snapshot",
     "verify_sample",
+    "same_runtime",
+    "restamp_snapshot",
 ]
 
 SNAPSHOT_ENV = "RAGDIAG_NO_SNAPSHOT"
 FORMAT = 1
 #: Cosine every re-embedded sample vector must reach against its shipped vector.
 MIN_COSINE = 0.99999
-#: Chunks re-embedded before a snapshot is trusted.
+#: Chunks re-embedded before a snapshot is trusted on libraries other than those it was made with.
 SAMPLE = 8
+#: Chunks re-embedded when a snapshot is written, to stamp the libraries that computed its vectors.
+WRITE_SAMPLE = 64
 
 
 def _default_path() -> Path:
@@ -189,6 +198,52 @@ def verify_sample(snap: Snapshot, texts_by_sha: dict[str, str], encoder, *, samp
     return float(cos.min()) if cos.size else float("nan")
 
 
+def same_runtime(snap: Snapshot, encoder) -> str:
+    """The libraries ``snap`` was made and checked with, in words, when ``encoder`` runs on exactly those; else "".
+
+    An encoder that does not say what computes its vectors (no ``runtime``), or a snapshot without the stamp,
+    never matches: its sample is re-embedded.
+
+    >>> class Enc:
+    ...     runtime = {"torch": "2.13.0", "machine": "x86_64"}
+    >>> snap = Snapshot({"runtime": {"torch": "2.13.0", "machine": "x86_64", "checked": 64, "min_cosine": 1.0}},
+    ...                 (), np.zeros((0, 1)), *[np.zeros(0)] * 4)
+    >>> same_runtime(snap, Enc())
+    'torch 2.13.0 on x86_64'
+    >>> Enc.runtime = {"torch": "2.14.0", "machine": "x86_64"}
+    >>> same_runtime(snap, Enc())
+    ''
+    """
+    now = getattr(encoder, "runtime", None)
+    made = snap.meta.get("runtime") or {}
+    if not now or any(made.get(k) != v for k, v in now.items()):
+        return ""
+    libraries = ", ".join(f"{k} {v}" for k, v in now.items() if k != "machine")
+    return f"{libraries} on {now.get('machine', 'unknown')}"
+
+
+def _checked_runtime(vectors: np.ndarray, chunk_texts: Sequence[str], encoder, *, log: Log) -> dict | None:
+    """The encoder's runtime stamp once :data:`WRITE_SAMPLE` chunks re-embedded now agree with ``vectors``.
+
+    None when the encoder does not say what computes it; raises ``ValueError`` when they disagree (the store
+    holds vectors another installation computed: clear it and write again).
+    """
+    runtime = getattr(encoder, "runtime", None)
+    if not runtime or not len(chunk_texts):
+        return None
+    rows = np.random.default_rng(0).choice(len(chunk_texts), size=min(WRITE_SAMPLE, len(chunk_texts)),
+                                           replace=False)
+    fresh = np.asarray(encoder.encode([chunk_texts[r] for r in rows]), dtype=np.float64)
+    kept = np.asarray(vectors, dtype=np.float64)[rows]
+    low = float(((fresh * kept).sum(1) / (np.linalg.norm(fresh, axis=1) * np.linalg.norm(kept, axis=1))).min())
+    if not low >= MIN_COSINE:
+        raise ValueError(f"the store's vectors agree with this installation's model only to cosine {low:.6f} "
+                         f"(< {MIN_COSINE}): they were computed elsewhere; write the snapshot from an empty store")
+    log(f"{len(rows)} chunks re-embedded agree to cosine {low:.7f}: stamped "
+        + ", ".join(f"{k} {v}" for k, v in runtime.items()))
+    return {**runtime, "checked": int(len(rows)), "min_cosine": round(low, 7)}
+
+
 def _is_bundled(corpus) -> bool:
     try:
         return Path(corpus.root).resolve() == DEFAULT_CORPUS.resolve()
@@ -236,23 +291,30 @@ def seed_from_snapshot(store, corpus, truth, encoder, *, strategies=None, path: 
     if set(snap.shas) != set(texts_by_sha):
         say(f"shipped index {path.name} ignored: its texts are not this corpus's chunks and queries")
         return SeedResult(False, "texts differ")
-    try:
-        low = verify_sample(snap, texts_by_sha, encoder, sample=sample, rng=rng)
-    except Exception as exc:  # noqa: BLE001 - the model cannot check it: compute as usual
-        say(f"shipped index {path.name} ignored: the sample could not be re-embedded ({exc})")
-        return SeedResult(False, f"sample not checked: {exc}")
-    if not low >= MIN_COSINE:
-        say(f"shipped index {path.name} ignored: re-embedded sample agrees only to cosine {low:.6f} "
-            f"(< {MIN_COSINE}); computing the vectors instead")
-        return SeedResult(False, f"sample cosine {low:.6f} < {MIN_COSINE}", sample=sample, min_cosine=low)
+    same = same_runtime(snap, encoder)
+    if same:
+        checked, low = 0, float("nan")
+        how = f"made and checked with {same}, as installed here: no chunk re-embedded"
+    else:
+        try:
+            low = verify_sample(snap, texts_by_sha, encoder, sample=sample, rng=rng)
+        except Exception as exc:  # noqa: BLE001 - the model cannot check it: compute as usual
+            say(f"shipped index {path.name} ignored: the sample could not be re-embedded ({exc})")
+            return SeedResult(False, f"sample not checked: {exc}")
+        if not low >= MIN_COSINE:
+            say(f"shipped index {path.name} ignored: re-embedded sample agrees only to cosine {low:.6f} "
+                f"(< {MIN_COSINE}); computing the vectors instead")
+            return SeedResult(False, f"sample cosine {low:.6f} < {MIN_COSINE}", sample=sample, min_cosine=low)
+        checked = min(sample, len(snap.chunk_rows))
+        how = f"a sample of {checked} chunks re-embedded agrees to cosine {low:.7f}"
     stored = store.stored_vectors(stamp, snap.shas)
     rows = [i for i, s in enumerate(snap.shas) if s not in stored]
     if rows:
         store.put_vectors(stamp, [snap.shas[i] for i in rows], snap.vectors[rows])
     n_scores = _seed_scores(store, snap, texts_by_sha, maxsim_identity(stamp.as_dict()))
     say(f"seeded the store from the shipped index {path.name}: {len(rows)} vectors, {n_scores} MaxSim scores "
-        f"(a sample of {min(sample, len(snap.chunk_rows))} chunks re-embedded agrees to cosine {low:.7f})")
-    return SeedResult(True, "seeded", len(rows), n_scores, min(sample, len(snap.chunk_rows)), low)
+        f"({how})")
+    return SeedResult(True, "seeded", len(rows), n_scores, checked, low)
 
 
 def _seed_scores(store, snap: Snapshot, texts_by_sha: dict[str, str], identity: str) -> int:
@@ -298,6 +360,10 @@ def write_snapshot(path: str | os.PathLike, store, corpus, truth, encoder, *, sc
                     sv.append(v)
         say(f"{len(sv)} MaxSim scores from the store")
     meta["scores"] = {"identity": identity, "n": len(sv)}
+    # Vectors are embedded in order of first appearance, chunks first: the first len(chunk_texts) rows.
+    runtime = _checked_runtime(np.asarray(res.vectors)[:len(chunk_texts)], chunk_texts, encoder, log=say)
+    if runtime is not None:
+        meta["runtime"] = runtime
     meta["device"] = loaded_device(encoder)
     meta["created"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     chunk_shas = {text_sha256(t) for t in chunk_texts}
@@ -316,10 +382,41 @@ def write_snapshot(path: str | os.PathLike, store, corpus, truth, encoder, *, sc
     return meta
 
 
+def restamp_snapshot(path: str | os.PathLike, corpus, truth, encoder, *, log: Log | None = None) -> dict:
+    """Stamp an existing snapshot with the libraries that compute ``encoder``'s vectors here; returns its stamp.
+
+    Its other stamps must match (``ValueError`` naming them otherwise) and :data:`WRITE_SAMPLE` of its chunks,
+    re-embedded now, must agree with its vectors; the arrays are written back unchanged.
+    """
+    say = log or (lambda _msg: None)
+    snap = load_snapshot(path)
+    problems = snapshot_problems(snap, corpus, truth, encoder)
+    if problems:
+        raise ValueError(f"snapshot {Path(path).name} is not this corpus's and model's ({'; '.join(problems)}): "
+                         "regenerate it instead")
+    per_strategy, queries = _current_texts(corpus, truth, list(snap.meta["strategies"]))
+    texts_by_sha = {text_sha256(t): t for _, texts in per_strategy.values() for t in texts}
+    texts_by_sha.update((text_sha256(q), q) for q in queries)
+    chunk_texts = [texts_by_sha[snap.shas[r]] for r in snap.chunk_rows]
+    runtime = _checked_runtime(snap.vectors[snap.chunk_rows], chunk_texts, encoder, log=say)
+    if runtime is None:
+        raise ValueError("this encoder does not say which libraries compute its vectors: nothing to stamp")
+    meta = {**snap.meta, "runtime": runtime}
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["meta"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode("utf-8"), dtype=np.uint8)
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    Path(path).write_bytes(buf.getvalue())
+    return meta
+
+
 def describe(meta: dict[str, Any]) -> str:
     """One line about a snapshot's stamp (for the regeneration script)."""
     enc = meta["encoder"]
     n = sum(s["n_chunks"] for s in meta["strategies"].values())
     return (f"{enc['model']} ({enc['precision']}, weights {enc['weights_sha256'][:12]}), pipeline "
             f"{meta['pipeline_version']}, corpus {meta['corpus_sha256'][:12]}, {n} chunks in "
-            f"{len(meta['strategies'])} strategies, {meta['queries']['n']} queries, {meta['scores']['n']} scores")
+            f"{len(meta['strategies'])} strategies, {meta['queries']['n']} queries, {meta['scores']['n']} scores"
+            + ("; made with " + ", ".join(f"{k} {v}" for k, v in meta["runtime"].items()
+                                          if k not in ("checked", "min_cosine")) if "runtime" in meta else ""))

@@ -19,6 +19,7 @@ from ragdiag.index.snapshot import (
     SNAPSHOT_ENV,
     SNAPSHOT_PATH,
     load_snapshot,
+    same_runtime,
     seed_from_snapshot,
     snapshot_problems,
     verify_sample,
@@ -158,7 +159,7 @@ def test_scores_round_trip(corpus, truth, tmp_path):
 
 @pytest.mark.model
 def test_the_shipped_snapshot_matches_this_installation(corpus, truth, encoder):
-    """Every stamp matches, it is under 10 MB, and 8 random chunks re-embedded now agree to 0.99999."""
+    """Every stamp matches (the libraries too), it is under 10 MB, and 8 random chunks re-embedded now agree."""
     assert SNAPSHOT_PATH.exists(), "regenerate it: python scripts/make_snapshot.py"
     assert SNAPSHOT_PATH.stat().st_size < 10_000_000
     snap = load_snapshot(SNAPSHOT_PATH)
@@ -166,3 +167,7 @@ def test_the_shipped_snapshot_matches_this_installation(corpus, truth, encoder):
     assert snap.vectors.dtype == np.float32 and snap.score_value.size > 0
     texts = {text_sha256(t): t for t in _all_texts(corpus, truth)}
     assert verify_sample(snap, texts, encoder, sample=8) >= MIN_COSINE
+    # Made and checked with the pinned libraries: a fresh install seeds its store without loading the model.
+    assert same_runtime(snap, encoder), (f"the shipped index was made with {snap.meta.get('runtime')}, this "
+                                         f"installation runs {encoder.runtime}: python scripts/make_snapshot.py --restamp")
+    assert snap.meta["runtime"]["checked"] >= 8 and snap.meta["runtime"]["min_cosine"] >= MIN_COSINE

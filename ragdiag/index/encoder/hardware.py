@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import platform
 import sys
 from pathlib import Path
 from typing import Callable
@@ -83,3 +84,23 @@ def bf16_supported() -> bool:
     except OSError:
         return False
     return " avx512_bf16" in flags or " amx_bf16" in flags
+
+def runtime_versions(packages: tuple[str, ...]) -> dict[str, str]:
+    """The installed versions of ``packages`` and the CPU architecture, read without importing anything.
+
+    Besides the weights, these decide the vectors an encoder computes; a shipped index stamped with the
+    same ones need not be re-embedded to be trusted (see ``ragdiag.index.snapshot``).
+
+    >>> sorted(runtime_versions(("numpy",)))
+    ['machine', 'numpy']
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for name in packages:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "not installed"
+    out["machine"] = platform.machine() or "unknown"
+    return out

@@ -19,7 +19,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .hardware import bf16_supported, import_torch, physical_cores, select_device
+from .hardware import bf16_supported, import_torch, physical_cores, runtime_versions, select_device
 from .protocols import EncoderStamp, ProgressFn
 from .resolve import DEFAULT_MODEL, ModelUnavailable, _weights_hash, read_pipeline, resolve_model_dir
 
@@ -204,6 +204,11 @@ class Encoder:
             tok.no_padding()
             self._fast_tokenizer = tok
         return self._fast_tokenizer
+
+    @property
+    def runtime(self) -> dict[str, str]:
+        """The libraries (and CPU architecture) that compute this encoder's vectors: part of a snapshot's stamp."""
+        return runtime_versions(("torch", "transformers", "tokenizers"))
 
     @property
     def tokenizer_sha256(self) -> str:
