@@ -46,6 +46,7 @@ import numpy as np
 
 from ..core.defaults import SEED
 from ..core.stats import Interval
+from ..core.words import interval
 
 __all__ = ["BY", "DRAWS", "MIN_QUESTIONS", "SliceRow", "SliceTable", "slice_table", "evaluation_slices",
            "slice_labels", "SIMULTANEOUS_WORDS"]
@@ -80,7 +81,7 @@ class SliceRow:
         """``31% (18–47)``, or ``0.31 (0.18–0.47)`` for a mean."""
         m = self.measure
         if self.share:
-            return f"{100 * m.estimate:.0f}% ({100 * m.low:.0f}–{100 * m.high:.0f})"
+            return interval(m.estimate, m.low, m.high)
         return f"{m.estimate:.2f} ({m.low:.2f}–{m.high:.2f})"
 
     def difference_words(self) -> str:

@@ -7,6 +7,7 @@ import sys
 from ..core.defaults import DEFAULT_MAX_BLUFF
 from .common import UsageError, add_selection, evaluate_args, load_inputs
 from .options import add_evaluation, add_gate, add_k
+from ..core.words import cut_text, pct, pct_span
 
 __all__ = ["register", "cmd_best", "best_text", "cmd_recommend", "cmd_effects"]
 
@@ -24,7 +25,7 @@ def _configs(args):
 def _pct(cell) -> str:
     if cell.rate is None:
         return "n/a"
-    return f"{cell.count} = {100 * cell.rate:.1f}% ({100 * cell.low:.1f}–{100 * cell.high:.1f}%)"
+    return f"{cell.count} = {pct(cell.rate, 1)} ({pct_span(cell.low, cell.high, 1)})"
 
 
 def cmd_best(args) -> int:
@@ -93,7 +94,7 @@ def cmd_recommend(args) -> int:
     print(f"answered {_pct(rec.answered)}; lost {_pct(rec.lost)}; bluffs {_pct(rec.bluffs)}")
     if rec.runner_up_rates is not None:
         r = rec.runner_up_rates
-        print(f"runner-up {rec.runner_up} at its cut {rec.runner_up_cut:.3f}: answered {_pct(r['answered'])}; "
+        print(f"runner-up {rec.runner_up} at its cut {cut_text(rec.runner_up_cut)}: answered {_pct(r['answered'])}; "
               f"lost {_pct(r['lost'])}; bluffs {_pct(r['bluffs'])}", file=sys.stdout)
     return 0
 
