@@ -14,7 +14,7 @@ import pandas as pd
 
 from ragdiag.analyses.outcomes import OUTCOMES, QueryOutcome
 from ragdiag.core.gate import Gate, OnGate
-from ragdiag.core.words import RUNG_WORDS, cut_text, f3
+from ragdiag.core.words import RUNG_WORDS, cut_text, f3  # the ladder's rungs in words: one vocabulary, the library's
 from ui.fmt import DASH, ordinal
 
 __all__ = ["OUTCOMES", "FAILURES", "Outcome", "outcome_of", "sentence", "outcome_frame", "answered_under", "RUNG_WORDS",

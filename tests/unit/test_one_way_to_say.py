@@ -115,3 +115,22 @@ def test_pct_and_points_are_defined_once():
     from ragdiag.core import words
 
     assert ui.fmt.pct is words.pct and ui.fmt.interval is words.interval
+
+
+def test_one_writer_says_ship():
+    """The recommendation's headline ("Ship ... at strictness 0.524") is written by ``core.words.ship_headline``
+    alone: the Summary, Compare (``Recommendation.sentence``), the CLI and the report call it."""
+    writers = []
+    for path in _files():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}  # docstrings say "Ship" as a verb
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Constant) and id(node) not in docs and isinstance(node.value, str)
+                    and node.value.startswith("Ship ")):
+                writers.append(path.relative_to(ROOT).as_posix())
+    assert sorted(set(writers)) == ["ragdiag/core/words.py"], writers
+
+    from ragdiag.core.words import ship_headline
+
+    assert ship_headline("E/hybrid", 0.52499) == "Ship E/hybrid at strictness 0.524"  # rounded down, as cut_text
+    assert ship_headline("E/hybrid", 0.5, how="score >= 2") == "Ship E/hybrid, score >= 2"
