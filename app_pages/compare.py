@@ -26,6 +26,7 @@ from ui.context import context, link_params, recommendation
 from ui.jobs import evaluation
 from ui.state import config_labels
 from ui.chart_theme import themed
+from ragdiag.core.words import diff_points
 
 
 def page() -> None:
@@ -186,7 +187,7 @@ def page() -> None:
                             "destroyed": " / ".join(f"{s}: {n}" for s, n in r.destroyed.items()), "status": r.status}
                            for r in res.rows])
         means = df.groupby("switch")["difference"].mean()
-        words = ", ".join(f"{s} {100 * v:+.0f}" for s, v in means.items())
+        words = ", ".join(f"{s} {diff_points(v)}" for s, v in means.items())
         base = alt.Chart(df).encode(y=alt.Y("contrast:N", sort=list(df["contrast"]), title=None))
         colour = alt.Color("switch:N", legend=alt.Legend(orient="bottom", title=None),  # no red: red means a loss
                            scale=alt.Scale(domain=["boundaries", "header", "overlap"],

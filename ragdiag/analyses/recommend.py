@@ -61,7 +61,7 @@ import numpy as np
 from ..core.defaults import DEFAULT_CUT, DEFAULT_MAX_BLUFF, PRACTICAL_MARGIN
 from ..core.gate import Gate, OnGate
 from ..evaluation.rows import RateCell
-from ..core.words import cut_text, pct
+from ..core.words import cut_text, diff_points, pct
 
 if TYPE_CHECKING:  # pragma: no cover
     from .compare.best import BestResult
@@ -229,7 +229,7 @@ def _comparison_json(result: BestResult, cuts: Mapping[str, float]) -> dict:
 
 
 def _pts(x: float) -> str:
-    return f"{100 * x:+.0f}"
+    return diff_points(x)
 
 
 def _why(chosen: str, top: str, means: Mapping[str, float], k: int, n_members: int, basis: tuple[str, str],

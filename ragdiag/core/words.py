@@ -11,7 +11,7 @@ from .defaults import RERANK_HEAD
 from .gate import cut_text
 
 __all__ = ["DASH", "MINUS", "RUNG_WORDS", "plural", "f3", "pct", "pct_span", "cut_as_given", "pct_cell", "pct_range",
-           "interval", "rate_text", "count_rate_text", "ship_headline", "signed_points", "signed_whole",
+           "interval", "rate_text", "count_rate_text", "ship_headline", "diff_points", "signed_points", "signed_whole",
            "difference_text", "pp", "thousands", "secs",
            "cut_text", "OUTCOME_WORDS", "outcome_sentence", "found_then_answered", "GLOSSARY"]
 
@@ -136,6 +136,16 @@ def ship_headline(what: str, cut: float | None = None, how: str | None = None) -
     if how is not None:
         return f"Ship {what}, {how}"
     return f"Ship {what} at strictness {cut_text(cut)}"
+
+
+def diff_points(d: float, digits: int = 0) -> str:
+    """A difference of two shares in percentage points, signed, as a bare number for a table cell or a list:
+    ``diff_points(0.05)`` is ``"+5"``, ``diff_points(-0.0312, 1)`` ``"-3.1"``.
+
+    >>> diff_points(0.05), diff_points(-0.0312, 1)
+    ('+5', '-3.1')
+    """
+    return f"{100 * d:+.{digits}f}"
 
 
 def signed_points(d: float) -> str:

@@ -2,7 +2,8 @@
 
 Walks the f-strings of ``ragdiag/``, ``ui/`` and ``app_pages/`` with :mod:`ast` and fails on a number formatted by hand
 where a function of ``core/words.py`` writes it: a percent format spec (``{x:.0%}``), a share times 100 printed as a
-percentage or a range of them (``{100 * x:.1f}%``, ``{100 * lo:.0f}–{100 * hi:.0f}%``), a cut with a format spec
+percentage or a range of them (``{100 * x:.1f}%``, ``{100 * lo:.0f}–{100 * hi:.0f}%``), a difference in
+points with its sign (``{100 * d:+.0f}``), a cut with a format spec
 (``{cut:.3f}``: :func:`~ragdiag.core.words.cut_text` rounds a cut down, so that typing it back gives the same
 rates). And no name means two things: ``pct`` and ``points`` are defined at most once.
 """
@@ -59,6 +60,8 @@ def by_hand(source: str) -> list[tuple[int, str, str]]:
                 found.append((part.value.lineno, text, f"percent format spec :{spec}"))
             elif _is_hundred(part.value) and spec[-1:] in ("f", "g") and _next_text(parts, i)[:1] in ("%", "–"):
                 found.append((part.value.lineno, text, f"a percentage by hand :{spec}"))
+            elif _is_hundred(part.value) and spec.startswith("+"):
+                found.append((part.value.lineno, text, f"a difference in points by hand :{spec}"))
             elif "cut" in text.lower() and spec and spec[-1:] in ("f", "g", "e"):
                 found.append((part.value.lineno, text, f"a cut by hand :{spec} (cut_text)"))
     return found
@@ -75,12 +78,14 @@ def test_the_detector_sees_each_shape():
         'a = f"{x:.0%}"', 'b = f"{share:.1%} of the corpus"', 'c = f"{100 * x:.1f}%"',
         'd = f"({100 * lo:.0f}–{100 * hi:.0f}%)"', 'e = f"{100 * n / max(q, 1):.0f}%"', 'f = f"cut {cut:.3f}"',
         'g = f"at {rec.runner_up_cut:.3f}"', 'h = f"cut {c[\'cut\']:g}"',
-        # not by hand: the words' functions, a distance, a count, points of a difference
-        'i = f"{pct(x)} {cut_text(cut)} {d:.3f} {n:,} {100 * m:g} points"'])
+        # not by hand: the words' functions, a distance, a count, a goal's points; then a signed difference by hand
+        'i = f"{pct(x)} {cut_text(cut)} {d:.3f} {n:,} {100 * m:g} points"',
+        'j = f"{100 * d:+.1f} points"'])
     found = [(line, why.split(" :")[0]) for line, _, why in by_hand(src)]
     assert found == [(1, "percent format spec"), (2, "percent format spec"), (3, "a percentage by hand"),
                      (4, "a percentage by hand"), (4, "a percentage by hand"), (5, "a percentage by hand"),
-                     (6, "a cut by hand"), (7, "a cut by hand"), (8, "a cut by hand")]
+                     (6, "a cut by hand"), (7, "a cut by hand"), (8, "a cut by hand"),
+                     (10, "a difference in points by hand")]
 
 
 def test_no_percentage_or_cut_is_formatted_by_hand():

@@ -23,7 +23,7 @@ import numpy as np
 from ...analyses.gate_table import GateTable
 from .runs import GateRun, RunError
 from .stats import REGRESSION, RULE, VERDICTS, PairedGate, paired_gate
-from ...core.words import cut_as_given, pct
+from ...core.words import cut_as_given, diff_points, pct
 
 __all__ = ["Item", "Check", "GateReport", "gate_report", "check_comparable", "check_options", "EXIT_CODES"]
 
@@ -189,7 +189,7 @@ def _pct(x: float) -> str:
 
 
 def _pts(x: float) -> str:
-    return f"{100 * x:+.1f}"
+    return diff_points(x, 1)
 
 
 def _sentence(t: PairedGate, metric: str, what: str, units: str, rate_b: float, rate_c: float) -> str:
