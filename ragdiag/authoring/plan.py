@@ -42,7 +42,7 @@ from ..core.defaults import ALPHA, PRACTICAL_MARGIN, PRIMARY_K
 from ..documents.corpus import Corpus
 from ..documents.truth import NEEDLE_MAX, NEEDLE_MIN, GroundTruth, needle_length
 from .sizing import SIZING_STEPS, Sizing, size_for
-from ..core.words import pct
+from ..core.words import interval, pct
 
 __all__ = ["Place", "Plan", "PlanStep", "plan", "where_to_write", "uncovered_sections", "DECISIONS", "HUB_LINES"]
 
@@ -242,7 +242,7 @@ def _slices(ev, config: str, k: int) -> tuple[str, ...]:
             iv = clustered_share(hits[mask], ev.groups(mask))
             rows.append((iv.high - iv.low, p, iv))
     rows.sort(key=lambda r: (-r[0], r[1]))
-    return tuple(f"phrasing {p!r}: R@{k} of {config} {pct(iv.estimate)} ({pct(iv.low)}–{pct(iv.high)}), "
+    return tuple(f"phrasing {p!r}: R@{k} of {config} {interval(iv.estimate, iv.low, iv.high)}, "
                  f"{100 * w:.0f} points wide{'; the widest: every new question needs it' if i == 0 else ''}"
                  for i, (w, p, iv) in enumerate(rows))
 

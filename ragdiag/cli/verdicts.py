@@ -7,7 +7,7 @@ import sys
 from ..core.defaults import DEFAULT_MAX_BLUFF
 from .common import UsageError, add_selection, evaluate_args, load_inputs
 from .options import add_evaluation, add_gate, add_k
-from ..core.words import cut_text, pct, pct_span
+from ..core.words import cut_text, rate_text
 
 __all__ = ["register", "cmd_best", "best_text", "cmd_recommend", "cmd_effects"]
 
@@ -23,9 +23,10 @@ def _configs(args):
 
 
 def _pct(cell) -> str:
+    """A count and its rate as the headline above writes the rate: ``"36 = 56% (44–68)"``."""
     if cell.rate is None:
         return "n/a"
-    return f"{cell.count} = {pct(cell.rate, 1)} ({pct_span(cell.low, cell.high, 1)})"
+    return f"{cell.count} = {rate_text(cell)}"
 
 
 def cmd_best(args) -> int:
