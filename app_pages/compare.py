@@ -19,13 +19,14 @@ from ragdiag.core.defaults import ALPHA, KS, PRIMARY_K
 from ragdiag.core.metrics import hits_at_k
 from ragdiag.analyses.recommend import describe_config
 from ragdiag.core.gate import Gate
-from ui.fmt import difference, drop_constant, rate, said_once
+from ui.fmt import difference_text, drop_constant, rate, said_once
 from ui.html import md_text
 from ui import cache
 from ui.context import context, link_params, recommendation
 from ui.jobs import evaluation
 from ui.state import config_labels
 from ui.chart_theme import themed
+from ragdiag.core.words import diff_points
 
 
 def page() -> None:
@@ -54,11 +55,6 @@ def page() -> None:
     if declared is None:  # how to declare one is the operator's business: docs/serving.md, `ragdiag dashboard --help`
         st.caption("A comparison with what you run today needs the operator to name it before anyone looks at the "
                    "results (see the serving guide); until then every comparison is with the runner-up.")
-
-
-    def pct(x: float) -> str:
-        """A share as a whole percentage."""
-        return f"{100 * x:.0f}%"
 
 
     def effects_for(token: str, k: int, ev):
@@ -158,7 +154,7 @@ def page() -> None:
             f"found in the top {PRIMARY_K} (before the gate)": [rate(recall[c]) for c in df["code"]],
             "tier": df["tier"],
             "difference to the best (points, simultaneous 95%)": [
-                f"best: {difference(r)} over the runner-up" if c == res.best else difference(r)
+                f"best: {difference_text(r)} over the runner-up" if c == res.best else difference_text(r)
                 for c, r in zip(df["code"], rows)],
             "p adjusted": df["p adjusted"]})
         best_table, best_same = drop_constant(shown_df, keep=["configuration", "code"])
@@ -191,7 +187,7 @@ def page() -> None:
                             "destroyed": " / ".join(f"{s}: {n}" for s, n in r.destroyed.items()), "status": r.status}
                            for r in res.rows])
         means = df.groupby("switch")["difference"].mean()
-        words = ", ".join(f"{s} {100 * v:+.0f}" for s, v in means.items())
+        words = ", ".join(f"{s} {diff_points(v)}" for s, v in means.items())
         base = alt.Chart(df).encode(y=alt.Y("contrast:N", sort=list(df["contrast"]), title=None))
         colour = alt.Color("switch:N", legend=alt.Legend(orient="bottom", title=None),  # no red: red means a loss
                            scale=alt.Scale(domain=["boundaries", "header", "overlap"],

@@ -21,6 +21,7 @@ from ui.html import md_text
 from ui.context import context
 from ui.jobs import evaluation
 from ui.state import access
+from ragdiag.core.words import cut_text
 
 
 def page() -> None:
@@ -120,7 +121,7 @@ def page() -> None:
         st.subheader("Threshold")
         ctx = context(ev, token)
         cut, keep = ctx.cut, ctx.keep
-        st.caption(f"At the context's cut {cut:.3f}, keeping at most {keep} chunks (sidebar).")
+        st.caption(f"At the context's cut {cut_text(cut)}, keeping at most {keep} chunks (sidebar).")
         table = sweep_table(view, result.config, Gate(keep), cuts=[cut])
         rates = rate_rows(gate_table(view, result.config, Gate(keep)), [cut])[0]
         st.dataframe(gate_view(rates, table.row(cut)), hide_index=True, key="run_gate")

@@ -23,6 +23,7 @@ from ui.html import md_text
 from ui.state import access, load_corpus_only, settings
 from ui.truth_editor import (CONFLICT, file_state, keep_widgets, pop_message, reload, restore_widgets, save,
                              save_target, say)
+from ragdiag.core.words import pct
 
 
 def page() -> None:
@@ -236,7 +237,7 @@ def page() -> None:
         if text.strip():
             m = near_ood_matches(text, corpus, top=1)
             if m and m[0].warn:
-                st.warning(f"One sentence holds {m[0].share:.0%} of its content words "
+                st.warning(f"One sentence holds {pct(m[0].share)} of its content words "
                            f"({md_text(', '.join(m[0].shared))}): {md_text(m[0].sentence.doc_id)}: "
                            f"{md_text(repr(m[0].sentence.text[:200]))}. Confirm it does not answer the query.")
             if kind == "near":

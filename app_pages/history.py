@@ -12,6 +12,7 @@ from ui.fmt import rate
 from ui.history_charts import PICK, trend_chart, trend_frame
 from ui.html import md_text
 from ui.chart_theme import themed
+from ragdiag.core.words import cut_as_given
 
 
 def page() -> None:
@@ -53,7 +54,8 @@ def page() -> None:
         frame = trend_frame(points)
         event = st.altair_chart(themed(trend_chart(frame, config=config)), on_select="rerun", selection_mode=PICK,
                                 key="history_chart")
-        st.caption(f"Each run's own cut and keep (stamped in it): cut {m.cut:g}, keep {m.keep} in the latest. "
+        st.caption(f"Each run's own cut and keep (stamped in it): cut {cut_as_given(m.cut)}, "
+                   f"keep {m.keep} in the latest. "
                    "Click a point to see which questions changed in that run.")
 
         picked = [p.get("run") for p in (event.selection.get(PICK) or [])] if event else []

@@ -248,7 +248,7 @@ def page() -> None:
     kept = [(chunks[pos], d) for pos, d in kept_chunks(res, qi, Gate(keep, cut))]
     answer = cite(query.text, kept, ev.corpus, Gate(keep, cut))
     if isinstance(answer, Answer):
-        st.caption(f"{len(answer.citations)} source(s) pass the cut {cut:.3f}. The model writes [n]; the server "
+        st.caption(f"{len(answer.citations)} source(s) pass the cut {cut_text(cut)}. The model writes [n]; the server "
                    "attaches document, section and locator.")
         st.dataframe(pd.DataFrame([
             {"n": c.index, "document": c.doc_name, "section": c.label, "locator": c.fragment, "url": c.url,

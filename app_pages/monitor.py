@@ -27,6 +27,7 @@ from ui.jobs import evaluation
 from ui.monitor_charts import monitor_frame, refused_chart, refused_title, verdict
 from ui.native_monitor_view import native_monitor_section
 from ui.chart_theme import themed
+from ragdiag.core.words import pct_span
 
 
 def page() -> None:
@@ -119,8 +120,8 @@ def page() -> None:
                "refused": [rate(p.refused) for p in mon.periods]}
     if mon.expected is not None:  # no constant columns: without a premise there is no prediction and no verdict
         columns["predicted (nothing moved)"] = [
-            f"{p.band[0]:,}–{p.band[1]:,} ({100 * p.band[0] / max(p.queries, 1):.0f}–"
-            f"{100 * p.band[1] / max(p.queries, 1):.0f}%)" for p in mon.periods]
+            f"{p.band[0]:,}–{p.band[1]:,} ("
+            f"{pct_span(p.band[0], p.band[1], of=max(p.queries, 1))})" for p in mon.periods]
         columns["verdict"] = [verdict(p) for p in mon.periods]
     st.dataframe(pd.DataFrame(columns), hide_index=True, key="monitor_table")
 

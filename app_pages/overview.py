@@ -9,7 +9,7 @@ from ragdiag.analyses.granular import granular_rows, redundancy_rows
 from ragdiag.analyses.compare.intervals import SHARE_INTERVAL_LABEL
 from ragdiag.analyses.summary import summary_rows
 from ragdiag.analyses.versus import gate_rates
-from ragdiag.core.words import found_then_answered
+from ragdiag.core.words import cut_text, found_then_answered, pct
 from ui.about import about_run
 from ui.context import config_words, context, link_params
 from ui.diag import funnels_for
@@ -75,7 +75,7 @@ def page() -> None:
     st.markdown(headline + ".")
     st.altair_chart(themed(recall_dots(recall_long(rows, ks=[PRIMARY_K]), k=PRIMARY_K, chosen=ctx.config,
                                 title=f"Recall at k = {PRIMARY_K}: highest estimate {best.config} "
-                                      f"({100 * best.recall[PRIMARY_K].estimate:.0f}%); Compare says which differ")))
+                                      f"({pct(best.recall[PRIMARY_K].estimate)}); Compare says which differ")))
     table, constant = recall_view(rows, ks=KS, primary=PRIMARY_K)
     st.dataframe(highlight_row(table, "configuration", ctx.config), hide_index=True, key="recall_table",
                  height=min(38 + 35 * len(table), 880))
@@ -102,7 +102,8 @@ def page() -> None:
         st.caption(f"Every answerable query gets the first stage that lost its answer, in pipeline order: "
                    f"{R['destroyed']}, {R['truncated']} (the encoder window), {R['not-in-pool']} (not in the top 25; for "
                    f"a reranker: not among those it re-scores), {R['ranked-low']} (below the top {ctx.keep}), "
-                   f"{R['refused']} or {R['kept-but-wrong']} (cut {ctx.cut:.3f}, at most {ctx.keep} passages), or "
+                   f"{R['refused']} or {R['kept-but-wrong']} (cut {cut_text(ctx.cut)}, "
+                   f"at most {ctx.keep} passages), or "
                    f"{R['answered']}. Counts are over all phrasings.")
         with st.expander("The bars as a table, with their links (for the keyboard and screen readers)"):
             bars = frame[frame["queries"] > 0]

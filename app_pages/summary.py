@@ -8,7 +8,7 @@ from ragdiag.analyses.goals import judge_goals
 from ragdiag.analyses.threshold.rates import rate_rows
 from ragdiag.analyses.versus import difference_words, gate_rates
 from ragdiag.core.gate import Gate, cut_text
-from ragdiag.core.words import OUTCOME_WORDS, outcome_sentence
+from ragdiag.core.words import OUTCOME_WORDS, outcome_sentence, ship_headline
 from ui import cache
 from ui.about import about_run
 from ui.comparator import comparator, delta_args, versus_for
@@ -55,9 +55,9 @@ def page() -> None:
     if verdict:
         st.markdown(f"### {md_text(verdict)}")
     elif native_at is not None:
-        st.markdown(f"### Ship **{md_text(rec.words)}**, {how}")
+        st.markdown(f"### {ship_headline(f'**{md_text(rec.words)}**', how=how)}")
     else:
-        st.markdown(f"### Ship **{md_text(rec.words)}** at strictness {cut_text(rec.cut)}")
+        st.markdown(f"### {ship_headline(f'**{md_text(rec.words)}**', rec.cut)}")
     st.markdown(f"{rate(cells['answered'])} of answerable questions are {W['answered']} (a passage holding the answer), "
                 f"{rate(cells['wrong_sources'])} {W['wrong_sources']} (a model would answer from them), "
                 f"{rate(cells['no_answer'])} {W['no_answer']}; "

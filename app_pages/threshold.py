@@ -128,7 +128,7 @@ def page() -> None:
     measured, total = (row.bluffs, n_ood) if goal.max_bluff is not None else (row.answered, n_in)
     what = ("off-topic questions still get passages" if goal.max_bluff is not None
             else "answerable questions get a passage holding the answer")
-    goal_words = f"{'at most' if goal.max_bluff is not None else 'at least'} {target:.0%}"
+    goal_words = f"{'at most' if goal.max_bluff is not None else 'at least'} {pct(target)}"
     if _meets(measured, total):
         st.markdown(f"At strictness **{ctx.cut_words}** ({whose}), {share(measured, total)} {what} "
                     f"({pct(measured / total if total else None)}): it meets the goal of {goal_words} on these queries "

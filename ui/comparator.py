@@ -14,7 +14,7 @@ from ragdiag.analyses.versus import Versus, detectable, no_difference as _nil, v
 from ragdiag.core.gate import Gate, cut_text
 from ragdiag.core.goal import Goal
 from ragdiag.evaluation.records import Evaluation
-from ui.fmt import difference
+from ui.fmt import difference_text
 
 __all__ = ["Comparator", "comparator", "declared", "versus_for", "delta_args"]
 
@@ -82,4 +82,5 @@ def delta_args(d, *, better_up: bool) -> dict:
                 "delta_arrow": "off"}
     up = d.estimate > 0
     good = up == better_up
-    return {"delta": difference(d), "delta_color": "green" if good else "red", "delta_arrow": "up" if up else "down"}
+    return {"delta": difference_text(d), "delta_color": "green" if good else "red",
+            "delta_arrow": "up" if up else "down"}

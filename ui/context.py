@@ -33,6 +33,7 @@ from ragdiag.core.goal import MAX_BLUFF_COST, Goal, GoalError, OnGoal, check_blu
 from ragdiag.evaluation.records import Evaluation
 from ui.state import UNAVAILABLE_KEY as _UNAVAILABLE, Settings, settings
 from ui.html import md_text
+from ragdiag.core.words import pct
 
 __all__ = ["Context", "context", "gate_settings", "context_sidebar", "context_done", "use", "config_words",
            "remember_unavailable", "url_synced", "write_url", "recommendation", "snap_cut", "cut_stops",
@@ -576,7 +577,7 @@ def _from_field(field: str, key: str) -> None:
     state = dict(_chosen())
     state[field] = value
     before = shown.get(field)
-    fmt = cut_text if field == CUT_KEY else (lambda v: f"{100 * v:g}%") if field == GOAL_KEY else str
+    fmt = cut_text if field == CUT_KEY else (lambda v: f"{pct(v, None)}") if field == GOAL_KEY else str
     name = {CUT_KEY: "Strictness (cut)", KEEP_KEY: "Passages kept", CONFIG_KEY: "Configuration",
             GOAL_KEY: "Goal (bluffs at most)"}[field]
     _set_chosen(state, f"{name}: {fmt(before) if before is not None else '–'} → {fmt(value)}.")
@@ -737,10 +738,10 @@ def use(*, config: str | None = None, cut: float | None = None, keep: int | None
         words.append(f"at most {int(keep)} passages")
     if max_bluff is not None:
         state[GOAL_KEY] = float(max_bluff)
-        words.append(f"goal bluffs at most {100 * max_bluff:g}%")
+        words.append(f"goal bluffs at most {pct(max_bluff, None)}")
     if min_answered is not None:
         state[ANSWERED_KEY] = float(min_answered)
-        words.append(f"goal answered at least {100 * min_answered:g}%")
+        words.append(f"goal answered at least {pct(min_answered, None)}")
     _set_chosen(state, "Set: " + ", ".join(words) + ".")
 
 
@@ -786,7 +787,7 @@ def use_min_answered(share: float | None, *, if_unset: bool = False) -> None:
     if state.get(ANSWERED_KEY) == share:
         return
     state[ANSWERED_KEY] = None if share is None else float(share)
-    _set_chosen(state, "Goal (answered at least): " + ("off" if share is None else f"{100 * share:g}%") + ".")
+    _set_chosen(state, "Goal (answered at least): " + ("off" if share is None else f"{pct(share, None)}") + ".")
 
 
 def use_score(score: str) -> None:

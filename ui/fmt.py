@@ -12,12 +12,12 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from ragdiag.core.words import MINUS, difference_text, signed_whole as signed  # the library's one format
+from ragdiag.core.words import (DASH, MINUS, difference_text, interval, pct, rate_text,  # the library's one format
+                                signed_whole as signed)
 
-__all__ = ["DASH", "MINUS", "pct", "rate", "interval", "points", "difference", "signed", "share", "ordinal", "drop_constant",
+__all__ = ["DASH", "MINUS", "pct", "rate", "interval", "difference_text", "signed", "share", "ordinal", "drop_constant",
            "dash_missing", "one_type", "highlight_row", "said_once", "ACCENT", "ACCENT_BG", "NEUTRAL"]
 
-DASH = "–"
 #: The chosen configuration in charts and tables (everything else grey).
 ACCENT = "#1565c0"
 ACCENT_BG = "background-color: #e3f2fd; color: #0d47a1; font-weight: 600"
@@ -29,40 +29,10 @@ def _missing(x) -> bool:
     return x is None or (isinstance(x, float) and math.isnan(x))
 
 
-def pct(x: float | None, digits: int = 0) -> str:
-    """``0.5469`` -> ``"55%"``; ``None`` -> a dash."""
-    return DASH if _missing(x) else f"{100 * x:.{digits}f}%"
-
-
-def interval(estimate: float | None, low: float, high: float) -> str:
-    """``"55% (42–67)"``: the estimate and its 95% interval in points (a dash when there is no estimate)."""
-    if _missing(estimate):
-        return DASH
-    return f"{100 * estimate:.0f}% ({100 * low:.0f}–{100 * high:.0f})"
-
-
 def rate(cell) -> str:
-    """A :class:`~ragdiag.evaluation.rows.RateCell` or :class:`~ragdiag.core.stats.Interval` as ``"55% (42–67)"``."""
-    if cell is None:
-        return DASH
-    est = getattr(cell, "rate", None) if hasattr(cell, "rate") else getattr(cell, "estimate", None)
-    return interval(est, cell.low, cell.high)
-
-
-def points(delta: float | None) -> str:
-    """A difference of two rates in percentage points, signed: ``"+5 pts"`` (a dash when unknown)."""
-    return DASH if _missing(delta) else f"{100 * delta:+.0f} pts"
-
-
-def difference(d) -> str:
-    """A difference of shares with its 95% interval, the one format in tables and sentences alike:
-    ``"\u221227 pts (\u221248 to \u22125)"`` (a dash when unknown): :func:`ragdiag.core.words.difference_text`.
-
-    >>> from types import SimpleNamespace as D
-    >>> difference(D(estimate=-0.27, low=-0.48, high=-0.05))
-    '\u221227 pts (\u221248 to \u22125)'
-    """
-    return difference_text(d)
+    """A :class:`~ragdiag.evaluation.rows.RateCell` or :class:`~ragdiag.core.stats.Interval` as ``"55% (42–67)"``,
+    a dash over no queries: :func:`ragdiag.core.words.rate_text` with the dashboard's dash."""
+    return rate_text(cell, missing=DASH)
 
 
 def share(count: int, total: int) -> str:

@@ -14,6 +14,7 @@ import pandas as pd
 from ragdiag.core.gate import under_each
 
 from ui.fmt import NEUTRAL
+from ragdiag.core.words import cut_text, pct
 
 __all__ = ["PLOT_HEIGHT", "FIT_X", "x_extent", "mirrored_bins", "mirrored_histogram", "tradeoff_wide", "flips",
            "label_layout", "tradeoff_curve"]
@@ -115,7 +116,7 @@ def mirrored_histogram(frame: pd.DataFrame, *, cut: float, step: float = 0.02, t
     more = _marker_layers(shown, y=y_ceiling, lo=lo, hi=hi)
     return alt.layer(bars, zero, rule, *labels, *more).resolve_scale(color="independent").properties(
         height=PLOT_HEIGHT, autosize=FIT_X,
-        title=alt.TitleParams(title or f"At cut {cut:.3f}: {answered} answered, {bluffs} off-topic bluff",
+        title=alt.TitleParams(title or f"At cut {cut_text(cut)}: {answered} answered, {bluffs} off-topic bluff",
                               anchor="start",  # short lines: the chart's half of the page holds them whole
                               subtitleColor=NEUTRAL, subtitle=["answerable: the closest chunk holding the answer",
                                                                f"({missing} with none in the top keep are never "
@@ -247,7 +248,7 @@ def tradeoff_curve(curve: pd.DataFrame, *, cut: float, goal: float | None = None
         hover = hover.add_params(alt.selection_point(name=pick, on="click", nearest=True, fields=["cut"]))
     layers = [band, line, hover]
     if goal is not None:
-        layers.append(alt.Chart(pd.DataFrame({"goal": [goal], "text": [f"goal: {goal_kind} {goal:.0%}"]}))
+        layers.append(alt.Chart(pd.DataFrame({"goal": [goal], "text": [f"goal: {goal_kind} {pct(goal)}"]}))
                       .mark_rule(color=colors["bluffs" if goal_kind == "bluffs" else "answered"], strokeDash=[2, 2])
                       .encode(y=alt.Y("goal:Q"), tooltip=[alt.Tooltip("text:N")]))
     at: dict[float, list[str]] = {}  # cuts that coincide share one rule, named together

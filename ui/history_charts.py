@@ -16,6 +16,7 @@ import altair as alt
 import pandas as pd
 
 from ui.fmt import ACCENT
+from ragdiag.core.words import interval
 
 __all__ = ["MEASURES", "PICK", "trend_frame", "trend_chart", "truth_changes"]
 
@@ -50,7 +51,7 @@ def trend_frame(points) -> pd.DataFrame:
                 continue
             rows.append({**base, "measure": title.replace("top k", f"top {m.k}"), "value": iv.estimate,
                          "low": iv.low, "high": iv.high,
-                         "text": f"{100 * iv.estimate:.0f}% ({100 * iv.low:.0f}–{100 * iv.high:.0f}), "
+                         "text": f"{interval(iv.estimate, iv.low, iv.high)}, "
                                  f"{iv.successes} of {iv.trials}"})
     cols = ["run", "time", "label", "verdict", "accepted", "segment", "measure", "value", "low", "high", "text"]
     return pd.DataFrame(rows, columns=cols)

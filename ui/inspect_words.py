@@ -14,7 +14,7 @@ import pandas as pd
 
 from ragdiag.analyses.outcomes import OUTCOMES, QueryOutcome
 from ragdiag.core.gate import Gate, OnGate
-from ragdiag.core.words import RUNG_WORDS  # the ladder's rungs in words: one vocabulary, the library's
+from ragdiag.core.words import RUNG_WORDS, cut_text, f3  # the ladder's rungs in words: one vocabulary, the library's
 from ui.fmt import DASH, ordinal
 
 __all__ = ["OUTCOMES", "FAILURES", "Outcome", "outcome_of", "sentence", "outcome_frame", "answered_under", "RUNG_WORDS",
@@ -54,8 +54,8 @@ def _gate_words(o: Outcome) -> str:
     if o.passed == 0 and o.closest == float("inf"):
         return "nothing was retrieved, so NO ANSWER"
     if o.passed == 0:
-        return f"nothing was closer than the cut {o.cut:.3f} (closest {o.closest:.3f}), so NO ANSWER"
-    return (f"the gate passed {o.passed} chunk{'s' if o.passed > 1 else ''} under the cut {o.cut:.3f} "
+        return f"nothing was closer than the cut {cut_text(o.cut)} (closest {o.closest:.3f}), so NO ANSWER"
+    return (f"the gate passed {o.passed} chunk{'s' if o.passed > 1 else ''} under the cut {cut_text(o.cut)} "
             f"(closest {o.closest:.3f})")
 
 
@@ -72,7 +72,7 @@ def sentence(o: Outcome) -> str:
     at = f" at distance {o.answer_distance:.3f}" if o.answer_distance is not None else ""
     lead = _lead(o.outcome)
     if o.outcome == "answered":
-        return f"{lead}: {ranked} (k = {o.k}){at}, under the cut {o.cut:.3f}."
+        return f"{lead}: {ranked} (k = {o.k}){at}, under the cut {cut_text(o.cut)}."
     if o.outcome == "destroyed":
         cut_at = f" ({o.detail})" if o.detail else ""
         return f"{lead}: no chunk holds the answer whole{cut_at}; {_gate_words(o)}."
@@ -87,7 +87,7 @@ def sentence(o: Outcome) -> str:
     if o.outcome == "refused":
         return f"{lead}: {ranked} (k = {o.k}){at}, but {_gate_words(o)}."
     if o.outcome == "kept-but-wrong":
-        return f"{lead}: {ranked}{at}, over the cut {o.cut:.3f}; {_gate_words(o)}, none holding the answer."
+        return f"{lead}: {ranked}{at}, over the cut {cut_text(o.cut)}; {_gate_words(o)}, none holding the answer."
     if o.outcome == "bluff":
         return (f"{lead}: the corpus does not answer it, yet {_gate_words(o)}: a model would answer from "
                 f"{'them' if o.passed > 1 else 'it'}.")
@@ -202,7 +202,7 @@ def failures_frame(causes, texts: dict[str, str]) -> pd.DataFrame:
         "outcome": RUNG_WORDS.get(c.outcome, c.outcome),
         "answer rank": c.rank if c.rank else None,
         "answer distance": round(c.answer_distance, 3) if c.answer_distance is not None else None,
-        "answered at cut": f"{c.answer_cut:.3f}" if c.answer_cut is not None and c.outcome != "bluff" else DASH,
+        "answered at cut": f3(c.answer_cut) if c.answer_cut is not None and c.outcome != "bluff" else DASH,
         "answered by": len(c.answered_by),
     } for c in rows], columns=["cause", "query", "outcome", "answer rank", "answer distance",
                                 "answered at cut", "answered by", "text"]).astype({"answer rank": "Int64", "answer distance": "Float64"})

@@ -6,6 +6,7 @@ import streamlit as st
 
 from ragdiag.evaluation.records import Evaluation
 from ui.html import md_text
+from ragdiag.core.words import cut_text
 
 
 def model_cut_caption(ev: Evaluation, token: str, config: str, cut: float, container=st) -> None:
@@ -22,7 +23,7 @@ def model_cut_caption(ev: Evaluation, token: str, config: str, cut: float, conta
         n_chunks = len(ev.indexes[strategy].chunks) if strategy in ev.indexes else len(nearest)
         of = (f"a random sample of {len(nearest):,} of the {n_chunks:,} {strategy} chunks'"
               if len(nearest) < n_chunks else f"the {strategy} chunks'")
-        reading = (f"Cut {cut:.3f} is percentile **{pct:.1f}** of {of} distances to their "
+        reading = (f"Cut {cut_text(cut)} is percentile **{pct:.1f}** of {of} distances to their "
                    "nearest other chunk, a reading that carries over to another model.")
     except Exception as exc:  # noqa: BLE001 - the note is informative; the page stands without it
         reading = f"(The model-independent percentile could not be computed: {md_text(exc)})"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
+from ragdiag.core.words import pct, pct_span
 
 __all__ = ["native_monitor_section", "needs_score_words"]
 
@@ -62,7 +63,7 @@ def native_monitor_section(ev, token: str, ctx, path: str, size: int, mtime_ns: 
     score_switch(st, ctx, table)
     at = native_report_cut(ev, ctx.config, ctx.keep, ctx.max_bluff, ctx.native_cut)
     if at is None:
-        st.info(md_text(f"No cut on the {table.score} of {ctx.config} for at most {ctx.max_bluff:.0%} bluffs: "
+        st.info(md_text(f"No cut on the {table.score} of {ctx.config} for at most {pct(ctx.max_bluff)} bluffs: "
                         "choose one on the Threshold page."))
         return True
     keep = NativeKeep(at.cut)
@@ -91,8 +92,8 @@ def native_monitor_section(ev, token: str, ctx, path: str, size: int, mtime_ns: 
                "refused": [rate(p.refused) for p in mon.periods]}
     if mon.expected is not None:
         columns["predicted (nothing moved)"] = [
-            f"{p.band[0]:,}–{p.band[1]:,} ({100 * p.band[0] / max(p.queries, 1):.0f}–"
-            f"{100 * p.band[1] / max(p.queries, 1):.0f}%)" for p in mon.periods]
+            f"{p.band[0]:,}–{p.band[1]:,} ("
+            f"{pct_span(p.band[0], p.band[1], of=max(p.queries, 1))})" for p in mon.periods]
         columns["verdict"] = [verdict(p) for p in mon.periods]
     st.dataframe(pd.DataFrame(columns), hide_index=True, key="monitor_native_table")
     if moved:

@@ -16,7 +16,7 @@ import streamlit as st
 
 from ragdiag.analyses.threshold.score import ScoreTable
 from ui.gate_charts import FIT_X, PLOT_HEIGHT
-from ragdiag.core.words import OUTCOME_WORDS
+from ragdiag.core.words import OUTCOME_WORDS, cut_as_given
 
 __all__ = ["native_table", "score_switch", "native_section", "native_stops", "native_counts", "SWITCH_LABEL",
            "native_summary_line", "infeasible_verdict", "native_report_cut", "native_cells"]
@@ -76,7 +76,7 @@ def native_counts(table: ScoreTable, cut: float) -> dict[str, int]:
 
 def _sentence(table: ScoreTable, cut: float, whose: str) -> str:
     c, w = native_counts(table, cut), OUTCOME_WORDS
-    head = (f"At {table.score} ≥ {cut:g} ({whose}): of {c['n_in']} answerable queries, {c['answered']} "
+    head = (f"At {table.score} ≥ {cut_as_given(cut)} ({whose}): of {c['n_in']} answerable queries, {c['answered']} "
             f"{w['answered']}, {c['wrong_sources']} {w['wrong_sources']}, {c['no_answer']} {w['no_answer']}")
     if not c["n_ood"]:
         return head + "; no off-topic queries to count bluffs on."
@@ -120,7 +120,8 @@ def _histogram(table: ScoreTable, cut: float, proposed: float | None = None) -> 
     rule = alt.Chart(pd.DataFrame({"cut": [cut]})).mark_rule(color="#1565c0", strokeWidth=2).encode(x="cut:Q")
     return alt.layer(bars, rule, *_proposed_rule(proposed, cut)).properties(
         height=PLOT_HEIGHT, autosize=FIT_X, title=alt.TitleParams(
-            f"At {cut:g}: {c['answered']} answerable answered, {c['bluffs']} off-topic bluff", anchor="start",
+            f"At {cut_as_given(cut)}: {c['answered']} answerable answered, {c['bluffs']} off-topic bluff",
+            anchor="start",
             subtitle=["answerable: the best score of a chunk holding the answer; off-topic: the best score"]))
 
 
@@ -147,7 +148,8 @@ def _curve(table: ScoreTable, stops: list[float], cut: float, goal: float | None
                       .encode(y="rate:Q"))
     c = native_counts(table, cut)
     return alt.layer(*layers).properties(height=PLOT_HEIGHT, autosize=FIT_X, title=alt.TitleParams(
-        f"Answered {c['answered']}/{c['n_in']}, bluffs {c['bluffs']}/{c['n_ood']} at {cut:g}", anchor="start",
+        f"Answered {c['answered']}/{c['n_in']}, bluffs {c['bluffs']}/{c['n_ood']} at {cut_as_given(cut)}",
+        anchor="start",
         subtitle=["share of answerable and of off-topic queries at every cut (higher keeps less)"]))
 
 

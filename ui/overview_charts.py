@@ -11,7 +11,7 @@ import altair as alt
 import pandas as pd
 
 from ragdiag.analyses.outcomes import LADDER as STAGES
-from ragdiag.core.words import RUNG_WORDS
+from ragdiag.core.words import RUNG_WORDS, pct
 from ui.fmt import ACCENT, NEUTRAL
 from ui.gate_charts import FIT_X
 
@@ -30,7 +30,7 @@ def recall_dots(long: pd.DataFrame, *, k: int, chosen: str | None = None, title:
     df["strategy"] = df["config"].str.split("/").str[0]
     df["retriever"] = df["config"].str.split("/", n=1).str[1]
     df["chosen"] = df["config"] == chosen
-    df["label"] = df["recall"].map(lambda v: f"{100 * v:.0f}%")
+    df["label"] = df["recall"].map(lambda v: f"{pct(v)}")
     color = alt.condition("datum.chosen", alt.value(ACCENT), alt.value(GREY))
     y = alt.Y("strategy:N", title=None, sort=alt.EncodingSortField("recall", order="descending"),
               axis=alt.Axis(labelLimit=0))

@@ -21,6 +21,7 @@ from ragdiag.authoring.review import REJECT_REASONS, accept, pending, reject
 from ragdiag.documents.corpus import Corpus
 from ui.html import md_text
 from ui.truth_editor import CONFLICT, pop_message, reload, save, say
+from ragdiag.core.words import pct
 
 __all__ = ["plan_view", "planned", "pick_words", "review_queue", "KEYS"]
 
@@ -111,7 +112,7 @@ def review_queue(corpus: Corpus, target: Path, state: dict, *, n: int = 40) -> N
     done = st.session_state.setdefault("gt_rq_done", {"accepted": 0, "edited": 0, "rejected": 0})
     dirty = data != state["base"].data
     st.caption(f"{len(drafts.drafts)} of {len(drafts.drafts) + len(drafts.undrafted)} suggestions have a draft "
-               f"({drafts.share:.0%}) · {len(queue)} to review · accepted {done['accepted']} "
+               f"({pct(drafts.share)}) · {len(queue)} to review · accepted {done['accepted']} "
                f"({done['edited']} edited) · rejected {done['rejected']} · skipped {len(skipped)} · "
                + ("**unsaved changes**" if dirty else "saved"))
     if CONFLICT in st.session_state:

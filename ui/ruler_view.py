@@ -9,6 +9,7 @@ from ragdiag.authoring.ruler import Ruler, ruler
 from ragdiag.core.defaults import PRIMARY_K
 from ui.cache import by_evaluation
 from ui.html import md_text
+from ragdiag.core.words import pct_span
 
 __all__ = ["ruler_view", "checked_ruler", "computed_ruler"]
 
@@ -39,7 +40,7 @@ def ruler_view(r: Ruler) -> None:
     st.markdown(f"**{md_text(r.headline())}**")
     for p in r.problems():
         st.markdown(f"- {md_text(p)}")
-    st.dataframe(pd.DataFrame([{"measure": h.measure, "configurations": f"{100 * h.low:.1f}–{100 * h.high:.1f}%",
+    st.dataframe(pd.DataFrame([{"measure": h.measure, "configurations": f"{pct_span(h.low, h.high, 1)}",
                                 "found by every configuration": h.ceiling, "found by none": h.floor,
                                 "saturated": "yes" if h.saturated else "no"} for h in r.headroom]),
                  hide_index=True)

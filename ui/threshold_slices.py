@@ -17,7 +17,7 @@ import streamlit as st
 from ragdiag.analyses.slice_cuts import SliceCuts, choose_by, cut_slices, query_labels
 from ragdiag.analyses.threshold.choice import Goal
 from ragdiag.core.gate import cut_text
-from ragdiag.core.words import rate_text
+from ragdiag.core.words import pct, rate_text
 from ui import cache
 from ui.chart_theme import ThemedChart, scheme, themed
 from ui.fmt import NEUTRAL, drop_constant, said_once
@@ -109,7 +109,7 @@ def slice_verdict_line(ev, token: str, config: str, keep: int, max_bluff: float)
     if isinstance(result, str):
         st.caption(f"Per {by}: {md_text(result)}")
         return
-    st.markdown(f"**Per {by}** (bluffs at most {max_bluff:.0%}): {md_text(_quotes(result.verdict.sentence))}")
+    st.markdown(f"**Per {by}** (bluffs at most {pct(max_bluff)}): {md_text(_quotes(result.verdict.sentence))}")
 
 
 def slice_section(ev, token: str, config: str, keep: int, max_bluff: float) -> None:

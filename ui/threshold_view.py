@@ -21,6 +21,7 @@ from ui import cache
 from ui.context import MAX_BLUFF_COST, Context, link_params, use, use_bluff_cost, use_current
 from ui.fmt import DASH, rate
 from ui.html import md_text
+from ragdiag.core.words import pct
 
 __all__ = ["UNITS_HELP", "current_cut_inputs", "current_cut_audit", "current_cut_sentence", "proposal_costs",
            "movers", "mover_links", "cost_choice", "cost_goal", "how_we_know", "candidates_frame",
@@ -115,7 +116,7 @@ def candidates_frame(cands: tuple[Candidate, ...]) -> pd.DataFrame:
         "answered (queries)": [rate(c.answered) for c in cands],
         "lost (queries)": [rate(c.lost) for c in cands],
         "bluffs (queries)": [rate(c.bluffs) for c in cands],
-        "new off-topic questions that bluff, at most": [DASH if c.guarantee is None else f"{c.guarantee:.1%}"
+        "new off-topic questions that bluff, at most": [DASH if c.guarantee is None else f"{pct(c.guarantee, 1)}"
                                                         for c in cands],
         "meets the goal?": ["yes" if c.meets_goal else "no" for c in cands],
     })

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+from ..core.words import pct_span
 
 __all__ = ["LEVELS", "Expected", "expected_share", "period_band", "judge_periods", "sequential_alarm"]
 
@@ -64,7 +65,7 @@ class Expected:
     def words(self) -> str:
         """``'with 10% of live queries off-topic (a premise), the calibration expects 9–30% refused'``."""
         return (f"with {self.share_text} of live queries off-topic (a premise), the calibration expects "
-                f"{100 * self.low:.0f}–{100 * self.high:.0f}% refused")
+                f"{pct_span(self.low, self.high)} refused")
 
 
 def _cp(k: int, n: int, level: float) -> tuple[float, float]:

@@ -42,7 +42,7 @@ from ..retrieval.hybrid import ranks_from_orders
 from ..retrieval.registry import RunContext, build_retriever, embeds, index_context, retriever_spec
 from ..core.stats import Interval
 from ..core.tables import format_rows
-from ..core.words import RUNG_WORDS
+from ..core.words import RUNG_WORDS, cut_as_given
 
 __all__ = [
     "QueryStage",
@@ -244,10 +244,11 @@ def funnel(ev: Evaluation, config: Config | str, gate: Gate | None = None, *, po
         elif stage == "ranked-low":
             detail = f"rank {final} > k = {k}" + (f" ({spec.pool} rank {pool_rank})" if reranker else "")
         elif stage == "refused":
-            detail = f"nothing in the top {gate.window(width)} is closer than {cut:g}"
+            detail = f"nothing in the top {gate.window(width)} is closer than {cut_as_given(cut)}"
         elif stage == "kept-but-wrong":
             d = res.needle_distance[i]
-            detail = f"the holder is at distance {d:.3f} (>= cut {cut:g}) or outside the top {gate.window(width)}"
+            detail = (f"the holder is at distance {d:.3f} (>= cut {cut_as_given(cut)}) or outside the top "
+                      f"{gate.window(width)}")
         rows.append(QueryStage(q.id, q.question_id, q.phrasing, stage, rerank, dense_rank, bm25_rank,
                                pool_rank or None, final or None, detail))
     return Funnel(cfg, gate, pool, tuple(rows))
@@ -341,7 +342,8 @@ def format_funnel(items: Sequence[Funnel], *, seed: int = SEED) -> str:
             row["promoted/demoted"] = ""
         table.append(row)
     first = items[0] if items else None
-    head = (f"first stage lost per answerable query (k = {first.k}, pool = {first.pool}, gate cut {first.cut:g} "
+    head = (f"first stage lost per answerable query (k = {first.k}, pool = {first.pool}, gate cut "
+            f"{cut_as_given(first.cut)} "
             f"keep {first.keep}); count (share [{SHARE_INTERVAL_LABEL}])"
             if first else "")
     return head + "\n" + format_rows(table)

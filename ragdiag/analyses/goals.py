@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from ..core.goal import Goal, check_share, within_at_least, within_at_most
-from ..core.words import count_rate_text
+from ..core.words import count_rate_text, pct
 from ..evaluation.rows import RateCell
 
 __all__ = ["GoalVerdict", "judge_goals", "GOAL_MEASURES"]
@@ -50,7 +50,7 @@ class GoalVerdict:
     def goal_words(self) -> str:
         """``"bluffs at most 5%"``, ``"answered at least 50%"``."""
         name = GOAL_MEASURES[self.measure][0]
-        return f"{name} {'at most' if self.at_most else 'at least'} {100 * self.bound:g}%"
+        return f"{name} {'at most' if self.at_most else 'at least'} {pct(self.bound, None)}"
 
     @property
     def met(self) -> bool | None:
@@ -73,7 +73,7 @@ class GoalVerdict:
             return f"no {unit} were asked"
         c = self.cell
         if c.count == 0:
-            return f"0 of {self.total} {unit} (could be up to {100 * c.high:.0f}%)"
+            return f"0 of {self.total} {unit} (could be up to {pct(c.high)})"
         return f"{count_rate_text(c, self.total).replace(':', f' {unit}:', 1)}"
 
     def sentence(self) -> str:

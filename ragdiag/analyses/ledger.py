@@ -41,6 +41,7 @@ from ..core.gate import Gate
 from .compare.comparisons import Comparison, planned_family
 from .gate_table import gate_table
 from .outcomes import LADDER
+from ..core.words import cut_as_given
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..evaluation.records import Config, Evaluation
@@ -130,7 +131,7 @@ class Ledger:
         """One sentence: which row repairs most of the baseline's lost queries, at what prompt cost."""
         b, best = self.baseline, self.best()
         head = (f"{b.config} loses {len(self.lost)} of {self.n_answerable} answerable queries at cut "
-                f"{self.gate.cut:g} (keep {self.gate.keep})")
+                f"{cut_as_given(self.gate.cut)} (keep {self.gate.keep})")
         if best is None:
             return head + "; no other configuration answers any of them."
         delta = best.prompt_tokens - b.prompt_tokens

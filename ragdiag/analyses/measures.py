@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..core.stats import Interval
+from ..core.words import interval
 
 __all__ = ["MEASURE_NAMES", "MEASURE_WORDS", "INTERVAL_WORDS", "MeasureCell", "MeasureRow", "primary_measure",
            "measure_cell", "measure_rows", "format_measure_rows", "BestComparison", "compare_with_best",
@@ -60,7 +61,7 @@ class MeasureCell:
         """``55% (42–67)`` for a share of questions, ``0.71 (0.62–0.80)`` for a mean."""
         iv = self.interval
         if self.measure in _SHARES:
-            return f"{100 * iv.estimate:.0f}% ({100 * iv.low:.0f}–{100 * iv.high:.0f})"
+            return interval(iv.estimate, iv.low, iv.high)
         return f"{iv.estimate:.2f} ({iv.low:.2f}–{iv.high:.2f})"
 
 

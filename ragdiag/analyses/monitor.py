@@ -50,7 +50,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from ..core.gate import Gate, cut_text
-from ..core.words import rate_text
+from ..core.words import pct, pct_span, rate_text
 from ..evaluation.rows import RateCell
 from .compare.intervals import rate_interval
 from .drift import LEVELS, Expected, expected_share, judge_periods, period_band, sequential_alarm
@@ -71,11 +71,11 @@ KEEP_QUERIES = 5
 #: The per-period rule, in words (every surface states it).
 TEST = ("a period is flagged when its refused count falls outside the band a period of its size shows with nothing "
         "moved (binomial at the share the calibration expects under the stated off-topic share), each band at "
-        f"{100 * LEVELS[1]:.1f}% split over the periods shown, so more periods do not mean more false alarms")
+        f"{pct(LEVELS[1], 1)} split over the periods shown, so more periods do not mean more false alarms")
 #: The sequential rule, in words.
 SEQUENTIAL = ("reading the log every day does not raise false alarms: after every query, in time order, the running "
               "count of refused queries is weighed against the share the calibration expects, by a test that with "
-              f"nothing moved ever alarms with a chance of at most {100 * LEVELS[2]:.1f}% however often it is read "
+              f"nothing moved ever alarms with a chance of at most {pct(LEVELS[2], 1)} however often it is read "
               "(Ville's inequality)")
 #: Why the refused share is not judged without a premise (one sentence).
 NOT_JUDGED = ("the refused share is not judged: it depends on how many live queries are off-topic, and no live "
@@ -292,7 +292,7 @@ class Calibration:
         n_in, n_ood = int(self.in_domain.sum()), int((~self.in_domain).sum())
         share = n_ood / max(n_in + n_ood, 1)
         return (f"{n_in} answerable and {n_ood} off-topic queries of the ground truth "
-                f"({100 * share:.0f}% off-topic)")
+                f"({pct(share)} off-topic)")
 
     def answerable_counts(self) -> tuple[float, int]:
         """(refused, questions) of the answerable questions: a question counts once, refused by the share of its
@@ -660,7 +660,7 @@ def _sentence(name: str, refused: RateCell, queries: int, band: tuple[int, int] 
     if band is None or expected is None:
         return head  # not judged: the headline says why, once
     lo, hi = band
-    pred = (f"predicted {lo:,}–{hi:,} ({100 * lo / max(queries, 1):.0f}–{100 * hi / max(queries, 1):.0f}%) "
+    pred = (f"predicted {lo:,}–{hi:,} ({pct_span(lo, hi, of=max(queries, 1))}) "
             f"for {queries:,} queries with {expected.share_text} off-topic")
     if direction:
         return f"{head}, {pred}: {direction} refused than predicted, the questions moved"

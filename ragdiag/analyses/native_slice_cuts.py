@@ -22,7 +22,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..core.words import rate_text
+from ..core.words import cut_as_given, rate_text
 from .slices import MIN_QUESTIONS
 from .slice_cuts import SliceCuts, SliceVerdict, cut_slices, query_labels
 from .threshold.choice import PROPOSED, Goal
@@ -62,7 +62,7 @@ def native_slices(ev, table: ScoreTable, choice: ScoreCut, by: str, *, draws: in
 
 def _verdict(base: SliceVerdict, rows, by: str, table: ScoreTable, cut: float) -> SliceVerdict:
     """The distance slices' verdict (score-agnostic: answered at the global cut), its sentence in native units."""
-    where = f"{table.score} >= {cut:g}"
+    where = f"{table.score} >= {cut_as_given(cut)}"
     if base.one_cut_serves_all is None:
         return base
     small = len(rows) - base.judged
@@ -83,7 +83,8 @@ def _verdict(base: SliceVerdict, rows, by: str, table: ScoreTable, cut: float) -
     if r.own_cut is None:
         sentence += f" (its own cut has no guarantee: {r.guarantee})"
     elif r.own_cut >= cut:  # higher keeps: a higher own cut keeps less
-        sentence += (f" (its own cut for the same guarantee, {r.own_cut:g}, answers no more: it needs better "
+        sentence += (f" (its own cut for the same guarantee, {cut_as_given(r.own_cut)}, answers no more: it needs "
+                     f"better "
                      "retrieval, not another cut)")
     sentence += "".join(f"; so does slice `{o.label}` (answered {rate_text(o.answered)} vs "
                         f"{rate_text(o.rest_answered)} elsewhere, {o.difference_words})" for o in needs[1:])
@@ -95,7 +96,7 @@ def native_export_block(sliced: SliceCuts, table: ScoreTable) -> dict:
     ``score >= value``); the other slices use the global cut. ``ValueError`` for a slicing a service cannot know
     before it retrieves (:meth:`ragdiag.analyses.slice_cuts.SliceCuts.export_block`)."""
     base = sliced.export_block()  # the same checks and words; the cuts rewritten in the native score
-    cuts = {r.label: {"value": r.own_cut, "kept_when": f"score >= {r.own_cut:g}", "guarantee": r.guarantee,
+    cuts = {r.label: {"value": r.own_cut, "kept_when": f"score >= {cut_as_given(r.own_cut)}", "guarantee": r.guarantee,
                       "answerable_queries": r.answerable, "out_of_domain_queries": r.out_of_domain,
                       "answered_at_this_cut": base["cuts"][r.label]["answered_at_this_cut"]}
             for r in sliced.rows if r.own_cut is not None}

@@ -62,6 +62,7 @@ from ..core.defaults import DEFAULT_CUT, DEFAULT_MAX_BLUFF, PRACTICAL_MARGIN
 from ..core.gate import Gate, OnGate
 from ..core.goal import Goal, OnGoal, within_at_least
 from ..evaluation.rows import RateCell
+from ..core.words import cut_text, diff_points, pct
 
 if TYPE_CHECKING:  # pragma: no cover
     from .compare.best import BestResult
@@ -188,10 +189,10 @@ class Recommendation(OnGate, OnGoal):
 
     def sentence(self) -> str:
         """The answer in one sentence, as the screens and the report lead with it (then the caution, if any)."""
-        from ..core.words import cut_text, rate_text
+        from ..core.words import rate_text, ship_headline
 
         a, b = self.answered, self.bluffs
-        head = (f"Ship {self.words} ({self.config}) at cut {cut_text(self.cut)}: {rate_text(a)} of answerable queries "
+        head = (f"{ship_headline(f'{self.words} ({self.config})', self.cut)}: {rate_text(a)} of answerable queries "
                 f"answered; {b.count} off-topic queries still get sources, {rate_text(b)}.")
         return head + (f" {self.caution}" if self.caution else "")
 
@@ -228,7 +229,7 @@ def _comparison_json(result: BestResult, cuts: Mapping[str, float]) -> dict:
 
 
 def _pts(x: float) -> str:
-    return f"{100 * x:+.0f}"
+    return diff_points(x)
 
 
 def _why(chosen: str, top: str, means: Mapping[str, float], k: int, n_members: int, basis: tuple[str, str],
@@ -236,7 +237,7 @@ def _why(chosen: str, top: str, means: Mapping[str, float], k: int, n_members: i
     """Why this configuration, in one sentence: shown within the margin of the best (its interval), simplest or cheapest."""
     margin = f"{100 * PRACTICAL_MARGIN:g} points"
     word, detail = basis
-    at = f"{100 * means[top]:.0f}% answered at its own cut"
+    at = f"{pct(means[top])} answered at its own cut"
     r = rows[chosen]
     interval = f"{_pts(r.estimate)} points ({_pts(r.low)} to {_pts(r.high)}, simultaneous, Hsu's MCB)"
     if chosen != top:
@@ -277,7 +278,7 @@ def decision_measure(max_bluff: float) -> str:
     >>> decision_measure(0.05)
     'answered at its own cut for at most 5% bluffs'
     """
-    return f"answered at its own cut for at most {100 * max_bluff:g}% bluffs"
+    return f"answered at its own cut for at most {pct(max_bluff, None)} bluffs"
 
 
 def _at_cut(ev: Evaluation, config: str, gate: Gate, max_bluff: float) -> AtCut:
@@ -344,7 +345,7 @@ def _caution(table, cut: float, answered: RateCell, max_bluff: float) -> str:
     nxt = [c for c in candidates(table, Goal(max_bluff=max_bluff), cut, more=1) if not c.proposed]
     if nxt:
         c = nxt[0]
-        g = "" if c.guarantee is None else f"; new off-topic queries would bluff up to {c.guarantee:.1%}"
+        g = "" if c.guarantee is None else f"; new off-topic queries would bluff up to {pct(c.guarantee, 1)}"
         words += (f" The next cut, {cut_text(c.cut)}, answers {rate_text(c.answered)} with {c.bluffs.count} "
                   f"off-topic queries given sources{g}.")
     return words
@@ -408,11 +409,12 @@ def _feasible(at: Mapping[str, AtCut], members: Sequence[str], best: str, min_an
     if min_answered is None:
         return list(members), None, ""
     meets = lambda c: within_at_least(at[c].rates["answered"].rate or 0.0, min_answered)  # noqa: E731
-    goal = f"at least {100 * min_answered:g}% answered and at most {100 * at[best].max_bluff:g}% bluffs"
+    goal = f"at least {pct(min_answered, None)} answered and at most {pct(at[best].max_bluff, None)} bluffs"
     if not meets(best):
         a = at[best].rates["answered"]
-        return [best], False, (f"No configuration meets both goals ({goal}): at {100 * at[best].max_bluff:g}% bluffs "
-                               f"the best, {best}, answers {rate_text(a)} at its cut {at[best].cut:.3f}; no cut on "
+        return [best], False, (f"No configuration meets both goals ({goal}): at {pct(at[best].max_bluff, None)} bluffs "
+                               f"the best, {best}, answers {rate_text(a)} at its cut "
+                               f"{cut_text(at[best].cut)}; no cut on "
                                "this score separates the off-topic questions from enough answerable ones here.")
     kept = [m for m in members if meets(m)]
     dropped = [m for m in members if m not in kept]
@@ -476,7 +478,7 @@ def recommend(ev: Evaluation, gate: Gate | None = None, *, max_bluff: float = DE
     if measured is not None:
         order = sorted(members, key=lambda m: (measured[m], complexity_key(m)))
         basis = ("cheapest", "by measured cost; latencies within the cheapest's measured spread (its 95th percentile, "
-                             f"at least {COST_TIE:.0%}) count as equal, then the simplest")
+                             f"at least {pct(COST_TIE)}) count as equal, then the simplest")
     else:
         order = sorted(members, key=complexity_key)
         basis = ("simplest", "no measured cost; dense < BM25 < hybrid < rerankers")
@@ -496,7 +498,7 @@ def recommend(ev: Evaluation, gate: Gate | None = None, *, max_bluff: float = DE
         from .trade import trade_words
 
         why += (" " + trade_words(result)).rstrip()
-    why += " Cut: " + method + (f" for at most {max_bluff:.0%} bluffs" if method != NO_OOD_METHOD else "") + "."
+    why += " Cut: " + method + (f" for at most {pct(max_bluff)} bluffs" if method != NO_OOD_METHOD else "") + "."
     ind = ev.in_domain
     recall = RateCell.of(clustered_rate(hits_at_k(ev.result(chosen).needle_rank[ind], k), ev.groups(ind)))
     return Recommendation(chosen, describe_config(chosen), why, result.best_set, runner, Gate(keep=keep, cut=float(cut), k=k),

@@ -46,6 +46,7 @@ import numpy as np
 
 from ..core.defaults import SEED
 from ..core.stats import Interval
+from ..core.words import diff_points, interval
 
 __all__ = ["BY", "DRAWS", "MIN_QUESTIONS", "SliceRow", "SliceTable", "slice_table", "evaluation_slices",
            "slice_labels", "SIMULTANEOUS_WORDS"]
@@ -80,7 +81,7 @@ class SliceRow:
         """``31% (18–47)``, or ``0.31 (0.18–0.47)`` for a mean."""
         m = self.measure
         if self.share:
-            return f"{100 * m.estimate:.0f}% ({100 * m.low:.0f}–{100 * m.high:.0f})"
+            return interval(m.estimate, m.low, m.high)
         return f"{m.estimate:.2f} ({m.low:.2f}–{m.high:.2f})"
 
     def difference_words(self) -> str:
@@ -90,7 +91,7 @@ class SliceRow:
         side = "under" if self.difference < 0 else "over"
 
         def f(x):
-            return f"{100 * x:+.0f}".replace("-", "−") if self.share else f"{x:+.2f}".replace("-", "−")
+            return diff_points(x).replace("-", "−") if self.share else f"{x:+.2f}".replace("-", "−")
 
         size = f"{abs(100 * self.difference):.0f} points" if self.share else f"{abs(self.difference):.2f}"
         return f"{size} {side} the rest ({f(self.low)} to {f(self.high)})"

@@ -26,6 +26,7 @@ from ..documents.corpus import Corpus, Document, make_document
 from ..documents.truth import TruthError, parse_truth
 from .leakage import Leakage, leakage
 from .text import Sentence, content_words, corpus_sentences
+from ..core.words import pct
 
 __all__ = [
     "Problem",
@@ -261,7 +262,7 @@ def check_truth(data: object, corpus: Corpus, *, source: str = "<data>") -> list
             m = matches[0]
             s = m.sentence
             problems.append(Problem("warning", f"ood {raw.get('id') or f'#{n}'}", "query",
-                                    f"{m.share:.0%} of its content words ({', '.join(m.shared)}) are in one sentence "
+                                    f"{pct(m.share)} of its content words ({', '.join(m.shared)}) are in one sentence "
                                     f"of {s.doc_id} @{s.start} ({s.section or 'preamble'}): {s.text[:100]!r}; "
                                     "confirm that it does not answer the query, or it is not out of domain"))
     return problems

@@ -51,6 +51,7 @@ from typing import Callable
 from ..documents.corpus import Corpus, Document
 from .leakage import Leakage, leakage
 from .text import content_words
+from ..core.words import pct
 
 __all__ = ["Draft", "Drafts", "DraftParts", "draft_parts", "draft_question", "specificity", "draft_suggestions", "document_language", "LANGUAGES"]
 
@@ -107,7 +108,7 @@ class Drafts:
         """The plain-text listing of ``truth draft``."""
         total = len(self.drafts) + len(self.undrafted)
         langs = ", ".join(f"{d}: {lang or 'no rules'}" for d, lang in sorted(self.languages.items()))
-        lines = [f"{len(self.drafts)} of {total} needle suggestions drafted ({self.share:.0%}); every draft is a "
+        lines = [f"{len(self.drafts)} of {total} needle suggestions drafted ({pct(self.share)}); every draft is a "
                  "starting point to rewrite in your own words (leakage: words copied from the needle)",
                  f"languages: {langs}", ""]
         for d in self.drafts:

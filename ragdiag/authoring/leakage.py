@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .text import content_words
+from ..core.words import pct
 
 __all__ = ["Leakage", "leakage", "LEAKAGE_WARN", "LEAKAGE_MIN_WORDS"]
 
@@ -44,7 +45,7 @@ class Leakage:
         return self.share >= LEAKAGE_WARN and len(self.copied) >= LEAKAGE_MIN_WORDS
 
     def __str__(self) -> str:
-        return f"{len(self.copied)} of {len(self.words)} content words from the needle ({self.share:.0%})"
+        return f"{len(self.copied)} of {len(self.words)} content words from the needle ({pct(self.share)})"
 
 
 def leakage(query: str, needle: str) -> Leakage:

@@ -42,6 +42,7 @@ from ..core.defaults import ALPHA, PRACTICAL_MARGIN, PRIMARY_K
 from ..documents.corpus import Corpus
 from ..documents.truth import NEEDLE_MAX, NEEDLE_MIN, GroundTruth, needle_length
 from .sizing import SIZING_STEPS, Sizing, size_for
+from ..core.words import interval, pct
 
 __all__ = ["Place", "Plan", "PlanStep", "plan", "where_to_write", "uncovered_sections", "DECISIONS", "HUB_LINES"]
 
@@ -216,8 +217,8 @@ def where_to_write(corpus: Corpus, truth: GroundTruth, total: int, *,
         if extra[key]:
             s = sections[key]
             share = (s.end - s.start) / size_all
-            reason = (f"no question yet; {share:.1%} of the corpus" if now[key] == 0 else
-                      f"{now[key]} question{'s' * (now[key] != 1)} for {share:.1%} of the corpus")
+            reason = (f"no question yet; {pct(share, 1)} of the corpus" if now[key] == 0 else
+                      f"{now[key]} question{'s' * (now[key] != 1)} for {pct(share, 1)} of the corpus")
             places.append(Place(key[0], s.title, extra[key], reason, "uncovered" if now[key] == 0 else "size",
                                 s.start))
     return places
@@ -241,7 +242,7 @@ def _slices(ev, config: str, k: int) -> tuple[str, ...]:
             iv = clustered_share(hits[mask], ev.groups(mask))
             rows.append((iv.high - iv.low, p, iv))
     rows.sort(key=lambda r: (-r[0], r[1]))
-    return tuple(f"phrasing {p!r}: R@{k} of {config} {iv.estimate:.0%} ({iv.low:.0%}–{iv.high:.0%}), "
+    return tuple(f"phrasing {p!r}: R@{k} of {config} {interval(iv.estimate, iv.low, iv.high)}, "
                  f"{100 * w:.0f} points wide{'; the widest: every new question needs it' if i == 0 else ''}"
                  for i, (w, p, iv) in enumerate(rows))
 
@@ -354,22 +355,22 @@ def plan(ev, config: str, *, versus: str | None = None, decide: str = "versus", 
         lo_psi, hi_psi = sizing.discordance_interval
         rng = (None if sizing.low is None else max(0, sizing.low - now),
                None if sizing.high is None else max(0, sizing.high - now))
-        disc = (f"{sizing.discordant} of {now} questions disagree ({sizing.discordant / max(now, 1):.0%}, "
-                f"95% interval {lo_psi:.0%}–{hi_psi:.0%})")
-        model = (f"planned at {alt.discordance:.0%}, the least that can make {100 * margin:g} points, every "
+        disc = (f"{sizing.discordant} of {now} questions disagree ({pct(sizing.discordant / max(now, 1))}, "
+                f"95% interval {pct(lo_psi)}–{pct(hi_psi)})")
+        model = (f"planned at {pct(alt.discordance)}, the least that can make {100 * margin:g} points, every "
                  "disagreement one way" if alt.one_way else
-                 f"a {100 * margin:g}-point difference at that discordance is {alt.theta:.0%} of the disagreements "
+                 f"a {100 * margin:g}-point difference at that discordance is {pct(alt.theta)} of the disagreements "
                  f"going to {cfg}")
-        power_words = "" if sizing.power is None else f" (power {sizing.power:.1%})"
+        power_words = "" if sizing.power is None else f" (power {pct(sizing.power, 1)})"
         span = "" if rng is None else (f"; {rng[0]}–{rng[1] if rng[1] is not None else 'over the limit'} more over "
                                        "the discordance's interval")
         fav = sizing.favourable
         second = ("" if fav is None or fav == sizing.planned else
-                  f"; at the observed {sizing.discordant / max(now, 1):.0%} (the favourable case) "
+                  f"; at the observed {pct(sizing.discordant / max(now, 1))} (the favourable case) "
                   f"{max(0, fav - now)} more would do")
-        basis = (f"{disc}; worst case first, at the upper end of that interval ({hi_psi:.0%}): {model}; "
+        basis = (f"{disc}; worst case first, at the upper end of that interval ({pct(hi_psi)}): {model}; "
                  f"{sizing.planned} questions{power_words} in {phrasings} phrasing(s) detect "
-                 f"{100 * margin:g} points {power:.0%} of the time{second}{span}")
+                 f"{100 * margin:g} points {pct(power)} of the time{second}{span}")
         test = (f"{cfg} vs {other} at R@{k}: exact two-sided sign-flip test over questions at alpha {alpha:g}, "
                 "this pair alone (compare)")
         dis = _disagreements(ev, cfg, other, k)

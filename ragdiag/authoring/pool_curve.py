@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from ..core.defaults import SEED
+from ..core.words import cut_as_given, pct
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.gate import Gate
@@ -97,8 +98,8 @@ class PoolFit:
             return f"{self.measure}: {per} (fitted on {len(self.sizes)} sizes); no extrapolation: {self.refused}"
         if self.at_size is None:
             return f"{self.measure}: {per} (fitted on {len(self.sizes)} sizes)"
-        return (f"{self.measure} at {self.at_size:,} {self.unit}: expect {100 * self.estimate:.1f}% "
-                f"(95% prediction interval {100 * self.low:.1f}% to {100 * self.high:.1f}%; {per})")
+        return (f"{self.measure} at {self.at_size:,} {self.unit}: expect {pct(self.estimate, 1)} "
+                f"(95% prediction interval {pct(self.low, 1)} to {pct(self.high, 1)}; {per})")
 
     def as_json(self) -> dict:
         """Plain fields."""
@@ -139,7 +140,7 @@ class PoolCurve:
         lines = [f"Pool curve of {self.config}: the {self.questions} questions against nested subsets of its "
                  f"{self.corpus_size:,} {self.unit} (every one of the {self.holders} holding an answer kept; "
                  f"{self.draws} seeded draws per size)"]
-        lines.append(format_rows([{"measure": p.measure, "share": f"{p.fraction:.0%}", self.unit: p.size,
+        lines.append(format_rows([{"measure": p.measure, "share": pct(p.fraction), self.unit: p.size,
                                    "rate": round(p.rate, 3), "low": round(p.low, 3), "high": round(p.high, 3)}
                                   for p in self.points]))
         lines += [f.sentence() for f in self.fits]
@@ -227,7 +228,7 @@ def fit_log_linear(points: Sequence[PoolPoint], *, at_size: int | None = None, c
         fitted = intercept + slope * math.log(p.size)
         if not p.low - 1e-9 <= fitted <= p.high + 1e-9:
             refused = (f"the curve is not log-linear within its intervals: at {p.size:,} {unit} the line says "
-                       f"{100 * fitted:.1f}% and the {p.measure} interval is {100 * p.low:.1f}% to {100 * p.high:.1f}%")
+                       f"{pct(fitted, 1)} and the {p.measure} interval is {pct(p.low, 1)} to {pct(p.high, 1)}")
             break
     base = PoolFit(measure, slope, intercept, sizes, math.sqrt(s2), df, at_size, refused=refused, unit=unit)
     if at_size is None or refused is not None:
@@ -337,7 +338,8 @@ def curve_of(dist: np.ndarray, holder: np.ndarray, groups: Sequence[str], gate: 
                                     tuple(rates[m] * (draws if runs == 1 else 1))))
     fits = tuple(fit_log_linear(pts, at_size=at_size, corpus_size=n_units, max_fraction=fit_max_fraction,
                                 unit=unit) for pts in per.values())
-    notes = (f"answered: the closest answer within the top {gate.keep} and under the cut {gate.cut:g}", *notes)
+    notes = (f"answered: the closest answer within the top {gate.keep} and under the cut "
+             f"{cut_as_given(gate.cut)}", *notes)
     return PoolCurve(label, n_units, int(needle_units.sum()), len(set(groups)),
                      tuple(p for pts in per.values() for p in pts), fits, seed, draws, tuple(notes), unit)
 

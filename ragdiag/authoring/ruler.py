@@ -48,6 +48,7 @@ import numpy as np
 from ..core.defaults import ALPHA, DEFAULT_STRATEGY, KS, PRIMARY_K
 from .leakage import leakage
 from .text import content_words
+from ..core.words import pct
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..evaluation.records import Evaluation
@@ -215,8 +216,8 @@ class Shortcuts:
         q = self.quantiles()
         bm25 = ("no BM25 configuration ran" if self.bm25 is None else
                 f"BM25 alone ({self.bm25}) ranks the needle first for {self.bm25_first} of {self.queries} queries "
-                f"({self.bm25_share:.0%})")
-        med = f"; a query shares a median {q['median']:.0%} of its content words with its needle" if q else ""
+                f"({pct(self.bm25_share)})")
+        med = f"; a query shares a median {pct(q['median'])} of its content words with its needle" if q else ""
         return f"{bm25}{med}; {len(self.copies)} of {self.queries} queries copy their needle's words"
 
     def as_json(self) -> dict:
@@ -289,7 +290,7 @@ class Ruler:
         if s.copy_share >= EASY_COPIES:
             out.append(f"too easy: {len(s.copies)} of {s.queries} queries copy their needle's words")
         if s.bm25_share is not None and s.bm25_share >= EASY_BM25:
-            out.append(f"too easy: BM25 alone ranks the needle first for {s.bm25_share:.0%} of the queries")
+            out.append(f"too easy: BM25 alone ranks the needle first for {pct(s.bm25_share)} of the queries")
         if self.leaks.share >= LEAKY_SHARE:
             out.append(f"leaky: {self.leaks.sentence()}")
         for h in self.headroom:
@@ -354,7 +355,7 @@ class Ruler:
         lines += [f"  {h.sentence()}" for h in self.headroom]
         lines += ["", f"Shortcuts: {self.shortcuts.sentence()}"]
         if self.shortcuts.copies:
-            lines.append("  copies: " + ", ".join(f"{q} ({s:.0%})" for q, _, s in self.shortcuts.copies))
+            lines.append("  copies: " + ", ".join(f"{q} ({pct(s)})" for q, _, s in self.shortcuts.copies))
         lines += ["", f"Leakage: {self.leaks.sentence()}"]
         lines += [f"  {q} ~ chunk {c} (Jaccard {s:.2f})" for q, c, s in self.leaks.near_copies]
         lines += [f"  {q} names {d} ({n!r})" for q, d, n in self.leaks.named]

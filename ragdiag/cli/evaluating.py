@@ -10,6 +10,7 @@ from .common import (UsageError, _check_out_file, _check_out_folder, _check_repo
                      _print_unavailable, add_selection, cli_encoder, evaluate_args, load_inputs, retriever_help,
                      strategy_help, write_results)
 from .options import add_evaluation, add_gate, evaluating_parser
+from ..core.words import cut_as_given
 
 __all__ = ["register", "cmd_eval", "cmd_compare", "cmd_pairs", "cmd_report"]
 
@@ -435,7 +436,6 @@ def cmd_report(args) -> int:
     if cfg is not None and cfg.retriever in ev.unavailable:
         raise UsageError(f"{cfg.label} cannot run: {ev.unavailable[cfg.retriever]}")
     from ..analyses.cost import costs, machine
-    from ..core.gate import Gate
 
     native_cut = _report_native_cut(args, ev, cfg) if native else None
     cost_items = None
@@ -466,7 +466,7 @@ def cmd_report(args) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     h = report.headline
-    at = f"cut {h.cut:.4g}" if h.native is None else h.native.text
+    at = f"cut {cut_as_given(h.cut, 4)}" if h.native is None else h.native.text
     print(f"{'recommendation' if h.recommended else 'report on'}: {h.config} at {at}", file=sys.stderr)
     for path in paths:
         print(f"wrote {path}")

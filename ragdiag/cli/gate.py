@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 from ..core.gate import cut_text
-from ..core.words import rate_text
+from ..core.words import cut_as_given, rate_text
 from .common import UsageError
 from .gate_args import _check_export, _gate_config, format_slice_cuts
 from .options import add_evaluation, add_gate
@@ -106,14 +106,14 @@ def cmd_sweep(args) -> int:
     print(format_rows(table.rows()))
     if args.cut is not None:
         row = sweep(inputs, [args.cut]).row(args.cut).cells()
-        print(f"\nat cut {args.cut:g}: " + "; ".join(
+        print(f"\nat cut {cut_as_given(args.cut)}: " + "; ".join(
             upper_bound_words(row[key], n, what) for key, n, what in (
                 ("bluffs", table.n_ood, "out-of-domain queries bluff"),
                 *((f"bluffs_{k}", table.n_by_kind[k], f"{k} out-of-domain queries bluff") for k in table.n_by_kind))))
         res = ev.result(cfg)
         chunks = ev.indexes[cfg.strategy].chunks
         bluffs = bluffs_at(res, ev.queries, args.gate)
-        print(f"bluffing out-of-domain queries at cut {args.cut:g}: {len(bluffs)}")
+        print(f"bluffing out-of-domain queries at cut {cut_as_given(args.cut)}: {len(bluffs)}")
         for b in bluffs:
             pos, d = b.kept[0]
             q = ev.queries[ev.query_index(b.query_id)]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from .common import UsageError
+from ..core.words import cut_as_given, interval
 
 __all__ = ["register", "cmd_history", "record_gate"]
 
@@ -115,7 +116,7 @@ def _list(hist, as_json: bool) -> int:
 def _pct(iv) -> str:
     if iv.trials == 0:
         return "n/a (none)"
-    return f"{100 * iv.estimate:.0f}% ({100 * iv.low:.0f}–{100 * iv.high:.0f}), {iv.successes} of {iv.trials}"
+    return f"{interval(iv.estimate, iv.low, iv.high)}, {iv.successes} of {iv.trials}"
 
 
 def _show(hist, run_id: int, as_json: bool) -> int:
@@ -139,7 +140,7 @@ def _show(hist, run_id: int, as_json: bool) -> int:
     print(f"ground truth {details['truth_source'] or '?'} (sha256 {run.truth_sha256[:12]}, "
           f"{details['questions']} questions)" + ("; changed since the run before" if run.truth_changed else ""))
     for m in measures:
-        print(f"\n{m.config} at cut {m.cut:g}, keep {m.keep}:")
+        print(f"\n{m.config} at cut {cut_as_given(m.cut)}, keep {m.keep}:")
         print(f"  found in the top {m.k} (R@{m.k}): {_pct(m.recall)}")
         print(f"  answered: {_pct(m.answered)}")
         print(f"  bluffs (off-topic questions given sources): {_pct(m.bluffs)}")

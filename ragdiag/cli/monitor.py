@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..core.defaults import DEFAULT_CUT, DEFAULT_KEEP, DEFAULT_MAX_BLUFF
 from .common import UsageError
+from ..core.words import pct
 
 __all__ = ["register", "cmd_monitor"]
 
@@ -138,7 +139,7 @@ def cmd_monitor(args) -> int:
             if proposal.cut is None:
                 raise UsageError(f"no cut reaches a bluff rate of {DEFAULT_MAX_BLUFF}: pass the cut you run, --cut C")
             gate = gate.with_cut(proposal.cut)
-            origin = f"proposed: {proposal.method}, bluffs at most {DEFAULT_MAX_BLUFF:.0%}"
+            origin = f"proposed: {proposal.method}, bluffs at most {pct(DEFAULT_MAX_BLUFF)}"
         else:
             gate = gate.with_cut(args.cut)
             origin = "--cut" if cut_from is None else f"--cut-from {cut_from}"

@@ -6,6 +6,7 @@ import math
 import os
 
 from .common import UsageError
+from ..core.words import cut_as_given
 
 __all__ = ["native_threshold", "distance_cut_from", "refuse_other_model"]
 
@@ -128,7 +129,8 @@ def _held_out(table, max_bluff: float, folds: int, bluff_cost: float | None) -> 
         r = rates(table, cut)
         out["in_sample_cut"] = cut
         out["in_sample"] = {k: v.cells() for k, v in r.items()}
-        words.append(f"in sample (optimistic): cut {cut:g} (just above the off-topic query whose best score ranks "
+        words.append(f"in sample (optimistic): cut {cut_as_given(cut)} (just above the off-topic query whose best "
+                     f"score ranks "
                      f"floor({max_bluff:g} x n) + 1 from the top): " + line(r))
     try:
         cv, fold_cuts = native_cross_validated(table, max_bluff, folds=folds)
@@ -142,8 +144,9 @@ def _held_out(table, max_bluff: float, folds: int, bluff_cost: float | None) -> 
                      "chosen on the others): " + line(cv))
     if bluff_cost is not None:
         cc = native_cost_cut(table, bluff_cost, folds=folds)
-        out["cost"] = {**cc.cells(), "kept_when": f"score >= {cc.cut:g}"}
-        words.append(f"cost goal (a bluff costs {bluff_cost:g} lost answers): cut {cc.cut:g} (score >= cut), answered "
+        out["cost"] = {**cc.cells(), "kept_when": f"score >= {cut_as_given(cc.cut)}"}
+        words.append(f"cost goal (a bluff costs {bluff_cost:g} lost answers): cut "
+                     f"{cut_as_given(cc.cut)} (score >= cut), answered "
                      f"{rate_text(cc.answered)}, bluffs {rate_text(cc.bluffs)}; cross-validated answered "
                      f"{rate_text(cc.cross_validated['answered'])}, bluffs {rate_text(cc.cross_validated['bluffs'])}; "
                      f"{cc.guarantee_words}")

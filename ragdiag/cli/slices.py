@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from .common import UsageError, print_result
+from ..core.words import interval
 
 __all__ = ["register", "cmd_slices", "format_slices"]
 
@@ -19,7 +20,7 @@ def format_slices(table) -> str:
              "verdict": r.verdict} for r in table.rows]
     overall = table.overall
     share = table.rows[0].share if table.rows else True
-    total = (f"{100 * overall.estimate:.0f}% ({100 * overall.low:.0f}–{100 * overall.high:.0f})" if share
+    total = (interval(overall.estimate, overall.low, overall.high) if share
              else f"{overall.estimate:.2f} ({overall.low:.2f}–{overall.high:.2f})")
     return (f"slices of {table.config} by {table.by}, {table.measure}; all: {total}\n{table.headline()}\n\n"
             f"{format_rows(rows)}\n({SIMULTANEOUS_WORDS})")

@@ -14,6 +14,7 @@ import sys
 from ..core.defaults import DEFAULT_CUT, DEFAULT_STRATEGY
 from ..analyses.model_cut import gate_chunk_vectors
 from .options import add_inputs, add_k, add_store
+from ..core.words import cut_as_given
 
 __all__ = ["register", "cmd_variants", "variants_document"]
 
@@ -146,7 +147,8 @@ def cmd_variants(args) -> int:
               f"{hnsw_stamp['ef_construction']}, ef_search {hnsw_stamp['ef_search']}")
     for label, c in doc["cut_percentile"].items():
         if c["percentile"] is not None:
-            print(f"cut {c['cut']:g} with {label}: percentile {c['percentile']:.1f} of the {strategy} chunks' "
+            print(f"cut {cut_as_given(c['cut'])} with {label}: percentile {c['percentile']:.1f} of the {strategy} "
+                  f"chunks' "
                   "distances to their nearest other chunk (a cosine cut belongs to one model; the percentile "
                   "is the reading that carries over)")
     for name, reason in ev.unavailable.items():

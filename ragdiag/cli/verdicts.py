@@ -7,6 +7,7 @@ import sys
 from ..core.defaults import DEFAULT_MAX_BLUFF
 from .common import UsageError, add_selection, evaluate_args, load_inputs, print_result
 from .options import add_evaluation, add_gate, evaluating_parser
+from ..core.words import cut_text, rate_text
 
 __all__ = ["register", "cmd_best", "best_text", "cmd_recommend", "cmd_effects"]
 
@@ -22,9 +23,10 @@ def _configs(args):
 
 
 def _pct(cell) -> str:
+    """A count and its rate as the headline above writes the rate: ``"36 = 56% (44–68)"``."""
     if cell.rate is None:
         return "n/a"
-    return f"{cell.count} = {100 * cell.rate:.1f}% ({100 * cell.low:.1f}–{100 * cell.high:.1f}%)"
+    return f"{cell.count} = {rate_text(cell)}"
 
 
 def cmd_best(args) -> int:
@@ -85,7 +87,7 @@ def cmd_recommend(args) -> int:
     print(f"answered {_pct(rec.answered)}; lost {_pct(rec.lost)}; bluffs {_pct(rec.bluffs)}")
     if rec.runner_up_rates is not None:
         r = rec.runner_up_rates
-        print(f"runner-up {rec.runner_up} at its cut {rec.runner_up_cut:.3f}: answered {_pct(r['answered'])}; "
+        print(f"runner-up {rec.runner_up} at its cut {cut_text(rec.runner_up_cut)}: answered {_pct(r['answered'])}; "
               f"lost {_pct(r['lost'])}; bluffs {_pct(r['bluffs'])}", file=sys.stdout)
     return 0
 

@@ -29,6 +29,8 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
+from .words import pct
+
 __all__ = ["Goal", "GoalError", "OnGoal", "TOLERANCE", "MAX_BLUFF_COST", "check_share", "check_bluff_cost",
            "within_at_most", "within_at_least", "allowed", "needed", "percent_share"]
 
@@ -177,9 +179,9 @@ class Goal:
     def rule(self) -> str:
         """The cut's rule in words, as the CLI, the dashboard and the report print it."""
         if self.max_bluff is not None:
-            return (f"the largest cut at which at most {self.max_bluff:.1%} of the out-of-domain queries bluff "
+            return (f"the largest cut at which at most {pct(self.max_bluff, 1)} of the out-of-domain queries bluff "
                     "(in this set): the most answers the bluff budget allows")
-        return (f"the smallest cut at which at least {self.min_answered:.1%} of the answerable queries are "
+        return (f"the smallest cut at which at least {pct(self.min_answered, 1)} of the answerable queries are "
                 "answered (in this set): the fewest bluffs that reach the goal")
 
     # --- met ----------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 from html import escape
 from typing import Sequence
+from ..core.words import pct
 
 __all__ = ["PALETTE", "IntervalSeries", "Line", "Step", "Dot", "interval_chart", "line_chart", "waterfall_chart",
            "dot_chart", "LOSS", "MUTED"]
@@ -145,7 +146,7 @@ def interval_chart(categories: Sequence[str], series: Sequence[IntervalSeries], 
 
 
 def line_chart(x: Sequence[float], lines: Sequence[Line], *, label: str, x_label: str = "", y_label: str = "",
-               y_max: float = 1.0, y_format=lambda t: f"{100 * t:.0f}%", marker: float | None = None,
+               y_max: float = 1.0, y_format=pct, marker: float | None = None,
                marker_label: str = "", width: int = 720, height: int = 320, goal: float | None = None,
                goal_label: str = "", second_marker: float | None = None, second_label: str = "") -> str:
     """Lines over a numeric x axis, with an optional vertical marker (e.g. the chosen cut).
@@ -255,11 +256,11 @@ def waterfall_chart(steps: Sequence[Step], *, label: str, of: int, width: int = 
     for i, st in enumerate(steps):
         y = top + row * i
         if st.total:
-            a, b, color, text = 0, st.count, PALETTE[0], f"{st.count} ({100 * st.count / of:.0f}%)"
+            a, b, color, text = 0, st.count, PALETTE[0], f"{st.count} ({pct(st.count, of=of)})"
             level = st.count
         else:
             a, b, color = level - st.count, level, LOSS
-            text = f"-{st.count} ({100 * st.count / of:.0f}%)" if st.count else "0"
+            text = f"-{st.count} ({pct(st.count, of=of)})" if st.count else "0"
             level -= st.count
         w = max(px(b) - px(a), 1.5 if st.count else 0.0)
         out.append(f"<g><title>{_e(st.name)}: {_e(text)}</title>")
@@ -277,7 +278,7 @@ def waterfall_chart(steps: Sequence[Step], *, label: str, of: int, width: int = 
     out.append(f'<line x1="{_n(left)}" y1="{_n(base)}" x2="{_n(right)}" y2="{_n(base)}" stroke="{_AXIS}"/>')
     for t in (0, 0.25, 0.5, 0.75, 1.0):
         out.append(f'<text x="{_n(px(t * of))}" y="{_n(base + 15)}" text-anchor="middle" fill="{_AXIS}">'
-                   f"{100 * t:.0f}%</text>")
+                   f"{pct(t)}</text>")
     out.append("</svg>")
     return "\n".join(out)
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 from .defaults import RERANK_HEAD
 from .gate import cut_text
 
-__all__ = ["DASH", "MINUS", "RUNG_WORDS", "plural", "f3", "pct", "pct_cell", "pct_range", "rate_text",
-           "count_rate_text", "points", "signed_points", "signed_whole", "difference_text", "pp", "thousands", "secs",
+__all__ = ["DASH", "MINUS", "RUNG_WORDS", "plural", "f3", "pct", "pct_span", "cut_as_given", "pct_cell", "pct_range",
+           "interval", "rate_text", "count_rate_text", "ship_headline", "diff_points", "signed_points", "signed_whole",
+           "difference_text", "pp", "thousands", "secs",
            "cut_text", "OUTCOME_WORDS", "outcome_sentence", "found_then_answered", "GLOSSARY"]
 
 #: What a table cell or a sentence shows for "nothing" (no estimate, not measured).
@@ -41,36 +42,110 @@ def f3(x) -> str:
     return "n/a" if x is None or x != x else f"{x:.3f}"
 
 
-def pct(x) -> str:
-    """A share as a percentage with one decimal; ``n/a`` for None or NaN."""
-    return "n/a" if x is None or x != x else f"{100 * x:.1f}%"
+def _missing(x) -> bool:
+    return x is None or x != x
+
+
+def _hundred(x, of) -> float:
+    """``x`` in percent: a share times 100, or a count of ``of`` as ``100 * x / of`` (the count's exact ratio)."""
+    return 100 * x if of is None else 100 * x / of
+
+
+def _number(x: float, digits: int | None) -> str:
+    return f"{x:g}" if digits is None else f"{x:.{digits}f}"
+
+
+def pct(x, digits: int | None = 0, *, of: int | None = None, missing: str = DASH) -> str:
+    """A share as a percentage, the one way every surface writes one: ``pct(0.5469)`` is ``"55%"``,
+    ``pct(0.5469, 1)`` ``"54.7%"``; ``digits=None`` for a goal as stated (``pct(0.025, None)`` is ``"2.5%"``);
+    with ``of``, ``x`` is a count of ``of`` (``pct(3, of=8)`` is ``"38%"``). ``missing`` (a dash unless told) for
+    None, NaN or a count of nothing.
+
+    >>> pct(0.5469), pct(0.5469, 1), pct(0.025, None), pct(3, of=8), pct(None), pct(1, of=0, missing="n/a")
+    ('55%', '54.7%', '2.5%', '38%', '–', 'n/a')
+    """
+    if _missing(x) or of == 0:
+        return missing
+    return _number(_hundred(x, of), digits) + "%"
+
+
+def pct_span(low, high, digits: int | None = 0, *, of: int | None = None) -> str:
+    """Two shares as a range of percentages, ``"42–67%"`` (``of``: counts of ``of``, as :func:`pct`).
+
+    >>> pct_span(0.42, 0.67), pct_span(0.421, 0.675, 1), pct_span(3, 5, of=8)
+    ('42–67%', '42.1–67.5%', '38–62%')
+    """
+    return f"{_number(_hundred(low, of), digits)}–{_number(_hundred(high, of), digits)}%"
+
+
+def cut_as_given(cut: float, digits: int = 6) -> str:
+    """A cut printed as it was given, not rounded down: one typed on the command line (``--cut 0.95`` reads
+    ``0.95``) or one on a ranking's own score (a reranker's logit, BM25), where :func:`cut_text`'s three decimals
+    rounded down would not be the side that only refuses more. ``digits`` significant digits.
+
+    >>> cut_as_given(0.95), cut_as_given(12.345678), cut_as_given(0.123456, 4)
+    ('0.95', '12.3457', '0.1235')
+    """
+    return f"{cut:.{digits}g}"
 
 
 def pct_cell(cell) -> str:
     """A rate cell's estimate as a whole percentage, ``"55%"`` (``"n/a"`` over no queries)."""
-    return "n/a" if cell is None or cell.rate is None else f"{100 * cell.rate:.0f}%"
+    return "n/a" if cell is None or cell.rate is None else pct(cell.rate)
 
 
 def pct_range(cell) -> str:
     """A rate cell's 95% interval, ``"42–67%"``."""
-    return "n/a" if cell is None or cell.rate is None else f"{100 * cell.low:.0f}–{100 * cell.high:.0f}%"
+    return "n/a" if cell is None or cell.rate is None else pct_span(cell.low, cell.high)
 
 
-def rate_text(cell) -> str:
-    """The one format of a rate everywhere: ``"55% (42–67)"``.
+def interval(estimate, low, high, missing: str = DASH) -> str:
+    """The one format of a rate everywhere: the estimate and its 95% interval in whole points, ``"55% (42–67)"``
+    (``missing``, a dash unless told, when there is no estimate).
+
+    >>> interval(35 / 64, 0.42, 0.67), interval(None, 0, 1)
+    ('55% (42–67)', '–')
+    """
+    if _missing(estimate):
+        return missing
+    return f"{pct(estimate)} ({100 * low:.0f}–{100 * high:.0f})"
+
+
+def rate_text(cell, missing: str = "n/a") -> str:
+    """A :class:`~ragdiag.evaluation.rows.RateCell` or :class:`~ragdiag.core.stats.Interval` as :func:`interval`
+    writes it, ``"55% (42–67)"`` (``missing`` over no queries).
 
     >>> from ragdiag.evaluation.rows import RateCell
     >>> rate_text(RateCell(35, 35 / 64, 0.42, 0.67))
     '55% (42–67)'
     """
-    if cell is None or cell.rate is None:
-        return "n/a"
-    return f"{100 * cell.rate:.0f}% ({100 * cell.low:.0f}–{100 * cell.high:.0f})"
+    if cell is None:
+        return missing
+    est = cell.rate if hasattr(cell, "rate") else getattr(cell, "estimate", None)
+    return interval(est, cell.low, cell.high, missing)
 
 
-def points(n: int, of: int) -> str:
-    """``n`` of ``of`` as a whole percentage."""
-    return "n/a" if of == 0 else f"{100 * n / of:.0f}%"
+def ship_headline(what: str, cut: float | None = None, how: str | None = None) -> str:
+    """The recommendation's headline, one writer for the Summary, Compare, the CLI and the report:
+    ``"Ship <what> at strictness 0.524"``, or, where the stack filters on its own score, ``"Ship <what>, <how>"``
+    (``how``: that filter in words). ``what`` is the configuration in words, already marked up by the caller.
+
+    >>> ship_headline("paragraph cuts, hybrid", 0.5245), ship_headline("X", how="keeps scores above 0.5")
+    ('Ship paragraph cuts, hybrid at strictness 0.524', 'Ship X, keeps scores above 0.5')
+    """
+    if how is not None:
+        return f"Ship {what}, {how}"
+    return f"Ship {what} at strictness {cut_text(cut)}"
+
+
+def diff_points(d: float, digits: int = 0) -> str:
+    """A difference of two shares in percentage points, signed, as a bare number for a table cell or a list:
+    ``diff_points(0.05)`` is ``"+5"``, ``diff_points(-0.0312, 1)`` ``"-3.1"``.
+
+    >>> diff_points(0.05), diff_points(-0.0312, 1)
+    ('+5', '-3.1')
+    """
+    return f"{100 * d:+.{digits}f}"
 
 
 def signed_points(d: float) -> str:
@@ -167,8 +242,8 @@ def found_then_answered(found: float, answered: float, keep: int, cut: float) ->
     >>> found_then_answered(0.734, 0.5625, 4, 0.5245)
     '73% of answerable queries have the answer in the top 4 passages (found); after the cut 0.524, 56% are answered.'
     """
-    return (f"{100 * found:.0f}% of answerable queries have the answer in the top {keep} passage"
-            f"{'' if keep == 1 else 's'} (found); after the cut {cut_text(cut)}, {100 * answered:.0f}% are "
+    return (f"{pct(found)} of answerable queries have the answer in the top {keep} passage"
+            f"{'' if keep == 1 else 's'} (found); after the cut {cut_text(cut)}, {pct(answered)} are "
             f"{OUTCOME_WORDS['answered']}.")
 
 

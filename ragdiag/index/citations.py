@@ -19,6 +19,7 @@ import numpy as np
 from ..core.gate import Gate, OnGate
 from .chunking import Chunk
 from ..documents.corpus import Corpus
+from ..core.words import cut_as_given
 
 __all__ = [
     "CharLocator",
@@ -104,7 +105,7 @@ class NoAnswer(OnGate):
     @property
     def message(self) -> str:
         """What the user sees instead of an answer: the query and the cut nothing passed."""
-        return f"NO ANSWER: no source within cosine distance {self.cut:g} of the query {self.query!r}."
+        return f"NO ANSWER: no source within cosine distance {cut_as_given(self.cut)} of the query {self.query!r}."
 
 
 PROMPT_RULES = (

@@ -63,7 +63,7 @@ def test_every_question_reads_and_draws_within_the_rules(bundled_server, page): 
         text = main_text(page)
         shot(page, f"compare-{n}")
         if view == VIEWS[0]:
-            assert re.search(r"Ship .+ \([A-F]/\w+\) at cut 0\.\d{3}: \d+% \(\d+–\d+\) of answerable", text), text[:800]
+            assert re.search(r"Ship .+ \([A-F]/\w+\) at strictness 0\.\d{3}: \d+% \(\d+–\d+\) of answerable", text), text[:800]
             assert "not shown worse than the best" in text
         elif view == VIEWS[1]:
             assert "contrasts" in text and "header" in text

@@ -42,14 +42,14 @@ def test_summary_names_the_recommendation_in_words_with_its_rates(fake_app, lib)
 def test_summary_deltas_are_against_the_runner_up_grey_unless_detectable(fake_app, lib):
     from ragdiag.analyses.versus import detectable, versus
     from ragdiag.core.gate import Gate
-    from ui.fmt import difference
+    from ui.fmt import difference_text
 
     rec = rec_of(lib)
     at = app()
     deltas = [m.proto.delta for m in at.metric]
     assert rec.runner_up_rates  # the tiny corpus has one: the check below is not empty
     vs = versus(lib, rec.config, Gate(rec.keep, rec.cut, rec.k), rec.runner_up, Gate(rec.keep, rec.runner_up_cut))
-    expected = [difference(d) if detectable(d) else "no difference"
+    expected = [difference_text(d) if detectable(d) else "no difference"
                 if all(round(100 * x) == 0 for x in (d.estimate, d.low, d.high))
                 else "no detectable difference"
                 for d in (vs.differences[k] for k in ("answered", "bluffs"))]

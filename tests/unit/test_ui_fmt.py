@@ -13,13 +13,13 @@ from ragdiag.core.gate import Gate
 
 
 def test_a_rate_reads_one_way():
-    from ui.fmt import DASH, interval, ordinal, points, rate
+    from ui.fmt import DASH, interval, ordinal, pct, rate
 
     assert rate(RateCell(35, 35 / 64, 0.4210, 0.6670)) == "55% (42–67)"
     assert rate(wilson(38, 64)) == f"59% ({100 * wilson(38, 64).low:.0f}–{100 * wilson(38, 64).high:.0f})"
     assert rate(RateCell(0, None, 0.0, 0.0)) == DASH and rate(None) == DASH
     assert interval(float("nan"), 0, 1) == DASH
-    assert points(0.05) == "+5 pts" and points(-0.031) == "-3 pts"
+    assert pct(0.5469) == "55%" and pct(0.5469, 1) == "54.7%" and pct(None) == DASH and pct(float("nan")) == DASH
     assert [ordinal(n) for n in (1, 2, 3, 4, 10, 11, 12, 13, 21, 22, 101, 111)] == [
         "1st", "2nd", "3rd", "4th", "10th", "11th", "12th", "13th", "21st", "22nd", "101st", "111th"]
 

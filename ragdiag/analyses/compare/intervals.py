@@ -12,6 +12,7 @@ import numpy as np
 from ...core.defaults import ALPHA
 from ...core.stats import Interval, wilson
 from .paired import _groups, _sums
+from ...core.words import pct
 
 __all__ = [
     "RECALL_INTERVAL_WORDS",
@@ -291,9 +292,9 @@ def upper_bound_words(count: int, n: int, what: str, *, confidence: float = 0.95
     if n == 0:
         return f"0 of 0 {what}: no queries, no information"
     if count == 0:
-        return (f"0 of {n} {what}: the rate could still be up to {100 * iv.high:.1f}% "
-                f"({100 * confidence:.0f}% upper bound)")
-    return f"{count} of {n} {what}: {100 * iv.estimate:.1f}% [{100 * iv.low:.1f}%, {100 * iv.high:.1f}%]"
+        return (f"0 of {n} {what}: the rate could still be up to {pct(iv.high, 1)} "
+                f"({pct(confidence)} upper bound)")
+    return f"{count} of {n} {what}: {pct(iv.estimate, 1)} [{pct(iv.low, 1)}, {pct(iv.high, 1)}]"
 
 
 # ---------------------------------------------------------------------------
@@ -374,11 +375,11 @@ def power_words(d, phrasings: int, *, alpha: float = ALPHA, power: float = 0.8, 
     alone = math.ceil(need)
     if family_size <= 1 or z_family is None:
         enough = "; these are enough" if alone <= n_now and reached is not False else f"; there are {n_now}"
-        return (f"To detect a difference of {diff:.2f} {power:.0%} of the time takes about {alone} questions{each} "
+        return (f"To detect a difference of {diff:.2f} {pct(power)} of the time takes about {alone} questions{each} "
                 f"(this pair alone){enough}.")
     fam = math.ceil(questions_needed(d, phrasings, alpha=alpha, power=power, z=z_family))
     tail = ("; these are enough" if fam <= n_now and reached else f"; there are {n_now}")
-    return (f"To detect a difference of {diff:.2f} {power:.0%} of the time: alone: {alone} questions{each}; "
+    return (f"To detect a difference of {diff:.2f} {pct(power)} of the time: alone: {alone} questions{each}; "
             f"within this family of {family_size}: {fam}{tail}.")
 
 

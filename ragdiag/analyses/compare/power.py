@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from ...core.defaults import ALPHA, PRIMARY_K
 from ...core.stats import sign_test_counts
+from ...core.words import pct
 
 __all__ = ["sign_test_power", "resolvable_difference", "resolution_sentence", "Resolution", "resolvable",
            "default_family_size", "questions_to_resolve", "family_critical", "family_discordant"]
@@ -310,7 +311,7 @@ def resolution_sentence(n: int, k: int, *, alpha: float = ALPHA, power: float = 
         return (f"with {n} questions, no difference in R@{k} can be told apart by the sign test at alpha {alpha} "
                 f"(it needs at least {_min_discordant(alpha)} questions that all go one way)")
     return (f"with {n} questions, a difference in R@{k} smaller than about {d:g} points cannot be told apart "
-            f"(exact sign test, alpha {alpha}, {power:.0%} power, even if every disagreement went one way)")
+            f"(exact sign test, alpha {alpha}, {pct(power)} power, even if every disagreement went one way)")
 
 
 def _min_discordant(alpha: float) -> int:

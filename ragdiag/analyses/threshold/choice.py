@@ -15,6 +15,7 @@ from ...evaluation.rows import RateCell, RateRow
 from ..gate_table import GateTable
 from .gate import GATE_DISTANCE, MAX_DISTANCE
 from .rates import _answerable_cells, rate_rows
+from ...core.words import pct
 
 __all__ = ["Goal", "CONFORMAL_PREMISE", "choose_cut", "conformal_cut", "conformal_guarantee", "exceed_chance", "cross_validate",
            "CutChoice", "cut_choice", "in_sample_words", "NO_OOD", "CUT_DECIMALS", "Proposal", "propose_cut",
@@ -82,7 +83,7 @@ def conformal_cut(inputs: GateTable, max_bluff: float) -> tuple[float | None, st
     j = allowed(max_bluff, n + 1)
     if j == 0:
         need = int(np.ceil(1 / max_bluff - 1)) if max_bluff > 0 else None
-        why = (f"cannot certify a bluff rate of {max_bluff:.1%} with {n} out-of-domain queries: it takes at least "
+        why = (f"cannot certify a bluff rate of {pct(max_bluff, 1)} with {n} out-of-domain queries: it takes at least "
                + (f"{need} (1/a - 1)" if need is not None else "infinitely many (a = 0)"))
         return None, why
     j = min(j, n)
@@ -184,8 +185,9 @@ future off-topic queries resemble the ones written for this set (drawn the same 
 kind can bluff more often'
     """
     return (f"on average over sets of off-topic queries, a new off-topic query bluffs with probability at most "
-            f"{j}/{n + 1} = {j / (n + 1):.1%} (goal {goal:.1%}); with these {n} off-topic queries, the chance that "
-            f"the realised rate exceeds {goal:.1%} is {exceed_chance(j, n, goal):.0%}; {CONFORMAL_PREMISE}")
+            f"{j}/{n + 1} = {pct(j / (n + 1), 1)} (goal {pct(goal, 1)}); with these {n} off-topic queries, "
+            f"the chance that "
+            f"the realised rate exceeds {pct(goal, 1)} is {pct(exceed_chance(j, n, goal))}; {CONFORMAL_PREMISE}")
 
 
 def in_sample_words(n: int, goal: float) -> str:
@@ -198,7 +200,7 @@ def in_sample_words(n: int, goal: float) -> str:
     if m >= n:
         return "in sample (optimistic): every off-topic query may bluff"
     return (f"in sample (optimistic): {m} of {n} off-topic queries bluff here, but a new one bluffs with "
-            f"probability {m + 1}/{n + 1} = {(m + 1) / (n + 1):.1%} on average")
+            f"probability {m + 1}/{n + 1} = {pct((m + 1) / (n + 1), 1)} on average")
 
 
 def _n_questions(inputs: GateTable) -> int:

@@ -31,6 +31,7 @@ import numpy as np
 from ...core.goal import allowed, check_bluff_cost
 from ...evaluation.rows import RateCell
 from .score import ScoreTable, above
+from ...core.words import cut_as_given
 
 __all__ = ["below", "sub_table", "filter_words", "SCORE_PHRASES", "in_sample_cut", "native_cross_validated", "native_cost_cut"]
 
@@ -206,4 +207,4 @@ def filter_words(cut: float, table: ScoreTable | None = None) -> str:
     base = table.config.partition("/")[2].partition("@")[0]
     words = ("the cross-encoder's probability (sigmoid of its logit)" if table.unit == "sigmoid"
              else SCORE_PHRASES.get(base, f"the {table.score}"))
-    return f"filter {words} at {cut:g}, higher keeps"
+    return f"filter {words} at {cut_as_given(cut)}, higher keeps"

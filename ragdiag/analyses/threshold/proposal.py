@@ -31,7 +31,7 @@ import numpy as np
 from ...core.defaults import SEED
 from ...core.gate import MAX_CUT, check_cut, cut_text, floor_cut
 from ...core.goal import check_bluff_cost
-from ...core.words import rate_text
+from ...core.words import pct, rate_text
 from ...evaluation.rows import RateCell
 from ..gate_table import GateTable
 from .choice import Goal, _folds, _subset
@@ -75,7 +75,8 @@ class Candidate:
                 "proposed": self.proposed}
 
     def words(self) -> str:
-        g = "no guarantee" if self.guarantee is None else f"new off-topic queries bluff at most {self.guarantee:.1%}"
+        g = ("no guarantee" if self.guarantee is None else
+             f"new off-topic queries bluff at most {pct(self.guarantee, 1)}")
         return (f"cut {cut_text(self.cut)}: answered {rate_text(self.answered)}, bluffs {rate_text(self.bluffs)}; "
                 f"{g}; {'meets' if self.meets_goal else 'misses'} the goal")
 
@@ -243,7 +244,7 @@ def cost_bound(j: int, n: int, confidence: float = COST_CONFIDENCE) -> tuple[flo
     g = min(1.0, j / n + eps)
     return g, (f"in sample {j} of {n} off-topic queries bluff at this cut (chosen on them: no conformal guarantee); "
                f"whatever cut is chosen on them, a new off-topic query bluffs with probability at most "
-               f"{j}/{n} + {eps:.1%} = {g:.1%} ({confidence:.0%} confidence, one-sided DKW band)")
+               f"{j}/{n} + {pct(eps, 1)} = {pct(g, 1)} ({pct(confidence)} confidence, one-sided DKW band)")
 
 
 def cost_cut(table: GateTable, bluff_cost: float, *, folds: int = 5, seed: int | None = None) -> CostChoice:

@@ -38,6 +38,7 @@ from ...core.gate import Gate
 from ...core.goal import Goal, allowed
 from ...evaluation.rows import RateCell
 from .choice import IN_SAMPLE, PROPOSED, conformal_guarantee, in_sample_words
+from ...core.words import cut_as_given
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...evaluation.records import Evaluation
@@ -225,7 +226,8 @@ def score_stamp(ev: Evaluation, table: ScoreTable, *, cross_encoder: str | None 
 def _consumers(base: str, unit: str, cut: float, keep: int) -> Mapping[str, object]:
     """Each consumer's setting only where it filters on this score; else what it cannot do, in words."""
     if base == "dense":  # the same score as the distance gate's (similarity = 1 - distance): that export says it all
-        same = f"cosine similarity >= {cut} (distance < {1 - cut:.6g}): --score dense exports every consumer's setting"
+        same = (f"cosine similarity >= {cut} (distance < {cut_as_given(1 - cut)}): --score dense exports every "
+                f"consumer's setting")
         return {name: same for name in ("chroma", "pgvector", "qdrant", "llamaindex", "langchain")}
     cannot = "filters on the dense similarity, not on this score: no setting applies"
     out: dict[str, object] = {

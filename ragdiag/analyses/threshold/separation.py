@@ -30,6 +30,7 @@ import numpy as np
 from ...core.defaults import ALPHA
 from ...core.goal import Goal, OnGoal, allowed, within_at_least
 from ...evaluation.rows import RateCell
+from ...core.words import pct
 
 __all__ = ["Separation", "auroc", "separation", "Feasibility", "feasibility"]
 
@@ -138,11 +139,11 @@ class Feasibility(OnGoal):
 
         if self.cut is None or self.answered is None:
             return "no off-topic queries: whether a cut separates them cannot be judged"
-        at = f"at {100 * self.max_bluff:g}% bluffs, {rate_text(self.answered)} are answered"
+        at = f"at {pct(self.max_bluff, None)} bluffs, {rate_text(self.answered)} are answered"
         if self.feasible:
-            return f"both goals can be met on this {self.score}: {at} (goal at least {100 * self.min_answered:g}%)"
+            return f"both goals can be met on this {self.score}: {at} (goal at least {pct(self.min_answered, None)})"
         return (f"no cut on this {self.score} separates the off-topic questions from answerable ones here: {at}, "
-                f"under the {100 * self.min_answered:g}% goal")
+                f"under the {pct(self.min_answered, None)} goal")
 
 
 def feasibility(table, max_bluff: float | Goal, min_answered: float | None = None, *,

@@ -23,6 +23,7 @@ import numpy as np
 from ...analyses.gate_table import GateTable
 from .runs import GateRun, RunError
 from .stats import REGRESSION, RULE, VERDICTS, PairedGate, paired_gate
+from ...core.words import cut_as_given, diff_points, pct
 
 __all__ = ["Item", "Check", "GateReport", "gate_report", "check_comparable", "check_options", "EXIT_CODES"]
 
@@ -106,7 +107,7 @@ class GateReport(OnGate):
     def cut_in_words(self) -> str:
         """The cut as a person reads it: ``0.5`` (a cosine distance), or ``MaxSim score ... >= 13.58``."""
         if self.score is None:
-            return f"{self.cut:g}"
+            return f"{cut_as_given(self.cut)}"
         return f"{self.score['score']} >= {self.score['value']:g}"
 
     @property
@@ -184,25 +185,26 @@ def _paired_check(name: str, metric: str, baseline: GateTable, candidate: GateTa
 
 
 def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
+    return pct(x, 1)
 
 
 def _pts(x: float) -> str:
-    return f"{100 * x:+.1f}"
+    return diff_points(x, 1)
 
 
 def _sentence(t: PairedGate, metric: str, what: str, units: str, rate_b: float, rate_c: float) -> str:
     head = f"{metric}: {_pct(rate_b)} -> {_pct(rate_c)}"
-    diff = f"{_pts(t.estimate)} points ({_pts(t.low)} to {_pts(t.high)}, {100 * (1 - 2 * t.alpha):.0f}% interval over {t.units} {units})"
+    diff = (f"{_pts(t.estimate)} points ({_pts(t.low)} to {_pts(t.high)}, {pct(1 - 2 * t.alpha)} interval over "
+            f"{t.units} {units})")
     moved = f"{t.changed} {units} changed: {t.wins} better, {t.losses} worse"
     risk = (f"false-pass rate at the {100 * t.margin:g}-point margin for {t.units} {units}: "
-            f"{100 * t.false_pass:.0f}%")
+            f"{pct(t.false_pass)}")
     if t.verdict == "fail":
         return f"{head}: shown worse, {diff}; one-sided p = {t.p_worse:.3g} < {t.alpha:g}; {moved}: fail"
     if t.verdict == "pass" and not t.p_noninferior < t.alpha:  # the rule's pass: no unit got worse
         what_moved = f"no {what} changed" if t.changed == 0 else f"{moved}"
         return (f"{head}; {what_moved}: no {what} got worse, so pass; {diff}. 0 of {t.units} {units} worse: a "
-                f"loss of up to {100 * t.unseen:.1f}% per {what} would pass unseen ({risk}; --strict passes only "
+                f"loss of up to {pct(t.unseen, 1)} per {what} would pass unseen ({risk}; --strict passes only "
                 f"when shown no worse than the margin)")
     if t.verdict == "pass":
         return (f"{head}: shown no worse than {100 * t.margin:g} points, {diff}; p = {t.p_noninferior:.3g} "
@@ -211,7 +213,7 @@ def _sentence(t: PairedGate, metric: str, what: str, units: str, rate_b: float, 
             if t.needed else "")
     return (f"{head}: neither shown worse (p = {t.p_worse:.3g}) nor within {100 * t.margin:g} points "
             f"(p = {t.p_noninferior:.3g}), {diff}; {moved}{need}; with {t.units} {units} the gate fails a "
-            f"{100 * REGRESSION:g}-point regression {100 * t.power:.0f}% of the time: inconclusive")
+            f"{100 * REGRESSION:g}-point regression {pct(t.power)} of the time: inconclusive")
 
 
 def _destroyed_check(baseline: GateRun, candidate: GateRun) -> Check:
@@ -272,7 +274,7 @@ def gate_report(baseline: GateRun, candidate: GateRun, *, margin: float = PRACTI
     gate = baseline.gate if cut is None else baseline.gate.with_cut(cut)
     changes = check_comparable(baseline, candidate)
     cut, k = gate.cut, gate.k
-    at = f"cut {cut:g}" if score is None else f"{score['score']} >= {score['value']:g}"
+    at = f"cut {cut_as_given(cut)}" if score is None else f"{score['score']} >= {cut_as_given(score['value'])}"
     bt, ct = baseline.table, candidate.table
     ans, ood = np.flatnonzero(bt.in_domain), np.flatnonzero(~bt.in_domain)
     checks = [_destroyed_check(baseline, candidate)]

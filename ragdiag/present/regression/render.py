@@ -13,6 +13,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from .checks import Check, GateReport
+from ...core.words import pct
 
 __all__ = ["gate_markdown", "gate_junit", "is_gate_output", "MARKDOWN_TITLE", "JUNIT_SUITE"]
 
@@ -92,7 +93,7 @@ def gate_markdown(report: GateReport) -> str:
              f"one-sided α = {r.alpha:g}, margin {100 * r.margin:g} points, cut {_md(r.cut_in_words)}, keep {r.keep}.", "",
              "| check | baseline | candidate | verdict |", "|---|---:|---:|---|"]
     for c in r.checks:
-        fmt = (lambda v: f"{v:g}") if c.test is None else (lambda v: f"{100 * v:.1f}%")
+        fmt = (lambda v: f"{v:g}") if c.test is None else (lambda v: f"{pct(v, 1)}")
         lines.append(f"| {_md(c.metric)} | {fmt(c.baseline)} | {fmt(c.candidate)} | {_ICON[c.verdict]} |")
     lines.append("")
     for c in r.checks:  # a check's name, metric and sentence can carry a tag from the data: escaped like the rest

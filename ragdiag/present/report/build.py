@@ -44,7 +44,7 @@ from .model import Report
 from .story import AltRow, AlternativesSection, EffectsSection, FlowSection, Headline
 from .sections import (BluffRow, BluffSection, ChunkingRow, CostSection, DestroyedNeedle, NeedleSection,
                        Provenance, RankingRow, RecallRow, RecallSection)
-from ...core.words import thousands
+from ...core.words import cut_as_given, thousands
 
 __all__ = ["build_report", "default_config", "ALTERNATIVES_SHOWN"]
 
@@ -397,7 +397,8 @@ def build_report(ev: Evaluation, *, config: Config | str | None = None, cut: flo
     table = gate_table(ev, cfg, decided)  # once: the gate section, the flow and the cards read it
     if costs and any(c.cut != decided.cut or c.keep != decided.keep for c in costs):
         if encoder is None:
-            raise ValueError(f"the costs were measured at cut {costs[0].cut:g}, the report is at {decided.cut:g}: "
+            raise ValueError(f"the costs were measured at cut {cut_as_given(costs[0].cut)}, the report is at "
+                             f"{cut_as_given(decided.cut)}: "
                              "pass encoder= to price them there (ragdiag.analyses.cost.at_gate)")
         costs = at_gate(costs, ev, encoder, decided)
     trade_off = _gate_section(table, cfg, decided, goal, head.proposed_cut)

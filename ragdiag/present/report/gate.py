@@ -10,7 +10,7 @@ from ...evaluation.rows import RateCell, SweepRow
 from ...core.gate import Gate, OnGate
 from ...core.svg import Line, line_chart
 from ...core.tables import Table
-from ...core.words import OUTCOME_WORDS, cut_text, plural
+from ...core.words import OUTCOME_WORDS, cut_text, pct, plural
 
 # The gate row and its rates are the library's own rows (ragdiag.evaluation.rows), not copies.
 GateRow = SweepRow
@@ -57,7 +57,7 @@ class GateSection(OnGate):
         c = self.rates.get(outcome)
         if c is None or c.rate is None:
             return str(count)
-        return f"{count} ({100 * c.rate:.0f}% [{100 * c.low:.0f}, {100 * c.high:.0f}])"
+        return f"{count} ({pct(c.rate)} [{100 * c.low:.0f}, {100 * c.high:.0f}])"
 
     def table(self) -> Table:
         """The one-row trade-off table: counts with their rates and intervals."""
@@ -87,14 +87,14 @@ class GateSection(OnGate):
         def rates(cells):
             def one(c):  # a rate over no queries (no off-topic query was asked) has no percentage
                 return "n/a" if c["rate"] is None else \
-                    f"{100 * c['rate']:.0f}% [{100 * c['low']:.0f}, {100 * c['high']:.0f}]"
+                    f"{pct(c['rate'])} [{100 * c['low']:.0f}, {100 * c['high']:.0f}]"
 
             return ", ".join(f"{name.replace('_', ' ')} {cells[name]['count']} ({one(cells[name])})"
                              for name in ("answered", "bluffs"))
 
         cv = c["cross_validation"]
         c = {**c, "cut": c["in_sample_cut"]}  # this sentence is about the in-sample rule's cut
-        head = f"Suggested cut for a bluff rate of at most {100 * c['goal']['max_bluff']:.0f}% ({c['rule']}): "
+        head = f"Suggested cut for a bluff rate of at most {pct(c['goal']['max_bluff'])} ({c['rule']}): "
         if c["cut"] is None:
             text = head + "no cut reaches it on this set."
         elif not c["cross_validated"]:  # too few questions to hold any out (the notes say so)
@@ -127,6 +127,6 @@ class GateSection(OnGate):
         return line_chart(c.cuts, lines, label=f"Abstention trade-off of {self.config} (keep {self.keep})",
                           x_label=x_label, y_label="share of queries", marker=at,
                           marker_label=mark, width=960, height=280, goal=goal,
-                          goal_label=f"goal: at most {100 * (goal or 0):g}% bluffs",
+                          goal_label=f"goal: at most {pct((goal or 0), None)} bluffs",
                           second_marker=second, second_label=(f"proposed cut {cut_text(second) if n is None else f'{second:g}'}"
                                         if second else ""))

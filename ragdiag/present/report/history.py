@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from ...core.svg import IntervalSeries, interval_chart
 from ...core.tables import Table
 from ..history import TrendPoint, open_history
+from ...core.words import interval
 
 __all__ = ["HistorySection", "history_section"]
 
 
 def _rate(iv) -> str:
-    return "n/a" if iv.trials == 0 else f"{100 * iv.estimate:.0f}% ({100 * iv.low:.0f}–{100 * iv.high:.0f})"
+    return "n/a" if iv.trials == 0 else f"{interval(iv.estimate, iv.low, iv.high)}"
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from ...core.gate import Gate, OnGate
 from ...core.tables import Table
+from ...core.words import diff_points
 
 __all__ = ["LedgerSection", "LedgerSectionRow"]
 
@@ -49,7 +50,7 @@ class LedgerSectionRow:
     def cells(self) -> list:
         """The table's cells: counts, the pair's test and interval in points, the costs."""
         def pts(x: float) -> str:
-            return f"{100 * x:+.1f}"
+            return diff_points(x, 1)
 
         tested = self.p is not None
         return [self.config, self.method, self.answered, len(self.repaired), len(self.broken),

@@ -17,6 +17,7 @@ import numpy as np
 
 from ...analyses.gate_table import GateTable
 from ...analyses.threshold.score import SCORE_SPACES, ScoreTable
+from ...core.words import cut_as_given
 
 __all__ = ["NativeCut", "native_cut", "native_table", "SCORES", "DENSE", "NATIVE"]
 
@@ -47,7 +48,7 @@ class NativeCut:
     @property
     def text(self) -> str:
         """The cut as the report writes it: ``"MaxSim score ≥ 13.39"``."""
-        return f"{self.short} ≥ {self.cut:g}"
+        return f"{self.short} ≥ {cut_as_given(self.cut)}"
 
     def means(self) -> str:
         """What the cut reads, in one sentence (the appendix's note beside the trade-off table)."""

@@ -201,7 +201,7 @@ class CostSection:
         return Table.of(["strategy", "chunking", "chunks", "embedded tokens", "header tokens", "header share",
                          "truncated chunks", "characters lost", "indexing time"],
                         ([c.strategy, c.description, thousands(c.chunks), thousands(c.embedded_tokens),
-                          thousands(c.header_tokens), pct(c.header_share), thousands(c.truncated),
+                          thousands(c.header_tokens), pct(c.header_share, 1, missing="n/a"), thousands(c.truncated),
                           thousands(c.chars_lost), secs(c.index_seconds)]
                          for c in self.chunking), numeric=range(2, 9), id="costs-table")
 

@@ -21,7 +21,8 @@ from ...core.gate import Gate, OnGate
 from ...core.goal import Goal, OnGoal
 from ...core.svg import Dot, Step, dot_chart, waterfall_chart
 from ...core.tables import Table
-from ...core.words import OUTCOME_WORDS, RUNG_WORDS, cut_text, difference_text, pct_cell, pct_range, points, pp, signed_points
+from ...core.words import (OUTCOME_WORDS, RUNG_WORDS, cut_as_given, cut_text, difference_text, pct, pct_cell,
+                           pct_range, pp, ship_headline, signed_points)
 
 __all__ = ["Card", "Headline", "FlowSection", "AltRow", "AlternativesSection", "EffectsSection", "LADDER_WORDS"]
 
@@ -135,7 +136,7 @@ class Headline(OnGate, OnGoal):
     @property
     def goal_text(self) -> str:
         """``"at most 5% bluffs"``."""
-        return f"at most {100 * self.max_bluff:g}% bluffs"
+        return f"at most {pct(self.max_bluff, None)} bluffs"
 
     def cut_words(self) -> str:
         """How the cut was chosen, with its guarantee in words when it has one."""
@@ -154,8 +155,8 @@ class Headline(OnGate, OnGoal):
         if n.method == "named":
             proposed = ("" if n.proposed is None else
                         f"; the cut proposed for a goal of {self.goal_text} on this score is {n.proposed:g}")
-            return f"The cut {n.cut:g} on the {n.score} was named for this report{proposed}."
-        head = f"The cut {n.cut:g} on the {n.score} is the {n.method} cut for a goal of {self.goal_text}"
+            return f"The cut {cut_as_given(n.cut)} on the {n.score} was named for this report{proposed}."
+        head = f"The cut {cut_as_given(n.cut)} on the {n.score} is the {n.method} cut for a goal of {self.goal_text}"
         return head + (f": {n.guarantee}." if n.guarantee and n.method == "conformal" else ".")
 
     def _bluff_words(self) -> str:
@@ -163,7 +164,7 @@ class Headline(OnGate, OnGoal):
             return "no off-topic queries were asked, so bluffing is not measured"
         b = self.bluffs
         verb = "gets" if b.count == 1 else "get"
-        rate = f"could be up to {100 * b.high:.0f}%" if b.count == 0 else f"{pct_cell(b)}, {pct_range(b)}"
+        rate = f"could be up to {pct(b.high)}" if b.count == 0 else f"{pct_cell(b)}, {pct_range(b)}"
         return f"{b.count} of {self.n_ood} off-topic queries still {verb} passages ({rate})"
 
     def sentence(self) -> str:
@@ -173,10 +174,10 @@ class Headline(OnGate, OnGoal):
         if self.native is not None:
             how = self.native.filter
             if self.recommended:
-                return f"Ship {self.words}, {how}: {rates}"
+                return f"{ship_headline(self.words, how=how)}: {rates}"
             return f"{self.words[:1].upper() + self.words[1:]}, {how}, as chosen for this report: {rates}"
         if self.recommended:
-            return f"Ship {self.words} at strictness {cut_text(self.cut)}: {rates}"
+            return f"{ship_headline(self.words, self.cut)}: {rates}"
         return (f"{self.words[:1].upper() + self.words[1:]} at strictness {cut_text(self.cut)}, as chosen for this "
                 f"report: {rates}")
 
@@ -258,14 +259,14 @@ class FlowSection(OnGate):
         losses = [(n, w) for w, n in self.steps() if n]
         answered = self.counts.get("answered", 0)
         head = (f"Of {self.n_in} answerable queries, {answered} {'is' if answered == 1 else 'are'} answered "
-                f"({points(answered, self.n_in)})")
+                f"({pct(answered, of=self.n_in, missing='n/a')})")
         if not losses:
             return head + "."
         n, w = max(losses)
         ood = (f" Of {self.n_ood} off-topic queries, {self.bluffs} still {'gets' if self.bluffs == 1 else 'get'} "
                f"passages and {self.n_ood - self.bluffs} {'gets' if self.n_ood - self.bluffs == 1 else 'get'} NO "
                f"ANSWER." if self.n_ood else "")
-        return head + f"; the largest loss: {w}, {n} ({points(n, self.n_in)}).{ood}"
+        return head + f"; the largest loss: {w}, {n} ({pct(n, of=self.n_in, missing='n/a')}).{ood}"
 
     def svg(self) -> str:
         """The waterfall (inline SVG)."""
@@ -279,8 +280,9 @@ class FlowSection(OnGate):
     def table(self) -> Table:
         """The same flow as a table (Markdown)."""
         rows = [["answerable queries", self.n_in, "100%"]]
-        rows += [[w, f"-{n}", points(n, self.n_in)] for w, n in self.steps()]
-        rows.append(["answered", self.counts.get("answered", 0), points(self.counts.get("answered", 0), self.n_in)])
+        rows += [[w, f"-{n}", pct(n, of=self.n_in, missing="n/a")] for w, n in self.steps()]
+        answered = self.counts.get("answered", 0)
+        rows.append(["answered", answered, pct(answered, of=self.n_in, missing="n/a")])
         return Table.of(["step", "queries", "share"], rows, numeric=(1, 2), id="flow-table")
 
 
@@ -402,13 +404,13 @@ class AlternativesSection:
         if self.measure:  # the decision's measure first, R@k beside it as the diagnostic
             return Table.of(["configuration", "code", "answered at its own cut", f"R@{self.k} (found before the gate)",
                              "difference to the best (Hsu's comparison with the best, simultaneous 95%)", "best set"],
-                            ([r.words, r.config, f"{100 * r.answered:.0f}%", f"{100 * r.recall:.0f}%", diff(r),
+                            ([r.words, r.config, f"{pct(r.answered)}", f"{pct(r.recall)}", diff(r),
                               "yes" if r.in_best_set else "no"] for r in rows),
                             numeric=(2, 3), id="alternatives-table",
                             row_class=("chosen" if r.config == self.chosen else "" for r in rows))
         return Table.of(["configuration", "code", f"R@{self.k}",
                          "difference to the best (Hsu's comparison with the best, simultaneous 95%)", "best set"],
-                        ([r.words, r.config, f"{100 * r.recall:.0f}%", diff(r),
+                        ([r.words, r.config, f"{pct(r.recall)}", diff(r),
                           "yes" if r.in_best_set else "no"] for r in self.all_rows or self.rows),
                         numeric=(2,), id="alternatives-table",
                         row_class=("chosen" if r.config == self.chosen else "" for r in self.all_rows or self.rows))
