@@ -111,16 +111,20 @@ def prompt_tokens(ev: Evaluation, config: Config | str, encoder, gate: Gate | No
     if res.config.external:
         raise ValueError(f"{res.config.label} is an external run: there are no chunks of ours to cite")
     chunks = ev.indexes[res.config.strategy].chunks
-    prompts, where = [], []
+    answers = []
     for i, q in enumerate(ev.queries):
         kept = [(chunks[p], d) for p, d in kept_chunks(res, i, gate)]
-        answer = cite(q.text, kept, ev.corpus, gate)
-        if isinstance(answer, Answer):
-            prompts.append(answer.prompt)
-            where.append(i)
-    out = np.zeros(len(ev.queries), dtype=np.int64)
-    if prompts:
-        out[where] = np.asarray(encoder.count_tokens(prompts), dtype=np.int64)
+        answers.append(cite(q.text, kept, ev.corpus, gate))
+    return answer_tokens(encoder, answers)
+
+
+def answer_tokens(encoder, answers: Sequence) -> np.ndarray:
+    """Per query: wordpieces of its answer's prompt, counted by ``encoder`` in one call; 0 where ``answers``
+    holds no :class:`~ragdiag.index.citations.Answer` (NO ANSWER, or ``None``: not cited)."""
+    where = [i for i, a in enumerate(answers) if isinstance(a, Answer)]
+    out = np.zeros(len(answers), dtype=np.int64)
+    if where:
+        out[where] = np.asarray(encoder.count_tokens([answers[i].prompt for i in where]), dtype=np.int64)
     return out
 
 
