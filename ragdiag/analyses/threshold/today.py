@@ -47,13 +47,7 @@ class VersusProposed:
     """A base for a record of today's cut holding ``proposed`` (``None``: no cut proposed) and the queries it
     moves: ``gained``, ``lost``, ``bluffs_added``, ``bluffs_removed`` (see :func:`moved_queries`)."""
 
-    __slots__ = ()
-
-    proposed: float | None
-    gained: tuple[str, ...]
-    lost: tuple[str, ...]
-    bluffs_added: tuple[str, ...]
-    bluffs_removed: tuple[str, ...]
+    __slots__ = ()  # the fields are the subclass's (a frozen dataclass)
 
     def versus_cells(self) -> dict:
         """The JSON form of ``versus_proposed``."""
