@@ -47,7 +47,7 @@ from typing import Sequence
 import numpy as np
 
 from ..index.chunking import chunk_corpus
-from ..index.citations import Answer, cite
+from ..index.citations import cite
 from .compare.intervals import clustered_rate
 from ..core.blas import blas_threads_for
 from ..core.defaults import RERANK_HEAD, SEED, TOP
@@ -59,7 +59,7 @@ from ..retrieval.registry import (BuildContext, RunContext, build_retriever, bui
                                   pipeline_specs, retriever_spec)
 from ..core.stats import Interval
 from ..core.gate import Gate, OnGate
-from .threshold.gate import kept_chunks
+from .threshold.gate import answer_tokens, kept_chunks
 
 __all__ = [
     "machine",
@@ -116,16 +116,6 @@ def prompt_tokens(ev: Evaluation, config: Config | str, encoder, gate: Gate | No
         kept = [(chunks[p], d) for p, d in kept_chunks(res, i, gate)]
         answers.append(cite(q.text, kept, ev.corpus, gate))
     return answer_tokens(encoder, answers)
-
-
-def answer_tokens(encoder, answers: Sequence) -> np.ndarray:
-    """Per query: wordpieces of its answer's prompt, counted by ``encoder`` in one call; 0 where ``answers``
-    holds no :class:`~ragdiag.index.citations.Answer` (NO ANSWER, or ``None``: not cited)."""
-    where = [i for i, a in enumerate(answers) if isinstance(a, Answer)]
-    out = np.zeros(len(answers), dtype=np.int64)
-    if where:
-        out[where] = np.asarray(encoder.count_tokens([answers[i].prompt for i in where]), dtype=np.int64)
-    return out
 
 
 def _run(encoder, cross_encoder: str | None = None):

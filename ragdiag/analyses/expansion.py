@@ -27,7 +27,7 @@ import numpy as np
 from ..core.gate import Gate
 from ..index.chunking import Chunk
 from ..index.citations import cite
-from .threshold.gate import kept_chunks
+from .threshold.gate import answer_tokens, kept_chunks
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..evaluation.records import Config, Evaluation
@@ -109,6 +109,4 @@ def expand(ev: Evaluation, config: Config | str, gate: Gate, how: str, *, encode
             pseudo = [(Chunk(f"passage:{d}:{s}", d, "", "", s, e, ev.corpus.document(d).text[s:e],
                              ev.corpus.document(d).text[s:e]), distance[(d, s, e)]) for d, s, e in spans]
             answers[i] = cite(q.text, pseudo, ev.corpus, Gate(keep=len(pseudo), cut=gate.cut, k=len(pseudo)))
-    from .cost import answer_tokens
-
     return Expanded(answered, answer_tokens(encoder, answers), tuple(passages))
