@@ -47,7 +47,7 @@ from typing import Sequence
 import numpy as np
 
 from ..index.chunking import chunk_corpus
-from ..index.citations import Answer, cite
+from ..index.citations import cite
 from .compare.intervals import clustered_rate
 from ..core.blas import blas_threads_for
 from ..core.defaults import RERANK_HEAD, SEED, TOP
@@ -59,7 +59,7 @@ from ..retrieval.registry import (BuildContext, RunContext, build_retriever, bui
                                   pipeline_specs, retriever_spec)
 from ..core.stats import Interval
 from ..core.gate import Gate, OnGate
-from .threshold.gate import kept_chunks
+from .threshold.gate import answer_tokens, kept_chunks
 
 __all__ = [
     "machine",
@@ -111,17 +111,11 @@ def prompt_tokens(ev: Evaluation, config: Config | str, encoder, gate: Gate | No
     if res.config.external:
         raise ValueError(f"{res.config.label} is an external run: there are no chunks of ours to cite")
     chunks = ev.indexes[res.config.strategy].chunks
-    prompts, where = [], []
+    answers = []
     for i, q in enumerate(ev.queries):
         kept = [(chunks[p], d) for p, d in kept_chunks(res, i, gate)]
-        answer = cite(q.text, kept, ev.corpus, gate)
-        if isinstance(answer, Answer):
-            prompts.append(answer.prompt)
-            where.append(i)
-    out = np.zeros(len(ev.queries), dtype=np.int64)
-    if prompts:
-        out[where] = np.asarray(encoder.count_tokens(prompts), dtype=np.int64)
-    return out
+        answers.append(cite(q.text, kept, ev.corpus, gate))
+    return answer_tokens(encoder, answers)
 
 
 def _run(encoder, cross_encoder: str | None = None):

@@ -26,8 +26,8 @@ import numpy as np
 
 from ..core.gate import Gate
 from ..index.chunking import Chunk
-from ..index.citations import Answer, cite
-from .threshold.gate import kept_chunks
+from ..index.citations import cite
+from .threshold.gate import answer_tokens, kept_chunks
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..evaluation.records import Config, Evaluation
@@ -92,7 +92,7 @@ def expand(ev: Evaluation, config: Config | str, gate: Gate, how: str, *, encode
         raise ValueError(f"{res.config.label} is an external run: there are no chunks of ours to widen")
     chunks = ev.indexes[res.config.strategy].chunks
     answered = np.zeros(len(ev.queries), dtype=bool)
-    passages, prompts, where = [], [], []
+    passages, answers = [], [None] * len(ev.queries)
     for i, q in enumerate(ev.queries):
         kept = kept_chunks(res, i, gate)
         spans = _merged([_widen(chunks, p, how, ev.corpus) for p, _ in kept])
@@ -108,11 +108,5 @@ def expand(ev: Evaluation, config: Config | str, gate: Gate, how: str, *, encode
                 distance.setdefault(key, dist)
             pseudo = [(Chunk(f"passage:{d}:{s}", d, "", "", s, e, ev.corpus.document(d).text[s:e],
                              ev.corpus.document(d).text[s:e]), distance[(d, s, e)]) for d, s, e in spans]
-            answer = cite(q.text, pseudo, ev.corpus, Gate(keep=len(pseudo), cut=gate.cut, k=len(pseudo)))
-            if isinstance(answer, Answer):
-                prompts.append(answer.prompt)
-                where.append(i)
-    tokens = np.zeros(len(ev.queries), dtype=np.int64)
-    if prompts:
-        tokens[where] = np.asarray(encoder.count_tokens(prompts), dtype=np.int64)
-    return Expanded(answered, tokens, tuple(passages))
+            answers[i] = cite(q.text, pseudo, ev.corpus, Gate(keep=len(pseudo), cut=gate.cut, k=len(pseudo)))
+    return Expanded(answered, answer_tokens(encoder, answers), tuple(passages))

@@ -45,6 +45,7 @@ __all__ = [
     "MAX_SWEEP_ROWS",
     "MAX_DISTANCE",
     "kept_chunks",
+    "answer_tokens",
     "Bluff",
     "bluffs_at",
     "DistanceSamples",
@@ -166,6 +167,18 @@ def kept_chunks(result, query_index: int, gate: Gate) -> list[tuple[int, float]]
     order = result.top_order[query_index]
     dist = result.top_distance[query_index]
     return [(int(order[j]), float(dist[j])) for j in np.flatnonzero(kept)]
+
+
+def answer_tokens(encoder, answers: Sequence) -> np.ndarray:
+    """Per query: wordpieces of the prompt the gate sends, counted by ``encoder`` in one call; 0 where ``answers``
+    holds no :class:`~ragdiag.index.citations.Answer` (NO ANSWER, or ``None``: not cited)."""
+    from ...index.citations import Answer
+
+    where = [i for i, a in enumerate(answers) if isinstance(a, Answer)]
+    out = np.zeros(len(answers), dtype=np.int64)
+    if where:
+        out[where] = np.asarray(encoder.count_tokens([answers[i].prompt for i in where]), dtype=np.int64)
+    return out
 
 
 @dataclass(frozen=True)

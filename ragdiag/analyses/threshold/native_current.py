@@ -41,6 +41,7 @@ from ...evaluation.rows import RateCell
 from ..gate_table import GateTable
 from .rates import rate_rows
 from .score import ScoreTable
+from .today import VersusProposed, moved_queries
 
 __all__ = ["as_gate_table", "rank_distances", "NativeCurrent", "native_audit", "native_cut_from_file"]
 
@@ -94,7 +95,7 @@ def rank_distances(tables, cuts) -> tuple[list[tuple[np.ndarray, np.ndarray]], t
 
 
 @dataclass(frozen=True)
-class NativeCurrent:
+class NativeCurrent(VersusProposed):
     """The cut a team runs today on a native score, at ragdiag's window, against the proposed native cut."""
 
     value: float
@@ -112,9 +113,7 @@ class NativeCurrent:
     def cells(self) -> dict:
         return {"value": self.value, "score": self.score, "unit": self.unit, "kept_when": f"score >= {self.value}",
                 "from": self.where, **{k: v.cells() for k, v in self.rates.items()}, "meets_goal": self.meets_goal,
-                "versus_proposed": {"proposed_cut": self.proposed, "gained": list(self.gained),
-                                    "lost": list(self.lost), "bluffs_added": list(self.bluffs_added),
-                                    "bluffs_removed": list(self.bluffs_removed)}}
+                "versus_proposed": self.versus_cells()}
 
     def sentence(self) -> str:
         from ...core.words import rate_text
@@ -124,13 +123,7 @@ class NativeCurrent:
                 f"{rate_text(r['answered'])}, wrong sources {rate_text(r['wrong_sources'])}, no answer "
                 f"{rate_text(r['no_answer'])}, bluffs {rate_text(r['bluffs'])}; it "
                 f"{'meets' if self.meets_goal else 'misses'} the goal.")
-        if self.proposed is None:
-            return head + " No cut is proposed for this goal."
-        if self.proposed == self.value:
-            return head + " It is the proposed cut."
-        return (head + f" The proposed cut {self.proposed:g} would answer {len(self.gained)} more and "
-                f"{len(self.lost)} fewer answerable queries, with {len(self.bluffs_added)} more and "
-                f"{len(self.bluffs_removed)} fewer bluffs.")
+        return self.versus_sentence(head, self.value, "" if self.proposed is None else f"{self.proposed:g}")
 
 
 def native_audit(table: ScoreTable, value: float, max_bluff: float, proposed: float | None, *,
@@ -139,19 +132,8 @@ def native_audit(table: ScoreTable, value: float, max_bluff: float, proposed: fl
     g, cuts = as_gate_table(table, [value])
     rates = rate_rows(g, cuts)[0].outcomes()
     meets = within_at_most(rates["bluffs"].rate, max_bluff)
-    ids = np.array(table.query_ids, dtype=object)
-    ind = table.in_domain
-    if proposed is None:
-        gained = lost = added = removed = ()
-    else:
-        now_a, then_a = table.answered(value), table.answered(proposed)
-        now_b, then_b = table.kept(value), table.kept(proposed)
-        gained = tuple(ids[ind & then_a & ~now_a])
-        lost = tuple(ids[ind & now_a & ~then_a])
-        added = tuple(ids[~ind & then_b & ~now_b])
-        removed = tuple(ids[~ind & now_b & ~then_b])
-    return NativeCurrent(float(value), table.score, table.unit, where, rates, meets, proposed, gained, lost, added,
-                         removed)
+    moved = moved_queries(table.query_ids, table.in_domain, value, proposed, table.answered, table.kept)
+    return NativeCurrent(float(value), table.score, table.unit, where, rates, meets, proposed, *moved)
 
 
 #: What a native cut's stamp must share with the configuration it is applied to, the reranker first.

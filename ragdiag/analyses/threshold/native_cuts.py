@@ -158,7 +158,7 @@ def native_cost_cut(table: ScoreTable, bluff_cost: float, *, folds: int = 5, see
     (7.001, 4.999)
     """
     from .choice import SEED
-    from .proposal import CostChoice, cost_bound
+    from .proposal import CostChoice, cost_bound, cross_validated, cv_cost
     from .score import rates
 
     bluff_cost = check_bluff_cost(bluff_cost)
@@ -167,20 +167,12 @@ def native_cost_cut(table: ScoreTable, bluff_cost: float, *, folds: int = 5, see
     r = rates(table, cut)
     ind = table.in_domain
     g, words = cost_bound(int(_kept(table.top[~ind], cut).sum()), int((~ind).sum()))
-    fold = _fold_of(table, folds, seed)
-    answered = np.zeros(ind.size, dtype=bool)
-    kept = np.zeros(ind.size, dtype=bool)
-    for f in range(folds):
-        train, test = fold != f, fold == f
-        if not test.any():
-            continue
-        c, _ = _best_cost(sub_table(table, train), bluff_cost)
-        answered[test] = _kept(table.holder, c)[test]
-        kept[test] = _kept(table.top, c)[test]
+    answered, kept = cross_validated(_fold_of(table, folds, seed), folds,
+                                     lambda train: _best_cost(sub_table(table, train), bluff_cost)[0],
+                                     lambda c: _kept(table.holder, c), lambda c: _kept(table.top, c))
     cv = _cells(table, answered, kept)
-    cv_cost = bluff_cost * int(kept[~ind].sum()) + int((~answered[ind]).sum())
     return CostChoice(float(bluff_cost), cut, cost, r["answered"], r["bluffs"], r["lost"], g, words, cv,
-                      float(cv_cost), folds, seed)
+                      cv_cost(bluff_cost, ind, answered, kept), folds, seed)
 
 
 #: Each built-in retriever's own score, as a sentence names it ("filter the reranker's MaxSim score at ...").

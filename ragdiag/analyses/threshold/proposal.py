@@ -24,7 +24,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 import numpy as np
 
@@ -36,6 +36,7 @@ from ...evaluation.rows import RateCell
 from ..gate_table import GateTable
 from .choice import Goal, _folds, _subset
 from .rates import rate_rows, rates_at
+from .today import VersusProposed, moved_queries
 
 __all__ = ["Candidate", "candidates", "Mover", "sensitivity", "CostChoice", "cost_cut", "cost_bound", "COST_CONFIDENCE", "CurrentCut", "audit",
            "cut_from_units", "cut_from_file", "UNITS", "MOVES_AT_LEAST"]
@@ -273,26 +274,46 @@ def cost_cut(table: GateTable, bluff_cost: float, *, folds: int = 5, seed: int |
     n = ood.size
     g, words = cost_bound(j, n)
     # cross-validated over questions
-    fold = _folds(table, folds, seed)
     ind = table.in_domain
-    answered = np.zeros(ind.size, dtype=bool)
-    kept = np.zeros(ind.size, dtype=bool)
-    for f in range(folds):
-        train, test = fold != f, fold == f
-        if not test.any():
-            continue
-        c, _ = _best_cost(_subset(table, train), bluff_cost)
-        answered[test] = table.answered(c)[test]
-        kept[test] = table.given_sources(c)[test]
+    answered, kept = cross_validated(_folds(table, folds, seed), folds,
+                                     lambda train: _best_cost(_subset(table, train), bluff_cost)[0],
+                                     table.answered, table.given_sources)
     from .choice import _answerable_cells
     from ..compare.intervals import rate_interval
 
     cells = _answerable_cells(table, answered[ind][None, :], kept[ind][None, :])
     cv = {k: RateCell.of(v[0]) for k, v in cells.items()}
     cv["bluffs"] = RateCell.of(rate_interval(int(kept[~ind].sum()), int((~ind).sum())))
-    cv_cost = bluff_cost * int(kept[~ind].sum()) + int((~answered[ind]).sum())
     return CostChoice(float(bluff_cost), cut, cost, r["answered"], r["bluffs"], r["lost"], g, words, cv,
-                      float(cv_cost), folds, seed)
+                      cv_cost(bluff_cost, ind, answered, kept), folds, seed)
+
+
+def cross_validated(fold: np.ndarray, folds: int, choose: Callable[[np.ndarray], float],
+                    answered: Callable[[float], np.ndarray],
+                    given_sources: Callable[[float], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Per query, ``(answered, given sources)`` at its fold's cut: ``choose(train)``, a cut chosen on the queries
+    of the other folds (``train``, a mask), applied to the fold's own queries (``fold``: each query's fold).
+
+    >>> at = lambda c: np.array([0.1, 0.2, 0.3, 0.4]) < c
+    >>> a, _ = cross_validated(np.array([0, 0, 1, 1]), 2, lambda train: 0.35 if train[0] else 0.15, at, at)
+    >>> a.tolist()  # fold 0 is cut at 0.15 (chosen on fold 1), fold 1 at 0.35
+    [True, False, True, False]
+    """
+    answered_out = np.zeros(fold.size, dtype=bool)
+    given_out = np.zeros(fold.size, dtype=bool)
+    for f in range(folds):
+        train, test = fold != f, fold == f
+        if not test.any():
+            continue
+        c = choose(train)
+        answered_out[test] = answered(c)[test]
+        given_out[test] = given_sources(c)[test]
+    return answered_out, given_out
+
+
+def cv_cost(bluff_cost: float, in_domain: np.ndarray, answered: np.ndarray, given_sources: np.ndarray) -> float:
+    """``bluff_cost x (off-topic queries given sources) + (answerable queries not answered)``, cross-validated."""
+    return float(bluff_cost * int(given_sources[~in_domain].sum()) + int((~answered[in_domain]).sum()))
 
 
 def cut_from_units(value: float, units: str) -> tuple[float, str]:
@@ -402,7 +423,7 @@ def cut_from_file(path: str | Path) -> tuple[float, str, str]:
 
 
 @dataclass(frozen=True)
-class CurrentCut:
+class CurrentCut(VersusProposed):
     """The cut a team runs today, at ragdiag's gate, against the proposal."""
 
     value: float
@@ -420,23 +441,15 @@ class CurrentCut:
     def cells(self) -> dict:
         return {"value": self.value, "units": self.units, "cut_distance": self.cut_distance,
                 "conversion": self.conversion, **{k: v.cells() for k, v in self.rates.items()},
-                "meets_goal": self.meets_goal,
-                "versus_proposed": {"proposed_cut": self.proposed, "gained": list(self.gained),
-                                    "lost": list(self.lost), "bluffs_added": list(self.bluffs_added),
-                                    "bluffs_removed": list(self.bluffs_removed)}}
+                "meets_goal": self.meets_goal, "versus_proposed": self.versus_cells()}
 
     def sentence(self) -> str:
         r = self.rates
         head = (f"The cut you run today ({self.conversion}): answered {rate_text(r['answered'])}, wrong sources "
                 f"{rate_text(r['wrong_sources'])}, no answer {rate_text(r['no_answer'])}, bluffs "
                 f"{rate_text(r['bluffs'])}; it {'meets' if self.meets_goal else 'misses'} the goal.")
-        if self.proposed is None:
-            return head + " No cut is proposed for this goal."
-        if self.proposed == self.cut_distance:
-            return head + " It is the proposed cut."
-        return (head + f" The proposed cut {cut_text(self.proposed)} would answer {len(self.gained)} more and "
-                f"{len(self.lost)} fewer answerable queries, with {len(self.bluffs_added)} more and "
-                f"{len(self.bluffs_removed)} fewer bluffs.")
+        return self.versus_sentence(head, self.cut_distance,
+                                    "" if self.proposed is None else cut_text(self.proposed))
 
 
 def audit(table: GateTable, value: float, units: str, goal: Goal, proposed: float | None) -> CurrentCut:
@@ -445,15 +458,5 @@ def audit(table: GateTable, value: float, units: str, goal: Goal, proposed: floa
     row = rate_rows(table, [cut])[0]
     rates = row.outcomes()
     meets = goal.met_by(rates[goal.measure].rate)
-    ids = np.array(table.query_ids, dtype=object)
-    ind = table.in_domain
-    if proposed is None:
-        gained = lost = added = removed = ()
-    else:
-        now_a, then_a = table.answered(cut), table.answered(proposed)
-        now_b, then_b = table.given_sources(cut), table.given_sources(proposed)
-        gained = tuple(ids[ind & then_a & ~now_a])
-        lost = tuple(ids[ind & now_a & ~then_a])
-        added = tuple(ids[~ind & then_b & ~now_b])
-        removed = tuple(ids[~ind & now_b & ~then_b])
-    return CurrentCut(float(value), units, cut, words, rates, meets, proposed, gained, lost, added, removed)
+    moved = moved_queries(table.query_ids, table.in_domain, cut, proposed, table.answered, table.given_sources)
+    return CurrentCut(float(value), units, cut, words, rates, meets, proposed, *moved)
