@@ -18,7 +18,7 @@ import pytest
 
 __all__ = ["ROOT", "APP", "TEA_NEEDLE", "TRUTH", "ENV", "write_tiny_corpus", "tiny", "library", "app", "settle",
            "frame_with", "texts", "METHOD_WORDS", "plain_words_problems", "first_screen", "fake_tiny",
-           "environment", "tiny_environment", "fake_evaluation", "FAKE_ENCODER"]
+           "environment", "tiny_environment", "fake_evaluation", "FAKE_ENCODER", "ok", "serve_tiny"]
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -261,17 +261,33 @@ def texts(at) -> str:
     return "\n".join(str(p) for p in parts)
 
 
+def ok(at):
+    """``at`` once it is known that its run raised nothing (else the exceptions' messages fail the test)."""
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def run(at):
     """Run the page until the shared background job has every strategy (it says "still computing" until then)."""
     import time
 
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
+    ok(at.run())
     deadline = time.monotonic() + 60
     while "still computing" in texts(at) and time.monotonic() < deadline:
-        at.run(timeout=60)
-        assert not at.exception, [e.value for e in at.exception]
+        ok(at.run(timeout=60))
     return at
+
+
+def serve_tiny(base: Path, monkeypatch, *unset: str) -> tuple[Path, Path]:
+    """The tiny corpus and its truth written under ``base`` as the operator's data (the environment set through
+    ``monkeypatch``, a cache folder under ``base``), the ``unset`` variables removed: (corpus folder, truth path)."""
+    root, truth = write_tiny_corpus(base)
+    env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache")}
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    for k in unset:
+        monkeypatch.delenv(k, raising=False)
+    return root, truth
 
 
 def open_page(page: str, *, timeout: float = 60, **params):
