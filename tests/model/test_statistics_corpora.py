@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from families import FAMILIES, families_cover, hsu_statements_wrong
+from families import FAMILIES, coverage
 from ragdiag.analyses.compare import best, best_of
 from ragdiag.analyses.compare.best import outcome_matrix
 from ragdiag.analyses.recommend import complexity_key, shortlist
@@ -190,25 +190,19 @@ def test_family_wise_error_on_the_bundled_questions(bundled):
 def test_simultaneous_intervals_cover_on_the_bundled_questions(bundled):
     # nine real configurations of unequal recall; the bundled questions resampled with replacement stand for new
     # questions and the full set's recall for the truth: every family's intervals must all cover 93% of the time
-    from ragdiag.analyses.compare.simultaneous import with_best
-
     _, values, groups, labels = bundled
     v_all = values[[labels.index(c) for c in NINE]]
     truth = v_all.mean(axis=1)
-    rng = np.random.default_rng(20261207)
-    n = 150
-    held = dict.fromkeys([*FAMILIES, "best (Hsu)"], 0)
-    for _ in range(n):
+
+    def draw(rng):
         cols, g = _resample(groups, rng)
-        seed = int(rng.integers(1 << 31))
-        for name, covered in families_cover(v_all[:, cols], g, truth, seed).items():
-            held[name] += covered
-        # Hsu's statements: the upper end of mu_i - max_{j != i} mu_j (an outsider's: 0, "not the best"), and
-        # the lower end of the difference to the reference printed (the observed best; the best's: the runner-up)
-        held["best (Hsu)"] += not hsu_statements_wrong(with_best(v_all[:, cols], g, draws=1000, seed=seed), truth)
-    rates = {k: v / n for k, v in held.items()}
+        return v_all[:, cols], g
+
+    # Hsu's statements: the upper end of mu_i - max_{j != i} mu_j (an outsider's: 0, "not the best"), and the lower
+    # end of the difference to the reference printed (the observed best; the best's: the runner-up)
+    rates = coverage(np.random.default_rng(20261207), draw, truth)
     print(rates, truth.round(3))
-    for name in held:
+    for name in rates:
         assert rates[name] >= 0.93, rates
 
 
