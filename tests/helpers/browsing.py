@@ -122,11 +122,8 @@ def browser():
 
 @pytest.fixture
 def page(browser):
-    ARTIFACTS.mkdir(exist_ok=True)
     # Tall viewport: Streamlit scrolls inside its main block, so a full-page shot is the viewport.
-    ctx = browser.new_context(viewport={"width": 1440, "height": 2200})
-    p = ctx.new_page()
-    p.set_default_timeout(TIMEOUT_MS)
+    ctx, p = new_page(browser, 1440, 2200)
     dialogs: list[str] = []
     p.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     p.dialogs = dialogs  # type: ignore[attr-defined]
