@@ -31,33 +31,38 @@ load_plugins()  # idempotent: a module is imported once per process
 
 st.set_page_config(page_title="ragdiag", page_icon=FAVICON, layout="wide")
 
-PAGES = {
+#: The navigation by job: each section's pages as (file in app_pages/, title, Material icon); the Summary opens
+#: by default.
+NAVIGATION = {
     "Results": [
-        st.Page("app_pages/summary.py", title="Summary", icon=":material/flag:", default=True),
-        st.Page("app_pages/overview.py", title="Overview", icon=":material/table_chart:"),
-        st.Page("app_pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
-        st.Page("app_pages/history.py", title="History", icon=":material/timeline:"),
+        ("summary", "Summary", "flag"),
+        ("overview", "Overview", "table_chart"),
+        ("compare", "Compare", "compare_arrows"),
+        ("history", "History", "timeline"),
     ],
     "Decide the cut": [
-        st.Page("app_pages/threshold.py", title="Threshold", icon=":material/tune:"),
-        st.Page("app_pages/monitor.py", title="Monitor", icon=":material/monitor_heart:"),
+        ("threshold", "Threshold", "tune"),
+        ("monitor", "Monitor", "monitor_heart"),
     ],
     "Diagnose": [
-        st.Page("app_pages/inspector.py", title="Inspector", icon=":material/search:"),
-        st.Page("app_pages/chunking.py", title="Chunking", icon=":material/content_cut:"),
-        st.Page("app_pages/hubs.py", title="Hubs", icon=":material/hub:"),
-        st.Page("app_pages/cost.py", title="Cost", icon=":material/speed:"),
-        st.Page("app_pages/variants.py", title="Variants", icon=":material/stacked_bar_chart:"),
+        ("inspector", "Inspector", "search"),
+        ("chunking", "Chunking", "content_cut"),
+        ("hubs", "Hubs", "hub"),
+        ("cost", "Cost", "speed"),
+        ("variants", "Variants", "stacked_bar_chart"),
     ],
     "Data and more": [
-        st.Page("app_pages/documents.py", title="Documents", icon=":material/description:"),
-        st.Page("app_pages/ground_truth.py", title="Ground truth", icon=":material/edit_note:"),
-        st.Page("app_pages/truth_review.py", title="Grow the ground truth", icon=":material/playlist_add_check:"),
-        st.Page("app_pages/external.py", title="External run", icon=":material/upload_file:"),
-        st.Page("app_pages/export.py", title="Export", icon=":material/download:"),
-        st.Page("app_pages/glossary.py", title="Glossary", icon=":material/menu_book:"),
+        ("documents", "Documents", "description"),
+        ("ground_truth", "Ground truth", "edit_note"),
+        ("truth_review", "Grow the ground truth", "playlist_add_check"),
+        ("external", "External run", "upload_file"),
+        ("export", "Export", "download"),
+        ("glossary", "Glossary", "menu_book"),
     ],
 }
+PAGES = {section: [st.Page(f"app_pages/{file}.py", title=title, icon=f":material/{icon}:", default=file == "summary")
+                   for file, title, icon in pages]
+         for section, pages in NAVIGATION.items()}
 
 # Under 1,000 px: columns wrap (cards stay whole) and a card's number wraps rather than being cut with "…".
 # (Markdown in the sidebar: a style-only st.html would be an event element, read as the page's last HTML block.)

@@ -24,10 +24,8 @@ from ui.context import context
 from ui.fmt import rate
 from ui.html import md_text
 from ui.jobs import evaluation
-from ui.monitor_charts import monitor_frame, refused_chart, refused_title, verdict
+from ui.monitor_view import periods_view
 from ui.native_monitor_view import native_monitor_section
-from ui.chart_theme import themed
-from ragdiag.core.words import pct_span
 
 
 def page() -> None:
@@ -111,25 +109,8 @@ def page() -> None:
         st.markdown(f"{md_text(mon.expected.words()[0].upper() + mon.expected.words()[1:])}: a {period} of a few "
                     f"dozen queries scatters far more than that, so each {period} is judged against the band a "
                     f"{period} of its size shows.")
-    frame = monitor_frame(mon)
-    moved = mon.flagged
-    title = refused_title(mon, period)
-    st.altair_chart(themed(refused_chart(frame, title=title, period=period)), width="stretch", key="monitor_chart")
-
-    columns = {period: frame["period"], "queries": frame["queries"],
-               "refused": [rate(p.refused) for p in mon.periods]}
-    if mon.expected is not None:  # no constant columns: without a premise there is no prediction and no verdict
-        columns["predicted (nothing moved)"] = [
-            f"{p.band[0]:,}–{p.band[1]:,} ("
-            f"{pct_span(p.band[0], p.band[1], of=max(p.queries, 1))})" for p in mon.periods]
-        columns["verdict"] = [verdict(p) for p in mon.periods]
-    st.dataframe(pd.DataFrame(columns), hide_index=True, key="monitor_table")
-
-    if moved:
-        names = [p.period for p in moved]
-        pick = st.selectbox(f"A {period} that departed: what its queries ask", names, index=len(names) - 1,
-                            key="monitor_pick")
-        row = next(p for p in moved if p.period == pick)
+    row = periods_view(mon, period, key="monitor")
+    if row is not None:
         st.markdown(md_text(row.sentence))
         far, near = st.columns(2)
         far.markdown("**Farthest from the corpus**")

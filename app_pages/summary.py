@@ -104,27 +104,25 @@ def page() -> None:
                    + ". Grey: the range includes no difference.")
 
     # ----- the visitor's own choice, beside it ----------------------------------------------------------
+    def your_choice(at_words: str, mine: dict, wrong_sources, no_answer) -> None:
+        """The sidebar's choice at its cut (``at_words``): its four rates (``mine``: answered and bluffs) and each
+        goal's verdict."""
+        goals = judge_goals(mine, ctx.goal, n_in=n_in, n_ood=n_ood)
+        st.info(f"**Your choice** (sidebar): {md_text(config_words(ctx.config))} at {at_words}, at most {ctx.keep} "
+                f"passages: {W['answered']} {rate(mine['answered'])}, {W['wrong_sources']} {rate(wrong_sources)}, "
+                f"{W['no_answer']} {rate(no_answer)}, {W['bluffs']} {rate(mine['bluffs'])}. "
+                + "; ".join(f"Goal {md_text(v.goal_words)}: " + (v.status if v.met is not False else f"**{v.status}**")
+                            for v in goals) + ".")
+
     mine_at = (native_report_cut(ev, ctx.config, ctx.keep, ctx.max_bluff, ctx.native_cut)
                if ctx.score == "native" and not ctx.is_recommendation else None)
     if mine_at is not None:  # the visitor's configuration at its cut on the ranking's own score
         c = native_cells(native_table(ev, ctx.config, ctx.keep), mine_at.cut)
-        mine_goals = judge_goals(c, ctx.goal, n_in=n_in, n_ood=n_ood)
-        st.info(f"**Your choice** (sidebar): {md_text(config_words(ctx.config))} at {md_text(mine_at.text)} (higher "
-                f"keeps), at most {ctx.keep} passages: {W['answered']} {rate(c['answered'])}, {W['wrong_sources']} "
-                f"{rate(c['wrong_sources'])}, {W['no_answer']} {rate(c['no_answer'])}, {W['bluffs']} "
-                f"{rate(c['bluffs'])}. "
-                + "; ".join(f"Goal {md_text(v.goal_words)}: " + (v.status if v.met is not False else f"**{v.status}**")
-                            for v in mine_goals) + ".")
+        your_choice(f"{md_text(mine_at.text)} (higher keeps)", c, c['wrong_sources'], c['no_answer'])
     elif not ctx.is_recommendation:
-        mine = gate_rates(ev, ctx.config, ctx.gate)
-        mine_goals = judge_goals(mine, ctx.goal, n_in=n_in, n_ood=n_ood)
         at_mine = rate_rows(cache.sweep_for(token, ctx.config, ctx.keep, ev)[0], [ctx.cut])[0]
-        st.info(f"**Your choice** (sidebar): {md_text(config_words(ctx.config))} at strictness {ctx.cut_words}, at most "
-                f"{ctx.keep} passages: {W['answered']} {rate(mine['answered'])}, {W['wrong_sources']} "
-                f"{rate(at_mine.wrong_sources)}, {W['no_answer']} {rate(at_mine.no_answer)}, {W['bluffs']} "
-                f"{rate(mine['bluffs'])}. "
-                + "; ".join(f"Goal {md_text(v.goal_words)}: " + (v.status if v.met is not False else f"**{v.status}**")
-                            for v in mine_goals) + ".")
+        your_choice(f"strictness {ctx.cut_words}", gate_rates(ev, ctx.config, ctx.gate), at_mine.wrong_sources,
+                    at_mine.no_answer)
 
     b1, b2 = st.columns(2)
     # one report per context: the Summary's button and the Export page's give the same report, and say its cut

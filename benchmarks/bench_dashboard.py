@@ -51,6 +51,10 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
+
+from processes import stop_process  # noqa: E402
+
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -162,11 +166,7 @@ def measure(browser, root: Path, mode: str, timeout_s: float, poll_s: float) -> 
                 if done is None:
                     raise SystemExit(f"{root.name} {mode}: the console never said all strategies were done")
                 waited, t0 = done - t0, time.perf_counter()
-            ctx = browser.new_context(viewport={"width": 1440, "height": 2400})
-            page = ctx.new_page()
-            page.set_default_timeout(timeout_s * 1000)
-            page.goto(base)
-            page.get_by_role("heading", name="Overview").wait_for()
+            ctx, page = open_page(browser, base, 2400, timeout_s, "Overview")
             paint = time.perf_counter() - t0
             first = poll(page, ["E"], timeout_s, poll_s, t0, settled=False)
             if first is None:
@@ -187,14 +187,14 @@ def measure(browser, root: Path, mode: str, timeout_s: float, poll_s: float) -> 
             "server_cpu": server_cpu, "browser_cpu": others_cpu, "note": notes[0] if notes else ""}
 
 
-def stop(proc: subprocess.Popen) -> None:
-    """End the server: SIGTERM, then SIGKILL when it is still busy (a strategy mid-embedding) after 20 s."""
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=20)
+def open_page(browser, base: str, height: int, timeout_s: float, heading: str):
+    """A new browser context at 1440 x ``height`` on ``base``, once ``heading`` shows: (context, page)."""
+    ctx = browser.new_context(viewport={"width": 1440, "height": height})
+    page = ctx.new_page()
+    page.set_default_timeout(timeout_s * 1000)
+    page.goto(base)
+    page.get_by_role("heading", name=heading).wait_for()
+    return ctx, page
 
 
 def summary_ready(page) -> bool:
@@ -213,11 +213,7 @@ def measure_summary(browser, root: Path, corpus: Path, truth: Path, timeout_s: f
         log = Path(tmp) / "streamlit.log"
         proc, base, launched, t0 = serve(root, env, log)
         try:
-            ctx = browser.new_context(viewport={"width": 1440, "height": 1200})
-            page = ctx.new_page()
-            page.set_default_timeout(timeout_s * 1000)
-            page.goto(base)
-            page.get_by_role("heading", name="Summary").wait_for()
+            ctx, page = open_page(browser, base, 1200, timeout_s, "Summary")
             paint = time.perf_counter() - launched
             deadline = time.monotonic() + timeout_s
             first = None
@@ -233,7 +229,7 @@ def measure_summary(browser, root: Path, corpus: Path, truth: Path, timeout_s: f
                       .all_inner_texts() if "computing" in t or "rovisional" in t]
             ctx.close()
         finally:
-            stop(proc)
+            stop_process(proc, grace_s=20)  # SIGKILL when still busy (a strategy mid-embedding)
     return {"tree": root, "mode": "summary", "boot": t0 - launched, "paint": paint, "first": first,
             "server_cpu": server_cpu, "status": " / ".join(" ".join(s.split()) for s in status)}
 

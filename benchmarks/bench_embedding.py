@@ -31,8 +31,6 @@ real ones) and, from the torch profiler on one thread, the matrix products
 from __future__ import annotations
 
 import argparse
-import platform
-import statistics
 import sys
 import tempfile
 import time
@@ -42,8 +40,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 warnings.filterwarnings("ignore")
 
+from _common import cpu_name, timed  # noqa: E402
 from ragdiag.index.chunking import STRATEGIES, chunk_corpus  # noqa: E402
 from ragdiag.documents.corpus import load_corpus  # noqa: E402
 from ragdiag.index.encoder.model import Encoder
@@ -52,29 +52,10 @@ from ragdiag.index.encoder.resolve import offline  # noqa: E402
 from ragdiag.documents.truth import default_truth_path, load_truth  # noqa: E402
 
 
-def timed(fn, repeats: int) -> tuple[float, object]:
-    times, out = [], None
-    for _ in range(repeats):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times), out
-
-
 def top10_overlap(q: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
     ta = np.argsort(-(q @ a.T), axis=1)[:, :10]
     tb = np.argsort(-(q @ b.T), axis=1)[:, :10]
     return float(np.mean([len(set(x) & set(y)) / 10 for x, y in zip(ta, tb)]))
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def clocked(fn) -> tuple[float, float]:

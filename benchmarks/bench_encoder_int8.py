@@ -43,7 +43,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 warnings.filterwarnings("ignore")
 
-from bench_embedding import cpu_name, gemm, minilm_flops  # noqa: E402
+from _common import cpu_name  # noqa: E402
+from bench_embedding import gemm, minilm_flops  # noqa: E402
 from ragdiag.documents.corpus import load_corpus  # noqa: E402
 from ragdiag.index.chunking import STRATEGIES, chunk_corpus  # noqa: E402
 from ragdiag.index.encoder.hardware import physical_cores  # noqa: E402

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import sys
 import time
@@ -32,22 +31,14 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 warnings.filterwarnings("ignore")
 
+from _common import cpu_name  # noqa: E402
 from ragdiag.documents.corpus import Corpus, load_corpus  # noqa: E402
 from ragdiag.index.chunking import STRATEGIES, chunk_corpus  # noqa: E402
 from ragdiag.index.encoder.model import Encoder  # noqa: E402
 from ragdiag.index.late import late_embed, pack_windows  # noqa: E402
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def main(argv=None) -> int:

@@ -41,6 +41,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TRUTH = ROOT / "data" / "sklearn-user-guide.truth.json"
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
+
+from processes import stop_process  # noqa: E402
+
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -183,12 +187,7 @@ def main(argv: list[str] | None = None) -> int:
                 browser.close()
                 pw.stop()
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=20)
+            stop_process(proc, grace_s=20)
         text = server_log.read_text(encoding="utf-8", errors="replace")
         tracebacks = text.count("Traceback (most recent call last)")
         size = log.stat().st_size

@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_dashboard import ARGS, CHROMIUM, cpu_seconds, free_port  # noqa: E402
 from browser_wait import SETTLED_JS, WATCH_JS, QUIET_MS  # noqa: E402
+from processes import stop_process  # noqa: E402
 
 LIMIT_MS = 1_800_000  # an evaluation of 100k chunks on a loaded machine: the first wait only
 CUT_LABEL = "Cut: lower refuses more"  # ui.context.CUT_SLIDER_LABEL (the page's own slider)
@@ -116,13 +117,7 @@ def serve(tree: Path, env_extra: dict[str, str], log: Path) -> tuple[subprocess.
 
 
 def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+    stop_process(proc)
     proc._log.close()  # type: ignore[attr-defined]
 
 

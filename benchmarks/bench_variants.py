@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -29,7 +28,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _common import median_time  # noqa: E402
 from ragdiag.index.chunking import STRATEGIES, chunk_corpus  # noqa: E402
 from ragdiag.documents.corpus import load_corpus  # noqa: E402
 from ragdiag.core.defaults import PRIMARY_K, TOP  # noqa: E402
@@ -38,15 +39,6 @@ from ragdiag.retrieval.ann import HNSWParams, neighbour_overlap  # noqa: E402
 from ragdiag.documents.truth import default_truth_path, load_truth  # noqa: E402
 from ragdiag.retrieval.variant_kinds import VARIANT_KINDS, Variant, build_variant
 from ragdiag.analyses.variants import run_variants, variant_rows  # noqa: E402
-
-
-def median_time(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 def main() -> None:

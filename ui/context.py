@@ -213,6 +213,13 @@ def _goal_text(share: float) -> str:
     return f"{100 * share:g}"
 
 
+def _one_of(name: str, choices, text: str) -> str:
+    """``text`` when it is one of ``choices`` (``ValueError`` naming them when not)."""
+    if text not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {text!r}")
+    return text
+
+
 def _parse(field: str, text: str):
     """A URL value as the context holds it (``GateError``/``ValueError`` when it is not one)."""
     if field == CUT_KEY:
@@ -232,17 +239,13 @@ def _parse(field: str, text: str):
     if field == UNITS_KEY:
         from ragdiag.analyses.threshold.proposal import UNITS
 
-        if text not in UNITS:
-            raise ValueError(f"units must be one of {', '.join(UNITS)}, got {text!r}")
-        return text
+        return _one_of("units", UNITS, text)
     if field == COST_KEY:
         return check_bluff_cost(float(text))
     if field == SCORE_KEY:
         from ragdiag.analyses.threshold.score import SCORE_SPACES
 
-        if text not in SCORE_SPACES:
-            raise ValueError(f"score must be one of {', '.join(SCORE_SPACES)}, got {text!r}")
-        return text
+        return _one_of("score", SCORE_SPACES, text)
     if field == NATIVE_CUT_KEY:
         v = float(text)
         if not math.isfinite(v):

@@ -44,10 +44,9 @@ def native_monitor_section(ev, token: str, ctx, path: str, size: int, mtime_ns: 
     from ragdiag.analyses.monitor import judge_log
     from ragdiag.analyses.native_monitor import NativeKeep, log_has_scores, native_calibration
     from ui import cache
-    from ui.chart_theme import themed
     from ui.fmt import rate
     from ui.html import md_text
-    from ui.monitor_charts import monitor_frame, refused_chart, refused_title, verdict
+    from ui.monitor_view import periods_view
     from ui.native_view import native_report_cut, native_table, score_switch
 
     if ctx.score != "native":
@@ -83,24 +82,8 @@ def native_monitor_section(ev, token: str, ctx, path: str, size: int, mtime_ns: 
     st.markdown(f"{md_text(ctx.config)} at the cut on screen, **{md_text(at.text)}** (higher keeps), keep "
                 f"{ctx.keep}: the calibration ({md_text(cal.mix)}) refuses {rate(cal.refused)} of its queries "
                 f"(answerable {rate(cal.refused_answerable)}, off-topic {rate(cal.refused_ood)}).")
-    frame = monitor_frame(mon)
-    moved = mon.flagged
-    title = refused_title(mon, period)
-    st.altair_chart(themed(refused_chart(frame, title=title, period=period)), width="stretch",
-                    key="monitor_native_chart")
-    columns = {period: frame["period"], "queries": frame["queries"],
-               "refused": [rate(p.refused) for p in mon.periods]}
-    if mon.expected is not None:
-        columns["predicted (nothing moved)"] = [
-            f"{p.band[0]:,}–{p.band[1]:,} ("
-            f"{pct_span(p.band[0], p.band[1], of=max(p.queries, 1))})" for p in mon.periods]
-        columns["verdict"] = [verdict(p) for p in mon.periods]
-    st.dataframe(pd.DataFrame(columns), hide_index=True, key="monitor_native_table")
-    if moved:
-        names = [p.period for p in moved]
-        pick = st.selectbox(f"A {period} that departed: what its queries ask", names, index=len(names) - 1,
-                            key="monitor_native_pick")
-        row = next(p for p in moved if p.period == pick)
+    row = periods_view(mon, period, key="monitor_native")
+    if row is not None:
         low, high = st.columns(2)  # the period holds negated scores: shown as the scores they are
         low.markdown("**Lowest scores (farthest from the corpus)**")
         low.dataframe(pd.DataFrame([{"score": round(-d, 4), "query": q} for q, d in row.farthest]),

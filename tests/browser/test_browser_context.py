@@ -22,7 +22,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from browser_wait import count, main, one, settle, sidebar, sidebar_text, text_of, value_of
-from browsing import ARTIFACTS, COLD_TIMEOUT_MS, ROOT, browser  # noqa: F401 - fixture
+from browsing import ARTIFACTS, COLD_TIMEOUT_MS, ROOT, browser, viewport_page  # noqa: F401 - fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
 
@@ -39,14 +39,7 @@ def server(bundled_dashboard):
 
 @pytest.fixture
 def page(server, browser):
-    ctx = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT}, accept_downloads=True)
-    p = ctx.new_page()
-    p.set_default_timeout(LIMIT_MS)
-    ARTIFACTS.mkdir(exist_ok=True)
-    try:
-        yield p
-    finally:
-        ctx.close()
+    yield from viewport_page(browser, WIDTH, HEIGHT, LIMIT_MS, accept_downloads=True)
 
 
 def sync_expect():

@@ -24,7 +24,7 @@ from urllib.parse import parse_qs, urlencode, urlparse
 import pytest
 
 from browser_wait import count, one, settle, sidebar, text_of, value_of
-from browsing import ARTIFACTS, COLD_TIMEOUT_MS, browser, start_server, stop_server, viewport_page  # noqa: F401
+from browsing import ARTIFACTS, COLD_TIMEOUT_MS, browser, serving, viewport_page  # noqa: F401
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
@@ -56,11 +56,8 @@ def haushalt(tmp_path_factory):
     base = tmp_path_factory.mktemp("every-page-haushalt")
     env = {"RAGDIAG_CORPUS": str(HAUSHALT), "RAGDIAG_TRUTH": str(HAUSHALT.parent / "de-haushalt.truth.json"),
            "RAGDIAG_CACHE": str(base / "cache")}
-    proc, url = start_server(env, base / "streamlit.log")
-    try:
+    with serving(env, base) as url:
         yield url
-    finally:
-        stop_server(proc)
 
 
 @pytest.fixture(scope="module")
@@ -74,11 +71,8 @@ def beir(tmp_path_factory, corpus, truth):
     env = {"RAGDIAG_COLLECTION": f"beir:{base}/beir-sklearn", "RAGDIAG_ENCODER": "fakes:fake_encoder",
            "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS / "helpers"), os.environ.get("PYTHONPATH")])),
            "RAGDIAG_CACHE": str(base / "cache"), "RAGDIAG_STRATEGIES": "E", "RAGDIAG_RETRIEVERS": "dense,bm25"}
-    proc, url = start_server(env, base / "streamlit.log")
-    try:
+    with serving(env, base) as url:
         yield url
-    finally:
-        stop_server(proc)
 
 
 @pytest.fixture(scope="module")
@@ -209,12 +203,8 @@ def cold(tmp_path_factory):
     folder = base / "de-haushalt"
     shutil.copytree(HAUSHALT, folder)
     shutil.copy(HAUSHALT.parent / "de-haushalt.truth.json", base / "de-haushalt.truth.json")
-    proc, url = start_server({"RAGDIAG_CORPUS": str(folder), "RAGDIAG_CACHE": str(base / "cache")},
-                             base / "streamlit.log")
-    try:
+    with serving({"RAGDIAG_CORPUS": str(folder), "RAGDIAG_CACHE": str(base / "cache")}, base) as url:
         yield url
-    finally:
-        stop_server(proc)
 
 
 def test_after_a_cold_start_with_no_click_the_sidebar_shows_the_recommendation(cold, page):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from browser_wait import main, main_text, one, sidebar, texts_of
-from browsing import ARTIFACTS, COLD_TIMEOUT_MS, browser, start_server, stop_server, sync_api, wait_idle  # noqa: F401
+from browsing import ARTIFACTS, COLD_TIMEOUT_MS, browser, serving_tiny, sync_api, wait_idle  # noqa: F401
 
 pytestmark = [pytest.mark.browser]
 
@@ -24,18 +24,9 @@ FIELD = "Goal: answered at least (%)"
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    from apptest import ENV, write_tiny_corpus
-
-    base = tmp_path_factory.mktemp("browser_goals")
-    root, truth = write_tiny_corpus(base)
-    env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache"),
-           "RAGDIAG_ENCODER": "fakes:fake_encoder", "RAGDIAG_LOCKED": "1",
-           "PYTHONPATH": os.pathsep.join([str(ROOT), str(HELPERS)])}
-    proc, url = start_server(env, base / "streamlit.log")
-    try:
+    with serving_tiny(tmp_path_factory.mktemp("browser_goals"), RAGDIAG_ENCODER="fakes:fake_encoder",
+                      RAGDIAG_LOCKED="1", PYTHONPATH=os.pathsep.join([str(ROOT), str(HELPERS)])) as (url, _, _):
         yield url
-    finally:
-        stop_server(proc)
 
 
 def _param(page, name: str):

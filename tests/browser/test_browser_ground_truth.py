@@ -12,8 +12,7 @@ import re
 
 import pytest
 
-from browsing import (ARTIFACTS, COLD_TIMEOUT_MS, main_text, recall_grid, shot, start_server, stop_server,
-                          wait_idle)
+from browsing import ARTIFACTS, COLD_TIMEOUT_MS, main_text, recall_grid, serving_tiny, shot, wait_idle
 from browsing import browser, page  # noqa: F401 - pytest fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
@@ -23,16 +22,8 @@ NEW_NEEDLE = "Feed the starter equal weights of flour and water once a day."
 
 @pytest.fixture(scope="module")
 def gt_server(tmp_path_factory):
-    from apptest import ENV, write_tiny_corpus
-
-    base = tmp_path_factory.mktemp("browser-gt")
-    root, truth = write_tiny_corpus(base)
-    env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache")}
-    proc, url = start_server(env, base / "streamlit.log")
-    try:
+    with serving_tiny(tmp_path_factory.mktemp("browser-gt")) as (url, _, truth):
         yield url, truth
-    finally:
-        stop_server(proc)
 
 
 def choose(page, label: str, option: str) -> None:

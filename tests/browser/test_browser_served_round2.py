@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from browsing import ARTIFACTS, COLD_TIMEOUT_MS, SETTLE_LIMIT_MS, main_text, shot, start_server, stop_server, wait_idle, wait_settled
+from browsing import COLD_TIMEOUT_MS, SETTLE_LIMIT_MS, main_text, new_page, serving, shot, wait_idle, wait_settled
 from browsing import browser  # noqa: F401 - the shared pytest fixture (one Chromium per module)
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
@@ -34,19 +34,12 @@ def served(tmp_path_factory):
     truth.write_text(json.dumps(data, indent=2))
     env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache"),
            "RAGDIAG_ROOTS": "", "RAGDIAG_WARM": "0"}
-    proc, url = start_server(env, base / "streamlit.log", launcher=["-m", "ui.serve"])  # as ./run.sh dashboard
-    try:
+    with serving(env, base, launcher=["-m", "ui.serve"]) as url:  # as ./run.sh dashboard
         yield url, truth
-    finally:
-        stop_server(proc)
 
 
 def _page(browser):  # noqa: F811 - the fixture
-    ARTIFACTS.mkdir(exist_ok=True)
-    ctx = browser.new_context(viewport={"width": 1440, "height": 2200})
-    page = ctx.new_page()
-    page.set_default_timeout(SETTLE_LIMIT_MS)  # every wait is for a state: generous, ends when reached
-    return ctx, page
+    return new_page(browser, 1440, 2200, SETTLE_LIMIT_MS)  # every wait is for a state: generous, ends when reached
 
 
 def test_no_request_leaves_the_server_and_no_server_path_reaches_the_browser(served, browser):  # noqa: F811

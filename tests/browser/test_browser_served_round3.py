@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from browser_wait import count, texts_of
-from browsing import ARTIFACTS, COLD_TIMEOUT_MS, main_text, shot, start_server, stop_server, wait_idle, wait_settled
+from browsing import COLD_TIMEOUT_MS, main_text, new_page, shot, start_server, stop_server, wait_idle, wait_settled
 from browsing import browser  # noqa: F401 - the shared pytest fixture (one Chromium per module)
 
 pytestmark = [pytest.mark.browser]
@@ -56,10 +56,7 @@ def served(tmp_path_factory):
 
 
 def _context(browser):  # noqa: F811 - the fixture
-    ARTIFACTS.mkdir(exist_ok=True)
-    ctx = browser.new_context(viewport={"width": 1440, "height": 2200})
-    page = ctx.new_page()
-    page.set_default_timeout(60_000)
+    ctx, page = new_page(browser, 1440, 2200, 60_000)
     hosts: list[str] = []
     page.on("request", lambda r: hosts.append(urllib.parse.urlsplit(r.url).netloc))
     return ctx, page, hosts

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from browser_wait import count, main, main_text, one, settle, value_of
-from browsing import ARTIFACTS, COLD_TIMEOUT_MS, browser, start_server, stop_server, viewport_page  # noqa: F401
+from browsing import ARTIFACTS, COLD_TIMEOUT_MS, browser, serving_tiny, viewport_page  # noqa: F401
 
 sync_api = pytest.importorskip("playwright.sync_api")
 
@@ -30,18 +30,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    from apptest import ENV, write_tiny_corpus
-
-    base = tmp_path_factory.mktemp("browser_today")
-    root, truth = write_tiny_corpus(base)
-    env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache"),
-           "RAGDIAG_ENCODER": "fakes:fake_encoder", "RAGDIAG_LOCKED": "1",
-           "PYTHONPATH": os.pathsep.join([str(ROOT), str(HELPERS)])}
-    proc, url = start_server(env, base / "streamlit.log")
-    try:
-        yield url, root, truth
-    finally:
-        stop_server(proc)
+    with serving_tiny(tmp_path_factory.mktemp("browser_today"), RAGDIAG_ENCODER="fakes:fake_encoder",
+                      RAGDIAG_LOCKED="1", PYTHONPATH=os.pathsep.join([str(ROOT), str(HELPERS)])) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 __all__ = ["ROOT", "APP", "TEA_NEEDLE", "TRUTH", "ENV", "write_tiny_corpus", "tiny", "library", "app", "settle",
-           "frame_with", "texts", "METHOD_WORDS", "plain_words_problems", "first_screen", "fake_tiny"]
+           "frame_with", "texts", "METHOD_WORDS", "plain_words_problems", "first_screen", "fake_tiny",
+           "environment", "tiny_environment", "fake_evaluation", "FAKE_ENCODER", "ok", "serve_tiny"]
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -103,41 +104,72 @@ ENV = {"RAGDIAG_STRATEGIES": "A,E", "RAGDIAG_RETRIEVERS": "dense,bm25,hybrid"}
 
 
 
+def _set_environment(env: dict[str, str | None]) -> None:
+    for k, v in env.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
 @contextlib.contextmanager
-def environment(env: dict[str, str]):
-    """``env`` set in ``os.environ`` for the block (the app reads its settings there), then what was there before."""
+def environment(env: dict[str, str | None]):
+    """``env`` set in ``os.environ`` for the block (the app reads its settings there; a None value unsets its
+    variable), then what was there before."""
     saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
+    _set_environment(env)
     try:
         yield
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        _set_environment(saved)
+
+
+#: The app's environment for the FAKE encoder (``fakes:fake_encoder``): pages in seconds.
+FAKE_ENCODER = {"RAGDIAG_ENCODER": "fakes:fake_encoder"}
+
+
+@contextlib.contextmanager
+def tiny_environment(base: Path, **extra: str | None):
+    """The tiny corpus and its truth written under ``base``; for the block the app's environment points at them and
+    at a cache folder there (``extra`` on top: more settings, None unsets one). Yields the paths (``root``,
+    ``truth``, ``cache``)."""
+    root, truth = write_tiny_corpus(base)
+    env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache"),
+           **extra}
+    with environment(env):
+        yield {"root": root, "truth": truth, "cache": base / "cache"}
+
+
+def fake_evaluation(paths: dict, strategies: str = ENV["RAGDIAG_STRATEGIES"],
+                    retrievers: str = ENV["RAGDIAG_RETRIEVERS"]):
+    """The library's evaluation of the corpus and truth at ``paths`` with the FAKE encoder (the pages' oracle)."""
+    from fakes import fake_encoder
+    from ragdiag.documents.corpus import load_corpus
+    from ragdiag.documents.truth import load_truth
+    from ragdiag.evaluation.evaluate import evaluate
+
+    corpus = load_corpus(paths["root"])
+    truth = load_truth(paths["truth"], corpus)
+    return evaluate(corpus, truth, encoder=fake_encoder(), strategies=strategies, retrievers=retrievers)
+
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     """Tiny corpus, truth and cache folder; the app's environment points at them for this module."""
-    base = tmp_path_factory.mktemp("app")
-    root, truth = write_tiny_corpus(base)
-    env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache"),
-           # the tests type paths under pytest's temporary folders and the fixture knowledge base
-           "RAGDIAG_ROOTS": os.pathsep.join([str(tmp_path_factory.getbasetemp()), str(ROOT / "tests" / "fixtures")])}
-    with environment(env):
-        yield {"root": root, "truth": truth, "cache": base / "cache"}
+    # the tests type paths under pytest's temporary folders and the fixture knowledge base
+    roots = os.pathsep.join([str(tmp_path_factory.getbasetemp()), str(ROOT / "tests" / "fixtures")])
+    with tiny_environment(tmp_path_factory.mktemp("app"), RAGDIAG_ROOTS=roots) as paths:
+        yield paths
 
 
-@pytest.fixture(scope="module")
-def fake_tiny(tmp_path_factory):
-    """The tiny corpus as :func:`tiny`, embedded by the FAKE encoder (``fakes:fake_encoder``): pages in seconds."""
-    base = tmp_path_factory.mktemp("fakeapp")
-    root, truth = write_tiny_corpus(base)
-    env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache"),
-           "RAGDIAG_ENCODER": "fakes:fake_encoder"}
-    with environment(env):
-        yield {"root": root, "truth": truth, "cache": base / "cache"}
+def fake_tiny_paths(tmp_path_factory):
+    """The tiny corpus as :func:`tiny`, embedded by the FAKE encoder (``fakes:fake_encoder``): pages in seconds.
+    The module fixture ``fake_tiny`` here, ``fake_app`` in ``fakeapp``."""
+    with tiny_environment(tmp_path_factory.mktemp("fakeapp"), **FAKE_ENCODER) as paths:
+        yield paths
+
+
+fake_tiny = pytest.fixture(scope="module", name="fake_tiny")(fake_tiny_paths)
 
 
 @pytest.fixture(scope="module")
@@ -229,17 +261,33 @@ def texts(at) -> str:
     return "\n".join(str(p) for p in parts)
 
 
+def ok(at):
+    """``at`` once it is known that its run raised nothing (else the exceptions' messages fail the test)."""
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def run(at):
     """Run the page until the shared background job has every strategy (it says "still computing" until then)."""
     import time
 
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
+    ok(at.run())
     deadline = time.monotonic() + 60
     while "still computing" in texts(at) and time.monotonic() < deadline:
-        at.run(timeout=60)
-        assert not at.exception, [e.value for e in at.exception]
+        ok(at.run(timeout=60))
     return at
+
+
+def serve_tiny(base: Path, monkeypatch, *unset: str) -> tuple[Path, Path]:
+    """The tiny corpus and its truth written under ``base`` as the operator's data (the environment set through
+    ``monkeypatch``, a cache folder under ``base``), the ``unset`` variables removed: (corpus folder, truth path)."""
+    root, truth = write_tiny_corpus(base)
+    env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache")}
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    for k in unset:
+        monkeypatch.delenv(k, raising=False)
+    return root, truth
 
 
 def open_page(page: str, *, timeout: float = 60, **params):

@@ -8,6 +8,7 @@ Importing it skips the importing module when Chromium or Playwright is missing. 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -75,18 +76,33 @@ def stop_server(proc: subprocess.Popen) -> None:
         log.close()
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    from apptest import ENV, write_tiny_corpus
-
-    base = tmp_path_factory.mktemp("browser")
-    root, truth = write_tiny_corpus(base)
-    env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache")}
-    proc, url = start_server(env, base / "streamlit.log")
+@contextlib.contextmanager
+def serving(env_extra: dict[str, str], base: Path, *, launcher: list[str] | None = None):
+    """A dashboard server (:func:`start_server`, its log ``base/streamlit.log``) for the block: its base url."""
+    proc, url = start_server(env_extra, base / "streamlit.log", launcher=launcher)
     try:
         yield url
     finally:
         stop_server(proc)
+
+
+@contextlib.contextmanager
+def serving_tiny(base: Path, **extra: str):
+    """The tiny corpus and its truth written under ``base`` and served for the block (a cache folder there, ``extra``
+    settings on top): (base url, corpus folder, truth path)."""
+    from apptest import ENV, write_tiny_corpus
+
+    root, truth = write_tiny_corpus(base)
+    env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache"),
+           **extra}
+    with serving(env, base) as url:
+        yield url, root, truth
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with serving_tiny(tmp_path_factory.mktemp("browser")) as (url, _, _):
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -106,11 +122,8 @@ def browser():
 
 @pytest.fixture
 def page(browser):
-    ARTIFACTS.mkdir(exist_ok=True)
     # Tall viewport: Streamlit scrolls inside its main block, so a full-page shot is the viewport.
-    ctx = browser.new_context(viewport={"width": 1440, "height": 2200})
-    p = ctx.new_page()
-    p.set_default_timeout(TIMEOUT_MS)
+    ctx, p = new_page(browser, 1440, 2200)
     dialogs: list[str] = []
     p.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     p.dialogs = dialogs  # type: ignore[attr-defined]
@@ -120,12 +133,19 @@ def page(browser):
         ctx.close()
 
 
-def viewport_page(browser, width: int, height: int, timeout_ms: int = TIMEOUT_MS):
-    """A page of ``width`` x ``height`` in a context of its own, closed after (for a module fixture's ``yield from``)."""
-    ctx = browser.new_context(viewport={"width": width, "height": height})
+def new_page(browser, width: int, height: int, timeout_ms: int = TIMEOUT_MS, **options):
+    """A page of ``width`` x ``height`` in a browser context of its own (``options``: the context's others, e.g.
+    ``accept_downloads``), waiting at most ``timeout_ms`` by default: (context, page); the caller closes the context."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    ctx = browser.new_context(viewport={"width": width, "height": height}, **options)
     p = ctx.new_page()
     p.set_default_timeout(timeout_ms)
-    ARTIFACTS.mkdir(exist_ok=True)
+    return ctx, p
+
+
+def viewport_page(browser, width: int, height: int, timeout_ms: int = TIMEOUT_MS, **options):
+    """A page of ``width`` x ``height`` in a context of its own, closed after (for a module fixture's ``yield from``)."""
+    ctx, p = new_page(browser, width, height, timeout_ms, **options)
     try:
         yield p
     finally:

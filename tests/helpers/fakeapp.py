@@ -10,33 +10,20 @@ from pathlib import Path
 import pytest
 
 from apptest import ENV, environment, first_screen, plain_words_problems, run, texts as shown, write_tiny_corpus  # noqa: F401 - re-exported
+from apptest import fake_evaluation, fake_tiny_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 
 
-@pytest.fixture(scope="module")
-def fake_app(tmp_path_factory):
-    """Tiny corpus, truth and cache; the app's environment points at them and at the FAKE encoder."""
-    base = tmp_path_factory.mktemp("fakeapp")
-    root, truth = write_tiny_corpus(base)
-    env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache"),
-           "RAGDIAG_ENCODER": "fakes:fake_encoder"}
-    with environment(env):
-        yield {"root": root, "truth": truth}
+#: Tiny corpus, truth and cache; the app's environment points at them and at the FAKE encoder.
+fake_app = pytest.fixture(scope="module", name="fake_app")(fake_tiny_paths)
 
 
 @pytest.fixture(scope="module")
 def lib(fake_app):
     """The library's evaluation of the same inputs with the same FAKE encoder (the oracle)."""
-    from fakes import fake_encoder
-    from ragdiag.documents.corpus import load_corpus
-    from ragdiag.evaluation.evaluate import evaluate
-    from ragdiag.documents.truth import load_truth
-
-    corpus = load_corpus(fake_app["root"])
-    truth = load_truth(fake_app["truth"], corpus)
-    return evaluate(corpus, truth, encoder=fake_encoder(), strategies="A,E", retrievers="dense,bm25,hybrid")
+    return fake_evaluation(fake_app)
 
 
 def texts(at) -> str:

@@ -32,7 +32,7 @@ CASES = [
 
 
 @dataclass
-class _FakeIndex:
+class FakeIndex:
     """A FAKE strategy index: holders and truncation set by hand."""
 
     holders: dict
@@ -57,7 +57,7 @@ def synthetic_eval(cases=CASES, columns=((3, "dense"), (4, "bm25"), (5, "hybrid"
     rng = np.random.default_rng(0)
     queries = tuple(Query(f"{c[0]}:course", c[0], "course", question_id=c[0]) for c in cases)
     holders = {c[0]: (np.array([i]) if c[1] else np.array([], dtype=np.int64)) for i, c in enumerate(cases)}
-    index = _FakeIndex(holders, {c[0] for c in cases if c[2]})
+    index = FakeIndex(holders, {c[0] for c in cases if c[2]})
     truth = SimpleNamespace(question=lambda qid: SimpleNamespace(end=100))
     results = {}
     for col, name in columns:

@@ -58,3 +58,14 @@ def run(capsys, *argv):
     code = main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def heldout_run(base: Path, capsys, retrievers: str) -> dict:
+    """An `eval --out` folder (``base/run``) of the held-out corpus written under ``base``, strategies A and C: the
+    paths (``folder``, ``truth``, ``out``, ``tmp``: ``base``)."""
+    folder, truth = make_heldout(base)
+    out = base / "run"
+    code, _, err = run(capsys, "eval", "--corpus", folder, "--truth", truth, "--no-cache", "--strategies", "A,C",
+                       "--retrievers", retrievers, "--out", out)
+    assert code == 0, err
+    return {"folder": folder, "truth": truth, "out": out, "tmp": base}

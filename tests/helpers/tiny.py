@@ -1,6 +1,8 @@
 """The tiny hand-made corpus of the plumbing tests: two documents and four questions (``conftest.py`` makes them
 the ``tiny_corpus``, ``tiny_truth`` and ``tiny_eval`` fixtures)."""
 
+from pathlib import Path
+
 # Two documents; strategy C cuts them into 8 chunks (positions in comments).
 #  0 "# Animal Notes"                       animal notes
 #  1 "## Zebras ... morning."               zebras x2, graze quietly near riverbanks every single morning
@@ -46,3 +48,14 @@ TINY_TRUTH = {
         {"id": "o2", "kind": "far", "query": "quantum chromodynamics"},
     ],
 }
+
+
+def write_tiny_kb(base: Path, truth_text: str) -> Path:
+    """The tiny corpus's documents in ``base/kb`` and ``truth_text`` beside it as its ground truth
+    (``base/kb.truth.json``, where the CLI looks for it): the folder."""
+    folder = base / "kb"
+    folder.mkdir()
+    for doc_id, text in TINY_DOCS.items():
+        (folder / f"{doc_id}.md").write_text(text, encoding="utf-8")
+    (base / "kb.truth.json").write_text(truth_text, encoding="utf-8")
+    return folder

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ragdiag.cli.parser import main
+from tiny import write_tiny_kb
 
 
 def run_main(capsys, *argv):
@@ -61,14 +62,10 @@ def test_index_status_on_a_new_folder_creates_nothing(tmp_path, capsys):
 
 
 @pytest.mark.model
-def test_index_clear_stale_does_not_need_a_valid_truth(tmp_path, capsys, tiny_folder):
+def test_index_clear_stale_does_not_need_a_valid_truth(tmp_path, capsys):
     from ragdiag.index.store import Store
 
-    corpus = tmp_path / "kb"
-    corpus.mkdir()
-    for f in tiny_folder.iterdir():
-        (corpus / f.name).write_text(f.read_text())
-    (tmp_path / "kb.truth.json").write_text("{broken")
+    corpus = write_tiny_kb(tmp_path, "{broken")
     Store(tmp_path / "cache").close()
     code, out, err = run_main(capsys, "index", "clear", "--stale", "--corpus", corpus, "--cache", tmp_path / "cache")
     assert code == 0 and "invalid JSON" not in err, err

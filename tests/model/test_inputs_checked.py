@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tiny import TINY_TRUTH
+from tiny import TINY_TRUTH, write_tiny_kb
 from ragdiag.cli.parser import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,12 +57,8 @@ def test_cross_validation_over_one_question_says_it_cannot():
 
 
 @pytest.mark.model
-def test_report_of_an_ood_less_truth(tmp_path, capsys, tiny_folder):
-    corpus = tmp_path / "kb"
-    corpus.mkdir()
-    for f in tiny_folder.iterdir():
-        (corpus / f.name).write_text(f.read_text())
-    (tmp_path / "kb.truth.json").write_text(json.dumps({**TINY_TRUTH, "ood": []}))
+def test_report_of_an_ood_less_truth(tmp_path, capsys):
+    corpus = write_tiny_kb(tmp_path, json.dumps({**TINY_TRUTH, "ood": []}))
     code, out, err = run_main(capsys, "report", "--corpus", corpus, "--no-cache", "--no-cost", "--strategies", "A",
                               "--retrievers", "bm25", "--out", tmp_path / "r.html")
     assert code == 0, err

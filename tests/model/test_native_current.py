@@ -253,14 +253,10 @@ def test_a_maxsim_cut_stamped_for_another_reranker_is_refused_by_the_command(tmp
 
 @pytest.fixture(scope="module")
 def bundled_native(corpus, truth, encoder, tmp_path_factory):
-    from ragdiag.evaluation.evaluate import evaluate
-    from ragdiag.index.snapshot import seed_from_snapshot
-    from ragdiag.index.store import Store
+    from seeded import seeded_evaluation
 
-    store = Store(tmp_path_factory.mktemp("store-native-current"))
-    seed_from_snapshot(store, corpus, truth, encoder)
-    return evaluate(corpus, truth, encoder=encoder, store=store, strategies="E,F",
-                    retrievers="bm25,hybrid,rerank-maxsim")
+    return seeded_evaluation(corpus, truth, encoder, tmp_path_factory.mktemp("store-native-current"), strategies="E,F",
+                             retrievers="bm25,hybrid,rerank-maxsim")
 
 
 @pytest.mark.model

@@ -14,22 +14,12 @@ import pytest
 
 from ragdiag.index.encoder.onnx import OnnxEncoder, onnx_model_files
 from ragdiag.index.encoder.resolve import ModelUnavailable
-from ragdiag.index.models import load_encoder, model_label
-
-TEXTS = [
-    "Ridge regression shrinks the coefficients.",
-    "x",
-    "The federal budget allocates funds to schools, roads and hospitals " * 40,  # past the 256-token window
-    "Der Haushalt 2024 sieht mehr Geld für Bildung vor.",
-]
-
+from ragdiag.index.models import load_encoder
+from runtime_encoders import TEXTS, assert_loaded_without_a_runtime
 
 @pytest.mark.parametrize("name,precision", [("minilm-onnx", "fp32"), ("minilm-onnx-int8", "int8")])
 def test_loaded_by_name_without_loading_a_runtime(name, precision, tmp_path):
-    enc = load_encoder(name, cache=tmp_path)
-    assert isinstance(enc, OnnxEncoder) and enc.precision == precision
-    assert not enc.loaded and model_label(name) == name
-    assert not (tmp_path / "onnx").exists()  # nothing exported before the first encode
+    assert_loaded_without_a_runtime(name, precision, OnnxEncoder, tmp_path)
 
 
 @pytest.mark.parametrize("options,message", [({"precision": "bf16"}, "sets its own precision"),

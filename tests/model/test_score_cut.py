@@ -111,6 +111,19 @@ def test_no_off_topic_query_no_cut(tiny_native):
 # --------------------------------------------------------------------------- the command (FAKE encoder, bundled)
 
 
+def _cut_for_another_model(tmp_path, config: str, capsys):
+    """A distance cut exported for ``config`` (``threshold --export``), then its stamp's model changed to another."""
+    from ragdiag.cli.parser import main
+
+    dense = tmp_path / "dense.yaml"
+    assert main(["threshold", config, "--max-bluff", "0.05", "--export", str(dense), "--no-cache"]) == 0
+    capsys.readouterr()
+    doc = yaml.safe_load(dense.read_text(encoding="utf-8"))
+    doc["model"]["model"] = "another-model"
+    dense.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    return dense
+
+
 def test_threshold_native_exports_and_the_distance_commands_refuse_it(tmp_path, monkeypatch, capsys):
     from ragdiag.cli.parser import main
 
@@ -129,12 +142,7 @@ def test_threshold_native_exports_and_the_distance_commands_refuse_it(tmp_path, 
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "RRF fused score" in err and "dense model's cosine distance" in err
     # a distance cut exported for another model: refused once the run's model is known
-    dense = tmp_path / "dense.yaml"
-    assert main(["threshold", "E/hybrid", "--max-bluff", "0.05", "--export", str(dense), "--no-cache"]) == 0
-    capsys.readouterr()
-    other = yaml.safe_load(dense.read_text(encoding="utf-8"))
-    other["model"]["model"] = "another-model"
-    dense.write_text(yaml.safe_dump(other), encoding="utf-8")
+    dense = _cut_for_another_model(tmp_path, "E/hybrid", capsys)
     assert main(["threshold", "E/hybrid", "--max-bluff", "0.05", "--current-from", str(dense), "--no-cache"]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]  # after the evaluation's progress lines: one line
     assert err.startswith("error: --current-from") and "another-model" in err and "this run's model is" in err
@@ -154,14 +162,10 @@ def test_threshold_native_exports_and_the_distance_commands_refuse_it(tmp_path, 
 
 @pytest.fixture(scope="module")
 def bundled_native(corpus, truth, encoder, tmp_path_factory):
-    from ragdiag.evaluation.evaluate import evaluate
-    from ragdiag.index.snapshot import seed_from_snapshot
-    from ragdiag.index.store import Store
+    from seeded import seeded_evaluation
 
-    store = Store(tmp_path_factory.mktemp("store-native"))
-    seed_from_snapshot(store, corpus, truth, encoder)
-    return evaluate(corpus, truth, encoder=encoder, store=store, strategies="E,F",
-                    retrievers="bm25,hybrid,rerank-maxsim,rerank-ce")
+    return seeded_evaluation(corpus, truth, encoder, tmp_path_factory.mktemp("store-native"), strategies="E,F",
+                             retrievers="bm25,hybrid,rerank-maxsim,rerank-ce")
 
 
 @pytest.mark.model
@@ -199,12 +203,7 @@ def test_gate_and_monitor_refuse_a_cut_for_another_score_or_model(tmp_path, monk
     assert main(["monitor", "F/rerank-maxsim", "--log", str(log), "--cut-from", str(native)]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "holds no score" in err and "dense model's cosine distance" in err, err
-    dense = tmp_path / "dense.yaml"
-    assert main(["threshold", "E/dense", "--max-bluff", "0.05", "--export", str(dense), "--no-cache"]) == 0
-    capsys.readouterr()
-    doc = yaml.safe_load(dense.read_text(encoding="utf-8"))
-    doc["model"]["model"] = "another-model"
-    dense.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    dense = _cut_for_another_model(tmp_path, "E/dense", capsys)
     assert main(["monitor", "E/dense", "--log", str(log), "--cut-from", str(dense), "--no-cache"]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith("error: --cut-from") and "another-model" in err and "this run's model is" in err

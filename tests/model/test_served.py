@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from apptest import APP, ENV, TRUTH, app, texts, write_tiny_corpus
+from apptest import APP, ENV, TRUTH, app, serve_tiny, texts
 
 pytestmark = pytest.mark.model
 
@@ -23,12 +23,7 @@ REFUSED = "is not one this dashboard serves"
 @pytest.fixture
 def served(tmp_path, monkeypatch):
     """The tiny corpus as the operator's data; no extra roots."""
-    root, truth = write_tiny_corpus(tmp_path)
-    env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(tmp_path / "cache")}
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
-    for k in ("RAGDIAG_ROOTS", "RAGDIAG_LOCKED"):
-        monkeypatch.delenv(k, raising=False)
+    root, truth = serve_tiny(tmp_path, monkeypatch, "RAGDIAG_ROOTS", "RAGDIAG_LOCKED")
     secret = tmp_path / "secret"
     secret.mkdir()
     (secret / "passwords.md").write_text("# Secret\n\nTOPSECRET-4711 is the admin password.\n", encoding="utf-8")
@@ -159,10 +154,13 @@ def test_small_corpus_works_on_every_page(tmp_path, monkeypatch):
                  "RAGDIAG_CACHE": str(tmp_path / "cache")}.items():
         monkeypatch.setenv(k, v)
     monkeypatch.delenv("RAGDIAG_LOCKED", raising=False)
-    import re
+    import ast
 
-    pages = [p for p in re.findall(r'st\.Page\("(app_pages/\w+\.py)"', Path(APP).read_text(encoding="utf-8"))
-             if p != "app_pages/collection.py"]  # served only when the operator opens a collection
+    # the navigation's pages, as app.py lists them (collection.py is served only when the operator opens one)
+    tree = ast.parse(Path(APP).read_text(encoding="utf-8"))
+    navigation = next(ast.literal_eval(n.value) for n in tree.body
+                      if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "NAVIGATION")
+    pages = [f"app_pages/{file}.py" for section in navigation.values() for file, _, _ in section]
     assert len(pages) >= 8
     for page in pages:
         at = app(page, keep=4)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from apptest import APP, ENV, app, texts, write_tiny_corpus
+from apptest import APP, app, ok as _ok, serve_tiny, texts, write_tiny_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
 GT_PAGE = str(ROOT / "app_pages" / "ground_truth.py")
@@ -29,14 +29,7 @@ def _gt_page(session: dict | None = None):
     at = AppTest.from_file(GT_PAGE, default_timeout=60)
     for k, v in (session or {}).items():
         at.session_state[k] = v
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def _ok(at):
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return _ok(at.run())
 
 
 @pytest.fixture
@@ -191,12 +184,7 @@ def _umask() -> int:
 
 @pytest.fixture
 def served(tmp_path, monkeypatch):
-    root, truth = write_tiny_corpus(tmp_path)
-    env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(tmp_path / "cache")}
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
-    for k in ("RAGDIAG_ROOTS", "RAGDIAG_LOCKED", "RAGDIAG_MODELS"):
-        monkeypatch.delenv(k, raising=False)
+    root, truth = serve_tiny(tmp_path, monkeypatch, "RAGDIAG_ROOTS", "RAGDIAG_LOCKED", "RAGDIAG_MODELS")
     return {"root": root, "truth": truth, "base": tmp_path}
 
 

@@ -6,11 +6,11 @@ seeded from the shipped index, the real encoder), so these are model-marked.
 
 from __future__ import annotations
 
-import itertools
 
 import numpy as np
 import pytest
 
+from families import FAMILIES, coverage
 from ragdiag.analyses.compare import best, best_of
 from ragdiag.analyses.compare.best import outcome_matrix
 from ragdiag.analyses.recommend import complexity_key, shortlist
@@ -124,11 +124,6 @@ def test_the_changes_page_states_the_bundled_best_set_as_computed(bundled):
 # as in tests/slow/test_families_simulation.py: 0 a baseline, 1..6 near-copies of it, 7 and 8 independent systems.
 KINDS = ("E/hybrid", "A/bm25", "C/dense")  # three real configurations of different kinds
 NINE = ("E/hybrid", "E/dense", "E/bm25", "E/rerank-maxsim", "D/hybrid", "F/hybrid", "A/hybrid", "B/dense", "C/bm25")
-FAMILIES = {
-    "all pairs": (list(itertools.combinations(range(9), 2)), None),
-    "planned": ([(0, j) for j in range(1, 9)], None),
-    "blocked": ([(0, 1), (0, 2), (1, 2), (3, 4), (7, 8), (5, 6), (5, 7)], [[0, 1, 2, 3, 4], [5, 6, 7, 8]]),
-}
 
 
 def _resample(groups, rng):
@@ -195,29 +190,19 @@ def test_family_wise_error_on_the_bundled_questions(bundled):
 def test_simultaneous_intervals_cover_on_the_bundled_questions(bundled):
     # nine real configurations of unequal recall; the bundled questions resampled with replacement stand for new
     # questions and the full set's recall for the truth: every family's intervals must all cover 93% of the time
-    from ragdiag.analyses.compare.simultaneous import max_t, with_best
-
     _, values, groups, labels = bundled
     v_all = values[[labels.index(c) for c in NINE]]
     truth = v_all.mean(axis=1)
-    rest = np.array([np.delete(truth, i).max() for i in range(truth.size)])
-    rng = np.random.default_rng(20261207)
-    n = 150
-    held = dict.fromkeys([*FAMILIES, "best (Hsu)"], 0)
-    for _ in range(n):
+
+    def draw(rng):
         cols, g = _resample(groups, rng)
-        seed = int(rng.integers(1 << 31))
-        for name, (pairs, blocks) in FAMILIES.items():
-            rows, _ = max_t(v_all[:, cols], g, pairs, blocks=blocks, draws=1000, seed=seed)
-            held[name] += all(r.low - 1e-12 <= truth[r.a] - truth[r.b] <= r.high + 1e-12 for r in rows)
-        # Hsu's statements: the upper end of mu_i - max_{j != i} mu_j (an outsider's: 0, "not the best"), and
-        # the lower end of the difference to the reference printed (the observed best; the best's: the runner-up)
-        wb = with_best(v_all[:, cols], g, draws=1000, seed=seed)
-        held["best (Hsu)"] += bool((np.maximum(wb.upper, 0.0) >= truth - rest - 1e-12).all()
-                                   and (wb.lower <= truth - truth[wb.reference] + 1e-12).all())
-    rates = {k: v / n for k, v in held.items()}
+        return v_all[:, cols], g
+
+    # Hsu's statements: the upper end of mu_i - max_{j != i} mu_j (an outsider's: 0, "not the best"), and the lower
+    # end of the difference to the reference printed (the observed best; the best's: the runner-up)
+    rates = coverage(np.random.default_rng(20261207), draw, truth)
     print(rates, truth.round(3))
-    for name in held:
+    for name in rates:
         assert rates[name] >= 0.93, rates
 
 

@@ -16,6 +16,7 @@ from ragdiag.analyses.threshold.export import thresholds_yaml
 from ragdiag.analyses.slice_cuts import OOD_RULE, choose_by, cut_slices, query_labels
 
 from offtopic import ENGLISH_OOD
+from no_work import no_work  # noqa: F401 - the fixture
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 MODEL = {"model": "sentence-transformers/all-MiniLM-L6-v2", "weights_sha256": "7e54b3bc" + "0" * 56}
@@ -154,19 +155,6 @@ def test_query_labels_and_the_page_choice():
 
 
 # ----- the command line -------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def no_work(monkeypatch, tmp_path):
-    from ragdiag.documents import corpus
-    from ragdiag.index import models
-
-    def work(*a, **k):
-        raise AssertionError("work started before the bad argument was refused")
-
-    monkeypatch.setattr(corpus, "load_corpus", work)
-    monkeypatch.setattr(models, "load_encoder", work)
-    monkeypatch.setenv("RAGDIAG_CACHE", str(tmp_path / "cache"))
 
 
 @pytest.mark.parametrize(("extra", "message"), [

@@ -13,13 +13,11 @@ import itertools
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from ragdiag.analyses.compare import best, compare, effects, family
 from ragdiag.core.defaults import ALPHA, PRIMARY_K
 
-from ranx_plain import ranx_evaluate
 
 pytestmark = pytest.mark.model
 
@@ -133,39 +131,18 @@ def test_effects_reproduce_the_study_and_p_is_recomputable_from_per_query_csv(bu
 
 
 def test_trec_means_equal_ragdiag_on_de_haushalt_for_every_configuration(haushalt, tmp_path):
-    pytrec_eval = pytest.importorskip("pytrec_eval")
+    pytest.importorskip("pytrec_eval")
     pytest.importorskip("ranx")
-    from ragdiag.present.export import NOTHING_DOCNO, write_trec
-    from ragdiag.core.defaults import KS, MRR_DEPTH
-    from ragdiag.analyses.summary import summary_rows
+    from ragdiag.present.export import NOTHING_DOCNO
+    from trec_oracle import trec_means_equal_the_table
 
     ev = haushalt
-    write_trec(ev, tmp_path, depth=MRR_DEPTH)
-    rows = {r.config: r for r in summary_rows(ev)}
+    read = trec_means_equal_the_table(ev, tmp_path)
     n_in = int(ev.in_domain.sum())
-    sentinel = False
-    files = {cfg.label: (tmp_path / f"{cfg.strategy}.qrels", tmp_path / f"{cfg.strategy}_{cfg.retriever}.run")
-             for cfg in ev.results}
-    ranx_scores = dict(zip(files, ranx_evaluate(list(files.values()),
-                                                [f"hit_rate@{k}" for k in KS] + [f"mrr@{MRR_DEPTH}"])))
-    for cfg in ev.results:
-        qrels_path, run_path = files[cfg.label]
-        sentinel |= NOTHING_DOCNO in run_path.read_text()
-        with open(qrels_path) as f:
-            qrels = pytrec_eval.parse_qrel(f)
-        with open(run_path) as f:
-            run = pytrec_eval.parse_run(f)
-        assert len(run) == n_in, cfg.label  # a run line for every answerable query
-        out = pytrec_eval.RelevanceEvaluator(qrels, {"success." + ",".join(map(str, KS)), "recip_rank"}).evaluate(run)
-        scores = ranx_scores[cfg.label]
-        row = rows[cfg.label]
-        for k in KS:
-            assert row.recall[k].estimate == pytest.approx(np.mean([v[f"success_{k}"] for v in out.values()]),
-                                                           abs=1e-12), (cfg.label, k)
-            assert row.recall[k].estimate == pytest.approx(scores[f"hit_rate@{k}"], abs=1e-12), (cfg.label, k)
-        assert row.mrr.estimate == pytest.approx(np.mean([v["recip_rank"] for v in out.values()]), abs=1e-12)
-        assert row.mrr.estimate == pytest.approx(scores[f"mrr@{MRR_DEPTH}"], abs=1e-12), cfg.label
-    assert sentinel, "no configuration retrieved nothing for a query: the sentinel would not be exercised"
+    for label, (_, _, run, _) in read.items():
+        assert len(run) == n_in, label  # a run line for every answerable query
+    assert any(NOTHING_DOCNO in run_text for _, run_text, _, _ in read.values()), \
+        "no configuration retrieved nothing for a query: the sentinel would not be exercised"
     assert (tmp_path / "README.txt").read_text().count("success@k") >= 1
 
 

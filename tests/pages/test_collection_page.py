@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
+from apptest import FAKE_ENCODER, environment, fake_evaluation, tiny_environment
 from ragdiag.documents.collections import DOCUMENT_LEVEL_NOTE, NO_OOD_NOTE
 from ragdiag.documents.collections.examples import make_examples
 
@@ -19,14 +19,8 @@ def collection_app(tmp_path_factory, corpus, truth):
     make_examples(base, corpus, truth)
     env = {"RAGDIAG_COLLECTION": f"beir:{base}/beir-sklearn", "RAGDIAG_ENCODER": "fakes:fake_encoder",
            "RAGDIAG_CACHE": str(base / "cache"), "RAGDIAG_STRATEGIES": "E", "RAGDIAG_RETRIEVERS": "dense,bm25"}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    yield base
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    with environment(env):
+        yield base
 
 
 def test_the_collection_page_shows_the_librarys_measures_and_says_the_chunk_analysis_is_off(collection_app):
@@ -66,35 +60,17 @@ def test_overview_slices_are_the_librarys(tmp_path_factory):
     """The Overview's slices section (tiny corpus, FAKE encoder): its table is the library's slice table of the
     context's configuration."""
     import fakeapp as pages
-    from apptest import ENV, write_tiny_corpus
 
-    from fakes import fake_encoder
     from ragdiag.analyses.slices import evaluation_slices
-    from ragdiag.documents.corpus import load_corpus
-    from ragdiag.documents.truth import load_truth
-    from ragdiag.evaluation.evaluate import evaluate
     from ui.collection_view import slice_frame
     from ui.fmt import drop_constant
     from ui.state import default_config
 
-    base = tmp_path_factory.mktemp("overview-slices")
-    root, truth_path = write_tiny_corpus(base)
-    env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth_path), "RAGDIAG_CACHE": str(base / "c"),
-           "RAGDIAG_ENCODER": "fakes:fake_encoder"}
-    saved = {k: os.environ.get(k) for k in [*env, "RAGDIAG_COLLECTION"]}
-    os.environ.update(env)
-    os.environ.pop("RAGDIAG_COLLECTION", None)  # the corpus and its ground truth, not a collection
-    try:
+    # the corpus and its ground truth, not a collection
+    with tiny_environment(tmp_path_factory.mktemp("overview-slices"), **FAKE_ENCODER,
+                          RAGDIAG_COLLECTION=None) as paths:
         at = pages.app("app_pages/overview.py")
         shown = next(d.value for d in at.dataframe if "slice" in d.value.columns)
-        corpus = load_corpus(root)
-        ev = evaluate(corpus, load_truth(truth_path, corpus), encoder=fake_encoder(), strategies="A,E",
-                      retrievers="dense,bm25,hybrid")
+        ev = fake_evaluation(paths)
         expected, _ = drop_constant(slice_frame(evaluation_slices(ev, default_config(ev), by="phrasing", k=4)))
         assert shown.reset_index(drop=True).equals(expected.reset_index(drop=True))  # a constant column said once
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v

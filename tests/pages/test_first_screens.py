@@ -19,7 +19,7 @@ import re
 
 import pytest
 
-from apptest import ENV, environment, first_screen, plain_words_problems, run, write_tiny_corpus
+from apptest import FAKE_ENCODER, fake_evaluation, first_screen, plain_words_problems, run, tiny_environment
 
 RETRIEVERS = "dense,bm25,hybrid,rerank-maxsim"
 BASELINE = "A/hybrid"
@@ -28,27 +28,15 @@ BASELINE = "A/hybrid"
 @pytest.fixture(scope="module")
 def plain_app(tmp_path_factory):
     """The tiny corpus with the reranker and a declared baseline; the app reads the FAKE encoder."""
-    base = tmp_path_factory.mktemp("plain")
-    root, truth = write_tiny_corpus(base)
-    env = {**ENV, "RAGDIAG_RETRIEVERS": RETRIEVERS, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth),
-           "RAGDIAG_CACHE": str(base / "cache"), "RAGDIAG_ENCODER": "fakes:fake_encoder",
-           "RAGDIAG_BASELINE": BASELINE}
-    with environment(env):
-        yield {"root": root, "truth": truth}
+    with tiny_environment(tmp_path_factory.mktemp("plain"), **FAKE_ENCODER, RAGDIAG_RETRIEVERS=RETRIEVERS,
+                          RAGDIAG_BASELINE=BASELINE) as paths:
+        yield paths
 
 
 @pytest.fixture(scope="module")
 def plain_lib(plain_app):
     """The library's evaluation of the same inputs with the same FAKE encoder."""
-    from fakes import fake_encoder
-    from ragdiag.documents.corpus import load_corpus
-    from ragdiag.documents.truth import load_truth
-    from ragdiag.evaluation.evaluate import evaluate
-
-    corpus = load_corpus(plain_app["root"])
-    truth = load_truth(plain_app["truth"], corpus)
-    return evaluate(corpus, truth, encoder=fake_encoder(), strategies=ENV["RAGDIAG_STRATEGIES"],
-                    retrievers=RETRIEVERS)
+    return fake_evaluation(plain_app, retrievers=RETRIEVERS)
 
 
 def _app(page: str | None = None):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from apptest import ok as _ok
 from ragdiag.authoring.drafts import draft_suggestions
 from ragdiag.authoring.leakage import leakage
 from ragdiag.authoring.review import REJECT_REASONS, accept, pending, reject
@@ -17,11 +18,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "app_pages" / "truth_review.py")
 DATA = ROOT / "data"
 
-
-
-def _ok(at):
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def _text(at) -> str:

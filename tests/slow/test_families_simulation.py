@@ -19,6 +19,7 @@ import itertools
 import numpy as np
 import pytest
 
+from families import FAMILIES, coverage, hsu_statements_wrong
 from ragdiag.analyses.compare.simultaneous import max_t, with_best
 
 pytestmark = pytest.mark.slow
@@ -46,31 +47,6 @@ def _draw(rng, shifts=None, eps=0.05):
     return np.array(out, dtype=float), np.repeat(np.arange(G), P)
 
 
-FAMILIES = {
-    "all pairs": (list(itertools.combinations(range(K), 2)), None),
-    "planned": ([(0, j) for j in range(1, K)], None),
-    # the chunking contrasts' shape: pairs within two blocks, shuffled within each
-    "blocked": ([(0, 1), (0, 2), (1, 2), (3, 4), (7, 8), (5, 6), (5, 7)], [[0, 1, 2, 3, 4], [5, 6, 7, 8]]),
-}
-
-
-def _hsu_statements_wrong(wb, mu) -> bool:
-    """Is any statement of the comparison with the best false, as Hsu defines them (``mu``: the true recalls)?
-
-    Hsu's constrained MCB states, for each configuration ``i``, an interval of
-    ``mu_i - max_{j != i} mu_j``: an upper end ``max(0, upper_i)`` (out of the set:
-    "``i`` is not the best", at most as good as the best of the others) and a
-    lower end; the product prints the lower end as the difference to the
-    observed best (the best's: to the runner-up), ``lower_i`` against
-    ``mu_i - mu_reference``, which is at least as strict.
-    """
-    k = mu.size
-    rest = np.array([np.max(np.delete(mu, i)) for i in range(k)])
-    upper_wrong = np.maximum(wb.upper, 0.0) < mu - rest - 1e-12
-    lower_wrong = wb.lower > mu - mu[wb.reference] + 1e-12
-    return bool(upper_wrong.any() or lower_wrong.any())
-
-
 def test_family_wise_error_holds_with_near_copies_and_independent_systems():
     rng = np.random.default_rng(20261202)
     n = 250
@@ -88,7 +64,7 @@ def test_family_wise_error_holds_with_near_copies_and_independent_systems():
         wb = with_best(v, g, draws=1000, seed=seed)
         out = ~wb.in_best_set
         dropped += out
-        wrong["best: a statement false (Hsu)"] += _hsu_statements_wrong(wb, np.zeros(K))
+        wrong["best: a statement false (Hsu)"] += hsu_statements_wrong(wb, np.zeros(K))
         wrong["best: some tied configuration dropped"] += bool(out.any())
         # some one dropped exactly when the largest studentized difference of any pair passes Hsu's constant:
         # a property of the set, so no rule that gives Hsu's set can drop fewer tied configurations
@@ -111,19 +87,10 @@ def test_family_wise_error_holds_with_near_copies_and_independent_systems():
 def test_simultaneous_intervals_cover_with_near_copies():
     # unequal recall: near-copies 5 and 10 points under the baseline (and one above), independents 10 and 15 under
     shifts = np.array([0.0, 0.0, -0.05, -0.05, -0.10, 0.05, 0.0, -0.10, -0.15])
-    rng = np.random.default_rng(20261203)
-    n = 150
-    held = dict.fromkeys([*FAMILIES, "best (Hsu)"], 0)
-    for _ in range(n):
-        v, g = _draw(rng, shifts)
-        seed = int(rng.integers(1 << 31))
-        for name, (pairs, blocks) in FAMILIES.items():
-            rows, _ = max_t(v, g, pairs, blocks=blocks, draws=1000, seed=seed)
-            held[name] += all(r.low - 1e-12 <= shifts[r.a] - shifts[r.b] <= r.high + 1e-12 for r in rows)
-        held["best (Hsu)"] += not _hsu_statements_wrong(with_best(v, g, draws=1000, seed=seed), shifts)
-    print({k: v / n for k, v in held.items()})
-    for name in held:
-        assert held[name] / n >= 0.93, {k: v / n for k, v in held.items()}
+    rates = coverage(np.random.default_rng(20261203), lambda rng: _draw(rng, shifts), shifts)
+    print(rates)
+    for name in rates:
+        assert rates[name] >= 0.93, rates
 
 
 @pytest.mark.parametrize("p_win, p_loss", [(0.0, 0.0), (0.02, 0.0), (0.03, 0.03), (0.06, 0.0)])
@@ -146,6 +113,24 @@ def test_pair_intervals_cover_when_few_questions_differ(p_win, p_loss):
     assert held / kept >= 0.93, held / kept
 
 
+def _detected_share(rng, configs, n, phrasings, delta, detects, runs=150) -> float:
+    """The share of ``runs`` data sets in which ``detects(v, groups, seed)`` tells system 0 from system 1.
+
+    ``configs`` systems hit at random (chance 1/2) on ``n`` questions in ``phrasings`` phrasings; system 1 copies
+    system 0 except on a ``phrasings * delta`` share of the questions, where 0 hits and 1 misses by one phrasing
+    (recall apart by ``delta``, most favourably: all one way).
+    """
+    groups = np.repeat(np.arange(n), phrasings)
+    detected = 0
+    for _ in range(runs):
+        v = (rng.random((configs, n * phrasings)) < 0.5).astype(float)
+        v[1] = v[0]
+        flip = np.flatnonzero(rng.random(n) < phrasings * delta) * phrasings  # first phrasing of those questions
+        v[0, flip], v[1, flip] = 1.0, 0.0
+        detected += detects(v, groups, int(rng.integers(1 << 31)))
+    return detected / runs
+
+
 def test_family_power_figure_agrees_with_a_simulation_of_the_family_test():
     # what truth stats and the report say: within all pairs of 6 configurations on 32 questions in 2 phrasings,
     # the smallest difference detected 80% of the time (most favourable: one phrasing per disagreeing question,
@@ -158,17 +143,9 @@ def test_family_power_figure_agrees_with_a_simulation_of_the_family_test():
     delta = r.family  # a share of recall: P * delta of the questions disagree one way, by one phrasing
     rng = np.random.default_rng(20261204)
     pairs = list(itertools.combinations(range(configs), 2))
-    groups = np.repeat(np.arange(n), phrasings)
-    detected = 0
-    runs = 150
-    for _ in range(runs):
-        v = (rng.random((configs, n * phrasings)) < 0.5).astype(float)
-        v[1] = v[0]
-        flip = np.flatnonzero(rng.random(n) < phrasings * delta) * phrasings  # first phrasing of those questions
-        v[0, flip], v[1, flip] = 1.0, 0.0
-        rows, _ = max_t(v, groups, pairs, draws=1000, seed=int(rng.integers(1 << 31)))
-        detected += rows[0].low > 0
-    assert abs(detected / runs - 0.8) <= 0.08, detected / runs
+    detected = _detected_share(rng, configs, n, phrasings, delta,
+                               lambda v, g, seed: max_t(v, g, pairs, draws=1000, seed=seed)[0][0].low > 0)
+    assert abs(detected - 0.8) <= 0.08, detected
 
 
 @pytest.mark.parametrize("p", [1 / 320, 1 / 64, 1 / 32])
@@ -201,13 +178,7 @@ def test_report_power_figure_agrees_with_a_simulation_of_the_best_test():
     groups = np.repeat(np.arange(n), phrasings)
     c = with_best((rng.random((configs, n * phrasings)) < 0.5).astype(float), groups, draws=1000, seed=1).critical
     delta = resolvable(n, phrasings, family_size=15, critical=c).family
-    detected = 0
-    runs = 150
-    for _ in range(runs):
-        v = (rng.random((configs, n * phrasings)) < 0.5).astype(float)
-        v[1] = v[0]
-        flip = np.flatnonzero(rng.random(n) < phrasings * delta) * phrasings  # first phrasing of those questions
-        v[0, flip], v[1, flip] = 1.0, 0.0
-        detected += not with_best(v, groups, draws=1000, seed=int(rng.integers(1 << 31))).in_best_set[1]
-    print(c, delta, detected / runs)
-    assert abs(detected / runs - 0.8) <= 0.08, detected / runs
+    detected = _detected_share(rng, configs, n, phrasings, delta,
+                               lambda v, g, seed: not with_best(v, g, draws=1000, seed=seed).in_best_set[1])
+    print(c, delta, detected)
+    assert abs(detected - 0.8) <= 0.08, detected

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from apptest import TEA_NEEDLE, write_tiny_corpus
+from apptest import TEA_NEEDLE, ok, write_tiny_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "app_pages" / "ground_truth.py")
@@ -37,14 +37,7 @@ def page():
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(PAGE, default_timeout=60)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def ok(at):
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return ok(at.run())
 
 
 def pick(at, doc: str, section: str, sentence_text: str, span: str = "this sentence"):

@@ -16,23 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from code_walk import call_name as _name, calls as _calls
+
 BROWSER_TESTS = sorted((Path(__file__).resolve().parents[1] / "browser").glob("test_*.py")) + [
     Path(__file__).resolve().parents[1] / "helpers" / "browsing.py"]
 #: the helpers that read one element (``one`` and those that call it)
 ONE_READERS = {"one", "text_of", "value_of"}
 #: what picks one element out of several
 PICKS = {"first", "last", "nth"}
-
-
-def _calls(path: Path):
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
-            yield node
-
-
-def _name(func) -> str:
-    return func.attr if isinstance(func, ast.Attribute) else func.id
 
 
 def _picks(node, picked: set[str]) -> list[str]:

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from code_walk import call_name as _name, calls as _calls
+
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 BROWSER_TESTS = sorted((Path(__file__).resolve().parents[1] / "browser").glob("test_*.py")) + [HELPERS / "browsing.py"]
 #: Playwright's reads of a locator's state; each must be of ``one(...)``.
@@ -27,17 +29,6 @@ READS = {"inner_text", "inner_html", "text_content", "input_value", "get_attribu
          "is_hidden", "is_editable", "is_enabled", "is_disabled", "is_checked", "count", "all_inner_texts",
          "all_text_contents"}
 SLEEPS = {"sleep", "wait_for_timeout"}
-
-
-def _calls(path: Path):
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
-            yield node
-
-
-def _name(func) -> str:
-    return func.attr if isinstance(func, ast.Attribute) else func.id
 
 
 def _is_one(node) -> bool:

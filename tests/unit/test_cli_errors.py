@@ -15,6 +15,7 @@ import argparse
 import pytest
 
 from ragdiag.cli.parser import build_parser, main
+from no_work import no_work  # noqa: F401 - the fixture
 
 #: The arguments each command needs besides the option under test (RUN, DIR, FILE, OUT: paths made per test).
 PREFIX = {
@@ -73,20 +74,6 @@ CASES = list(_cases())
 def test_every_command_has_a_row_and_the_table_is_not_empty():
     assert {c for c, _ in _commands(build_parser())} == set(PREFIX)
     assert len(CASES) > 150 and {c.values[0] for c in CASES} >= {"sweep", "report", "truth stats", "variants"}
-
-
-@pytest.fixture
-def no_work(monkeypatch, tmp_path):
-    """Loading a corpus or a model is an error: a bad number must be refused before."""
-    from ragdiag.documents import corpus
-    from ragdiag.index import models
-
-    def work(*a, **k):
-        raise AssertionError("work started before the bad argument was refused")
-
-    monkeypatch.setattr(corpus, "load_corpus", work)
-    monkeypatch.setattr(models, "load_encoder", work)
-    monkeypatch.setenv("RAGDIAG_CACHE", str(tmp_path / "cache"))
 
 
 @pytest.mark.parametrize(("command", "flag", "value"), CASES)

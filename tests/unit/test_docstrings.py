@@ -10,20 +10,12 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
-import pkgutil
 
 import pytest
 
 import ragdiag
 import ui
-
-def _modules(package) -> list[str]:
-    names = [package.__name__]
-    for info in pkgutil.walk_packages(package.__path__, prefix=f"{package.__name__}."):
-        if info.name.rsplit(".", 1)[-1] == "__main__":  # importing it would run the program
-            continue
-        names.append(info.name)
-    return sorted(names)
+from code_walk import modules as _modules
 
 
 MODULES = _modules(ragdiag) + _modules(ui)

@@ -18,32 +18,20 @@ from pathlib import Path
 import pytest
 
 from ragdiag.core.gate import Gate
-from ragdiag.cli.parser import main
 from ragdiag.present.history import HistoryError, open_history
 from ragdiag.present.regression.runs import DestroyedRecord
 from handmade import hand_run
-from heldout import make_heldout
+from heldout import heldout_run, run
 
 REPO = Path(__file__).resolve().parents[2]
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
 def evaluated(tmp_path, monkeypatch, capsys):
     """An `eval --out` folder of the held-out corpus (strategies A and C, dense), FAKE encoder."""
     monkeypatch.setenv("RAGDIAG_ENCODER", "fakes:fake_encoder")
-    folder, truth = make_heldout(tmp_path)
-    out = tmp_path / "run"
-    code, _, err = run(capsys, "eval", "--corpus", folder, "--truth", truth, "--no-cache", "--strategies", "A,C",
-                       "--retrievers", "dense", "--out", out)
-    assert code == 0, err
-    return {"out": out, "tmp": tmp_path, "folder": folder, "truth": truth}
+    return heldout_run(tmp_path, capsys, "dense")
 
 
 def test_added_run_measures_equal_the_gates_own_numbers(evaluated, capsys):

@@ -7,7 +7,6 @@ test_funnel.py, and the tiny corpus evaluated with the FAKE encoder (conftest.py
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 import numpy as np
@@ -24,21 +23,17 @@ from ragdiag.analyses.threshold import rate_rows, sweep
 from ragdiag.analyses.gate_table import GateTable, gate_table, query_outcomes
 from ragdiag.core.gate import Gate
 from ragdiag.documents.truth import Query
-from funnel_cases import synthetic_eval
+from funnel_cases import FakeIndex, synthetic_eval
 
 N_CHUNKS = 30
 
 
-@dataclass
-class _FakeIndex:
-    """A FAKE strategy index: holders and truncation set by hand."""
-
-    holders: dict
-    truncated: set
-    report: SimpleNamespace = field(default_factory=lambda: SimpleNamespace(destroyed=()))
+class _FakeIndex(FakeIndex):
+    """A FAKE strategy index (:class:`funnel_cases.FakeIndex`) whose truncation counts only where the question has a
+    holder (with none its needle was destroyed)."""
 
     def truncated_before_needle(self, question_id, needle_end):
-        return question_id in self.truncated and bool(self.holders[question_id].size)
+        return super().truncated_before_needle(question_id, needle_end) and bool(self.holders[question_id].size)
 
 
 #: The rungs that lose the answer before the gate (the needle is not in the top k).

@@ -13,10 +13,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
-import pkgutil
 
 import ragdiag
 import ui
+from code_walk import modules as _modules
 from ragdiag.core.gate import Gate, OnGate
 
 GATE_FIELDS = frozenset({"cut", "keep", "k"})
@@ -27,15 +27,6 @@ GATE_FIELDS = frozenset({"cut", "keep", "k"})
 ALLOWED = {
     "ragdiag.core.gate.Gate": "the gate itself: the one place keep, cut and k live side by side",
 }
-
-
-def _modules(package) -> list[str]:
-    names = [package.__name__]
-    for info in pkgutil.walk_packages(package.__path__, prefix=f"{package.__name__}."):
-        if info.name.rsplit(".", 1)[-1] == "__main__":  # importing it would run the program
-            continue
-        names.append(info.name)
-    return sorted(names)
 
 
 @functools.cache

@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from heldout import make_heldout, run
+from heldout import heldout_run, make_heldout, run
 
 
 @pytest.fixture
@@ -26,12 +26,7 @@ def fake_env(monkeypatch):
 @pytest.fixture
 def runs(tmp_path, fake_env, capsys):
     """Baseline (C) and candidate (A and C) `eval --out` folders of the held-out corpus."""
-    folder, truth = make_heldout(tmp_path)
-    out = tmp_path / "run"
-    code, _, err = run(capsys, "eval", "--corpus", folder, "--truth", truth, "--no-cache", "--strategies", "A,C",
-                       "--retrievers", "dense,bm25", "--out", out)
-    assert code == 0, err
-    return {"folder": folder, "truth": truth, "out": out, "tmp": tmp_path}
+    return heldout_run(tmp_path, capsys, "dense,bm25")
 
 
 def _failures(xml_text: str) -> list[str]:

@@ -1,0 +1,30 @@
+"""Reading the code the lint-like tests check: the modules of a package, the calls in a file."""
+
+from __future__ import annotations
+
+import ast
+import pkgutil
+from pathlib import Path
+
+
+def modules(package) -> list[str]:
+    """The dotted names of ``package`` and every module below it (``__main__`` left out: importing it runs it)."""
+    names = [package.__name__]
+    for info in pkgutil.walk_packages(package.__path__, prefix=f"{package.__name__}."):
+        if info.name.rsplit(".", 1)[-1] == "__main__":  # importing it would run the program
+            continue
+        names.append(info.name)
+    return sorted(names)
+
+
+def calls(path: Path):
+    """Every call in the file at ``path`` of a name or an attribute (``f(...)``, ``x.f(...)``), as AST nodes."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
+            yield node
+
+
+def call_name(func) -> str:
+    """The called name of a call's ``func`` node from :func:`calls` (``f`` of ``x.f``)."""
+    return func.attr if isinstance(func, ast.Attribute) else func.id
