@@ -173,37 +173,53 @@ def flips(cuts, ids, values, *, show: int = 3) -> list[str]:
 
 
 #: Marker labels: their font size, a width per character that no common sans-serif exceeds on average at that size,
-#: the gap to their rule, a lane's height, and the narrowest plot they are laid out for (the module's 240 px).
-LABEL_FONT, LABEL_CHAR_PX, LABEL_DX, LANE_PX, MIN_PLOT_PX = 11, 6.9, 4, 14, 240
+#: the gap to their rule, a lane's height, and the narrowest and widest plots they are laid out for.
+LABEL_FONT, LABEL_CHAR_PX, LABEL_DX, LANE_PX, MIN_PLOT_PX, MAX_PLOT_PX = 11, 6.9, 4, 14, 240, 2000
 
 
-def label_layout(names, cuts, *, lo: float, hi: float, width_px: float = MIN_PLOT_PX) -> list[tuple[int, bool]]:
+def label_layout(names, cuts, *, lo: float, hi: float, width_px: float = MIN_PLOT_PX,
+                 max_width_px: float = MAX_PLOT_PX) -> list[tuple[int, bool]]:
     """Per marker label, ``(lane, right)``: the text row it takes (0 at the top) and whether it sits left of its rule
-    (``right``-aligned: it would run past the plot's right edge otherwise), so that no two labels' boxes intersect.
+    (``right``-aligned: it would run past the plot's right edge otherwise), so that no two labels' boxes intersect
+    on any plot from ``width_px`` to ``max_width_px`` wide.
 
-    The boxes are laid out on a plot ``width_px`` wide (the narrowest the charts get): on a wider plot the rules
-    move apart and the texts keep their size, so labels apart there are apart everywhere. In order of their left
-    edge, each label takes the first lane whose last label ends before it starts.
+    On a wider plot the rules move apart and the texts keep their size: two labels on the same side of their rules
+    apart on the narrowest plot are apart on every wider one, but a label left of its rule and one right of a rule
+    further left face each other and meet as the plot widens. So two labels share a lane only when their boxes are
+    apart at every width (each box edge moves linearly with the width: the ends of the range and the widths where
+    two edges meet are the ones to check). In order of their left edge, each label takes the first lane whose
+    labels it never meets.
 
     >>> label_layout(["proposed", "on screen", "today"], [0.50, 0.51, 0.95], lo=0.0, hi=1.0)
     [(0, False), (1, False), (0, True)]
+    >>> label_layout(["default", "conformal"], [0.7578125, 0.78125], lo=0.0, hi=1.0)  # they face each other
+    [(1, False), (0, True)]
     """
     span = max(hi - lo, 1e-9)
+    # a box at plot width W spans [f W + a, f W + b]: f the rule's place in the range, a and b the text's ends
     boxes, rights = [], []
     for name, cut in zip(names, cuts):
-        x, w = (float(cut) - lo) / span * width_px, len(str(name)) * LABEL_CHAR_PX
-        right = x + LABEL_DX + w > width_px and x - LABEL_DX - w >= 0
-        boxes.append((x - LABEL_DX - w, x - LABEL_DX) if right else (x + LABEL_DX, x + LABEL_DX + w))
+        f, w = (float(cut) - lo) / span, len(str(name)) * LABEL_CHAR_PX
+        right = f * width_px + LABEL_DX + w > width_px and f * width_px - LABEL_DX - w >= 0
+        boxes.append((f, -LABEL_DX - w, -LABEL_DX) if right else (f, LABEL_DX, LABEL_DX + w))
         rights.append(right)
-    ends: list[float] = []  # per lane, where its last label ends
+
+    def meet(p, q) -> bool:
+        widths = {width_px, max_width_px}
+        for (f1, a1, _), (f2, _, b2) in ((p, q), (q, p)):  # the widths where one's start meets the other's end
+            if f1 != f2:
+                widths.add(min(max((b2 + 2 - a1) / (f1 - f2), width_px), max_width_px))
+        return any(p[0] * W + p[1] < q[0] * W + q[2] + 2 and q[0] * W + q[1] < p[0] * W + p[2] + 2
+                   for w0 in widths for W in (w0 - 1e-6, w0, w0 + 1e-6) if width_px <= W <= max_width_px)
+
+    lanes: list[list[int]] = []
     out: list[tuple[int, bool]] = [(0, False)] * len(boxes)
-    for i in sorted(range(len(boxes)), key=lambda i: boxes[i][0]):
-        start, end = boxes[i]
-        lane = next((j for j, e in enumerate(ends) if e + 2 <= start), len(ends))
-        if lane == len(ends):
-            ends.append(end)
-        else:
-            ends[lane] = end
+    for i in sorted(range(len(boxes)), key=lambda i: boxes[i][0] * width_px + boxes[i][1]):
+        lane = next((j for j, members in enumerate(lanes) if not any(meet(boxes[i], boxes[m]) for m in members)),
+                    len(lanes))
+        if lane == len(lanes):
+            lanes.append([])
+        lanes[lane].append(i)
         out[i] = (lane, rights[i])
     return out
 

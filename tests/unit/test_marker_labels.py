@@ -12,7 +12,7 @@ import itertools
 
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ui.gate_charts import MARKER_COLORS, label_layout, tradeoff_curve
@@ -87,6 +87,8 @@ def test_coinciding_markers_share_one_label():
 
 
 @settings(max_examples=60, deadline=None)
+@example(markers=[("conformal", 0.78125), ("cost goal", 0.0), ("default", 0.7578125), ("fitted here", 0.0)], cut=0.0,
+         width=480)  # two labels facing each other: apart at 240 px, met at 480 before lanes held at every width
 @given(st.lists(st.tuples(st.sampled_from(sorted(MARKER_COLORS)), st.floats(0.0, 1.0)), min_size=1, max_size=6,
                 unique_by=lambda t: t[0]),
        st.floats(0.0, 1.0), st.sampled_from(WIDTHS))
