@@ -3,10 +3,11 @@
 Run: ``python benchmarks/bench_variants.py [--strategy E] [--models minilm,use] [--repeats 5] [--scale 20] [--embed-chunks 50]``
 
 Part 1, the bundled corpus: every variant (model x precision x index) of one
-strategy through :func:`ragdiag.analyses.variants.run_variants` (vectors from the store
-when ``$RAGDIAG_CACHE`` holds them): recall@4 with its interval, the paired
-verdict against exact MiniLM, bytes per vector, search ms per query for the top 20 (median of
-``--repeats``), build seconds, neighbour overlap@4.
+strategy evaluated like any retriever (:func:`ragdiag.evaluation.evaluate.evaluate`, vectors
+from the store when ``$RAGDIAG_CACHE`` holds them) and tabled by
+:func:`ragdiag.analyses.variants.variant_rows`, as ``ragdiag variants`` does: recall@4 with its
+interval, the paired verdict against exact MiniLM, bytes per vector, the ranking's ms per query,
+neighbour overlap@4.
 
 Part 2, the same vectors scaled up: the chunk vectors repeated ``--scale``
 times with small Gaussian noise (renormalised), so search cost is measured on
@@ -33,12 +34,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import median_time  # noqa: E402
 from ragdiag.index.chunking import STRATEGIES, chunk_corpus  # noqa: E402
 from ragdiag.documents.corpus import load_corpus  # noqa: E402
-from ragdiag.core.defaults import PRIMARY_K, TOP  # noqa: E402
+from ragdiag.core.defaults import TOP  # noqa: E402
 from ragdiag.retrieval.base import QueryBatch, Unavailable  # noqa: E402
 from ragdiag.retrieval.ann import HNSWParams, neighbour_overlap  # noqa: E402
 from ragdiag.documents.truth import default_truth_path, load_truth  # noqa: E402
 from ragdiag.retrieval.variant_kinds import VARIANT_KINDS, Variant, build_variant
-from ragdiag.analyses.variants import run_variants, variant_rows  # noqa: E402
+from ragdiag.analyses.variants import format_variant_rows, variant_names, variant_rows  # noqa: E402
+from ragdiag.evaluation.evaluate import evaluate  # noqa: E402
 
 
 def main() -> None:
@@ -57,30 +59,22 @@ def main() -> None:
     encoder = Encoder()
     store = Store(os.environ.get("RAGDIAG_CACHE"))
     models = [m.strip() for m in args.models.split(",") if m.strip()]
-    names = [b if m == "minilm" else f"{b}@{m}" for m in models for b in VARIANT_KINDS]
-    run = run_variants(corpus, truth, strategy=args.strategy, variants=names, encoder=encoder, store=store,
-                       repeats=args.repeats)
-    rows = variant_rows(run)
+    names = list(dict.fromkeys(["dense", *variant_names(models, list(VARIANT_KINDS))]))
+    ev = evaluate(corpus, truth, encoder=encoder, strategies=[args.strategy], retrievers=names, store=store,
+                  retriever_options={"hnsw": HNSWParams()})
+    strategy = next(iter(ev.indexes))
+    rows = variant_rows(ev, strategy)
     n_q = len(truth.queries)
-    n_chunks = len(run.evaluation.indexes[run.strategy].chunks)
-    print(f"# Dense variants, strategy {run.strategy} ({platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} CPUs, {n_chunks} chunks, {n_q} queries, median of {args.repeats})\n")
-    k = f"R@{PRIMARY_K}"
-    print(f"| variant | {k} [95% CI] | vs exact MiniLM (paired) | bytes/vector | ms/query | build s | overlap@{PRIMARY_K} |")
-    print("|---|---|---|---:|---:|---:|---:|")
-    for r in rows:
-        iv = r[k]
-        vs = "baseline" if r["p"] is None else f"+{r['wins']}/-{r['losses']}, p = {r['p']:.3g}"
-        b = f"{r['bytes_per_vector']:.0f}" + (f" (+{r['rescore_bytes']} to rescore)" if r["rescore_bytes"] else "")
-        star = " ★" if r["pareto"] else ""
-        print(f"| {r['variant']}{star} | {iv.estimate:.3f} [{iv.low:.3f}, {iv.high:.3f}] | {vs} | {b} | "
-              f"{r['ms_per_query']:.3f} | {r['build_s']:.3f} | {r[f'overlap@{PRIMARY_K}']:.3f} |")
-    for name, reason in run.unavailable.items():
+    n_chunks = len(ev.indexes[strategy].chunks)
+    print(f"# Dense variants, strategy {strategy} ({platform.processor() or platform.machine()}, "
+          f"{os.cpu_count()} CPUs, {n_chunks} chunks, {n_q} queries; ms per query from the evaluation's ranking)\n")
+    print(format_variant_rows(rows))
+    for name, reason in ev.unavailable.items():
         print(f"\nunavailable: {name}: {reason}")
 
     if args.scale > 0:
         rng = np.random.default_rng(20261130)
-        base = run.model_indexes["minilm"].vectors
+        base = ev.indexes[strategy].vectors
         big = np.concatenate([base + rng.normal(0, 0.02, base.shape).astype(np.float32) for _ in range(args.scale)])
         big /= np.linalg.norm(big, axis=1, keepdims=True)
         qv = store.embed(encoder, [q.text for q in truth.queries]).vectors
@@ -109,9 +103,9 @@ def main() -> None:
 
     if args.embed_chunks <= 0:
         return
-    chunks = chunk_corpus(corpus, STRATEGIES[run.strategy])[: args.embed_chunks]
+    chunks = chunk_corpus(corpus, STRATEGIES[strategy])[: args.embed_chunks]
     texts = [c.embed_text for c in chunks]
-    print(f"\n## Embedding cost: {len(texts)} chunks of strategy {run.strategy}, median of {max(1, args.repeats // 2)}\n")
+    print(f"\n## Embedding cost: {len(texts)} chunks of strategy {strategy}, median of {max(1, args.repeats // 2)}\n")
     print("| model | dims | ms per chunk |")
     print("|---|---:|---:|")
     from ragdiag.index.models import load_encoder

@@ -4,7 +4,7 @@ The context carries the score (``score=native`` in the URL, default dense) and
 the visitor's cut on it (``native_cut``). Everything here is computed by the
 library (:mod:`ragdiag.analyses.threshold.score`,
 :mod:`ragdiag.analyses.threshold.native_cuts`) and drawn: a chunk among the
-top ``min(k, keep)`` is kept when its score is at least the cut.
+top ``Gate.window`` (the smaller of ``k`` and ``keep``) is kept when its score is at least the cut.
 """
 
 from __future__ import annotations

@@ -9,10 +9,10 @@ cross-validation, the funnel and the Inspector (``outcome``, ranks),
 Per query:
 
 * ``closest``: the smallest distance in the gate's window (the top
-  ``min(k, keep)``); the gate keeps something iff ``closest < cut``;
+  ``Gate.window`` (the smaller of ``k`` and ``keep``)); the gate keeps something iff ``closest`` under the cut;
 * ``closest_holder``: the smallest distance of a chunk holding the needle in
   the window (``inf``: none there, and for out-of-domain queries); answered iff
-  ``closest_holder < cut``;
+  ``closest_holder`` under the cut;
 * ``needle_rank`` / ``pool_rank``: 1-based rank of the best holder in the final
   ranking and in the ranking a reranker's pool is cut from (0: not ranked);
 * ``needle_distance``: the best holder's distance anywhere (``nan``: none);
@@ -61,7 +61,7 @@ class GateTable:
     in_domain: np.ndarray  # bool
     closest: np.ndarray  # min distance in the window (inf: none)
     closest_holder: np.ndarray  # min distance of a needle holder in the window (inf: none, ood)
-    window: int  # min(k, keep, ranks): how many ranks the gate looks at
+    window: int  # the smallest of k, keep and the ranks: how many ranks the gate looks at
     groups: tuple[str, ...] = ()  # the question of each query (ood: the query itself); () = each query alone
     kinds: tuple = ()  # ood kind per query ("near", "far", ...; None in-domain); () = unknown
     # answerable queries whose needle is in the top k (the ladder's gate rungs); None = unknown

@@ -4,7 +4,7 @@ Which slice needs its own cut is decided on each answerable query's outcome at
 the global cut (answered or not), which does not care what score the gate
 reads: the slices run through the adapter of
 :mod:`ragdiag.analyses.threshold.native_current` (scores mapped by rank to
-distances in ``(0, 1)``, the cut half a step above its own, so ``d < cut``
+distances in ``(0, 1)``, the cut half a step above its own, so a distance under the cut
 exactly when ``score >= c``). What is
 in the native score's units is redone here, in those units:
 

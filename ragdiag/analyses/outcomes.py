@@ -2,8 +2,8 @@
 
 A pipeline answers a query in two steps: the retriever ranks chunks and hands
 its top ``k`` on; the gate keeps at most ``keep`` of those (its top
-``min(k, keep)``), only the chunks whose cosine distance is under the cut
-(``d < cut``). An answerable query gets the first rung of :data:`LADDER` that
+``Gate.window`` (the smaller of ``k`` and ``keep``)), only the chunks whose cosine distance is under the cut
+(strictly under it). An answerable query gets the first rung of :data:`LADDER` that
 applies:
 
 1. ``destroyed``: no chunk holds the needle whole (the chunking cut it).
@@ -18,7 +18,7 @@ applies:
    The needle is in the top ``k`` from here on; the gate decides:
 
 5. ``refused``: the gate keeps nothing (every chunk of its top
-   ``min(k, keep)`` is at or over the cut).
+   ``Gate.window`` (the smaller of ``k`` and ``keep``) is at or over the cut).
 6. ``kept-but-wrong``: the gate keeps chunks, none holding the needle (the
    holder is at or over the cut, or ranked between ``keep`` and ``k``).
 7. ``answered``: the gate keeps a chunk holding the needle.
@@ -72,8 +72,8 @@ def gate_values(top_distance: np.ndarray, top_holds: np.ndarray, *, gate: Gate) 
     """Per query, the two distances the gate compares with the cut, over its window (:meth:`Gate.window`).
 
     ``closest``: the smallest distance there (the gate keeps something iff
-    ``closest < cut``); ``closest_holder``: the smallest distance of a chunk
-    holding the needle there (answered iff ``closest_holder < cut``; ``inf``
+    ``closest`` under the cut); ``closest_holder``: the smallest distance of a chunk
+    holding the needle there (answered iff ``closest_holder`` under the cut; ``inf``
     when none does).
 
     >>> d = np.array([[0.3, 0.2, 0.1], [0.4, 0.5, 0.6]])
@@ -132,7 +132,7 @@ class QueryOutcome(OnGate):
     """One query under one configuration at ``gate`` (k, keep, cut): its rung of :data:`LADDER` (or ood outcome).
 
     ``needle_rank``: of the best chunk holding the needle (None: none ranked;
-    ood). ``closest``: the smallest distance in the gate's top ``min(k, keep)``
+    ood). ``closest``: the smallest distance in the gate's top ``Gate.window`` (the smaller of ``k`` and ``keep``)
     (something kept iff under ``cut``). ``needle_distance``: the closest
     holder's distance anywhere (None: destroyed, ood). ``kept``: how many
     chunks the gate keeps.

@@ -433,7 +433,7 @@ def recommend(ev: Evaluation, gate: Gate | None = None, *, max_bluff: float = DE
     ev : Evaluation
         Only ragdiag configurations are candidates (external runs are compared, not shipped).
     gate : Gate, optional
-        Its ``k`` (the rank the retriever must find the needle in; the gate looks at ``min(k, keep)``) and
+        Its ``k`` (the rank the retriever must find the needle in; the gate looks at ``Gate.window`` (the smaller of ``k`` and ``keep``)) and
         ``keep``; its cut is what this decides (the proposed cut for the bluff goal, per configuration).
         Default :class:`~ragdiag.core.gate.Gate`.
     costs : sequence of CostRow, optional

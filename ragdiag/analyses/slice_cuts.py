@@ -318,7 +318,7 @@ def _verdict(rows: Sequence[SliceCut], by: str, cut: float, min_questions: int) 
                     f"{rate_text(r.rest_answered)} elsewhere at cut {cut_text(cut)}, {r.difference_words}, {family}")
         if r.own_cut is None:
             sentence += f" (its own cut has no guarantee: {r.guarantee})"
-        elif r.own_cut <= cut:
+        elif cut >= r.own_cut:  # its own cut is the same or stricter
             sentence += (f" (its own cut for the same guarantee, {cut_text(r.own_cut)}, answers no more: it needs "
                          "better retrieval, not another cut)")
         sentence += "".join(f"; so does slice `{o.label}` (answered {rate_text(o.answered)} vs "

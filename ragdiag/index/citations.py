@@ -125,7 +125,7 @@ def cite(query: str, kept: Sequence[tuple[Chunk, float]], corpus: Corpus, gate: 
     """Citations for the chunks ``gate`` keeps of ``kept`` (``[(chunk, distance)]`` in rank order).
 
     The gate's own rule applies (:meth:`ragdiag.core.gate.Gate.kept`: its top
-    ``min(k, keep)``, then under the cut), whatever the caller passed.
+    ``Gate.window`` (the smaller of ``k`` and ``keep``), then under the cut), whatever the caller passed.
     """
     mask = gate.kept(np.array([d for _, d in kept], dtype=np.float64))[0] if kept else []
     passed = [ck for ck, ok in zip(kept, mask) if ok]

@@ -29,7 +29,7 @@ def choose_cut(inputs: GateTable, goal: Goal) -> float | None:
     """The cut :attr:`Goal.rule` gives on ``inputs`` (``None``: no cut reaches the goal).
 
     Exact, not on a grid: with ``m = floor(a * n_ood)`` bluffs allowed the cut is
-    the ``(m+1)``-th smallest out-of-domain distance (the gate keeps ``d < cut``,
+    the ``(m+1)``-th smallest out-of-domain distance (the gate keeps a distance strictly under the cut,
     so that query and all above it are refused); for ``min_answered = b`` it is
     just above the ``ceil(b * n_in)``-th smallest answer distance.
 

@@ -1,7 +1,7 @@
 """The chosen cut, exported for the stack it goes into: ``thresholds.yaml`` in each consumer's units and direction.
 
 ragdiag's gate keeps at most ``keep`` chunks whose cosine distance to the
-query is **strictly below** the cut (``d < cut``). Vector stores and frameworks
+query is **strictly below** the cut (strictly under it). Vector stores and frameworks
 spell the same rule differently:
 
 * cosine distance (``1 - cosine similarity``): Chroma in cosine space

@@ -2,14 +2,14 @@
 
 The retriever always returns something; the gate is the only part that can
 say no. It keeps at most ``keep`` chunks of the ranked list (its top
-``keep``), only those whose cosine distance is under the cut (``d < cut``).
+``keep``), only those whose cosine distance is under the cut (strictly under it).
 
 For each query two numbers of its gate table decide everything
 (:class:`ragdiag.analyses.gate_table.GateTable`):
 
-* ``closest`` - the smallest distance in the gate's window (anything kept iff ``closest < cut``);
+* ``closest`` - the smallest distance in the gate's window (anything kept iff ``closest`` under the cut);
 * ``closest_holder`` - the smallest distance there of a chunk holding the
-  needle (answered iff ``closest_holder < cut``; ``inf`` when none does, and for ood queries).
+  needle (answered iff ``closest_holder`` under the cut; ``inf`` when none does, and for ood queries).
 
 So the sweep sorts each once and counts with ``searchsorted``: O((n + m) log n)
 for n queries and m cuts. Its counts are those of the outcome ladder of

@@ -3,7 +3,7 @@
 The distance gate's rate code (:func:`ragdiag.analyses.threshold.rates.rate_rows`,
 the slices of :mod:`ragdiag.analyses.slice_cuts`) is score-agnostic once the
 rule is written one way. It keeps a chunk when its distance is strictly under
-the cut (``d < cut``, a cut in ``[0, 2]``); a native cut keeps a chunk when its
+the cut (strictly under it, a cut in ``[0, 2]``); a native cut keeps a chunk when its
 score is at least the cut (``s >= cut``). One adapter turns the second into the
 first, exactly, whatever the score's range:
 
@@ -11,9 +11,9 @@ first, exactly, whatever the score's range:
   lowest, ``v_0 < ... < v_(N-1)``, map by rank: ``v_i`` becomes the distance
   ``(N - i) / (N + 1)`` in ``(0, 1)`` (a higher score, a smaller distance); a
   chunk with no score (``-inf``) becomes ``2``, the largest distance, which no
-  cut keeps (``d < cut``, ``cut <= 2``);
+  cut keeps (strictly under it, a cut at most 2);
 * the cut ``v_c`` becomes ``(N - c + 0.5) / (N + 1)``, half a step above its own
-  distance, so ``d < cut`` holds exactly when ``i >= c``, that is ``s >= v_c``.
+  distance, so a distance is under the cut exactly when ``i >= c``, that is ``s >= v_c``.
 
 The mapping depends only on the order of the scores, so no rounding of the
 score can move a query across the cut.

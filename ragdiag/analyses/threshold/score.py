@@ -5,7 +5,7 @@ cosine distance of each kept chunk, whatever ranked it. A team that filters
 where its ranking is scored (after a reranker, on a fused list, on BM25
 scores) needs the cut on *that* score. This module chooses it there.
 
-The rule, per query, on the top ``min(k, keep)`` chunks of the configuration's
+The rule, per query, on the top ``Gate.window`` (the smaller of ``k`` and ``keep``) chunks of the configuration's
 own ranking (the same window as the distance gate):
 
 * a chunk is **kept when its score is at least the cut** (``score >= cut``:

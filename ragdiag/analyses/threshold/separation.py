@@ -28,6 +28,7 @@ from typing import Sequence
 import numpy as np
 
 from ...core.defaults import ALPHA
+from ...core.gate import under_each
 from ...core.goal import Goal, OnGoal, allowed, within_at_least
 from ...evaluation.rows import RateCell
 from ...core.words import pct
@@ -172,10 +173,10 @@ def feasibility(table, max_bluff: float | Goal, min_answered: float | None = Non
     if not ood.size:
         return Feasibility(False, goal, None, None, None, score)
     m = allowed(max_bluff, ood.size)
-    cut = float(ood[m]) if m < ood.size else np.inf  # kept when value < cut
+    cut = float(ood[m]) if m < ood.size else np.inf  # a value is kept when under it
     groups = np.asarray(table.group_ids() if hasattr(table, "group_ids") else table.groups, dtype=object)[ind]
-    ans = holder[ind] < cut
+    ans = under_each(holder[ind], cut)[0]
     answered = RateCell.of(clustered_rate(ans, list(groups)))
-    bluffs = RateCell.of(rate_interval(int((best[~ind] < cut).sum()), int(ood.size)))
+    bluffs = RateCell.of(rate_interval(int(under_each(best[~ind], cut)[0].sum()), int(ood.size)))
     ok = within_at_least(float(ans.mean()), min_answered) if ans.size else False
     return Feasibility(ok, goal, cut, answered, bluffs, score)
