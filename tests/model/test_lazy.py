@@ -162,6 +162,18 @@ def test_warm_eval_never_imports_torch(tiny_folder, tmp_path):
     assert tables(warm["stdout"]) == tables(cold["stdout"])  # the same tables, from the store
 
 
+@pytest.mark.model
+def test_the_first_eval_of_the_bundled_corpus_from_an_empty_store_loads_no_model(tmp_path):
+    """A new user's first table: the store seeded from the shipped index, which holds every vector and MaxSim score
+    the six strategies' dense, BM25, hybrid and reranked runs need, made with the libraries installed here."""
+    argv = ["eval", "--cache", str(tmp_path / "cache"), "--retrievers", "dense,bm25,hybrid,rerank-maxsim"]
+    got = _loaded_after(f"from ragdiag.cli.parser import main\nrc = main({argv!r})\nassert rc == 0, rc",
+                        env={"RAGDIAG_NO_SNAPSHOT": ""})
+    assert "seeded the store from the shipped index" in got["stderr"], got["stderr"][-3000:]
+    assert "no chunk re-embedded" in got["stderr"]
+    assert not got["modules"]["torch"] and not got["modules"]["transformers"], got["modules"]
+
+
 def test_a_model_missing_from_the_hf_cache_is_unavailable_without_importing_the_hub(tmp_path):
     code = (f"import os\nos.environ['HF_HUB_CACHE'] = {str(tmp_path)!r}\n"
             "from ragdiag.index.encoder import resolve_model_dir, ModelUnavailable\n"
