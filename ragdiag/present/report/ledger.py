@@ -77,9 +77,8 @@ class LedgerSection(OnGate):
     def __post_init__(self):
         if not self.rows or self.rows[0].config != self.baseline:
             raise ValueError("a ledger section's first row is its baseline's")
-        if self.keep < 1 or self.k < 1 or not 0.0 <= self.cut <= 2.0:
-            raise ValueError(f"a ledger section needs a gate (keep, k >= 1, cut in [0, 2]); got keep={self.keep}, "
-                             f"k={self.k}, cut={self.cut}")
+        if not isinstance(self.gate, Gate):  # a Gate checked its keep, k and cut when it was made
+            raise TypeError(f"a ledger section needs a Gate, got {type(self.gate).__name__}")
 
     @classmethod
     def of(cls, ledger) -> "LedgerSection":
