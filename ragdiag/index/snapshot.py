@@ -192,9 +192,13 @@ def verify_sample(snap: Snapshot, texts_by_sha: dict[str, str], encoder, *, samp
     """Re-embed ``sample`` random chunks and return the lowest cosine to their shipped vectors (loads the model)."""
     rng = rng if rng is not None else np.random.default_rng()
     rows = rng.choice(snap.chunk_rows, size=min(sample, len(snap.chunk_rows)), replace=False)
-    fresh = np.asarray(encoder.encode([texts_by_sha[snap.shas[r]] for r in rows]), dtype=np.float64)
-    shipped = snap.vectors[rows].astype(np.float64)
-    cos = (fresh * shipped).sum(1) / (np.linalg.norm(fresh, axis=1) * np.linalg.norm(shipped, axis=1))
+    return _lowest_cosine(encoder.encode([texts_by_sha[snap.shas[r]] for r in rows]), snap.vectors[rows])
+
+
+def _lowest_cosine(fresh, kept) -> float:
+    """The lowest cosine between the rows of ``fresh`` and ``kept`` (NaN when there are none)."""
+    fresh, kept = np.asarray(fresh, dtype=np.float64), np.asarray(kept, dtype=np.float64)
+    cos = (fresh * kept).sum(1) / (np.linalg.norm(fresh, axis=1) * np.linalg.norm(kept, axis=1))
     return float(cos.min()) if cos.size else float("nan")
 
 
@@ -233,9 +237,7 @@ def _checked_runtime(vectors: np.ndarray, chunk_texts: Sequence[str], encoder, *
         return None
     rows = np.random.default_rng(0).choice(len(chunk_texts), size=min(WRITE_SAMPLE, len(chunk_texts)),
                                            replace=False)
-    fresh = np.asarray(encoder.encode([chunk_texts[r] for r in rows]), dtype=np.float64)
-    kept = np.asarray(vectors, dtype=np.float64)[rows]
-    low = float(((fresh * kept).sum(1) / (np.linalg.norm(fresh, axis=1) * np.linalg.norm(kept, axis=1))).min())
+    low = _lowest_cosine(encoder.encode([chunk_texts[r] for r in rows]), np.asarray(vectors)[rows])
     if not low >= MIN_COSINE:
         raise ValueError(f"the store's vectors agree with this installation's model only to cosine {low:.6f} "
                          f"(< {MIN_COSINE}): they were computed elsewhere; write the snapshot from an empty store")
@@ -285,9 +287,7 @@ def seed_from_snapshot(store, corpus, truth, encoder, *, strategies=None, path: 
         reason = "; ".join(problems)
         say(f"shipped index {path.name} ignored: {reason}; computing the vectors instead")
         return SeedResult(False, reason)
-    per_strategy, queries = _current_texts(corpus, truth, list(snap.meta["strategies"]))
-    texts_by_sha = {text_sha256(t): t for _, texts in per_strategy.values() for t in texts}
-    texts_by_sha.update((text_sha256(q), q) for q in queries)
+    texts_by_sha = _texts_by_sha(corpus, truth, snap)
     if set(snap.shas) != set(texts_by_sha):
         say(f"shipped index {path.name} ignored: its texts are not this corpus's chunks and queries")
         return SeedResult(False, "texts differ")
@@ -315,6 +315,14 @@ def seed_from_snapshot(store, corpus, truth, encoder, *, strategies=None, path: 
     say(f"seeded the store from the shipped index {path.name}: {len(rows)} vectors, {n_scores} MaxSim scores "
         f"({how})")
     return SeedResult(True, "seeded", len(rows), n_scores, checked, low)
+
+
+def _texts_by_sha(corpus, truth, snap: Snapshot) -> dict[str, str]:
+    """This corpus's chunk texts (of the snapshot's strategies) and the truth's queries, by their sha256."""
+    per_strategy, queries = _current_texts(corpus, truth, list(snap.meta["strategies"]))
+    texts_by_sha = {text_sha256(t): t for _, texts in per_strategy.values() for t in texts}
+    texts_by_sha.update((text_sha256(q), q) for q in queries)
+    return texts_by_sha
 
 
 def _seed_scores(store, snap: Snapshot, texts_by_sha: dict[str, str], identity: str) -> int:
@@ -394,9 +402,7 @@ def restamp_snapshot(path: str | os.PathLike, corpus, truth, encoder, *, log: Lo
     if problems:
         raise ValueError(f"snapshot {Path(path).name} is not this corpus's and model's ({'; '.join(problems)}): "
                          "regenerate it instead")
-    per_strategy, queries = _current_texts(corpus, truth, list(snap.meta["strategies"]))
-    texts_by_sha = {text_sha256(t): t for _, texts in per_strategy.values() for t in texts}
-    texts_by_sha.update((text_sha256(q), q) for q in queries)
+    texts_by_sha = _texts_by_sha(corpus, truth, snap)
     chunk_texts = [texts_by_sha[snap.shas[r]] for r in snap.chunk_rows]
     runtime = _checked_runtime(snap.vectors[snap.chunk_rows], chunk_texts, encoder, log=say)
     if runtime is None:
