@@ -57,7 +57,6 @@ _FIELDS = (CONFIG_KEY, CUT_KEY, KEEP_KEY, GOAL_KEY, ANSWERED_KEY, CURRENT_KEY, U
            NATIVE_CUT_KEY)
 #: Kept by "Back to the recommendation" (facts and goals, not choices of a cut); in the URL only when set.
 _OPTIONAL = (ANSWERED_KEY, CURRENT_KEY, UNITS_KEY, COST_KEY, SCORE_KEY, NATIVE_CUT_KEY)
-#: The largest cost of a bluff the page and the URL accept, in lost answers (a typo guard, not a statistic).
 _STATE = "_ctx_chosen"  # {field: value or None}: what the visitor chose (None: not chosen)
 _WRITTEN = "_ctx_written"  # {field: set of URL texts this session wrote}: their echo is not a choice
 _SHOWN = "_ctx_shown"  # the resolved context last drawn: {field: value}

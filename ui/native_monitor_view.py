@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
-from ragdiag.core.words import pct, pct_span
+
+from ragdiag.core.words import pct
 
 __all__ = ["native_monitor_section", "needs_score_words"]
 
