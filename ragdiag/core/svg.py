@@ -235,12 +235,17 @@ class Step:
     total: bool = False  # an end bar (drawn from zero in the accent colour), not a loss
 
 
+#: A width per character of the charts' 12 px sans-serif that its letters do not exceed on average.
+CHAR_PX = 7.0
+
+
 def waterfall_chart(steps: Sequence[Step], *, label: str, of: int, width: int = 540, row: int = 30,
                     label_width: int = 200) -> str:
     """A horizontal waterfall: where ``of`` items go, one loss per row, floating where the last row ended.
 
     Total rows (``Step(total=True)``) are drawn from zero in the accent colour; losses in red, each
-    with its count and share of ``of``.
+    with its count and share of ``of``. The row labels get ``label_width`` px, or more when the longest
+    needs it (the bars keep at least 200 px).
 
     >>> s = waterfall_chart([Step("in", 10, True), Step("lost", 3), Step("kept", 7, True)], label="flow", of=10)
     >>> s.count("<rect"), ">-3 (30%)<" in s
@@ -248,7 +253,8 @@ def waterfall_chart(steps: Sequence[Step], *, label: str, of: int, width: int = 
     """
     if of < 1:
         raise ValueError("waterfall_chart needs a positive total")
-    left, right, top = float(label_width), width - 86.0, 14.0
+    longest = max((len(st.name) for st in steps), default=0) * CHAR_PX + 12  # the text and its gap to the bar
+    left, right, top = float(min(max(label_width, longest), width - 86.0 - 200)), width - 86.0, 14.0
     height = int(top + row * len(steps) + 28)
     px = lambda v: left + (right - left) * v / of  # noqa: E731
     out = _open(width, height, label)
@@ -345,8 +351,9 @@ def dot_chart(dots: Sequence[Dot], *, label: str, x_min: float, x_max: float, x_
                        f'stroke-width="1.5"/>')
         out.append("</g>")
     out.append(f'<line x1="{_n(left)}" y1="{_n(base)}" x2="{_n(right)}" y2="{_n(base)}" stroke="{_AXIS}"/>')
-    if x_label:
-        out.append(f'<text x="{_n((left + right) / 2)}" y="{height - 6}" text-anchor="middle" fill="{_AXIS}">'
+    if x_label:  # under the plot's middle, moved left as far as it must to end inside the chart
+        mid = min((left + right) / 2, width - 4 - len(x_label) * CHAR_PX / 2)
+        out.append(f'<text x="{_n(mid)}" y="{height - 6}" text-anchor="middle" fill="{_AXIS}">'
                    f"{_e(x_label)}</text>")
     out.append("</svg>")
     return "\n".join(out)
