@@ -77,7 +77,8 @@ def test_every_command_has_a_row_and_the_table_is_not_empty():
 
 
 @pytest.mark.parametrize(("command", "flag", "value"), CASES)
-def test_a_bad_number_is_one_line_and_exit_2(command, flag, value, tmp_path, capsys, no_work):
+def test_a_bad_number_is_one_line_and_exit_2(command, flag, value, tmp_path, capsys, no_work, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # `ci` writes its comment file where it runs, even for a bad number: not in the checkout
     paths = {"DIR": tmp_path, "RUN": tmp_path / "run.jsonl", "FILE": tmp_path / "t.json", "OUT": tmp_path / "o.json"}
     paths["RUN"].write_text("", encoding="utf-8")
     paths["FILE"].write_text("{}", encoding="utf-8")
