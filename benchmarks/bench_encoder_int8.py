@@ -143,7 +143,7 @@ def speed(args) -> None:
     rate = {k: peaks[k][1] / med[k] / 1e9 for k in peaks}
     fp32_peak = max(rate["numpy fp32 GEMM"], rate["ORT fp32 MatMul"])
     base = next(iter(encoders))
-    print(f"\n| path | chunks/s | x torch | GFLOP(S)/s | share of its precision's peak | cosine to torch (mean / min) |")
+    print("\n| path | chunks/s | x torch | GFLOP(S)/s | share of its precision's peak | cosine to torch (mean / min) |")
     print("|---|---:|---:|---:|---:|---:|")
     for name in encoders:
         cos = (vectors[name] * reference).sum(1)

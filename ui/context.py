@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from ragdiag.core.defaults import DEFAULT_CUT, DEFAULT_KEEP, DEFAULT_MAX_BLUFF, PRIMARY_K, TOP
+from ragdiag.core.defaults import DEFAULT_CUT, DEFAULT_KEEP, DEFAULT_MAX_BLUFF, TOP
 from ragdiag.core.gate import CUT_DECIMALS, Gate, GateError, OnGate, cut_text
 from ragdiag.core.goal import MAX_BLUFF_COST, Goal, GoalError, OnGoal, check_bluff_cost, check_share, percent_share
 from ragdiag.evaluation.records import Evaluation
@@ -613,8 +613,6 @@ def _field(key: str, value) -> str:
 
 def _draw(ev: Evaluation, token: str, ctx: Context, missing: str | None) -> None:
     """The context's fields in the sidebar, each drawn from the context with an explicit value."""
-    from ui import cache
-
     # the choices' keys (configuration, slider, buttons) carry the version; the number fields' keys are stable (_field)
     ver = st.session_state.get(_VER, 0)
     options = _options(settings())

@@ -18,7 +18,6 @@ import math
 import os
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Sequence
 
 from ..core.gate import Gate
 from ..core.stats import Interval

@@ -18,7 +18,7 @@ from ...analyses.compare.effects import effects
 from ...analyses.compare.power import questions_to_resolve, resolvable
 from ...analyses.compare.sources import source_effect
 from ...core.defaults import (DEFAULT_CUT, DEFAULT_KEEP, DEFAULT_MAX_BLUFF, KS, PRACTICAL_MARGIN,
-                              PREFERRED_CONFIGS, PRIMARY_K)
+                              PREFERRED_CONFIGS)
 from ...evaluation.records import Config, Evaluation, parse_key
 from ..export import summary_document
 from ...analyses.outcomes import LADDER, outcome_counts
