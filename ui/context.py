@@ -727,21 +727,15 @@ def use(*, config: str | None = None, cut: float | None = None, keep: int | None
     """Set the context (an ``on_click`` callback of a "use this" button): the sidebar and the URL follow."""
     state = dict(_chosen())
     words = []
-    if config is not None:
-        state[CONFIG_KEY] = config
-        words.append(f"configuration {config}")
-    if cut is not None:
-        state[CUT_KEY] = _round_cut(cut)
-        words.append(f"cut {cut_text(cut)}")
-    if keep is not None:
-        state[KEEP_KEY] = int(keep)
-        words.append(f"at most {int(keep)} passages")
-    if max_bluff is not None:
-        state[GOAL_KEY] = float(max_bluff)
-        words.append(f"goal bluffs at most {pct(max_bluff, None)}")
-    if min_answered is not None:
-        state[ANSWERED_KEY] = float(min_answered)
-        words.append(f"goal answered at least {pct(min_answered, None)}")
+    for key, value, stored, said in (  # each setting given: the value kept in the context, the words said
+            (CONFIG_KEY, config, lambda v: v, lambda v: f"configuration {v}"),
+            (CUT_KEY, cut, _round_cut, lambda v: f"cut {cut_text(v)}"),
+            (KEEP_KEY, keep, int, lambda v: f"at most {int(v)} passages"),
+            (GOAL_KEY, max_bluff, float, lambda v: f"goal bluffs at most {pct(v, None)}"),
+            (ANSWERED_KEY, min_answered, float, lambda v: f"goal answered at least {pct(v, None)}")):
+        if value is not None:
+            state[key] = stored(value)
+            words.append(said(value))
     _set_chosen(state, "Set: " + ", ".join(words) + ".")
 
 

@@ -49,6 +49,14 @@ def _plain(row) -> dict:
     return {f.name: getattr(row, f.name) for f in fields(row)}
 
 
+class _FieldCells:
+    """For a row whose flat row is its fields as they are: :meth:`cells` reads them, columns in field order."""
+
+    def cells(self) -> dict:
+        """The flat row, columns in field order."""
+        return _plain(self)
+
+
 @dataclass(frozen=True)
 class SummaryRow:
     """One configuration's line of the recall table.
@@ -125,8 +133,8 @@ class SweepRow:
 
 
 @dataclass(frozen=True)
-class RateCell:
-    """A count with its rate and 95% interval (``rate`` is ``None`` over 0 queries)."""
+class RateCell(_FieldCells):
+    """A count with its rate and 95% interval (``rate`` is ``None`` over 0 queries); its cells: the four fields."""
 
     count: int
     rate: float | None
@@ -137,10 +145,6 @@ class RateCell:
     def of(cls, iv: Interval) -> "RateCell":
         """The cell of an :class:`~ragdiag.core.stats.Interval` (its successes, estimate and bounds)."""
         return cls(int(iv.successes), None if iv.trials == 0 else float(iv.estimate), float(iv.low), float(iv.high))
-
-    def cells(self) -> dict:
-        """``{count, rate, low, high}``."""
-        return _plain(self)
 
     def words(self) -> str:
         """``count · rate [low, high]``; over 0 queries ``count · no queries`` (there is no rate to show).
@@ -181,7 +185,7 @@ class RateRow:
 
 
 @dataclass(frozen=True)
-class PairRow:
+class PairRow(_FieldCells):
     """One paired comparison of a family: ``a`` against ``b`` over questions, simultaneous within the family.
 
     ``wins``, ``losses`` and ``ties`` count questions; ``difference`` is the
@@ -210,13 +214,9 @@ class PairRow:
     low_unadjusted: float | None = None
     high_unadjusted: float | None = None
 
-    def cells(self) -> dict:
-        """The flat row, columns in field order."""
-        return _plain(self)
-
 
 @dataclass(frozen=True)
-class ChunkingRow:
+class ChunkingRow(_FieldCells):
     """One strategy's line of the chunking table (sizes, tokens, header share, truncation, destroyed)."""
 
     strategy: str
@@ -230,10 +230,6 @@ class ChunkingRow:
     header_share: float
     truncated: int
     chars_lost: int
-
-    def cells(self) -> dict:
-        """The flat row, columns in field order."""
-        return _plain(self)
 
 
 @dataclass(frozen=True)
@@ -270,13 +266,13 @@ class RedundancyRow:
 
 
 @dataclass(frozen=True)
-class QueryRow:
+class QueryRow(_FieldCells):
     """One (configuration, query): the needle's rank and distance, its outcome and the funnel's ranks.
 
     ``outcome``: the query's rung of :data:`ragdiag.analyses.outcomes.LADDER` (ood:
     ``bluff`` / ``abstained``) at the gate's k, keep and cut; ``kept``: the
     chunks the gate keeps there. ``None`` where a value does not apply (no
-    needle found, an ood query, an external run).
+    needle found, an ood query, an external run). Its cells are the columns of ``per_query.csv``, in field order.
     """
 
     strategy: str
@@ -295,10 +291,6 @@ class QueryRow:
     bm25_rank: int | None
     pool_rank: int | None
     final_rank: int | None
-
-    def cells(self) -> dict:
-        """The flat row, columns in field order (those of ``per_query.csv``)."""
-        return _plain(self)
 
 
 def interval_cells(row) -> dict:

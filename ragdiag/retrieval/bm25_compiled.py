@@ -34,6 +34,13 @@ def _worse(s_a, p_a, s_b, p_b) -> bool:
     return s_a < s_b or (s_a == s_b and p_a > p_b)
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _swap(hs, hp, a, b):
+    """Swap heap entries ``a`` and ``b``: score and position together."""
+    hs[a], hs[b] = hs[b], hs[a]
+    hp[a], hp[b] = hp[b], hp[a]
+
+
 @numba.njit(cache=True, nogil=True)
 def _sift_down(hs, hp, size, i):
     """Restore the heap (worst at the root) below ``i``."""
@@ -46,8 +53,7 @@ def _sift_down(hs, hp, size, i):
         if right < size and _worse(hs[right], hp[right], hs[left], hp[left]):
             w = right
         if _worse(hs[w], hp[w], hs[i], hp[i]):
-            hs[i], hs[w] = hs[w], hs[i]
-            hp[i], hp[w] = hp[w], hp[i]
+            _swap(hs, hp, i, w)
             i = w
         else:
             return
@@ -148,8 +154,7 @@ def search_batch(indptr, indices, data, dense, dense_of, n_docs, q_ids, q_ptr, d
             while c_i > 0:  # sift up
                 parent = (c_i - 1) // 2
                 if _worse(hs[c_i], hp[c_i], hs[parent], hp[parent]):
-                    hs[c_i], hs[parent] = hs[parent], hs[c_i]
-                    hp[c_i], hp[parent] = hp[parent], hp[c_i]
+                    _swap(hs, hp, c_i, parent)
                     c_i = parent
                 else:
                     break

@@ -51,6 +51,14 @@ def pick(at, doc: str, section: str, sentence_text: str, span: str = "this sente
     return ok(at)
 
 
+def add_ood(at, query: str, kind: str | None = None):
+    """Type an off-topic query, set its kind (None: the page's default) and add it."""
+    at.text_area(key="gt_ood_text").input(query).run()
+    if kind is not None:
+        at.radio(key="gt_ood_kind").set_value(kind).run()
+    return ok(at.button(key="gt_add_ood").click().run())
+
+
 def test_pick_a_needle_write_phrasings_save(tiny):
     root, truth = tiny
     before = truth.read_bytes()
@@ -94,9 +102,7 @@ def test_live_checks_show_where_chunking_cuts_and_leakage(tiny):
 def test_refuses_to_overwrite_a_file_changed_on_disk_and_merges(tiny):
     _, truth = tiny
     at = page()
-    at.text_area(key="gt_ood_text").input("Which espresso machine has the best steam wand?").run()
-    at.radio(key="gt_ood_kind").set_value("far").run()
-    ok(at.button(key="gt_add_ood").click().run())
+    add_ood(at, "Which espresso machine has the best steam wand?", "far")
     # someone else saves the file meanwhile
     other = json.loads(truth.read_text())
     other["ood"].append({"id": "o9", "kind": "near", "query": "How long does a black tea steep?"})
@@ -121,9 +127,7 @@ def test_new_file_next_to_the_corpus(tmp_path, monkeypatch):
     at.text_input(key="gt_new_course").input("How often should chain wear be checked?").run()
     at.text_input(key="gt_new_ticket").input("when do i need a new bike chain").run()
     ok(at.button(key="gt_add").click().run())
-    at.text_area(key="gt_ood_text").input("What is the capital of Mongolia?").run()
-    at.radio(key="gt_ood_kind").set_value("far").run()
-    ok(at.button(key="gt_add_ood").click().run())
+    add_ood(at, "What is the capital of Mongolia?", "far")
     ok(at.button(key="gt_save").click().run())
     data = json.loads((tmp_path / "tiny.truth.json").read_text())
     assert [q["id"] for q in data["questions"]] == ["q01"] and [o["id"] for o in data["ood"]] == ["o01"]
@@ -182,8 +186,7 @@ def test_writes_only_the_configured_file(tiny, tmp_path, monkeypatch):
     at.session_state["truth_path"] = str(elsewhere)  # what a visitor could type in the sidebar
     ok(at.run())
     assert any("writes only the configured ground-truth file" in w.value for w in at.warning)
-    at.text_area(key="gt_ood_text").input("What is the capital of Mongolia?").run()
-    ok(at.button(key="gt_add_ood").click().run())
+    add_ood(at, "What is the capital of Mongolia?")
     before = elsewhere.read_bytes()
     ok(at.button(key="gt_save").click().run())
     assert elsewhere.read_bytes() == before  # the typed file is untouched
