@@ -24,8 +24,10 @@ trap stop EXIT
 trap 'stop; exit 130' INT
 trap 'stop; exit 143' TERM
 
+# Each busy process is this script's own child and stops itself (bash's SECONDS, no fork): killing it leaves
+# nothing behind. Under `timeout`, a kill landing between its fork and its bookkeeping orphaned a spinning child.
 for _ in $(seq 1 "$n"); do
-  timeout "$limit" sh -c 'while :; do :; done' &
+  bash -c "while (( SECONDS < $limit )); do :; done" &
   pids+=($!)
 done
 echo "busy.sh: $n busy processes beside: $*" >&2

@@ -49,6 +49,25 @@ def test_n_busy_processes_run_beside_the_command_and_end_with_it():
     assert "3 busy processes" in done.stderr
 
 
+#: Prints, for each of busy.sh's other children, its own children (none expected), then exits 0.
+GRANDCHILDREN = SIBLINGS.replace("print(d)", "siblings.append(d)").replace("parent = os.getppid()", """parent = os.getppid()
+siblings = []""").replace("sys.exit(3)", """for s in siblings:
+    kids = open(f'/proc/{s}/task/{s}/children').read().split()
+    print(s, len(kids))
+""")
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir() or not Path(f"/proc/self/task/{os.getpid()}/children").exists(),
+                    reason="needs /proc/PID/task/PID/children")
+def test_each_busy_process_is_a_child_with_no_child_of_its_own():
+    """Killing a busy process leaves nothing spinning: no wrapper (``timeout``) whose child a kill could orphan."""
+    done = subprocess.run([str(SCRIPT), "2", sys.executable, "-c", GRANDCHILDREN], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines()]
+    assert len(rows) == 2 and all(kids == "0" for _, kids in rows), done.stdout
+
+
 @pytest.mark.parametrize("args", [[], ["2"], ["x", "true"], ["-1", "true"], ["65", "true"]])
 def test_a_wrong_call_is_one_line_and_exit_2(args):
     done = subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, timeout=30)
