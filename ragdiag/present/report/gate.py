@@ -8,6 +8,7 @@ from typing import Mapping
 from ...analyses.compare.intervals import upper_bound_words
 from ...evaluation.rows import RateCell, SweepRow
 from ...core.gate import Gate, OnGate
+from ...core.goal import Goal
 from ...core.svg import Line, line_chart
 from ...core.tables import Table
 from ...core.words import OUTCOME_WORDS, cut_text, pct, plural
@@ -42,11 +43,16 @@ class GateSection(OnGate):
     curve: Curve
     ood_kinds: Mapping[str, int]  # ood kind -> queries
     choice: dict  # threshold.CutChoice.as_json() for the goal ({} when not computed)
-    max_bluff: float | None = None  # the goal, drawn across the curve
+    goal: Goal | None = None  # the goal; its bluff goal is drawn across the curve
     proposed: float | None = None  # the proposed cut when it is not the report's
     #: the cut on the ranking's own score (:class:`ragdiag.present.report.native.NativeCut`); None: a cosine
     #: distance. With it, ``curve.cuts`` are in the score's units (higher keeps) and ``gate.cut`` is never printed.
     native: object | None = None
+
+    @property
+    def max_bluff(self) -> float | None:
+        """The bluff goal drawn across the curve (None: no goal)."""
+        return None if self.goal is None else self.goal.max_bluff
 
     @property
     def cut_text(self) -> str:
