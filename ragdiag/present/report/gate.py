@@ -11,7 +11,7 @@ from ...core.gate import Gate, OnGate
 from ...core.goal import Goal
 from ...core.svg import Line, line_chart
 from ...core.tables import Table
-from ...core.words import OUTCOME_WORDS, cut_text, pct, plural
+from ...core.words import OUTCOME_WORDS, count_rate_text, cut_text, pct, plural
 
 # The gate row and its rates are the library's own rows (ragdiag.evaluation.rows), not copies.
 GateRow = SweepRow
@@ -63,7 +63,7 @@ class GateSection(OnGate):
         c = self.rates.get(outcome)
         if c is None or c.rate is None:
             return str(count)
-        return f"{count} ({pct(c.rate)} [{100 * c.low:.0f}, {100 * c.high:.0f}])"
+        return count_rate_text(c)  # "36: 56% (44–68)", the count at the same cut as the row's
 
     def table(self) -> Table:
         """The one-row trade-off table: counts with their rates and intervals."""
@@ -92,11 +92,9 @@ class GateSection(OnGate):
 
         def rates(cells):
             def one(c):  # a rate over no queries (no off-topic query was asked) has no percentage
-                return "n/a" if c["rate"] is None else \
-                    f"{pct(c['rate'])} [{100 * c['low']:.0f}, {100 * c['high']:.0f}]"
+                return f"{c['count']} (n/a)" if c["rate"] is None else count_rate_text(RateCell(**c))
 
-            return ", ".join(f"{name.replace('_', ' ')} {cells[name]['count']} ({one(cells[name])})"
-                             for name in ("answered", "bluffs"))
+            return ", ".join(f"{name.replace('_', ' ')} {one(cells[name])}" for name in ("answered", "bluffs"))
 
         cv = c["cross_validation"]
         c = {**c, "cut": c["in_sample_cut"]}  # this sentence is about the in-sample rule's cut
