@@ -415,7 +415,7 @@ def _feasible(at: Mapping[str, AtCut], members: Sequence[str], best: str, min_an
     if not meets(best):
         a = at[best].rates["answered"]
         return [best], False, (f"No configuration meets both goals ({goal}): at {pct(at[best].max_bluff, None)} bluffs "
-                               f"the best, {best}, answers {rate_text(a)} at its cut "
+                               f"the best, {best}, answers {rate_text(a)} at strictness "
                                f"{cut_text(at[best].cut)}; no cut on "
                                "this score separates the off-topic questions from enough answerable ones here.")
     kept = [m for m in members if meets(m)]

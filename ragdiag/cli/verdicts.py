@@ -87,7 +87,7 @@ def cmd_recommend(args) -> int:
     print(f"answered {_pct(rec.answered)}; lost {_pct(rec.lost)}; bluffs {_pct(rec.bluffs)}")
     if rec.runner_up_rates is not None:
         r = rec.runner_up_rates
-        print(f"runner-up {rec.runner_up} at its cut {cut_text(rec.runner_up_cut)}: answered {_pct(r['answered'])}; "
+        print(f"runner-up {rec.runner_up} at strictness {cut_text(rec.runner_up_cut)}: answered {_pct(r['answered'])}; "
               f"lost {_pct(r['lost'])}; bluffs {_pct(r['bluffs'])}", file=sys.stdout)
     return 0
 
