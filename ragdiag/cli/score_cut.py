@@ -90,11 +90,11 @@ def native_threshold(args, goal) -> int:
     if choice.cut is None:
         print(f"no cut: {choice.guarantee}")
     else:
-        from ..core.words import rate_text
+        from ..core.words import count_rate_text
 
         print(f"proposed ({choice.method}): cut {choice.cut}: {choice.guarantee}")
-        print(f"  answered {choice.answered.count}: {rate_text(choice.answered)}; bluffs {choice.bluffs.count}: "
-              f"{rate_text(choice.bluffs)}; lost {choice.lost.count}: {rate_text(choice.lost)}")
+        print(f"  answered {count_rate_text(choice.answered)}; bluffs {count_rate_text(choice.bluffs)}; lost "
+              f"{count_rate_text(choice.lost)}")
     for line in held_out["words"]:
         print(line)
     if audited is not None:

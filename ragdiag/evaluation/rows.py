@@ -144,15 +144,15 @@ class RateCell:
 
     def words(self) -> str:
         """The count and its rate as every surface writes them (:func:`ragdiag.core.words.count_rate_text`),
-        ``"3: 75% (30–95)"``; over 0 queries ``"0: no queries"`` (there is no rate to show).
+        ``"3 = 75% (30–95)"``; over 0 queries ``"0 = no queries"`` (there is no rate to show).
 
         >>> RateCell(3, 0.75, 0.3, 0.95).words(), RateCell(0, None, 0.0, 1.0).words()
-        ('3: 75% (30–95)', '0: no queries')
+        ('3 = 75% (30–95)', '0 = no queries')
         """
         from ..core.words import count_rate_text
 
         if self.rate is None:
-            return f"{self.count}: no queries"
+            return f"{self.count} = no queries"
         return count_rate_text(self)
 
 

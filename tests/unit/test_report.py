@@ -180,10 +180,10 @@ def test_sweep_row_and_bluffs_are_the_librarys(ev, report, html_text, md_text):
     cells = table_rows(html_text, "tradeoff")
     rates = rate_rows(gate_table(ev, "C/dense", Gate(KEEP)), [CUT])[0]
 
-    def cell(key):  # the count with its rate and 95% interval, as the report writes it: "36: 56% (44–68)"
+    def cell(key):  # the count with its rate and 95% interval, as the report writes it: "36 = 56% (44–68)"
         c = rates.outcome(key)
         assert c.count == getattr(expected, key)
-        return f"{c.count}: {interval(c.rate, c.low, c.high)}"
+        return f"{c.count} = {interval(c.rate, c.low, c.high)}"
 
     want = [cut_text(CUT), cell("answered"), cell("wrong_sources"), cell("no_answer"), str(expected.lost), cell("bluffs")]
     assert cells == [want]

@@ -63,7 +63,7 @@ class GateSection(OnGate):
         c = self.rates.get(outcome)
         if c is None or c.rate is None:
             return str(count)
-        return count_rate_text(c)  # "36: 56% (44–68)", the count at the same cut as the row's
+        return count_rate_text(c)  # "36 = 56% (44–68)", the count at the same cut as the row's
 
     def table(self) -> Table:
         """The one-row trade-off table: counts with their rates and intervals."""
