@@ -26,7 +26,7 @@ from ui.context import context, link_params, recommendation
 from ui.jobs import evaluation
 from ui.state import config_labels
 from ui.chart_theme import themed
-from ragdiag.core.words import diff_points
+from ragdiag.core.words import cut_text, diff_points
 
 
 def page() -> None:
@@ -118,7 +118,8 @@ def page() -> None:
         st.caption(f"Why: {rec.why} Cut ({rec.cut_method}): {rec.guarantee or 'no guarantee'}. Lost: {rate(rec.lost)} "
                    f"of answerable queries." + (f" Runner-up {describe_config(rec.runner_up)} ({rec.runner_up}): "
                                                 f"answered {rate(rec.runner_up_rates['answered'])}, bluffs "
-                                                f"{rate(rec.runner_up_rates['bluffs'])} at its cut."
+                                                f"{rate(rec.runner_up_rates['bluffs'])} at strictness "
+                                                f"{cut_text(rec.runner_up_cut)}, its own for the same goal."
                                                 if rec.runner_up_rates else ""))
         groups = ev.groups(ev.in_domain)
         recall = {c.label: clustered_rate(hits_at_k(ev.result(c).needle_rank[ev.in_domain], PRIMARY_K), groups)

@@ -150,7 +150,8 @@ def page() -> None:
                         + ", ".join(md_text(config_words(c)) for c in rec.best_set) + ".")
         if rec.runner_up:
             st.markdown(f"Runner-up: {md_text(config_words(rec.runner_up))}"
-                        + (f" at its own cut {cut_text(rec.runner_up_cut)}" if rec.runner_up_cut is not None else "")
+                        + (f" at strictness {cut_text(rec.runner_up_cut)}, its own for the same goal"
+                           if rec.runner_up_cut is not None else "")
                         + ".")
         st.caption("Differences: each pipeline at its own cut, query by query; 95% range over questions (a "
                    "question's phrasings together): the pair's own exact test, widened where few questions differ.")

@@ -29,10 +29,10 @@ class Comparator:
     baseline: bool
 
     def words(self) -> str:
-        """``"what you run today: paragraph cuts, hybrid retrieval (E/hybrid) at cut 0.524"``."""
+        """``"what you run today: paragraph cuts, hybrid retrieval (E/hybrid) at strictness 0.524"``."""
         from ui.context import config_words
 
-        return f"{self.who}: {config_words(self.config)} at cut {cut_text(self.cut)}"
+        return f"{self.who}: {config_words(self.config)} at strictness {cut_text(self.cut)}"
 
 
 def declared(ev: Evaluation) -> str | None:

@@ -666,7 +666,7 @@ def _draw(ev: Evaluation, token: str, ctx: Context, missing: str | None) -> None
         if ctx.is_recommendation:
             st.caption("The recommendation at its proposed cut.")
         else:
-            st.caption(f"Your choice. Recommended: {ctx.recommended_config} at cut "
+            st.caption(f"Your choice. Recommended: {ctx.recommended_config} at strictness "
                        f"{cut_text(ctx.recommended_cut) if ctx.recommended_cut is not None else '–'}.")
             st.button("Back to the recommendation", key=f"ctx_reset_{ver}", on_click=_reset)
         note = st.session_state.get(_NOTE)

@@ -19,6 +19,7 @@ import pandas as pd
 from ragdiag.evaluation.records import Config, Evaluation
 from ragdiag.evaluation.records import parse_key
 from ragdiag.core.defaults import KS
+from ragdiag.core.words import rate_text
 from ragdiag.evaluation.rows import RateRow, SummaryRow
 from ragdiag.analyses.threshold.gate import DistanceSamples, SweepTable
 
@@ -52,19 +53,19 @@ def filter_configs(labels: Iterable[str], strategies: Sequence[str] | None = Non
 
 
 def recall_table(rows: Sequence[SummaryRow], *, ks: Sequence[int] = KS) -> pd.DataFrame:
-    """The recall table as shown: ``R@k`` cells are the library's interval text ``est [low, high]``.
+    """The recall table as shown: ``R@k`` cells are a rate as every surface writes one, ``"50% (15–85)"``.
 
     >>> from ragdiag.core.stats import Interval, wilson
     >>> row = SummaryRow("E/hybrid", "E", "hybrid", "all", 4, {1: wilson(2, 4)}, Interval(0.5, 0.2, 0.8, 0, 4),
     ...                  0, 9, 100, 0.1, 0, 0.0)
     >>> recall_table([row], ks=[1]).to_dict("records")
-    [{'config': 'E/hybrid', 'queries': 4, 'R@1': '0.500 [0.150, 0.850]', 'MRR': 0.5, 'destroyed': 0, 'chunks': 9}]
+    [{'config': 'E/hybrid', 'queries': 4, 'R@1': '50% (15–85)', 'MRR': 0.5, 'destroyed': 0, 'chunks': 9}]
     """
     records = []
     for r in rows:
         rec = {"config": r.config, "queries": r.queries}
         for k in ks:
-            rec[f"R@{k}"] = str(r.recall[k])
+            rec[f"R@{k}"] = rate_text(r.recall[k])
         rec["MRR"] = r.mrr.estimate
         rec["destroyed"] = r.destroyed
         rec["chunks"] = r.chunks

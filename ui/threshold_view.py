@@ -185,8 +185,8 @@ def cost_choice(ctx: Context, table: GateTable, *, folds: int) -> CostChoice | N
     """:func:`~ragdiag.analyses.threshold.proposal.cost_cut` at the context's cost goal (None when it is off)."""
     if ctx.bluff_cost is None:
         return None
-    return cache.by_evaluation("cost_cut", _table_key(table), (ctx.bluff_cost, folds),
-                               lambda: cost_cut(table, ctx.bluff_cost, folds=folds))
+    return cache.by_evaluation("cost_cut", _table_key(table), (ctx.goal, folds),
+                               lambda: cost_cut(table, ctx.goal, folds=folds))
 
 
 def cost_goal(ctx: Context, cc: CostChoice | None) -> None:

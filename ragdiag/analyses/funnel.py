@@ -42,7 +42,7 @@ from ..retrieval.hybrid import ranks_from_orders
 from ..retrieval.registry import RunContext, build_retriever, embeds, index_context, retriever_spec
 from ..core.stats import Interval
 from ..core.tables import format_rows
-from ..core.words import RUNG_WORDS, cut_as_given
+from ..core.words import RUNG_WORDS, count_rate_text, cut_as_given
 
 __all__ = [
     "QueryStage",
@@ -335,7 +335,7 @@ def format_funnel(items: Sequence[Funnel], *, seed: int = SEED) -> str:
         row = {"config": f.config.label, "queries": len(f.rows)}
         for s in LADDER:  # each rung under its one name (the JSON keeps the machine names)
             iv = ivs[s]
-            row[RUNG_WORDS[s]] = f"{iv.successes} ({iv.estimate:.2f} [{iv.low:.2f}, {iv.high:.2f}])" if iv.trials else "0"
+            row[RUNG_WORDS[s]] = count_rate_text(iv) if iv.trials else "0"
         if f.reranker:
             row["promoted/demoted"] = f"+{f.promoted}/-{f.demoted}"
         else:

@@ -255,8 +255,9 @@ def _why(chosen: str, top: str, means: Mapping[str, float], k: int, n_members: i
 
 
 @dataclass(frozen=True, eq=False)
-class AtCut:
-    """One configuration at its own proposed cut for the bluff goal: the cut, how it was had, the cards, the table."""
+class AtCut(OnGoal):
+    """One configuration at its own proposed cut for the bluff goal: the cut, how it was had, the cards, the table,
+    and the goal the cut follows (its ``max_bluff`` reads through it)."""
 
     config: str
     cut: float
@@ -264,7 +265,7 @@ class AtCut:
     guarantee: str
     rates: Mapping[str, RateCell]
     table: GateTable
-    max_bluff: float
+    goal: Goal
 
     def answered(self) -> np.ndarray:
         """Per answerable query (in the evaluation's order): 1.0 when answered at this cut, else 0.0."""
@@ -285,11 +286,12 @@ def _at_cut(ev: Evaluation, config: str, gate: Gate, max_bluff: float) -> AtCut:
     """The proposed cut of ``config`` for the bluff goal (:func:`~ragdiag.analyses.threshold.propose_cut`) and the
     three cards at it (:func:`~ragdiag.analyses.threshold.rates_at`)."""
     from .gate_table import gate_table
-    from .threshold import Goal, propose_cut, rates_at
+    from .threshold import propose_cut, rates_at
 
     table = gate_table(ev, config, gate)
-    p = propose_cut(table, Goal(max_bluff=max_bluff), default=DEFAULT_CUT)
-    return AtCut(table.config, float(p.cut), p.method, p.guarantee, rates_at(table, p.cut), table, max_bluff)
+    goal = Goal(max_bluff=max_bluff)
+    p = propose_cut(table, goal, default=DEFAULT_CUT)
+    return AtCut(table.config, float(p.cut), p.method, p.guarantee, rates_at(table, p.cut), table, goal)
 
 
 def answered_at_cut(ev: Evaluation, gate: Gate | None = None, *, max_bluff: float = DEFAULT_MAX_BLUFF,
@@ -413,7 +415,7 @@ def _feasible(at: Mapping[str, AtCut], members: Sequence[str], best: str, min_an
     if not meets(best):
         a = at[best].rates["answered"]
         return [best], False, (f"No configuration meets both goals ({goal}): at {pct(at[best].max_bluff, None)} bluffs "
-                               f"the best, {best}, answers {rate_text(a)} at its cut "
+                               f"the best, {best}, answers {rate_text(a)} at strictness "
                                f"{cut_text(at[best].cut)}; no cut on "
                                "this score separates the off-topic questions from enough answerable ones here.")
     kept = [m for m in members if meets(m)]

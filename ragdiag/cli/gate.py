@@ -273,7 +273,7 @@ def _proposal_extras(table, choice, goal, args, current) -> dict:
     words += [m.words(p.cut) for m in movers]
     more = []
     if goal.bluff_cost is not None:
-        cc = cost_cut(table, goal.bluff_cost, folds=args.folds)
+        cc = cost_cut(table, goal, folds=args.folds)
         out["cost"] = cc.cells()
         more.append(f"cost goal (a bluff costs {goal.bluff_cost:g} lost answers): cut {cut_text(cc.cut)}, answered "
                     f"{rate_text(cc.answered)}, bluffs {rate_text(cc.bluffs)}; cross-validated answered "

@@ -37,7 +37,6 @@ def native_threshold(args, goal) -> int:
     if getattr(args, "export_rule", "proposed") != "proposed":
         raise UsageError("--export-rule in-sample is for --score dense; --score native exports its proposed cut")
     export = getattr(args, "export", None)
-    bluff_cost = goal.bluff_cost  # checked by the Goal (cli.goal_args.goal_of)
     if getattr(args, "export_slices", False):  # as the distance gate checks it (cli.gate._check_by)
         from ..analyses.slice_cuts import EXPORTABLE
 
@@ -63,7 +62,7 @@ def native_threshold(args, goal) -> int:
             from ..analyses.native_slice_cuts import native_slices
 
             sliced = native_slices(ev, table, choice, args.by)
-        held_out = _held_out(table, goal.max_bluff, getattr(args, "folds", 5), bluff_cost)
+        held_out = _held_out(table, goal, getattr(args, "folds", 5))
         if doc is not None and getattr(args, "export_slices", False):
             from ..analyses.native_slice_cuts import native_export_block
 
@@ -91,11 +90,11 @@ def native_threshold(args, goal) -> int:
     if choice.cut is None:
         print(f"no cut: {choice.guarantee}")
     else:
-        from ..core.words import rate_text
+        from ..core.words import count_rate_text
 
         print(f"proposed ({choice.method}): cut {choice.cut}: {choice.guarantee}")
-        print(f"  answered {choice.answered.count}: {rate_text(choice.answered)}; bluffs {choice.bluffs.count}: "
-              f"{rate_text(choice.bluffs)}; lost {choice.lost.count}: {rate_text(choice.lost)}")
+        print(f"  answered {count_rate_text(choice.answered)}; bluffs {count_rate_text(choice.bluffs)}; lost "
+              f"{count_rate_text(choice.lost)}")
     for line in held_out["words"]:
         print(line)
     if audited is not None:
@@ -112,14 +111,16 @@ def native_threshold(args, goal) -> int:
     return 0
 
 
-def _held_out(table, max_bluff: float, folds: int, bluff_cost: float | None) -> dict:
-    """The in-sample cut, its cross-validated rates and (``--bluff-cost``) the cost cut, on the native score: the
-    JSON keys and the lines printed (:mod:`ragdiag.analyses.threshold.native_cuts`)."""
+def _held_out(table, goal, folds: int) -> dict:
+    """The in-sample cut, its cross-validated rates and (``--bluff-cost``) the cost cut, on the native score, for
+    ``goal`` (a :class:`~ragdiag.core.goal.Goal`): the JSON keys and the lines printed
+    (:mod:`ragdiag.analyses.threshold.native_cuts`)."""
     from ..analyses.threshold.choice import SEED
     from ..analyses.threshold.native_cuts import in_sample_cut, native_cost_cut, native_cross_validated
     from ..analyses.threshold.score import rates
     from ..core.words import rate_text
 
+    max_bluff, bluff_cost = goal.max_bluff, goal.bluff_cost
     out: dict = {}
     words = []
     line = lambda r: "; ".join(f"{k.replace('_', ' ')} {r[k].count}: {rate_text(r[k])}"  # noqa: E731
@@ -143,7 +144,7 @@ def _held_out(table, max_bluff: float, folds: int, bluff_cost: float | None) -> 
         words.append(f"cross-validated ({folds} folds grouped by question, seed {SEED}; each fold's in-sample cut "
                      "chosen on the others): " + line(cv))
     if bluff_cost is not None:
-        cc = native_cost_cut(table, bluff_cost, folds=folds)
+        cc = native_cost_cut(table, goal, folds=folds)
         out["cost"] = {**cc.cells(), "kept_when": f"score >= {cut_as_given(cc.cut)}"}
         words.append(f"cost goal (a bluff costs {bluff_cost:g} lost answers): cut "
                      f"{cut_as_given(cc.cut)} (score >= cut), answered "

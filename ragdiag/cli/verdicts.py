@@ -7,7 +7,7 @@ import sys
 from ..core.defaults import DEFAULT_MAX_BLUFF
 from .common import UsageError, add_selection, evaluate_args, load_inputs, print_result
 from .options import add_evaluation, add_gate, evaluating_parser
-from ..core.words import cut_text, rate_text
+from ..core.words import count_rate_text, cut_text
 
 __all__ = ["register", "cmd_best", "best_text", "cmd_recommend", "cmd_effects"]
 
@@ -23,10 +23,11 @@ def _configs(args):
 
 
 def _pct(cell) -> str:
-    """A count and its rate as the headline above writes the rate: ``"36 = 56% (44–68)"``."""
+    """A count and its rate as every surface writes both, ``"36 = 56% (44–68)"``
+    (:func:`~ragdiag.core.words.count_rate_text`)."""
     if cell.rate is None:
         return "n/a"
-    return f"{cell.count} = {rate_text(cell)}"
+    return count_rate_text(cell)
 
 
 def cmd_best(args) -> int:
@@ -87,7 +88,7 @@ def cmd_recommend(args) -> int:
     print(f"answered {_pct(rec.answered)}; lost {_pct(rec.lost)}; bluffs {_pct(rec.bluffs)}")
     if rec.runner_up_rates is not None:
         r = rec.runner_up_rates
-        print(f"runner-up {rec.runner_up} at its cut {cut_text(rec.runner_up_cut)}: answered {_pct(r['answered'])}; "
+        print(f"runner-up {rec.runner_up} at strictness {cut_text(rec.runner_up_cut)}: answered {_pct(r['answered'])}; "
               f"lost {_pct(r['lost'])}; bluffs {_pct(r['bluffs'])}", file=sys.stdout)
     return 0
 

@@ -99,7 +99,10 @@ class Interval:
     trials: int
 
     def __str__(self) -> str:
-        return f"{self.estimate:.3f} [{self.low:.3f}, {self.high:.3f}]"
+        """The rate as every surface writes one (:func:`ragdiag.core.words.rate_text`), ``"55% (42–67)"``."""
+        from .words import rate_text
+
+        return rate_text(self)
 
 
 def wilson(successes: int, trials: int, *, confidence: float = 0.95) -> Interval:
@@ -143,8 +146,10 @@ def wilson(successes: int, trials: int, *, confidence: float = 0.95) -> Interval
 
     Examples
     --------
-    >>> print(wilson(38, 64))
-    0.594 [0.471, 0.705]
+    >>> iv = wilson(38, 64); [round(x, 3) for x in (iv.estimate, iv.low, iv.high)]
+    [0.594, 0.471, 0.705]
+    >>> print(iv)  # as every surface writes a rate (ragdiag.core.words.rate_text)
+    59% (47–71)
     >>> wilson(0, 10).low
     0.0
     """
@@ -195,8 +200,8 @@ def proportion(hits: Sequence[bool] | np.ndarray, *, confidence: float = 0.95) -
 
     Examples
     --------
-    >>> print(proportion([True, False, True, True]))
-    0.750 [0.301, 0.954]
+    >>> iv = proportion([True, False, True, True]); [round(x, 3) for x in (iv.estimate, iv.low, iv.high)]
+    [0.75, 0.301, 0.954]
     """
     arr = _as_1d_numeric(hits, "hits")
     if arr.dtype != np.bool_:

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from html import escape
 from typing import Sequence
-from ..core.words import pct
+from ..core.words import interval, pct
 
 __all__ = ["PALETTE", "IntervalSeries", "Line", "Step", "Dot", "interval_chart", "line_chart", "waterfall_chart",
            "dot_chart", "LOSS", "MUTED"]
@@ -131,7 +131,7 @@ def interval_chart(categories: Sequence[str], series: Sequence[IntervalSeries], 
             ylo = bottom - (bottom - top) * float(lo)
             yhi = bottom - (bottom - top) * float(hi)
             ye = bottom - (bottom - top) * float(est)
-            tip = f"{s.name} {cat}: {float(est):.3f} [{float(lo):.3f}, {float(hi):.3f}]"
+            tip = f"{s.name} {cat}: {interval(float(est), float(lo), float(hi))}"
             out.append(f"<g><title>{_e(tip)}</title>")
             out.append(f'<line x1="{_n(x)}" y1="{_n(ylo)}" x2="{_n(x)}" y2="{_n(yhi)}" stroke="{color}" '
                        f'stroke-width="2"/>')

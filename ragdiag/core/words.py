@@ -198,16 +198,22 @@ def secs(x) -> str:
 
 
 def count_rate_text(cell, total: int | None = None) -> str:
-    """A count and its rate, as a sentence writes it: ``"35 of 64: 55% (42–67)"``.
+    """A count and its rate, the one way every surface writes both: ``"35 of 64: 55% (42–67)"``, without
+    ``total`` ``"35 = 55% (42–67)"`` (a table cell, the CLI's rates). ``cell`` a
+    :class:`~ragdiag.evaluation.rows.RateCell` (its ``count``) or a :class:`~ragdiag.core.stats.Interval` (its
+    ``successes``).
 
     >>> from ragdiag.evaluation.rows import RateCell
-    >>> count_rate_text(RateCell(35, 35 / 64, 0.42, 0.67), 64)
-    '35 of 64: 55% (42–67)'
+    >>> from ragdiag.core.stats import Interval
+    >>> count_rate_text(RateCell(35, 35 / 64, 0.42, 0.67), 64), count_rate_text(Interval(0.55, 0.42, 0.67, 35, 64))
+    ('35 of 64: 55% (42–67)', '35 = 55% (42–67)')
     """
     if cell is None:
         return DASH
-    of = f" of {total}" if total is not None else ""
-    return f"{cell.count}{of}: {rate_text(cell)}"
+    count = cell.count if hasattr(cell, "count") else cell.successes
+    if total is None:
+        return f"{count} = {rate_text(cell)}"
+    return f"{count} of {total}: {rate_text(cell)}"
 
 
 #: The four outcomes of a gate at a cut, one word each, on every surface (the Summary's cards, the Threshold

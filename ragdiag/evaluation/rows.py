@@ -147,14 +147,17 @@ class RateCell(_FieldCells):
         return cls(int(iv.successes), None if iv.trials == 0 else float(iv.estimate), float(iv.low), float(iv.high))
 
     def words(self) -> str:
-        """``count · rate [low, high]``; over 0 queries ``count · no queries`` (there is no rate to show).
+        """The count and its rate as every surface writes them (:func:`ragdiag.core.words.count_rate_text`),
+        ``"3 = 75% (30–95)"``; over 0 queries ``"0 = no queries"`` (there is no rate to show).
 
         >>> RateCell(3, 0.75, 0.3, 0.95).words(), RateCell(0, None, 0.0, 1.0).words()
-        ('3 · 0.750 [0.300, 0.950]', '0 · no queries')
+        ('3 = 75% (30–95)', '0 = no queries')
         """
+        from ..core.words import count_rate_text
+
         if self.rate is None:
-            return f"{self.count} · no queries"
-        return f"{self.count} · {self.rate:.3f} [{self.low:.3f}, {self.high:.3f}]"
+            return f"{self.count} = no queries"
+        return count_rate_text(self)
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ def test_a_bluff_goal_without_ood_queries_has_nothing_to_measure_and_says_so():
 
     choice = cut_choice(_gate(6, 0), Goal(max_bluff=0.05))
     assert choice.cut is None and NO_OOD in choice.notes
-    assert choice.cross_validated["bluffs"].words() == "0 · no queries"
+    assert choice.cross_validated["bluffs"].words() == "0 = no queries"
     json.dumps(choice.as_json())  # a plain document, nothing that cannot be written
 
 

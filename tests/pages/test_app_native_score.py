@@ -126,7 +126,7 @@ def test_the_summary_says_when_no_configuration_meets_both_goals(fake_app, lib, 
 
     real = recommend_module.recommend
     sentence = ("No configuration meets both goals (at least 97% answered and at most 5% bluffs): at 5% bluffs the "
-                "best, E/dense, answers 50% (9–91) at its cut 0.400; no cut on this score separates the off-topic "
+                "best, E/dense, answers 50% (9–91) at strictness 0.400; no cut on this score separates the off-topic "
                 "questions from enough answerable ones here.")
 
     def fake_infeasible(ev, gate=None, **kw):  # the FAKE: the real recommendation, marked infeasible

@@ -169,6 +169,7 @@ def test_the_proposal_states_both_sides_with_the_next_cuts(fake_app, lib):
 
 def test_the_cost_goal_gives_the_cheapest_cut_and_a_button_applies_it(fake_app, lib):
     from ragdiag.analyses.threshold.proposal import cost_cut
+    from ragdiag.core.goal import Goal
     from ragdiag.core.gate import cut_text
 
     at = app(PAGE)
@@ -176,7 +177,7 @@ def test_the_cost_goal_gives_the_cheapest_cut_and_a_button_applies_it(fake_app, 
     run(at)
     assert param(at, "bluff_cost") == "3"
     table, _, choice, _ = _oracle(lib, 0.5, "distance")
-    cc = cost_cut(table, 3.0, folds=choice.folds)
+    cc = cost_cut(table, Goal(max_bluff=0.05, bluff_cost=3.0), folds=choice.folds)
     shown = texts(at)
     assert f"the cheapest cut is {cut_text(cc.cut)}" in shown.replace("*", "")
     assert cc.guarantee_words in shown

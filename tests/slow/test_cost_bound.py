@@ -8,6 +8,7 @@ from scipy.stats import beta
 
 from ragdiag.analyses.gate_table import GateTable
 from ragdiag.analyses.threshold.proposal import cost_bound, cost_cut
+from ragdiag.core.goal import Goal
 
 
 def _table(rng, questions=32, ood=30):
@@ -29,7 +30,7 @@ def test_the_true_bluff_rate_of_the_cost_cut_stays_under_its_stated_bound(bluff_
     runs, over, over_fixed = 400, 0, 0
     for _ in range(runs):
         t = _table(rng)
-        cc = cost_cut(t, bluff_cost, folds=2)
+        cc = cost_cut(t, Goal(max_bluff=0.05, bluff_cost=bluff_cost), folds=2)
         true = float(beta.cdf(cc.cut, 4, 3))  # the chance a new off-topic query falls under the cut
         over += true > cc.guarantee
         j, n = cc.bluffs.count, 30

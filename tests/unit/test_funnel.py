@@ -20,6 +20,7 @@ from ragdiag.evaluation.records import Config
 from ragdiag.evaluation.evaluate import _config_result, evaluate
 from ragdiag.core.gate import Gate
 from ragdiag.analyses.outcomes import LADDER
+from ragdiag.core.words import count_rate_text
 from ragdiag.analyses.funnel import format_funnel, funnel, funnel_long, funnel_rows, funnels, needle_ranks
 from ragdiag.core.metrics import hits_at_k
 
@@ -89,6 +90,9 @@ def test_intervals_resample_questions_and_bracket_the_share():
     assert funnel_long([f]) == long  # fixed seed: reproducible
     text = format_funnel([f])
     assert "E/hybrid" in text and "interval over questions: clustered Wilson" in text
+    ivs = f.intervals()  # each rung as every surface writes a rate: "3 = 38% (14–69)", never "0.38 [0.14, 0.69]"
+    shown = [count_rate_text(ivs[s]) for s in LADDER if ivs[s].trials and ivs[s].successes]
+    assert shown and all(cell in text for cell in shown) and " [" not in text.split("\n", 1)[1]
 
 
 def test_bad_arguments_say_what_to_do():

@@ -53,3 +53,41 @@ def test_no_module_but_the_gate_writes_its_rule(path):
 
 def test_the_gate_module_holds_the_rule():
     assert hand_written_rules(GATE.read_text(encoding="utf-8")), "the rule moved: point this test at its new home"
+
+
+#: The text a person greps for (issue 43): the rule's comparisons and the window's ``min`` as written anywhere, in
+#: code, strings, docstrings and doctests alike (a user-facing snippet names its stack's own parameter instead).
+RULE_TEXTS = ("< cut", "<= cut", "min(k, keep")
+
+
+def _texts() -> list[Path]:
+    """Every text file of ``ragdiag/``, ``ui/``, ``app_pages/`` and ``app.py`` (no caches, no binary files)."""
+    out = []
+    for folder in ("ragdiag", "ui", "app_pages"):
+        for p in sorted((ROOT / folder).rglob("*")):
+            if p.is_file() and "__pycache__" not in p.parts:
+                try:
+                    p.read_text(encoding="utf-8")
+                except UnicodeDecodeError:
+                    continue
+                out.append(p)
+    return out + [ROOT / "app.py"]
+
+
+def rule_texts(text: str) -> list[str]:
+    """``line: text`` for each line of ``text`` holding one of :data:`RULE_TEXTS` (what ``grep`` would find).
+
+    >>> rule_texts("keep if d < cut\\nfine: d < :max_distance\\nw = min(k, keep, n)")
+    ['1: < cut', '3: min(k, keep']
+    """
+    return [f"{i}: {t}" for i, line in enumerate(text.splitlines(), 1) for t in RULE_TEXTS if t in line]
+
+
+def test_no_text_but_the_gates_writes_the_rule():
+    files = _texts()
+    assert len(files) > 100 and GATE in files  # the walk reads the code (not an empty list)
+    found = [f"{p.relative_to(ROOT)}:{hit}" for p in files if p != GATE
+             for hit in rule_texts(p.read_text(encoding="utf-8"))]
+    assert not found, ("the gate's rule is written in ragdiag/core/gate.py only; say it through its functions, or "
+                       "name the parameter of the user's stack (:max_distance, similarity_cutoff):\n" + "\n".join(found))
+    assert rule_texts(GATE.read_text(encoding="utf-8")), "the rule moved: point this test at its new home"

@@ -182,3 +182,44 @@ def test_the_dashboards_context_holds_one_goal_and_carries_it_in_the_url():
                         ("bluff_cost", "2e6")):
         with pytest.raises(ValueError):
             _parse(field, text)
+
+
+GOAL_FIELDS = ("max_bluff", "min_answered", "bluff_cost")
+GOAL_HOME = ("ragdiag/core/goal.py", "Goal")
+
+
+def loose_goal_fields(source: str) -> list[str]:
+    """``Class.field`` for each class-level field (an annotated name in a class body: a dataclass's, a named
+    tuple's or a typed dict's field) of ``source`` named like one of the goal's numbers.
+
+    >>> loose_goal_fields("class A:\\n    max_bluff: float\\n    cut: float\\n\\nclass B:\\n    goal: Goal")
+    ['A.max_bluff']
+    """
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ClassDef):
+            found += [f"{node.name}.{s.target.id}" for s in node.body if isinstance(s, ast.AnnAssign)
+                      and isinstance(s.target, ast.Name) and s.target.id in GOAL_FIELDS]
+    return found
+
+
+def test_the_finder_sees_a_loose_goal_field():
+    assert loose_goal_fields("@dataclass\nclass R:\n    config: str\n    bluff_cost: float = 3.0\n") == [
+        "R.bluff_cost"]
+    assert loose_goal_fields("class R(OnGoal):\n    goal: Goal\n    def f(self, max_bluff: float): ...\n") == []
+
+
+def test_no_record_but_the_goal_holds_a_goal_number():
+    """A record holds the goal whole (``goal: Goal``, its numbers read through :class:`ragdiag.core.goal.OnGoal` or a
+    property), never ``max_bluff``, ``min_answered`` or ``bluff_cost`` as a field of its own (issue 43)."""
+    files = sorted(p for folder in ("ragdiag", "ui", "app_pages") for p in (ROOT / folder).rglob("*.py"))
+    assert len(files) > 100  # the walk sees the code (it is not looking at an empty list)
+    offenders, home = [], []
+    for path in files:
+        rel = path.relative_to(ROOT).as_posix()
+        for field in loose_goal_fields(path.read_text(encoding="utf-8")):
+            (home if (rel, field.split(".")[0]) == GOAL_HOME else offenders).append(f"{rel}: {field}")
+    assert not offenders, "hold `goal: Goal` (and inherit core.goal.OnGoal) instead:\n" + "\n".join(offenders)
+    assert len(home) == len(GOAL_FIELDS), "the goal's fields moved: point this test at their new home"

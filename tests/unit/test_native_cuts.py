@@ -15,6 +15,7 @@ import yaml
 
 from ragdiag.analyses.threshold.score import above, score_table
 from ragdiag.core.gate import Gate
+from ragdiag.core.goal import Goal
 
 CONFIGS = ["E/bm25", "E/hybrid", "E/rerank-maxsim"]
 
@@ -81,7 +82,7 @@ def test_the_cost_cut_is_the_cheapest_cut_by_hand(fake_bundled, config, cost):
     from ragdiag.analyses.threshold.native_cuts import native_cost_cut
 
     table = score_table(fake_bundled, config, Gate())
-    cc = native_cost_cut(table, cost, folds=5)
+    cc = native_cost_cut(table, Goal(max_bluff=0.05, bluff_cost=cost), folds=5)
     rows = _raw(fake_bundled, config)
     n_in = sum(r[0] for r in rows)
     answered, bluffs = _at(rows, cc.cut)

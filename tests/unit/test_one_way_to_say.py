@@ -11,6 +11,7 @@ rates). And no name means two things: ``pct`` and ``points`` are defined at most
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,7 +24,18 @@ ALLOWED = {
     # ``gate`` prints an in-sample cut that sits on an off-topic query's distance with 4 decimals, exactly, and
     # says so: rounding it down to 3 would move it past that distance
     ("ragdiag/cli/gate.py", "choice.cut"),
+    # a difference in points, not a rate: "+5 [-2, +12]" in the report's repair ledger (difference_text's shape is
+    # the one to come; its column header says what the brackets hold)
+    ("ragdiag/present/report/ledger.py", "pts(self.low)"),
+    # the dot chart's hover text in the caller's own units (x_format: points of a difference, a latency)
+    ("ragdiag/core/svg.py", "x_format(d.low)"),
+    # the recall tables the eval and variants commands print, R@k with 3 decimals under "R@k [95% CI]": quoted as
+    # captured output in docs/vectors.md and docs/benchmarks.md, to move with them
+    ("ragdiag/analyses/summary.py", "iv.low"),
+    ("ragdiag/analyses/variants.py", "iv.low"),
 }
+#: A field naming an interval's lower end (``low``, ``lo``, ``x.low``, ``c['low']``, ``median_low_ms`` not: a latency).
+LOW = re.compile(r"(?:^|[^\w])(?:low|lo)\b|\['low'\]")
 
 
 def _is_hundred(node: ast.AST) -> bool:
@@ -45,6 +57,11 @@ def _next_text(parts: list, i: int) -> str:
     return nxt.value if isinstance(nxt, ast.Constant) and isinstance(nxt.value, str) else ""
 
 
+def _prev_text(parts: list, i: int) -> str:
+    prev = parts[i - 1] if i > 0 else None
+    return prev.value if isinstance(prev, ast.Constant) and isinstance(prev.value, str) else ""
+
+
 def by_hand(source: str) -> list[tuple[int, str, str]]:
     """Each number formatted by hand in ``source``: ``(line, field source, why)``."""
     found = []
@@ -64,6 +81,8 @@ def by_hand(source: str) -> list[tuple[int, str, str]]:
                 found.append((part.value.lineno, text, f"a difference in points by hand :{spec}"))
             elif "cut" in text.lower() and spec and spec[-1:] in ("f", "g", "e"):
                 found.append((part.value.lineno, text, f"a cut by hand :{spec} (cut_text)"))
+            elif (_prev_text(parts, i).endswith("[") and LOW.search(text) and not spec.startswith("+")):
+                found.append((part.value.lineno, text, f"an interval in brackets by hand :{spec} (rate_text)"))
     return found
 
 
@@ -86,6 +105,22 @@ def test_the_detector_sees_each_shape():
                      (4, "a percentage by hand"), (4, "a percentage by hand"), (5, "a percentage by hand"),
                      (6, "a cut by hand"), (7, "a cut by hand"), (8, "a cut by hand"),
                      (10, "a difference in points by hand")]
+
+
+def test_the_detector_sees_a_rate_in_brackets():
+    """The bracket shapes of a rate ("36 (56% [44, 68])", "0.55 [0.42, 0.67]", "10.0% [2.1%, 26.5%]") are found;
+    a signed difference (its own shape) and a latency's bounds are not."""
+    src = '\n'.join([
+        'a = f"{count} ({pct(c.rate)} [{100 * c.low:.0f}, {100 * c.high:.0f}])"',
+        'b = f"{iv.estimate:.2f} [{iv.low:.2f}, {iv.high:.2f}]"',
+        'c = f"{pct(iv.estimate, 1)} [{pct(iv.low, 1)}, {pct(iv.high, 1)}]"',
+        'd = f"{pct(c[\'rate\'])} [{100 * c[\'low\']:.0f}, {100 * c[\'high\']:.0f}]"',
+        'e = f"{float(est):.3f} [{float(lo):.3f}, {float(hi):.3f}]"',
+        'f = f"{d[\'estimate\']:+.3f} [{d[\'low\']:+.3f}, {d[\'high\']:+.3f}]"',
+        'g = f"{c.median_ms:.1f} [{c.median_low_ms:.1f}, {c.median_high_ms:.1f}]"',
+        'h = f"{rate_text(cell)} [{below}]"'])
+    found = sorted({line for line, _, why in by_hand(src) if why.startswith("an interval in brackets")})
+    assert found == [1, 2, 3, 4, 5]
 
 
 def test_no_percentage_or_cut_is_formatted_by_hand():

@@ -71,7 +71,8 @@ def _brute_cost(t: GateTable, n: float) -> tuple[float, float]:
 
 def test_the_cost_goal_is_the_brute_force_minimum():
     t = _table()
-    cc = cost_cut(t, 3.0)
+    cc = cost_cut(t, Goal(max_bluff=0.05, bluff_cost=3.0))
+    assert cc.bluff_cost == 3.0 and cc.goal.max_bluff == 0.05  # the record holds the goal whole
     assert (cc.cut, cc.cost) == _brute_cost(t, 3.0)
     # a bluff costs 3 answers: letting o01 through (3) buys answers at 0.30-0.43 (4): 0.431, not 0.24
     assert cc.cut == 0.431 and cc.answered.count == 5 and cc.bluffs.count == 1
@@ -85,13 +86,15 @@ def test_the_cost_goal_is_the_brute_force_minimum():
        ood=st.lists(st.floats(0.05, 0.95), min_size=1, max_size=12), n=st.sampled_from([0.5, 1.0, 3.0, 10.0]))
 def test_cost_goal_matches_brute_force_on_random_tables(answer, ood, n):
     t = _table([round(a, 4) for a in answer], [round(o, 4) for o in ood])
-    cc = cost_cut(t, n, folds=2)
+    cc = cost_cut(t, Goal(max_bluff=0.05, bluff_cost=n), folds=2)
     assert cc.cost == _brute_cost(t, n)[1]
 
 
 def test_bad_cost_and_units_are_one_line_errors(tmp_path):
     with pytest.raises(ValueError, match="positive number of lost answers"):
-        cost_cut(_table(), 0)
+        cost_cut(_table(), Goal(max_bluff=0.05, bluff_cost=0))
+    with pytest.raises(ValueError, match="states no cost goal: give bluff_cost"):
+        cost_cut(_table(), Goal(max_bluff=0.05))
     with pytest.raises(ValueError, match="--units must be one of"):
         cut_from_units(0.5, "score")
     with pytest.raises(ValueError, match="similarity lies in"):

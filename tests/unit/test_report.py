@@ -29,6 +29,7 @@ from ragdiag.present.export import write_outputs
 from ragdiag.analyses.threshold.gate import bluffs_at
 from ragdiag.analyses.gate_table import gate_table
 from ragdiag.core.gate import Gate, cut_text
+from ragdiag.core.words import interval
 from ragdiag.analyses.threshold.rates import rate_rows
 
 from fakes import BagOfWords
@@ -161,12 +162,12 @@ def test_recall_numbers_are_those_of_summary_json(summary, html_text, md_text):
     md = {r[0]: r for r in (md_rows(md_text, c)[0] for c in rows)}
     assert list(rows) == [r["config"] for r in summary["summary"]] == ["A/dense", "A/bm25", "C/dense", "C/bm25"]
     for r in summary["summary"]:
-        expected = f"{r['R@20']:.3f} [{r['R@20_low']:.3f}, {r['R@20_high']:.3f}]"
+        expected = interval(r['R@20'], r['R@20_low'], r['R@20_high'])  # "38% (7–78)": the one shape of a rate
         assert rows[r["config"]][4] == expected and md[r["config"]][4].replace("\\", "") == expected
         assert int(rows[r["config"]][6]) == r["destroyed"] == int(md[r["config"]][6])
         assert rows[r["config"]][5] == f"{r['MRR']:.3f}"
     # A destroys 5 needles = 10 queries: R@20 of A is 6/16, of C 16/16
-    assert rows["A/dense"][4].startswith("0.375 ") and rows["C/dense"][4].startswith("1.000 ")
+    assert rows["A/dense"][4].startswith("38% ") and rows["C/dense"][4].startswith("100% ")  # 37.5% rounds to 38%
     assert summary["destroyed"]["A"] and not summary["destroyed"]["C"]
 
 
@@ -179,10 +180,10 @@ def test_sweep_row_and_bluffs_are_the_librarys(ev, report, html_text, md_text):
     cells = table_rows(html_text, "tradeoff")
     rates = rate_rows(gate_table(ev, "C/dense", Gate(KEEP)), [CUT])[0]
 
-    def cell(key):  # the count with its rate and 95% interval, as the report writes it
+    def cell(key):  # the count with its rate and 95% interval, as the report writes it: "36 = 56% (44–68)"
         c = rates.outcome(key)
         assert c.count == getattr(expected, key)
-        return f"{c.count} ({100 * c.rate:.0f}% [{100 * c.low:.0f}, {100 * c.high:.0f}])"
+        return f"{c.count} = {interval(c.rate, c.low, c.high)}"
 
     want = [cut_text(CUT), cell("answered"), cell("wrong_sources"), cell("no_answer"), str(expected.lost), cell("bluffs")]
     assert cells == [want]

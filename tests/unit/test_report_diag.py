@@ -4,6 +4,7 @@ from __future__ import annotations
 
 
 from ragdiag.core.gate import Gate
+from ragdiag.core.words import count_rate_text
 from ragdiag.analyses.funnel import funnels
 from ragdiag.analyses.outcomes import LADDER
 from ragdiag.present.report.build import build_report
@@ -23,7 +24,9 @@ def test_report_carries_funnel_hubs_and_cost(tiny_eval, fake_encoder):
     rows = {row.config: row for row in r.diag.funnel}
     assert set(rows) == set(fs)
     for label, f in fs.items():
-        assert [int(cell.split()[0]) for cell in rows[label].stages] == [f.counts()[s] for s in LADDER]
+        assert [int(cell.split(" = ")[0]) for cell in rows[label].stages] == [f.counts()[s] for s in LADDER]
+        ivs = f.intervals()  # each rung as the funnel command writes it: "12 = 19% (11–30)", the one shape of a rate
+        assert list(rows[label].stages) == [count_rate_text(ivs[s]) if ivs[s].trials else "0" for s in LADDER]
     assert [h.chunk for h in r.diag.hubs] == [h.chunk_id for h in hubs(tiny_eval, "C/hybrid", k=4, top=10,
                                                                             only_hubs=True)]
     assert [c.config for c in r.diag.costs] == [c.config for c in items]

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binomtest
 
+from ragdiag.core.words import rate_text
 from ragdiag.core.stats import (
     Interval,
     SignTest,
@@ -44,8 +45,8 @@ def test_wilson_study_vectors(k, n, low, high):
     assert (ci.successes, ci.trials) == (k, n)
 
 
-def test_interval_str():
-    assert str(wilson(38, 64)) == "0.594 [0.471, 0.705]"
+def test_interval_str_is_the_one_rate_shape():
+    assert str(wilson(38, 64)) == "59% (47–71)" == rate_text(wilson(38, 64))
 
 
 @pytest.mark.parametrize(

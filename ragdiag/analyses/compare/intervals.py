@@ -12,7 +12,7 @@ import numpy as np
 from ...core.defaults import ALPHA
 from ...core.stats import Interval, wilson
 from .paired import _groups, _sums
-from ...core.words import pct
+from ...core.words import pct, rate_text
 
 __all__ = [
     "RECALL_INTERVAL_WORDS",
@@ -229,8 +229,9 @@ def clustered_mean(values, groups, *, confidence: float = 0.95) -> Interval:
 
     Examples
     --------
-    >>> print(clustered_mean([1.0, 0.5, 0.0, 0.0, 1.0, 1.0], ["a", "a", "b", "b", "c", "c"]))
-    0.583 [0.000, 1.000]
+    >>> iv = clustered_mean([1.0, 0.5, 0.0, 0.0, 1.0, 1.0], ["a", "a", "b", "b", "c", "c"])
+    >>> [round(x, 3) for x in (iv.estimate, iv.low, iv.high)]
+    [0.583, 0.0, 1.0]
     """
     x = np.asarray(values, dtype=np.float64)
     if x.ndim != 1 or np.isnan(x).any() or (x.size and (x.min() < 0 or x.max() > 1)):
@@ -258,8 +259,9 @@ def rate_interval(count: int, n: int, *, confidence: float = 0.95) -> Interval:
 
     Examples
     --------
-    >>> print(rate_interval(3, 30))  # few events: Clopper-Pearson (Wilson's is 0.035-0.256)
-    0.100 [0.021, 0.265]
+    >>> iv = rate_interval(3, 30)  # few events: Clopper-Pearson (Wilson's is 0.035-0.256)
+    >>> [round(x, 3) for x in (iv.estimate, iv.low, iv.high)]
+    [0.1, 0.021, 0.265]
     >>> round(rate_interval(0, 30).high, 4)
     0.1157
     """
@@ -286,7 +288,7 @@ def upper_bound_words(count: int, n: int, what: str, *, confidence: float = 0.95
     >>> upper_bound_words(0, 30, "bluffs")
     '0 of 30 bluffs: the rate could still be up to 11.6% (95% upper bound)'
     >>> upper_bound_words(3, 30, "bluffs")
-    '3 of 30 bluffs: 10.0% [2.1%, 26.5%]'
+    '3 of 30 bluffs: 10% (2–27)'
     """
     iv = rate_interval(count, n, confidence=confidence)
     if n == 0:
@@ -294,7 +296,7 @@ def upper_bound_words(count: int, n: int, what: str, *, confidence: float = 0.95
     if count == 0:
         return (f"0 of {n} {what}: the rate could still be up to {pct(iv.high, 1)} "
                 f"({pct(confidence)} upper bound)")
-    return f"{count} of {n} {what}: {pct(iv.estimate, 1)} [{pct(iv.low, 1)}, {pct(iv.high, 1)}]"
+    return f"{count} of {n} {what}: {rate_text(iv)}"
 
 
 # ---------------------------------------------------------------------------

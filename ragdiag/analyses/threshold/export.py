@@ -6,13 +6,15 @@ spell the same rule differently:
 
 * cosine distance (``1 - cosine similarity``): Chroma in cosine space
   (``{"hnsw:space": "cosine"}``; its ``query`` returns distances and takes no
-  threshold: filter ``distance < cut``), pgvector's ``<=>`` operator
-  (``WHERE embedding <=> :q < cut``). Same units, same strict direction.
+  threshold: keep a result when ``distance < max_distance``, the exported cut),
+  pgvector's ``<=>`` operator (``WHERE embedding <=> :query < :max_distance``,
+  the cut bound as a query parameter). Same units, same strict direction.
 * cosine similarity (``1 - distance``): Qdrant ``score_threshold`` on a
   ``Cosine`` collection, LlamaIndex ``SimilarityPostprocessor(similarity_cutoff=...)``,
   LangChain ``search_type="similarity_score_threshold"`` with
   ``search_kwargs={"score_threshold": ...}``. They keep a result whose score is
-  **at least** the threshold (LlamaIndex drops a node when ``score < cutoff``;
+  **at least** the threshold (LlamaIndex drops a node whose score is under its
+  ``similarity_cutoff``;
   LangChain keeps ``similarity >= score_threshold``; Qdrant returns scores equal
   to the threshold), so the same cut is ``similarity > 1 - cut`` here and
   ``similarity >= 1 - cut`` there: they differ only for a score equal to the
@@ -207,14 +209,15 @@ def thresholds_document(table: GateTable, choice: CutChoice, *, config: str, mod
                        "keep_if": f"score >= {sim} (inclusive)"},
             "llamaindex": {"units": "cosine similarity (node.score)", "similarity_top_k": keep,
                            "postprocessor": f"SimilarityPostprocessor(similarity_cutoff={sim})",
-                           "keep_if": f"score >= {sim} (a node is dropped when score < cutoff)"},
+                           "keep_if": f"score >= {sim} (a node scoring under similarity_cutoff is dropped)"},
             "langchain": {"units": "relevance score = 1 - cosine distance (the store's cosine relevance function; "
                                    "check that yours is not rescaled)",
                           "search_type": "similarity_score_threshold",
                           "search_kwargs": {"k": keep, "score_threshold": sim},
                           "keep_if": f"relevance >= {sim} (inclusive)"},
         },
-        "direction": ("ragdiag keeps distance < cut, i.e. similarity > 1 - cut (strict); the similarity "
+        "direction": ("ragdiag keeps a chunk whose cosine distance is strictly under cut.cosine_distance, i.e. "
+                      "similarity > cut.cosine_similarity (strict); the similarity "
                       "consumers keep similarity >= threshold (inclusive): they differ only for a score equal "
                       "to the threshold in every digit. The values are exact, not rounded: a cut chosen for a "
                       "bluff budget sits on the distance of an out-of-domain query, and a score computed with "

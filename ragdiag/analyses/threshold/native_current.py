@@ -53,8 +53,9 @@ def as_gate_table(table: ScoreTable, cuts) -> tuple[GateTable, tuple[float, ...]
     >>> import numpy as np
     >>> t = ScoreTable("E/bm25", "BM25 score", "score", ("a", "b", "o"), np.array([True, True, False]), ("a", "b", "o"),
     ...                top=np.array([12.5, 3.0, -np.inf]), holder=np.array([12.5, -np.inf, -np.inf]), window=4)
+    >>> from ragdiag.core.gate import under_each
     >>> g, (cut,) = as_gate_table(t, [3.0])
-    >>> g.closest.tolist(), cut, (g.closest < cut).tolist()  # 12.5 and 3.0 are kept at >= 3.0, no score never
+    >>> g.closest.tolist(), cut, under_each(g.closest, cut)[0].tolist()  # kept at >= 3.0: 12.5 and 3.0, no score never
     ([0.3333333333333333, 0.6666666666666666, 2.0], 0.8333333333333334, [True, True, False])
     """
     (pair,), mapped = rank_distances([table], cuts)

@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from ...core.goal import allowed, check_bluff_cost
+from ...core.goal import Goal, allowed
 from ...evaluation.rows import RateCell
 from .score import ScoreTable, above
 from ...core.words import cut_as_given
@@ -147,21 +147,22 @@ def _best_cost(table: ScoreTable, bluff_cost: float) -> tuple[float, float]:
     return float(cuts[i]), float(cost[i])
 
 
-def native_cost_cut(table: ScoreTable, bluff_cost: float, *, folds: int = 5, seed: int | None = None):
-    """The cost cut on the table's score (the module's rule), as a
+def native_cost_cut(table: ScoreTable, goal: Goal, *, folds: int = 5, seed: int | None = None):
+    """The cost cut on the table's score (the module's rule) for the goal's cost goal, as a
     :class:`~ragdiag.analyses.threshold.proposal.CostChoice` whose ``cut`` is in the score's units.
 
     >>> t = ScoreTable("E/bm25", "BM25 score", "score", ("a", "b", "o1"), np.array([True, True, False]),
     ...                ("a", "b", "o1"), top=np.array([9.0, 5.0, 7.0]), holder=np.array([9.0, 5.0, -np.inf]),
     ...                window=4)
-    >>> native_cost_cut(t, 3.0, folds=2).cut, native_cost_cut(t, 0.5, folds=2).cut  # one bluff against one answer
+    >>> cost = lambda c: Goal(max_bluff=0.05, bluff_cost=c)
+    >>> native_cost_cut(t, cost(3.0), folds=2).cut, native_cost_cut(t, cost(0.5), folds=2).cut  # one bluff, one answer
     (7.001, 4.999)
     """
     from .choice import SEED
-    from .proposal import CostChoice, cost_bound, cross_validated, cv_cost
+    from .proposal import CostChoice, cost_bound, cost_goal_of, cross_validated, cv_cost
     from .score import rates
 
-    bluff_cost = check_bluff_cost(bluff_cost)
+    bluff_cost = cost_goal_of(goal)
     seed = SEED if seed is None else seed
     cut, cost = _best_cost(table, bluff_cost)
     r = rates(table, cut)
@@ -171,7 +172,7 @@ def native_cost_cut(table: ScoreTable, bluff_cost: float, *, folds: int = 5, see
                                      lambda train: _best_cost(sub_table(table, train), bluff_cost)[0],
                                      lambda c: _kept(table.holder, c), lambda c: _kept(table.top, c))
     cv = _cells(table, answered, kept)
-    return CostChoice(float(bluff_cost), cut, cost, r["answered"], r["bluffs"], r["lost"], g, words, cv,
+    return CostChoice(goal, cut, cost, r["answered"], r["bluffs"], r["lost"], g, words, cv,
                       cv_cost(bluff_cost, ind, answered, kept), folds, seed)
 
 

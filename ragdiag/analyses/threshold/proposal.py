@@ -30,7 +30,7 @@ import numpy as np
 
 from ...core.defaults import SEED
 from ...core.gate import MAX_CUT, check_cut, cut_text, floor_cut
-from ...core.goal import check_bluff_cost
+from ...core.goal import GoalError, OnGoal
 from ...core.words import pct, rate_text
 from ...evaluation.rows import RateCell
 from ..gate_table import GateTable
@@ -170,10 +170,11 @@ def sensitivity(table: GateTable, goal: Goal, proposed: float | None, *,
 
 
 @dataclass(frozen=True)
-class CostChoice:
-    """The cut that minimises ``bluff_cost x bluffs + lost`` over the ground truth's queries."""
+class CostChoice(OnGoal):
+    """The cut that minimises ``bluff_cost x bluffs + lost`` over the ground truth's queries, for the goal it holds
+    whole (its cost goal ``bluff_cost`` reads through it)."""
 
-    bluff_cost: float
+    goal: Goal
     cut: float
     cost: float
     answered: RateCell
@@ -248,8 +249,24 @@ def cost_bound(j: int, n: int, confidence: float = COST_CONFIDENCE) -> tuple[flo
                f"{j}/{n} + {pct(eps, 1)} = {pct(g, 1)} ({pct(confidence)} confidence, one-sided DKW band)")
 
 
-def cost_cut(table: GateTable, bluff_cost: float, *, folds: int = 5, seed: int | None = None) -> CostChoice:
-    """The cut minimising the expected cost when a bluff costs ``bluff_cost`` lost answers, with its uncertainty.
+def cost_goal_of(goal: Goal) -> float:
+    """The cost goal of ``goal`` (a bluff costs that many lost answers), or :class:`GoalError` when it states none.
+
+    >>> cost_goal_of(Goal(max_bluff=0.05, bluff_cost=3))
+    3.0
+    """
+    from ...core.validate import require_type
+
+    require_type(goal, Goal, "goal", hint="e.g. Goal(max_bluff=0.05, bluff_cost=3.0)")
+    if goal.bluff_cost is None:
+        raise GoalError("the goal states no cost goal: give bluff_cost (a bluff costs as much as that many lost "
+                        "answers), e.g. Goal(max_bluff=0.05, bluff_cost=3.0)")
+    return goal.bluff_cost
+
+
+def cost_cut(table: GateTable, goal: Goal, *, folds: int = 5, seed: int | None = None) -> CostChoice:
+    """The cut minimising the expected cost when a bluff costs ``goal.bluff_cost`` lost answers (the goal's cost
+    goal, :func:`cost_goal_of`), with its uncertainty.
 
     The cost is counted over the ground truth's queries as written:
     ``bluff_cost x (off-topic queries given sources) + (answerable queries not
@@ -262,10 +279,11 @@ def cost_cut(table: GateTable, bluff_cost: float, *, folds: int = 5, seed: int |
 
     >>> t = GateTable(("a", "b", "o1"), np.array([True, True, False]), closest=np.array([0.2, 0.3, 0.25]),
     ...               closest_holder=np.array([0.2, 0.3, np.inf]), window=4)
-    >>> cost_cut(t, 3.0, folds=2).cut, cost_cut(t, 0.5, folds=2).cut  # one bluff against one answer
+    >>> cost = lambda c: Goal(max_bluff=0.05, bluff_cost=c)
+    >>> cost_cut(t, cost(3.0), folds=2).cut, cost_cut(t, cost(0.5), folds=2).cut  # one bluff against one answer
     (0.201, 0.301)
     """
-    bluff_cost = check_bluff_cost(bluff_cost)
+    bluff_cost = cost_goal_of(goal)
     seed = SEED if seed is None else seed
     cut, cost = _best_cost(table, bluff_cost)
     r = rates_at(table, cut)
@@ -284,7 +302,7 @@ def cost_cut(table: GateTable, bluff_cost: float, *, folds: int = 5, seed: int |
     cells = _answerable_cells(table, answered[ind][None, :], kept[ind][None, :])
     cv = {k: RateCell.of(v[0]) for k, v in cells.items()}
     cv["bluffs"] = RateCell.of(rate_interval(int(kept[~ind].sum()), int((~ind).sum())))
-    return CostChoice(float(bluff_cost), cut, cost, r["answered"], r["bluffs"], r["lost"], g, words, cv,
+    return CostChoice(goal, cut, cost, r["answered"], r["bluffs"], r["lost"], g, words, cv,
                       cv_cost(bluff_cost, ind, answered, kept), folds, seed)
 
 

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Mapping
 import numpy as np
 
 from ...core.gate import Gate
-from ...core.goal import Goal, allowed
+from ...core.goal import Goal, OnGoal, allowed
 from ...evaluation.rows import RateCell
 from .choice import IN_SAMPLE, PROPOSED, conformal_guarantee, in_sample_words
 from ...core.words import cut_as_given
@@ -144,8 +144,9 @@ def score_table(ev: Evaluation, config: str, gate: Gate | None = None, *, unit: 
 
 
 @dataclass(frozen=True)
-class ScoreCut:
-    """A cut on a native score for a bluff goal, how it was had, and the three cards at it."""
+class ScoreCut(OnGoal):
+    """A cut on a native score for a bluff goal, how it was had, and the three cards at it; the goal it follows is
+    held whole (its ``max_bluff`` reads through it)."""
 
     config: str
     score: str
@@ -153,7 +154,7 @@ class ScoreCut:
     cut: float | None
     method: str
     guarantee: str
-    max_bluff: float
+    goal: Goal
     answered: RateCell | None
     bluffs: RateCell | None
     lost: RateCell | None
@@ -180,15 +181,17 @@ def rates(table: ScoreTable, cut: float) -> dict[str, RateCell]:
             "lost": RateCell.of(clustered_rate(~ans, groups))}
 
 
-def score_cut(table: ScoreTable, max_bluff: float) -> ScoreCut:
-    """The cut for at most ``max_bluff`` bluffs on the table's score (the module's rule)."""
-    max_bluff = Goal.recommending(max_bluff).max_bluff
+def score_cut(table: ScoreTable, max_bluff: float | Goal) -> ScoreCut:
+    """The cut for at most ``max_bluff`` bluffs on the table's score (the module's rule); ``max_bluff`` a share in
+    (0, 1) or a :class:`~ragdiag.core.goal.Goal` (its bluff goal is the one followed)."""
+    goal = Goal.recommending(max_bluff.max_bluff if isinstance(max_bluff, Goal) else max_bluff).cut_goal
+    max_bluff = goal.max_bluff
     ind = table.in_domain
     ood = np.sort(table.top[~ind])[::-1]  # best first
     n, n_in = int(ood.size), int(ind.sum())
     if n == 0:
         return ScoreCut(table.config, table.score, table.unit, None, "none", "no off-topic queries to choose a cut "
-                        "from: add some", max_bluff, None, None, None, n_in, 0)
+                        "from: add some", goal, None, None, None, n_in, 0)
     j = allowed(max_bluff, n + 1)
     if j >= 1:
         j = min(j, n)
@@ -202,9 +205,9 @@ def score_cut(table: ScoreTable, max_bluff: float) -> ScoreCut:
     cut = above(float(ref)) if np.isfinite(ref) else -math.inf
     if not math.isfinite(cut):
         return ScoreCut(table.config, table.score, table.unit, None, method, "off-topic queries at the reference "
-                        "rank get no scored chunk: any cut keeps the goal", max_bluff, None, None, None, n_in, n)
+                        "rank get no scored chunk: any cut keeps the goal", goal, None, None, None, n_in, n)
     r = rates(table, cut)
-    return ScoreCut(table.config, table.score, table.unit, cut, method, words, max_bluff, r["answered"], r["bluffs"],
+    return ScoreCut(table.config, table.score, table.unit, cut, method, words, goal, r["answered"], r["bluffs"],
                     r["lost"], n_in, n)
 
 

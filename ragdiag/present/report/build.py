@@ -138,7 +138,7 @@ def _gate_section(inputs: GateTable, cfg: Config, gate: Gate, goal: Goal,
                   tuple(int(v) for v in t.wrong_sources), tuple(int(v) for v in t.no_answer),
                   tuple(int(v) for v in t.bluffs))
     return GateSection(cfg.label, gate, t.n_in, t.n_ood, row, rates, curve, dict(t.n_by_kind), choice,
-                       goal.max_bluff, proposed)
+                       goal, proposed)
 
 
 def _bluff_section(ev: Evaluation, cfg: Config, gate: Gate, n_ood: int) -> BluffSection:
@@ -232,7 +232,7 @@ def _native_report(ev: Evaluation, rec: Recommendation, cfg: Config | None, base
     t = sweep(table, [decided.cut])
     trade_off = GateSection(cfg.label, decided, t.n_in, t.n_ood, t.row(decided.cut),
                             dict(rate_rows(table, [decided.cut])[0].outcomes()), curve, dict(t.n_by_kind), {},
-                            max_bluff, None, native=at)
+                            goal, None, native=at)
     counts = outcome_counts(table.outcome)
     flow = FlowSection(cfg.label, describe_config(cfg), decided, trade_off.n_in, {s: counts[s] for s in LADDER},
                        counts["bluff"] + counts["abstained"], counts["bluff"], cut_label=at.text)

@@ -18,7 +18,7 @@ from ...core.defaults import PRIMARY_K
 from ...evaluation.records import Config, Evaluation, parse_key
 from ...analyses.funnel import funnels
 from ...analyses.outcomes import LADDER
-from ...core.words import RUNG_WORDS
+from ...core.words import RUNG_WORDS, count_rate_text
 from ...analyses.hubs import hubs
 from ...retrieval.registry import variant_baseline
 from ...analyses.summary import summary_rows
@@ -218,7 +218,7 @@ def _funnel_rows(ev: Evaluation, gate: Gate) -> tuple[list[FunnelRow], list[str]
             continue
         f = done[c.label]
         ivs = f.intervals()
-        stages = tuple(f"{iv.successes} [{iv.low * iv.trials:.0f}–{iv.high * iv.trials:.0f}]" if iv.trials else "0"
+        stages = tuple(count_rate_text(iv) if iv.trials else "0"
                        for iv in (ivs[s] for s in LADDER))
         rows.append(FunnelRow(c.label, len(f.rows), stages,
                               f"+{f.promoted}/-{f.demoted}" if f.reranker else "–"))

@@ -8,9 +8,10 @@ from typing import Mapping
 from ...analyses.compare.intervals import upper_bound_words
 from ...evaluation.rows import RateCell, SweepRow
 from ...core.gate import Gate, OnGate
+from ...core.goal import Goal
 from ...core.svg import Line, line_chart
 from ...core.tables import Table
-from ...core.words import OUTCOME_WORDS, cut_text, pct, plural
+from ...core.words import OUTCOME_WORDS, count_rate_text, cut_text, pct, plural
 
 # The gate row and its rates are the library's own rows (ragdiag.evaluation.rows), not copies.
 GateRow = SweepRow
@@ -42,11 +43,16 @@ class GateSection(OnGate):
     curve: Curve
     ood_kinds: Mapping[str, int]  # ood kind -> queries
     choice: dict  # threshold.CutChoice.as_json() for the goal ({} when not computed)
-    max_bluff: float | None = None  # the goal, drawn across the curve
+    goal: Goal | None = None  # the goal; its bluff goal is drawn across the curve
     proposed: float | None = None  # the proposed cut when it is not the report's
     #: the cut on the ranking's own score (:class:`ragdiag.present.report.native.NativeCut`); None: a cosine
     #: distance. With it, ``curve.cuts`` are in the score's units (higher keeps) and ``gate.cut`` is never printed.
     native: object | None = None
+
+    @property
+    def max_bluff(self) -> float | None:
+        """The bluff goal drawn across the curve (None: no goal)."""
+        return None if self.goal is None else self.goal.max_bluff
 
     @property
     def cut_text(self) -> str:
@@ -57,7 +63,7 @@ class GateSection(OnGate):
         c = self.rates.get(outcome)
         if c is None or c.rate is None:
             return str(count)
-        return f"{count} ({pct(c.rate)} [{100 * c.low:.0f}, {100 * c.high:.0f}])"
+        return count_rate_text(c)  # "36 = 56% (44–68)", the count at the same cut as the row's
 
     def table(self) -> Table:
         """The one-row trade-off table: counts with their rates and intervals."""
@@ -86,11 +92,9 @@ class GateSection(OnGate):
 
         def rates(cells):
             def one(c):  # a rate over no queries (no off-topic query was asked) has no percentage
-                return "n/a" if c["rate"] is None else \
-                    f"{pct(c['rate'])} [{100 * c['low']:.0f}, {100 * c['high']:.0f}]"
+                return f"{c['count']} (n/a)" if c["rate"] is None else count_rate_text(RateCell(**c))
 
-            return ", ".join(f"{name.replace('_', ' ')} {cells[name]['count']} ({one(cells[name])})"
-                             for name in ("answered", "bluffs"))
+            return ", ".join(f"{name.replace('_', ' ')} {one(cells[name])}" for name in ("answered", "bluffs"))
 
         cv = c["cross_validation"]
         c = {**c, "cut": c["in_sample_cut"]}  # this sentence is about the in-sample rule's cut

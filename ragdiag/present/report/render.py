@@ -22,7 +22,7 @@ from ...core.tables import md_line, md_table
 from ...analyses.threshold.gate import GATE_DISTANCE
 from .diag import COST_MEANS, FUNNEL_MEANS, HUB_MEANS, VARIANT_MEANS
 from .sections import CutText
-from ...core.words import GLOSSARY, f3
+from ...core.words import GLOSSARY, rate_text
 from .words import MEANS
 
 __all__ = ["render", "environment", "write_report", "markdown_twin", "MARKDOWN_SIGNATURE"]
@@ -46,7 +46,8 @@ def _finalize(eval_ctx, value):
 def _cell(value):
     """An HTML table cell: an interval with its bounds in grey, a needle with its cuts marked, else the text."""
     if isinstance(value, Interval):
-        return _h(f3(value.estimate)) + Markup(f' <span class="ci">[{value.low:.3f}, {value.high:.3f}]</span>')
+        rate, _, bounds = rate_text(value).partition(" ")  # "55%", "(42–67)"
+        return _h(rate) + Markup(' <span class="ci">') + _h(bounds) + Markup("</span>")
     if isinstance(value, CutText):
         return Markup('<span class="quote">') + _CUT_MARK.join(_h(p) for p in value.pieces) + Markup("</span>")
     return value

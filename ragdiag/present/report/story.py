@@ -205,7 +205,7 @@ class Headline(OnGate, OnGoal):
                    f"phrasings). The cut is on the {n.score} ({n.unit}): a passage is given when its score is at " \
                    f"least the cut (higher keeps, a higher cut is stricter)."
         why = f"Why: {self.why}" if self.recommended else (
-            f"The recommendation is {self.rec_words} ({self.rec_config}) at cut {cut_text(self.rec_cut)}: "
+            f"The recommendation is {self.rec_words} ({self.rec_config}) at strictness {cut_text(self.rec_cut)}: "
             f"{self.why}")
         return f"{why} Rates at the gate's k = {self.keep} (at most {self.keep} chunks kept); intervals 95% over " \
                f"questions ({self.n_in} answerable queries = {self.n_questions} questions × their phrasings); " \
