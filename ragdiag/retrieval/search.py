@@ -38,6 +38,10 @@ BLOCK_ELEMENTS = 1 << 22
 #: At most this many chunks per block (their vectors are read at once: 48 MB at 384 float32 dimensions).
 MAX_BLOCK_CHUNKS = 1 << 15
 
+#: A block's chunks that beat a query's best so far are merged with them when at most this many times the depth
+#: (in a second block, often a little more than the depth); more, and the block is selected in full.
+FEW = 4
+
 Scorer = Callable[[slice | np.ndarray], np.ndarray]  # cols -> (queries x len(cols)) scores
 
 
@@ -92,18 +96,19 @@ def _row_counts(B: np.ndarray) -> np.ndarray:
 
 
 def _above(S: np.ndarray, best_sc: np.ndarray, depth: int):
-    """The block's chunks that beat each query's ``depth``-th best so far, when at most ``depth`` per query.
+    """The block's chunks that beat each query's ``depth``-th best so far, when at most ``FEW * depth`` per query.
 
     Blocks come in position order, so a chunk that only ties the ``depth``-th best loses to it (a lower
     position) and only a strictly higher score can enter: ``(rows, cols, slot, width)`` of those
-    (``slot``: each one's place among its query's, ``width``: the most of any query). None when a query
-    has more than ``depth`` of them or a score is not a number: the block is then selected in full.
+    (``slot``: each one's place among its query's, ``width``: the most of any query); they are merged with
+    the best so far, however many. None when a query has more than ``FEW * depth`` of them (the early
+    blocks) or a score is not a number: the block is then selected in full.
     """
     beats = S > best_sc[:, -1:]
     per = _row_counts(beats)
     width = int(per.max()) if per.size else 0
     # S.max() is nan when any score is (one read of S, no boolean array); best_sc is (queries x depth).
-    if width > depth or np.isnan(best_sc).any() or (S.size and np.isnan(S.max())):
+    if width > FEW * depth or np.isnan(best_sc).any() or (S.size and np.isnan(S.max())):
         return None
     rows, cols = np.divmod(np.flatnonzero(beats), S.shape[1])  # row by row, columns ascending
     slot = np.arange(rows.size) - np.repeat(np.cumsum(per) - per, per)

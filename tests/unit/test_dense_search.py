@@ -59,6 +59,20 @@ def test_hand_case_a_tie_across_two_threads_goes_to_the_lower_position():
     assert found.target_rank.tolist() == [4]  # 2, 1, 4 come first
 
 
+def test_more_than_depth_new_chunks_in_a_block_are_merged_without_a_full_select(monkeypatch):
+    # depth 2, blocks of 4: the second block holds 3 chunks above the best two so far (3 <= FEW * 2).
+    import ragdiag.retrieval.search as search_module
+
+    selects = []
+    real = search_module._select
+    monkeypatch.setattr(search_module, "_select", lambda S, d: selects.append(S.shape) or real(S, d))
+    S = np.array([[0.1, 0.3, 0.2, 0.0, 0.9, 0.3, 0.8, 0.7]])
+    found = block_search(lambda cols: S[:, cols], 8, 1, 2, [np.array([5])], block=4)
+    assert found.order.tolist() == [[4, 6]]
+    assert found.target_rank.tolist() == [5]  # 0.9, 0.8, 0.7, then 0.3 at position 1 before position 5
+    assert selects == [(1, 4)]  # only the first block is selected in full
+
+
 class CountingOffByOneBit:
     """A FAKE scorer: an index array's scores are one bit above a slice's (as BLAS kernels may round another
     shape); counts the slices it is asked for."""
