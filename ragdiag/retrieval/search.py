@@ -17,7 +17,14 @@ searched block by block:
 Target scores are computed up front and checked against the scores the blocks
 compute for the same chunks; if a BLAS gave a different last bit for another
 matrix shape, the counts are redone with the block scores, so the result is
-always that of the full stable sort of the scores the blocks computed.
+always that of the full stable sort of the scores the blocks computed. When the
+targets lie in few blocks (a single query's), their blocks are scored up front
+instead, the same call as the pass's, so no second pass is needed.
+
+``workers`` threads each take a run of consecutive blocks of the same grid; their
+tops are merged by (score desc, position asc) and their counts added, so the
+result does not depend on their number (the dense search runs one per BLAS thread,
+each product on one thread: :func:`ragdiag.retrieval.dense.search_workers`).
 """
 
 from __future__ import annotations
