@@ -1,8 +1,10 @@
 """Scale: the evaluation's retrieval stages at 10k-1M chunks, time and peak memory per stage.
 
 Run: ``python benchmarks/bench_scale.py --chunks 10000,100000 [--queries 100]``;
-``--dense-bound 1000000,2000000`` measures instead exact dense search against the read bandwidth
-and the GEMM peak of the same run (10M projected); ``--engine ray`` also searches on Ray (a local instance, ``--ray-shards`` search actors,
+``--dense-bound 1000000,2000000 [--before DIR]`` measures instead exact dense search against the read
+bandwidth and the GEMM peak of the same run (10M projected), each side in its own process (``DIR``: a copy of
+the repository at the commit to compare, e.g. ``git archive main | tar -x -C DIR``; its ranks and scores are
+compared bit for bit); ``--engine ray`` also searches on Ray (a local instance, ``--ray-shards`` search actors,
 2 by default), checks that every rank and score is the single process's, and reports
 each actor's memory.
 
@@ -219,20 +221,8 @@ def table(runs: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def dense_bound(n: int, n_queries: int, dim: int, repeats: int) -> dict:
-    """Exact dense search of ``n_queries`` over ``n`` in-memory unit vectors against the machine's bounds.
-
-    Measured in this process, rounds alternated: the search with the block pre-filter (now) and without
-    it (before: every block selected in full); the read bandwidth (one query's product over the whole
-    matrix: the BLAS streaming it, the search's least possible read) and the fp32 GEMM peak (2048^3).
-    The bound is the larger of bytes read / bandwidth and FLOPs / peak.
-    """
-    import statistics
-
-    import ragdiag.retrieval.search as search_mod
-    from ragdiag.retrieval.base import QueryBatch
-    from ragdiag.retrieval.dense import DenseRetriever
-
+def dense_data(n: int, n_queries: int, dim: int, folder: Path) -> None:
+    """``n`` random unit vectors, ``n_queries`` queries near some of them and one random target each, as ``.npy``."""
     rng = np.random.default_rng(0)
     m = np.empty((n, dim), dtype=np.float32)
     for a in range(0, n, 1 << 16):
@@ -240,55 +230,115 @@ def dense_bound(n: int, n_queries: int, dim: int, repeats: int) -> dict:
         m[a : a + len(part)] = part / np.linalg.norm(part, axis=1, keepdims=True)
     q = m[rng.integers(0, n, n_queries)] + 0.05 * rng.standard_normal((n_queries, dim), dtype=np.float32)
     q /= np.linalg.norm(q, axis=1, keepdims=True)
-    batch = QueryBatch(tuple(f"q{i}" for i in range(n_queries)), q)
-    targets = [rng.integers(0, n, 1) for _ in range(n_queries)]
+    np.save(folder / "m.npy", m)
+    np.save(folder / "q.npy", q)
+    np.save(folder / "targets.npy", rng.integers(0, n, n_queries))
+
+
+def dense_child(folder: Path, tree: Path, n_queries: int, out: Path) -> dict:
+    """One side's exact dense search (``tree``'s ragdiag) of 1 and ``n_queries`` queries, then the bounds.
+
+    Wall and CPU seconds of each search (top 20 and the target's rank), its results written to ``out``; the
+    read bandwidth (one query's product over the whole matrix: the BLAS streaming it, the search's least
+    possible read) and the fp32 GEMM peak (2048^3), each the best of two, in this process after the searches.
+    """
+    sys.path.insert(0, str(tree))
+    for name in [k for k in sys.modules if k == "ragdiag" or k.startswith("ragdiag.")]:
+        del sys.modules[name]
+    import ragdiag
+    from ragdiag.retrieval.base import QueryBatch
+    from ragdiag.retrieval.dense import DenseRetriever
+
+    if not Path(ragdiag.__file__).resolve().is_relative_to(tree.resolve()):
+        raise SystemExit(f"ragdiag imported from {ragdiag.__file__}, not from {tree}")
+    m, q, t = (np.load(folder / f) for f in ("m.npy", "q.npy", "targets.npy"))
     dense = DenseRetriever(m)
-    one_q = q[:1].copy()
-    a2 = rng.standard_normal((2048, 2048), dtype=np.float32)
-    above = search_mod._above
-    results = {}
-
-    def run(kind):
-        search_mod._above = above if kind == "now" else (lambda *a: None)
-        try:
-            return dense.bounded_search(batch, depth=20, targets=targets)
-        finally:
-            search_mod._above = above
-
-    times = {"now": [], "before": [], "read": [], "gemm": []}
-    for _ in range(repeats):
-        for kind in ("now", "before"):
-            t = time.perf_counter()
-            results[kind] = run(kind)
-            times[kind].append(time.perf_counter() - t)
-        t = time.perf_counter()
+    DenseRetriever(m[: 1 << 16]).bounded_search(QueryBatch(("warm", "up"), q[:2]), depth=20)  # BLAS threads up
+    got, saved = {}, {}
+    for nq in sorted({1, n_queries}):
+        batch = QueryBatch(tuple(f"q{i}" for i in range(nq)), q[:nq])
+        targets = [t[i : i + 1] for i in range(nq)]
+        c, w = time.process_time(), time.perf_counter()
+        found = dense.bounded_search(batch, depth=20, targets=targets)
+        got[str(nq)] = {"wall": time.perf_counter() - w, "cpu": time.process_time() - c, "load": os.getloadavg()[0]}
+        for f in ("order", "scores", "target_rank", "target_score"):
+            saved[f"{nq}_{f}"] = getattr(found, f)
+    np.savez(out, **saved)
+    one_q, a2, read, gemm = q[:1].copy(), np.random.default_rng(1).standard_normal((2048, 2048), dtype=np.float32), [], []
+    for _ in range(2):
+        w = time.perf_counter()
         one_q @ m.T
-        times["read"].append(time.perf_counter() - t)
-        t = time.perf_counter()
+        read.append(time.perf_counter() - w)
+        w = time.perf_counter()
         a2 @ a2
-        times["gemm"].append(time.perf_counter() - t)
-    med = {k: statistics.median(v) for k, v in times.items()}
-    same = all(np.array_equal(getattr(results["now"], f), getattr(results["before"], f))
-               for f in ("order", "scores", "target_rank"))
-    bytes_read = m.nbytes
-    bandwidth = bytes_read / med["read"]
-    peak = 2.0 * 2048**3 / med["gemm"]
-    flops = 2.0 * n_queries * n * dim
-    return {"chunks": n, "queries": n_queries, "now_s": med["now"], "before_s": med["before"], "identical": same,
-            "bandwidth_gbs": bandwidth / 1e9, "peak_gflops": peak / 1e9, "read_bound_s": bytes_read / bandwidth,
-            "flop_bound_s": flops / peak, "load": os.getloadavg()[0]}
+        gemm.append(time.perf_counter() - w)
+    return {"searches": got, "read_s": min(read), "gemm_s": min(gemm), "bytes": int(m.nbytes)}
+
+
+def dense_bound(n: int, n_queries: int, dim: int, repeats: int, before: Path | None, workdir: str | None) -> list[dict]:
+    """Exact dense search of 1 and ``n_queries`` queries over ``n`` in-memory unit vectors against the bounds.
+
+    Each side (this tree; ``before``, another copy of the repository) runs in its own process per round, the
+    sides alternated; the bounds are measured in every process (:func:`dense_child`), medians over all. The
+    bound is the larger of bytes read / bandwidth and FLOPs / peak. "same ranks": every top 20, score,
+    target rank and target score of the two sides equal, bit for bit.
+    """
+    import statistics
+
+    sides = {"now": ROOT} | ({"before": before} if before else {})
+    runs: dict[str, list[dict]] = {k: [] for k in sides}
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        folder = Path(tmp)
+        dense_data(n, n_queries, dim, folder)
+        for r in range(repeats):
+            for side in (list(sides) if r % 2 == 0 else list(sides)[::-1]):
+                out = folder / f"{side}-{r}.npz"
+                proc = subprocess.run([sys.executable, __file__, "--dense-child", str(folder), "--tree", str(sides[side]),
+                                       "--queries", str(n_queries), "--child-out", str(out)], capture_output=True, text=True)
+                if proc.returncode:
+                    raise SystemExit(f"{side} at {n:,} chunks failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+                runs[side].append(json.loads(proc.stdout.strip().splitlines()[-1]) | {"out": out})
+                print(f"{n:,} chunks, round {r + 1}, {side} done", file=sys.stderr, flush=True)
+        same = {}
+        for key in np.load(runs["now"][0]["out"]).files:
+            ref = np.load(runs["now"][0]["out"])[key]
+            others = [np.load(x["out"])[key] for x in runs["now"][1:] + runs.get("before", [])]
+            same[key] = all(np.array_equal(ref, o, equal_nan=True) for o in others)
+    everyone = [x for side in runs.values() for x in side]
+    read_s = statistics.median(x["read_s"] for x in everyone)
+    gemm_s = statistics.median(x["gemm_s"] for x in everyone)
+    bytes_read = everyone[0]["bytes"]
+    rows = []
+    for nq in sorted({1, n_queries}):
+        med = {side: {k: statistics.median(x["searches"][str(nq)][k] for x in xs) for k in ("wall", "cpu")}
+               for side, xs in runs.items()}
+        rows.append({"chunks": n, "queries": nq, "now_s": med["now"]["wall"], "now_cpu_s": med["now"]["cpu"],
+                     "before_s": med["before"]["wall"] if before else None,
+                     "before_cpu_s": med["before"]["cpu"] if before else None,
+                     "identical": all(v for k, v in same.items() if k.startswith(f"{nq}_")),
+                     "compared": len(everyone) - 1,
+                     "bandwidth_gbs": bytes_read / read_s / 1e9, "peak_gflops": 2.0 * 2048**3 / gemm_s / 1e9,
+                     "read_bound_s": read_s, "flop_bound_s": 2.0 * nq * n * dim * gemm_s / (2.0 * 2048**3),
+                     "load": statistics.median(x["searches"][str(nq)]["load"] for x in everyone)})
+    return rows
 
 
 def dense_bound_table(rows: list[dict]) -> str:
-    out = ["| chunks | queries | before (s) | now (s) | before / now | read bound: bytes / bandwidth (s) | "
-           "compute bound: FLOPs / GEMM peak (s) | now / max(bounds) | same ranks | bandwidth GB/s | peak GFLOP/s | load |",
-           "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
+    out = ["| chunks | queries | before (s) | now (s) | before / now | CPU s: before | now | "
+           "read bound: bytes / bandwidth (s) | compute bound: FLOPs / GEMM peak (s) | now / max(bounds) | same ranks | "
+           "bandwidth GB/s | peak GFLOP/s | load |",
+           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
     for r in rows:
         bound = max(r["read_bound_s"], r["flop_bound_s"])
-        out.append(f"| {r['chunks']:,} | {r['queries']} | {r['before_s']:.3f} | {r['now_s']:.3f} | "
-                   f"{r['before_s'] / r['now_s']:.2f} | {r['read_bound_s']:.3f} | {r['flop_bound_s']:.3f} | "
-                   f"{r['now_s'] / bound:.2f} | {'identical' if r['identical'] else 'DIFFERENT'} | "
-                   f"{r['bandwidth_gbs']:.1f} | {r['peak_gflops']:.0f} | {r['load']:.1f} |")
+        if r["before_s"] is None:
+            before, ratio, before_cpu = "n/a", "n/a", "n/a"
+            same = "n/a (no --before)" if r["compared"] == 0 else ("rounds identical" if r["identical"] else "DIFFERENT")
+        else:
+            before, ratio = f"{r['before_s']:.3f}", f"{r['before_s'] / r['now_s']:.2f}"
+            before_cpu, same = f"{r['before_cpu_s']:.3f}", "identical" if r["identical"] else "DIFFERENT"
+        out.append(f"| {r['chunks']:,} | {r['queries']} | {before} | {r['now_s']:.3f} | {ratio} | {before_cpu} | "
+                   f"{r['now_cpu_s']:.3f} | {r['read_bound_s']:.3f} | {r['flop_bound_s']:.3f} | {r['now_s'] / bound:.2f} | "
+                   f"{same} | {r['bandwidth_gbs']:.1f} | {r['peak_gflops']:.0f} | {r['load']:.1f} |")
     return "\n".join(out)
 
 
@@ -307,16 +357,26 @@ def main() -> int:
                     help="instead: exact dense search at these sizes (comma-separated, e.g. 1000000,2000000) against "
                          "the read bandwidth and GEMM peak measured in the same run, 10M projected linearly")
     ap.add_argument("--repeats", type=int, default=3, help="rounds of --dense-bound (medians)")
+    ap.add_argument("--before", type=Path, default=None,
+                    help="with --dense-bound: a copy of the repository at the commit to compare (e.g. a git archive), "
+                         "searched in its own processes, rounds alternated; its ranks and scores compared bit for bit")
+    ap.add_argument("--dense-child", type=Path, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--tree", type=Path, default=ROOT, help=argparse.SUPPRESS)
+    ap.add_argument("--child-out", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.dense_child:
+        print(json.dumps(dense_child(args.dense_child, args.tree, args.queries, args.child_out)))
+        return 0
+    if args.before and not (args.before / "ragdiag" / "retrieval" / "dense.py").is_file():
+        ap.error(f"--before {args.before}: not a copy of the repository (no ragdiag/retrieval/dense.py)")
     if args.dense_bound:
         load = os.getloadavg()
         print(f"# Exact dense search against its bounds ({machine()}; `uptime` load {load[0]:.2f} {load[1]:.2f} "
-              f"{load[2]:.2f} at the start; {args.repeats} rounds, alternated, medians; top 20 and the target's rank)\n")
+              f"{load[2]:.2f} at the start; {args.repeats} rounds, each side in its own process, alternated; medians; "
+              f"top 20 and the target's rank; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})\n")
         rows = []
         for n in [int(x.replace("_", "")) for x in args.dense_bound.split(",") if x.strip()]:
-            for nq in sorted({1, args.queries}):
-                rows.append(dense_bound(n, nq, args.dim, args.repeats))
-                print(f"{n:,} x {nq} done", file=sys.stderr, flush=True)
+            rows += dense_bound(n, args.queries, args.dim, args.repeats, args.before, args.workdir)
         print(dense_bound_table(rows))
         big = [r for r in rows if r["queries"] == args.queries]
         if len(big) >= 2:
@@ -326,7 +386,9 @@ def main() -> int:
             print(f"\n10M chunks x {args.queries} queries, projected linearly from {a['chunks']:,} and {b['chunks']:,}: "
                   f"{proj:.1f} s now (read bound {b['read_bound_s'] * 1e7 / b['chunks']:.1f} s, compute bound "
                   f"{b['flop_bound_s'] * 1e7 / b['chunks']:.1f} s)")
-        return 0
+        load = os.getloadavg()
+        print(f"\n`uptime` load at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+        return 1 if any(not r["identical"] for r in rows) else 0
     if args.one is not None:
         print(json.dumps(one(args.one, args.queries, args.workdir, engine=args.engine, shards=args.ray_shards,
                              dim=args.dim)))

@@ -6,13 +6,15 @@ would plug in behind the same protocol for millions of chunks.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import numpy as np
 
 from .base import QueryBatch, Ranking, top_k_desc
 from .search import Search, block_search, block_size
 from .vectors import rows_of
 
-__all__ = ["DenseRetriever", "cosine_distances", "normalisation_check"]
+__all__ = ["DenseRetriever", "cosine_distances", "normalisation_check", "search_workers"]
 
 
 def cosine_distances(queries: np.ndarray, chunks: np.ndarray) -> np.ndarray:
@@ -46,6 +48,32 @@ def normalisation_check(vectors: np.ndarray, *, sample: int = 200, seed: int = 0
     return worst
 
 
+def search_workers(n_queries: int, n_blocks: int) -> int:
+    """Threads for a dense search: as many as OpenBLAS has now, at most one per block; 1 for a single query.
+
+    Every thread computes its blocks on one BLAS thread. A matrix product (two queries or more) gives each
+    score the same bits on one thread or several (OpenBLAS splits the output, not the sum over dimensions:
+    checked by ``tests/unit/test_dense_search.py``); a single query's matrix-vector product may not, so one
+    query keeps the one pass with the BLAS's own threads. 1 without threadpoolctl (nothing can pin BLAS
+    to one thread), or when OpenBLAS runs on one thread (a small corpus's search, :mod:`ragdiag.core.blas`).
+    """
+    if n_queries < 2 or n_blocks < 2:
+        return 1
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return 1
+    threads = next((i["num_threads"] for i in threadpool_info() if i.get("user_api") == "blas"), 1)
+    return max(1, min(int(threads), n_blocks))
+
+
+def one_blas_thread():
+    """A context manager: BLAS on one thread (threadpoolctl, which :func:`search_workers` found installed)."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(1, user_api="blas")
+
+
 class DenseRetriever:
     """Exact search; ``chunk_vectors`` may be an array, a ``np.memmap`` or a :class:`VectorFile` (on disk).
 
@@ -72,10 +100,19 @@ class DenseRetriever:
         q = np.asarray(batch.vectors, dtype=np.float32)
         return lambda cols: q @ np.asarray(rows_of(self.vectors, cols), dtype=np.float32).T
 
-    def bounded_search(self, batch: QueryBatch, *, depth: int, targets=None, block: int | None = None) -> Search:
-        """Top ``depth`` and the targets' rank by blocks of chunks: no (queries x chunks) array."""
-        return block_search(self.scorer(batch), len(self.vectors), len(batch), depth, targets,
-                            block=block or block_size(len(batch), len(self.vectors)))
+    def bounded_search(self, batch: QueryBatch, *, depth: int, targets=None, block: int | None = None,
+                       workers: int | None = None) -> Search:
+        """Top ``depth`` and the targets' rank by blocks of chunks: no (queries x chunks) array.
+
+        ``workers`` (None: :func:`search_workers`): threads over runs of consecutive blocks, each product on one
+        BLAS thread, so both the products and the selection after them use every core; one (queries x block)
+        array per thread.
+        """
+        n, nq = len(self.vectors), len(batch)
+        block = block or block_size(nq, n)
+        workers = search_workers(nq, -(-n // block)) if workers is None else workers
+        with one_blas_thread() if workers > 1 else nullcontext():
+            return block_search(self.scorer(batch), n, nq, depth, targets, block=block, workers=workers)
 
     def scores(self, batch: QueryBatch) -> np.ndarray:
         """Dense (queries x chunks) cosine similarities of the unit query and chunk vectors."""

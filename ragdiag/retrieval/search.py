@@ -17,11 +17,19 @@ searched block by block:
 Target scores are computed up front and checked against the scores the blocks
 compute for the same chunks; if a BLAS gave a different last bit for another
 matrix shape, the counts are redone with the block scores, so the result is
-always that of the full stable sort of the scores the blocks computed.
+always that of the full stable sort of the scores the blocks computed. When the
+targets lie in few blocks (a single query's), their blocks are scored up front
+instead, the same call as the pass's, so no second pass is needed.
+
+``workers`` threads each take a run of consecutive blocks of the same grid; their
+tops are merged by (score desc, position asc) and their counts added, so the
+result does not depend on their number (the dense search runs one per BLAS thread,
+each product on one thread: :func:`ragdiag.retrieval.dense.search_workers`).
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence
 
@@ -36,6 +44,10 @@ __all__ = ["Search", "SearchEngine", "LocalSearch", "BLOCK_ELEMENTS", "MAX_BLOCK
 BLOCK_ELEMENTS = 1 << 22
 #: At most this many chunks per block (their vectors are read at once: 48 MB at 384 float32 dimensions).
 MAX_BLOCK_CHUNKS = 1 << 15
+
+#: A block's chunks that beat a query's best so far are merged with them when at most this many times the depth
+#: (in a second block, often a little more than the depth); more, and the block is selected in full.
+FEW = 4
 
 Scorer = Callable[[slice | np.ndarray], np.ndarray]  # cols -> (queries x len(cols)) scores
 
@@ -79,20 +91,33 @@ def _select(S: np.ndarray, depth: int) -> np.ndarray:
     return np.nonzero(keep)[1].reshape(nq, depth)
 
 
+def _row_counts(B: np.ndarray) -> np.ndarray:
+    """Each row's ``True`` count of a (rows x cols) boolean array, as int64 (summed as bytes: no int64 pass).
+
+    >>> _row_counts(np.array([[True, False, True], [False, False, False]])).tolist()
+    [2, 0]
+    """
+    if B.shape[1] < 1 << 32:
+        return B.view(np.uint8).sum(axis=1, dtype=np.uint32).astype(np.int64)
+    return B.sum(axis=1, dtype=np.int64)
+
+
 def _above(S: np.ndarray, best_sc: np.ndarray, depth: int):
-    """The block's chunks that beat each query's ``depth``-th best so far, when at most ``depth`` per query.
+    """The block's chunks that beat each query's ``depth``-th best so far, when at most ``FEW * depth`` per query.
 
     Blocks come in position order, so a chunk that only ties the ``depth``-th best loses to it (a lower
     position) and only a strictly higher score can enter: ``(rows, cols, slot, width)`` of those
-    (``slot``: each one's place among its query's, ``width``: the most of any query). None when a query
-    has more than ``depth`` of them or a score is not a number: the block is then selected in full.
+    (``slot``: each one's place among its query's, ``width``: the most of any query); they are merged with
+    the best so far, however many. None when a query has more than ``FEW * depth`` of them (the early
+    blocks) or a score is not a number: the block is then selected in full.
     """
     beats = S > best_sc[:, -1:]
-    per = beats.sum(axis=1)
+    per = _row_counts(beats)
     width = int(per.max()) if per.size else 0
-    if width > depth or np.isnan(S).any() or np.isnan(best_sc).any():
+    # S.max() is nan when any score is (one read of S, no boolean array); best_sc is (queries x depth).
+    if width > FEW * depth or np.isnan(best_sc).any() or (S.size and np.isnan(S.max())):
         return None
-    rows, cols = np.nonzero(beats)  # row by row, columns ascending
+    rows, cols = np.divmod(np.flatnonzero(beats), S.shape[1])  # row by row, columns ascending
     slot = np.arange(rows.size) - np.repeat(np.cumsum(per) - per, per)
     return rows, cols, slot, width
 
@@ -120,6 +145,7 @@ def _pass(score: Scorer, n: int, nq: int, depth: int, thresholds, *, block: int,
     whose start lies in ``[lo, hi)`` (a shard's part of the pass; positions stay global).
     """
     depth = min(depth, n)
+    cut = {}  # the thresholds in each score dtype met (float32 scores are compared with float32 values)
     best_pos = np.zeros((nq, 0), dtype=np.int64)
     best_sc = np.zeros((nq, 0))
     counts = np.zeros(nq, dtype=np.int64)
@@ -142,8 +168,11 @@ def _pass(score: Scorer, n: int, nq: int, depth: int, thresholds, *, block: int,
                                            np.concatenate([best_sc.astype(S.dtype, copy=False), sc], axis=1), depth)
         if thresholds is not None:
             thr, tpos = thresholds
-            above = (S > thr[:, None]).sum(axis=1)
-            at_least = (S >= thr[:, None]).sum(axis=1)
+            if S.dtype not in cut:
+                cut[S.dtype] = _exactly_in(thr, S.dtype)
+            thr = cut[S.dtype]
+            above = _row_counts(S > thr[:, None])
+            at_least = _row_counts(S >= thr[:, None])
             counts += above
             for i in np.flatnonzero(at_least > above):  # ties with the target (rare): those at a lower position
                 counts[i] += int(((S[i] == thr[i]) & (np.arange(start, stop) < tpos[i])).sum())
@@ -152,6 +181,23 @@ def _pass(score: Scorer, n: int, nq: int, depth: int, thresholds, *, block: int,
             inside = (wcols >= start) & (wcols < stop)
             seen[inside] = S[rows[inside], wcols[inside] - start]
     return best_pos, best_sc, counts, seen
+
+
+def _exactly_in(values: np.ndarray, dtype) -> np.ndarray:
+    """``values`` converted to the float ``dtype`` when every one converts exactly, else as they are.
+
+    A float32 block compared with float64 thresholds is converted to float64 element by element; with
+    float32 thresholds of the same values every comparison has the same outcome, without the conversion.
+
+    >>> _exactly_in(np.array([0.5, np.inf]), np.float32).dtype, _exactly_in(np.array([0.1]), np.float32).dtype
+    (dtype('float32'), dtype('float64'))
+    """
+    dtype = np.dtype(dtype)
+    if values.dtype == dtype or dtype.kind != "f" or values.dtype.kind != "f":
+        return values
+    with np.errstate(over="ignore"):
+        cast = values.astype(dtype)
+    return cast if np.array_equal(cast.astype(values.dtype), values, equal_nan=True) else values
 
 
 def _best_targets(nq: int, rows: np.ndarray, cols: np.ndarray, values: np.ndarray):
@@ -180,26 +226,74 @@ def _target_positions(targets: Sequence[np.ndarray] | None, nq: int, n: int):
     return targets, rows, cols
 
 
+def _target_values(score: Scorer, n: int, block: int, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """The targets' scores: from their own blocks when those are few, else from one product over them.
+
+    A block's scores are the ones the pass computes (the same call), so the counts need no second pass;
+    when the targets lie in more than an eighth of the blocks (at least one), one product over the targets
+    costs less, and the pass checks its scores (a BLAS may round another shape differently).
+    """
+    if not cols.size:
+        return np.zeros(0)
+    starts = np.unique(cols // block) * block
+    if len(starts) > max(1, -(-n // block) // 8):
+        union, inv = np.unique(cols, return_inverse=True)
+        return np.asarray(score(union))[rows, inv]
+    values = None
+    for start in starts.tolist():
+        S = np.asarray(score(slice(start, min(n, start + block))))
+        values = np.empty(cols.size, dtype=S.dtype) if values is None else values
+        inside = (cols >= start) & (cols < start + block)
+        values[inside] = S[rows[inside], cols[inside] - start]
+    return values
+
+
+def _passes(score: Scorer, n: int, nq: int, depth: int, thresholds, *, block: int, watch=None, workers: int = 1):
+    """:func:`_pass` over all the blocks, split into ``workers`` runs of consecutive blocks, one thread each.
+
+    Each run's top is exact in its range (score desc, position asc), so the first ``depth`` of the runs' tops
+    merged the same way are the whole pass's; the counts add up, and each watched chunk lies in one run.
+    """
+    starts = list(range(0, n, block))
+    workers = max(1, min(workers, len(starts)))
+    if workers == 1:
+        return _pass(score, n, nq, depth, thresholds, block=block, watch=watch)
+    cuts = [starts[len(starts) * g // workers] for g in range(workers)] + [n]
+    with ThreadPoolExecutor(workers) as pool:
+        parts = list(pool.map(lambda r: _pass(score, n, nq, depth, thresholds, block=block, watch=watch,
+                                               lo=r[0], hi=r[1]), zip(cuts[:-1], cuts[1:])))
+    pos, sc = _merge(np.concatenate([p[0] for p in parts], axis=1), np.concatenate([p[1] for p in parts], axis=1),
+                     min(depth, n))
+    counts = np.sum([p[2] for p in parts], axis=0)
+    seen = None
+    if watch is not None:
+        seen = parts[0][3]
+        for p in parts[1:]:
+            seen = np.where(np.isnan(p[3]), seen, p[3])
+    return pos, sc, counts, seen
+
+
 def block_search(score: Scorer, n: int, n_queries: int, depth: int, targets: Sequence[np.ndarray] | None = None,
-                 *, block: int | None = None) -> Search:
-    """Top ``depth`` and the best target's rank for ``n_queries`` queries over ``n`` chunks, by blocks."""
+                 *, block: int | None = None, workers: int = 1) -> Search:
+    """Top ``depth`` and the best target's rank for ``n_queries`` queries over ``n`` chunks, by blocks.
+
+    ``workers``: threads, each over a run of consecutive blocks of the same grid (:func:`_passes`); the same
+    result whatever their number, provided ``score`` gives a block the same scores in any thread.
+    """
     nq = n_queries
     block = block or block_size(nq, n)
     targets, rows, cols = _target_positions(targets, nq, n)
-    if cols.size:
-        union, inv = np.unique(cols, return_inverse=True)
-        values = np.asarray(score(union))[rows, inv]
-    else:
-        values = np.zeros(0)
+    values = _target_values(score, n, block, rows, cols)
     thr, tpos = _best_targets(nq, rows, cols, values)
     if not cols.size:  # no targets: nothing to count
-        order, scores = _pass(score, n, nq, depth, None, block=block)[:2]
+        order, scores = _passes(score, n, nq, depth, None, block=block, workers=workers)[:2]
         return Search(order, scores, np.zeros(nq, dtype=np.int64), np.full(nq, np.nan))
-    order, scores, counts, seen = _pass(score, n, nq, depth, (thr, tpos), block=block, watch=(rows, cols))
+    order, scores, counts, seen = _passes(score, n, nq, depth, (thr, tpos), block=block, watch=(rows, cols),
+                                          workers=workers)
     if cols.size and not np.array_equal(seen, values):
         # The up-front scores differ in the last bit from the blocks' (BLAS kernels differ by shape): recount.
         thr, tpos = _best_targets(nq, rows, cols, seen)
-        counts = _pass(score, n, nq, 0, (thr, tpos), block=block)[2]
+        counts = _passes(score, n, nq, 0, (thr, tpos), block=block, workers=workers)[2]
     rank = np.where(tpos >= 0, counts + 1, 0)
     return Search(order, scores, rank.astype(np.int64), np.where(tpos >= 0, thr, np.nan))
 
