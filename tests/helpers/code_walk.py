@@ -7,6 +7,18 @@ import pkgutil
 from pathlib import Path
 
 
+ROOT = Path(__file__).resolve().parents[2]
+#: The product's code the lint-like tests read: the library, the dashboard's helpers and its pages.
+CODE_FOLDERS = ("ragdiag", "ui", "app_pages")
+
+
+def source_files() -> list[Path]:
+    """Every ``.py`` file of :data:`CODE_FOLDERS`, sorted; fails if it finds too few to be the real tree."""
+    files = sorted(p for folder in CODE_FOLDERS for p in (ROOT / folder).rglob("*.py"))
+    assert len(files) > 100, f"only {len(files)} files under {CODE_FOLDERS}: not the checkout's code"
+    return files
+
+
 def modules(package) -> list[str]:
     """The dotted names of ``package`` and every module below it (``__main__`` left out: importing it runs it)."""
     names = [package.__name__]

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from code_walk import source_files
+
 ROOT = Path(__file__).resolve().parents[2]
 GATE = ROOT / "ragdiag" / "core" / "gate.py"
-FILES = sorted(p for folder in ("ragdiag", "ui", "app_pages") for p in (ROOT / folder).rglob("*.py")) + [
-    ROOT / "app.py"]
+FILES = source_files() + [ROOT / "app.py"]
 
 
 def _name(node) -> str:

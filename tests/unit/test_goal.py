@@ -16,6 +16,8 @@ from ragdiag.cli.goal_args import goal_of
 from ragdiag.core.goal import (MAX_BLUFF_COST, TOLERANCE, Goal, GoalError, allowed, needed, percent_share,
                                within_at_least, within_at_most)
 
+from code_walk import source_files
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -151,11 +153,10 @@ def test_the_tolerance_of_goal_met_is_written_once():
     never on a line about a goal."""
     home = ROOT / "ragdiag" / "core" / "goal.py"
     found = []
-    for folder in ("ragdiag", "ui", "app_pages"):
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-                if re.search(r"1e-12", line, re.IGNORECASE):
-                    found.append((path, no, line))
+    for path in source_files():
+        for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"1e-12", line, re.IGNORECASE):
+                found.append((path, no, line))
     assert any(p == home for p, _, _ in found), "the goal's tolerance lives in ragdiag/core/goal.py"
     about_goals = [f"{p.relative_to(ROOT)}:{no}: {line.strip()}" for p, no, line in found
                    if p != home and _GOAL_WORDS.search(line)]
@@ -214,10 +215,8 @@ def test_the_finder_sees_a_loose_goal_field():
 def test_no_record_but_the_goal_holds_a_goal_number():
     """A record holds the goal whole (``goal: Goal``, its numbers read through :class:`ragdiag.core.goal.OnGoal` or a
     property), never ``max_bluff``, ``min_answered`` or ``bluff_cost`` as a field of its own (issue 43)."""
-    files = sorted(p for folder in ("ragdiag", "ui", "app_pages") for p in (ROOT / folder).rglob("*.py"))
-    assert len(files) > 100  # the walk sees the code (it is not looking at an empty list)
     offenders, home = [], []
-    for path in files:
+    for path in source_files():
         rel = path.relative_to(ROOT).as_posix()
         for field in loose_goal_fields(path.read_text(encoding="utf-8")):
             (home if (rel, field.split(".")[0]) == GOAL_HOME else offenders).append(f"{rel}: {field}")

@@ -15,6 +15,8 @@ from pathlib import Path
 
 from ragdiag.core.words import ship_headline
 
+from code_walk import source_files
+
 ROOT = Path(__file__).resolve().parents[2]
 #: A cut that belongs to the recommendation, its runner-up or the configuration it is compared with.
 WHOSE = re.compile(r"runner_up_cut|\brec_cut|recommended_cut|against_cut|\brec\.cut\b")
@@ -49,7 +51,5 @@ def test_the_walk_sees_another_word():
 
 def test_the_recommendations_cut_is_said_as_the_headline_says_it():
     assert ship_headline("X", 0.5245).endswith(WORDS + "0.524")  # the headline's words, which the rest follow
-    files = sorted(p for folder in ("ragdiag", "ui", "app_pages") for p in (ROOT / folder).rglob("*.py"))
-    assert len(files) > 100
-    bad = [f"{p.relative_to(ROOT)}:{hit}" for p in files for hit in said_otherwise(p.read_text(encoding="utf-8"))]
+    bad = [f"{p.relative_to(ROOT)}:{hit}" for p in source_files() for hit in said_otherwise(p.read_text(encoding="utf-8"))]
     assert not bad, "say the recommendation's, runner-up's or comparator's cut 'at strictness <cut>':\n" + "\n".join(bad)
