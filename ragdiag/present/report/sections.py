@@ -123,7 +123,7 @@ class RecallSection:
 
     def table(self) -> Table:
         """The recall table: intervals stay :class:`~ragdiag.core.stats.Interval` values for the templates."""
-        return Table.of(["configuration", *(f"R@{k} [95% CI]" for k in KS), "MRR", "destroyed", "chunks"],
+        return Table.of(["configuration", *(f"R@{k} (95% interval)" for k in KS), "MRR", "destroyed", "chunks"],
                         ([r.config, *r.recall, f3(r.mrr), r.destroyed, thousands(r.chunks)] for r in self.rows),
                         numeric=range(1, len(KS) + 4), id="recall-table",
                         row_class=("chosen" if r.config == self.chosen else "" for r in self.rows))
