@@ -19,6 +19,11 @@ def source_files() -> list[Path]:
     return files
 
 
+def nodes(source: str, kind: type) -> list:
+    """The AST nodes of type ``kind`` in ``source``, in :func:`ast.walk`'s order."""
+    return [node for node in ast.walk(ast.parse(source)) if isinstance(node, kind)]
+
+
 def modules(package) -> list[str]:
     """The dotted names of ``package`` and every module below it (``__main__`` left out: importing it runs it)."""
     names = [package.__name__]

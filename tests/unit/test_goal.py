@@ -16,7 +16,7 @@ from ragdiag.cli.goal_args import goal_of
 from ragdiag.core.goal import (MAX_BLUFF_COST, TOLERANCE, Goal, GoalError, allowed, needed, percent_share,
                                within_at_least, within_at_most)
 
-from code_walk import source_files
+from code_walk import nodes, source_files
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -198,12 +198,8 @@ def loose_goal_fields(source: str) -> list[str]:
     """
     import ast
 
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.ClassDef):
-            found += [f"{node.name}.{s.target.id}" for s in node.body if isinstance(s, ast.AnnAssign)
-                      and isinstance(s.target, ast.Name) and s.target.id in GOAL_FIELDS]
-    return found
+    return [f"{c.name}.{s.target.id}" for c in nodes(source, ast.ClassDef) for s in c.body
+            if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and s.target.id in GOAL_FIELDS]
 
 
 def test_the_finder_sees_a_loose_goal_field():

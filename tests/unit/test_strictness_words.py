@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ragdiag.core.words import ship_headline
 
-from code_walk import source_files
+from code_walk import nodes, source_files
 
 ROOT = Path(__file__).resolve().parents[2]
 #: A cut that belongs to the recommendation, its runner-up or the configuration it is compared with.
@@ -30,9 +30,7 @@ def said_otherwise(source: str) -> list[str]:
     ["1: 'runner-up at its cut ' {cut_text(rec.runner_up_cut)}"]
     """
     found = []
-    for node in ast.walk(ast.parse(source)):
-        if not isinstance(node, ast.JoinedStr):
-            continue
+    for node in nodes(source, ast.JoinedStr):
         for before, part in zip(node.values, node.values[1:]):
             if not isinstance(part, ast.FormattedValue):
                 continue
