@@ -15,7 +15,7 @@ from ui.about import about_run
 from ragdiag.core.words import OUTCOME_WORDS, outcome_sentence
 from ui.context import config_words, context, cut_slider, cut_stops, link_params, use, use_min_answered
 from ui.fmt import pct, rate, share
-from ui.gate_charts import flips, mirrored_histogram, tradeoff_curve, x_extent
+from ui.gate_charts import flips, x_extent
 from ui.html import md_text, quote_html
 from ui.jobs import evaluation
 from ui.model_cut import model_cut_caption
@@ -23,7 +23,11 @@ from ui.native_view import native_section, native_table, score_switch
 from ui.threshold_slices import slice_section, slice_verdict_line
 from ui.threshold_view import (cost_choice, cost_goal, current_cut_audit, current_cut_inputs, current_cut_sentence,
                                how_we_know, movers, proposal_costs)
-from ui.chart_theme import themed
+from ui.threshold_charts import histogram_chart, tradeoff_chart
+
+
+#: How many clicks the trade-off curve has had in this session (its key: a new chart after each).
+TRADEOFF_CLICKS = "_tradeoff_clicks"
 
 
 def page() -> None:
@@ -97,29 +101,34 @@ def page() -> None:
                                     cost.cut if cost is not None else None) if c is not None), pad=0.03)
     h, t = st.columns(2)
     dist = cache.distances_for(token, config, keep, ev)
+    # Both charts are made once per evaluation, goal and x range; a move of the cut sends only the rows that hold it,
+    # and the browser redraws each chart in place (ui.threshold_charts).
     h.container(key="threshold_histogram").altair_chart(  # keyed: a browser test reads this one chart by its key
-        themed(mirrored_histogram(dist, cut=cut, markers=today_at)), width="stretch")
-    TRADEOFF = f"tradeoff_{ctx.cut_words}"  # a new chart per cut: an old click is never applied again
+        histogram_chart(token, config, keep, dist, cut=cut, markers=today_at), width="stretch")
+    # The same chart from one cut to the next (a new key would make the browser build it anew); a new one after each
+    # click, so that a click on the step clicked before still applies it.
+    TRADEOFF = f"tradeoff_{st.session_state.get(TRADEOFF_CLICKS, 0)}"
 
 
     def _picked() -> None:
         """A click on the curve: the cut of the clicked step becomes the context's (the visitor chose it)."""
         points = ((st.session_state.get(TRADEOFF) or {}).get("selection") or {}).get("pick") or []
+        st.session_state[TRADEOFF_CLICKS] = st.session_state.get(TRADEOFF_CLICKS, 0) + 1
         if points and points[0].get("cut") is not None:
             use(cut=float(points[0]["cut"]))
 
 
     t = t.container(key="threshold_curve")  # keyed: a browser test reads this one chart by its key
-    t.altair_chart(themed(tradeoff_curve(curve, cut=cut, goal=target, goal_kind="bluffs" if goal.max_bluff is not None
-                                  else "answered", extent=(lo, hi), pick="pick",
-                                  markers={"fitted here": choice.cut, "proposed": proposed, **today_at,
-                                           "cost goal": cost.cut if cost is not None else None},
+    t.altair_chart(tradeoff_chart(token, config, keep, curve, cut=cut, goal=target,
+                                  goal_kind="bluffs" if goal.max_bluff is not None else "answered", extent=(lo, hi),
+                                  pick="pick", markers={"fitted here": choice.cut, "proposed": proposed, **today_at,
+                                                        "cost goal": cost.cut if cost is not None else None},
                                   queries={"answered": ([q for q, i in zip(inputs.query_ids, inputs.in_domain) if i],
                                                         inputs.closest_holder[inputs.in_domain]),
                                            "bluffs": ([q for q, i in zip(inputs.query_ids, inputs.in_domain) if not i],
                                                       inputs.closest[~inputs.in_domain])},
                                   title=f"Answered {pct(row.answered / n_in if n_in else None)}, bluffs "
-                                        f"{pct(row.bluffs / n_ood if n_ood else None)} at cut {ctx.cut_words}")),
+                                        f"{pct(row.bluffs / n_ood if n_ood else None)} at cut {ctx.cut_words}"),
                    width="stretch", key=TRADEOFF, on_select=_picked, selection_mode="pick")
 
     # ----- below the charts: the goal's verdict in full, the proposal's rule and guarantee, slices, today ----

@@ -1,0 +1,111 @@
+"""The Threshold page's two charts, built once and moved by their data: a slider move sends new rows, not a new chart.
+
+Of the mirrored histogram and the trade-off (:mod:`ui.gate_charts`) only a few small named data sets depend on the
+cut: the cut's rule and the counts beside it, the markers' rules and labels, and the lines of each title. The rest of
+each chart (its layers, scales, tables of bins and steps, theme) is built, checked against the Vega-Lite schema and
+themed once per evaluation, configuration, keep, goal and theme (:func:`ui.cache.by_evaluation`), and its tables are
+turned into Arrow once. Each move fills in the cut's rows only.
+
+Streamlit's browser side compares a chart's spec with the names of its data sets left out: the same spec with new
+rows updates the drawn chart in place (Vega's ``view.data``), where a new spec (the cut in a title, a layer more)
+makes it build a new chart from scratch. A title cannot hold a field, so each title's text is a Vega expression that
+reads its lines from the cut's data set (:func:`title_rows`), picked by the chart's width as
+:func:`ui.chart_theme.fit_title` picks them.
+
+What is drawn is the chart :func:`~ui.gate_charts.mirrored_histogram` and :func:`~ui.gate_charts.tradeoff_curve`
+give at the same cut (``tests/unit/test_threshold_charts.py``).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any
+
+import pandas as pd
+
+from ui import cache
+from ui.chart_theme import TITLE_CHAR_PX, TITLE_WIDTHS, scheme, themed, wrap_lines
+from ui.gate_charts import (CURVE_MARKS, HISTOGRAM_CUT, histogram_cut_rows, histogram_frame, histogram_layout,
+                            histogram_title, tradeoff_frame, tradeoff_marks)
+
+__all__ = ["MovingChart", "title_rows", "title_expr", "histogram_chart", "tradeoff_chart"]
+
+#: A title's lines for the i-th width of :data:`~ui.chart_theme.TITLE_WIDTHS` sit in the field ``title_i`` (joined
+#: by new lines); the widths fall by a fixed step from the widest.
+TITLE_FIELD = "title_{}"
+_WIDEST, _STEP = TITLE_WIDTHS[0], TITLE_WIDTHS[0] - TITLE_WIDTHS[1]
+if list(TITLE_WIDTHS) != list(range(_WIDEST, TITLE_WIDTHS[-1] - 1, -_STEP)):  # pragma: no cover - a guard on edits
+    raise ValueError("TITLE_WIDTHS must fall by a fixed step")
+
+
+def title_rows(text: str, char_px: float = TITLE_CHAR_PX) -> dict[str, str]:
+    """``text`` wrapped for each width of :data:`~ui.chart_theme.TITLE_WIDTHS`: ``{"title_0": lines, ...}``, the
+    lines joined by new lines (the lines :func:`ui.chart_theme.fit_title` would give at that width)."""
+    return {TITLE_FIELD.format(i): "\n".join(wrap_lines(text, max(8, int(w / char_px))))
+            for i, w in enumerate(TITLE_WIDTHS)}
+
+
+def title_expr(dataset: str) -> dict[str, str]:
+    """A title's text as a Vega expression: the lines :func:`title_rows` put in the first row of ``dataset`` for
+    the widest of :data:`~ui.chart_theme.TITLE_WIDTHS` at or under the chart's width (the narrowest under it)."""
+    last = len(TITLE_WIDTHS) - 1
+    row = f"data('{dataset}')[0]"
+    return {"expr": f"length(data('{dataset}')) ? split({row}['title_' + clamp(ceil(({_WIDEST} - width) / {_STEP}), "
+                    f"0, {last})], '\\n') : ''"}
+
+
+class MovingChart:
+    """What ``st.altair_chart`` reads of a chart (its ``to_dict()``): a themed spec made once, its tables already
+    Arrow (as Streamlit would turn them), and the rows of the data sets that hold the cut."""
+
+    def __init__(self, frame: dict[str, Any], tables: dict[str, bytes], rows: dict[str, list[dict]]):
+        self._frame, self._tables, self._rows = frame, tables, rows
+
+    def to_dict(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """The spec (a copy: Streamlit takes its data sets out), with every data set: the cut's first."""
+        spec = copy.deepcopy(self._frame)
+        spec["datasets"] = {**copy.deepcopy(self._rows), **self._tables}
+        return spec
+
+
+def _made(chart, kind: str, title_from: str) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """``chart`` themed (:func:`ui.chart_theme.themed`), its title read from ``title_from``'s rows; its tables apart,
+    in Arrow as Streamlit sends them."""
+    from streamlit.dataframe_util import convert_anything_to_arrow_bytes
+
+    spec = themed(chart, kind).to_dict()
+    tables = {name: convert_anything_to_arrow_bytes(rows) for name, rows in spec.pop("datasets", {}).items()}
+    spec["title"] = {**spec["title"], "text": title_expr(title_from)}
+    return spec, tables
+
+
+def histogram_chart(token: str, config: str, keep: int, frame: pd.DataFrame, *, cut: float,
+                    markers: dict[str, float | None] | None = None, kind: str | None = None) -> MovingChart:
+    """:func:`~ui.gate_charts.mirrored_histogram` of ``frame`` (the gate's values of ``config`` at ``keep`` in the
+    evaluation ``token``) at ``cut``, for ``st.altair_chart``: its frame made once per layout and theme."""
+    kind = kind or scheme()
+    layout = histogram_layout(frame, cut=cut, markers=markers)
+    made = cache.by_evaluation("threshold_histogram", token, (config, keep, dataclasses.astuple(layout), kind),
+                               lambda: _made(histogram_frame(frame, layout=layout), kind, HISTOGRAM_CUT))
+    rows = histogram_cut_rows(frame, cut=cut, layout=layout)
+    rows[HISTOGRAM_CUT] = [{**row, **title_rows(histogram_title(frame, cut))} for row in rows[HISTOGRAM_CUT]]
+    return MovingChart(*made, rows)
+
+
+def tradeoff_chart(token: str, config: str, keep: int, curve: pd.DataFrame, *, cut: float, title: str,
+                   extent: tuple[float, float], goal: float | None = None, goal_kind: str = "bluffs",
+                   markers: dict[str, float | None] | None = None, queries: dict[str, tuple] | None = None,
+                   pick: str | None = None, kind: str | None = None) -> MovingChart:
+    """:func:`~ui.gate_charts.tradeoff_curve` of ``curve`` (``config`` at ``keep`` in the evaluation ``token``;
+    ``queries`` are that evaluation's) at ``cut`` with ``title``, for ``st.altair_chart``: its frame made once per
+    goal, x range and theme."""
+    kind = kind or scheme()
+    extent = (float(extent[0]), float(extent[1]))
+    made = cache.by_evaluation("threshold_tradeoff", token, (config, keep, goal, goal_kind, extent, pick, kind),
+                               lambda: _made(tradeoff_frame(curve, goal=goal, goal_kind=goal_kind, extent=extent,
+                                                            queries=queries, pick=pick), kind, CURVE_MARKS))
+    rows = tradeoff_marks(cut, markers, extent=extent)
+    lines = title_rows(title)
+    rows[CURVE_MARKS] = [{**row, **lines} for row in rows[CURVE_MARKS]]
+    return MovingChart(*made, rows)
