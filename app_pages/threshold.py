@@ -26,6 +26,24 @@ from ui.threshold_view import (cost_choice, cost_goal, current_cut_audit, curren
 from ui.threshold_charts import histogram_chart, tradeoff_chart
 
 
+def _tradeoff_table(inputs) -> pd.DataFrame:
+    """Every cut where a query changes outcome (the slider's stops), the counts at each and the queries that change
+    at the next: independent of the cut on screen, made once per evaluation, configuration and keep."""
+    stops = cut_stops(np.concatenate([inputs.closest, inputs.closest_holder]))
+    at_stops = sweep(inputs, stops)
+    ans_ids = [q for q, i in zip(inputs.query_ids, inputs.in_domain) if i]
+    ood_ids = [q for q, i in zip(inputs.query_ids, inputs.in_domain) if not i]
+    # a stop refuses the distances at or over it: the queries that change at the next stop are those in [stop, next)
+    nxt = [*stops[1:], float("inf")]
+    return pd.DataFrame({
+        "cut": [cut_text(c) for c in stops],
+        "answered (queries)": [r.answered for r in at_stops.rows()],
+        "bluffs (queries)": [r.bluffs for r in at_stops.rows()],
+        "answered from the next cut": flips(nxt, ans_ids, inputs.closest_holder[inputs.in_domain]),
+        "bluff from the next cut": flips(nxt, ood_ids, inputs.closest[~inputs.in_domain]),
+    })
+
+
 #: How many clicks the trade-off curve has had in this session (its key: a new chart after each).
 TRADEOFF_CLICKS = "_tradeoff_clicks"
 
@@ -178,8 +196,9 @@ def page() -> None:
     model = (ev.retriever_stamps.get(config) or {}).get("model") or dict(ev.encoder_stamp)
     st.download_button(f"Download the thresholds at cut {cut_text(cut)} (YAML)", key="export_thresholds",
                        mime="application/x-yaml",
-                       data=thresholds_yaml(cache.sweep_for(token, config, keep, ev)[0], choice, config=config, model=model,
-                                            describe=config_words(config), cut=cut),
+                       # written when clicked (not on every move of the cut)
+                       data=lambda: thresholds_yaml(inputs, choice, config=config, model=model,
+                                                    describe=config_words(config), cut=cut),
                        file_name=f"thresholds-{config.replace('/', '-')}.yaml",
                        help="The cut on screen in every consumer's units, the rates at it, the goal, the proposal with "
                             "its guarantee and the model the distances belong to.")
@@ -187,19 +206,8 @@ def page() -> None:
     st.caption(f"Configuration **{md_text(config_words(config))}** · keep at most {keep} chunks · {GATE_DISTANCE}.")
 
     with st.expander("The trade-off as a table: every cut where a query changes outcome"):
-        stops = cut_stops(np.concatenate([inputs.closest, inputs.closest_holder]))
-        at_stops = sweep(inputs, stops)
-        ans_ids = [q for q, i in zip(inputs.query_ids, inputs.in_domain) if i]
-        ood_ids = [q for q, i in zip(inputs.query_ids, inputs.in_domain) if not i]
-        # a stop refuses the distances at or over it: the queries that change at the next stop are those in [stop, next)
-        nxt = [*stops[1:], float("inf")]
-        st.dataframe(pd.DataFrame({
-            "cut": [cut_text(c) for c in stops],
-            "answered (queries)": [r.answered for r in at_stops.rows()],
-            "bluffs (queries)": [r.bluffs for r in at_stops.rows()],
-            "answered from the next cut": flips(nxt, ans_ids, inputs.closest_holder[inputs.in_domain]),
-            "bluff from the next cut": flips(nxt, ood_ids, inputs.closest[~inputs.in_domain]),
-        }), hide_index=True, key="tradeoff_table", height=320)
+        st.dataframe(cache.by_evaluation("tradeoff_table", token, (config, keep), lambda: _tradeoff_table(inputs)),
+                     hide_index=True, key="tradeoff_table", height=320)
         st.caption("What the curve's hover shows, for the keyboard and screen readers: the cuts the slider "
                    "stops at, the counts at each, and the queries that change between one and the next.")
 

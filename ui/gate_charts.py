@@ -19,7 +19,7 @@ from ui.fmt import NEUTRAL
 from ragdiag.core.words import cut_text, pct
 
 __all__ = ["PLOT_HEIGHT", "FIT_X", "HISTOGRAM_CUT", "COUNTS_RIGHT", "COUNTS_LEFT", "CURVE_MARKS", "MARKS_LEFT",
-           "MARKS_RIGHT", "x_extent", "mirrored_bins", "HistogramLayout", "histogram_layout", "histogram_title",
+           "MARKS_RIGHT", "x_extent", "mirrored_bins", "HistogramLayout", "histogram_layout", "gate_values", "histogram_title",
            "histogram_cut_rows", "histogram_frame", "mirrored_histogram", "tradeoff_wide", "flips", "label_layout",
            "tradeoff_marks", "tradeoff_frame", "tradeoff_curve"]
 
@@ -73,18 +73,6 @@ HISTOGRAM_CUT, COUNTS_RIGHT, COUNTS_LEFT = "threshold_cut", "threshold_counts_ri
 CURVE_MARKS, MARKS_LEFT, MARKS_RIGHT = "threshold_marks", "threshold_marks_left", "threshold_marks_right"
 
 
-def _counts_text(frame: pd.DataFrame, cut: float, y_top: float, y_bottom: float) -> pd.DataFrame:
-    answer = frame.loc[frame["key"] == "answer", "distance"].to_numpy(dtype=float)
-    ood = frame.loc[frame["key"].isin(["near", "far", "ood"]), "distance"].to_numpy(dtype=float)
-    n_answer, n_bluff = (int(under_each(v, cut).sum()) for v in (answer, ood))  # the gate's one rule (core.gate)
-    return pd.DataFrame([
-        {"x": cut, "y": y_top, "text": f"answered {n_answer} ←", "align": "right"},
-        {"x": cut, "y": y_top, "text": f"→ over the cut {answer.size - n_answer}", "align": "left"},
-        {"x": cut, "y": y_bottom, "text": f"bluff {n_bluff} ←", "align": "right"},
-        {"x": cut, "y": y_bottom, "text": f"→ correctly refused {ood.size - n_bluff}", "align": "left"},
-    ])
-
-
 @dataclass(frozen=True)
 class HistogramLayout:
     """What the mirrored histogram's frame is drawn in at a cut: the x range, the y rows of the counts beside the
@@ -100,12 +88,13 @@ class HistogramLayout:
 
 
 def histogram_layout(frame: pd.DataFrame, *, cut: float, step: float = 0.02,
-                     markers: dict[str, float | None] | None = None) -> HistogramLayout:
+                     markers: dict[str, float | None] | None = None,
+                     bins: pd.DataFrame | None = None) -> HistogramLayout:
     """The histogram's :class:`HistogramLayout` at ``cut``; it changes with the cut only when the cut leaves the
-    range of the distances and markers."""
+    range of the distances and markers. ``bins``: ``mirrored_bins(frame, step=step)`` when already at hand."""
     shown = tuple((n, float(c)) for n, c in (markers or {}).items() if c is not None)
     lo, hi = x_extent(frame["distance"], cut, *(c for _, c in shown), pad=step)
-    bins = mirrored_bins(frame, step=step)
+    bins = mirrored_bins(frame, step=step) if bins is None else bins
     top = max(1, int(bins["y1"].max())) if len(bins) else 1
     bottom = min(-1, int(bins["y1"].min())) if len(bins) else -1
     y_top, y_bottom = top * 1.25, bottom * 1.25
@@ -115,21 +104,35 @@ def histogram_layout(frame: pd.DataFrame, *, cut: float, step: float = 0.02,
     return HistogramLayout(lo, hi, y_top, y_bottom, y_top * (1.3 if shown else 1.1), shown, missing)
 
 
-def histogram_title(frame: pd.DataFrame, cut: float) -> str:
-    """The histogram's title at ``cut``: the counts of answered and bluffing queries there."""
-    answered = int(under_each(frame.loc[frame["key"] == "answer", "distance"].to_numpy(dtype=float), cut).sum())
-    bluffs = int(under_each(frame.loc[frame["key"].isin(["near", "far", "ood"]), "distance"].to_numpy(dtype=float),
-                            cut).sum())
+def gate_values(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """The gate's values the histogram counts at a cut: answerable queries' (closest answer-holding chunk) and
+    off-topic queries' (closest chunk), as arrays."""
+    answer = frame.loc[frame["key"] == "answer", "distance"].to_numpy(dtype=float)
+    ood = frame.loc[frame["key"].isin(["near", "far", "ood"]), "distance"].to_numpy(dtype=float)
+    return answer, ood
+
+
+def histogram_title(frame: pd.DataFrame, cut: float, *, values: tuple[np.ndarray, np.ndarray] | None = None) -> str:
+    """The histogram's title at ``cut``: the counts of answered and bluffing queries there. ``values``:
+    :func:`gate_values` of ``frame`` when already at hand."""
+    answered, bluffs = (int(under_each(v, cut).sum()) for v in (values or gate_values(frame)))
     return f"At cut {cut_text(cut)}: {answered} answered, {bluffs} off-topic bluff"
 
 
-def histogram_cut_rows(frame: pd.DataFrame, *, cut: float, layout: HistogramLayout) -> dict[str, list[dict]]:
-    """The rows of the histogram's data sets that hold the cut: the cut's rule and the counts on each side."""
+def histogram_cut_rows(frame: pd.DataFrame, *, cut: float, layout: HistogramLayout,
+                       values: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, list[dict]]:
+    """The rows of the histogram's data sets that hold the cut: the cut's rule and the counts on each side.
+    ``values``: :func:`gate_values` of ``frame`` when already at hand."""
     cut = float(cut)
-    text = _counts_text(frame, cut, layout.y_top, layout.y_bottom)
+    answer, ood = values or gate_values(frame)
+    n_answer, n_bluff = (int(under_each(v, cut).sum()) for v in (answer, ood))  # the gate's one rule (core.gate)
+    y_top, y_bottom = float(layout.y_top), float(layout.y_bottom)
     return {HISTOGRAM_CUT: [{"cut": cut}],
-            **{name: text[text["align"] == a].to_dict("records") for name, a in ((COUNTS_RIGHT, "right"),
-                                                                              (COUNTS_LEFT, "left"))}}
+            COUNTS_RIGHT: [{"x": cut, "y": y_top, "text": f"answered {n_answer} ←", "align": "right"},
+                           {"x": cut, "y": y_bottom, "text": f"bluff {n_bluff} ←", "align": "right"}],
+            COUNTS_LEFT: [{"x": cut, "y": y_top, "text": f"→ over the cut {answer.size - n_answer}", "align": "left"},
+                          {"x": cut, "y": y_bottom, "text": f"→ correctly refused {ood.size - n_bluff}",
+                           "align": "left"}]}
 
 
 def histogram_frame(frame: pd.DataFrame, *, layout: HistogramLayout, step: float = 0.02,

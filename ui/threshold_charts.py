@@ -26,33 +26,36 @@ import pandas as pd
 
 from ui import cache
 from ui.chart_theme import TITLE_CHAR_PX, TITLE_WIDTHS, scheme, themed, wrap_lines
-from ui.gate_charts import (CURVE_MARKS, HISTOGRAM_CUT, histogram_cut_rows, histogram_frame, histogram_layout,
-                            histogram_title, tradeoff_frame, tradeoff_marks)
+from ui.gate_charts import (CURVE_MARKS, HISTOGRAM_CUT, gate_values, histogram_cut_rows, histogram_frame,
+                            histogram_layout, histogram_title, mirrored_bins, tradeoff_frame, tradeoff_marks)
 
-__all__ = ["MovingChart", "title_rows", "title_expr", "histogram_chart", "tradeoff_chart"]
+__all__ = ["MovingChart", "apart", "title_rows", "title_expr", "histogram_chart", "tradeoff_chart"]
 
-#: A title's lines for the i-th width of :data:`~ui.chart_theme.TITLE_WIDTHS` sit in the field ``title_i`` (joined
-#: by new lines); the widths fall by a fixed step from the widest.
-TITLE_FIELD = "title_{}"
+#: A title's lines for every width of :data:`~ui.chart_theme.TITLE_WIDTHS` sit in one field: the widths' line sets
+#: joined by tabs, each set's lines by new lines (one text column: a column per width made each move's data sets
+#: ten times slower to turn into Arrow). The widths fall by a fixed step from the widest.
+TITLE_FIELD, WIDTH_SEP, LINE_SEP = "title", "\t", "\n"
 _WIDEST, _STEP = TITLE_WIDTHS[0], TITLE_WIDTHS[0] - TITLE_WIDTHS[1]
 if list(TITLE_WIDTHS) != list(range(_WIDEST, TITLE_WIDTHS[-1] - 1, -_STEP)):  # pragma: no cover - a guard on edits
     raise ValueError("TITLE_WIDTHS must fall by a fixed step")
 
 
 def title_rows(text: str, char_px: float = TITLE_CHAR_PX) -> dict[str, str]:
-    """``text`` wrapped for each width of :data:`~ui.chart_theme.TITLE_WIDTHS`: ``{"title_0": lines, ...}``, the
-    lines joined by new lines (the lines :func:`ui.chart_theme.fit_title` would give at that width)."""
-    return {TITLE_FIELD.format(i): "\n".join(wrap_lines(text, max(8, int(w / char_px))))
-            for i, w in enumerate(TITLE_WIDTHS)}
+    """``text`` wrapped for each width of :data:`~ui.chart_theme.TITLE_WIDTHS` (the lines
+    :func:`ui.chart_theme.fit_title` would give at that width), as the one field :func:`title_expr` reads."""
+    if WIDTH_SEP in text or LINE_SEP in text:
+        raise ValueError(f"a chart title is one line without tabs, got {text!r}")
+    return {TITLE_FIELD: WIDTH_SEP.join(LINE_SEP.join(wrap_lines(text, max(8, int(w / char_px))))
+                                        for w in TITLE_WIDTHS)}
 
 
 def title_expr(dataset: str) -> dict[str, str]:
     """A title's text as a Vega expression: the lines :func:`title_rows` put in the first row of ``dataset`` for
     the widest of :data:`~ui.chart_theme.TITLE_WIDTHS` at or under the chart's width (the narrowest under it)."""
     last = len(TITLE_WIDTHS) - 1
-    row = f"data('{dataset}')[0]"
-    return {"expr": f"length(data('{dataset}')) ? split({row}['title_' + clamp(ceil(({_WIDEST} - width) / {_STEP}), "
-                    f"0, {last})], '\\n') : ''"}
+    field = f"data('{dataset}')[0].{TITLE_FIELD}"
+    return {"expr": f"length(data('{dataset}')) ? split(split({field}, '\\t')[clamp(ceil(({_WIDEST} - width) / "
+                    f"{_STEP}), 0, {last})], '\\n') : ''"}
 
 
 class MovingChart:
@@ -69,13 +72,19 @@ class MovingChart:
         return spec
 
 
+def apart(spec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """A chart's spec without its data sets, and those data sets in Arrow as Streamlit sends them (for a
+    :class:`MovingChart`: a chart sent again and again is turned into Arrow once)."""
+    from streamlit.dataframe_util import convert_anything_to_arrow_bytes
+
+    spec = dict(spec)
+    return spec, {name: convert_anything_to_arrow_bytes(rows) for name, rows in spec.pop("datasets", {}).items()}
+
+
 def _made(chart, kind: str, title_from: str) -> tuple[dict[str, Any], dict[str, bytes]]:
     """``chart`` themed (:func:`ui.chart_theme.themed`), its title read from ``title_from``'s rows; its tables apart,
     in Arrow as Streamlit sends them."""
-    from streamlit.dataframe_util import convert_anything_to_arrow_bytes
-
-    spec = themed(chart, kind).to_dict()
-    tables = {name: convert_anything_to_arrow_bytes(rows) for name, rows in spec.pop("datasets", {}).items()}
+    spec, tables = apart(themed(chart, kind).to_dict())
     spec["title"] = {**spec["title"], "text": title_expr(title_from)}
     return spec, tables
 
@@ -85,11 +94,14 @@ def histogram_chart(token: str, config: str, keep: int, frame: pd.DataFrame, *, 
     """:func:`~ui.gate_charts.mirrored_histogram` of ``frame`` (the gate's values of ``config`` at ``keep`` in the
     evaluation ``token``) at ``cut``, for ``st.altair_chart``: its frame made once per layout and theme."""
     kind = kind or scheme()
-    layout = histogram_layout(frame, cut=cut, markers=markers)
+    bins, values = cache.by_evaluation("threshold_histogram_bins", token, (config, keep),
+                                       lambda: (mirrored_bins(frame), gate_values(frame)))
+    layout = histogram_layout(frame, cut=cut, markers=markers, bins=bins)
     made = cache.by_evaluation("threshold_histogram", token, (config, keep, dataclasses.astuple(layout), kind),
                                lambda: _made(histogram_frame(frame, layout=layout), kind, HISTOGRAM_CUT))
-    rows = histogram_cut_rows(frame, cut=cut, layout=layout)
-    rows[HISTOGRAM_CUT] = [{**row, **title_rows(histogram_title(frame, cut))} for row in rows[HISTOGRAM_CUT]]
+    rows = histogram_cut_rows(frame, cut=cut, layout=layout, values=values)
+    rows[HISTOGRAM_CUT] = [{**row, **title_rows(histogram_title(frame, cut, values=values))}
+                           for row in rows[HISTOGRAM_CUT]]
     return MovingChart(*made, rows)
 
 

@@ -63,10 +63,11 @@ def test_every_cut_sends_the_same_spec_and_new_rows(build):
 
 def _lines_at(title: dict, rows: list[dict], width: float) -> list[str]:
     """The lines the title expression of :func:`title_expr` picks at a plot ``width`` (its numbers read from it)."""
-    widest, step, last = map(int, re.search(r"clamp\(ceil\(\((\d+) - width\) / (\d+)\), 0, (\d+)\)",
-                                            title["text"]["expr"]).groups())
+    expr = title["text"]["expr"]
+    widest, step, last = map(int, re.search(r"clamp\(ceil\(\((\d+) - width\) / (\d+)\), 0, (\d+)\)", expr).groups())
+    assert r"split(split(data('" in expr and r"].title, '\t')[" in expr and r"], '\n')" in expr, expr
     i = min(max(math.ceil((widest - width) / step), 0), last)
-    return rows[0][f"title_{i}"].split("\n")
+    return rows[0]["title"].split("\t")[i].split("\n")
 
 
 def _by_width(text: str, width: float) -> list[str]:
@@ -86,7 +87,7 @@ def test_the_histogram_draws_what_the_builder_draws_at_that_cut(cut, kind):
     plain_title = plain.pop("title")
     assert moving == plain  # every layer, scale, colour and data set name
     cut_rows = moving_rows.pop(HISTOGRAM_CUT)
-    assert [{k: v for k, v in r.items() if not k.startswith("title_")} for r in cut_rows] == plain_rows.pop(HISTOGRAM_CUT)
+    assert [{k: v for k, v in r.items() if k != "title"} for r in cut_rows] == plain_rows.pop(HISTOGRAM_CUT)
     assert moving_rows == plain_rows
     text = mirrored_histogram(FRAME, cut=cut).to_dict()["title"]["text"]
     assert text.startswith(f"At cut {cut:.3f}: ")
@@ -105,7 +106,7 @@ def test_the_tradeoff_draws_what_the_builder_draws_at_that_cut(cut):
     title, plain_title = moving.pop("title"), plain.pop("title")
     assert moving == plain
     marks = moving_rows.pop(CURVE_MARKS)
-    assert [{k: v for k, v in r.items() if not k.startswith("title_")} for r in marks] == plain_rows.pop(CURVE_MARKS)
+    assert [{k: v for k, v in r.items() if k != "title"} for r in marks] == plain_rows.pop(CURVE_MARKS)
     assert moving_rows == plain_rows
     assert any(r["name"].startswith("on screen") and r["cut"] == pytest.approx(cut) for r in marks)
     for width in (150, 240, 480, 1300):
@@ -124,6 +125,11 @@ def test_title_rows_are_the_lines_fit_title_picks():
     for w, lines in branches:
         assert _lines_at({"text": title_expr("x")}, rows, w) == lines
     assert _lines_at({"text": title_expr("x")}, rows, 100) == json.loads(expr.rsplit(" : ", 1)[1].rstrip(")"))
+
+
+def test_a_title_with_a_tab_is_refused():
+    with pytest.raises(ValueError, match="tab"):
+        title_rows("At cut\t0.4")
 
 
 def test_a_chart_with_no_markers_in_range_still_has_the_same_layers():
