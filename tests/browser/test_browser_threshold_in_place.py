@@ -77,7 +77,7 @@ def _press(page, key: str = "ArrowRight") -> str:
     before = one(thumb).input_value()
     page.keyboard.press(key)
     expect(thumb).not_to_have_value(before, timeout=MOVE_MS)
-    cut = thumb.get_attribute("aria-valuetext")
+    cut = one(thumb).get_attribute("aria-valuetext")
     expect(_sentence(page, cut)).to_have_count(1, timeout=MOVE_MS)
     settle(page, MOVE_MS)
     return cut
@@ -114,7 +114,7 @@ def test_the_same_click_on_the_curve_sets_the_cut_again_after_a_move(server, pag
         }""")
         page.mouse.click(plot["x"] + 0.2 * plot["width"], plot["y"] + 0.5 * plot["height"])
         expect(thumb).not_to_have_attribute("aria-valuetext", before, timeout=MOVE_MS)
-        after = thumb.get_attribute("aria-valuetext")
+        after = one(thumb).get_attribute("aria-valuetext")
         expect(_sentence(page, after)).to_have_count(1, timeout=MOVE_MS)
         settle(page, MOVE_MS)
         return after
