@@ -1,6 +1,5 @@
 """Threshold: the goal, the cut that meets it (one click applies it), and what the cut on screen does."""
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -13,9 +12,9 @@ from ragdiag.analyses.threshold.rates import rate_rows
 from ui import cache
 from ui.about import about_run
 from ragdiag.core.words import OUTCOME_WORDS, outcome_sentence
-from ui.context import config_words, context, cut_slider, cut_stops, link_params, use, use_min_answered
+from ui.context import config_words, context, cut_slider, link_params, use, use_min_answered
 from ui.fmt import pct, rate, share
-from ui.gate_charts import flips, x_extent
+from ui.gate_charts import x_extent
 from ui.html import md_text, quote_html
 from ui.jobs import evaluation
 from ui.model_cut import model_cut_caption
@@ -23,29 +22,7 @@ from ui.native_view import native_section, native_table, score_switch
 from ui.threshold_slices import slice_section, slice_verdict_line
 from ui.threshold_view import (cost_choice, cost_goal, current_cut_audit, current_cut_inputs, current_cut_sentence,
                                how_we_know, movers, proposal_costs)
-from ui.threshold_charts import histogram_chart, tradeoff_chart
-
-
-def _tradeoff_table(inputs) -> pd.DataFrame:
-    """Every cut where a query changes outcome (the slider's stops), the counts at each and the queries that change
-    at the next: independent of the cut on screen, made once per evaluation, configuration and keep."""
-    stops = cut_stops(np.concatenate([inputs.closest, inputs.closest_holder]))
-    at_stops = sweep(inputs, stops)
-    ans_ids = [q for q, i in zip(inputs.query_ids, inputs.in_domain) if i]
-    ood_ids = [q for q, i in zip(inputs.query_ids, inputs.in_domain) if not i]
-    # a stop refuses the distances at or over it: the queries that change at the next stop are those in [stop, next)
-    nxt = [*stops[1:], float("inf")]
-    return pd.DataFrame({
-        "cut": [cut_text(c) for c in stops],
-        "answered (queries)": [r.answered for r in at_stops.rows()],
-        "bluffs (queries)": [r.bluffs for r in at_stops.rows()],
-        "answered from the next cut": flips(nxt, ans_ids, inputs.closest_holder[inputs.in_domain]),
-        "bluff from the next cut": flips(nxt, ood_ids, inputs.closest[~inputs.in_domain]),
-    })
-
-
-#: How many clicks the trade-off curve has had in this session (its key: a new chart after each).
-TRADEOFF_CLICKS = "_tradeoff_clicks"
+from ui.threshold_charts import TRADEOFF_CLICKS, histogram_chart, tradeoff_chart, tradeoff_table
 
 
 def page() -> None:
@@ -206,7 +183,7 @@ def page() -> None:
     st.caption(f"Configuration **{md_text(config_words(config))}** · keep at most {keep} chunks · {GATE_DISTANCE}.")
 
     with st.expander("The trade-off as a table: every cut where a query changes outcome"):
-        st.dataframe(cache.by_evaluation("tradeoff_table", token, (config, keep), lambda: _tradeoff_table(inputs)),
+        st.dataframe(cache.by_evaluation("tradeoff_table", token, (config, keep), lambda: tradeoff_table(inputs)),
                      hide_index=True, key="tradeoff_table", height=320)
         st.caption("What the curve's hover shows, for the keyboard and screen readers: the cuts the slider "
                    "stops at, the counts at each, and the queries that change between one and the next.")

@@ -22,14 +22,21 @@ import copy
 import dataclasses
 from typing import Any
 
+import numpy as np
 import pandas as pd
+
+from ragdiag.analyses.gate_table import GateTable
+from ragdiag.analyses.threshold.gate import sweep
+from ragdiag.core.gate import cut_text
 
 from ui import cache
 from ui.chart_theme import TITLE_CHAR_PX, TITLE_WIDTHS, scheme, themed, wrap_lines
-from ui.gate_charts import (CURVE_MARKS, HISTOGRAM_CUT, gate_values, histogram_cut_rows, histogram_frame,
+from ui.context import cut_stops
+from ui.gate_charts import (CURVE_MARKS, HISTOGRAM_CUT, flips, gate_values, histogram_cut_rows, histogram_frame,
                             histogram_layout, histogram_title, mirrored_bins, tradeoff_frame, tradeoff_marks)
 
-__all__ = ["MovingChart", "apart", "title_rows", "title_expr", "histogram_chart", "tradeoff_chart"]
+__all__ = ["MovingChart", "apart", "title_rows", "title_expr", "histogram_chart", "tradeoff_chart", "tradeoff_table",
+           "TRADEOFF_CLICKS"]
 
 #: A title's lines for every width of :data:`~ui.chart_theme.TITLE_WIDTHS` sit in one field: the widths' line sets
 #: joined by tabs, each set's lines by new lines (one text column: a column per width made each move's data sets
@@ -121,3 +128,26 @@ def tradeoff_chart(token: str, config: str, keep: int, curve: pd.DataFrame, *, c
     lines = title_rows(title)
     rows[CURVE_MARKS] = [{**row, **lines} for row in rows[CURVE_MARKS]]
     return MovingChart(*made, rows)
+
+
+def tradeoff_table(inputs: GateTable) -> pd.DataFrame:
+    """Every cut where a query changes outcome (the slider's stops), the counts at each and the queries that change
+    at the next: independent of the cut on screen, made once per evaluation, configuration and keep."""
+    stops = cut_stops(np.concatenate([inputs.closest, inputs.closest_holder]))
+    at_stops = sweep(inputs, stops)
+    ans_ids = [q for q, i in zip(inputs.query_ids, inputs.in_domain) if i]
+    ood_ids = [q for q, i in zip(inputs.query_ids, inputs.in_domain) if not i]
+    # a stop refuses the distances at or over it: the queries that change at the next stop are those in [stop, next)
+    nxt = [*stops[1:], float("inf")]
+    return pd.DataFrame({
+        "cut": [cut_text(c) for c in stops],
+        "answered (queries)": [r.answered for r in at_stops.rows()],
+        "bluffs (queries)": [r.bluffs for r in at_stops.rows()],
+        "answered from the next cut": flips(nxt, ans_ids, inputs.closest_holder[inputs.in_domain]),
+        "bluff from the next cut": flips(nxt, ood_ids, inputs.closest[~inputs.in_domain]),
+    })
+
+
+#: The session's count of clicks on the trade-off curve: the chart's key (a new chart after each click, the same
+#: chart from one cut to the next).
+TRADEOFF_CLICKS = "_tradeoff_clicks"

@@ -16,7 +16,7 @@ import pytest
 from ui.context import CUT_SLIDER_LABEL
 
 from browser_wait import one, settle
-from browsing import ARTIFACTS, browser, start_server, stop_server, viewport_page  # noqa: F401 - fixtures
+from browsing import browser, start_server, stop_server, viewport_page  # noqa: F401 - fixtures
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect

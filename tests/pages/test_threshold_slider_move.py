@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from fakeapp import app, fake_app, lib  # noqa: F401 - fixtures
+from fakeapp import app, fake_app  # noqa: F401 - fixtures
 
 from ui.gate_charts import CURVE_MARKS, HISTOGRAM_CUT
 
