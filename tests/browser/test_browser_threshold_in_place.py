@@ -89,7 +89,7 @@ MARK = """els => els.forEach(svg => { svg.dataset.drawnBefore = 'yes'; })"""
 def test_a_move_redraws_both_charts_in_place_at_the_new_cut(server, page):
     _open(page, server)
     one(_slider(page)).focus()
-    _press(page)  # the first move after opening puts the cut in the URL (the page's elements are made anew once)
+    _press(page)  # the first move after opening makes every element of the main area anew (its cause not traced)
     for _ in range(3):
         for key in CHARTS:
             one(_chart(page, key)).locator("svg").evaluate_all(MARK)
