@@ -1,6 +1,5 @@
 """Threshold: the goal, the cut that meets it (one click applies it), and what the cut on screen does."""
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -13,9 +12,9 @@ from ragdiag.analyses.threshold.rates import rate_rows
 from ui import cache
 from ui.about import about_run
 from ragdiag.core.words import OUTCOME_WORDS, outcome_sentence
-from ui.context import config_words, context, cut_slider, cut_stops, link_params, use, use_min_answered
+from ui.context import config_words, context, cut_slider, link_params, use, use_min_answered
 from ui.fmt import pct, rate, share
-from ui.gate_charts import flips, mirrored_histogram, tradeoff_curve, x_extent
+from ui.gate_charts import x_extent
 from ui.html import md_text, quote_html
 from ui.jobs import evaluation
 from ui.model_cut import model_cut_caption
@@ -23,7 +22,7 @@ from ui.native_view import native_section, native_table, score_switch
 from ui.threshold_slices import slice_section, slice_verdict_line
 from ui.threshold_view import (cost_choice, cost_goal, current_cut_audit, current_cut_inputs, current_cut_sentence,
                                how_we_know, movers, proposal_costs)
-from ui.chart_theme import themed
+from ui.threshold_charts import TRADEOFF_CLICKS, histogram_chart, tradeoff_chart, tradeoff_table
 
 
 def page() -> None:
@@ -97,29 +96,34 @@ def page() -> None:
                                     cost.cut if cost is not None else None) if c is not None), pad=0.03)
     h, t = st.columns(2)
     dist = cache.distances_for(token, config, keep, ev)
+    # Both charts are made once per evaluation, goal and x range; a move of the cut sends only the rows that hold it,
+    # and the browser redraws each chart in place (ui.threshold_charts).
     h.container(key="threshold_histogram").altair_chart(  # keyed: a browser test reads this one chart by its key
-        themed(mirrored_histogram(dist, cut=cut, markers=today_at)), width="stretch")
-    TRADEOFF = f"tradeoff_{ctx.cut_words}"  # a new chart per cut: an old click is never applied again
+        histogram_chart(token, config, keep, dist, cut=cut, markers=today_at), width="stretch")
+    # The same chart from one cut to the next (a new key would make the browser build it anew); a new one after each
+    # click, so that a click on the step clicked before still applies it.
+    TRADEOFF = f"tradeoff_{st.session_state.get(TRADEOFF_CLICKS, 0)}"
 
 
     def _picked() -> None:
         """A click on the curve: the cut of the clicked step becomes the context's (the visitor chose it)."""
         points = ((st.session_state.get(TRADEOFF) or {}).get("selection") or {}).get("pick") or []
+        st.session_state[TRADEOFF_CLICKS] = st.session_state.get(TRADEOFF_CLICKS, 0) + 1
         if points and points[0].get("cut") is not None:
             use(cut=float(points[0]["cut"]))
 
 
     t = t.container(key="threshold_curve")  # keyed: a browser test reads this one chart by its key
-    t.altair_chart(themed(tradeoff_curve(curve, cut=cut, goal=target, goal_kind="bluffs" if goal.max_bluff is not None
-                                  else "answered", extent=(lo, hi), pick="pick",
-                                  markers={"fitted here": choice.cut, "proposed": proposed, **today_at,
-                                           "cost goal": cost.cut if cost is not None else None},
+    t.altair_chart(tradeoff_chart(token, config, keep, curve, cut=cut, goal=target,
+                                  goal_kind="bluffs" if goal.max_bluff is not None else "answered", extent=(lo, hi),
+                                  pick="pick", markers={"fitted here": choice.cut, "proposed": proposed, **today_at,
+                                                        "cost goal": cost.cut if cost is not None else None},
                                   queries={"answered": ([q for q, i in zip(inputs.query_ids, inputs.in_domain) if i],
                                                         inputs.closest_holder[inputs.in_domain]),
                                            "bluffs": ([q for q, i in zip(inputs.query_ids, inputs.in_domain) if not i],
                                                       inputs.closest[~inputs.in_domain])},
                                   title=f"Answered {pct(row.answered / n_in if n_in else None)}, bluffs "
-                                        f"{pct(row.bluffs / n_ood if n_ood else None)} at cut {ctx.cut_words}")),
+                                        f"{pct(row.bluffs / n_ood if n_ood else None)} at cut {ctx.cut_words}"),
                    width="stretch", key=TRADEOFF, on_select=_picked, selection_mode="pick")
 
     # ----- below the charts: the goal's verdict in full, the proposal's rule and guarantee, slices, today ----
@@ -169,8 +173,9 @@ def page() -> None:
     model = (ev.retriever_stamps.get(config) or {}).get("model") or dict(ev.encoder_stamp)
     st.download_button(f"Download the thresholds at cut {cut_text(cut)} (YAML)", key="export_thresholds",
                        mime="application/x-yaml",
-                       data=thresholds_yaml(cache.sweep_for(token, config, keep, ev)[0], choice, config=config, model=model,
-                                            describe=config_words(config), cut=cut),
+                       # written when clicked (not on every move of the cut)
+                       data=lambda: thresholds_yaml(inputs, choice, config=config, model=model,
+                                                    describe=config_words(config), cut=cut),
                        file_name=f"thresholds-{config.replace('/', '-')}.yaml",
                        help="The cut on screen in every consumer's units, the rates at it, the goal, the proposal with "
                             "its guarantee and the model the distances belong to.")
@@ -178,19 +183,8 @@ def page() -> None:
     st.caption(f"Configuration **{md_text(config_words(config))}** · keep at most {keep} chunks · {GATE_DISTANCE}.")
 
     with st.expander("The trade-off as a table: every cut where a query changes outcome"):
-        stops = cut_stops(np.concatenate([inputs.closest, inputs.closest_holder]))
-        at_stops = sweep(inputs, stops)
-        ans_ids = [q for q, i in zip(inputs.query_ids, inputs.in_domain) if i]
-        ood_ids = [q for q, i in zip(inputs.query_ids, inputs.in_domain) if not i]
-        # a stop refuses the distances at or over it: the queries that change at the next stop are those in [stop, next)
-        nxt = [*stops[1:], float("inf")]
-        st.dataframe(pd.DataFrame({
-            "cut": [cut_text(c) for c in stops],
-            "answered (queries)": [r.answered for r in at_stops.rows()],
-            "bluffs (queries)": [r.bluffs for r in at_stops.rows()],
-            "answered from the next cut": flips(nxt, ans_ids, inputs.closest_holder[inputs.in_domain]),
-            "bluff from the next cut": flips(nxt, ood_ids, inputs.closest[~inputs.in_domain]),
-        }), hide_index=True, key="tradeoff_table", height=320)
+        st.dataframe(cache.by_evaluation("tradeoff_table", token, (config, keep), lambda: tradeoff_table(inputs)),
+                     hide_index=True, key="tradeoff_table", height=320)
         st.caption("What the curve's hover shows, for the keyboard and screen readers: the cuts the slider "
                    "stops at, the counts at each, and the queries that change between one and the next.")
 

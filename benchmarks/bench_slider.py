@@ -8,7 +8,7 @@ strategy is done and the page stands still. Then the page's own cut slider takes
 pressed ``--moves`` times (left once the last stop is reached). One move is timed from the key press (the page's
 clock) to the last change of the page's DOM before it stands still again: the rerun the move asks for has started
 and finished (the websocket's run counts of ``tests/helpers/browser_wait.py``), nothing is stale, and the outcome sentence,
-the trade-off chart's title and the slider all show the new cut (checked after each move; a move that does not
+both charts' titles and the slider all show the new cut (checked after each move; a move that does not
 show it fails the run). Printed: each move's milliseconds, the median and the 95th percentile.
 
 ``--synthetic N`` also measures a synthetic corpus of ``N`` paragraphs (``benchmarks/synthetic.py``'s
@@ -166,6 +166,8 @@ def moves(browser, base: str, n_moves: int, server_pid: int) -> tuple[list[float
             expect(sentence).to_have_count(1, timeout=1)  # the outcome sentence, at the new cut
             expect(main.locator('[data-testid="stVegaLiteChart"]').get_by_text(f"at cut {cut}", exact=False)
                    ).not_to_have_count(0, timeout=1)  # the trade-off chart's title
+            expect(main.locator('[data-testid="stVegaLiteChart"]').get_by_text(f"At cut {cut}:", exact=False)
+                   ).not_to_have_count(0, timeout=1)  # the histogram's title
             times.append(max(done["changed"], done["ended"]) - start["t"])
             runs.append(done["ended"] - start["t"])
         return times, runs, opened, 1000 * (cpu_seconds(server_pid) - cpu0) / max(1, len(times))

@@ -19,10 +19,11 @@ from ragdiag.analyses.threshold.choice import Goal
 from ragdiag.core.gate import cut_text
 from ragdiag.core.words import pct, rate_text
 from ui import cache
-from ui.chart_theme import ThemedChart, scheme, themed
+from ui.chart_theme import scheme, themed
 from ui.fmt import NEUTRAL, drop_constant, said_once
 from ui.gate_charts import FAR, MARKER_COLORS, NEAR, SERIES_COLORS, mirrored_bins, x_extent
 from ui.html import md_text
+from ui.threshold_charts import MovingChart, apart
 
 __all__ = ["slice_cuts_for", "slice_bins", "slice_multiples", "slice_verdict_line", "slice_section"]
 
@@ -130,8 +131,8 @@ def slice_section(ev, token: str, config: str, keep: int, max_bluff: float) -> N
                                       title=f"Per {by} at the global cut {cut_text(result.cut)}"), kind).to_dict()
 
     kind = scheme()
-    spec = cache.data_by_evaluation("slice_multiples", token, (config, keep, max_bluff, by, kind), chart)
-    st.container(key="slice_multiples_chart").altair_chart(ThemedChart(spec), key="slice_multiples")
+    made = cache.by_evaluation("slice_multiples", token, (config, keep, max_bluff, by, kind), lambda: apart(chart()))
+    st.container(key="slice_multiples_chart").altair_chart(MovingChart(*made, {}), key="slice_multiples")
     table, same = drop_constant(pd.DataFrame([{
         by: r.label, "questions": r.questions, "answerable (queries)": r.answerable,
         "off-topic (queries)": r.out_of_domain, f"answered at {cut_text(result.cut)}": rate_text(r.answered),
