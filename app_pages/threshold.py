@@ -211,7 +211,8 @@ def page() -> None:
             r["at the proposed cut"] = rate(at_proposed.outcome(key))
             if key in choice.cross_validated:
                 r["proposed, cross-validated"] = rate(choice.cross_validated[key])
-    st.dataframe(pd.DataFrame(records), hide_index=True, key="rates")
+    # keyed container: a browser test reads this one table by its key
+    st.container(key="threshold_rates").dataframe(pd.DataFrame(records), hide_index=True, key="rates")
     st.caption(f"At cut {ctx.cut_words}, keep {keep}: {n_in} answerable and {n_ood} off-topic queries (questions × phrasings). "
                "95% intervals: answerable shares over questions (a question's phrasings are one unit); off-topic Wilson, "
                "exact (Clopper-Pearson) at 4 or fewer events.")

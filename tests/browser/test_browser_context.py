@@ -138,7 +138,7 @@ def test_slider_and_curve_set_the_cut_and_a_printed_cut_reproduces_its_rates(ser
     field.press("Enter")
     page.wait_for_function(f"() => location.search.includes('cut={printed}')", timeout=LIMIT_MS)
     settle(page)
-    grid = main(page).locator('[data-testid="stDataFrame"]:visible').first  # the rates at the cut on screen
+    grid = main(page).locator('.st-key-threshold_rates [data-testid="stDataFrame"]')  # the rates at the cut
     row = grid.get_by_text("bluffs (off-topic, all)", exact=True).first
     row.wait_for(state="attached", timeout=LIMIT_MS)
     assert count(grid.get_by_text(rate, exact=True)) >= 1, (printed, rate)  # its cells are in the grid's DOM

@@ -33,6 +33,9 @@ SETTLE_LIMIT_MS = LIMIT_MS
 if not Path(CHROMIUM).exists():
     pytest.skip(f"{CHROMIUM} is missing (scripts/browser-deps.sh installs Debian's chromium)", allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -r requirements-dev.txt)")
+# An assertion waits for its state as long as every other read here does: Playwright's own default (5 s) is a
+# moment on a loaded machine, and a grid's cells came later than that under load.
+sync_api.expect.set_options(timeout=LIMIT_MS)
 
 
 def free_port() -> int:
