@@ -16,7 +16,7 @@ import pytest
 from ui.context import CUT_SLIDER_LABEL
 
 from browser_wait import one, settle
-from browsing import browser, start_server, stop_server, viewport_page  # noqa: F401 - fixtures
+from browsing import browser, serving, viewport_page  # noqa: F401 - fixtures
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
@@ -34,13 +34,9 @@ def server(tmp_path_factory):
 
     base = tmp_path_factory.mktemp("in-place")
     helpers = str(Path(__file__).resolve().parents[1] / "helpers")
-    proc, url = start_server({"RAGDIAG_CACHE": str(base / "cache"), "RAGDIAG_ENCODER": "fakes:fake_encoder",
-                              "RAGDIAG_STRATEGIES": "A", "RAGDIAG_RETRIEVERS": "dense", "PYTHONPATH": helpers},
-                             base / "streamlit.log")
-    try:
+    with serving({"RAGDIAG_CACHE": str(base / "cache"), "RAGDIAG_ENCODER": "fakes:fake_encoder",
+                  "RAGDIAG_STRATEGIES": "A", "RAGDIAG_RETRIEVERS": "dense", "PYTHONPATH": helpers}, base) as url:
         yield url
-    finally:
-        stop_server(proc)
 
 
 @pytest.fixture(scope="module")

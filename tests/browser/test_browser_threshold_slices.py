@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from browser_wait import count, one, text_of
-from browsing import ARTIFACTS, browser, start_server, stop_server, viewport_page  # noqa: F401 - browser is a fixture
-from browsing import HEIGHT, WIDTH, chart_problems, first_screen, open_page
+from browsing import ARTIFACTS, browser, serving, viewport_page  # noqa: F401 - browser is a fixture
+from browsing import HEIGHT, WIDTH, chart_problems, open_page
 from offtopic import ENGLISH_OOD
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
@@ -33,12 +33,9 @@ def server(tmp_path_factory):
     truth["ood"] += [{"id": f"e{i}", "kind": "far", "query": q} for i, q in enumerate(ENGLISH_OOD, 1)]
     path = base / "de-en.truth.json"
     path.write_text(json.dumps(truth), encoding="utf-8")
-    proc, url = start_server({"RAGDIAG_CACHE": str(base / "cache"), "RAGDIAG_CORPUS": str(DATA / "de-haushalt"),
-                              "RAGDIAG_TRUTH": str(path)}, base / "streamlit.log")
-    try:
+    with serving({"RAGDIAG_CACHE": str(base / "cache"), "RAGDIAG_CORPUS": str(DATA / "de-haushalt"),
+                  "RAGDIAG_TRUTH": str(path)}, base) as url:
         yield url
-    finally:
-        stop_server(proc)
 
 
 @pytest.fixture(scope="module")
