@@ -5,7 +5,8 @@ the report already in ``docs/``).
 
 1. ``python -m ragdiag report --out docs/sample-report.html`` on the bundled corpus with the default model
    (the shipped index seeds the store; costs are measured, so their timings are this machine's), which also
-   writes ``docs/sample-report.md``;
+   writes ``docs/sample-report.md`` (the HTML page is not kept in the repository, .gitignore: it is the
+   template's output, its style a copy of ``report.css``; the Markdown twin and the two images are kept);
 2. Debian's headless Chromium (Playwright, the browser of the tests): the first screen at 1200 x 900 ->
    ``docs/sample-report-first-screen.png``; the page printed to A4 with the margins of
    ``tests/browser/test_browser_report.py`` -> its first page at 80 dpi (``pdftoppm``) -> ``docs/sample-report-print.png``.

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from typing import Any, Mapping
 
 import numpy as np
@@ -289,20 +290,9 @@ class OnGate:
 
     gate: Gate
 
-    @property
-    def cut(self) -> float:
-        """The gate's cut (a cosine distance)."""
-        return self.gate.cut
-
-    @property
-    def keep(self) -> int:
-        """The most chunks the gate keeps."""
-        return self.gate.keep
-
-    @property
-    def k(self) -> int:
-        """The rank that counts as found (recall's k)."""
-        return self.gate.k
+    cut = property(attrgetter("gate.cut"), doc="The gate's cut (a cosine distance).")
+    keep = property(attrgetter("gate.keep"), doc="The most chunks the gate keeps.")
+    k = property(attrgetter("gate.k"), doc="The rank that counts as found (recall's k).")
 
     @property
     def cut_words(self) -> str:

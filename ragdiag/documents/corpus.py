@@ -26,6 +26,7 @@ from .extract import SUPPORTED_SUFFIXES, extract
 from .extract.base import DEFAULT_MAX_PAGES, DEFAULT_TIME_LIMIT_S, ExtractOptions, ExtractionError
 from ..core.limits import ENV as LIMIT_ENV, LimitError, Limits, read_limited
 from ..core.bundle import bundle_root
+from ..core.validate import one_by_id
 
 __all__ = [
     "Section",
@@ -141,11 +142,8 @@ class Corpus:
         return {d.id: d for d in self.documents}
 
     def document(self, doc_id: str) -> Document:
-        """The document with id ``doc_id`` (KeyError naming the known ids otherwise)."""
-        try:
-            return self._by_id[doc_id]
-        except KeyError:
-            raise KeyError(f"no document {doc_id!r} in corpus {self.root}") from None
+        """The document with id ``doc_id`` (KeyError naming some known ids otherwise)."""
+        return one_by_id(self._by_id, doc_id, "document", f" in corpus {self.root}")
 
     def __contains__(self, doc_id: str) -> bool:
         return doc_id in self._by_id

@@ -42,6 +42,7 @@ from typing import Iterator
 
 from .corpus import Corpus, Document
 from ..core.limits import Limits, read_input
+from ..core.validate import one_by_id
 
 __all__ = [
     "Question",
@@ -176,11 +177,8 @@ class GroundTruth:
         return {q.id: q for q in self.questions}
 
     def question(self, question_id: str) -> Question:
-        """The question with id ``question_id`` (KeyError naming it otherwise)."""
-        try:
-            return self._by_id[question_id]
-        except KeyError:
-            raise KeyError(f"no question {question_id!r}") from None
+        """The question with id ``question_id`` (KeyError naming some known ids otherwise)."""
+        return one_by_id(self._by_id, question_id, "question")
 
     def needles(self) -> list[tuple[str, str, int, int]]:
         """``(question_id, doc_id, start, end)`` for every question."""

@@ -19,10 +19,10 @@ gets: a prefix adds context to the vector, never text to the chunk.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
+from ..core.validate import json_objects
 from ..documents.corpus import Corpus
 from .chunking import Chunk, Strategy, chunk_corpus
 
@@ -44,16 +44,9 @@ def parse_prefixes(lines, corpus: Corpus, *, source: str = "prefixes") -> tuple[
     """
     docs = {d.id: d for d in corpus.documents}
     out: dict[tuple[str, int, int], str] = {}
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+    for n, rec in json_objects(lines, lambda n: f"{source} line {n}",
+                               expected="an object with doc, start, end and prefix"):
         where = f"{source} line {n}"
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{where}: not JSON ({exc.msg})") from None
-        if not isinstance(rec, dict):
-            raise ValueError(f"{where}: expected an object with doc, start, end and prefix")
         doc, start, end, prefix = rec.get("doc"), rec.get("start"), rec.get("end"), rec.get("prefix")
         if doc not in docs:
             raise ValueError(f"{where}: unknown document {doc!r} (the corpus has {len(docs)}: e.g. "

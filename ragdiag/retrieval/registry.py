@@ -29,6 +29,7 @@ from __future__ import annotations
 import importlib
 import os
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
@@ -195,20 +196,9 @@ class BuildContext:
         """The text after ``@`` in the asked-for name, or None."""
         return self.name.partition("@")[2] or None
 
-    @property
-    def encoder(self) -> Any:
-        """The run's encoder."""
-        return self.run.encoder
-
-    @property
-    def store(self) -> Any:
-        """The run's store (None: nothing cached)."""
-        return self.run.store
-
-    @property
-    def options(self) -> Mapping[str, Any]:
-        """Run options: ``cross_encoder``, ``rerank_head``, ``progress``."""
-        return self.run.options
+    encoder = property(attrgetter("run.encoder"), doc="The run's encoder.")
+    store = property(attrgetter("run.store"), doc="The run's store (None: nothing cached).")
+    options = property(attrgetter("run.options"), doc="Run options: ``cross_encoder``, ``rerank_head``, ``progress``.")
 
     def shared(self, key: str, factory: Callable[[], Any]) -> Any:
         """Same as :meth:`RunContext.shared`."""

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from ...core.validate import json_objects
 from ..corpus import Corpus, Document, make_document
 from ..truth import GroundTruth, OodQuery, TAG_MAX, TruthError
 
@@ -166,18 +167,9 @@ def read_text(path: Path, what: str) -> str:
 
 def read_jsonl(path: Path, what: str) -> list[dict]:
     """The objects of a JSON Lines file (blank lines skipped); a bad line is named."""
-    out = []
-    for n, line in enumerate(read_text(path, what).splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CollectionError(f"{what} {path.name} line {n}: invalid JSON ({exc.msg})") from None
-        if not isinstance(row, dict):
-            raise CollectionError(f"{what} {path.name} line {n}: each line must be a JSON object")
-        out.append(row)
-    return out
+    lines = read_text(path, what).splitlines()
+    return [row for _, row in json_objects(lines, lambda n: f"{what} {path.name} line {n}",
+                                           expected="a JSON object on each line", error=CollectionError)]
 
 
 def tags_of(value, where: str) -> tuple[str, ...]:

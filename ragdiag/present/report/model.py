@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 
 from ...core.gate import Gate, OnGate
 from ...evaluation.records import Config
-from .gate import Curve, GateRow, GateSection
-from .sections import (BluffRow, BluffSection, CostSection, DestroyedNeedle, NeedleSection, Provenance,
-                       RecallSection)
+from .gate import GateSection
+from .sections import BluffSection, CostSection, NeedleSection, Provenance, RecallSection
 from .story import AlternativesSection, EffectsSection, FlowSection, Headline
 
 __all__ = ["Report", "BUSY_LOAD"]
@@ -47,50 +47,16 @@ class Report(OnGate):
 
     # -- shortcuts ------------------------------------------------------------
 
-    @property
-    def n_in(self) -> int:
-        """Answerable queries."""
-        return self.trade_off.n_in
-
-    @property
-    def n_ood(self) -> int:
-        """Out-of-domain queries."""
-        return self.trade_off.n_ood
-
-    @property
-    def n_questions(self) -> int:
-        """Questions (needles) of the ground truth."""
-        return self.needles.n_questions
-
-    @property
-    def destroyed(self) -> tuple[DestroyedNeedle, ...]:
-        """Every destroyed needle of every strategy."""
-        return self.needles.needles
-
-    @property
-    def destroyed_counts(self) -> dict[str, int]:
-        """Strategy -> destroyed needles (zeros included)."""
-        return dict(self.needles.counts)
-
-    @property
-    def sweep_row(self) -> GateRow:
-        """The gate's counts at the cut."""
-        return self.trade_off.row
-
-    @property
-    def curve(self) -> Curve:
-        """The gate's counts at every cut of the sweep."""
-        return self.trade_off.curve
-
-    @property
-    def choice(self) -> dict:
-        """``CutChoice.as_json()`` for the default goal."""
-        return self.trade_off.choice
-
-    @property
-    def bluffs(self) -> tuple[BluffRow, ...]:
-        """The out-of-domain queries that get sources at the cut."""
-        return self.bluffing.rows
+    n_in = property(attrgetter("trade_off.n_in"), doc="Answerable queries.")
+    n_ood = property(attrgetter("trade_off.n_ood"), doc="Out-of-domain queries.")
+    n_questions = property(attrgetter("needles.n_questions"), doc="Questions (needles) of the ground truth.")
+    destroyed = property(attrgetter("needles.needles"), doc="Every destroyed needle of every strategy.")
+    destroyed_counts = property(lambda self: dict(self.needles.counts),
+                                doc="Strategy -> destroyed needles (zeros included).")
+    sweep_row = property(attrgetter("trade_off.row"), doc="The gate's counts at the cut (a ``GateRow``).")
+    curve = property(attrgetter("trade_off.curve"), doc="The gate's counts at every cut of the sweep (a ``Curve``).")
+    choice = property(attrgetter("trade_off.choice"), doc="``CutChoice.as_json()`` for the default goal.")
+    bluffs = property(attrgetter("bluffing.rows"), doc="The out-of-domain queries that get sources at the cut.")
 
     # -- derived --------------------------------------------------------------
 
