@@ -26,7 +26,7 @@ from ui.context import context, link_params, recommendation
 from ui.jobs import evaluation
 from ui.state import config_labels
 from ui.chart_theme import themed
-from ragdiag.core.words import cut_text, diff_points
+from ragdiag.core.words import cut_text, diff_points, difference_of
 
 
 def page() -> None:
@@ -78,7 +78,7 @@ def page() -> None:
 
     def pair_details(comp, *, coloured: bool) -> None:
         """Counts, the verdict with its interval, power, MRR and the discordant queries of one pair."""
-        t, d = comp.test, comp.difference()
+        t = comp.test
         a, b = comp.a.label, comp.b.label
         m1, m2, m3, m4 = st.columns(4)
         m1.metric(f"wins of {a}", t.wins, help=f"questions on which {a} finds more phrasings in its top k than {b}")
@@ -88,12 +88,10 @@ def page() -> None:
         say = ({"different": st.success, "not shown different": st.info}.get(comp.status, st.write) if coloured
                else st.write)
         say(comp.verdict)
-        st.caption(f"Simultaneous interval {d['estimate']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}] ({comp.method}); "
-                   f"the pair alone, unadjusted: {t.difference}. {comp.power}")
+        st.caption(f"Simultaneous interval {comp.difference_words()} ({comp.method}); "
+                   f"the pair alone, unadjusted: {difference_of(comp.metric, t.difference)}. {comp.power}")
         mrr = compare(ev, comp.a, comp.b, k=None, phrasing=comp.phrasing)
-        md = mrr.difference()
-        st.caption(f"MRR (descriptive, this pair alone): {md['estimate']:+.3f} [{md['low']:+.3f}, {md['high']:+.3f}], "
-                   f"sign-flip p = {mrr.test.p:.3g}.")
+        st.caption(f"MRR (descriptive, this pair alone): {mrr.difference_words()}, sign-flip p = {mrr.test.p:.3g}.")
         with st.expander(f"Discordant queries ({len(comp.wins) + len(comp.losses)})"):
             texts = {q.id: q.text for q in ev.queries}
             ra, rb = ev.result(comp.a), ev.result(comp.b)

@@ -57,7 +57,7 @@ def format_summary(ev: Evaluation, *, phrasing: str = "all") -> str:
         row = {"config": r.config}
         for k in KS:
             iv = r.recall[k]
-            row[f"R@{k} [95% CI]"] = f"{iv.estimate:.3f} [{iv.low:.3f}, {iv.high:.3f}]"
+            row[f"R@{k} (95% interval)"] = str(iv)
         row["MRR"] = r.mrr.estimate
         row["destroyed"] = r.destroyed
         row["chunks"] = r.chunks

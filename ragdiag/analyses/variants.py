@@ -200,7 +200,7 @@ def format_variant_rows(rows: Sequence[VariantRow]) -> str:
         iv = r.recall
         table.append({
             "variant": r.config, "model": r.model, "precision": r.precision, "index": r.index,
-            f"R@{r.k} [95% CI]": f"{iv.estimate:.3f} [{iv.low:.3f}, {iv.high:.3f}]",
+            f"R@{r.k} (95% interval)": str(iv),
             "vs baseline": "baseline" if r.p is None else f"+{r.wins}/-{r.losses} p_adj={r.p_adjusted:.3g}",
             "status": r.status,
             "B/vec": ("?" if r.bytes_per_vector is None else f"{r.bytes_per_vector:.0f}")

@@ -48,7 +48,7 @@ import numpy as np
 from ..core.defaults import ALPHA, DEFAULT_STRATEGY, KS, PRIMARY_K
 from .leakage import leakage
 from .text import content_words
-from ..core.words import pct
+from ..core.words import pct, pct_span
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..evaluation.records import Evaluation
@@ -162,17 +162,17 @@ class Headroom:
         res = "no difference" if self.resolvable is None else f"{_pts(self.resolvable)} points"
         side = self.side
         if side == "ceiling":
-            return (f"{self.measure} is saturated: the best configuration is at {_pts(self.high)}%, "
+            return (f"{self.measure} is saturated: the best configuration is at {pct(self.high)}, "
                     f"{_pts(1.0 - self.high)} points from the ceiling, and the family resolves {res}; {every}; "
                     "it cannot rank them against anything better")
         if side == "floor":
-            return (f"{self.measure} is saturated at the floor: the best configuration is at {_pts(self.high)}% and "
+            return (f"{self.measure} is saturated at the floor: the best configuration is at {pct(self.high)} and "
                     f"the family resolves {res}; {self.floor} of {self.questions} questions are found by none; "
                     "it cannot rank them")
         if side == "agree":
             return (f"{self.measure} is saturated: {every} and {self.floor} by none; the configurations differ on "
-                    f"{_pts(self.room)}% of the queries and the family resolves {res}; it cannot rank them")
-        return (f"{self.measure} has room: {_pts(self.low)}% to {_pts(self.high)}%, {_pts(1.0 - self.high)} points "
+                    f"{pct(self.room)} of the queries and the family resolves {res}; it cannot rank them")
+        return (f"{self.measure} has room: {pct_span(self.low, self.high)}, {_pts(1.0 - self.high)} points "
                 f"below the ceiling; up to {_pts(self.room)} points can separate two configurations and the family "
                 f"resolves {res}")
 

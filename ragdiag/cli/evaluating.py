@@ -261,9 +261,8 @@ def cmd_compare(args) -> int:
         print(f"baseline: {declared.words()}")
     _print_comparison(c)
     if mrr is not None:
-        d = mrr.difference()
-        print(f"MRR (descriptive, this pair alone): {d['estimate']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}], "
-              f"sign-flip p = {mrr.test.p:.4g}; {mrr.test.difference} unadjusted")
+        print(f"MRR (descriptive, this pair alone): {mrr.difference_words()}, sign-flip p = {mrr.test.p:.4g}; "
+              f"{mrr.test.difference} unadjusted")
     if c.wins:
         print(f"  queries {a.label} finds, {b.label} misses: {', '.join(c.wins)}")
     if c.losses:

@@ -12,7 +12,7 @@ from .gate import cut_text
 
 __all__ = ["DASH", "MINUS", "RUNG_WORDS", "plural", "f3", "pct", "pct_span", "cut_as_given", "pct_cell", "pct_range",
            "interval", "rate_text", "count_rate_text", "ship_headline", "diff_points", "signed_points", "signed_whole",
-           "difference_text", "pp", "thousands", "secs",
+           "difference_text", "mean_difference_text", "difference_of", "value_interval", "pp", "thousands", "secs",
            "cut_text", "OUTCOME_WORDS", "outcome_sentence", "found_then_answered", "GLOSSARY"]
 
 #: What a table cell or a sentence shows for "nothing" (no estimate, not measured).
@@ -171,6 +171,45 @@ def difference_text(d) -> str:
     if d is None or d.estimate is None or d.estimate != d.estimate:
         return DASH
     return f"{signed_whole(100 * d.estimate)} pts ({signed_whole(100 * d.low)} to {signed_whole(100 * d.high)})"
+
+
+def _signed(x: float, digits: int) -> str:
+    text = f"{x:+.{digits}f}"
+    return text.replace("-", MINUS) if float(text) != 0 else text.lstrip("+-")
+
+
+def mean_difference_text(d, digits: int = 3) -> str:
+    """A difference of means that are not shares (MRR) with its 95% interval, in :func:`difference_text`'s
+    shape: ``"+0.031 (−0.012 to +0.074)"``; a dash when unknown. ``d`` has ``estimate``, ``low``, ``high``.
+
+    >>> from types import SimpleNamespace as D
+    >>> mean_difference_text(D(estimate=0.0312, low=-0.0121, high=0.0744))
+    '+0.031 (−0.012 to +0.074)'
+    """
+    if d is None or d.estimate is None or d.estimate != d.estimate:
+        return DASH
+    return f"{_signed(d.estimate, digits)} ({_signed(d.low, digits)} to {_signed(d.high, digits)})"
+
+
+def difference_of(metric: str, d) -> str:
+    """A difference at ``metric`` as said everywhere: in points for a rate (``R@k``, :func:`difference_text`),
+    as a difference of means otherwise (``MRR``, :func:`mean_difference_text`).
+
+    >>> from types import SimpleNamespace as D
+    >>> d = D(estimate=0.05, low=-0.02, high=0.12)
+    >>> difference_of("R@4", d), difference_of("MRR", d)
+    ('+5 pts (−2 to +12)', '+0.050 (−0.020 to +0.120)')
+    """
+    return difference_text(d) if metric.startswith("R@") else mean_difference_text(d)
+
+
+def value_interval(estimate: float, low: float, high: float, digits: int = 1) -> str:
+    """A measured value that is not a share (a latency) with its 95% interval: ``"12.3 (11.0–14.1)"``.
+
+    >>> value_interval(12.34, 11.0, 14.06)
+    '12.3 (11.0–14.1)'
+    """
+    return f"{estimate:.{digits}f} ({low:.{digits}f}–{high:.{digits}f})"
 
 
 def pp(x: float) -> str:

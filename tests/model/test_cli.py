@@ -42,11 +42,11 @@ def test_eval_prints_the_table_and_writes_outputs(tiny_folder, tmp_path, capsys)
     lines = out.splitlines()
     assert "2 documents" in out and "4 questions, 8 in-domain queries, 2 ood" in out
     header = next(line for line in lines if line.startswith("config"))
-    for col in ("R@1 [95% CI]", "R@4 [95% CI]", "R@8 [95% CI]", "R@20 [95% CI]", "MRR", "destroyed", "chunks"):
+    for col in (*(f"R@{k} (95% interval)" for k in (1, 4, 8, 20)), "MRR", "destroyed", "chunks"):
         assert col in header
     for cfg in CONFIGS:
         row = next(line for line in lines if line.startswith(cfg + " "))
-        assert re.search(r"\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]", row), row
+        assert re.search(r"\d+% \(\d+–\d+\)", row), row  # Interval's text, "59% (47–71)"
     assert "phrasing: course" in out and "phrasing: ticket" in out
     assert "destroyed by C: q1" not in out and "destroyed by C: q3" in out
     assert "embedded" in err  # the stderr summary of the run

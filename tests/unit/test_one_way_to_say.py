@@ -24,15 +24,8 @@ ALLOWED = {
     # ``gate`` prints an in-sample cut that sits on an off-topic query's distance with 4 decimals, exactly, and
     # says so: rounding it down to 3 would move it past that distance
     ("ragdiag/cli/gate.py", "choice.cut"),
-    # a difference in points, not a rate: "+5 [-2, +12]" in the report's repair ledger (difference_text's shape is
-    # the one to come; its column header says what the brackets hold)
-    ("ragdiag/present/report/ledger.py", "pts(self.low)"),
     # the dot chart's hover text in the caller's own units (x_format: points of a difference, a latency)
     ("ragdiag/core/svg.py", "x_format(d.low)"),
-    # the recall tables the eval and variants commands print, R@k with 3 decimals under "R@k [95% CI]": quoted as
-    # captured output in docs/vectors.md and docs/benchmarks.md, to move with them
-    ("ragdiag/analyses/summary.py", "iv.low"),
-    ("ragdiag/analyses/variants.py", "iv.low"),
 }
 #: A field naming an interval's lower end (``low``, ``lo``, ``x.low``, ``c['low']``, ``median_low_ms`` not: a latency).
 LOW = re.compile(r"(?:^|[^\w])(?:low|lo)\b|\['low'\]")
@@ -81,8 +74,10 @@ def by_hand(source: str) -> list[tuple[int, str, str]]:
                 found.append((part.value.lineno, text, f"a difference in points by hand :{spec}"))
             elif "cut" in text.lower() and spec and spec[-1:] in ("f", "g", "e"):
                 found.append((part.value.lineno, text, f"a cut by hand :{spec} (cut_text)"))
-            elif (_prev_text(parts, i).endswith("[") and LOW.search(text) and not spec.startswith("+")):
-                found.append((part.value.lineno, text, f"an interval in brackets by hand :{spec} (rate_text)"))
+            elif (_prev_text(parts, i).endswith("[") and not text.endswith("start")  # "[start, end)": offsets
+                  and (LOW.search(text) or _next_text(parts, i).startswith(","))):
+                found.append((part.value.lineno, text, f"an interval in brackets by hand :{spec} (rate_text, "
+                                                       f"difference_text, value_interval)"))
     return found
 
 
@@ -107,9 +102,10 @@ def test_the_detector_sees_each_shape():
                      (10, "a difference in points by hand")]
 
 
-def test_the_detector_sees_a_rate_in_brackets():
-    """The bracket shapes of a rate ("36 (56% [44, 68])", "0.55 [0.42, 0.67]", "10.0% [2.1%, 26.5%]") are found;
-    a signed difference (its own shape) and a latency's bounds are not."""
+def test_the_detector_sees_an_interval_in_brackets():
+    """The bracket shapes of an interval are found: a rate's ("36 (56% [44, 68])", "0.55 [0.42, 0.67]",
+    "10.0% [2.1%, 26.5%]"), a signed difference's ("+0.031 [-0.012, +0.074]") and a latency's; a bracketed word
+    is not."""
     src = '\n'.join([
         'a = f"{count} ({pct(c.rate)} [{100 * c.low:.0f}, {100 * c.high:.0f}])"',
         'b = f"{iv.estimate:.2f} [{iv.low:.2f}, {iv.high:.2f}]"',
@@ -118,9 +114,9 @@ def test_the_detector_sees_a_rate_in_brackets():
         'e = f"{float(est):.3f} [{float(lo):.3f}, {float(hi):.3f}]"',
         'f = f"{d[\'estimate\']:+.3f} [{d[\'low\']:+.3f}, {d[\'high\']:+.3f}]"',
         'g = f"{c.median_ms:.1f} [{c.median_low_ms:.1f}, {c.median_high_ms:.1f}]"',
-        'h = f"{rate_text(cell)} [{below}]"'])
+        'h = f"{rate_text(cell)} [{below}]"', 'i = f"{doc} [{d.start}, {d.end})"'])
     found = sorted({line for line, _, why in by_hand(src) if why.startswith("an interval in brackets")})
-    assert found == [1, 2, 3, 4, 5]
+    assert found == [1, 2, 3, 4, 5, 6, 7]
 
 
 def test_no_percentage_or_cut_is_formatted_by_hand():

@@ -489,6 +489,7 @@ INTERVAL = re.compile(r"([+-]?\d+(?:\.\d+)?)%?\s*(?:to|,)\s*([+-]?\d+(?:\.\d+)?)
 
 
 def _excludes_zero(text: str) -> bool:
+    text = text.replace("\u2212", "-")  # the words' true minus, "−33 to +33"
     return any(not float(lo) <= 0 <= float(hi) for lo, hi in INTERVAL.findall(text))
 
 
@@ -541,6 +542,10 @@ def test_the_contradiction_check_can_fail():
                               "-0.25 [-0.50, +0.01] | not shown different |\n")
     assert contradictions("<p>E/hybrid vs F/rerank: not shown different (p = 1.000): -0.14 [-0.25, -0.03]</p>")
     assert not contradictions("<li>Header: not shown different, +3 points, -4 to +9 within the 9 contrasts.</li>")
+    assert not contradictions("| a | difference (95% interval) | verdict |\n|---|---|---|\n| x | 0 pts (\u221233 to +33) | "
+                              "not shown different |\n")
+    assert contradictions("| a | difference (95% interval) | verdict |\n|---|---|---|\n| x | \u22125 pts (\u22129 to "
+                          "\u22121) | not shown different |\n")
 
 
 def test_no_verdict_contradicts_its_interval(report, html_text, md_text, tiny_corpus, tiny_truth, fake_encoder):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 
 from ragdiag.core.gate import Gate
-from ragdiag.core.words import count_rate_text
+from ragdiag.analyses.compare.paired import Difference
+from ragdiag.core.words import count_rate_text, difference_text
 from ragdiag.analyses.funnel import funnels
 from ragdiag.analyses.outcomes import LADDER
 from ragdiag.present.report.build import build_report
@@ -67,7 +68,7 @@ def test_report_carries_the_variants_against_exact_search(tiny_corpus, tiny_trut
         c = fam[label]
         d = c.interval  # the simultaneous interval of the family, the one the status was decided with
         # the row is the variant minus the baseline
-        assert row.difference == f"{-d.estimate:+.2f} [{-d.high:+.2f}, {-d.low:+.2f}]"
+        assert row.difference == difference_text(Difference(-d.estimate, -d.high, -d.low))
         assert row.p_holm == c.p_adjusted and row.status == c.status
         assert (row.status == "different") == (not d.low <= 0 <= d.high)
         assert row.bytes == ev.retriever_stamps[label]["bytes_per_vector"]

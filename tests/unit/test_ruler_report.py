@@ -12,6 +12,7 @@ import json
 import pytest
 
 from ragdiag.cli.parser import main
+from ragdiag.core.words import pct
 
 SELECTION = ["--strategies", "C", "--retrievers", "dense,bm25,hybrid"]
 
@@ -26,7 +27,7 @@ def _figures(doc: dict) -> list[str]:
     """The figures of ``ruler --json`` as the report words them."""
     share = doc["shortcuts"]["bm25_share"]
     points = doc["discrimination"]["resolvable_points"]
-    return [doc["headline"], f"{100 * share:.1f}% ({doc['shortcuts']['bm25']})",
+    return [doc["headline"], f"{pct(share)} ({doc['shortcuts']['bm25']})",
             ", ".join(doc["saturated"]) or "none", ", ".join(doc["flagged"]) or "none",
             f"{points:g} points of R@{doc['primary_k']}"]
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from ...core.defaults import ALPHA, PRIMARY_K
 from ...core.metrics import hits_at_k, reciprocal_rank
+from ...core.words import difference_of
 from ...evaluation.rows import PairRow
 from .best import difference_dict
 from .intervals import power_words
@@ -111,6 +112,10 @@ class Comparison:
         kind = "simultaneous" if self.interval is not None else "unadjusted"
         return difference_dict(iv.estimate, iv.low, iv.high, kind)
 
+    def difference_words(self) -> str:
+        """The interval that goes with ``status`` as said everywhere (points at ``R@k``, a difference of MRR)."""
+        return difference_of(self.metric, self.interval if self.interval is not None else self.test.difference)
+
     @property
     def status(self) -> str:
         """``different`` when the simultaneous interval excludes 0 (iff adjusted p < alpha), else ``not shown different``."""
@@ -126,14 +131,14 @@ class Comparison:
     def summary(self, phrasing: str | None = None) -> str:
         """One line: the counts over questions, the exact sign-flip p, the adjusted p and both intervals."""
         t = self.test
-        iv = self.difference()
         return (f"{self.a.label} vs {self.b.label} at {self.metric} ({phrasing or self.phrasing}), over "
                 f"{t.n_questions} questions: wins {t.wins}, losses {t.losses}, ties {t.ties}; exact sign-flip "
                 f"test p = {t.p:.4g}" + ("" if self.p_adjusted is None or self.family <= 1 else
                                          f", adjusted p = {self.p_adjusted:.4g} within {self.family_name} "
                                          f"({self.family}, max-T)")
-                + f"; difference {iv['estimate']:+.3f} [{iv['low']:+.3f}, {iv['high']:+.3f}] ({iv['kind']}"
-                + (f", {self.method}" if self.method else "") + f"); {t.difference} (unadjusted question bootstrap)")
+                + f"; difference {self.difference_words()} ({self.difference()['kind']}"
+                + (f", {self.method}" if self.method else "")
+                + f"); {difference_of(self.metric, t.difference)} (unadjusted question bootstrap)")
 
     def as_json(self) -> dict:
         """The comparison as a JSON document (``compare --json``)."""

@@ -15,6 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from ...core.defaults import SEED
+from ...core.words import mean_difference_text
 
 __all__ = [
     "QuestionTest",
@@ -248,7 +249,8 @@ class Difference:
     high: float
 
     def __str__(self) -> str:
-        return f"{self.estimate:+.2f} [{self.low:+.2f}, {self.high:+.2f}]"
+        """``+0.050 (−0.020 to +0.120)``: a difference of means (:func:`~ragdiag.core.words.mean_difference_text`)."""
+        return mean_difference_text(self)
 
     def as_dict(self) -> dict:
         """``{estimate, low, high}`` (the JSON form)."""

@@ -18,7 +18,7 @@ from ...core.defaults import PRIMARY_K
 from ...evaluation.records import Config, Evaluation, parse_key
 from ...analyses.funnel import funnels
 from ...analyses.outcomes import LADDER
-from ...core.words import RUNG_WORDS, count_rate_text
+from ...core.words import RUNG_WORDS, count_rate_text, difference_text, value_interval
 from ...analyses.hubs import hubs
 from ...retrieval.registry import variant_baseline
 from ...analyses.summary import summary_rows
@@ -152,10 +152,10 @@ class DiagSections(OnGate):
     def cost_table(self) -> Table:
         """Build time, latency, tokens and Pareto flags beside R@k."""
         key = f"R@{self.k}"
-        return Table.of(["configuration", key, "build s", "ms/query median [95%]", "ms/query p95", "timed queries",
+        return Table.of(["configuration", key, "build s", "ms/query median (95% interval)", "ms/query p95", "timed queries",
                          "embedded tokens", "prompt tokens/query", "Pareto (latency)", "Pareto (prompt)"],
                         ([c.config, str(c.recall), f"{c.build_s:.2f}",
-                          f"{c.median_ms:.1f} [{c.median_low_ms:.1f}, {c.median_high_ms:.1f}]", f"{c.p95_ms:.1f}",
+                          value_interval(c.median_ms, c.median_low_ms, c.median_high_ms), f"{c.p95_ms:.1f}",
                           str(c.timed_queries), f"{c.embedded_tokens:,}", f"{c.prompt_tokens:.1f}",
                           "yes" if c.pareto_latency else "", "yes" if c.pareto_prompt else ""]
                          for c in self.costs or ()),
@@ -199,7 +199,7 @@ def variant_rows(ev: Evaluation, *, k: int = PRIMARY_K) -> list[VariantRow]:
             p_adj = c.p_adjusted if c.p_adjusted is not None else c.test.p
             rows.append(VariantRow(  # baseline minus variant: the variant's difference is its negation
                 c.b.label, str(recall[c.b.label]), base.label, str(recall[base.label]),
-                str(Difference(-d.estimate, -d.high, -d.low)), float(p_adj), c.status,
+                difference_text(Difference(-d.estimate, -d.high, -d.low)), float(p_adj), c.status,
                 stamp.get("bytes_per_vector", "–"),
                 ", ".join(f"{key}={stamp[key]}" for key in ("precision", "index", "rescore", "M", "ef_search")
                           if stamp.get(key) is not None)))

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from ...core.gate import Gate, OnGate
 from ...core.tables import Table
-from ...core.words import diff_points
+from ...analyses.compare.paired import Difference
+from ...core.words import difference_text
 
 __all__ = ["LedgerSection", "LedgerSectionRow"]
 
@@ -49,15 +50,12 @@ class LedgerSectionRow:
 
     def cells(self) -> list:
         """The table's cells: counts, the pair's test and interval in points, the costs."""
-        def pts(x: float) -> str:
-            return diff_points(x, 1)
-
         tested = self.p is not None
         return [self.config, self.method, self.answered, len(self.repaired), len(self.broken),
                 f"+{self.wins}/-{self.losses}" if tested else "",
                 f"{self.p:.4g}" if tested else "",
                 f"{self.p_adjusted:.4g}" if self.p_adjusted is not None else "",
-                f"{pts(self.difference)} [{pts(self.low)}, {pts(self.high)}]" if self.difference is not None else "",
+                difference_text(Difference(self.difference, self.low, self.high)) if self.difference is not None else "",
                 "" if self.prompt_tokens is None else f"{self.prompt_tokens:.0f}", self.chunks,
                 "" if self.embed_seconds is None else f"{self.embed_seconds:.2f}"]
 
@@ -109,7 +107,7 @@ class LedgerSection(OnGate):
     def table(self) -> Table:
         """One row per configuration, the baseline's first."""
         return Table.of(["configuration", "method", "answered", "repaired", "broken", "questions +/-", "p",
-                         "p adjusted", "difference, points [interval]", "prompt wordpieces/query", "chunks",
+                         "p adjusted", "difference (95% interval)", "prompt wordpieces/query", "chunks",
                          "embedding s"],
                         (r.cells() for r in self.rows), numeric=(2, 3, 4, 6, 7, 9, 10, 11), id="ledger-table")
 

@@ -62,7 +62,7 @@ class RulerSection:
         return (("verdict", self.verdict),
                 ("saturated", ", ".join(self.saturated) or "none"),
                 ("BM25 alone at rank 1", "no BM25 configuration ran" if self.bm25_share is None else
-                 f"{pct(self.bm25_share, 1)} ({self.bm25})"),
+                 f"{pct(self.bm25_share)} ({self.bm25})"),
                 ("flagged queries", ", ".join(self.flagged) or "none"),
                 ("smallest difference resolved", "none" if self.resolvable_points is None else
                  f"{self.resolvable_points:g} points of R@{self.k}"))
@@ -71,6 +71,6 @@ class RulerSection:
         """One row per k: the configurations' range, the questions at the ceiling and floor, saturated or not."""
         return Table.of(["measure", "configurations", "found by every configuration", "found by none",
                          "saturated"],
-                        ([h.measure, f"{pct_span(h.low, h.high, 1)}", h.ceiling, h.floor,
+                        ([h.measure, pct_span(h.low, h.high), h.ceiling, h.floor,
                           "yes" if h.saturated else "no"] for h in self.headroom),
                         numeric=(2, 3), id="ruler-table")
