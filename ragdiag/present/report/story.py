@@ -22,7 +22,7 @@ from ...core.goal import Goal, OnGoal
 from ...core.svg import Dot, Step, dot_chart, waterfall_chart
 from ...core.tables import Table
 from ...core.words import (OUTCOME_WORDS, RUNG_WORDS, cut_as_given, cut_text, difference_text, pct, pct_cell,
-                           pct_range, pp, ship_headline, signed_points)
+                           pct_range, pp, rate_text, ship_headline, signed_points)
 
 __all__ = ["Card", "Headline", "FlowSection", "AltRow", "AlternativesSection", "EffectsSection", "LADDER_WORDS"]
 
@@ -55,6 +55,11 @@ class Card:
     def interval(self) -> str:
         """``"42–67%"`` (95%, over questions)."""
         return pct_range(self.cell)
+
+    @property
+    def rate_words(self) -> str:
+        """``"55% (42–67)"``: the rate and its interval in one line, as every other rate is said."""
+        return rate_text(self.cell)
 
     @property
     def count(self) -> str:
