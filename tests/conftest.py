@@ -158,25 +158,35 @@ def tiny_eval(tiny_corpus, tiny_truth, fake_encoder):
 
 
 @pytest.fixture(scope="session")
-def bundled_eval_c(corpus, truth, encoder, tmp_path_factory):
-    """The bundled corpus, strategy C, dense/bm25/hybrid, with the REAL encoder: computed once per session.
-
-    The chunks' vectors come as a user's first run gets them: from the shipped index
-    (``data/sklearn-user-guide.index.npz``, through :func:`~ragdiag.index.snapshot.seed_from_snapshot`, which
-    re-embeds a sample with the real encoder and uses the index only when it agrees), so the session does not
-    embed 918 chunks (30-120 s on a small CPU); ``tests/model/test_snapshot.py`` checks that index against this
-    installation's model. Every test that needs real rankings on the bundled corpus reuses this one evaluation.
+def bundled_store(corpus, truth, encoder, tmp_path_factory):
+    """A store of the bundled corpus's vectors, every strategy's and the queries', made once per session as a
+    user's first run makes it: from the shipped index (``data/sklearn-user-guide.index.npz``, through
+    :func:`~ragdiag.index.snapshot.seed_from_snapshot`, which re-embeds a sample with the real encoder and uses the
+    index only when it agrees), so the session does not embed 5,000 chunks (minutes on a busy 2-core machine);
+    ``tests/model/test_snapshot.py`` checks that index against this installation's model. A test never opens the
+    checkout's own cache (``Store()``): that would embed anew in a fresh clone and write into it.
     ``RAGDIAG_TEST_STORE`` names a folder to keep the store in between sessions (by default a temporary one).
     """
-    import os
-
-    from ragdiag.evaluation.evaluate import evaluate
     from ragdiag.index.snapshot import seed_from_snapshot
     from ragdiag.index.store import Store
 
     store = Store(os.environ.get("RAGDIAG_TEST_STORE") or tmp_path_factory.mktemp("bundled-store"))
-    seed_from_snapshot(store, corpus, truth, encoder, strategies="C")
-    return evaluate(corpus, truth, encoder=encoder, strategies="C", retrievers="dense,bm25,hybrid", store=store)
+    seed_from_snapshot(store, corpus, truth, encoder)  # when it cannot serve, the tests embed (test_snapshot.py)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+@pytest.fixture(scope="session")
+def bundled_eval_c(corpus, truth, encoder, bundled_store):
+    """The bundled corpus, strategy C, dense/bm25/hybrid, with the REAL encoder and the shipped vectors
+    (:func:`bundled_store`): computed once per session. Every test that needs real rankings on the bundled corpus
+    reuses this one evaluation."""
+    from ragdiag.evaluation.evaluate import evaluate
+
+    return evaluate(corpus, truth, encoder=encoder, strategies="C", retrievers="dense,bm25,hybrid",
+                    store=bundled_store)
 
 
 @pytest.fixture(scope="session")

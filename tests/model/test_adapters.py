@@ -132,13 +132,11 @@ def test_real_database_tiny_corpus(build, mapped_by, tmp_path, tiny_corpus, tiny
 
 @pytest.mark.model
 @pytest.mark.parametrize("build, mapped_by", BUILDERS)
-def test_real_database_bundled_corpus_same_recall_as_dense(build, mapped_by, tmp_path, corpus, truth, encoder):
+def test_real_database_bundled_corpus_same_recall_as_dense(build, mapped_by, tmp_path, corpus, truth, encoder,
+                                                          bundled_store):
     """Strategy E of the bundled corpus, vectors from the store: the database's recall is ragdiag's dense recall."""
-    from ragdiag.index.store import Store
-
-    with Store() as store:
-        ev = evaluate(corpus, truth, encoder=encoder, strategies="E", retrievers="dense", store=store)
-        qv = query_vectors(ev.queries, encoder, store)
+    ev = evaluate(corpus, truth, encoder=encoder, strategies="E", retrievers="dense", store=bundled_store)
+    qv = query_vectors(ev.queries, encoder, bundled_store)
     adapter = build(tmp_path, ev.indexes["E"])
     res = evaluate_store(ev, adapter, qv, k=TOP)
     ev = res.evaluation

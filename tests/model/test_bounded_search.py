@@ -294,13 +294,10 @@ def test_config_result_reads_distances_of_on_disk_vectors(tiny_corpus, tiny_trut
 
 
 @pytest.mark.model
-def test_bundled_corpus_equals_the_full_matrix_path(corpus, truth, encoder):
+def test_bundled_corpus_equals_the_full_matrix_path(corpus, truth, encoder, bundled_store):
     """All six strategies of the bundled corpus (vectors from the store), dense, BM25 and hybrid."""
-    from ragdiag.index.store import Store
-
-    with Store() as store:
-        ev = evaluate(corpus, truth, encoder=encoder, retrievers="dense,bm25,hybrid", store=store)
-        qv = store.embed(encoder, [q.text for q in ev.queries]).vectors
+    ev = evaluate(corpus, truth, encoder=encoder, retrievers="dense,bm25,hybrid", store=bundled_store)
+    qv = bundled_store.embed(encoder, [q.text for q in ev.queries]).vectors
     from ragdiag.core.blas import blas_threads_for
 
     with blas_threads_for(corpus.n_chars):  # the evaluation's BLAS layout: float32 sums in the same order
