@@ -59,6 +59,10 @@ def test_compare_explore_every_pair_says_what_the_library_says(tiny, library):
     table = frame_with(at, "beats, after correction")
     assert set(table["code"]) == {c.label for c in library.results}
     assert "simultaneous" in shown and "MRR (descriptive, this pair alone)" in shown
+    # the interval the verdict was decided with, as every difference is said: points at R@k, a difference of MRR
+    assert f"Simultaneous interval {comp.difference_words()} (" in shown and " pts (" in comp.difference_words()
+    mrr = compare(library, "E/dense", "A/dense", k=None)
+    assert f"MRR (descriptive, this pair alone): {mrr.difference_words()}, " in shown
     # no declared baseline: the planned question is not offered
     assert "Is the candidate better than what we run?" not in at.segmented_control(key="view").options
     at.selectbox(key="k").set_value(20).run()

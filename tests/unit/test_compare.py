@@ -143,8 +143,8 @@ def test_compare_alone_inverts_the_exact_sign_flip_test(ev):
     s_low, s_high = score_bounds([2, -1, 0, 2], [2] * 4, z)
     assert s_low < -0.25 and s_high < 1.0
     assert c.difference() == {"estimate": 0.375, "low": s_low, "high": 1.0, "kind": "simultaneous"}
-    assert c.verdict == (f"A/dense vs B/dense at R@{PRIMARY_K} over 4 questions: not shown different: +38 points "
-                         "(-30 to +100), this pair alone, sign-flip p = 0.500; A/dense wins 2 questions, loses 1")
+    assert c.verdict == (f"A/dense vs B/dense at R@{PRIMARY_K} over 4 questions: not shown different: +38 pts "
+                         "(\u221230 to +100), this pair alone, sign-flip p = 0.500; A/dense wins 2 questions, loses 1")
     bc = compare(ev, "B/dense", "C/dense")
     # the exact test's (-6 +/- 6) / 8 = [-1.5, 0.0], within [-1, 1], and the score interval's upper end past 0
     b_low, b_high = score_bounds([-2, 0, -2, -2], [2] * 4, z)
@@ -224,4 +224,4 @@ def test_two_identical_configurations_get_an_interval_wider_than_zero():
     assert (c.test.wins, c.test.losses, d["estimate"]) == (0, 0, 0.0)
     low, high = score_bounds([0, 0, 0, 0], [2] * 4, NormalDist().inv_cdf(0.975))
     assert (d["low"], d["high"]) == pytest.approx((low, high)) and high - low > 0.5
-    assert c.status == "not shown different" and "+0 points (+0 to +0)" not in c.verdict
+    assert c.status == "not shown different" and "0 pts (0 to 0)" not in c.verdict

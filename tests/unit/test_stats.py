@@ -648,11 +648,11 @@ def test_questions_needed_is_connors_formula_for_one_phrasing():
 def test_verdict_words_and_rule():
     t = QuestionTest(7, 1, 24, 0.052, Difference(0.17, -0.01, 0.34), 2)
     text = verdict("E/hybrid", "A/hybrid", t, Difference(0.17, -0.01, 0.34), metric="R@4", p_adjusted=0.052)
-    assert text == ("E/hybrid vs A/hybrid at R@4 over 32 questions: not shown different: +17 points (-1 to +34), "
+    assert text == ("E/hybrid vs A/hybrid at R@4 over 32 questions: not shown different: +17 pts (\u22121 to +34), "
                     "this pair alone, sign-flip p = 0.052; E/hybrid wins 7 questions, loses 1")
     text = verdict("E/hybrid", "A/hybrid", t, Difference(0.17, 0.01, 0.33), metric="R@4", p_adjusted=0.01, family=276)
-    assert "E/hybrid is ahead: wins 7 questions, loses 1 (+17 points, +1 to +33; simultaneous over 276 comparisons " \
-           "(p = 0.010 adjusted))" in text
+    assert "E/hybrid is ahead: wins 7 questions, loses 1: +17 pts (+1 to +33), simultaneous over 276 comparisons " \
+           "(p = 0.010 adjusted)" in text
     text = verdict("A/hybrid", "E/hybrid", QuestionTest(1, 7, 24, 0.001, Difference(-0.2, -0.3, -0.1), 2),
                    Difference(-0.2, -0.3, -0.1), metric="R@4")
     assert "E/hybrid is ahead: wins 7 questions, loses 1" in text

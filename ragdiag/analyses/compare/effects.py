@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 from ...core.defaults import ALPHA, PRIMARY_K
+from ...core.words import difference_text
 from .best import difference_dict
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -75,19 +76,17 @@ class EffectRow:
         >>> r.sentence()[:80]
         'The section header helps (E vs C, dense): 12 more questions answered, 2 fewer (+'
         >>> r.sentence()[80:]
-        '16 points, +2 to +30, simultaneous over 21 contrasts; p = 0.030 adjusted).'
+        '16 pts (+2 to +30), simultaneous over 21 contrasts; p = 0.030 adjusted).'
         """
-        pts = lambda x: f"{round(100 * x) + 0:+d}"  # noqa: E731
         p = f"{self.p_adjusted:.3f}" if self.p_adjusted >= 0.001 else f"{self.p_adjusted:.2g}"
         where = f"{self.contrast}, {self.retriever}"
         if self.status == "different":
             verb = "helps" if self.estimate > 0 else "hurts"
             more, fewer = (self.wins, self.losses)
             return (f"{SWITCH_WORDS[self.switch]} {verb} ({where}): {more} more questions answered, {fewer} fewer "
-                    f"({pts(self.estimate)} points, {pts(self.low)} to {pts(self.high)}, simultaneous over "
-                    f"{self.family} contrasts; p = {p} adjusted).")
-        return (f"{SWITCH_WORDS[self.switch]} ({where}): not shown different: {pts(self.estimate)} points "
-                f"({pts(self.low)} to {pts(self.high)}) within the {self.family} contrasts; {self.wins} more "
+                    f"({difference_text(self)}, simultaneous over {self.family} contrasts; p = {p} adjusted).")
+        return (f"{SWITCH_WORDS[self.switch]} ({where}): not shown different: {difference_text(self)} "
+                f"within the {self.family} contrasts; {self.wins} more "
                 f"questions answered, {self.losses} fewer.")
 
     def as_json(self) -> dict:

@@ -15,7 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from ...core.defaults import SEED
-from ...core.words import mean_difference_text
+from ...core.words import difference_text, mean_difference_text
 
 __all__ = [
     "QuestionTest",
@@ -348,10 +348,6 @@ def verdict_status(interval: Difference) -> str:
     return "different" if interval.low > 0 or interval.high < 0 else "not shown different"
 
 
-def _points(x: float) -> str:
-    return f"{round(100 * x) + 0:+d}"
-
-
 def verdict(a: str, b: str, test: QuestionTest, interval: Difference, *, metric: str,
             p_adjusted: float | None = None, family: int = 1, primary: bool = True,
             primary_k: int | None = None) -> str:
@@ -381,11 +377,11 @@ def verdict(a: str, b: str, test: QuestionTest, interval: Difference, *, metric:
     --------
     >>> t = QuestionTest(7, 1, 24, 0.052, Difference(0.17, -0.01, 0.34), 2)
     >>> verdict("E/hybrid", "A/hybrid", t, Difference(0.17, -0.02, 0.36), metric="R@4", p_adjusted=0.06, family=15)
-    'E/hybrid vs A/hybrid at R@4 over 32 questions: not shown different: +17 points (-2 to +36), simultaneous \
+    'E/hybrid vs A/hybrid at R@4 over 32 questions: not shown different: +17 pts (\u22122 to +36), simultaneous \
 over 15 comparisons (p = 0.060 adjusted); E/hybrid wins 7 questions, loses 1'
     >>> verdict("E/hybrid", "A/hybrid", t, Difference(0.17, 0.02, 0.32), metric="R@4", p_adjusted=0.03)
-    'E/hybrid vs A/hybrid at R@4 over 32 questions: E/hybrid is ahead: wins 7 questions, loses 1 (+17 points, \
-+2 to +32; this pair alone, sign-flip p = 0.030)'
+    'E/hybrid vs A/hybrid at R@4 over 32 questions: E/hybrid is ahead: wins 7 questions, loses 1: +17 pts \
+(+2 to +32), this pair alone, sign-flip p = 0.030'
     """
     status = verdict_status(interval)
     p = test.p if p_adjusted is None else float(p_adjusted)
@@ -394,11 +390,10 @@ over 15 comparisons (p = 0.060 adjusted); E/hybrid wins 7 questions, loses 1'
     head = f"{a} vs {b} at {metric} over {test.n_questions} questions"
     note = "" if primary else (f"; descriptive only: verdicts are at R@{primary_k}" if primary_k else
                                "; descriptive only")
-    span = f"{_points(interval.estimate)} points, {_points(interval.low)} to {_points(interval.high)}"
+    span = difference_text(interval)  # "+17 pts (−2 to +36)", as every difference is said
     if status == "different":
         ahead_a = interval.estimate > 0
         better = a if ahead_a else b
         w, l = (test.wins, test.losses) if ahead_a else (test.losses, test.wins)
-        return f"{head}: {better} is ahead: wins {w} questions, loses {l} ({span}; {where}){note}"
-    return (f"{head}: not shown different: {_points(interval.estimate)} points ({_points(interval.low)} to "
-            f"{_points(interval.high)}), {where}; {a} wins {test.wins} questions, loses {test.losses}{note}")
+        return f"{head}: {better} is ahead: wins {w} questions, loses {l}: {span}, {where}{note}"
+    return f"{head}: not shown different: {span}, {where}; {a} wins {test.wins} questions, loses {test.losses}{note}"
