@@ -62,7 +62,7 @@ from ..core.defaults import DEFAULT_CUT, DEFAULT_MAX_BLUFF, PRACTICAL_MARGIN
 from ..core.gate import Gate, OnGate
 from ..core.goal import Goal, OnGoal, within_at_least
 from ..evaluation.rows import RateCell
-from ..core.words import cut_text, diff_points, pct
+from ..core.words import cut_text, difference_text, pct
 
 if TYPE_CHECKING:  # pragma: no cover
     from .compare.best import BestResult
@@ -228,10 +228,6 @@ def _comparison_json(result: BestResult, cuts: Mapping[str, float]) -> dict:
 
 
 
-def _pts(x: float) -> str:
-    return diff_points(x)
-
-
 def _why(chosen: str, top: str, means: Mapping[str, float], k: int, n_members: int, basis: tuple[str, str],
          n_set: int, n_configs: int, rows: Mapping[str, object]) -> str:
     """Why this configuration, in one sentence: shown within the margin of the best (its interval), simplest or cheapest."""
@@ -239,7 +235,7 @@ def _why(chosen: str, top: str, means: Mapping[str, float], k: int, n_members: i
     word, detail = basis
     at = f"{pct(means[top])} answered at its own cut"
     r = rows[chosen]
-    interval = f"{_pts(r.estimate)} points ({_pts(r.low)} to {_pts(r.high)}, simultaneous, Hsu's MCB)"
+    interval = f"{difference_text(r)}, simultaneous (Hsu's MCB)"  # "+6 pts (−11 to +22)", as every difference
     if chosen != top:
         return (f"{chosen} is shown within {margin} of the best ({top}, {at}): its difference to it is {interval}, "
                 f"the lower end above -{margin}; it is the {word} of the {n_members} that are ({detail}).")
