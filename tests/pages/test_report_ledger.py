@@ -9,10 +9,12 @@ from __future__ import annotations
 import html
 import json
 import re
+from types import SimpleNamespace
 
 import pytest
 
 from ragdiag.cli.parser import main
+from ragdiag.core.words import difference_text
 
 from apptest import app, fake_tiny  # noqa: F401 (the page test's fixture)
 
@@ -35,7 +37,7 @@ def _expected_rows(doc: dict) -> list[list[str]]:
         out.append([r["config"], r["method"], str(r["answered"]), str(len(r["repaired"])), str(len(r["broken"])),
                     f"+{t['wins']}/-{t['losses']}" if t else "", f"{t['p']:.4g}" if t else "",
                     f"{t['p_adjusted']:.4g}" if t and t["p_adjusted"] is not None else "",
-                    f"{100 * d['estimate']:+.1f} [{100 * d['low']:+.1f}, {100 * d['high']:+.1f}]" if d else "",
+                    difference_text(SimpleNamespace(**d)) if d else "",  # "+50 pts (−10 to +100)"
                     "", str(r["chunks"]), ""])  # --no-cost: prompt tokens and embedding time not priced
     return out
 
