@@ -39,6 +39,7 @@ import numpy as np
 from ..analyses.gate_table import GateTable
 from ..core.gate import Gate, OnGate
 from ..core.stats import Interval
+from ..core.wal import switch_to_wal
 from .regression.runs import GateRun, RunError, load_run
 
 __all__ = ["HISTORY_FILE", "BUSY_TIMEOUT_S", "HistoryError", "read_summary", "RunEntry", "Measures", "TrendPoint",
@@ -442,7 +443,7 @@ def open_history(path: str | Path, *, create: bool = True) -> History:
     try:
         con = sqlite3.connect(p, timeout=BUSY_TIMEOUT_S, isolation_level=None)
         con.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        _switch_to_wal(con)
+        switch_to_wal(con, BUSY_TIMEOUT_S)
         con.execute("PRAGMA synchronous = NORMAL")
         version = con.execute("PRAGMA user_version").fetchone()[0]
         if version == 1 and create:  # a writer migrates; a reader reads version 1 as it is (it never writes)
@@ -462,28 +463,6 @@ def open_history(path: str | Path, *, create: bool = True) -> History:
     except sqlite3.DatabaseError as exc:
         raise HistoryError(f"{path} cannot be opened as a history file: {exc}") from None
     return History(p, con, version=version or _SCHEMA_VERSION)
-
-
-def _switch_to_wal(con: sqlite3.Connection) -> None:
-    """Put the file in WAL mode, waiting up to :data:`BUSY_TIMEOUT_S` for another process doing the same.
-
-    SQLite does not call its busy handler while switching the journal mode
-    (the switch needs the file to itself), so two processes opening a new
-    file at once would have one fail with "database is locked" at once: this
-    retries instead, with a short random pause.
-    """
-    import random
-    import time
-
-    deadline = time.monotonic() + BUSY_TIMEOUT_S
-    while True:
-        try:
-            con.execute("PRAGMA journal_mode = WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(random.uniform(0.005, 0.05))
 
 
 def _migrate_1_to_2(con: sqlite3.Connection) -> None:

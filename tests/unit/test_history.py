@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -19,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from ragdiag.core.gate import Gate
-from ragdiag.present.history import HistoryError, _switch_to_wal, open_history
+from ragdiag.present.history import HistoryError, open_history
 from ragdiag.present.regression.runs import DestroyedRecord
 from handmade import hand_run
 from heldout import heldout_run, run
@@ -150,32 +149,6 @@ def test_two_concurrent_writers_lose_no_run(tmp_path, evaluated):
         assert sorted(r.label for r in runs) == sorted(f"writer {w} #{i}" for w in "AB" for i in range(25))
         assert all(len(hist.table(r.id, "C/dense").query_ids) == 15 for r in runs)  # 12 answerable + 3 out of domain
         assert hist._con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-
-
-class _FakeLockedThenFree:
-    """Fake connection (plumbing only): the journal-mode switch is refused ``refusals`` times, as SQLite refuses
-    it without calling its busy handler while another process switches the same new file."""
-
-    def __init__(self, refusals: int, message: str = "database is locked"):
-        self.refusals, self.message, self.calls = refusals, message, 0
-
-    def execute(self, sql):
-        self.calls += 1
-        if self.calls <= self.refusals:
-            raise sqlite3.OperationalError(self.message)
-
-
-def test_switch_to_wal_waits_out_a_lock_the_busy_handler_does_not_see():
-    con = _FakeLockedThenFree(refusals=3)
-    _switch_to_wal(con)
-    assert con.calls == 4
-
-
-def test_switch_to_wal_raises_any_other_error_at_once():
-    con = _FakeLockedThenFree(refusals=3, message="disk I/O error")
-    with pytest.raises(sqlite3.OperationalError, match="disk I/O"):
-        _switch_to_wal(con)
-    assert con.calls == 1
 
 
 def test_show_and_list_read_as_sentences(evaluated, capsys):

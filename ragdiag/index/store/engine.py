@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Self
 
+from ...core.wal import switch_to_wal
 from .keys import DB_NAME, resolve_root
 
 __all__ = ["Engine", "SCHEMA_VERSION"]
@@ -144,7 +145,7 @@ class Engine:
                 # Damaged text comes back undecodable rather than raising: its checksum then fails.
                 conn.text_factory = lambda b: b.decode("utf-8", "surrogateescape")
                 conn.execute(f"PRAGMA busy_timeout={int(self.timeout * 1000)}")
-                conn.execute("PRAGMA journal_mode=WAL")
+                switch_to_wal(conn, self.timeout)
                 conn.execute("PRAGMA synchronous=NORMAL")
                 if self.check:
                     result = [r[0] for r in conn.execute("PRAGMA quick_check(5)")]

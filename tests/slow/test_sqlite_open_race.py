@@ -1,9 +1,9 @@
-"""Many processes opening one new history file at the same moment: every one opens it.
+"""Eight processes opening one new SQLite file (the history, the cache) at the same moment: every one opens it.
 
 SQLite refuses the switch to WAL mode without waiting ("database is locked")
-while another process switches the same new file; CI met this once in two
-writers. The race is rare (about 1 process in 50 here), so a few rounds of
-eight processes each give it a fair chance to show.
+while another process switches the same new file; CI met this once with two
+history writers. The race is rare, so each file is opened in four rounds of
+eight processes that start together.
 """
 
 from __future__ import annotations
@@ -15,22 +15,40 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # 32 interpreters a file
+
 REPO = Path(__file__).resolve().parents[2]
 
-_OPEN = textwrap.dedent("""
+_OPEN = {
+    "history": """
+        from ragdiag.present.history import open_history
+        def open_it(path):
+            with open_history(path / "h.sqlite") as hist:
+                assert hist.runs() == ()
+    """,
+    "cache": """
+        from ragdiag.index.store.engine import Engine
+        def open_it(path):
+            with Engine(path / "cache") as engine:
+                assert engine.path.is_file()
+    """,
+}
+_THEN = """
     import sys, time
     from pathlib import Path
-    from ragdiag.present.history import open_history
     go = Path(sys.argv[2])
     Path(sys.argv[3]).touch()  # imported, ready to open
     while not go.exists():
         time.sleep(0.002)
-    with open_history(sys.argv[1]) as hist:
-        assert hist.runs() == ()
-""")
+    open_it(Path(sys.argv[1]))
+"""
 
 
-def test_eight_processes_opening_a_new_file_at_once_all_open_it(tmp_path):
+@pytest.mark.parametrize("what", sorted(_OPEN))
+def test_eight_processes_opening_a_new_file_at_once_all_open_it(tmp_path, what):
+    code = textwrap.dedent(_OPEN[what]) + textwrap.dedent(_THEN)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     failures = []
     for round_ in range(4):
@@ -38,7 +56,7 @@ def test_eight_processes_opening_a_new_file_at_once_all_open_it(tmp_path):
         folder.mkdir()
         go = folder / "go"
         ready = [folder / f"ready{i}" for i in range(8)]
-        procs = [subprocess.Popen([sys.executable, "-c", _OPEN, str(folder / "h.sqlite"), str(go), str(r)],
+        procs = [subprocess.Popen([sys.executable, "-c", code, str(folder), str(go), str(r)],
                                   env=env, stderr=subprocess.PIPE, text=True) for r in ready]
         deadline = time.monotonic() + 300
         while not all(r.exists() for r in ready):  # every process imported: they open together
