@@ -261,11 +261,12 @@ def page() -> None:
             for x in everything:
                 ranks = ev.result(x).needle_rank[mask]
                 iv = clustered_rate(hits_at_k(ranks, k), ev.groups(mask))
-                table.append({"configuration": describe_config(x), "code": x, f"R@{k}": iv.estimate,
-                              "beats, after correction": ", ".join(sorted(beats[x])) or "–", "n": len(beats[x])})
+                table.append({"configuration": describe_config(x), "code": x, f"R@{k} (95% interval)": str(iv),
+                              "beats, after correction": ", ".join(sorted(beats[x])) or "–", "n": len(beats[x]),
+                              "_order": iv.estimate})
             st.subheader("Which configurations each one beats, after correction")
-            st.dataframe(pd.DataFrame(table).sort_values(f"R@{k}", ascending=False), hide_index=True,
-                         column_config={f"R@{k}": st.column_config.NumberColumn(format="%.2f")})
+            st.dataframe(pd.DataFrame(table).sort_values("_order", ascending=False, kind="stable").drop(
+                columns="_order"), hide_index=True)
             with st.expander("Every pair, with q-values"):
                 st.dataframe(pd.DataFrame([{"a": c.a.label, "b": c.b.label, "wins": c.test.wins, "losses": c.test.losses,
                                             "difference": c.difference()["estimate"], "low": c.difference()["low"],

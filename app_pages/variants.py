@@ -13,7 +13,7 @@ from ragdiag.present.serving import AccessError
 from ragdiag.analyses.variants import variant_configs, variant_names, variant_rows
 from ui.context import gate_settings
 from ui.fmt import DASH, dash_missing, drop_constant, rate, said_once
-from ragdiag.core.words import signed_whole
+from ragdiag.core.words import difference_text
 from ui.html import md_text
 from ui.jobs import evaluation_of
 from ui.model_cut import model_cut_caption
@@ -63,11 +63,7 @@ def page() -> None:
     key = f"R@{PRIMARY_K}"
     def _difference(d: dict | None) -> str:
         # the family's simultaneous interval, the one the verdict was decided with
-        if d is None:
-            return DASH
-        # whole points with a true minus, and 0 without a sign (never "-0 pts")
-        return (f"{signed_whole(100 * d['estimate'])} pts ({signed_whole(100 * d['low'])} to "
-                f"{signed_whole(100 * d['high'])})")
+        return DASH if d is None else difference_text(d)
 
 
     # the chart's numbers

@@ -71,7 +71,11 @@ _POWER = 0.8
 
 
 def _pts(share: float | None) -> str:
-    return "none" if share is None else f"{100 * share:.3g}"
+    """A difference of shares in points, as every share is said: whole points (one decimal under 1 point)."""
+    if share is None:
+        return "none"
+    points = 100 * share
+    return f"{points:.1f}" if 0 < abs(points) < 1 else f"{points:.0f}"
 
 
 @dataclass(frozen=True)
@@ -96,7 +100,7 @@ class Discrimination:
         return self.alone if self.pairs <= 1 else self.family
 
     def sentence(self) -> str:
-        """E.g. "32 questions separate 40 of 276 pairs at R@4; they resolve about 18.5 points within the family"."""
+        """E.g. "32 questions separate 40 of 276 pairs at R@4; they resolve about 18 points within the family"."""
         if self.pairs == 0:
             return f"one configuration: nothing to separate; alone, {self.questions} questions resolve about " \
                    f"{_pts(self.alone)} points"

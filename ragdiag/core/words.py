@@ -7,12 +7,15 @@ difference ``+5 points``, a cut three decimals rounded down
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import SimpleNamespace
+
 from .defaults import RERANK_HEAD
 from .gate import cut_text
 
 __all__ = ["DASH", "MINUS", "RUNG_WORDS", "plural", "f3", "pct", "pct_span", "cut_as_given", "pct_cell", "pct_range",
            "interval", "rate_text", "count_rate_text", "ship_headline", "diff_points", "signed_points", "signed_whole",
-           "difference_text", "mean_difference_text", "difference_of", "value_interval", "pp", "thousands", "secs",
+           "signed_bound", "difference_text", "mean_difference_text", "difference_of", "value_interval", "thousands", "secs",
            "cut_text", "OUTCOME_WORDS", "outcome_sentence", "found_then_answered", "GLOSSARY"]
 
 #: What a table cell or a sentence shows for "nothing" (no estimate, not measured).
@@ -160,17 +163,34 @@ def signed_whole(points_: float) -> str:
     return "0" if r == 0 else (f"+{r}" if r > 0 else f"{MINUS}{-r}")
 
 
+def signed_bound(points_: float) -> str:
+    """Points with a sign and a true minus, whole, but one decimal under half a point so that a value near zero
+    keeps its side: an interval's bound just under 0 excludes 0 and must not read ``0``.
+
+    >>> signed_bound(12.4), signed_bound(-0.3), signed_bound(0.0), signed_bound(-0.02), signed_bound(0.7)
+    ('+12', '−0.3', '0', '−0.0', '+1')
+    """
+    if points_ == 0 or round(points_) != 0:
+        return signed_whole(points_)
+    return f"{points_:+.1f}".replace("-", MINUS)
+
+
 def difference_text(d) -> str:
     """A difference of shares with its 95% interval, the one format in tables and sentences alike:
-    ``"\u221227 pts (\u221248 to \u22125)"``; a dash when unknown. ``d`` has ``estimate``, ``low``, ``high`` (shares).
+    ``"−27 pts (−48 to −5)"``; a dash when unknown. ``d`` has ``estimate``, ``low``, ``high``
+    (shares), as attributes or keys. A value under half a point keeps its side (:func:`signed_bound`).
 
     >>> from types import SimpleNamespace as D
     >>> difference_text(D(estimate=-0.27, low=-0.48, high=-0.05))
-    '\u221227 pts (\u221248 to \u22125)'
+    '−27 pts (−48 to −5)'
+    >>> difference_text({"estimate": 0.021, "low": 0.002, "high": 0.04})
+    '+2 pts (+0.2 to +4)'
     """
+    if isinstance(d, Mapping):
+        d = SimpleNamespace(**d)
     if d is None or d.estimate is None or d.estimate != d.estimate:
         return DASH
-    return f"{signed_whole(100 * d.estimate)} pts ({signed_whole(100 * d.low)} to {signed_whole(100 * d.high)})"
+    return f"{signed_bound(100 * d.estimate)} pts ({signed_bound(100 * d.low)} to {signed_bound(100 * d.high)})"
 
 
 def _signed(x: float, digits: int) -> str:
@@ -210,18 +230,6 @@ def value_interval(estimate: float, low: float, high: float, digits: int = 1) ->
     '12.3 (11.0–14.1)'
     """
     return f"{estimate:.{digits}f} ({low:.{digits}f}–{high:.{digits}f})"
-
-
-def pp(x: float) -> str:
-    """A signed bound in points: whole points, one decimal under 1 so that a bound near zero keeps its side
-    (a bound just under 0 reads ``-0.0``, never ``0``: it excludes 0, and the verdict beside it says so).
-
-    >>> pp(12.4), pp(-0.3), pp(0.0), pp(-0.02)
-    ('+12', '-0.3', '0', '-0.0')
-    """
-    if x == 0:
-        return "0"
-    return f"{x:+.1f}" if abs(x) < 1 else f"{x:+.0f}"
 
 
 def thousands(x) -> str:

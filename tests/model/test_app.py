@@ -58,6 +58,9 @@ def test_compare_explore_every_pair_says_what_the_library_says(tiny, library):
     assert f"all {len(pairs)} pairs at R@1" in shown and "Descriptive" in shown  # k = 1 is not the primary k
     table = frame_with(at, "beats, after correction")
     assert set(table["code"]) == {c.label for c in library.results}
+    shares = [int(v.split("%")[0]) for v in table["R@1 (95% interval)"]]  # a rate as every rate: "73% (61–83)"
+    assert all(re.fullmatch(r"\d+% \(\d+–\d+\)", v) for v in table["R@1 (95% interval)"]) and shares == sorted(
+        shares, reverse=True)
     assert "simultaneous" in shown and "MRR (descriptive, this pair alone)" in shown
     # the interval the verdict was decided with, as every difference is said: points at R@k, a difference of MRR
     assert f"Simultaneous interval {comp.difference_words()} (" in shown and " pts (" in comp.difference_words()

@@ -365,7 +365,7 @@ def power_words(d, phrasings: int, *, alpha: float = ALPHA, power: float = 0.8, 
     said of the family's own test, and never beside a verdict the family did not reach.
 
     >>> power_words([1] * 6 + [-1] * 2 + [0] * 24, 1)
-    'To detect a difference of 0.12 80% of the time takes about 124 questions (this pair alone); there are 32.'
+    'To detect a difference of 12 pts 80% of the time takes about 124 questions (this pair alone); there are 32.'
     """
     n_now = len(d)
     need = questions_needed(d, phrasings, alpha=alpha, power=power)
@@ -374,14 +374,15 @@ def power_words(d, phrasings: int, *, alpha: float = ALPHA, power: float = 0.8, 
                 "would detect one that is not there.")
     each = f" (each in {phrasings} phrasings)" if phrasings > 1 else ""
     diff = abs(float(np.mean(np.asarray(d, dtype=float) / phrasings)))
+    size = f"{100 * diff:.0f} pts" if diff >= 0.01 else f"{100 * diff:.1f} pts"  # a share's difference: in points
     alone = math.ceil(need)
     if family_size <= 1 or z_family is None:
         enough = "; these are enough" if alone <= n_now and reached is not False else f"; there are {n_now}"
-        return (f"To detect a difference of {diff:.2f} {pct(power)} of the time takes about {alone} questions{each} "
+        return (f"To detect a difference of {size} {pct(power)} of the time takes about {alone} questions{each} "
                 f"(this pair alone){enough}.")
     fam = math.ceil(questions_needed(d, phrasings, alpha=alpha, power=power, z=z_family))
     tail = ("; these are enough" if fam <= n_now and reached else f"; there are {n_now}")
-    return (f"To detect a difference of {diff:.2f} {pct(power)} of the time: alone: {alone} questions{each}; "
+    return (f"To detect a difference of {size} {pct(power)} of the time: alone: {alone} questions{each}; "
             f"within this family of {family_size}: {fam}{tail}.")
 
 

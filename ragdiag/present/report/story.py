@@ -22,7 +22,7 @@ from ...core.goal import Goal, OnGoal
 from ...core.svg import Dot, Step, dot_chart, waterfall_chart
 from ...core.tables import Table
 from ...core.words import (OUTCOME_WORDS, RUNG_WORDS, cut_as_given, cut_text, difference_text, pct, pct_cell,
-                           pct_range, pp, rate_text, ship_headline, signed_points)
+                           pct_range, rate_text, ship_headline, signed_points)
 
 __all__ = ["Card", "Headline", "FlowSection", "AltRow", "AlternativesSection", "EffectsSection", "LADDER_WORDS"]
 
@@ -401,9 +401,9 @@ class AlternativesSection:
         """Every configuration compared, as a table."""
         def diff(r: AltRow) -> str:
             if r.lead is not None:  # the best: its lead over the runner-up, with its interval
-                e, lo, hi = (100 * x for x in r.lead)
-                return f"the best: {signed_points(e)} ({pp(lo)} to {pp(hi)}) over the runner-up"
-            return f"{signed_points(100 * r.estimate)} ({pp(100 * r.low)} to {pp(100 * r.high)})"
+                e, lo, hi = r.lead
+                return f"the best: {difference_text({'estimate': e, 'low': lo, 'high': hi})} over the runner-up"
+            return difference_text(r)
 
         rows = self.all_rows or self.rows
         if self.measure:  # the decision's measure first, R@k beside it as the diagnostic
@@ -463,6 +463,6 @@ class EffectsSection:
         return Table.of(["switch", "contrast", "retriever", "better", "worse", "same",
                          "difference (simultaneous 95%)", "adjusted p", "destroyed", "verdict"],
                         ([r.switch, r.contrast, r.retriever, r.wins, r.losses, r.ties,
-                          f"{signed_points(100 * r.estimate)} ({pp(100 * r.low)} to {pp(100 * r.high)})",
+                          difference_text(r),
                           f"{r.p_adjusted:.3g}", ", ".join(f"{s} {n}" for s, n in r.destroyed.items()), r.status]
                          for r in self.rows), numeric=(3, 4, 5, 7), id="effects-table")
