@@ -73,6 +73,10 @@ class _EncodeActor:
         return {"pos": np.concatenate(pos), "vector": np.concatenate(vec)}
 
 
+#: How many times an encoder actor that dies (a crash, the node lost) is started again, and its batch retried,
+#: before ``encode`` fails. Ray Data's default is forever: an actor that dies on every batch (say, aborted on a
+#: starved machine) then hangs the run instead of ending it with an error.
+ACTOR_RESTARTS = 3
 #: Seconds to wait for a named Ray head's port to answer before giving up (ray.init itself waits minutes).
 CONNECT_TIMEOUT_S = 10.0
 #: What the probe sends: the HTTP/2 client preface and an empty SETTINGS frame. Ray's head (GCS, and the Ray
@@ -181,14 +185,21 @@ class RayEncoder:
         ds = ray.data.from_items(items, override_num_blocks=min(len(items), 4 * self._pool()))
         extra = {"num_gpus": self.gpus_per_actor} if self.gpus_per_actor else {}
         mapped = ds.map_batches(_EncodeActor, fn_constructor_args=(self._factory, self._weights), batch_size=1,
-                                concurrency=self._pool(), num_cpus=self.cpus_per_actor, batch_format="numpy", **extra)
+                                concurrency=self._pool(), num_cpus=self.cpus_per_actor, batch_format="numpy",
+                                max_restarts=ACTOR_RESTARTS, max_task_retries=ACTOR_RESTARTS, **extra)
         done = 0
-        for batch in mapped.iter_batches(batch_format="numpy", batch_size=None):
-            pos = np.asarray(batch["pos"], dtype=np.int64)
-            out[pos] = np.asarray(batch["vector"], dtype=np.float32)
-            done += len(pos)
-            if progress is not None:
-                progress(done, len(texts))
+        try:
+            for batch in mapped.iter_batches(batch_format="numpy", batch_size=None):
+                pos = np.asarray(batch["pos"], dtype=np.int64)
+                out[pos] = np.asarray(batch["vector"], dtype=np.float32)
+                done += len(pos)
+                if progress is not None:
+                    progress(done, len(texts))
+        except ray.exceptions.RayActorError as exc:
+            said = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise RuntimeError(f"an encoder actor on Ray kept dying (started again {ACTOR_RESTARTS} times): check the "
+                               "workers' memory and logs, then run again; what is stored is kept. Ray said: "
+                               f"{said}") from exc
         if done != len(texts):
             raise RuntimeError(f"Ray returned {done} vectors for {len(texts)} texts")
         return out

@@ -15,6 +15,7 @@ tokenizer hash a snapshot stamps). :class:`AxisEncoder` (three texts on two axes
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from typing import Sequence
 
@@ -188,3 +189,10 @@ class FakeSnapEncoder(HashEncoder):
     """The FAKE hash encoder plus the tokenizer hash a snapshot stamps (plumbing tests only)."""
 
     tokenizer_sha256 = "f" * 64
+
+
+class DyingEncoder(HashEncoder):
+    """The FAKE hash encoder whose process dies on every ``encode`` (plumbing tests of a crashing Ray actor only)."""
+
+    def encode(self, texts, *, progress=None):
+        os._exit(17)

@@ -54,6 +54,19 @@ def test_ray_vectors_are_the_in_process_vectors(corpus, encoder, local_ray, tmp_
         assert a.embed(ray_encoder, texts, commit_every=25).computed == 0
 
 
+def test_an_encoder_actor_that_dies_on_every_batch_fails_the_encode_instead_of_hanging(local_ray):
+    """Ray Data restarts a dead actor forever by default: an actor that dies on every batch (FAKE encoder that
+    exits: plumbing) would hang the run. ragdiag restarts it ACTOR_RESTARTS times, then the encode raises."""
+    from fakes import DyingEncoder
+
+    from ragdiag.index.ray_engine import ACTOR_RESTARTS, RayEncoder
+
+    assert 0 < ACTOR_RESTARTS < 10
+    encoder = RayEncoder(DyingEncoder(), actors=1, runtime_env=local_ray)
+    with pytest.raises(RuntimeError, match=f"kept dying \\(started again {ACTOR_RESTARTS} times\\)"):
+        encoder.encode([f"text {i}" for i in range(8)])
+
+
 def _per_query(folder: Path) -> list[dict]:
     with open(folder / "per_query.csv", newline="", encoding="utf-8") as f:
         return list(csv.DictReader(f))
