@@ -50,6 +50,23 @@ BUNDLED_TRUTH = DEFAULT_CORPUS.parent / "sklearn-user-guide.truth.json"
 
 
 @pytest.fixture(scope="session", autouse=True)
+def _default_cache_outside_the_checkout(tmp_path_factory):
+    """A test that opens the default cache (``Store()``, a command without ``--cache``, a dashboard without
+    ``RAGDIAG_CACHE``) opens one of this run's, shared by its workers, never the checkout's ``.ragdiag-cache``: a
+    run writes nothing into the checkout. A ``RAGDIAG_CACHE`` set before the run is kept."""
+    if os.environ.get("RAGDIAG_CACHE"):
+        yield
+        return
+    base = tmp_path_factory.getbasetemp()
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "default-cache"
+    os.environ["RAGDIAG_CACHE"] = str(shared)
+    try:
+        yield
+    finally:
+        os.environ.pop("RAGDIAG_CACHE", None)
+
+
+@pytest.fixture(scope="session", autouse=True)
 def _compile_each_page_once():
     """Streamlit's AppTest compiles the page anew on every run (a fresh ScriptCache each time, about a
     quarter of a second for a page); one cache for the session compiles each page file once. The pages
