@@ -1,7 +1,7 @@
 """How every surface writes a number: the CLI, the report and the dashboard read these (one format each).
 
 A rate is ``55% (42–67)`` (estimate and 95% interval in whole points), a
-difference ``+5 points``, a cut three decimals rounded down
+difference ``+5 pts (−2 to +12)`` (:func:`difference_text`), a cut three decimals rounded down
 (:func:`ragdiag.core.gate.cut_text`, re-stated here as the words of a number).
 """
 
@@ -15,8 +15,8 @@ from .gate import cut_text
 
 __all__ = ["DASH", "MINUS", "RUNG_WORDS", "plural", "f3", "pct", "pct_span", "cut_as_given", "pct_cell", "pct_range",
            "interval", "rate_text", "count_rate_text", "ship_headline", "diff_points", "signed_points", "signed_whole",
-           "signed_bound", "difference_text", "mean_difference_text", "difference_of", "value_interval", "thousands", "secs",
-           "cut_text", "OUTCOME_WORDS", "outcome_sentence", "found_then_answered", "GLOSSARY"]
+           "signed_bound", "difference_text", "mean_difference_text", "difference_of", "value_interval", "thousands",
+           "secs", "cut_text", "OUTCOME_WORDS", "outcome_sentence", "found_then_answered", "GLOSSARY"]
 
 #: What a table cell or a sentence shows for "nothing" (no estimate, not measured).
 DASH = "–"
