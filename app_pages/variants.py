@@ -61,9 +61,6 @@ def page() -> None:
                                     bind="query-params", required=True) or "all"
     rows = variant_rows(ev, strategy, k=PRIMARY_K, phrasing=phrasing)
     key = f"R@{PRIMARY_K}"
-    def _difference(d: dict | None) -> str:
-        # the family's simultaneous interval, the one the verdict was decided with
-        return DASH if d is None else difference_text(d)
 
 
     # the chart's numbers
@@ -76,7 +73,7 @@ def page() -> None:
     table = pd.DataFrame([{
         "variant": r.config, "model": r.model, "precision": r.precision, "index": r.index,
         f"R@{PRIMARY_K} (queries)": rate(r.recall),
-        "difference to baseline (simultaneous)": _difference(r.difference),
+        "difference to baseline (simultaneous)": difference_text(r.difference),  # the verdict's interval
         "questions won / lost": "baseline" if r.p is None else f"+{r.wins}/-{r.losses}",
         "adjusted p": DASH if r.p_adjusted is None else f"{r.p_adjusted:.3g}", "verdict": r.status,
         "bytes per vector": DASH if r.bytes_per_vector is None else f"{r.bytes_per_vector:g}",
