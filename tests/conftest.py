@@ -21,6 +21,7 @@ from ragdiag.documents.truth import GroundTruth, load_truth
 
 from fakes import FakeEncoder, FakeTokenizer  # noqa: F401 - re-exported for the tests
 from tiny import TINY_DOCS, TINY_TRUTH
+from timing import pytest_configure  # noqa: F401 - RAGDIAG_TEST_TIMES=PATH: each file's times, each failure at once
 
 # CI runs the same examples every time (a failure there is reproducible); locally Hypothesis explores.
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)

@@ -1,0 +1,75 @@
+"""Sum a run's per-file times (``RAGDIAG_TEST_TIMES``, written by ``tests/helpers/timing.py``): where the CPU went.
+
+    RAGDIAG_TEST_TIMES=times.tsv ./run.sh test
+    python scripts/suite_times.py times.tsv            # the 25 files that cost the most CPU, by folder, failures
+    python scripts/suite_times.py times.tsv --top 60
+
+CPU is the worker's own plus that of the processes it started and waited for (servers, Chromium, the CLI): on a
+busy machine wall time stretches, CPU time hardly moves, so it is the figure to cut.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+
+def read(path: Path) -> tuple[list[tuple[str, float, float, float, int]], list[str]]:
+    """(file rows: (file, wall, own CPU, children's CPU, tests), failed node ids) from a times file."""
+    files, failed = [], []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        parts = line.split("\t")
+        if parts[0] == "file" and len(parts) == 7:
+            files.append((parts[1], float(parts[2]), float(parts[3]), float(parts[4]), int(parts[5])))
+        elif parts[0] == "failed" and len(parts) == 3:
+            failed.append(f"{parts[1]} ({parts[2]})")
+        elif line.strip():
+            raise ValueError(f"{path}:{n}: not a line of RAGDIAG_TEST_TIMES: {line[:80]!r}")
+    return files, failed
+
+
+def report(files, failed, top: int = 25) -> str:
+    if not files:
+        return "no test file has ended yet"
+    cpu = lambda row: row[2] + row[3]  # noqa: E731
+    total = sum(cpu(r) for r in files)
+    out = [f"{len(files)} files, {sum(r[4] for r in files)} tests: {total / 60:.1f} CPU minutes "
+           f"(tests {sum(r[2] for r in files) / 60:.1f}, their processes {sum(r[3] for r in files) / 60:.1f}), "
+           f"{sum(r[1] for r in files) / 60:.1f} worker minutes of wall time", "", "by folder:"]
+    folders = defaultdict(lambda: [0.0, 0.0, 0])
+    for r in files:
+        f = folders[r[0].split("/")[1] if r[0].count("/") >= 2 else r[0]]
+        f[0] += cpu(r)
+        f[1] += r[1]
+        f[2] += 1
+    for name, (c, w, n) in sorted(folders.items(), key=lambda kv: -kv[1][0]):
+        out.append(f"  {name:10s} {c:7.0f} CPU s ({100 * c / total:4.1f}%)  {w:7.0f} wall s  {n:3d} files")
+    out += ["", f"the {min(top, len(files))} files that cost the most CPU (CPU s = tests + their processes, wall s):"]
+    for r in sorted(files, key=cpu, reverse=True)[:top]:
+        out.append(f"  {cpu(r):6.0f} = {r[2]:5.0f} + {r[3]:5.0f}   {r[1]:6.0f}   {r[0]}")
+    out += ["", f"failed: {len(failed)}", *(f"  {f}" for f in failed)]
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("times", type=Path, help="the file RAGDIAG_TEST_TIMES named")
+    ap.add_argument("--top", type=int, default=25, help="how many files to list (default 25)")
+    args = ap.parse_args(argv)
+    if not args.times.is_file():
+        print(f"{args.times}: no such file (run the tests with RAGDIAG_TEST_TIMES={args.times} first)",
+              file=sys.stderr)
+        return 2
+    try:
+        files, failed = read(args.times)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    print(report(files, failed, args.top))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,86 @@
+"""``RAGDIAG_TEST_TIMES``: each test file's wall and CPU time (its child processes' too) and each failure as it
+happens (``tests/helpers/timing.py``), summed by ``scripts/suite_times.py``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+import suite_times  # noqa: E402
+
+CASES = '''
+import subprocess, sys
+
+def test_passes():
+    pass
+
+def test_fails():
+    assert 1 == 2
+
+def test_starts_a_process_that_burns_cpu():
+    subprocess.run([sys.executable, "-c", "import time\\nt = time.process_time()\\nwhile time.process_time() - t < 0.4: pass"],
+                   check=True)
+'''
+
+
+@pytest.fixture(scope="module")
+def times(tmp_path_factory):
+    """A run of three tests (one fails, one starts a process that burns 0.4 CPU seconds) with the plugin on."""
+    base = tmp_path_factory.mktemp("times")
+    (base / "test_cases.py").write_text(CASES, encoding="utf-8")
+    (base / "test_more.py").write_text("def test_one():\n    pass\n", encoding="utf-8")
+    out = base / "times.tsv"
+    env = {**os.environ, "RAGDIAG_TEST_TIMES": str(out), "PYTHONPATH": str(ROOT / "tests" / "helpers")}
+    env.pop("PYTEST_XDIST_WORKER", None)
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "timing", "-p", "no:cacheprovider", "-q",
+                          "test_cases.py", "test_more.py"], cwd=base, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 1, run.stdout + run.stderr  # the one failure
+    return out
+
+
+def test_each_file_is_a_line_with_its_tests_and_its_processes_cpu(times):
+    lines = [line.split("\t") for line in times.read_text(encoding="utf-8").splitlines()]
+    files = {parts[1]: parts for parts in lines if parts[0] == "file"}
+    assert set(files) == {"test_cases.py", "test_more.py"}
+    cases = files["test_cases.py"]
+    assert cases[5] == "3" and cases[6] == "main"
+    assert float(cases[4]) >= 0.3  # the process it started and waited for: 0.4 CPU seconds
+    assert float(files["test_more.py"][4]) < 0.3
+
+
+def test_a_failure_is_written_when_it_happens_before_its_file_ends(times):
+    lines = times.read_text(encoding="utf-8").splitlines()
+    failed = lines.index("failed\ttest_cases.py::test_fails\tcall")
+    ends = next(i for i, line in enumerate(lines) if line.startswith("file\ttest_cases.py\t"))
+    assert failed < ends
+
+
+def test_the_summary_lists_the_files_by_cpu_and_names_the_failure(times, capsys):
+    assert suite_times.main([str(times)]) == 1  # a failure in the run
+    out = capsys.readouterr().out
+    assert out.startswith("2 files, 4 tests: ")
+    assert out.index("test_cases.py") < out.index("test_more.py")  # the costlier first
+    assert "failed: 1\n  test_cases.py::test_fails (call)" in out
+
+
+@pytest.mark.parametrize("content, message", [
+    ("file\tx.py\t1\n", "not a line of RAGDIAG_TEST_TIMES"),
+    ("something else\n", "not a line of RAGDIAG_TEST_TIMES"),
+])
+def test_a_file_that_is_not_a_times_file_is_refused_with_its_line(tmp_path, capsys, content, message):
+    bad = tmp_path / "bad.tsv"
+    bad.write_text(content, encoding="utf-8")
+    assert suite_times.main([str(bad)]) == 2
+    assert f"bad.tsv:1: {message}" in capsys.readouterr().err
+
+
+def test_a_missing_file_says_how_to_make_one(tmp_path, capsys):
+    assert suite_times.main([str(tmp_path / "none.tsv")]) == 2
+    assert "run the tests with RAGDIAG_TEST_TIMES=" in capsys.readouterr().err
