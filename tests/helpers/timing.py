@@ -4,25 +4,33 @@ With ``RAGDIAG_TEST_TIMES=PATH`` set, :func:`pytest_configure` (``tests/conftest
 :class:`FileTimes` in every pytest process; those that run tests (each xdist worker, or pytest itself without
 workers) append tab-separated lines to ``PATH``:
 
-* ``file  <path>  <wall s>  <CPU s of the worker>  <CPU s of its ended child processes>  <tests>  <worker>``
-  once a test file's last test is torn down (module fixtures included: a server, Chromium, a subprocess count
-  once they have ended and been waited for);
+* ``file  <path>  <wall s>  <CPU s of the worker>  <CPU s of its descendants>  <tests>  <worker>``
+  once a test file's last test is torn down (its module fixtures included);
 * ``failed  <node id>  <phase>`` as soon as a test fails, so a run stopped before its summary still names it.
 
-The children's share covers the processes a file starts and ends (its servers, Chromium, the CLI); a session
-fixture's server is counted with the file that runs when the session ends. ``python scripts/suite_times.py PATH``
-sums the lines. A line is one ``write`` to a file opened for appending, so the workers' lines do not interleave.
+The descendants are the processes the worker starts: servers, Chromium, the CLI. The kernel's count of ended
+children misses most of Chromium's CPU (its renderers are not waited for up the chain), so their own CPU is also
+sampled every :data:`PERIOD` seconds from ``/proc``; the figure is the larger of the two, a lower bound either way
+(the last fraction of a second of a process that ends between samples is not seen). A session fixture's server
+counts towards the files that run while it works. ``python scripts/suite_times.py PATH`` sums the lines. A line is
+one ``write`` to a file opened for appending, so the workers' lines do not interleave.
 """
 
 from __future__ import annotations
 
 import os
 import resource
+import threading
 import time
+from pathlib import Path
 
 import pytest
 
-__all__ = ["FileTimes", "cpu_seconds", "pytest_configure"]
+__all__ = ["FileTimes", "Descendants", "cpu_seconds", "pytest_configure", "PERIOD"]
+
+#: Seconds between two samples of the descendants' CPU.
+PERIOD = 0.2
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def cpu_seconds() -> tuple[float, float]:
@@ -32,14 +40,82 @@ def cpu_seconds() -> tuple[float, float]:
     return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
 
 
+def _own_cpu(pid: int) -> tuple[int, float] | None:
+    """(start time in ticks, own user + system CPU seconds) of ``pid``, None once it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()
+    return int(fields[19]), (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tasks:
+        try:
+            out += [int(c) for c in Path(f"/proc/{pid}/task/{tid}/children").read_text().split()]
+        except OSError:
+            pass
+    return out
+
+
+class Descendants:
+    """This process's descendants' own CPU, sampled: each process (pid and start time) at the most seen."""
+
+    def __init__(self, period: float = PERIOD):
+        self.period = period
+        self._seen: dict[tuple[int, int], float] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="ragdiag-descendants", daemon=True)
+        self.available = Path(f"/proc/{os.getpid()}/task").is_dir()
+
+    def start(self) -> Descendants:
+        if self.available:
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def sample(self) -> None:
+        stack, seen = _children(os.getpid()), {}
+        while stack:
+            pid = stack.pop()
+            own = _own_cpu(pid)
+            if own is not None:
+                seen[(pid, own[0])] = own[1]
+                stack += _children(pid)
+        with self._lock:
+            for key, cpu in seen.items():
+                self._seen[key] = max(cpu, self._seen.get(key, 0.0))
+
+    def total(self) -> float:
+        """Every descendant seen so far, at its most seen CPU (a fresh sample first)."""
+        if self.available:
+            self.sample()
+        with self._lock:
+            return sum(self._seen.values())
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.period):
+            self.sample()
+
+
 class FileTimes:
     """Appends a line per test file and per failure to ``path`` (see the module's docstring)."""
 
     def __init__(self, path: str, worker: str):
         self.path, self.worker = path, worker
         self._file: str | None = None
-        self._start = (0.0, 0.0, 0.0)
+        self._start = (0.0, 0.0, 0.0, 0.0)
         self._tests = 0
+        self._descendants: Descendants | None = None
 
     def _write(self, *fields) -> None:
         line = "\t".join(str(f) for f in fields) + "\n"
@@ -51,16 +127,20 @@ class FileTimes:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
+        if self._descendants is None:  # in a process that runs tests only (not xdist's controller)
+            self._descendants = Descendants().start()
         file = item.nodeid.split("::", 1)[0]
         if file != self._file:
             self._file, self._tests = file, 0
-            self._start = (time.monotonic(), *cpu_seconds())
+            self._start = (time.monotonic(), *cpu_seconds(), self._descendants.total())
         yield
         self._tests += 1
         if nextitem is None or nextitem.nodeid.split("::", 1)[0] != file:
-            wall0, me0, kids0 = self._start
-            me, kids = cpu_seconds()
-            self._write("file", file, f"{time.monotonic() - wall0:.1f}", f"{me - me0:.1f}", f"{kids - kids0:.1f}",
+            wall0, me0, waited0, sampled0 = self._start
+            me, waited = cpu_seconds()
+            sampled = self._descendants.total()
+            children = max(waited - waited0, sampled - sampled0)
+            self._write("file", file, f"{time.monotonic() - wall0:.1f}", f"{me - me0:.1f}", f"{children:.1f}",
                         self._tests, self.worker)
 
     @pytest.hookimpl(hookwrapper=True)
@@ -69,6 +149,10 @@ class FileTimes:
         report = outcome.get_result()
         if report.failed:
             self._write("failed", item.nodeid, report.when)
+
+    def pytest_unconfigure(self, config):
+        if self._descendants is not None:
+            self._descendants.stop()
 
 
 def pytest_configure(config):

@@ -29,17 +29,44 @@ def test_starts_a_process_that_burns_cpu():
 '''
 
 
+#: As Chromium's renderers: a grandchild that burns CPU and is never waited for (its parent is killed), so the
+#: kernel's count of ended children never sees its CPU; the samples do.
+UNWAITED = '''
+import os, signal, subprocess, sys, time
+
+BURN = "import time\\nwhile True: pass"
+PARENT = ("import subprocess, sys, time\\n"
+          "p = subprocess.Popen([sys.executable, '-c', %r])\\n"
+          "print(p.pid, flush=True)\\n"
+          "time.sleep(300)\\n" % BURN)
+
+def _cpu(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+def test_a_grandchild_nobody_waits_for():
+    parent = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE, text=True)
+    child = int(parent.stdout.readline())
+    while _cpu(child) < 0.6:  # a state, not a moment: the grandchild has burnt 0.6 CPU seconds
+        time.sleep(0.05)
+    os.kill(child, signal.SIGKILL)  # left a zombie of the parent's: never waited for
+    parent.kill()
+    parent.wait()
+'''
+
+
 @pytest.fixture(scope="module")
 def times(tmp_path_factory):
     """A run of three tests (one fails, one starts a process that burns 0.4 CPU seconds) with the plugin on."""
     base = tmp_path_factory.mktemp("times")
     (base / "test_cases.py").write_text(CASES, encoding="utf-8")
     (base / "test_more.py").write_text("def test_one():\n    pass\n", encoding="utf-8")
+    (base / "test_unwaited.py").write_text(UNWAITED, encoding="utf-8")
     out = base / "times.tsv"
     env = {**os.environ, "RAGDIAG_TEST_TIMES": str(out), "PYTHONPATH": str(ROOT / "tests" / "helpers")}
     env.pop("PYTEST_XDIST_WORKER", None)
     run = subprocess.run([sys.executable, "-m", "pytest", "-p", "timing", "-p", "no:cacheprovider", "-q",
-                          "test_cases.py", "test_more.py"], cwd=base, env=env, capture_output=True, text=True,
+                          "test_cases.py", "test_more.py", "test_unwaited.py"], cwd=base, env=env, capture_output=True, text=True,
                          timeout=300)
     assert run.returncode == 1, run.stdout + run.stderr  # the one failure
     return out
@@ -48,11 +75,17 @@ def times(tmp_path_factory):
 def test_each_file_is_a_line_with_its_tests_and_its_processes_cpu(times):
     lines = [line.split("\t") for line in times.read_text(encoding="utf-8").splitlines()]
     files = {parts[1]: parts for parts in lines if parts[0] == "file"}
-    assert set(files) == {"test_cases.py", "test_more.py"}
+    assert set(files) == {"test_cases.py", "test_more.py", "test_unwaited.py"}
     cases = files["test_cases.py"]
     assert cases[5] == "3" and cases[6] == "main"
     assert float(cases[4]) >= 0.3  # the process it started and waited for: 0.4 CPU seconds
     assert float(files["test_more.py"][4]) < 0.3
+
+
+def test_a_descendant_that_is_never_waited_for_is_counted_from_the_samples(times):
+    line = next(parts for parts in (x.split("\t") for x in times.read_text(encoding="utf-8").splitlines())
+                if parts[:2] == ["file", "test_unwaited.py"])
+    assert float(line[4]) >= 0.4  # of its 0.6 CPU seconds (the last sample may come up to PERIOD before its end)
 
 
 def test_a_failure_is_written_when_it_happens_before_its_file_ends(times):
@@ -65,7 +98,7 @@ def test_a_failure_is_written_when_it_happens_before_its_file_ends(times):
 def test_the_summary_lists_the_files_by_cpu_and_names_the_failure(times, capsys):
     assert suite_times.main([str(times)]) == 1  # a failure in the run
     out = capsys.readouterr().out
-    assert out.startswith("2 files, 4 tests: ")
+    assert out.startswith("3 files, 5 tests: ")
     assert out.index("test_cases.py") < out.index("test_more.py")  # the costlier first
     assert "failed: 1\n  test_cases.py::test_fails (call)" in out
 
