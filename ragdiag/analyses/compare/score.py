@@ -181,25 +181,31 @@ def _bounds(cd: tuple, cn: tuple, counts: tuple, z: float) -> tuple[float, float
     xs = np.linspace(-_EDGE, _EDGE, _GRID)
     zs = curve(xs)
 
-    def crossing(level: float) -> float:
-        # the delta where the curve passes ``level``: the low end for +z, the high end for -z
+    def cell(level: float) -> float | int:
+        # the end itself when the test never rejects on that side (-1, 1) or the curve starts past the level;
+        # else the first grid point at or below the level (an int: the low end for +z, the high end for -z)
         below = zs <= level
         if level > 0 and below[0]:
             return -1.0  # the test never rejects below: the interval runs to -1
         if level < 0 and not below[-1] and zs[-1] >= level:
             return 1.0
-        i = int(np.argmax(below))  # first grid point at or below the level
-        if i == 0:
-            return float(xs[0])
-        fine = np.linspace(xs[i - 1], xs[i], _GRID)
-        zf = curve(fine)
+        i = int(np.argmax(below))
+        return float(xs[0]) if i == 0 else i
+
+    def within(level: float, fine: np.ndarray, zf: np.ndarray) -> float:
         j = max(1, int(np.argmax(zf <= level)))
         a, b, za, zb = fine[j - 1], fine[j], zf[j - 1], zf[j]
         if not (np.isfinite(za) and np.isfinite(zb)) or za == zb:
             return float((a + b) / 2)
         return float(a + (za - level) * (b - a) / (za - zb))  # linear within a cell of 2/128**2
 
-    return crossing(z), crossing(-z)
+    levels = (z, -z)
+    cells = [cell(level) for level in levels]
+    # the second pass of both ends in one evaluation of the statistic (each delta's value is its own row)
+    fines = {k: np.linspace(xs[c - 1], xs[c], _GRID) for k, c in enumerate(cells) if isinstance(c, int)}
+    zfs = dict(zip(fines, np.split(curve(np.concatenate(list(fines.values()))), len(fines)))) if fines else {}
+    low, high = (within(levels[k], fines[k], zfs[k]) if k in fines else c for k, c in enumerate(cells))
+    return low, high
 
 
 def score_bounds(d, n, z: float) -> tuple[float, float]:
