@@ -16,21 +16,26 @@ from collections import defaultdict
 from pathlib import Path
 
 
-def read(path: Path) -> tuple[list[tuple[str, float, float, float, int]], list[str]]:
-    """(file rows: (file, wall, own CPU, children's CPU, tests), failed node ids) from a times file."""
-    files, failed = [], []
+def read(path: Path) -> tuple[list[tuple[str, float, float, float, int]], list[str], dict[str, float]]:
+    """(file rows: (file, wall, own CPU, children's CPU, tests), failed node ids, the processes' CPU by command
+    name) from a times file."""
+    files, failed, names = [], [], defaultdict(float)
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         parts = line.split("\t")
         if parts[0] == "file" and len(parts) == 7:
             files.append((parts[1], float(parts[2]), float(parts[3]), float(parts[4]), int(parts[5])))
         elif parts[0] == "failed" and len(parts) == 3:
             failed.append(f"{parts[1]} ({parts[2]})")
+        elif parts[0] == "processes" and len(parts) == 3:
+            for item in parts[2].split():
+                name, _, cpu = item.rpartition("=")
+                names[name] += float(cpu)
         elif line.strip():
             raise ValueError(f"{path}:{n}: not a line of RAGDIAG_TEST_TIMES: {line[:80]!r}")
-    return files, failed
+    return files, failed, dict(names)
 
 
-def report(files, failed, top: int = 25) -> str:
+def report(files, failed, names=None, top: int = 25) -> str:
     if not files:
         return "no test file has ended yet"
     cpu = lambda row: row[2] + row[3]  # noqa: E731
@@ -40,12 +45,16 @@ def report(files, failed, top: int = 25) -> str:
            f"{sum(r[1] for r in files) / 60:.1f} worker minutes of wall time", "", "by folder:"]
     folders = defaultdict(lambda: [0.0, 0.0, 0])
     for r in files:
-        f = folders[r[0].split("/")[1] if r[0].count("/") >= 2 else r[0]]
+        parts = r[0].split("/")  # tests/<folder>/<file>, or a doctest's package (ragdiag/..., ui/...)
+        f = folders[parts[1] if parts[0] == "tests" and len(parts) > 2 else parts[0]]
         f[0] += cpu(r)
         f[1] += r[1]
         f[2] += 1
     for name, (c, w, n) in sorted(folders.items(), key=lambda kv: -kv[1][0]):
         out.append(f"  {name:10s} {c:7.0f} CPU s ({100 * c / total:4.1f}%)  {w:7.0f} wall s  {n:3d} files")
+    if names:
+        out += ["", "the processes the tests started, by command name (sampled):"]
+        out += [f"  {name:12s} {cpu:7.0f} CPU s" for name, cpu in sorted(names.items(), key=lambda kv: -kv[1])]
     out += ["", f"the {min(top, len(files))} files that cost the most CPU (CPU s = tests + their processes, wall s):"]
     for r in sorted(files, key=cpu, reverse=True)[:top]:
         out.append(f"  {cpu(r):6.0f} = {r[2]:5.0f} + {r[3]:5.0f}   {r[1]:6.0f}   {r[0]}")
@@ -63,11 +72,11 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 2
     try:
-        files, failed = read(args.times)
+        files, failed, names = read(args.times)
     except ValueError as exc:
         print(exc, file=sys.stderr)
         return 2
-    print(report(files, failed, args.top))
+    print(report(files, failed, names, args.top))
     return 1 if failed else 0
 
 

@@ -6,6 +6,8 @@ workers) append tab-separated lines to ``PATH``:
 
 * ``file  <path>  <wall s>  <CPU s of the worker>  <CPU s of its descendants>  <tests>  <worker>``
   once a test file's last test is torn down (its module fixtures included);
+* ``processes  <path>  <name>=<CPU s> ...`` after it, the sampled descendants' CPU by command name (``chromium``,
+  ``python``, ``node``: which of a file's processes cost the most), where any was seen;
 * ``failed  <node id>  <phase>`` as soon as a test fails, so a run stopped before its summary still names it.
 
 The descendants are the processes the worker starts: servers, Chromium, the CLI. The kernel's count of ended
@@ -40,14 +42,16 @@ def cpu_seconds() -> tuple[float, float]:
     return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
 
 
-def _own_cpu(pid: int) -> tuple[int, float] | None:
-    """(start time in ticks, own user + system CPU seconds) of ``pid``, None once it is gone."""
+def _own_cpu(pid: int) -> tuple[int, str, float] | None:
+    """(start time in ticks, command name, own user + system CPU seconds) of ``pid``, None once it is gone."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    fields = stat.rsplit(")", 1)[1].split()
-    return int(fields[19]), (int(fields[11]) + int(fields[12])) / _TICK
+    name, rest = stat[stat.index("(") + 1:].rsplit(")", 1)
+    fields = rest.split()
+    return int(fields[19]), name.split(":")[0].split()[0] if name.strip() else "?", \
+        (int(fields[11]) + int(fields[12])) / _TICK
 
 
 def _children(pid: int) -> list[int]:
@@ -69,7 +73,7 @@ class Descendants:
 
     def __init__(self, period: float = PERIOD):
         self.period = period
-        self._seen: dict[tuple[int, int], float] = {}
+        self._seen: dict[tuple[int, int, str], float] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="ragdiag-descendants", daemon=True)
@@ -89,18 +93,21 @@ class Descendants:
             pid = stack.pop()
             own = _own_cpu(pid)
             if own is not None:
-                seen[(pid, own[0])] = own[1]
+                seen[(pid, own[0], own[1])] = own[2]
                 stack += _children(pid)
         with self._lock:
             for key, cpu in seen.items():
                 self._seen[key] = max(cpu, self._seen.get(key, 0.0))
 
-    def total(self) -> float:
-        """Every descendant seen so far, at its most seen CPU (a fresh sample first)."""
+    def total(self) -> dict[str, float]:
+        """Every descendant seen so far at its most seen CPU, summed by command name (a fresh sample first)."""
         if self.available:
             self.sample()
+        out: dict[str, float] = {}
         with self._lock:
-            return sum(self._seen.values())
+            for (_, _, name), cpu in self._seen.items():
+                out[name] = out.get(name, 0.0) + cpu
+        return out
 
     def _run(self) -> None:
         while not self._stop.wait(self.period):
@@ -139,9 +146,13 @@ class FileTimes:
             wall0, me0, waited0, sampled0 = self._start
             me, waited = cpu_seconds()
             sampled = self._descendants.total()
-            children = max(waited - waited0, sampled - sampled0)
+            by_name = {k: v - sampled0.get(k, 0.0) for k, v in sampled.items()}
+            children = max(waited - waited0, sum(by_name.values()))
             self._write("file", file, f"{time.monotonic() - wall0:.1f}", f"{me - me0:.1f}", f"{children:.1f}",
                         self._tests, self.worker)
+            named = sorted(((k, v) for k, v in by_name.items() if v >= 0.05), key=lambda kv: -kv[1])
+            if named:
+                self._write("processes", file, " ".join(f"{k}={v:.1f}" for k, v in named))
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):

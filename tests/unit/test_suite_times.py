@@ -4,6 +4,7 @@ happens (``tests/helpers/timing.py``), summed by ``scripts/suite_times.py``."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -88,6 +89,13 @@ def test_a_descendant_that_is_never_waited_for_is_counted_from_the_samples(times
     assert float(line[4]) >= 0.4  # of its 0.6 CPU seconds (the last sample may come up to PERIOD before its end)
 
 
+def test_the_processes_cpu_is_also_written_by_command_name(times):
+    lines = [x.split("\t") for x in times.read_text(encoding="utf-8").splitlines()]
+    named = dict(item.rpartition("=")[::2] for parts in lines if parts[:2] == ["processes", "test_unwaited.py"]
+                 for item in parts[2].split())
+    assert float(named["python"]) >= 0.4, named  # the grandchild is a Python process
+
+
 def test_a_failure_is_written_when_it_happens_before_its_file_ends(times):
     lines = times.read_text(encoding="utf-8").splitlines()
     failed = lines.index("failed\ttest_cases.py::test_fails\tcall")
@@ -101,6 +109,7 @@ def test_the_summary_lists_the_files_by_cpu_and_names_the_failure(times, capsys)
     assert out.startswith("3 files, 5 tests: ")
     assert out.index("test_cases.py") < out.index("test_more.py")  # the costlier first
     assert "failed: 1\n  test_cases.py::test_fails (call)" in out
+    assert re.search(r"by command name \(sampled\):\n  python +\d+ CPU s", out), out
 
 
 @pytest.mark.parametrize("content, message", [
