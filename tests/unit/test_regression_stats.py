@@ -227,3 +227,18 @@ def test_the_gate_markdown_states_the_false_pass_rate_for_its_question_count():
     md = gate_markdown(gate_report(run, run))
     assert f"false-pass rate at the 5-point margin for 32 questions: {0.95 ** 32:.0%}" in md
     assert "as likely up as down (symmetry" in md
+
+
+@settings(max_examples=60, deadline=None)
+@given(d=st.lists(st.integers(-2, 2), min_size=1, max_size=40), alpha=st.sampled_from([0.05, 0.025, 0.1]))
+def test_the_score_bound_found_six_steps_a_call_is_the_one_found_step_by_step(d, alpha):
+    # _bisect's levels only batch the evaluations: the same midpoints, in the same floating point, the same end
+    from ragdiag.analyses.compare.score import score_curve
+    from ragdiag.present.regression.stats import _bisect
+
+    dd = np.asarray(d, dtype=np.float64)
+    n = np.full(dd.size, 2.0)
+    rejects = lambda xs: [1.0 - NormalDist().cdf(z) < alpha for z in score_curve(dd, n, xs).tolist()]  # noqa: E731
+    one = _bisect(rejects, -1.0 + 1e-9, float(dd.sum() / n.sum()), rejected_at_lo=True)
+    six = _bisect(rejects, -1.0 + 1e-9, float(dd.sum() / n.sum()), rejected_at_lo=True, levels=6)
+    assert one == six
