@@ -45,13 +45,17 @@ def test_ray_vectors_are_the_in_process_vectors(corpus, encoder, local_ray, tmp_
     texts = [c.embed_text for c in chunk_corpus(corpus, STRATEGIES["C"])[:60]]
     ray_encoder = RayEncoder(encoder, actors=2, runtime_env=local_ray)
     assert ray_encoder.stamp == encoder.stamp  # the store keys both by the same stamp
+    # One commit for the 60: every encode call is a Ray Data run whose actors each load the model, minutes apiece
+    # on a busy machine (three calls of 25 ran past the 20-minute limit under a load of 25); the same batches both
+    # ways, so the same padding and the same vectors
+    every = len(texts)
     with Store(tmp_path / "ray") as a, Store(tmp_path / "local") as b:
-        on_ray = a.embed(ray_encoder, texts, commit_every=25)
-        in_process = b.embed(encoder, texts, commit_every=25)
+        on_ray = a.embed(ray_encoder, texts, commit_every=every)
+        in_process = b.embed(encoder, texts, commit_every=every)
         assert on_ray.computed == in_process.computed == len(set(texts))
         np.testing.assert_array_equal(on_ray.vectors, in_process.vectors)
         # Resumes from what is stored: nothing is recomputed.
-        assert a.embed(ray_encoder, texts, commit_every=25).computed == 0
+        assert a.embed(ray_encoder, texts, commit_every=every).computed == 0
 
 
 def test_an_encoder_actor_that_dies_on_every_batch_fails_the_encode_instead_of_hanging(local_ray):
