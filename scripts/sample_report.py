@@ -18,6 +18,7 @@ change is the point (docs/CONTRIBUTING.md); the timings in its appendix are meas
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -60,6 +61,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--images-only", action="store_true", help="re-shoot the images of the report in docs/")
     args = ap.parse_args()
+    if shutil.which("pdftoppm") is None:  # said before the minutes of the report, not after them
+        sys.exit("pdftoppm is missing: it renders the printed page's image (Debian: apt-get install poppler-utils)")
     if not args.images_only:
         report()
     images()
