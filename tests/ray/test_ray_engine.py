@@ -45,9 +45,8 @@ def test_ray_vectors_are_the_in_process_vectors(corpus, encoder, local_ray, tmp_
     texts = [c.embed_text for c in chunk_corpus(corpus, STRATEGIES["C"])[:60]]
     ray_encoder = RayEncoder(encoder, actors=2, runtime_env=local_ray)
     assert ray_encoder.stamp == encoder.stamp  # the store keys both by the same stamp
-    # One commit for the 60: every encode call is a Ray Data run whose actors each load the model, minutes apiece
-    # on a busy machine (three calls of 25 ran past the 20-minute limit under a load of 25); the same batches both
-    # ways, so the same padding and the same vectors
+    # One commit for the 60: every encode call is a Ray Data run whose actors each load the model anew (one call
+    # instead of three: 53 CPU seconds instead of 62); the same batches both ways, so the same padding and vectors
     every = len(texts)
     with Store(tmp_path / "ray") as a, Store(tmp_path / "local") as b:
         on_ray = a.embed(ray_encoder, texts, commit_every=every)
