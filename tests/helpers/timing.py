@@ -11,10 +11,10 @@ workers) append tab-separated lines to ``PATH``:
 * ``failed  <node id>  <phase>`` as soon as a test fails, so a run stopped before its summary still names it.
 
 The descendants are the processes the worker starts: servers, Chromium, the CLI. The kernel's count of ended
-children misses most of Chromium's CPU (its renderers are not waited for up the chain), so their own CPU is also
-sampled every :data:`PERIOD` seconds from ``/proc``; the figure is the larger of the two, a lower bound either way
-(the last fraction of a second of a process that ends between samples is not seen). A session fixture's server
-counts towards the files that run while it works. ``python scripts/suite_times.py PATH`` sums the lines. A line is
+children misses most of Chromium's CPU (its renderers are not waited for up the chain), so each descendant's own
+CPU is sampled every :data:`PERIOD` seconds from ``/proc`` (the kernel's count only where there is no ``/proc``):
+a lower bound, as the last fraction of a second of a process that ends between samples is not seen. A session
+fixture's server counts towards the files that run while it works. ``python scripts/suite_times.py PATH`` sums the lines. A line is
 one ``write`` to a file opened for appending, so the workers' lines do not interleave.
 """
 
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["FileTimes", "Descendants", "cpu_seconds", "pytest_configure", "PERIOD"]
+__all__ = ["FileTimes", "Descendants", "cpu_seconds", "pytest_configure", "sample_now", "PERIOD"]
 
 #: Seconds between two samples of the descendants' CPU.
 PERIOD = 0.2
@@ -147,7 +147,9 @@ class FileTimes:
             me, waited = cpu_seconds()
             sampled = self._descendants.total()
             by_name = {k: v - sampled0.get(k, 0.0) for k, v in sampled.items()}
-            children = max(waited - waited0, sum(by_name.values()))
+            # the samples where /proc has them: the kernel's count adds a long-lived child (a session's server)
+            # whole to the file that ends it, though the samples gave each file its share while it ran
+            children = sum(by_name.values()) if self._descendants.available else waited - waited0
             self._write("file", file, f"{time.monotonic() - wall0:.1f}", f"{me - me0:.1f}", f"{children:.1f}",
                         self._tests, self.worker)
             named = sorted(((k, v) for k, v in by_name.items() if v >= 0.05), key=lambda kv: -kv[1])
@@ -164,6 +166,13 @@ class FileTimes:
     def pytest_unconfigure(self, config):
         if self._descendants is not None:
             self._descendants.stop()
+
+
+def sample_now(config) -> None:
+    """Take a sample of the descendants at once (a test of this plugin, before it ends the process it watches)."""
+    plugin = config.pluginmanager.get_plugin("ragdiag-file-times")
+    if plugin is not None and plugin._descendants is not None:
+        plugin._descendants.sample()
 
 
 def pytest_configure(config):
