@@ -14,14 +14,13 @@ The descendants are the processes the worker starts: servers, Chromium, the CLI.
 children misses most of Chromium's CPU (its renderers are not waited for up the chain), so each descendant's own
 CPU is sampled every :data:`PERIOD` seconds from ``/proc`` (the kernel's count only where there is no ``/proc``):
 a lower bound, as the last fraction of a second of a process that ends between samples is not seen. A session
-fixture's server counts towards the files that run while it works. ``python scripts/suite_times.py PATH`` sums the lines. A line is
-one ``write`` to a file opened for appending, so the workers' lines do not interleave.
+fixture's server counts towards the files that run while it works. ``python scripts/suite_times.py PATH`` sums the
+lines. A line is one ``write`` to a file opened for appending, so the workers' lines do not interleave.
 """
 
 from __future__ import annotations
 
 import os
-import resource
 import threading
 import time
 from pathlib import Path
@@ -37,6 +36,8 @@ _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 def cpu_seconds() -> tuple[float, float]:
     """(this process's CPU seconds, its waited-for children's), user and system together."""
+    import resource  # POSIX only: imported when a run asks for its times
+
     me = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
@@ -50,8 +51,8 @@ def _own_cpu(pid: int) -> tuple[int, str, float] | None:
         return None
     name, rest = stat[stat.index("(") + 1:].rsplit(")", 1)
     fields = rest.split()
-    return int(fields[19]), name.split(":")[0].split()[0] if name.strip() else "?", \
-        (int(fields[11]) + int(fields[12])) / _TICK
+    short = name.split(":")[0].split()[0] if name.split(":")[0].strip() else "?"  # "ray::IDLE" is "ray"
+    return int(fields[19]), short, (int(fields[11]) + int(fields[12])) / _TICK
 
 
 def _children(pid: int) -> list[int]:

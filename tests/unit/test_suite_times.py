@@ -81,8 +81,8 @@ def times(tmp_path_factory):
     env = {**os.environ, "RAGDIAG_TEST_TIMES": str(out), "PYTHONPATH": str(ROOT / "tests" / "helpers")}
     env.pop("PYTEST_XDIST_WORKER", None)
     run = subprocess.run([sys.executable, "-m", "pytest", "-p", "timing", "-p", "no:cacheprovider", "-q",
-                          "test_cases.py", "test_more.py", "test_unwaited.py"], cwd=base, env=env, capture_output=True, text=True,
-                         timeout=300)
+                          "test_cases.py", "test_more.py", "test_unwaited.py"], cwd=base, env=env,
+                         capture_output=True, text=True, timeout=300)
     assert run.returncode == 1, run.stdout + run.stderr  # the one failure
     return out
 
