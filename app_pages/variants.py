@@ -62,7 +62,6 @@ def page() -> None:
     rows = variant_rows(ev, strategy, k=PRIMARY_K, phrasing=phrasing)
     key = f"R@{PRIMARY_K}"
 
-
     # the chart's numbers
     frame = pd.DataFrame([{
         "variant": r.config, "model": r.model, key: r.recall.estimate, "low": r.recall.low, "high": r.recall.high,

@@ -4,8 +4,9 @@
     python scripts/suite_times.py times.tsv            # the 25 files that cost the most CPU, by folder, failures
     python scripts/suite_times.py times.tsv --top 60
 
-CPU is the worker's own plus that of the processes it started and waited for (servers, Chromium, the CLI): on a
-busy machine wall time stretches, CPU time hardly moves, so it is the figure to cut.
+CPU is the worker's own plus that of the processes it started (servers, Chromium, the CLI; sampled, see
+``tests/helpers/timing.py``): on a busy machine wall time stretches, CPU time hardly moves, so it is the figure to
+cut.
 """
 
 from __future__ import annotations

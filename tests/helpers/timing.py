@@ -70,11 +70,12 @@ def _children(pid: int) -> list[int]:
 
 
 class Descendants:
-    """This process's descendants' own CPU, sampled: each process (pid and start time) at the most seen."""
+    """This process's descendants' own CPU, sampled: each process (pid and start time) at the most seen, under the
+    name it had when last seen (a process that execs keeps its CPU and takes its new name)."""
 
     def __init__(self, period: float = PERIOD):
         self.period = period
-        self._seen: dict[tuple[int, int, str], float] = {}
+        self._seen: dict[tuple[int, int], tuple[str, float]] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="ragdiag-descendants", daemon=True)
@@ -94,11 +95,11 @@ class Descendants:
             pid = stack.pop()
             own = _own_cpu(pid)
             if own is not None:
-                seen[(pid, own[0], own[1])] = own[2]
+                seen[(pid, own[0])] = own[1:]
                 stack += _children(pid)
         with self._lock:
-            for key, cpu in seen.items():
-                self._seen[key] = max(cpu, self._seen.get(key, 0.0))
+            for key, (name, cpu) in seen.items():
+                self._seen[key] = (name, max(cpu, self._seen.get(key, ("", 0.0))[1]))
 
     def total(self) -> dict[str, float]:
         """Every descendant seen so far at its most seen CPU, summed by command name (a fresh sample first)."""
@@ -106,7 +107,7 @@ class Descendants:
             self.sample()
         out: dict[str, float] = {}
         with self._lock:
-            for (_, _, name), cpu in self._seen.items():
+            for name, cpu in self._seen.values():
                 out[name] = out.get(name, 0.0) + cpu
         return out
 
