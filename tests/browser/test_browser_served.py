@@ -1,6 +1,6 @@
 """A served instance in headless Chromium, used by a hostile visitor: nothing outside the allowed roots.
 
-Starts ``streamlit run app.py`` (see ``browsing.py``) with the tiny corpus as the operator's data
+Starts ``streamlit run app.py`` (see ``browsing.py``) with the tiny corpus as the operator's data (the FAKE encoder)
 and no extra roots, plants a secret beside it, and tries every way a visitor has to name a file:
 the sidebar's fields, URL parameters on every page, the external run's server path, and an
 uploaded file whose name is Markdown. A second instance runs in the read-only presentation mode.
@@ -15,10 +15,10 @@ import urllib.parse
 import pytest
 
 from browser_wait import count, main, text_of
-from browsing import COLD_TIMEOUT_MS, main_text, shot, start_server, stop_server, wait_idle
+from browsing import COLD_TIMEOUT_MS, fake_encoder_env, main_text, shot, start_server, stop_server, wait_idle
 from browsing import browser  # noqa: F401 - the shared pytest fixture (one Chromium per module)
 
-pytestmark = [pytest.mark.browser, pytest.mark.model]
+pytestmark = [pytest.mark.browser]
 
 SECRET = "TOPSECRET-4711"
 REFUSED = "is not one this dashboard serves"
@@ -32,8 +32,9 @@ def _setup(base, **extra):
     secret = base / "secret"
     secret.mkdir()
     (secret / "passwords.md").write_text(f"# Secret\n\n{SECRET} is the admin password.\n", encoding="utf-8")
-    env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache"),
-           "RAGDIAG_ROOTS": "", **extra}
+    # the FAKE encoder: what a visitor can reach does not depend on the model (its load was most of the servers' CPU)
+    env = {**ENV, **fake_encoder_env(), "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth),
+           "RAGDIAG_CACHE": str(base / "cache"), "RAGDIAG_ROOTS": "", **extra}
     return env, secret
 
 

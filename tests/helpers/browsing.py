@@ -66,6 +66,13 @@ def start_server(env_extra: dict[str, str], log_path: Path, *,
     return proc, base
 
 
+def fake_encoder_env() -> dict[str, str]:
+    """A server's environment for the FAKE encoder (``fakes:fake_encoder``, imported from ``tests/helpers``): no model
+    to load, vectors in milliseconds; for a test whose point is the page's plumbing, not the real model's numbers."""
+    path = os.pathsep.join(filter(None, [str(ROOT / "tests" / "helpers"), str(ROOT), os.environ.get("PYTHONPATH")]))
+    return {"RAGDIAG_ENCODER": "fakes:fake_encoder", "PYTHONPATH": path}
+
+
 def stop_server(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         proc.terminate()
