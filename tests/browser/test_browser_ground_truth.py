@@ -12,17 +12,18 @@ import re
 
 import pytest
 
-from browsing import ARTIFACTS, COLD_TIMEOUT_MS, main_text, recall_grid, serving_tiny, shot, wait_idle
+from browsing import ARTIFACTS, COLD_TIMEOUT_MS, fake_encoder_env, main_text, recall_grid, serving_tiny, shot, wait_idle
 from browsing import browser, page  # noqa: F401 - pytest fixtures
 
-pytestmark = [pytest.mark.browser, pytest.mark.model]
+pytestmark = [pytest.mark.browser]
 
 NEW_NEEDLE = "Feed the starter equal weights of flour and water once a day."
 
 
 @pytest.fixture(scope="module")
 def gt_server(tmp_path_factory):
-    with serving_tiny(tmp_path_factory.mktemp("browser-gt")) as (url, _, truth):
+    # the FAKE encoder: writing, saving and counting the questions do not depend on the model
+    with serving_tiny(tmp_path_factory.mktemp("browser-gt"), **fake_encoder_env()) as (url, _, truth):
         yield url, truth
 
 

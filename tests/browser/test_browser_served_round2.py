@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from browsing import COLD_TIMEOUT_MS, SETTLE_LIMIT_MS, main_text, new_page, serving, shot, wait_idle, wait_settled
+from browsing import (COLD_TIMEOUT_MS, SETTLE_LIMIT_MS, fake_encoder_env, main_text, new_page, serving, shot, wait_idle,
+                      wait_settled)
 from browsing import browser  # noqa: F401 - the shared pytest fixture (one Chromium per module)
 
-pytestmark = [pytest.mark.browser, pytest.mark.model]
+pytestmark = [pytest.mark.browser]
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACKER = "tracker.example"
@@ -24,7 +25,8 @@ TRACKER = "tracker.example"
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    """The tiny corpus, a truth query holding a Markdown image of an outside host."""
+    """The tiny corpus, a truth query holding a Markdown image of an outside host; the FAKE encoder (what leaves the
+    server and what two visitors save do not depend on the model)."""
     from apptest import ENV, write_tiny_corpus
 
     base = tmp_path_factory.mktemp("browser-round2")
@@ -32,8 +34,8 @@ def served(tmp_path_factory):
     data = json.loads(truth.read_text())
     data["questions"][0]["queries"]["ticket"] = f"![x](http://{TRACKER}/p.png) my green tea tastes bitter"
     truth.write_text(json.dumps(data, indent=2))
-    env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache"),
-           "RAGDIAG_ROOTS": "", "RAGDIAG_WARM": "0"}
+    env = {**ENV, **fake_encoder_env(), "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth),
+           "RAGDIAG_CACHE": str(base / "cache"), "RAGDIAG_ROOTS": "", "RAGDIAG_WARM": "0"}
     with serving(env, base, launcher=["-m", "ui.serve"]) as url:  # as ./run.sh dashboard
         yield url, truth
 
