@@ -220,16 +220,29 @@ def test_document_rankings_rank_each_document_once_at_its_best_chunk(runs):
             assert len(ranked) == len(set(ranked))
 
 
-@pytest.mark.slow  # ranx in a child process (its JIT off): about two seconds
+@pytest.fixture(scope="module")
+def ranx_scored(runs):
+    """ranx's ndcg, map and recall at 10 of every format's every configuration, ``{format: [one per config]}``:
+    one child process for the three formats (each child imports ranx and numba anew)."""
+    pytest.importorskip("ranx")
+    pairs, names = [], []
+    for name in SPECS:
+        jr = runs[name]
+        for cfg in jr.configs:
+            run, qrels = jr.trec(cfg)
+            pairs.append((qrels, {q: d or {"nothing-retrieved": 0.0} for q, d in run.items()}))
+            names.append(name)
+    scored = ranx_evaluate(pairs, ["ndcg@10", "map@10", "recall@10"], mean=False)
+    return {name: [got for n, got in zip(names, scored) if n == name] for name in SPECS}
+
+
+@pytest.mark.slow  # ranx in a child process (its JIT off, one for the three formats): about two seconds
 @pytest.mark.parametrize("name", list(SPECS))
-def test_every_format_agrees_with_ranx(runs, name):
+def test_every_format_agrees_with_ranx(runs, ranx_scored, name):
     pytest.importorskip("ranx")
     jr = runs[name]
-    pairs = []
-    for cfg in jr.configs:
-        run, qrels = jr.trec(cfg)
-        pairs.append((qrels, {q: d or {"nothing-retrieved": 0.0} for q, d in run.items()}))
-    scored = ranx_evaluate(pairs, ["ndcg@10", "map@10", "recall@10"], mean=False)
+    scored = ranx_scored[name]
+    assert len(scored) == len(jr.configs)
     for cfg, got in zip(jr.configs, scored):
         order = sorted(range(len(jr.questions)), key=lambda i: jr.questions[i])  # ranx sorts query ids
         for measure, name_ in (("ndcg", "ndcg@10"), ("map", "map@10"), ("recall", "recall@10")):
