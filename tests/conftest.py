@@ -211,6 +211,33 @@ def bundled_eval_c(corpus, truth, encoder, bundled_store):
 
 
 @pytest.fixture(scope="session")
+def bundled_eval_all(corpus, truth, encoder, bundled_store):
+    """The bundled corpus, every strategy and default retriever, with the REAL encoder and the shipped vectors
+    (:func:`bundled_store`): computed once per session, for the modules that read the whole study
+    (``test_statistics_corpora``, ``test_verdicts_corpora``); a test must not change it."""
+    from ragdiag.evaluation.evaluate import evaluate
+
+    return evaluate(corpus, truth, encoder=encoder, store=bundled_store)
+
+
+@pytest.fixture(scope="session")
+def haushalt_eval(encoder):
+    """``data/de-haushalt`` (German), every strategy with dense, bm25 and hybrid, the REAL encoder: computed once
+    per session for the modules that read it (``test_verdicts_corpora``, ``test_one_gate``); a test must not change
+    it."""
+    from pathlib import Path
+
+    from ragdiag.documents.corpus import load_corpus
+    from ragdiag.documents.truth import load_truth
+    from ragdiag.evaluation.evaluate import evaluate
+
+    data = Path(__file__).resolve().parents[1] / "data"
+    de = load_corpus(data / "de-haushalt")
+    return evaluate(de, load_truth(data / "de-haushalt.truth.json", de), encoder=encoder,
+                    retrievers="dense,bm25,hybrid")
+
+
+@pytest.fixture(scope="session")
 def tiny_folder(tmp_path_factory):
     """The tiny corpus as files: ``<tmp>/tiny/{animals,plants}.md`` and its truth at ``<tmp>/tiny.truth.json``."""
     import json

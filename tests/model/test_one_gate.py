@@ -32,22 +32,14 @@ MODEL = {"model": "all-MiniLM-L6-v2", "weights_sha256": "0" * 64}
 
 
 @pytest.fixture(scope="module")
-def evaluations(corpus, truth, encoder, tmp_path_factory):
-    """The bundled corpus (A and E, vectors seeded from the shipped index) and ``data/de-haushalt``."""
-    from ragdiag.documents.corpus import load_corpus
-    from ragdiag.documents.truth import load_truth
+def evaluations(corpus, truth, encoder, bundled_store, haushalt_eval):
+    """The bundled corpus (A and E, vectors seeded from the shipped index: the session's store) and
+    ``data/de-haushalt`` (the session's evaluation, conftest.py)."""
     from ragdiag.evaluation.evaluate import evaluate
-    from ragdiag.index.snapshot import seed_from_snapshot
-    from ragdiag.index.store import Store
 
-    store = Store(tmp_path_factory.mktemp("store-one-gate"))
-    seed_from_snapshot(store, corpus, truth, encoder)
-    bundled = evaluate(corpus, truth, encoder=encoder, store=store, strategies="A,E",
+    bundled = evaluate(corpus, truth, encoder=encoder, store=bundled_store, strategies="A,E",
                        retrievers="dense,bm25,hybrid")
-    de = load_corpus(DATA / "de-haushalt")
-    haushalt = evaluate(de, load_truth(DATA / "de-haushalt.truth.json", de), encoder=encoder,
-                        retrievers="dense,bm25,hybrid")
-    return _Evaluations(bundled=bundled, haushalt=haushalt)
+    return _Evaluations(bundled=bundled, haushalt=haushalt_eval)
 
 
 class _Evaluations(dict):

@@ -8,18 +8,15 @@ import pytest
 
 
 @pytest.mark.model
-def test_fitted_on_half_the_bundled_corpus_it_predicts_the_whole(corpus, truth, encoder, tmp_path):
+def test_fitted_on_half_the_bundled_corpus_it_predicts_the_whole(corpus, truth, encoder, bundled_store):
     """Seeded: fitted on subsets of at most 50% of E/dense's distractor chunks, the 95% prediction interval at the
     whole corpus's size holds the whole corpus's recall at 4 and answered at the cut; the 100% point is the
     evaluation's own R@4 and answered (its ranks and distances, read directly)."""
     from ragdiag.authoring.pool_curve import pool_curve
     from ragdiag.core.gate import Gate
     from ragdiag.evaluation.evaluate import evaluate
-    from ragdiag.index.snapshot import seed_from_snapshot
-    from ragdiag.index.store import Store
 
-    store = Store(tmp_path / "cache")
-    seed_from_snapshot(store, corpus, truth, encoder, strategies=["E"], log=lambda m: None)
+    store = bundled_store  # the session's, seeded from the shipped index (conftest.py)
     ev = evaluate(corpus, truth, encoder=encoder, strategies="E", retrievers="dense", store=store)
     vectors = store.embed(encoder, [q.text for q in ev.queries]).vectors
     gate = Gate()

@@ -1,7 +1,7 @@
 """The comparison with the best and the recommendation on the bundled corpus: an independent Hsu, and resampling.
 
-The bundled corpus is evaluated once (all strategies and default retrievers, vectors
-seeded from the shipped index, the real encoder), so these are model-marked.
+The bundled corpus is evaluated once per session (``bundled_eval_all``: all strategies and default retrievers,
+vectors seeded from the shipped index, the real encoder), so these are model-marked.
 """
 
 from __future__ import annotations
@@ -20,14 +20,8 @@ pytestmark = pytest.mark.model
 
 
 @pytest.fixture(scope="module")
-def bundled(corpus, truth, encoder, tmp_path_factory):
-    from ragdiag.evaluation.evaluate import evaluate
-    from ragdiag.index.snapshot import seed_from_snapshot
-    from ragdiag.index.store import Store
-
-    store = Store(tmp_path_factory.mktemp("store-stats"))
-    seed_from_snapshot(store, corpus, truth, encoder)
-    ev = evaluate(corpus, truth, encoder=encoder, store=store)
+def bundled(bundled_eval_all):
+    ev = bundled_eval_all  # the session's (conftest.py), shared with test_verdicts_corpora
     configs = [c for c in ev.results if not c.external]
     values, groups = outcome_matrix(ev, configs, k=PRIMARY_K)
     return ev, values, np.asarray(groups), [c.label for c in configs]

@@ -1,9 +1,10 @@
 """Verdicts on real evaluations: no verdict contradicts its interval, effects recomputed from per_query.csv, TREC.
 
-Two corpora, each evaluated once per module with the REAL encoder: the bundled
-one (all strategies and retrievers, its vectors from the shipped index through a
-fresh store) and ``data/de-haushalt`` (German; BM25 retrieves nothing for some
-queries).
+Two corpora, each evaluated once with the REAL encoder: the bundled one (all
+strategies and retrievers, its vectors from the shipped index through the
+session's store: ``bundled_eval_all``, once per session) and ``data/de-haushalt``
+(German, ``haushalt_eval``, once per session as well; BM25 retrieves nothing for
+some queries).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import csv
 import itertools
 import json
-from pathlib import Path
 
 import pytest
 
@@ -21,31 +21,19 @@ from ragdiag.core.defaults import ALPHA, PRIMARY_K
 
 pytestmark = pytest.mark.model
 
-DATA = Path(__file__).resolve().parents[2] / "data"
+
+@pytest.fixture(scope="module")
+def bundled_all(bundled_eval_all):
+    """The bundled corpus, every strategy and default retriever, vectors seeded from the shipped index: the
+    session's evaluation (conftest.py), shared with test_statistics_corpora."""
+    return bundled_eval_all
 
 
 @pytest.fixture(scope="module")
-def bundled_all(corpus, truth, encoder, tmp_path_factory):
-    """The bundled corpus, every strategy and default retriever, vectors seeded from the shipped index."""
-    from ragdiag.evaluation.evaluate import evaluate
-    from ragdiag.index.snapshot import seed_from_snapshot
-    from ragdiag.index.store import Store
-
-    store = Store(tmp_path_factory.mktemp("store-bundled"))
-    seed_from_snapshot(store, corpus, truth, encoder)
-    return evaluate(corpus, truth, encoder=encoder, store=store)
-
-
-@pytest.fixture(scope="module")
-def haushalt(encoder):
-    """``data/de-haushalt``, every strategy with dense, bm25 and hybrid."""
-    from ragdiag.documents.corpus import load_corpus
-    from ragdiag.evaluation.evaluate import evaluate
-    from ragdiag.documents.truth import load_truth
-
-    corpus = load_corpus(DATA / "de-haushalt")
-    truth = load_truth(DATA / "de-haushalt.truth.json", corpus)
-    return evaluate(corpus, truth, encoder=encoder, retrievers="dense,bm25,hybrid")
+def haushalt(haushalt_eval):
+    """``data/de-haushalt``, every strategy with dense, bm25 and hybrid: the session's evaluation (conftest.py),
+    shared with test_one_gate."""
+    return haushalt_eval
 
 
 def _excludes_zero(d: dict) -> bool:
