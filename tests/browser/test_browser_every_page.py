@@ -3,12 +3,15 @@
 * On the bundled corpus, ``data/de-haushalt`` (German, five documents, the real encoder) and the BEIR example
   (``make_examples``' ``beir-sklearn``, served as the operator's collection: its navigation is its one page), each
   page opens from the sidebar without an error (no exception box), and its URL carries the context (configuration,
-  cut, keep, goal), the same on every page. Every failing page is named at once, not only the first.
+  cut, keep, goal), the same on every page: on the bundled corpus the recommended one, on de-haushalt one the visitor
+  set. Every failing page is named at once, not only the first.
 * A context the visitor set (a configuration other than the recommended one, a cut, a keep and a goal of their own)
   survives a reload on every page of the navigation: the sidebar reads it back (its fields where the page draws
-  them, its line where it does not).
-* A cold start (a copy of ``data/de-haushalt``, an empty store, no click) ends on the recommendation: the sidebar
-  says so and never "Your choice" (a provisional pick must not become the visitor's choice).
+  them, its line where it does not). The same walk on de-haushalt as the one above: each page is opened from the
+  sidebar, checked, then reloaded.
+* A cold start (``data/de-haushalt``, an empty store, no click) ends on the recommendation: the sidebar says so and
+  never "Your choice" (a provisional pick must not become the visitor's choice). The de-haushalt server's first
+  visit, made as the server starts (before any other test of the module can open a page on it), is what is read.
 
 One server per corpus, shared by the module's tests; every wait is an auto-waiting assertion on one element.
 """
@@ -17,14 +20,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 
 from browser_wait import count, one, settle, sidebar, text_of, value_of
-from browsing import ARTIFACTS, COLD_TIMEOUT_MS, browser, serving, viewport_page  # noqa: F401
+from browsing import ARTIFACTS, COLD_TIMEOUT_MS, browser, new_page, serving, viewport_page  # noqa: F401
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
@@ -51,13 +53,14 @@ def bundled(bundled_dashboard):
 
 
 @pytest.fixture(scope="module")
-def haushalt(tmp_path_factory):
-    """``data/de-haushalt`` with its ground truth, the real encoder, the default strategies, an empty store."""
+def haushalt(tmp_path_factory, browser):  # noqa: F811
+    """``data/de-haushalt`` with its ground truth, the real encoder, the default strategies, an empty store: its url
+    and what its first visit (a cold start, no click) ended on (:func:`first_visit`)."""
     base = tmp_path_factory.mktemp("every-page-haushalt")
     env = {"RAGDIAG_CORPUS": str(HAUSHALT), "RAGDIAG_TRUTH": str(HAUSHALT.parent / "de-haushalt.truth.json"),
            "RAGDIAG_CACHE": str(base / "cache")}
     with serving(env, base) as url:
-        yield url
+        yield {"url": url, "first visit": first_visit(browser, url)}
 
 
 @pytest.fixture(scope="module")
@@ -124,16 +127,16 @@ def walk(page, pages: tuple[str, ...], ctx: dict | None) -> dict[str, str]:
     return errors
 
 
-@pytest.mark.parametrize("corpus_name", ["bundled", "haushalt"])
-def test_every_page_opens_without_an_error_and_keeps_the_context(corpus_name, request, page):
-    url = request.getfixturevalue(corpus_name)
-    open_first(page, url)
+def test_every_page_opens_without_an_error_and_keeps_the_context(bundled, page):
+    """On the bundled corpus, with the recommended context (de-haushalt's walk is the reload test's, with the
+    visitor's)."""
+    open_first(page, bundled)
     page.wait_for_function("() => /[?&]cut=\\d/.test(location.search)", timeout=LIMIT_MS, polling=250)
     ctx = context_of(page)
     assert all(ctx.values()), ctx
     errors = walk(page, PAGES, ctx)
     assert not errors, errors
-    page.screenshot(path=str(ARTIFACTS / f"every-page-{corpus_name}-glossary.png"))
+    page.screenshot(path=str(ARTIFACTS / "every-page-bundled-glossary.png"))
 
 
 def test_every_page_of_a_served_beir_collection_opens_without_an_error(beir, page):
@@ -163,23 +166,29 @@ def _sidebar_context(page) -> dict[str, str]:
 
 
 def test_a_reload_on_every_page_keeps_the_context_the_visitor_set(haushalt, page):
-    open_first(page, haushalt)
-    page.wait_for_function("() => /[?&]cut=\\d/.test(location.search)", timeout=LIMIT_MS, polling=250)
-    recommended = context_of(page)
+    """de-haushalt's walk: each page opens from the sidebar without an error and its URL keeps the visitor's
+    context; reloaded, the sidebar reads that context back and the URL still holds it."""
+    url, recommended = haushalt["url"], haushalt["first visit"]["context"]  # the recommendation, as the first visit
+    assert all(recommended.values()), recommended                           # ended on it
     options = ("E/bm25", "A/bm25", "E/dense")
     config = next(c for c in options if c != recommended["config"])
     ctx = {"config": config, "cut": "0.437", "keep": "3", "goal": "12"}
     assert ctx["cut"] != recommended["cut"] and ctx["keep"] != recommended["keep"] != ctx["goal"], recommended
-    page.goto(f"{haushalt}/?{urlencode(ctx)}")  # a link's context: the visitor's choice from now on
+    page.goto(f"{url}/?{urlencode(ctx)}")  # a link's context: the visitor's choice from now on
     expect(page.get_by_role("heading", name="Summary", exact=True)).to_be_visible(timeout=LIMIT_MS)
     assert wait_context(page, ctx), context_of(page)
     nav = page.locator('[data-testid="stSidebarNav"]')
-    lost = {}
+    errors, lost = {}, {}
     for title in PAGES:
         nav.get_by_role("link", name=title, exact=True).first.click()
         expect(page.get_by_role("heading", name=title, exact=True)).to_be_visible(timeout=LIMIT_MS)
         settle(page, LIMIT_MS)
-        wait_context(page, ctx, 15_000)  # a page that drops it is named below
+        if count(page.locator('[data-testid="stException"]')):
+            errors[title] = "an exception box"
+            page.screenshot(path=str(ARTIFACTS / f"every-page-error-{title.replace(' ', '-').lower()}.png"))
+        # the run is over: the URL holds what the page wrote (a short grace for the browser to apply it)
+        elif not wait_context(page, ctx, 15_000):
+            errors[title] = f"the URL's context {context_of(page)} is not {ctx}"
         page.reload()  # a new session: only the URL carries the context
         expect(page.get_by_role("heading", name=title, exact=True)).to_be_visible(timeout=LIMIT_MS)
         settle(page, LIMIT_MS)
@@ -193,34 +202,39 @@ def test_a_reload_on_every_page_keeps_the_context_the_visitor_set(haushalt, page
                   and shown["choice"])
         if not ok or context_of(page) != ctx:
             lost[title] = (shown, context_of(page))
+    page.screenshot(path=str(ARTIFACTS / "every-page-haushalt-glossary.png"))
+    assert not errors, errors
     assert not lost, lost
 
 
-@pytest.fixture(scope="module")
-def cold(tmp_path_factory):
-    """A copy of ``data/de-haushalt`` and an empty store: nothing computed before the first visit."""
-    base = tmp_path_factory.mktemp("every-page-cold")
-    folder = base / "de-haushalt"
-    shutil.copytree(HAUSHALT, folder)
-    shutil.copy(HAUSHALT.parent / "de-haushalt.truth.json", base / "de-haushalt.truth.json")
-    with serving({"RAGDIAG_CORPUS": str(folder), "RAGDIAG_CACHE": str(base / "cache")}, base) as url:
-        yield url
+def first_visit(browser, url: str) -> dict:  # noqa: F811
+    """What the first visit of ``url`` (no click) ends on, read once every strategy is in and the run is over: how
+    often the sidebar shows the recommendation's line, a provisional line, "Your choice" (the sidebar and the whole
+    page), the sidebar's text and the URL's context."""
+    ctx, page = new_page(browser, 1400, 900, LIMIT_MS)
+    try:
+        page.goto(url)
+        expect(page.get_by_role("heading", name="Summary", exact=True)).to_be_visible(timeout=LIMIT_MS)
+        expect(page.locator('[data-testid="stProgress"]')).to_have_count(0, timeout=LIMIT_MS)
+        settle(page, LIMIT_MS)
+        page.screenshot(path=str(ARTIFACTS / "every-page-cold-start.png"))
+        side = sidebar(page)
+        return {"recommendation": count(side.get_by_text("The recommendation at its proposed cut.", exact=True)),
+                "provisional": count(side.get_by_text(re.compile(r"^Provisional"))),
+                "choice in the sidebar": count(side.get_by_text(re.compile(r"^Your choice"))),
+                "choice on the page": count(page.get_by_text("Your choice")),
+                "sidebar": text_of(side), "context": context_of(page)}
+    finally:
+        ctx.close()
 
 
-def test_after_a_cold_start_with_no_click_the_sidebar_shows_the_recommendation(cold, page):
-    page.goto(cold)
-    expect(page.get_by_role("heading", name="Summary", exact=True)).to_be_visible(timeout=LIMIT_MS)
-    side = sidebar(page)
-    expect(side.get_by_text("The recommendation at its proposed cut.", exact=True)).to_be_visible(timeout=LIMIT_MS)
-    expect(side.get_by_text(re.compile(r"^Provisional"))).to_have_count(0, timeout=LIMIT_MS)
-    expect(page.locator('[data-testid="stProgress"]')).to_have_count(0, timeout=LIMIT_MS)
-    settle(page, LIMIT_MS)
-    page.screenshot(path=str(ARTIFACTS / "every-page-cold-start.png"))
-    assert count(side.get_by_text(re.compile(r"^Your choice"))) == 0, text_of(side)
-    assert count(page.get_by_text("Your choice")) == 0  # nor the Summary's line about it
-    text_of(side.get_by_text("The recommendation at its proposed cut.", exact=True))
-    ctx = context_of(page)  # the final recommendation, in the sidebar and in the URL
-    assert all(ctx.values()) and f"({ctx['config']})" in text_of(side), ctx
+def test_after_a_cold_start_with_no_click_the_sidebar_shows_the_recommendation(haushalt):
+    seen = haushalt["first visit"]  # de-haushalt's server, an empty store, its first page: no click
+    assert seen["recommendation"] == 1 and seen["provisional"] == 0, seen
+    assert seen["choice in the sidebar"] == 0, seen
+    assert seen["choice on the page"] == 0, seen  # nor the Summary's line about it
+    ctx = seen["context"]  # the final recommendation, in the sidebar and in the URL
+    assert all(ctx.values()) and f"({ctx['config']})" in seen["sidebar"], seen
 
 
 #: Every chart's title and subtitle lines against the chart's own box: the lines that do not show whole (past the
@@ -242,19 +256,21 @@ TITLES_JS = """() => {
 }"""
 
 
-def test_every_chart_title_shows_whole_at_800_px(haushalt, browser):
+def test_every_chart_title_shows_whole_at_800_px(haushalt, browser):  # noqa: F811
     """At 800 px (the sidebar folded), every title and subtitle line of every chart on every page lies inside its
-    chart's box and is not cut short with "…"."""
+    chart's box and is not cut short with "…"; each page, opened by its URL in a session of its own, shows no
+    exception box."""
     ctx = browser.new_context(viewport={"width": 800, "height": 1400})
     page = ctx.new_page()
     page.set_default_timeout(LIMIT_MS)
-    cut_titles, seen = {}, 0
+    cut_titles, errors, seen = {}, [], 0
     try:
-        open_first(page, haushalt)
-        for path in PATHS:
-            page.goto(f"{haushalt}/{path}")
+        for path in PATHS:  # the first visit (fixture) has computed every strategy: each page opens on them
+            page.goto(f"{haushalt['url']}/{path}")
             expect(page.locator('[data-testid="stMain"] h1').first).to_be_visible(timeout=LIMIT_MS)
             settle(page, LIMIT_MS)
+            if count(page.locator('[data-testid="stException"]')):
+                errors.append(path or "summary")
             lines = page.evaluate(TITLES_JS)
             seen += len(lines)
             bad = [t for t in lines if t["right"] > 1 or t["left"] < -1 or t["cut"]]
@@ -263,5 +279,6 @@ def test_every_chart_title_shows_whole_at_800_px(haushalt, browser):
                 page.screenshot(path=str(ARTIFACTS / f"title-800-{path or 'summary'}.png"))
     finally:
         ctx.close()
+    assert not errors, errors
     assert seen >= 10, seen  # the charts' titles were read (Overview, Threshold, Chunking, Hubs, Cost, ...)
     assert not cut_titles, cut_titles
