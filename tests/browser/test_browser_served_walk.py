@@ -1,6 +1,7 @@
-"""Served locked, walked by a hostile visitor in headless Chromium: every page of the navigation, then URLs no link
-makes (a bad or crafted ``?config=``, a cut of ``nan`` or ``1e999``, an unknown page, overlong and unicode values, a
-Markdown image and backticks in the context), and the server's log after it all: no traceback.
+"""Served locked, walked by a hostile visitor in headless Chromium: every page of the navigation (the first by its
+URL, the others from the sidebar, as a visitor walks it), then URLs no link makes (a bad or crafted ``?config=``, a
+cut of ``nan`` or ``1e999``, an unknown page, overlong and unicode values, a Markdown image and backticks in the
+context), and the server's log after it all: no traceback.
 
 Every request the browser makes is recorded (``page.on("request")``): all go to the server's own origin, and no
 ``<img>`` in the page's DOM has a source elsewhere. The FAKE encoder (``tests/fakes.py``) serves the tiny corpus,
@@ -20,14 +21,17 @@ from browser_wait import count
 from browsing import ARTIFACTS, COLD_TIMEOUT_MS, start_server, stop_server, wait_settled
 from browsing import browser  # noqa: F401 - the shared pytest fixture (one Chromium per module)
 
+sync_api = pytest.importorskip("playwright.sync_api")
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 OUTSIDE = "example.invalid"
 IMAGE = f"![x](http://{OUTSIDE}/a.png)"
-#: The navigation's pages (app.py), by their URL paths ("" is the Summary, the default page).
-PAGES = ("", "overview", "compare", "history", "threshold", "monitor", "inspector", "chunking", "hubs", "cost",
-         "variants", "documents", "ground_truth", "truth_review", "external", "export", "glossary")
+#: The navigation's pages (app.py), by their titles: the first (the Summary, the default page) opens at the server's
+#: root, the others from the sidebar's navigation.
+PAGES = ("Summary", "Overview", "Compare", "History", "Threshold", "Monitor", "Inspector", "Chunking", "Hubs", "Cost",
+         "Variants", "Documents", "Ground truth", "Grow the ground truth", "External run", "Export", "Glossary")
 
 
 def _q(**params: str) -> str:
@@ -97,16 +101,28 @@ def test_a_locked_walk_with_hostile_urls_fetches_nothing_outside_and_logs_no_tra
     requests: list[str] = []
     page.on("request", lambda r: requests.append(r.url))
     problems: list[tuple[str, str]] = []
+    expect = sync_api.expect
+
+    def check(where: str) -> None:
+        wait_settled(page)
+        if count(page.locator('[data-testid="stException"]')):
+            problems.append((where, "an exception box"))
+        for src in _outside_images(page, url):
+            problems.append((where, f"<img src={src[:120]}>"))
+
     try:
-        for path, query in [(p, "") for p in PAGES] + list(HOSTILE):
+        nav = page.locator('[data-testid="stSidebarNav"]')
+        for n, title in enumerate(PAGES):
+            if n == 0:
+                page.goto(f"{url}/")
+            else:
+                nav.get_by_role("link", name=title, exact=True).first.click()
+            expect(page.get_by_role("heading", name=title, exact=True)).to_be_visible(timeout=COLD_TIMEOUT_MS)
+            check(f"{title} (the navigation)")
+        for path, query in HOSTILE:
             page.goto(f"{url}/{path}{query}")
             page.locator('[data-testid="stMain"] h1').first.wait_for(timeout=COLD_TIMEOUT_MS)  # every page has one
-            wait_settled(page)
-            where = f"/{path}{query[:80]}"
-            if count(page.locator('[data-testid="stException"]')):
-                problems.append((where, "an exception box"))
-            for src in _outside_images(page, url):
-                problems.append((where, f"<img src={src[:120]}>"))
+            check(f"/{path}{query[:80]}")
         page.screenshot(path=str(ARTIFACTS / "served-walk-last.png"))
     finally:
         ctx.close()
