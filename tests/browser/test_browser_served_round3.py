@@ -21,13 +21,17 @@ from browser_wait import count, texts_of
 from browsing import COLD_TIMEOUT_MS, main_text, new_page, shot, start_server, stop_server, wait_idle, wait_settled
 from browsing import browser  # noqa: F401 - the shared pytest fixture (one Chromium per module)
 
+sync_api = pytest.importorskip("playwright.sync_api")
+
 pytestmark = [pytest.mark.browser]
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACKER = "tracker.example"
 HOSTILE_ID = f"![x](http://{TRACKER}/p.png)"
-PAGES = ["summary", "overview", "compare", "threshold", "inspector", "chunking", "hubs", "cost", "variants",
-         "documents", "ground_truth", "external", "export"]
+#: The pages of the scripted session: their URL paths and their titles in the sidebar's navigation.
+PAGES = {"summary": "Summary", "overview": "Overview", "compare": "Compare", "threshold": "Threshold",
+         "inspector": "Inspector", "chunking": "Chunking", "hubs": "Hubs", "cost": "Cost", "variants": "Variants",
+         "documents": "Documents", "ground_truth": "Ground truth", "external": "External run", "export": "Export"}
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +72,13 @@ def _open(page, url: str, path: str) -> None:
     wait_settled(page)
 
 
+def _go(page, title: str) -> None:
+    """Open ``title`` from the sidebar's navigation, as a visitor does (no new page load)."""
+    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title, exact=True).first.click()
+    page.get_by_role("heading", name=title, exact=True).wait_for(timeout=COLD_TIMEOUT_MS)
+    wait_settled(page)
+
+
 def _outside(hosts) -> list[str]:
     return sorted({h for h in hosts if h and not h.startswith("127.0.0.1")})
 
@@ -81,12 +92,12 @@ def test_hostile_ids_and_model_names_fetch_nothing_from_outside(served, browser)
         links = " ".join(texts_of(page.locator('[data-testid="stPageLink"]')))
         assert "crowded by" in links and f"{HOSTILE_ID.replace('.png', '0.png')}:" in links, links  # as text
         shot(page, "round3-hubs-hostile-ids")
-        _open(page, url, "ground_truth")
+        _go(page, "Ground truth")
         page.get_by_role("tab", name=re.compile(r"^Questions")).click()
         wait_idle(page)
         assert TRACKER in main_text(page)
         shot(page, "round3-ground-truth-hostile-ids")
-        _open(page, url, "variants")
+        _go(page, "Variants")
         page.get_by_text("Another model", exact=True).click()
         box = page.get_by_label("A folder under the allowed roots or a hub id already in the cache")
         box.fill(str(served["model"]))
@@ -115,16 +126,25 @@ def test_export_at_cut_0_is_a_page_not_an_error(served, browser):  # noqa: F811
 
 
 def test_a_scripted_session_leaves_no_traceback_in_the_server_log(served, browser):  # noqa: F811
-    """Every page twice, the second time with an out-of-range URL context (a cut of 0, the largest keep, an unknown
-    configuration), after the interactions above; then the server's log: no traceback (Arrow fallbacks and page
-    errors log one). A compressed form of a half-hour session: every page and context kind, once each."""
+    """Every page twice: first from the sidebar's navigation (the first by its URL, ``/summary``), then each by its
+    URL with an out-of-range context (a cut of 0, the largest keep, an unknown configuration), after the interactions
+    above; then the server's log: no traceback (Arrow fallbacks and page errors log one). A compressed form of a
+    half-hour session: every page and context kind, once each."""
     url = served["url"]
     ctx, page, hosts = _context(browser)
     try:
-        for params in ("", "?cut=0&keep=20&config=Z%2Fnothing"):
-            for name in PAGES:
-                _open(page, url, name + params)
-                assert not count(page.locator('[data-testid="stException"]')), (name, params, main_text(page))
+        for n, (name, title) in enumerate(PAGES.items()):
+            if n == 0:
+                _open(page, url, name)  # "/summary" is no page: Streamlit's "Page not found" over the main page
+                page.keyboard.press("Escape")  # closed, as a visitor closes it, to reach the navigation
+                sync_api.expect(page.get_by_role("dialog")).to_have_count(0)
+            else:
+                _go(page, title)
+            assert not count(page.locator('[data-testid="stException"]')), (name, main_text(page))
+        params = "?cut=0&keep=20&config=Z%2Fnothing"
+        for name in PAGES:
+            _open(page, url, name + params)
+            assert not count(page.locator('[data-testid="stException"]')), (name, params, main_text(page))
         assert not _outside(hosts), _outside(hosts)
     finally:
         ctx.close()
