@@ -209,8 +209,8 @@ def test_a_reload_on_every_page_keeps_the_context_the_visitor_set(haushalt, page
 
 def first_visit(browser, url: str) -> dict:  # noqa: F811
     """What the first visit of ``url`` (no click) ends on, read once every strategy is in and the run is over: how
-    often the sidebar shows the recommendation's line, a provisional line, "Your choice" (the sidebar and the whole
-    page), the sidebar's text and the URL's context."""
+    often the sidebar holds the recommendation's line (and whether it is in view), a provisional line, "Your choice"
+    (the sidebar and the whole page), the sidebar's text and the URL's context."""
     ctx, page = new_page(browser, 1400, 900, LIMIT_MS)
     try:
         page.goto(url)
@@ -219,7 +219,8 @@ def first_visit(browser, url: str) -> dict:  # noqa: F811
         settle(page, LIMIT_MS)
         page.screenshot(path=str(ARTIFACTS / "every-page-cold-start.png"))
         side = sidebar(page)
-        return {"recommendation": count(side.get_by_text("The recommendation at its proposed cut.", exact=True)),
+        line = side.get_by_text("The recommendation at its proposed cut.", exact=True)
+        return {"recommendation": count(line), "recommendation shown": count(line) == 1 and one(line).is_visible(),
                 "provisional": count(side.get_by_text(re.compile(r"^Provisional"))),
                 "choice in the sidebar": count(side.get_by_text(re.compile(r"^Your choice"))),
                 "choice on the page": count(page.get_by_text("Your choice")),
@@ -230,7 +231,7 @@ def first_visit(browser, url: str) -> dict:  # noqa: F811
 
 def test_after_a_cold_start_with_no_click_the_sidebar_shows_the_recommendation(haushalt):
     seen = haushalt["first visit"]  # de-haushalt's server, an empty store, its first page: no click
-    assert seen["recommendation"] == 1 and seen["provisional"] == 0, seen
+    assert seen["recommendation"] == 1 and seen["recommendation shown"] and seen["provisional"] == 0, seen
     assert seen["choice in the sidebar"] == 0, seen
     assert seen["choice on the page"] == 0, seen  # nor the Summary's line about it
     ctx = seen["context"]  # the final recommendation, in the sidebar and in the URL
