@@ -26,7 +26,8 @@ from urllib.parse import parse_qs, urlencode, urlparse
 import pytest
 
 from browser_wait import count, one, settle, sidebar, text_of, value_of
-from browsing import ARTIFACTS, COLD_TIMEOUT_MS, browser, new_page, serving, viewport_page  # noqa: F401
+from browsing import ARTIFACTS, COLD_TIMEOUT_MS, new_page, open_from_sidebar, serving, viewport_page
+from browsing import browser  # noqa: F401 - the shared pytest fixture
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
@@ -111,12 +112,9 @@ def open_first(page, url: str, title: str = "Summary") -> None:
 def walk(page, pages: tuple[str, ...], ctx: dict | None) -> dict[str, str]:
     """Open each of ``pages`` from the sidebar's navigation; the pages that show an error (or drop ``ctx`` from the
     URL), each with what went wrong."""
-    nav = page.locator('[data-testid="stSidebarNav"]')
     errors: dict[str, str] = {}
     for title in pages:
-        nav.get_by_role("link", name=title, exact=True).first.click()
-        expect(page.get_by_role("heading", name=title, exact=True)).to_be_visible(timeout=LIMIT_MS)
-        settle(page, LIMIT_MS)
+        open_from_sidebar(page, title, LIMIT_MS)
         if count(page.locator('[data-testid="stException"]')):
             errors[title] = "an exception box"
             page.screenshot(path=str(ARTIFACTS / f"every-page-error-{title.replace(' ', '-').lower()}.png"))
@@ -177,12 +175,9 @@ def test_a_reload_on_every_page_keeps_the_context_the_visitor_set(haushalt, page
     page.goto(f"{url}/?{urlencode(ctx)}")  # a link's context: the visitor's choice from now on
     expect(page.get_by_role("heading", name="Summary", exact=True)).to_be_visible(timeout=LIMIT_MS)
     assert wait_context(page, ctx), context_of(page)
-    nav = page.locator('[data-testid="stSidebarNav"]')
     errors, lost = {}, {}
     for title in PAGES:
-        nav.get_by_role("link", name=title, exact=True).first.click()
-        expect(page.get_by_role("heading", name=title, exact=True)).to_be_visible(timeout=LIMIT_MS)
-        settle(page, LIMIT_MS)
+        open_from_sidebar(page, title, LIMIT_MS)
         if count(page.locator('[data-testid="stException"]')):
             errors[title] = "an exception box"
             page.screenshot(path=str(ARTIFACTS / f"every-page-error-{title.replace(' ', '-').lower()}.png"))

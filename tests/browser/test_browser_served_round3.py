@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from browser_wait import count, texts_of
-from browsing import COLD_TIMEOUT_MS, main_text, new_page, shot, start_server, stop_server, wait_idle, wait_settled
+from browsing import (COLD_TIMEOUT_MS, main_text, new_page, open_from_sidebar, shot, start_server, stop_server,
+                      wait_idle, wait_settled)
 from browsing import browser  # noqa: F401 - the shared pytest fixture (one Chromium per module)
 
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -72,13 +73,6 @@ def _open(page, url: str, path: str) -> None:
     wait_settled(page)
 
 
-def _go(page, title: str) -> None:
-    """Open ``title`` from the sidebar's navigation, as a visitor does (no new page load)."""
-    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title, exact=True).first.click()
-    page.get_by_role("heading", name=title, exact=True).wait_for(timeout=COLD_TIMEOUT_MS)
-    wait_settled(page)
-
-
 def _outside(hosts) -> list[str]:
     return sorted({h for h in hosts if h and not h.startswith("127.0.0.1")})
 
@@ -92,12 +86,12 @@ def test_hostile_ids_and_model_names_fetch_nothing_from_outside(served, browser)
         links = " ".join(texts_of(page.locator('[data-testid="stPageLink"]')))
         assert "crowded by" in links and f"{HOSTILE_ID.replace('.png', '0.png')}:" in links, links  # as text
         shot(page, "round3-hubs-hostile-ids")
-        _go(page, "Ground truth")
+        open_from_sidebar(page, "Ground truth")
         page.get_by_role("tab", name=re.compile(r"^Questions")).click()
         wait_idle(page)
         assert TRACKER in main_text(page)
         shot(page, "round3-ground-truth-hostile-ids")
-        _go(page, "Variants")
+        open_from_sidebar(page, "Variants")
         page.get_by_text("Another model", exact=True).click()
         box = page.get_by_label("A folder under the allowed roots or a hub id already in the cache")
         box.fill(str(served["model"]))
@@ -139,7 +133,7 @@ def test_a_scripted_session_leaves_no_traceback_in_the_server_log(served, browse
                 page.keyboard.press("Escape")  # closed, as a visitor closes it, to reach the navigation
                 sync_api.expect(page.get_by_role("dialog")).to_have_count(0)
             else:
-                _go(page, title)
+                open_from_sidebar(page, title)
             assert not count(page.locator('[data-testid="stException"]')), (name, main_text(page))
         params = "?cut=0&keep=20&config=Z%2Fnothing"
         for name in PAGES:

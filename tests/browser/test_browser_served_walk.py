@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from browser_wait import count
-from browsing import ARTIFACTS, COLD_TIMEOUT_MS, start_server, stop_server, wait_settled
+from browsing import ARTIFACTS, COLD_TIMEOUT_MS, open_from_sidebar, start_server, stop_server, wait_settled
 from browsing import browser  # noqa: F401 - the shared pytest fixture (one Chromium per module)
 
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -111,13 +111,12 @@ def test_a_locked_walk_with_hostile_urls_fetches_nothing_outside_and_logs_no_tra
             problems.append((where, f"<img src={src[:120]}>"))
 
     try:
-        nav = page.locator('[data-testid="stSidebarNav"]')
         for n, title in enumerate(PAGES):
             if n == 0:
                 page.goto(f"{url}/")
+                expect(page.get_by_role("heading", name=title, exact=True)).to_be_visible(timeout=COLD_TIMEOUT_MS)
             else:
-                nav.get_by_role("link", name=title, exact=True).first.click()
-            expect(page.get_by_role("heading", name=title, exact=True)).to_be_visible(timeout=COLD_TIMEOUT_MS)
+                open_from_sidebar(page, title)
             check(f"{title} (the navigation)")
         for path, query in HOSTILE:
             page.goto(f"{url}/{path}{query}")

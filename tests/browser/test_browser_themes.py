@@ -16,7 +16,8 @@ from __future__ import annotations
 import pytest
 
 from browser_wait import one, settle, text_of, texts_of
-from browsing import ARTIFACTS, SETTLE_LIMIT_MS, TIMEOUT_MS, browser, server, wait_settled  # noqa: F401
+from browsing import ARTIFACTS, SETTLE_LIMIT_MS, TIMEOUT_MS, open_from_sidebar, wait_settled
+from browsing import browser, server  # noqa: F401 - pytest fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
 
@@ -150,9 +151,7 @@ def test_the_primary_button_and_every_chart_text_read_on_their_fill_in_both_them
         hovered = one(button).evaluate(BUTTON_JS)
         assert hovered["ratio"] >= 4.5, (scheme, hovered)
         for title in ("Overview", "Threshold"):
-            page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title, exact=True).first.click()
-            page.get_by_role("heading", name=title, exact=True).wait_for(timeout=SETTLE_LIMIT_MS)
-            wait_settled(page)
+            open_from_sidebar(page, title)
             page.locator('[data-testid="stVegaLiteChart"] svg text').first.wait_for(timeout=TIMEOUT_MS)
             texts = page.evaluate(CONTRAST_JS)
             assert texts["texts"], (title, texts)

@@ -167,6 +167,15 @@ def wait_idle(page, timeout_ms: int = SETTLE_LIMIT_MS) -> None:
     settle(page, timeout_ms)
 
 
+def open_from_sidebar(page, title: str, timeout_ms: int = SETTLE_LIMIT_MS) -> None:
+    """Open the page ``title`` from the sidebar's navigation, as a visitor does (no new page load), and wait until
+    its heading shows and its run is over."""
+    nav = page.locator('[data-testid="stSidebarNav"]')
+    nav.get_by_role("link", name=title, exact=True).first.click()
+    sync_api.expect(page.get_by_role("heading", name=title, exact=True)).to_be_visible(timeout=timeout_ms)
+    settle(page, timeout_ms)
+
+
 def wait_settled(page, timeout_ms: int = SETTLE_LIMIT_MS) -> None:
     """Wait until no strategy is still computing and the run is over (``browser_wait.settle`` waits for both:
     a strategy that finishes in the background reruns the page, and a read during that rerun sees half a page)."""
