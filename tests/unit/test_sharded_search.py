@@ -1,7 +1,7 @@
 """Search over shards equals the single process: every rank, every score, every tie (no Ray needed here).
 
 The shards run in this process (:class:`~ragdiag.retrieval.sharded.LocalShards`);
-``tests/ray/test_ray_engine.py`` runs the same engine on Ray actors. The oracle is
+``tests/ray/test_ray_search.py`` runs the same engine on Ray actors. The oracle is
 :func:`ragdiag.retrieval.search.search` in one process. The world of
 ``test_hybrid_pools`` repeats every text and vector, so ties in BM25 and dense
 cross shard boundaries.
