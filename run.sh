@@ -56,7 +56,7 @@ case "${1:-}" in
     if [ -x scripts/browser-deps.sh ]; then scripts/browser-deps.sh; fi
     # -m "" lifts pyproject's fast default selection: everything runs, real model and browser included.
     # Two workers (one per core here), a test file per worker at a time: its module fixtures stay shared.
-    exec "$VENV/bin/python" -m pytest -m "" -n "${RAGDIAG_TEST_WORKERS:-2}" --dist loadfile "$@"
+    exec "$VENV/bin/python" -m pytest -m "" -n "${RAGDIAG_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder "$@"
     ;;
   cli)
     shift

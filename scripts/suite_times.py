@@ -3,6 +3,7 @@
     RAGDIAG_TEST_TIMES=times.tsv ./run.sh test
     python scripts/suite_times.py times.tsv            # the 25 files that cost the most CPU, by folder, failures
     python scripts/suite_times.py times.tsv --top 60
+    python scripts/suite_times.py times.tsv --costs tests/file_costs.tsv   # the order the workers take files in
 
 CPU is the worker's own plus that of the processes it started (servers, Chromium, the CLI; sampled, see
 ``tests/helpers/timing.py``): on a busy machine wall time stretches, CPU time hardly moves, so it is the figure to
@@ -63,10 +64,27 @@ def report(files, failed, names=None, top: int = 25) -> str:
     return "\n".join(out)
 
 
+def costs(files, top: int = 60) -> str:
+    r"""The ``top`` files by wall time, costliest first, as ``tests/file_costs.tsv`` holds them: the order in which
+    the suite's workers take files (``tests/conftest.py``), so that a long file starts first instead of last.
+
+    Wall time, not CPU: it is what a worker spends on a file, and a file of several processes (Ray, a server and a
+    browser) stretches more than its CPU on a busy machine.
+
+    >>> costs([("tests/a.py", 5.0, 1.0, 0.0, 2), ("tests/b.py", 90.4, 3.0, 0.0, 1)], top=1).splitlines()[1:]
+    ['tests/b.py\t90']
+    """
+    rows = sorted(files, key=lambda r: -r[1])[:top]
+    return "".join(["# file\tworker seconds (scripts/suite_times.py --costs): the suite's workers take these files first\n",
+                    *(f"{r[0]}\t{r[1]:.0f}\n" for r in rows)])
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("times", type=Path, help="the file RAGDIAG_TEST_TIMES named")
     ap.add_argument("--top", type=int, default=25, help="how many files to list (default 25)")
+    ap.add_argument("--costs", type=Path, metavar="FILE",
+                    help="also write the 60 longest files' wall times to FILE (tests/file_costs.tsv)")
     args = ap.parse_args(argv)
     if not args.times.is_file():
         print(f"{args.times}: no such file (run the tests with RAGDIAG_TEST_TIMES={args.times} first)",
@@ -78,6 +96,8 @@ def main(argv=None) -> int:
         print(exc, file=sys.stderr)
         return 2
     print(report(files, failed, names, args.top))
+    if args.costs is not None:
+        args.costs.write_text(costs(files), encoding="utf-8")
     return 1 if failed else 0
 
 

@@ -20,6 +20,7 @@ from ragdiag.documents.corpus import DEFAULT_CORPUS, Corpus, load_corpus
 from ragdiag.documents.truth import GroundTruth, load_truth
 
 from fakes import FakeEncoder, FakeTokenizer  # noqa: F401 - re-exported for the tests
+from file_order import costliest_first, read_costs
 from tiny import TINY_DOCS, TINY_TRUTH
 from timing import pytest_configure  # noqa: F401 - RAGDIAG_TEST_TIMES=PATH: each file's times, each failure at once
 
@@ -48,6 +49,8 @@ def pytest_collection_modifyitems(config, items):
         marker = FOLDER_MARKERS.get(folder)
         if marker is not None:
             item.add_marker(marker)
+    # The longest files first (tests/helpers/file_order.py); run.sh keeps this order (--no-loadscope-reorder)
+    items[:] = costliest_first(items, read_costs(TESTS / "file_costs.tsv"), TESTS.parent)
 
 
 BUNDLED_TRUTH = DEFAULT_CORPUS.parent / "sklearn-user-guide.truth.json"

@@ -140,3 +140,51 @@ def test_a_file_that_is_not_a_times_file_is_refused_with_its_line(tmp_path, caps
 def test_a_missing_file_says_how_to_make_one(tmp_path, capsys):
     assert suite_times.main([str(tmp_path / "none.tsv")]) == 2
     assert "run the tests with RAGDIAG_TEST_TIMES=" in capsys.readouterr().err
+
+
+def test_the_costs_table_lists_the_longest_files_first_and_the_collection_takes_them_first(times, tmp_path):
+    """``--costs`` writes the files by wall time, longest first; ``file_order`` reads it back and puts those files
+    first in the collection (each file's tests in their order, every other file after them in its own)."""
+    from types import SimpleNamespace
+
+    from file_order import costliest_first, read_costs
+
+    table = tmp_path / "costs.tsv"
+    assert suite_times.main([str(times), "--costs", str(table)]) == 1  # the run's one failure, as without --costs
+    costs = read_costs(table)
+    walls = {parts[1]: float(parts[2]) for parts in (x.split("\t") for x in times.read_text(encoding="utf-8")
+                                                     .splitlines()) if parts[0] == "file"}
+    assert list(costs) == sorted(walls, key=lambda f: -walls[f])
+    assert costs == {f: pytest.approx(w, abs=0.5) for f, w in walls.items()}
+    longest = next(iter(costs))
+    items = [SimpleNamespace(path=tmp_path / name, name=f"{name}::{i}")
+             for name in ("test_new.py", *sorted(costs)) for i in range(2)]
+    ordered = [item.name for item in costliest_first(items, costs, tmp_path)]
+    assert ordered[:2] == [f"{longest}::0", f"{longest}::1"]
+    new = ordered.index("test_new.py::0")
+    assert ordered[new + 1] == "test_new.py::1"
+    assert all(ordered.index(f"{f}::0") < new for f, c in costs.items() if c > 0)  # not in the table: after them
+
+
+@pytest.mark.parametrize("line", ["tests/a.py\n", "tests/a.py\tsoon\n", "tests/a.py\t-3\n"])
+def test_a_costs_table_line_that_is_not_a_file_and_seconds_is_refused_with_its_number(tmp_path, line):
+    from file_order import read_costs
+
+    table = tmp_path / "costs.tsv"
+    table.write_text("# comment\ntests/b.py\t4\n" + line, encoding="utf-8")
+    with pytest.raises(ValueError, match=r"costs.tsv:3: not 'file<TAB>seconds'"):
+        read_costs(table)
+
+
+def test_the_suite_takes_the_costliest_file_of_its_table_first():
+    """The checkout's own table: the first file this suite collects is the table's first (run.sh keeps the order
+    with --no-loadscope-reorder, see tests/conftest.py)."""
+    from file_order import read_costs
+
+    first = next(iter(read_costs(ROOT / "tests" / "file_costs.tsv")))
+    assert (ROOT / first).is_file(), f"tests/file_costs.tsv names {first}, which is not a file: write the table anew"
+    run = subprocess.run([sys.executable, "-m", "pytest", "-m", "", "--collect-only", "-q", "-p", "no:cacheprovider",
+                          "tests/unit/test_stats.py", first], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.splitlines()[0].startswith(first + "::"), run.stdout[:500]
+    assert "--no-loadscope-reorder" in (ROOT / "run.sh").read_text(encoding="utf-8")
