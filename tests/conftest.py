@@ -40,7 +40,8 @@ TESTS = Path(__file__).resolve().parent
 
 @pytest.hookimpl(tryfirst=True)  # before pyproject's -m deselects by marker
 def pytest_collection_modifyitems(config, items):
-    """Each test carries its folder's marker (``tests/model/...`` is ``model``, and so on); its own markers stay."""
+    """Each test carries its folder's marker (``tests/model/...`` is ``model``, and so on); its own markers stay.
+    The files of ``tests/file_costs.tsv`` come first, longest first, so that the workers start them first."""
     for item in items:
         try:
             folder = Path(str(item.path)).resolve().relative_to(TESTS).parts[0]

@@ -1,8 +1,8 @@
 """The order in which the suite's workers take test files: the longest first.
 
 ``./run.sh test`` hands whole files to its workers (``--dist loadfile``), each the next file in the collection's
-order. xdist's own order is by number of tests, so a file of five long tests (Ray's) started last and ended half an
-hour after the rest on a busy machine. ``tests/file_costs.tsv`` holds each long file's worker seconds from a run
+order. xdist's own order is by number of tests, so a file of five long tests (Ray's) started late and ended last:
+42 minutes of one worker under ``scripts/busy.sh 6``. ``tests/file_costs.tsv`` holds each long file's worker seconds from a run
 under load (``python scripts/suite_times.py times.tsv --costs tests/file_costs.tsv``); the collection puts those files
 first, longest first, and the rest after them in their own order: the longest-first rule that keeps the last file to
 end a short one. A file missing from the table (a new one) only runs later; nothing is skipped.
