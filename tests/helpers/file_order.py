@@ -20,9 +20,9 @@ def read_costs(path: Path) -> dict[str, float]:
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip() or line.startswith("#"):
             continue
-        name, sep, seconds = line.partition("\t")
+        name, _, seconds = line.partition("\t")
         try:
-            costs[name] = float(seconds) if sep else float("nan")
+            costs[name] = float(seconds)  # no tab: float("") refuses it too
         except ValueError:
             costs[name] = float("nan")
         if not costs[name] >= 0:

@@ -1,8 +1,16 @@
-"""Ending a server process that a test or a benchmark started (stdlib only, so benchmarks import it too)."""
+"""The processes a test or a benchmark starts: the PYTHONPATH of a child Python, ending a server process (stdlib
+only, so benchmarks import it too)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+from pathlib import Path
+
+_HELPERS = Path(__file__).resolve().parent
+#: The PYTHONPATH of a child Python (a CLI run, a Ray worker, a measurement) that imports the test helpers
+#: (``fakes`` ...) and this checkout's ragdiag.
+CHILD_PYTHONPATH = os.pathsep.join([str(_HELPERS), str(_HELPERS.parents[1])])
 
 
 def stop_process(proc: subprocess.Popen, grace_s: float = 10) -> None:

@@ -4,15 +4,13 @@ instance's workers import the test helpers and ragdiag with. Importing it marks 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-HELPERS = Path(__file__).resolve().parent
-REPO = HELPERS.parents[1]
-#: The PYTHONPATH of a Ray worker or a CLI run that imports the FAKE encoders (``fakes``) and this checkout's ragdiag.
-PYTHONPATH = os.pathsep.join([str(HELPERS), str(REPO)])
+from processes import CHILD_PYTHONPATH as PYTHONPATH
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

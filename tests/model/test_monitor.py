@@ -20,6 +20,7 @@ import pytest
 
 from _monitor_log import OFF_TOPIC, calibration_weeks, truth_queries, write_synthetic_log
 from fakes import AxisEncoder, LengthEncoder
+from processes import CHILD_PYTHONPATH
 from ragdiag.analyses.monitor import (BadLine, LogLine, SHOW_BAD, calibration, closest_distances, gate_calibration,
                                       monitor_log, period_key, read_log)
 from ragdiag.cli.parser import main
@@ -379,7 +380,6 @@ mon = run(big)
 _, peak = tracemalloc.get_traced_memory()
 print(json.dumps([peak, sum(p.queries for p in mon.periods), len(mon.periods)]))
 """
-HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 
 
 @pytest.mark.slow
@@ -398,7 +398,7 @@ def test_large_log_streams_in_bounded_memory(tmp_path):
     # Measured in a process of its own: tracemalloc counts every allocation of the process, whatever made it, and in
     # a worker that had run a Ray test before (Ray's search test, then this one, in one process) the peak was 38.6 MB.
     run = subprocess.run([sys.executable, "-c", PEAK, str(log)], capture_output=True, text=True, timeout=600,
-                         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(HELPERS), str(HELPERS.parents[1])])})
+                         env={**os.environ, "PYTHONPATH": CHILD_PYTHONPATH})
     assert run.returncode == 0, run.stderr[-3000:]
     peak, queries, periods = json.loads(run.stdout.splitlines()[-1])
     assert queries == n and periods == 28
