@@ -4,17 +4,15 @@ the numbers are the library's, checked headless in tests/pages/test_collection_p
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 
 import pytest
 
 from ragdiag.documents.collections import DOCUMENT_LEVEL_NOTE
 from browser_wait import count, main_text
 from browsing import browser, start_server, stop_server  # noqa: F401 - the shared Chromium fixture
+from processes import child_pythonpath
 
 pytestmark = [pytest.mark.browser]
-HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +22,7 @@ def served(tmp_path_factory, corpus, truth):
     base = tmp_path_factory.mktemp("served-collection")
     make_examples(base, corpus, truth)
     env = {"RAGDIAG_COLLECTION": f"beir:{base}/beir-sklearn", "RAGDIAG_ENCODER": "fakes:fake_encoder",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(HELPERS), os.environ.get("PYTHONPATH")])),
+           "PYTHONPATH": child_pythonpath(),
            "RAGDIAG_CACHE": str(base / "cache"), "RAGDIAG_STRATEGIES": "E", "RAGDIAG_RETRIEVERS": "dense,bm25",
            "RAGDIAG_LOCKED": "1"}
     proc, url = start_server(env, base / "streamlit.log")

@@ -18,7 +18,6 @@ One server per corpus, shared by the module's tests; every wait is an auto-waiti
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlparse
@@ -28,6 +27,7 @@ import pytest
 from browser_wait import count, one, settle, sidebar, text_of, value_of
 from browsing import ARTIFACTS, COLD_TIMEOUT_MS, new_page, open_from_sidebar, serving, viewport_page
 from browsing import browser  # noqa: F401 - the shared pytest fixture
+from processes import child_pythonpath
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
@@ -73,7 +73,7 @@ def beir(tmp_path_factory, corpus, truth):
     base = tmp_path_factory.mktemp("every-page-beir")
     make_examples(base, corpus, truth)
     env = {"RAGDIAG_COLLECTION": f"beir:{base}/beir-sklearn", "RAGDIAG_ENCODER": "fakes:fake_encoder",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS / "helpers"), os.environ.get("PYTHONPATH")])),
+           "PYTHONPATH": child_pythonpath(),
            "RAGDIAG_CACHE": str(base / "cache"), "RAGDIAG_STRATEGIES": "E", "RAGDIAG_RETRIEVERS": "dense,bm25"}
     with serving(env, base) as url:
         yield url

@@ -7,25 +7,22 @@ goal alone. The recommendation on screen is the same throughout (the answered go
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 
 import pytest
 
 from browser_wait import main, main_text, one, sidebar, texts_of
 from browsing import ARTIFACTS, COLD_TIMEOUT_MS, browser, serving_tiny, sync_api, wait_idle  # noqa: F401
+from processes import child_pythonpath
 
 pytestmark = [pytest.mark.browser]
 
-HELPERS = Path(__file__).resolve().parents[1] / "helpers"
-ROOT = Path(__file__).resolve().parents[2]
 FIELD = "Goal: answered at least (%)"
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     with serving_tiny(tmp_path_factory.mktemp("browser_goals"), RAGDIAG_ENCODER="fakes:fake_encoder",
-                      RAGDIAG_LOCKED="1", PYTHONPATH=os.pathsep.join([str(ROOT), str(HELPERS)])) as (url, _, _):
+                      RAGDIAG_LOCKED="1", PYTHONPATH=child_pythonpath()) as (url, _, _):
         yield url
 
 

@@ -14,17 +14,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from browser_wait import main_text, one, wait_healthy
 from browsing import ARTIFACTS, COLD_TIMEOUT_MS, browser, free_port, stop_server, wait_idle  # noqa: F401
+from processes import child_pythonpath
 
 pytestmark = [pytest.mark.browser]
-
-ROOT = Path(__file__).resolve().parents[2]
-HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +34,7 @@ def server(tmp_path_factory):
     from histories import make_history
 
     make_history(path, n=50, change_at=30)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(HELPERS)])}
+    env = {**os.environ, "PYTHONPATH": child_pythonpath()}
     port = free_port()
     env.update({**ENV, "RAGDIAG_ENCODER": "fakes:fake_encoder", "RAGDIAG_CACHE": str(base / "cache"),
                 "PYTHONUNBUFFERED": "1"})

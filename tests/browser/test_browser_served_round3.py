@@ -10,10 +10,8 @@ fetches, and what the server logs, not the model's figures (the real model's bro
 from __future__ import annotations
 
 import json
-import os
 import re
 import urllib.parse
-from pathlib import Path
 
 import pytest
 
@@ -21,12 +19,12 @@ from browser_wait import count, texts_of
 from browsing import (COLD_TIMEOUT_MS, main_text, new_page, open_from_sidebar, shot, start_server, stop_server,
                       wait_idle, wait_settled)
 from browsing import browser  # noqa: F401 - the shared pytest fixture (one Chromium per module)
+from processes import child_pythonpath
 
 sync_api = pytest.importorskip("playwright.sync_api")
 
 pytestmark = [pytest.mark.browser]
 
-ROOT = Path(__file__).resolve().parents[2]
 TRACKER = "tracker.example"
 HOSTILE_ID = f"![x](http://{TRACKER}/p.png)"
 #: The pages of the scripted session: their URL paths and their titles in the sidebar's navigation.
@@ -52,7 +50,7 @@ def served(tmp_path_factory):
     log = base / "streamlit.log"
     env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache"),
            "RAGDIAG_ROOTS": str(base), "RAGDIAG_WARM": "0", "RAGDIAG_ENCODER": "fakes:fake_encoder",
-           "PYTHONPATH": os.pathsep.join([str(ROOT / "tests" / "helpers"), str(ROOT), os.environ.get("PYTHONPATH", "")])}
+           "PYTHONPATH": child_pythonpath()}
     proc, url = start_server(env, log, launcher=["-m", "ui.serve"])  # as ./run.sh dashboard
     try:
         yield {"url": url, "model": model, "log": log, "proc": proc}

@@ -11,21 +11,19 @@ Uses the server helpers of ``test_browser.py`` (Debian's ``/usr/bin/chromium``).
 
 from __future__ import annotations
 
-import os
 import urllib.parse
-from pathlib import Path
 
 import pytest
 
 from browser_wait import count
 from browsing import ARTIFACTS, COLD_TIMEOUT_MS, open_from_sidebar, start_server, stop_server, wait_settled
 from browsing import browser  # noqa: F401 - the shared pytest fixture (one Chromium per module)
+from processes import child_pythonpath
 
 sync_api = pytest.importorskip("playwright.sync_api")
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[2]
 OUTSIDE = "example.invalid"
 IMAGE = f"![x](http://{OUTSIDE}/a.png)"
 #: The navigation's pages (app.py), by their titles: the first (the Summary, the default page) opens at the server's
@@ -77,7 +75,7 @@ def served(tmp_path_factory):
     log = base / "streamlit.log"
     env = {**ENV, "RAGDIAG_CORPUS": str(root), "RAGDIAG_TRUTH": str(truth), "RAGDIAG_CACHE": str(base / "cache"),
            "RAGDIAG_LOCKED": "1", "RAGDIAG_ROOTS": "", "RAGDIAG_WARM": "0", "RAGDIAG_ENCODER": "fakes:fake_encoder",
-           "PYTHONPATH": os.pathsep.join([str(ROOT / "tests" / "helpers"), str(ROOT), os.environ.get("PYTHONPATH", "")])}
+           "PYTHONPATH": child_pythonpath()}
     proc, url = start_server(env, log, launcher=["-m", "ui.serve"])
     try:
         yield {"url": url, "log": log}

@@ -9,29 +9,26 @@ URL carries the value and its units.
 
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
 from browser_wait import count, main, main_text, one, settle, value_of
 from browsing import ARTIFACTS, COLD_TIMEOUT_MS, browser, serving_tiny, viewport_page  # noqa: F401
+from processes import child_pythonpath
 
 sync_api = pytest.importorskip("playwright.sync_api")
 
 pytestmark = [pytest.mark.browser]
 
 WIDTH, HEIGHT = 1400, 900
-HELPERS = Path(__file__).resolve().parents[1] / "helpers"
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     with serving_tiny(tmp_path_factory.mktemp("browser_today"), RAGDIAG_ENCODER="fakes:fake_encoder",
-                      RAGDIAG_LOCKED="1", PYTHONPATH=os.pathsep.join([str(ROOT), str(HELPERS)])) as served:
+                      RAGDIAG_LOCKED="1", PYTHONPATH=child_pythonpath()) as served:
         yield served
 
 

@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 
 from heldout import make_heldout
+from processes import child_pythonpath
 
 REPO = Path(__file__).resolve().parents[2]
-HELPERS = Path(__file__).resolve().parent
 
 BLIND = '''"""Strategy C made blind: 512-character cuts that ignore paragraphs (a regression for the tests)."""
 from ragdiag.index.chunking import STRATEGIES, Strategy, register_strategy
@@ -34,7 +34,7 @@ def child_env(tmp: Path, **extra: str) -> dict[str, str]:
     """The environment of a child ``python -m ragdiag``: the FAKE encoder, no shipped index, ``tmp`` importable."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RAGDIAG_"))}
     env.update({"RAGDIAG_ENCODER": "fakes:fake_encoder", "RAGDIAG_NO_SNAPSHOT": "1",
-                "PYTHONPATH": os.pathsep.join([str(REPO), str(HELPERS), str(tmp)])}, **extra)
+                "PYTHONPATH": child_pythonpath(tmp)}, **extra)
     return env
 
 

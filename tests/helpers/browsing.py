@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from browser_wait import LIMIT_MS, count, main, settle, text_of, wait_healthy, watched
+from processes import child_pythonpath
 
 CHROMIUM = "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,8 +70,7 @@ def start_server(env_extra: dict[str, str], log_path: Path, *,
 def fake_encoder_env() -> dict[str, str]:
     """A server's environment for the FAKE encoder (``fakes:fake_encoder``, imported from ``tests/helpers``): no model
     to load, vectors in milliseconds; for a test whose point is the page's plumbing, not the real model's numbers."""
-    path = os.pathsep.join(filter(None, [str(ROOT / "tests" / "helpers"), str(ROOT), os.environ.get("PYTHONPATH")]))
-    return {"RAGDIAG_ENCODER": "fakes:fake_encoder", "PYTHONPATH": path}
+    return {"RAGDIAG_ENCODER": "fakes:fake_encoder", "PYTHONPATH": child_pythonpath()}
 
 
 def stop_server(proc: subprocess.Popen) -> None:

@@ -13,6 +13,11 @@ _HELPERS = Path(__file__).resolve().parent
 CHILD_PYTHONPATH = os.pathsep.join([str(_HELPERS), str(_HELPERS.parents[1])])
 
 
+def child_pythonpath(*more: str | os.PathLike) -> str:
+    """:data:`CHILD_PYTHONPATH`, then ``more`` (a plugin's folder, say), then this process's own PYTHONPATH."""
+    return os.pathsep.join([CHILD_PYTHONPATH, *map(str, more), *filter(None, [os.environ.get("PYTHONPATH")])])
+
+
 def stop_process(proc: subprocess.Popen, grace_s: float = 10) -> None:
     """SIGTERM, then SIGKILL when the process is still running (busy, say, mid-embedding) after ``grace_s``."""
     if proc.poll() is None:

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from processes import child_pythonpath
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "docs" / "collections.md", ROOT / "docs" / "slices.md"]
 BLOCK = re.compile(r"```console\n\$ (python -m [^\n]+)\n(.*?)```", re.S)
@@ -41,7 +43,7 @@ def _run(tmp_path, cmd: str, env: dict) -> str:
 
 
 def _env(tmp_path, fake: bool) -> dict:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests" / "helpers")]),
+    env = {**os.environ, "PYTHONPATH": child_pythonpath(),
            "RAGDIAG_CACHE": str(tmp_path / "cache")}
     if fake:
         env["RAGDIAG_ENCODER"] = "fakes:fake_encoder"

@@ -18,6 +18,7 @@ import pytest
 
 import plugin_example  # noqa: F401 - registers header-bm25 and strategy P
 from fakes import FakeEncoder
+from processes import child_pythonpath
 from ragdiag.index.chunking import STRATEGIES, Strategy, chunk_corpus, parse_strategies, register_spanner
 from ragdiag.evaluation.records import Config
 from ragdiag.evaluation.evaluate import evaluate
@@ -26,7 +27,6 @@ from ragdiag.retrieval.registry import (RetrieverSpec, parse_retrievers, registe
                                         retriever_spec)
 
 REPO = Path(__file__).resolve().parents[2]
-HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 
 
 def test_builtins_are_registered_in_order():
@@ -98,7 +98,7 @@ def test_evaluate_builds_registered_retrievers_with_dependencies_once(tiny_corpu
 
 def _env(tmp_path) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGDIAG_")}
-    env.update(PYTHONPATH=os.pathsep.join([str(HELPERS), str(REPO)]), RAGDIAG_PLUGINS="plugin_example",
+    env.update(PYTHONPATH=child_pythonpath(), RAGDIAG_PLUGINS="plugin_example",
                RAGDIAG_ENCODER="fakes:fake_encoder", RAGDIAG_CACHE=str(tmp_path / "cache"))
     return env
 

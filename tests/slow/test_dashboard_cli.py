@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from processes import child_pythonpath
+
 from ragdiag.cli.dashboard import dashboard_command, streamlit_flags
 from ragdiag.cli.parser import main
 
 REPO = Path(__file__).resolve().parents[2]
-HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 
 
 def _args(**kw):
@@ -58,7 +59,7 @@ def _free_port() -> int:
 def test_serves_from_another_folder_answers_the_health_check_and_stops_on_sigterm(tmp_path):
     port = _free_port()
     env = {**os.environ, "PYTHONPATH": str(REPO), "RAGDIAG_ENCODER": "fakes:fake_encoder"}
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(HELPERS)])
+    env["PYTHONPATH"] = child_pythonpath()
     proc = subprocess.Popen([sys.executable, "-m", "ragdiag", "dashboard", "--no-warm", "--port", str(port)],
                             cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

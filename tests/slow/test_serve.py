@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from processes import child_pythonpath
+
 ROOT = Path(__file__).resolve().parents[2]
-HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 
 
 @pytest.fixture()
@@ -131,7 +132,7 @@ def _free_port() -> int:
 def test_the_launcher_serves_the_app_and_says_when_each_strategy_is_ready(configured, tmp_path):
     """``python -m ui.serve`` (what ``./run.sh dashboard`` runs): the server answers while the job runs."""
     port = _free_port()
-    env = {**os.environ, **configured, "PYTHONPATH": os.pathsep.join([str(HELPERS), str(ROOT)]),
+    env = {**os.environ, **configured, "PYTHONPATH": child_pythonpath(),
            "PYTHONUNBUFFERED": "1"}
     log = tmp_path / "serve.log"
     with open(log, "wb") as out:

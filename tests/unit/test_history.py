@@ -22,9 +22,7 @@ from ragdiag.present.history import HistoryError, open_history
 from ragdiag.present.regression.runs import DestroyedRecord
 from handmade import hand_run
 from heldout import heldout_run, run
-
-REPO = Path(__file__).resolve().parents[2]
-HELPERS = Path(__file__).resolve().parents[1] / "helpers"
+from processes import child_pythonpath
 
 
 @pytest.fixture
@@ -137,7 +135,7 @@ def test_two_concurrent_writers_lose_no_run(tmp_path, evaluated):
             for i in range(25):
                 hist.add_folder({str(evaluated["out"])!r}, label=f"writer {{sys.argv[1]}} #{{i}}")
     """)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(HELPERS)])}
+    env = {**os.environ, "PYTHONPATH": child_pythonpath()}
     procs = [subprocess.Popen([sys.executable, "-c", code, w], env=env, stderr=subprocess.PIPE, text=True)
              for w in "AB"]
     go.touch()  # both start writing together
