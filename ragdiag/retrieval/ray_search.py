@@ -30,7 +30,7 @@ class RayShards:
             raise ValueError(f"shards must be at least 1, got {shards}")
         ray = _ray()
         # None: Ray's default for actors, a CPU to be placed and none held while alive, so the encoder's actors
-        # of the next strategy still find the CPUs (actors holding them would leave Ray Data waiting forever).
+        # of the next strategy still find the CPUs (actors holding them would leave that pool waiting forever).
         actor = ray.remote(Shard) if cpus_per_shard is None else ray.remote(num_cpus=cpus_per_shard)(Shard)
         self.handles = [actor.remote() for _ in range(shards)]
 

@@ -1,5 +1,5 @@
-"""``--engine ray``: chunks embedded by Ray Data actors give exactly the in-process vectors, and an actor that keeps
-dying ends the encode. The CLI end to end is ``test_ray_cli.py``, the sharded search ``test_ray_search.py``: three
+"""``--engine ray``: chunks embedded by Ray actors give exactly the in-process vectors, and an actor that keeps dying
+ends the encode. The CLI end to end is ``test_ray_cli.py``, the sharded search ``test_ray_search.py``: three
 files, so the suite's workers run them side by side.
 
 Each test starts a local Ray instance (2 CPUs) and shuts it down; marked ``ray``
@@ -33,8 +33,8 @@ def test_ray_vectors_are_the_in_process_vectors(corpus, encoder, local_ray, tmp_
     texts = [c.embed_text for c in chunk_corpus(corpus, STRATEGIES["C"])[:60]]
     ray_encoder = RayEncoder(encoder, actors=2, runtime_env=local_ray)
     assert ray_encoder.stamp == encoder.stamp  # the store keys both by the same stamp
-    # One commit for the 60: every encode call is a Ray Data run whose actors each load the model anew (one call
-    # instead of three: 53 CPU seconds instead of 62); the same batches both ways, so the same padding and vectors
+    # One commit for the 60: every encode call starts its own pool of actors, each loading the model anew (one call
+    # instead of three); the same batches both ways, so the same padding and vectors
     every = len(texts)
     with Store(tmp_path / "ray") as a, Store(tmp_path / "local") as b:
         on_ray = a.embed(ray_encoder, texts, commit_every=every)
@@ -46,8 +46,8 @@ def test_ray_vectors_are_the_in_process_vectors(corpus, encoder, local_ray, tmp_
 
 
 def test_an_encoder_actor_that_dies_on_every_batch_fails_the_encode_instead_of_hanging(local_ray):
-    """Ray Data restarts a dead actor forever by default: an actor that dies on every batch (FAKE encoder that
-    exits: plumbing) would hang the run. ragdiag restarts it ACTOR_RESTARTS times, then the encode raises."""
+    """An actor that dies on every batch (FAKE encoder that exits: plumbing) is started again, and its batch
+    retried, ACTOR_RESTARTS times; then the encode raises instead of hanging."""
     from fakes import DyingEncoder
 
     from ragdiag.index.ray_engine import ACTOR_RESTARTS, RayEncoder
