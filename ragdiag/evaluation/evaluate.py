@@ -24,7 +24,7 @@ from ..index.chunking import Chunk, Strategy, chunk_corpus, parse_strategies
 from ..documents.corpus import Corpus
 from ..core.blas import blas_threads_for
 from ..core.defaults import RERANK_HEAD, TOP
-from ..index.encoder.protocols import SupportsTokenSink
+from ..index.encoder.protocols import EncodesInSessions, SupportsTokenSink
 from ..index.splitters.semantic import breakpoint_encoder
 from .records import Config, ConfigResult, Evaluation, StrategyIndex
 from ..core.progress import Progress, ProgressEvent
@@ -53,13 +53,17 @@ class _TokenTap:
     """An encoder whose ``encode`` also hands each text's wordpiece vectors to ``keep``.
 
     One forward pass gives both the sentence vector and the token vectors
-    (MaxSim). Only ``stamp``, ``encode`` and ``count_tokens`` are exposed: what the store uses.
+    (MaxSim). Only ``stamp``, ``encode``, ``count_tokens`` and an encoding session are exposed:
+    what the store uses.
     """
 
     def __init__(self, encoder: SupportsTokenSink, keep: Callable[[str, np.ndarray], None]):
         self._encoder, self._keep = encoder, keep
         if callable(getattr(encoder, "count_tokens", None)):
             self.count_tokens = encoder.count_tokens  # the store orders what it embeds by it
+        if isinstance(encoder, EncodesInSessions):  # Ray's pool lives for the whole embed, not one part
+            self.encoding_session = encoder.encoding_session
+            self.texts_per_commit = encoder.texts_per_commit
 
     @property
     def stamp(self):

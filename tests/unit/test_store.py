@@ -155,6 +155,81 @@ def test_embed_computes_the_longest_texts_first_across_committed_parts(tmp_path)
     np.testing.assert_array_equal(got.vectors, expected(enc, texts))  # in input order
 
 
+def test_an_encoder_that_keeps_workers_up_gets_one_session_for_all_parts_of_an_embed(tmp_path):
+    """FAKE session encoder (plumbing; Ray's pool is tests/ray/test_ray_engine.py): every committed part of one
+    embed runs inside one ``encoding_session``, in parts of its ``texts_per_commit`` unless the caller says;
+    nothing stored, nothing to encode: no session."""
+    from contextlib import contextmanager
+
+    from ragdiag.index.encoder.protocols import EncodesInSessions
+
+    class Sessions(HashEncoder):
+        texts_per_commit = 40
+
+        def __init__(self):
+            super().__init__()
+            self.log: list[str] = []
+            self.open = False
+
+        @contextmanager
+        def encoding_session(self):
+            self.log.append("open")
+            self.open = True
+            try:
+                yield self
+            finally:
+                self.open = False
+                self.log.append("close")
+
+        def encode(self, texts, *, progress=None):
+            self.log.append(f"encode {len(texts)} {'in' if self.open else 'OUTSIDE'}")
+            return super().encode(texts, progress=progress)
+
+    enc = Sessions()
+    assert isinstance(enc, EncodesInSessions) and not isinstance(HashEncoder(), EncodesInSessions)
+    with Store(tmp_path) as store:
+        got = store.embed(enc, texts_range(0, 100))
+        assert enc.log == ["open", "encode 40 in", "encode 40 in", "encode 20 in", "close"]
+        np.testing.assert_array_equal(got.vectors, expected(enc, texts_range(0, 100)))
+        enc.log.clear()
+        store.embed(enc, texts_range(100, 150), commit_every=30)
+        assert enc.log == ["open", "encode 30 in", "encode 20 in", "close"]
+        enc.log.clear()
+        assert store.embed(enc, texts_range(0, 150)).computed == 0
+        assert enc.log == []
+
+
+def test_the_session_is_closed_when_an_embed_fails(tmp_path):
+    """FAKE (plumbing): a part that fails ends the session (Ray's actors are killed), and the parts before it stay."""
+    from contextlib import contextmanager
+
+    class FailsThird(HashEncoder):
+        texts_per_commit = 10
+
+        def __init__(self):
+            super().__init__()
+            self.closed = 0
+
+        @contextmanager
+        def encoding_session(self):
+            try:
+                yield self
+            finally:
+                self.closed += 1
+
+        def encode(self, texts, *, progress=None):
+            if self.calls == 2:
+                raise RuntimeError("the third part fails")
+            return super().encode(texts, progress=progress)
+
+    enc = FailsThird()
+    with Store(tmp_path) as store:
+        with pytest.raises(RuntimeError, match="third part"):
+            store.embed(enc, texts_range(0, 50))
+        assert enc.closed == 1
+        assert store.embed(HashEncoder(), texts_range(0, 50)).reused == 20
+
+
 def test_other_model_or_precision_is_never_served(tmp_path):
     fp32, bf16 = HashEncoder(), HashEncoder(precision="bf16")
     retrained = HashEncoder(weights="fake-weights-2")

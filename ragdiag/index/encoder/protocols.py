@@ -11,12 +11,12 @@ and :class:`ReportsDevice` are optional capabilities, tested with
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, ContextManager, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-__all__ = ["ENCODER_FIELDS", "EncoderStamp", "ProgressFn", "ReportsDevice", "SupportsTokenSink", "TextEncoder",
-           "loaded_device"]
+__all__ = ["ENCODER_FIELDS", "EncodesInSessions", "EncoderStamp", "ProgressFn", "ReportsDevice", "SupportsTokenSink",
+           "TextEncoder", "loaded_device"]
 
 ProgressFn = Callable[[int, int], None]
 
@@ -53,6 +53,22 @@ class SupportsTokenSink(Protocol):
 
     def token_embeddings(self, texts: Sequence[str], *, progress: ProgressFn | None = None) -> list[np.ndarray]:
         """Per text, its unit wordpiece vectors (specials and padding dropped)."""
+
+
+@runtime_checkable
+class EncodesInSessions(Protocol):
+    """An optional capability: workers kept up across the ``encode`` calls of one embed (Ray's pool of actors).
+
+    ``Store.embed`` runs all its committed parts inside one ``encoding_session()``, each part
+    ``texts_per_commit`` texts long (enough to keep every worker busy between two commits).
+    """
+
+    @property
+    def texts_per_commit(self) -> int:
+        """How many texts one committed part should hold."""
+
+    def encoding_session(self) -> ContextManager[Any]:
+        """A context in which every ``encode`` call uses the same workers; they stop when it ends."""
 
 
 @runtime_checkable

@@ -18,18 +18,22 @@ from __future__ import annotations
 
 import sqlite3
 import struct
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Sequence
 
 import numpy as np
 
-from ..encoder.protocols import ProgressFn
+from ..encoder.protocols import EncodesInSessions, ProgressFn
 from .engine import Engine
 from .keys import _canonical, _chunks, _score_crc, _vector_crc, payload_space, text_sha256
 from .stamps import _stamp_dict, encoder_space
 
-__all__ = ["CacheMethods", "EmbedResult", "PayloadCache", "ScoreCache", "ScoreResult",
+__all__ = ["CacheMethods", "DEFAULT_COMMIT_EVERY", "EmbedResult", "PayloadCache", "ScoreCache", "ScoreResult",
            "VectorCache"]
+
+#: Texts per committed part of ``Store.embed`` in this process: an interrupted run loses at most this many.
+DEFAULT_COMMIT_EVERY = 128
 
 
 @dataclass(frozen=True, eq=False)
@@ -215,16 +219,22 @@ class CacheMethods:
         return ScoreCache(self)
 
     def embed(self, encoder: Any, texts: Sequence[str], *, progress: ProgressFn | None = None,
-              commit_every: int = 128) -> EmbedResult:
+              commit_every: int | None = None) -> EmbedResult:
         """Vectors for ``texts`` under ``encoder.stamp``, computing only those not stored.
 
         Missing texts (distinct ones; longest first when the encoder has
         ``count_tokens``) are encoded with
         ``encoder.encode(batch, progress=...)`` in batches of ``commit_every``,
         each batch committed in one transaction, so an interrupted run keeps
-        its finished batches. ``progress(done, total)`` counts texts being
-        computed (it is not called when everything is stored).
+        its finished batches. ``commit_every`` defaults to 128, or to the
+        encoder's ``texts_per_commit`` when it keeps workers up across calls
+        (:class:`~ragdiag.index.encoder.protocols.EncodesInSessions`: all the
+        batches then run in one ``encoding_session()``). ``progress(done, total)``
+        counts texts being computed (it is not called when everything is stored).
         """
+        held = encoder if isinstance(encoder, EncodesInSessions) else None
+        if commit_every is None:
+            commit_every = int(held.texts_per_commit) if held is not None else DEFAULT_COMMIT_EVERY
         if commit_every < 1:
             raise ValueError(f"commit_every must be >= 1, got {commit_every}")
         stamp = _stamp_dict(encoder.stamp)
@@ -246,19 +256,20 @@ class CacheMethods:
             lengths = np.asarray(count([unique[s] for s in missing]))
             missing = [missing[i] for i in np.argsort(-lengths, kind="stable")]
         total = len(missing)
-        for start in range(0, total, commit_every):
-            part = missing[start : start + commit_every]
-            report = None
-            if progress is not None:
-                def report(done: int, _n: int, base: int = start) -> None:
-                    progress(base + done, total)
-            vectors = np.asarray(encoder.encode([unique[s] for s in part], progress=report), dtype=np.float32)
-            if vectors.shape != (len(part), dim):
-                raise ValueError(f"encoder returned shape {vectors.shape}, expected {(len(part), dim)}")
-            if not np.isfinite(vectors).all():
-                raise ValueError("encoder returned non-finite values; nothing was cached")
-            cache.write(space, stamp, part, vectors)
-            found.update(zip(part, vectors))
+        with held.encoding_session() if held is not None and total else nullcontext():
+            for start in range(0, total, commit_every):
+                part = missing[start : start + commit_every]
+                report = None
+                if progress is not None:
+                    def report(done: int, _n: int, base: int = start) -> None:
+                        progress(base + done, total)
+                vectors = np.asarray(encoder.encode([unique[s] for s in part], progress=report), dtype=np.float32)
+                if vectors.shape != (len(part), dim):
+                    raise ValueError(f"encoder returned shape {vectors.shape}, expected {(len(part), dim)}")
+                if not np.isfinite(vectors).all():
+                    raise ValueError("encoder returned non-finite values; nothing was cached")
+                cache.write(space, stamp, part, vectors)
+                found.update(zip(part, vectors))
         out = np.empty((len(texts), dim), dtype=np.float32)
         for i, s in enumerate(shas):
             out[i] = found[s]
