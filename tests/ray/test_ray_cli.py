@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ray_local import PYTHONPATH, REPO
+from ray_local import PYTHONPATH, RAY_ENV, REPO
 
 pytestmark = [
     pytest.mark.ray,
@@ -32,7 +32,7 @@ def _per_query(folder: Path) -> list[dict]:
 def test_eval_engine_ray_gives_the_default_engine_results(tiny_folder, tmp_path):
     """``eval --engine ray`` end to end on the tiny corpus (FAKE encoder: plumbing), against the default engine."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGDIAG_")}
-    env.update(PYTHONPATH=PYTHONPATH, RAGDIAG_ENCODER="fakes:fake_encoder")
+    env.update(PYTHONPATH=PYTHONPATH, RAGDIAG_ENCODER="fakes:fake_encoder", **RAY_ENV)
     outs = {}
     for engine in ("local", "ray"):
         out = tmp_path / engine
@@ -50,7 +50,7 @@ def test_eval_engine_ray_searches_the_bundled_corpus_as_one_process(tmp_path):
     """``eval --engine ray`` on the bundled corpus (every strategy; dense, bm25, hybrid on 2 search actors):
     per_query.csv row for row the default engine's. One store: the second run embeds nothing."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGDIAG_")}
-    env.update(PYTHONPATH=str(REPO))
+    env.update(PYTHONPATH=str(REPO), **RAY_ENV)
     outs = {}
     for engine in ("local", "ray"):
         out = tmp_path / engine
