@@ -226,7 +226,7 @@ class CacheMethods:
         ``count_tokens``) are encoded with
         ``encoder.encode(batch, progress=...)`` in batches of ``commit_every``,
         each batch committed in one transaction, so an interrupted run keeps
-        its finished batches. ``commit_every`` defaults to 128, or to the
+        its finished batches. ``commit_every`` defaults to ``DEFAULT_COMMIT_EVERY`` (128), or to the
         encoder's ``texts_per_commit`` when it keeps workers up across calls
         (:class:`~ragdiag.index.encoder.protocols.EncodesInSessions`: all the
         batches then run in one ``encoding_session()``). ``progress(done, total)``
